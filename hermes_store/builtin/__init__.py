@@ -1,0 +1,1 @@
+"""hermes_store.builtin."""

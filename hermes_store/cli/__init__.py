@@ -1,0 +1,66 @@
+"""The ``hermes-store`` command line.
+
+Every command is a thin wrapper over a library call. Sub-commands are loaded
+lazily from the modules named in ``COMMANDS`` so start-up stays fast and one
+broken area cannot hide the others' help.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from hermes_store.home import ConfigError, Home
+
+# command name -> "module:attribute" of a click command or group
+COMMANDS: dict[str, str] = {
+    "status": "hermes_store.cli.status:status",
+    "memory": "hermes_store.cli.memory:memory",
+    "tool": "hermes_store.cli.tool:tool",
+    "sessions": "hermes_store.cli.sessions:sessions",
+    "doctor": "hermes_store.cli.doctor:doctor",
+    "facts": "hermes_store.cli.facts:facts",
+    "provider": "hermes_store.cli.provider:provider",
+    "hermes": "hermes_store.cli.hermes:hermes",
+    "recall": "hermes_store.cli.recall:recall",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose sub-commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        module = importlib.import_module(module_name)
+        return getattr(module, attr)
+
+
+@click.group(cls=LazyGroup)
+@click.option("--home", "home_dir", type=click.Path(file_okay=False), default=None,
+              help="Hermes home directory (default: $HERMES_HOME or ~/.hermes).")
+@click.option("--profile", default=None, help="Use the profile <home>/profiles/NAME.")
+@click.version_option(package_name="hermes_store")
+@click.pass_context
+def cli(ctx: click.Context, home_dir: str | None, profile: str | None) -> None:
+    """hermes-store: built-in memory, past sessions and facts for AI agents."""
+    try:
+        ctx.obj = Home(home_dir, profile)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def main() -> None:
+    """Console-script entry point."""
+    try:
+        cli(prog_name="hermes-store")
+    except ConfigError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(2)

@@ -1,0 +1,299 @@
+"""The one place that opens SQLite.
+
+Every in-process connection goes through :class:`Database` (APSW). It sets the
+pragmas (WAL with a DELETE fallback, foreign keys, file mode 0600), applies the
+versioned migrations from ``schema/*.sql`` tracked by ``PRAGMA user_version``,
+and runs writes in ``BEGIN IMMEDIATE`` transactions with time-based busy
+patience. Only PASSIVE checkpoints are ever requested.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+DB_FILENAME = "hermes_store.db"
+DEFAULT_BUSY_PATIENCE = 30.0  # seconds a writer keeps trying before giving up
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[A-Za-z0-9_]+\.sql$")
+
+
+class DatabaseError(Exception):
+    """A database problem explained for a person (path and cause)."""
+
+
+def schema_dir() -> Path:
+    """Return the directory holding the versioned ``NNNN_name.sql`` migrations.
+
+    Installed wheels carry them as ``hermes_store/_schema``; a source checkout
+    (editable install, tests) uses the top-level ``schema/`` folder.
+    """
+    packaged = Path(__file__).with_name("_schema")
+    if packaged.is_dir():
+        return packaged
+    source = Path(__file__).resolve().parent.parent / "schema"
+    if source.is_dir():
+        return source
+    raise DatabaseError(f"schema directory not found (looked in {packaged} and {source})")
+
+
+def migrations() -> list[tuple[int, Path]]:
+    """Return ``(version, path)`` for every migration file, in version order."""
+    found: list[tuple[int, Path]] = []
+    for path in schema_dir().iterdir():
+        match = _MIGRATION_NAME.match(path.name)
+        if match:
+            found.append((int(match.group(1)), path))
+    found.sort()
+    versions = [v for v, _ in found]
+    if len(set(versions)) != len(versions):
+        raise DatabaseError(f"duplicate migration numbers in {schema_dir()}")
+    return found
+
+
+def latest_schema_version() -> int:
+    """The ``user_version`` a fully migrated database has."""
+    found = migrations()
+    return found[-1][0] if found else 0
+
+
+def _create_private(path: Path) -> None:
+    """Create ``path`` with mode 0600 if it does not exist yet (never widen an existing file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
+class Database:
+    """An APSW connection to one SQLite file, configured the project's way.
+
+    ``readonly=True`` opens an existing file without writing anything to it
+    (used for foreign databases such as a Hermes ``state.db``); no pragmas that
+    write and no migrations are applied then.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        readonly: bool = False,
+        migrate: bool = True,
+        busy_patience: float = DEFAULT_BUSY_PATIENCE,
+        wal: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        self.busy_patience = float(busy_patience)
+        self._lock = threading.RLock()
+        self._write_depth = 0
+        if readonly:
+            if not self.path.exists():
+                raise DatabaseError(f"{self.path}: no such database file")
+            flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+            uri = "file:" + _uri_path(self.path) + "?mode=ro"
+            try:
+                self.conn = apsw.Connection(uri, flags=flags)
+            except apsw.Error as exc:
+                raise DatabaseError(f"{self.path}: cannot open read-only: {exc}") from exc
+            self.conn.set_busy_timeout(int(self.busy_patience * 1000))
+            self.journal_mode = self.scalar("PRAGMA journal_mode")
+            return
+        _create_private(self.path)
+        try:
+            self.conn = apsw.Connection(str(self.path))
+        except apsw.Error as exc:
+            raise DatabaseError(f"{self.path}: cannot open: {exc}") from exc
+        self.conn.set_busy_timeout(int(self.busy_patience * 1000))
+        self.journal_mode = self._set_journal_mode(wal)
+        self.execute("PRAGMA foreign_keys=ON")
+        self.execute("PRAGMA synchronous=NORMAL" if self.journal_mode == "wal" else "PRAGMA synchronous=FULL")
+        if migrate:
+            self.migrate()
+
+    # -- setup ---------------------------------------------------------------
+
+    def _set_journal_mode(self, wal: bool) -> str:
+        """Ask for WAL; fall back to DELETE when the filesystem refuses it."""
+        if wal:
+            try:
+                mode = self._retry_busy(lambda: self.scalar("PRAGMA journal_mode=WAL"))
+                if str(mode).lower() == "wal":
+                    return "wal"
+            except apsw.Error:
+                pass
+        mode = self._retry_busy(lambda: self.scalar("PRAGMA journal_mode=DELETE"))
+        return str(mode).lower()
+
+    def migrate(self) -> int:
+        """Apply every migration newer than ``PRAGMA user_version``; return the final version."""
+        current = self.user_version
+        pending = [(v, p) for v, p in migrations() if v > current]
+        if not pending:
+            return current
+        with self.write():
+            current = self.user_version  # another process may have migrated meanwhile
+            for version, path in pending:
+                if version <= current:
+                    continue
+                try:
+                    self.conn.execute(path.read_text(encoding="utf-8"))
+                except apsw.Error as exc:
+                    raise DatabaseError(f"{path.name}: migration failed: {exc}") from exc
+                self.conn.execute(f"PRAGMA user_version={int(version)}")
+                current = version
+        return current
+
+    @property
+    def user_version(self) -> int:
+        """The schema version recorded in the file header."""
+        return int(self.scalar("PRAGMA user_version") or 0)
+
+    # -- queries ---------------------------------------------------------------
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> apsw.Cursor:
+        """Run one statement (or several without bindings) and return the cursor."""
+        return self.conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any] | dict[str, Any]]) -> apsw.Cursor:
+        """Run ``sql`` once per row of bindings."""
+        return self.conn.executemany(sql, rows)
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+        """Return all rows of ``sql`` as dicts keyed by column name."""
+        cursor = self.conn.execute(sql, params)
+        names = _column_names(cursor)
+        if names is None:
+            return []
+        return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
+        """Return the first row of ``sql`` as a dict, or None."""
+        cursor = self.conn.execute(sql, params)
+        names = _column_names(cursor)
+        row = None if names is None else cursor.fetchone()
+        if row is None:
+            return None
+        return dict(zip(names, row, strict=True))
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        """Return the first column of the first row, or None."""
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    def table_exists(self, name: str) -> bool:
+        """True when a table, virtual table or view called ``name`` exists."""
+        return self.scalar(
+            "SELECT 1 FROM sqlite_schema WHERE name=? AND type IN ('table','view')", (name,)
+        ) is not None
+
+    # -- writes ----------------------------------------------------------------
+
+    @contextmanager
+    def write(self) -> Iterator[apsw.Connection]:
+        """A ``BEGIN IMMEDIATE`` transaction committed on success, rolled back on error.
+
+        Waiting for other writers is bounded by time (``busy_patience``), not by
+        a number of attempts. Nested use on the same connection joins the outer
+        transaction.
+        """
+        if self.readonly:
+            raise DatabaseError(f"{self.path}: opened read-only")
+        with self._lock:
+            if self._write_depth:
+                self._write_depth += 1
+                try:
+                    yield self.conn
+                finally:
+                    self._write_depth -= 1
+                return
+            self._retry_busy(lambda: self.conn.execute("BEGIN IMMEDIATE"))
+            self._write_depth = 1
+            try:
+                yield self.conn
+            except BaseException:
+                self._write_depth = 0
+                if not self.conn.get_autocommit():
+                    self.conn.execute("ROLLBACK")
+                raise
+            self._write_depth = 0
+            try:
+                self._retry_busy(lambda: self.conn.execute("COMMIT"))
+            except BaseException:
+                if not self.conn.get_autocommit():
+                    self.conn.execute("ROLLBACK")
+                raise
+
+    def _retry_busy(self, action: Any) -> Any:
+        """Call ``action`` until it stops raising BusyError or patience runs out."""
+        deadline = time.monotonic() + self.busy_patience
+        delay = 0.005
+        while True:
+            try:
+                return action()
+            except apsw.BusyError as exc:
+                if time.monotonic() >= deadline:
+                    raise DatabaseError(
+                        f"{self.path}: database stayed busy for {self.busy_patience:.0f}s: {exc}"
+                    ) from exc
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 0.25)
+
+    def checkpoint(self) -> None:
+        """Request a PASSIVE WAL checkpoint (never blocks readers or writers)."""
+        if self.journal_mode == "wal" and not self.readonly:
+            self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+
+    def size_bytes(self) -> int:
+        """Bytes on disk of the database file plus its WAL."""
+        total = 0
+        for suffix in ("", "-wal"):
+            try:
+                total += os.path.getsize(str(self.path) + suffix)
+            except OSError:
+                pass
+        return total
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        conn = getattr(self, "conn", None)
+        if conn is not None:
+            conn.close()
+            self.conn = None  # type: ignore[assignment]
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _column_names(cursor: apsw.Cursor) -> list[str] | None:
+    """Column names of an executing cursor, or None when it produced no rows."""
+    try:
+        return [d[0] for d in cursor.get_description()]
+    except apsw.ExecutionCompleteError:
+        return None
+
+
+def _uri_path(path: Path) -> str:
+    """Percent-encode the characters a SQLite URI path cannot hold literally."""
+    text = str(path.resolve())
+    for char, code in (("%", "%25"), ("?", "%3f"), ("#", "%23")):
+        text = text.replace(char, code)
+    return text
+
+
+def open_store_db(home_root: str | os.PathLike[str], **kwargs: Any) -> Database:
+    """Open (creating and migrating) ``<home>/hermes_store.db``."""
+    return Database(Path(home_root) / DB_FILENAME, **kwargs)

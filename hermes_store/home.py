@@ -1,0 +1,199 @@
+"""Where things live: HERMES_HOME, profiles and ``config.yaml``.
+
+Resolution order for the home directory: an explicit argument, then the
+``HERMES_HOME`` environment variable, then ``~/.hermes``. A profile is the
+sub-directory ``<home>/profiles/<name>/``, exactly like Hermes profiles.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hermes_store.db import DB_FILENAME
+
+DEFAULT_MEMORY_CHAR_LIMIT = 2200
+DEFAULT_USER_CHAR_LIMIT = 1375
+_PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_TRUE = {"1", "true", "yes", "on", "y", "t"}
+_FALSE = {"0", "false", "no", "off", "n", "f", "", "none", "null"}
+
+
+class ConfigError(ValueError):
+    """config.yaml could not be read or holds a value of the wrong kind."""
+
+
+def coerce_bool(value: Any, default: bool, *, name: str = "value") -> bool:
+    """Read a YAML/env style boolean; strings like ``"false"`` and ``"0"`` are False."""
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ConfigError(f"{name}: expected a boolean, got {value!r}")
+
+
+def coerce_int(value: Any, default: int, *, name: str = "value", minimum: int | None = None) -> int:
+    """Read an integer that may arrive as a string (``"2200"``) or float (``2200.0``)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return default
+    if isinstance(value, bool):
+        raise ConfigError(f"{name}: expected an integer, got {value!r}")
+    try:
+        number = int(float(str(value).strip().replace(",", "").replace("_", "")))
+    except ValueError as exc:
+        raise ConfigError(f"{name}: expected an integer, got {value!r}") from exc
+    if minimum is not None and number < minimum:
+        raise ConfigError(f"{name}: must be at least {minimum}, got {number}")
+    return number
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None, profile: str | None = None) -> Path:
+    """Return the home directory to use (not created here)."""
+    if home is not None and str(home) != "":
+        root = Path(home).expanduser()
+    elif os.environ.get("HERMES_HOME"):
+        root = Path(os.environ["HERMES_HOME"]).expanduser()
+    else:
+        root = Path.home() / ".hermes"
+    if profile:
+        if not _PROFILE_NAME.match(profile):
+            raise ConfigError(f"invalid profile name {profile!r} (letters, digits, . _ - only)")
+        root = root / "profiles" / profile
+    return root.absolute()
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """The ``memory:`` section of config.yaml, with Hermes defaults and coercion applied."""
+
+    memory_enabled: bool = True
+    user_profile_enabled: bool = True
+    memory_char_limit: int = DEFAULT_MEMORY_CHAR_LIMIT
+    user_char_limit: int = DEFAULT_USER_CHAR_LIMIT
+    provider: str = ""
+    write_approval: bool = False
+    render: str = "hermes"  # "hermes" (byte-identical blocks) or "compact"
+    nudge_interval: int = 10
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_mapping(cls, section: Any) -> MemoryConfig:
+        """Build from the parsed ``memory:`` mapping (None or missing keys → defaults)."""
+        if section is None:
+            section = {}
+        if not isinstance(section, dict):
+            raise ConfigError(f"memory: expected a mapping, got {type(section).__name__}")
+        render = str(section.get("render") or "hermes").strip().lower()
+        if render not in ("hermes", "compact"):
+            raise ConfigError(f"memory.render: expected 'hermes' or 'compact', got {render!r}")
+        provider = section.get("provider")
+        return cls(
+            memory_enabled=coerce_bool(section.get("memory_enabled"), True, name="memory.memory_enabled"),
+            user_profile_enabled=coerce_bool(
+                section.get("user_profile_enabled"), True, name="memory.user_profile_enabled"
+            ),
+            memory_char_limit=coerce_int(
+                section.get("memory_char_limit"), DEFAULT_MEMORY_CHAR_LIMIT,
+                name="memory.memory_char_limit", minimum=1,
+            ),
+            user_char_limit=coerce_int(
+                section.get("user_char_limit"), DEFAULT_USER_CHAR_LIMIT,
+                name="memory.user_char_limit", minimum=1,
+            ),
+            provider="" if provider is None else str(provider).strip(),
+            write_approval=coerce_bool(section.get("write_approval"), False, name="memory.write_approval"),
+            render=render,
+            nudge_interval=coerce_int(section.get("nudge_interval"), 10, name="memory.nudge_interval", minimum=0),
+            raw=dict(section),
+        )
+
+
+class Home:
+    """A resolved Hermes home: the paths inside it and its configuration."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None, profile: str | None = None) -> None:
+        self.root = resolve_home(root, profile)
+        self.profile = profile
+
+    @property
+    def memories_dir(self) -> Path:
+        """``<home>/memories`` — MEMORY.md and USER.md live here."""
+        return self.root / "memories"
+
+    @property
+    def memory_file(self) -> Path:
+        return self.memories_dir / "MEMORY.md"
+
+    @property
+    def user_file(self) -> Path:
+        return self.memories_dir / "USER.md"
+
+    @property
+    def db_path(self) -> Path:
+        """``<home>/hermes_store.db`` — every derived index."""
+        return self.root / DB_FILENAME
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / "config.yaml"
+
+    @property
+    def plugins_dir(self) -> Path:
+        return self.root / "plugins"
+
+    def ensure(self) -> Home:
+        """Create the home and memories directories (private to the user)."""
+        self.memories_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return self
+
+    def config(self) -> dict[str, Any]:
+        """The whole parsed config.yaml (empty when the file is absent)."""
+        return load_config(self.config_path)
+
+    def memory_config(self) -> MemoryConfig:
+        """The ``memory:`` section with defaults and coercion."""
+        return MemoryConfig.from_mapping(self.config().get("memory"))
+
+    def open_db(self, **kwargs: Any):  # -> Database (import kept lazy for CLI start-up)
+        """Open (create, migrate) this home's ``hermes_store.db``."""
+        from hermes_store.db import Database
+
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return Database(self.db_path, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Home({str(self.root)!r})"
+
+
+def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Parse a config.yaml; a missing or empty file is ``{}``; bad YAML names the file and line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"{where}: invalid YAML: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    return data

@@ -1,0 +1,152 @@
+"""The small vocabulary every tool handler shares (lowest layer; imports nothing of ours but home).
+
+A tool is a :class:`Tool`: an OpenAI-format function schema plus a handler
+``handler(args: dict, ctx: ToolContext) -> dict``. Handlers raise
+:class:`ToolArgumentError` for bad arguments; the dispatcher in
+``hermes_store.tools`` turns every failure into ``{"success": false, "error": ...}``.
+The argument readers below give errors that name the argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes_store.home import Home
+
+MAX_ARGUMENT_CHARS = 1_000_000  # any single string argument larger than this is refused
+
+
+class ToolArgumentError(ValueError):
+    """An argument is missing, null where it may not be, of the wrong type or too large."""
+
+
+@dataclass
+class ToolContext:
+    """What a handler may use: the home, the calling session, and cached resources."""
+
+    home: Home
+    session_id: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+    _resources: dict[str, Any] = field(default_factory=dict)
+
+    def resource(self, key: str, factory: Callable[[], Any]) -> Any:
+        """Return the cached resource ``key``, creating it with ``factory`` once."""
+        if key not in self._resources:
+            self._resources[key] = factory()
+        return self._resources[key]
+
+    def close(self) -> None:
+        """Close every cached resource that has a ``close`` method."""
+        for value in self._resources.values():
+            closer = getattr(value, "close", None)
+            if callable(closer):
+                closer()
+        self._resources.clear()
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: its name, its OpenAI function schema and its handler."""
+
+    name: str
+    schema: dict[str, Any]
+    handler: Callable[[dict[str, Any], ToolContext], dict[str, Any]]
+
+
+def function_schema(name: str, description: str, properties: dict[str, Any],
+                    required: list[str] | None = None) -> dict[str, Any]:
+    """Build an OpenAI-format function schema (the shape Hermes registers)."""
+    return {
+        "name": name,
+        "description": description,
+        "parameters": {"type": "object", "properties": properties, "required": required or []},
+    }
+
+
+_MISSING = object()
+
+
+def get_str(args: dict[str, Any], name: str, *, required: bool = False, default: str | None = None,
+            max_chars: int = MAX_ARGUMENT_CHARS, allow_empty: bool = True) -> str | None:
+    """Read a string argument; numbers are not silently stringified."""
+    value = args.get(name, _MISSING)
+    if value is _MISSING or value is None:
+        if required:
+            raise ToolArgumentError(f"'{name}' is required")
+        return default
+    if not isinstance(value, str):
+        raise ToolArgumentError(f"'{name}' must be a string, got {type(value).__name__}")
+    if len(value) > max_chars:
+        raise ToolArgumentError(f"'{name}' is too long ({len(value):,} chars; limit {max_chars:,})")
+    if not allow_empty and not value.strip():
+        raise ToolArgumentError(f"'{name}' must not be empty")
+    return value
+
+
+def get_int(args: dict[str, Any], name: str, *, default: int | None = None, minimum: int | None = None,
+            maximum: int | None = None, clamp: bool = False, required: bool = False) -> int | None:
+    """Read an integer argument (digit strings accepted, as models often send them)."""
+    value = args.get(name, _MISSING)
+    if value is _MISSING or value is None:
+        if required:
+            raise ToolArgumentError(f"'{name}' is required")
+        return default
+    if isinstance(value, bool):
+        raise ToolArgumentError(f"'{name}' must be an integer, got boolean")
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value.strip())
+    if not isinstance(value, int):
+        raise ToolArgumentError(f"'{name}' must be an integer, got {type(value).__name__}")
+    if minimum is not None and value < minimum:
+        if not clamp:
+            raise ToolArgumentError(f"'{name}' must be >= {minimum}, got {value}")
+        value = minimum
+    if maximum is not None and value > maximum:
+        if not clamp:
+            raise ToolArgumentError(f"'{name}' must be <= {maximum}, got {value}")
+        value = maximum
+    return value
+
+
+def get_float(args: dict[str, Any], name: str, *, default: float | None = None) -> float | None:
+    """Read a number argument."""
+    value = args.get(name, _MISSING)
+    if value is _MISSING or value is None:
+        return default
+    if isinstance(value, bool):
+        raise ToolArgumentError(f"'{name}' must be a number, got boolean")
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError as exc:
+            raise ToolArgumentError(f"'{name}' must be a number, got {value!r}") from exc
+    if not isinstance(value, (int, float)):
+        raise ToolArgumentError(f"'{name}' must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def get_choice(args: dict[str, Any], name: str, choices: tuple[str, ...], *,
+               default: str | None = None, required: bool = False) -> str | None:
+    """Read a string argument restricted to ``choices``."""
+    value = get_str(args, name, required=required, default=default)
+    if value is None:
+        return None
+    if value not in choices:
+        raise ToolArgumentError(f"'{name}' must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def get_str_list(args: dict[str, Any], name: str, *, default: list[str] | None = None) -> list[str] | None:
+    """Read a list of strings; a comma-separated string is accepted too."""
+    value = args.get(name, _MISSING)
+    if value is _MISSING or value is None:
+        return default
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ToolArgumentError(f"'{name}' must be a list of strings")
+    return value

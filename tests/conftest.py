@@ -1,0 +1,16 @@
+"""Shared fixtures: a fresh temporary Hermes home per test."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_store.home import Home
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Home:
+    """A private, empty Hermes home; HERMES_HOME points at it for the test's duration."""
+    root = tmp_path / "hermes_home"
+    root.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(root))
+    return Home(root).ensure()
