@@ -29,21 +29,28 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
-    """A click group whose sub-commands are imported on first use."""
+    """A click group whose sub-commands named in ``lazy`` are imported on first use.
+
+    ``lazy`` maps a command name to ``"module:attribute"``; commands added the
+    ordinary way (``@group.command``) work alongside.
+    """
+
+    def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
+        target = self.lazy.get(cmd_name)
         if target is None:
-            return None
+            return super().get_command(ctx, cmd_name)
         module_name, attr = target.split(":")
-        module = importlib.import_module(module_name)
-        return getattr(module, attr)
+        return getattr(importlib.import_module(module_name), attr)
 
 
-@click.group(cls=LazyGroup)
+@click.group(cls=LazyGroup, lazy=COMMANDS)
 @click.option("--home", "home_dir", type=click.Path(file_okay=False), default=None,
               help="Hermes home directory (default: $HERMES_HOME or ~/.hermes).")
 @click.option("--profile", default=None, help="Use the profile <home>/profiles/NAME.")
