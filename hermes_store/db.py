@@ -80,7 +80,10 @@ class Database:
 
     ``readonly=True`` opens an existing file without writing anything to it
     (used for foreign databases such as a Hermes ``state.db``); no pragmas that
-    write and no migrations are applied then.
+    write and no migrations are applied then. ``vfs`` names an SQLite VFS
+    (default: ``$HERMES_STORE_SQLITE_VFS`` or SQLite's own); e.g.
+    ``unix-dotfile`` for filesystems without working POSIX locks, where WAL is
+    refused and the DELETE journal is used instead.
     """
 
     def __init__(
@@ -91,19 +94,21 @@ class Database:
         migrate: bool = True,
         busy_patience: float = DEFAULT_BUSY_PATIENCE,
         wal: bool = True,
+        vfs: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.readonly = readonly
         self.busy_patience = float(busy_patience)
         self._lock = threading.RLock()
         self._write_depth = 0
+        vfs = vfs or os.environ.get("HERMES_STORE_SQLITE_VFS") or None
         if readonly:
             if not self.path.exists():
                 raise DatabaseError(f"{self.path}: no such database file")
             flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
             uri = "file:" + _uri_path(self.path) + "?mode=ro"
             try:
-                self.conn = apsw.Connection(uri, flags=flags)
+                self.conn = apsw.Connection(uri, flags=flags, vfs=vfs)
             except apsw.Error as exc:
                 raise DatabaseError(f"{self.path}: cannot open read-only: {exc}") from exc
             self.conn.set_busy_timeout(int(self.busy_patience * 1000))
@@ -111,7 +116,7 @@ class Database:
             return
         _create_private(self.path)
         try:
-            self.conn = apsw.Connection(str(self.path))
+            self.conn = apsw.Connection(str(self.path), vfs=vfs)
         except apsw.Error as exc:
             raise DatabaseError(f"{self.path}: cannot open: {exc}") from exc
         self.conn.set_busy_timeout(int(self.busy_patience * 1000))
