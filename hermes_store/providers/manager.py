@@ -1,0 +1,549 @@
+"""MemoryManager: the built-in provider plus at most one external provider, behind one API.
+
+The agent calls the manager; the manager fans each hook out to its providers in order
+(``builtin`` always first) and isolates them: an exception in one provider is logged and
+the next provider still runs; an external ``prefetch`` runs on its own daemon thread with a
+timeout; after-turn ``sync_turn`` and ``queue_prefetch`` run on one ordered background
+worker; ``shutdown_all`` drains that worker with a bound and closes providers in reverse.
+Tool calls are routed by name. Committed built-in writes are mirrored to the external
+provider through ``on_memory_write``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from hermes_store.home import resolve_home
+from hermes_store.providers.base import MemoryProvider
+from hermes_store.providers.calls import call_filtered, call_memory_write
+from hermes_store.providers.fencing import build_memory_context_block
+from hermes_store.providers.worker import BackgroundWorker
+
+logger = logging.getLogger(__name__)
+
+BUILTIN_NAME = "builtin"
+DEFAULT_PREFETCH_TIMEOUT = 8.0
+DEFAULT_SHUTDOWN_TIMEOUT = 5.0
+
+#: Tool names an external provider may never take over (the agent's core tools).
+CORE_TOOL_NAMES: frozenset[str] = frozenset({
+    "memory", "session_search", "terminal", "process", "read_file", "write_file", "patch",
+    "search_files", "web_search", "web_extract", "browser_navigate", "browser_snapshot",
+    "browser_click", "browser_type", "browser_scroll", "browser_back", "browser_press",
+    "browser_close", "browser_vision", "vision_analyze", "image_generate", "text_to_speech",
+    "todo", "clarify", "execute_code", "delegate_task", "skills_list", "skill_view",
+    "skill_manage", "send_message", "cronjob", "mixture_of_agents",
+})
+
+REJECTED_EXTERNAL = (
+    "Rejected memory provider '%s' — external provider '%s' is already registered. "
+    "Only one external memory provider is allowed at a time. "
+    "Configure which one via memory.provider in config.yaml."
+)
+SHADOWS_CORE = (
+    "Memory provider '%s' tool '%s' shadows a reserved core tool name; registration ignored. "
+    "Core tools always win — rename the provider's tool to something unique."
+)
+TOOL_CONFLICT = "Memory tool name conflict: '%s' already registered by %s, ignoring from %s"
+REGISTERED = "Memory provider '%s' registered (%d tools)"
+CHECKPOINT_FAILED = "No active memory provider completed pre-compress checkpoint API v2"
+
+TRIVIAL_PROMPT_RE = re.compile(
+    r"^\s*(?:y|n|yes|no|nope|yep|yeah|ok|okay|k|kk|sure|thanks|thank you|thx|ty|hi|hello|hey|"
+    r"continue|go on|go ahead|proceed|next|lgtm|done|cool|great|nice|good|got it|sounds good|"
+    r"perfect|alright|np)\s*[.!?…]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def is_trivial_prompt(text: str | None) -> bool:
+    """True for prompts not worth a recall: empty, a slash command, or a bare ack/greeting."""
+    if text is None:
+        return True
+    stripped = text.strip()
+    return not stripped or stripped.startswith("/") or bool(TRIVIAL_PROMPT_RE.match(stripped))
+
+
+def tool_error(message: str) -> str:
+    """The JSON error string a tool call returns."""
+    return json.dumps({"success": False, "error": message}, ensure_ascii=False)
+
+
+def normalize_schema(schema: Any) -> dict[str, Any] | None:
+    """Accept a bare ``{name, description, parameters}`` or a wrapped ``{"type": "function",
+    "function": {...}}`` schema; return the bare form, or None when it has no name."""
+    if not isinstance(schema, dict):
+        return None
+    if schema.get("type") == "function" and isinstance(schema.get("function"), dict):
+        schema = schema["function"]
+    name = schema.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return schema
+
+
+def _provider_name(provider: MemoryProvider) -> str:
+    name = provider.name
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"provider {type(provider).__name__} has no name")
+    return name
+
+
+class MemoryManager:
+    """Ordered memory providers: ``builtin`` at position 0 and at most one external one."""
+
+    def __init__(self, *, external_prefetch_timeout: float = DEFAULT_PREFETCH_TIMEOUT,
+                 shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
+                 core_tool_names: Iterable[str] | None = None,
+                 hermes_home: str | None = None) -> None:
+        if not external_prefetch_timeout or external_prefetch_timeout <= 0:
+            raise ValueError("external_prefetch_timeout must be > 0")
+        self.external_prefetch_timeout = float(external_prefetch_timeout)
+        self.shutdown_timeout = float(shutdown_timeout)
+        self.core_tool_names = frozenset(CORE_TOOL_NAMES if core_tool_names is None else core_tool_names)
+        self.hermes_home = hermes_home
+        self._providers: list[MemoryProvider] = []
+        self._names: dict[int, str] = {}
+        self._tool_routes: dict[str, MemoryProvider] = {}
+        self._tool_schemas: dict[str, dict[str, Any]] = {}
+        self._worker = BackgroundWorker()
+        self._stuck: dict[str, threading.Thread] = {}
+        self._shut_down = False
+        self.abandoned: dict[str, int] = {}
+        self.session_id = ""
+
+    # ---- composition ----------------------------------------------------------------------
+
+    @property
+    def providers(self) -> list[MemoryProvider]:
+        """The providers in call order (a copy)."""
+        return list(self._providers)
+
+    def name_of(self, provider: MemoryProvider) -> str:
+        """The name a provider was registered under."""
+        return self._names.get(id(provider), "?")
+
+    def get_provider(self, name: str) -> MemoryProvider | None:
+        """The registered provider called ``name`` (None when absent)."""
+        for provider in self._providers:
+            if self._names[id(provider)] == name:
+                return provider
+        return None
+
+    @property
+    def external_provider(self) -> MemoryProvider | None:
+        """The one non-builtin provider, if any."""
+        for provider in self._providers:
+            if self._names[id(provider)] != BUILTIN_NAME:
+                return provider
+        return None
+
+    def add_provider(self, provider: MemoryProvider) -> bool:
+        """Register ``provider``; False (with a warning) when refused.
+
+        Refused: a second external provider, a duplicate name, or a provider whose name or
+        tool schemas cannot be read (read before any state changes).
+        """
+        try:
+            name = _provider_name(provider)
+            raw_schemas = list(provider.get_tool_schemas() or [])
+        except Exception as exc:
+            logger.warning("Memory provider %r could not be registered: %s", provider, exc)
+            return False
+        if self.get_provider(name) is not None:
+            logger.warning("Memory provider '%s' is already registered; ignoring the duplicate", name)
+            return False
+        if name != BUILTIN_NAME:
+            existing = self.external_provider
+            if existing is not None:
+                logger.warning(REJECTED_EXTERNAL, name, self._names[id(existing)])
+                return False
+        schemas: list[dict[str, Any]] = []
+        for raw in raw_schemas:
+            schema = normalize_schema(raw)
+            if schema is None:
+                logger.warning("Memory provider '%s' returned a tool schema without a name; skipped", name)
+                continue
+            schemas.append(schema)
+        self._names[id(provider)] = name
+        if name == BUILTIN_NAME:
+            self._providers.insert(0, provider)
+        else:
+            self._providers.append(provider)
+        routed = 0
+        for schema in schemas:
+            tool = schema["name"]
+            if name != BUILTIN_NAME and tool in self.core_tool_names:
+                logger.warning(SHADOWS_CORE, name, tool)
+                continue
+            owner = self._tool_routes.get(tool)
+            if owner is not None:
+                logger.warning(TOOL_CONFLICT, tool, self._names[id(owner)], name)
+                continue
+            self._tool_routes[tool] = provider
+            self._tool_schemas[tool] = schema
+            routed += 1
+        listen = getattr(provider, "set_write_listener", None)
+        if name == BUILTIN_NAME and callable(listen):
+            listen(self.mirror_builtin_write)
+        logger.info(REGISTERED, name, routed)
+        return True
+
+    # ---- tools ----------------------------------------------------------------------------
+
+    def get_all_tool_schemas(self) -> list[dict[str, Any]]:
+        """Schemas of every routed tool, in registration order, deduplicated."""
+        return list(self._tool_schemas.values())
+
+    def get_all_tool_names(self) -> list[str]:
+        """Names of every routed tool."""
+        return list(self._tool_routes)
+
+    def has_tool(self, name: str) -> bool:
+        """True when some provider handles tool ``name``."""
+        return name in self._tool_routes
+
+    def handle_tool_call(self, tool_name: str, args: Any, **kwargs: Any) -> str:
+        """Route a tool call to its provider; always returns a JSON string, never raises."""
+        provider = self._tool_routes.get(tool_name)
+        if provider is None:
+            return tool_error(f"No memory provider handles tool '{tool_name}'")
+        if isinstance(args, (str, bytes)):
+            try:
+                args = json.loads(args) if args.strip() else {}
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                return tool_error(f"arguments are not valid JSON: {exc}")
+        if args is None:
+            args = {}
+        kwargs.setdefault("session_id", self.session_id)
+        try:
+            result = call_filtered(provider.handle_tool_call, tool_name, args, **kwargs)
+        except Exception as exc:
+            logger.error("Memory tool '%s' failed: %s", tool_name, exc)
+            return tool_error(f"Memory tool '{tool_name}' failed: {exc}")
+        if isinstance(result, str):
+            return result
+        return json.dumps(result, ensure_ascii=False, default=str)
+
+    # ---- fan-out helpers ------------------------------------------------------------------
+
+    def _each(self, label: str, level: int, call: Callable[[MemoryProvider], Any],
+              providers: Iterable[MemoryProvider] | None = None) -> list[tuple[MemoryProvider, Any]]:
+        """Run ``call`` on each provider; failures are logged and skipped."""
+        results = []
+        for provider in list(self._providers if providers is None else providers):
+            try:
+                results.append((provider, call(provider)))
+            except Exception as exc:
+                logger.log(level, "Memory provider '%s' %s: %s", self.name_of(provider), label, exc)
+        return results
+
+    def _externals(self) -> list[MemoryProvider]:
+        return [p for p in self._providers if self._names[id(p)] != BUILTIN_NAME]
+
+    # ---- lifecycle hooks ------------------------------------------------------------------
+
+    def initialize_all(self, session_id: str, **kwargs: Any) -> None:
+        """Initialise every provider; ``hermes_home`` is injected when absent."""
+        self.session_id = session_id or ""
+        if not kwargs.get("hermes_home"):
+            kwargs["hermes_home"] = self.hermes_home or str(resolve_home())
+        self._each("initialize", logging.WARNING, lambda p: p.initialize(session_id, **kwargs))
+
+    def build_system_prompt(self) -> str:
+        """Non-empty provider system-prompt blocks joined by a blank line."""
+        blocks = self._each("system_prompt_block", logging.WARNING, lambda p: p.system_prompt_block())
+        return "\n\n".join(b.strip() for _, b in blocks if isinstance(b, str) and b.strip())
+
+    def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
+        """A user turn begins (extra kwargs reach only providers that accept them)."""
+        self._each("on_turn_start", logging.DEBUG,
+                   lambda p: call_filtered(p.on_turn_start, turn_number, message, **kwargs))
+
+    def _run_with_timeout(self, provider: MemoryProvider, query: str, session_id: str) -> str:
+        name = self._names[id(provider)]
+        stuck = self._stuck.get(name)
+        if stuck is not None:
+            if stuck.is_alive():
+                logger.debug("Memory provider '%s' prefetch still running; skipped this turn", name)
+                return ""
+            del self._stuck[name]
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["value"] = call_filtered(provider.prefetch, query, session_id=session_id)
+            except Exception as exc:
+                box["error"] = exc
+
+        thread = threading.Thread(target=target, name=f"prefetch-{name}", daemon=True)
+        thread.start()
+        thread.join(self.external_prefetch_timeout)
+        if thread.is_alive():
+            self._stuck[name] = thread
+            logger.warning("Memory provider '%s' prefetch timed out after %.1fs; skipped until it returns",
+                           name, self.external_prefetch_timeout)
+            return ""
+        if "error" in box:
+            raise box["error"]
+        value = box.get("value")
+        return value if isinstance(value, str) else ""
+
+    def prefetch_all(self, query: str, *, session_id: str = "") -> str:
+        """Recall for ``query`` from every provider, joined by a blank line ("" for trivial prompts).
+
+        The built-in provider runs inline; an external provider runs on a daemon thread with
+        ``external_prefetch_timeout`` and, after a timeout, is skipped until its call returns.
+        """
+        if is_trivial_prompt(query):
+            return ""
+        session_id = session_id or self.session_id
+
+        def one(provider: MemoryProvider) -> str:
+            if self._names[id(provider)] == BUILTIN_NAME:
+                value = call_filtered(provider.prefetch, query, session_id=session_id)
+                return value if isinstance(value, str) else ""
+            return self._run_with_timeout(provider, query, session_id)
+
+        results = self._each("prefetch", logging.DEBUG, one)
+        return "\n\n".join(r.strip() for _, r in results if r and r.strip())
+
+    def prefetch_context(self, query: str, *, session_id: str = "") -> str:
+        """``prefetch_all`` wrapped in the ``<memory-context>`` fence ("" when nothing recalled)."""
+        return build_memory_context_block(self.prefetch_all(query, session_id=session_id))
+
+    def describe_recall(self) -> str:
+        """Status line for what providers recalled, e.g. ``"🧠 Facts — recalled 3 memories"``."""
+        segments = []
+        for _, status in self._each("recall_status", logging.DEBUG, lambda p: p.recall_status()):
+            if status is not None:
+                segments.append(status.describe())
+        return "  ".join(segments)
+
+    def sync_all(self, user_content: str | None, assistant_content: str, *, session_id: str = "",
+                 messages: list[dict[str, Any]] | None = None, turn_author: Any = None) -> None:
+        """Queue ``sync_turn`` for every provider on the ordered background worker."""
+        if user_content is None:
+            return
+        session_id = session_id or self.session_id
+        kwargs: dict[str, Any] = {"session_id": session_id, "messages": messages}
+        if turn_author is not None:
+            kwargs["turn_author"] = turn_author
+        providers = list(self._providers)
+
+        def task() -> None:
+            self._each("sync_turn", logging.WARNING,
+                       lambda p: call_filtered(p.sync_turn, user_content, assistant_content, **kwargs),
+                       providers)
+
+        self._worker.submit("sync", task)
+
+    def queue_prefetch_all(self, query: str, *, session_id: str = "") -> None:
+        """Queue ``queue_prefetch`` for every provider on the same worker (after the sync)."""
+        session_id = session_id or self.session_id
+        providers = list(self._providers)
+
+        def task() -> None:
+            self._each("queue_prefetch", logging.DEBUG,
+                       lambda p: call_filtered(p.queue_prefetch, query, session_id=session_id),
+                       providers)
+
+        self._worker.submit("prefetch", task)
+
+    def on_pre_compress(self, messages: list[dict[str, Any]], *,
+                        evidence_messages: list[dict[str, Any]] | None = None,
+                        require_checkpoint: bool = False, checkpoint_api_version: int = 2) -> str:
+        """Before compression: provider texts joined by a blank line.
+
+        Providers opting into checkpoint API v2 also receive normalised ``evidence_messages``;
+        with ``require_checkpoint`` a v2 failure propagates and, when no v2 provider
+        succeeded, ``RuntimeError(CHECKPOINT_FAILED)`` is raised.
+        """
+        evidence = _normalize_messages(evidence_messages if evidence_messages is not None else messages)
+        texts: list[str] = []
+        v2_ok = False
+        for provider in list(self._providers):
+            v2 = checkpoint_api_version >= 2 and getattr(provider, "pre_compress_checkpoint_api_version", 1) >= 2
+            try:
+                if v2:
+                    value = call_filtered(provider.on_pre_compress, messages, evidence_messages=evidence,
+                                          require_checkpoint=require_checkpoint)
+                    v2_ok = True
+                else:
+                    value = provider.on_pre_compress(messages)
+            except Exception as exc:
+                if v2 and require_checkpoint:
+                    raise
+                logger.debug("Memory provider '%s' on_pre_compress: %s", self.name_of(provider), exc)
+                continue
+            if isinstance(value, str) and value.strip():
+                texts.append(value.strip())
+        if require_checkpoint and not v2_ok:
+            raise RuntimeError(CHECKPOINT_FAILED)
+        return "\n\n".join(texts)
+
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        """A real session boundary (CLI exit, /reset, /new, gateway expiry)."""
+        self._each("on_session_end", logging.WARNING, lambda p: p.on_session_end(messages))
+
+    def on_session_switch(self, new_session_id: str, *, parent_session_id: str = "",
+                          reset: bool = False, rewound: bool = False, **kwargs: Any) -> None:
+        """The agent continues under ``new_session_id`` (no-op for an empty id)."""
+        if not new_session_id:
+            return
+        self.session_id = new_session_id
+        extra = dict(kwargs)
+        if rewound:
+            extra["rewound"] = True
+        self._each("on_session_switch", logging.DEBUG,
+                   lambda p: call_filtered(p.on_session_switch, new_session_id,
+                                           parent_session_id=parent_session_id, reset=reset, **extra))
+
+    def commit_session_boundary_async(self, messages: list[dict[str, Any]], new_session_id: str,
+                                      parent_session_id: str = "", reason: str = "") -> None:
+        """Queue session end followed by ``on_session_switch(reset=True)`` as one background task."""
+        def task() -> None:
+            self.on_session_end(messages)
+            self.on_session_switch(new_session_id, parent_session_id=parent_session_id,
+                                   reset=True, reason=reason)
+
+        self._worker.submit("session_boundary", task)
+
+    def on_delegation(self, task: str, result: str, *, child_session_id: str = "", **kwargs: Any) -> None:
+        """A subagent finished (called on the parent's manager)."""
+        self._each("on_delegation", logging.DEBUG,
+                   lambda p: call_filtered(p.on_delegation, task, result,
+                                           child_session_id=child_session_id, **kwargs))
+
+    # ---- built-in write mirroring ---------------------------------------------------------
+
+    def on_memory_write(self, action: str, target: str, content: str,
+                        metadata: dict[str, Any] | None = None) -> None:
+        """Tell every external provider about a committed built-in write (builtin skipped)."""
+        self._each("on_memory_write", logging.DEBUG,
+                   lambda p: call_memory_write(p.on_memory_write, action, target, content, metadata),
+                   self._externals())
+
+    def mirror_builtin_write(self, action: str, target: str, content: str,
+                             metadata: dict[str, Any] | None = None) -> None:
+        """Listener given to the built-in provider's store: one call per committed write."""
+        meta = dict(metadata or {})
+        meta.setdefault("session_id", self.session_id)
+        meta.setdefault("tool_name", "memory")
+        self.on_memory_write(action, target, content, meta)
+
+    def notify_memory_tool_write(self, result: Any, args: dict[str, Any],
+                                 build_metadata: Callable[[], dict[str, Any]] | None = None) -> int:
+        """Mirror a ``memory`` tool call made outside the manager; returns writes mirrored.
+
+        Only committed writes count (``success`` is True and not ``staged``); batches are
+        expanded into their add/replace/remove operations.
+        """
+        if isinstance(result, str):
+            try:
+                result = json.loads(result)
+            except json.JSONDecodeError:
+                return 0
+        if not isinstance(result, dict) or result.get("success") is not True or result.get("staged"):
+            return 0
+        if not self._externals():
+            return 0
+        base = dict(build_metadata() if build_metadata else {})
+        base.setdefault("session_id", self.session_id)
+        base.setdefault("tool_name", "memory")
+        writes = expand_memory_writes(result, args or {})
+        for action, target, content, extra in writes:
+            self.on_memory_write(action, target, content, {**base, **extra})
+        return len(writes)
+
+    # ---- shutdown -------------------------------------------------------------------------
+
+    def flush_pending(self, timeout: float = DEFAULT_SHUTDOWN_TIMEOUT) -> bool:
+        """Wait up to ``timeout`` seconds for queued background work; True when it all ran."""
+        return self._worker.flush(timeout)
+
+    def shutdown_all(self) -> dict[str, int]:
+        """Drain background work (bounded), then ``shutdown()`` providers in reverse order.
+
+        Returns the abandoned background tasks by kind (empty when everything ran).
+        """
+        if self._shut_down:
+            return dict(self.abandoned)
+        self._shut_down = True
+        self.abandoned = self._worker.stop(self.shutdown_timeout)
+        if self.abandoned:
+            logger.warning("memory shutdown abandoned background work: %s", self.abandoned)
+        self._each("shutdown", logging.WARNING, lambda p: p.shutdown(), list(reversed(self._providers)))
+        return dict(self.abandoned)
+
+
+def _normalize_messages(messages: Any) -> list[dict[str, str]]:
+    """Messages reduced to ``{"role", "content"}`` with string content (text parts joined)."""
+    out: list[dict[str, str]] = []
+    for message in messages or []:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = [p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            content = "\n".join(parts)
+        if not isinstance(content, str) or not content.strip():
+            continue
+        out.append({"role": str(message.get("role") or ""), "content": content})
+    return out
+
+
+def _indexed(value: Any, index: int) -> Any:
+    """Entry ``index`` (0-based) of a per-operation list, or of a dict keyed 1-based."""
+    if isinstance(value, list) and 0 <= index < len(value):
+        return value[index]
+    if isinstance(value, dict):
+        return value.get(str(index + 1), value.get(index + 1))
+    return None
+
+
+def expand_memory_writes(result: dict[str, Any], args: dict[str, Any]) -> list[tuple[str, str, str, dict]]:
+    """``(action, target, content, metadata)`` for each write in a committed memory tool call."""
+    default_target = args.get("target") or "memory"
+    operations = args.get("operations")
+    if isinstance(operations, list) and operations:
+        ops = operations
+        batch = True
+    else:
+        ops = [args]
+        batch = False
+    writes = []
+    for index, op in enumerate(ops):
+        if not isinstance(op, dict):
+            continue
+        action = op.get("action")
+        if action not in ("add", "replace", "remove"):
+            continue
+        target = op.get("target") or default_target
+        content = op.get("content")
+        if content is None:
+            content = op.get("new_text")
+        extra: dict[str, Any] = {}
+        if op.get("old_text") is not None:
+            extra["old_text"] = op["old_text"]
+        if action == "replace":
+            previous = (_indexed(result.get("replaced_entries"), index) if batch
+                        else result.get("replaced_entry"))
+        elif action == "remove":
+            previous = (_indexed(result.get("removed_entries"), index) if batch
+                        else result.get("removed_entry"))
+            if content is None:
+                content = previous if previous is not None else op.get("old_text")
+        else:
+            previous = None
+        if previous is not None:
+            extra["previous_content"] = previous
+        if batch:
+            extra["batch_index"] = index
+        writes.append((action, target, content if isinstance(content, str) else "", extra))
+    return writes
