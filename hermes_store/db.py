@@ -83,7 +83,9 @@ class Database:
     write and no migrations are applied then. ``vfs`` names an SQLite VFS
     (default: ``$HERMES_STORE_SQLITE_VFS`` or SQLite's own); e.g.
     ``unix-dotfile`` for filesystems without working POSIX locks, where WAL is
-    refused and the DELETE journal is used instead.
+    refused and the DELETE journal is used instead. ``":memory:"`` gives a
+    private in-memory database with the full schema (used as a fallback
+    index when the home's file cannot be written).
     """
 
     def __init__(
@@ -114,13 +116,15 @@ class Database:
             self.conn.set_busy_timeout(int(self.busy_patience * 1000))
             self.journal_mode = self.scalar("PRAGMA journal_mode")
             return
-        _create_private(self.path)
+        in_memory = str(path) == ":memory:"
+        if not in_memory:
+            _create_private(self.path)
         try:
             self.conn = apsw.Connection(str(self.path), vfs=vfs)
         except apsw.Error as exc:
             raise DatabaseError(f"{self.path}: cannot open: {exc}") from exc
         self.conn.set_busy_timeout(int(self.busy_patience * 1000))
-        self.journal_mode = self._set_journal_mode(wal)
+        self.journal_mode = self._set_journal_mode(wal and not in_memory)
         self.execute("PRAGMA foreign_keys=ON")
         self.execute("PRAGMA synchronous=NORMAL" if self.journal_mode == "wal" else "PRAGMA synchronous=FULL")
         if migrate:

@@ -1,0 +1,458 @@
+"""One query over the three kinds of past: built-in memory, the fact store and past sessions.
+
+``recall(query)`` asks every kind at once. Each kind ranks its own candidates
+(FTS5 bm25 through the shared ``hermes_store.query`` rules); the lists are fused
+by weighted reciprocal-rank fusion, where a fact's weight follows its trust
+score and a session message's weight follows its age. Every item says why it
+ranked where it did and carries its provenance. With ``budget_tokens`` the best
+items are packed greedily into a prompt-ready block and the rest reported as
+omitted. A kind that is absent (no files, no database yet) contributes nothing;
+a kind that fails is reported in ``errors`` and never raises.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from hermes_store.builtin.provenance import Provenance
+from hermes_store.builtin.render import estimate_tokens
+from hermes_store.builtin.search import search_entries
+from hermes_store.builtin.threats import sanitize_entry
+from hermes_store.db import Database
+from hermes_store.home import Home
+from hermes_store.providers.fencing import sanitize_context
+from hermes_store.tooling import (
+    Tool,
+    ToolArgumentError,
+    ToolContext,
+    function_schema,
+    get_float,
+    get_int,
+    get_str,
+    get_str_list,
+)
+
+KINDS: tuple[str, ...] = ("memory", "user", "facts", "sessions")
+RRF_K = 20  # reciprocal-rank-fusion constant: small lists, so a small k keeps ranks apart
+KIND_WEIGHT = {"memory": 1.0, "user": 1.0, "facts": 1.0, "sessions": 1.0}
+DEFAULT_TRUST = 0.5
+RECENCY_HALF_LIFE_DAYS = 180.0
+MIN_TRIMMED_TOKENS = 24  # below this a trimmed item is not worth including
+
+
+@dataclass
+class RecallItem:
+    """One recalled item of any kind."""
+
+    kind: str
+    id: Any
+    text: str
+    score: float = 0.0
+    kind_rank: int = 0
+    kind_score: float = 0.0
+    why: str = ""
+    snippet: str | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
+    weight: float = 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape: kind, id, text/snippet, score, why, then provenance fields."""
+        out: dict[str, Any] = {"kind": self.kind, "id": self.id, "score": round(self.score, 6)}
+        if self.kind == "sessions":
+            out["snippet"] = self.snippet if self.snippet is not None else self.text
+        else:
+            out["text"] = self.text
+            if self.snippet is not None:
+                out["snippet"] = self.snippet
+        out["why"] = self.why
+        out.update(self.provenance)
+        return out
+
+
+@dataclass
+class RecallResult:
+    """Fused results, what the budget left out, per-kind notes and errors, the rendered block."""
+
+    query: str
+    results: list[RecallItem]
+    omitted: list[dict[str, Any]] = field(default_factory=list)
+    notes: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    kinds_searched: list[str] = field(default_factory=list)
+    rendered: str | None = None
+    budget_tokens: int | None = None
+    used_tokens: int | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"query", "count", "results", "omitted"?, ...}`` — the CLI/tool JSON."""
+        out: dict[str, Any] = {
+            "query": self.query,
+            "count": self.count,
+            "results": [item.to_dict() for item in self.results],
+        }
+        if self.omitted:
+            out["omitted"] = self.omitted
+        if self.notes:
+            out["query_notes"] = self.notes
+        if self.errors:
+            out["errors"] = self.errors
+        out["kinds_searched"] = self.kinds_searched
+        if self.budget_tokens is not None:
+            out["budget_tokens"] = self.budget_tokens
+            out["used_tokens"] = self.used_tokens
+            out["rendered"] = self.rendered
+        return out
+
+
+# --------------------------------------------------------------------------- time helpers
+
+
+def parse_when(value: Any, *, name: str = "date", end: bool = False) -> float | None:
+    """Epoch seconds from None, a number, an ISO date/datetime or a relative age like ``7d``.
+
+    ``end=True`` makes a bare date mean the end of that day (for ``until``).
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"{name}: expected a date, got a boolean")
+    if isinstance(value, (int, float)):
+        return float(value)
+    text = str(value).strip()
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+    if len(text) > 1 and text[-1] in units and text[:-1].replace(".", "", 1).isdigit():
+        return time.time() - float(text[:-1]) * units[text[-1]]
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"{name}: expected an ISO date (2026-11-30), a datetime or an age like 7d; got {text!r}") from exc
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    stamp = parsed.timestamp()
+    if end and len(text) == 10:
+        stamp += 86400 - 0.001
+    return stamp
+
+
+def _iso(stamp: float | None) -> str | None:
+    if stamp is None:
+        return None
+    return datetime.fromtimestamp(float(stamp), tz=timezone.utc).isoformat(timespec="seconds")
+
+
+def _in_window(stamp: float | None, since: float | None, until: float | None) -> bool:
+    if since is None and until is None:
+        return True
+    if stamp is None:
+        return False
+    return (since is None or stamp >= since) and (until is None or stamp <= until)
+
+
+# --------------------------------------------------------------------------- candidates per kind
+
+
+def _builtin_candidates(home: Home, db: Database | None, query: str, targets: tuple[str, ...],
+                        limit: int, since: float | None, until: float | None,
+                        notes: dict[str, str]) -> dict[str, list[RecallItem]]:
+    found = search_entries(db, home.memories_dir, query, targets=targets, limit=limit * 3)
+    if found.note:
+        for target in targets:
+            notes[target] = found.note
+    by_kind: dict[str, list[RecallItem]] = {t: [] for t in targets}
+    info: dict[str, dict[str, dict[str, Any]]] = {}
+    if db is not None and found.hits:
+        provenance = Provenance(home)
+        try:
+            info = {t: provenance.entry_info(t) for t in targets}
+        finally:
+            provenance.close()
+    for hit in found.hits:
+        prov = info.get(hit.target, {}).get(hit.content) or {}
+        created, updated = prov.get("created_at"), prov.get("updated_at")
+        if not _in_window(updated or created, since, until):
+            continue
+        source = "USER.md" if hit.target == "user" else "MEMORY.md"
+        item = RecallItem(
+            kind=hit.target, id=hit.index, text=sanitize_entry(hit.content, source),
+            kind_score=hit.score, snippet=hit.snippet,
+            provenance={
+                "file": str(home.memories_dir / source),
+                "created_at": _iso(created), "updated_at": _iso(updated),
+                "origin": prov.get("updated_origin") or prov.get("created_origin"),
+                "session_id": prov.get("updated_session") or prov.get("created_session") or None,
+            },
+        )
+        by_kind[hit.target].append(item)
+    return {k: v[:limit] for k, v in by_kind.items()}
+
+
+def _fact_candidates(db: Database, query: str, limit: int, min_trust: float | None,
+                     since: float | None, until: float | None, notes: dict[str, str]) -> list[RecallItem]:
+    from hermes_store.facts import FactStore
+
+    store = FactStore(db)
+    found = store.search(query, limit=limit * 2, min_trust=min_trust)
+    rows = found.get("results", []) if isinstance(found, dict) else found
+    note = found.get("query_note") if isinstance(found, dict) else None
+    if note:
+        notes["facts"] = note
+    items: list[RecallItem] = []
+    for row in rows:
+        if not _in_window(row.get("created_at"), since, until):
+            continue
+        trust = float(row.get("trust_score", DEFAULT_TRUST))
+        items.append(RecallItem(
+            kind="facts", id=row["fact_id"], text=row["content"], kind_score=float(row.get("score", 0.0)),
+            weight=max(0.0, min(2.0, trust / DEFAULT_TRUST)),
+            provenance={
+                "trust_score": trust, "helpful_count": row.get("helpful_count", 0),
+                "retrieval_count": row.get("retrieval_count", 0), "category": row.get("category"),
+                "tags": row.get("tags"), "entities": row.get("entities", []),
+                "created_at": _iso(row.get("created_at")), "updated_at": _iso(row.get("updated_at")),
+            },
+        ))
+    return items[:limit]
+
+
+def _session_candidates(db: Database, query: str, limit: int, since: float | None, until: float | None,
+                        notes: dict[str, str], exclude_session_id: str = "") -> list[RecallItem]:
+    from hermes_store.sessions.search import search_messages
+
+    found = search_messages(db, query, limit=limit, since=since, until=until,
+                            exclude_lineage_of=exclude_session_id or None)
+    if found.note:
+        notes["sessions"] = found.note
+    now = time.time()
+    items: list[RecallItem] = []
+    for row in found.results:
+        stamp = row.get("timestamp")
+        age_days = max(0.0, (now - stamp) / 86400) if stamp else None
+        recency = 1.0 if age_days is None else 0.85 + 0.3 * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+        items.append(RecallItem(
+            kind="sessions", id=row["message_id"], text=row.get("snippet") or "",
+            snippet=row.get("snippet"), kind_score=float(row.get("score") or 0.0), weight=recency,
+            provenance={
+                "session_id": row["session_id"], "seq": row.get("seq"), "role": row.get("role"),
+                "timestamp": stamp, "time": _iso(stamp), "source": row.get("source"),
+                "title": row.get("title"), "link": f"@session:{row['session_id']}",
+            },
+        ))
+    return items
+
+
+# --------------------------------------------------------------------------- fusion
+
+
+def fuse(lists: dict[str, list[RecallItem]], limit: int) -> list[RecallItem]:
+    """Weighted reciprocal-rank fusion of each kind's ranked list; fills score and why."""
+    fused: list[RecallItem] = []
+    for kind, items in lists.items():
+        for rank, item in enumerate(items, start=1):
+            item.kind_rank = rank
+            item.score = KIND_WEIGHT.get(kind, 1.0) * item.weight / (RRF_K + rank)
+            reason = f"{kind} rank {rank} (relevance {item.kind_score:.3f})"
+            if kind == "facts":
+                reason += f" × trust {item.provenance.get('trust_score', DEFAULT_TRUST):.2f}"
+            elif kind == "sessions" and item.weight != 1.0:
+                reason += f" × recency {item.weight:.2f}"
+            item.why = reason
+            fused.append(item)
+    fused.sort(key=lambda it: (-it.score, it.kind_rank, KINDS.index(it.kind) if it.kind in KINDS else 9))
+    return fused[:limit]
+
+
+# --------------------------------------------------------------------------- budget
+
+
+def render_item(item: RecallItem, text: str | None = None) -> str:
+    """One line of the recall block for ``item`` (``text`` overrides its text, e.g. trimmed)."""
+    body = " ".join((text if text is not None else item.text).split())
+    prov = item.provenance
+    if item.kind in ("memory", "user"):
+        when = prov.get("updated_at") or prov.get("created_at")
+        label = f"[{item.kind} #{item.id}{', ' + when[:10] if when else ''}]"
+    elif item.kind == "facts":
+        label = f"[fact #{item.id}, trust {prov.get('trust_score', DEFAULT_TRUST):.2f}]"
+    else:
+        when = prov.get("time")
+        label = f"[{prov.get('link')} #{item.id}{', ' + when[:10] if when else ''}, {prov.get('role')}]"
+    return sanitize_context(f"- {label} {body}")
+
+
+def _trim_to_tokens(text: str, tokens: int) -> str:
+    """The longest word-boundary prefix of ``text`` (plus …) estimated at ≤ ``tokens``."""
+    words = text.split()
+    low, high = 0, len(words)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if estimate_tokens(" ".join(words[:mid]) + " …") <= tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return " ".join(words[:low]) + " …" if low else ""
+
+
+def pack(items: list[RecallItem], budget_tokens: int, query: str) -> tuple[list[RecallItem], list[dict[str, Any]], str, int]:
+    """Greedily pack the best items into a block of at most ``budget_tokens`` estimated tokens."""
+    header = f"Recalled for: {' '.join(query.split())[:200]}"
+    used = estimate_tokens(header) + 1
+    lines = [header]
+    kept: list[RecallItem] = []
+    omitted: list[dict[str, Any]] = []
+    for item in items:
+        line = render_item(item)
+        cost = estimate_tokens(line) + 1
+        if used + cost <= budget_tokens:
+            lines.append(line)
+            kept.append(item)
+            used += cost
+            continue
+        room = budget_tokens - used - estimate_tokens(render_item(item, "")) - 1
+        trimmed = _trim_to_tokens(item.text, room) if room >= MIN_TRIMMED_TOKENS else ""
+        if trimmed:
+            line = render_item(item, trimmed)
+            lines.append(line)
+            used += estimate_tokens(line) + 1
+            item.provenance = {**item.provenance, "trimmed": True}
+            kept.append(item)
+        else:
+            omitted.append({"kind": item.kind, "id": item.id, "score": round(item.score, 6),
+                            "reason": "over budget", "tokens": cost})
+    if not kept:
+        lines.append("(nothing fits the budget)")
+    return kept, omitted, "\n".join(lines), used
+
+
+# --------------------------------------------------------------------------- recall
+
+
+def _open_existing_db(home: Home) -> Database | None:
+    """The home's database if it exists (never created by a read)."""
+    if not home.db_path.exists():
+        return None
+    return Database(home.db_path)
+
+
+def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_tokens: int | None = None,
+           since: Any = None, until: Any = None, min_trust: float | None = None,
+           home: Home | str | None = None, db: Database | None = None,
+           exclude_session_id: str = "") -> RecallResult:
+    """Ask built-in memory, the fact store and past sessions at once and fuse the answers.
+
+    ``kinds`` picks any of memory, user, facts, sessions. ``since``/``until``
+    take epoch seconds, ISO dates or ages like ``30d``. ``min_trust`` overrides
+    the fact store's threshold. Never raises on query text; a failing kind is
+    reported in ``errors``.
+    """
+    home = home if isinstance(home, Home) else Home(home)
+    wanted = [k for k in KINDS if k in set(kinds)]
+    unknown = sorted(set(kinds) - set(KINDS))
+    if unknown:
+        raise ValueError(f"kinds: unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
+    limit = max(1, int(limit))
+    since_ts, until_ts = parse_when(since, name="since"), parse_when(until, name="until", end=True)
+    result = RecallResult(query=str(query or ""), results=[])
+    own_db = None
+    if db is None:
+        try:
+            own_db = db = _open_existing_db(home)
+        except Exception as exc:  # an unreadable DB must not hide the .md files
+            result.errors["database"] = f"{type(exc).__name__}: {exc}"
+    try:
+        lists: dict[str, list[RecallItem]] = {}
+        targets = tuple(k for k in ("memory", "user") if k in wanted)
+        if targets:
+            try:
+                lists.update(_builtin_candidates(home, db, result.query, targets, limit, since_ts, until_ts,
+                                                 result.notes))
+                result.kinds_searched.extend(targets)
+            except Exception as exc:
+                for target in targets:
+                    result.errors[target] = f"{type(exc).__name__}: {exc}"
+        if db is not None and "facts" in wanted and db.table_exists("facts"):
+            try:
+                lists["facts"] = _fact_candidates(db, result.query, limit, min_trust, since_ts, until_ts,
+                                                  result.notes)
+                result.kinds_searched.append("facts")
+            except Exception as exc:
+                result.errors["facts"] = f"{type(exc).__name__}: {exc}"
+        if db is not None and "sessions" in wanted and db.table_exists("messages"):
+            try:
+                lists["sessions"] = _session_candidates(db, result.query, limit, since_ts, until_ts,
+                                                        result.notes, exclude_session_id)
+                result.kinds_searched.append("sessions")
+            except Exception as exc:
+                result.errors["sessions"] = f"{type(exc).__name__}: {exc}"
+        fused = fuse(lists, limit)
+        if budget_tokens is not None:
+            kept, omitted, rendered, used = pack(fused, int(budget_tokens), result.query)
+            result.results, result.omitted, result.rendered = kept, omitted, rendered
+            result.budget_tokens, result.used_tokens = int(budget_tokens), used
+        else:
+            result.results = fused
+        return result
+    finally:
+        if own_db is not None:
+            own_db.close()
+
+
+# --------------------------------------------------------------------------- the tool
+
+
+RECALL_SCHEMA = function_schema(
+    "recall",
+    "Search everything you remember at once: your built-in notes (MEMORY.md), the user profile "
+    "(USER.md), stored facts (with trust scores) and past conversation transcripts. Use it before "
+    "asking the user something they may have told you already, or when you need context from "
+    "earlier work. Returns one ranked list; each item says its kind, where it came from and why "
+    "it ranked. Give `budget_tokens` to get a compact block that fits that many tokens.",
+    {
+        "query": {"type": "string", "description": "What to look for: keywords or a natural question."},
+        "kinds": {
+            "type": "array", "items": {"type": "string", "enum": list(KINDS)},
+            "description": "Which kinds of past to search (default: all).",
+        },
+        "limit": {"type": "integer", "description": "Maximum results (1-50, default 10).", "minimum": 1, "maximum": 50},
+        "budget_tokens": {"type": "integer", "description": "Pack the best results into at most this many tokens."},
+        "since": {"type": "string", "description": "Only items from this date on (ISO date or age like 30d)."},
+        "until": {"type": "string", "description": "Only items up to this date (ISO date or age)."},
+        "min_trust": {"type": "number", "description": "Hide facts below this trust (0-1)."},
+    },
+    ["query"],
+)
+
+
+def _recall_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    query = get_str(args, "query", required=True, max_chars=10_000)
+    kinds = get_str_list(args, "kinds", default=list(KINDS)) or list(KINDS)
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        raise ToolArgumentError(f"'kinds' has unknown kind(s) {', '.join(bad)}; choose from {', '.join(KINDS)}")
+    limit = get_int(args, "limit", default=10, minimum=1, maximum=50, clamp=True)
+    budget = get_int(args, "budget_tokens", default=None, minimum=1, maximum=1_000_000)
+    min_trust = get_float(args, "min_trust", default=None)
+    if min_trust is not None and not 0.0 <= min_trust <= 1.0:
+        raise ToolArgumentError("'min_trust' must be between 0 and 1")
+    for name in ("since", "until"):
+        value = args.get(name)
+        if value is not None and not isinstance(value, (str, int, float)):
+            raise ToolArgumentError(f"'{name}' must be a date string or epoch seconds")
+        try:
+            parse_when(value, name=name)
+        except ValueError as exc:
+            raise ToolArgumentError(f"'{name}': {exc}") from exc
+    result = recall(query, kinds=kinds, limit=limit, budget_tokens=budget, since=args.get("since"),
+                    until=args.get("until"), min_trust=min_trust, home=ctx.home,
+                    exclude_session_id=ctx.session_id)
+    return {"success": True, **result.to_dict()}
+
+
+RECALL_TOOL = Tool("recall", RECALL_SCHEMA, _recall_handler)
