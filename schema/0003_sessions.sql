@@ -10,7 +10,7 @@ CREATE TABLE IF NOT EXISTS sources (
     content_hash TEXT,                          -- hash of the imported prefix (detects rewrites)
     resume_at    TEXT,                          -- byte offset or last native id (importer-defined)
     imported_at  REAL NOT NULL,
-    meta         TEXT NOT NULL DEFAULT '{}'     -- JSON: importer state
+    meta         TEXT NOT NULL DEFAULT '{}'     -- JSON: lines, messages, complete, importer state
 );
 
 CREATE TABLE IF NOT EXISTS sessions (
@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE INDEX IF NOT EXISTS sessions_started ON sessions(started_at);
 CREATE INDEX IF NOT EXISTS sessions_parent ON sessions(parent_session_id);
 CREATE INDEX IF NOT EXISTS sessions_source ON sessions(source);
+CREATE INDEX IF NOT EXISTS sessions_source_id ON sessions(source_id);
 
 CREATE TABLE IF NOT EXISTS messages (
     id           INTEGER PRIMARY KEY,
@@ -44,9 +45,10 @@ CREATE TABLE IF NOT EXISTS messages (
     cjk          TEXT,                          -- bigram projection of CJK text (NULL when none)
     UNIQUE (session_id, seq)
 );
-CREATE INDEX IF NOT EXISTS messages_time ON messages(timestamp);
 
 -- What the FTS index sees: tool output capped at 8 KiB so JSON dumps do not bloat it.
+-- The triggers below use the very same per-row expression, so FTS5's strict
+-- integrity-check holds.
 CREATE VIEW IF NOT EXISTS messages_fts_source AS
     SELECT id,
            CASE WHEN role = 'tool' THEN substr(content, 1, 8192) ELSE content END AS content,
@@ -58,3 +60,33 @@ CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     content = 'messages_fts_source', content_rowid = 'id',
     tokenize = 'unicode61 remove_diacritics 2'
 );
+
+-- Keep the index in step with every writer (ours, sqlite-utils, the stdlib sqlite3 module).
+-- The bulk loader may drop messages_fts_ai inside its own transaction and index the new
+-- rows in one INSERT ... SELECT from the view instead; it restores the trigger before COMMIT.
+CREATE TRIGGER IF NOT EXISTS messages_fts_ai AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts(rowid, content, cjk)
+    VALUES (new.id,
+            CASE WHEN new.role = 'tool' THEN substr(new.content, 1, 8192) ELSE new.content END,
+            new.cjk);
+END;
+
+CREATE TRIGGER IF NOT EXISTS messages_fts_ad AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content, cjk)
+    VALUES ('delete', old.id,
+            CASE WHEN old.role = 'tool' THEN substr(old.content, 1, 8192) ELSE old.content END,
+            old.cjk);
+END;
+
+CREATE TRIGGER IF NOT EXISTS messages_fts_au AFTER UPDATE OF content, role, cjk ON messages
+WHEN old.content IS NOT new.content OR old.role IS NOT new.role OR old.cjk IS NOT new.cjk
+BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, content, cjk)
+    VALUES ('delete', old.id,
+            CASE WHEN old.role = 'tool' THEN substr(old.content, 1, 8192) ELSE old.content END,
+            old.cjk);
+    INSERT INTO messages_fts(rowid, content, cjk)
+    VALUES (new.id,
+            CASE WHEN new.role = 'tool' THEN substr(new.content, 1, 8192) ELSE new.content END,
+            new.cjk);
+END;

@@ -1,1 +1,31 @@
-"""hermes_store.sessions.importers."""
+"""Transcript importers, one module per format, behind the :class:`Importer` interface."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hermes_store.sessions.importers.base import Importer
+from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
+from hermes_store.sessions.importers.codex import CodexImporter
+from hermes_store.sessions.importers.detect import detect_format
+from hermes_store.sessions.importers.hermes_db import HermesDbImporter
+from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
+from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
+from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
+
+IMPORTERS: dict[str, type[Importer]] = {
+    cls.name: cls
+    for cls in (HermesDbImporter, HermesJsonlImporter, HermesJsonImporter,
+                ClaudeCodeImporter, CodexImporter, OpenAIJsonlImporter)
+}
+FORMATS: tuple[str, ...] = tuple(IMPORTERS)
+
+
+def importer_for(path: Path, fmt: str) -> Importer | None:
+    """An importer instance for ``path`` (``fmt`` may be ``"auto"``); None if undetectable."""
+    name = detect_format(path) if fmt == "auto" else fmt
+    cls = IMPORTERS.get(name or "")
+    return cls(path) if cls else None
+
+
+__all__ = ["FORMATS", "IMPORTERS", "Importer", "detect_format", "importer_for"]

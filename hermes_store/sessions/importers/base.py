@@ -1,0 +1,318 @@
+"""The importer interface and the helpers every transcript format shares.
+
+An importer turns one file (or foreign database) into a stream of *events*:
+
+* :class:`SessionRecord` -- create or update a session,
+* :class:`MessageRecord` -- one message, in session order,
+* :class:`Problem` -- a bad line or field, reported with its line number,
+* :class:`Checkpoint` -- everything yielded so far is complete; the loader may
+  commit here and resume from ``resume_at`` after a crash.
+
+Importers never write to the store; :mod:`hermes_store.sessions.loader` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, ClassVar
+
+MAX_CONTENT_CHARS = 1_048_576  # longer message contents are truncated (and reported)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@dataclass
+class SessionRecord:
+    """A session as read from a source; ``None`` fields leave stored values alone."""
+
+    id: str
+    source: str | None = None
+    title: str | None = None
+    model: str | None = None
+    workspace: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    parent_session_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MessageRecord:
+    """One message of ``session_id``; ``line`` is where it came from (1-based) for reports."""
+
+    session_id: str
+    role: str
+    content: str
+    tool_name: str | None = None
+    tool_calls: str | None = None  # JSON text
+    tool_call_id: str | None = None
+    timestamp: float | None = None
+    line: int | None = None
+
+
+@dataclass
+class Problem:
+    """A bad line or field; the rest of the input is still imported."""
+
+    line: int | None
+    error: str
+
+
+@dataclass
+class Checkpoint:
+    """All events before this one are complete; ``resume_at`` restarts right after them."""
+
+    resume_at: str
+    lines: int = 0
+
+
+Event = SessionRecord | MessageRecord | Problem | Checkpoint
+
+
+@dataclass
+class SourceState:
+    """What the store remembers about a previously imported source."""
+
+    resume_at: str | None = None
+    content_hash: str | None = None
+    lines: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Importer:
+    """Base class: one transcript format.
+
+    Subclasses set ``name`` and implement :meth:`read`. ``resumable_by_offset``
+    importers read append-only JSONL and restart at a byte offset whose prefix
+    hash must still match (otherwise the file was rewritten and is re-imported).
+    """
+
+    name: ClassVar[str] = ""
+    resumable_by_offset: ClassVar[bool] = True
+    skip_when_unchanged: ClassVar[bool] = True
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.hasher = hashlib.sha256()
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        """Yield the events of ``self.path`` starting after ``state.resume_at``."""
+        raise NotImplementedError
+
+    def is_rewritten(self, state: SourceState) -> bool:
+        """True when the source no longer extends what was imported (re-import it whole).
+
+        For append-only JSONL this compares the hash of the already imported
+        prefix; on a match, ``self.hasher`` continues from that prefix.
+        """
+        if not state.resume_at or not self.resumable_by_offset:
+            return False
+        hasher = prefix_hasher(self.path, int(state.resume_at))
+        if hasher is None or hasher.hexdigest() != state.content_hash:
+            return True
+        self.hasher = hasher
+        return False
+
+    def content_hash(self) -> str:
+        """Hash of the input consumed so far (the prefix up to the last checkpoint)."""
+        return self.hasher.hexdigest()
+
+    def default_session_id(self) -> str:
+        """The session id used when a line carries none: the file stem."""
+        return self.path.stem
+
+
+# --------------------------------------------------------------------------- JSONL reading
+
+
+def prefix_hasher(path: Path, length: int) -> hashlib._Hash | None:
+    """sha256 of the first ``length`` bytes of ``path``; None when the file is shorter."""
+    hasher = hashlib.sha256()
+    remaining = length
+    with open(path, "rb") as handle:
+        while remaining > 0:
+            chunk = handle.read(min(remaining, 1 << 20))
+            if not chunk:
+                return None
+            hasher.update(chunk)
+            remaining -= len(chunk)
+    return hasher
+
+
+def iter_json_lines(
+    importer: Importer, state: SourceState
+) -> Iterator[tuple[int, int, Any, list[str]]]:
+    """Yield ``(line_no, end_offset, obj, problems)`` for each line after the resume point.
+
+    ``obj`` is None when the line could not be parsed (``problems`` says why).
+    Invalid UTF-8 is replaced with U+FFFD and reported. A final line without a
+    newline is used only if it parses (a writer may still be appending it).
+    Updates ``importer.hasher`` with every consumed byte.
+    """
+    offset = int(state.resume_at or 0)
+    line_no = state.lines
+    with open(importer.path, "rb") as handle:
+        handle.seek(offset)
+        for raw in handle:
+            complete = raw.endswith(b"\n")
+            line_no += 1
+            problems: list[str] = []
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                text = raw.decode("utf-8", errors="replace")
+                problems.append(f"invalid UTF-8 at byte {exc.start} of the line (replaced with U+FFFD)")
+            stripped = text.strip()
+            obj: Any = None
+            if stripped:
+                try:
+                    obj = json.loads(stripped, strict=False)
+                except ValueError as exc:
+                    if not complete:
+                        problems.append(f"incomplete last line (no newline): {exc}")
+                        yield line_no, offset, None, problems
+                        return
+                    problems.append(f"malformed JSON: {exc}")
+            offset += len(raw)
+            importer.hasher.update(raw)
+            yield line_no, offset, obj, problems
+
+
+def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[Event]:
+    """Drive ``handle_obj(obj, line_no) -> iterable of events`` over each JSONL line.
+
+    Emits a :class:`Checkpoint` after every line so a crash loses nothing.
+    """
+    for line_no, end, obj, problems in iter_json_lines(importer, state):
+        for problem in problems:
+            yield Problem(line_no, problem)
+        if obj is not None:
+            if not isinstance(obj, dict):
+                yield Problem(line_no, f"expected a JSON object, got {type(obj).__name__}")
+            else:
+                try:
+                    yield from handle_obj(obj, line_no)
+                except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                    yield Problem(line_no, f"unexpected record shape: {exc}")
+        if problems and obj is None and problems[-1].startswith("incomplete last line"):
+            return
+        yield Checkpoint(str(end), line_no)
+
+
+# --------------------------------------------------------------------------- value helpers
+
+
+def parse_timestamp(value: Any) -> float | None:
+    """Epoch seconds from an epoch number (s or ms) or an ISO-8601 string; None if absent."""
+    if value is None or value == "" or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        number = float(value)
+        return number / 1000.0 if number > 1e11 else number
+    text = str(value).strip()
+    try:
+        return parse_timestamp(float(text))
+    except ValueError:
+        pass
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise ValueError(f"bad timestamp {value!r}") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def safe_timestamp(value: Any, line: int | None, problems: list[Problem]) -> float | None:
+    """:func:`parse_timestamp` that records a Problem instead of raising."""
+    try:
+        return parse_timestamp(value)
+    except ValueError as exc:
+        problems.append(Problem(line, f"field 'timestamp': {exc}"))
+        return None
+
+
+def flatten_content(content: Any) -> str:
+    """Text of a message content: a string, or multimodal parts flattened to their text.
+
+    Handles OpenAI parts (``{"type": "text", "text": ...}``, ``input_text``,
+    ``output_text``), Anthropic blocks and Hermes' ``"\\x00json:"`` encoding.
+    Non-text parts (images, audio) become a short ``[image]`` style marker.
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        if content.startswith("\x00json:"):
+            try:
+                return flatten_content(json.loads(content[6:]))
+            except ValueError:
+                return content[6:]
+        return content
+    if isinstance(content, dict):
+        for key in ("text", "content", "output", "thinking"):
+            if key in content and content[key] is not None:
+                return flatten_content(content[key])
+        kind = content.get("type")
+        return f"[{kind}]" if kind else ""
+    if isinstance(content, list):
+        parts = [flatten_content(part) for part in content]
+        return "\n".join(part for part in parts if part)
+    return str(content)
+
+
+def json_text(value: Any) -> str | None:
+    """JSON text of a structured value (strings kept as they are); None for empty values."""
+    if value is None or value == "" or value == []:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def clean_text(text: str, line: int | None, field_name: str, problems: list[Problem]) -> str:
+    """Make ``text`` storable: drop NUL bytes, replace lone surrogates, cap the length.
+
+    Every change is reported as a :class:`Problem` naming the field.
+    """
+    if "\x00" in text:
+        problems.append(Problem(line, f"field '{field_name}': NUL bytes removed"))
+        text = text.replace("\x00", "")
+    if _SURROGATE.search(text):
+        problems.append(Problem(line, f"field '{field_name}': lone UTF-16 surrogates replaced with U+FFFD"))
+        text = _SURROGATE.sub("\ufffd", text)
+    if len(text) > MAX_CONTENT_CHARS:
+        problems.append(Problem(
+            line, f"field '{field_name}': {len(text)} characters truncated to {MAX_CONTENT_CHARS}"))
+        text = text[:MAX_CONTENT_CHARS]
+    return text
+
+
+def tool_call_names(tool_calls: Any) -> list[str]:
+    """Function names in an OpenAI ``tool_calls`` list (JSON text or list)."""
+    if isinstance(tool_calls, str):
+        try:
+            tool_calls = json.loads(tool_calls)
+        except ValueError:
+            return []
+    names = []
+    for call in tool_calls or []:
+        if isinstance(call, dict):
+            function = call.get("function") or {}
+            name = function.get("name") if isinstance(function, dict) else None
+            if name:
+                names.append(str(name))
+    return names
+
+
+def opt_str(value: Any) -> str | None:
+    """``str(value)`` or None for missing/empty values."""
+    if value is None or value == "":
+        return None
+    return str(value)

@@ -1,0 +1,90 @@
+"""``--format auto``: decide which importer reads a file, from its name and first lines."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_HERMES_ID = re.compile(r"^(\d{8}_\d{6}_[0-9a-f]{4,}|cron_.+_\d{8}_\d{6})$")
+_CLAUDE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot"}
+_CODEX_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
+_PROBE_BYTES = 256 * 1024
+_PROBE_LINES = 8
+
+
+def detect_format(path: Path) -> str | None:
+    """Return the importer name for ``path``, or None when no format fits."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_PROBE_BYTES)
+    except OSError:
+        return None
+    if head.startswith(SQLITE_MAGIC):
+        return "hermes-db"
+    if not head.strip():
+        return None
+    objects = _first_objects(head)
+    if not objects:
+        if path.suffix.lower() == ".json" and head.lstrip().startswith(b"{"):
+            return _whole_json_format(path)
+        return None
+    return _classify(path, objects)
+
+
+def _first_objects(head: bytes) -> list[dict[str, Any]]:
+    """Parse the first complete lines of ``head`` as JSON objects (stop at the first failure)."""
+    found: list[dict[str, Any]] = []
+    lines = head.split(b"\n")
+    if len(head) == _PROBE_BYTES:
+        lines = lines[:-1]  # the last line may be cut
+    for raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw.decode("utf-8", errors="replace"), strict=False)
+        except ValueError:
+            break
+        if not isinstance(obj, dict):
+            break
+        found.append(obj)
+        if len(found) >= _PROBE_LINES:
+            break
+    return found
+
+
+def _classify(path: Path, objects: list[dict[str, Any]]) -> str | None:
+    first = objects[0]
+    if first.get("role") == "session_meta":
+        return "hermes-jsonl"
+    if isinstance(first.get("messages"), list):
+        if "session_id" in first and ("session_start" in first or "last_updated" in first):
+            return "hermes-json"
+        return "openai-jsonl"
+    for obj in objects:
+        kind = obj.get("type")
+        if kind in _CODEX_TYPES and "payload" in obj:
+            return "codex"
+        if kind in _CLAUDE_TYPES and ("sessionId" in obj or "leafUuid" in obj or "uuid" in obj):
+            return "claude-code"
+    if path.name.startswith("rollout-") and ("instructions" in first or first.get("record_type")):
+        return "codex"
+    if any(isinstance(obj.get("role"), str) for obj in objects):
+        if _HERMES_ID.match(path.stem) or path.parent.name == "sessions":
+            return "hermes-jsonl"
+        return "openai-jsonl"
+    return None
+
+
+def _whole_json_format(path: Path) -> str | None:
+    """A pretty-printed JSON document: a Hermes snapshot, or a conversation object."""
+    try:
+        with open(path, "rb") as handle:
+            doc = json.loads(handle.read().decode("utf-8", errors="replace"), strict=False)
+    except (OSError, ValueError):
+        return None
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        return "hermes-json"
+    return None

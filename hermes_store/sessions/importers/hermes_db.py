@@ -1,0 +1,139 @@
+"""``hermes-db``: a Hermes ``state.db`` (opened read-only; any schema version).
+
+Sessions are upserted on every run (titles and end times change); messages are
+read incrementally by native id. Lineage comes from ``parent_session_id``.
+Rows with ``active=0`` are skipped unless they are compaction archives
+(``compacted=1``). Multimodal ``"\\x00json:"`` contents are flattened to text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_store.db import Database, DatabaseError
+from hermes_store.sessions.importers.base import (
+    Checkpoint,
+    Event,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+    flatten_content,
+    opt_str,
+)
+from hermes_store.sessions.importers.openai_common import ToolNames
+
+_SESSION_EXTRA = ("end_reason", "user_id", "system_prompt_hash", "input_tokens", "output_tokens",
+                  "tool_call_count", "estimated_cost_usd", "git_branch", "profile_name", "archived",
+                  "pinned", "title_source")
+CHUNK = 5000
+
+
+class HermesDbImporter(Importer):
+    """A Hermes SQLite ``state.db``; incremental by message id."""
+
+    name = "hermes-db"
+    skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
+    resumable_by_offset = False
+
+    def is_rewritten(self, state: SourceState) -> bool:
+        """True when the database was replaced: its message ids no longer reach the resume point."""
+        if not state.resume_at:
+            return False
+        try:
+            with Database(self.path, readonly=True, migrate=False) as db:
+                max_id = int(db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages") or 0)
+        except (DatabaseError, Exception):
+            return False
+        return max_id < int(state.resume_at)
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        try:
+            db = Database(self.path, readonly=True, migrate=False)
+        except DatabaseError as exc:
+            yield Problem(None, str(exc))
+            return
+        try:
+            yield from self._read(db, state)
+        finally:
+            db.close()
+
+    def _read(self, db: Database, state: SourceState) -> Iterator[Event]:
+        if not (db.table_exists("sessions") and db.table_exists("messages")):
+            yield Problem(None, "not a Hermes state.db (no sessions/messages tables)")
+            return
+        scols = _columns(db, "sessions")
+        mcols = _columns(db, "messages")
+        last_id = int(state.resume_at or 0)
+        for row in db.query(f"SELECT {', '.join(scols)} FROM sessions ORDER BY started_at, id"):
+            yield _session_record(row, scols)
+        tools = ToolNames()
+        wanted = [c for c in ("id", "session_id", "role", "content", "tool_call_id", "tool_calls",
+                              "tool_name", "timestamp", "active", "compacted") if c in mcols]
+        select = f"SELECT {', '.join(wanted)} FROM messages WHERE id > ? ORDER BY id LIMIT {CHUNK}"
+        skipped = 0
+        while True:
+            rows = db.query(select, (last_id,))
+            if not rows:
+                break
+            for row in rows:
+                last_id = int(row["id"])
+                active = row.get("active", 1)
+                if active == 0 and not row.get("compacted"):
+                    skipped += 1
+                    continue
+                if row.get("tool_calls"):
+                    tools.remember(row["tool_calls"])
+                role = str(row.get("role") or "user")
+                tool_name = opt_str(row.get("tool_name"))
+                if role == "tool" and tool_name is None:
+                    tool_name = tools.lookup(opt_str(row.get("tool_call_id")))
+                timestamp = row.get("timestamp")
+                yield MessageRecord(
+                    session_id=str(row["session_id"]),
+                    role=role,
+                    content=flatten_content(row.get("content")),
+                    tool_name=tool_name,
+                    tool_calls=opt_str(row.get("tool_calls")),
+                    tool_call_id=opt_str(row.get("tool_call_id")),
+                    timestamp=float(timestamp) if isinstance(timestamp, (int, float)) else None,
+                    line=last_id,
+                )
+                yield Checkpoint(str(last_id))
+        state.meta["inactive_skipped"] = int(state.meta.get("inactive_skipped", 0)) + skipped
+        yield Checkpoint(str(last_id))
+
+
+def _columns(db: Database, table: str) -> list[str]:
+    return [row["name"] for row in db.query(f"PRAGMA table_info({table})")]
+
+
+def _session_record(row: dict[str, Any], columns: list[str]) -> SessionRecord:
+    meta = {k: row[k] for k in _SESSION_EXTRA if k in row and row[k] not in (None, "", 0)}
+    config = row.get("model_config")
+    if config:
+        try:
+            decoded = json.loads(config)
+        except (TypeError, ValueError):
+            decoded = None
+        if isinstance(decoded, dict):
+            meta.update({k: decoded[k] for k in ("_branched_from", "_delegate_from", "_reset_from")
+                         if k in decoded})
+    return SessionRecord(
+        id=str(row["id"]),
+        source=opt_str(row.get("source")) or "cli",
+        title=opt_str(row.get("title")),
+        model=opt_str(row.get("model")),
+        workspace=opt_str(row.get("cwd")),
+        started_at=_float(row.get("started_at")),
+        ended_at=_float(row.get("ended_at")),
+        parent_session_id=opt_str(row.get("parent_session_id")),
+        meta=meta,
+    )
+
+
+def _float(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None

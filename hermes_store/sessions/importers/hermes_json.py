@@ -1,0 +1,91 @@
+"""``hermes-json``: Hermes CLI snapshots ``sessions/session_<id>.json``.
+
+One JSON object: ``session_id``, ``model``, ``platform``, ``session_start``,
+``last_updated`` and ``messages``. Snapshots only ever grow, so a changed file
+is re-read and the messages past those already indexed are added.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from hermes_store.sessions.importers.base import (
+    Checkpoint,
+    Event,
+    Importer,
+    Problem,
+    SessionRecord,
+    SourceState,
+    opt_str,
+    safe_timestamp,
+)
+from hermes_store.sessions.importers.openai_common import ToolNames, openai_message
+
+MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024
+
+
+class HermesJsonImporter(Importer):
+    """Whole-file JSON snapshots; messages beyond the stored count are appended."""
+
+    name = "hermes-json"
+    resumable_by_offset = False
+    snapshot = True  # the loader skips the messages a session already holds
+
+    def default_session_id(self) -> str:
+        stem = self.path.stem
+        return stem[len("session_"):] if stem.startswith("session_") else stem
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        size = self.path.stat().st_size
+        if size > MAX_SNAPSHOT_BYTES:
+            yield Problem(None, f"snapshot too large to load ({size} bytes)")
+            return
+        raw = self.path.read_bytes()
+        self.hasher.update(raw)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = raw.decode("utf-8", errors="replace")
+            yield Problem(_line_of(raw, exc.start), "invalid UTF-8 (replaced with U+FFFD)")
+        try:
+            doc = json.loads(text, strict=False)
+        except ValueError as exc:
+            yield Problem(getattr(exc, "lineno", None), f"malformed JSON: {exc}")
+            return
+        if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+            yield Problem(1, "expected an object with a 'messages' list")
+            return
+        problems: list[Problem] = []
+        session_id = opt_str(doc.get("session_id")) or self.default_session_id()
+        extra = {k: doc[k] for k in ("base_url", "message_count", "session_key") if k in doc}
+        yield SessionRecord(
+            id=session_id,
+            source=opt_str(doc.get("platform")) or "cli",
+            model=opt_str(doc.get("model")),
+            title=opt_str(doc.get("title")),
+            workspace=opt_str(doc.get("cwd")),
+            started_at=safe_timestamp(doc.get("session_start"), None, problems),
+            ended_at=safe_timestamp(doc.get("last_updated"), None, problems),
+            parent_session_id=opt_str(doc.get("parent_session_id")),
+            meta=extra,
+        )
+        tools = ToolNames()
+        for index, message in enumerate(doc["messages"]):
+            where = f"messages[{index}]"
+            if not isinstance(message, dict):
+                problems.append(Problem(None, f"{where}: expected an object"))
+                continue
+            before = len(problems)
+            record = openai_message(message, session_id, None, tools, problems)
+            for problem in problems[before:]:
+                problem.error = f"{where}: {problem.error}"
+            if record is not None:
+                record.line = index
+                yield record
+        yield from problems
+        yield Checkpoint(str(size), 0)
+
+
+def _line_of(raw: bytes, offset: int) -> int:
+    return raw.count(b"\n", 0, offset) + 1

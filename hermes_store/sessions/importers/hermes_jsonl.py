@@ -1,0 +1,57 @@
+"""``hermes-jsonl``: Hermes ``sessions/<session_id>.jsonl`` transcripts (append-only).
+
+The first line may be ``{"role": "session_meta", "model", "platform", "tools",
+"timestamp"}``; the other lines are OpenAI-style messages. The session id is
+the file stem. Appended lines are picked up incrementally (byte offset).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_store.sessions.importers.base import (
+    Event,
+    Importer,
+    Problem,
+    SessionRecord,
+    SourceState,
+    opt_str,
+    read_jsonl,
+    safe_timestamp,
+)
+from hermes_store.sessions.importers.openai_common import ToolNames, openai_message
+
+
+class HermesJsonlImporter(Importer):
+    """Hermes per-session JSONL transcripts."""
+
+    name = "hermes-jsonl"
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        session_id = self.default_session_id()
+        tools = ToolNames()
+        if not state.resume_at:
+            yield SessionRecord(id=session_id, source="cli")
+
+        def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
+            problems: list[Problem] = []
+            if obj.get("role") == "session_meta":
+                meta = {k: v for k, v in obj.items() if k not in ("role", "model", "platform", "timestamp")}
+                yield SessionRecord(
+                    id=session_id,
+                    source=opt_str(obj.get("platform")) or opt_str(obj.get("source")),
+                    model=opt_str(obj.get("model")),
+                    started_at=safe_timestamp(obj.get("timestamp"), line, problems),
+                    workspace=opt_str(obj.get("cwd")),
+                    title=opt_str(obj.get("title")),
+                    parent_session_id=opt_str(obj.get("parent_session_id")),
+                    meta=meta,
+                )
+            else:
+                record = openai_message(obj, session_id, line, tools, problems)
+                if record is not None:
+                    yield record
+            yield from problems
+
+        yield from read_jsonl(self, state, handle)

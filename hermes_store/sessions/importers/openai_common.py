@@ -1,0 +1,83 @@
+"""Reading OpenAI-style message dicts (used by the Hermes and generic importers)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hermes_store.sessions.importers.base import (
+    MessageRecord,
+    Problem,
+    flatten_content,
+    json_text,
+    opt_str,
+    safe_timestamp,
+)
+
+KNOWN_ROLES = {"system", "user", "assistant", "tool", "function", "developer"}
+
+
+class ToolNames:
+    """Remembers ``tool_call_id -> function name`` so tool rows get their ``tool_name``."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}
+
+    def remember(self, tool_calls: Any) -> None:
+        """Record the ids and names of an assistant's ``tool_calls``."""
+        if isinstance(tool_calls, str):
+            try:
+                tool_calls = json.loads(tool_calls)
+            except ValueError:
+                return
+        if not isinstance(tool_calls, list):
+            return
+        for call in tool_calls:
+            if not isinstance(call, dict):
+                continue
+            function = call.get("function")
+            name = function.get("name") if isinstance(function, dict) else call.get("name")
+            if call.get("id") and name:
+                if len(self._names) > 10_000:
+                    self._names.clear()
+                self._names[str(call["id"])] = str(name)
+
+    def lookup(self, call_id: str | None) -> str | None:
+        """The function name of ``call_id``, if seen."""
+        return self._names.get(call_id) if call_id else None
+
+
+def openai_message(
+    obj: dict[str, Any],
+    session_id: str,
+    line: int | None,
+    tools: ToolNames,
+    problems: list[Problem],
+) -> MessageRecord | None:
+    """Turn one ``{role, content, tool_calls, ...}`` dict into a MessageRecord.
+
+    Returns None (with a Problem) when the dict has no usable ``role``.
+    """
+    role = obj.get("role")
+    if not isinstance(role, str) or not role:
+        problems.append(Problem(line, "field 'role': missing or not a string"))
+        return None
+    if role not in KNOWN_ROLES:
+        problems.append(Problem(line, f"field 'role': unknown role {role!r} (kept)"))
+    tool_calls = obj.get("tool_calls")
+    if tool_calls:
+        tools.remember(tool_calls)
+    call_id = opt_str(obj.get("tool_call_id"))
+    tool_name = opt_str(obj.get("tool_name")) or (opt_str(obj.get("name")) if role in ("tool", "function") else None)
+    if role in ("tool", "function") and tool_name is None:
+        tool_name = tools.lookup(call_id)
+    return MessageRecord(
+        session_id=session_id,
+        role=role,
+        content=flatten_content(obj.get("content")),
+        tool_name=tool_name,
+        tool_calls=json_text(tool_calls),
+        tool_call_id=call_id,
+        timestamp=safe_timestamp(obj.get("timestamp"), line, problems),
+        line=line,
+    )

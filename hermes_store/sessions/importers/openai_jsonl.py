@@ -1,0 +1,77 @@
+"""``openai-jsonl``: generic chat logs.
+
+Either one message per line (``{"role", "content"}``, optionally
+``session_id``/``conversation_id`` and ``timestamp``), or one conversation per
+line (``{"messages": [...]}``, optionally ``id``/``session_id``, ``title``,
+``model``). The session id comes from the record or, failing that, the file stem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_store.sessions.importers.base import (
+    Event,
+    Importer,
+    Problem,
+    SessionRecord,
+    SourceState,
+    opt_str,
+    read_jsonl,
+    safe_timestamp,
+)
+from hermes_store.sessions.importers.openai_common import ToolNames, openai_message
+
+_ID_KEYS = ("session_id", "conversation_id", "thread_id")
+
+
+class OpenAIJsonlImporter(Importer):
+    """One message or one conversation per JSONL line."""
+
+    name = "openai-jsonl"
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        tools = ToolNames()
+        seen: set[str] = set()
+        stem = self.default_session_id()
+
+        def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
+            problems: list[Problem] = []
+            if isinstance(obj.get("messages"), list):
+                session_id = _first_id(obj, ("id", *_ID_KEYS)) or f"{stem}#{line}"
+                yield SessionRecord(
+                    id=session_id,
+                    source=opt_str(obj.get("source")) or opt_str(obj.get("platform")),
+                    title=opt_str(obj.get("title")),
+                    model=opt_str(obj.get("model")),
+                    started_at=safe_timestamp(
+                        obj.get("created_at") or obj.get("timestamp"), line, problems),
+                    parent_session_id=opt_str(obj.get("parent_session_id")),
+                )
+                for index, message in enumerate(obj["messages"]):
+                    if not isinstance(message, dict):
+                        problems.append(Problem(line, f"messages[{index}]: expected an object"))
+                        continue
+                    record = openai_message(message, session_id, line, tools, problems)
+                    if record is not None:
+                        yield record
+            else:
+                session_id = _first_id(obj, _ID_KEYS) or stem
+                if session_id not in seen:
+                    seen.add(session_id)
+                    yield SessionRecord(id=session_id, model=opt_str(obj.get("model")))
+                record = openai_message(obj, session_id, line, tools, problems)
+                if record is not None:
+                    yield record
+            yield from problems
+
+        yield from read_jsonl(self, state, handle)
+
+
+def _first_id(obj: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = opt_str(obj.get(key))
+        if value:
+            return value
+    return None
