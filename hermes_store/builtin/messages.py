@@ -1,0 +1,121 @@
+"""Response texts of the built-in store (Hermes-compatible wording where Hermes has one)."""
+
+from __future__ import annotations
+
+MAX_CONSOLIDATION_FAILURES_PER_TURN = 3
+ALL_OR_NOTHING = " No operations were applied (batch is all-or-nothing)."
+WRITE_NOTE = "Write saved. This update is complete — do not repeat it."
+
+EMPTY_CONTENT = "Content cannot be empty."
+EMPTY_OLD_TEXT = "old_text cannot be empty."
+EMPTY_NEW_CONTENT = "new_content cannot be empty. Use 'remove' to delete entries."
+ENTRY_ADDED = "Entry added."
+ENTRY_EXISTS = "Entry already exists (no duplicate added)."
+ENTRY_REPLACED = "Entry replaced."
+ENTRY_REMOVED = "Entry removed."
+BATCH_NOT_LIST = "operations must be a list of {action, content?, old_text?} objects."
+BATCH_EMPTY = "operations list is empty."
+DELIMITER_IN_CONTENT = (
+    "Content contains the entry delimiter (a line holding only '§'), so it would split into "
+    "separate entries when the file is read back. Remove that line, or save each part as its own entry."
+)
+
+
+def add_over_limit(current: int, limit: int, added: int) -> str:
+    return (
+        f"Memory at {current:,}/{limit:,} chars. Adding this entry ({added} chars) would exceed the "
+        "limit. Consolidate now: use 'replace' to merge overlapping entries into shorter ones or "
+        "'remove' stale or less important entries (see current_entries below), then retry this add "
+        "— all in this turn."
+    )
+
+
+def replace_over_limit(new_total: int, limit: int) -> str:
+    return (
+        f"Replacement would put memory at {new_total:,}/{limit:,} chars. Shorten the new content, or "
+        "'remove' other stale or less important entries to make room (see current_entries below), "
+        "then retry — all in this turn."
+    )
+
+
+def no_match(old_text: str, verb: str) -> str:
+    return (
+        f"No entry matched '{old_text}'. Check current_entries below and retry with the exact text of "
+        f"the entry you want to {verb}."
+    )
+
+
+def ambiguous(old_text: str) -> str:
+    return f"Multiple entries matched '{old_text}'. Be more specific."
+
+
+def stale_pin(entry: str) -> str:
+    return (
+        f"Entry changed since it was staged, so this write was not applied: '{entry}' is no longer in "
+        "memory as reviewed. Recreate the change against the current entry or reject it; the pending "
+        "record has been preserved."
+    )
+
+
+def terminal_failure(count: int) -> str:
+    return (
+        f"Memory consolidation failed {count} times this turn. Stop retrying memory calls — leave "
+        "memory unchanged for now and continue with your reply to the user. The fact can be saved in "
+        "a later turn."
+    )
+
+
+def unreadable(name: str) -> str:
+    return (
+        f"Refusing to write {name}: the file exists on disk but could not be read right now "
+        "(temporarily locked by another program, a permission change, invalid/corrupt text encoding, "
+        "or a filesystem error). Treating an unreadable file as empty and saving would wipe existing "
+        "memory, so the write is refused. Nothing was changed — retry in a moment."
+    )
+
+
+def drift(name: str, backup: str) -> str:
+    return (
+        f"Refusing to write {name}: file on disk has content that wouldn't round-trip through the "
+        "memory tool (likely added by the patch tool, a shell append, a manual edit, or a concurrent "
+        f"session). A snapshot was saved to {backup}. Rewriting the file now could drop or reshape "
+        "that content, so nothing was changed; 'add' still works (issue #26045)."
+    )
+
+
+def drift_remediation(path: str, limit: int) -> str:
+    return (
+        f"Clean up {path} so it round-trips: separate entries with a line holding only '§' (no blank "
+        f"lines around it), keep every entry under {limit:,} chars and drop duplicate entries; then "
+        "retry. The snapshot keeps the original bytes."
+    )
+
+
+def lock_failed(name: str, lock: str, reason: str) -> str:
+    return f"Refusing to write {name}: cannot take the lock {lock} ({reason}). Nothing was changed."
+
+
+def batch_pos(index: int, action: object) -> str:
+    return f"Operation {index} ({action or 'unknown'})"
+
+
+def batch_empties_store(name: str) -> str:
+    return (
+        f"Refusing to empty {name}: this batch would remove every entry from a previously non-empty "
+        "store. Keep at least one entry — merge overlapping entries into a shorter one instead of "
+        "removing the last one. To delete the final entry deliberately, use single remove() calls."
+    )
+
+
+def batch_over_limit(n: int, new_total: int, limit: int) -> str:
+    return (
+        f"After applying all {n} operations, memory would be at {new_total:,}/{limit:,} chars -- over "
+        "the limit. Remove or shorten more entries in the same batch, then retry."
+    )
+
+
+def over_limit_on_load() -> str:
+    return (
+        "%s exceeds its char limit on load: %d/%d chars. Entries stay loaded; further additions are "
+        "blocked until it is back under the limit."
+    )

@@ -1,0 +1,596 @@
+"""MemoryStore: the built-in MEMORY.md / USER.md store, behaviour-compatible with Hermes.
+
+State model (as in Hermes): ``load_from_disk()`` reads both files, keeps the
+live entry lists and renders a *frozen* system-prompt snapshot from the
+threat-sanitised entries. Writes re-read the file under its lock, operate on
+the fresh entries, write atomically and update the live lists — never the
+snapshot. Responses are dicts with Hermes' keys and messages.
+
+Beyond Hermes: provenance and history in SQLite (never in the files), an
+``on_write`` hook after each committed write, ``restore`` of a history event,
+prompt cost, a compact render style, and fixes for known holes (delimiter in
+content, echoed entries sanitised, ``new_text`` scanned in batches).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hermes_store.builtin import messages as msg
+from hermes_store.builtin.entries import (
+    AMBIGUOUS,
+    TARGETS,
+    char_count,
+    dedupe,
+    file_name,
+    find_unique_match,
+    join_entries,
+    normalize_newlines,
+    parse_entries,
+    read_raw_checked,
+    splits_on_reload,
+    usage_long,
+    usage_short,
+)
+from hermes_store.builtin.fileio import atomic_write_bytes, atomic_write_text, lock_path_for, locked
+from hermes_store.builtin.provenance import Event, Provenance
+from hermes_store.builtin.render import RENDER_STYLES, block_cost, render_block
+from hermes_store.builtin.threats import sanitize_entries, scan_content
+from hermes_store.home import (
+    DEFAULT_MEMORY_CHAR_LIMIT,
+    DEFAULT_USER_CHAR_LIMIT,
+    ConfigError,
+    Home,
+    coerce_int,
+)
+
+logger = logging.getLogger(__name__)
+
+OnWrite = Callable[[str, str, str, dict], Any]
+
+
+@dataclass
+class _Outcome:
+    """A successful operation before it is written: the new entries and what changed."""
+
+    entries: list[str]
+    changes: list[tuple[Event, dict[str, Any]]] = field(default_factory=list)
+    message: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def _text(value: Any) -> str:
+    """An argument as text: None -> "", other non-strings stringified; newlines pinned to LF."""
+    if value is None:
+        return ""
+    return normalize_newlines(value if isinstance(value, str) else str(value))
+
+
+def check_content(content: str) -> str | None:
+    """Why ``content`` may not be stored (threat or delimiter), or None when it may."""
+    blocked = scan_content(content)
+    if blocked:
+        return blocked
+    if splits_on_reload(content):
+        return msg.DELIMITER_IN_CONTENT
+    return None
+
+
+class MemoryStore:
+    """Bounded, file-backed memory for one Hermes home (targets ``memory`` and ``user``).
+
+    ``home`` is a :class:`~hermes_store.home.Home`, a path to a home directory,
+    or None (resolve ``HERMES_HOME`` on every call, so profile switches are
+    honoured). ``on_write(action, target, content, metadata)`` is called after
+    each committed add/replace/remove (a batch is reported op by op).
+    """
+
+    def __init__(self, home: Home | str | os.PathLike[str] | None = None,
+                 memory_char_limit: int | str = DEFAULT_MEMORY_CHAR_LIMIT,
+                 user_char_limit: int | str = DEFAULT_USER_CHAR_LIMIT, *,
+                 render: str | None = None, on_write: OnWrite | None = None,
+                 origin: str = "api", session_id: str = "", provenance: bool = True) -> None:
+        self._home_arg = home if isinstance(home, Home) or home is None else Home(home)
+        self.memory_char_limit = coerce_int(memory_char_limit, DEFAULT_MEMORY_CHAR_LIMIT,
+                                            name="memory_char_limit")
+        self.user_char_limit = coerce_int(user_char_limit, DEFAULT_USER_CHAR_LIMIT,
+                                          name="user_char_limit")
+        if render is not None and render not in RENDER_STYLES:
+            raise ValueError(f"render: expected one of {', '.join(RENDER_STYLES)}, got {render!r}")
+        self._render = render
+        self.on_write = on_write
+        self.origin = origin
+        self.session_id = session_id
+        self.memory_entries: list[str] = []
+        self.user_entries: list[str] = []
+        self._system_prompt_snapshot: dict[str, str] = {"memory": "", "user": ""}
+        self._consolidation_failures = 0
+        self._lock = threading.RLock()
+        self._provenance_enabled = provenance
+        self._provenance: Provenance | None = None
+
+    # -- configuration ------------------------------------------------------
+
+    @property
+    def home(self) -> Home:
+        """The home in use (re-resolved from the environment when none was given)."""
+        return self._home_arg if self._home_arg is not None else Home()
+
+    @property
+    def render_style(self) -> str:
+        """``hermes`` (byte-identical blocks) or ``compact``; from config unless given."""
+        if self._render is not None:
+            return self._render
+        try:
+            return self.home.memory_config().render
+        except ConfigError:
+            return "hermes"
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """The provenance log (None when disabled)."""
+        if not self._provenance_enabled:
+            return None
+        home = self.home
+        if self._provenance is None or self._provenance.home.root != home.root:
+            if self._provenance is not None:
+                self._provenance.close()
+            self._provenance = Provenance(home)
+        return self._provenance
+
+    def path_for(self, target: str) -> Path:
+        """The file of ``target`` (``user`` -> USER.md, anything else -> MEMORY.md)."""
+        return self.home.memories_dir / file_name(target)
+
+    def limit_for(self, target: str) -> int:
+        """The char limit of ``target``."""
+        return self.user_char_limit if target == "user" else self.memory_char_limit
+
+    def entries_for(self, target: str) -> list[str]:
+        """The live entry list of ``target`` (as of the last load or write)."""
+        return self.user_entries if target == "user" else self.memory_entries
+
+    def _set_live(self, target: str, entries: list[str]) -> None:
+        if target == "user":
+            self.user_entries = list(entries)
+        else:
+            self.memory_entries = list(entries)
+
+    # -- loading and the frozen snapshot -------------------------------------
+
+    def load_from_disk(self) -> None:
+        """Read both files into live state and freeze the system-prompt snapshot."""
+        self.home.memories_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        style = self.render_style
+        for target in TARGETS:
+            path = self.path_for(target)
+            raw, ok = read_raw_checked(path)
+            if not ok:
+                logger.warning("%s could not be read; it is treated as empty until readable", path)
+            entries = parse_entries(raw) if ok else []
+            limit = self.limit_for(target)
+            used = char_count(entries)
+            if used > limit:
+                logger.warning(msg.over_limit_on_load(), path.name, used, limit)
+            self._set_live(target, entries)
+            sanitized = sanitize_entries(entries, path.name)
+            self._system_prompt_snapshot[target] = render_block(target, sanitized, limit, style)
+            if ok:
+                self._sync_provenance(target)
+
+    def _sync_provenance(self, target: str) -> None:
+        """Record hand edits made since the last write (under the file lock, best effort)."""
+        prov = self.provenance
+        if prov is None:
+            return
+        path = self.path_for(target)
+        try:
+            with locked(path):
+                raw, ok = read_raw_checked(path)
+                if ok:
+                    prov.sync(target, parse_entries(raw))
+        except OSError as exc:
+            logger.warning("provenance sync of %s skipped: %s", path, exc)
+
+    def format_for_system_prompt(self, target: str) -> str | None:
+        """The frozen block for ``target`` rendered at load time, or None when empty."""
+        block = self._system_prompt_snapshot.get("user" if target == "user" else "memory", "")
+        return block or None
+
+    def system_prompt(self, *, memory_enabled: bool = True, user_profile_enabled: bool = True) -> str:
+        """The blocks a session's system prompt gets (MEMORY then USER), joined by a blank line."""
+        parts = []
+        if memory_enabled:
+            parts.append(self.format_for_system_prompt("memory"))
+        if user_profile_enabled:
+            parts.append(self.format_for_system_prompt("user"))
+        return "\n\n".join(p for p in parts if p)
+
+    def reset_consolidation_failures(self) -> None:
+        """Start a new turn: the consolidation-failure budget re-arms."""
+        self._consolidation_failures = 0
+
+    # -- views of the live state ---------------------------------------------
+
+    def fresh_entries(self, target: str) -> list[str]:
+        """Entries currently on disk (falls back to the live list when the file is unreadable)."""
+        raw, ok = read_raw_checked(self.path_for(target))
+        return parse_entries(raw) if ok else list(self.entries_for(target))
+
+    def current_entries(self, target: str) -> list[str]:
+        """On-disk entries as echoed to a model: poisoned ones replaced by ``[BLOCKED: …]``."""
+        return sanitize_entries(self.fresh_entries(target), file_name(target))
+
+    def usage(self, target: str, entries: list[str] | None = None) -> str:
+        """``"C/L"`` usage of ``target`` (on-disk entries unless given)."""
+        entries = self.fresh_entries(target) if entries is None else entries
+        return usage_short(char_count(entries), self.limit_for(target))
+
+    def describe(self, target: str) -> list[dict[str, Any]]:
+        """Live entries with index, chars and provenance (created/updated time and writer)."""
+        prov = self.provenance
+        info = prov.entry_info(target) if prov is not None else {}
+        rows = []
+        for index, entry in enumerate(self.entries_for(target), start=1):
+            meta = info.get(entry, {})
+            rows.append({
+                "index": index,
+                "text": entry,
+                "chars": len(entry),
+                "created_at": meta.get("created_at"),
+                "updated_at": meta.get("updated_at"),
+                "created_origin": meta.get("created_origin"),
+                "created_session": meta.get("created_session"),
+                "updated_origin": meta.get("updated_origin"),
+                "updated_session": meta.get("updated_session"),
+            })
+        return rows
+
+    def cost(self, target: str) -> dict[str, Any]:
+        """Bytes/chars/tokens of the block a new session would get for ``target``."""
+        entries = sanitize_entries(self.entries_for(target), file_name(target))
+        return block_cost(target, entries, self.limit_for(target), self.render_style)
+
+    def history(self, target: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Recorded add/replace/remove events, newest first."""
+        prov = self.provenance
+        return prov.history(target, limit) if prov is not None else []
+
+    # -- responses ------------------------------------------------------------
+
+    def _success(self, target: str, entries: list[str], message: str,
+                 extras: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._consolidation_failures = 0
+        result: dict[str, Any] = {
+            "success": True,
+            "done": True,
+            "target": target,
+            "usage": usage_long(char_count(entries), self.limit_for(target)),
+            "entry_count": len(entries),
+            "message": message,
+        }
+        result.update(extras or {})
+        result["note"] = msg.WRITE_NOTE
+        return result
+
+    @staticmethod
+    def _error(error: str, **extra: Any) -> dict[str, Any]:
+        return {"success": False, "error": error, **extra}
+
+    def _consolidation_failure(self, error: str, **extra: Any) -> dict[str, Any]:
+        self._consolidation_failures += 1
+        if self._consolidation_failures > msg.MAX_CONSOLIDATION_FAILURES_PER_TURN:
+            return {"success": False, "done": True,
+                    "error": msg.terminal_failure(self._consolidation_failures)}
+        return self._error(error, **extra)
+
+    def _inventory(self, target: str, entries: list[str]) -> dict[str, Any]:
+        """``current_entries`` (sanitised) and ``usage`` for recoverable errors."""
+        return {
+            "current_entries": sanitize_entries(entries, file_name(target)),
+            "usage": usage_short(char_count(entries), self.limit_for(target)),
+        }
+
+    # -- the locked read-modify-write -----------------------------------------
+
+    def _mutate(self, target: str, operation: Callable[[list[str]], _Outcome | dict[str, Any]], *,
+                check_drift: bool, origin: str | None, session_id: str | None,
+                restored_from: int | None = None) -> dict[str, Any]:
+        target = "user" if target == "user" else "memory"
+        path = self.path_for(target)
+        name = path.name
+        origin = self.origin if origin is None else origin
+        session_id = self.session_id if session_id is None else session_id
+        with self._lock:
+            try:
+                with locked(path):
+                    raw, ok = read_raw_checked(path)
+                    if not ok:
+                        return self._error(msg.unreadable(name))
+                    entries = parse_entries(raw)
+                    if check_drift:
+                        refusal = self._drift_refusal(target, path, raw, entries)
+                        if refusal is not None:
+                            return refusal
+                    self._set_live(target, entries)
+                    outcome = operation(entries)
+                    if isinstance(outcome, dict):
+                        return outcome
+                    if outcome.entries != entries or raw != join_entries(entries):
+                        atomic_write_text(path, join_entries(outcome.entries))
+                    self._set_live(target, outcome.entries)
+                    prov = self.provenance
+                    if prov is not None and outcome.changes:
+                        prov.record(target, entries, outcome.entries,
+                                    [event for event, _ in outcome.changes], origin=origin,
+                                    session_id=session_id, restored_from=restored_from)
+            except RuntimeError as exc:
+                return self._error(str(exc))
+            except OSError as exc:
+                return self._error(msg.lock_failed(name, str(lock_path_for(path)), str(exc)))
+        self._notify(target, outcome.changes, origin, session_id)
+        return self._success(target, outcome.entries, outcome.message, outcome.extras)
+
+    def _drift_refusal(self, target: str, path: Path, raw: str,
+                       entries: list[str]) -> dict[str, Any] | None:
+        limit = self.limit_for(target)
+        if raw.strip() == join_entries(entries) and all(len(e) <= limit for e in entries):
+            return None
+        backup = self._write_backup(path, raw)
+        return self._error(msg.drift(path.name, backup), drift_backup=backup,
+                           remediation=msg.drift_remediation(str(path), limit))
+
+    @staticmethod
+    def _write_backup(path: Path, raw: str) -> str:
+        data = raw.encode("utf-8")
+        stamp = int(time.time())
+        try:
+            while True:
+                backup = path.with_name(f"{path.name}.bak.{stamp}")
+                if not backup.exists():
+                    atomic_write_bytes(backup, data)
+                    return str(backup)
+                if backup.read_bytes() == data:
+                    return str(backup)
+                stamp += 1
+        except OSError:
+            return f"{path} (BACKUP FAILED — file unchanged on disk)"
+
+    def _notify(self, target: str, changes: list[tuple[Event, dict[str, Any]]], origin: str,
+                session_id: str) -> None:
+        if self.on_write is None:
+            return
+        for event, extra in changes:
+            metadata = {"write_origin": origin, "session_id": session_id, **extra}
+            if event.old_text is not None:
+                metadata["previous_content"] = event.old_text
+            try:
+                self.on_write(event.action, target, event.new_text or "", metadata)
+            except Exception:  # a mirror must never undo or hide a committed write
+                logger.warning("memory on_write callback failed for %s", event.action, exc_info=True)
+
+    # -- single operations ------------------------------------------------------
+
+    def add(self, target: str, content: str, *, origin: str | None = None,
+            session_id: str | None = None) -> dict[str, Any]:
+        """Append an entry (exact duplicates are a successful no-op)."""
+        return self._add(target, content, origin=origin, session_id=session_id)
+
+    def _add(self, target: str, content: Any, *, origin: str | None, session_id: str | None,
+             restored_from: int | None = None) -> dict[str, Any]:
+        content = _text(content).strip()
+        if not content:
+            return self._error(msg.EMPTY_CONTENT)
+        refusal = check_content(content)
+        if refusal:
+            return self._error(refusal)
+        limit = self.limit_for(target)
+
+        def operation(entries: list[str]) -> _Outcome | dict[str, Any]:
+            if content in entries:
+                return self._success(target, entries, msg.ENTRY_EXISTS)
+            new_entries = entries + [content]
+            if char_count(new_entries) > limit:
+                return self._consolidation_failure(
+                    msg.add_over_limit(char_count(entries), limit, len(content)),
+                    **self._inventory(target, entries))
+            return _Outcome(new_entries, [(Event("add", None, content), {})], msg.ENTRY_ADDED)
+
+        return self._mutate(target, operation, check_drift=False, origin=origin,
+                            session_id=session_id, restored_from=restored_from)
+
+    def replace(self, target: str, old_text: str, new_content: str, *,
+                matched_entry: str | None = None, origin: str | None = None,
+                session_id: str | None = None) -> dict[str, Any]:
+        """Overwrite the whole entry that ``old_text`` identifies with ``new_content``."""
+        return self._replace(target, old_text, new_content, matched_entry=matched_entry,
+                             origin=origin, session_id=session_id)
+
+    def _replace(self, target: str, old_text: Any, new_content: Any, *,
+                 matched_entry: str | None = None, origin: str | None, session_id: str | None,
+                 restored_from: int | None = None) -> dict[str, Any]:
+        old = _text(old_text).strip()
+        new = _text(new_content).strip()
+        if not old:
+            return self._error(msg.EMPTY_OLD_TEXT)
+        if not new:
+            return self._error(msg.EMPTY_NEW_CONTENT)
+        refusal = check_content(new)
+        if refusal:
+            return self._error(refusal)
+        limit = self.limit_for(target)
+
+        def operation(entries: list[str]) -> _Outcome | dict[str, Any]:
+            located = self._locate(target, entries, old, "replace", matched_entry)
+            if isinstance(located, dict):
+                return located
+            previous = entries[located]
+            new_entries = list(entries)
+            new_entries[located] = new
+            new_entries = dedupe(new_entries)
+            total = char_count(new_entries)
+            if total > limit:
+                return self._consolidation_failure(msg.replace_over_limit(total, limit),
+                                                   **self._inventory(target, entries))
+            return _Outcome(new_entries, [(Event("replace", previous, new), {"old_text": old})],
+                            msg.ENTRY_REPLACED, {"replaced_entry": previous})
+
+        return self._mutate(target, operation, check_drift=True, origin=origin,
+                            session_id=session_id, restored_from=restored_from)
+
+    def remove(self, target: str, old_text: str, *, matched_entry: str | None = None,
+               origin: str | None = None, session_id: str | None = None) -> dict[str, Any]:
+        """Delete the entry ``old_text`` identifies (removing the last entry is allowed)."""
+        return self._remove(target, old_text, matched_entry=matched_entry, origin=origin,
+                            session_id=session_id)
+
+    def _remove(self, target: str, old_text: Any, *, matched_entry: str | None = None,
+                origin: str | None, session_id: str | None,
+                restored_from: int | None = None) -> dict[str, Any]:
+        old = _text(old_text).strip()
+        if not old:
+            return self._error(msg.EMPTY_OLD_TEXT)
+
+        def operation(entries: list[str]) -> _Outcome | dict[str, Any]:
+            located = self._locate(target, entries, old, "remove", matched_entry)
+            if isinstance(located, dict):
+                return located
+            previous = entries[located]
+            new_entries = entries[:located] + entries[located + 1:]
+            return _Outcome(new_entries, [(Event("remove", previous, None), {"old_text": old})],
+                            msg.ENTRY_REMOVED, {"removed_entry": previous})
+
+        return self._mutate(target, operation, check_drift=True, origin=origin,
+                            session_id=session_id, restored_from=restored_from)
+
+    def _locate(self, target: str, entries: list[str], old: str, verb: str,
+                matched_entry: str | None) -> int | dict[str, Any]:
+        """Index of the entry to change, or the error response."""
+        if matched_entry is not None:
+            if matched_entry not in entries:
+                return self._error(msg.stale_pin(matched_entry))
+            return entries.index(matched_entry)
+        index, previews = find_unique_match(entries, old)
+        if index is None:
+            return self._consolidation_failure(msg.no_match(old, verb), **self._inventory(target, entries))
+        if index == AMBIGUOUS:
+            return self._error(msg.ambiguous(old), matches=previews)
+        return index
+
+    # -- batch ---------------------------------------------------------------------
+
+    def apply_batch(self, target: str, operations: list[dict[str, Any]], *, origin: str | None = None,
+                    session_id: str | None = None) -> dict[str, Any]:
+        """Apply add/replace/remove operations all-or-nothing; the budget applies to the final state."""
+        if not isinstance(operations, list):
+            return self._error(msg.BATCH_NOT_LIST)
+        if not operations:
+            return self._error(msg.BATCH_EMPTY)
+        ops = [op if isinstance(op, dict) else {} for op in operations]
+        for index, op in enumerate(ops, start=1):
+            if op.get("action") in ("add", "replace"):
+                content = _text(op.get("content") or op.get("new_text")).strip()
+                refusal = check_content(content) if content else None
+                if refusal:
+                    return self._error(f"Operation {index}: {refusal}{msg.ALL_OR_NOTHING}")
+        limit = self.limit_for(target)
+        name = file_name(target)
+
+        def abort(error: str, entries: list[str]) -> dict[str, Any]:
+            return self._consolidation_failure(
+                error, usage=usage_short(char_count(entries), limit))
+
+        def operation(entries: list[str]) -> _Outcome | dict[str, Any]:
+            working = list(entries)
+            changes: list[tuple[Event, dict[str, Any]]] = []
+            replaced: dict[int, str] = {}
+            removed: dict[int, str] = {}
+            for index, op in enumerate(ops, start=1):
+                action = op.get("action")
+                pos = msg.batch_pos(index, action)
+                content = _text(op.get("content") or op.get("new_text")).strip()
+                old = _text(op.get("old_text")).strip()
+                if action == "add":
+                    if not content:
+                        return abort(f"{pos}: content is required.{msg.ALL_OR_NOTHING}", entries)
+                    if content not in working:
+                        working.append(content)
+                        changes.append((Event("add", None, content), {"operation_index": index}))
+                    continue
+                if action not in ("replace", "remove"):
+                    return abort(f"{pos}: unknown action. Use add, replace, or remove.{msg.ALL_OR_NOTHING}",
+                                 entries)
+                if not old:
+                    return abort(f"{pos}: old_text is required.{msg.ALL_OR_NOTHING}", entries)
+                if action == "replace" and not content:
+                    return abort(f"{pos}: content is required (use action='remove' to delete)."
+                                 f"{msg.ALL_OR_NOTHING}", entries)
+                found, _ = find_unique_match(working, old)
+                if found is None:
+                    return abort(f"{pos}: no entry matched '{old}'.{msg.ALL_OR_NOTHING}", entries)
+                if found == AMBIGUOUS:
+                    return abort(f"{pos}: '{old}' matched multiple distinct entries -- be more specific."
+                                 f"{msg.ALL_OR_NOTHING}", entries)
+                previous = working[found]
+                extra = {"operation_index": index, "old_text": old}
+                if action == "replace":
+                    working[found] = content
+                    working = dedupe(working)
+                    replaced[index] = previous
+                    changes.append((Event("replace", previous, content), extra))
+                else:
+                    del working[found]
+                    removed[index] = previous
+                    changes.append((Event("remove", previous, None), extra))
+            if entries and not working:
+                return abort(msg.batch_empties_store(name), entries)
+            total = char_count(working)
+            if total > limit:
+                return abort(msg.batch_over_limit(len(ops), total, limit), entries)
+            extras: dict[str, Any] = {}
+            if replaced:
+                extras["replaced_entries"] = replaced
+            if removed:
+                extras["removed_entries"] = removed
+            return _Outcome(working, changes, f"Applied {len(ops)} operation(s).", extras)
+
+        return self._mutate(target, operation, check_drift=True, origin=origin, session_id=session_id)
+
+    # -- undo -------------------------------------------------------------------------
+
+    def restore(self, event_id: int, *, origin: str = "restore",
+                session_id: str | None = None) -> dict[str, Any]:
+        """Undo history event ``event_id``: re-add what it removed, put back what it replaced,
+        or remove what it added. The undo is itself recorded (``restored_from``)."""
+        prov = self.provenance
+        event = prov.event(event_id) if prov is not None else None
+        if event is None:
+            reason = f" ({prov.last_error})" if prov is not None and prov.last_error else ""
+            return self._error(f"No history event {event_id}{reason}.")
+        target, action = event["target"], event["action"]
+        old, new = event["old_text"], event["new_text"]
+        kwargs = {"origin": origin, "session_id": session_id, "restored_from": int(event["id"])}
+        if action == "add":
+            if new not in self.fresh_entries(target):
+                return self._error(f"Nothing to restore for event {event_id}: the entry it added is no "
+                                   f"longer in {file_name(target)}.")
+            result = self._remove(target, new, matched_entry=new, **kwargs)
+        elif action == "remove" or new not in self.fresh_entries(target):
+            result = self._add(target, old, **kwargs)
+        else:
+            result = self._replace(target, new, old, matched_entry=new, **kwargs)
+        if result.get("success"):
+            result["restored_event"] = int(event["id"])
+        return result
+
+    def close(self) -> None:
+        """Release the provenance database connection."""
+        if self._provenance is not None:
+            self._provenance.close()
