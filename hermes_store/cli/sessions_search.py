@@ -1,0 +1,89 @@
+"""``hermes-store sessions search QUERY`` — message-level search over past sessions."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.sessions.search import (
+    HIGHLIGHT_CLOSE,
+    HIGHLIGHT_OPEN,
+    SORTS,
+    SearchError,
+    SearchResult,
+    search_messages,
+)
+
+
+def _bold(snippet: str, color: bool) -> str:
+    """Turn ``>>>word<<<`` markers into bold (or plain text when not on a terminal)."""
+    if not color:
+        return snippet.replace(HIGHLIGHT_OPEN, "").replace(HIGHLIGHT_CLOSE, "")
+    start, end = click.style("", bold=True, reset=False), "\x1b[22m"
+    return snippet.replace(HIGHLIGHT_OPEN, start).replace(HIGHLIGHT_CLOSE, end)
+
+
+def _stamp(ts: float | None) -> str:
+    if ts is None:
+        return "?"
+    try:
+        return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        return "?"
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--limit", "-n", type=click.IntRange(1, 1000), default=20, show_default=True,
+              help="Maximum number of messages.")
+@click.option("--role", "roles", default=None, help="Comma-separated roles, e.g. user,assistant.")
+@click.option("--source", "sources", multiple=True, help="Only these sources (repeatable or comma-separated).")
+@click.option("--exclude-source", "exclude_sources", multiple=True,
+              help="Leave out these sources (repeatable or comma-separated).")
+@click.option("--since", default=None, help="From this date (YYYY-MM-DD, ISO date-time, epoch, or 7d/5h).")
+@click.option("--until", default=None, help="Up to this date (a bare date includes that whole day).")
+@click.option("--sort", type=click.Choice(SORTS), default="relevance", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def search(ctx: click.Context, query: str, limit: int, roles: str | None, sources: tuple[str, ...],
+           exclude_sources: tuple[str, ...], since: str | None, until: str | None, sort: str,
+           as_json: bool) -> None:
+    """Search past session messages for QUERY (words, "phrases", OR, NOT, prefix*)."""
+    home = get_home(ctx)
+
+    def split(values: tuple[str, ...]) -> list[str] | None:
+        parts = [p.strip() for v in values for p in v.split(",") if p.strip()]
+        return parts or None
+
+    if not Path(home.db_path).exists():
+        result = SearchResult(query, None, [], "empty")
+    else:
+        db = home.open_db()
+        try:
+            result = search_messages(
+                db, query, limit=limit, roles=roles, sources=split(sources),
+                exclude_sources=split(exclude_sources), since=since, until=until, sort=sort,
+            )
+        except SearchError as exc:
+            fail(str(exc), 2)
+            return
+        finally:
+            db.close()
+    if as_json:
+        echo_json(result.to_json())
+        return
+    color = sys.stdout.isatty()
+    if result.note:
+        click.echo(f"note: {result.note}", err=True)
+    if not result.results:
+        click.echo("No matching messages.")
+        return
+    for row in result.results:
+        title = f" — {row['title']}" if row.get("title") else ""
+        click.echo(f"{_stamp(row['timestamp'])}  {row['source']}  {row['session_id']}#{row['seq']} "
+                   f"[{row['role']}]{title}")
+        click.echo("    " + _bold(" ".join(str(row["snippet"]).split()), color))

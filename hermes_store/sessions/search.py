@@ -1,0 +1,452 @@
+"""Message-level search over the session index (``messages_fts``).
+
+:func:`search_messages` is the library entry point (the CLI, the
+``session_search`` tool and the recall layer call it). Ranking, in order:
+
+1. bm25 with column weights (:data:`COLUMN_WEIGHTS`), or time order when
+   ``sort`` is ``newest``/``oldest``;
+2. hits whose session title contains every query word come first;
+3. automation sources (:data:`AUTOMATION_SOURCES`) come after interactive ones;
+4. a strict AND match first, then (via :func:`hermes_store.query.run_match`)
+   OR-relaxed hits for natural-language questions.
+
+Bounded work: bm25 scores every row a MATCH yields, so a query over a common
+term is run over id *windows*, newest first (oldest first for
+``sort="oldest"``), widening geometrically only while fewer hits than needed
+were found. bm25 uses whole-index statistics, so scores from different windows
+are comparable and are merged directly.
+
+Snippets are built only for the rows returned, with ``>>>``/``<<<`` around
+matched words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+from hermes_store.db import Database
+from hermes_store.query import is_cjk, run_match, tokenize
+
+AUTOMATION_SOURCES: tuple[str, ...] = ("cron", "subagent")
+COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(content, cjk)
+SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
+FIRST_WINDOW = 32_768  # ids in the first (newest) window
+WIDEN_FACTOR = 8
+SNIPPET_TOKENS = 24
+HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = ">>>", "<<<"
+MAX_LIMIT = 1000
+
+
+class SearchError(ValueError):
+    """A search argument is invalid (the message names it)."""
+
+
+@dataclass
+class Hit:
+    """One matching message (without its snippet until :func:`attach_snippets`)."""
+
+    message_id: int
+    session_id: str
+    seq: int
+    role: str
+    timestamp: float | None
+    source: str
+    title: str | None
+    score: float
+    expression: str
+    snippet: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of a result row."""
+        return {
+            "message_id": self.message_id,
+            "session_id": self.session_id,
+            "seq": self.seq,
+            "role": self.role,
+            "timestamp": self.timestamp,
+            "source": self.source,
+            "title": self.title,
+            "snippet": self.snippet,
+            "score": round(self.score, 4),
+        }
+
+
+@dataclass
+class SearchResult:
+    """What :func:`search_messages` returns.
+
+    ``results`` are dicts with the keys ``message_id, session_id, seq, role,
+    timestamp, source, title, snippet, score``; ``note`` explains a fallback or
+    relaxation (``query_note`` in JSON); ``mode`` is ``strict``, ``relaxed``,
+    ``literal`` or ``empty``.
+    """
+
+    query: str
+    note: str | None
+    results: list[dict[str, Any]] = field(default_factory=list)
+    mode: str = "strict"
+
+    @property
+    def count(self) -> int:
+        """Number of results."""
+        return len(self.results)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"query", "query_note"?, "count", "results"}``."""
+        data: dict[str, Any] = {"query": self.query}
+        if self.note:
+            data["query_note"] = self.note
+        data["count"] = self.count
+        data["results"] = self.results
+        return data
+
+
+# --------------------------------------------------------------------------- dates
+
+_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_when(value: Any, *, end_of_day: bool = False, now: float | None = None) -> float | None:
+    """Turn a date argument into epoch seconds (UTC), or None for None/empty.
+
+    Accepts epoch numbers, ``YYYY-MM-DD`` (start of that day, or its end with
+    ``end_of_day``), ISO date-times (naive = UTC) and relative ages ``30m``,
+    ``5h``, ``2d``, ``1w`` (that long before ``now``). Raises :class:`SearchError`.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise SearchError(f"not a date: {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
+    if isinstance(value, date):
+        value = value.isoformat()
+    text = str(value).strip()
+    match = _RELATIVE.match(text)
+    if match:
+        current = time.time() if now is None else now
+        return current - float(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()]
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            moment = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+            if end_of_day:
+                moment += timedelta(days=1) - timedelta(microseconds=1)
+            return moment.timestamp()
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise SearchError(
+            f"not a date: {text!r} (use YYYY-MM-DD, an ISO date-time, epoch seconds or an age like 7d)"
+        ) from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+# --------------------------------------------------------------------------- filters
+
+
+@dataclass
+class Filters:
+    """Row filters applied inside the ranked query."""
+
+    roles: Sequence[str] | None = None
+    sources: Sequence[str] | None = None
+    exclude_sources: Sequence[str] | None = None
+    since: float | None = None
+    until: float | None = None
+    session_ids: Sequence[str] | None = None
+
+    def sql(self) -> tuple[str, list[Any]]:
+        """``AND ...`` clauses and their parameters."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, values, negate in (
+            ("m.role", self.roles, False),
+            ("COALESCE(s.source, '')", self.sources, False),
+            ("COALESCE(s.source, '')", self.exclude_sources, True),
+            ("m.session_id", self.session_ids, False),
+        ):
+            if values is None:
+                continue
+            values = list(values)
+            if not values:
+                if not negate:
+                    clauses.append("0")
+                continue
+            marks = ",".join("?" * len(values))
+            clauses.append(f"{column} {'NOT IN' if negate else 'IN'} ({marks})")
+            params.extend(values)
+        if self.since is not None:
+            clauses.append("m.timestamp >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append("m.timestamp <= ?")
+            params.append(self.until)
+        return "".join(f" AND {c}" for c in clauses), params
+
+
+def _clean_list(values: Iterable[str] | str | None) -> list[str] | None:
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = values.split(",")
+    cleaned = [v.strip() for v in values if v and v.strip()]
+    return cleaned
+
+
+# --------------------------------------------------------------------------- engine
+
+
+def index_ready(db: Database) -> bool:
+    """True when the session index tables exist in ``db``."""
+    return db.table_exists("messages_fts") and db.table_exists("sessions")
+
+
+class _Ranker:
+    """Runs one FTS5 expression over id windows and returns ranked :class:`Hit` rows."""
+
+    def __init__(self, db: Database, filters: Filters, sort: str) -> None:
+        self.db = db
+        self.filters = filters
+        self.sort = sort
+        bounds = db.query_one("SELECT min(id) AS lo, max(id) AS hi FROM messages")
+        self.lo = int(bounds["lo"] or 0) if bounds else 0
+        self.hi = int(bounds["hi"] or 0) if bounds else 0
+        where, self.params = filters.sql()
+        weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+        order = {
+            "relevance": "score",
+            "newest": "m.timestamp DESC, score",
+            "oldest": "m.timestamp ASC, score",
+        }[sort]
+        self.sql = (
+            "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, COALESCE(s.source, ''), s.title, "
+            f"bm25(messages_fts, {weights}) AS score "
+            "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+            "LEFT JOIN sessions s ON s.id = m.session_id "
+            f"WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ?{where} "
+            f"ORDER BY {order} LIMIT ?"
+        )
+
+    def windows(self) -> Iterable[tuple[int, int]]:
+        """Id ranges to scan, newest first (oldest first for ``sort='oldest'``)."""
+        if self.hi < self.lo:
+            return
+        size = FIRST_WINDOW
+        if self.sort == "oldest":
+            start = self.lo
+            while start <= self.hi:
+                end = min(self.hi, start + size - 1)
+                yield start, end
+                start, size = end + 1, size * WIDEN_FACTOR
+        else:
+            end = self.hi
+            while end >= self.lo:
+                start = max(self.lo, end - size + 1)
+                yield start, end
+                end, size = start - 1, size * WIDEN_FACTOR
+
+    def fetch(self, expression: str, limit: int) -> list[Hit]:
+        """Up to ``limit`` best hits for ``expression`` (raises engine errors for run_match)."""
+        hits: list[Hit] = []
+        for start, end in self.windows():
+            rows = self.db.execute(self.sql, (expression, start, end, *self.params, limit)).fetchall()
+            hits.extend(
+                Hit(int(r[0]), r[1], int(r[2]), r[3], r[4], r[5], r[6], -float(r[7]), expression)
+                for r in rows
+            )
+            if len(hits) >= limit:
+                break
+        hits.sort(key=self.sort_key)
+        hits.sort(key=lambda h: h.source in AUTOMATION_SOURCES)  # stable: demote automation
+        return hits[:limit]
+
+    def sort_key(self, hit: Hit) -> tuple[float, float]:
+        """Order inside one class of source."""
+        ts = hit.timestamp if hit.timestamp is not None else 0.0
+        if self.sort == "newest":
+            return (-ts, -hit.score)
+        if self.sort == "oldest":
+            return (ts, -hit.score)
+        return (-hit.score, 0.0)
+
+
+def find_hits(
+    db: Database,
+    query: str,
+    *,
+    limit: int = 20,
+    roles: Iterable[str] | str | None = None,
+    sources: Iterable[str] | str | None = None,
+    exclude_sources: Iterable[str] | str | None = None,
+    since: Any = None,
+    until: Any = None,
+    sort: str = "relevance",
+    session_ids: Iterable[str] | None = None,
+) -> tuple[list[Hit], str | None, str]:
+    """Ranked hits without snippets: ``(hits, note, mode)``. See :func:`search_messages`."""
+    if sort not in SORTS:
+        raise SearchError(f"sort must be one of {', '.join(SORTS)}; got {sort!r}")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise SearchError(f"limit must be a positive integer; got {limit!r}")
+    limit = min(limit, MAX_LIMIT)
+    filters = Filters(
+        roles=_clean_list(roles),
+        sources=_clean_list(sources),
+        exclude_sources=_clean_list(exclude_sources),
+        since=parse_when(since),
+        until=parse_when(until, end_of_day=True),
+        session_ids=list(session_ids) if session_ids is not None else None,
+    )
+    if not index_ready(db):
+        return [], None, "empty"
+    ranker = _Ranker(db, filters, sort)
+    outcome = run_match(ranker.fetch, query, limit, key=lambda h: h.message_id)
+    hits: list[Hit] = list(outcome.rows)
+    if sort == "relevance" and hits:
+        words = _title_words(query)
+        if words:
+            hits.sort(key=lambda h: not _title_has(h.title, words))
+    return hits, outcome.note, outcome.mode
+
+
+def _title_words(query: str) -> list[str]:
+    return [t.lower() for t in tokenize(query or "") if t.upper() not in ("AND", "OR", "NOT")]
+
+
+def _title_has(title: str | None, words: list[str]) -> bool:
+    if not title:
+        return False
+    have = {t.lower() for t in tokenize(title)}
+    return all(w in have for w in words)
+
+
+def search_messages(
+    db: Database,
+    query: str,
+    *,
+    limit: int = 20,
+    roles: Iterable[str] | str | None = None,
+    sources: Iterable[str] | str | None = None,
+    exclude_sources: Iterable[str] | str | None = None,
+    since: Any = None,
+    until: Any = None,
+    sort: str = "relevance",
+    session_ids: Iterable[str] | None = None,
+) -> SearchResult:
+    """Search past messages; never raises on query syntax.
+
+    ``roles``/``sources``/``exclude_sources`` take lists or comma-separated
+    strings; ``since``/``until`` take what :func:`parse_when` accepts (a bare
+    ``until`` date includes that whole day); ``sort`` is ``relevance``,
+    ``newest`` or ``oldest``. Raises :class:`SearchError` for bad arguments.
+    """
+    hits, note, mode = find_hits(
+        db, query, limit=limit, roles=roles, sources=sources, exclude_sources=exclude_sources,
+        since=since, until=until, sort=sort, session_ids=session_ids,
+    )
+    attach_snippets(db, hits, query)
+    return SearchResult(query, note, [h.to_dict() for h in hits], mode)
+
+
+# --------------------------------------------------------------------------- snippets
+
+
+def attach_snippets(db: Database, hits: Sequence[Hit], query: str) -> None:
+    """Fill ``hit.snippet`` with a highlighted excerpt of each hit's content."""
+    for hit in hits:
+        snippet = None
+        try:
+            snippet = db.scalar(
+                "SELECT snippet(messages_fts, 0, ?, ?, '...', ?) FROM messages_fts "
+                "WHERE messages_fts MATCH ? AND rowid = ?",
+                (HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE, SNIPPET_TOKENS, hit.expression, hit.message_id),
+            )
+        except Exception:  # noqa: BLE001 - a snippet must never break a search
+            snippet = None
+        if not snippet or HIGHLIGHT_OPEN not in snippet:
+            content = db.scalar("SELECT content FROM messages WHERE id = ?", (hit.message_id,)) or ""
+            snippet = python_snippet(content, query) if content else (snippet or "")
+        hit.snippet = snippet
+
+
+def python_snippet(content: str, query: str, width: int = 160) -> str:
+    """Highlight the first query word (CJK runs included) found in ``content``."""
+    words = sorted({t for t in tokenize(query) if t.upper() not in ("AND", "OR", "NOT")}, key=len, reverse=True)
+    pieces = []
+    for word in words:
+        pieces.append(re.escape(word))
+        if any(is_cjk(c) for c in word) and len(word) > 2:
+            pieces.extend(re.escape(word[i : i + 2]) for i in range(len(word) - 1))
+    pattern = re.compile("|".join(pieces), re.IGNORECASE) if pieces else None
+    match = pattern.search(content) if pattern else None
+    if match is None:
+        text = content[:width]
+        return text + ("..." if len(content) > width else "")
+    start = max(0, match.start() - width // 3)
+    end = min(len(content), start + width)
+    excerpt = content[start:end]
+    excerpt = pattern.sub(lambda m: f"{HIGHLIGHT_OPEN}{m.group(0)}{HIGHLIGHT_CLOSE}", excerpt)
+    return ("..." if start else "") + excerpt + ("..." if end < len(content) else "")
+
+
+# --------------------------------------------------------------------------- lineage
+
+
+class Lineage:
+    """Resolves sessions to their lineage root by walking ``parent_session_id`` (cached)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._parent: dict[str, str | None] = {}
+        self._root: dict[str, str] = {}
+
+    def parent(self, session_id: str) -> str | None:
+        """The parent session id, or None."""
+        if session_id not in self._parent:
+            row = self.db.query_one("SELECT parent_session_id FROM sessions WHERE id = ?", (session_id,))
+            self._parent[session_id] = (row or {}).get("parent_session_id") or None
+        return self._parent[session_id]
+
+    def root(self, session_id: str) -> str:
+        """The lineage root of ``session_id`` (itself when it has no parent; cycles stop)."""
+        if session_id in self._root:
+            return self._root[session_id]
+        seen = [session_id]
+        current = session_id
+        while True:
+            parent = self.parent(current)
+            if parent is None or parent in seen:
+                break
+            if parent in self._root:
+                current = self._root[parent]
+                break
+            seen.append(parent)
+            current = parent
+        for sid in seen:
+            self._root[sid] = current
+        return current
+
+
+def session_meta(db: Database, session_id: str) -> dict[str, Any]:
+    """A session's ``meta`` JSON as a dict ({} when absent or unreadable)."""
+    raw = db.scalar("SELECT meta FROM sessions WHERE id = ?", (session_id,))
+    try:
+        value = json.loads(raw) if raw else {}
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,511 @@
+"""The ``session_search`` tool: the four Hermes calling shapes, no LLM calls.
+
+* **discover** (``query``): title match first, then message hits grouped by
+  lineage root, each hydrated with an anchored window and bookends
+  (``detail='adaptive'`` hydrates only the first result fully);
+* **scroll** (``session_id`` + ``around_message_id``): a window of
+  ``±window`` messages around a message;
+* **read** (``session_id`` alone): a whole session, or its first 20 and last
+  10 messages when it is large;
+* **browse** (no query): the most recently active sessions.
+
+The calling session's lineage (``ctx.session_id``, Hermes' ``current_session_id``)
+is never returned as search evidence, since it is already in context.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from hermes_store.db import Database
+from hermes_store.home import Home
+from hermes_store.sessions.search import (
+    Hit,
+    Lineage,
+    SearchError,
+    attach_snippets,
+    find_hits,
+    index_ready,
+    session_meta,
+)
+from hermes_store.tooling import (
+    Tool,
+    ToolArgumentError,
+    ToolContext,
+    function_schema,
+    get_choice,
+    get_int,
+    get_str,
+    get_str_list,
+)
+
+DEFAULT_ROLES = ("user", "assistant")
+HIDDEN_SOURCES = ("tool",)
+DISCOVER_SCAN_LIMIT = 300
+DEFAULT_LIMIT, MAX_LIMIT = 3, 10
+DEFAULT_WINDOW, MAX_WINDOW = 5, 20
+HYDRATE_WINDOW = 5
+BOOKEND_COUNT = 3
+WINDOW_CHARS = 4000
+BOOKEND_CHARS = 1200
+READ_HEAD, READ_TAIL = 20, 10
+PREVIEW_CHARS = 60
+NO_MATCH_MESSAGE = "No matching sessions found."
+LEFT_CONTEXT_REASONS = frozenset(
+    {"compression", "session_reset", "session_switch", "idle", "daily", "suspended",
+     "resume_pending_expired", "new_session"}
+)
+_COMPACTION_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+
+DESCRIPTION = (
+    "Search your past conversations (the session index). Four shapes: "
+    "DISCOVER with `query` (keywords, \"phrases\", OR/NOT, prefix*) returns the best matching "
+    "sessions, each with the matching message, a window around it and bookends; "
+    "SCROLL with `session_id` + `around_message_id` pages through a session; "
+    "READ with `session_id` alone returns a session (first 20 + last 10 messages when large); "
+    "BROWSE with no arguments lists recent sessions. Treat session history as secondary "
+    "evidence: inspect direct sources (files, tools) first."
+)
+
+SESSION_SEARCH_SCHEMA = function_schema(
+    "session_search",
+    DESCRIPTION,
+    {
+        "query": {"type": "string", "description": "Discover: keywords, \"phrases\", OR, NOT, prefix*. "
+                  "Omit to browse recent sessions."},
+        "limit": {"type": "integer", "description": "Discover/browse: sessions to return (1-10, default 3)."},
+        "sort": {"type": "string", "enum": ["newest", "oldest"],
+                 "description": "Discover: order by time instead of relevance."},
+        "detail": {"type": "string", "enum": ["adaptive", "full"],
+                   "description": "adaptive (default) hydrates only the top result; full hydrates all."},
+        "session_id": {"type": "string", "description": "Scroll (with around_message_id) or read (alone)."},
+        "around_message_id": {"type": "integer", "description": "Scroll anchor message id."},
+        "window": {"type": "integer", "description": "Scroll: messages either side (1-20, default 5)."},
+        "role_filter": {"type": "string", "description": "Comma-separated roles (default user,assistant; "
+                        "add tool to include tool output)."},
+        "profile": {"type": "string", "description": "Read another profile's store (read-only)."},
+    },
+)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _when(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    try:
+        return datetime.fromtimestamp(float(ts)).strftime("%B %d, %Y at %I:%M %p")
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _link(session_id: str, profile: str | None) -> str:
+    return f"@session:{profile}/{session_id}" if profile else f"@session:{session_id}"
+
+
+def _message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dict[str, Any]:
+    """A message as the tool shows it, content ANSI-stripped and capped at ``cap`` characters."""
+    content = _ANSI.sub("", row.get("content") or "")
+    out: dict[str, Any] = {"id": row["id"], "role": row["role"]}
+    if len(content) > cap:
+        out["content"] = content[:cap] + "…"
+        out["content_truncated"] = True
+        out["original_content_chars"] = len(content)
+    else:
+        out["content"] = content
+    out["timestamp"] = row.get("timestamp")
+    for key in ("tool_name", "tool_calls", "tool_call_id"):
+        if row.get(key):
+            out[key] = row[key]
+    if anchor:
+        out["anchor"] = True
+    return out
+
+
+_MESSAGE_COLUMNS = "id, seq, role, content, timestamp, tool_name, tool_calls, tool_call_id"
+
+
+class _Store:
+    """The session store a call works on, plus the calling session's lineage."""
+
+    def __init__(self, db: Database, profile: str | None, current_session_id: str) -> None:
+        self.db = db
+        self.profile = profile
+        self.lineage = Lineage(db)
+        self.current = current_session_id or ""
+        self.current_root = self.lineage.root(self.current) if self.current else None
+
+    def session(self, session_id: str) -> dict[str, Any] | None:
+        return self.db.query_one("SELECT * FROM sessions WHERE id = ?", (session_id,))
+
+    def session_meta(self, row: dict[str, Any]) -> dict[str, Any]:
+        return {"when": _when(row.get("started_at")), "source": row.get("source"),
+                "model": row.get("model"), "title": row.get("title")}
+
+    def in_live_context(self, session_id: str) -> bool:
+        """True when ``session_id`` belongs to the caller's lineage and has not left its context."""
+        if not self.current:
+            return False
+        if session_id == self.current:
+            return True
+        if self.lineage.root(session_id) != self.current_root:
+            return False
+        reason = session_meta(self.db, session_id).get("end_reason")
+        return reason not in LEFT_CONTEXT_REASONS
+
+    def messages(self, session_id: str, roles: tuple[str, ...] | None, *, where: str = "",
+                 params: tuple[Any, ...] = (), order: str = "seq", limit: int = -1) -> list[dict[str, Any]]:
+        role_sql = ""
+        role_params: tuple[Any, ...] = ()
+        if roles is not None:
+            role_sql = f" AND role IN ({','.join('?' * len(roles))})"
+            role_params = tuple(roles)
+        return self.db.query(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ?{role_sql}{where} "
+            f"ORDER BY {order} LIMIT ?",
+            (session_id, *role_params, *params, limit),
+        )
+
+    def count(self, session_id: str, where: str = "", params: tuple[Any, ...] = ()) -> int:
+        return int(self.db.scalar(f"SELECT count(*) FROM messages WHERE session_id = ?{where}",
+                                  (session_id, *params)) or 0)
+
+    def window(self, session_id: str, anchor_seq: int, size: int, roles: tuple[str, ...] | None,
+               cap: int) -> tuple[list[dict[str, Any]], int, int, int, int]:
+        """Messages ``±size`` around ``anchor_seq`` (anchor always kept), the counts of messages
+        before/after them, and the first/last seq shown."""
+        anchor = self.messages(session_id, None, where=" AND seq = ?", params=(anchor_seq,))
+        before = self.messages(session_id, roles, where=" AND seq < ?", params=(anchor_seq,),
+                               order="seq DESC", limit=size)[::-1]
+        after = self.messages(session_id, roles, where=" AND seq > ?", params=(anchor_seq,), limit=size)
+        rows = before + anchor + after
+        out = [_message(r, cap, anchor=r["seq"] == anchor_seq) for r in rows]
+        first = rows[0]["seq"] if rows else anchor_seq
+        last = rows[-1]["seq"] if rows else anchor_seq
+        return (out, self.count(session_id, " AND seq < ?", (first,)),
+                self.count(session_id, " AND seq > ?", (last,)), first, last)
+
+    def bookends(self, session_id: str, first_seq: int, last_seq: int) -> tuple[list[dict], list[dict]]:
+        """First/last ``BOOKEND_COUNT`` user/assistant messages strictly outside the window."""
+        def keep(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [r for r in rows if (r["content"] or "").strip()
+                    and not (r["content"] or "").lstrip().startswith(_COMPACTION_PREFIXES)]
+
+        start: list[dict[str, Any]] = []
+        end: list[dict[str, Any]] = []
+        if first_seq > 0:
+            start = keep(self.messages(session_id, DEFAULT_ROLES, where=" AND seq < ?",
+                                       params=(first_seq,), limit=BOOKEND_COUNT * 4))[:BOOKEND_COUNT]
+        tail = keep(self.messages(session_id, DEFAULT_ROLES, where=" AND seq > ?", params=(last_seq,),
+                                  order="seq DESC", limit=BOOKEND_COUNT * 4))[:BOOKEND_COUNT]
+        end = tail[::-1]
+        return ([_message(r, BOOKEND_CHARS) for r in start], [_message(r, BOOKEND_CHARS) for r in end])
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def _hydrate(store: _Store, session: dict[str, Any], anchor_id: int, anchor_seq: int, *,
+             full: bool, roles: tuple[str, ...]) -> dict[str, Any]:
+    sid = session["id"]
+    if full:
+        messages, before, after, lo, hi = store.window(sid, anchor_seq, HYDRATE_WINDOW, roles, WINDOW_CHARS)
+        bookend_start, bookend_end = store.bookends(sid, lo, hi)
+    else:
+        messages, before, after, _lo, _hi = store.window(sid, anchor_seq, 0, roles, WINDOW_CHARS)
+        bookend_start, bookend_end = [], []
+    return {
+        "bookend_start": bookend_start,
+        "messages": messages,
+        "bookend_end": bookend_end,
+        "messages_before": before,
+        "messages_after": after,
+        "detail": "full" if full else "compact",
+    }
+
+
+def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, match_id: int,
+                  match_seq: int, snippet: str, *, full: bool, roles: tuple[str, ...]) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "session_id": session["id"],
+        "when": _when(session.get("started_at")),
+        "source": session.get("source"),
+        "model": session.get("model"),
+        "title": session.get("title"),
+        "matched_role": matched_role,
+        "match_message_id": match_id,
+        "snippet": snippet,
+    }
+    entry.update(_hydrate(store, session, match_id, match_seq, full=full, roles=roles))
+    entry["link"] = _link(session["id"], store.profile)
+    if session.get("parent_session_id"):
+        entry["parent_session_id"] = session["parent_session_id"]
+    return entry
+
+
+def _title_match(store: _Store, query: str) -> dict[str, Any] | None:
+    """The newest session whose title is the query (or ``query #N``), if eligible."""
+    title = query.strip().strip("\"'`").strip()
+    if not title:
+        return None
+    like = title.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " #%"
+    rows = store.db.query(
+        "SELECT * FROM sessions WHERE title IS NOT NULL AND (title = ? COLLATE NOCASE "
+        "OR title LIKE ? ESCAPE '\\') ORDER BY COALESCE(started_at, 0) DESC",
+        (title, like),
+    )
+    for row in rows:
+        if row.get("source") in HIDDEN_SOURCES or store.in_live_context(row["id"]):
+            continue
+        return row
+    return None
+
+
+def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail: str,
+             roles: tuple[str, ...]) -> dict[str, Any]:
+    """DISCOVER: title match, then message hits grouped by lineage root."""
+    results: list[dict[str, Any]] = []
+    seen_roots: set[str] = set()
+
+    def full_for(index: int) -> bool:
+        return detail == "full" or index == 0
+
+    title_row = _title_match(store, query)
+    if title_row is not None:
+        first = store.messages(title_row["id"], roles, limit=1) or store.messages(title_row["id"], None, limit=1)
+        if first:
+            seen_roots.add(store.lineage.root(title_row["id"]))
+            results.append(_result_entry(
+                store, title_row, "session_title", first[0]["id"], first[0]["seq"],
+                f"Session title matched: {title_row.get('title')}", full=full_for(0), roles=roles))
+    try:
+        hits, note, _mode = find_hits(store.db, query, limit=DISCOVER_SCAN_LIMIT, roles=list(roles),
+                                      exclude_sources=list(HIDDEN_SOURCES), sort=sort or "relevance")
+    except SearchError as exc:
+        raise ToolArgumentError(str(exc)) from exc
+    chosen: list[Hit] = []
+    for hit in hits:
+        if len(results) + len(chosen) >= limit:
+            break
+        if store.in_live_context(hit.session_id):
+            continue
+        root = store.lineage.root(hit.session_id)
+        if root in seen_roots:
+            continue
+        seen_roots.add(root)
+        chosen.append(hit)
+    attach_snippets(store.db, chosen, query)
+    for hit in chosen:
+        session = store.session(hit.session_id) or {"id": hit.session_id, "source": hit.source,
+                                                    "title": hit.title}
+        results.append(_result_entry(store, session, hit.role, hit.message_id, hit.seq, hit.snippet,
+                                     full=full_for(len(results)), roles=roles))
+    payload: dict[str, Any] = {
+        "success": True,
+        "mode": "discover",
+        "query": query,
+        "detail": detail,
+        "results": results,
+        "count": len(results),
+        "sessions_searched": len({h.session_id for h in hits}),
+    }
+    if note:
+        payload["query_note"] = note
+    if not results:
+        payload["message"] = NO_MATCH_MESSAGE
+    return payload
+
+
+def scroll(store: _Store, session_id: str, around: int, window: int, roles: tuple[str, ...]) -> dict[str, Any]:
+    """SCROLL: ``±window`` messages around message ``around``."""
+    anchor = store.db.query_one("SELECT id, session_id, seq FROM messages WHERE id = ?", (around,))
+    session = store.session(session_id)
+    if session is None and anchor is None:
+        return {"success": False, "error": f"Session not found: {session_id}"}
+    if anchor is None:
+        return {"success": False, "error": f"Message {around} not found in session {session_id}"}
+    warning = None
+    if anchor["session_id"] != session_id:
+        if session is None or store.lineage.root(anchor["session_id"]) != store.lineage.root(session_id):
+            return {"success": False, "error": f"Message {around} not found in session {session_id}"}
+        warning = (f"message {around} lives in session {anchor['session_id']} of the same lineage; "
+                   "showing that session")
+        session_id = anchor["session_id"]
+        session = store.session(session_id)
+    if store.in_live_context(session_id):
+        return {"success": False,
+                "error": "scroll rejected: anchor lives in the current session lineage (already in your "
+                         "active context)"}
+    messages, before, after, _lo, _hi = store.window(session_id, anchor["seq"], window, roles, WINDOW_CHARS)
+    payload: dict[str, Any] = {
+        "success": True,
+        "mode": "scroll",
+        "session_id": session_id,
+        "around_message_id": around,
+        "session_meta": store.session_meta(session or {}),
+        "window": window,
+        "messages": messages,
+        "messages_before": before,
+        "messages_after": after,
+    }
+    if warning:
+        payload["warning"] = warning
+    return payload
+
+
+def read(store: _Store, session_id: str, roles: tuple[str, ...]) -> dict[str, Any]:
+    """READ: a whole session, or its first 20 and last 10 messages when larger."""
+    session = store.session(session_id)
+    if session is None:
+        return {"success": False, "error": f"Session not found: {session_id}"}
+    total = store.count(session_id)
+    shown = store.count(session_id, f" AND role IN ({','.join('?' * len(roles))})", roles)
+    payload: dict[str, Any] = {
+        "success": True,
+        "mode": "read",
+        "session_id": session_id,
+        "link": _link(session_id, store.profile),
+        "session_meta": store.session_meta(session),
+        "message_count": total,
+    }
+    if shown > READ_HEAD + READ_TAIL:
+        head = store.messages(session_id, roles, limit=READ_HEAD)
+        tail = store.messages(session_id, roles, order="seq DESC", limit=READ_TAIL)[::-1]
+        payload["truncated"] = True
+        payload["messages"] = [_message(r, WINDOW_CHARS) for r in head + tail]
+        payload["message"] = (
+            f"Showing the first {READ_HEAD} and last {READ_TAIL} of {shown} messages. To read the middle, "
+            f"call session_search with session_id='{session_id}' and around_message_id="
+            f"{head[-1]['id']} (then page forward with the last id you saw)."
+        )
+    else:
+        payload["truncated"] = False
+        payload["messages"] = [_message(r, WINDOW_CHARS) for r in store.messages(session_id, roles)]
+    return payload
+
+
+_SANE_EPOCH = (946684800.0, 4102444800.0)  # 2000-01-01 .. 2100-01-01
+_BRANCH_KEYS = ("_branched_from", "_reset_from", "branched_from", "reset_from")
+
+
+def browse(store: _Store, limit: int) -> dict[str, Any]:
+    """BROWSE: the most recently active root sessions (plus branch/reset children)."""
+    hidden = ",".join("?" * len(HIDDEN_SOURCES))
+    rows = store.db.query(
+        f"SELECT * FROM sessions WHERE source NOT IN ({hidden}) "
+        "ORDER BY COALESCE(ended_at, started_at, 0) DESC LIMIT ?",
+        (*HIDDEN_SOURCES, (limit + 15) * 4),
+    )
+    candidates = []
+    for row in rows:
+        sid = row["id"]
+        if sid == store.current or (store.current_root and sid == store.current_root):
+            continue
+        if row.get("parent_session_id") and store.session(row["parent_session_id"]) is not None:
+            meta = session_meta(store.db, sid)
+            if not any(meta.get(k) for k in _BRANCH_KEYS):
+                continue
+        last = store.db.scalar(
+            "SELECT timestamp FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT 1", (sid,))
+        stamps = [t for t in (last, row.get("ended_at"), row.get("started_at"))
+                  if isinstance(t, (int, float)) and _SANE_EPOCH[0] <= t <= _SANE_EPOCH[1]]
+        candidates.append((max(stamps) if stamps else None, row))
+    candidates.sort(key=lambda item: item[0] or 0.0, reverse=True)
+    results = []
+    for last_active, row in candidates[:limit]:
+        first_user = store.db.scalar(
+            "SELECT content FROM messages WHERE session_id = ? AND role = 'user' AND content <> '' "
+            "ORDER BY seq LIMIT 1", (row["id"],)) or ""
+        first_user = " ".join(_ANSI.sub("", first_user).split())
+        preview = first_user[:PREVIEW_CHARS] + ("..." if len(first_user) > PREVIEW_CHARS else "")
+        results.append({
+            "session_id": row["id"],
+            "link": _link(row["id"], store.profile),
+            "title": row.get("title"),
+            "source": row.get("source"),
+            "started_at": row.get("started_at"),
+            "last_active": last_active,
+            "message_count": row.get("message_count") or store.count(row["id"]),
+            "preview": preview,
+        })
+    return {
+        "success": True,
+        "mode": "browse",
+        "results": results,
+        "count": len(results),
+        "message": f"Showing {len(results)} most recent sessions. "
+                   "Use a keyword query to search specific topics.",
+    }
+
+
+# --------------------------------------------------------------------------- handler
+
+
+def _empty(mode: str, query: str | None, detail: str) -> dict[str, Any]:
+    """The answer for a home whose session store does not exist yet."""
+    if mode == "browse":
+        return {"success": True, "mode": "browse", "results": [], "count": 0,
+                "message": "Showing 0 most recent sessions. Use a keyword query to search specific topics."}
+    return {"success": True, "mode": "discover", "query": query, "detail": detail, "results": [],
+            "count": 0, "sessions_searched": 0, "message": NO_MATCH_MESSAGE}
+
+
+def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str | None]:
+    """The database to search (None when it does not exist yet) and the profile name for links."""
+    if profile:
+        home = ctx.home
+        base = home.root.parent.parent if home.profile else home.root
+        try:
+            target = Home(base, profile)
+        except Exception as exc:  # noqa: BLE001 - reported to the agent as an argument error
+            raise ToolArgumentError(f"'profile': {exc}") from exc
+        path = Path(target.db_path)
+        if not path.exists():
+            raise ToolArgumentError(f"'profile': no session store for profile {profile!r}")
+        return ctx.resource(f"session_search.db.{profile}", lambda: Database(path, readonly=True)), profile
+    if not Path(ctx.home.db_path).exists():
+        return None, ctx.home.profile
+    return ctx.resource("session_search.db", ctx.home.open_db), ctx.home.profile
+
+
+def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """Dispatch one ``session_search`` call to scroll, read, browse or discover."""
+    query = get_str(args, "query", max_chars=10_000)
+    session_id = get_str(args, "session_id")
+    profile = get_str(args, "profile")
+    around = get_int(args, "around_message_id")
+    window = get_int(args, "window", default=DEFAULT_WINDOW, minimum=1, maximum=MAX_WINDOW, clamp=True)
+    limit = get_int(args, "limit", default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT, clamp=True)
+    sort = get_choice(args, "sort", ("newest", "oldest", "relevance"))
+    detail = get_choice(args, "detail", ("adaptive", "full"), default="adaptive")
+    roles = tuple(r.lower() for r in (get_str_list(args, "role_filter") or list(DEFAULT_ROLES)))
+    if session_id is not None:
+        session_id = session_id.strip()
+        if "/" in session_id and not profile:
+            profile, session_id = session_id.split("/", 1)
+        if not session_id:
+            raise ToolArgumentError("'session_id' must not be empty")
+    db, link_profile = _open(ctx, profile)
+    current = "" if profile else (ctx.session_id or "")
+    mode = ("scroll" if session_id and around is not None else "read" if session_id
+            else "discover" if query and query.strip() else "browse")
+    if db is None or not index_ready(db):
+        if mode in ("scroll", "read"):
+            return {"success": False, "error": f"Session not found: {session_id}"}
+        return _empty(mode, query, detail)
+    store = _Store(db, link_profile, current)
+    if mode == "scroll":
+        return scroll(store, session_id, around, window, roles)
+    if mode == "read":
+        return read(store, session_id, roles)
+    if mode == "browse":
+        return browse(store, limit)
+    return discover(store, query.strip(), limit=limit, sort=sort, detail=detail, roles=roles)
+
+
+SESSION_SEARCH_TOOL = Tool("session_search", SESSION_SEARCH_SCHEMA, handle_session_search)

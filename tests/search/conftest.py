@@ -1,0 +1,42 @@
+"""Fixtures for search tests: a store filled by direct SQL (no importer needed)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pytest
+
+from hermes_store.query import cjk_projection
+
+DAY = 86400.0
+T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+
+
+def add_session(db, sid: str, messages: Sequence[tuple[str, str]], *, source: str = "cli",
+                title: str | None = None, parent: str | None = None, start: float = T0,
+                meta: dict | None = None, step: float = 60.0) -> list[int]:
+    """Insert a session and its messages (role, content); returns the message ids in order."""
+    ids = []
+    with db.write():
+        db.execute(
+            "INSERT INTO sessions(id, origin_format, source, title, model, started_at, parent_session_id, "
+            "message_count, meta) VALUES (?,?,?,?,?,?,?,?,?)",
+            (sid, "live", source, title, "test-model", start, parent, len(messages), json.dumps(meta or {})),
+        )
+        for seq, (role, content) in enumerate(messages):
+            db.execute(
+                "INSERT INTO messages(session_id, seq, role, content, timestamp, cjk) VALUES (?,?,?,?,?,?)",
+                (sid, seq, role, content, start + seq * step, cjk_projection(content)),
+            )
+            ids.append(db.conn.last_insert_rowid())
+        db.execute("INSERT INTO messages_fts(messages_fts) VALUES('rebuild')")
+    return ids
+
+
+@pytest.fixture
+def db(home):
+    """The home's store database (migrated, empty)."""
+    database = home.open_db()
+    yield database
+    database.close()
