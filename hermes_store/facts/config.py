@@ -1,0 +1,81 @@
+"""The fact store's settings: ``memory.holographic_store.*`` in config.yaml.
+
+Keys (strings from the setup wizard are coerced): ``default_trust`` (0.5),
+``min_trust_threshold`` (0.3), ``hrr_dim`` (1024), ``hrr_weight`` (0.2, the share
+of the vector term in search), ``auto_extract`` (false), ``half_life_days``
+(0 = no decay; ``temporal_decay_half_life`` is accepted as the Hermes name),
+``prefetch_limit`` (5). The Hermes section ``plugins.hermes-memory-store`` is read
+as a fallback so an existing Hermes configuration carries over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_store.facts import trust
+from hermes_store.facts.hrr import DEFAULT_DIM
+from hermes_store.home import ConfigError, Home, coerce_bool, coerce_int
+
+SECTION = "holographic_store"
+
+
+def _float(value: Any, default: float, name: str, low: float | None = None,
+           high: float | None = None) -> float:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return default
+    if isinstance(value, bool):
+        raise ConfigError(f"{name}: expected a number, got {value!r}")
+    try:
+        number = float(str(value).strip())
+    except ValueError as exc:
+        raise ConfigError(f"{name}: expected a number, got {value!r}") from exc
+    if (low is not None and number < low) or (high is not None and number > high):
+        raise ConfigError(f"{name}: must be between {low} and {high}, got {number}")
+    return number
+
+
+@dataclass(frozen=True)
+class FactConfig:
+    """Resolved fact-store settings."""
+
+    default_trust: float = trust.DEFAULT_TRUST
+    min_trust_threshold: float = trust.MIN_TRUST_THRESHOLD
+    hrr_dim: int = DEFAULT_DIM
+    hrr_weight: float = 0.2
+    auto_extract: bool = False
+    half_life_days: float = 0.0
+    prefetch_limit: int = 5
+
+    @classmethod
+    def from_mapping(cls, section: Any) -> FactConfig:
+        """Build from a parsed mapping (None -> defaults); errors name the key."""
+        if section is None:
+            section = {}
+        if not isinstance(section, dict):
+            raise ConfigError(f"memory.{SECTION}: expected a mapping, got {type(section).__name__}")
+        p = f"memory.{SECTION}."
+        half_life = section.get("half_life_days", section.get("temporal_decay_half_life"))
+        return cls(
+            default_trust=trust.clamp(_float(section.get("default_trust"), trust.DEFAULT_TRUST,
+                                             p + "default_trust", 0.0, 1.0)),
+            min_trust_threshold=_float(section.get("min_trust_threshold"), trust.MIN_TRUST_THRESHOLD,
+                                       p + "min_trust_threshold", 0.0, 1.0),
+            hrr_dim=coerce_int(section.get("hrr_dim"), DEFAULT_DIM, name=p + "hrr_dim", minimum=16),
+            hrr_weight=_float(section.get("hrr_weight"), 0.2, p + "hrr_weight", 0.0, 1.0),
+            auto_extract=coerce_bool(section.get("auto_extract"), False, name=p + "auto_extract"),
+            half_life_days=_float(half_life, 0.0, p + "half_life_days", 0.0, None),
+            prefetch_limit=coerce_int(section.get("prefetch_limit"), 5, name=p + "prefetch_limit",
+                                      minimum=1),
+        )
+
+
+def load_fact_config(home: Home) -> FactConfig:
+    """Read ``memory.holographic_store`` (falling back to ``plugins.hermes-memory-store``)."""
+    config = home.config()
+    memory = config.get("memory") or {}
+    section = memory.get(SECTION) if isinstance(memory, dict) else None
+    if section is None:
+        plugins = config.get("plugins") or {}
+        section = plugins.get("hermes-memory-store") if isinstance(plugins, dict) else None
+    return FactConfig.from_mapping(section)

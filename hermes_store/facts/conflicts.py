@@ -1,0 +1,156 @@
+"""Contradiction detection: same subject, same relation, different value.
+
+Two facts are compared only when they share an entity (exact SQL links, so
+the work is per entity rather than all pairs). For each shared entity the
+entity's own words are removed from both texts; what remains is a *frame*
+(stemmed words, articles dropped, prepositions and negations kept). The pair
+is a contradiction when
+
+* the frames share a non-empty leading part (the relation: "lives in",
+  "favourite colour") and possibly a trailing part, together covering at least
+  half of the longer frame, and both differ in a short middle (the value: at
+  most 4 words each, neither empty — a pure addition is a refinement), or
+* the frames are equal except for negation ("likes tea" / "does not like tea").
+
+``content_similarity`` reports the HRR similarity of the two texts bound to the
+content role; ``entity_overlap`` the Jaccard overlap of the linked entities.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+from hermes_store.facts import hrr
+from hermes_store.facts.text import NEGATIONS, normalize, stem, words
+
+if TYPE_CHECKING:
+    from hermes_store.facts.store import FactStore
+
+MAX_FACTS_PER_ENTITY = 300  # most recently updated facts compared per entity (bounds O(n²))
+MAX_VALUE_WORDS = 4
+_DROP = frozenset({"a", "an", "the", "s", "is", "are", "was", "were", "be", "been", "am",
+                   "do", "does", "did", "has", "have", "had", "currently", "now", "still", "really",
+                   "very", "also", "just"})
+
+
+def frame(text: str, remove: set[str]) -> list[str]:
+    """The comparable words of ``text`` with the words of ``remove`` (an entity's names) taken out."""
+    out = []
+    for w in words(text):
+        if w in remove or w in _DROP:
+            continue
+        out.append(w if w in NEGATIONS else stem(w))
+    return out
+
+
+def compare(a: list[str], b: list[str], names: frozenset[str] | set[str] = frozenset()) -> float:
+    """Contradiction strength of two frames in [0, 1] (0 = not a contradiction).
+
+    ``names`` are the (stemmed) words of the facts' entities: a shared leading
+    part made only of names is a shared subject, not a shared relation.
+    """
+    if not a or not b or a == b:
+        return 0.0
+    neg_a = [w for w in a if w in NEGATIONS]
+    neg_b = [w for w in b if w in NEGATIONS]
+    core_a = [w for w in a if w not in NEGATIONS]
+    core_b = [w for w in b if w not in NEGATIONS]
+    if core_a and core_a == core_b and bool(neg_a) != bool(neg_b):
+        return 0.9
+    if bool(neg_a) != bool(neg_b):
+        return 0.0
+    prefix = 0
+    while prefix < min(len(a), len(b)) and a[prefix] == b[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
+        suffix += 1
+    mid_a, mid_b = a[prefix:len(a) - suffix], b[prefix:len(b) - suffix]
+    if not any(w not in names for w in a[:prefix]) or not mid_a or not mid_b:
+        return 0.0
+    if len(mid_a) > MAX_VALUE_WORDS or len(mid_b) > MAX_VALUE_WORDS:
+        return 0.0
+    if set(mid_a) & set(mid_b):
+        return 0.0
+    shared = (prefix + suffix) / max(len(a), len(b))
+    if shared < 0.5:
+        return 0.0
+    return round(0.5 + 0.5 * shared, 3)
+
+
+def contradict(store: FactStore, *, category: str | None = None, limit: int = 10,
+               threshold: float = 0.5) -> list[dict[str, Any]]:
+    """Pairs of facts that contradict each other, strongest first.
+
+    Items: ``{fact_a, fact_b, entity_overlap, content_similarity,
+    contradiction_score, shared_entities}`` (numbers rounded to 3 places).
+    """
+    sql = ("SELECT fe.entity_id, fe.fact_id FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id")
+    params: list[Any] = []
+    if category:
+        sql += " WHERE f.category = ?"
+        params.append(category)
+    sql += " ORDER BY fe.entity_id, f.updated_at DESC, f.fact_id DESC"
+    groups: dict[int, list[int]] = {}
+    links: dict[int, set[int]] = {}
+    for row in store.db.query(sql, params):
+        links.setdefault(row["fact_id"], set()).add(row["entity_id"])
+        members = groups.setdefault(row["entity_id"], [])
+        if len(members) < MAX_FACTS_PER_ENTITY:
+            members.append(row["fact_id"])
+    groups = {e: f for e, f in groups.items() if len(f) >= 2}
+    if not groups:
+        return []
+    fact_ids = sorted({f for facts in groups.values() for f in facts})
+    contents = {}
+    for start in range(0, len(fact_ids), 500):
+        chunk = fact_ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in store.db.query(f"SELECT fact_id, content FROM facts WHERE fact_id IN ({marks})", chunk):
+            contents[row["fact_id"]] = row["content"]
+    entity_words: dict[int, set[str]] = {}
+    entity_names: dict[int, str] = {}
+    ids = sorted({e for f in fact_ids for e in links.get(f, ())})
+    for start in range(0, len(ids), 500):
+        chunk = ids[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for row in store.db.query(f"SELECT entity_id, name, aliases FROM entities WHERE entity_id IN "
+                                  f"({marks})", chunk):
+            entity_names[row["entity_id"]] = row["name"]
+            entity_words[row["entity_id"]] = set(words(f"{row['name']} {row['aliases'].replace(',', ' ')}"))
+    stemmed = {e: {stem(w) for w in ws} | ws for e, ws in entity_words.items()}
+    best: dict[tuple[int, int], tuple[float, set[int]]] = {}
+    for eid, facts in groups.items():
+        remove = entity_words.get(eid, set())
+        frames = {fid: frame(contents[fid], remove) for fid in facts}
+        for x, y in combinations(sorted(facts), 2):
+            if normalize(contents[x]) == normalize(contents[y]):
+                continue
+            names = set().union(*(stemmed.get(e, set()) for e in links[x] | links[y]))
+            strength = compare(frames[x], frames[y], names)
+            if strength >= threshold:
+                score, shared = best.get((x, y), (0.0, set()))
+                best[(x, y)] = (max(score, strength), shared | {eid})
+    if not best:
+        return []
+    pairs = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[: max(0, int(limit))]
+    involved = sorted({f for (x, y), _ in pairs for f in (x, y)})
+    facts_by_id = {f["fact_id"]: f for f in store.facts_by_ids(involved)}
+    results = []
+    for (x, y), (score, _shared) in pairs:
+        fa, fb = facts_by_id[x], facts_by_id[y]
+        ents_a = {e.casefold() for e in fa["entities"]}
+        ents_b = {e.casefold() for e in fb["entities"]}
+        union = ents_a | ents_b
+        overlap = len(ents_a & ents_b) / len(union) if union else 0.0
+        sim = hrr.similarity(hrr.encode_text(fa["content"], store.dim), hrr.encode_text(fb["content"], store.dim))
+        results.append({
+            "fact_a": fa,
+            "fact_b": fb,
+            "entity_overlap": round(overlap, 3),
+            "content_similarity": round(sim, 3),
+            "contradiction_score": round(score, 3),
+            "shared_entities": sorted(e for e in fa["entities"] if e.casefold() in ents_b),
+        })
+    return results
