@@ -1,0 +1,232 @@
+"""``hermes-store memory``: inspect and edit the built-in MEMORY.md / USER.md store."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+from typing import Any
+
+import click
+
+from hermes_store import tools
+from hermes_store.builtin.entries import char_count, file_name, usage_long
+from hermes_store.builtin.render import TextCost
+from hermes_store.builtin.store import MemoryStore
+from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.home import ConfigError, Home, MemoryConfig
+
+TARGET_CHOICE = click.Choice(["memory", "user"])
+
+
+def iso(stamp: float | None) -> str | None:
+    """Unix seconds as ``2026-01-31T12:00:00Z`` (None stays None)."""
+    if stamp is None:
+        return None
+    return datetime.fromtimestamp(stamp, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def load_config(home: Home) -> MemoryConfig:
+    """The ``memory:`` config or a clean CLI error naming the file."""
+    try:
+        return home.memory_config()
+    except ConfigError as exc:
+        fail(str(exc), 2)
+        raise  # unreachable: fail exits
+
+
+def open_store(ctx: click.Context) -> tuple[MemoryStore, MemoryConfig]:
+    """A loaded MemoryStore for the chosen home, with config limits and render style."""
+    home = get_home(ctx)
+    cfg = load_config(home)
+    store = MemoryStore(home, cfg.memory_char_limit, cfg.user_char_limit, render=cfg.render, origin="cli")
+    store.load_from_disk()
+    return store, cfg
+
+
+def _targets(target: str | None) -> list[str]:
+    return [target] if target else ["memory", "user"]
+
+
+@click.group("memory")
+def memory() -> None:
+    """The built-in MEMORY.md / USER.md store (live entries, prompt, cost, history)."""
+
+
+@memory.command("show")
+@click.option("--target", type=TARGET_CHOICE, default=None, help="Only this store (default: both).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
+    """Live entries with index, chars and created/updated times."""
+    store, _ = open_store(ctx)
+    data: dict[str, Any] = {}
+    for name in _targets(target):
+        rows = store.describe(name)
+        for row in rows:
+            row["created_at"] = iso(row["created_at"])
+            row["updated_at"] = iso(row["updated_at"])
+        used = char_count(store.entries_for(name))
+        data[name] = {
+            "file": str(store.path_for(name)),
+            "entry_count": len(rows),
+            "chars": used,
+            "limit": store.limit_for(name),
+            "usage": usage_long(used, store.limit_for(name)),
+            "entries": rows,
+        }
+    store.close()
+    if as_json:
+        echo_json(data)
+        return
+    for name, info in data.items():
+        click.echo(f"{file_name(name)}  {info['entry_count']} entries, {info['usage']}  ({info['file']})")
+        if not info["entries"]:
+            click.echo("  (empty)")
+        for row in info["entries"]:
+            who = row["updated_origin"] or "?"
+            click.echo(f"  [{row['index']}] {row['chars']} chars  created {row['created_at'] or '?'}"
+                       f"  updated {row['updated_at'] or '?'} by {who}")
+            for line in row["text"].splitlines():
+                click.echo(f"      {line}")
+
+
+def _tool_call(ctx: click.Context, args: dict[str, Any], session_id: str) -> None:
+    """Run the memory tool exactly as an agent would and print its JSON (exit 0)."""
+    click.echo(tools.handle_tool_call("memory", args, home=get_home(ctx), session_id=session_id,
+                                      origin="cli"))
+
+
+@memory.command("add")
+@click.argument("content")
+@click.option("--target", type=TARGET_CHOICE, default="memory", show_default=True)
+@click.option("--session-id", default="", help="Recorded as the writer of the entry.")
+@click.pass_context
+def add(ctx: click.Context, content: str, target: str, session_id: str) -> None:
+    """Add CONTENT as a new entry (prints the memory tool's JSON)."""
+    _tool_call(ctx, {"action": "add", "target": target, "content": content}, session_id)
+
+
+@memory.command("replace")
+@click.argument("old_text")
+@click.argument("content")
+@click.option("--target", type=TARGET_CHOICE, default="memory", show_default=True)
+@click.option("--session-id", default="", help="Recorded as the writer of the change.")
+@click.pass_context
+def replace(ctx: click.Context, old_text: str, content: str, target: str, session_id: str) -> None:
+    """Replace the whole entry OLD_TEXT identifies with CONTENT (prints the tool's JSON)."""
+    _tool_call(ctx, {"action": "replace", "target": target, "old_text": old_text, "content": content},
+               session_id)
+
+
+@memory.command("remove")
+@click.argument("old_text")
+@click.option("--target", type=TARGET_CHOICE, default="memory", show_default=True)
+@click.option("--session-id", default="", help="Recorded as the writer of the change.")
+@click.pass_context
+def remove(ctx: click.Context, old_text: str, target: str, session_id: str) -> None:
+    """Remove the entry OLD_TEXT identifies (prints the tool's JSON)."""
+    _tool_call(ctx, {"action": "remove", "target": target, "old_text": old_text}, session_id)
+
+
+@memory.command("prompt")
+@click.pass_context
+def prompt(ctx: click.Context) -> None:
+    """Print exactly the memory blocks a new session's system prompt would get."""
+    store, cfg = open_store(ctx)
+    text = store.system_prompt(memory_enabled=cfg.memory_enabled,
+                               user_profile_enabled=cfg.user_profile_enabled)
+    store.close()
+    if text:
+        click.echo(text)
+
+
+def prompt_cost(store: MemoryStore, cfg: MemoryConfig) -> dict[str, Any]:
+    """Per-entry and per-block cost of the memory part of a new session's system prompt."""
+    enabled = {"memory": cfg.memory_enabled, "user": cfg.user_profile_enabled}
+    blocks = {name: {**store.cost(name), "enabled": enabled[name]} for name in ("memory", "user")}
+    text = store.system_prompt(memory_enabled=cfg.memory_enabled,
+                               user_profile_enabled=cfg.user_profile_enabled)
+    frame = {"chars": 0, "bytes": 0, "tokens": 0}
+    for cost in blocks.values():
+        if cost["enabled"]:
+            for key in frame:
+                frame[key] += cost["frame"][key]
+    return {"style": store.render_style, "blocks": blocks,
+            "total": TextCost.of(text).as_dict(), "frame_total": frame}
+
+
+@memory.command("cost")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def cost(ctx: click.Context, as_json: bool) -> None:
+    """Bytes, chars and estimated tokens the memory blocks cost per entry and per block."""
+    store, cfg = open_store(ctx)
+    data = prompt_cost(store, cfg)
+    store.close()
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(f"Render style: {data['style']}   (tokens are estimates: ~4 ASCII chars or 1 other char each)")
+    for name, block in data["blocks"].items():
+        state = "" if block["enabled"] else "  [disabled in config: not in the prompt]"
+        click.echo(f"\n{file_name(name)}  {block['entry_count']} entries, {block['used_chars']:,}/"
+                   f"{block['limit']:,} chars{state}")
+        click.echo(f"  {'':>10} {'chars':>7} {'bytes':>7} {'tokens':>7}")
+        for entry in block["entries"]:
+            click.echo(f"  {'#' + str(entry['index']):>10} {entry['chars']:>7} {entry['bytes']:>7} "
+                       f"{entry['tokens']:>7}")
+        for label in ("delimiters", "frame", "block"):
+            part = block[label]
+            click.echo(f"  {label:>10} {part['chars']:>7} {part['bytes']:>7} {part['tokens']:>7}")
+    total, frame = data["total"], data["frame_total"]
+    click.echo(f"\nTotal in prompt: {total['chars']:,} chars, {total['bytes']:,} bytes, "
+               f"~{total['tokens']:,} tokens (frame overhead {frame['bytes']:,} bytes, "
+               f"~{frame['tokens']:,} tokens)")
+
+
+def _short(text: str | None, width: int = 60) -> str:
+    if text is None:
+        return "-"
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= width else flat[: width - 3] + "...")
+
+
+@memory.command("history")
+@click.option("--target", type=TARGET_CHOICE, default=None, help="Only this store.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="At most N events.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def history(ctx: click.Context, target: str | None, limit: int | None, as_json: bool) -> None:
+    """The append-only trail of add/replace/remove events (newest first)."""
+    store, _ = open_store(ctx)
+    events = store.history(target, limit)
+    store.close()
+    for event in events:
+        event["at"] = iso(event["at"])
+    if as_json:
+        echo_json(events)
+        return
+    if not events:
+        click.echo("No history yet.")
+    for ev in events:
+        who = ev["origin"] + (f" session={ev['session_id']}" if ev["session_id"] else "")
+        undo = f" (undid #{ev['restored_from']})" if ev["restored_from"] else ""
+        if ev["action"] == "replace":
+            change = f"{_short(ev['old_text'])} -> {_short(ev['new_text'])}"
+        else:
+            change = _short(ev["new_text"] if ev["action"] == "add" else ev["old_text"])
+        click.echo(f"#{ev['id']:<5} {ev['at']}  {ev['target']:<6} {ev['action']:<7} {who}{undo}  {change}")
+
+
+@memory.command("restore")
+@click.argument("event_id", type=int)
+@click.option("--session-id", default="", help="Recorded as the writer of the undo.")
+@click.pass_context
+def restore(ctx: click.Context, event_id: int, session_id: str) -> None:
+    """Undo history event EVENT_ID (prints the JSON result; exit 1 when nothing was restored)."""
+    store, _ = open_store(ctx)
+    result = store.restore(event_id, origin="restore", session_id=session_id)
+    store.close()
+    echo_json(result)
+    if not result.get("success"):
+        sys.exit(1)

@@ -1,0 +1,156 @@
+"""``hermes-store status``: what ``hermes memory status`` shows, plus paths, counts, usage, DB size.
+
+Read-only: nothing is created or written (the database is not opened).
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import metadata
+from typing import Any
+
+import click
+
+from hermes_store.builtin.entries import (
+    char_count,
+    parse_entries,
+    read_raw_checked,
+    usage_long,
+    usage_percent,
+)
+from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.home import ConfigError, Home, MemoryConfig
+
+RULE = "\u2500" * 40
+ENTRY_POINT_GROUPS = ("hermes_store.providers", "hermes_agent.memory_providers")
+
+
+def _flag(on: bool) -> str:
+    return "enabled \u2713" if on else "disabled \u2717"
+
+
+def installed_plugins(home: Home) -> list[dict[str, str]]:
+    """Memory provider plugins visible to this home: ``$HOME/plugins/<name>/`` and entry points."""
+    found: dict[str, str] = {}
+    try:
+        for child in sorted(home.plugins_dir.iterdir()):
+            if child.is_dir() and ((child / "plugin.yaml").exists() or (child / "__init__.py").exists()):
+                found.setdefault(child.name, "local")
+    except OSError:
+        pass
+    for group in ENTRY_POINT_GROUPS:
+        try:
+            points = metadata.entry_points(group=group)
+        except Exception:  # broken package metadata must not break status
+            continue
+        for point in points:
+            found.setdefault(point.name, "entry point")
+    return [{"name": name, "source": source} for name, source in sorted(found.items())]
+
+
+def _memory_tool_enabled(home: Home, cfg: MemoryConfig) -> bool:
+    try:
+        agent = home.config().get("agent") or {}
+    except ConfigError:
+        agent = {}
+    disabled = agent.get("disabled_toolsets") if isinstance(agent, dict) else None
+    hidden = isinstance(disabled, list) and "memory" in disabled
+    return (cfg.memory_enabled or cfg.user_profile_enabled) and not hidden
+
+
+def _store_info(path: os.PathLike[str], limit: int) -> dict[str, Any]:
+    raw, readable = read_raw_checked(path)  # type: ignore[arg-type]
+    entries = parse_entries(raw) if readable else []
+    used = char_count(entries)
+    return {"file": str(path), "exists": os.path.exists(path), "readable": readable,
+            "entry_count": len(entries), "chars": used, "limit": limit,
+            "usage_percent": usage_percent(used, limit), "usage": usage_long(used, limit)}
+
+
+def collect_status(home: Home) -> dict[str, Any]:
+    """Everything ``status`` prints, as a dict."""
+    cfg = home.memory_config()
+    provider = cfg.provider or None
+    plugins = installed_plugins(home)
+    provider_config = cfg.raw.get(provider) if provider else None
+    db_path = home.db_path
+    db_size = 0
+    for suffix in ("", "-wal"):
+        try:
+            db_size += os.path.getsize(str(db_path) + suffix)
+        except OSError:
+            pass
+    return {
+        "builtin": {
+            "memory_injection": cfg.memory_enabled,
+            "user_profile": cfg.user_profile_enabled,
+            "memory_tool": _memory_tool_enabled(home, cfg),
+        },
+        "provider": provider,
+        "provider_config": provider_config if isinstance(provider_config, dict) else {},
+        "plugin_installed": (any(p["name"] == provider for p in plugins) if provider else None),
+        "installed_plugins": [{**p, "active": p["name"] == provider} for p in plugins],
+        "home": str(home.root),
+        "config_path": str(home.config_path),
+        "render": cfg.render,
+        "stores": {
+            "memory": _store_info(home.memory_file, cfg.memory_char_limit),
+            "user": _store_info(home.user_file, cfg.user_char_limit),
+        },
+        "database": {"path": str(db_path), "exists": db_path.exists(), "size_bytes": db_size},
+    }
+
+
+def render_status(data: dict[str, Any]) -> list[str]:
+    """The human-readable lines (Hermes' layout first, then the store details)."""
+    builtin = data["builtin"]
+    provider = data["provider"]
+    lines = [
+        "Memory status",
+        RULE,
+        "  Built-in (MEMORY.md / USER.md):",
+        f"    Memory injection:   {_flag(builtin['memory_injection'])}",
+        f"    User profile:       {_flag(builtin['user_profile'])}",
+        f"    Memory tool:        {_flag(builtin['memory_tool'])}",
+        f"  Provider:  {provider or '(none — built-in only)'}",
+    ]
+    if provider:
+        lines.append(f"  {provider} config:")
+        for key, value in data["provider_config"].items():
+            lines.append(f"    {key}: {value}")
+        lines.append("  Plugin:    " + ("installed \u2713" if data["plugin_installed"] else "NOT installed \u2717"))
+        if not data["plugin_installed"]:
+            lines.append(f"    Install the '{provider}' plugin to ~/.hermes/plugins/ or pip install it.")
+    if data["installed_plugins"]:
+        lines.append("")
+        lines.append("  Installed plugins:")
+        for plugin in data["installed_plugins"]:
+            active = " \u2190 active" if plugin["active"] else ""
+            lines.append(f"    \u2022 {plugin['name']}  ({plugin['source']}){active}")
+    lines += ["", "  Store:", f"    Home:       {data['home']}"]
+    for target, label in (("memory", "MEMORY.md"), ("user", "USER.md")):
+        info = data["stores"][target]
+        state = info["usage"] if info["readable"] else "UNREADABLE"
+        lines.append(f"    {label + ':':<11} {info['entry_count']} entries, {state}  ({info['file']})")
+    db = data["database"]
+    size = f"{db['size_bytes']:,} bytes" if db["exists"] else "not created yet"
+    lines.append(f"    {'Database:':<11} {size}  ({db['path']})")
+    lines.append(f"    {'Render:':<11} {data['render']}")
+    return lines
+
+
+@click.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool) -> None:
+    """Show memory status: built-in stores, provider, paths, entry counts, usage and DB size."""
+    home = get_home(ctx)
+    try:
+        data = collect_status(home)
+    except ConfigError as exc:
+        fail(str(exc), 2)
+        return
+    if as_json:
+        echo_json(data)
+        return
+    click.echo("\n".join(render_status(data)))
