@@ -27,6 +27,7 @@ from hermes_store.sessions.importers.base import (
 )
 from hermes_store.sessions.importers.openai_common import ToolNames
 
+
 class ClaudeCodeImporter(Importer):
     """Claude Code per-session JSONL."""
 

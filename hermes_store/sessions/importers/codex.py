@@ -65,8 +65,10 @@ class CodexImporter(Importer):
                     context["session_id"] = native
                     state.meta["session_id"] = native
                 extra = {k: meta[k] for k in ("originator", "cli_version", "git") if meta.get(k)}
+                if meta.get("source"):
+                    extra["codex_source"] = meta["source"]
                 yield announce(
-                    source=opt_str(meta.get("source")) or "codex",
+                    source="codex",
                     workspace=opt_str(meta.get("cwd")),
                     started_at=safe_timestamp(meta.get("timestamp"), line, problems) or timestamp,
                     meta=extra,

@@ -1,0 +1,465 @@
+"""The bulk loader behind ``hermes-store sessions index``.
+
+Design, in short:
+
+* Inputs are walked recursively (symlink loops are cut by device/inode) and
+  each file is read by its importer as a stream of events.
+* Rows are buffered and written in batches of ``batch_messages`` inside one
+  ``BEGIN IMMEDIATE`` transaction, together with every touched file's resume
+  point in ``sources``. A crash or Ctrl-C rolls back at most one batch, and
+  the next run resumes exactly where the last commit left off.
+* FTS: in ``fts_mode="batch"`` (the default) the insert trigger is dropped
+  inside the batch transaction, the new rows are indexed with one
+  ``INSERT ... SELECT`` from the projection view, and the trigger is restored
+  before COMMIT -- other connections never see the trigger missing.
+  ``fts_mode="trigger"`` leaves the trigger in place (kept for the benchmark).
+* Idempotent: unchanged files are skipped from their ``sources`` row;
+  append-only JSONL resumes at its byte offset after checking the prefix hash
+  (a rewritten file is re-imported from scratch); snapshots add only the
+  messages past those already stored; ``state.db`` resumes after the last id.
+* A session already indexed from another file (or recorded live) is never
+  duplicated: its messages from the second file are counted as skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hermes_store.db import Database
+from hermes_store.sessions.importers import IMPORTERS, importer_for
+from hermes_store.sessions.importers.base import (
+    MAX_CONTENT_CHARS,
+    Checkpoint,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+    clean_text,
+)
+from hermes_store.sessions.index import _SURROGATE, cjk_for, scrub
+
+DEFAULT_BATCH = 20_000
+MAX_PROBLEMS_PER_FILE = 200
+WALK_SUFFIXES = {".jsonl", ".json", ".db", ".sqlite", ".sqlite3"}
+DB_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
+FTS_MODES = ("batch", "trigger")
+_INSERT_MESSAGE = (
+    "INSERT OR IGNORE INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
+    " tool_call_id, timestamp, cjk) VALUES (?,?,?,?,?,?,?,?,?)"
+)
+
+
+@dataclass
+class IndexSummary:
+    """What one ``index`` run did. ``skipped`` counts messages not added because already indexed."""
+
+    files: int = 0
+    sessions_added: int = 0
+    messages_added: int = 0
+    skipped: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    failed_files: int = 0
+
+    @property
+    def all_failed(self) -> bool:
+        """True when there were inputs and every one of them failed."""
+        return self.files > 0 and self.failed_files == self.files
+
+    def as_dict(self) -> dict[str, Any]:
+        """The public summary: exactly ``files, sessions_added, messages_added, skipped, errors``."""
+        return {"files": self.files, "sessions_added": self.sessions_added,
+                "messages_added": self.messages_added, "skipped": self.skipped,
+                "errors": list(self.errors)}
+
+
+def walk_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path, bool]]:
+    """Yield ``(file, explicit)`` for every input; directories are walked recursively.
+
+    Walked files are limited to transcript-like suffixes (.jsonl .json .db
+    .sqlite .sqlite3), databases first; files named explicitly are always
+    yielded. Symlinked directories are followed once (loops are cut).
+    """
+    seen_dirs: set[tuple[int, int]] = set()
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if not path.is_dir():
+            yield path, True
+            continue
+        found: list[Path] = []
+        for root, dirs, files in os.walk(path, followlinks=True):
+            try:
+                info = os.stat(root)
+            except OSError:
+                dirs[:] = []
+                continue
+            key = (info.st_dev, info.st_ino)
+            if key in seen_dirs:
+                dirs[:] = []
+                continue
+            seen_dirs.add(key)
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in files:
+                candidate = Path(root) / name
+                if not name.startswith(".") and candidate.suffix.lower() in WALK_SUFFIXES:
+                    found.append(candidate)
+        found.sort(key=lambda p: (p.suffix.lower() not in DB_SUFFIXES, str(p)))
+        for candidate in found:
+            yield candidate, False
+
+
+@dataclass
+class _Session:
+    owner: str | None  # key of the file that may write this session (None: nobody in this run)
+    next_seq: int
+    is_new: bool
+    added: int = 0
+    min_ts: float | None = None
+    max_ts: float | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _File:
+    key: str
+    shown: str
+    format: str
+    source_id: int | None
+    state: SourceState
+    importer: Importer
+    derive_end: bool
+    snapshot: bool
+    size: int = 0
+    mtime: float = 0.0
+    complete: bool = False
+    messages: int = 0  # messages of this file now in the store (cumulative)
+    sessions_added: int = 0
+    messages_added: int = 0
+    problems: int = 0
+    snap_base: dict[str, int] = field(default_factory=dict)
+    snap_seen: dict[str, int] = field(default_factory=dict)
+
+
+class BulkLoader:
+    """Imports transcript files into one store database (see the module docstring)."""
+
+    def __init__(
+        self,
+        db: Database,
+        *,
+        batch_messages: int = DEFAULT_BATCH,
+        fts_mode: str = "batch",
+        progress: Callable[[Path, int], None] | None = None,
+    ) -> None:
+        if fts_mode not in FTS_MODES:
+            raise ValueError(f"fts_mode: expected one of {', '.join(FTS_MODES)}, got {fts_mode!r}")
+        self.db = db
+        self.batch_messages = max(1, int(batch_messages))
+        self.fts_mode = fts_mode
+        self.progress = progress
+        self.summary = IndexSummary()
+        self._sessions: dict[str, _Session] = {}
+        self._files: dict[str, _File] = {}  # files with state not yet committed
+        self._pending: list[tuple[Any, ...]] = []
+        own = str(Path(db.path).resolve())
+        self._exclude = {own, own + "-wal", own + "-shm", own + "-journal"}
+
+    # -- driver -------------------------------------------------------------------
+
+    def run(self, paths: Iterable[str | os.PathLike[str]], fmt: str = "auto") -> IndexSummary:
+        """Import every input; returns the summary (also kept in ``self.summary``)."""
+        if fmt != "auto" and fmt not in IMPORTERS:
+            raise ValueError(f"unknown format {fmt!r} (expected auto or one of {', '.join(IMPORTERS)})")
+        done: set[str] = set()
+        for path, explicit in walk_inputs(paths):
+            key = _key(path)
+            if key in done or (key in self._exclude and not explicit):
+                continue
+            done.add(key)
+            self._import_file(path, key, fmt)
+            if self.progress is not None:
+                self.progress(path, _size(path))
+        self._flush()
+        return self.summary
+
+    def _import_file(self, path: Path, key: str, fmt: str) -> None:
+        summary = self.summary
+        summary.files += 1
+        if key in self._exclude:
+            self._file_error(path, "is the store's own database")
+            return
+        try:
+            info = path.stat()
+        except OSError as exc:
+            self._file_error(path, f"cannot read: {exc.strerror or exc}")
+            return
+        if not path.is_file():
+            self._file_error(path, "not a regular file")
+            return
+        importer = importer_for(path, fmt)
+        if importer is None:
+            self._file_error(path, "unknown format (none of: " + ", ".join(IMPORTERS) + ")")
+            return
+        row = self.db.query_one("SELECT * FROM sources WHERE path=?", (key,))
+        state = SourceState()
+        meta: dict[str, Any] = {}
+        if row is not None:
+            meta = json.loads(row["meta"] or "{}")
+            state = SourceState(resume_at=row["resume_at"], content_hash=row["content_hash"],
+                                lines=int(meta.get("lines", 0)), meta=dict(meta.get("state", {})))
+            if (meta.get("complete") and importer.skip_when_unchanged and row["format"] == importer.name
+                    and row["size"] == info.st_size and row["mtime"] == info.st_mtime):
+                summary.skipped += int(meta.get("messages", 0))
+                return
+            if row["format"] != importer.name or importer.is_rewritten(state):
+                self._forget_source(int(row["id"]))
+                state, meta = SourceState(), {}
+            elif not getattr(importer, "snapshot", False):
+                summary.skipped += int(meta.get("messages", 0))  # already indexed, not re-read
+        current = _File(
+            key=key, shown=str(path), format=importer.name,
+            source_id=int(row["id"]) if row is not None else None, state=state, importer=importer,
+            derive_end=importer.name != "hermes-db", snapshot=bool(getattr(importer, "snapshot", False)),
+            size=info.st_size, mtime=info.st_mtime, messages=int(meta.get("messages", 0)),
+        )
+        self._files[key] = current
+        try:
+            self._consume(current)
+            current.complete = True
+        except (OSError, UnicodeError, ValueError) as exc:
+            self._problem(current, None, f"read failed: {exc}")
+        if current.problems > MAX_PROBLEMS_PER_FILE:
+            summary.errors.append({"path": current.shown, "line": None,
+                                   "error": f"{current.problems - MAX_PROBLEMS_PER_FILE} further problems not listed"})
+        if current.problems and not current.messages_added and not current.sessions_added \
+                and not current.messages:
+            summary.failed_files += 1
+
+    def _consume(self, current: _File) -> None:
+        add_message = self._add_message
+        for event in current.importer.read(current.state):
+            kind = type(event)
+            if kind is MessageRecord:
+                add_message(current, event)
+            elif kind is Checkpoint:
+                current.state.resume_at = event.resume_at
+                current.state.lines = event.lines
+                if len(self._pending) >= self.batch_messages:
+                    self._flush()
+            elif kind is SessionRecord:
+                self._add_session(current, event)
+            elif kind is Problem:
+                self._problem(current, event.line, event.error)
+
+    # -- events -------------------------------------------------------------------
+
+    def _session(self, current: _File, session_id: str) -> _Session:
+        info = self._sessions.get(session_id)
+        if info is not None:
+            return info
+        row = self.db.query_one(
+            "SELECT source_id, (SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?)"
+            " AS next_seq FROM sessions WHERE id=?", (session_id, session_id))
+        if row is None:
+            info = _Session(owner=current.key, next_seq=0, is_new=True)
+        else:
+            mine = current.source_id is not None and row["source_id"] == current.source_id
+            info = _Session(owner=current.key if mine else None, next_seq=int(row["next_seq"]),
+                            is_new=False)
+        self._sessions[session_id] = info
+        if current.snapshot and session_id not in current.snap_base:
+            current.snap_base[session_id] = info.next_seq
+        return info
+
+    def _add_session(self, current: _File, record: SessionRecord) -> None:
+        session_id = scrub(record.id) or ""
+        info = self._session(current, session_id)
+        if info.owner != current.key:
+            return
+        fields = info.fields
+        for name in ("source", "title", "model", "workspace", "started_at", "ended_at",
+                     "parent_session_id"):
+            value = getattr(record, name)
+            if value is not None:
+                fields[name] = scrub(value) if isinstance(value, str) else value
+        if record.meta:
+            fields.setdefault("meta", {}).update(record.meta)
+
+    def _add_message(self, current: _File, record: MessageRecord) -> None:
+        session_id = record.session_id
+        info = self._sessions.get(session_id) or self._session(current, session_id)
+        if info.owner != current.key:
+            self.summary.skipped += 1
+            return
+        if current.snapshot:
+            seen = current.snap_seen.get(session_id, 0)
+            current.snap_seen[session_id] = seen + 1
+            if seen < current.snap_base.get(session_id, 0):
+                self.summary.skipped += 1
+                return
+        content = record.content
+        if "\x00" in content or len(content) > MAX_CONTENT_CHARS or _SURROGATE.search(content):
+            problems: list[Problem] = []
+            content = clean_text(content, record.line, "content", problems)
+            for problem in problems:
+                self._problem(current, problem.line, problem.error)
+        tool_calls = record.tool_calls
+        if tool_calls is not None and ("\x00" in tool_calls or _SURROGATE.search(tool_calls)):
+            self._problem(current, record.line, "field 'tool_calls': NUL bytes or lone surrogates replaced")
+            tool_calls = scrub(tool_calls)
+        role = record.role
+        timestamp = record.timestamp
+        if timestamp is not None:
+            if info.min_ts is None or timestamp < info.min_ts:
+                info.min_ts = timestamp
+            if info.max_ts is None or timestamp > info.max_ts:
+                info.max_ts = timestamp
+        info.added += 1
+        seq = info.next_seq
+        info.next_seq = seq + 1
+        self._pending.append((
+            session_id, seq, scrub(role), content, scrub(record.tool_name), tool_calls,
+            scrub(record.tool_call_id), timestamp, cjk_for(role, content),
+        ))
+
+    def _problem(self, current: _File, line: int | None, error: str) -> None:
+        current.problems += 1
+        if current.problems <= MAX_PROBLEMS_PER_FILE:
+            self.summary.errors.append({"path": current.shown, "line": line, "error": error})
+
+    def _file_error(self, path: Path, error: str) -> None:
+        self.summary.errors.append({"path": str(path), "line": None, "error": error})
+        self.summary.failed_files += 1
+
+    # -- writing ------------------------------------------------------------------
+
+    def _forget_source(self, source_id: int) -> None:
+        """Drop everything a rewritten/replaced source imported (FTS follows via triggers)."""
+        self._flush()
+        with self.db.write():
+            self.db.execute("DELETE FROM sessions WHERE source_id=?", (source_id,))
+            self.db.execute(
+                "UPDATE sources SET resume_at=NULL, content_hash=NULL, meta='{}' WHERE id=?",
+                (source_id,))
+        self._sessions.clear()
+
+    def _flush(self) -> None:
+        """Commit pending sources, sessions and messages in one transaction."""
+        if not self._pending and not self._files and not self._sessions:
+            return
+        per_session = [(sid, info) for sid, info in self._sessions.items()
+                       if info.owner is not None and (info.added or info.fields or info.is_new)]
+        with self.db.write():
+            for current in self._files.values():
+                current.source_id = self._write_source(current)
+            for session_id, info in per_session:
+                self._write_session(session_id, info)
+            first_id = int(self.db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages"))
+            if self._pending:
+                self._write_messages(first_id)
+            inserted = int(self.db.scalar("SELECT COUNT(*) FROM messages WHERE id > ?", (first_id,)))
+            for session_id, info in per_session:
+                if info.added:
+                    self.db.execute(
+                        "UPDATE sessions SET message_count = message_count + ?,"
+                        " started_at = COALESCE(started_at, ?),"
+                        " ended_at = CASE WHEN ? AND ? IS NOT NULL"
+                        "   THEN max(COALESCE(ended_at, ?), ?) ELSE ended_at END WHERE id=?",
+                        (info.added, info.min_ts, int(self._derives_end(info)), info.max_ts,
+                         info.max_ts, info.max_ts, session_id))
+            for current in self._files.values():
+                self._write_source_progress(current)
+        # committed: account for it
+        self.summary.messages_added += inserted
+        self.summary.sessions_added += sum(1 for _, info in per_session if info.is_new)
+        for _, info in per_session:
+            owner = self._files.get(info.owner or "")
+            if owner is not None:
+                owner.messages_added += info.added
+                owner.messages += info.added
+                owner.sessions_added += int(info.is_new)
+        self._pending = []
+        self._sessions.clear()
+        self._files = {k: f for k, f in self._files.items() if not f.complete}
+        self.db.checkpoint()
+
+    def _derives_end(self, info: _Session) -> bool:
+        owner = self._files.get(info.owner or "")
+        return bool(owner and owner.derive_end)
+
+    def _write_source(self, current: _File) -> int:
+        self.db.execute(
+            "INSERT INTO sources(path, format, imported_at) VALUES (?,?,?)"
+            " ON CONFLICT(path) DO UPDATE SET format=excluded.format",
+            (current.key, current.format, time.time()))
+        return int(self.db.scalar("SELECT id FROM sources WHERE path=?", (current.key,)))
+
+    def _write_source_progress(self, current: _File) -> None:
+        messages = current.messages + sum(
+            info.added for info in self._sessions.values() if info.owner == current.key)
+        meta = {"lines": current.state.lines, "messages": messages,
+                "complete": current.complete, "state": current.state.meta}
+        self.db.execute(
+            "UPDATE sources SET size=?, mtime=?, content_hash=?, resume_at=?, imported_at=?, meta=?"
+            " WHERE id=?",
+            (current.size if current.complete else 0, current.mtime if current.complete else 0.0,
+             current.importer.content_hash(), current.state.resume_at, time.time(),
+             json.dumps(meta, ensure_ascii=False), current.source_id))
+
+    def _write_session(self, session_id: str, info: _Session) -> None:
+        fields = dict(info.fields)
+        meta = fields.pop("meta", None)
+        owner = self._files[info.owner or ""]
+        if info.is_new:
+            self.db.execute(
+                "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
+                " ended_at, parent_session_id, source_id, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (session_id, owner.format, fields.get("source") or "cli", fields.get("title"),
+                 fields.get("model"), fields.get("workspace"), fields.get("started_at"),
+                 fields.get("ended_at"), fields.get("parent_session_id"), owner.source_id,
+                 json.dumps(meta or {}, ensure_ascii=False)))
+            return
+        if fields:
+            names = sorted(fields)
+            self.db.execute(
+                f"UPDATE sessions SET {', '.join(f'{n}=?' for n in names)} WHERE id=?",
+                [fields[n] for n in names] + [session_id])
+        if meta:
+            stored = json.loads(self.db.scalar("SELECT meta FROM sessions WHERE id=?", (session_id,)) or "{}")
+            stored.update(meta)
+            self.db.execute("UPDATE sessions SET meta=? WHERE id=?",
+                            (json.dumps(stored, ensure_ascii=False), session_id))
+
+    def _write_messages(self, first_id: int) -> None:
+        trigger_sql = None
+        if self.fts_mode == "batch":
+            trigger_sql = self.db.scalar(
+                "SELECT sql FROM sqlite_schema WHERE type='trigger' AND name='messages_fts_ai'")
+            if trigger_sql:
+                self.db.execute("DROP TRIGGER messages_fts_ai")
+        self.db.executemany(_INSERT_MESSAGE, self._pending)
+        if trigger_sql:
+            self.db.execute(
+                "INSERT INTO messages_fts(rowid, content, cjk)"
+                " SELECT id, content, cjk FROM messages_fts_source WHERE id > ?", (first_id,))
+            self.db.execute(trigger_sql)
+
+
+def _key(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except OSError:
+        return str(path.absolute())
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
