@@ -1,0 +1,207 @@
+"""``hermes-store facts``: the fact store from the command line (same engine as the tools).
+
+Every command accepts ``--json`` and prints the exact reply of the
+corresponding ``fact_store``/``fact_feedback`` tool call; without it a short
+human-readable listing is printed. Failures exit with status 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.facts.config import load_fact_config
+from hermes_store.facts.store import FactStore
+from hermes_store.facts.tool import CATEGORIES, run_fact_feedback, run_fact_store
+from hermes_store.home import ConfigError
+from hermes_store.tooling import ToolArgumentError
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
+CATEGORY_OPTION = click.option("--category", default=None,
+                               help=f"Category ({', '.join(CATEGORIES)} or your own).")
+LIMIT_OPTION = click.option("--limit", type=int, default=10, show_default=True, help="Maximum results.")
+
+
+def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[str, Any]],
+         args: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], None]) -> None:
+    home = get_home(ctx)
+    try:
+        store = FactStore(home.ensure(), config=load_fact_config(home))
+    except ConfigError as exc:
+        fail(str(exc), 2)
+        return
+    try:
+        reply = runner({k: v for k, v in args.items() if v is not None}, store)
+    except ToolArgumentError as exc:
+        reply = {"success": False, "error": str(exc)}
+    finally:
+        store.close()
+    if as_json:
+        echo_json(reply)
+        if reply.get("success") is False:
+            ctx.exit(1)
+        return
+    if reply.get("success") is False:
+        fail(str(reply.get("error")))
+    render(reply)
+
+
+def _fact_line(fact: dict[str, Any]) -> str:
+    score = f" score={fact['score']:.3f}" if fact.get("score") is not None else ""
+    ents = f"  [{', '.join(fact['entities'])}]" if fact.get("entities") else ""
+    return f"#{fact['fact_id']} [{float(fact['trust_score']):.2f}]{score} {fact['content']}{ents}"
+
+
+def _render_results(reply: dict[str, Any]) -> None:
+    results = reply.get("results", reply.get("facts", []))
+    if not results:
+        click.echo("No facts found.")
+    for fact in results:
+        click.echo(_fact_line(fact))
+
+
+def _render_pairs(reply: dict[str, Any]) -> None:
+    if not reply["results"]:
+        click.echo("No contradictions found.")
+    for pair in reply["results"]:
+        click.echo(f"{pair['contradiction_score']:.2f}  #{pair['fact_a']['fact_id']} "
+                   f"{pair['fact_a']['content']}\n      #{pair['fact_b']['fact_id']} {pair['fact_b']['content']}")
+
+
+@click.group("facts")
+def facts() -> None:
+    """The fact store: facts with entities, trust scores and HRR vectors."""
+
+
+@facts.command("add")
+@click.argument("content")
+@CATEGORY_OPTION
+@click.option("--tags", default=None, help="Comma-separated tags.")
+@click.option("--entity", "entities", multiple=True, help="Link this entity too (repeatable).")
+@JSON_OPTION
+@click.pass_context
+def add(ctx: click.Context, content: str, category: str | None, tags: str | None,
+        entities: tuple[str, ...], as_json: bool) -> None:
+    """Store CONTENT as a fact (a duplicate reports the existing id)."""
+    _run(ctx, run_fact_store, {"action": "add", "content": content, "category": category, "tags": tags,
+                               "entities": list(entities) or None}, as_json,
+         lambda r: click.echo(f"#{r['fact_id']} {r['status']}"))
+
+
+@facts.command("search")
+@click.argument("query")
+@CATEGORY_OPTION
+@click.option("--min-trust", type=float, default=None, help="Minimum trust (default: config, 0.3).")
+@LIMIT_OPTION
+@JSON_OPTION
+@click.pass_context
+def search(ctx: click.Context, query: str, category: str | None, min_trust: float | None, limit: int,
+           as_json: bool) -> None:
+    """Facts matching QUERY, ranked by relevance × trust."""
+    _run(ctx, run_fact_store, {"action": "search", "query": query, "category": category,
+                               "min_trust": min_trust, "limit": limit}, as_json, _render_results)
+
+
+def _entity_command(action: str, doc: str) -> click.Command:
+    @click.argument("entity")
+    @CATEGORY_OPTION
+    @LIMIT_OPTION
+    @JSON_OPTION
+    @click.pass_context
+    def command(ctx: click.Context, entity: str, category: str | None, limit: int, as_json: bool) -> None:
+        _run(ctx, run_fact_store, {"action": action, "entity": entity, "category": category,
+                                   "limit": limit}, as_json, _render_results)
+
+    command.__doc__ = doc
+    return facts.command(action)(command)
+
+
+probe = _entity_command("probe", "Every fact about ENTITY (name or alias).")
+related = _entity_command("related", "Facts connecting ENTITY to other entities, then its neighbours' facts.")
+
+
+@facts.command("reason")
+@click.argument("entities", nargs=-1, required=True)
+@CATEGORY_OPTION
+@LIMIT_OPTION
+@JSON_OPTION
+@click.pass_context
+def reason(ctx: click.Context, entities: tuple[str, ...], category: str | None, limit: int,
+           as_json: bool) -> None:
+    """Facts in which all ENTITIES occur together (then chains through a shared entity)."""
+    _run(ctx, run_fact_store, {"action": "reason", "entities": list(entities), "category": category,
+                               "limit": limit}, as_json, _render_results)
+
+
+@facts.command("contradict")
+@CATEGORY_OPTION
+@LIMIT_OPTION
+@JSON_OPTION
+@click.pass_context
+def contradict(ctx: click.Context, category: str | None, limit: int, as_json: bool) -> None:
+    """Pairs of facts with the same subject and relation but different values."""
+    _run(ctx, run_fact_store, {"action": "contradict", "category": category, "limit": limit},
+         as_json, _render_pairs)
+
+
+@facts.command("update")
+@click.argument("fact_id", type=int)
+@click.option("--content", default=None, help="New content.")
+@CATEGORY_OPTION
+@click.option("--tags", default=None, help="New comma-separated tags.")
+@click.option("--trust-delta", type=float, default=None, help="Add this to the trust (clamped to [0, 1]).")
+@JSON_OPTION
+@click.pass_context
+def update(ctx: click.Context, fact_id: int, content: str | None, category: str | None,
+           tags: str | None, trust_delta: float | None, as_json: bool) -> None:
+    """Edit fact FACT_ID."""
+    def render(reply: dict[str, Any]) -> None:
+        if not reply["updated"]:
+            fail(f"fact_id {fact_id} not found")
+        click.echo(f"#{fact_id} updated")
+
+    _run(ctx, run_fact_store, {"action": "update", "fact_id": fact_id, "content": content,
+                               "category": category, "tags": tags, "trust_delta": trust_delta},
+         as_json, render)
+
+
+@facts.command("remove")
+@click.argument("fact_id", type=int)
+@JSON_OPTION
+@click.pass_context
+def remove(ctx: click.Context, fact_id: int, as_json: bool) -> None:
+    """Delete fact FACT_ID."""
+    def render(reply: dict[str, Any]) -> None:
+        if not reply["removed"]:
+            fail(f"fact_id {fact_id} not found")
+        click.echo(f"#{fact_id} removed")
+
+    _run(ctx, run_fact_store, {"action": "remove", "fact_id": fact_id}, as_json, render)
+
+
+@facts.command("list")
+@CATEGORY_OPTION
+@click.option("--min-trust", type=float, default=None, help="Minimum trust (default 0).")
+@LIMIT_OPTION
+@JSON_OPTION
+@click.pass_context
+def list_(ctx: click.Context, category: str | None, min_trust: float | None, limit: int,
+          as_json: bool) -> None:
+    """Facts by trust, highest first."""
+    _run(ctx, run_fact_store, {"action": "list", "category": category, "min_trust": min_trust,
+                               "limit": limit}, as_json, _render_results)
+
+
+@facts.command("feedback")
+@click.argument("action", type=click.Choice(["helpful", "unhelpful"]))
+@click.argument("fact_id", type=int)
+@JSON_OPTION
+@click.pass_context
+def feedback(ctx: click.Context, action: str, fact_id: int, as_json: bool) -> None:
+    """Rate fact FACT_ID helpful (+0.05) or unhelpful (−0.10)."""
+    _run(ctx, run_fact_feedback, {"action": action, "fact_id": fact_id}, as_json,
+         lambda r: click.echo(f"#{r['fact_id']} trust {r['old_trust']:.2f} -> {r['new_trust']:.2f} "
+                              f"(helpful {r['helpful_count']})"))

@@ -1,0 +1,320 @@
+"""``FactStoreProvider``: the fact store as a Hermes-style MemoryProvider (``holographic_store``).
+
+Hooks: ``system_prompt_block`` (how to use the tools, fact count), ``prefetch``
+(top facts for the user message as ``- [trust] content (#id)`` lines, so the
+model can rate them), ``handle_tool_call`` (``fact_store``/``fact_feedback``),
+``on_session_end`` (conservative auto-extraction, off unless ``auto_extract``),
+``on_memory_write`` (mirrors add, replace and remove of MEMORY.md/USER.md).
+No hook ever raises into the agent: failures are logged and answered with an
+empty result or an error JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hermes_store.facts.config import SECTION, FactConfig, load_fact_config
+from hermes_store.facts.extract import extract_from_messages
+from hermes_store.facts.store import FactStore, FactStoreError
+from hermes_store.facts.tool import (
+    FACT_FEEDBACK_SCHEMA,
+    FACT_STORE_SCHEMA,
+    run_fact_feedback,
+    run_fact_store,
+)
+from hermes_store.home import Home, load_config
+from hermes_store.providers.base import MemoryProvider, RecallStatus
+from hermes_store.tooling import ToolArgumentError
+
+log = logging.getLogger(__name__)
+
+PREFETCH_HEADER = "## Holographic Memory"
+WRITING_CONTEXTS = ("primary", "")  # cron/flush/subagent contexts read but never write
+
+
+def format_prefetch(facts: list[dict[str, Any]]) -> str:
+    """``## Holographic Memory`` followed by ``- [trust] content (#id)`` lines ("" when empty)."""
+    if not facts:
+        return ""
+    lines = [PREFETCH_HEADER]
+    lines += [f"- [{float(f['trust_score']):.1f}] {f['content']} (#{f['fact_id']})" for f in facts]
+    return "\n".join(lines)
+
+
+class FactStoreProvider(MemoryProvider):
+    """Memory provider over :class:`~hermes_store.facts.store.FactStore`."""
+
+    def __init__(self, config: dict[str, Any] | FactConfig | None = None, *,
+                 home: Home | str | None = None) -> None:
+        self._explicit_config = config
+        self._home = home if isinstance(home, Home) else (Home(home) if home else None)
+        self._config: FactConfig | None = config if isinstance(config, FactConfig) else None
+        self._store: FactStore | None = None
+        self._lock = threading.RLock()
+        self._session_id = ""
+        self._writes_enabled = True
+        self._last_recalled: int | None = None
+
+    # ------------------------------------------------------------------ identity
+
+    @property
+    def name(self) -> str:
+        return "holographic_store"
+
+    def is_available(self) -> bool:
+        """Always true here: SQLite and NumPy are package dependencies (no network)."""
+        return True
+
+    # ------------------------------------------------------------------ setup
+
+    @property
+    def config(self) -> FactConfig:
+        """Settings: the explicit ones given, else ``memory.holographic_store`` of the home."""
+        if self._config is None:
+            if isinstance(self._explicit_config, dict):
+                self._config = FactConfig.from_mapping(self._explicit_config)
+            else:
+                self._config = load_fact_config(self.home)
+        return self._config
+
+    @property
+    def home(self) -> Home:
+        if self._home is None:
+            self._home = Home()
+        return self._home
+
+    def initialize(self, session_id: str, **kwargs: Any) -> None:
+        """Bind to ``hermes_home`` (default: $HERMES_HOME) and open the store lazily."""
+        hermes_home = kwargs.get("hermes_home")
+        if hermes_home:
+            new_home = Home(hermes_home)
+            if self._home is None or new_home.root != self._home.root:
+                self.shutdown()
+                self._home = new_home
+                if not isinstance(self._explicit_config, (dict, FactConfig)):
+                    self._config = None
+        self._session_id = session_id or ""
+        context = kwargs.get("agent_context")
+        self._writes_enabled = context is None or str(context) in WRITING_CONTEXTS
+
+    @property
+    def store(self) -> FactStore:
+        """The open FactStore (created on first use)."""
+        with self._lock:
+            if self._store is None:
+                self._store = FactStore(self.home.ensure(), config=self.config)
+            return self._store
+
+    def shutdown(self) -> None:
+        """Close the store."""
+        with self._lock:
+            if self._store is not None:
+                try:
+                    self._store.close()
+                except Exception:  # closing must never raise into the agent
+                    log.exception("fact store: close failed")
+                self._store = None
+
+    # ------------------------------------------------------------------ tools
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        """The ``fact_store`` and ``fact_feedback`` schemas."""
+        return [FACT_STORE_SCHEMA, FACT_FEEDBACK_SCHEMA]
+
+    def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        """Run ``fact_store``/``fact_feedback`` and return the JSON reply (never raises)."""
+        try:
+            if isinstance(args, str):
+                args = json.loads(args) if args.strip() else {}
+            if not isinstance(args, dict):
+                raise ToolArgumentError("arguments must be a JSON object")
+            if tool_name == "fact_store":
+                reply = run_fact_store(args, self.store)
+            elif tool_name == "fact_feedback":
+                reply = run_fact_feedback(args, self.store)
+            else:
+                reply = {"success": False, "error": f"Unknown tool: {tool_name}"}
+        except (ToolArgumentError, FactStoreError, json.JSONDecodeError) as exc:
+            reply = {"success": False, "error": str(exc)}
+        except Exception as exc:  # a provider failure must never reach the agent as an exception
+            log.exception("fact store: %s failed", tool_name)
+            reply = {"success": False, "error": f"{tool_name} failed: {type(exc).__name__}: {exc}"}
+        return json.dumps(reply, ensure_ascii=False, default=str)
+
+    # ------------------------------------------------------------------ prompt and recall
+
+    def system_prompt_block(self) -> str:
+        """How to use the fact tools, with the number of stored facts."""
+        try:
+            count = self.store.count()
+        except Exception:
+            log.exception("fact store: count failed")
+            return ""
+        if count == 0:
+            return ("# Holographic Memory\n"
+                    "Active. Empty fact store — proactively add durable facts about the user, "
+                    "their projects and decisions with fact_store(action='add').\n"
+                    "Rate facts you used with fact_feedback (helpful/unhelpful).")
+        return ("# Holographic Memory\n"
+                f"Active. {count} facts stored with entity resolution and trust scoring.\n"
+                "Use fact_store to search, probe entities, reason across entities, or add facts.\n"
+                "Recalled facts end with (#id): rate them with fact_feedback(action, fact_id).")
+
+    def prefetch(self, query: str, *, session_id: str = "") -> str:
+        """Top facts for ``query`` above the trust threshold, as ``- [trust] content (#id)`` lines."""
+        self._last_recalled = None
+        try:
+            if not query or not query.strip():
+                return ""
+            facts = self.store.search(query, limit=self.config.prefetch_limit,
+                                      min_trust=self.config.min_trust_threshold)
+            self._last_recalled = len(facts)
+            return format_prefetch(facts)
+        except Exception:
+            log.exception("fact store: prefetch failed")
+            return ""
+
+    def recall_status(self) -> RecallStatus | None:
+        """How many facts the last prefetch recalled (None before any or when nothing)."""
+        if not self._last_recalled:
+            return None
+        return RecallStatus("Holographic", self._last_recalled)
+
+    # ------------------------------------------------------------------ writes from the agent
+
+    def on_session_end(self, messages: list[dict[str, Any]]) -> None:
+        """Store preference/decision clauses of the user's messages when ``auto_extract`` is on."""
+        try:
+            if not self.config.auto_extract or not self._writes_enabled:
+                return
+            added = 0
+            for item in extract_from_messages(messages or []):
+                if self.store.add_fact(item.content, item.category)["status"] == "added":
+                    added += 1
+            log.info("fact store: auto-extracted %d fact(s)", added)
+        except Exception:
+            log.exception("fact store: auto-extraction failed")
+
+    def on_memory_write(self, action: str, target: str, content: str,
+                        metadata: dict[str, Any] | None = None) -> None:
+        """Mirror a committed built-in memory write: add, replace or remove."""
+        try:
+            if self._writes_enabled:
+                mirror_memory_write(self.store, action, target, content, metadata or {})
+        except Exception:
+            log.exception("fact store: mirroring %s failed", action)
+
+    # ------------------------------------------------------------------ setup wizard
+
+    def get_config_schema(self) -> list[dict[str, Any]]:
+        """Fields of ``memory.holographic_store`` for the setup wizard."""
+        return [
+            {"key": "auto_extract", "description": "Store preferences and decisions from your messages "
+             "at session end", "default": "false", "choices": ["true", "false"], "type": "boolean"},
+            {"key": "default_trust", "description": "Trust of a new fact (0-1)", "default": "0.5",
+             "type": "number", "minimum": 0, "maximum": 1},
+            {"key": "min_trust_threshold", "description": "Facts below this trust are not recalled",
+             "default": "0.3", "type": "number", "minimum": 0, "maximum": 1},
+            {"key": "hrr_dim", "description": "Vector dimension (changing it re-encodes all facts)",
+             "default": "1024", "type": "integer", "minimum": 16},
+            {"key": "half_life_days", "description": "Score half-life in days (0 = no decay)",
+             "default": "0", "type": "number", "minimum": 0},
+        ]
+
+    def save_config(self, values: dict[str, Any], hermes_home: str) -> None:
+        """Merge ``values`` into ``memory.holographic_store`` of ``<hermes_home>/config.yaml`` atomically.
+
+        Values are validated first (a bad value raises ConfigError naming the
+        key and nothing is written); other sections and keys are kept.
+        """
+        section_values = dict(values or {})
+        path = Path(hermes_home) / "config.yaml"
+        data = load_config(path)
+        memory = data.get("memory")
+        if memory is None:
+            memory = data["memory"] = {}
+        section = dict(memory.get(SECTION) or {})
+        section.update(section_values)
+        validated = FactConfig.from_mapping(section)
+        for key in section_values:
+            if hasattr(validated, key):
+                section[key] = getattr(validated, key)
+        memory[SECTION] = section
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".yaml", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                yaml.safe_dump(data, handle, sort_keys=False, allow_unicode=True)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self._config = None if not isinstance(self._explicit_config, (dict, FactConfig)) else self._config
+
+
+def _category_for(target: str) -> str:
+    return "user_pref" if target == "user" else "general"
+
+
+def _find_mirrored(store: FactStore, category: str, exact: list[str], fragment: str | None) -> int | None:
+    """The fact an earlier mirrored entry became: exact content first, then a unique substring."""
+    for text in exact:
+        if text and text.strip():
+            found = store.find_by_content(text)
+            if found is not None:
+                return int(found)
+    if fragment and fragment.strip():
+        rows = store.db.query("SELECT fact_id FROM facts WHERE category = ? AND instr(content, ?) > 0 "
+                              "LIMIT 2", (category, fragment.strip()))
+        if len(rows) == 1:
+            return int(rows[0]["fact_id"])
+    return None
+
+
+def mirror_memory_write(store: FactStore, action: str, target: str, content: str,
+                        metadata: dict[str, Any]) -> str:
+    """Apply one built-in memory write to the fact store; returns what was done.
+
+    ``add`` stores the entry (``user_pref`` for USER.md, ``general`` otherwise).
+    ``replace`` finds the old entry's fact (``previous_content`` exactly, else a
+    unique fact containing ``old_text``) and rewrites it, or adds the new text.
+    ``remove`` deletes the fact found the same way (``content`` is tried too).
+    """
+    category = _category_for(target)
+    previous = metadata.get("previous_content")
+    previous_list = previous if isinstance(previous, list) else [previous]
+    exact = [p for p in previous_list if isinstance(p, str)]
+    old_text = metadata.get("old_text") if isinstance(metadata.get("old_text"), str) else None
+    if action == "add":
+        if not content or not content.strip():
+            return "skipped"
+        return store.add_fact(content, category)["status"]
+    if action == "replace":
+        if not content or not content.strip():
+            return "skipped"
+        fact_id = _find_mirrored(store, category, exact, old_text)
+        if fact_id is None:
+            return store.add_fact(content, category)["status"]
+        existing = store.find_by_content(content)
+        if existing is not None and int(existing) != fact_id:
+            store.remove_fact(fact_id)
+            return "merged"
+        store.update_fact(fact_id, content=content)
+        return "replaced"
+    if action == "remove":
+        fact_id = _find_mirrored(store, category, [*exact, content or ""], old_text or content)
+        if fact_id is None:
+            return "not_found"
+        store.remove_fact(fact_id)
+        return "removed"
+    return "ignored"
