@@ -58,7 +58,7 @@ CREATE VIEW IF NOT EXISTS messages_fts_source AS
 CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     content, cjk,
     content = 'messages_fts_source', content_rowid = 'id',
-    tokenize = 'unicode61 remove_diacritics 2'
+    tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
 -- Keep the index in step with every writer (ours, sqlite-utils, the stdlib sqlite3 module).
