@@ -97,7 +97,7 @@ def test_scrubber_any_chunking_gives_the_same_output(text, expected):
     rng = random.Random(len(text))
     for _ in range(300):
         cuts = sorted(rng.sample(range(1, len(text)), rng.randint(0, min(len(text) - 1, 12))))
-        chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+        chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
         assert "".join(scrub_stream(chunks)) == expected, chunks
     chars = list(text)  # one character at a time
     assert "".join(scrub_stream(chars)) == expected

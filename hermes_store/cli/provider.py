@@ -1,0 +1,137 @@
+"""``hermes-store provider``: list memory providers, choose one, or turn external ones off.
+
+Everything shown comes from the discovery registry, so the list, ``use`` validation and
+``status`` always agree.
+"""
+
+from __future__ import annotations
+
+import click
+
+from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.home import ConfigError, Home
+from hermes_store.providers.config_edit import set_config_value
+from hermes_store.providers.discovery import (
+    BUILTIN_NAME,
+    ProviderInfo,
+    discover_providers,
+    find_provider,
+    release_unused,
+)
+
+PROVIDER_KEY = "memory.provider"
+
+
+def _configured(home: Home) -> tuple[str, str]:
+    """``(memory.provider, error)`` — the error text when config.yaml cannot be read."""
+    try:
+        return home.memory_config().provider, ""
+    except ConfigError as exc:
+        return "", str(exc)
+
+
+def provider_rows(home: Home, infos: list[ProviderInfo]) -> dict:
+    """The ``provider list --json`` document."""
+    configured, error = _configured(home)
+    active = ""
+    if configured and configured != BUILTIN_NAME:
+        chosen = find_provider(infos, configured)
+        if chosen is not None and chosen.usable:
+            active = configured
+    rows = []
+    for info in infos:
+        row = info.to_dict()
+        row["shadowed_by"] = info.shadowed_by
+        row["configured"] = bool(configured) and info.name == configured and not info.shadowed_by
+        row["active"] = info.name == BUILTIN_NAME or (info.name == active and not info.shadowed_by)
+        rows.append(row)
+    document = {"configured": configured, "active": active or BUILTIN_NAME, "providers": rows}
+    if error:
+        document["config_error"] = error
+    elif configured and configured != BUILTIN_NAME and not active:
+        chosen = find_provider(infos, configured)
+        document["warning"] = (f"memory.provider '{configured}' "
+                               + ("not found" if chosen is None else f"not available: {chosen.reason}")
+                               + "; built-in memory only")
+    return document
+
+
+@click.group("provider")
+def provider() -> None:
+    """Memory providers: list them, choose one (memory.provider), or use built-in only."""
+
+
+@provider.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.pass_context
+def list_providers(ctx: click.Context, as_json: bool) -> None:
+    """Show every provider (bundled, installed, plugin dirs) with availability and reason."""
+    home = get_home(ctx)
+    infos = discover_providers(home)
+    try:
+        document = provider_rows(home, infos)
+    finally:
+        release_unused(infos)
+    if as_json:
+        echo_json(document)
+        return
+    width = max(len(row["name"]) for row in document["providers"])
+    click.echo(f"Memory providers (memory.provider: {document['configured'] or '(none — built-in only)'})")
+    for row in document["providers"]:
+        status = "available ✓" if row["available"] else "not available ✗"
+        marker = "  ← active" if row["active"] and row["name"] != BUILTIN_NAME else ""
+        click.echo(f"  {row['name']:<{width}}  {row['source']:<11}  {status}{marker}")
+        if row["description"]:
+            click.echo(f"  {'':<{width}}  {row['description']}")
+        if not row["available"] and row["reason"]:
+            click.echo(f"  {'':<{width}}  reason: {row['reason']}")
+    for key in ("config_error", "warning"):
+        if key in document:
+            click.echo(f"Warning: {document[key]}", err=True)
+
+
+@provider.command("use")
+@click.argument("name")
+@click.option("--force", is_flag=True, help="Select the provider even if it is not available here.")
+@click.pass_context
+def use(ctx: click.Context, name: str, force: bool) -> None:
+    """Set memory.provider to NAME in config.yaml (comments and other keys are kept)."""
+    home = get_home(ctx)
+    if name == BUILTIN_NAME:
+        _write(home, "")
+        click.echo("✓ Memory provider: built-in only")
+        click.echo(f"Saved to {home.config_path}")
+        return
+    infos = discover_providers(home)
+    try:
+        info = find_provider(infos, name)
+        known = sorted({i.name for i in infos if not i.shadowed_by and i.name != BUILTIN_NAME})
+    finally:
+        release_unused(infos)
+    if info is None:
+        fail(f"Memory provider '{name}' not found. Available: {', '.join(known) or 'none'} "
+             "(run 'hermes-store provider list').")
+    if not info.usable and not force:
+        fail(f"Memory provider '{name}' is not available: {info.reason or 'unknown reason'} "
+             "(use --force to select it anyway).")
+    _write(home, name)
+    click.echo(f"Memory provider: {name}")
+    click.echo(f"Activation saved to {home.config_path}")
+    click.echo("Start a new session to activate.")
+
+
+@provider.command("off")
+@click.pass_context
+def off(ctx: click.Context) -> None:
+    """Disable the external provider (built-in memory only)."""
+    home = get_home(ctx)
+    _write(home, "")
+    click.echo("✓ Memory provider: built-in only")
+    click.echo(f"Saved to {home.config_path}")
+
+
+def _write(home: Home, value: str) -> None:
+    try:
+        set_config_value(home.config_path, PROVIDER_KEY, value)
+    except (ConfigError, OSError) as exc:
+        fail(str(exc))

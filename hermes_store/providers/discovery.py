@@ -1,0 +1,360 @@
+"""Finding memory providers: bundled, installed (entry points) and Hermes-style plugin dirs.
+
+Sources, in precedence order (the first one wins on a name clash):
+
+1. bundled — ``builtin`` and the entry points declared by the ``hermes_store`` distribution;
+2. installed packages — entry-point group ``hermes_store.providers`` (value: a provider
+   class, a zero-argument factory, or an instance);
+3. user plugins — ``$HERMES_HOME/plugins/<name>/`` holding ``plugin.yaml`` and an
+   ``__init__.py`` whose ``register(ctx)`` calls ``ctx.register_memory_provider(...)``;
+   loaded the way Hermes loads user plugins (sibling modules first, then ``register``,
+   else the first ``MemoryProvider`` subclass).
+
+:func:`discover_providers` returns one :class:`ProviderInfo` per provider with its
+availability and, when unavailable, the reason — the single source for ``provider list``,
+``status`` and selection.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import logging
+import re
+import sys
+import types
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hermes_store.home import Home
+from hermes_store.providers.base import MemoryProvider
+
+logger = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "hermes_store.providers"
+BUILTIN_NAME = "builtin"
+BUILTIN_DESCRIPTION = "Built-in MEMORY.md / USER.md store (always active)"
+USER_PLUGIN_PACKAGE = "_hermes_user_memory"
+PLUGIN_MARKERS = ("register_memory_provider", "MemoryProvider")
+MARKER_SCAN_CHARS = 8192
+_OWN_DISTRIBUTION = "hermes_store"
+_REQUIRED_MEMBERS = ("name", "is_available", "initialize", "get_tool_schemas")
+
+
+@dataclass
+class ProviderInfo:
+    """One discovered provider: where it came from and whether it can run here."""
+
+    name: str
+    source: str  # "bundled" | "entry_point" | "plugin_dir"
+    description: str = ""
+    location: str = ""
+    available: bool = False
+    reason: str = ""
+    tools: list[str] = field(default_factory=list)
+    provider: Any = None  # the instance created during discovery (None when loading failed)
+    shadowed_by: str = ""
+    loaded: bool = False
+
+    @property
+    def usable(self) -> bool:
+        """True when the provider loaded, is available and is not shadowed."""
+        return self.available and self.loaded and not self.shadowed_by
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly view (no instance)."""
+        return {
+            "name": self.name,
+            "source": self.source,
+            "description": self.description,
+            "location": self.location,
+            "available": self.usable,
+            "reason": self.reason,
+            "tools": list(self.tools),
+        }
+
+
+def is_provider_like(obj: Any) -> bool:
+    """True for our ``MemoryProvider`` instances and duck-typed ones (e.g. Hermes' own ABC)."""
+    if isinstance(obj, MemoryProvider):
+        return True
+    if isinstance(obj, type):
+        return False
+    return all(hasattr(obj, member) for member in _REQUIRED_MEMBERS)
+
+
+def _is_provider_class(obj: Any, module_name: str | None = None) -> bool:
+    if not inspect.isclass(obj) or inspect.isabstract(obj):
+        return False
+    if module_name is not None and obj.__module__ != module_name:
+        return False
+    if issubclass(obj, MemoryProvider):
+        return obj is not MemoryProvider
+    return any(base.__name__ == "MemoryProvider" for base in obj.__mro__[1:])
+
+
+class PluginContext:
+    """The collector handed to ``register(ctx)``: keeps memory providers, ignores the rest."""
+
+    def __init__(self, hermes_home: str = "") -> None:
+        self.hermes_home = hermes_home
+        self.providers: list[Any] = []
+
+    def register_memory_provider(self, provider: Any) -> None:
+        """Collect ``provider`` (the call a plugin's ``register(ctx)`` makes)."""
+        self.providers.append(provider)
+
+    def register_tool(self, *args: Any, **kwargs: Any) -> None:
+        """Accepted and ignored (general plugins also register tools)."""
+
+    def register_hook(self, *args: Any, **kwargs: Any) -> None:
+        """Accepted and ignored."""
+
+    def register_cli_command(self, *args: Any, **kwargs: Any) -> None:
+        """Accepted and ignored."""
+
+
+def _ensure_package(name: str, path: Path | None = None) -> types.ModuleType:
+    module = sys.modules.get(name)
+    if module is None:
+        module = types.ModuleType(name)
+        module.__path__ = [str(path)] if path is not None else []
+        module.__package__ = name
+        sys.modules[name] = module
+    return module
+
+
+def _exec_module(name: str, file: Path, *, package_dir: Path | None = None) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        name, file, submodule_search_locations=[str(package_dir)] if package_dir is not None else None)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {file}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+def read_plugin_yaml(plugin_dir: Path) -> dict[str, Any]:
+    """The parsed ``plugin.yaml`` (``{}`` when absent); bad YAML raises ValueError naming the file."""
+    path = plugin_dir / "plugin.yaml"
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ValueError(f"{where}: invalid YAML: {exc}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read: {exc}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping")
+    return data
+
+
+def looks_like_memory_plugin(plugin_dir: Path) -> bool:
+    """Hermes' acceptance test: ``__init__.py`` mentions a marker within its first 8192 chars."""
+    init = plugin_dir / "__init__.py"
+    try:
+        head = init.read_text(encoding="utf-8", errors="replace")[:MARKER_SCAN_CHARS]
+    except OSError:
+        return False
+    return any(marker in head for marker in PLUGIN_MARKERS)
+
+
+def load_plugin_dir(plugin_dir: str | Path, *, package: str = USER_PLUGIN_PACKAGE,
+                    hermes_home: str = "") -> Any:
+    """Load a provider from a plugin directory exactly as Hermes loads a user plugin.
+
+    The directory becomes the synthetic package ``<package>.<name>``; every sibling ``*.py``
+    is executed as a submodule before ``__init__.py`` (so relative imports resolve); then
+    ``register(ctx)`` is called with a collector context. Without a registration the first
+    ``MemoryProvider`` subclass defined in the module is instantiated with no arguments.
+    Raises on failure (callers log it).
+    """
+    plugin_dir = Path(plugin_dir)
+    init = plugin_dir / "__init__.py"
+    if not init.is_file():
+        raise ImportError(f"{plugin_dir}: no __init__.py")
+    _ensure_package(package)
+    module_name = f"{package}.{plugin_dir.name}"
+    for stale in [m for m in sys.modules if m == module_name or m.startswith(module_name + ".")]:
+        del sys.modules[stale]
+    _ensure_package(module_name, plugin_dir)
+    for sibling in sorted(plugin_dir.glob("*.py")):
+        if sibling.name == "__init__.py" or f"{module_name}.{sibling.stem}" in sys.modules:
+            continue  # already imported by an earlier sibling
+        _exec_module(f"{module_name}.{sibling.stem}", sibling)
+    del sys.modules[module_name]
+    module = _exec_module(module_name, init, package_dir=plugin_dir)
+    ctx = PluginContext(hermes_home)
+    register = getattr(module, "register", None)
+    if callable(register):
+        register(ctx)
+        if ctx.providers:
+            return ctx.providers[0]
+    for _, obj in inspect.getmembers(module, inspect.isclass):
+        if _is_provider_class(obj, module_name):
+            return obj()
+    for _, obj in inspect.getmembers(module, inspect.isclass):
+        if _is_provider_class(obj):
+            return obj()
+    raise ImportError(f"{plugin_dir}: register(ctx) registered no memory provider and no "
+                      "MemoryProvider subclass was found")
+
+
+def _instantiate(target: Any) -> Any:
+    """Turn an entry-point target (class, factory or instance) into a provider instance."""
+    if is_provider_like(target):
+        return target
+    if callable(target):
+        instance = target()
+        if is_provider_like(instance):
+            return instance
+        raise TypeError(f"{target!r} did not return a memory provider")
+    raise TypeError(f"{target!r} is not a memory provider")
+
+
+def _probe(info: ProviderInfo, instance: Any) -> None:
+    """Fill availability, reason and tool names from a loaded instance."""
+    info.provider = instance
+    info.loaded = True
+    try:
+        info.available = bool(instance.is_available())
+    except Exception as exc:
+        info.available = False
+        info.reason = f"is_available() failed: {type(exc).__name__}: {exc}"
+        return
+    if not info.available:
+        hint = ""
+        reason_fn = getattr(instance, "unavailable_reason", None)
+        if callable(reason_fn):
+            try:
+                hint = str(reason_fn() or "")
+            except Exception as exc:
+                hint = f"unavailable_reason() failed: {exc}"
+        info.reason = hint or "is_available() returned False"
+    try:
+        info.tools = [
+            (s.get("function", s) if isinstance(s, dict) else {}).get("name", "")
+            for s in (instance.get_tool_schemas() or [])
+        ]
+        info.tools = [t for t in info.tools if t]
+    except Exception as exc:
+        logger.debug("provider %s: get_tool_schemas failed during discovery: %s", info.name, exc)
+
+
+def _summary(doc: str | None) -> str:
+    """First line of a docstring with reST roles reduced to their names."""
+    line = (doc or "").strip().split("\n", 1)[0]
+    return re.sub(r":\w+:`~?(?:[\w.]+\.)?([^`.]+)`", r"\1", line)
+
+
+def _entry_points() -> list[metadata.EntryPoint]:
+    try:
+        return list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+    except TypeError:  # Python < 3.10 style API
+        return list(metadata.entry_points().get(ENTRY_POINT_GROUP, []))  # type: ignore[attr-defined]
+
+
+def _entry_point_infos() -> list[ProviderInfo]:
+    infos = []
+    for ep in _entry_points():
+        dist = getattr(ep, "dist", None)
+        dist_name = (getattr(dist, "name", "") or "").replace("-", "_").lower()
+        bundled = dist_name == _OWN_DISTRIBUTION
+        info = ProviderInfo(name=ep.name, source="bundled" if bundled else "entry_point", location=ep.value)
+        try:
+            target = ep.load()
+            info.description = _summary(inspect.getdoc(target))
+            _probe(info, _instantiate(target))
+        except Exception as exc:
+            info.available = False
+            info.reason = f"failed to load {ep.value}: {type(exc).__name__}: {exc}"
+        infos.append(info)
+    infos.sort(key=lambda i: (i.source != "bundled", i.name))
+    return infos
+
+
+def _plugin_dir_infos(home: Home) -> list[ProviderInfo]:
+    infos = []
+    root = home.plugins_dir
+    if not root.is_dir():
+        return infos
+    for plugin_dir in sorted(root.iterdir()):
+        if not plugin_dir.is_dir() or plugin_dir.name.startswith(("_", ".")):
+            continue
+        if not (plugin_dir / "__init__.py").is_file() or not looks_like_memory_plugin(plugin_dir):
+            continue
+        info = ProviderInfo(name=plugin_dir.name, source="plugin_dir", location=str(plugin_dir))
+        try:
+            manifest = read_plugin_yaml(plugin_dir)
+            info.description = str(manifest.get("description") or "").strip()
+            _probe(info, load_plugin_dir(plugin_dir, hermes_home=str(home.root)))
+        except Exception as exc:
+            info.available = False
+            info.reason = f"failed to load {plugin_dir}: {type(exc).__name__}: {exc}"
+        infos.append(info)
+    return infos
+
+
+def discover_providers(home: Home | None = None, *, include_builtin: bool = True) -> list[ProviderInfo]:
+    """Every provider visible from ``home``: bundled, entry points, then plugin directories.
+
+    On a name clash the earlier source wins; the later one is listed as shadowed and
+    unavailable.
+    """
+    home = home or Home()
+    infos: list[ProviderInfo] = []
+    if include_builtin:
+        infos.append(ProviderInfo(name=BUILTIN_NAME, source="bundled", description=BUILTIN_DESCRIPTION,
+                                  location="hermes_store.providers.builtin:BuiltinMemoryProvider",
+                                  available=True, loaded=True, tools=["memory"]))
+    seen: dict[str, ProviderInfo] = {BUILTIN_NAME: infos[0]} if include_builtin else {}
+    for info in _entry_point_infos() + _plugin_dir_infos(home):
+        first = seen.get(info.name)
+        if first is not None:
+            info.shadowed_by = first.source
+            info.available = False
+            info.reason = f"shadowed by the {first.source} provider of the same name ({first.location})"
+            _shutdown_quietly(info.provider)
+        else:
+            seen[info.name] = info
+        infos.append(info)
+    return infos
+
+
+def _shutdown_quietly(provider: Any) -> None:
+    closer = getattr(provider, "shutdown", None)
+    if callable(closer):
+        try:
+            closer()
+        except Exception as exc:
+            logger.debug("shutdown of a discarded provider failed: %s", exc)
+
+
+def find_provider(infos: list[ProviderInfo], name: str) -> ProviderInfo | None:
+    """The winning (non-shadowed) entry called ``name``."""
+    for info in infos:
+        if info.name == name and not info.shadowed_by:
+            return info
+    return None
+
+
+def release_unused(infos: list[ProviderInfo], keep: Any = None) -> None:
+    """Shut down every instance created during discovery except ``keep``."""
+    for info in infos:
+        if info.provider is not None and info.provider is not keep:
+            _shutdown_quietly(info.provider)
+            info.provider = None
