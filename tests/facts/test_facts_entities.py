@@ -1,0 +1,48 @@
+"""Entity extraction: single names, quotes, aka aliases, CJK, no apostrophe junk."""
+
+from __future__ import annotations
+
+from hermes_store.facts.entities import extract_entities
+
+
+def names(text):
+    return [e.name for e in extract_entities(text)]
+
+
+def test_single_capitalised_names():
+    assert names("Alice lives in Paris") == ["Alice", "Paris"]
+    assert "McKellar" in names("I met McKellar yesterday")
+
+
+def test_multi_word_names_and_connectors():
+    assert names("She moved to New York") == ["New York"]
+    assert names("He banks with Bank of America") == ["Bank of America"]
+
+
+def test_apostrophes_do_not_create_junk():
+    assert names("Alice's cat and Bob's dog") == ["Alice", "Bob"]
+    assert names("I'm sure it's fine, don't worry") == []
+
+
+def test_quoted_terms():
+    assert names('The project is called "hermes store"') == ["hermes store"]
+    assert names("We use 'uv' for packaging") == ["uv"]
+
+
+def test_aka_becomes_alias_not_entity():
+    found = extract_entities("Robert aka Bob works at Acme Corp")
+    assert [e.name for e in found] == ["Robert", "Acme Corp"]
+    assert found[0].aliases == ["Bob"]
+    found = extract_entities("Alice Smith (also known as Ally) plays chess")
+    assert found[0].name == "Alice Smith" and found[0].aliases == ["Ally"]
+
+
+def test_cjk_names():
+    assert names("王伟住在北京") == ["王伟"]
+    assert "田中" in names("田中さんは東京に住んでいます")
+    assert "アリス" in names("アリスはパンが好き")
+
+
+def test_other_scripts_and_noise():
+    assert "Дмитрий" in names("Дмитрий живёт здесь")
+    assert names("run it with --verbose on 10.0.0.1") == []
