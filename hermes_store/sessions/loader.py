@@ -142,6 +142,7 @@ class _File:
     sessions_added: int = 0
     messages_added: int = 0
     problems: int = 0
+    accepted: int = 0  # messages taken from this file in this run
     snap_base: dict[str, int] = field(default_factory=dict)
     snap_seen: dict[str, int] = field(default_factory=dict)
 
@@ -237,8 +238,7 @@ class BulkLoader:
         if current.problems > MAX_PROBLEMS_PER_FILE:
             summary.errors.append({"path": current.shown, "line": None,
                                    "error": f"{current.problems - MAX_PROBLEMS_PER_FILE} further problems not listed"})
-        if current.problems and not current.messages_added and not current.sessions_added \
-                and not current.messages:
+        if current.problems and not current.accepted and not current.messages:
             summary.failed_files += 1
 
     def _consume(self, current: _File) -> None:
@@ -321,6 +321,7 @@ class BulkLoader:
             if info.max_ts is None or timestamp > info.max_ts:
                 info.max_ts = timestamp
         info.added += 1
+        current.accepted += 1
         seq = info.next_seq
         info.next_seq = seq + 1
         self._pending.append((

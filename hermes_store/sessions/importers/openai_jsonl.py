@@ -58,11 +58,11 @@ class OpenAIJsonlImporter(Importer):
                         yield record
             else:
                 session_id = _first_id(obj, _ID_KEYS) or stem
-                if session_id not in seen:
-                    seen.add(session_id)
-                    yield SessionRecord(id=session_id, model=opt_str(obj.get("model")))
                 record = openai_message(obj, session_id, line, tools, problems)
                 if record is not None:
+                    if session_id not in seen:
+                        seen.add(session_id)
+                        yield SessionRecord(id=session_id, model=opt_str(obj.get("model")))
                     yield record
             yield from problems
 

@@ -1,0 +1,214 @@
+"""``hermes-store sessions``: index transcripts and manage the indexed sessions."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hermes_store.cli import LazyGroup
+from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.sessions.importers import FORMATS
+from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader, walk_inputs
+
+
+@click.group(cls=LazyGroup, lazy={"search": "hermes_store.cli.sessions_search:search"})
+def sessions() -> None:
+    """Index past transcripts (Hermes, Claude Code, Codex, OpenAI JSONL) and manage them."""
+
+
+def _when(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return datetime.fromtimestamp(value).strftime("%Y-%m-%d %H:%M")
+
+
+@sessions.command("index")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto",
+              show_default=True, help="Transcript format; auto detects it per file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH, hidden=True)
+@click.option("--fts-mode", type=click.Choice(FTS_MODES), default="batch", hidden=True)
+@click.pass_context
+def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, as_json: bool,
+              batch_size: int, fts_mode: str) -> None:
+    """Import transcripts from files and directories (walked recursively).
+
+    Re-running is cheap: unchanged files are skipped, appended JSONL adds only
+    the new lines, and an interrupted run resumes where it stopped. Exit code 0
+    when anything was imported, 1 when every input failed.
+    """
+    db = get_home(ctx).open_db()
+    bar = None
+    try:
+        if sys.stderr.isatty() and not as_json:
+            total = sum(_size(p) for p, _ in walk_inputs(paths))
+            bar = click.progressbar(length=max(total, 1), label="Indexing", file=sys.stderr)
+            bar.__enter__()
+        progress = (lambda path, size: bar.update(size)) if bar is not None else None
+        loader = BulkLoader(db, batch_messages=batch_size, fts_mode=fts_mode, progress=progress)
+        try:
+            summary = loader.run(paths, fmt)
+        except KeyboardInterrupt:
+            click.echo("\nInterrupted: committed batches are kept; run the same command to resume.",
+                       err=True)
+            sys.exit(130)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+        db.close()
+    if as_json:
+        echo_json(summary.as_dict())
+    else:
+        click.echo(f"{summary.files} files: {summary.sessions_added} sessions and "
+                   f"{summary.messages_added} messages added, {summary.skipped} messages already "
+                   f"indexed, {len(summary.errors)} problems")
+        for error in summary.errors:
+            where = error["path"] + (f":{error['line']}" if error["line"] is not None else "")
+            click.echo(f"  {where}: {error['error']}", err=True)
+    sys.exit(1 if summary.all_failed else 0)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+@sessions.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--source", default=None, help="Only sessions from this source (cli, telegram, cron, ...).")
+@click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) -> None:
+    """List sessions, most recently active first."""
+    from hermes_store.sessions.index import SessionIndex
+
+    with SessionIndex(get_home(ctx)) as index:
+        rows = index.list_sessions(source=source, limit=limit)
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo("No sessions indexed.")
+        return
+    for row in rows:
+        title = row["title"] or ""
+        click.echo(f"{row['id']:<40} {row['source']:<12} {_when(row['started_at']):<16} "
+                   f"{row['message_count']:>6}  {title}")
+
+
+def _resolve(index: Any, session_id: str) -> str:
+    """An exact id, or a unique prefix of one."""
+    if index.get_session(session_id) is not None:
+        return session_id
+    matches = [r["id"] for r in index.db.query(
+        "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 2", (len(session_id), session_id))]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        fail(f"session id prefix {session_id!r} is ambiguous")
+    fail(f"session not found: {session_id}")
+    raise AssertionError  # fail() exits
+
+
+@sessions.command("show")
+@click.argument("session_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {session, messages}.")
+@click.pass_context
+def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
+    """Show one session and its messages (ID may be a unique prefix)."""
+    from hermes_store.sessions.index import SessionIndex
+
+    with SessionIndex(get_home(ctx)) as index:
+        sid = _resolve(index, session_id)
+        session = index.get_session(sid)
+        messages = index.get_messages(sid)
+    if as_json:
+        echo_json({"session": session, "messages": messages})
+        return
+    assert session is not None
+    click.echo(f"Session {session['id']}  [{session['source']}, {session['origin_format']}]")
+    for label in ("title", "model", "workspace", "parent_session_id"):
+        if session.get(label):
+            click.echo(f"  {label}: {session[label]}")
+    click.echo(f"  started: {_when(session['started_at'])}  ended: {_when(session['ended_at'])}"
+               f"  messages: {session['message_count']}")
+    for message in messages:
+        head = message["role"].upper()
+        if message["tool_name"]:
+            head += f":{message['tool_name']}"
+        body = message["content"] or ""
+        if not body and message["tool_calls"]:
+            body = f"[tool calls] {message['tool_calls']}"
+        click.echo(f"\n[{message['seq']}] {head} ({_when(message['timestamp'])})\n{body}")
+
+
+@sessions.command("stats")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def stats_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Sessions, messages, per-source counts, database and index size."""
+    from hermes_store.sessions.index import SessionIndex
+
+    with SessionIndex(get_home(ctx)) as index:
+        data = index.stats()
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(f"Sessions: {data['sessions']}")
+    click.echo(f"Messages: {data['messages']}")
+    for source, counts in data["per_source"].items():
+        click.echo(f"  {source}: {counts['sessions']} sessions, {counts['messages']} messages")
+    click.echo(f"Indexed files: {data['sources_indexed']}")
+    click.echo(f"Database: {data['db_bytes'] / 1e6:.1f} MB")
+    if data["index_bytes"] is not None:
+        click.echo(f"FTS index: {data['index_bytes'] / 1e6:.1f} MB")
+
+
+@sessions.command("delete")
+@click.argument("session_id")
+@click.pass_context
+def delete_cmd(ctx: click.Context, session_id: str) -> None:
+    """Delete one session and its messages (its children keep their grandparent)."""
+    from hermes_store.sessions.index import SessionIndex
+
+    with SessionIndex(get_home(ctx)) as index:
+        sid = _resolve(index, session_id)
+        removed = index.delete_session(sid)
+    click.echo(f"Deleted session {sid} ({removed} messages).")
+
+
+@sessions.command("prune")
+@click.option("--older-than", "older_than", default="90d", show_default=True,
+              help="Age: 30s, 15m, 5h, 2d, 1w, a number of days, or an ISO date.")
+@click.option("--dry-run", is_flag=True, help="Only list what would be deleted.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def prune_cmd(ctx: click.Context, older_than: str, dry_run: bool, as_json: bool) -> None:
+    """Delete whole lineages whose every session is older than AGE.
+
+    A lineage (a session with its parents and children) goes only when all of
+    it is old; live sessions that never ended are kept.
+    """
+    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.maintenance import parse_age
+
+    try:
+        age = parse_age(older_than)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--older-than") from exc
+    with SessionIndex(get_home(ctx)) as index:
+        ids = index.prune(age, dry_run=dry_run)
+    if as_json:
+        echo_json({"dry_run": dry_run, "sessions": ids, "count": len(ids)})
+        return
+    verb = "Would delete" if dry_run else "Deleted"
+    click.echo(f"{verb} {len(ids)} sessions.")
+    for sid in ids:
+        click.echo(f"  {sid}")

@@ -1,0 +1,52 @@
+"""Fixtures for the session-index tests: the six-format fixture tree and a Hermes state.db."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sess_helpers import FIXTURES
+
+from hermes_store.cli import cli
+from hermes_store.db import Database
+
+
+@pytest.fixture
+def fixtures(tmp_path) -> Path:
+    """A private copy of tests/sessions/fixtures (tests may append to or rewrite files)."""
+    target = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES, target)
+    return target
+
+
+@pytest.fixture
+def state_db(tmp_path) -> Path:
+    """A small Hermes ``state.db`` built from fixtures/hermes_state.sql."""
+    path = tmp_path / "hermes" / "state.db"
+    path.parent.mkdir()
+    db = Database(path, migrate=False)
+    db.execute((FIXTURES / "hermes_state.sql").read_text(encoding="utf-8"))
+    db.close()
+    return path
+
+
+@pytest.fixture
+def store(home):
+    """The home's store database (closed after the test)."""
+    db = home.open_db()
+    yield db
+    db.close()
+
+
+@pytest.fixture
+def run(home):
+    """Invoke ``hermes-store --home <home> ARGS...``; returns the click Result."""
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None):
+        return runner.invoke(cli, ["--home", str(home.root), *map(str, args)], input=input,
+                             catch_exceptions=False)
+
+    return invoke

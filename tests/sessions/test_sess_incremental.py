@@ -1,0 +1,109 @@
+"""Idempotency, incremental appends, rewrites, snapshots growing, and state.db by id."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from sess_helpers import index_json, write_jsonl
+
+from hermes_store.db import Database
+from hermes_store.sessions import SessionIndex
+
+
+def test_idempotent(run, store, fixtures, state_db):
+    code, first = index_json(run, fixtures, state_db)
+    assert code == 0 and first["messages_added"] == 33
+    code, second = index_json(run, fixtures, state_db)
+    assert code == 0
+    assert second["files"] == 7
+    assert second["sessions_added"] == 0 and second["messages_added"] == 0
+    assert second["skipped"] == 33 and second["errors"] == []
+    assert store.scalar("SELECT COUNT(*) FROM messages") == 33
+    assert store.scalar("SELECT SUM(message_count) FROM sessions") == 33
+
+
+def test_append_adds_only_new_lines(run, store, tmp_path):
+    path = tmp_path / "sessions" / "20260201_120000_abcdef.jsonl"
+    write_jsonl(path, [{"role": "session_meta", "model": "m", "platform": "cli"},
+                       {"role": "user", "content": "first question about zebras"},
+                       {"role": "assistant", "content": "first answer"}])
+    assert index_json(run, path)[1]["messages_added"] == 2
+    write_jsonl(path, [{"role": "user", "content": "second question about giraffes"},
+                       {"role": "assistant", "content": "second answer"}], mode="a")
+    code, summary = index_json(run, path)
+    assert summary["messages_added"] == 2 and summary["skipped"] == 2 and summary["sessions_added"] == 0
+    msgs = SessionIndex(store).get_messages("20260201_120000_abcdef")
+    assert [m["seq"] for m in msgs] == [0, 1, 2, 3]
+    assert msgs[2]["content"] == "second question about giraffes"
+    assert SessionIndex(store).get_session("20260201_120000_abcdef")["message_count"] == 4
+    hits = store.query("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'giraffes'")
+    assert len(hits) == 1
+
+
+def test_partial_last_line_waits_for_its_newline(run, store, tmp_path):
+    path = tmp_path / "sessions" / "20260201_120000_fedcba.jsonl"
+    write_jsonl(path, [{"role": "user", "content": "complete line"}])
+    with open(path, "a") as handle:
+        handle.write('{"role": "assistant", "content": "half wri')
+    code, summary = index_json(run, path)
+    assert summary["messages_added"] == 1
+    with open(path, "a") as handle:
+        handle.write('tten"}\n')
+    code, summary = index_json(run, path)
+    assert code == 0 and summary["messages_added"] == 1 and summary["errors"] == []
+    assert [m["content"] for m in SessionIndex(store).get_messages("20260201_120000_fedcba")] == [
+        "complete line", "half written"]
+
+
+def test_rewritten_file_is_reimported(run, store, tmp_path):
+    path = tmp_path / "sessions" / "20260201_130000_aaaaaa.jsonl"
+    write_jsonl(path, [{"role": "user", "content": "original wording"},
+                       {"role": "assistant", "content": "original reply"}])
+    index_json(run, path)
+    write_jsonl(path, [{"role": "user", "content": "edited wording that is longer than before"},
+                       {"role": "assistant", "content": "edited reply"},
+                       {"role": "user", "content": "more"}])
+    code, summary = index_json(run, path)
+    assert summary["messages_added"] == 3
+    msgs = SessionIndex(store).get_messages("20260201_130000_aaaaaa")
+    assert [m["content"] for m in msgs][0] == "edited wording that is longer than before"
+    assert store.query("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'original'") == []
+    store.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_snapshot_growth_adds_new_messages(run, store, fixtures):
+    path = fixtures / "hermes_home/sessions/session_20260106_090000_d4e5f6.json"
+    index_json(run, path)
+    doc = json.loads(path.read_text())
+    doc["messages"].append({"role": "user", "content": "and for whole wheat flour?"})
+    path.write_text(json.dumps(doc))
+    code, summary = index_json(run, path)
+    assert summary["messages_added"] == 1 and summary["skipped"] == 4
+    assert SessionIndex(store).get_session("20260106_090000_d4e5f6")["message_count"] == 5
+
+
+def test_state_db_incremental_by_id(run, store, state_db):
+    assert index_json(run, state_db)[1]["messages_added"] == 7
+    hermes = Database(state_db, migrate=False)
+    hermes.execute("INSERT INTO messages(session_id, role, content, timestamp) VALUES"
+                   " ('20260110_090000_bbbbbb', 'assistant', 'uncordon the nodes now', 1768035640)")
+    hermes.execute("UPDATE sessions SET ended_at=1768035700, title='k8s upgrade done'"
+                   " WHERE id='20260110_090000_bbbbbb'")
+    hermes.close()
+    code, summary = index_json(run, state_db)
+    assert summary["messages_added"] == 1 and summary["skipped"] == 7
+    session = SessionIndex(store).get_session("20260110_090000_bbbbbb")
+    assert session["title"] == "k8s upgrade done" and session["ended_at"] == 1768035700
+    assert session["message_count"] == 4
+
+
+def test_same_session_from_two_sources_is_not_duplicated(run, store, fixtures, tmp_path):
+    original = fixtures / "hermes_home/sessions/20260105_101500_a1b2c3.jsonl"
+    copy = tmp_path / "elsewhere" / "sessions" / original.name
+    copy.parent.mkdir(parents=True)
+    shutil.copy(original, copy)
+    index_json(run, original)
+    code, summary = index_json(run, copy)
+    assert summary["messages_added"] == 0 and summary["skipped"] == 6
+    assert store.scalar("SELECT COUNT(*) FROM messages") == 6
