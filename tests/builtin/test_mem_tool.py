@@ -1,0 +1,124 @@
+"""The memory tool: schema, dispatcher order, config flags, CLI parity."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from hermes_store.builtin.tool import MEMORY_TOOL, MISSING_ACTION
+from hermes_store.cli import cli
+from hermes_store.tools import handle_tool_call
+
+
+def call(home, args, **kw):
+    return json.loads(handle_tool_call("memory", args, home=home, **kw))
+
+
+def test_schema_shape():
+    schema = MEMORY_TOOL.schema
+    params = schema["parameters"]
+    assert schema["name"] == "memory" and MEMORY_TOOL.name == "memory"
+    assert params["type"] == "object" and params["required"] == ["target"]
+    assert set(params["properties"]) == {"action", "target", "content", "old_text", "new_text", "operations"}
+    assert params["properties"]["action"]["enum"] == ["add", "replace", "remove"]
+    assert params["properties"]["target"]["enum"] == ["memory", "user"]
+    assert not {"allOf", "anyOf", "oneOf", "enum", "not"} & set(params)
+
+
+def test_add_replace_remove_round_trip(home):
+    assert call(home, {"action": "add", "target": "memory", "content": "Uses uv"})["success"]
+    result = call(home, {"action": "replace", "target": "memory", "old_text": "uv", "new_text": "Uses uv 0.5"})
+    assert result["replaced_entry"] == "Uses uv"
+    assert call(home, {"action": "remove", "target": "memory", "old_text": "0.5"})["removed_entry"] == "Uses uv 0.5"
+
+
+def test_content_wins_over_new_text(home):
+    call(home, {"action": "add", "target": "user", "content": "from content", "new_text": "from alias"})
+    assert home.user_file.read_text() == "from content"
+
+
+def test_null_target_means_memory_and_null_action_is_missing(home):
+    assert call(home, {"action": "add", "target": None, "content": "x"})["target"] == "memory"
+    for args in ({"target": "memory"}, {"target": None, "action": None}, {"action": ""}):
+        result = call(home, args)
+        assert result == {"success": False, "error": MISSING_ACTION}
+        assert "Missing required parameter" in result["error"]
+        assert "action" in result["error"] and "operations" in result["error"]
+
+
+def test_invalid_target_and_unknown_action(home):
+    assert call(home, {"action": "add", "target": "notes", "content": "x"}) == {
+        "success": False, "error": "Invalid memory target 'notes'. Use 'memory' or 'user'."}
+    assert call(home, {"action": "read", "target": "memory"}) == {
+        "success": False, "error": "Unknown action 'read'. Use: add, replace, remove"}
+
+
+def test_prewrite_validation(home):
+    assert call(home, {"action": "add", "target": "memory"})["error"] == "Content is required for 'add' action."
+    call(home, {"action": "add", "target": "memory", "content": "entry one"})
+    missing = call(home, {"action": "remove", "target": "memory"})
+    assert missing["error"] == (
+        "'remove' needs old_text -- a short unique substring of the entry to remove. None was provided. "
+        "Reissue the remove with old_text set to part of one of the current_entries below.")
+    assert missing["current_entries"] == ["entry one"] and missing["usage"] == "9/2,200"
+    rep = call(home, {"action": "replace", "target": "memory", "content": "x"})
+    assert rep["error"].endswith(" For 'replace', content is the COMPLETE new entry -- the whole matched "
+                                 "entry is overwritten, not just the old_text span.")
+    assert call(home, {"action": "replace", "target": "memory", "old_text": "one"}) == {
+        "success": False, "error": "content is required for 'replace' action."}
+
+
+def test_operations_batch_and_shape(home):
+    ops = [{"action": "add", "content": "a"}, {"action": "add", "new_text": "b"}]
+    assert call(home, {"target": "memory", "operations": ops})["message"] == "Applied 2 operation(s)."
+    assert call(home, {"target": "memory", "operations": {"action": "add"}})["error"] == (
+        "operations must be a list of {action, content?, old_text?} objects.")
+    assert call(home, {"target": "memory", "operations": []})["error"] == MISSING_ACTION
+
+
+def test_batch_result_keys_serialise(home):
+    call(home, {"action": "add", "target": "memory", "content": "x1"})
+    result = call(home, {"target": "memory", "operations": [{"action": "remove", "old_text": "x1"},
+                                                             {"action": "add", "content": "x2"}]})
+    assert result["removed_entries"] == {"1": "x1"}
+
+
+def test_disabled_stores(home):
+    home.config_path.write_text("memory:\n  user_profile_enabled: 'false'\n")
+    assert call(home, {"action": "add", "target": "user", "content": "x"}) == {
+        "success": False, "error": "Built-in USER.md writes are disabled in memory config.", "target": "user"}
+    assert call(home, {"action": "add", "target": "memory", "content": "x"})["success"]
+    home.config_path.write_text("memory:\n  memory_enabled: false\n  user_profile_enabled: false\n")
+    assert call(home, {"action": "add", "target": "memory", "content": "y"}) == {
+        "error": "Memory is not available. It may be disabled in config or this environment.",
+        "success": False}
+
+
+def test_limits_come_from_config_strings(home):
+    home.config_path.write_text('memory:\n  memory_char_limit: "12"\n')
+    call(home, {"action": "add", "target": "memory", "content": "0123456789"})
+    result = call(home, {"action": "add", "target": "memory", "content": "abc"})
+    assert result["success"] is False and result["usage"] == "10/12"
+
+
+def test_session_id_recorded_as_writer(home):
+    call(home, {"action": "add", "target": "memory", "content": "from session"}, session_id="s-42")
+    from hermes_store.builtin import MemoryStore
+    s = MemoryStore(home)
+    s.load_from_disk()
+    row = s.describe("memory")[0]
+    assert row["created_session"] == "s-42" and row["created_origin"] == "tool"
+
+
+def test_cli_tool_prints_the_same_json(home):
+    args = {"action": "add", "target": "memory", "content": "same json"}
+    runner = CliRunner()
+    out = runner.invoke(cli, ["--home", str(home.root), "tool", "memory", json.dumps(args)])
+    assert out.exit_code == 0
+    first = json.loads(out.output)
+    assert first["message"] == "Entry added."
+    again = runner.invoke(cli, ["--home", str(home.root), "tool", "memory", json.dumps(args)])
+    assert json.loads(again.output) == call(home, args)
+    bad = runner.invoke(cli, ["--home", str(home.root), "tool", "memory", '{"action":"nope"}'])
+    assert bad.exit_code == 0 and json.loads(bad.output)["success"] is False
