@@ -196,13 +196,14 @@ class MemoryManager:
 
     # ---- tools ----------------------------------------------------------------------------
 
-    def get_all_tool_schemas(self) -> list[dict[str, Any]]:
-        """Schemas of every routed tool, in registration order, deduplicated."""
-        return list(self._tool_schemas.values())
-
     def get_all_tool_names(self) -> list[str]:
-        """Names of every routed tool."""
-        return list(self._tool_routes)
+        """Names of every routed tool, in provider order (builtin's first), deduplicated."""
+        return [tool for provider in self._providers
+                for tool, owner in self._tool_routes.items() if owner is provider]
+
+    def get_all_tool_schemas(self) -> list[dict[str, Any]]:
+        """Schemas of every routed tool, in the order of ``get_all_tool_names``."""
+        return [self._tool_schemas[tool] for tool in self.get_all_tool_names()]
 
     def has_tool(self, name: str) -> bool:
         """True when some provider handles tool ``name``."""
