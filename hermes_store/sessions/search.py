@@ -44,7 +44,7 @@ MAX_LIMIT = 1000
 # Context smoothing (relevance sort): a hit's score gains these fractions of the scores of
 # matching messages 1 and 2 positions away in the same session (conversational evidence
 # clusters). Measured on LoCoMo with scripts/eval_locomo.py: hit@10 +0.06.
-CONTEXT_WEIGHTS: dict[int, float] = {1: 0.5, 2: 0.25}
+CONTEXT_WEIGHTS: dict[int, float] = {1: 0.6, 2: 0.3}
 SMOOTHING_POOL = 50  # candidates ranked before smoothing (at least ``limit``)
 
 

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Evidence retrieval on LoCoMo: our session search side by side with plain BM25.
+
+Each conversation of ``--data`` (default /work/shared/data/locomo) is indexed
+into a fresh temporary store: one LoCoMo session = one session (its date is
+the timestamp), one turn = one message (``dia_id`` Dn:k = session n, seq k-1;
+speaker A = user, speaker B = assistant; the turn text is ``Speaker: text``
+as in a chat transcript, with any image caption appended). For every question of category 1-4 the question text is searched
+within its conversation, and hit@k is 1 when any evidence turn is among the
+top k. The baseline is rank-bm25 (BM25Okapi) over lowercase word tokens with
+the same stopwords removed, on the same turn texts.
+
+Usage: .venv/bin/python scripts/eval_locomo.py [--data DIR] [--k 5 10] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from rank_bm25 import BM25Okapi
+
+from hermes_store.db import Database
+from hermes_store.query import STOPWORDS, cjk_projection, tokenize
+from hermes_store.sessions.search import search_messages
+
+DEFAULT_DATA = Path("/work/shared/data/locomo")
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+_DIA = re.compile(r"D(\d+):(\d+)")
+
+
+def parse_date(text: str) -> float | None:
+    """LoCoMo's ``1:56 pm on 8 May, 2023`` as epoch seconds (UTC), None when unreadable."""
+    try:
+        moment = datetime.strptime(" ".join(text.split()), "%I:%M %p on %d %B, %Y")
+    except (TypeError, ValueError):
+        return None
+    return moment.replace(tzinfo=timezone.utc).timestamp()
+
+
+def turns_of(conv: dict) -> list[tuple[int, int, str, str, float | None]]:
+    """``(session_no, seq, role, text, timestamp)`` for every turn of a conversation."""
+    out = []
+    speaker_a = conv.get("speaker_a")
+    numbers = sorted(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k))
+    for n in numbers:
+        start = parse_date(conv.get(f"session_{n}_date_time", ""))
+        for i, turn in enumerate(conv[f"session_{n}"]):
+            match = _DIA.fullmatch(str(turn.get("dia_id", "")))
+            seq = int(match.group(2)) - 1 if match else i
+            text = turn.get("text") or ""
+            if turn.get("blip_caption"):
+                text += f" [image: {turn['blip_caption']}]"
+            if turn.get("speaker"):
+                text = f"{turn['speaker']}: {text}"
+            role = "user" if turn.get("speaker") == speaker_a else "assistant"
+            ts = None if start is None else start + seq * 30.0
+            out.append((n, seq, role, text, ts))
+    return out
+
+
+def index_conversation(db: Database, name: str, turns: list) -> None:
+    """Write one conversation into the store's session index."""
+    with db.write():
+        for n in sorted({t[0] for t in turns}):
+            first = next(t for t in turns if t[0] == n)
+            db.execute(
+                "INSERT INTO sessions(id, origin_format, source, title, started_at, message_count) "
+                "VALUES (?, 'locomo', 'cli', NULL, ?, ?)",
+                (f"{name}-s{n}", first[4], sum(1 for t in turns if t[0] == n)),
+            )
+        db.executemany(
+            "INSERT INTO messages(session_id, seq, role, content, timestamp, cjk) VALUES (?,?,?,?,?,?)",
+            [(f"{name}-s{n}", seq, role, text, ts, cjk_projection(text)) for n, seq, role, text, ts in turns],
+        )
+        db.execute("INSERT INTO messages_fts(messages_fts) VALUES('rebuild')")
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """Baseline tokens: lowercase words without stopwords."""
+    return [t for t in (w.lower() for w in tokenize(text)) if t not in STOPWORDS]
+
+
+def evidence_keys(qa: dict) -> set[tuple[int, int]]:
+    """Evidence ``dia_id`` values as ``(session_no, seq)``."""
+    keys = set()
+    for ev in qa.get("evidence") or []:
+        for s, k in _DIA.findall(str(ev)):
+            keys.add((int(s), int(k) - 1))
+    return keys
+
+
+def _positions(result) -> list[tuple[int, int]]:
+    return [(int(r["session_id"].rsplit("-s", 1)[1]), r["seq"]) for r in result.results]
+
+
+def evaluate(data: Path, ks: list[int]) -> dict:
+    """Run both systems over every conversation; return the score table."""
+    top = max(ks)
+    totals: dict[str, dict] = {}
+    timings: list[float] = []
+
+    def add(system: str, category: int, ranked: list[tuple[int, int]], gold: set) -> None:
+        for cat in (category, 0):
+            bucket = totals.setdefault(system, {}).setdefault(cat, {"n": 0, **{k: 0 for k in ks}})
+            bucket["n"] += 1
+            for k in ks:
+                bucket[k] += bool(gold & set(ranked[:k]))
+
+    for path in sorted(data.glob("*.json")):
+        conv = json.loads(path.read_text(encoding="utf-8"))
+        turns = turns_of(conv)
+        name = path.stem
+        keys = [(t[0], t[1]) for t in turns]
+        bm25 = BM25Okapi([bm25_tokens(t[3]) or ["_"] for t in turns])
+        with tempfile.TemporaryDirectory() as tmp:
+            db = Database(Path(tmp) / "locomo.db")
+            index_conversation(db, name, turns)
+            for qa in conv.get("qa", []):
+                category = qa.get("category")
+                gold = evidence_keys(qa)
+                if category not in CATEGORIES or not gold:
+                    continue
+                question = qa["question"]
+                began = time.perf_counter()
+                result = search_messages(db, question, limit=top)
+                timings.append(time.perf_counter() - began)
+                add("hermes_store search", category, _positions(result), gold)
+                expanded = search_messages(db, question, limit=top, expand_context=True)
+                add("hermes_store search, expand_context", category, _positions(expanded), gold)
+                scores = bm25.get_scores(bm25_tokens(question))
+                order = sorted(range(len(turns)), key=lambda i: -scores[i])[:top]
+                add("bm25 (rank-bm25)", category, [keys[i] for i in order], gold)
+            db.close()
+    timings.sort()
+    return {"totals": totals, "ks": ks,
+            "p50_ms": 1000 * timings[len(timings) // 2] if timings else 0.0,
+            "p95_ms": 1000 * timings[int(len(timings) * 0.95)] if timings else 0.0}
+
+
+def print_table(report: dict) -> None:
+    """Print hit@k per system and category as a Markdown table."""
+    ks = report["ks"]
+    header = "| system | category | n | " + " | ".join(f"hit@{k}" for k in ks) + " |"
+    print(header)
+    print("|" + "---|" * (3 + len(ks)))
+    for system, cats in report["totals"].items():
+        for cat in sorted(cats, key=lambda c: (c == 0, c)):
+            b = cats[cat]
+            label = "all (1-4)" if cat == 0 else f"{cat} {CATEGORIES[cat]}"
+            cells = " | ".join(f"{b[k] / b['n']:.3f}" for k in ks)
+            print(f"| {system} | {label} | {b['n']} | {cells} |")
+    print(f"\nhermes_store search latency per question: p50 {report['p50_ms']:.2f} ms, "
+          f"p95 {report['p95_ms']:.2f} ms")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--k", type=int, nargs="+", default=[5, 10])
+    parser.add_argument("--json", action="store_true", help="print the raw report as JSON")
+    args = parser.parse_args(argv)
+    if not args.data.is_dir():
+        print(f"error: {args.data}: no such directory", file=sys.stderr)
+        return 2
+    report = evaluate(args.data, sorted(set(args.k)))
+    if args.json:
+        print(json.dumps(report, indent=2, default=str))
+    else:
+        print_table(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
