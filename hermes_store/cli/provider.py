@@ -13,47 +13,13 @@ from hermes_store.home import ConfigError, Home
 from hermes_store.providers.config_edit import set_config_value
 from hermes_store.providers.discovery import (
     BUILTIN_NAME,
-    ProviderInfo,
+    describe_registry,
     discover_providers,
     find_provider,
     release_unused,
 )
 
 PROVIDER_KEY = "memory.provider"
-
-
-def _configured(home: Home) -> tuple[str, str]:
-    """``(memory.provider, error)`` — the error text when config.yaml cannot be read."""
-    try:
-        return home.memory_config().provider, ""
-    except ConfigError as exc:
-        return "", str(exc)
-
-
-def provider_rows(home: Home, infos: list[ProviderInfo]) -> dict:
-    """The ``provider list --json`` document."""
-    configured, error = _configured(home)
-    active = ""
-    if configured and configured != BUILTIN_NAME:
-        chosen = find_provider(infos, configured)
-        if chosen is not None and chosen.usable:
-            active = configured
-    rows = []
-    for info in infos:
-        row = info.to_dict()
-        row["shadowed_by"] = info.shadowed_by
-        row["configured"] = bool(configured) and info.name == configured and not info.shadowed_by
-        row["active"] = info.name == BUILTIN_NAME or (info.name == active and not info.shadowed_by)
-        rows.append(row)
-    document = {"configured": configured, "active": active or BUILTIN_NAME, "providers": rows}
-    if error:
-        document["config_error"] = error
-    elif configured and configured != BUILTIN_NAME and not active:
-        chosen = find_provider(infos, configured)
-        document["warning"] = (f"memory.provider '{configured}' "
-                               + ("not found" if chosen is None else f"not available: {chosen.reason}")
-                               + "; built-in memory only")
-    return document
 
 
 @click.group("provider")
@@ -66,12 +32,7 @@ def provider() -> None:
 @click.pass_context
 def list_providers(ctx: click.Context, as_json: bool) -> None:
     """Show every provider (bundled, installed, plugin dirs) with availability and reason."""
-    home = get_home(ctx)
-    infos = discover_providers(home)
-    try:
-        document = provider_rows(home, infos)
-    finally:
-        release_unused(infos)
+    document = describe_registry(get_home(ctx))
     if as_json:
         echo_json(document)
         return

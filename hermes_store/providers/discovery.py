@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from hermes_store.home import Home
+from hermes_store.home import ConfigError, Home
 from hermes_store.providers.base import MemoryProvider
 
 logger = logging.getLogger(__name__)
@@ -358,3 +358,43 @@ def release_unused(infos: list[ProviderInfo], keep: Any = None) -> None:
         if info.provider is not None and info.provider is not keep:
             _shutdown_quietly(info.provider)
             info.provider = None
+
+
+def describe_registry(home: Home | None = None, infos: list[ProviderInfo] | None = None) -> dict[str, Any]:
+    """The registry as one JSON-friendly document (what ``provider list --json`` prints).
+
+    Keys: ``configured`` (memory.provider), ``active`` (the provider a new session would use,
+    ``builtin`` when none), ``providers`` (one row per provider: name, source, description,
+    location, available, reason, tools, shadowed_by, configured, active) and, when the
+    configured provider cannot be used, ``warning`` (or ``config_error``). Instances created
+    for the report are shut down. Use this for any status display so all views agree.
+    """
+    home = home or Home()
+    own = infos is None
+    infos = discover_providers(home) if infos is None else infos
+    try:
+        try:
+            configured, error = home.memory_config().provider, ""
+        except ConfigError as exc:
+            configured, error = "", str(exc)
+        chosen = find_provider(infos, configured) if configured and configured != BUILTIN_NAME else None
+        active = configured if chosen is not None and chosen.usable else ""
+        rows = []
+        for info in infos:
+            row = info.to_dict()
+            winner = not info.shadowed_by
+            row["shadowed_by"] = info.shadowed_by
+            row["configured"] = bool(configured) and info.name == configured and winner
+            row["active"] = info.name == BUILTIN_NAME or (bool(active) and info.name == active and winner)
+            rows.append(row)
+        document: dict[str, Any] = {"configured": configured, "active": active or BUILTIN_NAME,
+                                    "providers": rows}
+        if error:
+            document["config_error"] = error
+        elif configured and configured != BUILTIN_NAME and not active:
+            problem = "not found" if chosen is None else f"not available: {chosen.reason}"
+            document["warning"] = f"memory.provider '{configured}' {problem}; built-in memory only"
+        return document
+    finally:
+        if own:
+            release_unused(infos)
