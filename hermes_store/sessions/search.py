@@ -326,15 +326,23 @@ def find_hits(
     pool = max(limit, SMOOTHING_POOL) if smoothing else limit
     outcome = run_match(ranker.fetch, query, pool, key=lambda h: h.message_id)
     hits: list[Hit] = list(outcome.rows)
+    note, mode = outcome.note, outcome.mode
     if smoothing and hits:
         strict = outcome.plan.strict if outcome.plan else None
-        hits = _smooth(db, hits, filters, strict=strict, expand=expand_context)
+        hits = _smooth(db, hits, filters, strict=strict, expand=expand_context)[:limit]
+        if mode == "relaxed":
+            exact = sum(1 for h in hits if h.expression == strict)
+            if exact == len(hits):
+                mode, note = "strict", outcome.plan.note if outcome.plan else None
+            elif outcome.plan is None or note != outcome.plan.note:
+                note = (f"{exact} result(s) matched every word; "
+                        f"added {len(hits) - exact} matching some of the words")
     hits = hits[:limit]
     if sort == "relevance" and hits:
         words = _title_words(query)
         if words:
             hits.sort(key=lambda h: not _title_has(h.title, words))
-    return hits, outcome.note, outcome.mode
+    return hits, note, mode
 
 
 def _smooth(db: Database, hits: list[Hit], filters: Filters, *, strict: str | None,
