@@ -82,7 +82,11 @@ def memory_config(ctx: ToolContext) -> MemoryConfig:
 
 
 def store_for(ctx: ToolContext) -> MemoryStore | None:
-    """The context's MemoryStore (created once, loaded from disk), or None when both stores are off."""
+    """The context's MemoryStore (created once per context), or None when both stores are off.
+
+    An agent that already holds a loaded store passes it as ``ctx.options["store"]``;
+    writes always re-read the files under their lock, so no load is needed here.
+    """
     cfg = memory_config(ctx)
     if not (cfg.memory_enabled or cfg.user_profile_enabled):
         return None
@@ -92,7 +96,6 @@ def store_for(ctx: ToolContext) -> MemoryStore | None:
         if not isinstance(store, MemoryStore):
             store = MemoryStore(ctx.home, cfg.memory_char_limit, cfg.user_char_limit,
                                 render=cfg.render, session_id=ctx.session_id)
-            store.load_from_disk()
         return store
 
     return ctx.resource(STORE_RESOURCE, factory)

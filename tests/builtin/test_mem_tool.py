@@ -122,3 +122,16 @@ def test_cli_tool_prints_the_same_json(home):
     assert json.loads(again.output) == call(home, args)
     bad = runner.invoke(cli, ["--home", str(home.root), "tool", "memory", '{"action":"nope"}'])
     assert bad.exit_code == 0 and json.loads(bad.output)["success"] is False
+
+
+def test_agent_store_is_reused_and_failure_budget_spans_calls(home):
+    from hermes_store.builtin import MemoryStore
+
+    store = MemoryStore(home, memory_char_limit=10)
+    store.load_from_disk()
+    call(home, {"action": "add", "target": "memory", "content": "abcdefgh"}, store=store)
+    results = [call(home, {"action": "add", "target": "memory", "content": "too long entry"}, store=store)
+               for _ in range(4)]
+    assert [r.get("done") for r in results] == [None, None, None, True]
+    assert store.memory_entries == ["abcdefgh"]
+    assert store.format_for_system_prompt("memory") is None  # snapshot stays frozen
