@@ -22,6 +22,7 @@ from typing import Any
 
 from hermes_store.home import Home
 from hermes_store.providers.base import MemoryProvider, RecallStatus
+from hermes_store.providers.calls import call_memory_write
 
 DEFAULT_PLUGIN_NAME = "hermes_store"
 RECALL_TOOL_NAME = "recall"
@@ -140,7 +141,7 @@ class HermesStoreProvider(MemoryProvider):
 
     def on_memory_write(self, action: str, target: str, content: str,
                         metadata: dict[str, Any] | None = None) -> None:
-        self.facts.on_memory_write(action, target, content, metadata)
+        call_memory_write(self.facts.on_memory_write, action, target, content, metadata)
 
     def get_config_schema(self) -> list[dict[str, Any]]:
         return self.facts.get_config_schema()
@@ -248,7 +249,6 @@ def render_plugin_files(name: str = DEFAULT_PLUGIN_NAME) -> dict[str, str]:
         f"name: {name}\n"
         f"version: {json.dumps(str(version))}\n"
         f"description: {json.dumps(PLUGIN_DESCRIPTION, ensure_ascii=False)}\n"
-        "kind: memory\n"
         "hooks:\n"
         "  - on_session_end\n"
         "  - on_memory_write\n"

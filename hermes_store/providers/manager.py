@@ -116,6 +116,8 @@ class MemoryManager:
         self._shut_down = False
         self.abandoned: dict[str, int] = {}
         self.session_id = ""
+        self.parent_session_id = ""
+        self._write_context: dict[str, Any] = {}
 
     # ---- composition ----------------------------------------------------------------------
 
@@ -252,6 +254,9 @@ class MemoryManager:
     def initialize_all(self, session_id: str, **kwargs: Any) -> None:
         """Initialise every provider; ``hermes_home`` is injected when absent."""
         self.session_id = session_id or ""
+        self._write_context = {key: kwargs[source] for key, source in
+                               (("platform", "platform"), ("execution_context", "agent_context"))
+                               if kwargs.get(source)}
         if not kwargs.get("hermes_home"):
             kwargs["hermes_home"] = self.hermes_home or str(resolve_home())
         self._each("initialize", logging.WARNING, lambda p: p.initialize(session_id, **kwargs))
@@ -398,6 +403,7 @@ class MemoryManager:
         if not new_session_id:
             return
         self.session_id = new_session_id
+        self.parent_session_id = parent_session_id or ""
         extra = dict(kwargs)
         if rewound:
             extra["rewound"] = True
@@ -430,13 +436,22 @@ class MemoryManager:
                    lambda p: call_memory_write(p.on_memory_write, action, target, content, metadata),
                    self._externals())
 
+    def _write_metadata(self, metadata: dict[str, Any] | None) -> dict[str, Any]:
+        """Metadata for a mirrored write: the caller's keys plus session and platform context."""
+        meta = dict(metadata or {})
+        if not meta.get("session_id"):
+            meta["session_id"] = self.session_id
+        if self.parent_session_id:
+            meta.setdefault("parent_session_id", self.parent_session_id)
+        for key, value in self._write_context.items():
+            meta.setdefault(key, value)
+        meta.setdefault("tool_name", "memory")
+        return meta
+
     def mirror_builtin_write(self, action: str, target: str, content: str,
                              metadata: dict[str, Any] | None = None) -> None:
         """Listener given to the built-in provider's store: one call per committed write."""
-        meta = dict(metadata or {})
-        meta.setdefault("session_id", self.session_id)
-        meta.setdefault("tool_name", "memory")
-        self.on_memory_write(action, target, content, meta)
+        self.on_memory_write(action, target, content, self._write_metadata(metadata))
 
     def notify_memory_tool_write(self, result: Any, args: dict[str, Any],
                                  build_metadata: Callable[[], dict[str, Any]] | None = None) -> int:
@@ -454,9 +469,7 @@ class MemoryManager:
             return 0
         if not self._externals():
             return 0
-        base = dict(build_metadata() if build_metadata else {})
-        base.setdefault("session_id", self.session_id)
-        base.setdefault("tool_name", "memory")
+        base = self._write_metadata(build_metadata() if build_metadata else None)
         writes = expand_memory_writes(result, args or {})
         for action, target, content, extra in writes:
             self.on_memory_write(action, target, content, {**base, **extra})

@@ -16,7 +16,7 @@ def _session(home):
     manager = MemoryManager(hermes_home=str(home.root))
     manager.add_provider(ext)
     manager.add_provider(BuiltinMemoryProvider(home))
-    manager.initialize_all("s-1", platform="cli")
+    manager.initialize_all("s-1", platform="cli", agent_context="primary")
     return manager, ext
 
 
@@ -49,6 +49,7 @@ def test_committed_writes_are_mirrored_with_metadata(home):
         (action, target, content, meta), = _mirrored(ext)
         assert (action, target, content) == ("add", "user", "Prefers dark mode")
         assert meta["session_id"] == "s-1" and meta["tool_name"] == "memory" and meta["write_origin"] == "tool"
+        assert meta["platform"] == "cli" and meta["execution_context"] == "primary"
 
         assert call(manager, {"action": "replace", "target": "user", "old_text": "dark",
                               "content": "Prefers light mode"})["success"]
