@@ -22,6 +22,7 @@ DELIMITER_IN_CONTENT = (
 
 
 def add_over_limit(current: int, limit: int, added: int) -> str:
+    """An add that would exceed the limit (consolidation failure)."""
     return (
         f"Memory at {current:,}/{limit:,} chars. Adding this entry ({added} chars) would exceed the "
         "limit. Consolidate now: use 'replace' to merge overlapping entries into shorter ones or "
@@ -31,6 +32,7 @@ def add_over_limit(current: int, limit: int, added: int) -> str:
 
 
 def replace_over_limit(new_total: int, limit: int) -> str:
+    """A replace that would exceed the limit (consolidation failure)."""
     return (
         f"Replacement would put memory at {new_total:,}/{limit:,} chars. Shorten the new content, or "
         "'remove' other stale or less important entries to make room (see current_entries below), "
@@ -39,6 +41,7 @@ def replace_over_limit(new_total: int, limit: int) -> str:
 
 
 def no_match(old_text: str, verb: str) -> str:
+    """No entry contains ``old_text`` (consolidation failure)."""
     return (
         f"No entry matched '{old_text}'. Check current_entries below and retry with the exact text of "
         f"the entry you want to {verb}."
@@ -46,10 +49,12 @@ def no_match(old_text: str, verb: str) -> str:
 
 
 def ambiguous(old_text: str) -> str:
+    """``old_text`` matched several distinct entries."""
     return f"Multiple entries matched '{old_text}'. Be more specific."
 
 
 def stale_pin(entry: str) -> str:
+    """A pinned (staged) destructive write whose entry has changed."""
     return (
         f"Entry changed since it was staged, so this write was not applied: '{entry}' is no longer in "
         "memory as reviewed. Recreate the change against the current entry or reject it; the pending "
@@ -58,6 +63,7 @@ def stale_pin(entry: str) -> str:
 
 
 def terminal_failure(count: int) -> str:
+    """The terminal response after too many consolidation failures in one turn."""
     return (
         f"Memory consolidation failed {count} times this turn. Stop retrying memory calls — leave "
         "memory unchanged for now and continue with your reply to the user. The fact can be saved in "
@@ -66,6 +72,7 @@ def terminal_failure(count: int) -> str:
 
 
 def unreadable(name: str) -> str:
+    """Refusal when the store file exists but cannot be read."""
     return (
         f"Refusing to write {name}: the file exists on disk but could not be read right now "
         "(temporarily locked by another program, a permission change, invalid/corrupt text encoding, "
@@ -75,6 +82,7 @@ def unreadable(name: str) -> str:
 
 
 def drift(name: str, backup: str) -> str:
+    """Refusal when the file would not round-trip (issue #26045)."""
     return (
         f"Refusing to write {name}: file on disk has content that wouldn't round-trip through the "
         "memory tool (likely added by the patch tool, a shell append, a manual edit, or a concurrent "
@@ -84,6 +92,7 @@ def drift(name: str, backup: str) -> str:
 
 
 def drift_remediation(path: str, limit: int) -> str:
+    """How to clean up a drifted file."""
     return (
         f"Clean up {path} so it round-trips: separate entries with a line holding only '§' (no blank "
         f"lines around it), keep every entry under {limit:,} chars and drop duplicate entries; then "
@@ -92,14 +101,17 @@ def drift_remediation(path: str, limit: int) -> str:
 
 
 def lock_failed(name: str, lock: str, reason: str) -> str:
+    """Refusal when the per-file lock cannot be taken (e.g. a symlinked lock)."""
     return f"Refusing to write {name}: cannot take the lock {lock} ({reason}). Nothing was changed."
 
 
 def batch_pos(index: int, action: object) -> str:
+    """``Operation {i} ({action})`` prefix of batch errors."""
     return f"Operation {index} ({action or 'unknown'})"
 
 
 def batch_empties_store(name: str) -> str:
+    """Refusal when a batch would empty a non-empty store."""
     return (
         f"Refusing to empty {name}: this batch would remove every entry from a previously non-empty "
         "store. Keep at least one entry — merge overlapping entries into a shorter one instead of "
@@ -108,6 +120,7 @@ def batch_empties_store(name: str) -> str:
 
 
 def batch_over_limit(n: int, new_total: int, limit: int) -> str:
+    """A batch whose final state exceeds the limit."""
     return (
         f"After applying all {n} operations, memory would be at {new_total:,}/{limit:,} chars -- over "
         "the limit. Remove or shorten more entries in the same batch, then retry."
@@ -115,6 +128,7 @@ def batch_over_limit(n: int, new_total: int, limit: int) -> str:
 
 
 def over_limit_on_load() -> str:
+    """Logging format for a file over its limit at load time (name, used, limit)."""
     return (
         "%s exceeds its char limit on load: %d/%d chars. Entries stay loaded; further additions are "
         "blocked until it is back under the limit."

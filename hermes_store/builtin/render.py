@@ -102,9 +102,11 @@ class TextCost:
 
     @classmethod
     def of(cls, text: str) -> TextCost:
+        """Measure ``text``."""
         return cls(len(text), len(text.encode("utf-8")), estimate_tokens(text))
 
     def as_dict(self) -> dict[str, int]:
+        """``{"chars", "bytes", "tokens"}``."""
         return {"chars": self.chars, "bytes": self.bytes, "tokens": self.tokens}
 
 

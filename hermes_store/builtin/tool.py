@@ -9,6 +9,7 @@ Limits, enable flags and the render style come from the home's config.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from hermes_store.builtin.entries import TARGETS
@@ -71,6 +72,23 @@ MEMORY_SCHEMA: dict[str, Any] = function_schema(
     },
     required=["target"],
 )
+
+
+def memory_schema(cfg: MemoryConfig) -> dict[str, Any] | None:
+    """The schema narrowed to the enabled stores (None when neither is enabled: no tool)."""
+    enabled = [t for t, on in (("memory", cfg.memory_enabled), ("user", cfg.user_profile_enabled)) if on]
+    if not enabled:
+        return None
+    schema = copy.deepcopy(MEMORY_SCHEMA)
+    if len(enabled) == 1:
+        only = enabled[0]
+        schema["parameters"]["properties"]["target"]["enum"] = enabled
+        start = schema["description"].index("TARGETS:")
+        end = schema["description"].index("\n\n", start)
+        schema["description"] = (schema["description"][:start]
+                                 + f"TARGET: only '{only}' is enabled in this configuration."
+                                 + schema["description"][end:])
+    return schema
 
 
 def memory_config(ctx: ToolContext) -> MemoryConfig:

@@ -135,3 +135,16 @@ def test_agent_store_is_reused_and_failure_budget_spans_calls(home):
     assert [r.get("done") for r in results] == [None, None, None, True]
     assert store.memory_entries == ["abcdefgh"]
     assert store.format_for_system_prompt("memory") is None  # snapshot stays frozen
+
+
+def test_schema_narrowed_to_enabled_stores():
+    from hermes_store.builtin.tool import memory_schema
+    from hermes_store.home import MemoryConfig
+
+    assert memory_schema(MemoryConfig())["parameters"]["properties"]["target"]["enum"] == ["memory", "user"]
+    only_user = memory_schema(MemoryConfig(memory_enabled=False))
+    assert only_user["parameters"]["properties"]["target"]["enum"] == ["user"]
+    assert "TARGET: only 'user' is enabled" in only_user["description"]
+    assert "TARGETS:" not in only_user["description"]
+    assert memory_schema(MemoryConfig(memory_enabled=False, user_profile_enabled=False)) is None
+    assert MEMORY_TOOL.schema["parameters"]["properties"]["target"]["enum"] == ["memory", "user"]
