@@ -1,0 +1,316 @@
+"""The session_search tool: discover / scroll / read / browse shapes, lineage, caps, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hermes_store.cli import cli
+from hermes_store.home import Home
+from hermes_store.tools import handle_tool_call
+from tests.search.conftest import DAY, T0, add_session
+
+DISCOVER_KEYS = {"success", "mode", "query", "detail", "results", "count", "sessions_searched"}
+RESULT_KEYS = {"session_id", "when", "source", "model", "title", "matched_role", "match_message_id", "snippet",
+               "bookend_start", "messages", "bookend_end", "messages_before", "messages_after", "detail", "link"}
+
+
+def call(home: Home, args: dict, session_id: str = "") -> dict:
+    return json.loads(handle_tool_call("session_search", args, home=home, session_id=session_id))
+
+
+def conversation(topic: str, n: int) -> list[tuple[str, str]]:
+    return [("user" if i % 2 == 0 else "assistant", f"{topic} message {i}") for i in range(n)]
+
+
+# --------------------------------------------------------------------------- no store
+
+
+def test_home_without_database_answers_gracefully(home):
+    assert not home.db_path.exists()
+    found = call(home, {"query": "anything"})
+    assert found["success"] and found["count"] == 0 and found["message"] == "No matching sessions found."
+    browsed = call(home, {})
+    assert browsed["success"] and browsed["mode"] == "browse" and browsed["count"] == 0
+    assert call(home, {"session_id": "nope"})["success"] is False
+    assert not home.db_path.exists()
+
+
+# --------------------------------------------------------------------------- discover
+
+
+@pytest.fixture
+def store(db):
+    add_session(db, "alpha", [("user", "we fixed the postgres vacuum issue"), ("assistant", "postgres is happy")],
+                start=T0, title="Postgres tuning")
+    add_session(db, "beta", [("user", "postgres replication lag again")], start=T0 + DAY)
+    add_session(db, "gamma", [("user", "nothing relevant here")], start=T0 + 2 * DAY)
+    return db
+
+
+def test_discover_shape(home, store):
+    out = call(home, {"query": "postgres"})
+    assert set(out) >= DISCOVER_KEYS and out["mode"] == "discover" and out["success"] is True
+    assert out["count"] == len(out["results"]) == 2
+    first = out["results"][0]
+    assert set(first) >= RESULT_KEYS
+    assert first["link"] == f"@session:{first['session_id']}"
+    assert any(m.get("anchor") for m in first["messages"])
+    assert out["sessions_searched"] == 2
+
+
+def test_adaptive_detail_hydrates_only_the_first(home, store):
+    out = call(home, {"query": "postgres", "limit": 5})
+    assert [r["detail"] for r in out["results"]] == ["full", "compact"]
+    compact = out["results"][1]
+    assert compact["bookend_start"] == [] and compact["bookend_end"] == []
+    assert [m["id"] for m in compact["messages"]] == [compact["match_message_id"]]
+    full = call(home, {"query": "postgres", "limit": 5, "detail": "full"})
+    assert [r["detail"] for r in full["results"]] == ["full", "full"]
+
+
+def test_limit_is_clamped(home, db):
+    for i in range(14):
+        add_session(db, f"s{i}", [("user", f"widget number {i}")], start=T0 + i)
+    assert call(home, {"query": "widget", "limit": 50})["count"] == 10
+    assert call(home, {"query": "widget", "limit": 0})["count"] == 1
+    assert call(home, {"query": "widget"})["count"] == 3
+
+
+def test_no_match_message(home, store):
+    out = call(home, {"query": "kubernetes"})
+    assert out["success"] and out["count"] == 0 and out["message"] == "No matching sessions found."
+
+
+def test_title_match_comes_first(home, store):
+    out = call(home, {"query": '"Postgres tuning"'})
+    first = out["results"][0]
+    assert first["matched_role"] == "session_title" and first["session_id"] == "alpha"
+    assert first["snippet"] == "Session title matched: Postgres tuning"
+
+
+def test_title_match_numbered_variant(home, db):
+    add_session(db, "v1", [("user", "first part")], title="Refactor", start=T0)
+    add_session(db, "v2", [("user", "second part")], title="Refactor #2", start=T0 + DAY)
+    first = call(home, {"query": "refactor"})["results"][0]
+    assert first["matched_role"] == "session_title" and first["session_id"] == "v2"
+
+
+def test_role_filter_and_tool_rows(home, db):
+    add_session(db, "t", [("user", "run it"), ("tool", "zanzibar output line"), ("assistant", "done")])
+    assert call(home, {"query": "zanzibar"})["count"] == 0
+    out = call(home, {"query": "zanzibar", "role_filter": "user,assistant,tool"})
+    assert out["count"] == 1 and out["results"][0]["matched_role"] == "tool"
+
+
+def test_results_grouped_by_lineage_root(home, db):
+    add_session(db, "root", [("user", "quasar design")], start=T0)
+    add_session(db, "child", [("user", "quasar design continued")], parent="root", start=T0 + DAY)
+    add_session(db, "grandchild", [("user", "quasar design final")], parent="child", start=T0 + 2 * DAY)
+    add_session(db, "other", [("user", "quasar elsewhere")], start=T0 + 3 * DAY)
+    out = call(home, {"query": "quasar", "limit": 10})
+    sessions = [r["session_id"] for r in out["results"]]
+    assert len(sessions) == 2 and "other" in sessions
+    assert len({"root", "child", "grandchild"} & set(sessions)) == 1
+    grouped = next(r for r in out["results"] if r["session_id"] != "other")
+    if grouped["session_id"] != "root":
+        assert grouped["parent_session_id"] in ("root", "child")
+
+
+def test_current_lineage_is_excluded(home, db):
+    add_session(db, "root", [("user", "nebula plan")], start=T0)
+    add_session(db, "now", [("user", "nebula plan live")], parent="root", start=T0 + DAY)
+    add_session(db, "else", [("user", "nebula elsewhere")], start=T0 + 2 * DAY)
+    out = call(home, {"query": "nebula", "limit": 10}, session_id="now")
+    assert [r["session_id"] for r in out["results"]] == ["else"]
+    assert len(call(home, {"query": "nebula", "limit": 10})["results"]) == 2
+
+
+def test_lineage_session_that_left_context_is_searchable(home, db):
+    add_session(db, "root", [("user", "comet notes")], start=T0, meta={"end_reason": "compression"})
+    add_session(db, "now", [("user", "talking")], parent="root", start=T0 + DAY)
+    out = call(home, {"query": "comet"}, session_id="now")
+    assert [r["session_id"] for r in out["results"]] == ["root"]
+
+
+def test_cron_is_demoted(home, db):
+    add_session(db, "cronjob", [("user", "backup backup backup report")], source="cron", start=T0 + DAY)
+    add_session(db, "human", [("user", "did the backup run, and what else happened in the long night?")])
+    out = call(home, {"query": "backup", "limit": 5})
+    assert [r["session_id"] for r in out["results"]] == ["human", "cronjob"]
+
+
+def test_sort_newest(home, db):
+    add_session(db, "early", [("user", "orbit orbit orbit")], start=T0)
+    add_session(db, "late", [("user", "orbit once in a longer sentence")], start=T0 + 5 * DAY)
+    assert call(home, {"query": "orbit", "sort": "newest"})["results"][0]["session_id"] == "late"
+    assert call(home, {"query": "orbit", "sort": "oldest"})["results"][0]["session_id"] == "early"
+
+
+def test_caps_and_bookends(home, db):
+    msgs = [("user", "opening question about the system"), ("assistant", "opening answer"),
+            ("user", "[CONTEXT SUMMARY]: earlier stuff"), ("assistant", "more setup")]
+    msgs += [("user", f"filler {i}") for i in range(8)]
+    msgs += [("assistant", "the needle " + "x" * 5000)]
+    msgs += [("user", f"after {i}") for i in range(8)]
+    msgs += [("assistant", "closing " + "y" * 2000)]
+    add_session(db, "long", msgs)
+    first = call(home, {"query": "needle"})["results"][0]
+    anchor = next(m for m in first["messages"] if m.get("anchor"))
+    assert anchor["content_truncated"] is True and anchor["original_content_chars"] == 5011
+    assert len(anchor["content"]) == 4001 and anchor["content"].endswith("…")
+    starts = [m["content"] for m in first["bookend_start"]]
+    assert starts == ["opening question about the system", "opening answer", "more setup"]
+    end = first["bookend_end"]
+    assert len(end) == 3 and end[-1]["content"].startswith("closing")
+    assert len(end[-1]["content"]) == 1201 and end[-1]["content_truncated"]
+    assert first["messages_before"] + len(first["messages"]) + first["messages_after"] == len(msgs)
+
+
+# --------------------------------------------------------------------------- scroll
+
+
+@pytest.fixture
+def long_session(db):
+    return add_session(db, "long", conversation("saga", 40), start=T0)
+
+
+def test_scroll_window(home, long_session):
+    anchor = long_session[20]
+    out = call(home, {"session_id": "long", "around_message_id": anchor, "window": 3})
+    assert out["success"] and out["mode"] == "scroll" and out["window"] == 3
+    assert [m["id"] for m in out["messages"]] == long_session[17:24]
+    assert [m["id"] for m in out["messages"] if m.get("anchor")] == [anchor]
+    assert out["messages_before"] == 17 and out["messages_after"] == 16
+    assert set(out["session_meta"]) == {"when", "source", "model", "title"}
+
+
+def test_scroll_window_is_clamped(home, long_session):
+    out = call(home, {"session_id": "long", "around_message_id": long_session[20], "window": 99})
+    assert out["window"] == 20 and len(out["messages"]) == 40
+
+
+def test_scroll_errors(home, long_session, db):
+    assert "not found" in call(home, {"session_id": "long", "around_message_id": 99999})["error"]
+    add_session(db, "stranger", [("user", "hello")])
+    out = call(home, {"session_id": "stranger", "around_message_id": long_session[0]})
+    assert out["success"] is False
+
+
+def test_scroll_rejects_current_lineage(home, long_session):
+    out = call(home, {"session_id": "long", "around_message_id": long_session[5]}, session_id="long")
+    assert out == {"success": False, "error": "scroll rejected: anchor lives in the current session lineage "
+                                              "(already in your active context)"}
+
+
+def test_scroll_rebinds_to_descendant(home, db):
+    add_session(db, "p", [("user", "parent talk")])
+    ids = add_session(db, "c", [("user", "child talk"), ("assistant", "child reply")], parent="p")
+    out = call(home, {"session_id": "p", "around_message_id": ids[1]})
+    assert out["success"] and out["session_id"] == "c" and "warning" in out
+
+
+# --------------------------------------------------------------------------- read
+
+
+def test_read_small_session(home, db):
+    add_session(db, "small", conversation("brief", 4), title="Brief")
+    out = call(home, {"session_id": "small"})
+    assert out["mode"] == "read" and out["truncated"] is False and out["message_count"] == 4
+    assert out["link"] == "@session:small" and len(out["messages"]) == 4
+
+
+def test_read_large_session_head_and_tail(home, long_session):
+    out = call(home, {"session_id": "long"})
+    assert out["truncated"] is True and len(out["messages"]) == 30
+    ids = [m["id"] for m in out["messages"]]
+    assert ids == long_session[:20] + long_session[-10:]
+    assert "around_message_id" in out["message"]
+
+
+def test_read_unknown_session(home, db):
+    assert call(home, {"session_id": "missing"}) == {"success": False, "error": "Session not found: missing"}
+
+
+# --------------------------------------------------------------------------- browse
+
+
+def test_browse(home, db):
+    add_session(db, "old", [("user", "x" * 100)], start=T0)
+    add_session(db, "new", [("user", "short opener")], start=T0 + 3 * DAY)
+    add_session(db, "compressed-child", [("user", "child")], parent="old", start=T0 + 4 * DAY)
+    add_session(db, "branch", [("user", "branched")], parent="old", start=T0 + 5 * DAY,
+                meta={"_branched_from": "old"})
+    add_session(db, "me", [("user", "current")], start=T0 + 6 * DAY)
+    out = call(home, {"limit": 10}, session_id="me")
+    assert out["mode"] == "browse" and out["success"]
+    ids = [r["session_id"] for r in out["results"]]
+    assert ids == ["branch", "new", "old"]
+    old = out["results"][-1]
+    assert old["preview"] == "x" * 60 + "..." and old["link"] == "@session:old"
+    assert out["message"].startswith("Showing 3 most recent sessions.")
+
+
+def test_browse_default_limit(home, db):
+    for i in range(6):
+        add_session(db, f"b{i}", [("user", "hi")], start=T0 + i)
+    assert call(home, {})["count"] == 3
+
+
+# --------------------------------------------------------------------------- errors and entry points
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [({"query": "x", "sort": "best"}, "sort"), ({"query": 5}, "query"),
+     ({"query": "x", "detail": "huge"}, "detail"), ({"session_id": "s", "around_message_id": "abc"},
+                                                    "around_message_id")],
+)
+def test_bad_arguments(home, store, args, needle):
+    out = call(home, args)
+    assert out["success"] is False and needle in out["error"]
+
+
+def test_cli_tool_command(home, store):
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "tool", "session_search", '{"query": "postgres"}'])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["count"] == 2
+
+
+def test_cli_search_command_json(home, store):
+    from hermes_store.cli.sessions_search import search
+
+    runner = CliRunner()
+    result = runner.invoke(search, ["postgres", "--json", "--limit", "2", "--role", "user"], obj=home)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["count"] == 2 and all(r["role"] == "user" for r in data["results"])
+    assert ">>>" in data["results"][0]["snippet"]
+    text = runner.invoke(search, ["postgres", "--since", "2023-11-15"], obj=home)
+    assert text.exit_code == 0 and "beta" in text.output and ">>>" not in text.output
+    bad = runner.invoke(search, ["postgres", "--since", "someday"], obj=home)
+    assert bad.exit_code == 2 and "not a date" in bad.output
+
+
+ARG_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-5, 100), st.text(max_size=30),
+                       st.sampled_from(["newest", "oldest", "full", "adaptive", "alpha", "user,tool", "a/b"]))
+ARGS = st.dictionaries(
+    st.sampled_from(["query", "limit", "sort", "detail", "session_id", "around_message_id", "window",
+                     "role_filter", "junk"]),
+    ARG_VALUES, max_size=5,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.function_scoped_fixture])
+@given(args=ARGS)
+def test_fuzz_tool_never_raises(home, store, args):
+    out = call(home, args)
+    assert isinstance(out["success"], bool)
+    if not out["success"]:
+        assert isinstance(out["error"], str) and out["error"]
+        assert "failed:" not in out["error"], out["error"]
