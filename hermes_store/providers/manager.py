@@ -22,6 +22,7 @@ from hermes_store.home import resolve_home
 from hermes_store.providers.base import MemoryProvider
 from hermes_store.providers.calls import call_filtered, call_memory_write
 from hermes_store.providers.fencing import build_memory_context_block
+from hermes_store.providers.mirroring import expand_memory_writes
 from hermes_store.providers.worker import BackgroundWorker
 
 logger = logging.getLogger(__name__)
@@ -510,54 +511,3 @@ def _normalize_messages(messages: Any) -> list[dict[str, str]]:
             continue
         out.append({"role": str(message.get("role") or ""), "content": content})
     return out
-
-
-def _indexed(value: Any, index: int) -> Any:
-    """Entry ``index`` (0-based) of a per-operation list, or of a dict keyed 1-based."""
-    if isinstance(value, list) and 0 <= index < len(value):
-        return value[index]
-    if isinstance(value, dict):
-        return value.get(str(index + 1), value.get(index + 1))
-    return None
-
-
-def expand_memory_writes(result: dict[str, Any], args: dict[str, Any]) -> list[tuple[str, str, str, dict]]:
-    """``(action, target, content, metadata)`` for each write in a committed memory tool call."""
-    default_target = args.get("target") or "memory"
-    operations = args.get("operations")
-    if isinstance(operations, list) and operations:
-        ops = operations
-        batch = True
-    else:
-        ops = [args]
-        batch = False
-    writes = []
-    for index, op in enumerate(ops):
-        if not isinstance(op, dict):
-            continue
-        action = op.get("action")
-        if action not in ("add", "replace", "remove"):
-            continue
-        target = op.get("target") or default_target
-        content = op.get("content")
-        if content is None:
-            content = op.get("new_text")
-        extra: dict[str, Any] = {}
-        if op.get("old_text") is not None:
-            extra["old_text"] = op["old_text"]
-        if action == "replace":
-            previous = (_indexed(result.get("replaced_entries"), index) if batch
-                        else result.get("replaced_entry"))
-        elif action == "remove":
-            previous = (_indexed(result.get("removed_entries"), index) if batch
-                        else result.get("removed_entry"))
-            if content is None:
-                content = previous if previous is not None else op.get("old_text")
-        else:
-            previous = None
-        if previous is not None:
-            extra["previous_content"] = previous
-        if batch:
-            extra["batch_index"] = index
-        writes.append((action, target, content if isinstance(content, str) else "", extra))
-    return writes
