@@ -10,7 +10,7 @@
     entry 2
 
 The ``compact`` style keeps the same entries and usage but a one-line frame
-(≤ 60 bytes). Entries over budget get ``⚠ OVER BUDGET`` in the bracket, and a
+(≤ 60 bytes for limits below 10 million chars). Entries over budget get ``⚠ OVER BUDGET`` in the bracket, and a
 content longer than ``max(2 × limit, 4000)`` is cut to head + notice + tail so a
 file written behind the tool's back cannot flood the context window.
 """
@@ -30,6 +30,7 @@ HEADERS: dict[str, str] = {
 COMPACT_HEADERS: dict[str, str] = {"memory": "MEMORY", "user": "USER PROFILE"}
 MEMORY_BLOCK_HEADERS: tuple[str, ...] = (HEADERS["memory"], HEADERS["user"])
 OVER_BUDGET = " \u26a0 OVER BUDGET"
+COMPACT_OVER_BUDGET = " \u26a0"  # keeps the compact frame under 60 bytes up to 7-digit limits
 RENDER_STYLES: tuple[str, ...] = ("hermes", "compact")
 
 
@@ -65,13 +66,12 @@ def block_parts(target: str, entries: list[str], limit: int, style: str = "herme
         raise ValueError(f"unknown render style {style!r}; use one of {', '.join(RENDER_STYLES)}")
     current = char_count(entries)
     usage = usage_long(current, limit)
-    if current > limit:
-        usage += OVER_BUDGET
+    over = current > limit
     content = _bounded_content(join_entries(entries), current, limit)
     if style == "compact":
         name = COMPACT_HEADERS["user" if target == "user" else "memory"]
-        return f"{name} [{usage}]\n", content
-    return f"{RULE}\n{header_for(target)} [{usage}]\n{RULE}\n", content
+        return f"{name} [{usage}{COMPACT_OVER_BUDGET if over else ''}]\n", content
+    return f"{RULE}\n{header_for(target)} [{usage}{OVER_BUDGET if over else ''}]\n{RULE}\n", content
 
 
 def render_block(target: str, entries: list[str], limit: int, style: str = "hermes") -> str:

@@ -167,7 +167,10 @@ class MemoryStore:
 
     def load_from_disk(self) -> None:
         """Read both files into live state and freeze the system-prompt snapshot."""
-        self.home.memories_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self.home.memories_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:  # a read-only home can still be read
+            logger.warning("cannot create %s: %s", self.home.memories_dir, exc)
         style = self.render_style
         for target in TARGETS:
             path = self.path_for(target)

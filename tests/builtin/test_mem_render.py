@@ -41,8 +41,9 @@ def test_over_budget_marker_and_render_cap():
 
 def test_compact_frame_is_at_most_60_bytes():
     for target in ("memory", "user"):
-        for used in (["a"], ["b" * 99_999], ["c" * 3000]):
-            frame, content = block_parts(target, used, 2200, "compact")
+        for used, limit in ((["a"], 2200), (["b" * 99_999], 2200), (["c" * 3000], 2200),
+                            (["d" * 1_000_001], 999_999)):
+            frame, content = block_parts(target, used, limit, "compact")
             assert len(frame.encode("utf-8")) <= 60
             assert content.startswith(used[0][:100])
     assert render_block("memory", ["e1", "e2"], 2200, "compact") == "MEMORY [0% — 7/2,200 chars]\ne1\n§\ne2"
