@@ -260,7 +260,8 @@ class MemoryManager:
                                if kwargs.get(source)}
         if not kwargs.get("hermes_home"):
             kwargs["hermes_home"] = self.hermes_home or str(resolve_home())
-        self._each("initialize", logging.WARNING, lambda p: p.initialize(session_id, **kwargs))
+        self._each("initialize", logging.WARNING,
+                   lambda p: call_filtered(p.initialize, session_id, **kwargs))
 
     def build_system_prompt(self) -> str:
         """Non-empty provider system-prompt blocks joined by a blank line."""

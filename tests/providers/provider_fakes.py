@@ -100,7 +100,7 @@ class LegacyProvider(MemoryProvider):
     def is_available(self) -> bool:
         return True
 
-    def initialize(self, session_id, **kwargs):
+    def initialize(self, session_id):  # no **kwargs
         self.calls.append(("initialize", session_id))
 
     def get_tool_schemas(self):
