@@ -29,13 +29,13 @@ def _flag(on: bool) -> str:
     return "enabled \u2713" if on else "disabled \u2717"
 
 
-def installed_plugins(home: Home) -> list[dict[str, str]]:
-    """Memory provider plugins visible to this home: ``$HOME/plugins/<name>/`` and entry points."""
+def _scan_plugins(home: Home) -> list[dict[str, Any]]:
+    """Fallback listing without loading any plugin code: plugin dirs and entry points."""
     found: dict[str, str] = {}
     try:
         for child in sorted(home.plugins_dir.iterdir()):
             if child.is_dir() and ((child / "plugin.yaml").exists() or (child / "__init__.py").exists()):
-                found.setdefault(child.name, "local")
+                found.setdefault(child.name, "plugin_dir")
     except OSError:
         pass
     for group in ENTRY_POINT_GROUPS:
@@ -44,8 +44,60 @@ def installed_plugins(home: Home) -> list[dict[str, str]]:
         except Exception:  # broken package metadata must not break status
             continue
         for point in points:
-            found.setdefault(point.name, "entry point")
-    return [{"name": name, "source": source} for name, source in sorted(found.items())]
+            found.setdefault(point.name, "entry_point")
+    return [{"name": name, "source": source, "available": None, "reason": "", "hint": source,
+             "missing": [], "status_config": None} for name, source in sorted(found.items())]
+
+
+def _env_fields(provider: Any) -> list[dict[str, Any]]:
+    """``{env_var, set, url}`` for every config field of ``provider`` that names an env var."""
+    try:
+        schema = provider.get_config_schema() or []
+    except Exception:  # a broken plugin must not break status
+        return []
+    rows = []
+    for field in schema:
+        if isinstance(field, dict) and field.get("env_var"):
+            var = str(field["env_var"])
+            rows.append({"env_var": var, "set": bool(os.environ.get(var)), "url": field.get("url") or ""})
+    return rows
+
+
+def installed_plugins(home: Home, provider_config: dict[str, Any] | None = None,
+                      active: str | None = None) -> list[dict[str, Any]]:
+    """Memory provider plugins visible to this home, with availability when they can be loaded.
+
+    Uses provider discovery (entry points and ``$HOME/plugins/<name>/``); if that
+    machinery fails, falls back to listing names without loading anything.
+    """
+    try:
+        from hermes_store.providers.discovery import discover_providers, release_unused
+
+        infos = discover_providers(home, include_builtin=False)
+    except Exception:  # discovery itself broken: still show what is on disk
+        return _scan_plugins(home)
+    rows = []
+    try:
+        for info in infos:
+            if info.shadowed_by:
+                continue
+            instance = info.provider
+            missing = _env_fields(instance) if instance is not None else []
+            status_config = None
+            getter = getattr(instance, "get_status_config", None)
+            if info.name == active and callable(getter):
+                try:
+                    status_config = dict(getter(dict(provider_config or {})) or {})
+                except Exception as exc:
+                    status_config = {"status_config_error": str(exc)}
+            rows.append({
+                "name": info.name, "source": info.source, "available": info.usable,
+                "reason": info.reason, "hint": "requires API key" if missing else "no setup needed",
+                "missing": missing, "status_config": status_config,
+            })
+    finally:
+        release_unused(infos)
+    return rows
 
 
 def _memory_tool_enabled(home: Home, cfg: MemoryConfig) -> bool:
@@ -71,8 +123,12 @@ def collect_status(home: Home) -> dict[str, Any]:
     """Everything ``status`` prints, as a dict."""
     cfg = home.memory_config()
     provider = cfg.provider or None
-    plugins = installed_plugins(home)
     provider_config = cfg.raw.get(provider) if provider else None
+    provider_config = provider_config if isinstance(provider_config, dict) else {}
+    plugins = installed_plugins(home, provider_config, provider)
+    active = next((p for p in plugins if p["name"] == provider), None)
+    if active is not None and active["status_config"] is not None:
+        provider_config = active["status_config"]
     db_path = home.db_path
     db_size = 0
     for suffix in ("", "-wal"):
@@ -87,9 +143,14 @@ def collect_status(home: Home) -> dict[str, Any]:
             "memory_tool": _memory_tool_enabled(home, cfg),
         },
         "provider": provider,
-        "provider_config": provider_config if isinstance(provider_config, dict) else {},
-        "plugin_installed": (any(p["name"] == provider for p in plugins) if provider else None),
-        "installed_plugins": [{**p, "active": p["name"] == provider} for p in plugins],
+        "provider_config": provider_config,
+        "plugin_installed": (active is not None) if provider else None,
+        "provider_available": active["available"] if active is not None else None,
+        "missing": active["missing"] if active is not None else [],
+        "installed_plugins": [
+            {k: p[k] for k in ("name", "source", "available", "reason", "hint")} | {"active": p["name"] == provider}
+            for p in plugins
+        ],
         "home": str(home.root),
         "config_path": str(home.config_path),
         "render": cfg.render,
@@ -118,15 +179,27 @@ def render_status(data: dict[str, Any]) -> list[str]:
         lines.append(f"  {provider} config:")
         for key, value in data["provider_config"].items():
             lines.append(f"    {key}: {value}")
-        lines.append("  Plugin:    " + ("installed \u2713" if data["plugin_installed"] else "NOT installed \u2717"))
-        if not data["plugin_installed"]:
-            lines.append(f"    Install the '{provider}' plugin to ~/.hermes/plugins/ or pip install it.")
+        installed = data["plugin_installed"]
+        lines.append("  Plugin:    " + ("installed \u2713" if installed else "NOT installed \u2717"))
+        if not installed:
+            lines.append(f"    Install the '{provider}' plugin to ~/.hermes/plugins/ and try again.")
+        else:
+            available = data["provider_available"]
+            lines.append("  Status:    " + ("available \u2713" if available else "not available \u2717"))
+            if not available and data["missing"]:
+                lines.append("  Missing:")
+                for row in data["missing"]:
+                    mark = "\u2713" if row["set"] else "\u2717"
+                    url = f"  \u2192 {row['url']}" if row["url"] else ""
+                    lines.append(f"    {mark} {row['env_var']}{url}")
+                lines.append("  Note: systemd/gateway services do not inherit ~/.hermes/.env \u2014")
+                lines.append("  set any variables above in the service environment.")
     if data["installed_plugins"]:
         lines.append("")
         lines.append("  Installed plugins:")
         for plugin in data["installed_plugins"]:
             active = " \u2190 active" if plugin["active"] else ""
-            lines.append(f"    \u2022 {plugin['name']}  ({plugin['source']}){active}")
+            lines.append(f"    \u2022 {plugin['name']}  ({plugin['hint']}){active}")
     lines += ["", "  Store:", f"    Home:       {data['home']}"]
     for target, label in (("memory", "MEMORY.md"), ("user", "USER.md")):
         info = data["stores"][target]

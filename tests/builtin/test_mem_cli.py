@@ -118,21 +118,61 @@ def test_status_text_matches_hermes_layout(run, home):
     assert "2 entries, 0% — 5/2,200 chars" in joined and str(home.memory_file) in joined
 
 
-def test_status_json_with_provider_and_flags(run, home):
+PLUGIN = """
+from hermes_store.providers.base import MemoryProvider
+
+
+class Honcho(MemoryProvider):
+    name = "honcho"
+
+    def is_available(self):
+        return False
+
+    def initialize(self, session_id, **kwargs):
+        pass
+
+    def get_tool_schemas(self):
+        return []
+
+    def get_config_schema(self):
+        return [{"key": "api_key", "secret": True, "env_var": "HONCHO_TEST_API_KEY",
+                 "url": "https://example.invalid/keys"}]
+
+
+def register(ctx):
+    ctx.register_memory_provider(Honcho())
+"""
+
+
+def test_status_json_with_provider_and_flags(run, home, monkeypatch):
+    monkeypatch.delenv("HONCHO_TEST_API_KEY", raising=False)
     home.config_path.write_text(
         "memory:\n  memory_enabled: false\n  provider: honcho\n  honcho:\n    workspace: w1\n"
         "agent:\n  disabled_toolsets: [memory]\n")
     (home.plugins_dir / "honcho").mkdir(parents=True)
     (home.plugins_dir / "honcho" / "plugin.yaml").write_text("name: honcho\n")
+    (home.plugins_dir / "honcho" / "__init__.py").write_text(PLUGIN)
     data = json.loads(run("status", "--json").output)
     assert data["builtin"] == {"memory_injection": False, "user_profile": True, "memory_tool": False}
     assert data["provider"] == "honcho" and data["plugin_installed"] is True
+    assert data["provider_available"] is False
+    assert data["missing"] == [{"env_var": "HONCHO_TEST_API_KEY", "set": False,
+                                "url": "https://example.invalid/keys"}]
     assert data["provider_config"] == {"workspace": "w1"}
     assert data["stores"]["memory"]["entry_count"] == 0 and data["database"]["exists"] is False
     text = run("status").output
     assert "  Provider:  honcho" in text and "  honcho config:" in text and "    workspace: w1" in text
-    assert "  Plugin:    installed ✓" in text and "• honcho  (local) ← active" in text
+    assert "  Plugin:    installed ✓" in text and "  Status:    not available ✗" in text
+    assert "    ✗ HONCHO_TEST_API_KEY  → https://example.invalid/keys" in text
+    assert "Note: systemd/gateway services do not inherit ~/.hermes/.env —" in text
+    assert "• honcho  (requires API key) ← active" in text
     assert "    Memory injection:   disabled ✗" in text
+
+
+def test_status_provider_not_installed(run, home):
+    home.config_path.write_text("memory:\n  provider: nowhere\n")
+    text = run("status").output
+    assert "  Provider:  nowhere" in text and "  Plugin:    NOT installed ✗" in text
 
 
 def test_status_does_not_create_the_database(run, home):
