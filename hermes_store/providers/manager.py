@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 BUILTIN_NAME = "builtin"
 DEFAULT_PREFETCH_TIMEOUT = 8.0
 DEFAULT_SHUTDOWN_TIMEOUT = 5.0
+DEFAULT_MAX_PREFETCH_CHARS = 16_000
 
 #: Tool names an external provider may never take over (the agent's core tools).
 CORE_TOOL_NAMES: frozenset[str] = frozenset({
@@ -101,11 +102,13 @@ class MemoryManager:
     def __init__(self, *, external_prefetch_timeout: float = DEFAULT_PREFETCH_TIMEOUT,
                  shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
                  core_tool_names: Iterable[str] | None = None,
-                 hermes_home: str | None = None) -> None:
+                 hermes_home: str | None = None,
+                 max_prefetch_chars: int = DEFAULT_MAX_PREFETCH_CHARS) -> None:
         if not external_prefetch_timeout or external_prefetch_timeout <= 0:
             raise ValueError("external_prefetch_timeout must be > 0")
         self.external_prefetch_timeout = float(external_prefetch_timeout)
         self.shutdown_timeout = float(shutdown_timeout)
+        self.max_prefetch_chars = int(max_prefetch_chars)
         self.core_tool_names = frozenset(CORE_TOOL_NAMES if core_tool_names is None else core_tool_names)
         self.hermes_home = hermes_home
         self._providers: list[MemoryProvider] = []
@@ -316,10 +319,20 @@ class MemoryManager:
             if self._names[id(provider)] == BUILTIN_NAME:
                 value = call_filtered(provider.prefetch, query, session_id=session_id)
                 return value if isinstance(value, str) else ""
-            return self._run_with_timeout(provider, query, session_id)
+            return self._cap(self._names[id(provider)], self._run_with_timeout(provider, query, session_id))
 
         results = self._each("prefetch", logging.DEBUG, one)
         return "\n\n".join(r.strip() for _, r in results if r and r.strip())
+
+    def _cap(self, name: str, text: str) -> str:
+        """Trim an oversized external recall at a line boundary, saying how much was left out."""
+        if self.max_prefetch_chars <= 0 or len(text) <= self.max_prefetch_chars:
+            return text
+        cut = text.rfind("\n", 0, self.max_prefetch_chars)
+        cut = cut if cut > self.max_prefetch_chars // 2 else self.max_prefetch_chars
+        omitted = len(text) - cut
+        logger.warning("Memory provider '%s' prefetch returned %d chars; kept %d", name, len(text), cut)
+        return f"{text[:cut].rstrip()}\n[… {omitted:,} more chars of recalled memory omitted]"
 
     def prefetch_context(self, query: str, *, session_id: str = "") -> str:
         """``prefetch_all`` wrapped in the ``<memory-context>`` fence ("" when nothing recalled)."""

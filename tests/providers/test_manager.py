@@ -394,3 +394,15 @@ def test_describe_recall_and_prefetch_context():
     assert mgr.describe_recall() == "🧠 builtin — recalled 2 memories  🧠 Facts — recalled 2 memories"
     block = mgr.prefetch_context("what does the user drink")
     assert block.startswith("<memory-context>\n[System note:") and "- [0.5] likes tea" in block
+
+
+def test_oversized_external_recall_is_trimmed_at_a_line_boundary():
+    big = "\n".join(f"- fact number {n} with some padding text" for n in range(200))
+    mgr = _manager(max_prefetch_chars=500)
+    mgr.add_provider(RecordingProvider("builtin", tools=(), prefetch_text="small builtin recall"))
+    mgr.add_provider(RecordingProvider("ext", tools=(), prefetch_text=big))
+    out = mgr.prefetch_all("what facts do we have")
+    kept, note = out.rsplit("\n", 1)
+    assert kept.startswith("small builtin recall\n\n- fact number 0")
+    assert len(kept) < 600 and kept.endswith("padding text")
+    assert note.startswith("[… ") and note.endswith(" more chars of recalled memory omitted]")
