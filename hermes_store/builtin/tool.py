@@ -15,7 +15,7 @@ from typing import Any
 from hermes_store.builtin.entries import TARGETS
 from hermes_store.builtin.store import MemoryStore
 from hermes_store.home import ConfigError, MemoryConfig
-from hermes_store.tooling import Tool, ToolContext, function_schema
+from hermes_store.tooling import Tool, ToolContext, function_schema, get_str
 
 ACTIONS: tuple[str, ...] = ("add", "replace", "remove")
 STORE_RESOURCE = "builtin.memory_store"
@@ -136,9 +136,9 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     origin = str(ctx.options.get("origin") or "tool")
     session_id = ctx.session_id
     action = args.get("action")
-    content = args.get("content")
-    new_text = args.get("new_text")
-    old_text = args.get("old_text")
+    content = get_str(args, "content")
+    new_text = get_str(args, "new_text")
+    old_text = get_str(args, "old_text")
     operations = args.get("operations")
     if content is None and new_text is not None:
         content = new_text

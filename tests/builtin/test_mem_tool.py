@@ -148,3 +148,10 @@ def test_schema_narrowed_to_enabled_stores():
     assert "TARGETS:" not in only_user["description"]
     assert memory_schema(MemoryConfig(memory_enabled=False, user_profile_enabled=False)) is None
     assert MEMORY_TOOL.schema["parameters"]["properties"]["target"]["enum"] == ["memory", "user"]
+
+
+def test_non_string_arguments_are_named_in_the_error(home):
+    result = call(home, {"action": "add", "target": "memory", "content": 42})
+    assert result == {"success": False, "error": "'content' must be a string, got int"}
+    assert "'old_text'" in call(home, {"action": "remove", "target": "memory", "old_text": ["x"]})["error"]
+    assert not home.memory_file.exists()
