@@ -227,6 +227,8 @@ class MemoryManager:
                 return tool_error(f"arguments are not valid JSON: {exc}")
         if args is None:
             args = {}
+        if not isinstance(args, dict):
+            return tool_error(f"arguments must be a JSON object, got {type(args).__name__}")
         kwargs.setdefault("session_id", self.session_id)
         try:
             result = call_filtered(provider.handle_tool_call, tool_name, args, **kwargs)

@@ -112,6 +112,9 @@ def test_tool_routing_shadowing_and_duplicates(caplog):
     missing = json.loads(mgr.handle_tool_call("nope", {}))
     assert missing["success"] is False and missing["error"] == "No memory provider handles tool 'nope'"
     assert mgr.has_tool("ext_tool") and not mgr.has_tool("terminal")
+    assert json.loads(mgr.handle_tool_call("ext_tool", "[1, 2]"))["error"] == \
+        "arguments must be a JSON object, got list"
+    assert "not valid JSON" in json.loads(mgr.handle_tool_call("ext_tool", "{oops"))["error"]
 
 
 def test_duplicate_tool_across_providers_keeps_the_first():
