@@ -10,11 +10,13 @@
 4. a strict AND match first, then (via :func:`hermes_store.query.run_match`)
    OR-relaxed hits for natural-language questions.
 
-Bounded work: bm25 scores every row a MATCH yields, so a query over a common
-term is run over id *windows*, newest first (oldest first for
-``sort="oldest"``), widening geometrically only while fewer hits than needed
-were found. bm25 uses whole-index statistics, so scores from different windows
-are comparable and are merged directly.
+Bounded work: bm25 scores every row a MATCH yields, so only the newest
+:data:`RANK_BUDGET` matches (oldest for ``sort="oldest"``) are ranked at a
+time. Finding the id of the K-th newest match is a cheap doclist walk (no
+ranking); the ranked query is then restricted to ids from there up. Only when
+the filters leave fewer hits than needed is the next, older slice ranked.
+bm25 uses whole-index statistics, so scores from different slices are
+comparable and are merged directly.
 
 Snippets are built only for the rows returned, with ``>>>``/``<<<`` around
 matched words.
@@ -36,8 +38,7 @@ from hermes_store.query import is_cjk, run_match, tokenize
 AUTOMATION_SOURCES: tuple[str, ...] = ("cron", "subagent")
 COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(content, cjk)
 SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
-FIRST_WINDOW = 32_768  # ids in the first (newest) window
-WIDEN_FACTOR = 8
+RANK_BUDGET = 4000  # matches ranked per slice (newest first)
 SNIPPET_TOKENS = 24
 HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = ">>>", "<<<"
 MAX_LIMIT = 1000
@@ -247,35 +248,39 @@ class _Ranker:
             f"ORDER BY {order} LIMIT ?"
         )
 
-    def windows(self) -> Iterable[tuple[int, int]]:
-        """Id ranges to scan, newest first (oldest first for ``sort='oldest'``)."""
-        if self.hi < self.lo:
-            return
-        size = FIRST_WINDOW
+    def _bound(self, expression: str, edge: int | None) -> int | None:
+        """Id of the RANK_BUDGET-th match beyond ``edge`` in scan order, None when fewer remain."""
         if self.sort == "oldest":
-            start = self.lo
-            while start <= self.hi:
-                end = min(self.hi, start + size - 1)
-                yield start, end
-                start, size = end + 1, size * WIDEN_FACTOR
+            where, order = ("" if edge is None else " AND rowid > ?"), "ASC"
         else:
-            end = self.hi
-            while end >= self.lo:
-                start = max(self.lo, end - size + 1)
-                yield start, end
-                end, size = start - 1, size * WIDEN_FACTOR
+            where, order = ("" if edge is None else " AND rowid < ?"), "DESC"
+        params: tuple[Any, ...] = (expression,) if edge is None else (expression, edge)
+        return self.db.scalar(
+            f"SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?{where} "
+            f"ORDER BY rowid {order} LIMIT 1 OFFSET ?",
+            (*params, RANK_BUDGET - 1),
+        )
 
     def fetch(self, expression: str, limit: int) -> list[Hit]:
         """Up to ``limit`` best hits for ``expression`` (raises engine errors for run_match)."""
         hits: list[Hit] = []
-        for start, end in self.windows():
+        edge: int | None = None
+        while True:
+            bound = self._bound(expression, edge)
+            if self.sort == "oldest":
+                start = self.lo if edge is None else edge + 1
+                end = self.hi if bound is None else bound
+            else:
+                start = self.lo if bound is None else bound
+                end = self.hi if edge is None else edge - 1
             rows = self.db.execute(self.sql, (expression, start, end, *self.params, limit)).fetchall()
             hits.extend(
                 Hit(int(r[0]), r[1], int(r[2]), r[3], r[4], r[5], r[6], -float(r[7]), expression)
                 for r in rows
             )
-            if len(hits) >= limit:
+            if len(hits) >= limit or bound is None:
                 break
+            edge = bound
         hits.sort(key=self.sort_key)
         hits.sort(key=lambda h: h.source in AUTOMATION_SOURCES)  # stable: demote automation
         return hits[:limit]

@@ -216,8 +216,7 @@ def test_expand_context_adds_neighbours(db):
 
 
 def test_bounded_windows_still_find_old_and_common_terms(db, monkeypatch):
-    monkeypatch.setattr(search_mod, "FIRST_WINDOW", 4)
-    monkeypatch.setattr(search_mod, "WIDEN_FACTOR", 2)
+    monkeypatch.setattr(search_mod, "RANK_BUDGET", 4)
     add_session(db, "ancient", [("user", "unicorn sighting")], start=T0)
     for i in range(30):
         add_session(db, f"n{i}", [("user", f"common words number {i}")], start=T0 + (i + 1) * DAY)
@@ -225,6 +224,9 @@ def test_bounded_windows_still_find_old_and_common_terms(db, monkeypatch):
     rows = search_messages(db, "common", limit=5, sort="newest").results
     assert [r["session_id"] for r in rows] == ["n29", "n28", "n27", "n26", "n25"]
     assert len(search_messages(db, "common", limit=50).results) == 30
+    oldest = search_messages(db, "common", limit=3, sort="oldest").results
+    assert [r["session_id"] for r in oldest] == ["n0", "n1", "n2"]
+    assert [r["session_id"] for r in search_messages(db, "common", limit=3, sources=["cron"]).results] == []
 
 
 def test_store_without_session_tables(tmp_path):

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Search latency on a synthetic session corpus: hermes_store vs ``grep -r -i -F``.
+
+Builds (or reuses) a corpus of Hermes-style JSONL transcripts, indexes it with
+the session loader, then times a mixed query set (rare words, common words,
+phrases, CJK, natural-language questions, punctuation-heavy literals) through
+``search_messages`` (limit 10) and through ``grep -r -i -F`` over the same
+files. Prints p50/p95/p99 per query class and overall.
+
+When ``scripts/bench_ingest.py`` provides ``generate_corpus(directory,
+messages, seed)`` that generator is used, so both benchmarks share one corpus;
+otherwise the built-in generator below writes the same JSONL shape.
+
+Usage: .venv/bin/python scripts/bench_search.py [--messages 20000] [--work DIR] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hermes_store.db import Database
+from hermes_store.sessions.loader import BulkLoader
+from hermes_store.sessions.search import search_messages
+
+SCRIPTS = Path(__file__).resolve().parent
+SOURCES = [("cli", 0.7), ("telegram", 0.15), ("cron", 0.1), ("subagent", 0.05)]
+TECH = ("deploy docker build error config server database migration test branch commit cache "
+        "network timeout memory python rust index query latency release backup cluster token").split()
+CJK_LINES = ["修改youer服务端的配置", "数据库迁移失败了", "广西桂林的天气很好", "東京の天気は晴れです",
+             "请检查日志文件", "我喜欢用Python写数据库代码"]
+TRICKY = ["scripts/deploy.sh", "C:\\Users\\bob\\app.log", "TODO: fix", "P2.2", "bob@example.com",
+          "ask-codex", "50% done"]
+SYLLABLES = "ka ri to mo na shi ve lo pra en dor mu zel qui fa gon tri bel os ux".split()
+
+
+def _vocabulary(rng: random.Random, size: int = 6000) -> list[str]:
+    words: set[str] = set()
+    while len(words) < size:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4))))
+    return TECH + sorted(words)
+
+
+def builtin_generate(directory: Path, messages: int, seed: int = 7) -> Path:
+    """Write ``messages`` messages as Hermes JSONL transcripts under ``directory``."""
+    rng = random.Random(seed)
+    vocab = _vocabulary(rng)
+    weights = [1.0 / (rank + 1) ** 1.05 for rank in range(len(vocab))]
+    cumulative = []
+    total = 0.0
+    for w in weights:
+        total += w
+        cumulative.append(total)
+    directory.mkdir(parents=True, exist_ok=True)
+    written, number = 0, 0
+    clock = 1_700_000_000.0
+    while written < messages:
+        number += 1
+        count = min(messages - written, rng.randint(10, 150))
+        source = rng.choices([s for s, _ in SOURCES], [w for _, w in SOURCES])[0]
+        sid = f"20240101_000000_{number:08x}"
+        lines = [json.dumps({"role": "session_meta", "platform": source, "model": "bench",
+                             "timestamp": clock, "title": " ".join(rng.choices(vocab[:300], k=3))})]
+        for i in range(count):
+            words = rng.choices(vocab, cum_weights=cumulative, k=rng.randint(5, 60))
+            roll = rng.random()
+            if roll < 0.02:
+                words.insert(rng.randrange(len(words)), rng.choice(CJK_LINES))
+            elif roll < 0.04:
+                words.insert(rng.randrange(len(words)), rng.choice(TRICKY))
+            clock += rng.uniform(5, 120)
+            lines.append(json.dumps({"role": "user" if i % 2 == 0 else "assistant",
+                                     "content": " ".join(words), "timestamp": clock}, ensure_ascii=False))
+        (directory / f"{sid}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        written += count
+        clock += rng.uniform(600, 86400)
+    return directory
+
+
+def generate(directory: Path, messages: int, seed: int) -> Path:
+    """Use bench_ingest's generator when it offers one, else the built-in one."""
+    path = SCRIPTS / "bench_ingest.py"
+    if path.exists():
+        spec = importlib.util.spec_from_file_location("bench_ingest", path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception:  # noqa: BLE001 - fall back to the built-in generator
+            module = None
+        if module is not None and hasattr(module, "generate_corpus"):
+            module.generate_corpus(directory, messages, seed)
+            return directory
+    return builtin_generate(directory, messages, seed)
+
+
+def query_set(db: Database) -> dict[str, list[str]]:
+    """The mixed query set; rare/common words are chosen from the indexed vocabulary."""
+    vocab = [r[0] for r in db.execute(
+        "SELECT term, doc FROM messages_fts_bench_vocab WHERE col = 'content' ORDER BY doc DESC")]
+    words = [w for w in vocab if w.isalpha() and w.isascii() and len(w) > 3]
+    common = words[:8]
+    rare = words[len(words) // 2: len(words) // 2 + 12]
+    return {
+        "rare": rare,
+        "common": common,
+        "phrase": [f'"{a} {b}"' for a, b in zip(common[:4], common[4:8], strict=False)],
+        "cjk": ["数据库", "服务端", "天気", "桂林", "日志"],
+        "question": ["how did we fix the docker build error?", "what was the database migration plan",
+                     "why does the server timeout after deploy", "which branch had the cache regression",
+                     f"when did we talk about {rare[0]} and {rare[1]}?"],
+        "literal": ["scripts/deploy.sh", "C:\\Users", "TODO: fix", "P2.2", "bob@example.com"],
+    }
+
+
+def percentiles(samples: list[float]) -> tuple[float, float, float]:
+    """p50, p95, p99 in milliseconds."""
+    ordered = sorted(samples)
+
+    def pick(q: float) -> float:
+        return 1000 * ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+    return pick(0.50), pick(0.95), pick(0.99)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=20_000, help="corpus size in messages")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/hermes_store_bench_search"))
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per query (ours)")
+    parser.add_argument("--grep-repeat", type=int, default=1, help="timed runs per query (grep)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--fresh", action="store_true", help="rebuild corpus and index")
+    args = parser.parse_args(argv)
+
+    work = args.work / str(args.messages)
+    corpus, db_path = work / "corpus", work / "bench.db"
+    if args.fresh and work.exists():
+        shutil.rmtree(work)
+    if not corpus.exists():
+        began = time.perf_counter()
+        generate(corpus, args.messages, args.seed)
+        print(f"generated {args.messages:,} messages in {time.perf_counter() - began:.1f}s", file=sys.stderr)
+    db = Database(db_path)
+    if not db.scalar("SELECT count(*) FROM messages"):
+        began = time.perf_counter()
+        BulkLoader(db).run([corpus])
+        print(f"indexed in {time.perf_counter() - began:.1f}s", file=sys.stderr)
+    total = db.scalar("SELECT count(*) FROM messages")
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.messages_fts_bench_vocab "
+               "USING fts5vocab(main, messages_fts, col)")
+    queries = query_set(db)
+
+    ours: dict[str, list[float]] = {}
+    grep: dict[str, list[float]] = {}
+    for cls, items in queries.items():
+        for text in items:
+            search_messages(db, text, limit=10)  # warm the page cache
+            for _ in range(args.repeat):
+                began = time.perf_counter()
+                search_messages(db, text, limit=10)
+                ours.setdefault(cls, []).append(time.perf_counter() - began)
+            needle = text.strip('"')
+            for _ in range(args.grep_repeat):
+                began = time.perf_counter()
+                subprocess.run(["grep", "-r", "-i", "-F", "-l", "--", needle, str(corpus)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+                grep.setdefault(cls, []).append(time.perf_counter() - began)
+    db.close()
+
+    size_mb = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file()) / 1e6
+    print(f"corpus: {total:,} messages, {size_mb:.0f} MB JSONL; index {db_path.stat().st_size / 1e6:.0f} MB")
+    print("| class | queries | hermes_store p50 / p95 / p99 (ms) | grep -r -i -F p50 / p95 / p99 (ms) |")
+    print("|---|---|---|---|")
+    for cls in [*queries, "all"]:
+        mine = sum(ours.values(), []) if cls == "all" else ours[cls]
+        theirs = sum(grep.values(), []) if cls == "all" else grep[cls]
+        n = sum(len(v) for v in queries.values()) if cls == "all" else len(queries[cls])
+        a, b = percentiles(mine), percentiles(theirs)
+        print(f"| {cls} | {n} | {a[0]:.1f} / {a[1]:.1f} / {a[2]:.1f} | {b[0]:.0f} / {b[1]:.0f} / {b[2]:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
