@@ -51,9 +51,9 @@ def hermes_style_load(plugin_dir):
         parent.__path__ = []
         sys.modules[package] = parent
     module_name = f"{package}.{plugin_dir.name}"
-    placeholder = types.ModuleType(module_name)
-    placeholder.__path__ = [str(plugin_dir)]
-    sys.modules[module_name] = placeholder
+    synthetic = types.ModuleType(module_name)
+    synthetic.__path__ = [str(plugin_dir)]
+    sys.modules[module_name] = synthetic
     for sibling in sorted(plugin_dir.glob("*.py")):
         if sibling.name != "__init__.py":
             spec = importlib.util.spec_from_file_location(f"{module_name}.{sibling.stem}", sibling)
