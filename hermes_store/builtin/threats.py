@@ -86,6 +86,17 @@ THREAT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (pid, re.compile(source, re.IGNORECASE)) for pid, source in _PATTERN_SOURCES
 )
 PATTERN_IDS: tuple[str, ...] = tuple(pid for pid, _ in THREAT_PATTERNS)
+# Substrings (lower case) one of which a match must contain; lets the scan skip the
+# patterns with long bounded gaps on text that cannot match them.
+_NEEDLES: dict[str, tuple[str, ...]] = {
+    "agent_config_mod": ("agents.md", "claude.md", ".cursorrules", ".clinerules"),
+    "hermes_config_mod": (".hermes/",),
+    "exfil_curl": ("$",),
+    "exfil_wget": ("$",),
+    "read_secrets": (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc"),
+    "html_comment_injection": ("<!--",),
+    "send_to_url": ("http",),
+}
 _INVISIBLE_SET = frozenset(INVISIBLE_CHARS)
 BLOCKED_PREFIX = "[BLOCKED:"
 
@@ -105,7 +116,14 @@ def scan_findings(text: str) -> list[str]:
             seen.add(char)
             findings.append(invisible_id(char))
     folded = unicodedata.normalize("NFKC", head)
-    findings.extend(pid for pid, regex in THREAT_PATTERNS if regex.search(folded))
+    # The prefilter is exact only for ASCII text (case folding of other scripts can map to ASCII).
+    lowered = folded.lower() if folded.isascii() else None
+    for pid, regex in THREAT_PATTERNS:
+        needles = _NEEDLES.get(pid)
+        if lowered is not None and needles is not None and not any(n in lowered for n in needles):
+            continue
+        if regex.search(folded):
+            findings.append(pid)
     return findings
 
 
