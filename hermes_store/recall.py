@@ -142,10 +142,26 @@ def parse_when(value: Any, *, name: str = "date", end: bool = False) -> float | 
     return stamp
 
 
-def _iso(stamp: float | None) -> str | None:
+def _as_epoch(value: Any) -> float | None:
+    """Epoch seconds from a number or an SQLite ``CURRENT_TIMESTAMP``/ISO string (UTC); else None."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.timestamp()
+
+
+def _iso(value: Any) -> str | None:
+    stamp = _as_epoch(value)
     if stamp is None:
         return None
-    return datetime.fromtimestamp(float(stamp), tz=timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(stamp, tz=timezone.utc).isoformat(timespec="seconds")
 
 
 def _in_window(stamp: float | None, since: float | None, until: float | None) -> bool:
@@ -198,15 +214,10 @@ def _fact_candidates(db: Database, query: str, limit: int, min_trust: float | No
                      since: float | None, until: float | None, notes: dict[str, str]) -> list[RecallItem]:
     from hermes_store.facts import FactStore
 
-    store = FactStore(db)
-    found = store.search(query, limit=limit * 2, min_trust=min_trust)
-    rows = found.get("results", []) if isinstance(found, dict) else found
-    note = found.get("query_note") if isinstance(found, dict) else None
-    if note:
-        notes["facts"] = note
+    rows = FactStore(db).search(query, limit=limit * 2, min_trust=min_trust)
     items: list[RecallItem] = []
     for row in rows:
-        if not _in_window(row.get("created_at"), since, until):
+        if not _in_window(_as_epoch(row.get("created_at")), since, until):
             continue
         trust = float(row.get("trust_score", DEFAULT_TRUST))
         items.append(RecallItem(
@@ -224,15 +235,18 @@ def _fact_candidates(db: Database, query: str, limit: int, min_trust: float | No
 
 def _session_candidates(db: Database, query: str, limit: int, since: float | None, until: float | None,
                         notes: dict[str, str], exclude_session_id: str = "") -> list[RecallItem]:
-    from hermes_store.sessions.search import search_messages
+    from hermes_store.sessions.search import Lineage, search_messages
 
-    found = search_messages(db, query, limit=limit, since=since, until=until,
-                            exclude_lineage_of=exclude_session_id or None)
+    lineage = Lineage(db)
+    own_root = lineage.root(exclude_session_id) if exclude_session_id else None
+    found = search_messages(db, query, limit=limit * 2 if own_root else limit, since=since, until=until)
     if found.note:
         notes["sessions"] = found.note
     now = time.time()
     items: list[RecallItem] = []
     for row in found.results:
+        if own_root is not None and lineage.root(row["session_id"]) == own_root:
+            continue
         stamp = row.get("timestamp")
         age_days = max(0.0, (now - stamp) / 86400) if stamp else None
         recency = 1.0 if age_days is None else 0.85 + 0.3 * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
@@ -245,7 +259,7 @@ def _session_candidates(db: Database, query: str, limit: int, since: float | Non
                 "title": row.get("title"), "link": f"@session:{row['session_id']}",
             },
         ))
-    return items
+    return items[:limit]
 
 
 # --------------------------------------------------------------------------- fusion

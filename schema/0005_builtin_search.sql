@@ -19,7 +19,7 @@ CREATE TABLE IF NOT EXISTS builtin_index_entries (
 CREATE VIRTUAL TABLE IF NOT EXISTS builtin_index_fts USING fts5(
     content, cjk,
     content = 'builtin_index_entries', content_rowid = 'id',
-    tokenize = 'unicode61 remove_diacritics 2'
+    tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
 CREATE TRIGGER IF NOT EXISTS builtin_index_entries_ai AFTER INSERT ON builtin_index_entries BEGIN
