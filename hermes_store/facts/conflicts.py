@@ -6,10 +6,13 @@ entity's own words are removed from both texts; what remains is a *frame*
 (stemmed words, articles dropped, prepositions and negations kept). The pair
 is a contradiction when
 
-* the frames share a non-empty leading part (the relation: "lives in",
-  "favourite colour") and possibly a trailing part, together covering at least
-  half of the longer frame, and both differ in a short middle (the value: at
-  most 4 words each, neither empty — a pure addition is a refinement), or
+* the frames share a leading and/or trailing part (the relation: "lives in",
+  "favourite colour", "… years old") holding at least one content word that is
+  not a name, together covering at least half of the longer frame, and both
+  differ in a short middle (the value: at most 4 words each, neither empty — a
+  pure addition is a refinement); a difference in leading names is a different
+  subject, and relations that normally hold several values ("works with",
+  "speaks", "likes", "visited") are not flagged, or
 * the frames are equal except for negation ("likes tea" / "does not like tea").
 
 ``content_similarity`` reports the HRR similarity of the two texts bound to the
@@ -18,24 +21,46 @@ content role; ``entity_overlap`` the Jaccard overlap of the linked entities.
 
 from __future__ import annotations
 
+import re
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
 from hermes_store.facts import hrr
 from hermes_store.facts.text import NEGATIONS, normalize, stem, words
+from hermes_store.query import STOPWORDS
 
 if TYPE_CHECKING:
     from hermes_store.facts.store import FactStore
 
 MAX_FACTS_PER_ENTITY = 300  # most recently updated facts compared per entity (bounds O(n²))
 MAX_VALUE_WORDS = 4
+MIN_SHARED = 0.3          # share of the longer frame the relation context must cover
+AGENT_VALUE_SCORE = 0.45  # values that are both agents: reported only below the default threshold
+# Relation words after which several values are normal (stems, as frames store them).
+MULTI_VALUED = frozenset(stem(w) for w in (
+    "with", "and", "together", "visited", "visits", "met", "meets", "knows", "likes", "loves",
+    "enjoys", "speaks", "plays", "owns", "friend", "friends", "also", "sometimes", "collects"))
 _DROP = frozenset({"a", "an", "the", "s", "is", "are", "was", "were", "be", "been", "am",
                    "do", "does", "did", "has", "have", "had", "currently", "now", "still", "really",
                    "very", "also", "just"})
 
 
+# Common paraphrases of functional relations, rewritten to one form before framing.
+SYNONYMS = [
+    (re.compile(r"\b(?:moved|relocated|has moved|has relocated)\s+to\b"), "lives in"),
+    (re.compile(r"\b(?:resides|is based|is living|now lives)\s+in\b"), "lives in"),
+    (re.compile(r"\b(?:is employed|is working|has a job|got a job|now works)\s+as\b"), "works as"),
+]
+
+_ALIAS_MARKER = re.compile(r"(?<!\w)(?:aka|a\.k\.a\.?|also known as|also called)(?!\w)")
+
+
 def frame(text: str, remove: set[str]) -> list[str]:
     """The comparable words of ``text`` with the words of ``remove`` (an entity's names) taken out."""
+    text = normalize(text)
+    for pattern, replacement in SYNONYMS:
+        text = pattern.sub(replacement, text)
+    text = _ALIAS_MARKER.sub(" ", text)
     out = []
     for w in words(text):
         if w in remove or w in _DROP:
@@ -44,11 +69,15 @@ def frame(text: str, remove: set[str]) -> list[str]:
     return out
 
 
-def compare(a: list[str], b: list[str], names: frozenset[str] | set[str] = frozenset()) -> float:
+def compare(a: list[str], b: list[str], names: frozenset[str] | set[str] = frozenset(),
+            agents: frozenset[str] | set[str] = frozenset()) -> float:
     """Contradiction strength of two frames in [0, 1] (0 = not a contradiction).
 
-    ``names`` are the (stemmed) words of the facts' entities: a shared leading
-    part made only of names is a shared subject, not a shared relation.
+    ``names`` are the (stemmed) words of the facts' entities: shared context made
+    only of names is a shared subject, not a shared relation. ``agents`` are the
+    words of entities that are the subject of some fact (people, teams): two
+    facts relating the same subject to *different agents* ("borrowed a book from
+    X / from Y") are usually both true, so they score below the default threshold.
     """
     if not a or not b or a == b:
         return 0.0
@@ -67,15 +96,22 @@ def compare(a: list[str], b: list[str], names: frozenset[str] | set[str] = froze
     while suffix < min(len(a), len(b)) - prefix and a[-1 - suffix] == b[-1 - suffix]:
         suffix += 1
     mid_a, mid_b = a[prefix:len(a) - suffix], b[prefix:len(b) - suffix]
-    if not any(w not in names for w in a[:prefix]) or not mid_a or not mid_b:
+    context = a[:prefix] + a[len(a) - suffix:]
+    if not mid_a or not mid_b or not any(w not in names and w not in STOPWORDS for w in context):
         return 0.0
+    if prefix == 0 and any(w in names for w in mid_a + mid_b):
+        return 0.0  # the leading words differ by a name: different subjects, not different values
+    if any(w in MULTI_VALUED for w in a[:prefix]):
+        return 0.0  # "works with Bob" / "works with Carol" can both be true
     if len(mid_a) > MAX_VALUE_WORDS or len(mid_b) > MAX_VALUE_WORDS:
         return 0.0
-    if set(mid_a) & set(mid_b):
-        return 0.0
+    if set(mid_a) & set(mid_b) or mid_a[0] in STOPWORDS or mid_b[0] in STOPWORDS:
+        return 0.0  # a differing preposition means a different relation ("works as" / "works at")
     shared = (prefix + suffix) / max(len(a), len(b))
-    if shared < 0.5:
+    if shared < MIN_SHARED:
         return 0.0
+    if agents and set(mid_a) <= agents and set(mid_b) <= agents:
+        return AGENT_VALUE_SCORE
     return round(0.5 + 0.5 * shared, 3)
 
 
@@ -87,6 +123,8 @@ def contradict(store: FactStore, *, category: str | None = None, limit: int = 10
     contradiction_score, shared_entities}`` (numbers rounded to 3 places).
     """
     sql = ("SELECT fe.entity_id, fe.fact_id FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id")
+    subjects = {r["entity_id"] for r in store.db.query(
+        "SELECT DISTINCT entity_id FROM fact_entities WHERE position = 0")}
     params: list[Any] = []
     if category:
         sql += " WHERE f.category = ?"
@@ -127,8 +165,10 @@ def contradict(store: FactStore, *, category: str | None = None, limit: int = 10
         for x, y in combinations(sorted(facts), 2):
             if normalize(contents[x]) == normalize(contents[y]):
                 continue
-            names = set().union(*(stemmed.get(e, set()) for e in links[x] | links[y]))
-            strength = compare(frames[x], frames[y], names)
+            linked = (links[x] | links[y]) - {eid}
+            names = set().union(*(stemmed.get(e, set()) for e in linked))
+            agents = set().union(*(stemmed.get(e, set()) for e in linked if e in subjects))
+            strength = compare(frames[x], frames[y], names, agents)
             if strength >= threshold:
                 score, shared = best.get((x, y), (0.0, set()))
                 best[(x, y)] = (max(score, strength), shared | {eid})

@@ -55,7 +55,8 @@ _CJK_PUNCT = "，。！？；：、（）《》「」『』“”‘’"
 _WORD = re.compile(r"[^\W_](?:[\w'’.\-]*[^\W_])?", re.UNICODE)
 _QUOTED = re.compile(r'"([^"\n]{1,80})"|“([^”\n]{1,80})”|«([^»\n]{1,80})»|「([^」\n]{1,80})」|『([^』\n]{1,80})』')
 _SINGLE_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[{:;,]))['‘]([^'‘’\n]{1,80}?)['’](?=$|[\s)\]}.,;:!?])")
-_AKA = re.compile(r"\s*(?:,\s*|\(\s*)?(?:aka|a\.k\.a\.?|also known as|also called|alias)\s+", re.IGNORECASE)
+_AKA = re.compile(r"\s*(?:,\s*|\(\s*)?(?<!\w)(?:aka|a\.k\.a\.?|also known as|also called|alias)\s+",
+                  re.IGNORECASE)
 _KATAKANA = re.compile(r"[\u30A1-\u30FA\u30FC]{2,}")
 _HONORIFIC_NAME = re.compile(r"([\u4E00-\u9FFF\u3040-\u30FF]{1,4}?)(?:" + "|".join(_HONORIFICS) + ")")
 _CJK_RUN = re.compile(r"[\u4E00-\u9FFF]+")

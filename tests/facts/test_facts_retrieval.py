@@ -71,3 +71,24 @@ def test_search_finds_entity_facts_without_word_match(people):
     results = people.search("what do we know about alice")
     assert {r["content"] for r in results[:4]} >= {"Alice lives in Paris", "Alice works as a nurse"}
     assert all("fts_rank" in r and "score" in r for r in results)
+
+
+def test_contradict_skips_multi_valued_and_agent_relations(store):
+    for text in ["Alice speaks French", "Alice speaks German", "Alice works with Bob",
+                 "Alice works with Carol", "Bob plays chess", "Carol plays golf",
+                 "Alice borrowed a pen from Bob", "Alice borrowed a pen from Carol",
+                 "Alice works as a nurse", "Alice works at Acme"]:
+        store.add_fact(text)
+    assert store.contradict(limit=50) == []
+    low = store.contradict(limit=50, threshold=0.4)
+    assert [(p["fact_a"]["content"], p["fact_b"]["content"]) for p in low] == [
+        ("Alice borrowed a pen from Bob", "Alice borrowed a pen from Carol")]
+
+
+def test_contradict_paraphrase_numbers_and_aliases(store):
+    for text in ["Robert aka Bob lives in Oslo", "Bob moved to Bergen",
+                 "Dana is 31 years old", "Dana is 32 years old"]:
+        store.add_fact(text)
+    pairs = {(p["fact_a"]["content"], p["fact_b"]["content"]) for p in store.contradict(limit=10)}
+    assert pairs == {("Robert aka Bob lives in Oslo", "Bob moved to Bergen"),
+                     ("Dana is 31 years old", "Dana is 32 years old")}
