@@ -61,7 +61,9 @@ class FactStore:
 
     ``db`` may be an open Database (not closed by :meth:`close`), a
     :class:`~hermes_store.home.Home` or a path to a database file (opened and
-    owned here). Settings come from ``config`` or the keyword overrides.
+    owned here). Settings come from ``config`` or the keyword overrides; with
+    neither ``config`` nor ``hrr_dim`` the dimension recorded in ``store_meta``
+    is kept, so a reader never re-encodes what the configured provider wrote.
     """
 
     def __init__(self, db: Database | Home | str | os.PathLike[str], *,
@@ -77,6 +79,10 @@ class FactStore:
         cfg = config or FactConfig()
         self.default_trust = trust.clamp(cfg.default_trust if default_trust is None else default_trust)
         self.min_trust = float(cfg.min_trust_threshold if min_trust is None else min_trust)
+        if hrr_dim is None and config is None:
+            # a bare FactStore(db) (e.g. the recall layer) keeps the dimension already in use
+            recorded = self.db.scalar("SELECT value FROM store_meta WHERE key = ?", (META_DIM,))
+            hrr_dim = int(recorded) if recorded and str(recorded).isdigit() else cfg.hrr_dim
         self.dim = int(cfg.hrr_dim if hrr_dim is None else hrr_dim)
         if self.dim < 16:
             raise FactStoreError(f"hrr_dim must be at least 16, got {self.dim}")

@@ -129,6 +129,8 @@ def test_dimension_change_reencodes(tmp_path):
         assert big.probe("Jane")[0]["fact_id"] == fid
     with FactStore(path, hrr_dim=256) as same:
         assert same.reencoded == 0
+    with FactStore(path) as bare:  # no config, no dim: keeps the recorded 256
+        assert bare.dim == 256 and bare.reencoded == 0
 
 
 def test_stale_vector_blob_is_tolerated(store):
