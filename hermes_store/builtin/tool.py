@@ -3,7 +3,9 @@
 Dispatcher order (Hermes ``memory_tool``): store unavailable → ``new_text``
 alias → null target means ``memory`` → target validation and per-target
 enable flags → ``operations`` batch → single action → pre-write validation
-(recoverable ``old_text`` errors carry ``current_entries``) → store call.
+(recoverable ``old_text`` errors carry ``current_entries``) → write-approval gate
+(``memory.write_approval``: stage instead of writing, unless the caller is the
+user, ``ctx.options["user_approved"]``) → store call.
 Limits, enable flags and the render style come from the home's config.
 """
 
@@ -12,8 +14,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from hermes_store.builtin import approval
 from hermes_store.builtin.entries import TARGETS
-from hermes_store.builtin.store import MemoryStore
+from hermes_store.builtin.messages import ALL_OR_NOTHING
+from hermes_store.builtin.store import MemoryStore, check_content
 from hermes_store.home import ConfigError, MemoryConfig
 from hermes_store.tooling import Tool, ToolContext, function_schema, get_str
 
@@ -150,10 +154,13 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     disabled = _disabled_error(memory_config(ctx), target)
     if disabled is not None:
         return disabled
+    gated = memory_config(ctx).write_approval and not ctx.options.get("user_approved")
     if operations:
         if not isinstance(operations, list):
             return {"success": False,
                     "error": "operations must be a list of {action, content?, old_text?} objects."}
+        if gated:
+            return _stage_batch(store, target, operations, origin, session_id)
         return store.apply_batch(target, operations, origin=origin, session_id=session_id)
     if action is None or action == "":
         return {"success": False, "error": MISSING_ACTION}
@@ -162,14 +169,51 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if action == "add":
         if not content:
             return {"success": False, "error": "Content is required for 'add' action."}
+        if gated:
+            return _stage_single(store, "add", target, {"content": content}, origin, session_id)
         return store.add(target, content, origin=origin, session_id=session_id)
     if not old_text:
         return _missing_old_text(store, target, action)
     if action == "replace":
         if not content:
             return {"success": False, "error": "content is required for 'replace' action."}
+        if gated:
+            return _stage_single(store, "replace", target, {"old_text": old_text, "content": content},
+                                 origin, session_id)
         return store.replace(target, old_text, content, origin=origin, session_id=session_id)
+    if gated:
+        return _stage_single(store, "remove", target, {"old_text": old_text}, origin, session_id)
     return store.remove(target, old_text, origin=origin, session_id=session_id)
+
+
+def _stage_single(store: MemoryStore, action: str, target: str, payload: dict[str, Any], origin: str,
+                  session_id: str) -> dict[str, Any]:
+    """Validate like the store would, then save a pending record instead of writing."""
+    if "content" in payload:
+        content = payload["content"].strip()
+        if not content:
+            return {"success": False, "error": "Content cannot be empty." if action == "add"
+                    else "new_content cannot be empty. Use 'remove' to delete entries."}
+        refusal = check_content(content)
+        if refusal:
+            return {"success": False, "error": refusal}
+        payload["content"] = content
+    return approval.stage(store, action, target, {**payload, "session_id": session_id}, origin=origin)
+
+
+def _stage_batch(store: MemoryStore, target: str, operations: list[Any], origin: str,
+                 session_id: str) -> dict[str, Any]:
+    if not operations:
+        return {"success": False, "error": "operations list is empty."}
+    for index, op in enumerate(operations, start=1):
+        if isinstance(op, dict) and op.get("action") in ("add", "replace"):
+            content = str(op.get("content") or op.get("new_text") or "").strip()
+            refusal = check_content(content) if content else None
+            if refusal:
+                return {"success": False,
+                        "error": f"Operation {index}: {refusal}{ALL_OR_NOTHING}"}
+    return approval.stage(store, "batch", target, {"operations": operations, "session_id": session_id},
+                          origin=origin)
 
 
 def _missing_old_text(store: MemoryStore, target: str, action: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from hermes_store import tools
+from hermes_store.builtin import approval
 from hermes_store.builtin.entries import char_count, file_name, usage_long
 from hermes_store.builtin.render import TextCost
 from hermes_store.builtin.store import MemoryStore
@@ -91,9 +92,12 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
 
 
 def _tool_call(ctx: click.Context, args: dict[str, Any], session_id: str) -> None:
-    """Run the memory tool exactly as an agent would and print its JSON (exit 0)."""
+    """Run the memory tool as an agent would and print its JSON (exit 0).
+
+    The person at the CLI is the approver, so ``memory.write_approval`` does not stage these.
+    """
     click.echo(tools.handle_tool_call("memory", args, home=get_home(ctx), session_id=session_id,
-                                      origin="cli"))
+                                      origin="cli", user_approved=True))
 
 
 @memory.command("add")
@@ -229,4 +233,63 @@ def restore(ctx: click.Context, event_id: int, session_id: str) -> None:
     store.close()
     echo_json(result)
     if not result.get("success"):
+        sys.exit(1)
+
+
+@memory.command("pending")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def pending(ctx: click.Context, as_json: bool) -> None:
+    """Writes staged by memory.write_approval, waiting for approve/reject."""
+    records = approval.list_pending(get_home(ctx))
+    if as_json:
+        echo_json(records)
+        return
+    if not records:
+        click.echo("No pending memory writes.")
+    for record in records:
+        if "error" in record:
+            click.echo(f"{record['id']}  {record['error']}")
+            continue
+        click.echo(f"{record['id']}  {iso(record.get('created_at'))}  {record.get('origin', '')}  "
+                   f"{record.get('summary', '')}")
+
+
+def _each_pending(ctx: click.Context, record_id: str) -> list[str]:
+    if record_id != "all":
+        return [record_id]
+    return [r["id"] for r in approval.list_pending(get_home(ctx)) if "error" not in r]
+
+
+@memory.command("approve")
+@click.argument("record_id")
+@click.pass_context
+def approve(ctx: click.Context, record_id: str) -> None:
+    """Apply pending write RECORD_ID (or 'all'); prints one JSON result per record."""
+    store, _ = open_store(ctx)
+    results = []
+    for rid in _each_pending(ctx, record_id):
+        try:
+            results.append(approval.approve(store, rid))
+        except approval.PendingError as exc:
+            results.append({"success": False, "error": str(exc)})
+    store.close()
+    echo_json(results if record_id == "all" else results[0])
+    if not all(r.get("success") for r in results):
+        sys.exit(1)
+
+
+@memory.command("reject")
+@click.argument("record_id")
+@click.pass_context
+def reject(ctx: click.Context, record_id: str) -> None:
+    """Discard pending write RECORD_ID (or 'all')."""
+    results = []
+    for rid in _each_pending(ctx, record_id):
+        try:
+            results.append(approval.reject(get_home(ctx), rid))
+        except approval.PendingError as exc:
+            results.append({"success": False, "error": str(exc)})
+    echo_json(results if record_id == "all" else results[0])
+    if not all(r.get("success") for r in results):
         sys.exit(1)
