@@ -5,7 +5,8 @@ alias → null target means ``memory`` → target validation and per-target
 enable flags → ``operations`` batch → single action → pre-write validation
 (recoverable ``old_text`` errors carry ``current_entries``) → write-approval gate
 (``memory.write_approval``: stage instead of writing, unless the caller is the
-user, ``ctx.options["user_approved"]``) → store call.
+user, ``ctx.options["user_approved"]``; origin ``background_review`` always stages
+replace/remove as proposals) → store call.
 Limits, enable flags and the render style come from the home's config.
 """
 
@@ -23,6 +24,7 @@ from hermes_store.tooling import Tool, ToolContext, function_schema, get_str
 
 ACTIONS: tuple[str, ...] = ("add", "replace", "remove")
 STORE_RESOURCE = "builtin.memory_store"
+BACKGROUND_REVIEW = "background_review"  # origin of unattended memory review calls
 
 NOT_AVAILABLE = "Memory is not available. It may be disabled in config or this environment."
 MISSING_ACTION = (
@@ -155,12 +157,15 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if disabled is not None:
         return disabled
     gated = memory_config(ctx).write_approval and not ctx.options.get("user_approved")
+    review = origin == BACKGROUND_REVIEW  # unattended: may add, only proposes replace/remove
     if operations:
         if not isinstance(operations, list):
             return {"success": False,
                     "error": "operations must be a list of {action, content?, old_text?} objects."}
-        if gated:
-            return _stage_batch(store, target, operations, origin, session_id)
+        destructive = any(isinstance(op, dict) and op.get("action") in ("replace", "remove")
+                          for op in operations)
+        if gated or (review and destructive):
+            return _proposal(_stage_batch(store, target, operations, origin, session_id), not gated)
         return store.apply_batch(target, operations, origin=origin, session_id=session_id)
     if action is None or action == "":
         return {"success": False, "error": MISSING_ACTION}
@@ -177,13 +182,22 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if action == "replace":
         if not content:
             return {"success": False, "error": "content is required for 'replace' action."}
-        if gated:
-            return _stage_single(store, "replace", target, {"old_text": old_text, "content": content},
-                                 origin, session_id)
+        if gated or review:
+            return _proposal(_stage_single(store, "replace", target,
+                                           {"old_text": old_text, "content": content}, origin, session_id),
+                             not gated)
         return store.replace(target, old_text, content, origin=origin, session_id=session_id)
-    if gated:
-        return _stage_single(store, "remove", target, {"old_text": old_text}, origin, session_id)
+    if gated or review:
+        return _proposal(_stage_single(store, "remove", target, {"old_text": old_text}, origin, session_id),
+                         not gated)
     return store.remove(target, old_text, origin=origin, session_id=session_id)
+
+
+def _proposal(result: dict[str, Any], review_only: bool) -> dict[str, Any]:
+    """Mark a write staged only because it came from unattended background review."""
+    if review_only and result.get("staged"):
+        result["proposal_staged"] = True
+    return result
 
 
 def _stage_single(store: MemoryStore, action: str, target: str, payload: dict[str, Any], origin: str,

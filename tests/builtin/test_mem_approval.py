@@ -115,3 +115,19 @@ def test_cli_writes_bypass_gate_and_pending_commands(gated):
     assert rejected.exit_code == 0 and len(json.loads(rejected.output)) == 1
     assert run("memory", "pending").output.strip() == "No pending memory writes."
     assert run("memory", "approve", "ffffffff").exit_code == 1
+
+
+def test_background_review_adds_freely_but_only_proposes_destructive_writes(home):
+    MemoryStore(home).add("memory", "keep me")
+    opts = {"origin": "background_review"}
+    assert call(home, {"action": "add", "target": "memory", "content": "learned"}, **opts)["message"] == (
+        "Entry added.")
+    proposal = call(home, {"action": "remove", "target": "memory", "old_text": "keep"}, **opts)
+    assert proposal["staged"] is True and proposal["proposal_staged"] is True
+    batch = call(home, {"target": "memory", "operations": [{"action": "add", "content": "x"},
+                                                          {"action": "remove", "old_text": "keep"}]}, **opts)
+    assert batch["proposal_staged"] is True
+    assert home.memory_file.read_text() == "keep me\n§\nlearned"
+    assert len(approval.list_pending(home)) == 2
+    # foreground calls are unaffected
+    assert call(home, {"action": "remove", "target": "memory", "old_text": "learned"})["success"]
