@@ -47,7 +47,7 @@ CREATE INDEX IF NOT EXISTS idx_fact_entities_entity ON fact_entities(entity_id);
 CREATE VIRTUAL TABLE IF NOT EXISTS facts_fts USING fts5(
     content, tags, cjk,
     content = 'facts', content_rowid = 'fact_id',
-    tokenize = 'unicode61 remove_diacritics 2'
+    tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
 CREATE TRIGGER IF NOT EXISTS facts_ai AFTER INSERT ON facts BEGIN
