@@ -3,7 +3,8 @@
 :func:`search_messages` is the library entry point (the CLI, the
 ``session_search`` tool and the recall layer call it). Ranking, in order:
 
-1. bm25 with column weights (:data:`COLUMN_WEIGHTS`), or time order when
+1. bm25 with column weights (:data:`COLUMN_WEIGHTS`; computed by
+   :mod:`hermes_store.sessions.rank` in time independent of index size), or time order when
    ``sort`` is ``newest``/``oldest``;
 2. hits whose session title contains every query word come first;
 3. automation sources (:data:`AUTOMATION_SOURCES`) come after interactive ones;
@@ -34,6 +35,7 @@ from typing import Any
 
 from hermes_store.db import Database
 from hermes_store.query import is_cjk, run_match, tokenize
+from hermes_store.sessions.rank import ensure_rank_function
 
 AUTOMATION_SOURCES: tuple[str, ...] = ("cron", "subagent")
 COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(content, cjk)
@@ -242,7 +244,7 @@ class _Ranker:
         }[sort]
         self.sql = (
             "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, COALESCE(s.source, ''), s.title, "
-            f"bm25(messages_fts, {weights}) AS score "
+            f"{ensure_rank_function(db)}(messages_fts, {weights}) AS score "
             "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
             "LEFT JOIN sessions s ON s.id = m.session_id "
             f"WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ?{where} "

@@ -1,0 +1,92 @@
+"""``hs_bm25``: bm25 for ``messages_fts`` whose cost does not grow with the index.
+
+FTS5's built-in ``bm25()`` computes each phrase's document frequency by
+walking that phrase's *whole* doclist once per statement. Ranking even a
+small slice of matches for a common word then costs time linear in the
+corpus (measured at 1M messages: 50 ms for one common word, 250 ms for a
+phrase of two). ``hs_bm25`` scores rows with the same formula (k1 = 1.2,
+b = 0.75, per-column weights, IDF floored at 1e-6) but estimates the
+document frequency from the first :data:`IDF_SAMPLE` matches: exact when a
+phrase has fewer matches, otherwise ``sample * rows / rowid-span``.
+Lower (more negative) is better, as with ``bm25()``.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Any
+
+import apsw
+
+from hermes_store.db import Database
+
+RANK_FUNCTION = "hs_bm25"
+IDF_SAMPLE = 500
+K1, B = 1.2, 0.75
+
+_registered: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+class _Enough(Exception):
+    """Stops a phrase walk once the sample is complete."""
+
+
+class _Stats:
+    """Per-statement constants: weights, average row length, IDF per phrase."""
+
+    def __init__(self, api: apsw.FTS5ExtensionApi, weights: tuple[Any, ...]) -> None:
+        columns = api.column_count
+        self.weights = [float(weights[i]) if i < len(weights) and weights[i] is not None else 1.0
+                        for i in range(columns)]
+        rows = max(1, api.row_count)
+        self.avgdl = max(1e-9, api.column_total_size(-1) / rows)
+        self.idf = [self._idf(api, i, rows) for i in range(api.phrase_count)]
+
+    @staticmethod
+    def _idf(api: apsw.FTS5ExtensionApi, phrase: int, rows: int) -> float:
+        seen = {"count": 0, "first": 0, "last": 0}
+
+        def visit(inner: apsw.FTS5ExtensionApi, state: dict[str, int]) -> None:
+            if state["count"] == 0:
+                state["first"] = inner.rowid
+            state["last"] = inner.rowid
+            state["count"] += 1
+            if state["count"] >= IDF_SAMPLE:
+                raise _Enough
+
+        try:
+            api.query_phrase(phrase, visit, seen)
+            docs = float(seen["count"])
+        except _Enough:
+            span = max(1, seen["last"] - seen["first"] + 1)
+            docs = min(float(rows), IDF_SAMPLE * rows / span)
+        return max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+
+
+def hs_bm25(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
+    """The FTS5 auxiliary function: minus the bm25 score of the current row."""
+    stats = api.aux_data
+    if stats is None:
+        stats = _Stats(api, weights)
+        api.aux_data = stats
+    length = api.column_size(-1)
+    norm = K1 * (1 - B + B * length / stats.avgdl)
+    score = 0.0
+    for phrase, idf in enumerate(stats.idf):
+        freq = 0.0
+        for column, offsets in enumerate(api.phrase_locations(phrase)):
+            if offsets:
+                freq += stats.weights[column] * len(offsets)
+        if freq:
+            score += idf * (freq * (K1 + 1.0)) / (freq + norm)
+    return -score
+
+
+def ensure_rank_function(db: Database) -> str:
+    """Register ``hs_bm25`` on ``db``'s connection (once) and return its SQL name."""
+    conn = db.conn
+    if conn not in _registered:
+        conn.register_fts5_function(RANK_FUNCTION, hs_bm25)
+        _registered.add(conn)
+    return RANK_FUNCTION
