@@ -42,7 +42,12 @@ from hermes_store.builtin.entries import (
 from hermes_store.builtin.fileio import atomic_write_bytes, atomic_write_text, lock_path_for, locked
 from hermes_store.builtin.provenance import Event, Provenance
 from hermes_store.builtin.render import RENDER_STYLES, block_cost, render_block
-from hermes_store.builtin.threats import sanitize_entries, scan_content
+from hermes_store.builtin.threats import (
+    MAX_SCAN_CHARS,
+    sanitize_entries,
+    scan_content,
+    scan_findings,
+)
 from hermes_store.home import (
     DEFAULT_MEMORY_CHAR_LIMIT,
     DEFAULT_USER_CHAR_LIMIT,
@@ -71,6 +76,11 @@ def _text(value: Any) -> str:
     if value is None:
         return ""
     return normalize_newlines(value if isinstance(value, str) else str(value))
+
+
+def _round_trips(raw: str, entries: list[str], limit: int) -> bool:
+    """The drift rule: the file is exactly the joined entries and no entry exceeds the limit."""
+    return raw.strip() == join_entries(entries) and all(len(e) <= limit for e in entries)
 
 
 def check_content(content: str) -> str | None:
@@ -253,8 +263,17 @@ class MemoryStore:
                 "created_session": meta.get("created_session"),
                 "updated_origin": meta.get("updated_origin"),
                 "updated_session": meta.get("updated_session"),
+                "blocked": scan_findings(entry) if len(entry) <= MAX_SCAN_CHARS else ["too_large"],
             })
         return rows
+
+    def round_trips(self, target: str) -> bool | None:
+        """True when the file on disk is exactly what the tool would write (no drift);
+        None when it cannot be read. False means replace/remove are refused until cleaned up."""
+        raw, ok = read_raw_checked(self.path_for(target))
+        if not ok:
+            return None
+        return _round_trips(raw, parse_entries(raw), self.limit_for(target))
 
     def cost(self, target: str) -> dict[str, Any]:
         """Bytes/chars/tokens of the block a new session would get for ``target``."""
@@ -344,7 +363,7 @@ class MemoryStore:
     def _drift_refusal(self, target: str, path: Path, raw: str,
                        entries: list[str]) -> dict[str, Any] | None:
         limit = self.limit_for(target)
-        if raw.strip() == join_entries(entries) and all(len(e) <= limit for e in entries):
+        if _round_trips(raw, entries, limit):
             return None
         backup = self._write_backup(path, raw)
         return self._error(msg.drift(path.name, backup), drift_backup=backup,

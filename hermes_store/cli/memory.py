@@ -69,6 +69,7 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
         used = char_count(store.entries_for(name))
         data[name] = {
             "file": str(store.path_for(name)),
+            "round_trips": store.round_trips(name),
             "entry_count": len(rows),
             "chars": used,
             "limit": store.limit_for(name),
@@ -81,12 +82,19 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
         return
     for name, info in data.items():
         click.echo(f"{file_name(name)}  {info['entry_count']} entries, {info['usage']}  ({info['file']})")
+        if info["round_trips"] is False:
+            click.echo("  ⚠ the file does not round-trip (hand edit?): replace/remove are refused until "
+                       "entries are separated by lines holding only '§' and each fits the limit")
+        elif info["round_trips"] is None:
+            click.echo("  ⚠ the file cannot be read: every write is refused")
         if not info["entries"]:
             click.echo("  (empty)")
         for row in info["entries"]:
             who = row["updated_origin"] or "?"
             click.echo(f"  [{row['index']}] {row['chars']} chars  created {row['created_at'] or '?'}"
                        f"  updated {row['updated_at'] or '?'} by {who}")
+            if row["blocked"]:
+                click.echo(f"      ⚠ blocked in the prompt: {', '.join(row['blocked'])}")
             for line in row["text"].splitlines():
                 click.echo(f"      {line}")
 
