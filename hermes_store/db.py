@@ -261,7 +261,10 @@ class Database:
     def checkpoint(self) -> None:
         """Request a PASSIVE WAL checkpoint (never blocks readers or writers)."""
         if self.journal_mode == "wal" and not self.readonly:
-            self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+            try:
+                self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+            except apsw.BusyError:
+                pass  # another connection is checkpointing now; PASSIVE is best effort anyway
 
     def size_bytes(self) -> int:
         """Bytes on disk of the database file plus its WAL."""
