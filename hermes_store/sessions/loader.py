@@ -23,10 +23,12 @@ Design, in short:
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,8 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.index import _SURROGATE, cjk_for, scrub
 
 DEFAULT_BATCH = 20_000
+CACHE_KIB = 65_536  # page cache of the writing connection
+SESSION_CACHE_LIMIT = 50_000  # sessions remembered between batches before the cache is reset
 MAX_PROBLEMS_PER_FILE = 200
 WALK_SUFFIXES = {".jsonl", ".json", ".db", ".sqlite", ".sqlite3"}
 DB_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
@@ -138,11 +142,10 @@ class _File:
     size: int = 0
     mtime: float = 0.0
     complete: bool = False
-    messages: int = 0  # messages of this file now in the store (cumulative)
-    sessions_added: int = 0
-    messages_added: int = 0
+    messages: int = 0  # messages of this file committed to the store (cumulative)
     problems: int = 0
     accepted: int = 0  # messages taken from this file in this run
+    pending: int = 0  # messages taken from this file and not yet committed
     snap_base: dict[str, int] = field(default_factory=dict)
     snap_seen: dict[str, int] = field(default_factory=dict)
 
@@ -157,6 +160,7 @@ class BulkLoader:
         batch_messages: int = DEFAULT_BATCH,
         fts_mode: str = "batch",
         progress: Callable[[Path, int], None] | None = None,
+        pipeline: bool = True,
     ) -> None:
         if fts_mode not in FTS_MODES:
             raise ValueError(f"fts_mode: expected one of {', '.join(FTS_MODES)}, got {fts_mode!r}")
@@ -164,6 +168,7 @@ class BulkLoader:
         self.batch_messages = max(1, int(batch_messages))
         self.fts_mode = fts_mode
         self.progress = progress
+        self.pipeline = pipeline
         self.summary = IndexSummary()
         self._sessions: dict[str, _Session] = {}
         self._files: dict[str, _File] = {}  # files with state not yet committed
@@ -178,15 +183,23 @@ class BulkLoader:
         if fmt != "auto" and fmt not in IMPORTERS:
             raise ValueError(f"unknown format {fmt!r} (expected auto or one of {', '.join(IMPORTERS)})")
         done: set[str] = set()
-        for path, explicit in walk_inputs(paths):
-            key = _key(path)
-            if key in done or (key in self._exclude and not explicit):
-                continue
-            done.add(key)
-            self._import_file(path, key, fmt)
-            if self.progress is not None:
-                self.progress(path, _size(path))
-        self._flush()
+        self._writer = _Writer(Path(self.db.path), self.summary, pipeline=self.pipeline)
+        collecting = gc.isenabled()
+        gc.disable()  # millions of short-lived acyclic objects: cyclic GC passes are pure overhead
+        try:
+            for path, explicit in walk_inputs(paths):
+                key = _key(path)
+                if key in done or (key in self._exclude and not explicit):
+                    continue
+                done.add(key)
+                self._import_file(path, key, fmt)
+                if self.progress is not None:
+                    self.progress(path, _size(path))
+            self._flush(wait=True)
+        finally:
+            if collecting:
+                gc.enable()
+            self._writer.close()
         return self.summary
 
     def _import_file(self, path: Path, key: str, fmt: str) -> None:
@@ -293,6 +306,8 @@ class BulkLoader:
 
     def _add_message(self, current: _File, record: MessageRecord) -> None:
         session_id = record.session_id
+        if not session_id.isascii():
+            session_id = scrub(session_id) or ""
         info = self._sessions.get(session_id) or self._session(current, session_id)
         if info.owner != current.key:
             self.summary.skipped += 1
@@ -304,13 +319,16 @@ class BulkLoader:
                 self.summary.skipped += 1
                 return
         content = record.content
-        if "\x00" in content or len(content) > MAX_CONTENT_CHARS or _SURROGATE.search(content):
+        ascii_only = content.isascii()  # O(1) in CPython: no surrogates, no CJK
+        if "\x00" in content or len(content) > MAX_CONTENT_CHARS or (
+                not ascii_only and _SURROGATE.search(content)):
             problems: list[Problem] = []
             content = clean_text(content, record.line, "content", problems)
             for problem in problems:
                 self._problem(current, problem.line, problem.error)
         tool_calls = record.tool_calls
-        if tool_calls is not None and ("\x00" in tool_calls or _SURROGATE.search(tool_calls)):
+        if tool_calls is not None and not tool_calls.isascii() and (
+                "\x00" in tool_calls or _SURROGATE.search(tool_calls)):
             self._problem(current, record.line, "field 'tool_calls': NUL bytes or lone surrogates replaced")
             tool_calls = scrub(tool_calls)
         role = record.role
@@ -322,11 +340,12 @@ class BulkLoader:
                 info.max_ts = timestamp
         info.added += 1
         current.accepted += 1
+        current.pending += 1
         seq = info.next_seq
         info.next_seq = seq + 1
         self._pending.append((
             session_id, seq, scrub(role), content, scrub(record.tool_name), tool_calls,
-            scrub(record.tool_call_id), timestamp, cjk_for(role, content),
+            scrub(record.tool_call_id), timestamp, None if ascii_only else cjk_for(role, content),
         ))
 
     def _problem(self, current: _File, line: int | None, error: str) -> None:
@@ -342,86 +361,171 @@ class BulkLoader:
 
     def _forget_source(self, source_id: int) -> None:
         """Drop everything a rewritten/replaced source imported (FTS follows via triggers)."""
-        self._flush()
-        with self.db.write():
-            self.db.execute("DELETE FROM sessions WHERE source_id=?", (source_id,))
-            self.db.execute(
-                "UPDATE sources SET resume_at=NULL, content_hash=NULL, meta='{}' WHERE id=?",
-                (source_id,))
+        self._flush(wait=True)
+        self._writer.run(_ForgetJob(source_id), wait=True)
         self._sessions.clear()
 
-    def _flush(self) -> None:
-        """Commit pending sources, sessions and messages in one transaction."""
-        if not self._pending and not self._files and not self._sessions:
-            return
-        per_session = [(sid, info) for sid, info in self._sessions.items()
-                       if info.owner is not None and (info.added or info.fields or info.is_new)]
-        with self.db.write():
+    def _flush(self, wait: bool = False) -> None:
+        """Hand the pending batch to the writer (one transaction); ``wait`` for it to commit."""
+        if self._pending or self._files or self._sessions:
+            job = _BatchJob(rows=self._pending, fts_mode=self.fts_mode)
+            self._pending = []
+            for session_id, info in self._sessions.items():
+                if info.owner is None or not (info.added or info.fields or info.is_new):
+                    continue
+                owner = self._files[info.owner]
+                job.sessions.append(_SessionDelta(
+                    session_id, info.fields, info.is_new, owner, info.added, info.min_ts,
+                    info.max_ts, owner.derive_end))
+                info.fields, info.is_new, info.added, info.min_ts, info.max_ts = {}, False, 0, None, None
             for current in self._files.values():
-                current.source_id = self._write_source(current)
-            for session_id, info in per_session:
-                self._write_session(session_id, info)
-            first_id = int(self.db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages"))
-            if self._pending:
-                self._write_messages(first_id)
-            inserted = int(self.db.scalar("SELECT COUNT(*) FROM messages WHERE id > ?", (first_id,)))
-            for session_id, info in per_session:
-                if info.added:
-                    self.db.execute(
+                job.sources.append((current, _progress(current)))
+                current.messages += current.pending
+                current.pending = 0
+            self._files = {k: f for k, f in self._files.items() if not f.complete}
+            if len(self._sessions) > SESSION_CACHE_LIMIT:
+                wait = True
+            self._writer.run(job, wait=wait)
+        elif wait:
+            self._writer.wait()
+        if wait and len(self._sessions) > SESSION_CACHE_LIMIT:
+            self._sessions.clear()  # the store is up to date: re-read on demand
+
+
+def _progress(current: _File) -> dict[str, Any]:
+    """A snapshot of a file's resume state, as the ``sources`` row will hold it."""
+    meta = {"lines": current.state.lines, "messages": current.messages + current.pending,
+            "complete": current.complete, "state": dict(current.state.meta)}
+    return {"size": current.size if current.complete else 0,
+            "mtime": current.mtime if current.complete else 0.0,
+            "content_hash": current.importer.content_hash(),
+            "resume_at": current.state.resume_at,
+            "meta": json.dumps(meta, ensure_ascii=False)}
+
+
+@dataclass
+class _SessionDelta:
+    session_id: str
+    fields: dict[str, Any]
+    is_new: bool
+    owner: _File
+    added: int
+    min_ts: float | None
+    max_ts: float | None
+    derive_end: bool
+
+
+@dataclass
+class _BatchJob:
+    rows: list[tuple[Any, ...]]
+    fts_mode: str
+    sessions: list[_SessionDelta] = field(default_factory=list)
+    sources: list[tuple[_File, dict[str, Any]]] = field(default_factory=list)
+
+
+@dataclass
+class _ForgetJob:
+    source_id: int
+
+
+class _Writer:
+    """Executes batch jobs on its own connection, in a background thread when pipelined.
+
+    Parsing the next batch (Python, holding the GIL) overlaps with SQLite
+    writing the previous one (APSW releases the GIL while SQLite works). At most
+    one job is in flight; an error in it is re-raised on the next call.
+    """
+
+    def __init__(self, path: Path, summary: IndexSummary, *, pipeline: bool) -> None:
+        self.db = Database(path)
+        self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")  # FTS segment merges like a warm cache
+        self.summary = summary
+        self._pool = ThreadPoolExecutor(max_workers=1) if pipeline else None
+        self._future: Future[None] | None = None
+
+    def run(self, job: _BatchJob | _ForgetJob, *, wait: bool) -> None:
+        """Start ``job`` after the previous one has committed; optionally wait for it too."""
+        self.wait()
+        if self._pool is None:
+            self._execute(job)
+            return
+        self._future = self._pool.submit(self._execute, job)
+        if wait:
+            self.wait()
+
+    def wait(self) -> None:
+        """Block until the job in flight (if any) has committed; re-raise its error."""
+        future, self._future = self._future, None
+        if future is not None:
+            future.result()
+
+    def close(self) -> None:
+        """Finish the job in flight (even on error paths) and close the connection."""
+        try:
+            if self._future is not None:
+                try:
+                    self._future.result()
+                except BaseException:  # the caller already propagates the first error
+                    pass
+                self._future = None
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+            self.db.close()
+
+    def _execute(self, job: _BatchJob | _ForgetJob) -> None:
+        if isinstance(job, _ForgetJob):
+            with self.db.write():
+                self.db.execute("DELETE FROM sessions WHERE source_id=?", (job.source_id,))
+                self.db.execute(
+                    "UPDATE sources SET resume_at=NULL, content_hash=NULL, meta='{}' WHERE id=?",
+                    (job.source_id,))
+            return
+        db = self.db
+        with db.write():
+            for current, _ in job.sources:
+                current.source_id = self._source_id(current)
+            for delta in job.sessions:
+                self._write_session(delta)
+            first_id = int(db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages"))
+            if job.rows:
+                self._write_messages(job, first_id)
+            inserted = int(db.scalar("SELECT COUNT(*) FROM messages WHERE id > ?", (first_id,)))
+            for delta in job.sessions:
+                if delta.added:
+                    db.execute(
                         "UPDATE sessions SET message_count = message_count + ?,"
                         " started_at = COALESCE(started_at, ?),"
                         " ended_at = CASE WHEN ? AND ? IS NOT NULL"
                         "   THEN max(COALESCE(ended_at, ?), ?) ELSE ended_at END WHERE id=?",
-                        (info.added, info.min_ts, int(self._derives_end(info)), info.max_ts,
-                         info.max_ts, info.max_ts, session_id))
-            for current in self._files.values():
-                self._write_source_progress(current)
-        # committed: account for it
+                        (delta.added, delta.min_ts, int(delta.derive_end), delta.max_ts,
+                         delta.max_ts, delta.max_ts, delta.session_id))
+            for current, progress in job.sources:
+                db.execute(
+                    "UPDATE sources SET size=?, mtime=?, content_hash=?, resume_at=?, imported_at=?,"
+                    " meta=? WHERE id=?",
+                    (progress["size"], progress["mtime"], progress["content_hash"],
+                     progress["resume_at"], time.time(), progress["meta"], current.source_id))
         self.summary.messages_added += inserted
-        self.summary.sessions_added += sum(1 for _, info in per_session if info.is_new)
-        for _, info in per_session:
-            owner = self._files.get(info.owner or "")
-            if owner is not None:
-                owner.messages_added += info.added
-                owner.messages += info.added
-                owner.sessions_added += int(info.is_new)
-        self._pending = []
-        self._sessions.clear()
-        self._files = {k: f for k, f in self._files.items() if not f.complete}
-        self.db.checkpoint()
+        self.summary.sessions_added += sum(1 for delta in job.sessions if delta.is_new)
+        db.checkpoint()
 
-    def _derives_end(self, info: _Session) -> bool:
-        owner = self._files.get(info.owner or "")
-        return bool(owner and owner.derive_end)
-
-    def _write_source(self, current: _File) -> int:
+    def _source_id(self, current: _File) -> int:
         self.db.execute(
             "INSERT INTO sources(path, format, imported_at) VALUES (?,?,?)"
             " ON CONFLICT(path) DO UPDATE SET format=excluded.format",
             (current.key, current.format, time.time()))
         return int(self.db.scalar("SELECT id FROM sources WHERE path=?", (current.key,)))
 
-    def _write_source_progress(self, current: _File) -> None:
-        messages = current.messages + sum(
-            info.added for info in self._sessions.values() if info.owner == current.key)
-        meta = {"lines": current.state.lines, "messages": messages,
-                "complete": current.complete, "state": current.state.meta}
-        self.db.execute(
-            "UPDATE sources SET size=?, mtime=?, content_hash=?, resume_at=?, imported_at=?, meta=?"
-            " WHERE id=?",
-            (current.size if current.complete else 0, current.mtime if current.complete else 0.0,
-             current.importer.content_hash(), current.state.resume_at, time.time(),
-             json.dumps(meta, ensure_ascii=False), current.source_id))
-
-    def _write_session(self, session_id: str, info: _Session) -> None:
-        fields = dict(info.fields)
+    def _write_session(self, delta: _SessionDelta) -> None:
+        fields = dict(delta.fields)
         meta = fields.pop("meta", None)
-        owner = self._files[info.owner or ""]
-        if info.is_new:
+        owner = delta.owner
+        if delta.is_new:
             self.db.execute(
                 "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
                 " ended_at, parent_session_id, source_id, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (session_id, owner.format, fields.get("source") or "cli", fields.get("title"),
+                (delta.session_id, owner.format, fields.get("source") or "cli", fields.get("title"),
                  fields.get("model"), fields.get("workspace"), fields.get("started_at"),
                  fields.get("ended_at"), fields.get("parent_session_id"), owner.source_id,
                  json.dumps(meta or {}, ensure_ascii=False)))
@@ -430,21 +534,22 @@ class BulkLoader:
             names = sorted(fields)
             self.db.execute(
                 f"UPDATE sessions SET {', '.join(f'{n}=?' for n in names)} WHERE id=?",
-                [fields[n] for n in names] + [session_id])
+                [fields[n] for n in names] + [delta.session_id])
         if meta:
-            stored = json.loads(self.db.scalar("SELECT meta FROM sessions WHERE id=?", (session_id,)) or "{}")
+            stored = json.loads(
+                self.db.scalar("SELECT meta FROM sessions WHERE id=?", (delta.session_id,)) or "{}")
             stored.update(meta)
             self.db.execute("UPDATE sessions SET meta=? WHERE id=?",
-                            (json.dumps(stored, ensure_ascii=False), session_id))
+                            (json.dumps(stored, ensure_ascii=False), delta.session_id))
 
-    def _write_messages(self, first_id: int) -> None:
+    def _write_messages(self, job: _BatchJob, first_id: int) -> None:
         trigger_sql = None
-        if self.fts_mode == "batch":
+        if job.fts_mode == "batch":
             trigger_sql = self.db.scalar(
                 "SELECT sql FROM sqlite_schema WHERE type='trigger' AND name='messages_fts_ai'")
             if trigger_sql:
                 self.db.execute("DROP TRIGGER messages_fts_ai")
-        self.db.executemany(_INSERT_MESSAGE, self._pending)
+        self.db.executemany(_INSERT_MESSAGE, job.rows)
         if trigger_sql:
             self.db.execute(
                 "INSERT INTO messages_fts(rowid, content, cjk)"

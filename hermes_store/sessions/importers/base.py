@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 MAX_CONTENT_CHARS = 1_048_576  # longer message contents are truncated (and reported)
+_DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are tolerated
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -167,11 +169,10 @@ def iter_json_lines(
             except UnicodeDecodeError as exc:
                 text = raw.decode("utf-8", errors="replace")
                 problems.append(f"invalid UTF-8 at byte {exc.start} of the line (replaced with U+FFFD)")
-            stripped = text.strip()
             obj: Any = None
-            if stripped:
+            if not raw.isspace():
                 try:
-                    obj = json.loads(stripped, strict=False)
+                    obj = _DECODER.decode(text)
                 except ValueError as exc:
                     if not complete:
                         problems.append(f"incomplete last line (no newline): {exc}")
@@ -273,7 +274,7 @@ def json_text(value: Any) -> str | None:
         return None
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False)
+    return _ENCODER.encode(value)
 
 
 def clean_text(text: str, line: int | None, field_name: str, problems: list[Problem]) -> str:

@@ -59,25 +59,28 @@ def openai_message(
     Returns None (with a Problem) when the dict has no usable ``role``.
     """
     role = obj.get("role")
-    if not isinstance(role, str) or not role:
+    if role.__class__ is not str or not role:
         problems.append(Problem(line, "field 'role': missing or not a string"))
         return None
     if role not in KNOWN_ROLES:
         problems.append(Problem(line, f"field 'role': unknown role {role!r} (kept)"))
+    content = obj.get("content")
+    if content.__class__ is not str or content.startswith("\x00json:"):
+        content = flatten_content(content)
     tool_calls = obj.get("tool_calls")
+    tool_name = call_id = None
     if tool_calls:
         tools.remember(tool_calls)
-    call_id = opt_str(obj.get("tool_call_id"))
-    tool_name = opt_str(obj.get("tool_name")) or (opt_str(obj.get("name")) if role in ("tool", "function") else None)
-    if role in ("tool", "function") and tool_name is None:
-        tool_name = tools.lookup(call_id)
-    return MessageRecord(
-        session_id=session_id,
-        role=role,
-        content=flatten_content(obj.get("content")),
-        tool_name=tool_name,
-        tool_calls=json_text(tool_calls),
-        tool_call_id=call_id,
-        timestamp=safe_timestamp(obj.get("timestamp"), line, problems),
-        line=line,
-    )
+        tool_calls = json_text(tool_calls)
+    else:
+        tool_calls = None
+    if role == "tool" or role == "function":
+        call_id = opt_str(obj.get("tool_call_id"))
+        tool_name = opt_str(obj.get("tool_name")) or opt_str(obj.get("name")) or tools.lookup(call_id)
+    else:
+        call_id = opt_str(obj.get("tool_call_id"))
+        tool_name = opt_str(obj.get("tool_name"))
+    stamp = obj.get("timestamp")
+    if stamp is not None:
+        stamp = safe_timestamp(stamp, line, problems)
+    return MessageRecord(session_id, role, content, tool_name, tool_calls, call_id, stamp, line)

@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""Benchmark ``hermes-store sessions index`` against the raw FTS5 limit and the naive way.
+
+1. Generates a deterministic, realistic corpus of N messages as Hermes JSONL
+   session files: user questions, assistant prose (from real docstrings of the
+   Python standard library), tool calls with JSON arguments, tool outputs cut
+   from real stdlib source files, ~2 % CJK messages.
+2. Measures, each in a fresh subprocess (peak RSS from getrusage):
+   * ``ours``          -- the bulk loader as ``sessions index`` runs it (batched
+                          transactions, FTS rows indexed per batch by INSERT..SELECT);
+   * ``ours-trigger``  -- the same loader keeping the per-row FTS trigger (for the
+                          trigger-vs-batch decision);
+   * ``raw-fts5``      -- the engine limit: parse the same JSONL and executemany the
+                          message texts into a bare FTS5 table, 20k rows per transaction;
+   * ``naive``         -- per-message inserts through the live API, one transaction
+                          per message, FTS by trigger (measured on the first
+                          ``--naive-sample`` messages; the rate is what counts).
+3. Prints a table: msgs/s, ratio to raw, peak RSS, DB size vs raw text.
+
+Usage: scripts/bench_ingest.py [--messages 100000] [--workdir DIR] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import random
+import resource
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from pathlib import Path
+
+SEED = 20260401
+BATCH = 20_000
+CJK_SENTENCES = [
+    "请帮我检查一下服务器的日志文件", "这个函数的返回值为什么是空的", "数据库连接超时了，怎么处理",
+    "我们明天下午三点开会讨论部署计划", "桂林的山水很美，下次一起去旅游吧", "把配置文件里的端口改成八零八零",
+    "今日は東京で雨が降っています", "このスクリプトはどこで実行されますか", "テストが失敗した原因を調べてください",
+    "서버 재시작 후에도 오류가 계속 발생합니다", "회의록을 정리해서 공유해 주세요", "修改youer服务端的缓存策略",
+    "上海和北京的天气都不错", "请把这段代码翻译成英文注释", "内存占用太高，需要优化",
+]
+TOOLS = ("terminal", "read_file", "search_files", "web_search", "write_file")
+
+
+# --------------------------------------------------------------------------- corpus
+
+
+def _text_pool(limit_files: int = 400) -> tuple[list[str], list[str], list[str]]:
+    """(docstring sentences, source file texts, vocabulary) from the Python stdlib."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in stdlib.glob("*.py"))[:limit_files]
+    sentences: list[str] = []
+    sources: list[str] = []
+    vocab: set[str] = set()
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+            tree = ast.parse(text)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        sources.append(text)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node)
+                if not doc:
+                    continue
+                for part in doc.replace("\n", " ").split(". "):
+                    part = " ".join(part.split())
+                    if 25 <= len(part) <= 400:
+                        sentences.append(part.rstrip(".") + ".")
+                        vocab.update(w.strip(".,:;()`'\"").lower() for w in part.split()
+                                     if w.isascii() and w.strip(".,:;()`'\"").isalpha() and len(w) > 4)
+    return sentences, sources, sorted(vocab)
+
+
+class CorpusWriter:
+    """Writes N messages of Hermes JSONL sessions; tracks the raw text size."""
+
+    def __init__(self, root: Path, messages: int, seed: int = SEED) -> None:
+        self.root = root
+        self.target = messages
+        self.rng = random.Random(seed)
+        self.sentences, self.sources, self.vocab = _text_pool()
+        self.raw_bytes = 0
+        self.written = 0
+        self.sessions = 0
+
+    def _cjk(self) -> str:
+        return "，".join(self.rng.sample(CJK_SENTENCES, self.rng.randint(1, 3))) + "。"
+
+    def _prose(self, lo: int, hi: int) -> str:
+        if self.rng.random() < 0.02:
+            return self._cjk()
+        return " ".join(self.rng.choice(self.sentences) for _ in range(self.rng.randint(lo, hi)))
+
+    def _question(self) -> str:
+        if self.rng.random() < 0.02:
+            return self._cjk()
+        words = self.rng.sample(self.vocab, 3)
+        forms = ("How do I {0} the {1} when {2} fails?", "Why is {0} slower than {1} for {2}?",
+                 "Can you explain {0} and {1}? {3}", "Find where {0} handles {1} in the {2} module.",
+                 "{3} What does that mean for {0}?")
+        return self.rng.choice(forms).format(*words, self.rng.choice(self.sentences))
+
+    def _tool_output(self) -> str:
+        text = self.rng.choice(self.sources)
+        size = self.rng.choice((200, 600, 1500, 3000, 6000)) if self.rng.random() > 0.03 else 30000
+        start = self.rng.randrange(max(1, len(text) - size))
+        return text[start:start + size]
+
+    def _tool_call(self, call_id: str) -> dict:
+        tool = self.rng.choice(TOOLS)
+        words = self.rng.sample(self.vocab, 2)
+        args = {"terminal": {"command": f"grep -rn {words[0]} src/ | head -50"},
+                "read_file": {"path": f"src/{words[0]}/{words[1]}.py", "offset": self.rng.randint(0, 500)},
+                "search_files": {"pattern": f"def {words[0]}", "path": "."},
+                "web_search": {"query": f"{words[0]} {words[1]} python"},
+                "write_file": {"path": f"notes/{words[0]}.md", "content": self._prose(1, 2)}}[tool]
+        return {"id": call_id, "type": "function",
+                "function": {"name": tool, "arguments": json.dumps(args)}}
+
+    def _session(self, count: int) -> list[dict]:
+        rng = self.rng
+        now = 1767225600 + self.sessions * 5400 + rng.randint(0, 3000)
+        out: list[dict] = []
+        while len(out) < count:
+            out.append({"role": "user", "content": self._question(), "timestamp": now})
+            now += rng.randint(5, 120)
+            for _ in range(rng.choice((0, 1, 1, 2, 3))):
+                if len(out) + 2 > count:
+                    break
+                call = self._tool_call(f"call_{len(out)}")
+                out.append({"role": "assistant", "content": "", "tool_calls": [call],
+                            "finish_reason": "tool_calls", "timestamp": now})
+                out.append({"role": "tool", "tool_call_id": call["id"], "content": self._tool_output(),
+                            "timestamp": now + 1})
+                now += rng.randint(2, 30)
+            if len(out) < count:
+                out.append({"role": "assistant", "content": self._prose(2, 8), "finish_reason": "stop",
+                            "timestamp": now})
+                now += rng.randint(30, 600)
+        return out[:count]
+
+    def write(self) -> None:
+        sessions_dir = self.root / "sessions"
+        sessions_dir.mkdir(parents=True, exist_ok=True)
+        while self.written < self.target:
+            count = min(self.target - self.written, self.rng.randint(8, 90))
+            sid = f"20260101_{self.sessions // 3600 % 24:02d}{self.sessions // 60 % 60:02d}" \
+                  f"{self.sessions % 60:02d}_{self.sessions:06x}"
+            meta = {"role": "session_meta", "model": "nous/hermes-4", "platform": "cli",
+                    "timestamp": 1767225600 + self.sessions * 5400}
+            lines = [json.dumps(meta)]
+            for message in self._session(count):
+                self.raw_bytes += len(message["content"].encode("utf-8"))
+                if "tool_calls" in message:
+                    self.raw_bytes += len(json.dumps(message["tool_calls"]).encode("utf-8"))
+                lines.append(json.dumps(message, ensure_ascii=False))
+            (sessions_dir / f"{sid}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+            self.written += count
+            self.sessions += 1
+
+
+# --------------------------------------------------------------------------- runners (child side)
+
+
+def _db_bytes(path: Path) -> int:
+    return sum(os.path.getsize(str(path) + s) for s in ("", "-wal") if os.path.exists(str(path) + s))
+
+
+def run_ours(corpus: Path, db_path: Path, fts_mode: str) -> int:
+    from hermes_store.db import Database
+    from hermes_store.sessions.loader import BulkLoader
+
+    with Database(db_path) as db:
+        summary = BulkLoader(db, fts_mode=fts_mode).run([corpus])
+        if summary.errors:
+            raise SystemExit(f"import errors: {summary.errors[:3]}")
+        return summary.messages_added
+
+
+def run_raw(corpus: Path, db_path: Path) -> int:
+    from hermes_store.db import Database
+
+    with Database(db_path, migrate=False) as db:
+        db.execute("CREATE VIRTUAL TABLE fts USING fts5(content, tokenize='unicode61 remove_diacritics 2')")
+        rows: list[tuple[str]] = []
+        total = 0
+
+        def flush() -> None:
+            with db.write():
+                db.executemany("INSERT INTO fts(content) VALUES (?)", rows)
+
+        for path in sorted((corpus / "sessions").glob("*.jsonl")):
+            with open(path, "rb") as handle:
+                for raw in handle:
+                    obj = json.loads(raw)
+                    if obj.get("role") == "session_meta":
+                        continue
+                    rows.append((obj.get("content") or "",))
+                    if len(rows) >= BATCH:
+                        flush()
+                        total += len(rows)
+                        rows = []
+        if rows:
+            flush()
+            total += len(rows)
+        return total
+
+
+def run_naive(corpus: Path, db_path: Path, sample: int) -> int:
+    from hermes_store.db import Database
+    from hermes_store.sessions.index import SessionIndex
+
+    done = 0
+    with Database(db_path) as db:
+        index = SessionIndex(db)
+        for path in sorted((corpus / "sessions").glob("*.jsonl")):
+            sid = None
+            with open(path, "rb") as handle:
+                for raw in handle:
+                    obj = json.loads(raw)
+                    if obj.get("role") == "session_meta":
+                        sid = index.create_session(path.stem, model=obj.get("model"))
+                        continue
+                    index.append_message(sid, obj["role"], obj.get("content") or "",
+                                         tool_calls=obj.get("tool_calls"),
+                                         tool_call_id=obj.get("tool_call_id"),
+                                         timestamp=obj.get("timestamp"))
+                    done += 1
+                    if done >= sample:
+                        return done
+    return done
+
+
+def child_main(mode: str, corpus: Path, db_path: Path, sample: int) -> None:
+    usage0 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu0 = usage0.ru_utime + usage0.ru_stime
+    start = time.perf_counter()
+    if mode == "ours":
+        count = run_ours(corpus, db_path, "batch")
+    elif mode == "ours-trigger":
+        count = run_ours(corpus, db_path, "trigger")
+    elif mode == "raw-fts5":
+        count = run_raw(corpus, db_path)
+    elif mode == "naive":
+        count = run_naive(corpus, db_path, sample)
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    seconds = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"mode": mode, "messages": count, "seconds": seconds,
+                      "cpu": usage.ru_utime + usage.ru_stime - cpu0,
+                      "rss_mb": usage.ru_maxrss / 1024.0, "db_bytes": _db_bytes(db_path)}))
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--modes", default="raw-fts5,ours,ours-trigger,naive")
+    parser.add_argument("--naive-sample", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=1, help="rounds (interleaved); best wall time kept")
+    parser.add_argument("--keep", action="store_true", help="keep the corpus and databases")
+    parser.add_argument("--child", nargs=3, metavar=("MODE", "CORPUS", "DB"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        mode, corpus, db_path = args.child
+        child_main(mode, Path(corpus), Path(db_path), args.naive_sample)
+        return
+
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench_ingest_"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    corpus = workdir / "corpus"
+    manifest_path = workdir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    if manifest.get("messages") != args.messages:
+        shutil.rmtree(corpus, ignore_errors=True)
+        started = time.perf_counter()
+        writer = CorpusWriter(corpus, args.messages)
+        writer.write()
+        manifest = {"messages": writer.written, "sessions": writer.sessions, "raw_bytes": writer.raw_bytes,
+                    "jsonl_bytes": sum(p.stat().st_size for p in (corpus / "sessions").glob("*.jsonl"))}
+        manifest_path.write_text(json.dumps(manifest))
+        print(f"corpus: {writer.written} messages in {writer.sessions} sessions, "
+              f"{writer.raw_bytes / 1e6:.1f} MB of message text "
+              f"({manifest['jsonl_bytes'] / 1e6:.1f} MB JSONL), generated in {time.perf_counter() - started:.1f}s",
+              flush=True)
+    best: dict[str, dict] = {}
+    for round_no in range(args.repeat):
+        for mode in args.modes.split(","):
+            db_path = workdir / f"{mode}.db"
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(db_path) + suffix).unlink(missing_ok=True)
+            out = subprocess.run([sys.executable, __file__, "--child", mode, str(corpus), str(db_path),
+                                  "--naive-sample", str(args.naive_sample)],
+                                 capture_output=True, text=True)
+            if out.returncode != 0:
+                print(f"{mode}: failed\n{out.stderr}", file=sys.stderr)
+                continue
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            print(f"  round {round_no + 1} {mode}: {result['messages']} messages in "
+                  f"{result['seconds']:.1f}s wall, {result['cpu']:.1f}s CPU", flush=True)
+            if mode not in best or result["seconds"] < best[mode]["seconds"]:
+                best[mode] = result
+    results = list(best.values())
+    raw = best.get("raw-fts5")
+    print(f"\n{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; best of {args.repeat} run(s)")
+    print("| mode | messages | wall s | msgs/s | vs raw FTS5 | CPU s | vs raw (CPU) | peak RSS MB "
+          "| DB MB | DB / raw text |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        rate = r["messages"] / r["seconds"]
+        cpu_rate = r["messages"] / max(r["cpu"], 1e-9)
+        ratio = f"{rate / (raw['messages'] / raw['seconds']):.2f}x" if raw else "-"
+        cpu_ratio = f"{cpu_rate / (raw['messages'] / raw['cpu']):.2f}x" if raw else "-"
+        # the naive run covers a sample only: its DB size is not comparable
+        db_ratio = "-" if r["mode"] == "naive" else f"{r['db_bytes'] / manifest['raw_bytes']:.2f}"
+        db_mb = "-" if r["mode"] == "naive" else f"{r['db_bytes'] / 1e6:.0f}"
+        print(f"| {r['mode']} | {r['messages']} | {r['seconds']:.1f} | {rate:,.0f} | {ratio} | "
+              f"{r['cpu']:.1f} | {cpu_ratio} | {r['rss_mb']:.0f} | {db_mb} | {db_ratio} |")
+    print(f"\nraw message text: {manifest['raw_bytes'] / 1e6:.1f} MB in {manifest['sessions']} session files")
+    if not args.keep and args.workdir is None:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
