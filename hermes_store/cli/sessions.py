@@ -7,10 +7,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import apsw
 import click
 
 from hermes_store.cli import LazyGroup
 from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader, walk_inputs
 
@@ -57,6 +59,8 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, as_json: bo
             click.echo("\nInterrupted: committed batches are kept; run the same command to resume.",
                        err=True)
             sys.exit(130)
+        except (DatabaseError, apsw.Error) as exc:
+            fail(f"indexing stopped: {exc} (committed batches are kept; re-run to resume)")
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)

@@ -107,3 +107,52 @@ def test_same_session_from_two_sources_is_not_duplicated(run, store, fixtures, t
     code, summary = index_json(run, copy)
     assert summary["messages_added"] == 0 and summary["skipped"] == 6
     assert store.scalar("SELECT COUNT(*) FROM messages") == 6
+
+
+def test_replaced_state_db_is_reimported(run, store, state_db):
+    assert index_json(run, state_db)[1]["messages_added"] == 7
+    state_db.unlink()
+    fresh = Database(state_db, migrate=False)
+    fresh.execute("CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, started_at REAL);"
+                  "CREATE TABLE messages (id INTEGER PRIMARY KEY, session_id TEXT, role TEXT,"
+                  " content TEXT, timestamp REAL);"
+                  "INSERT INTO sessions VALUES ('fresh_1', 'cli', 1700000000);"
+                  "INSERT INTO messages VALUES (1, 'fresh_1', 'user', 'brand new database', 1700000001);")
+    fresh.close()
+    code, summary = index_json(run, state_db)
+    assert code == 0 and summary["messages_added"] == 1
+    assert [r["id"] for r in store.query("SELECT id FROM sessions")] == ["fresh_1"]
+    store.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_claude_and_codex_appends_are_incremental(run, store, fixtures):
+    claude = fixtures / "claude/projects/-home-ana-webapp/7f3c2a10-5b6d-4e8f-9a0b-1c2d3e4f5a6b.jsonl"
+    codex = next((fixtures / "codex").rglob("rollout-*.jsonl"))
+    index_json(run, claude, codex)
+    write_jsonl(claude, [{"type": "user", "sessionId": "7f3c2a10-5b6d-4e8f-9a0b-1c2d3e4f5a6b",
+                          "message": {"role": "user", "content": "thanks, merged"},
+                          "timestamp": "2025-11-20T15:00:00Z"}], mode="a")
+    write_jsonl(codex, [{"timestamp": "2025-10-29T01:00:00Z", "type": "response_item",
+                         "payload": {"type": "message", "role": "user",
+                                     "content": [{"type": "input_text", "text": "now sort them"}]}}],
+                mode="a")
+    code, summary = index_json(run, claude, codex)
+    assert summary["messages_added"] == 2 and summary["sessions_added"] == 0
+    assert summary["skipped"] == 8 and summary["errors"] == []
+    codex_msgs = SessionIndex(store).get_messages("019a2d7a-41c4-78b1-b7cc-a45d62a89cd5")
+    assert codex_msgs[-1]["content"] == "now sort them" and codex_msgs[-1]["seq"] == 4
+
+
+def test_pipelined_and_inline_writers_agree(tmp_path, fixtures, state_db):
+    from hermes_store.sessions.loader import BulkLoader
+
+    results = []
+    for pipeline in (True, False):
+        with Database(tmp_path / f"p{pipeline}.db") as db:
+            summary = BulkLoader(db, batch_messages=5, pipeline=pipeline).run([fixtures, state_db])
+            rows = db.query("SELECT session_id, seq, role, content, tool_name FROM messages"
+                            " ORDER BY session_id, seq")
+            sessions = db.query("SELECT id, message_count, started_at, ended_at FROM sessions ORDER BY id")
+            results.append((summary.as_dict(), rows, sessions))
+    assert results[0] == results[1]
+    assert results[0][0]["messages_added"] == 33
