@@ -16,7 +16,10 @@ paraphrased: "moved to X" against "lives in Y", "now earns a living as X" agains
 * contradict recall over the 50 planted pairs and the false-positive share of
   the reported pairs,
 * HRR signal: mean presence similarity of linked vs unlinked facts, and probe
-  precision when ranking by HRR presence alone.
+  precision when ranking by HRR presence alone;
+* search hit@1 for natural-language questions ("where does X live") with and
+  without the HRR content-role term, and that term's mean affinity for the
+  answer vs other facts (ours only: the anchor's FTS search is not re-implemented).
 
 precision@k = hits in the top k / min(k, number of relevant facts).
 Usage: ``python scripts/eval_facts.py [--seed 7] [--dim 1024] [--json]``.
@@ -75,6 +78,16 @@ ATTRIBUTES = [
     ("{s} has visited {v}", CITIES, False),
     ("{s} enjoys {v}", HOBBIES, False),
 ]
+SEARCH_QUERIES = {
+    "{s} lives in {v}": "where does {s} live",
+    "{s} works as a {v}": "what does {s} work as",
+    "{s} was born in {v}": "where was {s} born",
+    "{s}'s favourite colour is {v}": "{s} favourite colour",
+    "{s} drives a {v}": "what car does {s} drive",
+    "{s} is {v} years old": "how old is {s}",
+    "{s}'s birthday is in {v}": "when is the birthday of {s}",
+    "{s} studied {v} at university": "what did {s} study",
+}
 RELATIONS = ["{a} works with {b}", "{a} went hiking with {b}", "{a} mentors {b}",
              "{a} shares an office with {b}", "{a} borrowed a book from {b}",
              "{a} and {b} play tennis together", "{a} is neighbours with {b}"]
@@ -345,6 +358,23 @@ def evaluate(seed: int, dim: int) -> dict[str, dict[str, float]]:
         reason = [precision_at(ours(store.reason([data.people[a].name, data.people[b].name], limit=3)),
                                truth["pairs"][(a, b)], 3) for a, b in pairs]
         query_seconds = time.perf_counter() - started
+        search_cases: dict[tuple[int, str], set[int]] = {}
+        for idx, fact in enumerate(data.facts):
+            if fact.relation in SEARCH_QUERIES:
+                search_cases.setdefault((fact.people[0], fact.relation), set()).add(idx)
+        search_hits = {}
+        for weight in (store.hrr_weight, 0.0):
+            store.hrr_weight = weight
+            hits = [bool(set(ours(store.search(SEARCH_QUERIES[rel].format(s=data.people[p].name),
+                                                limit=1, record=False))) & relevant)
+                    for (p, rel), relevant in search_cases.items()]
+            search_hits[weight] = float(np.mean(hits))
+        affinity_pos, affinity_neg = [], []
+        for (p, rel), relevant in list(search_cases.items())[:100]:
+            aff = store.text_affinity(SEARCH_QUERIES[rel].format(s=data.people[p].name))
+            scores = {to_fact[f]: v for f, v in aff.items()}
+            affinity_pos += [scores[f] for f in relevant]
+            affinity_neg += [v for f, v in scores.items() if f not in relevant]
         found = {tuple(sorted((to_fact[c["fact_a"]["fact_id"]], to_fact[c["fact_b"]["fact_id"]])))
                  for c in store.contradict(limit=100000)}
         # HRR signal: presence of linked vs unlinked facts; ranking by presence alone
@@ -367,6 +397,9 @@ def evaluate(seed: int, dim: int) -> dict[str, dict[str, float]]:
         "hrr_presence_pos": float(np.mean(pos)), "hrr_presence_neg": float(np.mean(neg)),
         "hrr_only_probe_p@5": float(np.mean(hrr_only)),
         "add_seconds": add_seconds, "query_seconds": query_seconds,
+        "search_hit@1": search_hits[max(search_hits)], "search_hit@1_no_hrr": search_hits[0.0],
+        "search_cases": len(search_cases), "hrr_weight": max(search_hits),
+        "hrr_affinity_pos": float(np.mean(affinity_pos)), "hrr_affinity_neg": float(np.mean(affinity_neg)),
     }
 
     # ---- anchor
@@ -418,6 +451,10 @@ def main() -> None:
     print(f"\nHRR presence similarity, linked facts {ours['hrr_presence_pos']:.3f} vs others "
           f"{ours['hrr_presence_neg']:.3f}; probe precision@5 ranking by HRR presence alone "
           f"{ours['hrr_only_probe_p@5']:.3f}")
+    print(f"search hit@1 over {ours['search_cases']} natural-language questions: "
+          f"{ours['search_hit@1']:.3f} with the HRR term (weight {ours['hrr_weight']}), "
+          f"{ours['search_hit@1_no_hrr']:.3f} without; content-role affinity of the answer "
+          f"{ours['hrr_affinity_pos']:.3f} vs other facts {ours['hrr_affinity_neg']:.3f}")
     print(f"timing: 1000 adds {ours['add_seconds']:.2f}s; 300 probe/related/reason queries "
           f"{ours['query_seconds']:.2f}s")
 

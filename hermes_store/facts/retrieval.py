@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_store.facts import trust
 from hermes_store.facts.entities import extract_entities
 from hermes_store.facts.text import content_words, coverage, words
-from hermes_store.query import run_match, tokenize
+from hermes_store.query import STOPWORDS, run_match, tokenize
 
 if TYPE_CHECKING:
     from hermes_store.facts.store import FactStore
@@ -68,15 +68,21 @@ def fts_ranks(store: FactStore, text: str, pool: int, *, category: str | None = 
 
 
 def query_entities(store: FactStore, text: str) -> list[dict[str, Any]]:
-    """Known entities named in ``text`` (by name or alias, 1-4 word spans, or extracted names)."""
+    """Known entities named in ``text`` (by name or alias, 1-4 word spans, or extracted names).
+
+    Each entity dict gets ``matched``: the words of ``text`` that named it.
+    """
     tokens = [t.casefold() for t in tokenize(text)]
     spans = {" ".join(tokens[i:i + n]) for n in range(1, 5) for i in range(len(tokens) - n + 1)}
     spans.update(e.name for e in extract_entities(text))
     found: dict[int, dict[str, Any]] = {}
-    for span in spans:
+    for span in sorted(spans, key=len, reverse=True):
+        if span.casefold() in STOPWORDS:
+            continue
         entity = store.resolve_entity(span)
         if entity is not None:
-            found[int(entity["entity_id"])] = entity
+            entry = found.setdefault(int(entity["entity_id"]), {**entity, "matched": set()})
+            entry["matched"].update(words(span))
     return list(found.values())
 
 
@@ -108,24 +114,38 @@ def search(store: FactStore, query: str, *, category: str | None = None,
     """
     threshold = store.min_trust if min_trust is None else float(min_trust)
     limit = max(1, int(limit))
-    ranks, _ = fts_ranks(store, query or "", max(limit * 4, 40), category=category,
-                         min_trust=threshold)
+    pool = max(limit * 4, 40)
+    ranks, _ = fts_ranks(store, query or "", pool, category=category, min_trust=threshold)
     linked: set[int] = set()
+    named: set[str] = set()
     for entity in query_entities(store, query or ""):
         linked.update(int(r["fact_id"]) for r in store.entity_facts(entity["entity_id"]))
+        named.update(entity["matched"])
+    q_words = content_words(query) or words(query)
+    # The rest of the question, for facts that name the entity differently (alias, pronoun).
+    rest_words = [w for w in q_words if w not in named]
+    rest: dict[int, float] = {}
+    if named and rest_words:
+        rest, _ = fts_ranks(store, " ".join(rest_words), pool * 4, category=category,
+                            min_trust=threshold)
+        rest = {f: r for f, r in rest.items() if f in linked}
     rows = _category_ids(store, list(ranks) + sorted(linked), category, threshold)
     if not rows:
         return []
     best = max(ranks.values(), default=0.0) or 1.0
+    best_rest = max(rest.values(), default=0.0) or 1.0
     affinity = store.text_affinity(query) if store.hrr_weight > 0 else {}
-    q_words = content_words(query) or words(query)
     w = store.hrr_weight
     scored: dict[int, float] = {}
     extra: dict[int, dict[str, Any]] = {}
     for fid, row in rows.items():
-        fts = ranks.get(fid, 0.0) / best
-        cov = coverage(q_words, set(words(f"{row['content']} {row['tags'].replace(',', ' ')}")))
         ent = 1.0 if fid in linked else 0.0
+        fts = max(ranks.get(fid, 0.0) / best, rest.get(fid, 0.0) / best_rest)
+        fact_words = set(words(f"{row['content']} {row['tags'].replace(',', ' ')}"))
+        if ent and named:
+            cov = coverage(rest_words, fact_words) if rest_words else 1.0
+        else:
+            cov = coverage(q_words, fact_words)
         aff = min(1.0, max(0.0, affinity.get(fid, 0.0)) / AFFINITY_FULL)
         relevance = (1 - w) * (0.5 * fts + 0.3 * cov + 0.2 * ent) + w * aff
         decay = trust.decay_factor(row["updated_at"], store.half_life_days)

@@ -90,6 +90,7 @@ class FactStore:
         self.hrr_weight = float(cfg.hrr_weight if hrr_weight is None else hrr_weight)
         self._lock = threading.RLock()
         self._writes = 0
+        self._vector_version = 0
         self._cache: tuple[Any, np.ndarray, np.ndarray, dict[int, int]] | None = None
         self.reencoded = self.ensure_vectors()
 
@@ -400,7 +401,7 @@ class FactStore:
         connection commits (``PRAGMA data_version``). A blob of another
         dimension is re-encoded in memory rather than failing.
         """
-        token = (self.db.scalar("PRAGMA data_version"), self._writes)
+        token = (self.db.scalar("PRAGMA data_version"), self._vector_version)
         cache = self._cache
         if cache is not None and cache[0] == token:
             return cache[1], cache[2], cache[3]
@@ -435,8 +436,10 @@ class FactStore:
         return {int(f): float(s) for f, s in zip(ids, sims, strict=True)}
 
     def _touched(self, *, vectors: bool = True) -> None:
+        """Record an own write; ``vectors=False`` for counter-only updates that keep the cache."""
         self._writes += 1
         if vectors:
+            self._vector_version += 1
             self._cache = None
 
     # ------------------------------------------------------------------ retrieval

@@ -56,15 +56,17 @@ def words(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A deliberately crude English stem so that like/likes/liked/liking compare equal."""
+    """A deliberately crude English stem: like/likes/liked/liking and study/studied/studies match."""
     if len(word) <= 3 or not word.isascii():
         return word
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+    for suffix, keep in (("ies", "i"), ("ied", "i"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             if suffix == "s" and word.endswith("ss"):
                 break
             word = word[: -len(suffix)] + keep
             break
+    if len(word) > 3 and word.endswith("y"):
+        word = word[:-1] + "i"
     return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
