@@ -20,8 +20,8 @@ from hermes_store.db import DB_FILENAME
 DEFAULT_MEMORY_CHAR_LIMIT = 2200
 DEFAULT_USER_CHAR_LIMIT = 1375
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_TRUE = {"1", "true", "yes", "on", "y", "t"}
-_FALSE = {"0", "false", "no", "off", "n", "f", "", "none", "null"}
+_TRUE = {"1", "true", "yes", "on", "y", "t", "enabled", "enable", "approve"}
+_FALSE = {"0", "false", "no", "off", "n", "f", "", "none", "null", "disabled", "disable"}
 
 
 class ConfigError(ValueError):
