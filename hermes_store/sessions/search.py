@@ -101,6 +101,11 @@ class SearchResult:
     mode: str = "strict"
 
     @property
+    def query_note(self) -> str | None:
+        """The note under its JSON name."""
+        return self.note
+
+    @property
     def count(self) -> int:
         """Number of results."""
         return len(self.results)

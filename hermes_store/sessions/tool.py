@@ -473,6 +473,28 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
     return ctx.resource("session_search.db", ctx.home.open_db), ctx.home.profile
 
 
+def _read_elsewhere(ctx: ToolContext, session_id: str, roles: tuple[str, ...]) -> dict[str, Any] | None:
+    """READ a session that is not in this home: look through the other profiles' stores."""
+    home = ctx.home
+    base = home.root.parent.parent if home.profile else home.root
+    candidates = [(None, Path(Home(base).db_path))] if home.profile else []
+    profiles_dir = base / "profiles"
+    if profiles_dir.is_dir():
+        candidates += [(p.name, p / Path(home.db_path).name) for p in sorted(profiles_dir.iterdir())
+                       if p.name != home.profile]
+    for name, path in candidates:
+        if not path.is_file():
+            continue
+        try:
+            db = ctx.resource(f"session_search.db.{name or ''}", lambda p=path: Database(p, readonly=True))
+            if not index_ready(db) or db.scalar("SELECT 1 FROM sessions WHERE id = ?", (session_id,)) is None:
+                continue
+        except Exception:  # noqa: BLE001 - an unreadable foreign store is skipped, not fatal
+            continue
+        return read(_Store(db, name, ""), session_id, roles)
+    return None
+
+
 def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     """Dispatch one ``session_search`` call to scroll, read, browse or discover."""
     query = get_str(args, "query", max_chars=10_000)
@@ -495,6 +517,10 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     mode = ("scroll" if session_id and around is not None else "read" if session_id
             else "discover" if query and query.strip() else "browse")
     if db is None or not index_ready(db):
+        if mode == "read" and not profile:
+            found = _read_elsewhere(ctx, session_id, roles)
+            if found is not None:
+                return found
         if mode in ("scroll", "read"):
             return {"success": False, "error": f"Session not found: {session_id}"}
         return _empty(mode, query, detail)
@@ -502,7 +528,10 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     if mode == "scroll":
         return scroll(store, session_id, around, window, roles)
     if mode == "read":
-        return read(store, session_id, roles)
+        found = read(store, session_id, roles)
+        if not found["success"] and not profile:
+            found = _read_elsewhere(ctx, session_id, roles) or found
+        return found
     if mode == "browse":
         return browse(store, limit)
     return discover(store, query.strip(), limit=limit, sort=sort, detail=detail, roles=roles)

@@ -314,3 +314,19 @@ def test_fuzz_tool_never_raises(home, store, args):
     if not out["success"]:
         assert isinstance(out["error"], str) and out["error"]
         assert "failed:" not in out["error"], out["error"]
+
+
+def test_profile_argument_and_cross_profile_read(home):
+    other = Home(home.root, "work").ensure()
+    db = other.open_db()
+    try:
+        add_session(db, "w1", [("user", "profile secret sauce")], title="Work")
+    finally:
+        db.close()
+    out = call(home, {"query": "sauce", "profile": "work"})
+    assert out["count"] == 1 and out["results"][0]["link"] == "@session:work/w1"
+    read_out = call(home, {"session_id": "work/w1"})
+    assert read_out["success"] and read_out["link"] == "@session:work/w1"
+    found = call(home, {"session_id": "w1"})  # not in this home: located in the other profile
+    assert found["success"] and found["link"] == "@session:work/w1"
+    assert call(home, {"query": "x", "profile": "nope"})["success"] is False
