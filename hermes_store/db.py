@@ -9,6 +9,7 @@ patience. Only PASSIVE checkpoints are ever requested.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import re
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+
+logger = logging.getLogger(__name__)
 
 DB_FILENAME = "hermes_store.db"
 DEFAULT_BUSY_PATIENCE = 30.0  # seconds a writer keeps trying before giving up
@@ -124,11 +127,15 @@ class Database:
         except apsw.Error as exc:
             raise DatabaseError(f"{self.path}: cannot open: {exc}") from exc
         self.conn.set_busy_timeout(int(self.busy_patience * 1000))
-        self.journal_mode = self._set_journal_mode(wal and not in_memory)
-        self.execute("PRAGMA foreign_keys=ON")
-        self.execute("PRAGMA synchronous=NORMAL" if self.journal_mode == "wal" else "PRAGMA synchronous=FULL")
-        if migrate:
-            self.migrate()
+        try:
+            self.journal_mode = self._set_journal_mode(wal and not in_memory)
+            self.execute("PRAGMA foreign_keys=ON")
+            self.execute("PRAGMA synchronous=NORMAL" if self.journal_mode == "wal" else "PRAGMA synchronous=FULL")
+            if migrate:
+                self.migrate()
+        except apsw.Error as exc:  # SQLite opens lazily: a read-only home fails only here
+            self.conn.close()
+            raise DatabaseError(f"{self.path}: cannot open for writing: {exc}{_access_hint(self.path)}") from exc
 
     # -- setup ---------------------------------------------------------------
 
@@ -230,18 +237,27 @@ class Database:
             self._write_depth = 1
             try:
                 yield self.conn
-            except BaseException:
+            except BaseException as exc:
                 self._write_depth = 0
                 if not self.conn.get_autocommit():
                     self.conn.execute("ROLLBACK")
+                self._explain_write_failure(exc)
                 raise
             self._write_depth = 0
             try:
                 self._retry_busy(lambda: self.conn.execute("COMMIT"))
-            except BaseException:
+            except BaseException as exc:
                 if not self.conn.get_autocommit():
                     self.conn.execute("ROLLBACK")
+                self._explain_write_failure(exc)
                 raise
+
+    def _explain_write_failure(self, exc: BaseException) -> None:
+        """Turn a full disk / I/O failure of a rolled-back write into an error naming the file."""
+        if isinstance(exc, (apsw.FullError, apsw.IOError, apsw.ReadOnlyError)):
+            raise DatabaseError(
+                f"{self.path}: write failed and was rolled back: {exc}{_access_hint(self.path)}"
+            ) from exc
 
     def _retry_busy(self, action: Any) -> Any:
         """Call ``action`` until it stops raising BusyError or patience runs out."""
@@ -265,6 +281,8 @@ class Database:
                 self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
             except apsw.BusyError:
                 pass  # another connection is checkpointing now; PASSIVE is best effort anyway
+            except (apsw.FullError, apsw.IOError) as exc:  # committed data stays safe in the WAL
+                logger.warning("%s: checkpoint postponed: %s", self.path, exc)
 
     def size_bytes(self) -> int:
         """Bytes on disk of the database file plus its WAL."""
@@ -296,6 +314,20 @@ def _column_names(cursor: apsw.Cursor) -> list[str] | None:
         return [d[0] for d in cursor.get_description()]
     except apsw.ExecutionCompleteError:
         return None
+
+
+def _access_hint(path: Path) -> str:
+    """A note naming the likely cause (read-only file/directory, no space left), else ``""``."""
+    for item in (path, path.parent):
+        if item.exists() and not os.access(item, os.W_OK):
+            return f" ({item} is read-only for this process)"
+    try:
+        info = os.statvfs(path.parent)
+    except (OSError, AttributeError):
+        return ""
+    if info.f_bavail * info.f_frsize < 1 << 20:
+        return f" (no space left on the device holding {path.parent})"
+    return ""
 
 
 def _uri_path(path: Path) -> str:
