@@ -330,3 +330,11 @@ def test_profile_argument_and_cross_profile_read(home):
     found = call(home, {"session_id": "w1"})  # not in this home: located in the other profile
     assert found["success"] and found["link"] == "@session:work/w1"
     assert call(home, {"query": "x", "profile": "nope"})["success"] is False
+
+
+def test_sessions_search_through_the_root_cli(home, store):
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "sessions", "search", "postgres", "--json",
+                                      "--exclude-source", "telegram", "--sort", "newest"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["query"] == "postgres" and data["results"][0]["session_id"] == "beta"
