@@ -44,6 +44,7 @@ KIND_WEIGHT = {"memory": 1.0, "user": 1.0, "facts": 0.6, "sessions": 1.0}
 DEFAULT_TRUST = 0.5
 RECENCY_HALF_LIFE_DAYS = 180.0
 MIN_TRIMMED_TOKENS = 24  # below this a trimmed item is not worth including
+HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = ">>>", "<<<"  # snippet match markers (JSON); stripped in the prompt block
 
 
 @dataclass
@@ -251,6 +252,8 @@ def _session_candidates(db: Database, query: str, limit: int, since: float | Non
     for row in found.results:
         if own_root is not None and lineage.root(row["session_id"]) == own_root:
             continue
+        if not (row.get("snippet") or "").strip():  # e.g. a tool-call-only assistant turn
+            continue
         stamp = row.get("timestamp")
         age_days = max(0.0, (now - stamp) / 86400) if stamp else None
         recency = 1.0 if age_days is None else 0.85 + 0.3 * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
@@ -293,6 +296,7 @@ def fuse(lists: dict[str, list[RecallItem]], limit: int) -> list[RecallItem]:
 def render_item(item: RecallItem, text: str | None = None) -> str:
     """One line of the recall block for ``item`` (``text`` overrides its text, e.g. trimmed)."""
     body = " ".join((text if text is not None else item.text).split())
+    body = body.replace(HIGHLIGHT_OPEN, "").replace(HIGHLIGHT_CLOSE, "")
     prov = item.provenance
     if item.kind in ("memory", "user"):
         when = prov.get("updated_at") or prov.get("created_at")

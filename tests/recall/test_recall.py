@@ -54,6 +54,7 @@ def test_all_three_kinds_with_provenance(full_home):
     assert session["link"].startswith("@session:") and session["source"] == "cli"
     assert session["title"] == "Billing outage" and session["seq"] in (0, 1) and session["timestamp"]
     assert all(item.why for item in result.results)
+    assert all((item.snippet or item.text).strip() for item in result.results)
     scores = [item.score for item in result.results]
     assert scores == sorted(scores, reverse=True)
 
@@ -84,6 +85,7 @@ def test_budget_is_respected(full_home):
     result = recall("billing service", home=home, budget_tokens=40)
     assert result.used_tokens <= 40
     assert result.rendered.startswith("Recalled for:")
+    assert ">>>" not in result.rendered and "<<<" not in result.rendered
     assert result.omitted and all(o["reason"] == "over budget" for o in result.omitted)
     assert len(result.results) + len(result.omitted) == len(recall("billing service", home=home).results)
 
