@@ -126,7 +126,7 @@ def _output_text(output: Any) -> str:
         if stripped.startswith("{"):
             try:
                 decoded = json.loads(stripped)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return output
             if isinstance(decoded, dict) and "output" in decoded:
                 return flatten_content(decoded["output"])

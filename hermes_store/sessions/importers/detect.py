@@ -45,7 +45,7 @@ def _first_objects(head: bytes) -> list[dict[str, Any]]:
             continue
         try:
             obj = json.loads(raw.decode("utf-8", errors="replace"), strict=False)
-        except ValueError:
+        except (ValueError, RecursionError):
             break
         if not isinstance(obj, dict):
             break
@@ -83,7 +83,7 @@ def _whole_json_format(path: Path) -> str | None:
     try:
         with open(path, "rb") as handle:
             doc = json.loads(handle.read().decode("utf-8", errors="replace"), strict=False)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
         return "hermes-json"

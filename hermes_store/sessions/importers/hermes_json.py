@@ -53,6 +53,9 @@ class HermesJsonImporter(Importer):
         except ValueError as exc:
             yield Problem(getattr(exc, "lineno", None), f"malformed JSON: {exc}")
             return
+        except RecursionError:
+            yield Problem(None, "malformed JSON: nested too deeply")
+            return
         if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
             yield Problem(1, "expected an object with a 'messages' list")
             return

@@ -28,7 +28,7 @@ class ToolNames:
         if isinstance(tool_calls, str):
             try:
                 tool_calls = json.loads(tool_calls)
-            except ValueError:
+            except (ValueError, RecursionError):
                 return
         if not isinstance(tool_calls, list):
             return
