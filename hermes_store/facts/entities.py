@@ -58,7 +58,7 @@ _SINGLE_QUOTED = re.compile(r"(?:(?<=^)|(?<=[\s(\[{:;,]))['‘]([^'‘’\n]{1,8
 _AKA = re.compile(r"\s*(?:,\s*|\(\s*)?(?<!\w)(?:aka|a\.k\.a\.?|also known as|also called|alias)\s+",
                   re.IGNORECASE)
 _KATAKANA = re.compile(r"[\u30A1-\u30FA\u30FC]{2,}")
-_HONORIFIC_NAME = re.compile(r"([\u4E00-\u9FFF\u3040-\u30FF]{1,4}?)(?:" + "|".join(_HONORIFICS) + ")")
+_HONORIFIC_NAME = re.compile(r"([\u4E00-\u9FFF\u30A1-\u30FA\u30FC]{1,4}?)(?:" + "|".join(_HONORIFICS) + ")")
 _CJK_RUN = re.compile(r"[\u4E00-\u9FFF]+")
 
 
@@ -135,8 +135,11 @@ def capitalised_names(text: str) -> list[tuple[str, int]]:
             break
         start = parts[0].start()
         name = _clean(text[start:parts[-1].end()])
-        # A lone capitalised word starting a sentence is a name only if it is not grammatical.
-        if _acceptable(name) and not (len(parts) == 1 and word.isupper() and len(word) == 1):
+        # A lone capitalised word starting a sentence that looks like a verb form or an
+        # adverb ("Running", "Finished", "Honestly") is not a name.
+        lone_starter = len(parts) == 1 and _sentence_start(text, start) and \
+            word.casefold().endswith(("ing", "ed", "ly"))
+        if _acceptable(name) and not lone_starter:
             found.append((name, start))
         i = j
     return found

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
+import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -481,8 +482,7 @@ class FactStore:
 
 
 def _key(name: str) -> str:
-    import unicodedata
-
+    """The case-folded, NFKC, single-spaced lookup key of an entity name or alias."""
     return " ".join(unicodedata.normalize("NFKC", name or "").casefold().split())
 
 

@@ -14,8 +14,6 @@ from hermes_store.query import STOPWORDS, is_cjk, tokenize
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
                        "cannot", "without", "n't", "isn't", "doesn't", "don't", "didn't",
                        "won't", "wasn't", "aren't", "hasn't", "haven't"})
-# Stopwords that still matter when two facts are compared for contradiction.
-_KEPT_FOR_FRAMES = NEGATIONS
 
 
 def normalize(text: str) -> str:
@@ -73,16 +71,6 @@ def stem(word: str) -> str:
 def content_words(text: str) -> list[str]:
     """Words of ``text`` without stopwords (order kept, duplicates kept)."""
     return [w for w in words(text) if w not in STOPWORDS]
-
-
-def frame_words(text: str) -> list[str]:
-    """Stemmed words for contradiction frames: stopwords dropped except negations."""
-    out: list[str] = []
-    for w in words(text):
-        if w in STOPWORDS and w not in _KEPT_FOR_FRAMES:
-            continue
-        out.append(w if w in NEGATIONS else stem(w))
-    return out
 
 
 def coverage(query_words: list[str], fact_words: set[str]) -> float:

@@ -46,3 +46,13 @@ def test_cjk_names():
 def test_other_scripts_and_noise():
     assert "Дмитрий" in names("Дмитрий живёт здесь")
     assert names("run it with --verbose on 10.0.0.1") == []
+
+
+def test_sentence_starters_are_not_names():
+    assert names("Running the tests is slow. Honestly, Alice agreed.") == ["Alice"]
+    assert names("東京の田中さんに会った") == ["田中"]
+
+
+def test_aka_needs_a_word_boundary():
+    found = extract_entities("Taka Betadu likes ramen")
+    assert [(e.name, e.aliases) for e in found] == [("Taka Betadu", [])]
