@@ -7,9 +7,9 @@ phrases, CJK, natural-language questions, punctuation-heavy literals) through
 ``search_messages`` (limit 10) and through ``grep -r -i -F`` over the same
 files. Prints p50/p95/p99 per query class and overall.
 
-When ``scripts/bench_ingest.py`` provides ``generate_corpus(directory,
-messages, seed)`` that generator is used, so both benchmarks share one corpus;
-otherwise the built-in generator below writes the same JSONL shape.
+The corpus is written by ``scripts/bench_ingest.py``'s ``CorpusWriter`` (so
+both benchmarks share one corpus); when that script is missing, the built-in
+generator below writes the same JSONL shape.
 
 Usage: .venv/bin/python scripts/bench_search.py [--messages 20000] [--work DIR] [--repeat 5]
 """
@@ -84,20 +84,40 @@ def builtin_generate(directory: Path, messages: int, seed: int = 7) -> Path:
     return directory
 
 
-def generate(directory: Path, messages: int, seed: int) -> Path:
-    """Use bench_ingest's generator when it offers one, else the built-in one."""
+def _bench_ingest():
+    """The ``scripts/bench_ingest.py`` module, or None when it is missing or broken."""
     path = SCRIPTS / "bench_ingest.py"
-    if path.exists():
-        spec = importlib.util.spec_from_file_location("bench_ingest", path)
-        module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except Exception:  # noqa: BLE001 - fall back to the built-in generator
-            module = None
-        if module is not None and hasattr(module, "generate_corpus"):
-            module.generate_corpus(directory, messages, seed)
-            return directory
-    return builtin_generate(directory, messages, seed)
+    if not path.exists():
+        return None
+    spec = importlib.util.spec_from_file_location("bench_ingest", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception:  # noqa: BLE001 - fall back to the built-in generator
+        return None
+    return module
+
+
+def generate(directory: Path, messages: int, seed: int | None) -> str:
+    """Write the corpus with bench_ingest's CorpusWriter when available; return which generator ran."""
+    module = _bench_ingest()
+    if module is not None and hasattr(module, "CorpusWriter"):
+        writer = module.CorpusWriter(directory, messages, seed if seed is not None else module.SEED)
+        writer.write()
+        return "bench_ingest.CorpusWriter"
+    builtin_generate(directory, messages, seed if seed is not None else 7)
+    return "built-in"
+
+
+def _cjk_queries() -> list[str]:
+    """2- and 3-character CJK words taken from the corpus generator's sentences."""
+    module = _bench_ingest()
+    lines = list(getattr(module, "CJK_SENTENCES", CJK_LINES)) if module is not None else CJK_LINES
+    out = []
+    for i, line in enumerate(lines[:6]):
+        size = 2 + i % 2
+        out.append(line[1:1 + size])
+    return out
 
 
 def query_set(db: Database) -> dict[str, list[str]]:
@@ -111,11 +131,12 @@ def query_set(db: Database) -> dict[str, list[str]]:
         "rare": rare,
         "common": common,
         "phrase": [f'"{a} {b}"' for a, b in zip(common[:4], common[4:8], strict=False)],
-        "cjk": ["数据库", "服务端", "天気", "桂林", "日志"],
+        "cjk": _cjk_queries(),
         "question": ["how did we fix the docker build error?", "what was the database migration plan",
                      "why does the server timeout after deploy", "which branch had the cache regression",
                      f"when did we talk about {rare[0]} and {rare[1]}?"],
-        "literal": ["scripts/deploy.sh", "C:\\Users", "TODO: fix", "P2.2", "bob@example.com"],
+        "literal": ["scripts/deploy.sh", "C:\\Users", "TODO: fix", f"src/{common[0]}/{rare[2]}.py",
+                    f"notes/{rare[3]}.md", "youer服务端"],
     }
 
 
@@ -136,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/hermes_store_bench_search"))
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per query (ours)")
     parser.add_argument("--grep-repeat", type=int, default=1, help="timed runs per query (grep)")
-    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=None, help="corpus seed (generator default)")
     parser.add_argument("--fresh", action="store_true", help="rebuild corpus and index")
     args = parser.parse_args(argv)
 
@@ -146,8 +167,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work)
     if not corpus.exists():
         began = time.perf_counter()
-        generate(corpus, args.messages, args.seed)
-        print(f"generated {args.messages:,} messages in {time.perf_counter() - began:.1f}s", file=sys.stderr)
+        which = generate(corpus, args.messages, args.seed)
+        print(f"generated {args.messages:,} messages with {which} in {time.perf_counter() - began:.1f}s",
+              file=sys.stderr)
     db = Database(db_path)
     if not db.scalar("SELECT count(*) FROM messages"):
         began = time.perf_counter()
