@@ -53,6 +53,8 @@ SESSION_CACHE_LIMIT = 50_000  # sessions remembered between batches before the c
 MAX_PROBLEMS_PER_FILE = 200
 WALK_SUFFIXES = {".jsonl", ".json", ".db", ".sqlite", ".sqlite3"}
 DB_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
+# indexes that live next to transcripts but hold none: Hermes' gateway routing mirror, Codex's prompt history
+WALK_IGNORED = {"sessions.json", "history.jsonl"}
 FTS_MODES = ("batch", "trigger")
 _INSERT_MESSAGE = (
     "INSERT OR IGNORE INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
@@ -87,7 +89,8 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path,
     """Yield ``(file, explicit)`` for every input; directories are walked recursively.
 
     Walked files are limited to transcript-like suffixes (.jsonl .json .db
-    .sqlite .sqlite3), databases first; files named explicitly are always
+    .sqlite .sqlite3), databases first, minus known non-transcript indexes
+    (``sessions.json``, ``history.jsonl``); files named explicitly are always
     yielded. Symlinked directories are followed once (loops are cut).
     """
     seen_dirs: set[tuple[int, int]] = set()
@@ -111,7 +114,8 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path,
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in files:
                 candidate = Path(root) / name
-                if not name.startswith(".") and candidate.suffix.lower() in WALK_SUFFIXES:
+                if (not name.startswith(".") and candidate.suffix.lower() in WALK_SUFFIXES
+                        and name not in WALK_IGNORED):
                     found.append(candidate)
         found.sort(key=lambda p: (p.suffix.lower() not in DB_SUFFIXES, str(p)))
         for candidate in found:
@@ -399,7 +403,7 @@ def _progress(current: _File) -> dict[str, Any]:
     return {"size": current.size if current.complete else 0,
             "mtime": current.mtime if current.complete else 0.0,
             "content_hash": current.importer.content_hash(),
-            "resume_at": current.state.resume_at,
+            "resume_at": None if current.state.resume_at is None else str(current.state.resume_at),
             "meta": json.dumps(meta, ensure_ascii=False)}
 
 

@@ -43,7 +43,7 @@ class SessionRecord:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class MessageRecord:
     """One message of ``session_id``; ``line`` is where it came from (1-based) for reports."""
 
@@ -65,11 +65,11 @@ class Problem:
     error: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Checkpoint:
     """All events before this one are complete; ``resume_at`` restarts right after them."""
 
-    resume_at: str
+    resume_at: str | int  # byte offset or native id
     lines: int = 0
 
 
@@ -146,63 +146,51 @@ def prefix_hasher(path: Path, length: int) -> hashlib._Hash | None:
     return hasher
 
 
-def iter_json_lines(
-    importer: Importer, state: SourceState
-) -> Iterator[tuple[int, int, Any, list[str]]]:
-    """Yield ``(line_no, end_offset, obj, problems)`` for each line after the resume point.
+def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[Event]:
+    """Read JSONL after the resume point, calling ``handle_obj(obj, line_no)`` per object.
 
-    ``obj`` is None when the line could not be parsed (``problems`` says why).
+    ``handle_obj`` returns a MessageRecord, an iterable of events, or None.
+    Emits a :class:`Checkpoint` after every line so a crash loses nothing.
     Invalid UTF-8 is replaced with U+FFFD and reported. A final line without a
     newline is used only if it parses (a writer may still be appending it).
     Updates ``importer.hasher`` with every consumed byte.
     """
     offset = int(state.resume_at or 0)
     line_no = state.lines
+    decode = _DECODER.decode
+    update = importer.hasher.update
     with open(importer.path, "rb") as handle:
         handle.seek(offset)
         for raw in handle:
-            complete = raw.endswith(b"\n")
             line_no += 1
-            problems: list[str] = []
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 text = raw.decode("utf-8", errors="replace")
-                problems.append(f"invalid UTF-8 at byte {exc.start} of the line (replaced with U+FFFD)")
-            obj: Any = None
+                yield Problem(line_no, f"invalid UTF-8 at byte {exc.start} of the line (replaced with U+FFFD)")
             if not raw.isspace():
                 try:
-                    obj = _DECODER.decode(text)
+                    obj = decode(text)
                 except ValueError as exc:
-                    if not complete:
-                        problems.append(f"incomplete last line (no newline): {exc}")
-                        yield line_no, offset, None, problems
+                    if not raw.endswith(b"\n"):
+                        yield Problem(line_no, f"incomplete last line (no newline): {exc}")
                         return
-                    problems.append(f"malformed JSON: {exc}")
+                    yield Problem(line_no, f"malformed JSON: {exc}")
+                    obj = None
+                if obj.__class__ is dict:
+                    try:
+                        out = handle_obj(obj, line_no)
+                        if out.__class__ is MessageRecord:
+                            yield out
+                        elif out is not None:
+                            yield from out
+                    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                        yield Problem(line_no, f"unexpected record shape: {exc}")
+                elif obj is not None:
+                    yield Problem(line_no, f"expected a JSON object, got {type(obj).__name__}")
             offset += len(raw)
-            importer.hasher.update(raw)
-            yield line_no, offset, obj, problems
-
-
-def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[Event]:
-    """Drive ``handle_obj(obj, line_no) -> iterable of events`` over each JSONL line.
-
-    Emits a :class:`Checkpoint` after every line so a crash loses nothing.
-    """
-    for line_no, end, obj, problems in iter_json_lines(importer, state):
-        for problem in problems:
-            yield Problem(line_no, problem)
-        if obj is not None:
-            if not isinstance(obj, dict):
-                yield Problem(line_no, f"expected a JSON object, got {type(obj).__name__}")
-            else:
-                try:
-                    yield from handle_obj(obj, line_no)
-                except (TypeError, ValueError, KeyError, AttributeError) as exc:
-                    yield Problem(line_no, f"unexpected record shape: {exc}")
-        if problems and obj is None and problems[-1].startswith("incomplete last line"):
-            return
-        yield Checkpoint(str(end), line_no)
+            update(raw)
+            yield Checkpoint(offset, line_no)
 
 
 # --------------------------------------------------------------------------- value helpers

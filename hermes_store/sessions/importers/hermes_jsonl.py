@@ -34,11 +34,11 @@ class HermesJsonlImporter(Importer):
         if not state.resume_at:
             yield SessionRecord(id=session_id, source="cli")
 
-        def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
+        def handle(obj: dict[str, Any], line: int) -> Event | list[Event] | None:
             problems: list[Problem] = []
             if obj.get("role") == "session_meta":
                 meta = {k: v for k, v in obj.items() if k not in ("role", "model", "platform", "timestamp")}
-                yield SessionRecord(
+                return [SessionRecord(
                     id=session_id,
                     source=opt_str(obj.get("platform")) or opt_str(obj.get("source")),
                     model=opt_str(obj.get("model")),
@@ -47,11 +47,10 @@ class HermesJsonlImporter(Importer):
                     title=opt_str(obj.get("title")),
                     parent_session_id=opt_str(obj.get("parent_session_id")),
                     meta=meta,
-                )
-            else:
-                record = openai_message(obj, session_id, line, tools, problems)
-                if record is not None:
-                    yield record
-            yield from problems
+                ), *problems]
+            record = openai_message(obj, session_id, line, tools, problems)
+            if not problems:
+                return record
+            return [record, *problems] if record is not None else problems
 
         yield from read_jsonl(self, state, handle)
