@@ -28,7 +28,7 @@ from rank_bm25 import BM25Okapi
 
 from hermes_store.db import Database
 from hermes_store.query import STOPWORDS, cjk_projection, tokenize
-from hermes_store.sessions.search import search_messages
+from hermes_store.sessions.search import find_hits, search_messages
 
 DEFAULT_DATA = Path("/work/shared/data/locomo")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -134,6 +134,9 @@ def evaluate(data: Path, ks: list[int]) -> dict:
                 add("hermes_store search", category, _positions(result), gold)
                 expanded = search_messages(db, question, limit=top, expand_context=True)
                 add("hermes_store search, expand_context", category, _positions(expanded), gold)
+                plain, _note, _mode = find_hits(db, question, limit=top, smooth=False)
+                add("ablation: no context smoothing", category,
+                    [(int(h.session_id.rsplit("-s", 1)[1]), h.seq) for h in plain], gold)
                 scores = bm25.get_scores(bm25_tokens(question))
                 order = sorted(range(len(turns)), key=lambda i: -scores[i])[:top]
                 add("bm25 (rank-bm25)", category, [keys[i] for i in order], gold)
