@@ -205,3 +205,54 @@ def feedback(ctx: click.Context, action: str, fact_id: int, as_json: bool) -> No
     _run(ctx, run_fact_feedback, {"action": action, "fact_id": fact_id}, as_json,
          lambda r: click.echo(f"#{r['fact_id']} trust {r['old_trust']:.2f} -> {r['new_trust']:.2f} "
                               f"(helpful {r['helpful_count']})"))
+
+
+@facts.command("entities")
+@click.option("--limit", type=int, default=100, show_default=True, help="Maximum entities.")
+@JSON_OPTION
+@click.pass_context
+def entities(ctx: click.Context, limit: int, as_json: bool) -> None:
+    """Known entities with their aliases and how many facts mention them."""
+    home = get_home(ctx)
+    with FactStore(home.ensure(), config=_config(home)) as store:
+        rows = store.list_entities(limit=limit)
+    if as_json:
+        echo_json({"success": True, "entities": rows, "count": len(rows)})
+        return
+    if not rows:
+        click.echo("No entities.")
+    for row in rows:
+        aliases = f" (aka {', '.join(row['aliases'])})" if row["aliases"] else ""
+        click.echo(f"{row['name']}{aliases}: {row['fact_count']} fact(s)")
+
+
+@facts.command("alias")
+@click.argument("entity")
+@click.argument("alias")
+@JSON_OPTION
+@click.pass_context
+def alias(ctx: click.Context, entity: str, alias: str, as_json: bool) -> None:
+    """Record ALIAS as another name of ENTITY (probe/reason/search then resolve it)."""
+    home = get_home(ctx)
+    with FactStore(home.ensure(), config=_config(home)) as store:
+        added = store.add_alias(entity, alias)
+        found = store.resolve_entity(entity)
+    reply = {"success": added, "entity": found["name"] if found else entity, "alias": alias}
+    if not added:
+        reply["error"] = f"alias {alias!r} is already a name or alias of an entity"
+    if as_json:
+        echo_json(reply)
+        if not added:
+            ctx.exit(1)
+        return
+    if not added:
+        fail(reply["error"])
+    click.echo(f"{reply['entity']} aka {alias}")
+
+
+def _config(home):
+    try:
+        return load_fact_config(home)
+    except ConfigError as exc:
+        fail(str(exc), 2)
+        raise

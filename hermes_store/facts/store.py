@@ -251,7 +251,7 @@ class FactStore:
     def mark_retrieved(self, fact_ids: Sequence[int]) -> None:
         """Increment ``retrieval_count`` of facts that were returned to a caller."""
         ids = [int(i) for i in fact_ids]
-        if not ids:
+        if not ids or self.db.readonly:
             return
         with self._lock, self.db.write():
             self.db.executemany("UPDATE facts SET retrieval_count = retrieval_count + 1 WHERE fact_id = ?",
@@ -374,8 +374,8 @@ class FactStore:
             "SELECT key, value FROM store_meta WHERE key IN (?, ?)", (META_DIM, META_ENCODING))}
         current = meta.get(META_DIM) == str(self.dim) and meta.get(META_ENCODING) == hrr.ENCODING_VERSION
         missing = self.db.scalar("SELECT count(*) FROM facts WHERE hrr_vector IS NULL") or 0
-        if current and not missing:
-            return 0
+        if (current and not missing) or self.db.readonly:
+            return 0  # a read-only reader re-encodes in memory (see vector_index)
         done = 0
         with self._lock, self.db.write():
             where = "" if not current else " WHERE hrr_vector IS NULL"

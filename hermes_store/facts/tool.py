@@ -25,6 +25,7 @@ from hermes_store.tooling import (
     get_int,
     get_str,
     get_str_list,
+    shown,
 )
 
 ACTIONS = ("add", "search", "probe", "related", "reason", "contradict", "update", "remove", "list")
@@ -100,7 +101,7 @@ def run_fact_store(args: dict[str, Any], store: FactStore) -> dict[str, Any]:
     if action is None or (isinstance(action, str) and not action.strip()):
         return _error("Missing required argument: 'action'")
     if action not in ACTIONS:
-        return _error(f"Unknown action: {action}")
+        return _error(f"Unknown action: {shown(action)}")
     limit = get_int(args, "limit", default=10, minimum=1, maximum=MAX_LIMIT, clamp=True)
     category = get_str(args, "category") or None
     min_trust = get_float(args, "min_trust")

@@ -46,3 +46,13 @@ def test_human_output_and_tool_command(home):
     assert json.loads(out)["count"] == 1
     out = run(home, "tool", "fact_feedback", '{"action": "helpful", "fact_id": 1}').output
     assert json.loads(out)["helpful_count"] == 1
+
+
+def test_entities_and_alias_commands(home):
+    run(home, "facts", "add", "Robert fixed the boiler")
+    assert run(home, "facts", "alias", "Robert", "Bob").output.strip() == "Robert aka Bob"
+    assert run(home, "facts", "alias", "Robert", "bob").exit_code == 1
+    listed = json.loads(run(home, "facts", "entities", "--json").output)
+    assert listed["entities"][0]["name"] == "Robert" and listed["entities"][0]["aliases"] == ["Bob"]
+    probe = json.loads(run(home, "facts", "probe", "bob", "--json").output)
+    assert probe["results"][0]["content"] == "Robert fixed the boiler"

@@ -157,3 +157,20 @@ def test_half_life_decay_lowers_old_scores(db):
     with db.write():
         db.execute("UPDATE facts SET updated_at = '2000-01-01 00:00:00' WHERE fact_id = ?", (old,))
     assert [r["fact_id"] for r in decaying.search("redis")] == [new, old]
+
+
+def test_read_only_reader_searches_without_writing(tmp_path):
+    from hermes_store.db import Database
+
+    path = tmp_path / "ro.db"
+    with FactStore(path, hrr_dim=128) as writer:
+        fid = writer.add_fact("Lena lives in Graz")["fact_id"]
+    reader_db = Database(path, readonly=True)
+    try:
+        reader = FactStore(reader_db, hrr_dim=256)  # another dimension: re-encoded in memory only
+        assert reader.search("Graz")[0]["fact_id"] == fid
+        assert reader.probe("Lena")[0]["fact_id"] == fid
+    finally:
+        reader_db.close()
+    with FactStore(path, hrr_dim=128) as again:
+        assert again.get_fact(fid)["retrieval_count"] == 0
