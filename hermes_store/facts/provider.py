@@ -37,6 +37,7 @@ from hermes_store.tooling import ToolArgumentError
 log = logging.getLogger(__name__)
 
 PREFETCH_HEADER = "## Holographic Memory"
+PREFETCH_MIN_COVERAGE = 0.34  # a prefetched fact holds a third of the message's words or names its entity
 WRITING_CONTEXTS = ("primary", "")  # cron/flush/subagent contexts read but never write
 
 
@@ -175,7 +176,8 @@ class FactStoreProvider(MemoryProvider):
             if not query or not query.strip():
                 return ""
             facts = self.store.search(query, limit=self.config.prefetch_limit,
-                                      min_trust=self.config.min_trust_threshold)
+                                      min_trust=self.config.min_trust_threshold,
+                                      min_coverage=PREFETCH_MIN_COVERAGE)
             self._last_recalled = len(facts)
             return format_prefetch(facts)
         except Exception:

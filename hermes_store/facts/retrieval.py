@@ -103,7 +103,8 @@ def _finish(store: FactStore, scored: dict[int, float], limit: int, *, record: b
 
 
 def search(store: FactStore, query: str, *, category: str | None = None,
-           min_trust: float | None = None, limit: int = 10, record: bool = True) -> list[dict[str, Any]]:
+           min_trust: float | None = None, limit: int = 10, record: bool = True,
+           min_coverage: float = 0.0) -> list[dict[str, Any]]:
     """Facts matching ``query``, hiding those below ``min_trust`` (default: the store's threshold).
 
     ``relevance = (1-w)·(0.5·fts + 0.3·coverage + 0.2·entity) + w·hrr`` where
@@ -111,6 +112,8 @@ def search(store: FactStore, query: str, *, category: str | None = None,
     query's content words present, ``entity`` 1 when the fact is linked to an
     entity named in the query, ``hrr`` the content-role affinity and ``w`` the
     store's ``hrr_weight``. ``score = relevance × trust × decay``.
+    ``min_coverage`` is a relevance floor (used by prefetch): a fact must hold
+    that share of the question's words or be linked to an entity it names.
     """
     threshold = store.min_trust if min_trust is None else float(min_trust)
     limit = max(1, int(limit))
@@ -140,6 +143,8 @@ def search(store: FactStore, query: str, *, category: str | None = None,
     extra: dict[int, dict[str, Any]] = {}
     for fid, row in rows.items():
         ent = 1.0 if fid in linked else 0.0
+        if not ent and min_coverage > 0 and coverage(q_words, set(words(row["content"]))) < min_coverage:
+            continue
         fts = max(ranks.get(fid, 0.0) / best, rest.get(fid, 0.0) / best_rest)
         fact_words = set(words(f"{row['content']} {row['tags'].replace(',', ' ')}"))
         if ent and named:

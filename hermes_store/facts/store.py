@@ -446,11 +446,16 @@ class FactStore:
     # ------------------------------------------------------------------ retrieval
 
     def search(self, query: str, *, category: str | None = None, min_trust: float | None = None,
-               limit: int = 10, record: bool = True) -> list[dict[str, Any]]:
-        """Ranked facts for a text query (FTS + word coverage + entity links + HRR) × trust."""
+               limit: int = 10, record: bool = True, min_coverage: float = 0.0) -> list[dict[str, Any]]:
+        """Ranked facts for a text query (FTS + word coverage + entity links + HRR) × trust.
+
+        Facts below ``min_trust`` (default: the store's threshold, 0.3) are hidden;
+        ``record`` counts the returned facts in ``retrieval_count``.
+        """
         from hermes_store.facts.retrieval import search
 
-        return search(self, query, category=category, min_trust=min_trust, limit=limit, record=record)
+        return search(self, query, category=category, min_trust=min_trust, limit=limit, record=record,
+                      min_coverage=min_coverage)
 
     def probe(self, entity: str, *, category: str | None = None, limit: int = 10,
               min_trust: float = 0.0, record: bool = True) -> list[dict[str, Any]]:

@@ -116,3 +116,13 @@ def test_save_config_merges_atomically(home):
     assert data["memory"]["holographic_store"] == {"auto_extract": True, "hrr_dim": 512}
     assert provider.config.auto_extract is True
     provider.shutdown()
+
+
+def test_prefetch_has_a_relevance_floor(home):
+    provider = make(home)
+    provider.store.add_fact("the build server runs Jenkins on port 8080")
+    provider.store.add_fact("Mia prefers green tea")
+    assert provider.prefetch("please fix the flaky login page test on staging today build") == ""
+    assert "Jenkins" in provider.prefetch("which port does the build server use")
+    assert "green tea" in provider.prefetch("what should I bring Mia")
+    provider.shutdown()
