@@ -40,6 +40,8 @@ META_ENCODING = "fact_hrr_encoding"
 FACT_COLUMNS = ("fact_id, content, category, tags, trust_score, retrieval_count, helpful_count, "
                 "created_at, updated_at")
 REENCODE_BATCH = 500
+CACHE_BUDGET = 16_000_000  # facts × dim kept in memory as complex64 (~128 MB); larger stores stream
+SCAN_CHUNK = 2000
 
 
 class FactStoreError(ValueError):
@@ -92,7 +94,7 @@ class FactStore:
         self._lock = threading.RLock()
         self._writes = 0
         self._vector_version = 0
-        self._cache: tuple[Any, np.ndarray, np.ndarray, dict[int, int]] | None = None
+        self._cache: tuple[Any, np.ndarray, np.ndarray] | None = None
         self.reencoded = self.ensure_vectors()
 
     # ------------------------------------------------------------------ lifecycle
@@ -395,19 +397,8 @@ class FactStore:
             self._touched()
         return done
 
-    def vector_index(self) -> tuple[np.ndarray, np.ndarray, dict[int, int]]:
-        """``(fact_ids, complex matrix, fact_id -> row)`` of every fact vector (cached).
-
-        The cache is dropped after this store's writes and whenever another
-        connection commits (``PRAGMA data_version``). A blob of another
-        dimension is re-encoded in memory rather than failing.
-        """
-        token = (self.db.scalar("PRAGMA data_version"), self._vector_version)
-        cache = self._cache
-        if cache is not None and cache[0] == token:
-            return cache[1], cache[2], cache[3]
-        rows = self.db.query("SELECT fact_id, content, hrr_vector FROM facts ORDER BY fact_id")
-        ids = np.array([r["fact_id"] for r in rows], dtype=np.int64)
+    def _decode_rows(self, rows: list[dict[str, Any]]) -> np.ndarray:
+        """Angles of ``rows`` (fact_id, content, hrr_vector); stale blobs re-encoded in memory."""
         angles = np.zeros((len(rows), self.dim), dtype=np.float32)
         stale = []
         for i, row in enumerate(rows):
@@ -419,22 +410,54 @@ class FactStore:
             names = self.entity_names_for([rows[i]["fact_id"] for i in stale])
             for i in stale:
                 angles[i] = hrr.encode_fact(rows[i]["content"], names.get(rows[i]["fact_id"], []), self.dim)
-        matrix = hrr.to_complex(angles)
-        position = {int(fid): i for i, fid in enumerate(ids)}
-        self._cache = (token, ids, matrix, position)
-        return ids, matrix, position
+        return angles
+
+    def vector_index(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(fact_ids, complex matrix)`` of every fact vector, cached; None when too large.
+
+        The cache is dropped after this store's writes and whenever another
+        connection commits (``PRAGMA data_version``). Above
+        :data:`CACHE_BUDGET` values (facts × dim) nothing is cached and
+        similarities are computed by streaming the table in chunks.
+        """
+        token = (self.db.scalar("PRAGMA data_version"), self._vector_version)
+        cache = self._cache
+        if cache is not None and cache[0] == token:
+            return cache[1], cache[2]
+        if (self.db.scalar("SELECT count(*) FROM facts") or 0) * self.dim > CACHE_BUDGET:
+            self._cache = None
+            return None
+        rows = self.db.query("SELECT fact_id, content, hrr_vector FROM facts ORDER BY fact_id")
+        ids = np.array([r["fact_id"] for r in rows], dtype=np.int64)
+        matrix = hrr.to_complex(self._decode_rows(rows))
+        self._cache = (token, ids, matrix)
+        return ids, matrix
+
+    def similarities(self, probe: np.ndarray) -> dict[int, float]:
+        """``fact_id -> similarity(fact vector, probe)`` for every fact."""
+        index = self.vector_index()
+        if index is not None:
+            ids, matrix = index
+            sims = hrr.similarities(matrix, probe)
+            return {int(f): float(v) for f, v in zip(ids, sims, strict=True)}
+        out: dict[int, float] = {}
+        last = -1
+        while True:
+            rows = self.db.query("SELECT fact_id, content, hrr_vector FROM facts WHERE fact_id > ? "
+                                 "ORDER BY fact_id LIMIT ?", (last, SCAN_CHUNK))
+            if not rows:
+                return out
+            sims = hrr.similarities(hrr.to_complex(self._decode_rows(rows)), probe)
+            out.update({int(r["fact_id"]): float(v) for r, v in zip(rows, sims, strict=True)})
+            last = rows[-1]["fact_id"]
 
     def presence(self, entity_name: str) -> dict[int, float]:
         """``fact_id -> similarity(fact, bind(entity, ROLE_ENTITY))`` for every fact."""
-        ids, matrix, _ = self.vector_index()
-        sims = hrr.similarities(matrix, hrr.entity_key(entity_name, self.dim))
-        return {int(f): float(s) for f, s in zip(ids, sims, strict=True)}
+        return self.similarities(hrr.entity_key(entity_name, self.dim))
 
     def text_affinity(self, text: str) -> dict[int, float]:
         """``fact_id -> similarity(fact, bind(encode_text(text), ROLE_CONTENT))`` for every fact."""
-        ids, matrix, _ = self.vector_index()
-        sims = hrr.similarities(matrix, hrr.query_key(text, self.dim))
-        return {int(f): float(s) for f, s in zip(ids, sims, strict=True)}
+        return self.similarities(hrr.query_key(text, self.dim))
 
     def _touched(self, *, vectors: bool = True) -> None:
         """Record an own write; ``vectors=False`` for counter-only updates that keep the cache."""

@@ -174,3 +174,17 @@ def test_read_only_reader_searches_without_writing(tmp_path):
         reader_db.close()
     with FactStore(path, hrr_dim=128) as again:
         assert again.get_fact(fid)["retrieval_count"] == 0
+
+
+def test_large_store_streams_instead_of_caching(store, monkeypatch):
+    from hermes_store.facts import store as store_module
+
+    ids = [store.add_fact(f"Nora note number {i}")["fact_id"] for i in range(5)]
+    cached = store.presence("Nora")
+    monkeypatch.setattr(store_module, "CACHE_BUDGET", 1)
+    monkeypatch.setattr(store_module, "SCAN_CHUNK", 2)
+    store._touched()
+    assert store.vector_index() is None
+    streamed = store.presence("Nora")
+    assert sorted(streamed) == ids
+    assert all(abs(streamed[i] - cached[i]) < 1e-5 for i in ids)
