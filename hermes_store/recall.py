@@ -34,6 +34,7 @@ from hermes_store.tooling import (
     get_int,
     get_str,
     get_str_list,
+    shown,
 )
 
 KINDS: tuple[str, ...] = ("memory", "user", "facts", "sessions")
@@ -457,7 +458,7 @@ def _recall_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     kinds = get_str_list(args, "kinds", default=list(KINDS)) or list(KINDS)
     bad = [k for k in kinds if k not in KINDS]
     if bad:
-        raise ToolArgumentError(f"'kinds' has unknown kind(s) {', '.join(bad)}; choose from {', '.join(KINDS)}")
+        raise ToolArgumentError(f"'kinds' has unknown kind(s) {shown(', '.join(bad))}; choose from {', '.join(KINDS)}")
     limit = get_int(args, "limit", default=10, minimum=1, maximum=50, clamp=True)
     budget = get_int(args, "budget_tokens", default=None, minimum=1, maximum=1_000_000)
     min_trust = get_float(args, "min_trust", default=None)
@@ -467,6 +468,8 @@ def _recall_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         value = args.get(name)
         if value is not None and not isinstance(value, (str, int, float)):
             raise ToolArgumentError(f"'{name}' must be a date string or epoch seconds")
+        if isinstance(value, str) and len(value) > 100:
+            raise ToolArgumentError(f"'{name}' is too long ({len(value):,} chars) for a date or an age")
         try:
             parse_when(value, name=name)
         except ValueError as exc:

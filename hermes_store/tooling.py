@@ -9,6 +9,7 @@ The argument readers below give errors that name the argument.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,8 @@ from typing import Any
 from hermes_store.home import Home
 
 MAX_ARGUMENT_CHARS = 1_000_000  # any single string argument larger than this is refused
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # what SQLite can store; larger integers are refused
+PREVIEW_CHARS = 80
 
 
 class ToolArgumentError(ValueError):
@@ -68,6 +71,12 @@ def function_schema(name: str, description: str, properties: dict[str, Any],
 _MISSING = object()
 
 
+def shown(value: Any, limit: int = PREVIEW_CHARS) -> str:
+    """``value`` as text for an error message, cut to ``limit`` characters (never echo a huge value)."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} chars)"
+
+
 def get_str(args: dict[str, Any], name: str, *, required: bool = False, default: str | None = None,
             max_chars: int = MAX_ARGUMENT_CHARS, allow_empty: bool = True) -> str | None:
     """Read a string argument; numbers are not silently stringified."""
@@ -98,9 +107,13 @@ def get_int(args: dict[str, Any], name: str, *, default: int | None = None, mini
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        if len(value.strip()) > 20:
+            raise ToolArgumentError(f"'{name}' is out of range (must fit in 64 bits)")
         value = int(value.strip())
     if not isinstance(value, int):
         raise ToolArgumentError(f"'{name}' must be an integer, got {type(value).__name__}")
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise ToolArgumentError(f"'{name}' is out of range (must fit in 64 bits)")
     if minimum is not None and value < minimum:
         if not clamp:
             raise ToolArgumentError(f"'{name}' must be >= {minimum}, got {value}")
@@ -119,14 +132,17 @@ def get_float(args: dict[str, Any], name: str, *, default: float | None = None) 
         return default
     if isinstance(value, bool):
         raise ToolArgumentError(f"'{name}' must be a number, got boolean")
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError as exc:
-            raise ToolArgumentError(f"'{name}' must be a number, got {value!r}") from exc
-    if not isinstance(value, (int, float)):
+    if not isinstance(value, (int, float, str)):
         raise ToolArgumentError(f"'{name}' must be a number, got {type(value).__name__}")
-    return float(value)
+    try:
+        number = float(value)
+    except ValueError as exc:
+        raise ToolArgumentError(f"'{name}' must be a number, got {shown(value)!r}") from exc
+    except OverflowError as exc:
+        raise ToolArgumentError(f"'{name}' must be a finite number, got {shown(value)}") from exc
+    if not math.isfinite(number):
+        raise ToolArgumentError(f"'{name}' must be a finite number, got {shown(value)}")
+    return number
 
 
 def get_choice(args: dict[str, Any], name: str, choices: tuple[str, ...], *,

@@ -20,7 +20,7 @@ from hermes_store.builtin.entries import TARGETS
 from hermes_store.builtin.messages import ALL_OR_NOTHING
 from hermes_store.builtin.store import MemoryStore, check_content
 from hermes_store.home import ConfigError, MemoryConfig
-from hermes_store.tooling import Tool, ToolContext, function_schema, get_str
+from hermes_store.tooling import Tool, ToolContext, function_schema, get_str, shown
 
 ACTIONS: tuple[str, ...] = ("add", "replace", "remove")
 STORE_RESOURCE = "builtin.memory_store"
@@ -152,7 +152,7 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if target is None:
         target = "memory"
     if target not in TARGETS:
-        return {"success": False, "error": f"Invalid memory target '{target}'. Use 'memory' or 'user'."}
+        return {"success": False, "error": f"Invalid memory target '{shown(target)}'. Use 'memory' or 'user'."}
     disabled = _disabled_error(memory_config(ctx), target)
     if disabled is not None:
         return disabled
@@ -170,7 +170,7 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if action is None or action == "":
         return {"success": False, "error": MISSING_ACTION}
     if action not in ACTIONS:
-        return {"success": False, "error": f"Unknown action '{action}'. Use: add, replace, remove"}
+        return {"success": False, "error": f"Unknown action '{shown(action)}'. Use: add, replace, remove"}
     if action == "add":
         if not content:
             return {"success": False, "error": "Content is required for 'add' action."}
