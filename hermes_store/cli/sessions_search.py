@@ -47,11 +47,13 @@ def _stamp(ts: float | None) -> str:
 @click.option("--since", default=None, help="From this date (YYYY-MM-DD, ISO date-time, epoch, or 7d/5h).")
 @click.option("--until", default=None, help="Up to this date (a bare date includes that whole day).")
 @click.option("--sort", type=click.Choice(SORTS), default="relevance", show_default=True)
+@click.option("--context", "expand_context", is_flag=True,
+              help="Also return the neighbours of matching messages (best evidence recall).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def search(ctx: click.Context, query: str, limit: int, roles: str | None, sources: tuple[str, ...],
            exclude_sources: tuple[str, ...], since: str | None, until: str | None, sort: str,
-           as_json: bool) -> None:
+           expand_context: bool, as_json: bool) -> None:
     """Search past session messages for QUERY (words, "phrases", OR, NOT, prefix*)."""
     home = get_home(ctx)
 
@@ -67,6 +69,7 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
             result = search_messages(
                 db, query, limit=limit, roles=roles, sources=split(sources),
                 exclude_sources=split(exclude_sources), since=since, until=until, sort=sort,
+                expand_context=expand_context,
             )
         except SearchError as exc:
             fail(str(exc), 2)

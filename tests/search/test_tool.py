@@ -292,6 +292,8 @@ def test_cli_search_command_json(home, store):
     assert ">>>" in data["results"][0]["snippet"]
     text = runner.invoke(search, ["postgres", "--since", "2023-11-15"], obj=home)
     assert text.exit_code == 0 and "beta" in text.output and ">>>" not in text.output
+    wide = runner.invoke(search, ["vacuum", "--json", "--context"], obj=home)
+    assert [r["seq"] for r in json.loads(wide.output)["results"]] == [0, 1]
     bad = runner.invoke(search, ["postgres", "--since", "someday"], obj=home)
     assert bad.exit_code == 2 and "not a date" in bad.output
 
