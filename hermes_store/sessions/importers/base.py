@@ -171,6 +171,9 @@ def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[E
             if not raw.isspace():
                 try:
                     obj = decode(text)
+                except RecursionError:
+                    yield Problem(line_no, "malformed JSON: nested too deeply")
+                    obj = None
                 except ValueError as exc:
                     if not raw.endswith(b"\n"):
                         yield Problem(line_no, f"incomplete last line (no newline): {exc}")
@@ -184,7 +187,7 @@ def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[E
                             yield out
                         elif out is not None:
                             yield from out
-                    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                    except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
                         yield Problem(line_no, f"unexpected record shape: {exc}")
                 elif obj is not None:
                     yield Problem(line_no, f"expected a JSON object, got {type(obj).__name__}")
@@ -241,7 +244,7 @@ def flatten_content(content: Any) -> str:
         if content.startswith("\x00json:"):
             try:
                 return flatten_content(json.loads(content[6:]))
-            except ValueError:
+            except (ValueError, RecursionError):
                 return content[6:]
         return content
     if isinstance(content, dict):
@@ -288,7 +291,7 @@ def tool_call_names(tool_calls: Any) -> list[str]:
     if isinstance(tool_calls, str):
         try:
             tool_calls = json.loads(tool_calls)
-        except ValueError:
+        except (ValueError, RecursionError):
             return []
     names = []
     for call in tool_calls or []:

@@ -26,7 +26,7 @@ def detect_format(path: Path) -> str | None:
         return "hermes-db"
     if not head.strip():
         return None
-    objects = _first_objects(head)
+    objects = _first_objects(head, skip_bad=path.suffix.lower() != ".json")
     if not objects:
         if path.suffix.lower() == ".json" and head.lstrip().startswith(b"{"):
             return _whole_json_format(path)
@@ -34,8 +34,12 @@ def detect_format(path: Path) -> str | None:
     return _classify(path, objects)
 
 
-def _first_objects(head: bytes) -> list[dict[str, Any]]:
-    """Parse the first complete lines of ``head`` as JSON objects (stop at the first failure)."""
+def _first_objects(head: bytes, *, skip_bad: bool = False) -> list[dict[str, Any]]:
+    """Parse the first complete lines of ``head`` as JSON objects.
+
+    Stops at the first line that is not a JSON object, unless ``skip_bad`` (JSONL:
+    one corrupt line must not hide the rest of the file), where such lines are skipped.
+    """
     found: list[dict[str, Any]] = []
     lines = head.split(b"\n")
     if len(head) == _PROBE_BYTES:
@@ -46,8 +50,10 @@ def _first_objects(head: bytes) -> list[dict[str, Any]]:
         try:
             obj = json.loads(raw.decode("utf-8", errors="replace"), strict=False)
         except (ValueError, RecursionError):
-            break
+            obj = None
         if not isinstance(obj, dict):
+            if skip_bad:
+                continue
             break
         found.append(obj)
         if len(found) >= _PROBE_LINES:
