@@ -14,7 +14,8 @@ paraphrased: "moved to X" against "lives in Y", "now earns a living as X" agains
 * reason (2 entities) precision@3 over pairs that share at least one fact,
 * related precision@5 (relevant = facts linking the person to another entity),
 * contradict recall over the 50 planted pairs and the false-positive share of
-  the reported pairs,
+  the reported pairs, plus a held-out check on 20 hand-written contradicting
+  and 20 compatible pairs that were never used to tune the detector,
 * HRR signal: mean presence similarity of linked vs unlinked facts, and probe
   precision when ranking by HRR presence alone;
 * search hit@1 for natural-language questions ("where does X live") with and
@@ -184,6 +185,75 @@ def build_dataset(seed: int) -> Dataset:
         planted.append((idx, len(facts) - 1))
     assert len(facts) == 1000, len(facts)
     return Dataset(people, facts, planted)
+
+
+# Hand-written pairs, written once and never used to tune the detector (a held-out check).
+HELD_OUT_CONTRADICTIONS = [
+    ("Priya's laptop runs Ubuntu", "Priya's laptop runs Windows"),
+    ("The staging database is Postgres 14", "The staging database is Postgres 16"),
+    ("Marco's phone number ends in 4471", "Marco's phone number ends in 9902"),
+    ("Jonas is vegetarian", "Jonas is not vegetarian"),
+    ("Elena prefers tabs for indentation", "Elena prefers spaces for indentation"),
+    ("The deploy window is on Tuesday", "The deploy window is on Thursday"),
+    ("Kofi's manager is Sarah", "Kofi's manager is Daniel"),
+    ("Lucia lives in Montreal", "Lucia moved to Toronto"),
+    ("The API rate limit is 100 requests per minute", "The API rate limit is 500 requests per minute"),
+    ("Hana's birthday is on March 3", "Hana's birthday is on May 12"),
+    ("Tom drinks his coffee black", "Tom drinks his coffee with milk"),
+    ("Project Atlas uses React", "Project Atlas uses Vue"),
+    ("Amir works at Spotify", "Amir works at Shopify"),
+    ("The office wifi password is sunflower42", "The office wifi password is bluebird17"),
+    ("Nina's cat is called Miso", "Nina's cat is called Tofu"),
+    ("Oscar is allergic to peanuts", "Oscar is not allergic to peanuts"),
+    ("The backup job runs at 2am", "The backup job runs at 4am"),
+    ("Greta speaks fluent Japanese", "Greta does not speak Japanese"),
+    ("Ravi's favourite editor is Vim", "Ravi's favourite editor is Emacs"),
+    ("The main branch is called master", "The main branch is called main"),
+]
+HELD_OUT_COMPATIBLE = [
+    ("Priya's laptop runs Ubuntu", "Priya's laptop has 32 GB of RAM"),
+    ("Marco lives in Turin", "Marco works in Milan"),
+    ("Elena prefers tabs for indentation", "Elena prefers dark themes"),
+    ("Kofi's manager is Sarah", "Kofi's mentor is Daniel"),
+    ("Lucia lives in Montreal", "Lucia was born in Toronto"),
+    ("Amir works at Spotify", "Amir worked at Shopify before 2020"),
+    ("Hana speaks Korean", "Hana speaks English"),
+    ("Tom plays football on Sundays", "Tom plays chess on Fridays"),
+    ("Project Atlas uses React", "Project Atlas uses Postgres"),
+    ("Nina has a cat called Miso", "Nina has a dog called Rex"),
+    ("Oscar is allergic to peanuts", "Oscar is allergic to shellfish"),
+    ("The backup job runs at 2am", "The cleanup job runs at 4am"),
+    ("Greta visited Kyoto in 2019", "Greta visited Osaka in 2021"),
+    ("Ravi likes Vim", "Ravi likes Neovim"),
+    ("Jonas is vegetarian", "Jonas is training for a marathon"),
+    ("The API rate limit is 100 requests per minute", "The API timeout is 30 seconds"),
+    ("Sam met Alice in Paris", "Sam met Bob in Paris"),
+    ("Leo owns a Tesla", "Leo owns a bicycle"),
+    ("Mira studied physics", "Mira teaches physics"),
+    ("Ivan drinks tea in the morning", "Ivan drinks coffee in the afternoon"),
+]
+
+
+def held_out(dim: int) -> dict[str, dict[str, float]]:
+    """Flag rate of each implementation on the hand-written pairs (each pair in a fresh store)."""
+    out: dict[str, dict[str, float]] = {}
+    flagged = {"hermes_store": {"c": 0, "n": 0}, "anchor": {"c": 0, "n": 0}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n, (pairs, key) in enumerate(((HELD_OUT_CONTRADICTIONS, "c"), (HELD_OUT_COMPATIBLE, "n"))):
+            for i, (a, b) in enumerate(pairs):
+                with FactStore(Path(tmp) / f"pair{n}_{i}.db", hrr_dim=dim) as store:
+                    store.add_fact(a)
+                    store.add_fact(b)
+                    flagged["hermes_store"][key] += bool(store.contradict(limit=5))
+                anchor = Anchor(dim)
+                anchor.add(a)
+                anchor.add(b)
+                anchor.finalize()
+                flagged["anchor"][key] += bool(anchor.contradict())
+    for name, counts in flagged.items():
+        out[name] = {"held_out_recall": counts["c"] / len(HELD_OUT_CONTRADICTIONS),
+                     "held_out_fp_rate": counts["n"] / len(HELD_OUT_COMPATIBLE)}
+    return out
 
 
 # --------------------------------------------------------------------------- anchor formulas
@@ -422,6 +492,8 @@ def evaluate(seed: int, dim: int) -> dict[str, dict[str, float]]:
         "contradict_fp_share": len(found - planted) / len(found) if found else 0.0,
         "contradict_reported": len(found),
     }
+    for name, numbers in held_out(dim).items():
+        results[name].update(numbers)
     return results
 
 
@@ -429,7 +501,9 @@ ROWS = [("probe precision@5 (full name)", "probe_p@5"), ("probe precision@5 (nic
         ("reason (2 entities) precision@3", "reason_p@3"), ("related precision@5", "related_p@5"),
         ("contradict recall (50 planted)", "contradict_recall"),
         ("contradict false-positive share", "contradict_fp_share"),
-        ("contradict pairs reported", "contradict_reported")]
+        ("contradict pairs reported", "contradict_reported"),
+        ("held-out hand-written pairs: contradictions flagged (of 20)", "held_out_recall"),
+        ("held-out hand-written pairs: compatible pairs flagged (of 20)", "held_out_fp_rate")]
 
 
 def main() -> None:
