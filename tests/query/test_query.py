@@ -172,3 +172,32 @@ QUERY_ALPHABET = st.sampled_from(
 def test_fuzz_never_raises(fts, text):
     outcome = search(fts, text)
     assert isinstance(outcome.rows, list)
+
+
+@pytest.fixture(scope="module")
+def issue_fts():
+    """Documents for the regressions named in the session-search issue (Hermes #20494, #54242, ...)."""
+    docs = ["广西桂林旅游攻略", "修改youer服务端", "Москва и 東京 mixed", "emoji 🚀 launch", "a-b c.d e_f"]
+    conn = apsw.Connection(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(content, cjk, tokenize='porter unicode61 remove_diacritics 2')")
+    for i, doc in enumerate(docs, 1):
+        conn.execute("INSERT INTO f(rowid, content, cjk) VALUES (?,?,?)", (i, doc, cjk_projection(doc)))
+    return conn
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("广西 OR 桂林", {1}),  # 2-character tokens joined by OR (#20494)
+        ("youer", {2}),  # Latin glued to CJK (#54242)
+        ("修改youer服务端", {2}),
+        ("服务", {2}),
+        ("Москва 東京", {3}),  # mixed scripts
+        ("🚀 launch", {4}),  # emoji dropped, the word kept
+        ("a-b", {5}),
+        ("c.d", {5}),
+        ("e_f", {5}),
+    ],
+)
+def test_issue_regressions(issue_fts, query, expected):
+    assert set(hits(issue_fts, query)) == expected
