@@ -13,8 +13,9 @@ from typing import Any
 import click
 
 from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
-from hermes_store.facts.store import FactStore
+from hermes_store.facts.store import FactStore, FactStoreError
 from hermes_store.facts.tool import CATEGORIES, run_fact_feedback, run_fact_store
 from hermes_store.home import ConfigError
 from hermes_store.tooling import ToolArgumentError
@@ -256,3 +257,26 @@ def _config(home):
     except ConfigError as exc:
         fail(str(exc), 2)
         raise
+
+
+@facts.command("import-hermes")
+@click.argument("path", required=False, type=click.Path(dir_okay=False))
+@JSON_OPTION
+@click.pass_context
+def import_hermes(ctx: click.Context, path: str | None, as_json: bool) -> None:
+    """Copy facts from a Hermes holographic store (default: <home>/memory_store.db)."""
+    home = get_home(ctx)
+    source = path or str(home.root / "memory_store.db")
+    try:
+        with FactStore(home.ensure(), config=_config(home)) as store:
+            counts = store.import_hermes(source)
+    except (FactStoreError, DatabaseError) as exc:
+        if as_json:
+            echo_json({"success": False, "error": str(exc)})
+            ctx.exit(1)
+        fail(str(exc))
+        return
+    if as_json:
+        echo_json({"success": True, **counts})
+        return
+    click.echo(f"imported {counts['imported']} fact(s), skipped {counts['skipped']} already stored")

@@ -260,6 +260,49 @@ class FactStore:
                                 [(i,) for i in ids])
             self._touched(vectors=False)
 
+    def import_hermes(self, path: str | os.PathLike[str]) -> dict[str, int]:
+        """Copy the facts of a Hermes holographic ``memory_store.db`` into this store.
+
+        The file is opened read-only. Content, category, tags, trust, counters
+        and timestamps are kept; entities are re-extracted and vectors
+        re-encoded (the Hermes blobs are not needed). Facts whose content is
+        already stored are skipped. Returns ``{"imported", "skipped"}``.
+        """
+        source = Database(Path(path), readonly=True)
+        try:
+            if not source.table_exists("facts"):
+                raise FactStoreError(f"{path}: no 'facts' table (not a Hermes holographic store)")
+            columns = {r["name"] for r in source.query("PRAGMA table_info(facts)")}
+            wanted = ["content", "category", "tags", "trust_score", "retrieval_count", "helpful_count",
+                      "created_at", "updated_at"]
+            if "content" not in columns:
+                raise FactStoreError(f"{path}: the facts table has no 'content' column")
+            select = ", ".join(c if c in columns else f"NULL AS {c}" for c in wanted)
+            rows = source.query(f"SELECT {select} FROM facts ORDER BY rowid")
+        finally:
+            source.close()
+        imported = skipped = 0
+        with self._lock, self.db.write():
+            for row in rows:
+                content = str(row["content"] or "").strip()
+                if not content or self.find_by_content(content) is not None:
+                    skipped += 1
+                    continue
+                tags = _normalize_tags(row["tags"])
+                self.db.execute(
+                    "INSERT INTO facts (content, category, tags, trust_score, retrieval_count, helpful_count, "
+                    "created_at, updated_at, cjk) VALUES (?, ?, ?, ?, ?, ?, "
+                    "coalesce(?, CURRENT_TIMESTAMP), coalesce(?, CURRENT_TIMESTAMP), ?)",
+                    (content, row["category"] or "general", tags,
+                     trust.clamp(self.default_trust if row["trust_score"] is None else float(row["trust_score"])),
+                     int(row["retrieval_count"] or 0), int(row["helpful_count"] or 0),
+                     None if row["created_at"] is None else str(row["created_at"]),
+                     None if row["updated_at"] is None else str(row["updated_at"]), _index_text(content, tags)))
+                self._link_and_encode(int(self.db.conn.last_insert_rowid()), content, None)
+                imported += 1
+            self._touched()
+        return {"imported": imported, "skipped": skipped}
+
     # ------------------------------------------------------------------ entities
 
     def resolve_entity(self, name: str) -> dict[str, Any] | None:

@@ -56,3 +56,39 @@ def test_entities_and_alias_commands(home):
     assert listed["entities"][0]["name"] == "Robert" and listed["entities"][0]["aliases"] == ["Bob"]
     probe = json.loads(run(home, "facts", "probe", "bob", "--json").output)
     assert probe["results"][0]["content"] == "Robert fixed the boiler"
+
+
+def test_import_hermes_store(home, tmp_path):
+    script = (
+        "import sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1])\n"
+        "c.execute('CREATE TABLE facts (fact_id INTEGER PRIMARY KEY AUTOINCREMENT, content TEXT NOT NULL UNIQUE,"
+        " category TEXT DEFAULT \\'general\\', tags TEXT DEFAULT \\'\\', trust_score REAL DEFAULT 0.5,"
+        " retrieval_count INTEGER DEFAULT 0, helpful_count INTEGER DEFAULT 0,"
+        " created_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP, updated_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP,"
+        " hrr_vector BLOB)')\n"
+        "c.execute(\"INSERT INTO facts (content, category, tags, trust_score, helpful_count, created_at)"
+        " VALUES ('Alice lives in Paris', 'user_pref', 'home', 0.8, 3, '2025-01-02 03:04:05')\")\n"
+        "c.execute(\"INSERT INTO facts (content, hrr_vector) VALUES ('Bob likes tea', x'00')\")\n"
+        "c.commit()\n"
+    )
+    import subprocess
+    import sys
+
+    source = tmp_path / "memory_store.db"
+    subprocess.run([sys.executable, "-c", script, str(source)], check=True)
+    run(home, "facts", "add", "Bob likes tea")
+    reply = json.loads(run(home, "facts", "import-hermes", str(source), "--json").output)
+    assert reply == {"success": True, "imported": 1, "skipped": 1}
+    fact = json.loads(run(home, "facts", "probe", "Alice", "--json").output)["results"][0]
+    assert (fact["category"], fact["tags"], fact["trust_score"], fact["helpful_count"], fact["created_at"]) == (
+        "user_pref", "home", 0.8, 3, "2025-01-02 03:04:05")
+    minimal = tmp_path / "minimal.db"
+    subprocess.run([sys.executable, "-c", "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                    "c.execute('CREATE TABLE facts (content TEXT)'); "
+                    "c.execute(\"INSERT INTO facts VALUES ('Carol rides a bike')\"); c.commit()",
+                    str(minimal)], check=True)
+    assert json.loads(run(home, "facts", "import-hermes", str(minimal), "--json").output)["imported"] == 1
+    assert json.loads(run(home, "facts", "probe", "Carol", "--json").output)["results"][0]["trust_score"] == 0.5
+    missing = run(home, "facts", "import-hermes", str(tmp_path / "nope.db"))
+    assert missing.exit_code == 1 and "nope.db" in missing.output
