@@ -11,13 +11,12 @@
 4. a strict AND match first, then (via :func:`hermes_store.query.run_match`)
    OR-relaxed hits for natural-language questions.
 
-Bounded work: bm25 scores every row a MATCH yields, so only the newest
-:data:`RANK_BUDGET` matches (oldest for ``sort="oldest"``) are ranked at a
-time. Finding the id of the K-th newest match is a cheap doclist walk (no
-ranking); the ranked query is then restricted to ids from there up. Only when
-the filters leave fewer hits than needed is the next, older slice ranked.
-bm25 uses whole-index statistics, so scores from different slices are
-comparable and are merged directly.
+Bounded work: ranking every match of a common word costs time linear in the
+index, so only the newest :data:`RANK_BUDGET` matches that pass the filters
+(the oldest for ``sort="oldest"``) are ranked: one newest-first walk of the
+doclists that stops there, with the rank function
+(:mod:`hermes_store.sessions.rank`, whose IDF is sampled) evaluated only for
+those rows.
 
 Snippets are built only for the rows returned, with ``>>>``/``<<<`` around
 matched words.
@@ -40,7 +39,7 @@ from hermes_store.sessions.rank import ensure_rank_function
 AUTOMATION_SOURCES: tuple[str, ...] = ("cron", "subagent")
 COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(content, cjk)
 SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
-RANK_BUDGET = 1000  # matches ranked per slice (newest first); bm25 costs ~3-12 µs per match
+RANK_BUDGET = 1000  # newest filtered matches ranked per expression
 SNIPPET_TOKENS = 24
 HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = ">>>", "<<<"
 MAX_LIMIT = 1000
@@ -230,65 +229,35 @@ def index_ready(db: Database) -> bool:
 
 
 class _Ranker:
-    """Runs one FTS5 expression over id windows and returns ranked :class:`Hit` rows."""
+    """Runs one FTS5 expression and returns ranked :class:`Hit` rows (bounded work)."""
 
     def __init__(self, db: Database, filters: Filters, sort: str) -> None:
         self.db = db
         self.filters = filters
         self.sort = sort
-        bounds = db.query_one(  # two subqueries: each uses the rowid b-tree's edge
-            "SELECT (SELECT min(id) FROM messages) AS lo, (SELECT max(id) FROM messages) AS hi")
-        self.lo = int(bounds["lo"] or 0) if bounds else 0
-        self.hi = int(bounds["hi"] or 0) if bounds else 0
         where, self.params = filters.sql()
         weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
-        order = {
-            "relevance": "score",
-            "newest": "m.timestamp DESC, score",
-            "oldest": "m.timestamp ASC, score",
-        }[sort]
+        direction = "ASC" if sort == "oldest" else "DESC"
+        # FTS5 consumes the rowid ORDER BY, so the scan stops after LIMIT filtered matches and
+        # the rank function runs only for those rows.
         self.sql = (
             "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, COALESCE(s.source, ''), s.title, "
-            f"{ensure_rank_function(db)}(messages_fts, {weights}) AS score "
+            f"{ensure_rank_function(db)}(messages_fts, {weights}) "
             "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
             "LEFT JOIN sessions s ON s.id = m.session_id "
-            f"WHERE messages_fts MATCH ? AND messages_fts.rowid BETWEEN ? AND ?{where} "
-            f"ORDER BY {order} LIMIT ?"
-        )
-
-    def _bound(self, expression: str, edge: int | None) -> int | None:
-        """Id of the RANK_BUDGET-th match beyond ``edge`` in scan order, None when fewer remain."""
-        if self.sort == "oldest":
-            where, order = ("" if edge is None else " AND rowid > ?"), "ASC"
-        else:
-            where, order = ("" if edge is None else " AND rowid < ?"), "DESC"
-        params: tuple[Any, ...] = (expression,) if edge is None else (expression, edge)
-        return self.db.scalar(
-            f"SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?{where} "
-            f"ORDER BY rowid {order} LIMIT 1 OFFSET ?",
-            (*params, RANK_BUDGET - 1),
+            f"WHERE messages_fts MATCH ?{where} "
+            f"ORDER BY messages_fts.rowid {direction} LIMIT ?"
         )
 
     def fetch(self, expression: str, limit: int) -> list[Hit]:
-        """Up to ``limit`` best hits for ``expression`` (raises engine errors for run_match)."""
-        hits: list[Hit] = []
-        edge: int | None = None
-        while True:
-            bound = self._bound(expression, edge)
-            if self.sort == "oldest":
-                start = self.lo if edge is None else edge + 1
-                end = self.hi if bound is None else bound
-            else:
-                start = self.lo if bound is None else bound
-                end = self.hi if edge is None else edge - 1
-            rows = self.db.execute(self.sql, (expression, start, end, *self.params, limit)).fetchall()
-            hits.extend(
-                Hit(int(r[0]), r[1], int(r[2]), r[3], r[4], r[5], r[6], -float(r[7]), expression)
-                for r in rows
-            )
-            if len(hits) >= limit or bound is None:
-                break
-            edge = bound
+        """Up to ``limit`` best hits for ``expression`` (raises engine errors for run_match).
+
+        Only the newest ``max(RANK_BUDGET, limit)`` matching rows that pass the
+        filters are ranked (the oldest ones for ``sort='oldest'``).
+        """
+        rows = self.db.execute(self.sql, (expression, *self.params, max(RANK_BUDGET, limit))).fetchall()
+        hits = [Hit(int(r[0]), r[1], int(r[2]), r[3], r[4], r[5], r[6], -float(r[7]), expression)
+                for r in rows]
         hits.sort(key=self.sort_key)
         hits.sort(key=lambda h: h.source in AUTOMATION_SOURCES)  # stable: demote automation
         return hits[:limit]

@@ -215,7 +215,7 @@ def test_expand_context_adds_neighbours(db):
     assert [r["seq"] for r in expanded] == [0, 1]
 
 
-def test_bounded_windows_still_find_old_and_common_terms(db, monkeypatch):
+def test_rank_budget_bounds_work_but_finds_rare_old_terms(db, monkeypatch):
     monkeypatch.setattr(search_mod, "RANK_BUDGET", 4)
     add_session(db, "ancient", [("user", "unicorn sighting")], start=T0)
     for i in range(30):
@@ -227,6 +227,8 @@ def test_bounded_windows_still_find_old_and_common_terms(db, monkeypatch):
     oldest = search_messages(db, "common", limit=3, sort="oldest").results
     assert [r["session_id"] for r in oldest] == ["n0", "n1", "n2"]
     assert [r["session_id"] for r in search_messages(db, "common", limit=3, sources=["cron"]).results] == []
+    newest_four = {f"n{i}" for i in range(26, 30)}
+    assert {r["session_id"] for r in search_messages(db, "common", limit=3).results} <= newest_four
 
 
 def test_store_without_session_tables(tmp_path):
