@@ -92,7 +92,6 @@ class FactStore:
         self.half_life_days = float(cfg.half_life_days if half_life_days is None else half_life_days)
         self.hrr_weight = float(cfg.hrr_weight if hrr_weight is None else hrr_weight)
         self._lock = threading.RLock()
-        self._writes = 0
         self._vector_version = 0
         self._cache: tuple[Any, np.ndarray, np.ndarray] | None = None
         self.reencoded = self.ensure_vectors()
@@ -504,7 +503,6 @@ class FactStore:
 
     def _touched(self, *, vectors: bool = True) -> None:
         """Record an own write; ``vectors=False`` for counter-only updates that keep the cache."""
-        self._writes += 1
         if vectors:
             self._vector_version += 1
             self._cache = None
