@@ -122,7 +122,7 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path,
             yield candidate, False
 
 
-@dataclass
+@dataclass(slots=True)
 class _Session:
     owner: str | None  # key of the file that may write this session (None: nobody in this run)
     next_seq: int
@@ -133,7 +133,7 @@ class _Session:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class _File:
     key: str
     shown: str
@@ -188,7 +188,7 @@ class BulkLoader:
         if fmt != "auto" and fmt not in IMPORTERS:
             raise ValueError(f"unknown format {fmt!r} (expected auto or one of {', '.join(IMPORTERS)})")
         done: set[str] = set()
-        self._writer = _Writer(Path(self.db.path), self.summary, pipeline=self.pipeline)
+        self._writer = _Writer(self.db, self.summary, pipeline=self.pipeline)
         collecting = gc.isenabled()
         gc.disable()  # millions of short-lived acyclic objects: cyclic GC passes are pure overhead
         try:
@@ -349,9 +349,13 @@ class BulkLoader:
         current.pending += 1
         seq = info.next_seq
         info.next_seq = seq + 1
+        tool_name = record.tool_name
+        call_id = record.tool_call_id
         self._pending.append((
-            session_id, seq, scrub(role), content, scrub(record.tool_name), tool_calls,
-            scrub(record.tool_call_id), timestamp, None if ascii_only else cjk_for(role, content),
+            session_id, seq, role if role.isascii() else scrub(role), content,
+            tool_name if tool_name is None or tool_name.isascii() else scrub(tool_name), tool_calls,
+            call_id if call_id is None or call_id.isascii() else scrub(call_id), timestamp,
+            None if ascii_only else cjk_for(role, content),
         ))
 
     def _problem(self, current: _File, line: int | None, error: str) -> None:
@@ -442,8 +446,12 @@ class _Writer:
     one job is in flight; an error in it is re-raised on the next call.
     """
 
-    def __init__(self, path: Path, summary: IndexSummary, *, pipeline: bool) -> None:
-        self.db = Database(path)
+    def __init__(self, db: Database, summary: IndexSummary, *, pipeline: bool) -> None:
+        if str(db.path) in (":memory:", ""):
+            pipeline = False  # a second connection would open a different database
+        self._own = pipeline
+        self.db = Database(db.path) if pipeline else db
+        self._restore_cache = None if pipeline else self.db.scalar("PRAGMA cache_size")
         self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")  # FTS segment merges like a warm cache
         self.summary = summary
         self.cpu_seconds = 0.0  # CPU time spent writing (for the benchmark's critical-path figure)
@@ -478,7 +486,10 @@ class _Writer:
         finally:
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
-            self.db.close()
+            if self._own:
+                self.db.close()
+            else:
+                self.db.execute(f"PRAGMA cache_size={int(self._restore_cache)}")
 
     def _execute(self, job: _BatchJob | _ForgetJob) -> None:
         started = time.thread_time()
