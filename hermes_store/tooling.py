@@ -10,6 +10,7 @@ The argument readers below give errors that name the argument.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,10 @@ class ToolContext:
             self._resources[key] = factory()
         return self._resources[key]
 
+    def forget(self, key: str) -> None:
+        """Drop the cached resource ``key`` (not closed) so the next use creates it again."""
+        self._resources.pop(key, None)
+
     def close(self) -> None:
         """Close every cached resource that has a ``close`` method."""
         for value in self._resources.values():
@@ -69,12 +74,18 @@ def function_schema(name: str, description: str, properties: dict[str, Any],
 
 
 _MISSING = object()
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def shown(value: Any, limit: int = PREVIEW_CHARS) -> str:
     """``value`` as text for an error message, cut to ``limit`` characters (never echo a huge value)."""
-    text = value if isinstance(value, str) else repr(value)
+    text = valid_text(value if isinstance(value, str) else repr(value))
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} chars)"
+
+
+def valid_text(text: str) -> str:
+    """``text`` with lone surrogates (which JSON ``\\ud800`` escapes produce) replaced by U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def get_str(args: dict[str, Any], name: str, *, required: bool = False, default: str | None = None,
@@ -91,7 +102,7 @@ def get_str(args: dict[str, Any], name: str, *, required: bool = False, default:
         raise ToolArgumentError(f"'{name}' is too long ({len(value):,} chars; limit {max_chars:,})")
     if not allow_empty and not value.strip():
         raise ToolArgumentError(f"'{name}' must not be empty")
-    return value
+    return valid_text(value)
 
 
 def get_int(args: dict[str, Any], name: str, *, default: int | None = None, minimum: int | None = None,
@@ -162,7 +173,7 @@ def get_str_list(args: dict[str, Any], name: str, *, default: list[str] | None =
     if value is _MISSING or value is None:
         return default
     if isinstance(value, str):
-        return [part.strip() for part in value.split(",") if part.strip()]
+        return [valid_text(part.strip()) for part in value.split(",") if part.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ToolArgumentError(f"'{name}' must be a list of strings")
-    return value
+    return [valid_text(v) for v in value]
