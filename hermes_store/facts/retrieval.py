@@ -9,6 +9,7 @@ operations accept ``min_trust`` (default 0, as in Hermes).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,13 @@ PRESENCE_FLOOR = 0.12   # presence similarity of an absent entity is ~0 ± 0.03 
 PRESENCE_FULL = 0.35    # presence at which the HRR term counts fully
 AFFINITY_FULL = 0.30    # content-role query affinity at which the HRR term counts fully
 SCORE_DECIMALS = 6
+_SURROGATE = re.compile("[\ud800-\udfff]")  # lone surrogates cannot be sent to SQLite
+
+
+def _valid(text: str | None) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD (a query must never fail on encoding)."""
+    text = text or ""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def _category_ids(store: FactStore, ids: Sequence[int], category: str | None,
@@ -118,7 +126,8 @@ def search(store: FactStore, query: str, *, category: str | None = None,
     threshold = store.min_trust if min_trust is None else float(min_trust)
     limit = max(1, int(limit))
     pool = max(limit * 4, 40)
-    ranks, _ = fts_ranks(store, query or "", pool, category=category, min_trust=threshold)
+    query = _valid(query)
+    ranks, _ = fts_ranks(store, query, pool, category=category, min_trust=threshold)
     linked: set[int] = set()
     named: set[str] = set()
     for entity in query_entities(store, query or ""):
@@ -160,6 +169,7 @@ def search(store: FactStore, query: str, *, category: str | None = None,
 
 
 def _names_of(store: FactStore, entity: str) -> tuple[dict[str, Any] | None, list[str]]:
+    entity = _valid(entity)
     found = store.resolve_entity(entity)
     if found is None:
         return None, [" ".join(entity.split())]
