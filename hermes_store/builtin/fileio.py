@@ -67,7 +67,7 @@ def atomic_write_text(path: Path, text: str) -> None:
             with contextlib.suppress(OSError):
                 os.chmod(tmp_name, path.stat().st_mode & 0o777)
         os.replace(tmp_name, path)
-    except OSError as exc:
+    except (OSError, UnicodeError) as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise RuntimeError(f"Failed to write memory file {path}: {exc}") from exc
