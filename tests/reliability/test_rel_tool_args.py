@@ -59,7 +59,7 @@ ACTION_BASES = {
     ("session_search", "session_id"): {"session_id": "20260101_000000_aaaaaa"},
 }
 # An alias's error may name the argument it stands for (Hermes: "Content is required ...").
-ALIASES = {("memory", "new_text"): "content"}
+ALIASES = {("memory", "new_text"): "content", ("session_search", "session_id"): "session not found"}
 INTERNAL = re.compile(r"^\w+ failed: \w+(Error|Exception)\b|Traceback|File \"")
 
 
@@ -77,6 +77,8 @@ def _cases():
                 yield tool, name, f"wrong:{type(value).__name__}", base, value
             for value in OVERSIZED.get(kind, []):
                 yield tool, name, "oversized", base, value
+            if kind == "string":  # JSON "\ud800" escapes decode to lone surrogates
+                yield tool, name, "surrogate", base, "lone \ud800 surrogate \udfff"
 
 
 CASES = list(_cases())
@@ -114,6 +116,7 @@ def test_bad_argument_gives_json_error_naming_it(seeded, tool, name, case, base,
     else:
         args[name] = value
     raw = handle_tool_call(tool, args, home=seeded)
+    raw.encode("utf-8")  # the reply is valid Unicode (no lone surrogate echoed back)
     reply = json.loads(raw)
     assert isinstance(reply, dict) and "success" in reply, raw[:300]
     if reply["success"]:
