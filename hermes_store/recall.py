@@ -13,6 +13,7 @@ a kind that fails is reported in ``errors`` and never raises.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -214,11 +215,22 @@ def _builtin_candidates(home: Home, db: Database | None, query: str, targets: tu
     return {k: v[:limit] for k, v in by_kind.items()}
 
 
+_FACT_STORES: weakref.WeakKeyDictionary[Database, Any] = weakref.WeakKeyDictionary()
+
+
+def _fact_store(db: Database) -> Any:
+    """One FactStore per open Database, so its vector cache serves repeated recalls."""
+    store = _FACT_STORES.get(db)
+    if store is None:
+        from hermes_store.facts import FactStore
+
+        store = _FACT_STORES[db] = FactStore(db)
+    return store
+
+
 def _fact_candidates(db: Database, query: str, limit: int, min_trust: float | None,
                      since: float | None, until: float | None, notes: dict[str, str]) -> list[RecallItem]:
-    from hermes_store.facts import FactStore
-
-    rows = FactStore(db).search(query, limit=limit * 2, min_trust=min_trust)
+    rows = _fact_store(db).search(query, limit=limit * 2, min_trust=min_trust)
     items: list[RecallItem] = []
     for row in rows:
         if not _in_window(_as_epoch(row.get("created_at")), since, until):
@@ -474,8 +486,11 @@ def _recall_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             parse_when(value, name=name)
         except ValueError as exc:
             raise ToolArgumentError(f"'{name}': {exc}") from exc
+    db = ctx.resource("recall_db", lambda: _open_existing_db(ctx.home))
+    if db is None:  # not created yet: look again next call
+        ctx.forget("recall_db")
     result = recall(query, kinds=kinds, limit=limit, budget_tokens=budget, since=args.get("since"),
-                    until=args.get("until"), min_trust=min_trust, home=ctx.home,
+                    until=args.get("until"), min_trust=min_trust, home=ctx.home, db=db,
                     exclude_session_id=ctx.session_id)
     return {"success": True, **result.to_dict()}
 
