@@ -68,7 +68,8 @@ class HermesDbImporter(Importer):
         scols = _columns(db, "sessions")
         mcols = _columns(db, "messages")
         last_id = int(state.resume_at or 0)
-        for row in db.query(f"SELECT {', '.join(scols)} FROM sessions ORDER BY started_at, id"):
+        quoted = ", ".join(_quote_identifier(c) for c in scols)
+        for row in db.query(f"SELECT {quoted} FROM sessions ORDER BY started_at, id"):
             yield _session_record(row, scols)
         tools = ToolNames()
         wanted = [c for c in ("id", "session_id", "role", "content", "tool_call_id", "tool_calls",
@@ -105,6 +106,11 @@ class HermesDbImporter(Importer):
                 yield Checkpoint(str(last_id))
         state.meta["inactive_skipped"] = int(state.meta.get("inactive_skipped", 0)) + skipped
         yield Checkpoint(str(last_id))
+
+
+def _quote_identifier(name: str) -> str:
+    """A column name from the foreign database as a quoted SQL identifier (never raw SQL)."""
+    return '"' + str(name).replace('"', '""') + '"'
 
 
 def _columns(db: Database, table: str) -> list[str]:
