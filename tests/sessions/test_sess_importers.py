@@ -150,3 +150,24 @@ def test_symlink_loop_is_safe(store, fixtures):
     loop.symlink_to(fixtures / "openai", target_is_directory=True)
     summary = index_paths(store, [fixtures / "openai"])
     assert summary["files"] == 2 and summary["messages_added"] == 8
+
+
+def test_codex_legacy_flat_format(store, tmp_path):
+    from sess_helpers import write_jsonl
+
+    path = tmp_path / "codex" / "rollout-2025-05-01-11111111-2222-3333-4444-555555555555.jsonl"
+    write_jsonl(path, [
+        {"id": "11111111-2222-3333-4444-555555555555", "timestamp": "2025-05-01T10:00:00Z",
+         "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list open ports"}]},
+        {"type": "function_call", "name": "shell", "arguments": "{\"command\": [\"ss\", \"-ltn\"]}",
+         "call_id": "call_a"},
+        {"type": "function_call_output", "call_id": "call_a", "output": "LISTEN 0 128 *:22"},
+    ])
+    assert detect_format(path) == "codex"
+    summary = index_paths(store, [path])
+    assert summary["errors"] == [] and summary["messages_added"] == 3
+    msgs = _messages(store, "11111111-2222-3333-4444-555555555555")
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool"]
+    assert msgs[2]["tool_name"] == "shell" and "LISTEN" in msgs[2]["content"]
