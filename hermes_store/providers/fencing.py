@@ -36,6 +36,8 @@ _NOTE_LINE = re.compile(
     r"should inform all responses|informational background data)\.\][ \t]*(?:\r?\n)?",
     re.IGNORECASE,
 )
+# A forged or truncated note (e.g. cut by a search snippet) up to its "]" or the end of the line.
+_NOTE_FRAGMENT = re.compile(r"[ \t]*\[\s*System note:[^\]\n]*(?:\]|$)", re.IGNORECASE | re.MULTILINE)
 _STRAY_TAG = re.compile(r"</?\s*memory-context\s*>", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+\S")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
@@ -46,12 +48,14 @@ def sanitize_context(text: str) -> str:
 
     In order: whole ``<memory-context>…</memory-context>`` spans (non-greedy, any case,
     whitespace inside the tags allowed), then the system-note line (current or legacy
-    wording), then any stray opening or closing tag left over (forged or nested closers).
+    wording), then any other ``[System note: …`` fragment (forged, or truncated by a
+    snippet), then any stray opening or closing tag left over (forged or nested closers).
     """
     if not text:
         return text or ""
     text = _FENCE_SPAN.sub("", text)
     text = _NOTE_LINE.sub("", text)
+    text = _NOTE_FRAGMENT.sub("", text)
     return _STRAY_TAG.sub("", text)
 
 
