@@ -59,6 +59,23 @@ def coerce_int(value: Any, default: int, *, name: str = "value", minimum: int | 
     return number
 
 
+def private_mkdir(directory: str | os.PathLike[str]) -> Path:
+    """Create ``directory`` and every missing parent with mode 0700 (``mkdir(parents=True)``
+    would give the parents the umask's mode, e.g. a world-readable home); returns it."""
+    directory = Path(directory)
+    missing = []
+    current = directory
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for item in reversed(missing):
+        try:
+            item.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+    return directory
+
+
 def resolve_home(home: str | os.PathLike[str] | None = None, profile: str | None = None) -> Path:
     """Return the home directory to use (not created here)."""
     if home is not None and str(home) != "":
@@ -155,7 +172,7 @@ class Home:
 
     def ensure(self) -> Home:
         """Create the home and memories directories (private to the user)."""
-        self.memories_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_mkdir(self.memories_dir)
         return self
 
     def config(self) -> dict[str, Any]:
@@ -170,7 +187,7 @@ class Home:
         """Open (create, migrate) this home's ``hermes_store.db``."""
         from hermes_store.db import Database
 
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_mkdir(self.root)
         return Database(self.db_path, **kwargs)
 
     def __repr__(self) -> str:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from hermes_store.home import private_mkdir
+
 LOCK_MODE = 0o600
 
 
@@ -45,7 +47,7 @@ def _file_lock(lock_path: Path) -> FileLock:
 def locked(path: Path) -> Iterator[Path]:
     """Hold the exclusive per-file lock ``<path>.lock`` (blocking) for the ``with`` body."""
     lock_path = lock_path_for(path)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_mkdir(path.parent)
     prepare_lock_file(lock_path)
     with _file_lock(lock_path):
         yield lock_path
@@ -56,7 +58,7 @@ def atomic_write_text(path: Path, text: str) -> None:
 
     The temp file is removed on any failure. Raises RuntimeError naming the path.
     """
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_mkdir(path.parent)
     fd, tmp_name = tempfile.mkstemp(prefix=".mem_", suffix=".tmp", dir=str(path.parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:

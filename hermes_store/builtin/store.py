@@ -178,7 +178,7 @@ class MemoryStore:
     def load_from_disk(self) -> None:
         """Read both files into live state and freeze the system-prompt snapshot."""
         try:
-            self.home.memories_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.home.ensure()
         except OSError as exc:  # a read-only home can still be read
             logger.warning("cannot create %s: %s", self.home.memories_dir, exc)
         style = self.render_style
