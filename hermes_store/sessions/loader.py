@@ -222,21 +222,22 @@ class BulkLoader:
         if not path.is_file():
             self._file_error(path, "not a regular file")
             return
+        row = self.db.query_one("SELECT * FROM sources WHERE path=?", (key,))
+        meta: dict[str, Any] = json.loads(row["meta"] or "{}") if row is not None else {}
+        known = IMPORTERS.get(row["format"]) if row is not None else None
+        if (known is not None and known.skip_when_unchanged and fmt in ("auto", known.name)
+                and meta.get("complete") and row["size"] == info.st_size
+                and row["mtime"] == info.st_mtime):
+            summary.skipped += int(meta.get("messages", 0))  # unchanged since it was indexed
+            return
         importer = importer_for(path, fmt)
         if importer is None:
             self._file_error(path, "unknown format (none of: " + ", ".join(IMPORTERS) + ")")
             return
-        row = self.db.query_one("SELECT * FROM sources WHERE path=?", (key,))
         state = SourceState()
-        meta: dict[str, Any] = {}
         if row is not None:
-            meta = json.loads(row["meta"] or "{}")
             state = SourceState(resume_at=row["resume_at"], content_hash=row["content_hash"],
                                 lines=int(meta.get("lines", 0)), meta=dict(meta.get("state", {})))
-            if (meta.get("complete") and importer.skip_when_unchanged and row["format"] == importer.name
-                    and row["size"] == info.st_size and row["mtime"] == info.st_mtime):
-                summary.skipped += int(meta.get("messages", 0))
-                return
             if row["format"] != importer.name or importer.is_rewritten(state):
                 self._forget_source(int(row["id"]))
                 state, meta = SourceState(), {}
