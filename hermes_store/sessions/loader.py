@@ -23,6 +23,7 @@ Design, in short:
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -32,6 +33,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 from hermes_store.db import Database
 from hermes_store.sessions.importers import IMPORTERS, importer_for
@@ -49,6 +52,7 @@ from hermes_store.sessions.index import _SURROGATE, cjk_for, scrub
 
 DEFAULT_BATCH = 20_000
 CACHE_KIB = 65_536  # page cache of the writing connection
+RUN_LOCK_TIMEOUT = 3600.0  # seconds a second indexing run waits for the first one
 SESSION_CACHE_LIMIT = 50_000  # sessions remembered between batches before the cache is reset
 MAX_PROBLEMS_PER_FILE = 200
 WALK_SUFFIXES = {".jsonl", ".json", ".db", ".sqlite", ".sqlite3"}
@@ -187,6 +191,17 @@ class BulkLoader:
         """Import every input; returns the summary (also kept in ``self.summary``)."""
         if fmt != "auto" and fmt not in IMPORTERS:
             raise ValueError(f"unknown format {fmt!r} (expected auto or one of {', '.join(IMPORTERS)})")
+        with self._run_lock():
+            return self._run(paths, fmt)
+
+    def _run_lock(self) -> Any:
+        """One indexing run per store at a time (across processes): a second run waits, then
+        finds the files already indexed instead of racing on the same sessions."""
+        if str(self.db.path) in (":memory:", ""):
+            return contextlib.nullcontext()
+        return FileLock(str(self.db.path) + ".index.lock", timeout=RUN_LOCK_TIMEOUT, mode=0o600)
+
+    def _run(self, paths: Iterable[str | os.PathLike[str]], fmt: str) -> IndexSummary:
         done: set[str] = set()
         self._writer = _Writer(self.db, self.summary, pipeline=self.pipeline)
         collecting = gc.isenabled()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -87,3 +88,20 @@ def test_kill_mid_import_then_resume(home, tmp_path, run, sig):
         assert db.scalar("SELECT COUNT(*) FROM sqlite_schema WHERE name='messages_fts_ai'") == 1
     code, again = index_json(run, corpus)
     assert again["messages_added"] == 0 and again["skipped"] == TOTAL
+
+
+def test_two_concurrent_runs_add_everything_once(home, tmp_path):
+    corpus = _corpus(tmp_path)
+    code = "from hermes_store.cli import main; main()"
+    args = [sys.executable, "-c", code, "--home", str(home.root), "sessions", "index", "--json",
+            str(corpus)]
+    children = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                for _ in range(2)]
+    outputs = [child.communicate(timeout=300) for child in children]
+    assert [child.returncode for child in children] == [0, 0], [err for _, err in outputs]
+    summaries = [json.loads(out) for out, _ in outputs]
+    assert sum(s["messages_added"] for s in summaries) == TOTAL
+    assert sorted(s["skipped"] for s in summaries) == [0, TOTAL]
+    with Database(home.db_path) as db:
+        assert db.scalar("SELECT COUNT(*) FROM messages") == TOTAL
+        assert db.scalar("SELECT SUM(message_count) FROM sessions") == TOTAL
