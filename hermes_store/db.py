@@ -179,7 +179,9 @@ class Database:
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> apsw.Cursor:
         """Run one statement (or several without bindings) and return the cursor."""
-        return self.conn.execute(sql, params)
+        if ";" in sql.strip().rstrip(";"):  # a script: never re-run its first statements
+            return self.conn.execute(sql, params)
+        return _retry_schema(lambda: self.conn.execute(sql, params))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any] | dict[str, Any]]) -> apsw.Cursor:
         """Run ``sql`` once per row of bindings."""
@@ -187,24 +189,30 @@ class Database:
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         """Return all rows of ``sql`` as dicts keyed by column name."""
-        cursor = self.conn.execute(sql, params)
-        names = _column_names(cursor)
-        if names is None:
-            return []
-        return [dict(zip(names, row, strict=True)) for row in cursor]
+        def run() -> list[dict[str, Any]]:
+            cursor = self.conn.execute(sql, params)
+            names = _column_names(cursor)
+            if names is None:
+                return []
+            return [dict(zip(names, row, strict=True)) for row in cursor]
+
+        return _retry_schema(run)
 
     def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
         """Return the first row of ``sql`` as a dict, or None."""
-        cursor = self.conn.execute(sql, params)
-        names = _column_names(cursor)
-        row = None if names is None else cursor.fetchone()
-        if row is None:
-            return None
-        return dict(zip(names, row, strict=True))
+        def run() -> dict[str, Any] | None:
+            cursor = self.conn.execute(sql, params)
+            names = _column_names(cursor)
+            row = None if names is None else cursor.fetchone()
+            if row is None:
+                return None
+            return dict(zip(names, row, strict=True))
+
+        return _retry_schema(run)
 
     def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         """Return the first column of the first row, or None."""
-        row = self.conn.execute(sql, params).fetchone()
+        row = _retry_schema(lambda: self.conn.execute(sql, params).fetchone())
         return None if row is None else row[0]
 
     def table_exists(self, name: str) -> bool:
@@ -306,6 +314,27 @@ class Database:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _retry_schema(action: Any, patience: float = 5.0) -> Any:
+    """Call ``action`` again (for up to ``patience`` seconds) when SQLite reports a schema
+    change mid-prepare.
+
+    A concurrent writer's DDL (the bulk loader swaps the FTS trigger inside its
+    transaction) can make an FTS5 table's constructor fail with SQLITE_SCHEMA
+    while another connection prepares a statement; nothing has run yet, so
+    trying again is safe.
+    """
+    deadline = time.monotonic() + patience
+    delay = 0.001
+    while True:
+        try:
+            return action()
+        except apsw.SchemaChangeError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.05)
 
 
 def _column_names(cursor: apsw.Cursor) -> list[str] | None:
