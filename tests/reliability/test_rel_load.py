@@ -123,3 +123,54 @@ def test_mixed_soak_60s(home):
     result = _soak(home, 60)
     print(f"\nRELIABILITY soak 60s: {result['acks']:,} acknowledged writes all readable "
           f"({result['by_kind']}), {result['reads']:,} reads, 0 errors")
+
+
+def test_concurrent_ddl_never_reaches_a_reader(tmp_path):
+    """A writer swapping the FTS trigger (what the bulk loader does per batch) while other
+    connections open and search: SQLITE_SCHEMA from the FTS5 constructor is retried, never
+    surfaced (found by the soak as ``SchemaChangeError: vtable constructor failed``)."""
+    import threading
+
+    from hermes_store.db import Database
+
+    path = tmp_path / "race.db"
+    first = Database(path)
+    with SessionIndex(first) as index:
+        sid = index.create_session(source="cli")
+        index.append_message(sid, "user", "hello schema race")
+    stop = threading.Event()
+
+    def churn() -> None:
+        writer = Database(path)
+        try:
+            while not stop.is_set():
+                with writer.write():
+                    sql = writer.scalar("SELECT sql FROM sqlite_schema WHERE name='messages_fts_ai'")
+                    writer.execute("DROP TRIGGER messages_fts_ai")
+                    writer.execute(sql)
+                time.sleep(0.001)  # the loader does this once per batch, not back to back
+        finally:
+            writer.close()
+
+    thread = threading.Thread(target=churn)
+    thread.start()
+    errors, reads = [], 0
+    deadline = time.time() + 2.0
+    try:
+        while time.time() < deadline:
+            reader = Database(path)
+            try:
+                for _ in range(10):
+                    rows = reader.query("SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?",
+                                        ("hello",))
+                    assert rows == [{"rowid": 1}]
+                    reads += 1
+            except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(f"{type(exc).__name__}: {exc}")
+            finally:
+                reader.close()
+    finally:
+        stop.set()
+        thread.join()
+        first.close()
+    assert reads > 100 and not errors, errors[:3]
