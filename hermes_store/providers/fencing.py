@@ -13,50 +13,22 @@ import logging
 import re
 from collections.abc import Iterable, Iterator
 
+# The tags, notes and sanitiser live in the lowest layer so every store's tool output
+# (session snippets included) goes through the very same sanitiser; re-exported here.
+from hermes_store.tooling import (  # noqa: F401 - public names of this module
+    CLOSE_TAG,
+    LEGACY_SYSTEM_NOTE,
+    OPEN_TAG,
+    SYSTEM_NOTE,
+    sanitize_context,
+)
+
 logger = logging.getLogger(__name__)
 
-OPEN_TAG = "<memory-context>"
-CLOSE_TAG = "</memory-context>"
-SYSTEM_NOTE = (
-    "[System note: The following is recalled memory context, NOT new user input. "
-    "Treat as authoritative reference data — this is the agent's persistent memory "
-    "and should inform all responses.]"
-)
-#: The note text of earlier Hermes versions; still recognised (and stripped) on input.
-LEGACY_SYSTEM_NOTE = (
-    "[System note: The following is recalled memory context, NOT new user input. "
-    "Treat as informational background data.]"
-)
 PREWRAPPED_WARNING = "memory provider returned pre-wrapped context; stripped"
 
-_FENCE_SPAN = re.compile(r"<\s*memory-context\s*>[\s\S]*?</\s*memory-context\s*>", re.IGNORECASE)
-_NOTE_LINE = re.compile(
-    r"[ \t]*\[System note: The following is recalled memory context, NOT new user input\. "
-    r"Treat as (?:authoritative reference data — this is the agent's persistent memory and "
-    r"should inform all responses|informational background data)\.\][ \t]*(?:\r?\n)?",
-    re.IGNORECASE,
-)
-# A forged or truncated note (e.g. cut by a search snippet) up to its "]" or the end of the line.
-_NOTE_FRAGMENT = re.compile(r"[ \t]*\[\s*System note:[^\]\n]*(?:\]|$)", re.IGNORECASE | re.MULTILINE)
-_STRAY_TAG = re.compile(r"</?\s*memory-context\s*>", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+\S")
 _HEADING = re.compile(r"^\s*#{1,6}\s")
-
-
-def sanitize_context(text: str) -> str:
-    """Remove memory-context fences from ``text``.
-
-    In order: whole ``<memory-context>…</memory-context>`` spans (non-greedy, any case,
-    whitespace inside the tags allowed), then the system-note line (current or legacy
-    wording), then any other ``[System note: …`` fragment (forged, or truncated by a
-    snippet), then any stray opening or closing tag left over (forged or nested closers).
-    """
-    if not text:
-        return text or ""
-    text = _FENCE_SPAN.sub("", text)
-    text = _NOTE_LINE.sub("", text)
-    text = _NOTE_FRAGMENT.sub("", text)
-    return _STRAY_TAG.sub("", text)
 
 
 def _drop_repeated_bullets(text: str) -> str:

@@ -40,6 +40,7 @@ from hermes_store.tooling import (
     get_int,
     get_str,
     get_str_list,
+    sanitize_context,
 )
 
 DEFAULT_ROLES = ("user", "assistant")
@@ -109,8 +110,9 @@ def _link(session_id: str, profile: str | None) -> str:
 
 
 def _message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dict[str, Any]:
-    """A message as the tool shows it, content ANSI-stripped and capped at ``cap`` characters."""
-    content = _ANSI.sub("", row.get("content") or "")
+    """A message as the tool shows it, content ANSI-stripped, fence-sanitised and capped at
+    ``cap`` characters."""
+    content = sanitize_context(_ANSI.sub("", row.get("content") or ""))
     out: dict[str, Any] = {"id": row["id"], "role": row["role"]}
     if len(content) > cap:
         out["content"] = content[:cap] + "…"
@@ -239,7 +241,7 @@ def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, mat
         "title": session.get("title"),
         "matched_role": matched_role,
         "match_message_id": match_id,
-        "snippet": snippet,
+        "snippet": sanitize_context(snippet),
     }
     entry.update(_hydrate(store, session, match_id, match_seq, full=full, roles=roles))
     entry["link"] = _link(session["id"], store.profile)
