@@ -6,7 +6,7 @@
   with ``[BLOCKED:`` is still caught.
 * Fencing: recalled text carrying ``</memory-context>`` or the system-note text
   cannot escape the fence (provider prefetch through the manager, recall's
-  rendered block built from facts and session snippets).
+  rendered block built from facts and session snippets, ``session_search`` output).
 * Files and the database are created 0600 (directories 0700); symlinked lock
   files are refused; SQL is always parameterised (an AST scan of hermes_store
   with an explicit allow-list of constant fragments) and identifiers read from a
@@ -205,6 +205,22 @@ def test_recall_output_is_sanitised_for_prompts(home):
     from hermes_store.providers.fencing import build_memory_context_block
 
     _assert_single_fence(build_memory_context_block(rendered))
+
+
+def test_session_search_output_is_sanitised(home):
+    """Session snippets and messages reach the model only through the same sanitiser."""
+    from hermes_store.tools import handle_tool_call
+
+    with SessionIndex(home) as index:
+        sid = index.create_session(source="cli")
+        index.append_message(sid, "user", f"postgres fence message {FORGED}")
+        index.append_message(sid, "assistant", "noted")
+    for args in ({"query": "postgres fence"}, {"query": "postgres fence", "detail": "full"},
+                 {"session_id": sid}, {"session_id": sid, "around_message_id": 1}):
+        out = handle_tool_call("session_search", args, home=home)
+        assert "postgres fence message" in out, args
+        assert not re.search(r"<\s*/?\s*memory-context\s*>", out, re.I), args
+        assert "[System note:" not in out, args
 
 
 # --------------------------------------------------------------------------- files
