@@ -24,6 +24,7 @@ Design, in short:
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -60,10 +61,14 @@ DB_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
 # indexes that live next to transcripts but hold none: Hermes' gateway routing mirror, Codex's prompt history
 WALK_IGNORED = {"sessions.json", "history.jsonl"}
 FTS_MODES = ("batch", "trigger")
-_INSERT_MESSAGE = (
-    "INSERT OR IGNORE INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
-    " tool_call_id, timestamp, cjk) VALUES (?,?,?,?,?,?,?,?,?)"
-)
+ROWS_PER_INSERT = 200  # 9 columns x 200 rows = 1800 bound values per statement
+
+
+@functools.lru_cache(maxsize=8)
+def _multi_insert(count: int) -> str:
+    """An INSERT of ``count`` message rows in one statement."""
+    return ("INSERT OR IGNORE INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
+            " tool_call_id, timestamp, cjk) VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?)"] * count))
 
 
 @dataclass
@@ -590,7 +595,17 @@ class _Writer:
                 "SELECT sql FROM sqlite_schema WHERE type='trigger' AND name='messages_fts_ai'")
             if trigger_sql:
                 self.db.execute("DROP TRIGGER messages_fts_ai")
-        self.db.executemany(_INSERT_MESSAGE, job.rows)
+        # Many rows per statement: each step call releases the GIL once for ROWS_PER_INSERT rows,
+        # instead of once per row (per-row hand-offs stall this thread behind the parser).
+        rows = job.rows
+        full = len(rows) - len(rows) % ROWS_PER_INSERT
+        if full:
+            self.db.executemany(_multi_insert(ROWS_PER_INSERT), (
+                [value for row in rows[start:start + ROWS_PER_INSERT] for value in row]
+                for start in range(0, full, ROWS_PER_INSERT)))
+        if full < len(rows):
+            tail = rows[full:]
+            self.db.execute(_multi_insert(len(tail)), [value for row in tail for value in row])
         if trigger_sql:
             self.db.execute(
                 "INSERT INTO messages_fts(rowid, content, cjk)"
