@@ -292,6 +292,8 @@ ALLOWED = {
     ("sessions/loader.py", "CACHE_KIB"): "int constant",
     ("sessions/loader.py", "int(self._restore_cache)"): "an int read back from PRAGMA",
     ("sessions/loader.py", "', '.join((f'{n}=?' for n in names))"): "column names from a fixed tuple",
+    ("sessions/loader.py", "','.join(['(?,?,?,?,?,?,?,?,?)'] * count)"): "row placeholders",
+    ("sessions/loader.py", "<computed SQL> _multi_insert"): "constant INSERT with row placeholders",
     ("sessions/maintenance.py", "marks"): "'?,?,?' placeholders",
     ("sessions/maintenance.py", "table"): "FTS5 table names from our own sqlite_schema, quoted",
     ("sessions/maintenance.py", "exc"): "error text in a message, not SQL",
@@ -334,7 +336,8 @@ def _interpolations() -> list[tuple[str, int, str]]:
                   and isinstance(node.args[0], (ast.BinOp, ast.Call)) and not isinstance(node.args[0], ast.IfExp)):
                 arg = node.args[0]
                 if not (isinstance(arg, ast.Call) and ast.unparse(arg).endswith("read_text(encoding='utf-8')")):
-                    found.append((module, node.lineno, "<computed SQL> " + ast.unparse(arg)))
+                    what = ast.unparse(arg.func) if isinstance(arg, ast.Call) else ast.unparse(arg)
+                    found.append((module, node.lineno, "<computed SQL> " + what))
     return found
 
 
