@@ -35,7 +35,7 @@ def knob(name: str, default: int) -> int:
 # --------------------------------------------------------------------------- processes
 
 
-def run_worker(*args: Any, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.Popen:
+def run_worker(*args: Any, env: dict[str, str] | None = None) -> subprocess.Popen:
     """Start ``rel_workers.py ARGS`` as a separate Python process (stdout/stderr piped)."""
     full_env = dict(os.environ)
     full_env.update(env or {})

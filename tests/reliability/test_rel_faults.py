@@ -15,9 +15,11 @@ ingest and prune), kills it with SIGKILL after a random delay, then checks:
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -164,8 +166,6 @@ FILES, PER_FILE = 30, 400
 @pytest.fixture(scope="module")
 def transcripts(tmp_path_factory) -> Path:
     """30 Hermes JSONL transcripts x 400 messages (12,000 messages)."""
-    import json
-
     root = tmp_path_factory.mktemp("transcripts") / "sessions"
     root.mkdir()
     for f in range(FILES):
@@ -197,8 +197,6 @@ def _session_counts(home: Home) -> tuple[int, int, list]:
 def _ingest_trials(tmp_path: Path, transcripts: Path, count: int) -> tuple[int, int]:
     rng = random.Random(7)
     calibrate = Home(tmp_path / "calibrate").ensure()
-    import time
-
     started = time.perf_counter()
     run_forked(lambda: index_paths(calibrate, [transcripts], batch_messages=1000))
     duration = time.perf_counter() - started
@@ -286,8 +284,6 @@ def _prune_invariants(db: Database, kept: set[str]) -> None:
 def _prune_trials(tmp_path: Path, template, count: int) -> tuple[int, int]:
     db_file, doomed, kept = template
     rng = random.Random(11)
-    import time
-
     calibrate = tmp_path / "calibrate.db"
     shutil.copy(db_file, calibrate)
     started = time.perf_counter()
