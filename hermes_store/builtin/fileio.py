@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from filelock import FileLock
 from hermes_store.home import private_mkdir
 
 LOCK_MODE = 0o600
+TEMP_PREFIX, TEMP_SUFFIX = ".mem_", ".tmp"
+STALE_TEMP_SECONDS = 3600.0  # a temp file this old belongs to a writer that died mid-write
 
 
 def lock_path_for(path: Path) -> Path:
@@ -59,7 +62,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     The temp file is removed on any failure. Raises RuntimeError naming the path.
     """
     private_mkdir(path.parent)
-    fd, tmp_name = tempfile.mkstemp(prefix=".mem_", suffix=".tmp", dir=str(path.parent))
+    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=str(path.parent))
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
@@ -78,7 +81,7 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Byte-exact variant of :func:`atomic_write_text` (used for backups)."""
-    fd, tmp_name = tempfile.mkstemp(prefix=".mem_", suffix=".tmp", dir=str(path.parent))
+    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=str(path.parent))
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -89,6 +92,23 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
+
+
+def remove_stale_temps(directory: Path, older_than: float = STALE_TEMP_SECONDS) -> list[str]:
+    """Delete ``.mem_*.tmp`` files left in ``directory`` by a writer killed mid-write.
+
+    Only files older than ``older_than`` seconds are touched (a live writer's temp
+    file exists for milliseconds). Returns the names removed; errors are ignored.
+    """
+    removed = []
+    cutoff = time.time() - older_than
+    with contextlib.suppress(OSError):
+        for candidate in directory.glob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}"):
+            with contextlib.suppress(OSError):
+                if candidate.is_file() and candidate.stat().st_mtime < cutoff:
+                    candidate.unlink()
+                    removed.append(candidate.name)
+    return removed
 
 
 def _fsync_dir(directory: Path) -> None:

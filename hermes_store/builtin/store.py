@@ -39,7 +39,13 @@ from hermes_store.builtin.entries import (
     usage_long,
     usage_short,
 )
-from hermes_store.builtin.fileio import atomic_write_bytes, atomic_write_text, lock_path_for, locked
+from hermes_store.builtin.fileio import (
+    atomic_write_bytes,
+    atomic_write_text,
+    lock_path_for,
+    locked,
+    remove_stale_temps,
+)
 from hermes_store.builtin.provenance import Event, Provenance
 from hermes_store.builtin.render import RENDER_STYLES, block_cost, render_block
 from hermes_store.builtin.threats import (
@@ -181,6 +187,7 @@ class MemoryStore:
             self.home.ensure()
         except OSError as exc:  # a read-only home can still be read
             logger.warning("cannot create %s: %s", self.home.memories_dir, exc)
+        remove_stale_temps(self.home.memories_dir)
         style = self.render_style
         for target in TARGETS:
             path = self.path_for(target)
