@@ -16,6 +16,7 @@ ingest and prune), kills it with SIGKILL after a random delay, then checks:
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import shutil
@@ -23,7 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
-from rel_helpers import db_problems, kill_at_random_point, knob, read_md, run_forked
+from rel_helpers import db_problems, kill_at_random_point, knob, read_md, run_forked, tmp_leftovers
 
 from hermes_store.builtin.store import MemoryStore
 from hermes_store.db import Database
@@ -84,9 +85,14 @@ def _memory_write_trials(home: Home, count: int) -> tuple[int, int]:
         assert after in _states(before, ops), f"trial {trial}: not a state of the sequence"
         assert db_problems(home.db_path) == [], f"trial {trial}"
         consistent += 1
-    # the store still works after all the kills (no stale lock)
+    # the store still works after all the kills (no stale lock), and the next session start
+    # sweeps temp files the killed writers left behind (once they are old enough)
     store = MemoryStore(home, memory_char_limit=BIG, user_char_limit=BIG)
     assert store.add("memory", "after the storm")["success"]
+    for leftover in home.memories_dir.glob("*.tmp"):
+        os.utime(leftover, (time.time() - 7200, time.time() - 7200))
+    store.load_from_disk()
+    assert tmp_leftovers(home.memories_dir) == []
     store.close()
     return consistent, killed
 
@@ -397,3 +403,17 @@ def test_sigkill_fact_update(home):
     consistent, killed = _fact_trials(home, total)
     assert consistent == total and killed >= total // 2
     _report("fact update", consistent, total, killed)
+
+
+def test_stale_temp_files_swept_fresh_ones_kept(home):
+    """A temp file from a writer killed an hour ago is removed at load; a fresh one (a writer
+    that may still be running) is left alone."""
+    stale = home.memories_dir / ".mem_killed01.tmp"
+    fresh = home.memories_dir / ".mem_running.tmp"
+    for path in (stale, fresh):
+        path.write_text("partial")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    store = MemoryStore(home)
+    store.load_from_disk()
+    store.close()
+    assert not stale.exists() and fresh.exists()
