@@ -30,6 +30,8 @@ def detect_format(path: Path) -> str | None:
     if not objects:
         if path.suffix.lower() == ".json" and head.lstrip().startswith(b"{"):
             return _whole_json_format(path)
+        if path.suffix.lower() == ".jsonl" and _HERMES_ID.match(path.stem):
+            return "hermes-jsonl"  # a Hermes session file whose first lines are unreadable
         return None
     return _classify(path, objects)
 
