@@ -58,6 +58,9 @@ def _build(root: Path) -> dict[str, int]:
                                      + b"}" * 900 + b"}\n", _line(g("nest", 4))], 2)
     # a corrupt first line (within the 256 KiB format probe) must not hide the rest of the file
     write("20260101_000000_deep1s", [b"[" * 100_000 + b"]" * 100_000 + b"\n", _line(g("deep1st", 1))], 1)
+    # ... nor a first line longer than the probe, in a file named like a Hermes session
+    write("20260101_000000_0badf1", [b'{"role": "user", "content": "' + b"y" * 400_000 + b'"\n',
+                                     _line(g("long1st", 1))], 1)
     (root / "session_20260101_000000_deepjs.json").write_bytes(b'{"messages": ' + b"[" * depth
                                                                + b"]" * depth + b"}")
     wrong = [
@@ -116,9 +119,9 @@ def test_every_kind_of_bad_transcript(home, tmp_path):
     assert by_file.get("20260101_000000_binary"), "binary file not reported"
     assert "20260101_000000_good01" not in by_file and "20260101_000000_insub1" not in by_file
     assert "20260101_000000_empty0" not in by_file or all(e["line"] is None for e in by_file["20260101_000000_empty0"])
-    assert 1 in lines("20260101_000000_deep1s")
+    assert 1 in lines("20260101_000000_deep1s") and 1 in lines("20260101_000000_0badf1")
     assert by_file.get("session_20260101_000000_deepjs"), "deeply nested JSON file not reported"
-    assert summary["files"] == 13  # the symlink loop did not make anything count twice
+    assert summary["files"] == 14  # the symlink loop did not make anything count twice
 
     # 900 levels parse as JSON: the message is imported or its line reported, never a crash
     expected["20260101_000000_nested"] += 0 if 4 in lines("20260101_000000_nested") else 1
