@@ -19,6 +19,10 @@ Design, in short:
   messages past those already stored; ``state.db`` resumes after the last id.
 * A session already indexed from another file (or recorded live) is never
   duplicated: its messages from the second file are counted as skipped.
+* Pipelining: batches are written on a second connection in a background
+  thread while the next batch is parsed (SQLite runs without the GIL; rows go
+  in as multi-row INSERTs so the writer rarely needs the GIL). One indexing run
+  per store at a time, across processes (``<db>.index.lock``).
 """
 
 from __future__ import annotations
