@@ -105,3 +105,13 @@ def test_bad_file_does_not_lose_indexed_data(run, store, fixtures, tmp_path):
     assert code == 0
     assert store.scalar("SELECT COUNT(*) FROM messages") == 8
     assert any(e["path"] == str(broken) for e in second["errors"])
+
+
+def test_huge_first_line_still_detected(run, store, tmp_path):
+    path = tmp_path / "export" / "chat.jsonl"  # not a Hermes-style name: content decides
+    write_jsonl(path, [{"session_id": "big-1", "role": "user", "content": "x" * (3 * 1024 * 1024)},
+                       {"session_id": "big-1", "role": "assistant", "content": "short answer"}])
+    code, summary = index_json(run, path)
+    assert code == 0 and summary["messages_added"] == 2
+    assert [e["error"] for e in summary["errors"]] == [
+        f"field 'content': {3 * 1024 * 1024} characters truncated to {MAX_CONTENT_CHARS}"]

@@ -13,6 +13,7 @@ _CLAUDE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapsho
 _CODEX_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
 _PROBE_BYTES = 256 * 1024
 _PROBE_LINES = 8
+_LONG_LINE_BYTES = 128 * 1024 * 1024  # the longest first line read to recognise a format
 
 
 def detect_format(path: Path) -> str | None:
@@ -27,6 +28,8 @@ def detect_format(path: Path) -> str | None:
     if not head.strip():
         return None
     objects = _first_objects(head, skip_bad=path.suffix.lower() != ".json")
+    if not objects and len(head) == _PROBE_BYTES and b"\n" not in head:
+        objects = _long_first_line(path)  # e.g. a 50 MB message on the first line
     if not objects:
         if path.suffix.lower() == ".json" and head.lstrip().startswith(b"{"):
             return _whole_json_format(path)
@@ -61,6 +64,18 @@ def _first_objects(head: bytes, *, skip_bad: bool = False) -> list[dict[str, Any
         if len(found) >= _PROBE_LINES:
             break
     return found
+
+
+def _long_first_line(path: Path) -> list[dict[str, Any]]:
+    """The first line as a JSON object when it is longer than the probe (bounded read)."""
+    try:
+        with open(path, "rb") as handle:
+            line = handle.readline(_LONG_LINE_BYTES)
+    except OSError:
+        return []
+    if not line.endswith(b"\n") and len(line) >= _LONG_LINE_BYTES:
+        return []
+    return _first_objects(line + b"\n")
 
 
 def _classify(path: Path, objects: list[dict[str, Any]]) -> str | None:
