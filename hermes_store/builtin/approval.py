@@ -22,6 +22,7 @@ from hermes_store.builtin import messages as msg
 from hermes_store.builtin.entries import AMBIGUOUS, find_unique_match
 from hermes_store.builtin.fileio import atomic_write_bytes
 from hermes_store.builtin.store import MemoryStore
+from hermes_store.home import private_mkdir
 
 STAGED_MESSAGE = ("Staged for approval (memory.write_approval is on). Not yet saved — review with "
                   "/memory pending.")
@@ -108,7 +109,7 @@ def stage(store: MemoryStore, action: str, target: str, payload: dict[str, Any],
             return resolved
         payload["matched_entries"] = resolved["matched_entries"]
     directory = pending_dir(store.home)
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_mkdir(directory)
     record_id = secrets.token_hex(4)
     while (directory / f"{record_id}.json").exists():
         record_id = secrets.token_hex(4)
