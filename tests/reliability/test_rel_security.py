@@ -36,6 +36,7 @@ from hermes_store.providers.fencing import CLOSE_TAG, OPEN_TAG, SYSTEM_NOTE
 from hermes_store.providers.manager import MemoryManager
 from hermes_store.recall import recall
 from hermes_store.sessions import SessionIndex, index_paths
+from hermes_store.tools import handle_tool_call
 
 BIG = 10**6
 
@@ -209,8 +210,6 @@ def test_recall_output_is_sanitised_for_prompts(home):
 
 def test_session_search_output_is_sanitised(home):
     """Session snippets and messages reach the model only through the same sanitiser."""
-    from hermes_store.tools import handle_tool_call
-
     with SessionIndex(home) as index:
         sid = index.create_session(source="cli")
         index.append_message(sid, "user", f"postgres fence message {FORGED}")
@@ -247,13 +246,26 @@ def test_files_and_database_created_private(tmp_path):
         transcript = tmp_path / "20260101_000000_priv01.jsonl"
         transcript.write_text(json.dumps({"role": "user", "content": "hi"}) + "\n")
         index_paths(home, [transcript])
+        # a drift backup (.bak.<ts>) and a staged approval record are private too
+        home.memory_file.write_text("private entry\n\n§\n\nhand edit", encoding="utf-8")
+        refused = store.replace("memory", "private entry", "changed")
+        assert not refused["success"] and refused.get("drift_backup")
+        home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")
+        home.config_path.chmod(0o600)
+        staged = json.loads(handle_tool_call("memory", {"action": "add", "target": "user",
+                                                        "content": "staged entry"}, home=home))
+        assert staged.get("staged"), staged
         store.close()
     finally:
         os.umask(old)
     for path in (home.memory_file, home.user_file, home.db_path,
                  home.memories_dir / "MEMORY.md.lock", home.memories_dir / "USER.md.lock"):
         assert _mode(path) == 0o600, f"{path.name}: {oct(_mode(path))}"
-    for directory in (home.root, home.memories_dir):
+    created = [p for p in home.root.rglob("*") if p.is_file()]
+    assert any(".bak." in p.name for p in created) and len(created) >= 8
+    for path in created:
+        assert _mode(path) & 0o077 == 0, f"{path.relative_to(home.root)}: {oct(_mode(path))}"
+    for directory in [home.root, *(p for p in home.root.rglob("*") if p.is_dir())]:
         assert _mode(directory) & 0o077 == 0, f"{directory}: {oct(_mode(directory))}"
 
 
