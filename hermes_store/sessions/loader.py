@@ -8,10 +8,10 @@ Design, in short:
   ``BEGIN IMMEDIATE`` transaction, together with every touched file's resume
   point in ``sources``. A crash or Ctrl-C rolls back at most one batch, and
   the next run resumes exactly where the last commit left off.
-* FTS: in ``fts_mode="batch"`` (the default) the insert trigger is dropped
-  inside the batch transaction, the new rows are indexed with one
-  ``INSERT ... SELECT`` from the projection view, and the trigger is restored
-  before COMMIT -- other connections never see the trigger missing.
+* FTS: in ``fts_mode="batch"`` (the default) the batch transaction holds a
+  ``fts_deferred`` row, so the insert trigger stands aside; the new rows are
+  indexed with one ``INSERT ... SELECT`` from the projection view and the row
+  is removed before COMMIT -- no DDL, and other connections never see it.
   ``fts_mode="trigger"`` leaves the trigger in place (kept for the benchmark).
 * Idempotent: unchanged files are skipped from their ``sources`` row;
   append-only JSONL resumes at its byte offset after checking the prefix hash
@@ -208,7 +208,10 @@ class BulkLoader:
         finds the files already indexed instead of racing on the same sessions."""
         if str(self.db.path) in (":memory:", ""):
             return contextlib.nullcontext()
-        return FileLock(str(self.db.path) + ".index.lock", timeout=RUN_LOCK_TIMEOUT, mode=0o600)
+        lock_path = Path(str(self.db.path) + ".index.lock")
+        if lock_path.is_symlink():  # older filelock versions follow it (and truncate the target)
+            raise OSError(f"refusing to use lock file {lock_path}: it is a symlink")
+        return FileLock(str(lock_path), timeout=RUN_LOCK_TIMEOUT, mode=0o600)
 
     def _run(self, paths: Iterable[str | os.PathLike[str]], fmt: str) -> IndexSummary:
         done: set[str] = set()
@@ -593,12 +596,9 @@ class _Writer:
                             (json.dumps(stored, ensure_ascii=False), delta.session_id))
 
     def _write_messages(self, job: _BatchJob, first_id: int) -> None:
-        trigger_sql = None
-        if job.fts_mode == "batch":
-            trigger_sql = self.db.scalar(
-                "SELECT sql FROM sqlite_schema WHERE type='trigger' AND name='messages_fts_ai'")
-            if trigger_sql:
-                self.db.execute("DROP TRIGGER messages_fts_ai")
+        batch_fts = job.fts_mode == "batch"
+        if batch_fts:  # the insert trigger stands aside until this transaction indexes the batch
+            self.db.execute("INSERT OR IGNORE INTO fts_deferred(name) VALUES ('messages_fts')")
         # Many rows per statement: each step call releases the GIL once for ROWS_PER_INSERT rows,
         # instead of once per row (per-row hand-offs stall this thread behind the parser).
         rows = job.rows
@@ -610,11 +610,11 @@ class _Writer:
         if full < len(rows):
             tail = rows[full:]
             self.db.execute(_multi_insert(len(tail)), [value for row in tail for value in row])
-        if trigger_sql:
+        if batch_fts:
             self.db.execute(
                 "INSERT INTO messages_fts(rowid, content, cjk)"
                 " SELECT id, content, cjk FROM messages_fts_source WHERE id > ?", (first_id,))
-            self.db.execute(trigger_sql)
+            self.db.execute("DELETE FROM fts_deferred WHERE name = 'messages_fts'")
 
 
 def _key(path: Path) -> str:
