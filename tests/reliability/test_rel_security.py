@@ -281,6 +281,20 @@ def test_symlinked_lock_file_refused(home, tmp_path):
     store.close()
 
 
+def test_symlinked_index_lock_refused(home, tmp_path):
+    """The session indexer's cross-process lock file is never followed through a symlink."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("do not touch")
+    victim_mode = _mode(victim)
+    SessionIndex(home).close()  # create the store
+    Path(str(home.db_path) + ".index.lock").symlink_to(victim)
+    transcript = tmp_path / "20260101_000000_lock01.jsonl"
+    transcript.write_text(json.dumps({"role": "user", "content": "hi"}) + "\n")
+    with pytest.raises(OSError, match="symlink"):
+        index_paths(home, [transcript])
+    assert victim.read_text() == "do not touch" and _mode(victim) == victim_mode
+
+
 # --------------------------------------------------------------------------- SQL
 
 SQL_METHODS = {"execute", "executemany", "query", "query_one", "scalar"}
