@@ -61,10 +61,18 @@ CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
+-- A writer that indexes a whole batch itself (the bulk loader) holds a row here for the length
+-- of its own transaction; the insert trigger stands aside while it exists. The row never
+-- outlives that transaction, so every other connection always sees the trigger active, and no
+-- DDL ever runs at ingest time.
+CREATE TABLE IF NOT EXISTS fts_deferred (
+    name TEXT PRIMARY KEY                          -- the FTS table whose indexing is deferred
+);
+
 -- Keep the index in step with every writer (ours, sqlite-utils, the stdlib sqlite3 module).
--- The bulk loader may drop messages_fts_ai inside its own transaction and index the new
--- rows in one INSERT ... SELECT from the view instead; it restores the trigger before COMMIT.
-CREATE TRIGGER IF NOT EXISTS messages_fts_ai AFTER INSERT ON messages BEGIN
+CREATE TRIGGER IF NOT EXISTS messages_fts_ai AFTER INSERT ON messages
+WHEN NOT EXISTS (SELECT 1 FROM fts_deferred WHERE name = 'messages_fts')
+BEGIN
     INSERT INTO messages_fts(rowid, content, cjk)
     VALUES (new.id,
             CASE WHEN new.role = 'tool' THEN substr(new.content, 1, 8192) ELSE new.content END,
