@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from filelock import FileLock
 
+from hermes_store import fsutil
 from hermes_store.home import private_mkdir
 
 LOCK_MODE = 0o600
@@ -59,39 +59,19 @@ def locked(path: Path) -> Iterator[Path]:
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` (UTF-8, LF kept as is) via a temp file in the same directory + fsync + replace.
 
-    The temp file is removed on any failure. Raises RuntimeError naming the path.
+    The temp file (``.mem_*.tmp``, swept by the store when stale) is removed on
+    any failure. Raises RuntimeError naming the path.
     """
     private_mkdir(path.parent)
-    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=str(path.parent))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if path.exists():
-            with contextlib.suppress(OSError):
-                os.chmod(tmp_name, path.stat().st_mode & 0o777)
-        os.replace(tmp_name, path)
+        fsutil.atomic_write_text(path, text, prefix=TEMP_PREFIX)
     except (OSError, UnicodeError) as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
         raise RuntimeError(f"Failed to write memory file {path}: {exc}") from exc
-    _fsync_dir(path.parent)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Byte-exact variant of :func:`atomic_write_text` (used for backups)."""
-    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
+    fsutil.atomic_write_bytes(path, data, prefix=TEMP_PREFIX)
 
 
 def remove_stale_temps(directory: Path, older_than: float = STALE_TEMP_SECONDS) -> list[str]:
@@ -109,13 +89,3 @@ def remove_stale_temps(directory: Path, older_than: float = STALE_TEMP_SECONDS) 
                     candidate.unlink()
                     removed.append(candidate.name)
     return removed
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename durable where the platform allows fsync on a directory."""
-    with contextlib.suppress(OSError, AttributeError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from hermes_store.cli.common import fail, get_home
+from hermes_store.config_edit import set_config_value
 from hermes_store.home import ConfigError
-from hermes_store.providers.config_edit import set_config_value
 from hermes_store.providers.discovery import load_plugin_dir
 from hermes_store.providers.hermes_plugin import (
     DEFAULT_PLUGIN_NAME,

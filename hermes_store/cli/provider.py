@@ -9,8 +9,8 @@ from __future__ import annotations
 import click
 
 from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.config_edit import set_config_value
 from hermes_store.home import ConfigError, Home
-from hermes_store.providers.config_edit import set_config_value
 from hermes_store.providers.discovery import (
     BUILTIN_NAME,
     describe_registry,

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from hermes_store.config_edit import set_config_values
 from hermes_store.facts.config import SECTION, FactConfig, load_fact_config
 from hermes_store.facts.extract import extract_from_messages
 from hermes_store.facts.store import FactStore, FactStoreError
@@ -235,32 +232,18 @@ class FactStoreProvider(MemoryProvider):
         """Merge ``values`` into ``memory.holographic_store`` of ``<hermes_home>/config.yaml`` atomically.
 
         Values are validated first (a bad value raises ConfigError naming the
-        key and nothing is written); other sections and keys are kept.
+        key and nothing is written); other sections, keys and comments are kept.
         """
         section_values = dict(values or {})
         path = Path(hermes_home) / "config.yaml"
-        data = load_config(path)
-        memory = data.get("memory")
-        if memory is None:
-            memory = data["memory"] = {}
-        section = dict(memory.get(SECTION) or {})
+        memory = load_config(path).get("memory") or {}
+        section = dict(memory.get(SECTION) or {}) if isinstance(memory, dict) else {}
         section.update(section_values)
         validated = FactConfig.from_mapping(section)
-        for key in section_values:
-            if hasattr(validated, key):
-                section[key] = getattr(validated, key)
-        memory[SECTION] = section
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".yaml", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                yaml.safe_dump(data, handle, sort_keys=False, allow_unicode=True)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        set_config_values(path, {
+            f"memory.{SECTION}.{key}": getattr(validated, key) if hasattr(validated, key) else value
+            for key, value in section_values.items()
+        })
         self._config = None if not isinstance(self._explicit_config, (dict, FactConfig)) else self._config
 
 

@@ -16,10 +16,10 @@ import importlib
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from hermes_store.fsutil import atomic_write_text
 from hermes_store.home import Home
 from hermes_store.providers.base import MemoryProvider, RecallStatus
 from hermes_store.providers.calls import call_memory_write
@@ -258,20 +258,7 @@ def render_plugin_files(name: str = DEFAULT_PLUGIN_NAME) -> dict[str, str]:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    atomic_write_text(path, text, mode=0o644)
 
 
 def valid_plugin_name(name: str) -> bool:

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from hermes_store.fsutil import atomic_write_text
 from hermes_store.home import ConfigError
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
@@ -208,29 +208,23 @@ def set_yaml_text(text: str, dotted_key: str, value: Any, *, source: str = "conf
 
 def set_config_value(path: str | os.PathLike[str], dotted_key: str, value: Any) -> None:
     """Set ``dotted_key`` in the YAML file at ``path`` (created when missing), atomically."""
+    set_config_values(path, {dotted_key: value})
+
+
+def set_config_values(path: str | os.PathLike[str], values: dict[str, Any]) -> None:
+    """Set several dotted keys in one atomic replace of the YAML file at ``path``."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")  # bytes: CRLF files keep their line endings
         mode = path.stat().st_mode & 0o777
     except FileNotFoundError:
         text, mode = "", 0o600
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
-    new_text = set_yaml_text(text, dotted_key, value, source=str(path))
+    new_text = text
+    for dotted_key, value in values.items():
+        new_text = set_yaml_text(new_text, dotted_key, value, source=str(path))
     if new_text == text:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".config.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(new_text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    atomic_write_text(path, new_text, mode=mode, prefix=".config.")
