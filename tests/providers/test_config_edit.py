@@ -7,8 +7,8 @@ import os
 import pytest
 import yaml
 
-from hermes_store.home import ConfigError
 from hermes_store.config_edit import format_scalar, set_config_value, set_yaml_text
+from hermes_store.home import ConfigError
 
 CONFIG = """\
 # Hermes configuration — hand edited
