@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -86,7 +87,7 @@ class SourceState:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
-class Importer:
+class Importer(ABC):
     """Base class: one transcript format.
 
     Subclasses set ``name`` and implement :meth:`read`. ``resumable_by_offset``
@@ -102,9 +103,9 @@ class Importer:
         self.path = path
         self.hasher = hashlib.sha256()
 
+    @abstractmethod
     def read(self, state: SourceState) -> Iterator[Event]:
         """Yield the events of ``self.path`` starting after ``state.resume_at``."""
-        raise NotImplementedError
 
     def is_rewritten(self, state: SourceState) -> bool:
         """True when the source no longer extends what was imported (re-import it whole).
