@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from hermes_store import timeutil
 from hermes_store.builtin.provenance import Provenance
 from hermes_store.builtin.render import estimate_tokens
 from hermes_store.builtin.search import search_entries
@@ -121,49 +122,18 @@ class RecallResult:
 
 
 def parse_when(value: Any, *, name: str = "date", end: bool = False) -> float | None:
-    """Epoch seconds from None, a number, an ISO date/datetime or a relative age like ``7d``.
+    """A ``since``/``until`` argument as epoch seconds (see :func:`hermes_store.timeutil.parse_when`).
 
-    ``end=True`` makes a bare date mean the end of that day (for ``until``).
+    ``end=True`` makes a bare date mean the end of that day. Raises ValueError naming ``name``.
     """
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"{name}: expected a date, got a boolean")
-    if isinstance(value, (int, float)):
-        return float(value)
-    text = str(value).strip()
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
-    if len(text) > 1 and text[-1] in units and text[:-1].replace(".", "", 1).isdigit():
-        return time.time() - float(text[:-1]) * units[text[-1]]
     try:
-        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise ValueError(f"{name}: expected an ISO date (2026-11-30), a datetime or an age like 7d; got {text!r}") from exc
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    stamp = parsed.timestamp()
-    if end and len(text) == 10:
-        stamp += 86400 - 0.001
-    return stamp
-
-
-def _as_epoch(value: Any) -> float | None:
-    """Epoch seconds from a number or an SQLite ``CURRENT_TIMESTAMP``/ISO string (UTC); else None."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    try:
-        parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.timestamp()
+        return timeutil.parse_when(value, end_of_day=end)
+    except timeutil.TimeParseError as exc:
+        raise ValueError(f"{name}: {exc}") from exc
 
 
 def _iso(value: Any) -> str | None:
-    stamp = _as_epoch(value)
+    stamp = timeutil.to_epoch(value)
     if stamp is None:
         return None
     return datetime.fromtimestamp(stamp, tz=timezone.utc).isoformat(timespec="seconds")
@@ -233,7 +203,7 @@ def _fact_candidates(db: Database, query: str, limit: int, min_trust: float | No
     rows = _fact_store(db).search(query, limit=limit * 2, min_trust=min_trust)
     items: list[RecallItem] = []
     for row in rows:
-        if not _in_window(_as_epoch(row.get("created_at")), since, until):
+        if not _in_window(timeutil.to_epoch(row.get("created_at")), since, until):
             continue
         trust = float(row.get("trust_score", DEFAULT_TRUST))
         items.append(RecallItem(

@@ -201,7 +201,7 @@ def prune_cmd(ctx: click.Context, older_than: str, dry_run: bool, as_json: bool)
     it is old; live sessions that never ended are kept.
     """
     from hermes_store.sessions.index import SessionIndex
-    from hermes_store.sessions.maintenance import parse_age
+    from hermes_store.timeutil import parse_age
 
     try:
         age = parse_age(older_than)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from datetime import datetime, timezone
 
+from hermes_store.timeutil import parse_timestamp
+
 DEFAULT_TRUST = 0.5
 MIN_TRUST_THRESHOLD = 0.3
 HELPFUL_DELTA = 0.05
@@ -49,17 +51,6 @@ def visible(trust: float, threshold: float) -> bool:
 def sql_threshold(threshold: float) -> float:
     """The value to compare with in SQL (``trust_score >= ?``) for :func:`visible` semantics."""
     return float(threshold) - TOLERANCE
-
-
-def parse_timestamp(text: str | None) -> datetime | None:
-    """Parse a SQLite ``CURRENT_TIMESTAMP`` string (UTC) or ISO text; None when unreadable."""
-    if not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def decay_factor(updated_at: str | None, half_life_days: float,

@@ -14,7 +14,8 @@ Public API::
 from hermes_store.sessions.importers import FORMATS, detect_format
 from hermes_store.sessions.index import SessionIndex, SessionNotFound, index_paths, new_session_id
 from hermes_store.sessions.loader import BulkLoader, IndexSummary
-from hermes_store.sessions.maintenance import delete_session, parse_age, prune_sessions, stats
+from hermes_store.sessions.maintenance import delete_session, prune_sessions, stats
+from hermes_store.timeutil import parse_age
 
 __all__ = [
     "FORMATS",

@@ -9,33 +9,12 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timezone
 from typing import Any
 
 from hermes_store.db import Database
 from hermes_store.sessions.index import SessionNotFound
 
-_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.I)
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "": 86400}
 _FTS5 = re.compile(r"\busing\s+fts5\b", re.I)
-
-
-def parse_age(text: str, *, now: float | None = None) -> float:
-    """Seconds from an age: ``30s``, ``15m``, ``5h``, ``2d``, ``1w``, a bare number of days,
-    or an ISO date/time (the age is then ``now - that moment``). Raises ValueError."""
-    match = _AGE.match(str(text))
-    if match:
-        return float(match.group(1)) * _UNITS[match.group(2).lower()]
-    raw = str(text).strip()
-    try:
-        moment = datetime.fromisoformat(raw[:-1] + "+00:00" if raw.endswith("Z") else raw)
-    except ValueError as exc:
-        raise ValueError(
-            f"invalid age {text!r}: use 30s, 15m, 5h, 2d, 1w, a number of days, or an ISO date"
-        ) from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return max(0.0, (now if now is not None else time.time()) - moment.timestamp())
 
 
 def delete_session(db: Database, session_id: str) -> int:

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
+from hermes_store import timeutil
 from hermes_store.db import Database
 from hermes_store.query import is_cjk, run_match, tokenize
 from hermes_store.sessions.rank import ensure_rank_function
@@ -121,51 +120,15 @@ class SearchResult:
 
 # --------------------------------------------------------------------------- dates
 
-_RELATIVE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
 def parse_when(value: Any, *, end_of_day: bool = False, now: float | None = None) -> float | None:
-    """Turn a date argument into epoch seconds (UTC), or None for None/empty.
+    """A date argument as epoch seconds (see :func:`hermes_store.timeutil.parse_when`).
 
-    Accepts epoch numbers, ``YYYY-MM-DD`` (start of that day, or its end with
-    ``end_of_day``), ISO date-times (naive = UTC) and relative ages ``30m``,
-    ``5h``, ``2d``, ``1w`` (that long before ``now``). Raises :class:`SearchError`.
+    Raises :class:`SearchError` naming what is accepted.
     """
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        raise SearchError(f"not a date: {value!r}")
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, datetime):
-        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
-    if isinstance(value, date):
-        value = value.isoformat()
-    text = str(value).strip()
-    match = _RELATIVE.match(text)
-    if match:
-        current = time.time() if now is None else now
-        return current - float(match.group(1)) * _UNIT_SECONDS[match.group(2).lower()]
     try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        if len(text) == 10:
-            day = date.fromisoformat(text)
-            moment = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
-            if end_of_day:
-                moment += timedelta(days=1) - timedelta(microseconds=1)
-            return moment.timestamp()
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise SearchError(
-            f"not a date: {text!r} (use YYYY-MM-DD, an ISO date-time, epoch seconds or an age like 7d)"
-        ) from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+        return timeutil.parse_when(value, end_of_day=end_of_day, now=now)
+    except timeutil.TimeParseError as exc:
+        raise SearchError(str(exc)) from exc
 
 
 # --------------------------------------------------------------------------- filters

@@ -19,9 +19,10 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, ClassVar
+
+from hermes_store import timeutil
 
 MAX_CONTENT_CHARS = 1_048_576  # longer message contents are truncated (and reported)
 _DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are tolerated
@@ -201,26 +202,21 @@ def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[E
 
 
 def parse_timestamp(value: Any) -> float | None:
-    """Epoch seconds from an epoch number (s or ms) or an ISO-8601 string; None if absent."""
+    """Epoch seconds from an epoch number (s or ms) or an ISO-8601 string; None if absent.
+
+    Raises ValueError for anything else.
+    """
     if value is None or value == "" or isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)):
-        number = float(value)
-        return number / 1000.0 if number > 1e11 else number
     text = str(value).strip()
     try:
-        return parse_timestamp(float(text))
+        number = float(value) if isinstance(value, (int, float)) else float(text)
     except ValueError:
-        pass
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise ValueError(f"bad timestamp {value!r}") from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
+        moment = timeutil.parse_timestamp(text)
+        if moment is None:
+            raise ValueError(f"bad timestamp {value!r}") from None
+        return moment.timestamp()
+    return number / 1000.0 if number > 1e11 else number
 
 
 def safe_timestamp(value: Any, line: int | None, problems: list[Problem]) -> float | None:

@@ -1,0 +1,110 @@
+"""Dates and ages as users type them and as the store keeps them, parsed in one place.
+
+* :func:`parse_when` — a user's date argument (``since``/``until``): epoch
+  seconds, ``YYYY-MM-DD``, an ISO date-time (naive means UTC) or an age such as
+  ``30m``, ``5h``, ``2d``, ``1w`` (that long before now).
+* :func:`parse_age` — a duration such as ``--older-than 90d``.
+* :func:`to_epoch` / :func:`parse_timestamp` — lenient readers for stored
+  values (numbers, SQLite ``CURRENT_TIMESTAMP`` text); None when unreadable.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+_AGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
+UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+DATE_HELP = "use YYYY-MM-DD, an ISO date-time, epoch seconds or an age like 7d"
+
+
+class TimeParseError(ValueError):
+    """A date or age argument that cannot be read (the message says what is accepted)."""
+
+
+def age_seconds(text: Any, *, bare_unit: str | None = None) -> float | None:
+    """Seconds in an age like ``30s``/``15m``/``5h``/``2d``/``1w``; None when ``text`` is no age.
+
+    A bare number counts in ``bare_unit`` when given, else it is not an age.
+    """
+    match = _AGE.match(str(text))
+    if not match:
+        return None
+    unit = match.group(2).lower() or bare_unit
+    if unit is None:
+        return None
+    return float(match.group(1)) * UNIT_SECONDS[unit]
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """An aware datetime from ISO or SQLite ``CURRENT_TIMESTAMP`` text (naive = UTC), else None."""
+    if value is None or isinstance(value, bool) or not str(value).strip():
+        return None
+    try:
+        moment = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def to_epoch(value: Any) -> float | None:
+    """Epoch seconds from a stored number or timestamp text; None when unreadable."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    moment = parse_timestamp(value)
+    return None if moment is None else moment.timestamp()
+
+
+def parse_when(value: Any, *, end_of_day: bool = False, now: float | None = None) -> float | None:
+    """A user's date argument as epoch seconds (UTC); None for None or empty.
+
+    ``end_of_day`` makes a bare ``YYYY-MM-DD`` mean the end of that day (for
+    ``until``). Raises :class:`TimeParseError`.
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise TimeParseError(f"not a date: {value!r} ({DATE_HELP})")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
+    if isinstance(value, date):
+        value = value.isoformat()
+    text = str(value).strip()
+    seconds = age_seconds(text)
+    if seconds is not None:
+        return (time.time() if now is None else now) - seconds
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        if len(text) == 10:
+            day = date.fromisoformat(text)
+            moment = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+            if end_of_day:
+                moment += timedelta(days=1) - timedelta(microseconds=1)
+            return moment.timestamp()
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise TimeParseError(f"not a date: {text!r} ({DATE_HELP})") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def parse_age(text: Any, *, now: float | None = None) -> float:
+    """Seconds from an age (``30s`` … ``1w``, a bare number of days) or from an ISO date
+    (``now`` minus that moment). Raises :class:`TimeParseError`."""
+    seconds = age_seconds(text, bare_unit="d")
+    if seconds is not None:
+        return seconds
+    moment = parse_timestamp(text)
+    if moment is None:
+        raise TimeParseError(f"invalid age {text!r}: use 30s, 15m, 5h, 2d, 1w, a number of days, or an ISO date")
+    return max(0.0, (now if now is not None else time.time()) - moment.timestamp())
