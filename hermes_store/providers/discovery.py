@@ -28,9 +28,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from hermes_store.home import ConfigError, Home
+from hermes_store.home import ConfigError, Home, load_config
 from hermes_store.providers.base import MemoryProvider
 
 logger = logging.getLogger(__name__)
@@ -146,21 +144,7 @@ def _exec_module(name: str, file: Path, *, package_dir: Path | None = None) -> t
 def read_plugin_yaml(plugin_dir: Path) -> dict[str, Any]:
     """The parsed ``plugin.yaml`` (``{}`` when absent); bad YAML raises ValueError naming the file."""
     path = plugin_dir / "plugin.yaml"
-    if not path.is_file():
-        return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ValueError(f"{where}: invalid YAML: {exc}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read: {exc}") from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a mapping")
-    return data
+    return load_config(path) if path.is_file() else {}
 
 
 def looks_like_memory_plugin(plugin_dir: Path) -> bool:
