@@ -89,8 +89,14 @@ def valid_text(text: str) -> str:
 
 
 def get_str(args: dict[str, Any], name: str, *, required: bool = False, default: str | None = None,
-            max_chars: int = MAX_ARGUMENT_CHARS, allow_empty: bool = True) -> str | None:
-    """Read a string argument; numbers are not silently stringified."""
+            max_chars: int = MAX_ARGUMENT_CHARS, allow_empty: bool = True,
+            exact: bool = False) -> str | None:
+    """Read a string argument; numbers are not silently stringified.
+
+    Lone surrogates (from JSON ``\\ud800`` escapes) become U+FFFD, except with
+    ``exact=True`` — for text that must match stored text, such as ``old_text`` —
+    where they are refused: UTF-8 files can never hold them, so nothing could match.
+    """
     value = args.get(name, _MISSING)
     if value is _MISSING or value is None:
         if required:
@@ -102,6 +108,9 @@ def get_str(args: dict[str, Any], name: str, *, required: bool = False, default:
         raise ToolArgumentError(f"'{name}' is too long ({len(value):,} chars; limit {max_chars:,})")
     if not allow_empty and not value.strip():
         raise ToolArgumentError(f"'{name}' must not be empty")
+    if exact and _SURROGATE.search(value):
+        raise ToolArgumentError(f"'{name}' contains lone surrogates (invalid Unicode), so it cannot match "
+                                "any stored text")
     return valid_text(value)
 
 

@@ -144,7 +144,7 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     action = args.get("action")
     content = get_str(args, "content")
     new_text = get_str(args, "new_text")
-    old_text = get_str(args, "old_text")
+    old_text = get_str(args, "old_text", exact=True)
     operations = args.get("operations")
     if content is None and new_text is not None:
         content = new_text
