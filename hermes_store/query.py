@@ -22,6 +22,7 @@ The rules, in one place:
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -419,3 +420,34 @@ def run_match(
                 f"added {len(rows) - strict_count} matching some of the words"
             )
     return MatchOutcome(rows[:limit], mode, note, plan)
+
+
+# --------------------------------------------------------------------------- highlighting
+
+HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = ">>>", "<<<"
+
+
+def highlight_excerpt(content: str, query: str, width: int = 160, *, open_mark: str = HIGHLIGHT_OPEN,
+                      close_mark: str = HIGHLIGHT_CLOSE) -> str:
+    """An excerpt of ``content`` around the first query word found, every query word marked.
+
+    For when FTS5's ``snippet()`` cannot mark the match (e.g. it was found
+    through the CJK projection column): query words are matched
+    case-insensitively, and CJK words longer than two characters also by their
+    bigrams.
+    """
+    words = sorted({t for t in tokenize(query) if t.upper() not in _OPERATORS}, key=len, reverse=True)
+    pieces = []
+    for word in words:
+        pieces.append(re.escape(word))
+        if any(is_cjk(c) for c in word) and len(word) > 2:
+            pieces.extend(re.escape(word[i : i + 2]) for i in range(len(word) - 1))
+    pattern = re.compile("|".join(pieces), re.IGNORECASE) if pieces else None
+    match = pattern.search(content) if pattern else None
+    if match is None:
+        text = content[:width]
+        return text + ("..." if len(content) > width else "")
+    start = max(0, match.start() - width // 3)
+    end = min(len(content), start + width)
+    excerpt = pattern.sub(lambda m: f"{open_mark}{m.group(0)}{close_mark}", content[start:end])
+    return ("..." if start else "") + excerpt + ("..." if end < len(content) else "")

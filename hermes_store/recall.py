@@ -27,6 +27,7 @@ from hermes_store.builtin.threats import sanitize_entry
 from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.providers.fencing import sanitize_context
+from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
 from hermes_store.tooling import (
     Tool,
     ToolArgumentError,
@@ -47,7 +48,6 @@ KIND_WEIGHT = {"memory": 1.0, "user": 1.0, "facts": 0.6, "sessions": 1.0}
 DEFAULT_TRUST = 0.5
 RECENCY_HALF_LIFE_DAYS = 180.0
 MIN_TRIMMED_TOKENS = 24  # below this a trimmed item is not worth including
-HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = ">>>", "<<<"  # snippet match markers (JSON); stripped in the prompt block
 
 
 @dataclass

@@ -17,7 +17,7 @@ import apsw
 
 from hermes_store.builtin.entries import TARGETS, file_name, parse_entries, read_raw_checked
 from hermes_store.db import Database, DatabaseError
-from hermes_store.query import cjk_projection, run_match
+from hermes_store.query import HIGHLIGHT_OPEN, cjk_projection, highlight_excerpt, run_match
 
 
 @dataclass
@@ -109,7 +109,8 @@ def search_entries(db: Database | None, memories_dir: Path, query: str, *,
             return list(db.execute(sql, (expression, *targets, n)))
 
         outcome = run_match(fetch, query, limit, key=lambda row: (row[0], row[1]))
-        hits = [EntryHit(r[0], int(r[1]), r[2], r[3], float(r[4])) for r in outcome.rows]
+        hits = [EntryHit(r[0], int(r[1]), r[2], r[3] if HIGHLIGHT_OPEN in (r[3] or "") else
+                         highlight_excerpt(r[2], query), float(r[4])) for r in outcome.rows]
         return EntrySearch(hits, outcome.note)
     finally:
         if own is not None:

@@ -25,14 +25,19 @@ matched words.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_store import timeutil
 from hermes_store.db import Database
-from hermes_store.query import is_cjk, run_match, tokenize
+from hermes_store.query import (
+    HIGHLIGHT_CLOSE,
+    HIGHLIGHT_OPEN,
+    highlight_excerpt,
+    run_match,
+    tokenize,
+)
 from hermes_store.sessions.rank import ensure_rank_function
 
 AUTOMATION_SOURCES: tuple[str, ...] = ("cron", "subagent")
@@ -40,7 +45,6 @@ COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(content, cjk)
 SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
 RANK_BUDGET = 1000  # newest filtered matches ranked per expression
 SNIPPET_TOKENS = 24
-HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = ">>>", "<<<"
 MAX_LIMIT = 1000
 # Context smoothing (relevance sort): a hit's score gains these fractions of the scores of
 # matching messages 1 and 2 positions away in the same session (conversational evidence
@@ -405,28 +409,9 @@ def attach_snippets(db: Database, hits: Sequence[Hit], query: str) -> None:
         snippet = _fts_snippet(db, hit)
         if not snippet or HIGHLIGHT_OPEN not in snippet:
             content = db.scalar("SELECT content FROM messages WHERE id = ?", (hit.message_id,)) or ""
-            snippet = python_snippet(content, query) if content else (snippet or "")
+            snippet = highlight_excerpt(content, query) if content else (snippet or "")
         hit.snippet = snippet
 
-
-def python_snippet(content: str, query: str, width: int = 160) -> str:
-    """Highlight the first query word (CJK runs included) found in ``content``."""
-    words = sorted({t for t in tokenize(query) if t.upper() not in ("AND", "OR", "NOT")}, key=len, reverse=True)
-    pieces = []
-    for word in words:
-        pieces.append(re.escape(word))
-        if any(is_cjk(c) for c in word) and len(word) > 2:
-            pieces.extend(re.escape(word[i : i + 2]) for i in range(len(word) - 1))
-    pattern = re.compile("|".join(pieces), re.IGNORECASE) if pieces else None
-    match = pattern.search(content) if pattern else None
-    if match is None:
-        text = content[:width]
-        return text + ("..." if len(content) > width else "")
-    start = max(0, match.start() - width // 3)
-    end = min(len(content), start + width)
-    excerpt = content[start:end]
-    excerpt = pattern.sub(lambda m: f"{HIGHLIGHT_OPEN}{m.group(0)}{HIGHLIGHT_CLOSE}", excerpt)
-    return ("..." if start else "") + excerpt + ("..." if end < len(content) else "")
 
 
 # --------------------------------------------------------------------------- lineage

@@ -201,3 +201,14 @@ def issue_fts():
 )
 def test_issue_regressions(issue_fts, query, expected):
     assert set(hits(issue_fts, query)) == expected
+
+
+def test_highlight_excerpt_marks_words_and_cjk():
+    from hermes_store.query import highlight_excerpt
+
+    assert highlight_excerpt("Run deploy.sh now", "DEPLOY") == "Run >>>deploy<<<.sh now"
+    assert ">>>数据库<<<" in highlight_excerpt("我们的数据库很大", "数据库")
+    long_text = "x " * 200 + "needle" + " y" * 200
+    excerpt = highlight_excerpt(long_text, "needle", width=40)
+    assert ">>>needle<<<" in excerpt and excerpt.startswith("...") and excerpt.endswith("...")
+    assert highlight_excerpt("nothing here", "absent") == "nothing here"

@@ -64,3 +64,9 @@ def test_unwritable_database_file_falls_back(home, tmp_path):
             assert search_entries(db, home.memories_dir, "gamma").hits[0].content == "gamma delta"
         finally:
             os.chmod(home.db_path, 0o600)
+
+
+def test_cjk_hits_are_highlighted(home):
+    write(home, "memory", ["周五在桂林部署数据库迁移"])
+    hit = search_entries(None, home.memories_dir, "数据库").hits[0]
+    assert ">>>数据库<<<" in hit.snippet
