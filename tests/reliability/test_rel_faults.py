@@ -97,19 +97,6 @@ def _memory_write_trials(home: Home, count: int) -> tuple[int, int]:
     return consistent, killed
 
 
-def test_sigkill_memory_write_quick(home):
-    consistent, _ = _memory_write_trials(home, trials(False))
-    assert consistent == QUICK
-
-
-@pytest.mark.slow
-def test_sigkill_memory_write(home):
-    total = trials(True)
-    consistent, killed = _memory_write_trials(home, total)
-    assert consistent == total and killed >= total // 2
-    _report("memory write", consistent, total, killed)
-
-
 # --------------------------------------------------------------------------- batch
 
 
@@ -149,19 +136,6 @@ def _batch_trials(home: Home, count: int) -> tuple[int, int]:
         assert db_problems(home.db_path) == [], f"trial {trial}"
         consistent += 1
     return consistent, killed
-
-
-def test_sigkill_batch_quick(home):
-    consistent, _ = _batch_trials(home, trials(False))
-    assert consistent == QUICK
-
-
-@pytest.mark.slow
-def test_sigkill_batch(home):
-    total = trials(True)
-    consistent, killed = _batch_trials(home, total)
-    assert consistent == total and killed >= total // 2
-    _report("batch", consistent, total, killed)
 
 
 # --------------------------------------------------------------------------- ingest
@@ -223,19 +197,6 @@ def _ingest_trials(tmp_path: Path, transcripts: Path, count: int) -> tuple[int, 
         shutil.rmtree(home.root)
         consistent += 1
     return consistent, killed
-
-
-def test_sigkill_ingest_quick(tmp_path, transcripts):
-    consistent, _ = _ingest_trials(tmp_path, transcripts, trials(False))
-    assert consistent == QUICK
-
-
-@pytest.mark.slow
-def test_sigkill_ingest(tmp_path, transcripts):
-    total = trials(True)
-    consistent, killed = _ingest_trials(tmp_path, transcripts, total)
-    assert consistent == total and killed >= total // 2
-    _report("ingest", consistent, total, killed)
 
 
 # --------------------------------------------------------------------------- prune
@@ -318,19 +279,6 @@ def _prune_trials(tmp_path: Path, template, count: int) -> tuple[int, int]:
     return consistent, killed
 
 
-def test_sigkill_prune_quick(tmp_path, prune_template):
-    consistent, _ = _prune_trials(tmp_path, prune_template, trials(False))
-    assert consistent == QUICK
-
-
-@pytest.mark.slow
-def test_sigkill_prune(tmp_path, prune_template):
-    total = trials(True)
-    consistent, killed = _prune_trials(tmp_path, prune_template, total)
-    assert consistent == total and killed >= total // 2
-    _report("prune", consistent, total, killed)
-
-
 # --------------------------------------------------------------------------- fact update
 
 FACTS = 20
@@ -392,17 +340,33 @@ def _fact_trials(home: Home, count: int) -> tuple[int, int]:
     return consistent, killed
 
 
-def test_sigkill_fact_update_quick(home):
-    consistent, _ = _fact_trials(home, trials(False))
+# --------------------------------------------------------------------------- the trials
+
+# write path -> runner(request, count) -> (consistent trials, trials killed mid-operation)
+SIGKILL_RUNS = {
+    "memory write": lambda req, n: _memory_write_trials(req.getfixturevalue("home"), n),
+    "batch": lambda req, n: _batch_trials(req.getfixturevalue("home"), n),
+    "ingest": lambda req, n: _ingest_trials(req.getfixturevalue("tmp_path"),
+                                            req.getfixturevalue("transcripts"), n),
+    "prune": lambda req, n: _prune_trials(req.getfixturevalue("tmp_path"),
+                                          req.getfixturevalue("prune_template"), n),
+    "fact update": lambda req, n: _fact_trials(req.getfixturevalue("home"), n),
+}
+
+
+@pytest.mark.parametrize("path", SIGKILL_RUNS)
+def test_sigkill_quick(request, path):
+    consistent, _ = SIGKILL_RUNS[path](request, trials(False))
     assert consistent == QUICK
 
 
 @pytest.mark.slow
-def test_sigkill_fact_update(home):
+@pytest.mark.parametrize("path", SIGKILL_RUNS)
+def test_sigkill(request, path):
     total = trials(True)
-    consistent, killed = _fact_trials(home, total)
+    consistent, killed = SIGKILL_RUNS[path](request, total)
     assert consistent == total and killed >= total // 2
-    _report("fact update", consistent, total, killed)
+    _report(path, consistent, total, killed)
 
 
 def test_stale_temp_files_swept_fresh_ones_kept(home):
