@@ -74,7 +74,7 @@ def function_schema(name: str, description: str, properties: dict[str, Any],
 
 
 _MISSING = object()
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATES = re.compile("[\ud800-\udfff]")  # lone UTF-16 surrogates: UTF-8 cannot hold them
 
 
 def shown(value: Any, limit: int = PREVIEW_CHARS) -> str:
@@ -84,8 +84,11 @@ def shown(value: Any, limit: int = PREVIEW_CHARS) -> str:
 
 
 def valid_text(text: str) -> str:
-    """``text`` with lone surrogates (which JSON ``\\ud800`` escapes produce) replaced by U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+    """``text`` with lone surrogates (which JSON ``\\ud800`` escapes produce) replaced by U+FFFD.
+
+    The package's one surrogate scrubber (tool arguments, queries, transcripts).
+    """
+    return SURROGATES.sub("\ufffd", text) if SURROGATES.search(text) else text
 
 
 def get_str(args: dict[str, Any], name: str, *, required: bool = False, default: str | None = None,
@@ -108,7 +111,7 @@ def get_str(args: dict[str, Any], name: str, *, required: bool = False, default:
         raise ToolArgumentError(f"'{name}' is too long ({len(value):,} chars; limit {max_chars:,})")
     if not allow_empty and not value.strip():
         raise ToolArgumentError(f"'{name}' must not be empty")
-    if exact and _SURROGATE.search(value):
+    if exact and SURROGATES.search(value):
         raise ToolArgumentError(f"'{name}' contains lone surrogates (invalid Unicode), so it cannot match "
                                 "any stored text")
     return valid_text(value)
