@@ -53,7 +53,7 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     clean_text,
 )
-from hermes_store.sessions.index import _SURROGATE, cjk_for, scrub
+from hermes_store.sessions.live import _SURROGATE, cjk_for, scrub
 
 DEFAULT_BATCH = 20_000
 CACHE_KIB = 65_536  # page cache of the writing connection
