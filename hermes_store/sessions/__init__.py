@@ -10,6 +10,7 @@ What the package holds (top-down; a module imports only those below it):
 * ``search.py`` / ``rank.py`` -- message search (ranking, smoothing, snippets) and
   the ``hs_bm25`` rank function.
 * ``maintenance.py`` -- delete, lineage-aware prune, stats, FTS health checks.
+* ``rows.py`` -- shared row helpers (storable text, the CJK column, session rows).
 * ``importers/`` -- one reader per transcript format (a registry).
 
 It may import the lowest layer (``db``, ``home``, ``query``, ``tooling``,
@@ -28,9 +29,10 @@ Public API::
 """
 
 from hermes_store.sessions.importers import FORMATS, detect_format
-from hermes_store.sessions.live import SessionIndex, SessionNotFound, index_paths, new_session_id
+from hermes_store.sessions.live import SessionIndex, index_paths
 from hermes_store.sessions.loader import BulkLoader, IndexSummary
 from hermes_store.sessions.maintenance import delete_session, prune_sessions, stats
+from hermes_store.sessions.rows import SessionNotFound, new_session_id
 from hermes_store.timeutil import parse_age
 
 __all__ = [
