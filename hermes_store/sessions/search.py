@@ -34,6 +34,8 @@ from hermes_store.db import Database
 from hermes_store.query import (
     HIGHLIGHT_CLOSE,
     HIGHLIGHT_OPEN,
+    QueryPlan,
+    compile_query,
     highlight_excerpt,
     run_match,
     tokenize,
@@ -241,7 +243,7 @@ class _Ranker:
 
 def find_hits(
     db: Database,
-    query: str,
+    query: str | QueryPlan,
     *,
     limit: int = 20,
     roles: Iterable[str] | str | None = None,
@@ -254,7 +256,10 @@ def find_hits(
     smooth: bool = True,
     expand_context: bool = False,
 ) -> tuple[list[Hit], str | None, str]:
-    """Ranked hits without snippets: ``(hits, note, mode)``. See :func:`search_messages`."""
+    """Ranked hits without snippets: ``(hits, note, mode)``. See :func:`search_messages`.
+
+    ``query`` is user text or the :class:`~hermes_store.query.QueryPlan` compiled from it.
+    """
     if sort not in SORTS:
         raise SearchError(f"sort must be one of {', '.join(SORTS)}; got {sort!r}")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
@@ -270,10 +275,11 @@ def find_hits(
     )
     if not index_ready(db):
         return [], None, "empty"
+    plan = compile_query(query)
     ranker = _Ranker(db, filters, sort)
     smoothing = sort == "relevance" and (smooth or expand_context)
     pool = max(limit, SMOOTHING_POOL) if smoothing else limit
-    outcome = run_match(ranker.fetch, query, pool, key=lambda h: h.message_id)
+    outcome = run_match(ranker.fetch, plan, pool, key=lambda h: h.message_id)
     hits: list[Hit] = list(outcome.rows)
     note, mode = outcome.note, outcome.mode
     if smoothing and hits:
@@ -288,7 +294,7 @@ def find_hits(
                         f"added {len(hits) - exact} matching some of the words")
     hits = hits[:limit]
     if sort == "relevance" and hits:
-        words = _title_words(query)
+        words = plan.folded_terms()
         if words:
             hits.sort(key=lambda h: not _title_has(h.title, words))
     return hits, note, mode
@@ -342,10 +348,6 @@ def _load_positions(db: Database, positions: set[tuple[str, int]], filters: Filt
     return found
 
 
-def _title_words(query: str) -> list[str]:
-    return [t.lower() for t in tokenize(query or "") if t.upper() not in ("AND", "OR", "NOT")]
-
-
 def _title_has(title: str | None, words: list[str]) -> bool:
     if not title:
         return False
@@ -378,11 +380,12 @@ def search_messages(
     the recall layer wants; such rows may not contain the query words). Raises
     :class:`SearchError` for bad arguments.
     """
+    plan = compile_query(query)
     hits, note, mode = find_hits(
-        db, query, limit=limit, roles=roles, sources=sources, exclude_sources=exclude_sources,
+        db, plan, limit=limit, roles=roles, sources=sources, exclude_sources=exclude_sources,
         since=since, until=until, sort=sort, session_ids=session_ids, expand_context=expand_context,
     )
-    attach_snippets(db, hits, query)
+    attach_snippets(db, hits, plan)
     return SearchResult(query, note, [h.to_dict() for h in hits], mode)
 
 
@@ -403,13 +406,15 @@ def _fts_snippet(db: Database, hit: Hit) -> str | None:
         return None
 
 
-def attach_snippets(db: Database, hits: Sequence[Hit], query: str) -> None:
-    """Fill ``hit.snippet`` with a highlighted excerpt of each hit's content."""
+def attach_snippets(db: Database, hits: Sequence[Hit], query: str | QueryPlan) -> None:
+    """Fill ``hit.snippet`` with a highlighted excerpt of each hit's content (``query``: the
+    user text or its compiled plan)."""
+    plan = compile_query(query)
     for hit in hits:
         snippet = _fts_snippet(db, hit)
         if not snippet or HIGHLIGHT_OPEN not in snippet:
             content = db.scalar("SELECT content FROM messages WHERE id = ?", (hit.message_id,)) or ""
-            snippet = highlight_excerpt(content, query) if content else (snippet or "")
+            snippet = highlight_excerpt(content, plan) if content else (snippet or "")
         hit.snippet = snippet
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from hermes_store.db import Database
 from hermes_store.home import Home
+from hermes_store.query import compile_query
 from hermes_store.sessions.search import (
     Hit,
     Lineage,
@@ -285,8 +286,9 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
             results.append(_result_entry(
                 store, title_row, "session_title", first[0]["id"], first[0]["seq"],
                 f"Session title matched: {title_row.get('title')}", full=full_for(0), roles=roles))
+    plan = compile_query(query)
     try:
-        hits, note, _mode = find_hits(store.db, query, limit=DISCOVER_SCAN_LIMIT, roles=list(roles),
+        hits, note, _mode = find_hits(store.db, plan, limit=DISCOVER_SCAN_LIMIT, roles=list(roles),
                                       exclude_sources=list(HIDDEN_SOURCES), sort=sort or "relevance")
     except SearchError as exc:
         raise ToolArgumentError(str(exc)) from exc
@@ -301,7 +303,7 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
             continue
         seen_roots.add(root)
         chosen.append(hit)
-    attach_snippets(store.db, chosen, query)
+    attach_snippets(store.db, chosen, plan)
     for hit in chosen:
         session = store.session(hit.session_id) or {"id": hit.session_id, "source": hit.source,
                                                     "title": hit.title}
