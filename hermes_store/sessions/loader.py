@@ -34,6 +34,8 @@ holds the batched INSERTs, the deferred FTS pass and the writer thread.
 from __future__ import annotations
 
 import contextlib
+import fnmatch
+import functools
 import gc
 import json
 import os
@@ -45,7 +47,7 @@ from typing import Any
 from filelock import FileLock
 
 from hermes_store.db import Database
-from hermes_store.sessions.importers import IMPORTERS, importer_for
+from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
     Checkpoint,
@@ -97,9 +99,9 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path,
     """Yield ``(file, explicit)`` for every input; directories are walked recursively.
 
     Walked files are limited to transcript-like suffixes (.jsonl .json .db
-    .sqlite .sqlite3), databases first, minus known non-transcript indexes
-    (``sessions.json``, ``history.jsonl``); files named explicitly are always
-    yielded. Symlinked directories are followed once (loops are cut).
+    .sqlite .sqlite3) and the names importers declare in ``walk_names``,
+    databases first, minus known non-transcript indexes (``sessions.json``,
+    ``history.jsonl``); files named explicitly are always yielded. Symlinked directories are followed once (loops are cut).
     """
     seen_dirs: set[tuple[int, int]] = set()
     for raw in paths:
@@ -122,12 +124,25 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path,
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in files:
                 candidate = Path(root) / name
-                if (not name.startswith(".") and candidate.suffix.lower() in WALK_SUFFIXES
-                        and name not in WALK_IGNORED):
+                if _walked(name):
                     found.append(candidate)
         found.sort(key=lambda p: (p.suffix.lower() not in DB_SUFFIXES, str(p)))
         for candidate in found:
             yield candidate, False
+
+
+def _walked(name: str) -> bool:
+    """True for a file name a directory walk imports (see :func:`walk_inputs`)."""
+    if name in WALK_IGNORED:
+        return False
+    if not name.startswith(".") and Path(name).suffix.lower() in WALK_SUFFIXES:
+        return True
+    return any(fnmatch.fnmatch(name, pattern) for pattern in _walk_names())
+
+
+@functools.lru_cache(maxsize=1)
+def _walk_names() -> tuple[str, ...]:
+    return tuple(pattern for cls in IMPORTERS.values() for pattern in cls.walk_names)
 
 
 @dataclass(slots=True)
@@ -254,9 +269,8 @@ class BulkLoader:
                 and row["mtime"] == info.st_mtime):
             summary.skipped += int(meta.get("messages", 0))  # unchanged since it was indexed
             return
-        importer = importer_for(path, fmt)
+        importer = self._importer(path, fmt)
         if importer is None:
-            self._file_error(path, "unknown format (none of: " + ", ".join(IMPORTERS) + ")")
             return
         state = SourceState()
         if row is not None:
@@ -265,12 +279,12 @@ class BulkLoader:
             if row["format"] != importer.name or importer.is_rewritten(state):
                 self._forget_source(int(row["id"]))
                 state, meta = SourceState(), {}
-            elif not getattr(importer, "snapshot", False):
+            elif not importer.snapshot:
                 summary.skipped += int(meta.get("messages", 0))  # already indexed, not re-read
         current = _File(
             key=key, shown=str(path), format=importer.name,
             source_id=int(row["id"]) if row is not None else None, state=state, importer=importer,
-            derive_end=importer.name != "hermes-db", snapshot=bool(getattr(importer, "snapshot", False)),
+            derive_end=importer.derives_end_time, snapshot=importer.snapshot,
             size=info.st_size, mtime=info.st_mtime, messages=int(meta.get("messages", 0)),
         )
         self._files[key] = current
@@ -284,6 +298,20 @@ class BulkLoader:
                                    "error": f"{current.problems - MAX_PROBLEMS_PER_FILE} further problems not listed"})
         if current.problems and not current.accepted and not current.messages:
             summary.failed_files += 1
+
+    def _importer(self, path: Path, fmt: str) -> Importer | None:
+        """The importer for ``path`` (detected when ``fmt`` is auto); None after reporting why."""
+        if fmt != "auto":
+            return IMPORTERS[fmt](path)
+        try:
+            name, ranked = detect(path)
+        except AmbiguousFormat as exc:
+            self._file_error(path, str(exc))
+            return None
+        if name is None:
+            self._file_error(path, describe_unknown(ranked))
+            return None
+        return IMPORTERS[name](path)
 
     def _consume(self, current: _File) -> None:
         add_message = self._add_message
