@@ -574,12 +574,15 @@ class _Writer:
             for delta in job.sessions:
                 if delta.added:
                     db.execute(
-                        "UPDATE sessions SET message_count = message_count + ?,"
-                        " started_at = COALESCE(started_at, ?),"
-                        " ended_at = CASE WHEN ? AND ? IS NOT NULL"
-                        "   THEN max(COALESCE(ended_at, ?), ?) ELSE ended_at END WHERE id=?",
-                        (delta.added, delta.min_ts, int(delta.derive_end), delta.max_ts,
-                         delta.max_ts, delta.max_ts, delta.session_id))
+                        "UPDATE sessions SET message_count = message_count + :added,"
+                        " started_at = CASE WHEN :min_ts IS NOT NULL"
+                        "   AND (started_at IS NULL OR :min_ts < started_at)"
+                        "   THEN :min_ts ELSE started_at END,"
+                        " ended_at = CASE WHEN :derive AND :max_ts IS NOT NULL"
+                        "   THEN max(COALESCE(ended_at, :max_ts), :max_ts) ELSE ended_at END"
+                        " WHERE id = :id",
+                        {"added": delta.added, "min_ts": delta.min_ts, "derive": int(delta.derive_end),
+                         "max_ts": delta.max_ts, "id": delta.session_id})
             for current, progress in job.sources:
                 db.execute(
                     "UPDATE sources SET size=?, mtime=?, content_hash=?, resume_at=?, imported_at=?,"

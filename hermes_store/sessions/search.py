@@ -137,12 +137,16 @@ def parse_when(value: Any, *, end_of_day: bool = False, now: float | None = None
 
 # --------------------------------------------------------------------------- filters
 
+# roles searched only when asked for by name (thinking / reasoning text)
+HIDDEN_ROLES = ("reasoning",)
+
 
 @dataclass
 class Filters:
     """Row filters applied inside the ranked query."""
 
     roles: Sequence[str] | None = None
+    exclude_roles: Sequence[str] | None = None
     sources: Sequence[str] | None = None
     exclude_sources: Sequence[str] | None = None
     since: float | None = None
@@ -155,6 +159,7 @@ class Filters:
         params: list[Any] = []
         for column, values, negate in (
             ("m.role", self.roles, False),
+            ("m.role", self.exclude_roles, True),
             ("COALESCE(s.source, '')", self.sources, False),
             ("COALESCE(s.source, '')", self.exclude_sources, True),
             ("m.session_id", self.session_ids, False),
@@ -262,6 +267,7 @@ def find_hits(
     limit = min(limit, MAX_LIMIT)
     filters = Filters(
         roles=_clean_list(roles),
+        exclude_roles=list(HIDDEN_ROLES) if roles is None else None,
         sources=_clean_list(sources),
         exclude_sources=_clean_list(exclude_sources),
         since=parse_when(since),

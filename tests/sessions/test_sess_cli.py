@@ -48,7 +48,7 @@ def test_list_show_stats(run, fixtures, state_db):
     assert missing.exit_code == 1 and "session not found" in missing.output
 
     stats = json.loads(run("sessions", "stats", "--json").stdout)
-    assert stats["sessions"] == 11 and stats["messages"] == 33
+    assert stats["sessions"] == 11 and stats["messages"] == 34
     assert stats["per_source"]["telegram"]["messages"] == 6
     assert "Sessions: 11" in run("sessions", "stats").stdout
 

@@ -80,13 +80,13 @@ def test_claude_code(store, fixtures):
     assert session["model"] == "claude-sonnet-4-5-20250929"
     assert session["meta"]["gitBranch"] == "main"
     msgs = _messages(store, sid)
-    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant"]
-    assert "secret chain of thought" not in " ".join(m["content"] for m in msgs)
-    call = json.loads(msgs[1]["tool_calls"])[0]
+    assert [m["role"] for m in msgs] == ["user", "reasoning", "assistant", "tool", "assistant"]
+    assert msgs[1]["content"] == "secret chain of thought"  # thinking kept under its own role
+    call = json.loads(msgs[2]["tool_calls"])[0]
     assert call["id"] == "toolu_01" and call["function"]["name"] == "Bash"
     assert json.loads(call["function"]["arguments"]) == {"command": "npm test -- login.spec.ts"}
-    assert msgs[2]["tool_call_id"] == "toolu_01" and msgs[2]["tool_name"] == "Bash"
-    assert "timeout waiting for selector" in msgs[2]["content"]
+    assert msgs[3]["tool_call_id"] == "toolu_01" and msgs[3]["tool_name"] == "Bash"
+    assert "timeout waiting for selector" in msgs[3]["content"]
 
 
 def test_codex(store, fixtures):
@@ -136,7 +136,7 @@ def test_hermes_db(store, state_db):
 def test_directory_walk_all_formats_and_fts(store, fixtures, state_db):
     summary = index_paths(store, [fixtures, state_db.parent])
     assert summary["files"] == 7 and summary["errors"] == []
-    assert summary["sessions_added"] == 11 and summary["messages_added"] == 33
+    assert summary["sessions_added"] == 11 and summary["messages_added"] == 34
     rows = store.query("SELECT m.session_id FROM messages_fts f JOIN messages m ON m.id = f.rowid"
                        " WHERE messages_fts MATCH 'chmod'")
     assert [r["session_id"] for r in rows] == ["20260105_101500_a1b2c3"]
