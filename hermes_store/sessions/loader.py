@@ -54,7 +54,7 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     clean_text,
 )
-from hermes_store.sessions.index import _SURROGATE, cjk_for, scrub
+from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
 
 DEFAULT_BATCH = 20_000
 CACHE_KIB = 65_536  # page cache of the writing connection
@@ -382,14 +382,14 @@ class BulkLoader:
         content = record.content
         ascii_only = content.isascii()  # O(1) in CPython: no surrogates, no CJK
         if "\x00" in content or len(content) > MAX_CONTENT_CHARS or (
-                not ascii_only and _SURROGATE.search(content)):
+                not ascii_only and SURROGATE.search(content)):
             problems: list[Problem] = []
             content = clean_text(content, record.line, "content", problems)
             for problem in problems:
                 self._problem(current, problem.line, problem.error)
         tool_calls = record.tool_calls
         if tool_calls is not None and not tool_calls.isascii() and (
-                "\x00" in tool_calls or _SURROGATE.search(tool_calls)):
+                "\x00" in tool_calls or SURROGATE.search(tool_calls)):
             self._problem(current, record.line, "field 'tool_calls': NUL bytes or lone surrogates replaced")
             tool_calls = scrub(tool_calls)
         role = record.role
