@@ -608,7 +608,8 @@ class _Writer:
             self.db.execute(
                 "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
                 " ended_at, parent_session_id, source_id, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (delta.session_id, owner.format, fields.get("source") or "cli", fields.get("title"),
+                (delta.session_id, owner.format, fields.get("source") or owner.importer.source_label(),
+                 fields.get("title"),
                  fields.get("model"), fields.get("workspace"), fields.get("started_at"),
                  fields.get("ended_at"), fields.get("parent_session_id"), owner.source_id,
                  json.dumps(meta or {}, ensure_ascii=False)))

@@ -12,7 +12,6 @@ from sess_helpers import FIXTURES
 from hermes_store.cli import cli
 from hermes_store.db import Database
 
-
 # the original six-format tree; the per-format directories added since have their own tests
 CORE = ("hermes_home", "claude", "codex", "openai", "hermes_state.sql")
 

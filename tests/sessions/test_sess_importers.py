@@ -97,10 +97,11 @@ def test_codex(store, fixtures):
     assert session["workspace"] == "/home/ana/tools"
     assert session["model"] == "gpt-5-codex"
     msgs = _messages(store, sid)
-    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant"]  # event_msg skipped
-    assert json.loads(msgs[1]["tool_calls"])[0]["function"]["name"] == "shell"
-    assert msgs[2]["tool_name"] == "shell"
-    assert "165 total" in msgs[2]["content"] and "metadata" not in msgs[2]["content"]
+    assert [m["role"] for m in msgs] == ["user", "reasoning", "assistant", "tool", "assistant"]
+    assert msgs[1]["content"] == "**Counting lines**"  # the reasoning summary; event_msg skipped
+    assert json.loads(msgs[2]["tool_calls"])[0]["function"]["name"] == "shell"
+    assert msgs[3]["tool_name"] == "shell"
+    assert "165 total" in msgs[3]["content"] and "metadata" not in msgs[3]["content"]
 
 
 def test_openai_jsonl_both_shapes(store, fixtures):
@@ -136,7 +137,7 @@ def test_hermes_db(store, state_db):
 def test_directory_walk_all_formats_and_fts(store, fixtures, state_db):
     summary = index_paths(store, [fixtures, state_db.parent])
     assert summary["files"] == 7 and summary["errors"] == []
-    assert summary["sessions_added"] == 11 and summary["messages_added"] == 34
+    assert summary["sessions_added"] == 11 and summary["messages_added"] == 35
     rows = store.query("SELECT m.session_id FROM messages_fts f JOIN messages m ON m.id = f.rowid"
                        " WHERE messages_fts MATCH 'chmod'")
     assert [r["session_id"] for r in rows] == ["20260105_101500_a1b2c3"]

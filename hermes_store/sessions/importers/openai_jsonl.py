@@ -40,7 +40,7 @@ class OpenAIJsonlImporter(Importer):
 
     name = "openai-jsonl"
     agent = "Generic OpenAI-style chat JSONL"
-    source = "openai"
+    source = "cli"  # as before the registry: generic logs count as the user's own sessions
 
     @classmethod
     def sniff(cls, head: Head) -> float:
