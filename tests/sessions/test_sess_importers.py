@@ -172,3 +172,31 @@ def test_codex_legacy_flat_format(store, tmp_path):
     msgs = _messages(store, "11111111-2222-3333-4444-555555555555")
     assert [m["role"] for m in msgs] == ["user", "assistant", "tool"]
     assert msgs[2]["tool_name"] == "shell" and "LISTEN" in msgs[2]["content"]
+
+
+def test_hermes_snapshot_session_meta_entry_is_metadata(store):
+    path = FIXTURES / "hermes_json" / "session_20260203_140000_beef01.json"
+    summary = index_paths(store, [path])
+    assert summary["errors"] == [] and summary["messages_added"] == 4
+    msgs = _messages(store, "20260203_140000_beef01")
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant"]
+    assert msgs[2]["tool_name"] == "web_search"
+    session = SessionIndex(store).get_session("20260203_140000_beef01")
+    assert session["source"] == "discord" and session["meta"]["tools"] == [{"name": "web_search"}]
+
+
+def test_generic_jsonl_flat_tool_and_error_lines(store):
+    summary = index_paths(store, [FIXTURES / "openai_jsonl" / "agent_events.jsonl"])
+    assert summary["errors"] == [] and summary["messages_added"] == 8
+    msgs = _messages(store, "run-42")
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "assistant", "tool",
+                                         "system", "assistant"]
+    call = json.loads(msgs[2]["tool_calls"])[0]
+    assert call["id"] == "call_tag" and call["function"]["name"] == "git"
+    assert json.loads(call["function"]["arguments"]) == {"args": ["tag", "v2.3.0"]}
+    assert msgs[3]["tool_name"] == "git" and msgs[3]["content"] == "tag v2.3.0 created"
+    second = json.loads(msgs[4]["tool_calls"])[0]
+    assert second["function"] == {"name": "publish_changelog", "arguments": '{"version": "2.3.0"}'}
+    assert msgs[5]["tool_name"] == "publish_changelog" and json.loads(msgs[5]["content"])["status"] == 502
+    assert msgs[6]["content"] == "changelog service returned 502"
+    assert msgs[6]["timestamp"] == pytest.approx(msgs[5]["timestamp"] + 0.5)
