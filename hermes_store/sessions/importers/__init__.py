@@ -8,15 +8,32 @@ from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.detect import detect_format
+from hermes_store.sessions.importers.gemini_cli import (
+    GeminiCheckpointImporter,
+    GeminiCliImporter,
+    GeminiLogsImporter,
+)
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
+from hermes_store.sessions.importers.qwen_code import (
+    QwenCodeImporter,
+    QwenLegacyImporter,
+    QwenLogsImporter,
+)
 
 IMPORTERS: dict[str, type[Importer]] = {
     cls.name: cls
     for cls in (HermesDbImporter, HermesJsonlImporter, HermesJsonImporter,
-                ClaudeCodeImporter, CodexImporter, OpenAIJsonlImporter)
+                ClaudeCodeImporter, CodexImporter, OpenAIJsonlImporter,
+                GeminiCliImporter,
+                GeminiLogsImporter,
+                GeminiCheckpointImporter,
+                QwenCodeImporter,
+                QwenLegacyImporter,
+                QwenLogsImporter,
+                )
 }
 FORMATS: tuple[str, ...] = tuple(IMPORTERS)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,105 @@ _PROBE_LINES = 8
 _LONG_LINE_BYTES = 128 * 1024 * 1024  # the longest first line read to recognise a format
 
 
+_MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+SNIFF_THRESHOLD = 0.5
+
+
+@dataclass
+class Head:
+    """What a ``sniff`` sees of a file: its path, first 256 KiB and cached parses."""
+
+    path: Path
+    data: bytes
+    is_sqlite: bool
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, path: Path) -> Head:
+        """Read the head of ``path`` (``b""`` for a directory or an unreadable file)."""
+        data = b""
+        if not path.is_dir():
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read(_PROBE_BYTES)
+            except OSError:
+                data = b""
+        return cls(path=path, data=data, is_sqlite=data.startswith(SQLITE_MAGIC))
+
+    def text(self) -> str:
+        """``data`` decoded as UTF-8 (bad bytes replaced)."""
+        if "text" not in self._cache:
+            self._cache["text"] = self.data.decode("utf-8", errors="replace")
+        return self._cache["text"]
+
+    def objects(self) -> list[dict[str, Any]]:
+        """The first <= 8 JSON objects among the head's JSONL lines (bad lines skipped)."""
+        if "objects" not in self._cache:
+            self._cache["objects"] = [] if self.is_sqlite else _first_objects(self.data, skip_bad=True)
+        return self._cache["objects"]
+
+    def document(self) -> Any | None:
+        """The whole file parsed as one JSON document (files <= 64 MiB); None otherwise."""
+        if "document" not in self._cache:
+            self._cache["document"] = self._load_document()
+        return self._cache["document"]
+
+    def _load_document(self) -> Any | None:
+        stripped = self.data.lstrip()
+        if self.is_sqlite or stripped[:1] not in (b"{", b"["):
+            return None
+        try:
+            if self.path.stat().st_size > _MAX_DOCUMENT_BYTES:
+                return None
+            raw = self.data if len(self.data) < _PROBE_BYTES else self.path.read_bytes()
+            return json.loads(raw.decode("utf-8", errors="replace"), strict=False)
+        except (OSError, ValueError, RecursionError):
+            return None
+
+    def sqlite_tables(self) -> frozenset[str]:
+        """Table names of an SQLite file (opened read-only); empty when not SQLite."""
+        if "tables" not in self._cache:
+            self._cache["tables"] = self._load_tables()
+        return self._cache["tables"]
+
+    def _load_tables(self) -> frozenset[str]:
+        if not self.is_sqlite:
+            return frozenset()
+        from hermes_store.db import Database, DatabaseError
+
+        try:
+            with Database(self.path, readonly=True, migrate=False) as db:
+                rows = db.query("SELECT name FROM sqlite_master WHERE type='table'")
+        except (DatabaseError, Exception):
+            return frozenset()
+        return frozenset(str(row["name"]) for row in rows)
+
+
+def candidates(path: Path) -> list[tuple[str, float]]:
+    """Every importer's confidence (> 0) that ``path`` is its format, best first."""
+    from hermes_store.sessions.importers import IMPORTERS
+
+    head = Head.of(Path(path))
+    found: list[tuple[str, float]] = []
+    for name, cls in IMPORTERS.items():
+        sniff = getattr(cls, "sniff", None)
+        if sniff is None:
+            continue
+        try:
+            confidence = float(sniff(head))
+        except Exception:  # a sniff must never raise; one that does claims nothing
+            confidence = 0.0
+        if confidence > 0:
+            found.append((name, confidence))
+    found.sort(key=lambda item: -item[1])
+    return found
+
+
 def detect_format(path: Path) -> str | None:
     """Return the importer name for ``path``, or None when no format fits."""
+    sniffed = candidates(path)
+    if sniffed and sniffed[0][1] >= SNIFF_THRESHOLD:
+        return sniffed[0][0]
     try:
         with open(path, "rb") as handle:
             head = handle.read(_PROBE_BYTES)
