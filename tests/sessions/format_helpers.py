@@ -37,3 +37,14 @@ def session(store, session_id: str) -> dict | None:
 def roles(rows: list[dict]) -> list[str]:
     """The role of every message, in order."""
     return [row["role"] for row in rows]
+
+
+def build_sqlite(sql_file: Path, target: Path) -> Path:
+    """Create the SQLite database ``target`` from the SQL script ``sql_file`` (a fixture)."""
+    from hermes_store.db import Database
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    db = Database(target, migrate=False)
+    db.execute(sql_file.read_text(encoding="utf-8"))
+    db.close()
+    return target

@@ -8,6 +8,7 @@ format's fixtures (including the original six formats' files and a Hermes
 from __future__ import annotations
 
 import pytest
+from format_helpers import build_sqlite
 from sess_helpers import FIXTURES
 
 from hermes_store.sessions.importers import IMPORTERS
@@ -30,6 +31,13 @@ OWN_FIXTURES: dict[str, str] = {
     "qwen/.qwen/projects/-home-li-shop/chats/5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d.jsonl": "qwen-code",
     "qwen/.qwen/tmp/0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2/chats/"
     "session-2025-08-02T12-00-c0ffee00.json": "qwen-code-legacy",
+    "opencode/.local/share/opencode/storage/session/4b0ea68d7af9a6031a7ffda7ad66e0cb83315750/ses_5f1a2b3c4ffe8Hq1ZbX0aYcD2e.json":
+        "opencode-json",
+    "opencode/.local/share/opencode/storage/session/info/ses_0aa1bb2cc3ddOLDlayout.json": "opencode-json",
+}
+# formats whose fixture is an SQL script: built into a database for the test
+SQL_FIXTURES: dict[str, str] = {
+    "opencode/opencode_db.sql": "opencode-db",
 }
 # the original formats' fixtures: every new importer must refuse them
 OTHER_FIXTURES: dict[str, str] = {
@@ -45,17 +53,32 @@ ALL = {**OWN_FIXTURES, **OTHER_FIXTURES}
 SNIFFERS = {name: cls for name, cls in IMPORTERS.items() if hasattr(cls, "sniff")}
 
 
+def _claims(path) -> dict[str, float]:
+    head = Head.of(path)
+    return {name: cls.sniff(head) for name, cls in SNIFFERS.items()}
+
+
 def test_every_fixture_exists_and_every_new_format_has_one():
-    for relpath in ALL:
+    for relpath in [*ALL, *SQL_FIXTURES]:
         assert (FIXTURES / relpath).is_file(), relpath
     assert set(OWN_FIXTURES.values()) <= set(SNIFFERS)
+    assert set(SQL_FIXTURES.values()) <= set(SNIFFERS)
+
+
+@pytest.mark.parametrize("relpath", sorted(SQL_FIXTURES))
+def test_only_the_own_importer_claims_a_database(relpath, tmp_path):
+    path = build_sqlite(FIXTURES / relpath, tmp_path / "db" / "x.db")
+    expected = SQL_FIXTURES[relpath]
+    claims = _claims(path)
+    assert {n: v for n, v in claims.items() if n != expected and v >= 0.5} == {}
+    assert claims[expected] >= 0.5
+    assert detect_format(path) == expected
 
 
 @pytest.mark.parametrize("relpath", sorted(ALL))
 def test_only_the_own_importer_claims_a_fixture(relpath):
-    head = Head.of(FIXTURES / relpath)
     expected = ALL[relpath]
-    claims = {name: cls.sniff(head) for name, cls in SNIFFERS.items()}
+    claims = _claims(FIXTURES / relpath)
     wrong = {name: value for name, value in claims.items() if name != expected and value >= 0.5}
     assert wrong == {}
     if expected in SNIFFERS:
@@ -73,5 +96,4 @@ def test_state_db_and_text_are_refused(state_db, tmp_path):
     empty = tmp_path / "empty.json"
     empty.write_text("{}")
     for path in (state_db, notes, empty):
-        head = Head.of(path)
-        assert {n: c.sniff(head) for n, c in SNIFFERS.items() if c.sniff(head) >= 0.5} == {}
+        assert {n: v for n, v in _claims(path).items() if v >= 0.5} == {}

@@ -17,6 +17,8 @@ from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
+from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
+from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
 from hermes_store.sessions.importers.qwen_code import (
     QwenCodeImporter,
     QwenLegacyImporter,
@@ -33,6 +35,8 @@ IMPORTERS: dict[str, type[Importer]] = {
                 QwenCodeImporter,
                 QwenLegacyImporter,
                 QwenLogsImporter,
+                OpenCodeJsonImporter,
+                OpenCodeDbImporter,
                 )
 }
 FORMATS: tuple[str, ...] = tuple(IMPORTERS)
