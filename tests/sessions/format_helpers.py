@@ -8,6 +8,8 @@ from pathlib import Path
 
 from hermes_store.sessions import SessionIndex, index_paths
 
+SQL_DIR = Path(__file__).parent / "fixture_sql"  # SQL scripts the binary database fixtures are built from
+
 
 def ts(text: str) -> float:
     """Epoch seconds of an ISO-8601 UTC timestamp such as ``2026-01-20T08:15:09.310Z``."""

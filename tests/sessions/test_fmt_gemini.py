@@ -6,24 +6,28 @@ import pytest
 from format_helpers import index, messages, roles, session, ts
 
 from hermes_store.sessions import detect_format
+from hermes_store.sessions.importers import candidates
 
-GEMINI = "gemini/.gemini/tmp/4c9e1f0a8b7d6c5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e"
+PROJECT = "4c9e1f0a8b7d6c5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e"
+GEMINI = f"gemini-cli/.gemini/tmp/{PROJECT}"
 LEGACY = f"{GEMINI}/chats/session-2025-09-14T10-02-3f2a9c1e.json"
 JSONL = f"{GEMINI}/chats/session-2026-01-20T08-15-7c1d2e3f.jsonl"
 SUBAGENT = (f"{GEMINI}/chats/7c1d2e3f-0a9b-4c8d-b7e6-f5a4b3c2d1e0/"
             "e5f6a7b8-1111-4222-8333-944455556666.jsonl")
-LOGS = f"{GEMINI}/logs.json"
-CHECKPOINT = f"{GEMINI}/checkpoint-before%20refactor.json"
-OLD_CHECKPOINT = f"{GEMINI}/checkpoint-old.json"
-QWEN = "qwen/.qwen/projects/-home-li-shop/chats/5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d.jsonl"
-QWEN_LEGACY = ("qwen/.qwen/tmp/0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2/"
-               "chats/session-2025-08-02T12-00-c0ffee00.json")
+LOGS = f"gemini-cli-logs/.gemini/tmp/{PROJECT}/logs.json"
+CHECKPOINT = f"gemini-cli-checkpoint/.gemini/tmp/{PROJECT}/checkpoint-before%20refactor.json"
+OLD_CHECKPOINT = f"gemini-cli-checkpoint/.gemini/tmp/{PROJECT}/checkpoint-old.json"
+QWEN = "qwen-code/.qwen/projects/-home-li-shop/chats/5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d.jsonl"
+QWEN_PROJECT = "0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2"
+QWEN_LEGACY = f"qwen-code-legacy/.qwen/tmp/{QWEN_PROJECT}/chats/session-2025-08-02T12-00-c0ffee00.json"
+QWEN_LOGS = f"qwen-code-logs/.qwen/tmp/{QWEN_PROJECT}/logs.json"
 
 
 @pytest.mark.parametrize("relpath, expected", [
     (LEGACY, "gemini-cli"), (JSONL, "gemini-cli"), (SUBAGENT, "gemini-cli"),
     (LOGS, "gemini-cli-logs"), (CHECKPOINT, "gemini-cli-checkpoint"),
     (OLD_CHECKPOINT, "gemini-cli-checkpoint"), (QWEN, "qwen-code"), (QWEN_LEGACY, "qwen-code-legacy"),
+    (QWEN_LOGS, "qwen-code-logs"),
 ])
 def test_detected(fixtures, relpath, expected):
     assert detect_format(fixtures / relpath) == expected
@@ -106,7 +110,7 @@ def test_prompt_log(store, fixtures):
 
 def test_checkpoints(store, fixtures):
     assert index(store, fixtures / CHECKPOINT)["errors"] == []
-    sid = f"gemini-checkpoint:{GEMINI.rsplit('/', 1)[1]}:before refactor"
+    sid = f"gemini-checkpoint:{PROJECT}:before refactor"
     row = session(store, sid)
     assert row["title"] == "checkpoint before refactor" and row["meta"]["authType"] == "oauth-personal"
     rows = messages(store, sid)
@@ -116,7 +120,7 @@ def test_checkpoints(store, fixtures):
                                  "read_file-1757844139015-5c1f")]
     assert rows[5]["tool_call_id"] == "read_file-1757844139015-5c1f" and rows[5]["tool_name"] == "read_file"
     assert index(store, fixtures / OLD_CHECKPOINT)["errors"] == []
-    old = messages(store, f"gemini-checkpoint:{GEMINI.rsplit('/', 1)[1]}:old")
+    old = messages(store, f"gemini-checkpoint:{PROJECT}:old")
     assert [(r["role"], r["content"]) for r in old] == [
         ("user", "summarise README.md"), ("assistant", "It describes a calculator.")]
 
@@ -156,3 +160,23 @@ def test_qwen_legacy_layout(store, fixtures):
     assert row["origin_format"] == "qwen-code-legacy" and row["source"] == "qwen-code"
     assert [(r["role"], r["content"]) for r in messages(store, "c0ffee00-1234-4abc-9def-0123456789ab")] == [
         ("user", "hello qwen"), ("assistant", "Hello! How can I help?")]
+
+
+def test_qwen_prompt_log(store, fixtures):
+    assert index(store, fixtures / QWEN_LOGS)["errors"] == []
+    sid = "c0ffee00-1234-4abc-9def-0123456789ab:prompts"
+    assert session(store, sid)["source"] == "qwen-code"
+    assert [r["content"] for r in messages(store, sid)] == ["hello qwen", "/compress"]
+
+
+def test_qwen_look_alike_is_qwen_not_claude(tmp_path):
+    """Claude's envelope (uuid/parentUuid/sessionId/type) with Gemini ``parts``: Qwen Code."""
+    path = tmp_path / "chat.jsonl"
+    path.write_text(
+        '{"uuid": "a", "parentUuid": null, "sessionId": "s", "type": "user", "timestamp": '
+        '"2025-09-01T10:00:00Z", "message": {"role": "user", "parts": [{"text": "hi"}]}}\n'
+        '{"uuid": "b", "parentUuid": "a", "sessionId": "s", "type": "assistant", "message": '
+        '{"role": "model", "parts": [{"text": "hello"}]}}\n', encoding="utf-8")
+    ranked = dict(candidates(path))
+    assert detect_format(path) == "qwen-code"
+    assert ranked.get("claude-code", 0) < 0.5

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import build_sqlite, index, messages, roles, session
+from format_helpers import SQL_DIR, build_sqlite, index, messages, roles, session
 
 from hermes_store.sessions import detect_format
 
-STORAGE = "opencode/.local/share/opencode/storage"
+STORAGE = "opencode-json/.local/share/opencode/storage"
 PID = "4b0ea68d7af9a6031a7ffda7ad66e0cb83315750"
 SESSION = f"{STORAGE}/session/{PID}/ses_5f1a2b3c4ffe8Hq1ZbX0aYcD2e.json"
 CHILD = f"{STORAGE}/session/{PID}/ses_5f1a2b3c5ffe9Kc2YaW1bZdE3f.json"
@@ -15,8 +15,18 @@ OLD = f"{STORAGE}/session/info/ses_0aa1bb2cc3ddOLDlayout.json"
 
 
 @pytest.fixture
-def opencode_db(fixtures, tmp_path):
-    return build_sqlite(fixtures / "opencode/opencode_db.sql", tmp_path / "opencode" / "opencode.db")
+def opencode_db(fixtures):
+    return fixtures / "opencode-db/.local/share/opencode/opencode.db"
+
+
+def test_database_fixture_matches_its_sql(tmp_path, opencode_db):
+    """The committed opencode.db is the one fixture_sql/opencode_db.sql builds."""
+    built = build_sqlite(SQL_DIR / "opencode_db.sql", tmp_path / "rebuilt.db")
+    dump = "SELECT id, data FROM part UNION ALL SELECT id, data FROM message ORDER BY 1"
+    from hermes_store.db import Database
+
+    with Database(built, readonly=True, migrate=False) as a, Database(opencode_db, readonly=True, migrate=False) as b:
+        assert a.query(dump) == b.query(dump)
 
 
 def test_detected(fixtures, opencode_db):

@@ -35,6 +35,7 @@ from urllib.parse import unquote
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
+    Head,
     Importer,
     MessageRecord,
     Problem,
@@ -204,7 +205,7 @@ class GeminiCliImporter(Importer):
     source: str | None = "gemini-cli"
 
     @classmethod
-    def sniff(cls, head: Any) -> float:
+    def sniff(cls, head: Head) -> float:
         """A document or first line with ``sessionId`` + ``projectHash`` (not under a fork's home)."""
         if head.is_sqlite or path_has_part(head.path, *cls.fork_dirs):
             return 0.0
@@ -302,7 +303,7 @@ class GeminiLogsImporter(Importer):
     source: str | None = "gemini-cli"
 
     @classmethod
-    def sniff(cls, head: Any) -> float:
+    def sniff(cls, head: Head) -> float:
         """A JSON array of ``{sessionId, messageId, type, message}`` entries."""
         if head.is_sqlite or path_has_part(head.path, *cls.fork_dirs) \
                 or not head.data.lstrip().startswith(b"["):
@@ -404,7 +405,7 @@ class GeminiCheckpointImporter(Importer):
     source: str | None = "gemini-cli"
 
     @classmethod
-    def sniff(cls, head: Any) -> float:
+    def sniff(cls, head: Head) -> float:
         """Gemini ``Content[]`` (role user/model + parts), surest for a ``checkpoint-`` file."""
         if head.is_sqlite or path_has_part(head.path, *cls.fork_dirs) \
                 or head.path.suffix.lower() != ".json":

@@ -19,6 +19,7 @@ from hermes_store.db import Database, DatabaseError
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
+    Head,
     Importer,
     Problem,
     SourceState,
@@ -54,7 +55,7 @@ class OpenCodeDbImporter(Importer):
                          "darwin": ("~/.local/share/opencode/opencode.db",)}
 
     @classmethod
-    def sniff(cls, head: Any) -> float:
+    def sniff(cls, head: Head) -> float:
         """An SQLite file with OpenCode's ``session``/``message``/``part`` tables."""
         if not head.is_sqlite:
             return 0.0

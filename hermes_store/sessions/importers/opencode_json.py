@@ -31,6 +31,7 @@ from typing import Any
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
+    Head,
     Importer,
     MessageRecord,
     Problem,
@@ -236,7 +237,7 @@ class OpenCodeJsonImporter(Importer):
     }
 
     @classmethod
-    def sniff(cls, head: Any) -> float:
+    def sniff(cls, head: Head) -> float:
         """A ``ses_`` object with ``projectID`` or ``time`` under a ``session/`` directory."""
         if head.is_sqlite or head.path.suffix.lower() != ".json" or head.path.parent.parent.name != "session":
             return 0.0

@@ -23,6 +23,7 @@ from typing import Any
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
+    Head,
     Importer,
     MessageRecord,
     Problem,
@@ -74,7 +75,7 @@ class QwenCodeImporter(Importer):
     }
 
     @classmethod
-    def sniff(cls, head: Any) -> float:
+    def sniff(cls, head: Head) -> float:
         """uuid/parentUuid/sessionId records whose ``message`` holds Gemini ``parts``."""
         if head.is_sqlite:
             return 0.0
@@ -212,7 +213,7 @@ class QwenLegacyImporter(GeminiCliImporter):
                          "darwin": ("~/.qwen/tmp/*/chats/session-*.json",)}
 
     @classmethod
-    def sniff(cls, head: Any) -> float:
+    def sniff(cls, head: Head) -> float:
         """Gemini CLI's conversation structure, under a ``.qwen`` directory."""
         if not path_has_part(head.path, ".qwen"):
             return 0.0
@@ -229,7 +230,7 @@ class QwenLogsImporter(GeminiLogsImporter):
     default_locations = {"linux": ("~/.qwen/tmp/*/logs.json",), "darwin": ("~/.qwen/tmp/*/logs.json",)}
 
     @classmethod
-    def sniff(cls, head: Any) -> float:
+    def sniff(cls, head: Head) -> float:
         """Gemini CLI's prompt-log structure, under a ``.qwen`` directory."""
         if not path_has_part(head.path, ".qwen"):
             return 0.0
