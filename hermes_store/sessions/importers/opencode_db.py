@@ -79,10 +79,8 @@ class OpenCodeDbImporter(Importer):
         if not all(db.table_exists(t) for t in _REQUIRED):
             yield Problem(None, "not an OpenCode database (no session/message/part tables)")
             return
-        columns = {row["name"] for row in db.query("PRAGMA table_info(session)")}
-        wanted = [c for c in ("id", "project_id", "parent_id", "slug", "directory", "title", "version",
-                              "time_created", "time_updated") if c in columns]
-        sessions = db.query(f"SELECT {', '.join(wanted)} FROM session ORDER BY time_created, id")
+        sessions = db.query("SELECT * FROM session")  # columns differ between versions
+        sessions.sort(key=lambda r: (r.get("time_created") or 0, str(r.get("id"))))
         for row in sessions:
             info = {"id": row["id"], "projectID": row.get("project_id"), "parentID": row.get("parent_id"),
                     "slug": row.get("slug"), "directory": row.get("directory"), "title": row.get("title"),
@@ -109,8 +107,8 @@ class OpenCodeDbImporter(Importer):
             rows = db.query(
                 "SELECT id, time_created, data FROM message WHERE session_id=?"
                 " AND (time_created > ? OR (time_created = ? AND id > ?))"
-                f" ORDER BY time_created, id LIMIT {CHUNK}",
-                (session_id, last[0], last[0], last[1]))
+                " ORDER BY time_created, id LIMIT ?",
+                (session_id, last[0], last[0], last[1], CHUNK))
             if not rows:
                 return
             for row in rows:
@@ -127,8 +125,8 @@ class OpenCodeDbImporter(Importer):
     def _parts(db: Database, message_id: str, problems: list[Problem]) -> Iterator[dict[str, Any]]:
         last = ""
         while True:
-            rows = db.query(f"SELECT id, data FROM part WHERE message_id=? AND id > ? ORDER BY id LIMIT {CHUNK}",
-                            (message_id, last))
+            rows = db.query("SELECT id, data FROM part WHERE message_id=? AND id > ? ORDER BY id LIMIT ?",
+                            (message_id, last, CHUNK))
             if not rows:
                 return
             for row in rows:

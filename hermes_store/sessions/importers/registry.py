@@ -17,6 +17,7 @@ from importlib import metadata
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
 from hermes_store.sessions.importers.codex import CodexImporter
+from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.gemini_cli import (
     GeminiCheckpointImporter,
     GeminiCliImporter,
@@ -47,6 +48,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     QwenLogsImporter,
     OpenCodeJsonImporter,
     OpenCodeDbImporter,
+    CursorImporter,
 )
 
 
