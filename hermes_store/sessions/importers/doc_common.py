@@ -112,3 +112,72 @@ def path_has_part(path: Path, *names: str) -> bool:
     """True when one of ``path``'s directory components is one of ``names``."""
     parts = set(Path(path).parts[:-1])
     return any(name in parts for name in names)
+
+
+MAX_ELEMENT_BYTES = 256 * 1024 * 1024
+_READ = 1 << 20
+_WS = " \t\r\n"
+
+
+def iter_json_array(path: Path, hasher: Any = None,
+                    max_element: int = MAX_ELEMENT_BYTES) -> Iterator[tuple[int, Any, Problem | None]]:
+    """Stream the elements of a top-level JSON array: ``(index, element_or_None, problem_or_None)``.
+
+    Holds one element at a time (a 1 GB export never sits in memory whole);
+    an element larger than ``max_element`` bytes, or malformed JSON, ends the
+    stream with a Problem naming the element's index.
+    """
+    decoder = json.JSONDecoder(strict=False)
+    with open(path, "rb") as handle:
+        raw = handle.read(_READ)
+        if hasher is not None:
+            hasher.update(raw)
+        eof = len(raw) < _READ
+        text, pending = _decode_chunk(raw, eof)
+        text = text.lstrip(_WS + "\ufeff")
+        if not text.startswith("["):
+            yield 0, None, Problem(1, "expected a JSON array")
+            return
+        buffer, pos, index = text, 1, 0
+        while True:
+            while pos < len(buffer) and buffer[pos] in _WS + ",":
+                pos += 1
+            if pos < len(buffer) and buffer[pos] == "]":
+                return
+            try:
+                if pos >= len(buffer):
+                    raise ValueError("need more input")
+                value, end = decoder.raw_decode(buffer, pos)
+            except (ValueError, RecursionError) as exc:
+                if eof:
+                    yield index, None, Problem(None, f"[{index}]: malformed or cut-off JSON ({exc})")
+                    return
+                if len(buffer) - pos > max_element:
+                    yield index, None, Problem(None, f"[{index}]: element larger than {max_element} bytes")
+                    return
+                more = handle.read(max(_READ, len(buffer) - pos))  # at least doubles the element's room
+                if hasher is not None:
+                    hasher.update(more)
+                eof = not more
+                decoded, pending = _decode_chunk(pending + more, eof)
+                buffer = buffer[pos:] + decoded
+                pos = 0
+                continue
+            yield index, value, None
+            index += 1
+            pos = end
+            if pos > _READ:  # drop what was consumed
+                buffer, pos = buffer[pos:], 0
+
+
+def _decode_chunk(chunk: bytes, eof: bool) -> tuple[str, bytes]:
+    """UTF-8 text of ``chunk`` and the bytes of a character cut at its end (kept for the next chunk)."""
+    try:
+        return chunk.decode("utf-8"), b""
+    except UnicodeDecodeError as err:
+        if not eof and err.start >= len(chunk) - 3:
+            try:
+                return chunk[:err.start].decode("utf-8"), chunk[err.start:]
+            except UnicodeDecodeError:
+                pass
+        return chunk.decode("utf-8", errors="replace"), b""

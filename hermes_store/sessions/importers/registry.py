@@ -15,6 +15,7 @@ from __future__ import annotations
 from importlib import metadata
 
 from hermes_store.sessions.importers.base import Importer
+from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
@@ -49,6 +50,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     OpenCodeJsonImporter,
     OpenCodeDbImporter,
     CursorImporter,
+    ChatGptExportImporter,
 )
 
 
