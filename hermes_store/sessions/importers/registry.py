@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from importlib import metadata
 
+from hermes_store.sessions.importers.aider import AiderImporter
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
@@ -51,6 +52,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     OpenCodeDbImporter,
     CursorImporter,
     ChatGptExportImporter,
+    AiderImporter,
 )
 
 
