@@ -18,6 +18,7 @@ from hermes_store.sessions.importers.aider import AiderImporter
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
+from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.gemini_cli import (
@@ -53,6 +54,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     CursorImporter,
     ChatGptExportImporter,
     AiderImporter,
+    ClineImporter,
 )
 
 
