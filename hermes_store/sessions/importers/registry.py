@@ -20,6 +20,7 @@ from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
 from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.codex import CodexImporter
+from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.gemini_cli import (
     GeminiCheckpointImporter,
@@ -55,6 +56,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     ChatGptExportImporter,
     AiderImporter,
     ClineImporter,
+    CopilotChatImporter,
 )
 
 
