@@ -21,6 +21,7 @@ from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
 from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
+from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.gemini_cli import (
     GeminiCheckpointImporter,
@@ -57,6 +58,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     AiderImporter,
     ClineImporter,
     CopilotChatImporter,
+    CopilotCliImporter,
 )
 
 
