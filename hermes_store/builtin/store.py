@@ -571,6 +571,17 @@ class MemoryStore:
         return self._mutate(target, operation, check_drift=True, origin=origin,
                             session_id=session_id, restored_from=restored_from)
 
+    def resolve_entry(self, target: str, old_text: str, verb: str) -> dict[str, Any]:
+        """``{"success": True, "matched_entry": <full entry>}`` for the entry ``old_text`` selects
+        now (read under the lock, nothing written), or the error the direct edit would return."""
+        old = _text(old_text).strip()
+
+        def operation(entries: list[str]) -> dict[str, Any]:
+            found = self._locate(target, entries, old, verb, None)
+            return found if isinstance(found, dict) else {"success": True, "matched_entry": entries[found]}
+
+        return self._mutate(target, operation, check_drift=False, origin=None, session_id=None)
+
     def _locate(self, target: str, entries: list[str], old: str, verb: str,
                 matched_entry: str | None) -> int | dict[str, Any]:
         """Index of the entry to change, or the single-op error response."""
