@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pg_server import pg_server, pg_url, pytest_terminal_summary  # noqa: F401  (PostgreSQL fixtures)
 
 from hermes_store.home import Home
 
