@@ -14,4 +14,5 @@ def home(tmp_path, monkeypatch) -> Home:
     root = tmp_path / "hermes_home"
     root.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(root))
+    monkeypatch.delenv("HERMES_STORE_DATABASE_URL", raising=False)
     return Home(root).ensure()
