@@ -8,8 +8,9 @@
 -- Text search: the text is split into tokens the way the SQLite index's unicode61 tokenizer
 -- splits it (every run of letters/digits is a token; the rest separates), then indexed with
 -- the configuration `hermes_search`: lower-cased, the original Porter stemmer (the one FTS5's
--- porter tokenizer uses), and no stop words dropped (FTS5 drops none either). CJK text is indexed through the same bigram
--- projection as in SQLite (column cjk, computed by hermes_store.query.cjk_projection).
+-- porter tokenizer uses), and no stop words dropped (FTS5 drops none either). CJK text is
+-- indexed through the same bigram projection as in SQLite (column cjk, computed by
+-- hermes_store.query.cjk_projection).
 -- Indexed text is capped (tool output at 8 KiB as in SQLite; any message at 256 KiB, since a
 -- tsvector holds at most 1 MiB).
 
