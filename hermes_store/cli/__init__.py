@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "provider": "hermes_store.cli.provider:provider",
     "hermes": "hermes_store.cli.hermes:hermes",
     "recall": "hermes_store.cli.recall:recall",
+    "migrate": "hermes_store.cli.migrate:migrate",
 }
 
 
