@@ -21,6 +21,7 @@ same query the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 SEARCH_CONFIG = "hermes_search"  # the text search configuration made by schema/pg/0001
 _OPERATORS = ("AND", "OR", "NOT")
@@ -175,9 +176,17 @@ def _term_sql(term: Term, config: str, params: list[str]) -> str:
 _SQL_OPS = {"AND": "&&", "OR": "||"}
 
 
-def _node_sql(node: Node, config: str, params: list[str]) -> str:
-    if isinstance(node, Term):
+def _node_sql(node: Any, config: str, params: list[str]) -> str:
+    if isinstance(node, Term) or hasattr(node, "tokens"):  # ours, or hermes_store.query.Term
         return _term_sql(node, config, params)
+    if hasattr(node, "keep"):  # hermes_store.query.Without
+        keep = _node_sql(node.keep, config, params)
+        return f"({keep} && !!{_node_sql(node.drop, config, params)})"
+    if hasattr(node, "parts"):  # hermes_store.query.AllOf / AnyOf
+        joiner = " && " if type(node).__name__ == "AllOf" else " || "
+        return "(" + joiner.join(_node_sql(part, config, params) for part in node.parts) + ")"
+    if not isinstance(node, Op):
+        raise TsQueryError(f"not a match: {node!r}")
     left = _node_sql(node.left, config, params)
     right = _node_sql(node.right, config, params)
     if node.kind == "NOT":
@@ -185,8 +194,11 @@ def _node_sql(node: Node, config: str, params: list[str]) -> str:
     return f"({left} {_SQL_OPS[node.kind]} {right})"
 
 
-def tsquery_sql(expression: str, *, config: str = SEARCH_CONFIG) -> tuple[str, list[str]]:
+def tsquery_sql(expression: Any, *, config: str = SEARCH_CONFIG) -> tuple[str, list[str]]:
     """``(sql, params)``: a ``tsquery``-valued SQL expression for ``expression``.
+
+    ``expression`` is FTS5 text as :func:`hermes_store.query.compile_query` makes it, or an
+    already parsed match tree (``Term`` / ``AllOf`` / ``AnyOf`` / ``Without`` nodes).
 
     ``config`` must be a trusted configuration name (a constant of the storage code), never
     user input; every term of ``expression`` travels as a bound parameter.
@@ -194,21 +206,29 @@ def tsquery_sql(expression: str, *, config: str = SEARCH_CONFIG) -> tuple[str, l
     if not config.replace("_", "").isalnum():
         raise TsQueryError(f"invalid text search configuration name {config!r}")
     params: list[str] = []
-    sql = _node_sql(parse_expression(expression), config, params)
+    node = parse_expression(expression) if isinstance(expression, str) else expression
+    sql = _node_sql(node, config, params)
     return sql, params
 
 
-def positive_terms(expression: str) -> list[Term]:
-    """The terms that must or may match (not those under ``NOT``), in order; for highlighting."""
-    found: list[Term] = []
+def positive_terms(expression: Any) -> list[Any]:
+    """The terms that must or may match (not those under ``NOT``), in order, without repeats
+    (for scoring and highlighting); accepts what :func:`tsquery_sql` accepts."""
+    found: list[Any] = []
 
-    def walk(node: Node) -> None:
-        if isinstance(node, Term):
-            found.append(node)
-            return
-        walk(node.left)
-        if node.kind != "NOT":
-            walk(node.right)
+    def walk(node: Any) -> None:
+        if isinstance(node, Term) or hasattr(node, "tokens"):
+            if node not in found:
+                found.append(node)
+        elif hasattr(node, "keep"):
+            walk(node.keep)
+        elif hasattr(node, "parts"):
+            for part in node.parts:
+                walk(part)
+        else:
+            walk(node.left)
+            if node.kind != "NOT":
+                walk(node.right)
 
-    walk(parse_expression(expression))
+    walk(parse_expression(expression) if isinstance(expression, str) else expression)
     return found
