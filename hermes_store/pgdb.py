@@ -183,10 +183,13 @@ class PgDatabase:
             f"-c idle_in_transaction_session_timeout={int(max(60.0, self.statement_timeout * 2) * 1000)}"
         )
         try:
+            given = psycopg.conninfo.conninfo_to_dict(self._url)
+            if given.get("options"):  # the URL's own options (e.g. -csearch_path=...) come first
+                options = f"{given['options']} {options}"
             conninfo = psycopg.conninfo.make_conninfo(
                 self._url,
                 connect_timeout=max(2, int(round(self.connect_timeout))),
-                application_name="hermes_store",
+                application_name=given.get("application_name") or "hermes_store",
                 options=options,
             )
         except psycopg.Error as exc:

@@ -138,3 +138,13 @@ def test_is_postgres_url():
     assert not is_postgres_url("sqlite:///tmp/x.db") and not is_postgres_url(None)
     with pytest.raises(DatabaseError, match="not a postgresql:// URL"):
         PgDatabase("sqlite:///tmp/x.db")
+
+
+def test_url_options_are_kept_beside_the_timeouts(pg_url):
+    with PgDatabase(pg_url, migrate=False) as admin:
+        admin.execute("CREATE SCHEMA other")
+    url = pg_url + "&options=-csearch_path%3Dother"
+    with PgDatabase(url, statement_timeout=7) as db:
+        assert db.scalar("SELECT current_schema()") == "other"
+        assert db.scalar("SHOW statement_timeout") == "7s"
+        assert db.table_exists("messages") and db.scalar("SELECT count(*) FROM other.messages") == 0
