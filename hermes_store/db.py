@@ -92,7 +92,7 @@ class Database:
     index when the home's file cannot be written).
     """
 
-    engine = "sqlite"  # storage factories pick their implementation by this name
+    engine = "sqlite"  # each area's storage factory picks its implementation by this name
 
     def __init__(
         self,
@@ -237,6 +237,11 @@ class Database:
         return self.scalar(
             "SELECT 1 FROM sqlite_schema WHERE name=? AND type IN ('table','view')", (name,)
         ) is not None
+
+    def table_names(self) -> frozenset[str]:
+        """Names of every table, virtual table and view."""
+        rows = self.query("SELECT name FROM sqlite_schema WHERE type IN ('table','view')")
+        return frozenset(str(row["name"]) for row in rows)
 
     # -- writes ----------------------------------------------------------------
 
@@ -383,3 +388,16 @@ def _uri_path(path: Path) -> str:
         text = text.replace(char, code)
     return text
 
+
+def sqlite_url_path(url: str) -> Path | None:
+    """The file named by a SQLite URL, else None (``None`` for any other scheme).
+
+    As in SQLAlchemy: ``sqlite:///rel/file.db`` is relative to the working directory and
+    ``sqlite:////abs/file.db`` absolute.
+    """
+    if not url or not url.lower().startswith("sqlite://"):
+        return None
+    rest = url[len("sqlite://"):]
+    if not rest.startswith("/") or rest.strip("/") == "":
+        raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db")
+    return Path(rest[1:]).absolute()

@@ -7,7 +7,8 @@ Layers, highest first (a module may import its own layer or lower ones):
 3. ``recall`` and ``providers``;
 2. the kinds of past: ``builtin``, ``sessions``, ``facts`` (never importing each other);
 1. the lowest layer: ``db``, ``home``, ``query``, ``tooling``, ``fsutil``, ``timeutil``,
-   ``config_edit`` and the package ``__init__``.
+   ``config_edit``, the PostgreSQL counterparts ``pgdb`` / ``pgquery``, ``dbcopy`` (engine to
+   engine copy) and the package ``__init__``.
 
 Every ``import`` counts, including those inside functions and under ``TYPE_CHECKING``.
 """
@@ -23,20 +24,13 @@ import hermes_store
 PACKAGE = "hermes_store"
 ROOT = Path(hermes_store.__file__).resolve().parent
 FRONT, SERVICE, KINDS, LOWEST = 4, 3, 2, 1
-LOWEST_MODULES = frozenset({"db", "home", "query", "tooling", "fsutil", "timeutil", "config_edit"})
+LOWEST_MODULES = frozenset({"db", "home", "query", "tooling", "fsutil", "timeutil", "config_edit",
+                            "pgdb", "pgquery", "dbcopy"})
 SERVICE_MODULES = frozenset({"recall", "providers"})
 KIND_PACKAGES = frozenset({"builtin", "sessions", "facts"})
 # (importer area, imported area) pairs forbidden although the layers would allow them.
 FORBIDDEN_PAIRS = frozenset({("providers", "recall"), ("recall", "providers")})
 LAYER_NAMES = {FRONT: "front end", SERVICE: "recall/providers", KINDS: "kind of past", LOWEST: "lowest"}
-
-# TEMPORARY (remove at the merge of the sessions-structure branch, which breaks this circle):
-# sessions/index.py <-> loader.py <-> maintenance.py share private row helpers.
-PENDING_SESSIONS_MOVE = frozenset({
-    frozenset({"hermes_store.sessions.index", "hermes_store.sessions.loader",
-               "hermes_store.sessions.maintenance"}),
-})
-
 
 # ---- the checker (pure functions over source text and an import graph) ----------------------
 
@@ -186,15 +180,8 @@ def test_no_upward_or_cross_imports() -> None:
 
 
 def test_no_import_cycles() -> None:
-    found = [c for c in cycles(package_graph()) if frozenset(c) not in PENDING_SESSIONS_MOVE]
+    found = cycles(package_graph())
     assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
-
-
-def test_pending_sessions_allowance_is_still_needed() -> None:
-    """The temporary allowance must name a circle that still exists (else delete it)."""
-    present = {frozenset(c) for c in cycles(package_graph())}
-    for circle in PENDING_SESSIONS_MOVE:
-        assert circle in present, f"{sorted(circle)} is no longer a cycle: drop it from PENDING_SESSIONS_MOVE"
 
 
 # ---- the checker can fail ---------------------------------------------------------------------

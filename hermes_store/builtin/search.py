@@ -16,7 +16,7 @@ from pathlib import Path
 from hermes_store.builtin.entries import TARGETS, file_name, parse_entries, read_raw_checked
 from hermes_store.builtin.storage import BuiltinStorage, open_builtin_storage
 from hermes_store.db import Database, DatabaseError
-from hermes_store.query import HIGHLIGHT_OPEN, highlight_excerpt
+from hermes_store.query import HIGHLIGHT_OPEN, compile_query, highlight_excerpt
 
 
 @dataclass
@@ -84,10 +84,11 @@ def search_entries(db: Database | None, memories_dir: Path, query: str, *,
             own = db = Database(":memory:")
             storage = open_builtin_storage(db)
             refresh_index(storage, memories_dir, targets)
-        rows, note = storage.search_index(query, targets, limit)
+        plan = compile_query(query)
+        rows, note = storage.search_index(plan, targets, limit)
         hits = [EntryHit(r["target"], int(r["entry_index"]), r["content"],
                          r["snippet"] if HIGHLIGHT_OPEN in (r["snippet"] or "") else
-                         highlight_excerpt(r["content"], query), float(r["score"])) for r in rows]
+                         highlight_excerpt(r["content"], plan), float(r["score"])) for r in rows]
         return EntrySearch(hits, note)
     finally:
         if own is not None:

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from hermes_store.query import QueryPlan
+
 BUILTIN_STORAGES: dict[str, str] = {
     "sqlite": "hermes_store.builtin.storage_sqlite:SQLiteBuiltinStorage",
 }
@@ -112,11 +114,13 @@ class BuiltinStorage(ABC):
         """
 
     @abstractmethod
-    def search_index(self, query: str, targets: Sequence[str],
+    def search_index(self, query: str | QueryPlan, targets: Sequence[str],
                      limit: int) -> tuple[list[dict[str, Any]], str | None]:
         """Index hits of a user query among ``targets``, best first, and the query note.
 
-        ``query`` is the text a person typed (the :mod:`hermes_store.query` language).
+        ``query`` is the text a person typed (the :mod:`hermes_store.query` language) or its
+        compiled :class:`~hermes_store.query.QueryPlan` (engine-neutral :class:`~hermes_store.query.Match`
+        trees an implementation renders in its own syntax).
         """
 
 

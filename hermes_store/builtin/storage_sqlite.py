@@ -15,7 +15,7 @@ import apsw
 
 from hermes_store.builtin.storage import BuiltinStorage
 from hermes_store.db import Database, DatabaseError
-from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, cjk_projection, run_match
+from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, QueryPlan, cjk_projection, run_match
 
 HISTORY_COLUMNS = "id, target, action, old_text, new_text, at, origin, session_id, restored_from"
 _SEARCH_SQL = """
@@ -135,7 +135,7 @@ class SQLiteBuiltinStorage(BuiltinStorage):
         except apsw.Error as exc:
             raise DatabaseError(f"{self.db.path}: cannot write the entry index: {exc}") from exc
 
-    def search_index(self, query: str, targets: Sequence[str],
+    def search_index(self, query: str | QueryPlan, targets: Sequence[str],
                      limit: int) -> tuple[list[dict[str, Any]], str | None]:
         sql = _SEARCH_SQL.format(marks=",".join("?" * len(targets)))
 

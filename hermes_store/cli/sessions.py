@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ def _when(value: float | None) -> str:
 
 
 @sessions.command("index")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto",
               show_default=True, help="Transcript format; auto detects it per file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -44,6 +45,9 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, as_json: bo
     the new lines, and an interrupted run resumes where it stopped. Exit code 0
     when anything was imported, 1 when every input failed.
     """
+    for path in paths:  # a dangling or looping symlink is reported by the loader, not refused here
+        if not os.path.lexists(path):
+            raise click.BadParameter(f"Path '{path}' does not exist.", param_hint="'PATHS...'")
     db = get_home(ctx).open_db()
     bar = None
     try:
@@ -91,7 +95,7 @@ def _size(path: Path) -> int:
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) -> None:
     """List sessions, most recently active first."""
-    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.live import SessionIndex
 
     with SessionIndex(get_home(ctx)) as index:
         rows = index.list_sessions(source=source, limit=limit)
@@ -109,10 +113,7 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
 
 def _resolve(index: Any, session_id: str) -> str:
     """An exact id, or a unique prefix of one."""
-    if index.get_session(session_id) is not None:
-        return session_id
-    matches = [r["id"] for r in index.db.query(
-        "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 2", (len(session_id), session_id))]
+    matches = index.resolve_id(session_id)
     if len(matches) == 1:
         return matches[0]
     if matches:
@@ -127,7 +128,7 @@ def _resolve(index: Any, session_id: str) -> str:
 @click.pass_context
 def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
     """Show one session and its messages (ID may be a unique prefix)."""
-    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.live import SessionIndex
 
     with SessionIndex(get_home(ctx)) as index:
         sid = _resolve(index, session_id)
@@ -158,7 +159,7 @@ def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
 @click.pass_context
 def stats_cmd(ctx: click.Context, as_json: bool) -> None:
     """Sessions, messages, per-source counts, database and index size."""
-    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.live import SessionIndex
 
     with SessionIndex(get_home(ctx)) as index:
         data = index.stats()
@@ -180,7 +181,7 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def delete_cmd(ctx: click.Context, session_id: str) -> None:
     """Delete one session and its messages (its children keep their grandparent)."""
-    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.live import SessionIndex
 
     with SessionIndex(get_home(ctx)) as index:
         sid = _resolve(index, session_id)
@@ -200,7 +201,7 @@ def prune_cmd(ctx: click.Context, older_than: str, dry_run: bool, as_json: bool)
     A lineage (a session with its parents and children) goes only when all of
     it is old; live sessions that never ended are kept.
     """
-    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.live import SessionIndex
     from hermes_store.timeutil import parse_age
 
     try:

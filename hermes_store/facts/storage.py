@@ -26,6 +26,8 @@ from collections.abc import Hashable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from hermes_store.query import QueryPlan
+
 FACT_STORAGES: dict[str, str] = {
     "sqlite": "hermes_store.facts.storage_sqlite:SQLiteFactStorage",
 }
@@ -85,8 +87,12 @@ class FactStorage(ABC):
     @abstractmethod
     def insert_fact(self, content: str, category: str, tags: str, trust_score: float, *,
                     retrieval_count: int = 0, helpful_count: int = 0,
-                    created_at: str | None = None, updated_at: str | None = None) -> int:
-        """Insert a fact (timestamps default to now); returns its id."""
+                    created_at: str | None = None, updated_at: str | None = None,
+                    fact_id: int | None = None) -> int:
+        """Insert a fact (timestamps default to now, the id to a new one); returns its id.
+
+        A given ``fact_id`` must be free (the caller checks with :meth:`fact_rows`).
+        """
 
     @abstractmethod
     def update_fact(self, fact_id: int, *, content: str | None = None, tags: str | None = None,
@@ -120,12 +126,13 @@ class FactStorage(ABC):
         """``fact_id -> filtered row`` for the ids that pass the category and trust filters."""
 
     @abstractmethod
-    def text_hits(self, query: str, limit: int, *, category: str | None = None,
+    def text_hits(self, query: str | QueryPlan, limit: int, *, category: str | None = None,
                   min_trust: float = 0.0) -> tuple[dict[int, float], str | None]:
         """Full-text matches of a user query: ``({fact_id: relevance > 0}, note)``.
 
-        ``query`` is the text a person typed (the :mod:`hermes_store.query` language);
-        the engine compiles it. Higher relevance is better; ``note`` explains a
+        ``query`` is the text a person typed (the :mod:`hermes_store.query` language) or its
+        compiled :class:`~hermes_store.query.QueryPlan`, whose engine-neutral
+        :class:`~hermes_store.query.Match` trees the implementation renders in its own syntax. Higher relevance is better; ``note`` explains a
         fallback or relaxation (None when the query ran as written).
         """
 
@@ -140,8 +147,9 @@ class FactStorage(ABC):
         """True when ``key`` is an entity's name key or an alias key."""
 
     @abstractmethod
-    def insert_entity(self, name: str, key: str) -> int:
-        """Create an entity; returns its id."""
+    def insert_entity(self, name: str, key: str, *, entity_id: int | None = None,
+                      entity_type: str = "unknown") -> int:
+        """Create an entity (a given ``entity_id`` must be free); returns its id."""
 
     @abstractmethod
     def add_alias(self, entity_id: int, alias: str, key: str) -> None:

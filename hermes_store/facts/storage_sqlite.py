@@ -14,7 +14,7 @@ from typing import Any
 from hermes_store.db import Database
 from hermes_store.facts import trust
 from hermes_store.facts.storage import FactStorage
-from hermes_store.query import cjk_projection, run_match
+from hermes_store.query import QueryPlan, cjk_projection, run_match
 
 FACT_COLUMNS = ("fact_id, content, category, tags, trust_score, retrieval_count, helpful_count, "
                 "created_at, updated_at")
@@ -79,12 +79,13 @@ class SQLiteFactStorage(FactStorage):
 
     def insert_fact(self, content: str, category: str, tags: str, trust_score: float, *,
                     retrieval_count: int = 0, helpful_count: int = 0,
-                    created_at: str | None = None, updated_at: str | None = None) -> int:
+                    created_at: str | None = None, updated_at: str | None = None,
+                    fact_id: int | None = None) -> int:
         self.db.execute(
-            "INSERT INTO facts (content, category, tags, trust_score, retrieval_count, helpful_count, "
-            "created_at, updated_at, cjk) VALUES (?, ?, ?, ?, ?, ?, "
+            "INSERT INTO facts (fact_id, content, category, tags, trust_score, retrieval_count, helpful_count, "
+            "created_at, updated_at, cjk) VALUES (?, ?, ?, ?, ?, ?, ?, "
             "coalesce(?, CURRENT_TIMESTAMP), coalesce(?, CURRENT_TIMESTAMP), ?)",
-            (content, category, tags, trust_score, int(retrieval_count), int(helpful_count),
+            (fact_id, content, category, tags, trust_score, int(retrieval_count), int(helpful_count),
              created_at, updated_at, _index_text(content, tags)))
         return int(self.db.conn.last_insert_rowid())
 
@@ -145,7 +146,7 @@ class SQLiteFactStorage(FactStorage):
         rows = self.db.query_in(sql, list(dict.fromkeys(int(i) for i in ids)), after=after)
         return {r["fact_id"]: r for r in rows}
 
-    def text_hits(self, query: str, limit: int, *, category: str | None = None,
+    def text_hits(self, query: str | QueryPlan, limit: int, *, category: str | None = None,
                   min_trust: float = 0.0) -> tuple[dict[int, float], str | None]:
         floor = trust.sql_threshold(min_trust)
 
@@ -178,8 +179,10 @@ class SQLiteFactStorage(FactStorage):
         return (self.db.scalar("SELECT 1 FROM entities WHERE name_key = ?", (key,)) is not None
                 or self.db.scalar("SELECT 1 FROM entity_aliases WHERE alias_key = ?", (key,)) is not None)
 
-    def insert_entity(self, name: str, key: str) -> int:
-        self.db.execute("INSERT INTO entities (name, name_key) VALUES (?, ?)", (name, key))
+    def insert_entity(self, name: str, key: str, *, entity_id: int | None = None,
+                      entity_type: str = "unknown") -> int:
+        self.db.execute("INSERT INTO entities (entity_id, name, name_key, entity_type) VALUES (?, ?, ?, ?)",
+                        (entity_id, name, key, entity_type))
         return int(self.db.conn.last_insert_rowid())
 
     def add_alias(self, entity_id: int, alias: str, key: str) -> None:

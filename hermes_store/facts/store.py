@@ -25,7 +25,7 @@ from typing import Any
 
 from hermes_store.facts import conflicts, hrr, retrieval, trust
 from hermes_store.facts.entities import extract_entities
-from hermes_store.facts.hermes_import import HermesFactsError, read_hermes_facts
+from hermes_store.facts.hermes_import import HermesFactsError, read_holographic
 from hermes_store.facts.rows import (
     CACHE_BUDGET,
     META_DIM,
@@ -143,33 +143,63 @@ class FactStore(FactRows):
     def import_hermes(self, path: str | os.PathLike[str]) -> dict[str, int]:
         """Copy the facts of a Hermes holographic ``memory_store.db`` into this store.
 
-        The file is opened read-only. Content, category, tags, trust, counters
-        and timestamps are kept; entities are re-extracted and vectors
-        re-encoded (the Hermes blobs are not needed). Facts whose content is
-        already stored are skipped. Returns ``{"imported", "skipped"}``.
+        The file is opened read-only. Fact ids and entity ids are kept, so ids quoted
+        in old sessions still name the same facts; content, category, tags, trust,
+        counters and timestamps are kept too. Holographic's entity links are kept
+        and our own extraction adds to them; vectors are re-encoded. A fact whose
+        content is already stored is skipped; one whose id is taken by another fact
+        gets a new id (counted in ``renumbered``; never the case on an empty store).
+        Returns ``{"imported", "skipped", "renumbered", "entities"}``.
         """
         try:
-            rows = read_hermes_facts(path)
+            facts, entities, links = read_holographic(path)
         except HermesFactsError as exc:
             raise FactStoreError(str(exc)) from exc
-        imported = skipped = 0
+        imported = skipped = renumbered = entities_kept = 0
         with self._lock, self._writing():
-            for row in rows:
+            entity_map: dict[int, int] = {}
+            for row in entities:
+                entity_id, kept = self._import_entity(row)
+                entity_map[int(row["entity_id"])] = entity_id
+                entities_kept += kept
+            for row in facts:
                 content = str(row["content"] or "").strip()
                 if not content or self.find_by_content(content) is not None:
                     skipped += 1
                     continue
+                wanted = row["fact_id"]
+                free = wanted is not None and not self.storage.fact_rows([int(wanted)])
                 fact_id = self.storage.insert_fact(
                     content, row["category"] or "general", normalize_tags(row["tags"]),
                     trust.clamp(self.default_trust if row["trust_score"] is None else float(row["trust_score"])),
                     retrieval_count=int(row["retrieval_count"] or 0),
                     helpful_count=int(row["helpful_count"] or 0),
                     created_at=None if row["created_at"] is None else str(row["created_at"]),
-                    updated_at=None if row["updated_at"] is None else str(row["updated_at"]))
-                self._link_and_encode(fact_id, content, None)
+                    updated_at=None if row["updated_at"] is None else str(row["updated_at"]),
+                    fact_id=int(wanted) if free else None)
+                renumbered += 0 if free or wanted is None else 1
+                linked = [entity_map[e] for e in links.get(int(wanted), []) if e in entity_map] \
+                    if wanted is not None else []
+                self._link_and_encode(fact_id, content, None, first=linked)
                 imported += 1
             self._touched()
-        return {"imported": imported, "skipped": skipped}
+        return {"imported": imported, "skipped": skipped, "renumbered": renumbered, "entities": entities_kept}
+
+    def _import_entity(self, row: dict[str, Any]) -> tuple[int, int]:
+        """Our id for a holographic entity row, keeping its id when free: ``(entity_id, 1 if kept)``."""
+        name = " ".join(str(row["name"] or "").split())
+        existing = self.resolve_entity(name) if name else None
+        if existing is not None:
+            return int(existing["entity_id"]), 0
+        wanted = int(row["entity_id"])
+        free = not self.storage.entities_by_ids([wanted])
+        entity_id = self.storage.insert_entity(name or f"entity {wanted}", entity_key(name) or f"entity {wanted}",
+                                               entity_id=wanted if free else None,
+                                               entity_type=row["entity_type"] or "unknown")
+        for alias in str(row["aliases"] or "").split(","):
+            if alias.strip():
+                self._add_alias(entity_id, alias)
+        return entity_id, 1 if free else 0
 
     # ------------------------------------------------------------------ entities
 
@@ -199,9 +229,10 @@ class FactStore(FactRows):
         self.storage.add_alias(entity_id, alias, key)
         return True
 
-    def _link_and_encode(self, fact_id: int, content: str, explicit: Iterable[str] | None) -> None:
+    def _link_and_encode(self, fact_id: int, content: str, explicit: Iterable[str] | None, *,
+                         first: Iterable[int] = ()) -> None:
         found = extract_entities(content)
-        links: list[int] = []
+        links: list[int] = list(dict.fromkeys(first))  # links an import keeps, before extracted ones
         for item in found:
             entity_id = self._entity_id(item.name, create=True)
             for alias in item.aliases:

@@ -8,68 +8,31 @@ An agent can record a conversation as it happens, without any file::
     index.append_message(sid, "assistant", "", tool_calls=[{...}])
     index.end_session(sid)
 
-Every write is one short ``BEGIN IMMEDIATE`` transaction; the FTS index is
-kept in step by the schema's triggers.
+Every write is one short transaction of the session storage
+(:mod:`hermes_store.sessions.storage`; on SQLite ``BEGIN IMMEDIATE``, with the
+FTS index kept in step by the schema's triggers).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import secrets
 import time
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from hermes_store.db import Database
 from hermes_store.home import Home
-from hermes_store.query import cjk_projection
 from hermes_store.sessions.importers.base import MAX_CONTENT_CHARS, flatten_content
+from hermes_store.sessions.loader import BulkLoader
+from hermes_store.sessions.maintenance import delete_session as _delete_session
+from hermes_store.sessions.maintenance import prune_sessions as _prune_sessions
+from hermes_store.sessions.maintenance import stats as _stats
+from hermes_store.sessions.rows import SessionNotFound, cjk_for, new_session_id, scrub
+from hermes_store.sessions.storage import SessionStorage, open_session_storage
 
-TOOL_INDEX_CHARS = 8192  # the view indexes only this prefix of tool rows
-# Same ranges as hermes_store.query.is_cjk: a fast pre-check before the projection.
-_CJK = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]"
-)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-SESSION_COLUMNS = ("id", "origin_format", "source", "title", "model", "workspace", "started_at",
-                   "ended_at", "parent_session_id", "message_count", "meta")
-
-
-class SessionNotFound(KeyError):
-    """No session with that id in the index."""
-
-    def __str__(self) -> str:
-        return f"session not found: {self.args[0]}"
-
-
-def cjk_for(role: str, content: str) -> str | None:
-    """The ``cjk`` column value for a message (projection of the indexed part)."""
-    text = content[:TOOL_INDEX_CHARS] if role == "tool" else content
-    if not _CJK.search(text):
-        return None
-    return cjk_projection(text)
-
-
-def scrub(text: str | None) -> str | None:
-    """Make a string storable: no NUL bytes, no lone surrogates."""
-    if text is None:
-        return None
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-    if _SURROGATE.search(text):
-        text = _SURROGATE.sub("\ufffd", text)
-    return text
-
-
-def new_session_id(now: float | None = None) -> str:
-    """A Hermes-style id: ``YYYYMMDD_HHMMSS_<6 hex>``."""
-    moment = datetime.fromtimestamp(now if now is not None else time.time())
-    return f"{moment:%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
+__all__ = ["SessionIndex", "SessionNotFound", "index_paths", "new_session_id", "open_database"]
 
 
 def open_database(target: Database | Home | str | os.PathLike[str]) -> tuple[Database, bool]:
@@ -81,23 +44,12 @@ def open_database(target: Database | Home | str | os.PathLike[str]) -> tuple[Dat
     return Database(Path(target)), True
 
 
-def session_row(row: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A sessions row with ``meta`` decoded from JSON."""
-    if row is None:
-        return None
-    out = dict(row)
-    try:
-        out["meta"] = json.loads(out.get("meta") or "{}")
-    except ValueError:
-        out["meta"] = {}
-    return out
-
-
 class SessionIndex:
     """Read/write access to the indexed sessions in one store database."""
 
     def __init__(self, db: Database | Home | str | os.PathLike[str]) -> None:
         self.db, self._owned = open_database(db)
+        self.storage: SessionStorage = open_session_storage(self.db)
 
     def close(self) -> None:
         """Close the database if this object opened it."""
@@ -130,15 +82,12 @@ class SessionIndex:
         """
         started = float(started_at) if started_at is not None else time.time()
         sid = session_id or new_session_id(started)
-        with self.db.write():
-            if self.db.scalar("SELECT 1 FROM sessions WHERE id=?", (sid,)):
-                raise ValueError(f"session already exists: {sid}")
-            self.db.execute(
-                "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
-                " parent_session_id, meta) VALUES (?,?,?,?,?,?,?,?,?)",
-                (sid, "live", source or "cli", scrub(title), scrub(model), scrub(workspace), started,
-                 parent_session_id, json.dumps(meta or {}, ensure_ascii=False)),
-            )
+        added = self.storage.add_session(
+            sid, origin_format="live", source=source or "cli", title=scrub(title), model=scrub(model),
+            workspace=scrub(workspace), started_at=started, parent_session_id=parent_session_id,
+            meta=dict(meta or {}))
+        if not added:
+            raise ValueError(f"session already exists: {sid}")
         return sid
 
     def append_message(
@@ -166,93 +115,60 @@ class SessionIndex:
         calls = tool_calls if tool_calls is None or isinstance(tool_calls, str) else json.dumps(
             tool_calls, ensure_ascii=False)
         when = float(timestamp) if timestamp is not None else time.time()
-        with self.db.write():
-            if not self.db.scalar("SELECT 1 FROM sessions WHERE id=?", (session_id,)):
-                raise SessionNotFound(session_id)
-            seq = self.db.scalar(
-                "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?", (session_id,))
-            self.db.execute(
-                "INSERT INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
-                " tool_call_id, timestamp, cjk) VALUES (?,?,?,?,?,?,?,?,?)",
-                (session_id, seq, role, text, scrub(tool_name), scrub(calls), scrub(tool_call_id),
-                 when, cjk_for(role, text)),
-            )
-            message_id = self.db.conn.last_insert_rowid()
-            self.db.execute(
-                "UPDATE sessions SET message_count = message_count + 1,"
-                " started_at = COALESCE(started_at, ?) WHERE id=?", (when, session_id))
-        return int(message_id)
+        return self.storage.append_message(
+            session_id, role=role, content=text, tool_name=scrub(tool_name), tool_calls=scrub(calls),
+            tool_call_id=scrub(tool_call_id), timestamp=when, cjk=cjk_for(role, text))
 
     def end_session(self, session_id: str, *, ended_at: float | None = None,
                     end_reason: str | None = None) -> None:
         """Mark ``session_id`` ended (now by default); ``end_reason`` goes into ``meta``."""
         when = float(ended_at) if ended_at is not None else time.time()
-        with self.db.write():
-            row = self.db.query_one("SELECT meta FROM sessions WHERE id=?", (session_id,))
-            if row is None:
-                raise SessionNotFound(session_id)
-            meta = json.loads(row["meta"] or "{}")
-            if end_reason:
-                meta["end_reason"] = end_reason
-            self.db.execute("UPDATE sessions SET ended_at=?, meta=? WHERE id=?",
-                            (when, json.dumps(meta, ensure_ascii=False), session_id))
+        self.storage.end_session(session_id, when, end_reason)
 
     def set_title(self, session_id: str, title: str | None) -> None:
         """Set or clear a session's title."""
-        with self.db.write():
-            self.db.execute("UPDATE sessions SET title=? WHERE id=?", (scrub(title), session_id))
-            if self.db.conn.changes() == 0:
-                raise SessionNotFound(session_id)
+        self.storage.set_title(session_id, scrub(title))
 
     # -- reading ----------------------------------------------------------------
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         """The session row (``meta`` decoded), or None."""
-        return session_row(self.db.query_one(
-            f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE id=?", (session_id,)))
+        return self.storage.get_session(session_id)
 
     def get_messages(self, session_id: str, *, limit: int | None = None,
                      offset: int = 0) -> list[dict[str, Any]]:
         """The session's messages in ``seq`` order (``tool_calls`` left as JSON text)."""
-        sql = ("SELECT id, seq, role, content, tool_name, tool_calls, tool_call_id, timestamp"
-               " FROM messages WHERE session_id=? ORDER BY seq LIMIT ? OFFSET ?")
-        return self.db.query(sql, (session_id, -1 if limit is None else int(limit), int(offset)))
+        return self.storage.get_messages(session_id, limit=limit, offset=offset)
 
     def list_sessions(self, *, source: str | None = None, limit: int | None = 20) -> list[dict[str, Any]]:
         """Sessions, most recently active first, optionally from one ``source``."""
-        where, params = ("WHERE source=?", [source]) if source else ("", [])
-        params.append(-1 if limit is None else int(limit))
-        rows = self.db.query(
-            f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions {where}"
-            " ORDER BY COALESCE(ended_at, started_at) DESC, id LIMIT ?", params)
-        return [session_row(row) for row in rows]  # type: ignore[misc]
+        return self.storage.list_sessions(source=source, limit=limit)
+
+    def resolve_id(self, session_id: str) -> list[str]:
+        """``[session_id]`` when it exists, else up to two ids it is a prefix of (so a caller
+        can tell unique, ambiguous and unknown apart)."""
+        if self.storage.has_session(session_id):
+            return [session_id]
+        return self.storage.session_ids_with_prefix(session_id, 2)
 
     # -- bulk and maintenance (thin wrappers) -----------------------------------------
 
     def index_paths(self, paths: Iterable[str | os.PathLike[str]], format: str = "auto",
                     **options: Any) -> dict[str, Any]:
         """Import transcript files/directories; returns the summary dict (see :func:`index_paths`)."""
-        from hermes_store.sessions.loader import BulkLoader
-
         return BulkLoader(self.db, **options).run(paths, format).as_dict()
 
     def delete_session(self, session_id: str) -> int:
         """Delete one session and its messages; returns the number of messages removed."""
-        from hermes_store.sessions.maintenance import delete_session
-
-        return delete_session(self.db, session_id)
+        return _delete_session(self.db, session_id)
 
     def prune(self, older_than: float, *, dry_run: bool = False, now: float | None = None) -> list[str]:
         """Delete whole lineages inactive for ``older_than`` seconds; returns the session ids."""
-        from hermes_store.sessions.maintenance import prune_sessions
-
-        return prune_sessions(self.db, older_than, dry_run=dry_run, now=now)
+        return _prune_sessions(self.db, older_than, dry_run=dry_run, now=now)
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes (see :func:`hermes_store.sessions.maintenance.stats`)."""
-        from hermes_store.sessions.maintenance import stats
-
-        return stats(self.db)
+        return _stats(self.db)
 
 
 def index_paths(db: Database | Home | str | os.PathLike[str],
