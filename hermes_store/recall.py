@@ -119,17 +119,6 @@ class RecallResult:
 # --------------------------------------------------------------------------- time helpers
 
 
-def parse_when(value: Any, *, name: str = "date", end: bool = False) -> float | None:
-    """A ``since``/``until`` argument as epoch seconds (see :func:`hermes_store.timeutil.parse_when`).
-
-    ``end=True`` makes a bare date mean the end of that day. Raises ValueError naming ``name``.
-    """
-    try:
-        return timeutil.parse_when(value, end_of_day=end)
-    except timeutil.TimeParseError as exc:
-        raise ValueError(f"{name}: {exc}") from exc
-
-
 def _iso(value: Any) -> str | None:
     stamp = timeutil.to_epoch(value)
     if stamp is None:
@@ -484,7 +473,8 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
     if problem:
         raise ValueError(f"kinds: {problem}")
     limit = max(1, int(limit))
-    since_ts, until_ts = parse_when(since, name="since"), parse_when(until, name="until", end=True)
+    since_ts = timeutil.parse_when(since, name="since")
+    until_ts = timeutil.parse_when(until, name="until", end_of_day=True)
     result = RecallResult(query=str(query or ""), results=[])
     own_db = None
     if db is None:
@@ -565,7 +555,7 @@ def _recall_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         if isinstance(value, str) and len(value) > 100:
             raise ToolArgumentError(f"'{name}' is too long ({len(value):,} chars) for a date or an age")
         try:
-            parse_when(value, name=name)
+            timeutil.parse_when(value, name=name)
         except ValueError as exc:
             raise ToolArgumentError(f"'{name}': {exc}") from exc
     db = ctx.resource("recall_db", lambda: _open_existing_db(ctx.home))

@@ -9,6 +9,7 @@ The argument readers below give errors that name the argument.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable
@@ -89,6 +90,24 @@ def valid_text(text: str) -> str:
     The package's one surrogate scrubber (tool arguments, queries, transcripts).
     """
     return SURROGATES.sub("\ufffd", text) if SURROGATES.search(text) else text
+
+
+def parse_arguments(args: Any) -> dict[str, Any]:
+    """Tool-call arguments as a dict: a JSON object (text or bytes), a dict, or None/"" for ``{}``.
+
+    The one parser for every tool entry point (the tool registry, the provider manager).
+    Raises :class:`ToolArgumentError` for invalid JSON or anything but an object.
+    """
+    if isinstance(args, (str, bytes)):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ToolArgumentError(f"arguments are not valid JSON: {exc}") from exc
+    if args is None:
+        return {}
+    if not isinstance(args, dict):
+        raise ToolArgumentError(f"arguments must be a JSON object, got {type(args).__name__}")
+    return args
 
 
 def get_str(args: dict[str, Any], name: str, *, required: bool = False, default: str | None = None,
