@@ -4,7 +4,7 @@ MEMORY.md / USER.md stay the truth; the database only holds what is derived from
 (who wrote each entry and when, the append-only history, a full-text index of the
 entries). :class:`BuiltinStorage` names those reads and writes as plain methods over
 plain values; :func:`open_builtin_storage` picks the implementation registered for
-``db.engine`` in :data:`BUILTIN_STORAGES` (``"module:Class"`` strings, loaded on use).
+``db.engine`` in :data:`STORAGE_ENGINES` (``"module:Class"`` strings, loaded on use).
 
 Row shapes:
 
@@ -27,8 +27,8 @@ from typing import Any
 
 from hermes_store.query import QueryPlan
 
-BUILTIN_STORAGES: dict[str, str] = {
-    "sqlite": "hermes_store.builtin.storage_sqlite:SQLiteBuiltinStorage",
+STORAGE_ENGINES: dict[str, str] = {
+    "sqlite": "hermes_store.builtin.storage_sqlite:SqliteBuiltinStorage",
 }
 
 
@@ -126,9 +126,9 @@ class BuiltinStorage(ABC):
 
 def open_builtin_storage(db: Any) -> BuiltinStorage:
     """The built-in memory storage over ``db`` (chosen by ``db.engine``)."""
-    target = BUILTIN_STORAGES.get(db.engine)
+    target = STORAGE_ENGINES.get(db.engine)
     if target is None:
         raise ValueError(f"no built-in memory storage for database engine {db.engine!r} "
-                         f"(known: {', '.join(sorted(BUILTIN_STORAGES))})")
+                         f"(known: {', '.join(sorted(STORAGE_ENGINES))})")
     module, _, name = target.partition(":")
     return getattr(importlib.import_module(module), name)(db)

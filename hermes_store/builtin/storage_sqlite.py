@@ -28,7 +28,7 @@ ORDER BY rank LIMIT ?
 """
 
 
-class SQLiteBuiltinStorage(BuiltinStorage):
+class SqliteBuiltinStorage(BuiltinStorage):
     """:class:`BuiltinStorage` over a :class:`~hermes_store.db.Database`."""
 
     engine = "sqlite"

@@ -4,7 +4,7 @@ Everything the fact store reads or writes goes through these plain methods (fact
 entities and aliases, entity links, trust, vectors, full-text hits). Rows are plain
 dicts and Python values; no engine types or query syntax cross the interface, so a
 second engine is one more class. :func:`open_fact_storage` picks the class named for
-``db.engine`` in :data:`FACT_STORAGES` (``"module:Class"`` strings, loaded on use).
+``db.engine`` in :data:`STORAGE_ENGINES` (``"module:Class"`` strings, loaded on use).
 
 Row shapes:
 
@@ -28,8 +28,8 @@ from typing import Any
 
 from hermes_store.query import QueryPlan
 
-FACT_STORAGES: dict[str, str] = {
-    "sqlite": "hermes_store.facts.storage_sqlite:SQLiteFactStorage",
+STORAGE_ENGINES: dict[str, str] = {
+    "sqlite": "hermes_store.facts.storage_sqlite:SqliteFactStorage",
 }
 
 
@@ -228,10 +228,10 @@ class FactStorage(ABC):
 
 def storage_class(engine: str) -> type[FactStorage]:
     """The :class:`FactStorage` implementation registered for ``engine``."""
-    target = FACT_STORAGES.get(engine)
+    target = STORAGE_ENGINES.get(engine)
     if target is None:
         raise ValueError(f"no fact storage for database engine {engine!r} "
-                         f"(known: {', '.join(sorted(FACT_STORAGES))})")
+                         f"(known: {', '.join(sorted(STORAGE_ENGINES))})")
     module, _, name = target.partition(":")
     return getattr(importlib.import_module(module), name)
 

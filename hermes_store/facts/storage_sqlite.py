@@ -37,7 +37,7 @@ def _entity(row: dict[str, Any] | None) -> dict[str, Any] | None:
     return row
 
 
-class SQLiteFactStorage(FactStorage):
+class SqliteFactStorage(FactStorage):
     """:class:`FactStorage` over a :class:`~hermes_store.db.Database`."""
 
     engine = "sqlite"
