@@ -1,17 +1,21 @@
-"""Past sessions: transcript importers, the FTS5-indexed session store, and the live write API.
+"""Past sessions: transcript importers, the indexed session store, and the live write API.
 
-What the package holds (top-down; a module imports only those below it):
+What the package holds, top-down (a module imports only those below it):
 
+* ``session_search.py`` -- the ``session_search`` tool (discover/scroll/read/browse).
 * ``live.py`` -- :class:`SessionIndex`, the live write API an agent calls
   (create_session / append_message / end_session) and thin read/maintenance
   wrappers; :func:`index_paths`.
-* ``session_search.py`` -- the ``session_search`` tool (discover/scroll/read/browse).
-* ``loader.py`` -- the bulk loader behind ``hermes-store sessions index``.
-* ``search.py`` / ``rank.py`` -- message search (ranking, smoothing, snippets) and
-  the ``hs_bm25`` rank function.
-* ``maintenance.py`` -- delete, lineage-aware prune, stats, FTS health checks.
+* ``search.py`` -- message search policy (ordering, smoothing, snippets, lineage).
+* ``loader.py`` -- the bulk loader behind ``hermes-store sessions index`` (what to read,
+  what is new); ``importers/`` -- one reader per transcript format (a registry).
+* ``maintenance.py`` -- delete, lineage-aware prune, stats, full-text health checks.
+* ``storage.py`` -- :class:`~hermes_store.sessions.storage.SessionStorage`, the one door to
+  the data, and :func:`~hermes_store.sessions.storage.open_session_storage`, which picks the
+  implementation by ``db.engine``; ``storage_sqlite.py`` (with ``rank.py``, the ``hs_bm25``
+  rank function) is the APSW/FTS5 implementation and holds every SQL statement of the
+  package (the importers read foreign files with their own read-only SQL).
 * ``rows.py`` -- shared row helpers (storable text, the CJK column, session rows).
-* ``importers/`` -- one reader per transcript format (a registry).
 
 It may import the lowest layer (``db``, ``home``, ``query``, ``tooling``,
 ``fsutil``, ``timeutil``) and nothing above it; never ``builtin``, ``facts``,
