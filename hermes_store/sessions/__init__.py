@@ -37,6 +37,7 @@ from hermes_store.sessions.live import SessionIndex, index_paths
 from hermes_store.sessions.loader import BulkLoader, IndexSummary
 from hermes_store.sessions.maintenance import delete_session, prune_sessions, stats
 from hermes_store.sessions.rows import SessionNotFound, new_session_id
+from hermes_store.sessions.storage import SessionStorage, open_session_storage
 from hermes_store.timeutil import parse_age
 
 __all__ = [
@@ -45,10 +46,12 @@ __all__ = [
     "IndexSummary",
     "SessionIndex",
     "SessionNotFound",
+    "SessionStorage",
     "delete_session",
     "detect_format",
     "index_paths",
     "new_session_id",
+    "open_session_storage",
     "parse_age",
     "prune_sessions",
     "stats",
