@@ -138,6 +138,7 @@ def test_hits_filters_budget_and_snippets(filled):
 class _Handle:
     def __init__(self, key: str) -> None:
         self.key, self.format, self.source_id = key, "hermes-jsonl", None
+        self.default_source = "cli"
 
 
 def test_bulk_writer_and_source_state(storage):
