@@ -194,3 +194,6 @@ def test_health_checks(filled):
     assert storage.probe_search() is None
     storage.rebuild_text_index(names[0])
     assert storage.check_text_index(names[0]) is None
+    storage.rebuild_message_index()
+    assert storage.probe_search() is None
+    assert [h.seq for h in storage.hits(Term(("staging",)), Filters(), sort="relevance", budget=5)] == [1]
