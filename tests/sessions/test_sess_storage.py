@@ -25,7 +25,10 @@ SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|PRAGMA|CREATE|DROP|ALTER|VALUE
                  r"\bPRAGMA\b", re.S)
 # modules of the sessions area and its front ends that may hold SQL text
 SQL_HOMES = {"sessions/storage_sqlite.py",
-             "sessions/importers/hermes_db.py"}  # reads a FOREIGN Hermes state.db, read-only
+             "sessions/importers/hermes_db.py",  # reads a FOREIGN Hermes state.db, read-only
+             # read other agents' FOREIGN databases, read-only (opencode.db, state.vscdb, sessions.db)
+             "sessions/importers/opencode_db.py", "sessions/importers/cursor.py",
+             "sessions/importers/goose.py"}
 CHECKED = ["sessions", "cli/sessions.py", "cli/sessions_search.py", "cli/doctor.py", "cli/status.py",
            "recall.py", "tools.py"]
 

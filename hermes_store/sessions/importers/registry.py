@@ -28,6 +28,7 @@ from hermes_store.sessions.importers.gemini_cli import (
     GeminiCliImporter,
     GeminiLogsImporter,
 )
+from hermes_store.sessions.importers.goose import GooseDbImporter, GooseJsonlImporter
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
@@ -59,6 +60,8 @@ BUNDLED: tuple[type[Importer], ...] = (
     ClineImporter,
     CopilotChatImporter,
     CopilotCliImporter,
+    GooseJsonlImporter,
+    GooseDbImporter,
 )
 
 
