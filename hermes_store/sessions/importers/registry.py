@@ -15,6 +15,7 @@ from __future__ import annotations
 from importlib import metadata
 
 from hermes_store.sessions.importers.aider import AiderImporter
+from hermes_store.sessions.importers.amp import AmpImporter
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
@@ -62,6 +63,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     CopilotCliImporter,
     GooseJsonlImporter,
     GooseDbImporter,
+    AmpImporter,
 )
 
 
