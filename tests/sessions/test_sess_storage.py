@@ -28,7 +28,7 @@ SQL_HOMES = {"sessions/storage_sqlite.py",
              "sessions/importers/hermes_db.py",  # reads a FOREIGN Hermes state.db, read-only
              # read other agents' FOREIGN databases, read-only (opencode.db, state.vscdb, sessions.db)
              "sessions/importers/opencode_db.py", "sessions/importers/cursor.py",
-             "sessions/importers/goose.py"}
+             "sessions/importers/goose.py", "sessions/importers/crush.py"}
 CHECKED = ["sessions", "cli/sessions.py", "cli/sessions_search.py", "cli/doctor.py", "cli/status.py",
            "recall.py", "tools.py"]
 

@@ -23,6 +23,7 @@ from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
 from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
+from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.gemini_cli import (
     GeminiCheckpointImporter,
@@ -64,6 +65,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     GooseJsonlImporter,
     GooseDbImporter,
     AmpImporter,
+    CrushImporter,
 )
 
 
