@@ -25,6 +25,7 @@ from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
 from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
 from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
+from hermes_store.sessions.importers.factory_droid import FactoryDroidImporter
 from hermes_store.sessions.importers.gemini_cli import (
     GeminiCheckpointImporter,
     GeminiCliImporter,
@@ -34,6 +35,7 @@ from hermes_store.sessions.importers.goose import GooseDbImporter, GooseJsonlImp
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
+from hermes_store.sessions.importers.kimi_cli import KimiCliImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
 from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
 from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
@@ -66,6 +68,8 @@ BUNDLED: tuple[type[Importer], ...] = (
     GooseDbImporter,
     AmpImporter,
     CrushImporter,
+    FactoryDroidImporter,
+    KimiCliImporter,
 )
 
 
