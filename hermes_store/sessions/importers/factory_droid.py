@@ -27,6 +27,7 @@ from hermes_store.sessions.importers.base import (
     read_jsonl,
     safe_timestamp,
 )
+from hermes_store.sessions.importers.doc_common import path_has_part
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _BOOKKEEPING = {"todo_state", "session_end", "compaction", "summary", "settings"}
@@ -53,9 +54,10 @@ class FactoryDroidImporter(Importer):
         if first.get("type") == "session_start" and "id" in first and ({"cwd", "owner", "title"} & set(first)):
             return 0.95
         entries = [o for o in objects if o.get("type") == "message"]
-        if entries and all(isinstance(o.get("message"), dict) and "role" in o["message"] for o in entries) \
-                and "sessionId" not in entries[0]:
-            return 0.6
+        if entries and path_has_part(head.path, ".factory") and all(
+                isinstance(o.get("message"), dict) and o["message"].get("role") in ("user", "assistant")
+                for o in entries):
+            return 0.6  # a file whose session_start line is gone, in Droid's directory
         return 0.0
 
     def read(self, state: SourceState) -> Iterator[Event]:
