@@ -374,6 +374,20 @@ def _uri_path(path: Path) -> str:
     return text
 
 
+def sqlite_url_path(url: str) -> Path | None:
+    """The file named by a SQLite URL, else None (``None`` for any other scheme).
+
+    As in SQLAlchemy: ``sqlite:///rel/file.db`` is relative to the working directory and
+    ``sqlite:////abs/file.db`` absolute.
+    """
+    if not url or not url.lower().startswith("sqlite://"):
+        return None
+    rest = url[len("sqlite://"):]
+    if not rest.startswith("/") or rest.strip("/") == "":
+        raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db")
+    return Path(rest[1:]).absolute()
+
+
 def open_store_db(home_root: str | os.PathLike[str], **kwargs: Any) -> Database:
     """Open (creating and migrating) ``<home>/hermes_store.db``."""
     return Database(Path(home_root) / DB_FILENAME, **kwargs)

@@ -34,6 +34,7 @@ holds the batched INSERTs, the deferred FTS pass and the writer thread.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import functools
 import gc
@@ -95,13 +96,17 @@ class IndexSummary:
                 "errors": list(self.errors)}
 
 
-def walk_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path, bool]]:
+def walk_inputs(paths: Iterable[str | os.PathLike[str]],
+                loops: list[tuple[Path, Path]] | None = None) -> Iterator[tuple[Path, bool]]:
     """Yield ``(file, explicit)`` for every input; directories are walked recursively.
 
     Walked files are limited to transcript-like suffixes (.jsonl .json .db
     .sqlite .sqlite3) and the names importers declare in ``walk_names``,
     databases first, minus known non-transcript indexes (``sessions.json``,
-    ``history.jsonl``); files named explicitly are always yielded. Symlinked directories are followed once (loops are cut).
+    ``history.jsonl``); files named explicitly are always yielded. Symlinked
+    directories are followed once; a symlink back to one of its own ancestors
+    (a directory loop) is not followed and, when ``loops`` is given, appended
+    to it as ``(link, target)``.
     """
     seen_dirs: set[tuple[int, int]] = set()
     for raw in paths:
@@ -121,7 +126,7 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path,
                 dirs[:] = []
                 continue
             seen_dirs.add(key)
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _is_loop(root, d, loops))
             for name in files:
                 candidate = Path(root) / name
                 if _walked(name):
@@ -129,6 +134,20 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path,
         found.sort(key=lambda p: (p.suffix.lower() not in DB_SUFFIXES, str(p)))
         for candidate in found:
             yield candidate, False
+
+
+def _is_loop(root: str, name: str, loops: list[tuple[Path, Path]] | None) -> bool:
+    """True when ``root/name`` is a symlink to ``root`` or one of its ancestors (recorded)."""
+    link = os.path.join(root, name)
+    if not os.path.islink(link):
+        return False
+    target = os.path.realpath(link)
+    here = os.path.realpath(root)
+    if here != target and not here.startswith(target.rstrip(os.sep) + os.sep):
+        return False
+    if loops is not None:
+        loops.append((Path(link), Path(target)))
+    return True
 
 
 def _walked(name: str) -> bool:
@@ -166,6 +185,7 @@ class _File:
     importer: Importer
     derive_end: bool
     snapshot: bool
+    default_source: str = "cli"
     size: int = 0
     mtime: float = 0.0
     complete: bool = False
@@ -231,7 +251,9 @@ class BulkLoader:
         collecting = gc.isenabled()
         gc.disable()  # millions of short-lived acyclic objects: cyclic GC passes are pure overhead
         try:
-            for path, explicit in walk_inputs(paths):
+            loops: list[tuple[Path, Path]] = []
+            for path, explicit in walk_inputs(paths, loops):
+                self._report_loops(loops)
                 key = _key(path)
                 if key in done or (key in self._exclude and not explicit):
                     continue
@@ -239,6 +261,7 @@ class BulkLoader:
                 self._import_file(path, key, fmt)
                 if self.progress is not None:
                     self.progress(path, _size(path))
+            self._report_loops(loops)
             self._flush(wait=True)
         finally:
             if collecting:
@@ -246,6 +269,12 @@ class BulkLoader:
             self._writer.close()
             self.writer_cpu_seconds = self._writer.cpu_seconds
         return self.summary
+
+    def _report_loops(self, loops: list[tuple[Path, Path]]) -> None:
+        while loops:
+            link, target = loops.pop(0)
+            self.summary.errors.append({"path": str(link), "line": None,
+                                        "error": f"directory loop: links back to {target} (not followed)"})
 
     def _import_file(self, path: Path, key: str, fmt: str) -> None:
         summary = self.summary
@@ -256,7 +285,7 @@ class BulkLoader:
         try:
             info = path.stat()
         except OSError as exc:
-            self._file_error(path, f"cannot read: {exc.strerror or exc}")
+            self._file_error(path, _unreadable(path, exc))
             return
         if not path.is_file():
             self._file_error(path, "not a regular file")
@@ -285,7 +314,7 @@ class BulkLoader:
             key=key, shown=str(path), format=importer.name,
             source_id=int(row["id"]) if row is not None else None, state=state, importer=importer,
             derive_end=importer.derives_end_time, snapshot=importer.snapshot,
-            size=info.st_size, mtime=info.st_mtime, messages=int(meta.get("messages", 0)),
+            default_source=importer.source_label(), size=info.st_size, mtime=info.st_mtime, messages=int(meta.get("messages", 0)),
         )
         self._files[key] = current
         try:
@@ -471,8 +500,25 @@ def _progress(current: _File) -> dict[str, Any]:
 def _key(path: Path) -> str:
     try:
         return str(path.resolve())
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
         return str(path.absolute())
+
+
+def _unreadable(path: Path, exc: OSError) -> str:
+    """Why ``path`` cannot be read, with symlink loops named as such."""
+    if exc.errno == errno.ELOOP or (path.is_symlink() and _loops(path)):
+        return "symbolic link loop (the link leads back to itself)"
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def _loops(path: Path) -> bool:
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:
+        return True
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _size(path: Path) -> int:

@@ -116,6 +116,9 @@ def parse_when(value: Any, *, end_of_day: bool = False, now: float | None = None
 
 # --------------------------------------------------------------------------- filters
 
+# roles searched only when asked for by name (thinking / reasoning text)
+HIDDEN_ROLES = ("reasoning",)
+
 
 def _clean_list(values: Iterable[str] | str | None) -> list[str] | None:
     if values is None:
@@ -193,6 +196,7 @@ def find_hits(
     limit = min(limit, MAX_LIMIT)
     filters = Filters(
         roles=_clean_list(roles),
+        exclude_roles=list(HIDDEN_ROLES) if roles is None else None,
         sources=_clean_list(sources),
         exclude_sources=_clean_list(exclude_sources),
         since=parse_when(since),

@@ -54,6 +54,7 @@ class Filters:
     except for ``exclude_sources``)."""
 
     roles: Sequence[str] | None = None
+    exclude_roles: Sequence[str] | None = None
     sources: Sequence[str] | None = None
     exclude_sources: Sequence[str] | None = None
     since: float | None = None
@@ -101,6 +102,7 @@ class SourceHandle(Protocol):
     key: str
     format: str
     source_id: int | None
+    default_source: str  # sessions.source for a new session whose importer gave none
 
 
 @dataclass

@@ -73,6 +73,7 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     params: list[Any] = []
     for column, values, negate in (
         ("m.role", filters.roles, False),
+        ("m.role", filters.exclude_roles, True),
         ("COALESCE(s.source, '')", filters.sources, False),
         ("COALESCE(s.source, '')", filters.exclude_sources, True),
         ("m.session_id", filters.session_ids, False),
@@ -546,12 +547,15 @@ class SqliteBulkWriter(BulkWriter):
             for delta in batch.sessions:
                 if delta.added:
                     db.execute(
-                        "UPDATE sessions SET message_count = message_count + ?,"
-                        " started_at = COALESCE(started_at, ?),"
-                        " ended_at = CASE WHEN ? AND ? IS NOT NULL"
-                        "   THEN max(COALESCE(ended_at, ?), ?) ELSE ended_at END WHERE id=?",
-                        (delta.added, delta.min_ts, int(delta.derive_end), delta.max_ts,
-                         delta.max_ts, delta.max_ts, delta.session_id))
+                        "UPDATE sessions SET message_count = message_count + :added,"
+                        " started_at = CASE WHEN :min_ts IS NOT NULL"
+                        "   AND (started_at IS NULL OR :min_ts < started_at)"
+                        "   THEN :min_ts ELSE started_at END,"
+                        " ended_at = CASE WHEN :derive AND :max_ts IS NOT NULL"
+                        "   THEN max(COALESCE(ended_at, :max_ts), :max_ts) ELSE ended_at END"
+                        " WHERE id = :id",
+                        {"added": delta.added, "min_ts": delta.min_ts, "derive": int(delta.derive_end),
+                         "max_ts": delta.max_ts, "id": delta.session_id})
             for handle, progress in batch.sources:
                 db.execute(
                     "UPDATE sources SET size=?, mtime=?, content_hash=?, resume_at=?, imported_at=?,"
@@ -576,7 +580,8 @@ class SqliteBulkWriter(BulkWriter):
             self.db.execute(
                 "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
                 " ended_at, parent_session_id, source_id, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (delta.session_id, owner.format, fields.get("source") or "cli", fields.get("title"),
+                (delta.session_id, owner.format, fields.get("source") or owner.default_source,
+                 fields.get("title"),
                  fields.get("model"), fields.get("workspace"), fields.get("started_at"),
                  fields.get("ended_at"), fields.get("parent_session_id"), owner.source_id,
                  json.dumps(meta or {}, ensure_ascii=False)))

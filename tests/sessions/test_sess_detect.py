@@ -24,7 +24,7 @@ from hermes_store.sessions.importers import (
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.registry import BUNDLED, load_registry
 
-LEGACY = {"claude": "claude-code", "openai": "openai-jsonl"}
+LEGACY = {"claude": "claude-code", "openai": "openai-jsonl", "codex_rollouts": "codex"}
 NOT_TRANSCRIPTS = {"hermes_state.sql"}
 
 
