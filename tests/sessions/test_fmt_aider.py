@@ -5,12 +5,18 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from format_helpers import index, messages, roles, session
+from format_helpers import copy_fixtures, index, messages, roles, session
 
 from hermes_store.sessions import detect_format, index_paths
 
 HISTORY = "aider/.projects/calc/.aider.chat.history.md"
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'aider')
 
 def _sessions(store):
     return [r["id"] for r in store.query("SELECT id FROM sessions ORDER BY started_at")]

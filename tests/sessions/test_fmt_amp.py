@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import index, messages, roles, session
+from format_helpers import copy_fixtures, index, messages, roles, session
 
 from hermes_store.sessions import detect_format
 
 T = "T-019b9d03-62e3-772f-9780-3e637f90eaec"
 THREAD = f"amp/.local/share/amp/threads/{T}.json"
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'amp')
 
 def test_detected(fixtures):
     assert detect_format(fixtures / THREAD) == "amp"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from format_helpers import index, messages, roles, session
+from format_helpers import copy_fixtures, index, messages, roles, session
 
 from hermes_store.sessions import detect_format
 from hermes_store.sessions.importers import doc_common
@@ -14,6 +14,12 @@ EXPORT = "chatgpt-export/.downloads/chatgpt-export-2025-11-02/conversations.json
 A, B, C = ("67a1f0c2-1111-8000-9abc-0123456789ab", "68c2e1d3-2222-8000-9abc-0123456789ab",
            "4d5e6f70-3333-4000-8000-0123456789ab")
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'chatgpt-export')
 
 def test_detected(fixtures):
     assert detect_format(fixtures / EXPORT) == "chatgpt-export"

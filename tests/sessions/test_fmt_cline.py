@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import index, messages, roles, session
+from format_helpers import copy_fixtures, index, messages, roles, session
 
 from hermes_store.sessions import detect_format
 
@@ -11,6 +11,12 @@ STORAGE = "cline/.config/Code/User/globalStorage"
 CLINE = f"{STORAGE}/saoudrizwan.claude-dev/tasks/1736441234567/api_conversation_history.json"
 ROO = f"{STORAGE}/rooveterinaryinc.roo-cline/tasks/0f3e2d1c-4b5a-4968-8776-655443322110/api_conversation_history.json"
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'cline')
 
 def test_detected(fixtures):
     assert detect_format(fixtures / CLINE) == "cline" and detect_format(fixtures / ROO) == "cline"

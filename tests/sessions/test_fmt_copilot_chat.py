@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import index, messages, roles, session
+from format_helpers import copy_fixtures, index, messages, roles, session
 
 from hermes_store.sessions import detect_format
 
 SESSIONS = "copilot-chat/.config/Code/User/workspaceStorage/3f7a9b1c2d4e5f60718293a4b5c6d7e8/chatSessions"
 S1, S2 = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d", "1b2c3d4e-5f60-4718-a293-b4c5d6e7f809"
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'copilot-chat')
 
 def test_detected(fixtures):
     assert detect_format(fixtures / SESSIONS / f"{S1}.json") == "copilot-chat"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import index, messages, roles, session, ts
+from format_helpers import copy_fixtures, index, messages, roles, session, ts
 
 from hermes_store.sessions import detect_format
 
@@ -11,6 +11,12 @@ STATE = "copilot-cli/.copilot/session-state"
 S = "7e6d5c4b-3a29-4817-b6f5-e4d3c2b1a098"
 OLD = "0a1b2c3d-4e5f-4607-8819-2a3b4c5d6e7f"
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'copilot-cli')
 
 def test_detected(fixtures):
     assert detect_format(fixtures / STATE / S / "events.jsonl") == "copilot-cli"

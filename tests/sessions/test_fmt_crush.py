@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import SQL_DIR, build_sqlite, index, messages, roles, session
+from format_helpers import SQL_DIR, build_sqlite, copy_fixtures, index, messages, roles, session
 
 from hermes_store.db import Database
 from hermes_store.sessions import detect_format
@@ -11,6 +11,12 @@ from hermes_store.sessions import detect_format
 DB = "crush/.projects/api/.crush/crush.db"
 S, C = "a1f3c9e2-0b1d-4c55-9a7e-3d2f1e0c9b8a", "b2e4d0f3-1c2e-4d66-8b8f-4e3a2f1d0c9b"
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'crush')
 
 def test_database_fixture_matches_its_sql(tmp_path, fixtures):
     built = build_sqlite(SQL_DIR / "crush.sql", tmp_path / "crush.db")

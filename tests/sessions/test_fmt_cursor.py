@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import SQL_DIR, build_sqlite, index, messages, roles, session, ts
+from format_helpers import SQL_DIR, build_sqlite, copy_fixtures, index, messages, roles, session, ts
 
 from hermes_store.db import Database
 from hermes_store.sessions import detect_format
@@ -14,6 +14,12 @@ WORKSPACE = f"{USER}/workspaceStorage/8c1f2e3d4a5b6c7d8e9f0a1b2c3d4e5f/state.vsc
 C1 = "0b7d4e21-9c3a-4f58-a1e2-6d8f0c4b9a71"
 C2 = "5e9a0c13-2b4d-4e6f-8a1b-3c5d7e9f0a2b"
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'cursor')
 
 @pytest.mark.parametrize("relpath, sql", [(GLOBAL, "cursor_global.sql"), (WORKSPACE, "cursor_workspace.sql")])
 def test_database_fixtures_match_their_sql(tmp_path, fixtures, relpath, sql):

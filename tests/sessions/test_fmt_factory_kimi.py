@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import index, messages, roles, session, ts
+from format_helpers import copy_fixtures, index, messages, roles, session, ts
 
 from hermes_store.sessions import detect_format
 
@@ -11,6 +11,12 @@ FACTORY = "factory-droid/.factory/sessions/-home-ana-app/3c2b1a09-8f7e-4d6c-b5a4
 KIMI = ("kimi-cli/.kimi/sessions/8f14e45fceea167a5a36dedd4bea2543/"
         "5d1e8f3a-7b2c-4e9d-a6f0-1c3b5d7e9f21/context.jsonl")
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'factory-droid', 'kimi-cli')
 
 def test_detected(fixtures):
     assert detect_format(fixtures / FACTORY) == "factory-droid"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import index, messages, roles, session, ts
+from format_helpers import copy_fixtures, index, messages, roles, session, ts
 
 from hermes_store.sessions import detect_format
 from hermes_store.sessions.importers import candidates
@@ -22,6 +22,12 @@ QWEN_PROJECT = "0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e
 QWEN_LEGACY = f"qwen-code-legacy/.qwen/tmp/{QWEN_PROJECT}/chats/session-2025-08-02T12-00-c0ffee00.json"
 QWEN_LOGS = f"qwen-code-logs/.qwen/tmp/{QWEN_PROJECT}/logs.json"
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'gemini-cli', 'gemini-cli-logs', 'gemini-cli-checkpoint', 'qwen-code', 'qwen-code-legacy', 'qwen-code-logs')
 
 @pytest.mark.parametrize("relpath, expected", [
     (LEGACY, "gemini-cli"), (JSONL, "gemini-cli"), (SUBAGENT, "gemini-cli"),

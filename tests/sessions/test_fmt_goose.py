@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
-from format_helpers import SQL_DIR, build_sqlite, index, messages, roles, session
+from format_helpers import SQL_DIR, build_sqlite, copy_fixtures, index, messages, roles, session
 
 from hermes_store.db import Database
 from hermes_store.sessions import detect_format
@@ -13,6 +13,12 @@ from hermes_store.sessions import detect_format
 DB = "goose-db/.local/share/goose/sessions/sessions.db"
 JSONL = "goose-jsonl/.local/share/goose/sessions/20250301_142233.jsonl"
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'goose-db', 'goose-jsonl')
 
 def _utc(text: str) -> float:
     return datetime.strptime(text, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc).timestamp()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import SQL_DIR, build_sqlite, index, messages, roles, session
+from format_helpers import SQL_DIR, build_sqlite, copy_fixtures, index, messages, roles, session
 
 from hermes_store.sessions import detect_format
 
@@ -13,6 +13,12 @@ SESSION = f"{STORAGE}/session/{PID}/ses_5f1a2b3c4ffe8Hq1ZbX0aYcD2e.json"
 CHILD = f"{STORAGE}/session/{PID}/ses_5f1a2b3c5ffe9Kc2YaW1bZdE3f.json"
 OLD = f"{STORAGE}/session/info/ses_0aa1bb2cc3ddOLDlayout.json"
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'opencode-json', 'opencode-db')
 
 @pytest.fixture
 def opencode_db(fixtures):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import index, messages, roles, session, ts
+from format_helpers import copy_fixtures, index, messages, roles, session, ts
 
 from hermes_store.sessions import detect_format
 
@@ -13,6 +13,12 @@ V1 = "0d9c8b7a-6e5f-4d3c-2b1a-0f9e8d7c6b5a"
 OC = "4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a7b8"
 OPENCLAW = f"openclaw/.openclaw/agents/main/sessions/{OC}.jsonl"
 
+
+
+@pytest.fixture
+def fixtures(tmp_path):
+    """A private copy of this format's fixture directories."""
+    return copy_fixtures(tmp_path, 'pi', 'openclaw')
 
 def test_detected(fixtures):
     assert detect_format(fixtures / PI / f"2026-01-03T10-00-00-000Z_{S}.jsonl") == "pi"

@@ -39,6 +39,7 @@ from hermes_store.sessions.importers.kimi_cli import KimiCliImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
 from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
 from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
+from hermes_store.sessions.importers.openhands import OpenHandsImporter
 from hermes_store.sessions.importers.pi import OpenClawImporter, PiImporter
 from hermes_store.sessions.importers.qwen_code import (
     QwenCodeImporter,
@@ -73,6 +74,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     KimiCliImporter,
     PiImporter,
     OpenClawImporter,
+    OpenHandsImporter,
 )
 
 
