@@ -51,14 +51,3 @@ def build_sqlite(sql_file: Path, target: Path) -> Path:
     db.close()
     return target
 
-
-def copy_fixtures(tmp_path: Path, *names: str) -> Path:
-    """A private copy of the named per-format fixture directories (tests may change them)."""
-    import shutil
-
-    from sess_helpers import FIXTURES
-
-    target = tmp_path / "fixtures"
-    for name in names:
-        shutil.copytree(FIXTURES / name, target / name)
-    return target

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import copy_fixtures, index, messages, roles, session
+from format_helpers import index, messages, roles, session
 
 from hermes_store.sessions import detect_format
 
@@ -12,17 +12,12 @@ THREAD = f"amp/.local/share/amp/threads/{T}.json"
 
 
 
-@pytest.fixture
-def fixtures(tmp_path):
-    """A private copy of this format's fixture directories."""
-    return copy_fixtures(tmp_path, 'amp')
-
-def test_detected(fixtures):
-    assert detect_format(fixtures / THREAD) == "amp"
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / THREAD) == "amp"
 
 
-def test_thread(store, fixtures):
-    assert index(store, fixtures / THREAD)["errors"] == []
+def test_thread(store, format_fixtures):
+    assert index(store, format_fixtures / THREAD)["errors"] == []
     row = session(store, T)
     assert row["origin_format"] == "amp" and row["source"] == "amp"
     assert row["title"] == "Speed up the docker build" and row["workspace"] == "/home/ola/svc api"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import SQL_DIR, build_sqlite, copy_fixtures, index, messages, roles, session
+from format_helpers import SQL_DIR, build_sqlite, index, messages, roles, session
 
 from hermes_store.db import Database
 from hermes_store.sessions import detect_format
@@ -13,25 +13,20 @@ S, C = "a1f3c9e2-0b1d-4c55-9a7e-3d2f1e0c9b8a", "b2e4d0f3-1c2e-4d66-8b8f-4e3a2f1d
 
 
 
-@pytest.fixture
-def fixtures(tmp_path):
-    """A private copy of this format's fixture directories."""
-    return copy_fixtures(tmp_path, 'crush')
-
-def test_database_fixture_matches_its_sql(tmp_path, fixtures):
+def test_database_fixture_matches_its_sql(tmp_path, format_fixtures):
     built = build_sqlite(SQL_DIR / "crush.sql", tmp_path / "crush.db")
     dump = "SELECT id, session_id, role, parts, created_at FROM messages ORDER BY rowid"
     with Database(built, readonly=True, migrate=False) as a, \
-            Database(fixtures / DB, readonly=True, migrate=False) as b:
+            Database(format_fixtures / DB, readonly=True, migrate=False) as b:
         assert a.query(dump) == b.query(dump)
 
 
-def test_detected(fixtures):
-    assert detect_format(fixtures / DB) == "crush"
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / DB) == "crush"
 
 
-def test_database(store, fixtures):
-    assert index(store, fixtures / DB)["errors"] == []
+def test_database(store, format_fixtures):
+    assert index(store, format_fixtures / DB)["errors"] == []
     row = session(store, S)
     assert row["origin_format"] == "crush" and row["source"] == "crush"
     assert row["title"] == "Add retry to the HTTP client" and row["model"] == "claude-sonnet-4-5"
@@ -47,4 +42,4 @@ def test_database(store, fixtures):
     child = session(store, C)
     assert child["parent_session_id"] == S and child["title"] == "Find HTTP call sites"
     assert [r["content"] for r in messages(store, C)] == ["Find every http.Client call site"]
-    assert index(store, fixtures / DB)["messages_added"] == 0
+    assert index(store, format_fixtures / DB)["messages_added"] == 0

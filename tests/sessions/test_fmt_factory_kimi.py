@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import copy_fixtures, index, messages, roles, session, ts
+from format_helpers import index, messages, roles, session, ts
 
 from hermes_store.sessions import detect_format
 
@@ -13,20 +13,15 @@ KIMI = ("kimi-cli/.kimi/sessions/8f14e45fceea167a5a36dedd4bea2543/"
 
 
 
-@pytest.fixture
-def fixtures(tmp_path):
-    """A private copy of this format's fixture directories."""
-    return copy_fixtures(tmp_path, 'factory-droid', 'kimi-cli')
-
-def test_detected(fixtures):
-    assert detect_format(fixtures / FACTORY) == "factory-droid"
-    assert detect_format(fixtures / KIMI) == "kimi-cli"
-    assert detect_format((fixtures / FACTORY).with_name(
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / FACTORY) == "factory-droid"
+    assert detect_format(format_fixtures / KIMI) == "kimi-cli"
+    assert detect_format((format_fixtures / FACTORY).with_name(
         "3c2b1a09-8f7e-4d6c-b5a4-938271605f4e.settings.json")) is None  # read beside the session
 
 
-def test_factory_droid(store, fixtures):
-    assert index(store, fixtures / FACTORY)["errors"] == []
+def test_factory_droid(store, format_fixtures):
+    assert index(store, format_fixtures / FACTORY)["errors"] == []
     sid = "3c2b1a09-8f7e-4d6c-b5a4-938271605f4e"
     row = session(store, sid)
     assert row["origin_format"] == "factory-droid" and row["source"] == "factory-droid"
@@ -40,8 +35,8 @@ def test_factory_droid(store, fixtures):
     assert rows[4]["content"] == "Added `?cursor=` and `limit` (max 100)."
 
 
-def test_kimi_context(store, fixtures):
-    assert index(store, fixtures / KIMI)["errors"] == []
+def test_kimi_context(store, format_fixtures):
+    assert index(store, format_fixtures / KIMI)["errors"] == []
     sid = "5d1e8f3a-7b2c-4e9d-a6f0-1c3b5d7e9f21"
     row = session(store, sid)
     assert row["origin_format"] == "kimi-cli" and row["meta"]["work_dir_hash"] == "8f14e45fceea167a5a36dedd4bea2543"
@@ -54,8 +49,8 @@ def test_kimi_context(store, fixtures):
     assert all("You are Kimi CLI" not in r["content"] for r in rows)
 
 
-def test_kimi_revert_rewrites_and_reimports(store, fixtures):
-    path = fixtures / KIMI
+def test_kimi_revert_rewrites_and_reimports(store, format_fixtures):
+    path = format_fixtures / KIMI
     index(store, path)
     lines = path.read_text(encoding="utf-8").splitlines()
     path.write_text("\n".join(lines[:7]) + "\n" + '{"role": "user", "content": "redo it in Rust"}\n',

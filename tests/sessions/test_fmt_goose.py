@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
-from format_helpers import SQL_DIR, build_sqlite, copy_fixtures, index, messages, roles, session
+from format_helpers import SQL_DIR, build_sqlite, index, messages, roles, session
 
 from hermes_store.db import Database
 from hermes_store.sessions import detect_format
@@ -15,30 +15,25 @@ JSONL = "goose-jsonl/.local/share/goose/sessions/20250301_142233.jsonl"
 
 
 
-@pytest.fixture
-def fixtures(tmp_path):
-    """A private copy of this format's fixture directories."""
-    return copy_fixtures(tmp_path, 'goose-db', 'goose-jsonl')
-
 def _utc(text: str) -> float:
     return datetime.strptime(text, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
 
 
-def test_database_fixture_matches_its_sql(tmp_path, fixtures):
+def test_database_fixture_matches_its_sql(tmp_path, format_fixtures):
     built = build_sqlite(SQL_DIR / "goose_sessions.sql", tmp_path / "sessions.db")
     dump = "SELECT session_id, role, content_json, created_timestamp FROM messages ORDER BY id"
     with Database(built, readonly=True, migrate=False) as a, \
-            Database(fixtures / DB, readonly=True, migrate=False) as b:
+            Database(format_fixtures / DB, readonly=True, migrate=False) as b:
         assert a.query(dump) == b.query(dump)
 
 
-def test_detected(fixtures):
-    assert detect_format(fixtures / DB) == "goose-db"
-    assert detect_format(fixtures / JSONL) == "goose-jsonl"
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / DB) == "goose-db"
+    assert detect_format(format_fixtures / JSONL) == "goose-jsonl"
 
 
-def test_database(store, fixtures):
-    assert index(store, fixtures / DB)["errors"] == []
+def test_database(store, format_fixtures):
+    assert index(store, format_fixtures / DB)["errors"] == []
     row = session(store, "20260105_1")
     assert row["origin_format"] == "goose-db" and row["source"] == "goose"
     assert row["title"] == "Fix flaky upload test" and row["workspace"] == "/home/lee/api"
@@ -54,11 +49,11 @@ def test_database(store, fixtures):
     assert roles(audit) == ["user", "assistant", "tool", "system", "assistant"]
     assert audit[2]["content"] == "No known vulnerabilities found"  # the newer {content, isError} result
     assert audit[3]["content"] == "Context limit reached; summarizing."
-    assert index(store, fixtures / DB)["messages_added"] == 0
+    assert index(store, format_fixtures / DB)["messages_added"] == 0
 
 
-def test_jsonl(store, fixtures):
-    assert index(store, fixtures / JSONL)["errors"] == []
+def test_jsonl(store, format_fixtures):
+    assert index(store, format_fixtures / JSONL)["errors"] == []
     row = session(store, "20250301_142233")
     assert row["title"] == "Add RSS feed" and row["workspace"] == "/home/lee/site"
     rows = messages(store, "20250301_142233")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import copy_fixtures, index, messages, roles, session
+from format_helpers import index, messages, roles, session
 
 from hermes_store.sessions import detect_format
 
@@ -12,17 +12,12 @@ SID = "c0a8012e-7f3b-4d5e-9a1b-2c3d4e5f6a7b"
 
 
 
-@pytest.fixture
-def fixtures(tmp_path):
-    """A private copy of this format's fixture directories."""
-    return copy_fixtures(tmp_path, 'openhands')
-
-def test_detected(fixtures):
-    assert detect_format(fixtures / CONV / "base_state.json") == "openhands"
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / CONV / "base_state.json") == "openhands"
 
 
-def test_conversation(store, fixtures):
-    assert index(store, fixtures / CONV / "base_state.json")["errors"] == []
+def test_conversation(store, format_fixtures):
+    assert index(store, format_fixtures / CONV / "base_state.json")["errors"] == []
     row = session(store, SID)
     assert row["origin_format"] == "openhands" and row["source"] == "openhands"
     assert row["model"] == "litellm_proxy/claude-sonnet-4-5-20250929" and row["workspace"] == "/home/kai/etl"
@@ -39,18 +34,18 @@ def test_conversation(store, fixtures):
     assert rows[6]["timestamp"] is not None
 
 
-def test_new_event_files_are_picked_up(store, fixtures):
+def test_new_event_files_are_picked_up(store, format_fixtures):
     import json
 
-    index(store, fixtures / CONV / "base_state.json")
-    (fixtures / CONV / "events" / "event-00008-e-u3.json").write_text(json.dumps({
+    index(store, format_fixtures / CONV / "base_state.json")
+    (format_fixtures / CONV / "events" / "event-00008-e-u3.json").write_text(json.dumps({
         "kind": "MessageEvent", "id": "e-u3", "timestamp": "2026-01-15T09:01:00.000000", "source": "user",
         "llm_message": {"role": "user", "content": [{"type": "text", "text": "ok, fix it"}]}}))
-    again = index(store, fixtures / CONV / "base_state.json")
+    again = index(store, format_fixtures / CONV / "base_state.json")
     assert again["messages_added"] == 1
     assert messages(store, SID)[-1]["content"] == "ok, fix it"
 
 
 @pytest.mark.parametrize("name", ["event-00001-e-u1.json", "event-00002-e-a1.json"])
-def test_event_files_alone_are_not_claimed(fixtures, name):
-    assert detect_format(fixtures / CONV / "events" / name) is None
+def test_event_files_alone_are_not_claimed(format_fixtures, name):
+    assert detect_format(format_fixtures / CONV / "events" / name) is None

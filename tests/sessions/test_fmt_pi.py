@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from format_helpers import copy_fixtures, index, messages, roles, session, ts
+from format_helpers import index, messages, roles, session, ts
 
 from hermes_store.sessions import detect_format
 
@@ -15,19 +15,14 @@ OPENCLAW = f"openclaw/.openclaw/agents/main/sessions/{OC}.jsonl"
 
 
 
-@pytest.fixture
-def fixtures(tmp_path):
-    """A private copy of this format's fixture directories."""
-    return copy_fixtures(tmp_path, 'pi', 'openclaw')
-
-def test_detected(fixtures):
-    assert detect_format(fixtures / PI / f"2026-01-03T10-00-00-000Z_{S}.jsonl") == "pi"
-    assert detect_format(fixtures / PI / f"2025-09-01T08-00-00-000Z_{V1}.jsonl") == "pi"
-    assert detect_format(fixtures / OPENCLAW) == "openclaw"
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / PI / f"2026-01-03T10-00-00-000Z_{S}.jsonl") == "pi"
+    assert detect_format(format_fixtures / PI / f"2025-09-01T08-00-00-000Z_{V1}.jsonl") == "pi"
+    assert detect_format(format_fixtures / OPENCLAW) == "openclaw"
 
 
-def test_pi_active_branch(store, fixtures):
-    assert index(store, fixtures / PI / f"2026-01-03T10-00-00-000Z_{S}.jsonl")["errors"] == []
+def test_pi_active_branch(store, format_fixtures):
+    assert index(store, format_fixtures / PI / f"2026-01-03T10-00-00-000Z_{S}.jsonl")["errors"] == []
     row = session(store, S)
     assert row["origin_format"] == "pi" and row["source"] == "pi"
     assert row["title"] == "Dead links in posts" and row["model"] == "gpt-5.1-codex"
@@ -42,14 +37,14 @@ def test_pi_active_branch(store, fixtures):
     assert all("archive.org links" not in r["content"] for r in rows)
 
 
-def test_pi_version_1_is_linear(store, fixtures):
-    assert index(store, fixtures / PI / f"2025-09-01T08-00-00-000Z_{V1}.jsonl")["errors"] == []
+def test_pi_version_1_is_linear(store, format_fixtures):
+    assert index(store, format_fixtures / PI / f"2025-09-01T08-00-00-000Z_{V1}.jsonl")["errors"] == []
     assert [(r["role"], r["content"]) for r in messages(store, V1)] == [
         ("user", "hello pi"), ("assistant", "Hi! What shall we build?")]
 
 
-def test_openclaw(store, fixtures):
-    assert index(store, fixtures / OPENCLAW)["errors"] == []
+def test_openclaw(store, format_fixtures):
+    assert index(store, format_fixtures / OPENCLAW)["errors"] == []
     row = session(store, OC)
     assert row["origin_format"] == "openclaw" and row["source"] == "openclaw"
     assert row["meta"]["agent"] == "main" and row["model"] == "gpt-5-mini"
