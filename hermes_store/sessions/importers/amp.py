@@ -72,6 +72,7 @@ class AmpImporter(Importer):
 
     name = "amp"
     agent = "Amp"
+    indexes = "text, thinking, tool_use / tool_result with run status, compaction summaries"
     source: str | None = "amp"
     resumable_by_offset = False
     snapshot = True

@@ -62,6 +62,7 @@ class ClineImporter(Importer):
 
     name = "cline"
     agent = "Cline / Roo Code / Kilo Code"
+    indexes = "the API conversation (native and XML-era tool calls), title and times from ui_messages.json"
     source: str | None = "cline"
     resumable_by_offset = False
     snapshot = True

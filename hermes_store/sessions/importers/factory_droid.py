@@ -38,6 +38,7 @@ class FactoryDroidImporter(Importer):
 
     name = "factory-droid"
     agent = "Factory Droid"
+    indexes = "Anthropic-style blocks: text, thinking, tool calls and results; model from settings.json"
     source: str | None = "factory-droid"
     default_locations = {"linux": ("~/.factory/sessions/*/*.jsonl",),
                          "darwin": ("~/.factory/sessions/*/*.jsonl",)}

@@ -130,6 +130,7 @@ class GooseJsonlImporter(Importer):
 
     name = "goose-jsonl"
     agent = "Goose (JSONL sessions)"
+    indexes = "messages, tool requests and responses, thinking, notices"
     source: str | None = "goose"
     default_locations = {"linux": tuple(f"{d}/*.jsonl" for d in _LOCATIONS),
                          "darwin": tuple(f"{d}/*.jsonl" for d in _LOCATIONS)}
@@ -174,6 +175,7 @@ class GooseDbImporter(Importer):
 
     name = "goose-db"
     agent = "Goose (sessions.db)"
+    indexes = "every session of sessions.db: messages, tool requests and responses, thinking (read-only)"
     source: str | None = "goose"
     resumable_by_offset = False
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime

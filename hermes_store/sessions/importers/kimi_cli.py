@@ -59,6 +59,7 @@ class KimiCliImporter(Importer):
 
     name = "kimi-cli"
     agent = "Kimi CLI"
+    indexes = "messages, think parts, tool calls and results; bookkeeping lines skipped"
     source: str | None = "kimi-cli"
     default_locations = {"linux": ("~/.kimi/sessions/*/*/context.jsonl", "~/.kimi/sessions/*/*.jsonl"),
                          "darwin": ("~/.kimi/sessions/*/*/context.jsonl", "~/.kimi/sessions/*/*.jsonl")}

@@ -101,6 +101,7 @@ class OpenHandsImporter(Importer):
 
     name = "openhands"
     agent = "OpenHands"
+    indexes = "messages, actions (tool calls, reasoning), observations, rejections"
     source: str | None = "openhands"
     resumable_by_offset = False
     skip_when_unchanged = False  # new events are new files; base_state.json may not change

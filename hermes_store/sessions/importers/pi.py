@@ -119,6 +119,7 @@ class PiImporter(Importer):
 
     name = "pi"
     agent = "Pi (coding agent)"
+    indexes = "the active branch of the entry tree, tool calls and results, summaries, titles"
     source: str | None = "pi"
     resumable_by_offset = False  # a branch changes which entries form the conversation
     snapshot = True
@@ -193,6 +194,7 @@ class OpenClawImporter(PiImporter):
 
     name = "openclaw"
     agent = "OpenClaw"
+    indexes = "Pi's session format, per OpenClaw agent"
     source: str | None = "openclaw"
     default_locations = {"linux": ("~/.openclaw/agents/*/sessions/*.jsonl",),
                          "darwin": ("~/.openclaw/agents/*/sessions/*.jsonl",)}
