@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from hermes_store.home import Home
-from hermes_store.tooling import Tool, ToolArgumentError, ToolContext
+from hermes_store.tooling import Tool, ToolArgumentError, ToolContext, fence_reply
 
 # tool name -> "module:attribute" holding its Tool
 TOOL_LOCATIONS: dict[str, str] = {
@@ -51,7 +51,15 @@ def _error(message: str) -> str:
 
 
 def call_tool(name: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
-    """Run a tool and return its result dict; errors become ``success: false`` dicts."""
+    """Run a tool and return its result dict, fenced; errors become ``success: false`` dicts.
+
+    This is the one door every tool reply leaves through (CLI ``tool``, the MCP server,
+    the Hermes adapter): every string in it passes :func:`~hermes_store.tooling.fence_reply`.
+    """
+    return fence_reply(_call_tool(name, args, ctx))
+
+
+def _call_tool(name: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
     if name not in TOOL_LOCATIONS:
         return {"success": False, "error": f"Unknown tool '{name}'. Available: {', '.join(TOOL_NAMES)}"}
     if isinstance(args, (str, bytes)):

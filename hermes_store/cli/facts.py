@@ -280,3 +280,5 @@ def import_hermes(ctx: click.Context, path: str | None, as_json: bool) -> None:
         echo_json({"success": True, **counts})
         return
     click.echo(f"imported {counts['imported']} fact(s), skipped {counts['skipped']} already stored")
+    for reason in counts.get("blocked_reasons", []):
+        click.echo(f"not imported: {reason}", err=True)

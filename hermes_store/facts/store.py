@@ -34,6 +34,7 @@ from hermes_store.facts.config import FactConfig
 from hermes_store.facts.entities import extract_entities
 from hermes_store.home import Home
 from hermes_store.query import cjk_projection
+from hermes_store.threats import scan_content
 
 META_DIM = "fact_hrr_dim"
 META_ENCODING = "fact_hrr_encoding"
@@ -53,6 +54,23 @@ class FactNotFound(FactStoreError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else "fact not found"
+
+
+class FactBlocked(FactStoreError):
+    """The fact holds an injection/exfiltration payload or invisible characters (the
+    ``memory`` tool's ``Blocked: …`` message)."""
+
+
+def check_fact_text(content: str, tags: str = "") -> None:
+    """Raise :class:`FactBlocked` when ``content`` or ``tags`` fail the threat scan.
+
+    Facts are recalled into the prompt as memory, so every way in (tool, CLI, Hermes
+    import, extraction, mirroring, JSONL import) passes the memory tool's scan.
+    """
+    for text in (content, tags):
+        blocked = scan_content(text or "")
+        if blocked:
+            raise FactBlocked(blocked)
 
 
 def _index_text(content: str, tags: str) -> str | None:
@@ -155,6 +173,7 @@ class FactStore:
             raise FactStoreError("content must not be empty")
         category = (category or "general").strip() or "general"
         tags = _normalize_tags(tags)
+        check_fact_text(content, tags)
         with self._lock, self.db.write():
             existing = self.find_by_content(content)
             if existing is not None:
@@ -189,6 +208,8 @@ class FactStore:
                 if other is not None and int(other) != fact_id:
                     raise FactStoreError(f"another fact (#{other}) already has this content")
             new_tags = row["tags"] if tags is None else _normalize_tags(tags)
+            if new_content != row["content"] or new_tags != row["tags"]:
+                check_fact_text(new_content, new_tags)
             sets = ["updated_at = CURRENT_TIMESTAMP"]
             params: list[Any] = []
             if new_content != row["content"] or new_tags != row["tags"]:
@@ -265,7 +286,8 @@ class FactStore:
         The file is opened read-only. Content, category, tags, trust, counters
         and timestamps are kept; entities are re-extracted and vectors
         re-encoded (the Hermes blobs are not needed). Facts whose content is
-        already stored are skipped. Returns ``{"imported", "skipped"}``.
+        already stored are skipped; facts failing the threat scan are not imported
+        and reported. Returns ``{"imported", "skipped", "blocked", "blocked_reasons"}``.
         """
         source = Database(Path(path), readonly=True)
         try:
@@ -281,13 +303,19 @@ class FactStore:
         finally:
             source.close()
         imported = skipped = 0
+        blocked: list[str] = []
         with self._lock, self.db.write():
-            for row in rows:
+            for number, row in enumerate(rows, 1):
                 content = str(row["content"] or "").strip()
                 if not content or self.find_by_content(content) is not None:
                     skipped += 1
                     continue
                 tags = _normalize_tags(row["tags"])
+                try:
+                    check_fact_text(content, tags)
+                except FactBlocked as exc:
+                    blocked.append(f"{path}: fact {number}: {exc}")
+                    continue
                 self.db.execute(
                     "INSERT INTO facts (content, category, tags, trust_score, retrieval_count, helpful_count, "
                     "created_at, updated_at, cjk) VALUES (?, ?, ?, ?, ?, ?, "
@@ -300,7 +328,7 @@ class FactStore:
                 self._link_and_encode(int(self.db.conn.last_insert_rowid()), content, None)
                 imported += 1
             self._touched()
-        return {"imported": imported, "skipped": skipped}
+        return {"imported": imported, "skipped": skipped, "blocked": len(blocked), "blocked_reasons": blocked}
 
     # ------------------------------------------------------------------ entities
 

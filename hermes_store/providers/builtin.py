@@ -17,7 +17,7 @@ from hermes_store.builtin.store import MemoryStore
 from hermes_store.builtin.tool import MEMORY_SCHEMA, MEMORY_TOOL
 from hermes_store.home import ConfigError, Home, MemoryConfig
 from hermes_store.providers.base import MemoryProvider
-from hermes_store.tooling import ToolArgumentError, ToolContext
+from hermes_store.tooling import ToolArgumentError, ToolContext, fence_reply
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ class BuiltinMemoryProvider(MemoryProvider):
             result = MEMORY_TOOL.handler(args if isinstance(args, dict) else {}, self._context())
         except ToolArgumentError as exc:
             result = {"success": False, "error": str(exc)}
-        return json.dumps(result, ensure_ascii=False, default=str)
+        return json.dumps(fence_reply(result), ensure_ascii=False, default=str)
 
     def _on_store_write(self, action: str, target: str, content: str, metadata: dict) -> None:
         listener = self._listener

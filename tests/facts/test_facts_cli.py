@@ -79,7 +79,7 @@ def test_import_hermes_store(home, tmp_path):
     subprocess.run([sys.executable, "-c", script, str(source)], check=True)
     run(home, "facts", "add", "Bob likes tea")
     reply = json.loads(run(home, "facts", "import-hermes", str(source), "--json").output)
-    assert reply == {"success": True, "imported": 1, "skipped": 1}
+    assert reply == {"success": True, "imported": 1, "skipped": 1, "blocked": 0, "blocked_reasons": []}
     fact = json.loads(run(home, "facts", "probe", "Alice", "--json").output)["results"][0]
     assert (fact["category"], fact["tags"], fact["trust_score"], fact["helpful_count"], fact["created_at"]) == (
         "user_pref", "home", 0.8, 3, "2025-01-02 03:04:05")
