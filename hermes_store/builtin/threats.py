@@ -5,7 +5,6 @@ store scans with the very same patterns and messages.
 """
 
 from hermes_store.threats import (  # noqa: F401 - public names of this module
-    BLOCKED_PREFIX,
     INVISIBLE_CHARS,
     MAX_SCAN_CHARS,
     PATTERN_IDS,

@@ -18,10 +18,10 @@ import pytest
 from click.testing import CliRunner
 
 from hermes_store.cli import cli
-from hermes_store.facts.provider import FactStoreProvider
 from hermes_store.facts.store import FactBlocked, FactStore
 from hermes_store.providers.builtin import BuiltinMemoryProvider
 from hermes_store.providers.fencing import build_memory_context_block
+from hermes_store.providers.holographic_store import FactStoreProvider
 from hermes_store.providers.manager import MemoryManager
 from hermes_store.sessions import SessionIndex
 from hermes_store.tooling import fence_reply, sanitize_context
