@@ -19,7 +19,7 @@ from hermes_store.builtin import approval
 from hermes_store.builtin.entries import TARGETS
 from hermes_store.builtin.messages import ALL_OR_NOTHING
 from hermes_store.builtin.store import MemoryStore, check_content
-from hermes_store.home import ConfigError, MemoryConfig
+from hermes_store.home import MemoryConfig
 from hermes_store.tooling import Tool, ToolContext, function_schema, get_str, shown
 
 ACTIONS: tuple[str, ...] = ("add", "replace", "remove")
@@ -98,11 +98,8 @@ def memory_schema(cfg: MemoryConfig) -> dict[str, Any] | None:
 
 
 def memory_config(ctx: ToolContext) -> MemoryConfig:
-    """The home's ``memory:`` config (defaults when config.yaml is unreadable)."""
-    try:
-        return ctx.home.memory_config()
-    except ConfigError:
-        return MemoryConfig()
+    """The home's ``memory:`` config, key by key; problems are in ``errors`` (writes refused)."""
+    return ctx.home.read_memory_config()
 
 
 def store_for(ctx: ToolContext) -> MemoryStore | None:
@@ -153,10 +150,13 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         target = "memory"
     if target not in TARGETS:
         return {"success": False, "error": f"Invalid memory target '{shown(target)}'. Use 'memory' or 'user'."}
-    disabled = _disabled_error(memory_config(ctx), target)
+    cfg = memory_config(ctx)
+    if cfg.write_refusal:  # fail closed: never write with settings we could not read
+        return {"success": False, "error": cfg.write_refusal, "target": target}
+    disabled = _disabled_error(cfg, target)
     if disabled is not None:
         return disabled
-    gated = memory_config(ctx).write_approval and not ctx.options.get("user_approved")
+    gated = cfg.write_approval and not ctx.options.get("user_approved")
     review = origin == BACKGROUND_REVIEW  # unattended: may add, only proposes replace/remove
     if operations:
         if not isinstance(operations, list):

@@ -15,7 +15,7 @@ from typing import Any
 
 from hermes_store.builtin.memory_tool import MEMORY_SCHEMA, MEMORY_TOOL
 from hermes_store.builtin.store import MemoryStore
-from hermes_store.home import ConfigError, Home, MemoryConfig
+from hermes_store.home import Home, MemoryConfig
 from hermes_store.providers.base import MemoryProvider
 from hermes_store.tooling import ToolArgumentError, ToolContext, fence_reply
 
@@ -57,12 +57,12 @@ class BuiltinMemoryProvider(MemoryProvider):
         return self._home
 
     def config(self) -> MemoryConfig:
-        """The ``memory:`` section (defaults when config.yaml is unreadable, with a warning)."""
-        try:
-            return self.home.memory_config()
-        except ConfigError as exc:
-            logger.warning("built-in memory: %s; using defaults", exc)
-            return MemoryConfig()
+        """The ``memory:`` section read key by key (a bad key keeps its default, with a warning;
+        the memory tool then refuses writes)."""
+        cfg = self.home.read_memory_config()
+        for problem in cfg.errors:
+            logger.warning("built-in memory: %s; writes refused until fixed", problem)
+        return cfg
 
     @property
     def store(self) -> MemoryStore:
