@@ -16,6 +16,12 @@ import importlib
 import json
 from typing import Any
 
+from hermes_store.db import (
+    DEFAULT_TOOL_QUERY_BUDGET,
+    TOOL_BUDGET_ENV,
+    configured_budget,
+    query_budget,
+)
 from hermes_store.home import Home
 from hermes_store.tooling import Tool, ToolArgumentError, ToolContext, fence_reply
 
@@ -56,7 +62,9 @@ def call_tool(name: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
     This is the one door every tool reply leaves through (CLI ``tool``, the MCP server,
     the Hermes adapter): every string in it passes :func:`~hermes_store.tooling.fence_reply`.
     """
-    return fence_reply(_call_tool(name, args, ctx))
+    budget = ctx.options.get("query_budget", configured_budget(TOOL_BUDGET_ENV, DEFAULT_TOOL_QUERY_BUDGET))
+    with query_budget(budget):  # every search of the call is bounded in time inside SQLite
+        return fence_reply(_call_tool(name, args, ctx))
 
 
 def _call_tool(name: str, args: Any, ctx: ToolContext) -> dict[str, Any]:

@@ -12,6 +12,12 @@ import sys
 
 import click
 
+from hermes_store.db import (
+    CLI_BUDGET_ENV,
+    DEFAULT_CLI_QUERY_BUDGET,
+    configured_budget,
+    query_budget,
+)
 from hermes_store.home import ConfigError, Home
 
 # command name -> "module:attribute" of a click command or group
@@ -62,6 +68,8 @@ def cli(ctx: click.Context, home_dir: str | None, profile: str | None) -> None:
         ctx.obj = Home(home_dir, profile)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
+    # every search a command runs is bounded in time ($HERMES_STORE_CLI_QUERY_BUDGET seconds; 0 = off)
+    ctx.with_resource(query_budget(configured_budget(CLI_BUDGET_ENV, DEFAULT_CLI_QUERY_BUDGET)))
 
 
 def main() -> None:

@@ -18,6 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.config_edit import set_config_values
+from hermes_store.db import (
+    DEFAULT_TOOL_QUERY_BUDGET,
+    TOOL_BUDGET_ENV,
+    configured_budget,
+    query_budget,
+)
 from hermes_store.facts.config import SECTION, FactConfig, load_fact_config
 from hermes_store.facts.extract import extract_from_messages
 from hermes_store.facts.fact_tools import (
@@ -135,7 +141,12 @@ class FactStoreProvider(MemoryProvider):
         return [FACT_STORE_SCHEMA, FACT_FEEDBACK_SCHEMA]
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
-        """Run ``fact_store``/``fact_feedback`` and return the JSON reply (never raises)."""
+        """Run ``fact_store``/``fact_feedback`` and return the JSON reply (never raises; searches
+        bounded by the tool time budget)."""
+        with query_budget(configured_budget(TOOL_BUDGET_ENV, DEFAULT_TOOL_QUERY_BUDGET)):
+            return self._handle_tool_call(tool_name, args)
+
+    def _handle_tool_call(self, tool_name: str, args: Any) -> str:
         try:
             if isinstance(args, str):
                 args = json.loads(args) if args.strip() else {}
@@ -175,6 +186,10 @@ class FactStoreProvider(MemoryProvider):
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
         """Top facts for ``query`` above the trust threshold, as ``- [trust] content (#id)`` lines."""
+        with query_budget(configured_budget(TOOL_BUDGET_ENV, DEFAULT_TOOL_QUERY_BUDGET)):
+            return self._prefetch(query)
+
+    def _prefetch(self, query: str) -> str:
         self._last_recalled = None
         try:
             if not query or not query.strip():
