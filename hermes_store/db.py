@@ -101,6 +101,18 @@ def _past_deadline() -> bool:
     return deadline is not None and time.monotonic() > deadline
 
 
+BUSY_PATIENCE_ENV = "HERMES_STORE_BUSY_TIMEOUT"
+
+
+def default_busy_patience() -> float:
+    """Seconds a writer waits for a busy database: ``$HERMES_STORE_BUSY_TIMEOUT`` or 30."""
+    try:
+        value = float(os.environ.get(BUSY_PATIENCE_ENV, "") or DEFAULT_BUSY_PATIENCE)
+    except ValueError:
+        return DEFAULT_BUSY_PATIENCE
+    return value if value >= 0 else DEFAULT_BUSY_PATIENCE
+
+
 def schema_dir() -> Path:
     """Return the directory holding the versioned ``NNNN_name.sql`` migrations.
 
@@ -167,13 +179,13 @@ class Database:
         *,
         readonly: bool = False,
         migrate: bool = True,
-        busy_patience: float = DEFAULT_BUSY_PATIENCE,
+        busy_patience: float | None = None,
         wal: bool = True,
         vfs: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.readonly = readonly
-        self.busy_patience = float(busy_patience)
+        self.busy_patience = float(busy_patience if busy_patience is not None else default_busy_patience())
         self._lock = threading.RLock()
         self._write_depth = 0
         vfs = vfs or os.environ.get("HERMES_STORE_SQLITE_VFS") or None
