@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "provider": "hermes_store.cli.provider:provider",
     "hermes": "hermes_store.cli.hermes:hermes",
     "recall": "hermes_store.cli.recall:recall",
+    "mcp": "hermes_store.cli.mcp:mcp",
 }
 
 
