@@ -221,6 +221,11 @@ class Database:
             "SELECT 1 FROM sqlite_schema WHERE name=? AND type IN ('table','view')", (name,)
         ) is not None
 
+    def table_names(self) -> frozenset[str]:
+        """Names of every table, virtual table and view."""
+        rows = self.query("SELECT name FROM sqlite_schema WHERE type IN ('table','view')")
+        return frozenset(str(row["name"]) for row in rows)
+
     # -- writes ----------------------------------------------------------------
 
     @contextmanager

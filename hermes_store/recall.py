@@ -26,7 +26,6 @@ from hermes_store.builtin.search import search_entries
 from hermes_store.builtin.threats import sanitize_entry
 from hermes_store.db import Database
 from hermes_store.home import Home
-from hermes_store.providers.fencing import sanitize_context
 from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
 from hermes_store.tooling import (
     Tool,
@@ -37,6 +36,7 @@ from hermes_store.tooling import (
     get_int,
     get_str,
     get_str_list,
+    sanitize_context,
     shown,
 )
 

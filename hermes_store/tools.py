@@ -21,10 +21,10 @@ from hermes_store.tooling import Tool, ToolArgumentError, ToolContext
 
 # tool name -> "module:attribute" holding its Tool
 TOOL_LOCATIONS: dict[str, str] = {
-    "memory": "hermes_store.builtin.tool:MEMORY_TOOL",
-    "session_search": "hermes_store.sessions.tool:SESSION_SEARCH_TOOL",
-    "fact_store": "hermes_store.facts.tool:FACT_STORE_TOOL",
-    "fact_feedback": "hermes_store.facts.tool:FACT_FEEDBACK_TOOL",
+    "memory": "hermes_store.builtin.memory_tool:MEMORY_TOOL",
+    "session_search": "hermes_store.sessions.session_search:SESSION_SEARCH_TOOL",
+    "fact_store": "hermes_store.facts.fact_tools:FACT_STORE_TOOL",
+    "fact_feedback": "hermes_store.facts.fact_tools:FACT_FEEDBACK_TOOL",
     "recall": "hermes_store.recall:RECALL_TOOL",
 }
 TOOL_NAMES: tuple[str, ...] = tuple(TOOL_LOCATIONS)

@@ -218,7 +218,7 @@ def run_raw(corpus: Path, db_path: Path) -> int:
 
 def run_naive(corpus: Path, db_path: Path, sample: int) -> int:
     from hermes_store.db import Database
-    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.live import SessionIndex
 
     done = 0
     with Database(db_path) as db:

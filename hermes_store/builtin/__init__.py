@@ -3,7 +3,7 @@
 Public API: :class:`MemoryStore`, the threat scan (:func:`scan_content`,
 :func:`sanitize_entry`, :func:`sanitize_entries`, :func:`sanitize_snapshot`)
 and the file-format helpers. The ``memory`` tool lives in
-:mod:`hermes_store.builtin.tool` (``MEMORY_TOOL``).
+:mod:`hermes_store.builtin.memory_tool` (``MEMORY_TOOL``).
 """
 
 from hermes_store.builtin.entries import (

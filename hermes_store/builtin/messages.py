@@ -82,22 +82,20 @@ def unreadable(name: str) -> str:
 
 
 def drift(name: str, backup: str) -> str:
-    """Refusal when the file would not round-trip (issue #26045)."""
+    """Refusal when the file would not round-trip (Hermes' drift guard, issue #26045)."""
     return (
         f"Refusing to write {name}: file on disk has content that wouldn't round-trip through the "
         "memory tool (likely added by the patch tool, a shell append, a manual edit, or a concurrent "
-        f"session). A snapshot was saved to {backup}. Rewriting the file now could drop or reshape "
-        "that content, so nothing was changed; 'add' still works (issue #26045)."
+        f"session). A snapshot was saved to {backup}. Resolve the drift first — either rewrite the "
+        "file as a clean §-delimited list of entries, or move the extra content out — then retry. "
+        "This guard exists to prevent silent data loss (issue #26045)."
     )
 
 
-def drift_remediation(path: str, limit: int) -> str:
-    """How to clean up a drifted file."""
-    return (
-        f"Clean up {path} so it round-trips: separate entries with a line holding only '§' (no blank "
-        f"lines around it), keep every entry under {limit:,} chars and drop duplicate entries; then "
-        "retry. The snapshot keeps the original bytes."
-    )
+DRIFT_REMEDIATION = (
+    "Open the .bak file, integrate the missing entries into the memory tool one at a time via "
+    "memory(action=add, content=...), then remove or rewrite the original file to a clean state."
+)
 
 
 def lock_failed(name: str, lock: str, reason: str) -> str:

@@ -10,9 +10,12 @@
     entry 2
 
 The ``compact`` style keeps the same entries and usage but a one-line frame
-(≤ 60 bytes for limits below 10 million chars). Entries over budget get ``⚠ OVER BUDGET`` in the bracket, and a
-content longer than ``max(2 × limit, 4000)`` is cut to head + notice + tail so a
-file written behind the tool's back cannot flood the context window.
+(≤ 60 bytes for limits below 10 million chars). A store over its limit keeps the
+Hermes header byte-for-byte in ``hermes`` style (Hermes shows the capped percentage
+and nothing else); the compact frame marks it with ``⚠``, and ``memory show``,
+``memory cost`` and ``status`` print :func:`over_budget_warning`. A content longer
+than ``max(2 × limit, 4000)`` is cut to head + notice + tail so a file written
+behind the tool's back cannot flood the context window.
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ HEADERS: dict[str, str] = {
 }
 COMPACT_HEADERS: dict[str, str] = {"memory": "MEMORY", "user": "USER PROFILE"}
 MEMORY_BLOCK_HEADERS: tuple[str, ...] = (HEADERS["memory"], HEADERS["user"])
-OVER_BUDGET = " \u26a0 OVER BUDGET"
 COMPACT_OVER_BUDGET = " \u26a0"  # keeps the compact frame under 60 bytes up to 7-digit limits
 RENDER_STYLES: tuple[str, ...] = ("hermes", "compact")
 
@@ -37,6 +39,14 @@ RENDER_STYLES: tuple[str, ...] = ("hermes", "compact")
 def header_for(target: str) -> str:
     """The Hermes block header of a target (``user`` or anything else = memory)."""
     return HEADERS["user" if target == "user" else "memory"]
+
+
+def over_budget_warning(used: int, limit: int) -> str | None:
+    """The warning the CLI prints for a store over its limit (None when within it)."""
+    if used <= limit:
+        return None
+    return (f"\u26a0 OVER BUDGET: {used:,}/{limit:,} chars; every add is refused until entries "
+            "are removed or shortened")
 
 
 def render_cap(limit: int) -> int:
@@ -71,7 +81,7 @@ def block_parts(target: str, entries: list[str], limit: int, style: str = "herme
     if style == "compact":
         name = COMPACT_HEADERS["user" if target == "user" else "memory"]
         return f"{name} [{usage}{COMPACT_OVER_BUDGET if over else ''}]\n", content
-    return f"{RULE}\n{header_for(target)} [{usage}{OVER_BUDGET if over else ''}]\n{RULE}\n", content
+    return f"{RULE}\n{header_for(target)} [{usage}]\n{RULE}\n", content
 
 
 def render_block(target: str, entries: list[str], limit: int, style: str = "hermes") -> str:

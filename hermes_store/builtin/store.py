@@ -374,7 +374,7 @@ class MemoryStore:
             return None
         backup = self._write_backup(path, raw)
         return self._error(msg.drift(path.name, backup), drift_backup=backup,
-                           remediation=msg.drift_remediation(str(path), limit))
+                           remediation=msg.DRIFT_REMEDIATION)
 
     @staticmethod
     def _write_backup(path: Path, raw: str) -> str:

@@ -7,8 +7,10 @@ Two uses:
 * prompt time — :func:`sanitize_entry` / :func:`sanitize_entries` replace a
   poisoned entry by a ``[BLOCKED: …]`` notice in the rendered snapshot only.
 
-Every pattern id of the Hermes ``strict`` scope is checked. Invisible
-characters are looked for in the raw text; the regexes run on the NFKC form
+Every pattern id of the Hermes ``strict`` scope is checked, at parity with the
+newest upstream list: a zero-width joiner between two emoji is part of the emoji
+(👨‍👩‍👧 passes), and ``ssh_access`` needs a write verb or redirect before the path.
+Invisible characters are looked for in the raw text; the regexes run on the NFKC form
 (full-width homoglyphs fold to ASCII). At most ``MAX_SCAN_CHARS`` characters
 are scanned, so longer text is blocked outright instead of passing with an
 unscanned tail. Text that already starts with ``[BLOCKED:`` is scanned like any
@@ -32,6 +34,7 @@ INVISIBLE_CHARS: tuple[str, ...] = (
 
 _F = r"(?:\w+\s+){0,8}"  # bounded filler: up to eight words between keywords
 _SECRET_VAR = r"\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)S?\b"
+_SSH_WRITE = r"(?:echo|cat|cp|mv|dd|tee|install|printf|rsync|scp|ln|append|add|write)"
 _MODIFY = r"\b(?:update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
 
 # (id, regex) in reporting order; all compiled case-insensitive.
@@ -74,7 +77,9 @@ _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
      rf"\b(?:include|output|print|share)\s+{_F}"
      r"(?:conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)\b"),
     ("ssh_backdoor", r"authorized_keys"),
-    ("ssh_access", r"(?:\$HOME|~)/\.ssh\b"),
+    # A write verb (word-bounded, so "address" is no "add") or a redirect before the path:
+    # a mere mention ("check $HOME/.ssh is chmod 700") is documentation, as in Hermes.
+    ("ssh_access", rf"(?:\b{_SSH_WRITE}\b|>>?)[^\n]{{0,512}}?(?:\$HOME|~)/\.ssh\b"),
     ("hermes_env", r"(?:\$HOME|~)/\.hermes/\.env\b"),
     ("agent_config_mod", rf"{_MODIFY}(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)"),
     ("hermes_config_mod", rf"{_MODIFY}\.hermes/(?:config\.yaml|SOUL\.md)"),
@@ -96,9 +101,35 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "read_secrets": (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc"),
     "html_comment_injection": ("<!--",),
     "send_to_url": ("http",),
+    "ssh_access": (".ssh",),
 }
 _INVISIBLE_SET = frozenset(INVISIBLE_CHARS)
-BLOCKED_PREFIX = "[BLOCKED:"
+_ZWJ = "\u200d"
+_PRESENTATION = frozenset("\ufe0e\ufe0f")  # text / emoji variation selectors
+_EMOJI_BLOCKS: tuple[tuple[int, int], ...] = (
+    (0x1F000, 0x1FFFF), (0x2600, 0x27BF), (0x2B00, 0x2BFF), (0x2300, 0x23FF), (0x2190, 0x21FF),
+)
+
+
+def _is_emoji(char: str) -> bool:
+    """A code point that can stand on either side of an emoji zero-width joiner."""
+    code = ord(char)
+    if any(lo <= code <= hi for lo, hi in _EMOJI_BLOCKS):
+        return True
+    return unicodedata.category(char) in ("So", "Sk")
+
+
+def _joins_emoji(text: str, index: int) -> bool:
+    """True when the ZWJ at ``index`` sits between two emoji (variation selectors skipped).
+
+    That is how 👨‍👩‍👧, 🐈‍⬛ or ❤️‍🔥 are built; a ZWJ glued to any other
+    character (``foo\u200dbar``, ``a\u200d🔥``) still counts as hidden text.
+    """
+    before = index - 1
+    while before >= 0 and text[before] in _PRESENTATION:
+        before -= 1
+    after = index + 1
+    return before >= 0 and after < len(text) and _is_emoji(text[before]) and _is_emoji(text[after])
 
 
 def invisible_id(char: str) -> str:
@@ -111,8 +142,10 @@ def scan_findings(text: str) -> list[str]:
     head = text[:MAX_SCAN_CHARS]
     findings: list[str] = []
     seen: set[str] = set()
-    for char in head:
+    for index, char in enumerate(head):
         if char in _INVISIBLE_SET and char not in seen:
+            if char == _ZWJ and _joins_emoji(head, index):
+                continue
             seen.add(char)
             findings.append(invisible_id(char))
     folded = unicodedata.normalize("NFKC", head)

@@ -15,8 +15,8 @@ import click
 from hermes_store.cli.common import echo_json, fail, get_home
 from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
+from hermes_store.facts.fact_tools import CATEGORIES, run_fact_feedback, run_fact_store
 from hermes_store.facts.store import FactStore, FactStoreError
-from hermes_store.facts.tool import CATEGORIES, run_fact_feedback, run_fact_store
 from hermes_store.home import ConfigError
 from hermes_store.tooling import ToolArgumentError
 

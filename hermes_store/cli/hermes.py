@@ -8,13 +8,13 @@ import click
 
 from hermes_store.cli.common import fail, get_home
 from hermes_store.config_edit import set_config_value
-from hermes_store.home import ConfigError
-from hermes_store.providers.discovery import load_plugin_dir
-from hermes_store.providers.hermes_plugin import (
+from hermes_store.hermes_plugin import (
     DEFAULT_PLUGIN_NAME,
     install_plugin,
     valid_plugin_name,
 )
+from hermes_store.home import ConfigError
+from hermes_store.providers.discovery import load_plugin_dir
 
 
 @click.group("hermes")

@@ -11,7 +11,7 @@ import click
 from hermes_store import tools
 from hermes_store.builtin import approval
 from hermes_store.builtin.entries import char_count, file_name, usage_long
-from hermes_store.builtin.render import TextCost
+from hermes_store.builtin.render import TextCost, over_budget_warning
 from hermes_store.builtin.store import MemoryStore
 from hermes_store.cli.common import echo_json, fail, get_home
 from hermes_store.home import ConfigError, Home, MemoryConfig
@@ -74,6 +74,7 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
             "chars": used,
             "limit": store.limit_for(name),
             "usage": usage_long(used, store.limit_for(name)),
+            "over_budget": over_budget_warning(used, store.limit_for(name)),
             "entries": rows,
         }
     store.close()
@@ -82,6 +83,8 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
         return
     for name, info in data.items():
         click.echo(f"{file_name(name)}  {info['entry_count']} entries, {info['usage']}  ({info['file']})")
+        if info["over_budget"]:
+            click.echo(f"  {info['over_budget']}")
         if info["round_trips"] is False:
             click.echo("  ⚠ the file does not round-trip (hand edit?): replace/remove are refused until "
                        "entries are separated by lines holding only '§' and each fits the limit")
@@ -156,6 +159,8 @@ def prompt_cost(store: MemoryStore, cfg: MemoryConfig) -> dict[str, Any]:
     """Per-entry and per-block cost of the memory part of a new session's system prompt."""
     enabled = {"memory": cfg.memory_enabled, "user": cfg.user_profile_enabled}
     blocks = {name: {**store.cost(name), "enabled": enabled[name]} for name in ("memory", "user")}
+    for block in blocks.values():
+        block["over_budget"] = over_budget_warning(block["used_chars"], block["limit"])
     text = store.system_prompt(memory_enabled=cfg.memory_enabled,
                                user_profile_enabled=cfg.user_profile_enabled)
     frame = {"chars": 0, "bytes": 0, "tokens": 0}
@@ -183,6 +188,8 @@ def cost(ctx: click.Context, as_json: bool) -> None:
         state = "" if block["enabled"] else "  [disabled in config: not in the prompt]"
         click.echo(f"\n{file_name(name)}  {block['entry_count']} entries, {block['used_chars']:,}/"
                    f"{block['limit']:,} chars{state}")
+        if block["over_budget"]:
+            click.echo(f"  {block['over_budget']}")
         click.echo(f"  {'':>10} {'chars':>7} {'bytes':>7} {'tokens':>7}")
         for entry in block["entries"]:
             click.echo(f"  {'#' + str(entry['index']):>10} {entry['chars']:>7} {entry['bytes']:>7} "

@@ -91,7 +91,7 @@ def _size(path: Path) -> int:
 @click.pass_context
 def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) -> None:
     """List sessions, most recently active first."""
-    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.live import SessionIndex
 
     with SessionIndex(get_home(ctx)) as index:
         rows = index.list_sessions(source=source, limit=limit)
@@ -127,7 +127,7 @@ def _resolve(index: Any, session_id: str) -> str:
 @click.pass_context
 def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
     """Show one session and its messages (ID may be a unique prefix)."""
-    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.live import SessionIndex
 
     with SessionIndex(get_home(ctx)) as index:
         sid = _resolve(index, session_id)
@@ -158,7 +158,7 @@ def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
 @click.pass_context
 def stats_cmd(ctx: click.Context, as_json: bool) -> None:
     """Sessions, messages, per-source counts, database and index size."""
-    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.live import SessionIndex
 
     with SessionIndex(get_home(ctx)) as index:
         data = index.stats()
@@ -180,7 +180,7 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def delete_cmd(ctx: click.Context, session_id: str) -> None:
     """Delete one session and its messages (its children keep their grandparent)."""
-    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.live import SessionIndex
 
     with SessionIndex(get_home(ctx)) as index:
         sid = _resolve(index, session_id)
@@ -200,7 +200,7 @@ def prune_cmd(ctx: click.Context, older_than: str, dry_run: bool, as_json: bool)
     A lineage (a session with its parents and children) goes only when all of
     it is old; live sessions that never ended are kept.
     """
-    from hermes_store.sessions.index import SessionIndex
+    from hermes_store.sessions.live import SessionIndex
     from hermes_store.timeutil import parse_age
 
     try:

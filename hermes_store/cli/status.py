@@ -18,6 +18,7 @@ from hermes_store.builtin.entries import (
     usage_long,
     usage_percent,
 )
+from hermes_store.builtin.render import over_budget_warning
 from hermes_store.cli.common import echo_json, fail, get_home
 from hermes_store.home import ConfigError, Home, MemoryConfig
 
@@ -116,7 +117,8 @@ def _store_info(path: os.PathLike[str], limit: int) -> dict[str, Any]:
     used = char_count(entries)
     return {"file": str(path), "exists": os.path.exists(path), "readable": readable,
             "entry_count": len(entries), "chars": used, "limit": limit,
-            "usage_percent": usage_percent(used, limit), "usage": usage_long(used, limit)}
+            "usage_percent": usage_percent(used, limit), "usage": usage_long(used, limit),
+            "over_budget": over_budget_warning(used, limit)}
 
 
 def collect_status(home: Home) -> dict[str, Any]:
@@ -205,6 +207,8 @@ def render_status(data: dict[str, Any]) -> list[str]:
         info = data["stores"][target]
         state = info["usage"] if info["readable"] else "UNREADABLE"
         lines.append(f"    {label + ':':<11} {info['entry_count']} entries, {state}  ({info['file']})")
+        if info["over_budget"]:
+            lines.append(f"    {'':<11} {info['over_budget']}")
     db = data["database"]
     size = f"{db['size_bytes']:,} bytes" if db["exists"] else "not created yet"
     lines.append(f"    {'Database:':<11} {size}  ({db['path']})")

@@ -1,25 +1,18 @@
 """hermes_store.facts: the fact store (holographic-style memory with trust scores).
 
-``FactStore`` is the library API; ``FactStoreProvider`` the MemoryProvider
-(name ``holographic_store``); the ``fact_store``/``fact_feedback`` tools live in
-:mod:`hermes_store.facts.tool`.
+Holds: :class:`FactStore` (the library API) and its helpers (entities, retrieval,
+conflicts, trust, HRR vectors, extraction), the storage seam (:mod:`.storage`, the
+APSW implementation in :mod:`.storage_sqlite`) and the ``fact_store`` /
+``fact_feedback`` tools (:mod:`hermes_store.facts.fact_tools`).
+
+May import: the lowest layer only (``db``, ``home``, ``query``, ``tooling``, ``fsutil``,
+``timeutil``, ``config_edit``). Never ``builtin``, ``sessions``, ``providers``, ``recall``
+or ``tools``. The MemoryProvider over it (``holographic_store``) lives in
+:mod:`hermes_store.providers.holographic_store`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from hermes_store.facts.store import FactNotFound, FactStore, FactStoreError
 
-if TYPE_CHECKING:
-    from hermes_store.facts.provider import FactStoreProvider
-
-__all__ = ["FactNotFound", "FactStore", "FactStoreError", "FactStoreProvider"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "FactStoreProvider":  # imported lazily: the provider pulls in providers.base
-        from hermes_store.facts.provider import FactStoreProvider
-
-        return FactStoreProvider
-    raise AttributeError(name)
+__all__ = ["FactNotFound", "FactStore", "FactStoreError"]

@@ -1,10 +1,11 @@
-"""Memory providers: the MemoryProvider contract, the built-in provider, the manager,
-context fencing and discovery.
+"""Memory providers: the MemoryProvider contract, the providers themselves (built-in
+memory in :mod:`.builtin`, the fact store ``holographic_store`` in
+:mod:`.holographic_store`), the manager, context fencing, activation and discovery.
 
-Layering: this package sits above ``hermes_store.builtin`` and ``hermes_store.facts``
-and never imports ``hermes_store.recall`` or ``hermes_store.tools``; the one exception
-is :mod:`hermes_store.providers.hermes_plugin`, the top-level adapter that a Hermes
-home's plugin directory loads (it serves the ``recall`` tool).
+May import: ``hermes_store.builtin``, ``hermes_store.facts``, ``hermes_store.sessions``
+and the lowest layer. Never ``hermes_store.recall``, ``hermes_store.tools``, ``cli`` or
+:mod:`hermes_store.hermes_plugin` (the Hermes adapter one layer up, which may use the
+tool registry to serve ``recall``).
 
 Names are imported lazily so that light users (``fencing`` from recall) stay cheap.
 """
@@ -20,14 +21,14 @@ _LAZY = {
     "BuiltinMemoryProvider": "hermes_store.providers.builtin",
     "MemoryManager": "hermes_store.providers.manager",
     "build_memory_context_block": "hermes_store.providers.fencing",
-    "sanitize_context": "hermes_store.providers.fencing",
+    "sanitize_context": "hermes_store.tooling",
     "StreamingContextScrubber": "hermes_store.providers.fencing",
     "discover_providers": "hermes_store.providers.discovery",
     "ProviderInfo": "hermes_store.providers.discovery",
     "load_plugin_dir": "hermes_store.providers.discovery",
     "build_memory_manager": "hermes_store.providers.activation",
     "select_provider": "hermes_store.providers.activation",
-    "set_config_value": "hermes_store.providers.config_edit",
+    "set_config_value": "hermes_store.config_edit",
 }
 
 __all__ = ["MemoryProvider", "RecallStatus", *_LAZY]

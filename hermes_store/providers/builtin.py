@@ -1,7 +1,7 @@
 """The ``builtin`` provider: MEMORY.md / USER.md behind the MemoryProvider contract.
 
 Always registered first by the manager. Its one tool is ``memory`` (the Hermes
-schema and dispatcher from :mod:`hermes_store.builtin.tool`); its system-prompt
+schema and dispatcher from :mod:`hermes_store.builtin.memory_tool`); its system-prompt
 block is the store's frozen snapshot; every committed write is reported to the
 write listener (the manager), which mirrors it to the external provider.
 """
@@ -13,8 +13,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from hermes_store.builtin.memory_tool import MEMORY_SCHEMA, MEMORY_TOOL
 from hermes_store.builtin.store import MemoryStore
-from hermes_store.builtin.tool import MEMORY_SCHEMA, MEMORY_TOOL
 from hermes_store.home import ConfigError, Home, MemoryConfig
 from hermes_store.providers.base import MemoryProvider
 from hermes_store.tooling import ToolArgumentError, ToolContext

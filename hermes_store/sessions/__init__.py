@@ -1,4 +1,21 @@
-"""Past sessions: transcript importers, the FTS5-indexed store, and the live write API.
+"""Past sessions: transcript importers, the FTS5-indexed session store, and the live write API.
+
+What the package holds (top-down; a module imports only those below it):
+
+* ``live.py`` -- :class:`SessionIndex`, the live write API an agent calls
+  (create_session / append_message / end_session) and thin read/maintenance
+  wrappers; :func:`index_paths`.
+* ``session_search.py`` -- the ``session_search`` tool (discover/scroll/read/browse).
+* ``loader.py`` -- the bulk loader behind ``hermes-store sessions index``.
+* ``search.py`` / ``rank.py`` -- message search (ranking, smoothing, snippets) and
+  the ``hs_bm25`` rank function.
+* ``maintenance.py`` -- delete, lineage-aware prune, stats, FTS health checks.
+* ``rows.py`` -- shared row helpers (storable text, the CJK column, session rows).
+* ``importers/`` -- one reader per transcript format (a registry).
+
+It may import the lowest layer (``db``, ``home``, ``query``, ``tooling``,
+``fsutil``, ``timeutil``) and nothing above it; never ``builtin``, ``facts``,
+``recall``, ``providers``, ``tools`` or ``cli``.
 
 Public API::
 
@@ -12,9 +29,10 @@ Public API::
 """
 
 from hermes_store.sessions.importers import FORMATS, detect_format
-from hermes_store.sessions.index import SessionIndex, SessionNotFound, index_paths, new_session_id
+from hermes_store.sessions.live import SessionIndex, index_paths
 from hermes_store.sessions.loader import BulkLoader, IndexSummary
 from hermes_store.sessions.maintenance import delete_session, prune_sessions, stats
+from hermes_store.sessions.rows import SessionNotFound, new_session_id
 from hermes_store.timeutil import parse_age
 
 __all__ = [

@@ -28,6 +28,7 @@ Design, in short:
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import functools
 import gc
 import json
@@ -42,7 +43,7 @@ from typing import Any
 from filelock import FileLock
 
 from hermes_store.db import Database
-from hermes_store.sessions.importers import IMPORTERS, importer_for
+from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
     Checkpoint,
@@ -53,7 +54,7 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     clean_text,
 )
-from hermes_store.sessions.index import _SURROGATE, cjk_for, scrub
+from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
 
 DEFAULT_BATCH = 20_000
 CACHE_KIB = 65_536  # page cache of the writing connection
@@ -102,9 +103,9 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path,
     """Yield ``(file, explicit)`` for every input; directories are walked recursively.
 
     Walked files are limited to transcript-like suffixes (.jsonl .json .db
-    .sqlite .sqlite3), databases first, minus known non-transcript indexes
-    (``sessions.json``, ``history.jsonl``); files named explicitly are always
-    yielded. Symlinked directories are followed once (loops are cut).
+    .sqlite .sqlite3) and the names importers declare in ``walk_names``,
+    databases first, minus known non-transcript indexes (``sessions.json``,
+    ``history.jsonl``); files named explicitly are always yielded. Symlinked directories are followed once (loops are cut).
     """
     seen_dirs: set[tuple[int, int]] = set()
     for raw in paths:
@@ -127,12 +128,25 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]]) -> Iterator[tuple[Path,
             dirs[:] = sorted(d for d in dirs if not d.startswith("."))
             for name in files:
                 candidate = Path(root) / name
-                if (not name.startswith(".") and candidate.suffix.lower() in WALK_SUFFIXES
-                        and name not in WALK_IGNORED):
+                if _walked(name):
                     found.append(candidate)
         found.sort(key=lambda p: (p.suffix.lower() not in DB_SUFFIXES, str(p)))
         for candidate in found:
             yield candidate, False
+
+
+def _walked(name: str) -> bool:
+    """True for a file name a directory walk imports (see :func:`walk_inputs`)."""
+    if name in WALK_IGNORED:
+        return False
+    if not name.startswith(".") and Path(name).suffix.lower() in WALK_SUFFIXES:
+        return True
+    return any(fnmatch.fnmatch(name, pattern) for pattern in _walk_names())
+
+
+@functools.lru_cache(maxsize=1)
+def _walk_names() -> tuple[str, ...]:
+    return tuple(pattern for cls in IMPORTERS.values() for pattern in cls.walk_names)
 
 
 @dataclass(slots=True)
@@ -257,9 +271,8 @@ class BulkLoader:
                 and row["mtime"] == info.st_mtime):
             summary.skipped += int(meta.get("messages", 0))  # unchanged since it was indexed
             return
-        importer = importer_for(path, fmt)
+        importer = self._importer(path, fmt)
         if importer is None:
-            self._file_error(path, "unknown format (none of: " + ", ".join(IMPORTERS) + ")")
             return
         state = SourceState()
         if row is not None:
@@ -268,12 +281,12 @@ class BulkLoader:
             if row["format"] != importer.name or importer.is_rewritten(state):
                 self._forget_source(int(row["id"]))
                 state, meta = SourceState(), {}
-            elif not getattr(importer, "snapshot", False):
+            elif not importer.snapshot:
                 summary.skipped += int(meta.get("messages", 0))  # already indexed, not re-read
         current = _File(
             key=key, shown=str(path), format=importer.name,
             source_id=int(row["id"]) if row is not None else None, state=state, importer=importer,
-            derive_end=importer.name != "hermes-db", snapshot=bool(getattr(importer, "snapshot", False)),
+            derive_end=importer.derives_end_time, snapshot=importer.snapshot,
             size=info.st_size, mtime=info.st_mtime, messages=int(meta.get("messages", 0)),
         )
         self._files[key] = current
@@ -287,6 +300,20 @@ class BulkLoader:
                                    "error": f"{current.problems - MAX_PROBLEMS_PER_FILE} further problems not listed"})
         if current.problems and not current.accepted and not current.messages:
             summary.failed_files += 1
+
+    def _importer(self, path: Path, fmt: str) -> Importer | None:
+        """The importer for ``path`` (detected when ``fmt`` is auto); None after reporting why."""
+        if fmt != "auto":
+            return IMPORTERS[fmt](path)
+        try:
+            name, ranked = detect(path)
+        except AmbiguousFormat as exc:
+            self._file_error(path, str(exc))
+            return None
+        if name is None:
+            self._file_error(path, describe_unknown(ranked))
+            return None
+        return IMPORTERS[name](path)
 
     def _consume(self, current: _File) -> None:
         add_message = self._add_message
@@ -355,14 +382,14 @@ class BulkLoader:
         content = record.content
         ascii_only = content.isascii()  # O(1) in CPython: no surrogates, no CJK
         if "\x00" in content or len(content) > MAX_CONTENT_CHARS or (
-                not ascii_only and _SURROGATE.search(content)):
+                not ascii_only and SURROGATE.search(content)):
             problems: list[Problem] = []
             content = clean_text(content, record.line, "content", problems)
             for problem in problems:
                 self._problem(current, problem.line, problem.error)
         tool_calls = record.tool_calls
         if tool_calls is not None and not tool_calls.isascii() and (
-                "\x00" in tool_calls or _SURROGATE.search(tool_calls)):
+                "\x00" in tool_calls or SURROGATE.search(tool_calls)):
             self._problem(current, record.line, "field 'tool_calls': NUL bytes or lone surrogates replaced")
             tool_calls = scrub(tool_calls)
         role = record.role

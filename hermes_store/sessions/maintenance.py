@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from hermes_store.db import Database
-from hermes_store.sessions.index import SessionNotFound
+from hermes_store.sessions.rows import SessionNotFound
 
 _FTS5 = re.compile(r"\busing\s+fts5\b", re.I)
 

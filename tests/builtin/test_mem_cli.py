@@ -199,3 +199,16 @@ def test_show_flags_blocked_entries_and_drift(run, home):
     assert "does not round-trip" in text and "blocked in the prompt: role_hijack" in text
     home.memory_file.write_text("fine")
     assert json.loads(run("memory", "show", "--json").output)["memory"]["round_trips"] is True
+
+
+def test_over_budget_prompt_is_hermes_bytes_while_show_cost_status_warn(run, home):
+    home.memory_file.write_text("x" * 2300)  # a hand edit over the 2,200 default
+    rule = "═" * 46
+    prompt = run("memory", "prompt").output
+    assert prompt == f"{rule}\nMEMORY (your personal notes) [100% — 2,300/2,200 chars]\n{rule}\n{'x' * 2300}\n"
+    warning = "⚠ OVER BUDGET: 2,300/2,200 chars"
+    assert warning in run("memory", "show").output
+    assert warning in run("memory", "cost").output
+    assert warning in run("status").output
+    assert json.loads(run("memory", "show", "--json").output)["memory"]["over_budget"].startswith(warning)
+    assert json.loads(run("memory", "show", "--json").output)["user"]["over_budget"] is None

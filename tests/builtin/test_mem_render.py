@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from hermes_store.builtin import MemoryStore
-from hermes_store.builtin.render import block_cost, block_parts, estimate_tokens, render_block
+from hermes_store.builtin.render import (
+    block_cost,
+    block_parts,
+    estimate_tokens,
+    over_budget_warning,
+    render_block,
+)
 
 RULE = "═" * 46
 
@@ -31,9 +37,23 @@ def test_empty_block_is_omitted():
     assert block_parts("user", [], 10) == ("", "")
 
 
-def test_over_budget_marker_and_render_cap():
+def test_over_budget_header_is_hermes_bytes_and_compact_keeps_the_mark():
+    # Hermes' _render_block: rule, "<title> [<min(100, pct)>% — used/limit chars]", rule, content.
     block = render_block("memory", ["x" * 30], 20)
-    assert "[100% — 30/20 chars ⚠ OVER BUDGET]" in block
+    assert block == f"{RULE}\nMEMORY (your personal notes) [100% — 30/20 chars]\n{RULE}\n" + "x" * 30
+    user = render_block("user", ["y" * 1500], 1375)
+    assert user.splitlines()[1] == "USER PROFILE (who the user is) [100% — 1,500/1,375 chars]"
+    assert "OVER BUDGET" not in block + user
+    assert render_block("memory", ["x" * 30], 20, "compact").startswith("MEMORY [100% — 30/20 chars ⚠]\n")
+
+
+def test_over_budget_warning_text():
+    assert over_budget_warning(20, 20) is None
+    assert over_budget_warning(30, 20) == ("⚠ OVER BUDGET: 30/20 chars; every add is refused until "
+                                           "entries are removed or shortened")
+
+
+def test_render_cap():
     huge = render_block("memory", ["y" * 10_000], 100)  # cap = max(200, 4000)
     assert "chars truncated — memory over budget (10,000/100)" in huge
     assert len(huge) < 4_400

@@ -34,11 +34,19 @@ def test_drift_blocks_replace_remove_batch_but_not_add(store, home):
             "Refusing to write MEMORY.md: file on disk has content that wouldn't round-trip through "
             "the memory tool (likely added by the patch tool, a shell append, a manual edit, or a "
             "concurrent session). A snapshot was saved to ")
-        assert result["error"].endswith("(issue #26045).")
         backup = result["drift_backup"]
+        # Hermes' _drift_error, word for word.
+        assert result["error"] == (
+            "Refusing to write MEMORY.md: file on disk has content that wouldn't round-trip through "
+            "the memory tool (likely added by the patch tool, a shell append, a manual edit, or a "
+            f"concurrent session). A snapshot was saved to {backup}. Resolve the drift first — either "
+            "rewrite the file as a clean §-delimited list of entries, or move the extra content out — "
+            "then retry. This guard exists to prevent silent data loss (issue #26045).")
+        assert result["remediation"] == (
+            "Open the .bak file, integrate the missing entries into the memory tool one at a time via "
+            "memory(action=add, content=...), then remove or rewrite the original file to a clean state.")
         assert os.path.basename(backup).startswith("MEMORY.md.bak.")
         assert open(backup, encoding="utf-8").read() == hand_edited
-        assert "remediation" in result
     assert home.memory_file.read_text() == hand_edited  # untouched by refused writes
     added = store.add("memory", "third entry")
     assert added["success"] is True

@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from hermes_store.builtin.tool import MEMORY_TOOL, MISSING_ACTION
+from hermes_store.builtin.memory_tool import MEMORY_TOOL, MISSING_ACTION
 from hermes_store.cli import cli
 from hermes_store.tools import handle_tool_call
 
@@ -138,7 +138,7 @@ def test_agent_store_is_reused_and_failure_budget_spans_calls(home):
 
 
 def test_schema_narrowed_to_enabled_stores():
-    from hermes_store.builtin.tool import memory_schema
+    from hermes_store.builtin.memory_tool import memory_schema
     from hermes_store.home import MemoryConfig
 
     assert memory_schema(MemoryConfig())["parameters"]["properties"]["target"]["enum"] == ["memory", "user"]

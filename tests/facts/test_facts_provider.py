@@ -6,8 +6,8 @@ import json
 
 import yaml
 
-from hermes_store.facts import FactStoreProvider
 from hermes_store.providers.base import MemoryProvider
+from hermes_store.providers.holographic_store import FactStoreProvider
 
 
 def make(home, config=None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from hermes_store.facts.provider import FactStoreProvider
+from hermes_store.providers.holographic_store import FactStoreProvider
 
 
 def test_save_config_keeps_comments(tmp_path):

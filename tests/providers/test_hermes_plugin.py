@@ -18,8 +18,8 @@ import types
 
 import yaml
 
+from hermes_store.hermes_plugin import HermesStoreProvider, install_plugin, make_provider
 from hermes_store.providers.discovery import load_plugin_dir
-from hermes_store.providers.hermes_plugin import HermesStoreProvider, install_plugin, make_provider
 from hermes_store.providers.manager import MemoryManager
 
 

@@ -31,7 +31,7 @@ from hermes_store.db import Database
 from hermes_store.facts.store import FactStore
 from hermes_store.home import Home
 from hermes_store.sessions import SessionIndex, index_paths, prune_sessions
-from hermes_store.sessions.index import new_session_id
+from hermes_store.sessions.live import new_session_id
 
 QUICK = 3
 BIG = 10**6

@@ -1,23 +1,25 @@
-"""Transcript importers, one module per format, behind the :class:`Importer` interface."""
+"""Transcript importers, one module per format, behind the :class:`Importer` interface.
+
+``IMPORTERS`` (built in :mod:`.registry` from the bundled classes and the
+``hermes_store.importers`` entry points) maps a format name to its class;
+:mod:`.detect` lets every importer sniff a file and picks the most confident.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from hermes_store.sessions.importers.base import Importer
-from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
-from hermes_store.sessions.importers.codex import CodexImporter
-from hermes_store.sessions.importers.detect import detect_format
-from hermes_store.sessions.importers.hermes_db import HermesDbImporter
-from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
-from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
-from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
+from hermes_store.sessions.importers.detect import (
+    AmbiguousFormat,
+    Head,
+    candidates,
+    describe_unknown,
+    detect,
+    detect_format,
+)
+from hermes_store.sessions.importers.registry import IMPORTERS, ORIGINS, REGISTRY_PROBLEMS
 
-IMPORTERS: dict[str, type[Importer]] = {
-    cls.name: cls
-    for cls in (HermesDbImporter, HermesJsonlImporter, HermesJsonImporter,
-                ClaudeCodeImporter, CodexImporter, OpenAIJsonlImporter)
-}
 FORMATS: tuple[str, ...] = tuple(IMPORTERS)
 
 
@@ -28,4 +30,5 @@ def importer_for(path: Path, fmt: str) -> Importer | None:
     return cls(path) if cls else None
 
 
-__all__ = ["FORMATS", "IMPORTERS", "Importer", "detect_format", "importer_for"]
+__all__ = ["FORMATS", "IMPORTERS", "ORIGINS", "REGISTRY_PROBLEMS", "AmbiguousFormat", "Head",
+           "Importer", "candidates", "describe_unknown", "detect", "detect_format", "importer_for"]

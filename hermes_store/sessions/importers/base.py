@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from hermes_store import timeutil
+from hermes_store.sessions.importers.head import Head
 
 MAX_CONTENT_CHARS = 1_048_576  # longer message contents are truncated (and reported)
 _DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are tolerated
@@ -91,14 +92,43 @@ class SourceState:
 class Importer(ABC):
     """Base class: one transcript format.
 
-    Subclasses set ``name`` and implement :meth:`read`. ``resumable_by_offset``
-    importers read append-only JSONL and restart at a byte offset whose prefix
-    hash must still match (otherwise the file was rewritten and is re-imported).
+    Subclasses set ``name`` (the registry key and ``--format`` value), declare
+    their traits as class attributes -- the loader reads these, never the
+    name -- and implement :meth:`sniff` and :meth:`read`.
+
+    * ``resumable_by_offset``: append-only JSONL, restarted at a byte offset
+      whose prefix hash must still match (else the file is re-imported whole);
+    * ``skip_when_unchanged``: an unchanged size and mtime mean nothing to do;
+    * ``snapshot``: the file is rewritten whole, messages already stored for a
+      session are skipped on re-import;
+    * ``derives_end_time``: ``ended_at`` follows the last message time when the
+      source has no end time of its own;
+    * ``default_locations``: globs per platform (``"linux"``, ``"darwin"``),
+      ``~`` is ``$HOME`` and ``{hermes_home}`` the Hermes home;
+    * ``walk_names``: file-name globs a directory walk picks up for this format
+      beyond the usual ``*.jsonl``/``*.json``/``*.db``/``*.sqlite*`` (e.g.
+      ``"state.vscdb"``, ``".aider.chat.history.md"``; dot-files only this way).
     """
 
     name: ClassVar[str] = ""
+    agent: ClassVar[str] = ""
+    source: ClassVar[str | None] = None
     resumable_by_offset: ClassVar[bool] = True
     skip_when_unchanged: ClassVar[bool] = True
+    snapshot: ClassVar[bool] = False
+    derives_end_time: ClassVar[bool] = True
+    default_locations: ClassVar[dict[str, tuple[str, ...]]] = {}
+    walk_names: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    @abstractmethod
+    def sniff(cls, head: Head) -> float:
+        """Confidence 0.0..1.0 that ``head.path`` is this format (cheap; never raises)."""
+
+    @classmethod
+    def source_label(cls) -> str:
+        """The ``sessions.source`` label for what this importer imports."""
+        return cls.source or cls.name
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -281,23 +311,6 @@ def clean_text(text: str, line: int | None, field_name: str, problems: list[Prob
             line, f"field '{field_name}': {len(text)} characters truncated to {MAX_CONTENT_CHARS}"))
         text = text[:MAX_CONTENT_CHARS]
     return text
-
-
-def tool_call_names(tool_calls: Any) -> list[str]:
-    """Function names in an OpenAI ``tool_calls`` list (JSON text or list)."""
-    if isinstance(tool_calls, str):
-        try:
-            tool_calls = json.loads(tool_calls)
-        except (ValueError, RecursionError):
-            return []
-    names = []
-    for call in tool_calls or []:
-        if isinstance(call, dict):
-            function = call.get("function") or {}
-            name = function.get("name") if isinstance(function, dict) else None
-            if name:
-                names.append(str(name))
-    return names
 
 
 def opt_str(value: Any) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from hermes_store.sessions.importers.base import (
     Event,
+    Head,
     Importer,
     MessageRecord,
     Problem,
@@ -32,6 +33,38 @@ class ClaudeCodeImporter(Importer):
     """Claude Code per-session JSONL."""
 
     name = "claude-code"
+    agent = "Claude Code"
+    default_locations = {"linux": ("~/.claude/projects/*/*.jsonl",
+                                   "~/.claude/projects/*/*/subagents/*.jsonl",
+                                   "~/.config/claude/projects/*/*.jsonl"),
+                         "darwin": ("~/.claude/projects/*/*.jsonl",
+                                    "~/.claude/projects/*/*/subagents/*.jsonl")}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """Claude Code lines: user/assistant envelopes with ``uuid`` and ``sessionId`` and an
+        Anthropic ``message`` (``content``, never Gemini-style ``parts``), or its bookkeeping lines."""
+        score = 0.0
+        for obj in head.objects():
+            kind = obj.get("type")
+            if kind in ("user", "assistant"):
+                message = obj.get("message")
+                if not isinstance(message, dict):
+                    continue
+                if "parts" in message or message.get("role") not in (None, "user", "assistant"):
+                    return 0.0  # Qwen Code / Gemini-style messages share the envelope
+                if "content" in message and "sessionId" in obj and "uuid" in obj:
+                    score = max(score, 0.95)
+            elif kind == "summary" and "leafUuid" in obj and "summary" in obj:
+                score = max(score, 0.9)
+            elif ((kind == "custom-title" and "customTitle" in obj)
+                  or (kind == "ai-title" and "aiTitle" in obj)) and "sessionId" in obj:
+                score = max(score, 0.9)
+            elif kind == "file-history-snapshot" and "messageId" in obj and "snapshot" in obj:
+                score = max(score, 0.9)
+            elif kind == "queue-operation" and "operation" in obj and "sessionId" in obj:
+                score = max(score, 0.8)
+        return score
 
     def read(self, state: SourceState) -> Iterator[Event]:
         tools = ToolNames()

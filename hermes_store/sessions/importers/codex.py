@@ -17,6 +17,7 @@ from typing import Any
 
 from hermes_store.sessions.importers.base import (
     Event,
+    Head,
     Importer,
     MessageRecord,
     Problem,
@@ -31,6 +32,7 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _UUID_TAIL = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
+ENVELOPE_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
 ITEM_TYPES = {"message", "function_call", "function_call_output", "custom_tool_call",
               "custom_tool_call_output", "local_shell_call", "reasoning", "web_search_call"}
 
@@ -39,6 +41,27 @@ class CodexImporter(Importer):
     """Codex rollout JSONL (current envelope format and the older flat format)."""
 
     name = "codex"
+    agent = "OpenAI Codex CLI / Desktop"
+    default_locations = {"linux": ("~/.codex/sessions/**/rollout-*.jsonl",
+                                   "~/.codex/archived_sessions/**/rollout-*.jsonl"),
+                         "darwin": ("~/.codex/sessions/**/rollout-*.jsonl",
+                                    "~/.codex/archived_sessions/**/rollout-*.jsonl")}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """``{"timestamp", "type", "payload"}`` envelopes, or the older flat rollout first line."""
+        objects = head.objects()
+        if not objects:
+            return 0.0
+        for obj in objects:
+            if obj.get("type") in ENVELOPE_TYPES and isinstance(obj.get("payload"), dict):
+                return 0.95
+        first = objects[0]
+        if "id" in first and "instructions" in first and "timestamp" in first:
+            return 0.9 if head.path.name.startswith("rollout-") else 0.7
+        if head.path.name.startswith("rollout-") and first.get("record_type"):
+            return 0.8
+        return 0.0
 
     def default_session_id(self) -> str:
         match = _UUID_TAIL.search(self.path.stem)

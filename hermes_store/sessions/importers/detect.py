@@ -1,113 +1,69 @@
-"""``--format auto``: decide which importer reads a file, from its name and first lines."""
+"""``--format auto``: every registered importer sniffs the file; the most confident one reads it.
+
+An importer claims a file with a confidence >= :data:`THRESHOLD`; two
+importers claiming it with the same top confidence is an error (a format
+signature must be unique), and a file nobody claims is ``unknown format``
+with the closest candidates named.
+"""
 
 from __future__ import annotations
 
-import json
-import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
-_HERMES_ID = re.compile(r"^(\d{8}_\d{6}_[0-9a-f]{4,}|cron_.+_\d{8}_\d{6})$")
-_CLAUDE_TYPES = {"user", "assistant", "summary", "system", "file-history-snapshot"}
-_CODEX_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
-_PROBE_BYTES = 256 * 1024
-_PROBE_LINES = 8
-_LONG_LINE_BYTES = 128 * 1024 * 1024  # the longest first line read to recognise a format
+from hermes_store.sessions.importers.base import Importer
+from hermes_store.sessions.importers.head import SQLITE_MAGIC, Head
+from hermes_store.sessions.importers.registry import IMPORTERS
+
+THRESHOLD = 0.5
+
+__all__ = ["SQLITE_MAGIC", "THRESHOLD", "Head", "candidates", "detect", "detect_format"]
+
+
+class AmbiguousFormat(ValueError):
+    """Two importers claim a file with the same confidence."""
+
+
+def _sniff(cls: type[Importer], head: Head) -> float:
+    try:
+        value = float(cls.sniff(head))
+    except Exception:  # a third-party sniff must never stop detection
+        return 0.0
+    return min(max(value, 0.0), 1.0)
+
+
+def candidates(path: Path | Head, importers: Mapping[str, type[Importer]] | None = None
+               ) -> list[tuple[str, float]]:
+    """Every importer's confidence > 0 for ``path``, best first."""
+    head = path if isinstance(path, Head) else Head.read(Path(path))
+    registry = IMPORTERS if importers is None else importers
+    scores = [(name, _sniff(cls, head)) for name, cls in registry.items()]
+    return sorted(((n, s) for n, s in scores if s > 0), key=lambda item: -item[1])
+
+
+def detect(path: Path | Head, importers: Mapping[str, type[Importer]] | None = None
+           ) -> tuple[str | None, list[tuple[str, float]]]:
+    """``(format or None, candidates)``; raises :class:`AmbiguousFormat` on a tie at the top."""
+    ranked = candidates(path, importers)
+    if not ranked or ranked[0][1] < THRESHOLD:
+        return None, ranked
+    if len(ranked) > 1 and ranked[1][1] == ranked[0][1]:
+        tied = ", ".join(f"{n} ({s:.2f})" for n, s in ranked if s == ranked[0][1])
+        raise AmbiguousFormat(f"ambiguous format: {tied} claim it equally; pass --format")
+    return ranked[0][0], ranked
 
 
 def detect_format(path: Path) -> str | None:
-    """Return the importer name for ``path``, or None when no format fits."""
+    """The importer name for ``path``, or None when no importer claims it (or two tie)."""
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(_PROBE_BYTES)
-    except OSError:
+        return detect(path)[0]
+    except AmbiguousFormat:
         return None
-    if head.startswith(SQLITE_MAGIC):
-        return "hermes-db"
-    if not head.strip():
-        return None
-    objects = _first_objects(head, skip_bad=path.suffix.lower() != ".json")
-    if not objects and len(head) == _PROBE_BYTES and b"\n" not in head:
-        objects = _long_first_line(path)  # e.g. a 50 MB message on the first line
-    if not objects:
-        if path.suffix.lower() == ".json" and head.lstrip().startswith(b"{"):
-            return _whole_json_format(path)
-        if path.suffix.lower() == ".jsonl" and _HERMES_ID.match(path.stem):
-            return "hermes-jsonl"  # a Hermes session file whose first lines are unreadable
-        return None
-    return _classify(path, objects)
 
 
-def _first_objects(head: bytes, *, skip_bad: bool = False) -> list[dict[str, Any]]:
-    """Parse the first complete lines of ``head`` as JSON objects.
-
-    Stops at the first line that is not a JSON object, unless ``skip_bad`` (JSONL:
-    one corrupt line must not hide the rest of the file), where such lines are skipped.
-    """
-    found: list[dict[str, Any]] = []
-    lines = head.split(b"\n")
-    if len(head) == _PROBE_BYTES:
-        lines = lines[:-1]  # the last line may be cut
-    for raw in lines:
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw.decode("utf-8", errors="replace"), strict=False)
-        except (ValueError, RecursionError):
-            obj = None
-        if not isinstance(obj, dict):
-            if skip_bad:
-                continue
-            break
-        found.append(obj)
-        if len(found) >= _PROBE_LINES:
-            break
-    return found
-
-
-def _long_first_line(path: Path) -> list[dict[str, Any]]:
-    """The first line as a JSON object when it is longer than the probe (bounded read)."""
-    try:
-        with open(path, "rb") as handle:
-            line = handle.readline(_LONG_LINE_BYTES)
-    except OSError:
-        return []
-    if not line.endswith(b"\n") and len(line) >= _LONG_LINE_BYTES:
-        return []
-    return _first_objects(line + b"\n")
-
-
-def _classify(path: Path, objects: list[dict[str, Any]]) -> str | None:
-    first = objects[0]
-    if first.get("role") == "session_meta":
-        return "hermes-jsonl"
-    if isinstance(first.get("messages"), list):
-        if "session_id" in first and ("session_start" in first or "last_updated" in first):
-            return "hermes-json"
-        return "openai-jsonl"
-    for obj in objects:
-        kind = obj.get("type")
-        if kind in _CODEX_TYPES and "payload" in obj:
-            return "codex"
-        if kind in _CLAUDE_TYPES and ("sessionId" in obj or "leafUuid" in obj or "uuid" in obj):
-            return "claude-code"
-    if path.name.startswith("rollout-") and ("instructions" in first or first.get("record_type")):
-        return "codex"
-    if any(isinstance(obj.get("role"), str) for obj in objects):
-        if _HERMES_ID.match(path.stem) or path.parent.name == "sessions":
-            return "hermes-jsonl"
-        return "openai-jsonl"
-    return None
-
-
-def _whole_json_format(path: Path) -> str | None:
-    """A pretty-printed JSON document: a Hermes snapshot, or a conversation object."""
-    try:
-        with open(path, "rb") as handle:
-            doc = json.loads(handle.read().decode("utf-8", errors="replace"), strict=False)
-    except (OSError, ValueError, RecursionError):
-        return None
-    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        return "hermes-json"
-    return None
+def describe_unknown(ranked: list[tuple[str, float]]) -> str:
+    """``unknown format`` naming the closest candidates."""
+    if not ranked:
+        return "unknown format (no importer recognises anything in it)"
+    closest = ", ".join(f"{name} {score:.2f}" for name, score in ranked[:3])
+    return f"unknown format (closest: {closest}; pass --format to force one)"

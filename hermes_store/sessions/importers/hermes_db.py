@@ -16,6 +16,7 @@ from hermes_store.db import Database, DatabaseError
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
+    Head,
     Importer,
     MessageRecord,
     Problem,
@@ -36,8 +37,24 @@ class HermesDbImporter(Importer):
     """A Hermes SQLite ``state.db``; incremental by message id."""
 
     name = "hermes-db"
+    agent = "Hermes Agent (state.db)"
+    source = "cli"
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
     resumable_by_offset = False
+    derives_end_time = False  # Hermes records ended_at itself; an open session stays open
+    default_locations = {"linux": ("{hermes_home}/state.db",), "darwin": ("{hermes_home}/state.db",)}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """A SQLite file with Hermes' ``sessions`` and ``messages`` tables (not our own store)."""
+        if not head.is_sqlite:
+            return 0.0
+        tables = head.sqlite_tables()
+        if not {"sessions", "messages"} <= tables:
+            return 0.0
+        if "sources" in tables and "fts_deferred" in tables:
+            return 0.2  # a hermes-store index database, not a Hermes state.db
+        return 0.95
 
     def is_rewritten(self, state: SourceState) -> bool:
         """True when the database was replaced: its message ids no longer reach the resume point."""

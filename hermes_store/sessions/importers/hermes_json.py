@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
+    Head,
     Importer,
     Problem,
     SessionRecord,
@@ -20,7 +21,7 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     safe_timestamp,
 )
-from hermes_store.sessions.importers.openai_common import ToolNames, openai_message
+from hermes_store.sessions.importers.openai_common import ToolNames, is_message_like, openai_message
 
 MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024
 
@@ -29,8 +30,25 @@ class HermesJsonImporter(Importer):
     """Whole-file JSON snapshots; messages beyond the stored count are appended."""
 
     name = "hermes-json"
+    agent = "Hermes Agent (session snapshots)"
+    source = "cli"
     resumable_by_offset = False
     snapshot = True  # the loader skips the messages a session already holds
+    default_locations = {"linux": ("{hermes_home}/sessions/session_*.json",),
+                         "darwin": ("{hermes_home}/sessions/session_*.json",)}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """One JSON object with ``session_id``, ``session_start``/``last_updated`` and ``messages``."""
+        doc = head.document()
+        if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+            return 0.0
+        if "session_id" in doc and ("session_start" in doc or "last_updated" in doc):
+            return 0.95
+        if head.path.name.startswith("session_") and all(
+                is_message_like(m) or _is_meta(m) for m in doc["messages"][:8]):
+            return 0.7
+        return 0.0
 
     def default_session_id(self) -> str:
         stem = self.path.stem
@@ -79,6 +97,9 @@ class HermesJsonImporter(Importer):
             if not isinstance(message, dict):
                 problems.append(Problem(None, f"{where}: expected an object"))
                 continue
+            if _is_meta(message):  # a session_meta entry is metadata, not a message
+                yield _meta_record(session_id, message, problems)
+                continue
             before = len(problems)
             record = openai_message(message, session_id, None, tools, problems)
             for problem in problems[before:]:
@@ -88,6 +109,25 @@ class HermesJsonImporter(Importer):
                 yield record
         yield from problems
         yield Checkpoint(str(size), 0)
+
+
+def _is_meta(message: object) -> bool:
+    return isinstance(message, dict) and message.get("role") == "session_meta"
+
+
+def _meta_record(session_id: str, entry: dict, problems: list[Problem]) -> SessionRecord:
+    """The session fields a ``session_meta`` entry inside ``messages`` carries."""
+    taken = ("role", "model", "platform", "source", "timestamp", "cwd", "title", "parent_session_id")
+    return SessionRecord(
+        id=session_id,
+        source=opt_str(entry.get("platform")) or opt_str(entry.get("source")),
+        model=opt_str(entry.get("model")),
+        workspace=opt_str(entry.get("cwd")),
+        title=opt_str(entry.get("title")),
+        parent_session_id=opt_str(entry.get("parent_session_id")),
+        started_at=safe_timestamp(entry.get("timestamp"), None, problems),
+        meta={k: v for k, v in entry.items() if k not in taken},
+    )
 
 
 def _line_of(raw: bytes, offset: int) -> int:

@@ -12,6 +12,7 @@ from typing import Any
 
 from hermes_store.sessions.importers.base import (
     Event,
+    Head,
     Importer,
     Problem,
     SessionRecord,
@@ -20,13 +21,35 @@ from hermes_store.sessions.importers.base import (
     read_jsonl,
     safe_timestamp,
 )
-from hermes_store.sessions.importers.openai_common import ToolNames, openai_message
+from hermes_store.sessions.importers.openai_common import (
+    HERMES_ID,
+    ToolNames,
+    is_message_like,
+    openai_message,
+)
 
 
 class HermesJsonlImporter(Importer):
     """Hermes per-session JSONL transcripts."""
 
     name = "hermes-jsonl"
+    agent = "Hermes Agent (session JSONL)"
+    source = "cli"
+    default_locations = {"linux": ("{hermes_home}/sessions/*.jsonl",),
+                         "darwin": ("{hermes_home}/sessions/*.jsonl",)}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """A ``session_meta`` first line, or OpenAI-style messages in a Hermes-named file."""
+        objects = head.objects()
+        if not objects:
+            # a Hermes session file whose first lines are unreadable is still one by its name
+            return 0.6 if head.suffix == ".jsonl" and HERMES_ID.match(head.path.stem) else 0.0
+        if objects[0].get("role") == "session_meta":
+            return 0.95
+        if HERMES_ID.match(head.path.stem) and all(is_message_like(o) for o in objects):
+            return 0.8
+        return 0.0
 
     def read(self, state: SourceState) -> Iterator[Event]:
         session_id = self.default_session_id()

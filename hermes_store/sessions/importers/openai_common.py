@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from hermes_store.sessions.importers.base import (
@@ -14,6 +15,8 @@ from hermes_store.sessions.importers.base import (
     safe_timestamp,
 )
 
+# Hermes session ids: ``20260105_101500_a1b2c3`` or ``cron_<job>_20260111_020000``
+HERMES_ID = re.compile(r"^(\d{8}_\d{6}_[0-9a-f]{4,}|cron_.+_\d{8}_\d{6})$")
 KNOWN_ROLES = {"system", "user", "assistant", "tool", "function", "developer"}
 
 
@@ -84,3 +87,35 @@ def openai_message(
     if stamp is not None:
         stamp = safe_timestamp(stamp, line, problems)
     return MessageRecord(session_id, role, content, tool_name, tool_calls, call_id, stamp, line)
+
+
+# --------------------------------------------------------------------------- sniffing
+
+# content part types of the OpenAI chat and responses APIs (anything else is another format)
+PART_TYPES = {"text", "input_text", "output_text", "image_url", "input_image", "image",
+              "input_audio", "audio", "file", "input_file", "refusal"}
+FLAT_TYPES = {"tool_call", "tool_result", "error"}
+# keys that belong to other agents' line formats (Claude Code, Qwen, Codex, Gemini, ...)
+FOREIGN_KEYS = {"payload", "parts", "parentUuid", "sessionId", "uuid", "leafUuid", "toolCalls"}
+
+
+def is_message_like(obj: Any) -> bool:
+    """True for an OpenAI-style message dict: a known role and text or OpenAI content parts."""
+    if not isinstance(obj, dict) or FOREIGN_KEYS & obj.keys():
+        return False
+    role = obj.get("role")
+    if role not in KNOWN_ROLES:
+        return False
+    content = obj.get("content")
+    if content is None or isinstance(content, str):
+        return True
+    if isinstance(content, list):
+        return all(isinstance(part, str) or (isinstance(part, dict) and part.get("type") in PART_TYPES)
+                   for part in content)
+    return False
+
+
+def is_flat_event(obj: Any) -> bool:
+    """True for a flat ``{"type": "tool_call" | "tool_result" | "error", ...}`` line."""
+    return (isinstance(obj, dict) and obj.get("type") in FLAT_TYPES and "role" not in obj
+            and not FOREIGN_KEYS & obj.keys())

@@ -13,6 +13,7 @@ from typing import Any
 
 from hermes_store.sessions.importers.base import (
     Event,
+    Head,
     Importer,
     Problem,
     SessionRecord,
@@ -21,15 +22,41 @@ from hermes_store.sessions.importers.base import (
     read_jsonl,
     safe_timestamp,
 )
-from hermes_store.sessions.importers.openai_common import ToolNames, openai_message
+from hermes_store.sessions.importers.openai_common import (
+    FOREIGN_KEYS,
+    HERMES_ID,
+    ToolNames,
+    is_flat_event,
+    is_message_like,
+    openai_message,
+)
 
 _ID_KEYS = ("session_id", "conversation_id", "thread_id")
+JSONL_SUFFIXES = {".jsonl", ".ndjson", ".jsonlines"}
 
 
 class OpenAIJsonlImporter(Importer):
     """One message or one conversation per JSONL line."""
 
     name = "openai-jsonl"
+    agent = "Generic OpenAI-style chat JSONL"
+    source = "openai"
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """JSONL whose every probed line is an OpenAI-style message, conversation or flat event."""
+        if head.suffix not in JSONL_SUFFIXES:
+            return 0.0
+        objects = head.objects()
+        if not objects:
+            return 0.0
+        for obj in objects:
+            if isinstance(obj.get("messages"), list):
+                if FOREIGN_KEYS & obj.keys() or not all(is_message_like(m) for m in obj["messages"][:8]):
+                    return 0.0
+            elif not (is_message_like(obj) or is_flat_event(obj)):
+                return 0.0
+        return 0.3 if HERMES_ID.match(head.path.stem) else 0.6
 
     def read(self, state: SourceState) -> Iterator[Event]:
         tools = ToolNames()

@@ -20,13 +20,13 @@ from typing import Any
 from hermes_store.config_edit import set_config_values
 from hermes_store.facts.config import SECTION, FactConfig, load_fact_config
 from hermes_store.facts.extract import extract_from_messages
-from hermes_store.facts.store import FactStore, FactStoreError
-from hermes_store.facts.tool import (
+from hermes_store.facts.fact_tools import (
     FACT_FEEDBACK_SCHEMA,
     FACT_STORE_SCHEMA,
     run_fact_feedback,
     run_fact_store,
 )
+from hermes_store.facts.store import FactStore, FactStoreError
 from hermes_store.home import Home, load_config
 from hermes_store.providers.base import MemoryProvider, RecallStatus
 from hermes_store.tooling import ToolArgumentError

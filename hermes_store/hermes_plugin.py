@@ -5,9 +5,9 @@
 With ``memory.provider: <name>`` in Hermes' config.yaml, Hermes then loads it like any user
 memory plugin.
 
-Layering note: this module is the package's top-level adapter. Unlike the rest of
-``hermes_store.providers`` it may use ``hermes_store.tools`` (for the ``recall`` tool);
-the other provider modules never import ``hermes_store.recall`` or ``hermes_store.tools``.
+Layering: this module is a front end (beside ``cli`` and ``tools``). It may use
+``hermes_store.tools`` (for the ``recall`` tool) and ``hermes_store.providers``; nothing in
+the package imports it except the CLI's ``hermes install``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ _RUNTIME_MODULES = ("hermes_store", "apsw", "yaml", "click", "filelock", "numpy"
 
 
 def _fact_provider() -> MemoryProvider:
-    from hermes_store.facts.provider import FactStoreProvider
+    from hermes_store.providers.holographic_store import FactStoreProvider
 
     return FactStoreProvider()
 
@@ -41,7 +41,7 @@ def _fact_provider() -> MemoryProvider:
 class HermesStoreProvider(MemoryProvider):
     """Hermes-facing provider: the fact store's hooks and tools, plus ``recall``.
 
-    Every hook is delegated to :class:`hermes_store.facts.provider.FactStoreProvider`;
+    Every hook is delegated to :class:`hermes_store.providers.holographic_store.FactStoreProvider`;
     ``recall`` is served through :mod:`hermes_store.tools` on the Hermes home.
     """
 
@@ -203,7 +203,7 @@ _INSTALL_PYTHON = {python!r}
 
 def _import_plugin_module():
     try:
-        from hermes_store.providers import hermes_plugin
+        from hermes_store import hermes_plugin
     except ImportError:
         if tuple(sys.version_info[:2]) != tuple(_INSTALL_PYTHON):
             raise ImportError(
@@ -213,7 +213,7 @@ def _import_plugin_module():
         for path in _INSTALL_PATHS:
             if path not in sys.path:
                 sys.path.append(path)
-        from hermes_store.providers import hermes_plugin
+        from hermes_store import hermes_plugin
     return hermes_plugin
 
 

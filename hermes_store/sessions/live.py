@@ -16,60 +16,28 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import secrets
 import time
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from hermes_store.db import Database
 from hermes_store.home import Home
-from hermes_store.query import cjk_projection
 from hermes_store.sessions.importers.base import MAX_CONTENT_CHARS, flatten_content
-
-TOOL_INDEX_CHARS = 8192  # the view indexes only this prefix of tool rows
-# Same ranges as hermes_store.query.is_cjk: a fast pre-check before the projection.
-_CJK = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]"
+from hermes_store.sessions.loader import BulkLoader
+from hermes_store.sessions.maintenance import delete_session as _delete_session
+from hermes_store.sessions.maintenance import prune_sessions as _prune_sessions
+from hermes_store.sessions.maintenance import stats as _stats
+from hermes_store.sessions.rows import (
+    SESSION_COLUMNS,
+    SessionNotFound,
+    cjk_for,
+    new_session_id,
+    scrub,
+    session_row,
 )
-_SURROGATE = re.compile("[\ud800-\udfff]")
-SESSION_COLUMNS = ("id", "origin_format", "source", "title", "model", "workspace", "started_at",
-                   "ended_at", "parent_session_id", "message_count", "meta")
 
-
-class SessionNotFound(KeyError):
-    """No session with that id in the index."""
-
-    def __str__(self) -> str:
-        return f"session not found: {self.args[0]}"
-
-
-def cjk_for(role: str, content: str) -> str | None:
-    """The ``cjk`` column value for a message (projection of the indexed part)."""
-    text = content[:TOOL_INDEX_CHARS] if role == "tool" else content
-    if not _CJK.search(text):
-        return None
-    return cjk_projection(text)
-
-
-def scrub(text: str | None) -> str | None:
-    """Make a string storable: no NUL bytes, no lone surrogates."""
-    if text is None:
-        return None
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-    if _SURROGATE.search(text):
-        text = _SURROGATE.sub("\ufffd", text)
-    return text
-
-
-def new_session_id(now: float | None = None) -> str:
-    """A Hermes-style id: ``YYYYMMDD_HHMMSS_<6 hex>``."""
-    moment = datetime.fromtimestamp(now if now is not None else time.time())
-    return f"{moment:%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
+__all__ = ["SessionIndex", "SessionNotFound", "index_paths", "new_session_id", "open_database"]
 
 
 def open_database(target: Database | Home | str | os.PathLike[str]) -> tuple[Database, bool]:
@@ -79,18 +47,6 @@ def open_database(target: Database | Home | str | os.PathLike[str]) -> tuple[Dat
     if isinstance(target, Home):
         return target.open_db(), True
     return Database(Path(target)), True
-
-
-def session_row(row: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A sessions row with ``meta`` decoded from JSON."""
-    if row is None:
-        return None
-    out = dict(row)
-    try:
-        out["meta"] = json.loads(out.get("meta") or "{}")
-    except ValueError:
-        out["meta"] = {}
-    return out
 
 
 class SessionIndex:
@@ -232,27 +188,19 @@ class SessionIndex:
     def index_paths(self, paths: Iterable[str | os.PathLike[str]], format: str = "auto",
                     **options: Any) -> dict[str, Any]:
         """Import transcript files/directories; returns the summary dict (see :func:`index_paths`)."""
-        from hermes_store.sessions.loader import BulkLoader
-
         return BulkLoader(self.db, **options).run(paths, format).as_dict()
 
     def delete_session(self, session_id: str) -> int:
         """Delete one session and its messages; returns the number of messages removed."""
-        from hermes_store.sessions.maintenance import delete_session
-
-        return delete_session(self.db, session_id)
+        return _delete_session(self.db, session_id)
 
     def prune(self, older_than: float, *, dry_run: bool = False, now: float | None = None) -> list[str]:
         """Delete whole lineages inactive for ``older_than`` seconds; returns the session ids."""
-        from hermes_store.sessions.maintenance import prune_sessions
-
-        return prune_sessions(self.db, older_than, dry_run=dry_run, now=now)
+        return _prune_sessions(self.db, older_than, dry_run=dry_run, now=now)
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes (see :func:`hermes_store.sessions.maintenance.stats`)."""
-        from hermes_store.sessions.maintenance import stats
-
-        return stats(self.db)
+        return _stats(self.db)
 
 
 def index_paths(db: Database | Home | str | os.PathLike[str],

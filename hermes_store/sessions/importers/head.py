@@ -1,0 +1,131 @@
+"""``Head``: the cheap probe of a file that every importer's ``sniff`` reads.
+
+Reading is bounded: the first 256 KiB (a longer first line is read whole up to
+128 MiB so a huge first message still shows its shape), whole JSON documents up
+to 64 MiB, SQLite table names through a read-only APSW connection. Every
+accessor is cached and never raises.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from hermes_store.db import Database, DatabaseError
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+PROBE_BYTES = 256 * 1024
+PROBE_LINES = 8
+LONG_LINE_BYTES = 128 * 1024 * 1024  # the longest first line read to recognise a format
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+_UNSET: Any = object()
+
+
+@dataclass
+class Head:
+    """The first bytes of ``path`` and lazily parsed views of them."""
+
+    path: Path
+    data: bytes
+    is_sqlite: bool
+    _objects: list[dict[str, Any]] | None = field(default=None, repr=False)
+    _document: Any = field(default=_UNSET, repr=False)
+    _tables: frozenset[str] | None = field(default=None, repr=False)
+
+    @classmethod
+    def read(cls, path: Path) -> Head:
+        """Probe ``path`` (a directory or an unreadable file gives empty data)."""
+        data = b""
+        try:
+            if path.is_file():
+                with open(path, "rb") as handle:
+                    data = handle.read(PROBE_BYTES)
+        except OSError:
+            data = b""
+        return cls(path=path, data=data, is_sqlite=data.startswith(SQLITE_MAGIC))
+
+    @property
+    def suffix(self) -> str:
+        """The lower-case file suffix (``".jsonl"``)."""
+        return self.path.suffix.lower()
+
+    def text(self) -> str:
+        """``data`` decoded as UTF-8 (bad bytes replaced)."""
+        return self.data.decode("utf-8", errors="replace")
+
+    def objects(self) -> list[dict[str, Any]]:
+        """The first <= 8 JSON objects of the JSONL lines (lines that are not objects skipped)."""
+        if self._objects is None:
+            self._objects = [] if self.is_sqlite else self._parse_objects()
+        return self._objects
+
+    def _parse_objects(self) -> list[dict[str, Any]]:
+        data = self.data
+        if len(data) == PROBE_BYTES and b"\n" not in data:
+            data = _long_first_line(self.path)
+        found: list[dict[str, Any]] = []
+        lines = data.split(b"\n")
+        if len(data) >= PROBE_BYTES and not data.endswith(b"\n"):
+            lines = lines[:-1]  # the last line may be cut
+        for raw in lines:
+            if not raw.strip():
+                continue
+            obj = _loads(raw)
+            if isinstance(obj, dict):
+                found.append(obj)
+                if len(found) >= PROBE_LINES:
+                    break
+        return found
+
+    def document(self) -> Any | None:
+        """The whole file parsed as one JSON document (files <= 64 MiB); None otherwise."""
+        if self._document is _UNSET:
+            self._document = None
+            stripped = self.data.lstrip()
+            if stripped[:1] in (b"{", b"[") and not self.is_sqlite:
+                try:
+                    if self.path.stat().st_size <= MAX_DOCUMENT_BYTES:
+                        raw = self.data if len(self.data) < PROBE_BYTES else self.path.read_bytes()
+                        self._document = _loads(raw)
+                except OSError:
+                    self._document = None
+        return self._document
+
+    def sqlite_tables(self) -> frozenset[str]:
+        """Table names of a SQLite file (opened read-only); empty when not SQLite."""
+        if self._tables is None:
+            self._tables = frozenset()
+            if self.is_sqlite:
+                self._tables = _tables(self.path)
+        return self._tables
+
+
+def _loads(raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8", errors="replace"), strict=False)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _long_first_line(path: Path) -> bytes:
+    """The first line when it is longer than the probe (bounded read); b"" when too long."""
+    try:
+        with open(path, "rb") as handle:
+            line = handle.readline(LONG_LINE_BYTES)
+    except OSError:
+        return b""
+    if not line.endswith(b"\n") and len(line) >= LONG_LINE_BYTES:
+        return b""
+    return line + (b"" if line.endswith(b"\n") else b"\n")
+
+
+def _tables(path: Path) -> frozenset[str]:
+    try:
+        with Database(path, readonly=True, migrate=False, busy_patience=0.2) as db:
+            return db.table_names()
+    except (DatabaseError, apsw.Error, OSError):
+        return frozenset()

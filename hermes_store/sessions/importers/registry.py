@@ -1,0 +1,67 @@
+"""The importer registry: bundled format classes plus entry points ``hermes_store.importers``.
+
+A third-party package registers an importer with::
+
+    [project.entry-points."hermes_store.importers"]
+    my-format = "my_package.module:MyImporter"
+
+Bundled names win a clash; an entry point that fails to load, is not an
+:class:`Importer` subclass or has no ``name`` is reported in
+:data:`REGISTRY_PROBLEMS`, never fatal.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from hermes_store.sessions.importers.base import Importer
+from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
+from hermes_store.sessions.importers.codex import CodexImporter
+from hermes_store.sessions.importers.hermes_db import HermesDbImporter
+from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
+from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
+from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
+
+ENTRY_POINT_GROUP = "hermes_store.importers"
+
+BUNDLED: tuple[type[Importer], ...] = (
+    HermesDbImporter, HermesJsonlImporter, HermesJsonImporter,
+    ClaudeCodeImporter, CodexImporter, OpenAIJsonlImporter,
+)
+
+
+def _entry_points() -> list[metadata.EntryPoint]:
+    try:
+        return list(metadata.entry_points(group=ENTRY_POINT_GROUP))
+    except Exception:  # a broken distribution's metadata must not stop indexing
+        return []
+
+
+def load_registry(
+    bundled: tuple[type[Importer], ...] = BUNDLED,
+    entry_points: list[metadata.EntryPoint] | None = None,
+) -> tuple[dict[str, type[Importer]], list[str], dict[str, str]]:
+    """Build ``(importers, problems, origins)``; ``origins`` maps a name to "bundled" or a package."""
+    importers: dict[str, type[Importer]] = {cls.name: cls for cls in bundled}
+    origins = {name: "bundled" for name in importers}
+    problems: list[str] = []
+    for ep in _entry_points() if entry_points is None else entry_points:
+        where = f"entry point {ep.name!r} ({ep.value})"
+        try:
+            cls = ep.load()
+        except Exception as exc:  # any import error of a third-party module
+            problems.append(f"{where}: cannot load: {type(exc).__name__}: {exc}")
+            continue
+        if not (isinstance(cls, type) and issubclass(cls, Importer)) or not getattr(cls, "name", ""):
+            problems.append(f"{where}: not an Importer subclass with a name")
+            continue
+        if cls.name in importers:
+            problems.append(f"{where}: name {cls.name!r} is already taken ({origins[cls.name]})")
+            continue
+        importers[cls.name] = cls
+        dist = getattr(ep, "dist", None)
+        origins[cls.name] = getattr(dist, "name", None) or ep.value
+    return importers, problems, origins
+
+
+IMPORTERS, REGISTRY_PROBLEMS, ORIGINS = load_registry()

@@ -1,0 +1,82 @@
+"""Row helpers shared by the session modules: storable text, the CJK column, session rows.
+
+The bottom of the ``sessions`` package: the live API, the bulk loader, search
+and maintenance all import from here, and this module imports only the lowest
+layer (``query``) -- so the package's modules form a top-down chain.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+from datetime import datetime
+from typing import Any
+
+from hermes_store.query import cjk_projection
+
+TOOL_INDEX_CHARS = 8192  # the view indexes only this prefix of tool rows
+# Same ranges as hermes_store.query.is_cjk: a fast pre-check before the projection.
+_CJK = re.compile(
+    "[\u1100-\u11ff\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]"
+)
+SURROGATE = re.compile("[\ud800-\udfff]")
+SESSION_COLUMNS = ("id", "origin_format", "source", "title", "model", "workspace", "started_at",
+                   "ended_at", "parent_session_id", "message_count", "meta")
+MESSAGE_COLUMNS = ("id", "seq", "role", "content", "tool_name", "tool_calls", "tool_call_id",
+                   "timestamp")
+
+
+class SessionNotFound(KeyError):
+    """No session with that id in the index."""
+
+    def __str__(self) -> str:
+        return f"session not found: {self.args[0]}"
+
+
+def cjk_for(role: str, content: str) -> str | None:
+    """The ``cjk`` column value for a message (projection of the indexed part)."""
+    text = content[:TOOL_INDEX_CHARS] if role == "tool" else content
+    if not _CJK.search(text):
+        return None
+    return cjk_projection(text)
+
+
+def scrub(text: str | None) -> str | None:
+    """Make a string storable: no NUL bytes, no lone surrogates."""
+    if text is None:
+        return None
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    if SURROGATE.search(text):
+        text = SURROGATE.sub("\ufffd", text)
+    return text
+
+
+def new_session_id(now: float | None = None) -> str:
+    """A Hermes-style id: ``YYYYMMDD_HHMMSS_<6 hex>``."""
+    moment = datetime.fromtimestamp(now if now is not None else time.time())
+    return f"{moment:%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
+
+
+def session_row(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A sessions row with ``meta`` decoded from JSON."""
+    if row is None:
+        return None
+    out = dict(row)
+    try:
+        out["meta"] = json.loads(out.get("meta") or "{}")
+    except ValueError:
+        out["meta"] = {}
+    return out
+
+
+def decode_meta(raw: str | None) -> dict[str, Any]:
+    """A ``meta`` JSON text as a dict ({} when absent, unreadable or not an object)."""
+    try:
+        value = json.loads(raw) if raw else {}
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
