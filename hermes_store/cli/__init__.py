@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "hermes": "hermes_store.cli.hermes:hermes",
     "recall": "hermes_store.cli.recall:recall",
     "mcp": "hermes_store.cli.mcp:mcp",
+    "browse": "hermes_store.cli.browse:browse",
 }
 
 

@@ -639,8 +639,8 @@ class _Writer:
             self.db.execute(_multi_insert(len(tail)), [value for row in tail for value in row])
         if batch_fts:
             self.db.execute(
-                "INSERT INTO messages_fts(rowid, content, cjk)"
-                " SELECT id, content, cjk FROM messages_fts_source WHERE id > ?", (first_id,))
+                "INSERT INTO messages_fts(rowid, search_content, cjk)"
+                " SELECT id, search_content, cjk FROM messages WHERE id > ?", (first_id,))
             self.db.execute("DELETE FROM fts_deferred WHERE name = 'messages_fts'")
 
 

@@ -161,7 +161,7 @@ def match_probe(db: Database) -> str | None:
     try:
         hits = db.query(
             "SELECT rowid, snippet(messages_fts, 0, '[', ']', '...', 8) AS snip FROM messages_fts"
-            " WHERE messages_fts MATCH ? AND rowid = ?", (f"content:{term}", row["id"]))
+            " WHERE messages_fts MATCH ? AND rowid = ?", (f"search_content:{term}", row["id"]))
     except Exception as exc:
         return f"MATCH failed: {exc}"
     if not hits or "[" not in (hits[0]["snip"] or ""):

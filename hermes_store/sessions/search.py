@@ -41,7 +41,7 @@ from hermes_store.query import (
 from hermes_store.sessions.rank import ensure_rank_function
 
 AUTOMATION_SOURCES: tuple[str, ...] = ("cron", "subagent")
-COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(content, cjk)
+COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(search_content, cjk)
 SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
 RANK_BUDGET = 1000  # newest filtered matches ranked per expression
 SNIPPET_TOKENS = 24
