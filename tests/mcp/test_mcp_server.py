@@ -110,6 +110,9 @@ def test_current_session_is_excluded_from_session_search(srv):
     assert found["success"] and found["count"] >= 1
     assert CURRENT_SESSION not in json.dumps(found)
     assert "Billing outage" in json.dumps(found)
+    recalled = srv.call("recall", {"query": "zebrafish", "kinds": ["sessions"]}).structured_content
+    assert recalled["success"] and recalled["results"]
+    assert all(item["session_id"] != CURRENT_SESSION for item in recalled["results"])
 
 
 def test_memory_writes_equal_the_cli_and_record_mcp_origin(srv, tmp_path):
