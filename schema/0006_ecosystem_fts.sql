@@ -2,7 +2,8 @@
 -- sqlite-utils (`sqlite-utils search DB TABLE Q`, Table.detect_fts) and Datasette (`?_search=`)
 -- look for a virtual table whose SQL says `content="TABLE"` (double quotes, no spaces) or
 -- `content=[TABLE]`. messages_fts pointed at the view messages_fts_source and facts_fts said
--- `content = 'facts'`, so neither tool saw them. Both are rebuilt here from their tables.
+-- `content = 'facts'` (builtin_index_fts likewise), so neither tool saw them. Each is rebuilt
+-- here from its table.
 
 -- ---- facts: same columns, the option spelled as the tools expect ----------------------------
 DROP TABLE IF EXISTS facts_fts;
@@ -12,6 +13,15 @@ CREATE VIRTUAL TABLE facts_fts USING fts5(
     tokenize="porter unicode61 remove_diacritics 2"
 );
 INSERT INTO facts_fts(facts_fts) VALUES ('rebuild');
+
+-- ---- the built-in entry index: likewise ------------------------------------------------------
+DROP TABLE IF EXISTS builtin_index_fts;
+CREATE VIRTUAL TABLE builtin_index_fts USING fts5(
+    content, cjk,
+    content="builtin_index_entries", content_rowid="id",
+    tokenize="porter unicode61 remove_diacritics 2"
+);
+INSERT INTO builtin_index_fts(builtin_index_fts) VALUES ('rebuild');
 
 -- ---- messages: the 8 KiB cap on tool output moves into a generated column ------------------
 -- search_content is what the index sees (computed on read, never stored), so the FTS table can

@@ -20,8 +20,8 @@ def browse(ctx: click.Context, port: int) -> None:
     """
     from hermes_store.browse import BrowseUnavailable, run
 
-    click.echo(f"Serving {get_home(ctx).db_path} read-only on http://127.0.0.1:{port}/ (Ctrl-C stops)",
-               err=True)
+    where = f"http://127.0.0.1:{port}/" if port else "a free port on 127.0.0.1 (Datasette prints it)"
+    click.echo(f"Serving {get_home(ctx).db_path} read-only on {where} (Ctrl-C stops)", err=True)
     try:
         code = run(get_home(ctx), port)
     except BrowseUnavailable as exc:

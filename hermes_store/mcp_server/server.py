@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -191,6 +192,8 @@ def serve(options: ServerOptions) -> None:
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)
+    # stdout is the protocol channel; the log line goes to stderr, which clients keep as the server log.
+    print("hermes-store mcp: the client closed the connection; exiting", file=sys.stderr, flush=True)
 
 
 def parse_tool_list(value: str | None) -> Iterable[str] | None:

@@ -59,11 +59,11 @@ def test_the_tool_output_cap_still_holds(store):
 def test_detect_fts_and_integrity(store):
     _, db = store
     code = ("import sqlite_utils, sys; d = sqlite_utils.Database(sys.argv[1]); "
-            "print(d['messages'].detect_fts(), d['facts'].detect_fts())")
+            "print(*(d[t].detect_fts() for t in ('messages', 'facts', 'builtin_index_entries')))")
     out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, timeout=60)
-    assert out.stdout.split() == ["messages_fts", "facts_fts"], out.stderr
+    assert out.stdout.split() == ["messages_fts", "facts_fts", "builtin_index_fts"], out.stderr
     with Database(db) as conn:
-        for table in ("messages_fts", "facts_fts"):
+        for table in ("messages_fts", "facts_fts", "builtin_index_fts"):
             conn.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
 
 
@@ -81,15 +81,18 @@ def test_migration_converts_a_version_5_store(tmp_path):
             db.execute("INSERT INTO messages(session_id, seq, role, content) VALUES ('s1', 1, 'tool', ?)",
                        ("y " * 5000 + PAST_CAP,))
             db.execute("INSERT INTO facts(content, tags) VALUES (?, 'infra')", (f"old {FACT_WORD} fact",))
+            db.execute("INSERT INTO builtin_index_entries(target, entry_index, content) VALUES ('memory', 1, ?)",
+                       (f"old {FACT_WORD} memory entry",))
     assert json.loads(sqlite_utils("search", str(path), "messages", PLANTED).stdout or "null") is None
     with Database(path) as db:  # opening migrates
         assert db.user_version >= 6
-        for table in ("messages_fts", "facts_fts"):
+        for table in ("messages_fts", "facts_fts", "builtin_index_fts"):
             db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
     rows = json.loads(sqlite_utils("search", str(path), "messages", PLANTED).stdout)
     assert [r["content"] for r in rows] == [f"old {PLANTED} message"]
     assert json.loads(sqlite_utils("search", str(path), "messages", PAST_CAP).stdout) == []
     assert len(json.loads(sqlite_utils("search", str(path), "facts", FACT_WORD).stdout)) == 1
+    assert len(json.loads(sqlite_utils("search", str(path), "builtin_index_entries", FACT_WORD).stdout)) == 1
 
 
 @pytest.fixture(scope="module")
