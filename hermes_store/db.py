@@ -91,6 +91,8 @@ class Database:
     index when the home's file cannot be written).
     """
 
+    engine = "sqlite"  # each area's storage factory picks its implementation by this name
+
     def __init__(
         self,
         path: str | os.PathLike[str],

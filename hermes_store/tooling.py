@@ -126,7 +126,7 @@ def get_int(args: dict[str, Any], name: str, *, default: int | None = None, mini
         raise ToolArgumentError(f"'{name}' must be an integer, got boolean")
     if isinstance(value, float) and value.is_integer():
         value = int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    if isinstance(value, str) and value.strip().lstrip("-").isdecimal():
         if len(value.strip()) > 20:
             raise ToolArgumentError(f"'{name}' is out of range (must fit in 64 bits)")
         value = int(value.strip())

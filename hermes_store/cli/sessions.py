@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -29,7 +30,7 @@ def _when(value: float | None) -> str:
 
 
 @sessions.command("index")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto",
               show_default=True, help="Transcript format; auto detects it per file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -44,6 +45,9 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, as_json: bo
     the new lines, and an interrupted run resumes where it stopped. Exit code 0
     when anything was imported, 1 when every input failed.
     """
+    for path in paths:  # a dangling or looping symlink is reported by the loader, not refused here
+        if not os.path.lexists(path):
+            raise click.BadParameter(f"Path '{path}' does not exist.", param_hint="'PATHS...'")
     db = get_home(ctx).open_db()
     bar = None
     try:
@@ -109,10 +113,7 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
 
 def _resolve(index: Any, session_id: str) -> str:
     """An exact id, or a unique prefix of one."""
-    if index.get_session(session_id) is not None:
-        return session_id
-    matches = [r["id"] for r in index.db.query(
-        "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 2", (len(session_id), session_id))]
+    matches = index.resolve_id(session_id)
     if len(matches) == 1:
         return matches[0]
     if matches:

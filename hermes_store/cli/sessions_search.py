@@ -40,7 +40,8 @@ def _stamp(ts: float | None) -> str:
 @click.argument("query")
 @click.option("--limit", "-n", type=click.IntRange(1, 1000), default=20, show_default=True,
               help="Maximum number of messages.")
-@click.option("--role", "roles", default=None, help="Comma-separated roles, e.g. user,assistant.")
+@click.option("--role", "roles", default=None,
+              help="Comma-separated roles, e.g. user,assistant (reasoning is searched only when named).")
 @click.option("--source", "sources", multiple=True, help="Only these sources (repeatable or comma-separated).")
 @click.option("--exclude-source", "exclude_sources", multiple=True,
               help="Leave out these sources (repeatable or comma-separated).")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from sess_helpers import index_json, write_jsonl
 
@@ -115,3 +116,21 @@ def test_huge_first_line_still_detected(run, store, tmp_path):
     assert code == 0 and summary["messages_added"] == 2
     assert [e["error"] for e in summary["errors"]] == [
         f"field 'content': {3 * 1024 * 1024} characters truncated to {MAX_CONTENT_CHARS}"]
+
+
+def test_self_referencing_symlinks_and_directory_loops_are_problems(run, tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "selfref.jsonl").symlink_to("selfref.jsonl")
+    (folder / "a.jsonl").symlink_to("b.jsonl")
+    (folder / "b.jsonl").symlink_to("a.jsonl")
+    (folder / "loop").symlink_to(folder, target_is_directory=True)
+    (folder / "ok.jsonl").write_text('{"role": "user", "content": "still indexed"}\n')
+    code, summary = index_json(run, folder)
+    assert code == 0 and summary["messages_added"] == 1
+    errors = {Path(e["path"]).name: e["error"] for e in summary["errors"]}
+    assert errors["selfref.jsonl"].startswith("symbolic link loop")
+    assert errors["a.jsonl"].startswith("symbolic link loop")
+    assert errors["loop"].startswith("directory loop: links back to")
+    code, summary = index_json(run, folder / "selfref.jsonl")  # named explicitly: same report, no traceback
+    assert code == 1 and summary["errors"][0]["error"].startswith("symbolic link loop")

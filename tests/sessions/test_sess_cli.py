@@ -18,7 +18,7 @@ def test_index_json_keys_exact(run, fixtures):
     code, summary = index_json(run, fixtures / "codex")
     assert code == 0
     assert list(summary) == ["files", "sessions_added", "messages_added", "skipped", "errors"]
-    assert summary == {"files": 1, "sessions_added": 1, "messages_added": 4, "skipped": 0, "errors": []}
+    assert summary == {"files": 1, "sessions_added": 1, "messages_added": 5, "skipped": 0, "errors": []}
 
 
 def test_index_forced_format(run, fixtures):
@@ -48,7 +48,7 @@ def test_list_show_stats(run, fixtures, state_db):
     assert missing.exit_code == 1 and "session not found" in missing.output
 
     stats = json.loads(run("sessions", "stats", "--json").stdout)
-    assert stats["sessions"] == 11 and stats["messages"] == 33
+    assert stats["sessions"] == 11 and stats["messages"] == 35
     assert stats["per_source"]["telegram"]["messages"] == 6
     assert "Sessions: 11" in run("sessions", "stats").stdout
 

@@ -80,13 +80,13 @@ def test_claude_code(store, fixtures):
     assert session["model"] == "claude-sonnet-4-5-20250929"
     assert session["meta"]["gitBranch"] == "main"
     msgs = _messages(store, sid)
-    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant"]
-    assert "secret chain of thought" not in " ".join(m["content"] for m in msgs)
-    call = json.loads(msgs[1]["tool_calls"])[0]
+    assert [m["role"] for m in msgs] == ["user", "reasoning", "assistant", "tool", "assistant"]
+    assert msgs[1]["content"] == "secret chain of thought"  # thinking kept under its own role
+    call = json.loads(msgs[2]["tool_calls"])[0]
     assert call["id"] == "toolu_01" and call["function"]["name"] == "Bash"
     assert json.loads(call["function"]["arguments"]) == {"command": "npm test -- login.spec.ts"}
-    assert msgs[2]["tool_call_id"] == "toolu_01" and msgs[2]["tool_name"] == "Bash"
-    assert "timeout waiting for selector" in msgs[2]["content"]
+    assert msgs[3]["tool_call_id"] == "toolu_01" and msgs[3]["tool_name"] == "Bash"
+    assert "timeout waiting for selector" in msgs[3]["content"]
 
 
 def test_codex(store, fixtures):
@@ -97,10 +97,11 @@ def test_codex(store, fixtures):
     assert session["workspace"] == "/home/ana/tools"
     assert session["model"] == "gpt-5-codex"
     msgs = _messages(store, sid)
-    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant"]  # event_msg skipped
-    assert json.loads(msgs[1]["tool_calls"])[0]["function"]["name"] == "shell"
-    assert msgs[2]["tool_name"] == "shell"
-    assert "165 total" in msgs[2]["content"] and "metadata" not in msgs[2]["content"]
+    assert [m["role"] for m in msgs] == ["user", "reasoning", "assistant", "tool", "assistant"]
+    assert msgs[1]["content"] == "**Counting lines**"  # the reasoning summary; event_msg skipped
+    assert json.loads(msgs[2]["tool_calls"])[0]["function"]["name"] == "shell"
+    assert msgs[3]["tool_name"] == "shell"
+    assert "165 total" in msgs[3]["content"] and "metadata" not in msgs[3]["content"]
 
 
 def test_openai_jsonl_both_shapes(store, fixtures):
@@ -136,7 +137,7 @@ def test_hermes_db(store, state_db):
 def test_directory_walk_all_formats_and_fts(store, fixtures, state_db):
     summary = index_paths(store, [fixtures, state_db.parent])
     assert summary["files"] == 7 and summary["errors"] == []
-    assert summary["sessions_added"] == 11 and summary["messages_added"] == 33
+    assert summary["sessions_added"] == 11 and summary["messages_added"] == 35
     rows = store.query("SELECT m.session_id FROM messages_fts f JOIN messages m ON m.id = f.rowid"
                        " WHERE messages_fts MATCH 'chmod'")
     assert [r["session_id"] for r in rows] == ["20260105_101500_a1b2c3"]
@@ -171,3 +172,31 @@ def test_codex_legacy_flat_format(store, tmp_path):
     msgs = _messages(store, "11111111-2222-3333-4444-555555555555")
     assert [m["role"] for m in msgs] == ["user", "assistant", "tool"]
     assert msgs[2]["tool_name"] == "shell" and "LISTEN" in msgs[2]["content"]
+
+
+def test_hermes_snapshot_session_meta_entry_is_metadata(store):
+    path = FIXTURES / "hermes_json" / "session_20260203_140000_beef01.json"
+    summary = index_paths(store, [path])
+    assert summary["errors"] == [] and summary["messages_added"] == 4
+    msgs = _messages(store, "20260203_140000_beef01")
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant"]
+    assert msgs[2]["tool_name"] == "web_search"
+    session = SessionIndex(store).get_session("20260203_140000_beef01")
+    assert session["source"] == "discord" and session["meta"]["tools"] == [{"name": "web_search"}]
+
+
+def test_generic_jsonl_flat_tool_and_error_lines(store):
+    summary = index_paths(store, [FIXTURES / "openai_jsonl" / "agent_events.jsonl"])
+    assert summary["errors"] == [] and summary["messages_added"] == 8
+    msgs = _messages(store, "run-42")
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "assistant", "tool",
+                                         "system", "assistant"]
+    call = json.loads(msgs[2]["tool_calls"])[0]
+    assert call["id"] == "call_tag" and call["function"]["name"] == "git"
+    assert json.loads(call["function"]["arguments"]) == {"args": ["tag", "v2.3.0"]}
+    assert msgs[3]["tool_name"] == "git" and msgs[3]["content"] == "tag v2.3.0 created"
+    second = json.loads(msgs[4]["tool_calls"])[0]
+    assert second["function"] == {"name": "publish_changelog", "arguments": '{"version": "2.3.0"}'}
+    assert msgs[5]["tool_name"] == "publish_changelog" and json.loads(msgs[5]["content"])["status"] == 502
+    assert msgs[6]["content"] == "changelog service returned 502"
+    assert msgs[6]["timestamp"] == pytest.approx(msgs[5]["timestamp"] + 0.5)

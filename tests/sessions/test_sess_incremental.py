@@ -13,14 +13,14 @@ from hermes_store.sessions import SessionIndex
 
 def test_idempotent(run, store, fixtures, state_db):
     code, first = index_json(run, fixtures, state_db)
-    assert code == 0 and first["messages_added"] == 33
+    assert code == 0 and first["messages_added"] == 35
     code, second = index_json(run, fixtures, state_db)
     assert code == 0
     assert second["files"] == 7
     assert second["sessions_added"] == 0 and second["messages_added"] == 0
-    assert second["skipped"] == 33 and second["errors"] == []
-    assert store.scalar("SELECT COUNT(*) FROM messages") == 33
-    assert store.scalar("SELECT SUM(message_count) FROM sessions") == 33
+    assert second["skipped"] == 35 and second["errors"] == []
+    assert store.scalar("SELECT COUNT(*) FROM messages") == 35
+    assert store.scalar("SELECT SUM(message_count) FROM sessions") == 35
 
 
 def test_append_adds_only_new_lines(run, store, tmp_path):
@@ -138,9 +138,9 @@ def test_claude_and_codex_appends_are_incremental(run, store, fixtures):
                 mode="a")
     code, summary = index_json(run, claude, codex)
     assert summary["messages_added"] == 2 and summary["sessions_added"] == 0
-    assert summary["skipped"] == 8 and summary["errors"] == []
+    assert summary["skipped"] == 10 and summary["errors"] == []  # 5 claude + 5 codex (reasoning included)
     codex_msgs = SessionIndex(store).get_messages("019a2d7a-41c4-78b1-b7cc-a45d62a89cd5")
-    assert codex_msgs[-1]["content"] == "now sort them" and codex_msgs[-1]["seq"] == 4
+    assert codex_msgs[-1]["content"] == "now sort them" and codex_msgs[-1]["seq"] == 5
 
 
 def test_pipelined_and_inline_writers_agree(tmp_path, fixtures, state_db):
@@ -155,4 +155,4 @@ def test_pipelined_and_inline_writers_agree(tmp_path, fixtures, state_db):
             sessions = db.query("SELECT id, message_count, started_at, ended_at FROM sessions ORDER BY id")
             results.append((summary.as_dict(), rows, sessions))
     assert results[0] == results[1]
-    assert results[0][0]["messages_added"] == 33
+    assert results[0][0]["messages_added"] == 35

@@ -125,7 +125,7 @@ def test_parse_age_iso_and_invalid():
 def test_stats(store, fixtures):
     index_paths(store, [fixtures / "openai", fixtures / "codex"])
     data = SessionIndex(store).stats()
-    assert data["sessions"] == 5 and data["messages"] == 12
-    assert data["per_source"]["codex"] == {"sessions": 1, "messages": 4}
+    assert data["sessions"] == 5 and data["messages"] == 13
+    assert data["per_source"]["codex"] == {"sessions": 1, "messages": 5}
     assert data["per_source"]["cli"] == {"sessions": 4, "messages": 8}
     assert data["db_bytes"] > 0 and data["index_bytes"] > 0

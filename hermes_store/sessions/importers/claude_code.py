@@ -1,16 +1,38 @@
 """``claude-code``: Claude Code transcripts ``~/.claude/projects/<project>/<session>.jsonl``.
 
-Each line has a ``type``: ``user``/``assistant`` lines carry ``message.role``
-and ``message.content`` (a string or blocks: ``text``, ``tool_use``,
-``tool_result``, ``thinking``, ``image``), plus ``sessionId``, ``timestamp``,
-``cwd``, ``gitBranch``; ``summary`` lines carry a session title. Tool results
-become ``tool`` rows linked by ``tool_call_id``; thinking blocks are not indexed.
+Versions 1.0.x to 2.1.x. Each line has a ``type``:
+
+* ``user`` / ``assistant``: ``uuid``, ``parentUuid``, ``sessionId``,
+  ``timestamp``, ``cwd``, ``gitBranch``, ``version``, ``isSidechain`` and an
+  Anthropic ``message`` whose ``content`` is a string or blocks (``text``,
+  ``tool_use``, ``tool_result``, ``thinking``, ``redacted_thinking``,
+  ``image``); tool results may also carry a structured ``toolUseResult``.
+  Tool results become ``tool`` rows linked by ``tool_call_id``; thinking text
+  becomes ``reasoning`` rows (left out of default searches).
+* top-level ``tool_use`` / ``tool_result`` lines (stream output): messages too.
+* ``system``: ``content`` text (compaction notices, hook output, errors).
+* titles: ``custom-title`` (``customTitle``, the user's rename) over
+  ``ai-title`` (``aiTitle``) over ``summary`` (``summary`` + ``leafUuid``; no
+  ``sessionId``: the title belongs to the session holding the ``leafUuid``
+  message, which may be another file of the same project directory -- a file
+  of summaries only creates no session).
+* bookkeeping without conversation: ``file-history-snapshot``,
+  ``queue-operation``, ``progress``, ``permission-mode``, ``last-prompt``, ...
+
+Subagent (sidechain) transcripts -- ``<session>/subagents/agent-<id>.jsonl``
+(2.1.2+) or the older flat ``agent-<id>.jsonl`` -- carry the *parent's*
+``sessionId``; each becomes a child session ``<sessionId>/agent-<id>`` with
+``parent_session_id`` set, so every file owns its own session and the result
+does not depend on the order files are walked. ``started_at`` is the earliest
+timestamp (lines are not always in time order).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from hermes_store.sessions.importers.base import (
@@ -22,11 +44,19 @@ from hermes_store.sessions.importers.base import (
     SessionRecord,
     SourceState,
     flatten_content,
+    json_text,
     opt_str,
     read_jsonl,
     safe_timestamp,
 )
 from hermes_store.sessions.importers.openai_common import ToolNames
+
+# line types that carry no conversation (skipped silently); anything else unknown is reported once
+BOOKKEEPING = {"file-history-snapshot", "queue-operation", "progress", "permission-mode", "mode",
+               "last-prompt", "agent-name", "attachment", "hook", "tag", "pr-link"}
+TITLE_RANK = {"summary": 1, "ai-title": 2, "custom-title": 3}
+SUMMARY_PROBE_BYTES = 64 * 1024  # the head of each sibling file searched for summary lines
+MAX_SIBLINGS = 5000
 
 
 class ClaudeCodeImporter(Importer):
@@ -67,66 +97,143 @@ class ClaudeCodeImporter(Importer):
         return score
 
     def read(self, state: SourceState) -> Iterator[Event]:
-        tools = ToolNames()
-        known: dict[str, dict[str, Any]] = {}
-        stem = self.default_session_id()
+        reader = _Reader(self, state)
+        yield from read_jsonl(self, state, reader.handle)
+        yield from reader.finish()
 
-        def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
-            problems: list[Problem] = []
-            kind = obj.get("type")
-            if kind == "summary":
-                title = opt_str(obj.get("summary"))
-                if title:
-                    yield SessionRecord(id=opt_str(obj.get("sessionId")) or stem, title=title[:200])
-                return
-            if kind not in ("user", "assistant", "system"):
-                return  # snapshots, progress and other bookkeeping lines carry no conversation
-            if kind != "system" and not isinstance(obj.get("message"), dict):
-                yield Problem(line, "field 'message': missing or not an object")
-                return
-            session_id = opt_str(obj.get("sessionId")) or stem
-            timestamp = safe_timestamp(obj.get("timestamp"), line, problems)
-            seen = known.get(session_id)
-            if seen is None:
-                seen = known[session_id] = {}
-                yield SessionRecord(
-                    id=session_id,
-                    source="claude-code",
-                    workspace=opt_str(obj.get("cwd")),
-                    started_at=timestamp,
-                    meta={k: obj[k] for k in ("gitBranch", "version") if obj.get(k)},
-                )
-            if kind == "system":
-                content = opt_str(obj.get("content"))
-                if content:
-                    yield MessageRecord(session_id, "system", content, timestamp=timestamp, line=line)
-                yield from problems
-                return
+
+class _Reader:
+    """Per-file reading state (sessions announced, titles, uuids seen, tool names)."""
+
+    def __init__(self, importer: ClaudeCodeImporter, state: SourceState) -> None:
+        self.importer = importer
+        self.state = state
+        self.tools = ToolNames()
+        self.stem = importer.default_session_id()
+        self.agent_file = self.stem.startswith("agent-")
+        self.announced: set[str] = set()
+        self.models: dict[str, str] = {}
+        self.uuids: dict[str, str] = {}  # message uuid -> session id (for summaries)
+        self.summaries: dict[str, str] = {}  # leafUuid -> title, from this file
+        self.titles: dict[str, tuple[int, str]] = {}  # session id -> (rank, title)
+        self.ranks: dict[str, int] = dict(state.meta.get("title_rank", {}))
+        self.unknown: set[str] = set()
+
+    # -- sessions ------------------------------------------------------------------
+
+    def session_of(self, obj: dict[str, Any]) -> tuple[str, str | None]:
+        """``(session id, parent id)``: subagent lines go to the child session of their parent."""
+        session_id = opt_str(obj.get("sessionId")) or self.stem
+        agent_id = opt_str(obj.get("agentId"))
+        if self.agent_file or (agent_id and obj.get("isSidechain") is True):
+            agent = f"agent-{agent_id}" if agent_id else self.stem
+            if session_id == self.stem:  # no sessionId at all: the file is all we know
+                return self.stem, None
+            return f"{session_id}/{agent}", session_id
+        return session_id, None
+
+    def announce(self, obj: dict[str, Any], session_id: str, parent: str | None) -> Iterator[Event]:
+        if session_id in self.announced:
+            return
+        self.announced.add(session_id)
+        meta = {k: obj[k] for k in ("gitBranch", "version", "userType") if obj.get(k)}
+        if parent is not None:
+            meta["agentId"] = opt_str(obj.get("agentId")) or self.stem[len("agent-"):]
+            meta["sidechain"] = True
+        yield SessionRecord(id=session_id, source="claude-code", workspace=opt_str(obj.get("cwd")),
+                            parent_session_id=parent, meta=meta)
+
+    def title(self, session_id: str, kind: str, text: Any) -> None:
+        title = opt_str(text)
+        if not title:
+            return
+        rank = TITLE_RANK[kind]
+        if rank >= self.titles.get(session_id, (0, ""))[0] and rank >= self.ranks.get(session_id, 0):
+            self.titles[session_id] = (rank, " ".join(title.split())[:200])
+
+    # -- lines ---------------------------------------------------------------------
+
+    def handle(self, obj: dict[str, Any], line: int) -> Iterator[Event]:
+        kind = obj.get("type")
+        if kind == "summary":
+            leaf = opt_str(obj.get("leafUuid"))
+            if leaf and opt_str(obj.get("summary")):
+                self.summaries[leaf] = str(obj["summary"])
+            return
+        if kind in ("custom-title", "ai-title"):
+            session_id, _parent = self.session_of(obj)
+            self.title(session_id, kind, obj.get("customTitle" if kind == "custom-title" else "aiTitle"))
+            return
+        if kind in BOOKKEEPING:
+            return
+        if kind not in ("user", "assistant", "system", "tool_use", "tool_result"):
+            if kind not in self.unknown:
+                self.unknown.add(str(kind))
+                yield Problem(line, f"unknown line type {kind!r} (skipped; later lines of this type "
+                                    "are not reported)")
+            return
+        problems: list[Problem] = []
+        session_id, parent = self.session_of(obj)
+        timestamp = safe_timestamp(obj.get("timestamp"), line, problems)
+        yield from self.announce(obj, session_id, parent)
+        uuid = opt_str(obj.get("uuid"))
+        if uuid:
+            self.uuids[uuid] = session_id
+        if kind == "system":
+            content = flatten_content(obj.get("content"))
+            if content:
+                yield MessageRecord(session_id, "system", content, timestamp=timestamp, line=line)
+        elif kind == "tool_use":
+            yield from _blocks([obj], "assistant", session_id, timestamp, line, self.tools, None)
+        elif kind == "tool_result":
+            yield from _blocks([obj], "user", session_id, timestamp, line, self.tools,
+                               obj.get("toolUseResult"))
+        elif not isinstance(obj.get("message"), dict):
+            problems.append(Problem(line, "field 'message': missing or not an object"))
+        else:
             message = obj["message"]
             model = opt_str(message.get("model"))
-            if model and seen.get("model") != model and not model.startswith("<"):
-                seen["model"] = model
+            if model and self.models.get(session_id) != model and not model.startswith("<"):
+                self.models[session_id] = model
                 yield SessionRecord(id=session_id, model=model)
-            yield from _message_events(message, session_id, timestamp, line, tools)
-            yield from problems
+            yield from _message_events(message, session_id, timestamp, line, self.tools,
+                                       obj.get("toolUseResult"))
+        yield from problems
 
-        yield from read_jsonl(self, state, handle)
+    def finish(self) -> Iterator[Event]:
+        """Titles, once the whole file is read: summaries resolve through their leaf message."""
+        leaves = dict(_sibling_summaries(self.importer.path))
+        leaves.update(self.summaries)
+        for uuid, session_id in self.uuids.items():
+            if uuid in leaves:
+                self.title(session_id, "summary", leaves[uuid])
+        for session_id, (rank, title) in self.titles.items():
+            self.ranks[session_id] = rank
+            yield SessionRecord(id=session_id, title=title)
+        if self.ranks:
+            self.state.meta["title_rank"] = self.ranks
 
 
-def _message_events(
-    message: dict[str, Any], session_id: str, timestamp: float | None, line: int, tools: ToolNames
-) -> Iterator[Event]:
+def _message_events(message: dict[str, Any], session_id: str, timestamp: float | None, line: int,
+                    tools: ToolNames, use_result: Any) -> Iterator[Event]:
     role = opt_str(message.get("role")) or "user"
     content = message.get("content")
     if isinstance(content, str) or content is None:
-        yield MessageRecord(session_id, role, content or "", timestamp=timestamp, line=line)
+        if content:
+            yield MessageRecord(session_id, role, content, timestamp=timestamp, line=line)
         return
     if not isinstance(content, list):
         yield Problem(line, "field 'message.content': expected a string or a list of blocks")
         return
+    yield from _blocks(content, role, session_id, timestamp, line, tools, use_result)
+
+
+def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | None, line: int,
+            tools: ToolNames, use_result: Any) -> Iterator[Event]:
+    """Anthropic content blocks: text (+ tool calls) as one row, thinking and results as their own."""
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
-    results: list[MessageRecord] = []
+    after: list[MessageRecord] = []
     for block in content:
         if not isinstance(block, dict):
             texts.append(flatten_content(block))
@@ -134,29 +241,104 @@ def _message_events(
         kind = block.get("type")
         if kind == "text":
             texts.append(str(block.get("text") or ""))
-        elif kind == "tool_use":
-            calls.append({
-                "id": block.get("id"),
-                "type": "function",
-                "function": {"name": block.get("name"),
-                             "arguments": json.dumps(block.get("input") or {}, ensure_ascii=False)},
-            })
-        elif kind == "tool_result":
+        elif kind in ("tool_use", "server_tool_use"):
+            calls.append({"id": block.get("id"), "type": "function",
+                          "function": {"name": block.get("name"),
+                                       "arguments": json_text(block.get("input") or {}) or "{}"}})
+        elif kind in ("tool_result", "web_search_tool_result"):
             call_id = opt_str(block.get("tool_use_id"))
-            results.append(MessageRecord(
-                session_id, "tool", flatten_content(block.get("content")),
-                tool_name=tools.lookup(call_id), tool_call_id=call_id,
-                timestamp=timestamp, line=line))
-        elif kind in ("thinking", "redacted_thinking"):
-            continue
+            text = flatten_content(block.get("content"))
+            if not text and use_result is not None:
+                text = _use_result_text(use_result)
+            after.append(MessageRecord(session_id, "tool", text, tool_name=tools.lookup(call_id),
+                                       tool_call_id=call_id, timestamp=timestamp, line=line))
+        elif kind == "thinking":
+            thought = str(block.get("thinking") or "")
+            if thought.strip():
+                after.insert(0, MessageRecord(session_id, "reasoning", thought,
+                                              timestamp=timestamp, line=line))
+        elif kind == "redacted_thinking":
+            continue  # encrypted: no text to index
         else:
             texts.append(f"[{kind}]" if kind else "")
     text = "\n".join(t for t in texts if t)
+    reasoning = [r for r in after if r.role == "reasoning"]
+    yield from reasoning
     if calls:
         tools.remember(calls)
     if text or calls:
-        yield MessageRecord(
-            session_id, role, text,
-            tool_calls=json.dumps(calls, ensure_ascii=False) if calls else None,
-            timestamp=timestamp, line=line)
-    yield from results
+        yield MessageRecord(session_id, role, text,
+                            tool_calls=json.dumps(calls, ensure_ascii=False) if calls else None,
+                            timestamp=timestamp, line=line)
+    for record in after:
+        if record.role != "reasoning":
+            if record.tool_name is None:
+                record.tool_name = tools.lookup(record.tool_call_id)
+            yield record
+
+
+def _use_result_text(value: Any) -> str:
+    """Text of a structured ``toolUseResult`` (stdout/stderr, file content, or JSON)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        parts = [str(value[k]) for k in ("stdout", "stderr", "content", "output") if value.get(k)]
+        if isinstance(value.get("file"), dict) and value["file"].get("content"):
+            parts.append(str(value["file"]["content"]))
+        if parts:
+            return "\n".join(parts)
+    return json_text(value) or ""
+
+
+# --------------------------------------------------------------------------- summaries of siblings
+
+_SUMMARY_CACHE: dict[str, tuple[int, dict[str, str]]] = {}
+
+
+def _sibling_summaries(path: Path) -> dict[str, str]:
+    """``leafUuid -> summary`` from the heads of the ``.jsonl`` files beside ``path``.
+
+    Claude Code writes a continued conversation's summaries at the top of a new
+    file, so the head of each sibling (64 KiB) is read, once per directory state.
+    """
+    folder = path.parent
+    try:
+        stamp = folder.stat().st_mtime_ns
+    except OSError:
+        return {}
+    key = str(folder)
+    cached = _SUMMARY_CACHE.get(key)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    found: dict[str, str] = {}
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))[:MAX_SIBLINGS]
+    except OSError:
+        names = []
+    for name in names:
+        found.update(_head_summaries(folder / name))
+    if len(_SUMMARY_CACHE) > 256:
+        _SUMMARY_CACHE.clear()
+    _SUMMARY_CACHE[key] = (stamp, found)
+    return found
+
+
+def _head_summaries(path: Path) -> dict[str, str]:
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(SUMMARY_PROBE_BYTES)
+    except OSError:
+        return {}
+    if b'"summary"' not in head:
+        return {}
+    found: dict[str, str] = {}
+    for raw in head.split(b"\n"):
+        if b'"summary"' not in raw:
+            continue
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict) and obj.get("type") == "summary" and obj.get("leafUuid") and obj.get("summary"):
+            found[str(obj["leafUuid"])] = str(obj["summary"])
+    return found

@@ -1,11 +1,26 @@
-"""``codex``: OpenAI Codex CLI rollouts ``~/.codex/sessions/**/rollout-*.jsonl``.
+"""``codex``: OpenAI Codex CLI / Desktop rollouts ``~/.codex/sessions/**/rollout-*.jsonl``.
 
-Current files wrap every record as ``{"timestamp", "type", "payload"}`` with
-types ``session_meta`` (id, cwd, originator), ``response_item`` (``message``,
-``function_call``, ``function_call_output``, ``custom_tool_call``,
-``local_shell_call``, ``reasoning``), ``turn_context`` (cwd, model),
-``event_msg`` (UI duplicates, skipped) and ``compacted``. Older files put the
-items at the top level after a first ``{"id", "timestamp", "instructions"}`` line.
+Current files wrap every record as ``{"timestamp", "type", "payload"}``:
+
+* ``session_meta`` (id, cwd, originator, cli_version, git, source -- a
+  subagent thread names its parent thread, kept as lineage);
+* ``turn_context`` (cwd, model);
+* ``response_item``: every item of codex-rs ``protocol::models::ResponseItem``
+  -- ``message`` (``developer`` stored as ``system``), ``agent_message``
+  (between agents), ``reasoning`` (summary and raw text, role ``reasoning``;
+  encrypted-only items have no text), ``function_call`` / ``_output``,
+  ``custom_tool_call`` / ``_output``, ``local_shell_call``,
+  ``tool_search_call`` / ``tool_search_output``, ``web_search_call``,
+  ``image_generation_call`` (the prompt, never the image bytes), and the
+  bookkeeping items ``ghost_snapshot``, ``compaction``,
+  ``compaction_trigger``, ``context_compaction``, ``additional_tools``;
+* ``event_msg``: UI events duplicating the items (skipped), except
+  ``thread_name_updated``, which sets the title;
+* ``compacted`` (a compaction summary, stored as a ``system`` message).
+
+Any other record or item type is reported as a problem with its line. Older
+files put the items at the top level after a first ``{"id", "timestamp",
+"instructions"}`` line.
 """
 
 from __future__ import annotations
@@ -33,8 +48,17 @@ from hermes_store.sessions.importers.openai_common import ToolNames
 
 _UUID_TAIL = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
 ENVELOPE_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
-ITEM_TYPES = {"message", "function_call", "function_call_output", "custom_tool_call",
-              "custom_tool_call_output", "local_shell_call", "reasoning", "web_search_call"}
+CALL_TYPES = {"function_call", "custom_tool_call", "local_shell_call", "tool_search_call",
+              "web_search_call", "image_generation_call"}
+OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output", "tool_search_output",
+                "mcp_tool_call_output"}
+SILENT_TYPES = {"ghost_snapshot", "compaction", "compaction_summary", "compaction_trigger",
+                "additional_tools", "other"}
+ITEM_TYPES = {"message", "agent_message", "reasoning", "context_compaction",
+              *CALL_TYPES, *OUTPUT_TYPES, *SILENT_TYPES}
+DEFAULT_CALL_NAMES = {"local_shell_call": "local_shell", "tool_search_call": "tool_search",
+                      "web_search_call": "web_search", "image_generation_call": "image_generation"}
+ROLES = {"developer": "system"}
 
 
 class CodexImporter(Importer):
@@ -71,10 +95,16 @@ class CodexImporter(Importer):
         tools = ToolNames()
         session_id = state.meta.get("session_id") or self.default_session_id()
         context: dict[str, Any] = {"session_id": session_id, "announced": bool(state.resume_at)}
+        unknown: set[str] = set()
 
         def announce(**fields: Any) -> SessionRecord:
             context["announced"] = True
             return SessionRecord(id=context["session_id"], **fields)
+
+        def report(kind: str, what: str, line: int) -> Iterator[Problem]:
+            if (what, kind) not in unknown:
+                unknown.add((what, kind))
+                yield Problem(line, f"unknown {what} type {kind!r} (skipped; later ones not reported)")
 
         def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
             problems: list[Problem] = []
@@ -94,56 +124,105 @@ class CodexImporter(Importer):
                     source="codex",
                     workspace=opt_str(meta.get("cwd")),
                     started_at=safe_timestamp(meta.get("timestamp"), line, problems) or timestamp,
+                    parent_session_id=_parent_thread(meta.get("source")),
                     meta=extra,
                 )
             elif kind == "turn_context" and payload is not None:
                 yield announce(model=opt_str(payload.get("model")),
                                workspace=opt_str(payload.get("cwd")))
-            elif kind == "response_item" and payload is not None:
+            elif (kind == "response_item" and payload is not None) or (kind in ITEM_TYPES and payload is None):
+                item = payload if payload is not None else obj
                 if not context["announced"]:
                     yield announce(source="codex")
-                yield from _item_events(payload, context["session_id"], timestamp, line, tools)
-            elif kind in ITEM_TYPES and payload is None:
-                if not context["announced"]:
-                    yield announce(source="codex")
-                yield from _item_events(obj, context["session_id"], timestamp, line, tools)
+                item_kind = str(item.get("type"))
+                if item_kind in ITEM_TYPES:
+                    yield from _item_events(item, context["session_id"], timestamp, line, tools)
+                else:
+                    yield from report(item_kind, "response_item", line)
+            elif kind == "event_msg" and payload is not None:
+                if payload.get("type") == "thread_name_updated":
+                    name = opt_str(payload.get("thread_name")) or opt_str(payload.get("name"))
+                    if name:
+                        yield announce(title=" ".join(name.split())[:200])
             elif kind == "compacted" and payload is not None:
                 text = opt_str(payload.get("message"))
                 if text:
                     yield MessageRecord(context["session_id"], "system", text,
                                         timestamp=timestamp, line=line)
+            elif "record_type" in obj:
+                pass  # the older format's state lines
+            elif kind is not None and kind not in ENVELOPE_TYPES:
+                yield from report(str(kind), "record", line)
+            elif line > 1 or kind is not None:
+                problems.append(Problem(line, "record without a type or payload (skipped)"))
             yield from problems
 
         yield from read_jsonl(self, state, handle)
 
 
+def _parent_thread(source: Any) -> str | None:
+    """The parent thread id of a subagent rollout (``source.subagent.thread_spawn``)."""
+    stack, seen = [source], 0
+    while stack and seen < 50:
+        value = stack.pop()
+        seen += 1
+        if isinstance(value, dict):
+            parent = opt_str(value.get("parent_thread_id"))
+            if parent:
+                return parent
+            stack.extend(value.values())
+    return None
+
+
 def _item_events(item: dict[str, Any], session_id: str, timestamp: float | None,
                  line: int, tools: ToolNames) -> Iterator[Event]:
     kind = item.get("type")
-    if kind == "message":
-        role = opt_str(item.get("role")) or "user"
-        yield MessageRecord(session_id, role, flatten_content(item.get("content")),
-                            timestamp=timestamp, line=line)
-    elif kind in ("function_call", "custom_tool_call", "local_shell_call"):
+    if kind in ("message", "agent_message"):
+        role = "user" if kind == "agent_message" else (opt_str(item.get("role")) or "user")
+        text = flatten_content(item.get("content"))
+        if text or kind == "message":
+            yield MessageRecord(session_id, ROLES.get(role, role), text, timestamp=timestamp, line=line)
+    elif kind == "reasoning":
+        text = "\n".join(t for t in (flatten_content(item.get("summary")),
+                                     flatten_content(item.get("content"))) if t)
+        if text.strip():
+            yield MessageRecord(session_id, "reasoning", text, timestamp=timestamp, line=line)
+    elif kind in CALL_TYPES:
         call_id = opt_str(item.get("call_id")) or opt_str(item.get("id"))
-        name = opt_str(item.get("name")) or ("shell" if kind == "local_shell_call" else kind)
-        arguments = item.get("arguments", item.get("input", item.get("action")))
+        name = opt_str(item.get("name")) or DEFAULT_CALL_NAMES.get(str(kind), str(kind))
         call = {"id": call_id, "type": "function",
-                "function": {"name": name, "arguments": json_text(arguments) or ""}}
+                "function": {"name": name, "arguments": json_text(_arguments(item)) or ""}}
         tools.remember([call])
         yield MessageRecord(session_id, "assistant", "",
                             tool_calls=json.dumps([call], ensure_ascii=False),
                             timestamp=timestamp, line=line)
-    elif kind in ("function_call_output", "custom_tool_call_output"):
+    elif kind in OUTPUT_TYPES:
         call_id = opt_str(item.get("call_id"))
-        yield MessageRecord(session_id, "tool", _output_text(item.get("output")),
+        output = item.get("tools") if kind == "tool_search_output" else item.get("output", item.get("result"))
+        yield MessageRecord(session_id, "tool", _output_text(output),
                             tool_name=tools.lookup(call_id), tool_call_id=call_id,
                             timestamp=timestamp, line=line)
-    # reasoning items are encrypted or summaries: not indexed (like Hermes' reasoning columns)
+    elif kind == "context_compaction":
+        text = flatten_content(item.get("summary") or item.get("message"))
+        if text:
+            yield MessageRecord(session_id, "system", text, timestamp=timestamp, line=line)
+    # SILENT_TYPES: snapshots, encrypted compactions and tool lists carry no conversation
+
+
+def _arguments(item: dict[str, Any]) -> Any:
+    """What a call item was called with, by item type (never an image's bytes)."""
+    kind = item.get("type")
+    if kind == "image_generation_call":
+        return {k: item[k] for k in ("revised_prompt", "prompt", "size") if item.get(k)}
+    for key in ("arguments", "input", "action"):
+        if key in item:
+            return item[key]
+    return None
 
 
 def _output_text(output: Any) -> str:
-    """Codex stores tool output as text or as JSON text ``{"output": ..., "metadata": ...}``."""
+    """Codex stores tool output as text, content items, ``{"content", "success"}`` objects,
+    or JSON text ``{"output": ..., "metadata": ...}``; tool search outputs as tool specs."""
     if isinstance(output, str):
         stripped = output.lstrip()
         if stripped.startswith("{"):
@@ -154,4 +233,6 @@ def _output_text(output: Any) -> str:
             if isinstance(decoded, dict) and "output" in decoded:
                 return flatten_content(decoded["output"])
         return output
+    if isinstance(output, list) and output and all(isinstance(t, dict) and "name" in t for t in output):
+        return ", ".join(str(t["name"]) for t in output)  # tool search: the tools it loaded
     return flatten_content(output)

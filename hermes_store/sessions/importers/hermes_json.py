@@ -98,7 +98,10 @@ class HermesJsonImporter(Importer):
                 problems.append(Problem(None, f"{where}: expected an object"))
                 continue
             if _is_meta(message):  # a session_meta entry is metadata, not a message
-                yield _meta_record(session_id, message, problems)
+                record = _meta_record(session_id, message, problems)
+                if doc.get("session_start"):
+                    record.started_at = None  # the snapshot's own start time wins
+                yield record
                 continue
             before = len(problems)
             record = openai_message(message, session_id, None, tools, problems)

@@ -1,7 +1,8 @@
 """``openai-jsonl``: generic chat logs.
 
 Either one message per line (``{"role", "content"}``, optionally
-``session_id``/``conversation_id`` and ``timestamp``), or one conversation per
+``session_id``/``conversation_id`` and ``timestamp``; flat ``{"type":
+"tool_call" | "tool_result" | "error"}`` event lines too), or one conversation per
 line (``{"messages": [...]}``, optionally ``id``/``session_id``, ``title``,
 ``model``). The session id comes from the record or, failing that, the file stem.
 """
@@ -15,9 +16,12 @@ from hermes_store.sessions.importers.base import (
     Event,
     Head,
     Importer,
+    MessageRecord,
     Problem,
     SessionRecord,
     SourceState,
+    flatten_content,
+    json_text,
     opt_str,
     read_jsonl,
     safe_timestamp,
@@ -40,7 +44,7 @@ class OpenAIJsonlImporter(Importer):
 
     name = "openai-jsonl"
     agent = "Generic OpenAI-style chat JSONL"
-    source = "openai"
+    source = "cli"  # as before the registry: generic logs count as the user's own sessions
 
     @classmethod
     def sniff(cls, head: Head) -> float:
@@ -85,7 +89,10 @@ class OpenAIJsonlImporter(Importer):
                         yield record
             else:
                 session_id = _first_id(obj, _ID_KEYS) or stem
-                record = openai_message(obj, session_id, line, tools, problems)
+                if is_flat_event(obj):
+                    record = flat_event(obj, session_id, line, tools, problems)
+                else:
+                    record = openai_message(obj, session_id, line, tools, problems)
                 if record is not None:
                     if session_id not in seen:
                         seen.add(session_id)
@@ -94,6 +101,46 @@ class OpenAIJsonlImporter(Importer):
             yield from problems
 
         yield from read_jsonl(self, state, handle)
+
+
+def flat_event(obj: dict[str, Any], session_id: str, line: int, tools: ToolNames,
+               problems: list[Problem]) -> MessageRecord:
+    """A flat ``{"type": "tool_call" | "tool_result" | "error", ...}`` line as a message.
+
+    ``tool_call``: ``name`` (or ``tool_name``/``function.name``), ``arguments``
+    (or ``args``/``input``) and ``id`` (or ``call_id``/``tool_call_id``);
+    ``tool_result``: the call id, ``content`` (or ``output``/``result``) and
+    optionally ``name``; ``error``: ``error`` (text or ``{"message"}``) or
+    ``message``/``content``, stored as a ``system`` message.
+    """
+    kind = obj["type"]
+    stamp = safe_timestamp(obj.get("timestamp"), line, problems)
+    call_id = _first_id(obj, ("id", "call_id", "tool_call_id") if kind == "tool_call"
+                        else ("tool_call_id", "call_id", "id"))
+    if kind == "tool_call":
+        function = obj.get("function") if isinstance(obj.get("function"), dict) else {}
+        name = _first_id(obj, ("name", "tool_name")) or opt_str(function.get("name"))
+        if name is None:
+            problems.append(Problem(line, "field 'name': a tool_call without a tool name"))
+        arguments = next((obj[k] for k in ("arguments", "args", "input") if k in obj),
+                         function.get("arguments"))
+        call = {"id": call_id, "type": "function",
+                "function": {"name": name, "arguments": json_text(arguments) or "{}"}}
+        tools.remember([call])
+        return MessageRecord(session_id, "assistant", flatten_content(obj.get("content")),
+                             tool_calls=json_text([call]), timestamp=stamp, line=line)
+    if kind == "tool_result":
+        output = next((obj[k] for k in ("content", "output", "result") if k in obj), None)
+        text = output if isinstance(output, str) else (json_text(output) if isinstance(output, dict)
+                                                       else flatten_content(output))
+        name = _first_id(obj, ("name", "tool_name")) or tools.lookup(call_id)
+        return MessageRecord(session_id, "tool", text or "", tool_name=name, tool_call_id=call_id,
+                             timestamp=stamp, line=line)
+    error = obj.get("error")
+    if isinstance(error, dict):
+        error = error.get("message") or json_text(error)
+    text = opt_str(error) or flatten_content(obj.get("message") or obj.get("content"))
+    return MessageRecord(session_id, "system", text or "", timestamp=stamp, line=line)
 
 
 def _first_id(obj: dict[str, Any], keys: tuple[str, ...]) -> str | None:
