@@ -37,10 +37,28 @@ from hermes_store.facts.rows import (
     entity_key,
     normalize_tags,
 )
+from hermes_store.threats import scan_content
 
-__all__ = ["CACHE_BUDGET", "META_DIM", "META_ENCODING", "SCAN_CHUNK", "FactNotFound", "FactStore",
-           "FactStoreError"]
+__all__ = ["CACHE_BUDGET", "META_DIM", "META_ENCODING", "SCAN_CHUNK", "FactBlocked", "FactNotFound",
+           "FactStore", "FactStoreError", "check_fact_text"]
 REENCODE_BATCH = 500
+
+
+class FactBlocked(FactStoreError):
+    """The fact holds an injection/exfiltration payload or invisible characters (the
+    ``memory`` tool's ``Blocked: …`` message)."""
+
+
+def check_fact_text(content: str, tags: str = "") -> None:
+    """Raise :class:`FactBlocked` when ``content`` or ``tags`` fail the threat scan.
+
+    Facts are recalled into the prompt as memory, so every way in (tool, CLI, Hermes
+    import, extraction, mirroring, JSONL import) passes the memory tool's scan.
+    """
+    for text in (content, tags):
+        blocked = scan_content(text or "")
+        if blocked:
+            raise FactBlocked(blocked)
 
 
 class FactStore(FactRows):
@@ -76,6 +94,7 @@ class FactStore(FactRows):
             raise FactStoreError("content must not be empty")
         category = (category or "general").strip() or "general"
         tags = normalize_tags(tags)
+        check_fact_text(content, tags)
         with self._lock, self._writing():
             existing = self.find_by_content(content)
             if existing is not None:
@@ -106,6 +125,8 @@ class FactStore(FactRows):
                     raise FactStoreError(f"another fact (#{other}) already has this content")
             new_tags = row["tags"] if tags is None else normalize_tags(tags)
             changed = new_content != row["content"] or new_tags != row["tags"]
+            if changed:
+                check_fact_text(new_content, new_tags)
             self.storage.update_fact(fact_id, content=new_content if changed else None,
                                      tags=new_tags if changed else None,
                                      category=category.strip() if category is not None and category.strip()
@@ -140,7 +161,7 @@ class FactStore(FactRows):
         old, new, helpful = changed
         return {"fact_id": int(fact_id), "old_trust": old, "new_trust": new, "helpful_count": helpful}
 
-    def import_hermes(self, path: str | os.PathLike[str]) -> dict[str, int]:
+    def import_hermes(self, path: str | os.PathLike[str]) -> dict[str, Any]:
         """Copy the facts of a Hermes holographic ``memory_store.db`` into this store.
 
         The file is opened read-only. Fact ids and entity ids are kept, so ids quoted
@@ -149,7 +170,9 @@ class FactStore(FactRows):
         and our own extraction adds to them; vectors are re-encoded. A fact whose
         content is already stored is skipped; one whose id is taken by another fact
         gets a new id (counted in ``renumbered``; never the case on an empty store).
-        Returns ``{"imported", "skipped", "renumbered", "entities"}``.
+        A fact failing the threat scan is not imported (then ``blocked`` counts them and
+        ``blocked_reasons`` names the file and the fact id of each).
+        Returns ``{"imported", "skipped", "renumbered", "entities"[, "blocked", "blocked_reasons"]}``.
         """
         try:
             facts, entities, links = read_holographic(path)
@@ -162,6 +185,7 @@ class FactStore(FactRows):
                 entity_id, kept = self._import_entity(row)
                 entity_map[int(row["entity_id"])] = entity_id
                 entities_kept += kept
+            blocked: list[str] = []
             for row in facts:
                 content = str(row["content"] or "").strip()
                 if not content or self.find_by_content(content) is not None:
@@ -169,8 +193,14 @@ class FactStore(FactRows):
                     continue
                 wanted = row["fact_id"]
                 free = wanted is not None and not self.storage.fact_rows([int(wanted)])
+                tags = normalize_tags(row["tags"])
+                try:
+                    check_fact_text(content, tags)
+                except FactBlocked as exc:
+                    blocked.append(f"{path}: fact {row['fact_id']}: {exc}")
+                    continue
                 fact_id = self.storage.insert_fact(
-                    content, row["category"] or "general", normalize_tags(row["tags"]),
+                    content, row["category"] or "general", tags,
                     trust.clamp(self.default_trust if row["trust_score"] is None else float(row["trust_score"])),
                     retrieval_count=int(row["retrieval_count"] or 0),
                     helpful_count=int(row["helpful_count"] or 0),
@@ -183,7 +213,10 @@ class FactStore(FactRows):
                 self._link_and_encode(fact_id, content, None, first=linked)
                 imported += 1
             self._touched()
-        return {"imported": imported, "skipped": skipped, "renumbered": renumbered, "entities": entities_kept}
+        counts = {"imported": imported, "skipped": skipped, "renumbered": renumbered, "entities": entities_kept}
+        if blocked:
+            counts.update(blocked=len(blocked), blocked_reasons=blocked)
+        return counts
 
     def _import_entity(self, row: dict[str, Any]) -> tuple[int, int]:
         """Our id for a holographic entity row, keeping its id when free: ``(entity_id, 1 if kept)``."""

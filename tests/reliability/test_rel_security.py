@@ -307,13 +307,6 @@ ALLOWED = {
     ("facts/hermes_import.py", "select"): "constant column names (or NULL AS <constant>)",
     ("facts/hermes_import.py", "eselect"): "constant column names (or NULL AS <constant>)",
     ("facts/hermes_import.py", "order"): "'fact_id' or 'rowid'",
-    # dbcopy copies the fixed table list (SHARED_TABLES/HOME_TABLES) with their own column names
-    ("dbcopy.py", "table"): "table name from the constant SHARED_TABLES / HOME_TABLES",
-    ("dbcopy.py", "ident"): "identity column name from SHARED_TABLES",
-    ("dbcopy.py", "where"): "constant ' WHERE home = %s' fragment or ''",
-    ("dbcopy.py", "', '.join(cols)"): "column names read from the tables' own schema",
-    ("dbcopy.py", "', '.join('?' * len(cols))"): "'?' placeholders",
-    ("pgdb.py", "MIGRATIONS_TABLE"): "constant table name",
     ("facts/storage_sqlite.py", "FACT_COLUMNS"): "constant column list",
     ("facts/storage_sqlite.py", "FILTER_COLUMNS"): "constant column list",
     ("facts/storage_sqlite.py", "ENTITY_COLUMNS"): "constant column list",
@@ -323,6 +316,8 @@ ALLOWED = {
     ("sessions/importers/hermes_db.py", "', '.join(wanted)"): "constant column names present in the file",
     ("sessions/importers/hermes_db.py", "CHUNK"): "int constant",
     ("sessions/importers/hermes_db.py", "table"): "constant table name (sessions/messages)",
+    ("sessions/importers/hermes_db.py", "ended"): "constant aggregate expression (or '0')",
+    ("sessions/importers/hermes_db.py", "titles"): "constant aggregate expression (or '0')",
     ("sessions/storage_sqlite.py", "', '.join(SESSION_COLUMNS)"): "constant column list",
     ("sessions/storage_sqlite.py", "', '.join(MESSAGE_COLUMNS)"): "constant column list",
     ("sessions/storage_sqlite.py", "_SESSION_SELECT"): "constant SELECT of the session columns",
@@ -340,6 +335,12 @@ ALLOWED = {
     ("sessions/storage_sqlite.py", "ensure_rank_function(self.db)"): "name of our registered rank function",
     ("sessions/storage_sqlite.py", "weights"): "constant column weights (floats)",
     ("sessions/storage_sqlite.py", "direction"): "ASC or DESC",
+    ("pgdb.py", "MIGRATIONS_TABLE"): "constant table name",
+    ("dbcopy.py", "table"): "table names from the constant SHARED_TABLES / HOME_TABLES lists",
+    ("dbcopy.py", "', '.join(cols)"): "column names read from our own schema on both engines",
+    ("dbcopy.py", "', '.join('?' * len(cols))"): "'?' placeholders",
+    ("dbcopy.py", "where"): "constant ' WHERE home = %s' or ''",
+    ("dbcopy.py", "ident"): "identity column name from the constant table list",
 }
 
 
