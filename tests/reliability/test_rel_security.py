@@ -313,6 +313,8 @@ ALLOWED = {
     ("sessions/importers/hermes_db.py", "', '.join(wanted)"): "constant column names present in the file",
     ("sessions/importers/hermes_db.py", "CHUNK"): "int constant",
     ("sessions/importers/hermes_db.py", "table"): "constant table name (sessions/messages)",
+    ("sessions/importers/hermes_db.py", "ended"): "constant aggregate (or '0') chosen by column presence",
+    ("sessions/importers/hermes_db.py", "titles"): "constant aggregate (or '0') chosen by column presence",
     ("sessions/storage_sqlite.py", "', '.join(SESSION_COLUMNS)"): "constant column list",
     ("sessions/storage_sqlite.py", "', '.join(MESSAGE_COLUMNS)"): "constant column list",
     ("sessions/storage_sqlite.py", "_SESSION_SELECT"): "constant SELECT of the session columns",
