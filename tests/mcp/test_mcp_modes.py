@@ -6,7 +6,6 @@ import hashlib
 
 import pytest
 from click.testing import CliRunner
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from mcp_helpers import build_home, served
 
 from hermes_store.cli import cli
@@ -81,6 +80,8 @@ def test_unknown_tool_in_subset_is_a_usage_error(tmp_path):
 
 def test_legacy_handshake_client(tmp_path):
     """Clients that still send ``initialize`` (2025-11-25 and earlier) get the same server."""
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
     root = tmp_path / "home"
     build_home(root)
     with served(root, mode="legacy", client_name="claude-code") as s:
