@@ -432,6 +432,10 @@ class SqliteSessionStorage(SessionStorage):
         with self.db.write():
             self.db.execute(f'INSERT INTO "{_ident(name)}"("{_ident(name)}") VALUES (\'rebuild\')')
 
+    def rebuild_message_index(self) -> None:
+        """Rebuild ``messages_fts``."""
+        self.rebuild_text_index("messages_fts")
+
     def probe_search(self) -> str | None:
         """MATCH + snippet for a word of the newest non-tool message."""
         row = self.db.query_one(
