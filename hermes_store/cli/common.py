@@ -113,23 +113,3 @@ def terminal_safe_output() -> Iterator[None]:
             if isinstance(stream, _SafeTextStream):
                 stream.flush()
         sys.stdout, sys.stderr = saved
-
-
-@contextmanager
-def protocol_output() -> Iterator[None]:
-    """Within: ``sys.stdout`` / ``sys.stderr`` are the unfiltered streams again.
-
-    For commands whose stdout is a protocol channel (``mcp``): their bytes are exact data for a
-    client, not text for a terminal, and the SDK writes them through ``sys.stdout.buffer``.
-    """
-    saved = sys.stdout, sys.stderr
-    for name in ("stdout", "stderr"):
-        stream = getattr(sys, name)
-        while isinstance(stream, _SafeTextStream):
-            stream.flush()
-            stream = stream._inner
-        setattr(sys, name, stream)
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = saved

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from hermes_store.cli.common import get_home, protocol_output
+from hermes_store.cli.common import get_home
 
 
 @click.command("mcp")
@@ -34,5 +34,4 @@ def mcp(ctx: click.Context, tool_list: str | None, read_only: bool, session_id: 
     except catalog.ToolSelectionError as exc:
         raise click.UsageError(f"--tools: {exc}") from exc
     home = get_home(ctx)
-    with protocol_output():  # stdout carries JSON-RPC bytes, not text for a terminal
-        serve(ServerOptions(home=home, tool_names=names, read_only=read_only, session_id=session_id))
+    serve(ServerOptions(home=home, tool_names=names, read_only=read_only, session_id=session_id))
