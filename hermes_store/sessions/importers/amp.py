@@ -30,7 +30,12 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, load_document, tool_call
+from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
+    dumps,
+    load_document,
+    tool_call,
+)
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
@@ -67,7 +72,7 @@ def _result_text(block: dict[str, Any]) -> str:
     return f"[{run.get('status') or 'no result'}]"
 
 
-class AmpImporter(Importer):
+class AmpImporter(ReplacedWhenChanged, Importer):
     """One Amp thread file."""
 
     name = "amp"

@@ -39,7 +39,12 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, iter_json_array, tool_call
+from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
+    dumps,
+    iter_json_array,
+    tool_call,
+)
 
 _TEXT_TYPES = {"text", "multimodal_text"}
 _TOOL_OUTPUT = {"execution_output", "tether_browsing_display", "tether_quote", "system_error",
@@ -124,7 +129,7 @@ def active_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
     return path
 
 
-class ChatGptExportImporter(Importer):
+class ChatGptExportImporter(ReplacedWhenChanged, Importer):
     """Every conversation of a ChatGPT export's ``conversations.json`` (current branch only)."""
 
     name = "chatgpt-export"

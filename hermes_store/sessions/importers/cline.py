@@ -34,7 +34,7 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import load_document
+from hermes_store.sessions.importers.doc_common import ReplacedWhenChanged, load_document
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 HISTORY = "api_conversation_history.json"
@@ -57,7 +57,7 @@ def _stamp(value: Any) -> float | None:
         return None
 
 
-class ClineImporter(Importer):
+class ClineImporter(ReplacedWhenChanged, Importer):
     """One Cline / Roo Code / Kilo Code task (``api_conversation_history.json`` + ``ui_messages.json``)."""
 
     name = "cline"

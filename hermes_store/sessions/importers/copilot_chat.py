@@ -42,6 +42,7 @@ from hermes_store.sessions.importers.base import (
     parse_timestamp,
 )
 from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
     dumps,
     iter_json_lines,
     load_document,
@@ -267,7 +268,7 @@ def request_rows(request: dict[str, Any], session_id: str, where: str, problems:
     return rows
 
 
-class CopilotChatImporter(Importer):
+class CopilotChatImporter(ReplacedWhenChanged, Importer):
     """A VS Code Copilot Chat session file (``.json`` snapshot or ``.jsonl`` operation log)."""
 
     name = "copilot-chat"

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,3 +182,28 @@ def _decode_chunk(chunk: bytes, eof: bool) -> tuple[str, bytes]:
             except UnicodeDecodeError:
                 pass
         return chunk.decode("utf-8", errors="replace"), b""
+
+
+class ReplacedWhenChanged:
+    """Mixin: a changed file is re-imported whole, replacing what it imported before.
+
+    For formats whose earlier messages can change or disappear (rewinds, branch
+    switches, edited requests, a newer export): counting the messages already
+    stored would silently skip the new ones. The whole-file hash kept by the
+    loader tells an unchanged file (nothing to do) from a changed one.
+    """
+
+    path: Path
+
+    def is_rewritten(self, state: Any) -> bool:
+        """True when the file's bytes differ from those imported last time."""
+        if not getattr(state, "content_hash", None):
+            return False
+        digest = hashlib.sha256()
+        try:
+            with open(self.path, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
+        except OSError:
+            return False
+        return digest.hexdigest() != state.content_hash

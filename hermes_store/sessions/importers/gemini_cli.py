@@ -46,6 +46,7 @@ from hermes_store.sessions.importers.base import (
     safe_timestamp,
 )
 from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
     dumps,
     iter_json_lines,
     load_document,
@@ -188,7 +189,7 @@ def _session_record(
         parent_session_id=parent, meta=extra)
 
 
-class GeminiCliImporter(Importer):
+class GeminiCliImporter(ReplacedWhenChanged, Importer):
     """Gemini CLI ``chats/session-*.json`` and ``.jsonl`` recordings (and subagent files)."""
 
     name = "gemini-cli"
@@ -287,7 +288,7 @@ class GeminiCliImporter(Importer):
 # --------------------------------------------------------------------------- logs.json
 
 
-class GeminiLogsImporter(Importer):
+class GeminiLogsImporter(ReplacedWhenChanged, Importer):
     """``logs.json``: the user's prompts of every session of one project.
 
     Each session's prompts become one ``<sessionId>:prompts`` session (a prompt
@@ -393,7 +394,7 @@ def _is_content_list(history: list[Any] | None) -> bool:
         for c in history[:8])
 
 
-class GeminiCheckpointImporter(Importer):
+class GeminiCheckpointImporter(ReplacedWhenChanged, Importer):
     """``checkpoint-<tag>.json`` written by ``/chat save <tag>``."""
 
     name = "gemini-cli-checkpoint"

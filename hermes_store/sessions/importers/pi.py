@@ -37,6 +37,7 @@ from hermes_store.sessions.importers.base import (
     parse_timestamp,
 )
 from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
     dumps,
     iter_json_lines,
     path_has_part,
@@ -114,7 +115,7 @@ def entry_rows(entry: dict[str, Any], session_id: str, line: int, problems: list
     return rows
 
 
-class PiImporter(Importer):
+class PiImporter(ReplacedWhenChanged, Importer):
     """A Pi coding-agent session file."""
 
     name = "pi"

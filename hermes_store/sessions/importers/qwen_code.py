@@ -32,7 +32,12 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     safe_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, iter_json_lines, path_has_part
+from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
+    dumps,
+    iter_json_lines,
+    path_has_part,
+)
 from hermes_store.sessions.importers.gemini_cli import (
     GeminiCliImporter,
     GeminiLogsImporter,
@@ -61,7 +66,7 @@ def _is_qwen_record(obj: dict[str, Any]) -> bool:
     return obj.get("type") == "tool_result" or obj.get("subtype") in _BOOKKEEPING - {"rewind"}
 
 
-class QwenCodeImporter(Importer):
+class QwenCodeImporter(ReplacedWhenChanged, Importer):
     """Qwen Code ``chats/<sessionId>.jsonl`` (uuid tree of Gemini ``Content`` records)."""
 
     name = "qwen-code"
