@@ -34,6 +34,8 @@ from hermes_store.sessions.importers.doc_common import (
     ReplacedWhenChanged,
     dumps,
     load_document,
+    safe_rows,
+    shape_guarded,
     tool_call,
 )
 from hermes_store.sessions.importers.openai_common import ToolNames
@@ -53,7 +55,8 @@ def _workspace(thread: dict[str, Any]) -> str | None:
     initial = env.get("initial") if isinstance(env.get("initial"), dict) else {}
     if opt_str(initial.get("cwd")):
         return str(initial["cwd"])
-    for tree in initial.get("trees") or []:
+    trees = initial.get("trees")
+    for tree in trees if isinstance(trees, list) else []:
         uri = tree.get("uri") if isinstance(tree, dict) else None
         if isinstance(uri, str) and uri:
             parsed = urlparse(uri)
@@ -103,6 +106,7 @@ class AmpImporter(ReplacedWhenChanged, Importer):
             return 0.7
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         doc = load_document(self, problems)
@@ -125,7 +129,8 @@ class AmpImporter(ReplacedWhenChanged, Importer):
             if not isinstance(message, dict):
                 yield Problem(None, f"messages[{index}]: expected an object")
                 continue
-            yield from self._message(message, session_id, f"messages[{index}]", tools, problems)
+            where = f"messages[{index}]"
+            yield from safe_rows(self._message, problems, None, where, message, session_id, where, tools, problems)
             yield from problems
         yield Checkpoint(str(self.path.stat().st_size), 0)
 

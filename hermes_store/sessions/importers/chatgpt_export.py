@@ -43,6 +43,8 @@ from hermes_store.sessions.importers.doc_common import (
     ReplacedWhenChanged,
     dumps,
     iter_json_array,
+    safe_rows,
+    shape_guarded,
     tool_call,
 )
 
@@ -153,6 +155,7 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
             return 0.0
         return 0.95 if head.path.name == "conversations.json" or '"current_node"' in text else 0.8
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         for index, conversation, problem in iter_json_array(self.path, self.hasher):
             if problem is not None:
@@ -161,7 +164,9 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
             if not isinstance(conversation, dict) or not isinstance(conversation.get("mapping"), dict):
                 yield Problem(None, f"[{index}]: expected a conversation with a 'mapping'")
                 continue
-            yield from self._conversation(index, conversation)
+            problems: list[Problem] = []
+            yield from safe_rows(self._conversation, problems, None, f"[{index}]", index, conversation)
+            yield from problems
             yield Checkpoint(str(index))
         yield Checkpoint("done")
 

@@ -34,7 +34,12 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import ReplacedWhenChanged, load_document
+from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
+    load_document,
+    safe_rows,
+    shape_guarded,
+)
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 HISTORY = "api_conversation_history.json"
@@ -82,6 +87,7 @@ class ClineImporter(ReplacedWhenChanged, Importer):
             return 0.95
         return 0.6 if head.data.lstrip()[:1] == b"[" else 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         doc = load_document(self, problems)
@@ -108,7 +114,8 @@ class ClineImporter(ReplacedWhenChanged, Importer):
             if not isinstance(message, dict):
                 yield Problem(None, f"[{index}]: expected a message object")
                 continue
-            yield from anthropic_rows(message, task.name, _stamp(message.get("ts")), f"[{index}]", tools, problems)
+            yield from safe_rows(anthropic_rows, problems, None, f"[{index}]", message, task.name,
+                                 _stamp(message.get("ts")), f"[{index}]", tools, problems)
             yield from problems
             problems = []
         yield Checkpoint(str(self.path.stat().st_size), 0)

@@ -46,6 +46,8 @@ from hermes_store.sessions.importers.doc_common import (
     dumps,
     iter_json_lines,
     load_document,
+    safe_rows,
+    shape_guarded,
     tool_call,
 )
 
@@ -297,6 +299,7 @@ class CopilotChatImporter(ReplacedWhenChanged, Importer):
             return 0.95
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         if self.path.suffix.lower() == ".jsonl":
@@ -324,7 +327,8 @@ class CopilotChatImporter(ReplacedWhenChanged, Importer):
             if not isinstance(request, dict):
                 yield Problem(None, f"requests[{index}]: expected an object")
                 continue
-            yield from request_rows(request, session_id, f"requests[{index}]", problems)
+            where = f"requests[{index}]"
+            yield from safe_rows(request_rows, problems, None, where, request, session_id, where, problems)
             yield from problems
             problems = []
         yield Checkpoint(str(self.path.stat().st_size), 0)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -207,3 +208,30 @@ class ReplacedWhenChanged:
         except OSError:
             return False
         return digest.hexdigest() != state.content_hash
+
+
+SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError)
+
+
+def safe_rows(build: Any, problems: list[Problem], line: int | None, where: str, *args: Any) -> list[Any]:
+    """``list(build(*args))``; a record of an unexpected shape becomes a Problem, not a crash."""
+    try:
+        return list(build(*args))
+    except SHAPE_ERRORS as exc:
+        problems.append(Problem(line, f"{where}: unexpected record shape ({type(exc).__name__}: {exc})"))
+        return []
+
+
+def shape_guarded(read: Any) -> Any:
+    """Decorate an importer's ``read``: a value of an unexpected type anywhere in the source
+    ends the read with a Problem (what was read before it is kept) instead of a traceback."""
+
+    @functools.wraps(read)
+    def guarded(self: Any, state: Any) -> Iterator[Any]:
+        try:
+            yield from read(self, state)
+        except SHAPE_ERRORS as exc:
+            yield Problem(None, f"unexpected document shape ({type(exc).__name__}: {exc});"
+                                " the rest of the source is not imported")
+
+    return guarded

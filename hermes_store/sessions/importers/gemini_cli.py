@@ -51,6 +51,8 @@ from hermes_store.sessions.importers.doc_common import (
     iter_json_lines,
     load_document,
     path_has_part,
+    safe_rows,
+    shape_guarded,
     tool_call,
 )
 
@@ -222,6 +224,7 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
             return 0.95
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         if self.path.suffix.lower() == ".json":
@@ -247,7 +250,7 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
             if not isinstance(msg, dict):
                 problems.append(Problem(line, f"{where}: expected an object"))
                 continue
-            yield from message_events(msg, session_id, line, where, problems)
+            yield from safe_rows(message_events, problems, line, where, msg, session_id, line, where, problems)
             yield from problems
             problems = []
         yield Checkpoint(str(self.path.stat().st_size), 0)
@@ -321,6 +324,7 @@ class GeminiLogsImporter(ReplacedWhenChanged, Importer):
             return 0.95
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         doc = load_document(self, problems)
@@ -418,6 +422,7 @@ class GeminiCheckpointImporter(ReplacedWhenChanged, Importer):
             return 0.0
         return 0.9 if head.path.name.startswith("checkpoint-") else 0.6
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         doc = load_document(self, problems)
@@ -438,6 +443,6 @@ class GeminiCheckpointImporter(ReplacedWhenChanged, Importer):
         yield SessionRecord(id=session_id, source=self.source,
                             title=f"checkpoint {tag}", started_at=mtime, ended_at=mtime, meta=meta)
         problems = []
-        yield from content_events(history, session_id, problems)
+        yield from safe_rows(content_events, problems, None, "history", history, session_id, problems)
         yield from problems
         yield Checkpoint(str(self.path.stat().st_size), 0)

@@ -41,7 +41,13 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, load_document, tool_call
+from hermes_store.sessions.importers.doc_common import (
+    dumps,
+    load_document,
+    safe_rows,
+    shape_guarded,
+    tool_call,
+)
 
 MAX_MEMBER_BYTES = 64 * 1024 * 1024  # one message or part file
 MAX_MESSAGES = 100_000  # message headers held (and sorted) for one session
@@ -257,6 +263,7 @@ class OpenCodeJsonImporter(Importer):
         storage = session_dir.parent
         return storage / "message", storage / "part"
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         info = load_document(self, problems)
@@ -293,7 +300,7 @@ class OpenCodeJsonImporter(Importer):
                 parts = self._parts(part_root / message_id, problems)
             else:
                 parts = []
-            yield from message_rows(session_id, header, parts, where, problems)
+            yield from safe_rows(message_rows, problems, None, where, session_id, header, parts, where, problems)
             yield from problems
         yield Checkpoint(str(self.path.stat().st_size), 0)
 

@@ -33,7 +33,13 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, load_document, tool_call
+from hermes_store.sessions.importers.doc_common import (
+    dumps,
+    load_document,
+    safe_rows,
+    shape_guarded,
+    tool_call,
+)
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 MAX_EVENTS = 200_000
@@ -119,6 +125,7 @@ class OpenHandsImporter(Importer):
             return 0.95
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         doc = load_document(self, problems)
@@ -160,6 +167,7 @@ class OpenHandsImporter(Importer):
         yield from problems
         for name, event in events:
             problems = []
-            yield from event_rows(event, session_id, f"events/{name}", problems)
+            where = f"events/{name}"
+            yield from safe_rows(event_rows, problems, None, where, event, session_id, where, problems)
             yield from problems
         yield Checkpoint(str(len(events)), 0)

@@ -41,6 +41,8 @@ from hermes_store.sessions.importers.doc_common import (
     dumps,
     iter_json_lines,
     path_has_part,
+    safe_rows,
+    shape_guarded,
     tool_call,
 )
 
@@ -135,6 +137,7 @@ class PiImporter(ReplacedWhenChanged, Importer):
             return 0.0
         return _header_confidence(head)
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         entries: dict[str, tuple[int, dict[str, Any]]] = {}
         header: dict[str, Any] = {}
@@ -185,7 +188,7 @@ class PiImporter(ReplacedWhenChanged, Importer):
         for key in path:
             line, entry = entries[key]
             problems: list[Problem] = []
-            yield from entry_rows(entry, session_id, line, problems)
+            yield from safe_rows(entry_rows, problems, line, f"line {line}", entry, session_id, line, problems)
             yield from problems
         yield Checkpoint(str(self.path.stat().st_size), 0)
 
