@@ -43,6 +43,7 @@ from hermes_store.sessions.importers.doc_common import (
     ReplacedWhenChanged,
     dumps,
     iter_json_array,
+    load_document,
     safe_rows,
     shape_guarded,
     tool_call,
@@ -147,9 +148,15 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
 
     @classmethod
     def sniff(cls, head: Head) -> float:
-        """A JSON array whose first object has a ``mapping`` tree of ``author``/``content_type`` messages."""
-        if head.is_sqlite or not head.data.lstrip()[:1] == b"[":
+        """A JSON array whose first object has a ``mapping`` tree of ``author``/``content_type`` messages
+        (or one such conversation object, as in an export's per-conversation files)."""
+        start = head.data.lstrip()[:1]
+        if head.is_sqlite or start not in (b"[", b"{"):
             return 0.0
+        if start == b"{":
+            doc = head.document()
+            ok = isinstance(doc, dict) and isinstance(doc.get("mapping"), dict) and "current_node" in doc
+            return 0.9 if ok else 0.0
         text = head.text()
         if '"mapping"' not in text or '"content_type"' not in text or '"author"' not in text:
             return 0.0
@@ -157,6 +164,18 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        with open(self.path, "rb") as handle:
+            single = handle.read(4096).lstrip()[:1] == b"{"
+        if single:  # one conversation per file
+            problems: list[Problem] = []
+            doc = load_document(self, problems)
+            yield from problems
+            if not isinstance(doc, dict) or not isinstance(doc.get("mapping"), dict):
+                yield Problem(1, "expected a conversation with a 'mapping'")
+                return
+            yield from self._conversation(0, doc)
+            yield Checkpoint("done")
+            return
         for index, conversation, problem in iter_json_array(self.path, self.hasher):
             if problem is not None:
                 yield problem
