@@ -6,7 +6,11 @@
   are skipped and reported, never held whole in memory);
 * :func:`tool_call` builds one OpenAI-shaped tool call;
 * :func:`path_has_part` tells whether a path lies under a directory name
-  (e.g. ``.qwen``), used by sniffs that share a structure with a sibling format.
+  (e.g. ``.qwen``), used by sniffs that share a structure with a sibling format;
+* :func:`iter_json_array` streams the elements of a top-level JSON array;
+* :class:`ReplacedWhenChanged` re-imports a changed file whole (rewinds, branches);
+* :func:`safe_rows` / :func:`shape_guarded` turn a record or document of an
+  unexpected shape into a Problem instead of a traceback.
 """
 
 from __future__ import annotations
