@@ -79,8 +79,12 @@ class ClineImporter(ReplacedWhenChanged, Importer):
     @classmethod
     def sniff(cls, head: Head) -> float:
         """``api_conversation_history.json``: a list of ``{role, content}`` messages."""
-        if head.is_sqlite or head.path.name != HISTORY:
+        if head.is_sqlite:
             return 0.0
+        if head.path.name != HISTORY:
+            # the task's other files (ui_messages.json, task_metadata.json, ...) are read through it
+            return 0.6 if head.suffix == ".json" and (head.path.parent / HISTORY).is_file() \
+                and head.path.parent.parent.name == "tasks" else 0.0
         doc = head.document()
         if isinstance(doc, list) and all(isinstance(m, dict) and "role" in m and "content" in m
                                          for m in doc[:8]):
@@ -89,6 +93,9 @@ class ClineImporter(ReplacedWhenChanged, Importer):
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        if self.path.name != HISTORY:
+            yield Checkpoint(str(self.path.stat().st_size), 0)  # a member of the task: nothing alone
+            return
         problems: list[Problem] = []
         doc = load_document(self, problems)
         yield from problems

@@ -118,8 +118,12 @@ class OpenHandsImporter(Importer):
     @classmethod
     def sniff(cls, head: Head) -> float:
         """``base_state.json`` beside an ``events`` directory, holding an ``agent`` object."""
-        if head.is_sqlite or head.path.name != "base_state.json":
+        if head.is_sqlite:
             return 0.0
+        if head.path.name != "base_state.json":
+            # one event file: read through the conversation's base_state.json
+            return 0.6 if head.suffix == ".json" and head.path.parent.name == "events" \
+                and (head.path.parent.parent / "base_state.json").is_file() else 0.0
         doc = head.document()
         if isinstance(doc, dict) and ("agent" in doc or (head.path.parent / "events").is_dir()):
             return 0.95
@@ -127,6 +131,9 @@ class OpenHandsImporter(Importer):
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        if self.path.name != "base_state.json":
+            yield Checkpoint(str(self.path.stat().st_size), 0)  # an event file: nothing alone
+            return
         problems: list[Problem] = []
         doc = load_document(self, problems)
         yield from problems
