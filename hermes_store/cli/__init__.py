@@ -34,6 +34,8 @@ COMMANDS: dict[str, str] = {
     "hermes": "hermes_store.cli.hermes:hermes",
     "recall": "hermes_store.cli.recall:recall",
     "migrate": "hermes_store.cli.migrate:migrate",
+    "backup": "hermes_store.cli.backup:backup",
+    "restore": "hermes_store.cli.backup:restore",
 }
 
 

@@ -293,7 +293,18 @@ class FactStore:
         ``blocked_reasons`` names the file and the fact id of each).
         Returns ``{"imported", "skipped", "renumbered", "entities"[, "blocked", "blocked_reasons"]}``.
         """
-        facts, entities, links = _read_holographic(Path(path))
+        return self.import_rows(str(path), *_read_holographic(Path(path)))
+
+    def import_rows(self, label: str, facts: list[dict[str, Any]], entities: list[dict[str, Any]],
+                    links: dict[int, list[int]]) -> dict[str, Any]:
+        """Insert exported/foreign fact and entity rows keeping their ids where free (one transaction).
+
+        ``facts`` rows carry ``fact_id, content, category, tags, trust_score, retrieval_count,
+        helpful_count, created_at, updated_at``; ``entities`` rows ``entity_id, name,
+        entity_type, aliases``; ``links`` maps a fact id to its entity ids. ``label`` (a path)
+        prefixes each blocked reason. The counts are those of :meth:`import_hermes`.
+        """
+        path = label
         imported = skipped = renumbered = entities_kept = 0
         with self._lock, self.db.write():
             entity_map: dict[int, int] = {}
@@ -336,6 +347,16 @@ class FactStore:
         if blocked:
             counts.update(blocked=len(blocked), blocked_reasons=blocked)
         return counts
+
+    def export_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, list[int]]]:
+        """Every fact (all stored fields but derived vectors/projections), entity and link."""
+        facts = self.db.query(f"SELECT {FACT_COLUMNS} FROM facts ORDER BY fact_id")
+        entities = self.db.query("SELECT entity_id, name, entity_type, aliases, created_at FROM entities "
+                                 "ORDER BY entity_id")
+        links: dict[int, list[int]] = {}
+        for link in self.db.query("SELECT fact_id, entity_id FROM fact_entities ORDER BY fact_id, position"):
+            links.setdefault(int(link["fact_id"]), []).append(int(link["entity_id"]))
+        return facts, entities, links
 
     def _import_entity(self, row: dict[str, Any]) -> tuple[int, int]:
         """Our id for a holographic entity row, keeping its id when free: ``(entity_id, 1 if kept)``."""
