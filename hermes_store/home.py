@@ -271,6 +271,17 @@ class Home:
         raise ConfigError(f"database URL: unsupported scheme in {_scheme_of(url)!r} "
                           "(use postgresql://... or sqlite:///path)")
 
+    def store_exists(self) -> bool:
+        """True when there is a store to read without creating one: a server is configured, or
+        the SQLite file (this home's, or the one a ``sqlite:///`` URL names) exists."""
+        from hermes_store.db import sqlite_url_path
+
+        if self.engine == "postgresql":
+            return True
+        url = self.database_url()
+        path = sqlite_url_path(url) if url else None
+        return (path or self.db_path).exists()
+
     def open_db(self, **kwargs: Any):  # -> Database | PgDatabase (imports lazy for CLI start-up)
         """Open (create, migrate) this home's store: its ``hermes_store.db``, or the
         database named by :meth:`database_url` (SQLite-only options are ignored for a server)."""

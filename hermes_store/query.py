@@ -1,4 +1,12 @@
-"""User text -> safe FTS5 expressions, shared by every full-text index in the package.
+"""User text -> one compiled query plan, shared by every full-text index in the package.
+
+:func:`compile_query` parses the text once into a :class:`QueryPlan`: engine-neutral
+:class:`Match` trees (:class:`Term`, :class:`AllOf`, :class:`AnyOf`, :class:`Without`)
+for the strict, relaxed and literal forms, plus the query's ``terms`` that title
+matching and highlighting read. :func:`to_fts5` renders a match for SQLite FTS5
+(``plan.strict`` etc. are those renderings); another engine renders the same
+tree in its own syntax. :func:`run_plan` runs a plan through a ``fetch(match,
+limit)``; :func:`run_match` is its FTS5-text form.
 
 The rules, in one place:
 
@@ -14,7 +22,7 @@ The rules, in one place:
   (:func:`cjk_projection`: bigrams and unigrams of every CJK run, plus Latin
   glued to CJK); queries use the matching form (1 char -> unigram, 2 chars ->
   bigram, longer -> a phrase of consecutive bigrams).
-* :func:`run_match` never fails silently: an expression the engine rejects is
+* :func:`run_plan` never fails silently: an expression the engine rejects is
   retried all-literal with a ``note``; a natural-language question whose strict
   AND match yields fewer hits than asked is relaxed to OR over its content words
   (stopwords dropped) and the results are merged, strict hits first.

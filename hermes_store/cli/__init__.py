@@ -33,6 +33,8 @@ COMMANDS: dict[str, str] = {
     "provider": "hermes_store.cli.provider:provider",
     "hermes": "hermes_store.cli.hermes:hermes",
     "recall": "hermes_store.cli.recall:recall",
+    "mcp": "hermes_store.cli.mcp:mcp",
+    "browse": "hermes_store.cli.browse:browse",
     "migrate": "hermes_store.cli.migrate:migrate",
     "backup": "hermes_store.cli.backup:backup",
     "restore": "hermes_store.cli.backup:restore",
