@@ -185,6 +185,7 @@ class Database:
     ) -> None:
         self.path = Path(path)
         self.readonly = readonly
+        self.newer_schema: int | None = None  # the user_version when a newer hermes_store wrote the file
         self.busy_patience = float(busy_patience if busy_patience is not None else default_busy_patience())
         self._lock = threading.RLock()
         self._write_depth = 0
@@ -238,6 +239,12 @@ class Database:
     def migrate(self) -> int:
         """Apply every migration newer than ``PRAGMA user_version``; return the final version."""
         current = self.user_version
+        latest = latest_schema_version()
+        if current > latest:  # written by a newer hermes_store: read it, never write it
+            self.newer_schema = current
+            logger.warning("%s: schema version %d is newer than this hermes_store (%d); reading only",
+                           self.path, current, latest)
+            return current
         pending = [(v, p) for v, p in migrations() if v > current]
         if not pending:
             return current
@@ -322,6 +329,9 @@ class Database:
         """
         if self.readonly:
             raise DatabaseError(f"{self.path}: opened read-only")
+        if self.newer_schema:
+            raise DatabaseError(f"{self.path}: schema version {self.newer_schema} is newer than this hermes_store "
+                                f"({latest_schema_version()}); refusing to write (upgrade hermes_store)")
         with self._lock:
             if self._write_depth:
                 self._write_depth += 1

@@ -366,6 +366,9 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
     limit = max(1, int(limit))
     since_ts, until_ts = parse_when(since, name="since"), parse_when(until, name="until", end=True)
     result = RecallResult(query=str(query or ""), results=[])
+    if home.root.exists() and not home.root.is_dir():
+        result.errors["home"] = f"{home.root}: the Hermes home is not a directory"
+        return result
     own_db = None
     if db is None:
         try:
@@ -383,6 +386,10 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
             except Exception as exc:
                 for target in targets:
                     result.errors[target] = f"{type(exc).__name__}: {exc}"
+        for kind, table in (("facts", "facts"), ("sessions", "messages")):
+            if db is not None and kind in wanted and not db.table_exists(table):  # a broken store, not "no results"
+                result.errors[kind] = (f"{getattr(db, 'path', 'the database')}: table {table} is missing "
+                                       "(run `hermes-store doctor --fix`)")
         if db is not None and "facts" in wanted and db.table_exists("facts"):
             try:
                 lists["facts"] = _fact_candidates(db, result.query, limit, min_trust, since_ts, until_ts,
