@@ -150,7 +150,14 @@ def latest_schema_version() -> int:
 
 
 def _create_private(path: Path) -> None:
-    """Create ``path`` with mode 0600 if it does not exist yet (never widen an existing file)."""
+    """Create ``path`` with mode 0600 if it does not exist yet (never widen an existing file).
+
+    A symlink is followed (the rule of :mod:`hermes_store.fsutil`): a dangling link's
+    target is created 0600 too.
+    """
+    from hermes_store.fsutil import resolve_for_write
+
+    path = resolve_for_write(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)

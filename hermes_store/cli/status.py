@@ -78,7 +78,9 @@ def installed_plugins(home: Home, provider_config: dict[str, Any] | None = None,
             release_unused,
         )
 
-        infos = discover_providers(home, include_builtin=False, run_plugin_code=False)  # status is read-only
+        # status is read-only: only the configured provider's code runs (a session would load it anyway)
+        infos = discover_providers(home, include_builtin=False,
+                                   run_plugin_code=frozenset({active}) if active else frozenset())
     except Exception:  # discovery itself broken: still show what is on disk
         return _scan_plugins(home)
     rows = []

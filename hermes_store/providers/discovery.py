@@ -273,7 +273,7 @@ def _entry_point_infos() -> list[ProviderInfo]:
 NOT_RUN_REASON = "plug-in code not run (this listing only reads plugin.yaml)"
 
 
-def _plugin_dir_infos(home: Home, run_code: bool = True) -> list[ProviderInfo]:
+def _plugin_dir_infos(home: Home, run_code: bool | frozenset[str] = True) -> list[ProviderInfo]:
     infos = []
     root = home.plugins_dir
     if not root.is_dir():
@@ -287,7 +287,7 @@ def _plugin_dir_infos(home: Home, run_code: bool = True) -> list[ProviderInfo]:
         try:
             manifest = read_plugin_yaml(plugin_dir)
             info.description = str(manifest.get("description") or "").strip()
-            if not run_code:
+            if not (run_code is True or (run_code and plugin_dir.name in run_code)):
                 info.reason = NOT_RUN_REASON
                 infos.append(info)
                 continue
@@ -300,13 +300,14 @@ def _plugin_dir_infos(home: Home, run_code: bool = True) -> list[ProviderInfo]:
 
 
 def discover_providers(home: Home | None = None, *, include_builtin: bool = True,
-                       run_plugin_code: bool = True) -> list[ProviderInfo]:
+                       run_plugin_code: bool | frozenset[str] = True) -> list[ProviderInfo]:
     """Every provider visible from ``home``: bundled, entry points, then plugin directories.
 
     On a name clash the earlier source wins; the later one is listed as shadowed and
     unavailable. With ``run_plugin_code=False`` no ``plugins/*/__init__.py`` of the home
-    is executed: plugin directories are described from their ``plugin.yaml`` only
-    (availability unknown, ``reason`` says so); installed entry points are still loaded.
+    is executed (with a set of names, only those): the others are described from their
+    ``plugin.yaml`` only (availability unknown, ``reason`` says so); installed entry points
+    are still loaded.
     """
     home = home or Home()
     infos: list[ProviderInfo] = []

@@ -1,4 +1,5 @@
-"""Issue 14 point 5: status never runs plug-in code; provider list says plainly when it does."""
+"""Issue 14 point 5: status runs no plug-in code but the configured provider's (which any
+session loads anyway); provider list says plainly when it runs plug-ins."""
 
 from __future__ import annotations
 
@@ -48,3 +49,15 @@ def test_provider_list_says_plainly_that_it_runs_plugin_code(home):
     assert result.exit_code == 0
     assert "running each plug-in's code" in result.output
     assert ran.exists()
+
+
+def test_status_runs_only_the_configured_provider(home):
+    ran = _canary(home)
+    home.config_path.write_text("memory:\n  provider: canary\n", encoding="utf-8")
+    other = home.plugins_dir / "other"
+    other.mkdir()
+    (other / "plugin.yaml").write_text("name: other\n", encoding="utf-8")
+    (other / "__init__.py").write_text(PLUGIN.replace("RAN", "OTHER_RAN").replace('"canary"', '"other"'),
+                                       encoding="utf-8")
+    assert CliRunner().invoke(cli, ["--home", str(home.root), "status"]).exit_code == 0
+    assert ran.exists() and not (other / "OTHER_RAN").exists()
