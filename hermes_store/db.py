@@ -194,6 +194,7 @@ class Database:
         self.path = Path(path)
         self.readonly = readonly
         self.newer_schema: int | None = None  # the user_version when a newer hermes_store wrote the file
+        self.wal_vanished = 0  # commits rescued after the -wal file was deleted under this connection
         self.busy_patience = float(busy_patience if busy_patience is not None else default_busy_patience())
         self._lock = threading.RLock()
         self._write_depth = 0
@@ -380,6 +381,29 @@ class Database:
                     self.conn.execute("ROLLBACK")
                 self._explain_write_failure(exc)
                 raise
+            self._guard_wal()
+
+    def _guard_wal(self) -> None:
+        """After a commit: if the ``-wal`` file vanished under this open connection (deleted
+        by hand or a cleaner), copy the commit into the database file now.
+
+        The connection still writes to the deleted WAL's inode, which no new connection can
+        see and which is lost when the last old connection goes; a FULL checkpoint moves the
+        committed pages into the main file, so the write is not lost. Counted in
+        ``wal_vanished`` and logged.
+        """
+        if self.journal_mode != "wal" or self.path == Path(":memory:"):
+            return
+        if os.path.exists(f"{os.path.realpath(self.path)}-wal"):
+            return
+        self.wal_vanished += 1
+        try:
+            self._retry_busy(lambda: self.conn.execute("PRAGMA wal_checkpoint(FULL)").fetchall())
+            logger.warning("%s-wal vanished under an open connection; the commit was checkpointed into %s",
+                           self.path, self.path)
+        except Exception as exc:
+            raise DatabaseError(f"{self.path}-wal was deleted while the database was open and the commit could "
+                                f"not be copied into {self.path}: {exc}; run `hermes-store doctor`") from exc
 
     def _explain_write_failure(self, exc: BaseException) -> None:
         """Turn a full disk / I/O failure of a rolled-back write into an error naming the file."""
