@@ -55,6 +55,7 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     clean_text,
 )
+from hermes_store.sessions.maintenance import backfill_projection
 from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
 
 DEFAULT_BATCH = 20_000
@@ -247,6 +248,7 @@ class BulkLoader:
         return FileLock(str(lock_path), timeout=RUN_LOCK_TIMEOUT, mode=0o600)
 
     def _run(self, paths: Iterable[str | os.PathLike[str]], fmt: str) -> IndexSummary:
+        backfill_projection(self.db)  # once after migration 0007 (emoji in the projection)
         done: set[str] = set()
         self._writer = _Writer(self.db, self.summary, pipeline=self.pipeline)
         collecting = gc.isenabled()

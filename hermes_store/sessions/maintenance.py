@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from hermes_store.db import Database
-from hermes_store.sessions.rows import SessionNotFound
+from hermes_store.sessions.rows import SessionNotFound, cjk_for
 
 _FTS5 = re.compile(r"\busing\s+fts5\b", re.I)
 
@@ -167,3 +167,41 @@ def match_probe(db: Database) -> str | None:
     if not hits or "[" not in (hits[0]["snip"] or ""):
         return f"message {row['id']} is not found by searching for {words[0]!r}"
     return None
+
+
+BACKFILL_KEY = "sessions_projection_backfill"
+BACKFILL_CHUNK = 2000
+
+
+def backfill_projection(db: Database, *, chunk: int = BACKFILL_CHUNK) -> int:
+    """Recompute the ``cjk`` projection of stored messages when a migration asked for it.
+
+    Migration 0007 records :data:`BACKFILL_KEY` in ``store_meta`` (emoji joined
+    the projection). Only messages with non-ASCII text can change; they are
+    visited in id order, in chunks of one transaction each, and updated where
+    the projection differs (the update trigger re-indexes them). The key is
+    removed at the end, so an interrupted backfill resumes from the start.
+    Returns the number of messages updated.
+    """
+    if not db.table_exists("messages") or db.scalar(
+            "SELECT value FROM store_meta WHERE key = ?", (BACKFILL_KEY,)) is None:
+        return 0
+    updated = 0
+    last_id = 0
+    while True:
+        rows = db.query(
+            "SELECT id, role, content, cjk FROM messages WHERE id > ?"
+            " AND length(CAST(content AS BLOB)) <> length(content) ORDER BY id LIMIT ?",
+            (last_id, chunk))
+        if not rows:
+            break
+        last_id = int(rows[-1]["id"])
+        changes = [(new, row["id"]) for row in rows
+                   if (new := cjk_for(str(row["role"]), str(row["content"]))) != row["cjk"]]
+        if changes:
+            with db.write():
+                db.executemany("UPDATE messages SET cjk = ? WHERE id = ?", changes)
+            updated += len(changes)
+    with db.write():
+        db.execute("DELETE FROM store_meta WHERE key = ?", (BACKFILL_KEY,))
+    return updated
