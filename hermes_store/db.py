@@ -91,6 +91,8 @@ class Database:
     index when the home's file cannot be written).
     """
 
+    engine = "sqlite"  # each area's storage factory picks its implementation by this name
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -370,6 +372,20 @@ def _uri_path(path: Path) -> str:
     for char, code in (("%", "%25"), ("?", "%3f"), ("#", "%23")):
         text = text.replace(char, code)
     return text
+
+
+def sqlite_url_path(url: str) -> Path | None:
+    """The file named by a SQLite URL, else None (``None`` for any other scheme).
+
+    As in SQLAlchemy: ``sqlite:///rel/file.db`` is relative to the working directory and
+    ``sqlite:////abs/file.db`` absolute.
+    """
+    if not url or not url.lower().startswith("sqlite://"):
+        return None
+    rest = url[len("sqlite://"):]
+    if not rest.startswith("/") or rest.strip("/") == "":
+        raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db")
+    return Path(rest[1:]).absolute()
 
 
 def open_store_db(home_root: str | os.PathLike[str], **kwargs: Any) -> Database:

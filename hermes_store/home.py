@@ -17,6 +17,7 @@ import yaml
 
 from hermes_store.db import DB_FILENAME
 
+DATABASE_URL_ENV = "HERMES_STORE_DATABASE_URL"
 DEFAULT_MEMORY_CHAR_LIMIT = 2200
 DEFAULT_USER_CHAR_LIMIT = 1375
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -140,9 +141,11 @@ class MemoryConfig:
 class Home:
     """A resolved Hermes home: the paths inside it and its configuration."""
 
-    def __init__(self, root: str | os.PathLike[str] | None = None, profile: str | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] | None = None, profile: str | None = None,
+                 database_url: str | None = None) -> None:
         self.root = resolve_home(root, profile)
         self.profile = profile
+        self._database_url = database_url or None
 
     @property
     def memories_dir(self) -> Path:
@@ -183,15 +186,64 @@ class Home:
         """The ``memory:`` section with defaults and coercion."""
         return MemoryConfig.from_mapping(self.config().get("memory"))
 
-    def open_db(self, **kwargs: Any):  # -> Database (import kept lazy for CLI start-up)
-        """Open (create, migrate) this home's ``hermes_store.db``."""
-        from hermes_store.db import Database
+    def database_url(self) -> str | None:
+        """Where the shared store lives: ``--database-url``, else ``$HERMES_STORE_DATABASE_URL``,
+        else ``store.database_url`` in config.yaml; None means this home's SQLite file."""
+        if self._database_url:
+            return self._database_url
+        env = os.environ.get(DATABASE_URL_ENV, "").strip()
+        if env:
+            return env
+        store = self.config().get("store")
+        if store is None:
+            return None
+        if not isinstance(store, dict):
+            raise ConfigError(f"{self.config_path}: store: expected a mapping, got {type(store).__name__}")
+        url = store.get("database_url")
+        if url is None or (isinstance(url, str) and not url.strip()):
+            return None
+        if not isinstance(url, str):
+            raise ConfigError(f"{self.config_path}: store.database_url: expected a string URL")
+        return url.strip()
 
-        private_mkdir(self.root)
-        return Database(self.db_path, **kwargs)
+    @property
+    def engine(self) -> str:
+        """``"postgresql"`` when :meth:`database_url` names a server, else ``"sqlite"``."""
+        from hermes_store.db import DatabaseError, sqlite_url_path
+
+        url = self.database_url()
+        try:
+            if url is None or sqlite_url_path(url) is not None:
+                return "sqlite"
+        except DatabaseError as exc:
+            raise ConfigError(f"database URL: {exc}") from exc
+        if url.split(":", 1)[0].lower() in ("postgresql", "postgres"):
+            return "postgresql"
+        raise ConfigError(f"database URL: unsupported scheme in {_scheme_of(url)!r} "
+                          "(use postgresql://... or sqlite:///path)")
+
+    def open_db(self, **kwargs: Any):  # -> Database | PgDatabase (imports lazy for CLI start-up)
+        """Open (create, migrate) this home's store: its ``hermes_store.db``, or the
+        database named by :meth:`database_url` (SQLite-only options are ignored for a server)."""
+        from hermes_store.db import Database, sqlite_url_path
+
+        url = self.database_url()
+        if self.engine == "postgresql":
+            from hermes_store.pgdb import PgDatabase, writer_label
+
+            return PgDatabase(url, migrate=kwargs.get("migrate", True),  # type: ignore[arg-type]
+                              writer=writer_label(self.root))
+        path = sqlite_url_path(url) if url else None
+        private_mkdir(self.root if path is None else path.parent)
+        return Database(path or self.db_path, **kwargs)
 
     def __repr__(self) -> str:
         return f"Home({str(self.root)!r})"
+
+
+def _scheme_of(url: str) -> str:
+    """The scheme part of ``url`` (nothing after it, so no secret is ever echoed)."""
+    return url.split(":", 1)[0] + ":" if ":" in url else "(no scheme)"
 
 
 def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -151,7 +152,79 @@ def cjk_projection(text: str | None) -> str | None:
     return " ".join(out) if out else None
 
 
-# --------------------------------------------------------------------------- terms
+# --------------------------------------------------------------------------- matches
+
+
+class Match(ABC):
+    """A compiled full-text match, independent of any engine's syntax.
+
+    The nodes are :class:`Term` (a word, or a phrase of consecutive index
+    tokens), :class:`AllOf` (every part), :class:`AnyOf` (some part) and
+    :class:`Without` (``keep`` but not ``drop``). :func:`to_fts5` renders one
+    for SQLite FTS5; another engine's storage renders it in its own syntax.
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    def terms(self) -> list[Term]:
+        """Every :class:`Term` of the match, in order."""
+
+
+@dataclass(frozen=True)
+class Term(Match):
+    """Consecutive index tokens (a phrase when more than one); ``prefix``: the last token is a
+    prefix; ``cjk``: tokens of the CJK projection (bigrams/unigrams, see :func:`cjk_projection`)."""
+
+    tokens: tuple[str, ...]
+    prefix: bool = False
+    cjk: bool = False
+
+    def terms(self) -> list[Term]:
+        """Itself."""
+        return [self]
+
+
+@dataclass(frozen=True)
+class AllOf(Match):
+    """Every part must match."""
+
+    parts: tuple[Match, ...]
+
+    def terms(self) -> list[Term]:
+        """The terms of every part."""
+        return [t for part in self.parts for t in part.terms()]
+
+
+@dataclass(frozen=True)
+class AnyOf(Match):
+    """At least one part must match."""
+
+    parts: tuple[Match, ...]
+
+    def terms(self) -> list[Term]:
+        """The terms of every part."""
+        return [t for part in self.parts for t in part.terms()]
+
+
+@dataclass(frozen=True)
+class Without(Match):
+    """``keep`` matches and ``drop`` does not."""
+
+    keep: Match
+    drop: Match
+
+    def terms(self) -> list[Term]:
+        """The terms of ``keep`` then ``drop``."""
+        return self.keep.terms() + self.drop.terms()
+
+
+def _all_of(parts: Sequence[Match]) -> Match:
+    return parts[0] if len(parts) == 1 else AllOf(tuple(parts))
+
+
+def _any_of(parts: Sequence[Match]) -> Match:
+    return parts[0] if len(parts) == 1 else AnyOf(tuple(parts))
 
 
 def _quote(text: str) -> str:
@@ -159,39 +232,70 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def _cjk_term(run: str) -> str:
+def _fts5(match: Match, top: bool) -> str:
+    if isinstance(match, Term):
+        return _quote(" ".join(match.tokens)) + ("*" if match.prefix else "")
+    if isinstance(match, Without):
+        return f"({_fts5(match.keep, False)} NOT {_fts5(match.drop, False)})"
+    if isinstance(match, (AllOf, AnyOf)):
+        joined = (" AND " if isinstance(match, AllOf) else " OR ").join(
+            _fts5(part, False) for part in match.parts)
+        return joined if top else "(" + joined + ")"
+    raise TypeError(f"not a match: {match!r}")
+
+
+def to_fts5(match: Match | None) -> str | None:
+    """The SQLite FTS5 expression for ``match`` (None for None)."""
+    return None if match is None else _fts5(match, True)
+
+
+class QueryRejected(ValueError):
+    """The search engine refused a match expression (raised by storage implementations)."""
+
+
+# --------------------------------------------------------------------------- terms
+
+
+def _cjk_term(run: str) -> Term:
     run = unicodedata.normalize("NFKC", run)
     if len(run) <= 2:
-        return _quote(run)
-    return _quote(" ".join(run[i : i + 2] for i in range(len(run) - 1)))
+        return Term((run,), cjk=True)
+    return Term(tuple(run[i : i + 2] for i in range(len(run) - 1)), cjk=True)
 
 
-def literal_term(word: str, *, prefix: bool = False) -> str | None:
-    """Translate one user word into a safe FTS5 term, or None when nothing in it is indexable."""
+def literal_match(word: str, *, prefix: bool = False) -> Match | None:
+    """Translate one user word into a literal :class:`Match`, or None when nothing in it is
+    indexable."""
     tokens = tokenize(word)
     emoji = emoji_tokens(word) if not word.isascii() else []
-    if emoji:
-        term = _quote(" ".join(emoji))
-        rest = literal_term("".join(c for c in word if not is_emoji(c)), prefix=prefix)
-        return term if rest is None else f"({rest} AND {term})"
+    if emoji:  # emoji words live in the projection column, like CJK bigrams
+        term = Term(tuple(emoji), cjk=True)
+        rest = literal_match("".join(c for c in word if not is_emoji(c)), prefix=prefix)
+        return term if rest is None else _all_of([rest, term])
     if not tokens:
         return None
     if any(is_cjk(c) for c in word):
-        parts: list[str] = []
+        parts: list[Match] = []
         latin: list[str] = []
         for token in tokens:
             for flag, run in _split_cjk(token):
                 if flag:
                     if latin:
-                        parts.append(_quote(" ".join(latin)))
+                        parts.append(Term(tuple(latin)))
                         latin = []
                     parts.append(_cjk_term(run))
                 else:
                     latin.append(run)
         if latin:
-            parts.append(_quote(" ".join(latin)) + ("*" if prefix else ""))
-        return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
-    return _quote(" ".join(tokens)) + ("*" if prefix else "")
+            parts.append(Term(tuple(latin), prefix))
+        return _all_of(parts)
+    return Term(tuple(tokens), prefix)
+
+
+def literal_term(word: str, *, prefix: bool = False) -> str | None:
+    """Translate one user word into a safe FTS5 term, or None when nothing in it is indexable."""
+    match = literal_match(word, prefix=prefix)
+    return None if match is None else _fts5(match, False)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -243,12 +347,12 @@ class _SyntaxProblem(Exception):
 
 
 class _Parser:
-    """Recursive descent over the lexed tokens; builds a safe expression or raises."""
+    """Recursive descent over the lexed tokens; builds a :class:`Match` or raises."""
 
     def __init__(self, toks: list[_Tok]) -> None:
         self.toks = toks
         self.pos = 0
-        self.terms: list[str] = []
+        self.terms: list[Match] = []
 
     def peek(self) -> _Tok | None:
         return self.toks[self.pos] if self.pos < len(self.toks) else None
@@ -258,13 +362,13 @@ class _Parser:
         self.pos += 1
         return tok
 
-    def parse(self) -> str | None:
+    def parse(self) -> Match | None:
         expr = self.or_expr()
         if self.peek() is not None:
             raise _SyntaxProblem(f"unexpected {self.peek().kind}")
         return expr
 
-    def or_expr(self) -> str | None:
+    def or_expr(self) -> Match | None:
         parts = [self.and_expr()]
         while self.peek() is not None and self.peek().kind == "OR":
             self.take()
@@ -272,9 +376,9 @@ class _Parser:
         kept = [p for p in parts if p]
         if not kept:
             return None
-        return kept[0] if len(kept) == 1 else "(" + " OR ".join(kept) + ")"
+        return _any_of(kept)
 
-    def and_expr(self) -> str | None:
+    def and_expr(self) -> Match | None:
         parts = [self.not_expr()]
         while self.peek() is not None and self.peek().kind not in ("OR", "RP"):
             if self.peek().kind == "AND":
@@ -283,9 +387,9 @@ class _Parser:
         kept = [p for p in parts if p]
         if not kept:
             return None
-        return kept[0] if len(kept) == 1 else "(" + " AND ".join(kept) + ")"
+        return _all_of(kept)
 
-    def not_expr(self) -> str | None:
+    def not_expr(self) -> Match | None:
         left = self.primary()
         while self.peek() is not None and self.peek().kind == "NOT":
             self.take()
@@ -293,10 +397,10 @@ class _Parser:
             if left is None:
                 raise _SyntaxProblem("NOT needs something before it")
             if right is not None:
-                left = f"({left} NOT {right})"
+                left = Without(left, right)
         return left
 
-    def primary(self) -> str | None:
+    def primary(self) -> Match | None:
         tok = self.peek()
         if tok is None:
             raise _SyntaxProblem("expression ends early")
@@ -309,7 +413,7 @@ class _Parser:
             return inner
         if tok.kind in ("WORD", "PHRASE"):
             self.take()
-            term = literal_term(tok.text, prefix=tok.prefix)
+            term = literal_match(tok.text, prefix=tok.prefix)
             if term is not None:
                 if len(self.terms) >= MAX_TERMS:
                     return None
@@ -323,35 +427,59 @@ class _Parser:
 
 @dataclass
 class QueryPlan:
-    """What a user query compiles to.
+    """What a user query compiles to, once, for every step of a search.
 
-    ``strict``: the precise expression (operators honoured, words AND-ed).
-    ``relaxed``: OR over the content words, for natural-language queries only.
-    ``literal``: every word taken literally and AND-ed (the fallback).
+    ``strict_match``: the precise match (operators honoured, words AND-ed).
+    ``relaxed_match``: OR over the content words, for natural-language queries only.
+    ``literal_match``: every word taken literally and AND-ed (the fallback).
+    ``words``: the whitespace words that hold something indexable.
+    ``terms``: the query's index tokens, case kept, operator words left out -- what title
+    matching and highlighting compare against.
     ``note``: set when the query's syntax could not be honoured as written.
+    ``strict``/``relaxed``/``literal`` are the same matches as FTS5 text.
     """
 
     text: str
-    strict: str | None
-    relaxed: str | None
-    literal: str | None
+    strict_match: Match | None
+    relaxed_match: Match | None
+    literal_match: Match | None
     words: list[str] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)
     note: str | None = None
+
+    @property
+    def strict(self) -> str | None:
+        """The strict match as an FTS5 expression."""
+        return to_fts5(self.strict_match)
+
+    @property
+    def relaxed(self) -> str | None:
+        """The relaxed match as an FTS5 expression."""
+        return to_fts5(self.relaxed_match)
+
+    @property
+    def literal(self) -> str | None:
+        """The literal match as an FTS5 expression."""
+        return to_fts5(self.literal_match)
 
     @property
     def empty(self) -> bool:
         """True when nothing in the query can be searched."""
-        return self.strict is None and self.literal is None
+        return self.strict_match is None and self.literal_match is None
+
+    def folded_terms(self) -> list[str]:
+        """:attr:`terms` lower-cased (for case-insensitive comparisons such as title matching)."""
+        return [t.lower() for t in self.terms]
 
 
-def _literal_terms(text: str, *, drop_stopwords: bool) -> list[str]:
-    """Every whitespace word of ``text`` as a literal term (quotes and operators made plain)."""
+def _literal_terms(text: str, *, drop_stopwords: bool) -> list[Match]:
+    """Every whitespace word of ``text`` as a literal match (quotes and operators made plain)."""
     words = [w for w in text.replace('"', " ").replace("(", " ").replace(")", " ").split()]
     content = [w for w in words if tokenize(w) and w.lower().strip("'*?!.,;:") not in STOPWORDS]
     chosen = content if (drop_stopwords and content) else words
-    terms: list[str] = []
+    terms: list[Match] = []
     for word in chosen:
-        term = literal_term(word.rstrip("*"))
+        term = literal_match(word.rstrip("*"))
         if term is not None and term not in terms:
             terms.append(term)
         if len(terms) >= MAX_TERMS:
@@ -359,26 +487,33 @@ def _literal_terms(text: str, *, drop_stopwords: bool) -> list[str]:
     return terms
 
 
-def compile_query(text: str) -> QueryPlan:
-    """Compile user text into a :class:`QueryPlan` (never raises)."""
+def query_terms(text: str) -> list[str]:
+    """The index tokens of ``text`` (case kept) without the operator words AND/OR/NOT."""
+    return [t for t in tokenize(text or "") if t.upper() not in _OPERATORS]
+
+
+def compile_query(text: str | QueryPlan) -> QueryPlan:
+    """Compile user text into a :class:`QueryPlan` (never raises; a plan is returned as is)."""
+    if isinstance(text, QueryPlan):
+        return text
     text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in str(text or ""))
     toks = _lex(text)
     has_syntax = any(t.kind != "WORD" or t.prefix for t in toks)
     content_terms = _literal_terms(text, drop_stopwords=True)
-    literal = " AND ".join(content_terms) if content_terms else None
+    literal = _all_of(content_terms) if content_terms else None
     words = [w for w in text.split() if tokenize(w)]
+    terms = query_terms(text)
     if not has_syntax:
-        strict = " AND ".join(content_terms) if content_terms else None
-        relaxed = " OR ".join(content_terms) if len(content_terms) > 1 else None
-        return QueryPlan(text, strict, relaxed, literal, words)
+        relaxed = AnyOf(tuple(content_terms)) if len(content_terms) > 1 else None
+        return QueryPlan(text, literal, relaxed, literal, words, terms)
     try:
         strict = _Parser(toks).parse()
     except _SyntaxProblem as exc:
         return QueryPlan(
-            text, literal, None, literal, words,
+            text, literal, None, literal, words, terms,
             note=f"query syntax not understood ({exc}); searched the words literally",
         )
-    return QueryPlan(text, strict, None, literal, words)
+    return QueryPlan(text, strict, None, literal, words, terms)
 
 
 # --------------------------------------------------------------------------- running
@@ -396,46 +531,48 @@ class MatchOutcome:
 
 def is_query_error(exc: BaseException) -> bool:
     """True when an engine error is about the MATCH expression (not the database)."""
+    if isinstance(exc, QueryRejected):
+        return True
     if not isinstance(exc, apsw.SQLError):
         return False
     message = str(exc).lower()
     return any(s in message for s in ("fts5", "no such column", "syntax error", "unterminated", "unknown special query"))
 
 
-def run_match(
-    fetch: Callable[[str, int], Sequence[Row]],
-    text: str,
+def run_plan(
+    fetch: Callable[[Match, int], Sequence[Row]],
+    plan: QueryPlan,
     limit: int,
     *,
     key: Callable[[Row], Hashable] = lambda row: row[0],
     relax: bool = True,
 ) -> MatchOutcome:
-    """Run a user query through ``fetch(expression, limit)`` with fallback and relaxation.
+    """Run a compiled query through ``fetch(match, limit)`` with fallback and relaxation.
 
-    ``fetch`` executes the FTS5 MATCH and returns ranked rows; ``key`` gives
-    each row's identity for merging. Engine rejections of the expression are
-    answered by an all-literal retry (reported in ``note``), never by an empty
-    result or an exception.
+    ``fetch`` executes one :class:`Match` and returns ranked rows; ``key`` gives
+    each row's identity for merging. Engine rejections of the match
+    (:class:`QueryRejected`, or an FTS5 error) are answered by an all-literal
+    retry (reported in ``note``), never by an empty result or an exception.
     """
-    plan = compile_query(text)
     if plan.empty:
-        note = "the query has no searchable words" if text and text.strip() else None
+        note = "the query has no searchable words" if plan.text and plan.text.strip() else None
         return MatchOutcome([], "empty", note, plan)
     mode, note = "strict", plan.note
-    expression = plan.strict or plan.literal
+    expression = plan.strict_match or plan.literal_match
     try:
         rows = list(fetch(expression, limit))
-    except apsw.SQLError as exc:
-        if not is_query_error(exc) or plan.literal is None or expression == plan.literal:
+    except (apsw.SQLError, QueryRejected) as exc:
+        literal = plan.literal_match
+        if not is_query_error(exc) or literal is None or expression == literal:
             if is_query_error(exc):
                 return MatchOutcome([], "empty", f"the search engine rejected the query ({exc})", plan)
             raise
-        rows = list(fetch(plan.literal, limit))
+        rows = list(fetch(literal, limit))
         mode, note = "literal", f"query syntax not understood ({exc}); searched the words literally"
-    if relax and len(rows) < limit and plan.relaxed and mode == "strict":
+    if relax and len(rows) < limit and plan.relaxed_match and mode == "strict":
         seen = {key(r) for r in rows}
         strict_count = len(rows)
-        for row in fetch(plan.relaxed, limit):
+        for row in fetch(plan.relaxed_match, limit):
             if key(row) not in seen:
                 seen.add(key(row))
                 rows.append(row)
@@ -450,21 +587,39 @@ def run_match(
     return MatchOutcome(rows[:limit], mode, note, plan)
 
 
+def run_match(
+    fetch: Callable[[str, int], Sequence[Row]],
+    text: str | QueryPlan,
+    limit: int,
+    *,
+    key: Callable[[Row], Hashable] = lambda row: row[0],
+    relax: bool = True,
+) -> MatchOutcome:
+    """Run a user query through ``fetch(fts5_expression, limit)`` with fallback and relaxation.
+
+    The FTS5-text form of :func:`run_plan` (``text`` is compiled once with
+    :func:`compile_query`; a :class:`QueryPlan` is used as is).
+    """
+    return run_plan(lambda match, count: fetch(_fts5(match, True), count), compile_query(text),
+                    limit, key=key, relax=relax)
+
+
 # --------------------------------------------------------------------------- highlighting
 
 HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = ">>>", "<<<"
 
 
-def highlight_excerpt(content: str, query: str, width: int = 160, *, open_mark: str = HIGHLIGHT_OPEN,
-                      close_mark: str = HIGHLIGHT_CLOSE) -> str:
+def highlight_excerpt(content: str, query: str | QueryPlan, width: int = 160, *,
+                      open_mark: str = HIGHLIGHT_OPEN, close_mark: str = HIGHLIGHT_CLOSE) -> str:
     """An excerpt of ``content`` around the first query word found, every query word marked.
 
     For when FTS5's ``snippet()`` cannot mark the match (e.g. it was found
-    through the CJK projection column): query words are matched
-    case-insensitively, and CJK words longer than two characters also by their
-    bigrams.
+    through the CJK projection column): query words (a plan's :attr:`QueryPlan.terms`)
+    are matched case-insensitively, and CJK words longer than two characters
+    also by their bigrams.
     """
-    words = sorted({t for t in tokenize(query) if t.upper() not in _OPERATORS}, key=len, reverse=True)
+    terms = query.terms if isinstance(query, QueryPlan) else query_terms(query)
+    words = sorted(set(terms), key=len, reverse=True)
     pieces = []
     for word in words:
         pieces.append(re.escape(word))

@@ -17,7 +17,17 @@
                           ``--naive-sample`` messages; the rate is what counts).
 3. Prints a table: msgs/s, ratio to raw, peak RSS, DB size vs raw text.
 
+With ``--database-url postgresql://...`` two PostgreSQL modes run beside the SQLite ones
+(each in a fresh schema of that database, dropped afterwards):
+   * ``raw-copy``      -- the engine limit on that server: the same JSONL parsed and COPYed,
+                          20k rows per transaction, into the store's own table layout
+                          (tsvector column + GIN index included);
+   * ``ours-pg``       -- the bulk loader writing to PostgreSQL (COPY per batch).
+``ours-pg`` is compared with ``raw-copy`` (the "vs raw" column), the SQLite modes with
+``raw-fts5``.
+
 Usage: scripts/bench_ingest.py [--messages 100000] [--workdir DIR] [--keep]
+                               [--database-url URL] [--modes raw-fts5,ours,raw-copy,ours-pg]
 """
 
 from __future__ import annotations
@@ -216,6 +226,95 @@ def run_raw(corpus: Path, db_path: Path) -> int:
         return total
 
 
+def _pg_messages(corpus: Path):
+    """(session_id, meta line) per file, then message rows in the store's COPY column order."""
+    from hermes_store.sessions.rows import cjk_for
+
+    for path in sorted((corpus / "sessions").glob("*.jsonl")):
+        rows = []
+        with open(path, "rb") as handle:
+            for raw in handle:
+                obj = json.loads(raw)
+                if obj.get("role") == "session_meta":
+                    continue
+                content = obj.get("content") or ""
+                calls = obj.get("tool_calls")
+                rows.append((path.stem, len(rows), obj["role"], content, None,
+                             json.dumps(calls) if calls is not None else None, obj.get("tool_call_id"),
+                             obj.get("timestamp"), cjk_for(obj["role"], content)))
+        yield path.stem, rows
+
+
+def run_raw_copy(corpus: Path, url: str) -> int:
+    """COPY every message into the store's PostgreSQL layout, 20k rows per transaction."""
+    from hermes_store.pgdb import PgDatabase
+
+    total = 0
+    with PgDatabase(url) as db:
+        pending: list[tuple] = []
+        sessions: list[tuple] = []
+
+        def flush() -> None:
+            with db.transaction():
+                db.copy_rows("COPY sessions (id, origin_format) FROM STDIN", sessions)
+                db.copy_rows("COPY messages (session_id, seq, role, content, tool_name, tool_calls,"
+                             " tool_call_id, timestamp, cjk) FROM STDIN", pending)
+
+        for session_id, rows in _pg_messages(corpus):
+            sessions.append((session_id, "hermes-jsonl"))
+            pending.extend(rows)
+            if len(pending) >= BATCH:
+                flush()
+                total += len(pending)
+                pending, sessions = [], []
+        if pending or sessions:
+            flush()
+            total += len(pending)
+    return total
+
+
+def run_ours_pg(corpus: Path, url: str) -> tuple[int, float]:
+    """The bulk loader writing to PostgreSQL; (messages, CPU seconds of the writer thread)."""
+    from hermes_store.pgdb import PgDatabase
+    from hermes_store.sessions.loader import BulkLoader
+
+    with PgDatabase(url) as db:
+        loader = BulkLoader(db)
+        summary = loader.run([corpus])
+        if summary.errors:
+            raise SystemExit(f"import errors: {summary.errors[:3]}")
+        return summary.messages_added, loader.writer_cpu_seconds
+
+
+def _pg_bytes(url: str) -> int:
+    from hermes_store.pgdb import PgDatabase
+
+    with PgDatabase(url, migrate=False) as db:
+        return int(db.scalar(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = current_schema() AND c.relkind = 'r'") or 0)
+
+
+PG_MODES = ("raw-copy", "ours-pg")
+
+
+def _schema_url(url: str, schema: str) -> str:
+    """``url`` with its search_path set to ``schema`` (a constant made by this script)."""
+    from urllib.parse import quote
+
+    return url + ("&" if "?" in url else "?") + "options=" + quote(f"-csearch_path={schema}")
+
+
+def _fresh_schema(url: str, schema: str, *, drop_only: bool = False) -> None:
+    from hermes_store.pgdb import PgDatabase
+
+    with PgDatabase(url, migrate=False) as db:
+        db.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        if not drop_only:
+            db.execute(f"CREATE SCHEMA {schema}")
+
+
 def run_naive(corpus: Path, db_path: Path, sample: int) -> int:
     from hermes_store.db import Database
     from hermes_store.sessions.live import SessionIndex
@@ -247,7 +346,11 @@ def child_main(mode: str, corpus: Path, db_path: Path, sample: int) -> None:
     start = time.perf_counter()
     main0 = time.thread_time()
     writer_cpu = 0.0
-    if mode == "ours":
+    if mode == "raw-copy":
+        count = run_raw_copy(corpus, str(db_path))
+    elif mode == "ours-pg":
+        count, writer_cpu = run_ours_pg(corpus, str(db_path))
+    elif mode == "ours":
         count, writer_cpu = run_ours(corpus, db_path, "batch")
     elif mode == "ours-trigger":
         count, writer_cpu = run_ours(corpus, db_path, "trigger")
@@ -262,9 +365,10 @@ def child_main(mode: str, corpus: Path, db_path: Path, sample: int) -> None:
     cpu = usage.ru_utime + usage.ru_stime - cpu0
     # with the writer on its own thread, the busiest thread bounds the wall time on idle cores
     critical = max(time.thread_time() - main0, writer_cpu) if writer_cpu else cpu
+    size = _pg_bytes(str(db_path)) if mode in PG_MODES else _db_bytes(db_path)
     print(json.dumps({"mode": mode, "messages": count, "seconds": seconds, "cpu": cpu,
                       "critical": critical,
-                      "rss_mb": usage.ru_maxrss / 1024.0, "db_bytes": _db_bytes(db_path)}))
+                      "rss_mb": usage.ru_maxrss / 1024.0, "db_bytes": size}))
 
 
 # --------------------------------------------------------------------------- driver
@@ -278,12 +382,19 @@ def main() -> None:
     parser.add_argument("--naive-sample", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=1, help="rounds (interleaved); best wall time kept")
     parser.add_argument("--keep", action="store_true", help="keep the corpus and databases")
+    parser.add_argument("--database-url", default=None, metavar="URL",
+                        help="also measure PostgreSQL (modes raw-copy, ours-pg) in this database")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "CORPUS", "DB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         mode, corpus, db_path = args.child
-        child_main(mode, Path(corpus), Path(db_path), args.naive_sample)
+        child_main(mode, Path(corpus), db_path if mode in PG_MODES else Path(db_path), args.naive_sample)
         return
+    modes = args.modes.split(",")
+    if args.database_url and not any(m in PG_MODES for m in modes):
+        modes += list(PG_MODES)
+    if any(m in PG_MODES for m in modes) and not args.database_url:
+        parser.error("modes raw-copy and ours-pg need --database-url")
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench_ingest_"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -304,10 +415,15 @@ def main() -> None:
               flush=True)
     best: dict[str, dict] = {}
     for round_no in range(args.repeat):
-        for mode in args.modes.split(","):
-            db_path = workdir / f"{mode}.db"
-            for suffix in ("", "-wal", "-shm"):
-                Path(str(db_path) + suffix).unlink(missing_ok=True)
+        for mode in modes:
+            if mode in PG_MODES:
+                schema = "bench_" + mode.replace("-", "_")
+                _fresh_schema(args.database_url, schema)
+                db_path = _schema_url(args.database_url, schema)
+            else:
+                db_path = workdir / f"{mode}.db"
+                for suffix in ("", "-wal", "-shm"):
+                    Path(str(db_path) + suffix).unlink(missing_ok=True)
             out = subprocess.run([sys.executable, __file__, "--child", mode, str(corpus), str(db_path),
                                   "--naive-sample", str(args.naive_sample)],
                                  capture_output=True, text=True)
@@ -319,13 +435,17 @@ def main() -> None:
                   f"{result['seconds']:.1f}s wall, {result['cpu']:.1f}s CPU", flush=True)
             if mode not in best or result["seconds"] < best[mode]["seconds"]:
                 best[mode] = result
+    if args.database_url and not args.keep:
+        for mode in modes:
+            if mode in PG_MODES:
+                _fresh_schema(args.database_url, "bench_" + mode.replace("-", "_"), drop_only=True)
     results = list(best.values())
-    raw = best.get("raw-fts5")
     print(f"\n{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; best of {args.repeat} run(s)")
-    print("| mode | messages | wall s | msgs/s | vs raw FTS5 | CPU s | vs raw (CPU) "
+    print("| mode | messages | wall s | msgs/s | vs raw (FTS5 / COPY) | CPU s | vs raw (CPU) "
           "| busiest thread s | vs raw (busiest) | peak RSS MB | DB MB | DB / raw text |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
+        raw = best.get("raw-copy" if r["mode"] in PG_MODES else "raw-fts5")
         rate = r["messages"] / r["seconds"]
         cpu_rate = r["messages"] / max(r["cpu"], 1e-9)
         ratio = f"{rate / (raw['messages'] / raw['seconds']):.2f}x" if raw else "-"

@@ -11,7 +11,12 @@ The corpus is written by ``scripts/bench_ingest.py``'s ``CorpusWriter`` (so
 both benchmarks share one corpus); when that script is missing, the built-in
 generator below writes the same JSONL shape.
 
+With ``--database-url postgresql://...`` the same corpus is also indexed into that database
+(in the schema ``bench_search``, kept between runs like the SQLite file) and every query is
+timed there too, so the two engines' figures come from the same run.
+
 Usage: .venv/bin/python scripts/bench_search.py [--messages 20000] [--work DIR] [--repeat 5]
+                                                [--database-url URL]
 """
 
 from __future__ import annotations
@@ -140,6 +145,25 @@ def query_set(db: Database) -> dict[str, list[str]]:
     }
 
 
+def _open_pg(url: str, corpus: Path, fresh: bool):
+    """The PostgreSQL store in schema ``bench_search`` of ``url``, indexed from ``corpus``."""
+    from urllib.parse import quote
+
+    from hermes_store.pgdb import PgDatabase
+
+    with PgDatabase(url, migrate=False) as admin:
+        if fresh:
+            admin.execute("DROP SCHEMA IF EXISTS bench_search CASCADE")
+        admin.execute("CREATE SCHEMA IF NOT EXISTS bench_search")
+    pg = PgDatabase(url + ("&" if "?" in url else "?") + "options=" + quote("-csearch_path=bench_search"))
+    if not int(pg.scalar("SELECT count(*) FROM messages") or 0):
+        began = time.perf_counter()
+        BulkLoader(pg).run([corpus])
+        pg.execute("ANALYZE")
+        print(f"indexed into PostgreSQL in {time.perf_counter() - began:.1f}s", file=sys.stderr)
+    return pg
+
+
 def percentiles(samples: list[float]) -> tuple[float, float, float]:
     """p50, p95, p99 in milliseconds."""
     ordered = sorted(samples)
@@ -159,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grep-repeat", type=int, default=1, help="timed runs per query (grep)")
     parser.add_argument("--seed", type=int, default=None, help="corpus seed (generator default)")
     parser.add_argument("--fresh", action="store_true", help="rebuild corpus and index")
+    parser.add_argument("--database-url", default=None, metavar="URL",
+                        help="also time the queries on PostgreSQL (schema bench_search of this database)")
     args = parser.parse_args(argv)
 
     work = args.work / str(args.messages)
@@ -179,8 +205,10 @@ def main(argv: list[str] | None = None) -> int:
     db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.messages_fts_bench_vocab "
                "USING fts5vocab(main, messages_fts, col)")
     queries = query_set(db)
+    pg = _open_pg(args.database_url, corpus, args.fresh) if args.database_url else None
 
     ours: dict[str, list[float]] = {}
+    on_pg: dict[str, list[float]] = {}
     grep: dict[str, list[float]] = {}
     for cls, items in queries.items():
         for text in items:
@@ -189,6 +217,12 @@ def main(argv: list[str] | None = None) -> int:
                 began = time.perf_counter()
                 search_messages(db, text, limit=10)
                 ours.setdefault(cls, []).append(time.perf_counter() - began)
+            if pg is not None:
+                search_messages(pg, text, limit=10)
+                for _ in range(args.repeat):
+                    began = time.perf_counter()
+                    search_messages(pg, text, limit=10)
+                    on_pg.setdefault(cls, []).append(time.perf_counter() - began)
             needle = text.strip('"')
             for _ in range(args.grep_repeat):
                 began = time.perf_counter()
@@ -196,17 +230,25 @@ def main(argv: list[str] | None = None) -> int:
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
                 grep.setdefault(cls, []).append(time.perf_counter() - began)
     db.close()
+    if pg is not None:
+        pg.close()
 
     size_mb = sum(p.stat().st_size for p in corpus.rglob("*") if p.is_file()) / 1e6
     print(f"corpus: {total:,} messages, {size_mb:.0f} MB JSONL; index {db_path.stat().st_size / 1e6:.0f} MB")
-    print("| class | queries | hermes_store p50 / p95 / p99 (ms) | grep -r -i -F p50 / p95 / p99 (ms) |")
-    print("|---|---|---|---|")
+    pg_head = " PostgreSQL p50 / p95 / p99 (ms) |" if pg is not None else ""
+    print(f"| class | queries | hermes_store p50 / p95 / p99 (ms) |{pg_head} grep -r -i -F p50 / p95 / p99 (ms) |")
+    print("|---|---|---|---|" + ("---|" if pg is not None else ""))
     for cls in [*queries, "all"]:
         mine = sum(ours.values(), []) if cls == "all" else ours[cls]
         theirs = sum(grep.values(), []) if cls == "all" else grep[cls]
         n = sum(len(v) for v in queries.values()) if cls == "all" else len(queries[cls])
         a, b = percentiles(mine), percentiles(theirs)
-        print(f"| {cls} | {n} | {a[0]:.1f} / {a[1]:.1f} / {a[2]:.1f} | {b[0]:.0f} / {b[1]:.0f} / {b[2]:.0f} |")
+        pg_cell = ""
+        if pg is not None:
+            c = percentiles(sum(on_pg.values(), []) if cls == "all" else on_pg[cls])
+            pg_cell = f" {c[0]:.1f} / {c[1]:.1f} / {c[2]:.1f} |"
+        print(f"| {cls} | {n} | {a[0]:.1f} / {a[1]:.1f} / {a[2]:.1f} |{pg_cell} "
+              f"{b[0]:.0f} / {b[1]:.0f} / {b[2]:.0f} |")
     return 0
 
 

@@ -10,7 +10,11 @@ within its conversation, and hit@k is 1 when any evidence turn is among the
 top k. The baseline is rank-bm25 (BM25Okapi) over lowercase word tokens with
 the same stopwords removed, on the same turn texts.
 
-Usage: .venv/bin/python scripts/eval_locomo.py [--data DIR] [--k 5 10] [--json]
+With ``--database-url postgresql://...`` each conversation is indexed into that database
+instead (a fresh schema ``locomo_eval``, dropped at the end) and searched there: the same
+search code on the PostgreSQL engine, for comparing hit@k between the engines.
+
+Usage: .venv/bin/python scripts/eval_locomo.py [--data DIR] [--k 5 10] [--json] [--database-url URL]
 """
 
 from __future__ import annotations
@@ -82,6 +86,39 @@ def index_conversation(db: Database, name: str, turns: list) -> None:
         db.execute("INSERT INTO messages_fts(messages_fts) VALUES('rebuild')")
 
 
+PG_SCHEMA = "locomo_eval"
+
+
+def _pg_reset(url: str, *, create: bool = True) -> None:
+    from hermes_store.pgdb import PgDatabase
+
+    with PgDatabase(url, migrate=False) as admin:
+        admin.execute(f"DROP SCHEMA IF EXISTS {PG_SCHEMA} CASCADE")
+        if create:
+            admin.execute(f"CREATE SCHEMA {PG_SCHEMA}")
+
+
+def open_pg_conversation(url: str, name: str, turns: list):
+    """A fresh PostgreSQL store (schema ``locomo_eval`` of ``url``) holding one conversation."""
+    from urllib.parse import quote
+
+    from hermes_store.pgdb import PgDatabase
+
+    _pg_reset(url)
+    db = PgDatabase(url + ("&" if "?" in url else "?") + "options=" + quote(f"-csearch_path={PG_SCHEMA}"))
+    with db.transaction():
+        sessions = []
+        for n in sorted({t[0] for t in turns}):
+            first = next(t for t in turns if t[0] == n)
+            sessions.append((f"{name}-s{n}", "locomo", "cli", first[4], sum(1 for t in turns if t[0] == n)))
+        db.copy_rows("COPY sessions (id, origin_format, source, started_at, message_count) FROM STDIN", sessions)
+        db.copy_rows("COPY messages (session_id, seq, role, content, timestamp, cjk) FROM STDIN",
+                     [(f"{name}-s{n}", seq, role, text, ts, cjk_projection(text))
+                      for n, seq, role, text, ts in turns])
+    db.execute("ANALYZE")
+    return db
+
+
 def bm25_tokens(text: str) -> list[str]:
     """Baseline tokens: lowercase words without stopwords."""
     return [t for t in (w.lower() for w in tokenize(text)) if t not in STOPWORDS]
@@ -100,8 +137,9 @@ def _positions(result) -> list[tuple[int, int]]:
     return [(int(r["session_id"].rsplit("-s", 1)[1]), r["seq"]) for r in result.results]
 
 
-def evaluate(data: Path, ks: list[int]) -> dict:
-    """Run both systems over every conversation; return the score table."""
+def evaluate(data: Path, ks: list[int], database_url: str | None = None) -> dict:
+    """Run both systems over every conversation; return the score table (on PostgreSQL when
+    ``database_url`` is given, else on a temporary SQLite file)."""
     top = max(ks)
     totals: dict[str, dict] = {}
     timings: list[float] = []
@@ -120,8 +158,11 @@ def evaluate(data: Path, ks: list[int]) -> dict:
         keys = [(t[0], t[1]) for t in turns]
         bm25 = BM25Okapi([bm25_tokens(t[3]) or ["_"] for t in turns])
         with tempfile.TemporaryDirectory() as tmp:
-            db = Database(Path(tmp) / "locomo.db")
-            index_conversation(db, name, turns)
+            if database_url:
+                db = open_pg_conversation(database_url, name, turns)
+            else:
+                db = Database(Path(tmp) / "locomo.db")
+                index_conversation(db, name, turns)
             for qa in conv.get("qa", []):
                 category = qa.get("category")
                 gold = evidence_keys(qa)
@@ -141,8 +182,10 @@ def evaluate(data: Path, ks: list[int]) -> dict:
                 order = sorted(range(len(turns)), key=lambda i: -scores[i])[:top]
                 add("bm25 (rank-bm25)", category, [keys[i] for i in order], gold)
             db.close()
+    if database_url:
+        _pg_reset(database_url, create=False)
     timings.sort()
-    return {"totals": totals, "ks": ks,
+    return {"engine": "postgresql" if database_url else "sqlite", "totals": totals, "ks": ks,
             "p50_ms": 1000 * timings[len(timings) // 2] if timings else 0.0,
             "p95_ms": 1000 * timings[int(len(timings) * 0.95)] if timings else 0.0}
 
@@ -159,7 +202,7 @@ def print_table(report: dict) -> None:
             label = "all (1-4)" if cat == 0 else f"{cat} {CATEGORIES[cat]}"
             cells = " | ".join(f"{b[k] / b['n']:.3f}" for k in ks)
             print(f"| {system} | {label} | {b['n']} | {cells} |")
-    print(f"\nhermes_store search latency per question: p50 {report['p50_ms']:.2f} ms, "
+    print(f"\nengine: {report.get('engine', 'sqlite')}; hermes_store search latency per question: p50 {report['p50_ms']:.2f} ms, "
           f"p95 {report['p95_ms']:.2f} ms")
 
 
@@ -169,11 +212,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--k", type=int, nargs="+", default=[5, 10])
     parser.add_argument("--json", action="store_true", help="print the raw report as JSON")
+    parser.add_argument("--database-url", default=None, metavar="URL",
+                        help="index and search on this PostgreSQL database (schema locomo_eval)")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"error: {args.data}: no such directory", file=sys.stderr)
         return 2
-    report = evaluate(args.data, sorted(set(args.k)))
+    report = evaluate(args.data, sorted(set(args.k)), args.database_url)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pg_server import pg_server, pg_url, pytest_terminal_summary  # noqa: F401  (PostgreSQL fixtures)
 
 from hermes_store.home import Home
 
@@ -13,4 +14,5 @@ def home(tmp_path, monkeypatch) -> Home:
     root = tmp_path / "hermes_home"
     root.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(root))
+    monkeypatch.delenv("HERMES_STORE_DATABASE_URL", raising=False)
     return Home(root).ensure()

@@ -19,8 +19,9 @@ def test_wheel_ships_schema_and_cli(tmp_path):
     assert built.returncode == 0, built.stderr
     wheel = next(tmp_path.glob("hermes_store-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
-    shipped = sorted(n.rsplit("/", 1)[-1] for n in names if n.startswith("hermes_store/_schema/"))
-    expected = sorted(p.name for p in (ROOT / "schema").glob("*.sql"))
+    shipped = sorted(n[len("hermes_store/_schema/"):] for n in names
+                     if n.startswith("hermes_store/_schema/") and n.endswith(".sql"))
+    expected = sorted(p.relative_to(ROOT / "schema").as_posix() for p in (ROOT / "schema").rglob("*.sql"))
     assert shipped == expected and expected
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()

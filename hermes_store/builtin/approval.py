@@ -1,12 +1,16 @@
 """Write approval (config ``memory.write_approval``): stage agent writes for a person to review.
 
-With approval on, a ``memory`` tool write is not applied: it is saved as a
-pending record ``<home>/pending/memory/<8-hex-id>.json`` (``{id, subsystem,
-action, summary, origin, created_at, payload}``) and the tool answers with a
-``staged`` response. Destructive operations are *pinned* to the full entry they
-matched when staged; :func:`approve` applies them only if that exact entry still
-exists, otherwise the record is kept and the write refused. :func:`reject`
-discards a record.
+Records use Hermes' layout, so either program lists, approves or rejects what the
+other staged on the same home: ``<home>/pending/memory/<8-hex-id>.json`` holding
+``{id, subsystem, action, summary, origin, created_at, payload}``, where
+``payload`` is the replayable call — ``{action, target, content, old_text}`` for
+one op (plus ``matched_entry`` for replace/remove) or ``{action: "batch", target,
+operations}`` with ``matched_entry`` on each destructive op — and ``origin`` is
+``foreground`` or ``background_review``. Destructive operations are *pinned* to the
+full entry they matched when staged; :func:`approve` applies them only if that exact
+entry still exists, otherwise the record is kept and the write refused. Records an
+older hermes-store wrote (a batch's pins as a ``matched_entries`` list) are still
+approved. :func:`reject` discards a record.
 """
 
 from __future__ import annotations
@@ -18,8 +22,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hermes_store.builtin import messages as msg
-from hermes_store.builtin.entries import AMBIGUOUS, find_unique_match
 from hermes_store.builtin.fileio import atomic_write_bytes
 from hermes_store.builtin.store import MemoryStore
 from hermes_store.home import private_mkdir
@@ -28,6 +30,8 @@ STAGED_MESSAGE = ("Staged for approval (memory.write_approval is on). Not yet sa
                   "/memory pending.")
 UNPINNED = ("This destructive pending write predates entry pinning and cannot be verified; nothing was "
             "applied. Reject it and recreate the change.")
+DESTRUCTIVE = ("replace", "remove")
+ORIGINS = ("foreground", "background_review")
 
 
 class PendingError(LookupError):
@@ -39,87 +43,114 @@ def pending_dir(home: Any) -> Path:
     return Path(home.root) / "pending" / "memory"
 
 
-def _label(target: str) -> str:
+def label(target: str) -> str:
+    """How Hermes names a target in summaries: ``user profile`` or ``memory``."""
     return "user profile" if target == "user" else "memory"
 
 
-def summarize(action: str, target: str, payload: dict[str, Any]) -> str:
-    """One line describing a staged write, e.g. ``add to memory: <text>``."""
+def op_line(op: Any) -> str:
+    """One batch op as Hermes shows it to an approver (a replace overwrites the whole entry)."""
+    op = op if isinstance(op, dict) else {}
+    action = op.get("action", "?")
+    content = op.get("content") or op.get("new_text") or ""
+    old = op.get("old_text", "")
+    if action == "remove":
+        return f"- remove: {old}"
+    if action == "replace":
+        return f"- replace entry matching '{old}' -> whole entry becomes: {content}"
+    return f"- {action}: {content}"
+
+
+def gate_text(payload: dict[str, Any]) -> tuple[str, str]:
+    """``(summary, detail)`` of a write, as Hermes' approval gate words them."""
+    action, target = payload.get("action"), payload.get("target", "memory")
     if action == "batch":
         ops = payload.get("operations") or []
-        detail = "; ".join(f"{op.get('action')}: {op.get('content') or op.get('old_text') or ''}"
-                           for op in ops if isinstance(op, dict))
-        return f"apply {len(ops)} op(s) to {_label(target)}: {detail[:120]}"
-    verb = {"add": "add to", "replace": "replace in", "remove": "remove from"}.get(action, action)
-    detail = payload.get("content") or payload.get("old_text") or ""
-    return f"{verb} {_label(target)}: {str(detail)[:120]}"
+        return f"apply {len(ops)} op(s) to {label(target)}", "\n".join(op_line(op) for op in ops)
+    content, old = payload.get("content") or "", payload.get("old_text") or ""
+    if action == "replace":
+        return f"replace in {label(target)}", f"entry matching: {old}\nwhole entry becomes: {content}"
+    if action == "remove":
+        return f"remove from {label(target)}", old
+    return f"add to {label(target)}", content
 
 
-def _pin(store: MemoryStore, target: str, action: str,
-         old_text: str) -> tuple[str | None, dict[str, Any] | None]:
-    """The full entry ``old_text`` identifies now, or the error a real write would give."""
-    old = old_text.strip()
-    entries = store.fresh_entries(target)
-    index, previews = find_unique_match(entries, old)
-    if index is None:
-        return None, {"success": False, "error": msg.no_match(old, action),
-                      "current_entries": store.current_entries(target), "usage": store.usage(target)}
-    if index == AMBIGUOUS:
-        return None, {"success": False, "error": msg.ambiguous(old), "matches": previews}
-    return entries[index], None
+def summarize(payload: dict[str, Any]) -> str:
+    """The record summary of a write staged by the approval gate."""
+    summary, detail = gate_text(payload)
+    return f"{summary}: {detail[:120]}"
 
 
-def resolve_batch_entries(store: MemoryStore, target: str, operations: list[dict[str, Any]]) -> dict[str, Any]:
-    """Dry run of a batch's matching: ``{"success": true, "matched_entries": [...]}`` (None for adds)."""
-    working = store.fresh_entries(target)
-    matched: list[str | None] = []
-    for index, op in enumerate(operations, start=1):
-        op = op if isinstance(op, dict) else {}
-        action = op.get("action")
-        content = str(op.get("content") or op.get("new_text") or "").strip()
-        if action == "add":
-            matched.append(None)
-            if content and content not in working:
-                working.append(content)
-            continue
-        found, _ = find_unique_match(working, str(op.get("old_text") or "").strip())
-        if found is None or found == AMBIGUOUS:
-            return {"success": False, "error": f"Operation {index}: cannot pin the entry it changes; "
-                    "nothing was staged."}
-        matched.append(working[found])
-        if action == "replace" and content:
-            working[found] = content
-        elif action == "remove":
-            del working[found]
-    return {"success": True, "matched_entries": matched}
+def review_summary(payload: dict[str, Any]) -> str:
+    """The record summary of a destructive write proposed by unattended background review."""
+    action, target = payload.get("action"), payload.get("target", "memory")
+    if action == "batch":
+        detail = "; ".join(op_line(op) for op in payload.get("operations") or [])
+    else:
+        detail = op_line(payload)
+    return f"background review consolidation ({action} on {target}): {detail}"[:200]
 
 
-def stage(store: MemoryStore, action: str, target: str, payload: dict[str, Any], *,
-          origin: str) -> dict[str, Any]:
-    """Save a pending record for a write (pinning destructive ops); return the tool response."""
-    payload = dict(payload, target=target)
-    if action in ("replace", "remove"):
-        entry, error = _pin(store, target, action, str(payload.get("old_text") or ""))
-        if error is not None:
-            return error
-        payload["matched_entry"] = entry
-    elif action == "batch":
-        resolved = resolve_batch_entries(store, target, payload.get("operations") or [])
-        if not resolved["success"]:
-            return resolved
-        payload["matched_entries"] = resolved["matched_entries"]
-    directory = pending_dir(store.home)
+def destructive_ops(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The replace/remove ops of a payload, single-op or batch shape."""
+    ops = (payload.get("operations") or []) if payload.get("action") == "batch" else [payload]
+    return [op for op in ops if isinstance(op, dict) and op.get("action") in DESTRUCTIVE]
+
+
+def pin(store: MemoryStore, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """Record on each replace/remove the full entry it selects now (in place).
+
+    Returns the error the direct write would give when the selection fails now
+    (so an invalid write is never staged), else None.
+    """
+    target = payload.get("target", "memory")
+    if payload.get("action") == "batch":
+        result = store.resolve_batch_entries(target, payload.get("operations"))
+        if result.get("success"):
+            payload["operations"] = [op if entry is None else {**op, "matched_entry": entry}
+                                     for op, entry in zip(payload["operations"], result["matched_entries"],
+                                                          strict=True)]
+            return None
+        return result
+    if payload.get("action") in DESTRUCTIVE:
+        result = store.resolve_entry(target, str(payload.get("old_text") or ""), str(payload["action"]))
+        if result.get("success"):
+            payload["matched_entry"] = result["matched_entry"]
+            return None
+        return result
+    return None
+
+
+def stage_record(home: Any, payload: dict[str, Any], *, summary: str, origin: str,
+                 session_id: str = "") -> dict[str, Any]:
+    """Write a pending record for ``payload`` (already validated and pinned); return the record."""
+    directory = pending_dir(home)
     private_mkdir(directory)
     record_id = secrets.token_hex(4)
     while (directory / f"{record_id}.json").exists():
         record_id = secrets.token_hex(4)
-    record = {"id": record_id, "subsystem": "memory", "action": action,
-              "summary": summarize(action, target, payload), "origin": origin,
-              "created_at": time.time(), "payload": payload}
+    record: dict[str, Any] = {
+        "id": record_id, "subsystem": "memory", "action": payload.get("action", ""),
+        "summary": summary.strip(), "origin": origin if origin in ORIGINS else "foreground",
+        "created_at": time.time(), "payload": payload,
+    }
+    if session_id:
+        record["session_id"] = session_id  # ours; Hermes ignores unknown keys
     path = directory / f"{record_id}.json"
     atomic_write_bytes(path, json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
     os.chmod(path, 0o600)
-    return {"success": True, "staged": True, "pending_id": record_id, "message": STAGED_MESSAGE}
+    return record
+
+
+def stage(store: MemoryStore, payload: dict[str, Any], *, origin: str, session_id: str = "") -> dict[str, Any]:
+    """The approval gate's staging: pin, save the record, return Hermes' ``staged`` reply."""
+    payload = dict(payload)
+    refused = pin(store, payload)
+    if refused is not None:
+        return refused
+    record = stage_record(store.home, payload, summary=summarize(payload), origin=origin,
+                          session_id=session_id)
+    return {"success": True, "staged": True, "pending_id": record["id"], "message": STAGED_MESSAGE}
 
 
 def list_pending(home: Any) -> list[dict[str, Any]]:
@@ -130,7 +161,7 @@ def list_pending(home: Any) -> list[dict[str, Any]]:
     records = []
     for path in directory.glob("*.json"):
         try:
-            records.append(json.loads(path.read_text(encoding="utf-8")))
+            records.append(json.loads(path.read_text(encoding="utf-8-sig")))
         except (OSError, ValueError) as exc:
             records.append({"id": path.stem, "error": f"{path}: unreadable pending record: {exc}",
                             "created_at": 0})
@@ -142,7 +173,7 @@ def _load(home: Any, record_id: str) -> dict[str, Any]:
     if not record_id.isalnum() or not path.is_file():
         raise PendingError(f"No pending memory write '{record_id}'.")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, ValueError) as exc:
         raise PendingError(f"{path}: unreadable pending record: {exc}") from exc
 
@@ -155,51 +186,50 @@ def reject(home: Any, record_id: str) -> dict[str, Any]:
 
 
 def approve(store: MemoryStore, record_id: str, *, origin: str = "approval") -> dict[str, Any]:
-    """Apply pending record ``record_id`` through the store; the record is removed once applied."""
+    """Replay pending record ``record_id`` through the store; the record is removed once applied.
+
+    Each replace/remove applies to exactly its pinned entry or is refused (the record is kept).
+    """
     record = _load(store.home, record_id)
-    payload = record.get("payload") or {}
-    action = record.get("action")
+    payload = _pinned_payload(record.get("payload") or {}, record.get("action"))
+    action = payload.get("action")
     target = payload.get("target", "memory")
-    session_id = payload.get("session_id")
-    if action == "add":
-        result = store.add(target, payload.get("content"), origin=origin, session_id=session_id)
-    elif action in ("replace", "remove"):
-        pin = payload.get("matched_entry")
-        if not pin:
-            return {"success": False, "error": UNPINNED}
-        if action == "replace":
-            result = store.replace(target, payload.get("old_text"), payload.get("content"),
-                                   matched_entry=pin, origin=origin, session_id=session_id)
-        else:
-            result = store.remove(target, payload.get("old_text"), matched_entry=pin, origin=origin,
-                                  session_id=session_id)
-    elif action == "batch":
-        result = _approve_batch(store, target, payload, origin, session_id)
+    session_id = record.get("session_id") or payload.get("session_id")
+    if target not in ("memory", "user"):
+        return {"success": False, "error": f"Invalid memory target '{target}'. Use 'memory' or 'user'."}
+    if any(not op.get("matched_entry") for op in destructive_ops(payload)):
+        return {"success": False, "error": UNPINNED}
+    kwargs = {"origin": origin, "session_id": session_id}
+    if action == "batch":
+        result = store.apply_batch(target, payload.get("operations") or [], **kwargs)
+    elif action == "add":
+        result = store.add(target, payload.get("content") or "", **kwargs)
+    elif action == "replace":
+        result = store.replace(target, payload.get("old_text") or "", payload.get("content") or "",
+                               matched_entry=payload["matched_entry"], **kwargs)
+    elif action == "remove":
+        result = store.remove(target, payload.get("old_text") or "", matched_entry=payload["matched_entry"],
+                              **kwargs)
     else:
-        return {"success": False, "error": f"Pending write {record_id} has unknown action {action!r}."}
+        return {"success": False, "error": f"Unknown staged action '{action}'."}
     if result.get("success"):
         (pending_dir(store.home) / f"{record_id}.json").unlink(missing_ok=True)
         result["approved"] = record_id
     return result
 
 
-def _approve_batch(store: MemoryStore, target: str, payload: dict[str, Any], origin: str,
-                   session_id: str | None) -> dict[str, Any]:
-    operations = payload.get("operations") or []
-    pins = payload.get("matched_entries")
-    if not isinstance(pins, list) or len(pins) != len(operations):
-        if any(isinstance(op, dict) and op.get("action") in ("replace", "remove") for op in operations):
-            return {"success": False, "error": UNPINNED}
-        pins = [None] * len(operations)
-    current = resolve_batch_entries(store, target, operations)
-    if not current["success"] or current["matched_entries"] != pins:
-        stale = next((p for p, c in zip(pins, current.get("matched_entries") or [None] * len(pins),
-                                        strict=False) if p is not None and p != c), None)
-        return {"success": False, "error": msg.stale_pin(stale or "")}
-    pinned_ops = []
-    for op, pin in zip(operations, pins, strict=True):
-        op = dict(op) if isinstance(op, dict) else {}
-        if pin is not None:
-            op["old_text"] = pin  # the exact entry wins over substring matches
-        pinned_ops.append(op)
-    return store.apply_batch(target, pinned_ops, origin=origin, session_id=session_id)
+def _pinned_payload(payload: dict[str, Any], record_action: Any) -> dict[str, Any]:
+    """The payload in Hermes' shape: ``action`` inside it, a batch's pins on its ops.
+
+    Older hermes-store records kept the action only on the record and a batch's pins as a
+    parallel ``matched_entries`` list; such records are converted here.
+    """
+    payload = dict(payload)
+    payload.setdefault("action", record_action)
+    pins = payload.pop("matched_entries", None)
+    ops = payload.get("operations")
+    if payload.get("action") == "batch" and isinstance(pins, list) and isinstance(ops, list) \
+            and len(pins) == len(ops):
+        payload["operations"] = [op if pin_ is None or not isinstance(op, dict) else {**op, "matched_entry": pin_}
+                                 for op, pin_ in zip(ops, pins, strict=True)]
+    return payload

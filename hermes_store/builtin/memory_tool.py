@@ -2,31 +2,40 @@
 
 Dispatcher order (Hermes ``memory_tool``): store unavailable → ``new_text``
 alias → null target means ``memory`` → target validation and per-target
-enable flags → ``operations`` batch → single action → pre-write validation
-(recoverable ``old_text`` errors carry ``current_entries``) → write-approval gate
-(``memory.write_approval``: stage instead of writing, unless the caller is the
-user, ``ctx.options["user_approved"]``; origin ``background_review`` always stages
-replace/remove as proposals) → store call.
+enable flags → ``operations`` batch, or single action with pre-write validation
+(recoverable ``old_text`` errors carry ``current_entries``) → unattended-review
+gate (origin ``background_review``: a replace/remove is only proposed — staged
+with ``proposal_staged`` — while a batch's independent additions are saved now,
+``additions_saved``; with ``memory.review_literal_auto`` a change that keeps every
+entry's text is applied) → write-approval gate (``memory.write_approval``: stage
+instead of writing, unless the caller is the user, ``ctx.options["user_approved"]``)
+→ store call. A call with neither ``action`` nor a non-empty ``operations`` gets the
+"Missing required parameter" error Hermes' tests require (#64291).
 Limits, enable flags and the render style come from the home's config.
 """
 
 from __future__ import annotations
 
 import copy
+import logging
+from dataclasses import dataclass
 from typing import Any
 
 from hermes_store.builtin import approval
 from hermes_store.builtin.entries import TARGETS
-from hermes_store.builtin.messages import ALL_OR_NOTHING
 from hermes_store.builtin.store import MemoryStore, check_content
-from hermes_store.home import ConfigError, MemoryConfig
+from hermes_store.home import ConfigError, MemoryConfig, coerce_bool
 from hermes_store.tooling import Tool, ToolContext, function_schema, get_str, shown
+
+logger = logging.getLogger(__name__)
 
 ACTIONS: tuple[str, ...] = ("add", "replace", "remove")
 STORE_RESOURCE = "builtin.memory_store"
 BACKGROUND_REVIEW = "background_review"  # origin of unattended memory review calls
 
 NOT_AVAILABLE = "Memory is not available. It may be disabled in config or this environment."
+REVIEW_DENIED = ("Background review may not delete memory entries ('replace'/'remove', including in a "
+                 "batch); 'add' is still available.")
 MISSING_ACTION = (
     "Missing required parameter: 'action' (one of add, replace, remove) for a single change, or "
     "'operations' (a list of {action, content?, old_text?} objects) for a batch."
@@ -153,81 +162,146 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         target = "memory"
     if target not in TARGETS:
         return {"success": False, "error": f"Invalid memory target '{shown(target)}'. Use 'memory' or 'user'."}
-    disabled = _disabled_error(memory_config(ctx), target)
+    cfg = memory_config(ctx)
+    disabled = _disabled_error(cfg, target)
     if disabled is not None:
         return disabled
-    gated = memory_config(ctx).write_approval and not ctx.options.get("user_approved")
-    review = origin == BACKGROUND_REVIEW  # unattended: may add, only proposes replace/remove
+    call = _Call(store, cfg, target, origin, session_id,
+                 gated=cfg.write_approval and not ctx.options.get("user_approved"))
     if operations:
         if not isinstance(operations, list):
             return {"success": False,
                     "error": "operations must be a list of {action, content?, old_text?} objects."}
-        destructive = any(isinstance(op, dict) and op.get("action") in ("replace", "remove")
-                          for op in operations)
-        if gated or (review and destructive):
-            return _proposal(_stage_batch(store, target, operations, origin, session_id), not gated)
+        payload = {"action": "batch", "target": target, "operations": operations}
+        held = call.hold(payload)
+        if held is not None:
+            return held
         return store.apply_batch(target, operations, origin=origin, session_id=session_id)
     if action is None or action == "":
         return {"success": False, "error": MISSING_ACTION}
     if action not in ACTIONS:
         return {"success": False, "error": f"Unknown action '{shown(action)}'. Use: add, replace, remove"}
+    invalid = _validate_single(store, action, target, content, old_text)
+    if invalid is not None:
+        return invalid
+    held = call.hold({"action": action, "target": target, "content": content, "old_text": old_text})
+    if held is not None:
+        return held
     if action == "add":
-        if not content:
-            return {"success": False, "error": "Content is required for 'add' action."}
-        if gated:
-            return _stage_single(store, "add", target, {"content": content}, origin, session_id)
         return store.add(target, content, origin=origin, session_id=session_id)
-    if not old_text:
-        return _missing_old_text(store, target, action)
     if action == "replace":
-        if not content:
-            return {"success": False, "error": "content is required for 'replace' action."}
-        if gated or review:
-            return _proposal(_stage_single(store, "replace", target,
-                                           {"old_text": old_text, "content": content}, origin, session_id),
-                             not gated)
         return store.replace(target, old_text, content, origin=origin, session_id=session_id)
-    if gated or review:
-        return _proposal(_stage_single(store, "remove", target, {"old_text": old_text}, origin, session_id),
-                         not gated)
     return store.remove(target, old_text, origin=origin, session_id=session_id)
 
 
-def _proposal(result: dict[str, Any], review_only: bool) -> dict[str, Any]:
-    """Mark a write staged only because it came from unattended background review."""
-    if review_only and result.get("staged"):
-        result["proposal_staged"] = True
-    return result
-
-
-def _stage_single(store: MemoryStore, action: str, target: str, payload: dict[str, Any], origin: str,
-                  session_id: str) -> dict[str, Any]:
-    """Validate like the store would, then save a pending record instead of writing."""
-    if "content" in payload:
-        content = payload["content"].strip()
-        if not content:
+def _validate_single(store: MemoryStore, action: str, target: str, content: str | None,
+                     old_text: str | None) -> dict[str, Any] | None:
+    """Refuse an invalid single op before any gate, so it is never staged."""
+    if action == "add" and not content:
+        return {"success": False, "error": "Content is required for 'add' action."}
+    if action != "add" and not old_text:
+        return _missing_old_text(store, target, action)
+    if action == "replace" and not content:
+        return {"success": False, "error": "content is required for 'replace' action."}
+    if content is not None and action in ("add", "replace"):
+        stripped = content.strip()
+        if not stripped:
             return {"success": False, "error": "Content cannot be empty." if action == "add"
                     else "new_content cannot be empty. Use 'remove' to delete entries."}
-        refusal = check_content(content)
+        refusal = check_content(stripped)  # ours: a poisoned write is refused, never staged
         if refusal:
             return {"success": False, "error": refusal}
-        payload["content"] = content
-    return approval.stage(store, action, target, {**payload, "session_id": session_id}, origin=origin)
+    return None
 
 
-def _stage_batch(store: MemoryStore, target: str, operations: list[Any], origin: str,
-                 session_id: str) -> dict[str, Any]:
-    if not operations:
-        return {"success": False, "error": "operations list is empty."}
-    for index, op in enumerate(operations, start=1):
-        if isinstance(op, dict) and op.get("action") in ("add", "replace"):
-            content = str(op.get("content") or op.get("new_text") or "").strip()
-            refusal = check_content(content) if content else None
-            if refusal:
-                return {"success": False,
-                        "error": f"Operation {index}: {refusal}{ALL_OR_NOTHING}"}
-    return approval.stage(store, "batch", target, {"operations": operations, "session_id": session_id},
-                          origin=origin)
+@dataclass
+class _Call:
+    """One memory tool call's gates: unattended background review, then write approval."""
+
+    store: MemoryStore
+    cfg: MemoryConfig
+    target: str
+    origin: str
+    session_id: str
+    gated: bool
+
+    def hold(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The reply when the write must not run now (proposed or staged), None to run it."""
+        if self.origin == BACKGROUND_REVIEW and approval.destructive_ops(payload):
+            try:
+                return self._propose(payload)
+            except OSError:
+                logger.warning("staging a background-review consolidation failed; denying", exc_info=True)
+                return {"success": False, "error": REVIEW_DENIED}
+        if self.gated:
+            return approval.stage(self.store, payload, origin=_record_origin(self.origin),
+                                  session_id=self.session_id)
+        return None
+
+    def _propose(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Hermes' unattended-review path: apply only literal-preserving changes (when opted in),
+        otherwise stage the destructive write and save the batch's independent additions now."""
+        store, target, batch = self.store, self.target, payload["action"] == "batch"
+        approval_required = self.cfg.write_approval
+        literal_auto = not approval_required and _literal_auto(self.cfg)
+        if literal_auto:
+            result = store.apply_batch(target, payload["operations"] if batch else [payload],
+                                       preserve_existing=True, origin=self.origin, session_id=self.session_id)
+            if result.get("success"):
+                if not batch:
+                    plural, singular = (("replaced_entries", "replaced_entry") if payload["action"] == "replace"
+                                        else ("removed_entries", "removed_entry"))
+                    result[singular] = result.pop(plural)[1]
+                return result
+            if not result.get("requires_approval"):
+                return result
+        refused = approval.pin(store, payload)
+        if refused is not None:
+            return refused
+        record = approval.stage_record(store.home, payload, summary=approval.review_summary(payload),
+                                       origin=BACKGROUND_REVIEW, session_id=self.session_id)
+        saved = 0
+        if batch and not approval_required:
+            saved = self._save_independent_additions(payload["operations"])
+        reason = ("Memory write approval is on. " if approval_required else
+                  "Background review could not retain all existing memory text verbatim. " if literal_auto
+                  else "Automatic literal-preserving review is not enabled. ")
+        note = (f"{saved} add operation(s) saved independently; approval will replay them idempotently. "
+                if saved else "")
+        what = "batch" if batch else payload["action"]
+        return {"success": True, "staged": True, "proposal_staged": True, "pending_id": record["id"],
+                "additions_saved": saved,
+                "message": (f"{note}{reason}The proposed {what} was staged for your approval — review it "
+                            "with /memory pending (approve to apply, discard to drop).")}
+
+    def _save_independent_additions(self, pinned_ops: list[Any]) -> int:
+        """Save the adds that no replace produces and no pinned entry is (replay stays idempotent)."""
+        ops = [op for op in pinned_ops if isinstance(op, dict)]
+
+        def text(op: dict[str, Any]) -> str:
+            return str(op.get("content") or op.get("new_text") or "").strip()
+
+        dependent = ({text(op) for op in ops if op.get("action") == "replace"}
+                     | {op["matched_entry"] for op in ops if op.get("matched_entry")})
+        independent = [text(op) for op in ops if op.get("action") == "add" and text(op) not in dependent]
+        if not independent:
+            return 0
+        result = self.store.add_independent_entries(self.target, independent, origin=self.origin,
+                                                    session_id=self.session_id)
+        return int(result.get("additions_saved", 0)) if result.get("success") else 0
+
+
+def _literal_auto(cfg: MemoryConfig) -> bool:
+    """``memory.review_literal_auto``: let unattended review apply literal-preserving changes."""
+    try:
+        return coerce_bool(cfg.raw.get("review_literal_auto"), False, name="memory.review_literal_auto")
+    except ConfigError:
+        return False
+
+
+def _record_origin(origin: str) -> str:
+    """The pending-record origin Hermes knows: ``background_review`` or ``foreground``."""
+    return BACKGROUND_REVIEW if origin == BACKGROUND_REVIEW else "foreground"
 
 
 def _missing_old_text(store: MemoryStore, target: str, action: str) -> dict[str, Any]:

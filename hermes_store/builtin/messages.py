@@ -15,6 +15,9 @@ ENTRY_REPLACED = "Entry replaced."
 ENTRY_REMOVED = "Entry removed."
 BATCH_NOT_LIST = "operations must be a list of {action, content?, old_text?} objects."
 BATCH_EMPTY = "operations list is empty."
+INDEPENDENT_ADDITIONS = "Independent additions saved."
+REVIEW_NOT_LITERAL = ("Background review cannot verify that every existing entry remains verbatim; "
+                      "stage this change for approval.")
 DELIMITER_IN_CONTENT = (
     "Content contains the entry delimiter (a line holding only '§'), so it would split into "
     "separate entries when the file is read back. Remove that line, or save each part as its own entry."

@@ -110,7 +110,7 @@ def search_entries(db: Database | None, memories_dir: Path, query: str, *,
 
         outcome = run_match(fetch, query, limit, key=lambda row: (row[0], row[1]))
         hits = [EntryHit(r[0], int(r[1]), r[2], r[3] if HIGHLIGHT_OPEN in (r[3] or "") else
-                         highlight_excerpt(r[2], query), float(r[4])) for r in outcome.rows]
+                         highlight_excerpt(r[2], outcome.plan or query), float(r[4])) for r in outcome.rows]
         return EntrySearch(hits, outcome.note)
     finally:
         if own is not None:

@@ -77,6 +77,68 @@ class _Outcome:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class _TargetSpec:
+    """What differs between the two stores: the file, the limit and the live-list attributes."""
+
+    name: str
+    file: str
+    limit_attr: str
+    entries_attr: str
+
+
+_TARGET_SPECS: dict[str, _TargetSpec] = {
+    "memory": _TargetSpec("memory", file_name("memory"), "memory_char_limit", "memory_entries"),
+    "user": _TargetSpec("user", file_name("user"), "user_char_limit", "user_entries"),
+}
+
+
+def _spec(target: str) -> _TargetSpec:
+    """The table row of ``target`` (``user``, or anything else = ``memory``, as in Hermes)."""
+    return _TARGET_SPECS.get(target, _TARGET_SPECS["memory"])
+
+
+@dataclass(frozen=True)
+class _Miss:
+    """Why ``old_text`` (or a pinned entry) selects no single entry."""
+
+    kind: str  # "stale" (pinned entry gone), "none" or "ambiguous"
+    previews: list[str] = field(default_factory=list)
+
+
+def locate(entries: list[str], old: str, matched_entry: str | None = None) -> int | _Miss:
+    """Index of the entry a replace/remove changes, or why there is none.
+
+    A pinned ``matched_entry`` (staged writes) selects exactly that entry;
+    otherwise ``old`` selects by whole-entry match first, then substring.
+    """
+    if matched_entry is not None:
+        return entries.index(matched_entry) if matched_entry in entries else _Miss("stale")
+    index, previews = find_unique_match(entries, old)
+    if index is None:
+        return _Miss("none")
+    if index == AMBIGUOUS:
+        return _Miss("ambiguous", previews)
+    return index
+
+
+def _edited(entries: list[str], index: int, new: str | None) -> list[str]:
+    """``entries`` with entry ``index`` replaced by ``new`` (removed when None), deduplicated."""
+    return dedupe(entries[:index] + ([] if new is None else [new]) + entries[index + 1:])
+
+
+def _preserves(old_entries: list[str], new_entries: list[str]) -> bool:
+    """Every old entry survives verbatim, or as the start of a longer new entry (Hermes' rule)."""
+    return all(any(new == old or new.startswith((old + " ", old + "\n")) for new in new_entries)
+               for old in old_entries)
+
+
+def _op_text(op: dict[str, Any], key: str) -> str:
+    if key == "content":
+        return _text(op.get("content") or op.get("new_text")).strip()
+    return _text(op.get(key)).strip()
+
+
 def _text(value: Any) -> str:
     """An argument as text: None -> "", other non-strings stringified; newlines pinned to LF."""
     if value is None:
@@ -97,6 +159,21 @@ def check_content(content: str) -> str | None:
     if splits_on_reload(content):
         return msg.DELIMITER_IN_CONTENT
     return None
+
+
+def _batch_extras(ops: list[dict[str, Any]], matched: list[str | None]) -> dict[str, Any]:
+    """``replaced_entries`` / ``removed_entries``: 1-based op number -> the full entry it overwrote."""
+    replaced: dict[int, str] = {}
+    removed: dict[int, str] = {}
+    for index, (op, previous) in enumerate(zip(ops, matched, strict=True), start=1):
+        if previous is not None:
+            (replaced if op.get("action") == "replace" else removed)[index] = previous
+    extras: dict[str, Any] = {}
+    if replaced:
+        extras["replaced_entries"] = replaced
+    if removed:
+        extras["removed_entries"] = removed
+    return extras
 
 
 class MemoryStore:
@@ -163,21 +240,18 @@ class MemoryStore:
 
     def path_for(self, target: str) -> Path:
         """The file of ``target`` (``user`` -> USER.md, anything else -> MEMORY.md)."""
-        return self.home.memories_dir / file_name(target)
+        return self.home.memories_dir / _spec(target).file
 
     def limit_for(self, target: str) -> int:
         """The char limit of ``target``."""
-        return self.user_char_limit if target == "user" else self.memory_char_limit
+        return int(getattr(self, _spec(target).limit_attr))
 
     def entries_for(self, target: str) -> list[str]:
         """The live entry list of ``target`` (as of the last load or write)."""
-        return self.user_entries if target == "user" else self.memory_entries
+        return getattr(self, _spec(target).entries_attr)
 
     def _set_live(self, target: str, entries: list[str]) -> None:
-        if target == "user":
-            self.user_entries = list(entries)
-        else:
-            self.memory_entries = list(entries)
+        setattr(self, _spec(target).entries_attr, list(entries))
 
     # -- loading and the frozen snapshot -------------------------------------
 
@@ -221,7 +295,7 @@ class MemoryStore:
 
     def format_for_system_prompt(self, target: str) -> str | None:
         """The frozen block for ``target`` rendered at load time, or None when empty."""
-        block = self._system_prompt_snapshot.get("user" if target == "user" else "memory", "")
+        block = self._system_prompt_snapshot.get(_spec(target).name, "")
         return block or None
 
     def system_prompt(self, *, memory_enabled: bool = True, user_profile_enabled: bool = True) -> str:
@@ -246,7 +320,7 @@ class MemoryStore:
 
     def current_entries(self, target: str) -> list[str]:
         """On-disk entries as echoed to a model: poisoned ones replaced by ``[BLOCKED: …]``."""
-        return sanitize_entries(self.fresh_entries(target), file_name(target))
+        return sanitize_entries(self.fresh_entries(target), _spec(target).file)
 
     def usage(self, target: str, entries: list[str] | None = None) -> str:
         """``"C/L"`` usage of ``target`` (on-disk entries unless given)."""
@@ -284,7 +358,7 @@ class MemoryStore:
 
     def cost(self, target: str) -> dict[str, Any]:
         """Bytes/chars/tokens of the block a new session would get for ``target``."""
-        entries = sanitize_entries(self.entries_for(target), file_name(target))
+        entries = sanitize_entries(self.entries_for(target), _spec(target).file)
         return block_cost(target, entries, self.limit_for(target), self.render_style)
 
     def history(self, target: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
@@ -323,7 +397,7 @@ class MemoryStore:
     def _inventory(self, target: str, entries: list[str]) -> dict[str, Any]:
         """``current_entries`` (sanitised) and ``usage`` for recoverable errors."""
         return {
-            "current_entries": sanitize_entries(entries, file_name(target)),
+            "current_entries": sanitize_entries(entries, _spec(target).file),
             "usage": usage_short(char_count(entries), self.limit_for(target)),
         }
 
@@ -332,7 +406,7 @@ class MemoryStore:
     def _mutate(self, target: str, operation: Callable[[list[str]], _Outcome | dict[str, Any]], *,
                 check_drift: bool, origin: str | None, session_id: str | None,
                 restored_from: int | None = None) -> dict[str, Any]:
-        target = "user" if target == "user" else "memory"
+        target = _spec(target).name
         path = self.path_for(target)
         name = path.name
         origin = self.origin if origin is None else origin
@@ -461,9 +535,7 @@ class MemoryStore:
             if isinstance(located, dict):
                 return located
             previous = entries[located]
-            new_entries = list(entries)
-            new_entries[located] = new
-            new_entries = dedupe(new_entries)
+            new_entries = _edited(entries, located, new)
             total = char_count(new_entries)
             if total > limit:
                 return self._consolidation_failure(msg.replace_over_limit(total, limit),
@@ -492,105 +564,158 @@ class MemoryStore:
             if isinstance(located, dict):
                 return located
             previous = entries[located]
-            new_entries = entries[:located] + entries[located + 1:]
+            new_entries = _edited(entries, located, None)
             return _Outcome(new_entries, [(Event("remove", previous, None), {"old_text": old})],
                             msg.ENTRY_REMOVED, {"removed_entry": previous})
 
         return self._mutate(target, operation, check_drift=True, origin=origin,
                             session_id=session_id, restored_from=restored_from)
 
+    def resolve_entry(self, target: str, old_text: str, verb: str) -> dict[str, Any]:
+        """``{"success": True, "matched_entry": <full entry>}`` for the entry ``old_text`` selects
+        now (read under the lock, nothing written), or the error the direct edit would return."""
+        old = _text(old_text).strip()
+
+        def operation(entries: list[str]) -> dict[str, Any]:
+            found = self._locate(target, entries, old, verb, None)
+            return found if isinstance(found, dict) else {"success": True, "matched_entry": entries[found]}
+
+        return self._mutate(target, operation, check_drift=False, origin=None, session_id=None)
+
     def _locate(self, target: str, entries: list[str], old: str, verb: str,
                 matched_entry: str | None) -> int | dict[str, Any]:
-        """Index of the entry to change, or the error response."""
-        if matched_entry is not None:
-            if matched_entry not in entries:
-                return self._error(msg.stale_pin(matched_entry))
-            return entries.index(matched_entry)
-        index, previews = find_unique_match(entries, old)
-        if index is None:
-            return self._consolidation_failure(msg.no_match(old, verb), **self._inventory(target, entries))
-        if index == AMBIGUOUS:
-            return self._error(msg.ambiguous(old), matches=previews)
-        return index
+        """Index of the entry to change, or the single-op error response."""
+        found = locate(entries, old, matched_entry)
+        if isinstance(found, int):
+            return found
+        if found.kind == "stale":
+            return self._error(msg.stale_pin(matched_entry or ""))
+        if found.kind == "ambiguous":
+            return self._error(msg.ambiguous(old), matches=found.previews)
+        return self._consolidation_failure(msg.no_match(old, verb), **self._inventory(target, entries))
 
     # -- batch ---------------------------------------------------------------------
 
     def apply_batch(self, target: str, operations: list[dict[str, Any]], *, origin: str | None = None,
-                    session_id: str | None = None) -> dict[str, Any]:
-        """Apply add/replace/remove operations all-or-nothing; the budget applies to the final state."""
+                    session_id: str | None = None, preserve_existing: bool = False) -> dict[str, Any]:
+        """Apply add/replace/remove operations all-or-nothing; the budget applies to the final state.
+
+        An op may carry ``matched_entry`` (a staged, pinned op): only that exact entry
+        qualifies. With ``preserve_existing`` (unattended review) the batch is refused
+        with ``requires_approval`` unless every existing entry survives verbatim or as
+        the start of a longer entry.
+        """
+        return self._batch(target, operations, commit=True, preserve_existing=preserve_existing,
+                           origin=origin, session_id=session_id)
+
+    def resolve_batch_entries(self, target: str, operations: list[dict[str, Any]]) -> dict[str, Any]:
+        """Dry run of :meth:`apply_batch` under the lock: it fails exactly where the batch would;
+        on success ``{"success": True, "matched_entries": [...]}`` (per op, the full entry its
+        replace/remove selects now; None for an add). Nothing is written."""
+        return self._batch(target, operations, commit=False)
+
+    def add_independent_entries(self, target: str, contents: list[str], *, origin: str | None = None,
+                                session_id: str | None = None) -> dict[str, Any]:
+        """Add each content that is new and still fits, in order, under one lock (no
+        consolidation failures): the additions of a staged batch saved ahead of its approval."""
+        cleaned = [c for c in (_text(content).strip() for content in contents if isinstance(content, str)) if c]
+        if not cleaned:
+            return {"success": True, "additions_saved": 0}
+        for content in cleaned:
+            refusal = check_content(content)
+            if refusal:
+                return self._error(refusal)
+        limit = self.limit_for(target)
+
+        def operation(entries: list[str]) -> _Outcome | dict[str, Any]:
+            working = list(entries)
+            changes: list[tuple[Event, dict[str, Any]]] = []
+            for content in cleaned:
+                if content not in working and char_count(working + [content]) <= limit:
+                    working.append(content)
+                    changes.append((Event("add", None, content), {}))
+            if not changes:
+                return {"success": True, "additions_saved": 0}
+            return _Outcome(working, changes, msg.INDEPENDENT_ADDITIONS, {"additions_saved": len(changes)})
+
+        return self._mutate(target, operation, check_drift=False, origin=origin, session_id=session_id)
+
+    def _batch(self, target: str, operations: Any, *, commit: bool, preserve_existing: bool = False,
+               origin: str | None = None, session_id: str | None = None) -> dict[str, Any]:
         if not isinstance(operations, list):
             return self._error(msg.BATCH_NOT_LIST)
         if not operations:
             return self._error(msg.BATCH_EMPTY)
         ops = [op if isinstance(op, dict) else {} for op in operations]
-        for index, op in enumerate(ops, start=1):
+        for index, op in enumerate(ops, start=1):  # one poisoned op rejects the batch, before any I/O
             if op.get("action") in ("add", "replace"):
-                content = _text(op.get("content") or op.get("new_text")).strip()
+                content = _op_text(op, "content")
                 refusal = check_content(content) if content else None
                 if refusal:
-                    return self._error(f"Operation {index}: {refusal}{msg.ALL_OR_NOTHING}")
+                    return self._error(f"Operation {index}: {refusal}")
         limit = self.limit_for(target)
-        name = file_name(target)
 
         def abort(error: str, entries: list[str]) -> dict[str, Any]:
-            return self._consolidation_failure(
-                error, usage=usage_short(char_count(entries), limit))
+            return self._consolidation_failure(error + msg.ALL_OR_NOTHING,
+                                               usage=usage_short(char_count(entries), limit))
 
         def operation(entries: list[str]) -> _Outcome | dict[str, Any]:
             working = list(entries)
             changes: list[tuple[Event, dict[str, Any]]] = []
-            replaced: dict[int, str] = {}
-            removed: dict[int, str] = {}
+            matched: list[str | None] = []
             for index, op in enumerate(ops, start=1):
-                action = op.get("action")
-                pos = msg.batch_pos(index, action)
-                content = _text(op.get("content") or op.get("new_text")).strip()
-                old = _text(op.get("old_text")).strip()
-                if action == "add":
-                    if not content:
-                        return abort(f"{pos}: content is required.{msg.ALL_OR_NOTHING}", entries)
-                    if content not in working:
-                        working.append(content)
-                        changes.append((Event("add", None, content), {"operation_index": index}))
-                    continue
-                if action not in ("replace", "remove"):
-                    return abort(f"{pos}: unknown action. Use add, replace, or remove.{msg.ALL_OR_NOTHING}",
-                                 entries)
-                if not old:
-                    return abort(f"{pos}: old_text is required.{msg.ALL_OR_NOTHING}", entries)
-                if action == "replace" and not content:
-                    return abort(f"{pos}: content is required (use action='remove' to delete)."
-                                 f"{msg.ALL_OR_NOTHING}", entries)
-                found, _ = find_unique_match(working, old)
-                if found is None:
-                    return abort(f"{pos}: no entry matched '{old}'.{msg.ALL_OR_NOTHING}", entries)
-                if found == AMBIGUOUS:
-                    return abort(f"{pos}: '{old}' matched multiple distinct entries -- be more specific."
-                                 f"{msg.ALL_OR_NOTHING}", entries)
-                previous = working[found]
-                extra = {"operation_index": index, "old_text": old}
-                if action == "replace":
-                    working[found] = content
-                    working = dedupe(working)
-                    replaced[index] = previous
-                    changes.append((Event("replace", previous, content), extra))
-                else:
-                    del working[found]
-                    removed[index] = previous
-                    changes.append((Event("remove", previous, None), extra))
+                step = self._batch_step(working, index, op)
+                if isinstance(step, str):
+                    return abort(step, entries)
+                working, change = step
+                matched.append(change[0].old_text if change is not None else None)
+                if change is not None:
+                    changes.append(change)
+            if preserve_existing and not _preserves(entries, working):
+                return self._error(msg.REVIEW_NOT_LITERAL, requires_approval=True)
             if entries and not working:
-                return abort(msg.batch_empties_store(name), entries)
+                return abort(msg.batch_empties_store(_spec(target).file), entries)
             total = char_count(working)
             if total > limit:
                 return abort(msg.batch_over_limit(len(ops), total, limit), entries)
-            extras: dict[str, Any] = {}
-            if replaced:
-                extras["replaced_entries"] = replaced
-            if removed:
-                extras["removed_entries"] = removed
-            return _Outcome(working, changes, f"Applied {len(ops)} operation(s).", extras)
+            if not commit:
+                return {"success": True, "matched_entries": matched}
+            return _Outcome(working, changes, f"Applied {len(ops)} operation(s).", _batch_extras(ops, matched))
 
-        return self._mutate(target, operation, check_drift=True, origin=origin, session_id=session_id)
+        return self._mutate(target, operation, check_drift=commit, origin=origin, session_id=session_id)
+
+    @staticmethod
+    def _batch_step(working: list[str], index: int, op: dict[str, Any]
+                    ) -> str | tuple[list[str], tuple[Event, dict[str, Any]] | None]:
+        """One batch op against ``working``: the new list and its change, or the error text."""
+        action = op.get("action")
+        pos = msg.batch_pos(index, action)
+        content, old = _op_text(op, "content"), _op_text(op, "old_text")
+        if action == "add":
+            if not content:
+                return f"{pos}: content is required."
+            if content in working:  # idempotent: a duplicate add is skipped, not a failure
+                return working, None
+            return working + [content], (Event("add", None, content), {"operation_index": index})
+        if action not in ("replace", "remove"):
+            return f"{pos}: unknown action. Use add, replace, or remove."
+        if not old:
+            return f"{pos}: old_text is required."
+        if action == "replace" and not content:
+            return f"{pos}: content is required (use action='remove' to delete)."
+        pin = op.get("matched_entry")
+        found = locate(working, old, pin if isinstance(pin, str) else None)
+        if isinstance(found, _Miss):
+            if found.kind == "stale":
+                return f"{pos}: {msg.stale_pin(str(pin))}"
+            if found.kind == "ambiguous":
+                return f"{pos}: '{old}' matched multiple distinct entries -- be more specific."
+            return f"{pos}: no entry matched '{old}'."
+        previous = working[found]
+        extra = {"operation_index": index, "old_text": old}
+        if action == "replace":
+            return _edited(working, found, content), (Event("replace", previous, content), extra)
+        return _edited(working, found, None), (Event("remove", previous, None), extra)
 
     # -- undo -------------------------------------------------------------------------
 
@@ -609,7 +734,7 @@ class MemoryStore:
         if action == "add":
             if new not in self.fresh_entries(target):
                 return self._error(f"Nothing to restore for event {event_id}: the entry it added is no "
-                                   f"longer in {file_name(target)}.")
+                                   f"longer in {_spec(target).file}.")
             result = self._remove(target, new, matched_entry=new, **kwargs)
         elif action == "remove" or new not in self.fresh_entries(target):
             result = self._add(target, old, **kwargs)

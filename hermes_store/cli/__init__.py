@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "provider": "hermes_store.cli.provider:provider",
     "hermes": "hermes_store.cli.hermes:hermes",
     "recall": "hermes_store.cli.recall:recall",
+    "migrate": "hermes_store.cli.migrate:migrate",
 }
 
 
@@ -54,12 +55,16 @@ class LazyGroup(click.Group):
 @click.option("--home", "home_dir", type=click.Path(file_okay=False), default=None,
               help="Hermes home directory (default: $HERMES_HOME or ~/.hermes).")
 @click.option("--profile", default=None, help="Use the profile <home>/profiles/NAME.")
+@click.option("--database-url", "database_url", default=None, metavar="URL",
+              help="Keep sessions, facts and memory history in this database "
+                   "(postgresql://... or sqlite:///path; default: $HERMES_STORE_DATABASE_URL, "
+                   "store.database_url in config.yaml, else <home>/hermes_store.db).")
 @click.version_option(package_name="hermes_store")
 @click.pass_context
-def cli(ctx: click.Context, home_dir: str | None, profile: str | None) -> None:
+def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_url: str | None) -> None:
     """hermes-store: built-in memory, past sessions and facts for AI agents."""
     try:
-        ctx.obj = Home(home_dir, profile)
+        ctx.obj = Home(home_dir, profile, database_url=database_url)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
 

@@ -279,4 +279,6 @@ def import_hermes(ctx: click.Context, path: str | None, as_json: bool) -> None:
     if as_json:
         echo_json({"success": True, **counts})
         return
-    click.echo(f"imported {counts['imported']} fact(s), skipped {counts['skipped']} already stored")
+    click.echo(f"imported {counts['imported']} fact(s) keeping their ids, skipped {counts['skipped']} already "
+               f"stored, {counts['renumbered']} given a new id (theirs was taken), "
+               f"{counts['entities']} entities kept with their ids")

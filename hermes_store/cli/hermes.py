@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import time
 from pathlib import Path
+from typing import Any
 
 import click
 
 from hermes_store.cli.common import fail, get_home
 from hermes_store.config_edit import set_config_value
+from hermes_store.db import DatabaseError
+from hermes_store.facts.config import load_fact_config
+from hermes_store.facts.store import FactStore, FactStoreError
 from hermes_store.hermes_plugin import (
     DEFAULT_PLUGIN_NAME,
     install_plugin,
     valid_plugin_name,
 )
-from hermes_store.home import ConfigError
+from hermes_store.home import ConfigError, Home
 from hermes_store.providers.discovery import load_plugin_dir
 
 
@@ -28,8 +36,13 @@ def hermes() -> None:
 @click.option("--name", default=DEFAULT_PLUGIN_NAME, show_default=True,
               help="Plugin directory and provider name.")
 @click.option("--activate", is_flag=True, help="Also set memory.provider to NAME in its config.yaml.")
+@click.option("--from-holographic", "from_holographic", is_flag=True,
+              help="Take over from Hermes' holographic provider: import its memory_store.db (ids, trust "
+                   "and counts kept), back up config.yaml and switch memory.provider to NAME. "
+                   "Undo with `hermes-store hermes revert`.")
 @click.pass_context
-def install(ctx: click.Context, hermes_home: str | None, name: str, activate: bool) -> None:
+def install(ctx: click.Context, hermes_home: str | None, name: str, activate: bool,
+            from_holographic: bool) -> None:
     """Write plugins/NAME/ (plugin.yaml + __init__.py) so Hermes loads hermes_store as its
     memory provider: tools fact_store, fact_feedback and recall."""
     if not valid_plugin_name(name):
@@ -49,6 +62,10 @@ def install(ctx: click.Context, hermes_home: str | None, name: str, activate: bo
         fail(f"the plugin was written but does not load: {type(exc).__name__}: {exc}")
     click.echo(f"Verified: provider '{provider.name}' loads with tools {', '.join(tools)}")
     config_path = Path(root) / "config.yaml"
+    if from_holographic:
+        _take_over_holographic(Home(root), name)
+        click.echo("Start a new session to activate.")
+        return
     if activate:
         try:
             set_config_value(config_path, "memory.provider", name)
@@ -59,3 +76,79 @@ def install(ctx: click.Context, hermes_home: str | None, name: str, activate: bo
         click.echo(f"Activate it: set memory.provider: {name} in {config_path} "
                    f"(or: hermes config set memory.provider {name})")
     click.echo("Start a new session to activate.")
+
+
+TAKEOVER_FILE = "hermes_store_takeover.json"  # what `install --from-holographic` changed, for `revert`
+
+
+def holographic_db_path(home: Home) -> Path:
+    """Where Hermes' holographic provider keeps its store: ``plugins.hermes-memory-store.db_path``
+    (``$HERMES_HOME`` / ``${HERMES_HOME}`` substituted, ``~`` expanded), else ``<home>/memory_store.db``."""
+    plugins = home.config().get("plugins") or {}
+    section = plugins.get("hermes-memory-store") if isinstance(plugins, dict) else None
+    raw = section.get("db_path") if isinstance(section, dict) else None
+    if not raw:
+        return home.root / "memory_store.db"
+    text = str(raw).replace("${HERMES_HOME}", str(home.root)).replace("$HERMES_HOME", str(home.root))
+    return Path(os.path.expanduser(text))
+
+
+def _take_over_holographic(home: Home, name: str) -> None:
+    """Import the holographic store, back up config.yaml, switch the provider; say each step."""
+    try:
+        previous = home.memory_config().provider
+    except ConfigError as exc:
+        fail(str(exc))
+    source = holographic_db_path(home)
+    if not source.is_file():
+        fail(f"no holographic store at {source} (nothing to take over; use --activate for a fresh store)")
+    try:
+        with FactStore(home.ensure(), config=load_fact_config(home)) as store:
+            counts = store.import_hermes(source)
+    except (FactStoreError, DatabaseError, ConfigError) as exc:
+        fail(str(exc))
+    click.echo(f"Imported {counts['imported']} fact(s) from {source} with their ids, trust and counts "
+               f"({counts['skipped']} already stored, {counts['renumbered']} given a new id, "
+               f"{counts['entities']} entities kept); {source.name} itself was only read.")
+    config_path = home.config_path
+    backup = None
+    if config_path.exists():
+        backup = config_path.with_name(f"config.yaml.bak.{int(time.time())}")
+        shutil.copy2(config_path, backup)
+        click.echo(f"Backed up {config_path} to {backup}")
+    try:
+        set_config_value(config_path, "memory.provider", name)
+    except (ConfigError, OSError) as exc:
+        fail(str(exc))
+    record: dict[str, Any] = {"previous_provider": previous, "provider": name, "source": str(source),
+                              "config_backup": None if backup is None else str(backup),
+                              "imported": counts, "at": time.time()}
+    (home.root / TAKEOVER_FILE).write_text(json.dumps(record, indent=2), encoding="utf-8")
+    click.echo(f"Switched memory.provider from {previous or '(none)'!r} to {name!r} in {config_path}")
+    click.echo("Undo with: hermes-store hermes revert (sets memory.provider back; the imported facts stay "
+               "in hermes_store.db and memory_store.db is unchanged)")
+
+
+@hermes.command("revert")
+@click.option("--hermes-home", "hermes_home", type=click.Path(file_okay=False), default=None,
+              help="Hermes home (default: --home, $HERMES_HOME or ~/.hermes).")
+@click.pass_context
+def revert(ctx: click.Context, hermes_home: str | None) -> None:
+    """Undo `hermes install --from-holographic`: memory.provider goes back to what it was."""
+    home = get_home(ctx) if hermes_home is None else Home(click.format_filename(hermes_home))
+    path = home.root / TAKEOVER_FILE
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        previous = str(record["previous_provider"])
+    except FileNotFoundError:
+        fail(f"nothing to revert: {path} does not exist (was `hermes install --from-holographic` run here?)")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        fail(f"{path}: unreadable takeover record: {exc}")
+    try:
+        set_config_value(home.config_path, "memory.provider", previous)
+    except (ConfigError, OSError) as exc:
+        fail(str(exc))
+    path.unlink()
+    click.echo(f"Set memory.provider back to {previous or '(none)'!r} in {home.config_path}")
+    if record.get("config_backup"):
+        click.echo(f"The config.yaml from before the takeover is kept at {record['config_backup']}")

@@ -113,10 +113,7 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
 
 def _resolve(index: Any, session_id: str) -> str:
     """An exact id, or a unique prefix of one."""
-    if index.get_session(session_id) is not None:
-        return session_id
-    matches = [r["id"] for r in index.db.query(
-        "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 2", (len(session_id), session_id))]
+    matches = index.resolve_id(session_id)
     if len(matches) == 1:
         return matches[0]
     if matches:

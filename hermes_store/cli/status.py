@@ -131,13 +131,7 @@ def collect_status(home: Home) -> dict[str, Any]:
     active = next((p for p in plugins if p["name"] == provider), None)
     if active is not None and active["status_config"] is not None:
         provider_config = active["status_config"]
-    db_path = home.db_path
-    db_size = 0
-    for suffix in ("", "-wal"):
-        try:
-            db_size += os.path.getsize(str(db_path) + suffix)
-        except OSError:
-            pass
+    database = _database_info(home)
     return {
         "builtin": {
             "memory_injection": cfg.memory_enabled,
@@ -160,8 +154,27 @@ def collect_status(home: Home) -> dict[str, Any]:
             "memory": _store_info(home.memory_file, cfg.memory_char_limit),
             "user": _store_info(home.user_file, cfg.user_char_limit),
         },
-        "database": {"path": str(db_path), "exists": db_path.exists(), "size_bytes": db_size},
+        "database": database,
     }
+
+
+def _database_info(home: Home) -> dict[str, Any]:
+    """Engine and location of the store (a server URL with its password masked; never opened)."""
+    from hermes_store.db import sqlite_url_path
+    from hermes_store.pgdb import mask_url
+
+    if home.engine == "postgresql":
+        return {"engine": "postgresql", "url": mask_url(home.database_url()), "path": None,
+                "exists": None, "size_bytes": None}
+    url = home.database_url()
+    db_path = sqlite_url_path(url) if url else home.db_path
+    db_size = 0
+    for suffix in ("", "-wal"):
+        try:
+            db_size += os.path.getsize(str(db_path) + suffix)
+        except OSError:
+            pass
+    return {"engine": "sqlite", "path": str(db_path), "exists": db_path.exists(), "size_bytes": db_size}
 
 
 def render_status(data: dict[str, Any]) -> list[str]:
@@ -210,8 +223,11 @@ def render_status(data: dict[str, Any]) -> list[str]:
         if info["over_budget"]:
             lines.append(f"    {'':<11} {info['over_budget']}")
     db = data["database"]
-    size = f"{db['size_bytes']:,} bytes" if db["exists"] else "not created yet"
-    lines.append(f"    {'Database:':<11} {size}  ({db['path']})")
+    if db.get("engine") == "postgresql":
+        lines.append(f"    {'Database:':<11} PostgreSQL  ({db['url']})")
+    else:
+        size = f"{db['size_bytes']:,} bytes" if db["exists"] else "not created yet"
+        lines.append(f"    {'Database:':<11} {size}  ({db['path']})")
     lines.append(f"    {'Render:':<11} {data['render']}")
     return lines
 

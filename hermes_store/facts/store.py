@@ -262,45 +262,65 @@ class FactStore:
     def import_hermes(self, path: str | os.PathLike[str]) -> dict[str, int]:
         """Copy the facts of a Hermes holographic ``memory_store.db`` into this store.
 
-        The file is opened read-only. Content, category, tags, trust, counters
-        and timestamps are kept; entities are re-extracted and vectors
-        re-encoded (the Hermes blobs are not needed). Facts whose content is
-        already stored are skipped. Returns ``{"imported", "skipped"}``.
+        The file is opened read-only. Fact ids and entity ids are kept, so ids quoted
+        in old sessions still name the same facts; content, category, tags, trust,
+        counters and timestamps are kept too. Holographic's entity links are kept
+        and our own extraction adds to them; vectors are re-encoded. A fact whose
+        content is already stored is skipped; one whose id is taken by another fact
+        gets a new id (counted in ``renumbered``; never the case on an empty store).
+        Returns ``{"imported", "skipped", "renumbered", "entities"}``.
         """
-        source = Database(Path(path), readonly=True)
-        try:
-            if not source.table_exists("facts"):
-                raise FactStoreError(f"{path}: no 'facts' table (not a Hermes holographic store)")
-            columns = {r["name"] for r in source.query("PRAGMA table_info(facts)")}
-            wanted = ["content", "category", "tags", "trust_score", "retrieval_count", "helpful_count",
-                      "created_at", "updated_at"]
-            if "content" not in columns:
-                raise FactStoreError(f"{path}: the facts table has no 'content' column")
-            select = ", ".join(c if c in columns else f"NULL AS {c}" for c in wanted)
-            rows = source.query(f"SELECT {select} FROM facts ORDER BY rowid")
-        finally:
-            source.close()
-        imported = skipped = 0
+        facts, entities, links = _read_holographic(Path(path))
+        imported = skipped = renumbered = entities_kept = 0
         with self._lock, self.db.write():
-            for row in rows:
+            entity_map: dict[int, int] = {}
+            for row in entities:
+                entity_id, kept = self._import_entity(row)
+                entity_map[int(row["entity_id"])] = entity_id
+                entities_kept += kept
+            for row in facts:
                 content = str(row["content"] or "").strip()
                 if not content or self.find_by_content(content) is not None:
                     skipped += 1
                     continue
+                wanted = row["fact_id"]
+                free = wanted is not None and self.db.scalar(
+                    "SELECT 1 FROM facts WHERE fact_id = ?", (int(wanted),)) is None
                 tags = _normalize_tags(row["tags"])
                 self.db.execute(
-                    "INSERT INTO facts (content, category, tags, trust_score, retrieval_count, helpful_count, "
-                    "created_at, updated_at, cjk) VALUES (?, ?, ?, ?, ?, ?, "
+                    "INSERT INTO facts (fact_id, content, category, tags, trust_score, retrieval_count, "
+                    "helpful_count, created_at, updated_at, cjk) VALUES (?, ?, ?, ?, ?, ?, ?, "
                     "coalesce(?, CURRENT_TIMESTAMP), coalesce(?, CURRENT_TIMESTAMP), ?)",
-                    (content, row["category"] or "general", tags,
+                    (int(wanted) if free else None, content, row["category"] or "general", tags,
                      trust.clamp(self.default_trust if row["trust_score"] is None else float(row["trust_score"])),
                      int(row["retrieval_count"] or 0), int(row["helpful_count"] or 0),
                      None if row["created_at"] is None else str(row["created_at"]),
                      None if row["updated_at"] is None else str(row["updated_at"]), _index_text(content, tags)))
-                self._link_and_encode(int(self.db.conn.last_insert_rowid()), content, None)
+                fact_id = int(self.db.conn.last_insert_rowid())
+                renumbered += 0 if free or wanted is None else 1
+                linked = [entity_map[e] for e in links.get(int(wanted), []) if e in entity_map] \
+                    if wanted is not None else []
+                self._link_and_encode(fact_id, content, None, first=linked)
                 imported += 1
             self._touched()
-        return {"imported": imported, "skipped": skipped}
+        return {"imported": imported, "skipped": skipped, "renumbered": renumbered, "entities": entities_kept}
+
+    def _import_entity(self, row: dict[str, Any]) -> tuple[int, int]:
+        """Our id for a holographic entity row, keeping its id when free: ``(entity_id, 1 if kept)``."""
+        name = " ".join(str(row["name"] or "").split())
+        existing = self.resolve_entity(name) if name else None
+        if existing is not None:
+            return int(existing["entity_id"]), 0
+        wanted = int(row["entity_id"])
+        free = self.db.scalar("SELECT 1 FROM entities WHERE entity_id = ?", (wanted,)) is None
+        self.db.execute("INSERT INTO entities (entity_id, name, name_key, entity_type) VALUES (?, ?, ?, ?)",
+                        (wanted if free else None, name or f"entity {wanted}", _key(name) or f"entity {wanted}",
+                         row["entity_type"] or "unknown"))
+        entity_id = int(self.db.conn.last_insert_rowid())
+        for alias in str(row["aliases"] or "").split(","):
+            if alias.strip():
+                self._add_alias(entity_id, alias)
+        return entity_id, 1 if free else 0
 
     # ------------------------------------------------------------------ entities
 
@@ -385,9 +405,10 @@ class FactStore:
                         (",".join(a.replace(",", " ") for a in aliases), entity_id))
         return True
 
-    def _link_and_encode(self, fact_id: int, content: str, explicit: Iterable[str] | None) -> None:
+    def _link_and_encode(self, fact_id: int, content: str, explicit: Iterable[str] | None, *,
+                         first: Iterable[int] = ()) -> None:
         found = extract_entities(content)
-        links: list[int] = []
+        links: list[int] = list(dict.fromkeys(first))  # links an import keeps, before extracted ones
         for item in found:
             entity_id = self._entity_id(item.name, create=True)
             for alias in item.aliases:
@@ -548,6 +569,36 @@ class FactStore:
         from hermes_store.facts.conflicts import contradict
 
         return contradict(self, category=category, limit=limit, threshold=threshold)
+
+
+def _read_holographic(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, list[int]]]:
+    """Facts, entities and ``fact_id -> [entity_id]`` links of a holographic ``memory_store.db``."""
+    source = Database(path, readonly=True)
+    try:
+        if not source.table_exists("facts"):
+            raise FactStoreError(f"{path}: no 'facts' table (not a Hermes holographic store)")
+        columns = {r["name"] for r in source.query("PRAGMA table_info(facts)")}
+        if "content" not in columns:
+            raise FactStoreError(f"{path}: the facts table has no 'content' column")
+        wanted = ["fact_id", "content", "category", "tags", "trust_score", "retrieval_count", "helpful_count",
+                  "created_at", "updated_at"]
+        select = ", ".join(c if c in columns else f"NULL AS {c}" for c in wanted)
+        order = "fact_id" if "fact_id" in columns else "rowid"
+        facts = source.query(f"SELECT {select} FROM facts ORDER BY {order}")
+        entities: list[dict[str, Any]] = []
+        links: dict[int, list[int]] = {}
+        if source.table_exists("entities") and source.table_exists("fact_entities"):
+            ecols = {r["name"] for r in source.query("PRAGMA table_info(entities)")}
+            if {"entity_id", "name"} <= ecols:
+                eselect = ", ".join(c if c in ecols else f"NULL AS {c}"
+                                    for c in ("entity_id", "name", "entity_type", "aliases"))
+                entities = source.query(f"SELECT {eselect} FROM entities ORDER BY entity_id")
+                for link in source.query("SELECT fact_id, entity_id FROM fact_entities ORDER BY rowid"):
+                    if link["fact_id"] is not None and link["entity_id"] is not None:
+                        links.setdefault(int(link["fact_id"]), []).append(int(link["entity_id"]))
+    finally:
+        source.close()
+    return facts, entities, links
 
 
 def _key(name: str) -> str:

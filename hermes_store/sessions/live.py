@@ -8,8 +8,9 @@ An agent can record a conversation as it happens, without any file::
     index.append_message(sid, "assistant", "", tool_calls=[{...}])
     index.end_session(sid)
 
-Every write is one short ``BEGIN IMMEDIATE`` transaction; the FTS index is
-kept in step by the schema's triggers.
+Every write is one short transaction of the session storage
+(:mod:`hermes_store.sessions.storage`; on SQLite ``BEGIN IMMEDIATE``, with the
+FTS index kept in step by the schema's triggers).
 """
 
 from __future__ import annotations
@@ -28,14 +29,8 @@ from hermes_store.sessions.loader import BulkLoader
 from hermes_store.sessions.maintenance import delete_session as _delete_session
 from hermes_store.sessions.maintenance import prune_sessions as _prune_sessions
 from hermes_store.sessions.maintenance import stats as _stats
-from hermes_store.sessions.rows import (
-    SESSION_COLUMNS,
-    SessionNotFound,
-    cjk_for,
-    new_session_id,
-    scrub,
-    session_row,
-)
+from hermes_store.sessions.rows import SessionNotFound, cjk_for, new_session_id, scrub
+from hermes_store.sessions.storage import SessionStorage, open_session_storage
 
 __all__ = ["SessionIndex", "SessionNotFound", "index_paths", "new_session_id", "open_database"]
 
@@ -54,6 +49,7 @@ class SessionIndex:
 
     def __init__(self, db: Database | Home | str | os.PathLike[str]) -> None:
         self.db, self._owned = open_database(db)
+        self.storage: SessionStorage = open_session_storage(self.db)
 
     def close(self) -> None:
         """Close the database if this object opened it."""
@@ -86,15 +82,12 @@ class SessionIndex:
         """
         started = float(started_at) if started_at is not None else time.time()
         sid = session_id or new_session_id(started)
-        with self.db.write():
-            if self.db.scalar("SELECT 1 FROM sessions WHERE id=?", (sid,)):
-                raise ValueError(f"session already exists: {sid}")
-            self.db.execute(
-                "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
-                " parent_session_id, meta) VALUES (?,?,?,?,?,?,?,?,?)",
-                (sid, "live", source or "cli", scrub(title), scrub(model), scrub(workspace), started,
-                 parent_session_id, json.dumps(meta or {}, ensure_ascii=False)),
-            )
+        added = self.storage.add_session(
+            sid, origin_format="live", source=source or "cli", title=scrub(title), model=scrub(model),
+            workspace=scrub(workspace), started_at=started, parent_session_id=parent_session_id,
+            meta=dict(meta or {}))
+        if not added:
+            raise ValueError(f"session already exists: {sid}")
         return sid
 
     def append_message(
@@ -122,66 +115,41 @@ class SessionIndex:
         calls = tool_calls if tool_calls is None or isinstance(tool_calls, str) else json.dumps(
             tool_calls, ensure_ascii=False)
         when = float(timestamp) if timestamp is not None else time.time()
-        with self.db.write():
-            if not self.db.scalar("SELECT 1 FROM sessions WHERE id=?", (session_id,)):
-                raise SessionNotFound(session_id)
-            seq = self.db.scalar(
-                "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?", (session_id,))
-            self.db.execute(
-                "INSERT INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
-                " tool_call_id, timestamp, cjk) VALUES (?,?,?,?,?,?,?,?,?)",
-                (session_id, seq, role, text, scrub(tool_name), scrub(calls), scrub(tool_call_id),
-                 when, cjk_for(role, text)),
-            )
-            message_id = self.db.conn.last_insert_rowid()
-            self.db.execute(
-                "UPDATE sessions SET message_count = message_count + 1,"
-                " started_at = COALESCE(started_at, ?) WHERE id=?", (when, session_id))
-        return int(message_id)
+        return self.storage.append_message(
+            session_id, role=role, content=text, tool_name=scrub(tool_name), tool_calls=scrub(calls),
+            tool_call_id=scrub(tool_call_id), timestamp=when, cjk=cjk_for(role, text))
 
     def end_session(self, session_id: str, *, ended_at: float | None = None,
                     end_reason: str | None = None) -> None:
         """Mark ``session_id`` ended (now by default); ``end_reason`` goes into ``meta``."""
         when = float(ended_at) if ended_at is not None else time.time()
-        with self.db.write():
-            row = self.db.query_one("SELECT meta FROM sessions WHERE id=?", (session_id,))
-            if row is None:
-                raise SessionNotFound(session_id)
-            meta = json.loads(row["meta"] or "{}")
-            if end_reason:
-                meta["end_reason"] = end_reason
-            self.db.execute("UPDATE sessions SET ended_at=?, meta=? WHERE id=?",
-                            (when, json.dumps(meta, ensure_ascii=False), session_id))
+        self.storage.end_session(session_id, when, end_reason)
 
     def set_title(self, session_id: str, title: str | None) -> None:
         """Set or clear a session's title."""
-        with self.db.write():
-            self.db.execute("UPDATE sessions SET title=? WHERE id=?", (scrub(title), session_id))
-            if self.db.conn.changes() == 0:
-                raise SessionNotFound(session_id)
+        self.storage.set_title(session_id, scrub(title))
 
     # -- reading ----------------------------------------------------------------
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         """The session row (``meta`` decoded), or None."""
-        return session_row(self.db.query_one(
-            f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE id=?", (session_id,)))
+        return self.storage.get_session(session_id)
 
     def get_messages(self, session_id: str, *, limit: int | None = None,
                      offset: int = 0) -> list[dict[str, Any]]:
         """The session's messages in ``seq`` order (``tool_calls`` left as JSON text)."""
-        sql = ("SELECT id, seq, role, content, tool_name, tool_calls, tool_call_id, timestamp"
-               " FROM messages WHERE session_id=? ORDER BY seq LIMIT ? OFFSET ?")
-        return self.db.query(sql, (session_id, -1 if limit is None else int(limit), int(offset)))
+        return self.storage.get_messages(session_id, limit=limit, offset=offset)
 
     def list_sessions(self, *, source: str | None = None, limit: int | None = 20) -> list[dict[str, Any]]:
         """Sessions, most recently active first, optionally from one ``source``."""
-        where, params = ("WHERE source=?", [source]) if source else ("", [])
-        params.append(-1 if limit is None else int(limit))
-        rows = self.db.query(
-            f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions {where}"
-            " ORDER BY COALESCE(ended_at, started_at) DESC, id LIMIT ?", params)
-        return [session_row(row) for row in rows]  # type: ignore[misc]
+        return self.storage.list_sessions(source=source, limit=limit)
+
+    def resolve_id(self, session_id: str) -> list[str]:
+        """``[session_id]`` when it exists, else up to two ids it is a prefix of (so a caller
+        can tell unique, ambiguous and unknown apart)."""
+        if self.storage.has_session(session_id):
+            return [session_id]
+        return self.storage.session_ids_with_prefix(session_id, 2)
 
     # -- bulk and maintenance (thin wrappers) -----------------------------------------
 

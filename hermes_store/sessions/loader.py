@@ -23,6 +23,12 @@ Design, in short:
   thread while the next batch is parsed (SQLite runs without the GIL; rows go
   in as multi-row INSERTs so the writer rarely needs the GIL). One indexing run
   per store at a time, across processes (``<db>.index.lock``).
+
+This module holds the policy (what to read, what is new, what to skip); every
+read and write goes through the session storage
+(:meth:`~hermes_store.sessions.storage.SessionStorage.bulk_writer` and friends),
+whose SQLite implementation (:class:`~hermes_store.sessions.storage_sqlite.SqliteBulkWriter`)
+holds the batched INSERTs, the deferred FTS pass and the writer thread.
 """
 
 from __future__ import annotations
@@ -34,9 +40,7 @@ import functools
 import gc
 import json
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,9 +61,9 @@ from hermes_store.sessions.importers.base import (
 )
 from hermes_store.sessions.maintenance import backfill_projection
 from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
+from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
 
 DEFAULT_BATCH = 20_000
-CACHE_KIB = 65_536  # page cache of the writing connection
 RUN_LOCK_TIMEOUT = 3600.0  # seconds a second indexing run waits for the first one
 SESSION_CACHE_LIMIT = 50_000  # sessions remembered between batches before the cache is reset
 MAX_PROBLEMS_PER_FILE = 200
@@ -68,14 +72,6 @@ DB_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
 # indexes that live next to transcripts but hold none: Hermes' gateway routing mirror, Codex's prompt history
 WALK_IGNORED = {"sessions.json", "history.jsonl"}
 FTS_MODES = ("batch", "trigger")
-ROWS_PER_INSERT = 200  # 9 columns x 200 rows = 1800 bound values per statement
-
-
-@functools.lru_cache(maxsize=8)
-def _multi_insert(count: int) -> str:
-    """An INSERT of ``count`` message rows in one statement."""
-    return ("INSERT OR IGNORE INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
-            " tool_call_id, timestamp, cjk) VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?)"] * count))
 
 
 @dataclass
@@ -190,6 +186,7 @@ class _File:
     importer: Importer
     derive_end: bool
     snapshot: bool
+    default_source: str = "cli"
     size: int = 0
     mtime: float = 0.0
     complete: bool = False
@@ -216,6 +213,7 @@ class BulkLoader:
         if fts_mode not in FTS_MODES:
             raise ValueError(f"fts_mode: expected one of {', '.join(FTS_MODES)}, got {fts_mode!r}")
         self.db = db
+        self.storage = open_session_storage(db)
         self.batch_messages = max(1, int(batch_messages))
         self.fts_mode = fts_mode
         self.progress = progress
@@ -225,7 +223,7 @@ class BulkLoader:
         self._sessions: dict[str, _Session] = {}
         self._files: dict[str, _File] = {}  # files with state not yet committed
         self._pending: list[tuple[Any, ...]] = []
-        own = str(Path(db.path).resolve())
+        own = str(Path(self.storage.location()).resolve())
         self._exclude = {own, own + "-wal", own + "-shm", own + "-journal"}
 
     # -- driver -------------------------------------------------------------------
@@ -240,17 +238,18 @@ class BulkLoader:
     def _run_lock(self) -> Any:
         """One indexing run per store at a time (across processes): a second run waits, then
         finds the files already indexed instead of racing on the same sessions."""
-        if str(self.db.path) in (":memory:", ""):
+        location = self.storage.location()
+        if location in (":memory:", ""):
             return contextlib.nullcontext()
-        lock_path = Path(str(self.db.path) + ".index.lock")
+        lock_path = Path(location + ".index.lock")
         if lock_path.is_symlink():  # older filelock versions follow it (and truncate the target)
             raise OSError(f"refusing to use lock file {lock_path}: it is a symlink")
         return FileLock(str(lock_path), timeout=RUN_LOCK_TIMEOUT, mode=0o600)
 
     def _run(self, paths: Iterable[str | os.PathLike[str]], fmt: str) -> IndexSummary:
-        backfill_projection(self.db)  # once after migration 0007 (emoji in the projection)
+        backfill_projection(self.storage)  # once after migration 0007 (emoji in the projection)
         done: set[str] = set()
-        self._writer = _Writer(self.db, self.summary, pipeline=self.pipeline)
+        self._writer = self.storage.bulk_writer(pipeline=self.pipeline, on_commit=self._committed)
         collecting = gc.isenabled()
         gc.disable()  # millions of short-lived acyclic objects: cyclic GC passes are pure overhead
         try:
@@ -293,7 +292,7 @@ class BulkLoader:
         if not path.is_file():
             self._file_error(path, "not a regular file")
             return
-        row = self.db.query_one("SELECT * FROM sources WHERE path=?", (key,))
+        row = self.storage.source_state(key)
         meta: dict[str, Any] = json.loads(row["meta"] or "{}") if row is not None else {}
         known = IMPORTERS.get(row["format"]) if row is not None else None
         if (known is not None and known.skip_when_unchanged and fmt in ("auto", known.name)
@@ -317,7 +316,7 @@ class BulkLoader:
             key=key, shown=str(path), format=importer.name,
             source_id=int(row["id"]) if row is not None else None, state=state, importer=importer,
             derive_end=importer.derives_end_time, snapshot=importer.snapshot,
-            size=info.st_size, mtime=info.st_mtime, messages=int(meta.get("messages", 0)),
+            default_source=importer.source_label(), size=info.st_size, mtime=info.st_mtime, messages=int(meta.get("messages", 0)),
         )
         self._files[key] = current
         try:
@@ -367,15 +366,13 @@ class BulkLoader:
         info = self._sessions.get(session_id)
         if info is not None:
             return info
-        row = self.db.query_one(
-            "SELECT source_id, (SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?)"
-            " AS next_seq FROM sessions WHERE id=?", (session_id, session_id))
-        if row is None:
+        cursor = self.storage.session_cursor(session_id)
+        if cursor is None:
             info = _Session(owner=current.key, next_seq=0, is_new=True)
         else:
-            mine = current.source_id is not None and row["source_id"] == current.source_id
-            info = _Session(owner=current.key if mine else None, next_seq=int(row["next_seq"]),
-                            is_new=False)
+            source_id, next_seq = cursor
+            mine = current.source_id is not None and source_id == current.source_id
+            info = _Session(owner=current.key if mine else None, next_seq=next_seq, is_new=False)
         self._sessions[session_id] = info
         if current.snapshot and session_id not in current.snap_base:
             current.snap_base[session_id] = info.next_seq
@@ -387,8 +384,7 @@ class BulkLoader:
         if info.owner != current.key:
             return
         fields = info.fields
-        for name in ("source", "title", "model", "workspace", "started_at", "ended_at",
-                     "parent_session_id"):
+        for name in SESSION_FIELDS:
             value = getattr(record, name)
             if value is not None:
                 fields[name] = scrub(value) if isinstance(value, str) else value
@@ -443,6 +439,11 @@ class BulkLoader:
             None if ascii_only else cjk_for(role, content),
         ))
 
+    def _committed(self, messages_added: int, sessions_added: int) -> None:
+        """Called by the writer after each batch commits."""
+        self.summary.messages_added += messages_added
+        self.summary.sessions_added += sessions_added
+
     def _problem(self, current: _File, line: int | None, error: str) -> None:
         current.problems += 1
         if current.problems <= MAX_PROBLEMS_PER_FILE:
@@ -457,19 +458,19 @@ class BulkLoader:
     def _forget_source(self, source_id: int) -> None:
         """Drop everything a rewritten/replaced source imported (FTS follows via triggers)."""
         self._flush(wait=True)
-        self._writer.run(_ForgetJob(source_id), wait=True)
+        self._writer.forget_source(source_id)
         self._sessions.clear()
 
     def _flush(self, wait: bool = False) -> None:
         """Hand the pending batch to the writer (one transaction); ``wait`` for it to commit."""
         if self._pending or self._files or self._sessions:
-            job = _BatchJob(rows=self._pending, fts_mode=self.fts_mode)
+            job = Batch(rows=self._pending, fts_mode=self.fts_mode)
             self._pending = []
             for session_id, info in self._sessions.items():
                 if info.owner is None or not (info.added or info.fields or info.is_new):
                     continue
                 owner = self._files[info.owner]
-                job.sessions.append(_SessionDelta(
+                job.sessions.append(SessionDelta(
                     session_id, info.fields, info.is_new, owner, info.added, info.min_ts,
                     info.max_ts, owner.derive_end))
                 info.fields, info.is_new, info.added, info.min_ts, info.max_ts = {}, False, 0, None, None
@@ -480,7 +481,7 @@ class BulkLoader:
             self._files = {k: f for k, f in self._files.items() if not f.complete}
             if len(self._sessions) > SESSION_CACHE_LIMIT:
                 wait = True
-            self._writer.run(job, wait=wait)
+            self._writer.write(job, wait=wait)
         elif wait:
             self._writer.wait()
         if wait and len(self._sessions) > SESSION_CACHE_LIMIT:
@@ -496,186 +497,6 @@ def _progress(current: _File) -> dict[str, Any]:
             "content_hash": current.importer.content_hash(),
             "resume_at": None if current.state.resume_at is None else str(current.state.resume_at),
             "meta": json.dumps(meta, ensure_ascii=False)}
-
-
-@dataclass
-class _SessionDelta:
-    session_id: str
-    fields: dict[str, Any]
-    is_new: bool
-    owner: _File
-    added: int
-    min_ts: float | None
-    max_ts: float | None
-    derive_end: bool
-
-
-@dataclass
-class _BatchJob:
-    rows: list[tuple[Any, ...]]
-    fts_mode: str
-    sessions: list[_SessionDelta] = field(default_factory=list)
-    sources: list[tuple[_File, dict[str, Any]]] = field(default_factory=list)
-
-
-@dataclass
-class _ForgetJob:
-    source_id: int
-
-
-class _Writer:
-    """Executes batch jobs on its own connection, in a background thread when pipelined.
-
-    Parsing the next batch (Python, holding the GIL) overlaps with SQLite
-    writing the previous one (APSW releases the GIL while SQLite works). At most
-    one job is in flight; an error in it is re-raised on the next call.
-    """
-
-    def __init__(self, db: Database, summary: IndexSummary, *, pipeline: bool) -> None:
-        if str(db.path) in (":memory:", ""):
-            pipeline = False  # a second connection would open a different database
-        self._own = pipeline
-        self.db = Database(db.path) if pipeline else db
-        self._restore_cache = None if pipeline else self.db.scalar("PRAGMA cache_size")
-        self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")  # FTS segment merges like a warm cache
-        self.summary = summary
-        self.cpu_seconds = 0.0  # CPU time spent writing (for the benchmark's critical-path figure)
-        self._pool = ThreadPoolExecutor(max_workers=1) if pipeline else None
-        self._future: Future[None] | None = None
-
-    def run(self, job: _BatchJob | _ForgetJob, *, wait: bool) -> None:
-        """Start ``job`` after the previous one has committed; optionally wait for it too."""
-        self.wait()
-        if self._pool is None:
-            self._execute(job)
-            return
-        self._future = self._pool.submit(self._execute, job)
-        if wait:
-            self.wait()
-
-    def wait(self) -> None:
-        """Block until the job in flight (if any) has committed; re-raise its error."""
-        future, self._future = self._future, None
-        if future is not None:
-            future.result()
-
-    def close(self) -> None:
-        """Finish the job in flight (even on error paths) and close the connection."""
-        try:
-            if self._future is not None:
-                try:
-                    self._future.result()
-                except BaseException:  # the caller already propagates the first error
-                    pass
-                self._future = None
-        finally:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-            if self._own:
-                self.db.close()
-            else:
-                self.db.execute(f"PRAGMA cache_size={int(self._restore_cache)}")
-
-    def _execute(self, job: _BatchJob | _ForgetJob) -> None:
-        started = time.thread_time()
-        try:
-            self._execute_job(job)
-        finally:
-            self.cpu_seconds += time.thread_time() - started
-
-    def _execute_job(self, job: _BatchJob | _ForgetJob) -> None:
-        if isinstance(job, _ForgetJob):
-            with self.db.write():
-                self.db.execute("DELETE FROM sessions WHERE source_id=?", (job.source_id,))
-                self.db.execute(
-                    "UPDATE sources SET resume_at=NULL, content_hash=NULL, meta='{}' WHERE id=?",
-                    (job.source_id,))
-            return
-        db = self.db
-        with db.write():
-            for current, _ in job.sources:
-                current.source_id = self._source_id(current)
-            for delta in job.sessions:
-                self._write_session(delta)
-            first_id = int(db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages"))
-            if job.rows:
-                self._write_messages(job, first_id)
-            inserted = int(db.scalar("SELECT COUNT(*) FROM messages WHERE id > ?", (first_id,)))
-            for delta in job.sessions:
-                if delta.added:
-                    db.execute(
-                        "UPDATE sessions SET message_count = message_count + :added,"
-                        " started_at = CASE WHEN :min_ts IS NOT NULL"
-                        "   AND (started_at IS NULL OR :min_ts < started_at)"
-                        "   THEN :min_ts ELSE started_at END,"
-                        " ended_at = CASE WHEN :derive AND :max_ts IS NOT NULL"
-                        "   THEN max(COALESCE(ended_at, :max_ts), :max_ts) ELSE ended_at END"
-                        " WHERE id = :id",
-                        {"added": delta.added, "min_ts": delta.min_ts, "derive": int(delta.derive_end),
-                         "max_ts": delta.max_ts, "id": delta.session_id})
-            for current, progress in job.sources:
-                db.execute(
-                    "UPDATE sources SET size=?, mtime=?, content_hash=?, resume_at=?, imported_at=?,"
-                    " meta=? WHERE id=?",
-                    (progress["size"], progress["mtime"], progress["content_hash"],
-                     progress["resume_at"], time.time(), progress["meta"], current.source_id))
-        self.summary.messages_added += inserted
-        self.summary.sessions_added += sum(1 for delta in job.sessions if delta.is_new)
-        db.checkpoint()
-
-    def _source_id(self, current: _File) -> int:
-        self.db.execute(
-            "INSERT INTO sources(path, format, imported_at) VALUES (?,?,?)"
-            " ON CONFLICT(path) DO UPDATE SET format=excluded.format",
-            (current.key, current.format, time.time()))
-        return int(self.db.scalar("SELECT id FROM sources WHERE path=?", (current.key,)))
-
-    def _write_session(self, delta: _SessionDelta) -> None:
-        fields = dict(delta.fields)
-        meta = fields.pop("meta", None)
-        owner = delta.owner
-        if delta.is_new:
-            self.db.execute(
-                "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
-                " ended_at, parent_session_id, source_id, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (delta.session_id, owner.format, fields.get("source") or owner.importer.source_label(),
-                 fields.get("title"),
-                 fields.get("model"), fields.get("workspace"), fields.get("started_at"),
-                 fields.get("ended_at"), fields.get("parent_session_id"), owner.source_id,
-                 json.dumps(meta or {}, ensure_ascii=False)))
-            return
-        if fields:
-            names = sorted(fields)
-            self.db.execute(
-                f"UPDATE sessions SET {', '.join(f'{n}=?' for n in names)} WHERE id=?",
-                [fields[n] for n in names] + [delta.session_id])
-        if meta:
-            stored = json.loads(
-                self.db.scalar("SELECT meta FROM sessions WHERE id=?", (delta.session_id,)) or "{}")
-            stored.update(meta)
-            self.db.execute("UPDATE sessions SET meta=? WHERE id=?",
-                            (json.dumps(stored, ensure_ascii=False), delta.session_id))
-
-    def _write_messages(self, job: _BatchJob, first_id: int) -> None:
-        batch_fts = job.fts_mode == "batch"
-        if batch_fts:  # the insert trigger stands aside until this transaction indexes the batch
-            self.db.execute("INSERT OR IGNORE INTO fts_deferred(name) VALUES ('messages_fts')")
-        # Many rows per statement: each step call releases the GIL once for ROWS_PER_INSERT rows,
-        # instead of once per row (per-row hand-offs stall this thread behind the parser).
-        rows = job.rows
-        full = len(rows) - len(rows) % ROWS_PER_INSERT
-        if full:
-            self.db.executemany(_multi_insert(ROWS_PER_INSERT), (
-                [value for row in rows[start:start + ROWS_PER_INSERT] for value in row]
-                for start in range(0, full, ROWS_PER_INSERT)))
-        if full < len(rows):
-            tail = rows[full:]
-            self.db.execute(_multi_insert(len(tail)), [value for row in tail for value in row])
-        if batch_fts:
-            self.db.execute(
-                "INSERT INTO messages_fts(rowid, content, cjk)"
-                " SELECT id, content, cjk FROM messages_fts_source WHERE id > ?", (first_id,))
-            self.db.execute("DELETE FROM fts_deferred WHERE name = 'messages_fts'")
 
 
 def _key(path: Path) -> str:

@@ -1,49 +1,40 @@
-"""Session index upkeep: delete, lineage-aware prune, stats, and FTS health checks.
+"""Session index upkeep: delete, lineage-aware prune, stats, and full-text health checks.
 
-Deletes go through ordinary ``DELETE`` statements so the schema's triggers
-keep ``messages_fts`` consistent (the external-content ``'delete'`` command
-receives exactly the values that were indexed).
+The policy lives here (which lineages may go, what counts as activity); the
+reads and writes go through the session storage
+(:mod:`hermes_store.sessions.storage`), whose SQLite implementation deletes
+with ordinary ``DELETE`` statements so the schema's triggers keep
+``messages_fts`` consistent.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Any
 
 from hermes_store.db import Database
-from hermes_store.sessions.rows import SessionNotFound, cjk_for
-
-_FTS5 = re.compile(r"\busing\s+fts5\b", re.I)
+from hermes_store.sessions.storage import SessionStorage, open_session_storage
 
 
-def delete_session(db: Database, session_id: str) -> int:
+def _storage(db: Database | SessionStorage) -> SessionStorage:
+    return db if isinstance(db, SessionStorage) else open_session_storage(db)
+
+
+def delete_session(db: Database | SessionStorage, session_id: str) -> int:
     """Delete a session and its messages; its children are re-attached to its parent.
 
     Returns the number of messages removed. Raises SessionNotFound.
     """
-    with db.write():
-        row = db.query_one("SELECT parent_session_id FROM sessions WHERE id=?", (session_id,))
-        if row is None:
-            raise SessionNotFound(session_id)
-        removed = int(db.scalar("SELECT COUNT(*) FROM messages WHERE session_id=?", (session_id,)))
-        db.execute("DELETE FROM messages WHERE session_id=?", (session_id,))
-        db.execute("UPDATE sessions SET parent_session_id=? WHERE parent_session_id=?",
-                   (row["parent_session_id"], session_id))
-        db.execute("DELETE FROM sessions WHERE id=?", (session_id,))
-    return removed
+    return _storage(db).delete_session(session_id)
 
 
-def lineages(db: Database) -> list[list[dict[str, Any]]]:
+def lineages(db: Database | SessionStorage) -> list[list[dict[str, Any]]]:
     """Sessions grouped by lineage (connected through ``parent_session_id``).
 
     Each session dict has ``id``, ``parent_session_id``, ``origin_format``,
     ``ended_at`` and ``last_active`` (ended_at, else the newest message, else started_at).
     """
-    rows = db.query(
-        "SELECT s.id, s.parent_session_id, s.origin_format, s.ended_at, s.started_at,"
-        " CASE WHEN s.ended_at IS NULL THEN (SELECT MAX(m.timestamp) FROM messages m"
-        "   WHERE m.session_id = s.id) END AS last_message FROM sessions s")
+    rows = _storage(db).lineage_rows()
     parent: dict[str, str] = {row["id"]: row["id"] for row in rows}
 
     def find(node: str) -> str:
@@ -68,24 +59,20 @@ def lineages(db: Database) -> list[list[dict[str, Any]]]:
     return list(groups.values())
 
 
-def prune_sessions(db: Database, older_than: float, *, dry_run: bool = False,
+def prune_sessions(db: Database | SessionStorage, older_than: float, *, dry_run: bool = False,
                    now: float | None = None) -> list[str]:
     """Delete whole lineages whose every session was last active more than ``older_than``
     seconds ago. Live sessions that were never ended keep their lineage. Returns the ids
     deleted (or that would be, with ``dry_run``)."""
+    storage = _storage(db)
     cutoff = (now if now is not None else time.time()) - float(older_than)
     doomed: list[str] = []
-    for group in lineages(db):
+    for group in lineages(storage):
         if all(_prunable(row, cutoff) for row in group):
             doomed.extend(row["id"] for row in group)
     if dry_run or not doomed:
         return doomed
-    for start in range(0, len(doomed), 500):
-        chunk = doomed[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        with db.write():
-            db.execute(f"DELETE FROM messages WHERE session_id IN ({marks})", chunk)
-            db.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
+    storage.delete_sessions(doomed)
     return doomed
 
 
@@ -95,113 +82,52 @@ def _prunable(row: dict[str, Any], cutoff: float) -> bool:
     return row["last_active"] is not None and row["last_active"] < cutoff
 
 
-def stats(db: Database) -> dict[str, Any]:
+def stats(db: Database | SessionStorage) -> dict[str, Any]:
     """``sessions``, ``messages``, ``per_source`` ({source: {sessions, messages}}),
-    ``sources_indexed`` (files), ``db_bytes`` and ``index_bytes`` (the FTS shadow tables)."""
-    per_source: dict[str, dict[str, int]] = {}
-    for row in db.query("SELECT source, COUNT(*) AS sessions, COALESCE(SUM(message_count), 0)"
-                        " AS messages FROM sessions GROUP BY source ORDER BY source"):
-        per_source[row["source"]] = {"sessions": int(row["sessions"]), "messages": int(row["messages"])}
-    try:
-        index_bytes = int(db.scalar(
-            "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'messages_fts%'") or 0)
-    except Exception:  # dbstat missing from this SQLite build
-        index_bytes = None
-    return {
-        "sessions": int(db.scalar("SELECT COUNT(*) FROM sessions")),
-        "messages": int(db.scalar("SELECT COUNT(*) FROM messages")),
-        "per_source": per_source,
-        "sources_indexed": int(db.scalar("SELECT COUNT(*) FROM sources")),
-        "db_bytes": db.size_bytes(),
-        "index_bytes": index_bytes,
-    }
+    ``sources_indexed`` (files), ``db_bytes`` and ``index_bytes`` (the full-text index)."""
+    return _storage(db).stats()
 
 
 # --------------------------------------------------------------------------- health
 
 
-def fts_tables(db: Database) -> list[str]:
-    """Names of every FTS5 table in the database."""
-    rows = db.query("SELECT name, sql FROM sqlite_schema WHERE type='table' AND sql IS NOT NULL")
-    return [row["name"] for row in rows if _FTS5.search(row["sql"] or "")]
+def fts_tables(db: Database | SessionStorage) -> list[str]:
+    """Names of every full-text index in the database (every area's)."""
+    return _storage(db).text_indexes()
 
 
-def integrity_check(db: Database) -> list[str]:
-    """Problems reported by ``PRAGMA integrity_check`` (empty when the file is sound)."""
-    rows = [str(r[0]) for r in db.execute("PRAGMA integrity_check")]
-    return [] if rows == ["ok"] else rows
+def integrity_check(db: Database | SessionStorage) -> list[str]:
+    """Problems reported by the engine's consistency check (empty when the file is sound)."""
+    return _storage(db).integrity_problems()
 
 
-def fts_integrity(db: Database, table: str) -> str | None:
-    """Run FTS5's ``integrity-check`` (comparing against the content table); None when it passes."""
-    try:
-        db.execute(f'INSERT INTO "{table}"("{table}", rank) VALUES (\'integrity-check\', 1)')
-    except Exception as exc:
-        return str(exc)
-    return None
+def fts_integrity(db: Database | SessionStorage, table: str) -> str | None:
+    """Check one full-text index against its content; None when it passes."""
+    return _storage(db).check_text_index(table)
 
 
-def fts_rebuild(db: Database, table: str) -> None:
-    """Rebuild one FTS5 index from its content table."""
-    with db.write():
-        db.execute(f'INSERT INTO "{table}"("{table}") VALUES (\'rebuild\')')
+def fts_rebuild(db: Database | SessionStorage, table: str) -> None:
+    """Rebuild one full-text index from its content."""
+    _storage(db).rebuild_text_index(table)
 
 
-def match_probe(db: Database) -> str | None:
-    """Search for a word of a stored message with MATCH + snippet; None when it is found."""
-    row = db.query_one(
-        "SELECT id, content FROM messages WHERE role <> 'tool' AND length(content) > 3"
-        " ORDER BY id DESC LIMIT 1")
-    if row is None:
-        return None
-    words = re.findall(r"[^\W_]{3,}", row["content"][:2000])
-    if not words:
-        return None
-    term = '"' + words[0].replace('"', '""') + '"'
-    try:
-        hits = db.query(
-            "SELECT rowid, snippet(messages_fts, 0, '[', ']', '...', 8) AS snip FROM messages_fts"
-            " WHERE messages_fts MATCH ? AND rowid = ?", (f"content:{term}", row["id"]))
-    except Exception as exc:
-        return f"MATCH failed: {exc}"
-    if not hits or "[" not in (hits[0]["snip"] or ""):
-        return f"message {row['id']} is not found by searching for {words[0]!r}"
-    return None
+def match_probe(db: Database | SessionStorage) -> str | None:
+    """Search for a word of a stored message and check the hit is highlighted; None when found."""
+    return _storage(db).probe_search()
 
 
-BACKFILL_KEY = "sessions_projection_backfill"
+BACKFILL_KEY = "sessions_projection_backfill"  # the store_meta marker migration 0007 writes
 BACKFILL_CHUNK = 2000
 
 
-def backfill_projection(db: Database, *, chunk: int = BACKFILL_CHUNK) -> int:
-    """Recompute the ``cjk`` projection of stored messages when a migration asked for it.
+def backfill_projection(db: Database | SessionStorage, *, chunk: int = BACKFILL_CHUNK) -> int:
+    """Recompute the search projection of stored messages when a migration asked for it.
 
-    Migration 0007 records :data:`BACKFILL_KEY` in ``store_meta`` (emoji joined
-    the projection). Only messages with non-ASCII text can change; they are
-    visited in id order, in chunks of one transaction each, and updated where
-    the projection differs (the update trigger re-indexes them). The key is
-    removed at the end, so an interrupted backfill resumes from the start.
-    Returns the number of messages updated.
+    Migration 0007 records :data:`BACKFILL_KEY` in ``store_meta`` when a store
+    already holds messages (emoji joined the projection). Only messages with
+    non-ASCII text can change; they are visited in id order, one transaction
+    per chunk, and updated where the projection differs (the update trigger
+    re-indexes them). The marker is removed at the end, so an interrupted
+    backfill starts again next time. Returns the number of messages updated.
     """
-    if not db.table_exists("messages") or db.scalar(
-            "SELECT value FROM store_meta WHERE key = ?", (BACKFILL_KEY,)) is None:
-        return 0
-    updated = 0
-    last_id = 0
-    while True:
-        rows = db.query(
-            "SELECT id, role, content, cjk FROM messages WHERE id > ?"
-            " AND length(CAST(content AS BLOB)) <> length(content) ORDER BY id LIMIT ?",
-            (last_id, chunk))
-        if not rows:
-            break
-        last_id = int(rows[-1]["id"])
-        changes = [(new, row["id"]) for row in rows
-                   if (new := cjk_for(str(row["role"]), str(row["content"]))) != row["cjk"]]
-        if changes:
-            with db.write():
-                db.executemany("UPDATE messages SET cjk = ? WHERE id = ?", changes)
-            updated += len(changes)
-    with db.write():
-        db.execute("DELETE FROM store_meta WHERE key = ?", (BACKFILL_KEY,))
-    return updated
+    return _storage(db).backfill_projection(chunk)

@@ -1,14 +1,17 @@
-"""Message-level search over the session index (``messages_fts``).
+"""Message-level search over the session index.
 
 :func:`search_messages` is the library entry point (the CLI, the
-``session_search`` tool and the recall layer call it). Ranking, in order:
+``session_search`` tool and the recall layer call it). The query is compiled
+once (:func:`hermes_store.query.compile_query`); matching, scoring and
+snippets are the session storage's (:mod:`hermes_store.sessions.storage`),
+the ordering policy is this module's. Ranking, in order:
 
-1. bm25 with column weights (:data:`COLUMN_WEIGHTS`; computed by
+1. the storage's relevance score (on SQLite: bm25 with column weights, computed by
    :mod:`hermes_store.sessions.rank` in time independent of index size), or time order when
    ``sort`` is ``newest``/``oldest``;
 2. hits whose session title contains every query word come first;
 3. automation sources (:data:`AUTOMATION_SOURCES`) come after interactive ones;
-4. a strict AND match first, then (via :func:`hermes_store.query.run_match`)
+4. a strict AND match first, then (via :func:`hermes_store.query.run_plan`)
    OR-relaxed hits for natural-language questions.
 
 Bounded work: ranking every match of a common word costs time linear in the
@@ -24,7 +27,6 @@ matched words.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,15 +36,22 @@ from hermes_store.db import Database
 from hermes_store.query import (
     HIGHLIGHT_CLOSE,
     HIGHLIGHT_OPEN,
+    Match,
+    QueryPlan,
+    compile_query,
     highlight_excerpt,
-    run_match,
+    run_plan,
     tokenize,
 )
-from hermes_store.sessions.rank import ensure_rank_function
+from hermes_store.sessions.storage import (
+    SORTS,
+    Filters,
+    Hit,
+    SessionStorage,
+    open_session_storage,
+)
 
 AUTOMATION_SOURCES: tuple[str, ...] = ("cron", "subagent")
-COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(content, cjk)
-SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
 RANK_BUDGET = 1000  # newest filtered matches ranked per expression
 SNIPPET_TOKENS = 24
 MAX_LIMIT = 1000
@@ -55,36 +64,6 @@ SMOOTHING_POOL = 50  # candidates ranked before smoothing (at least ``limit``)
 
 class SearchError(ValueError):
     """A search argument is invalid (the message names it)."""
-
-
-@dataclass
-class Hit:
-    """One matching message (without its snippet until :func:`attach_snippets`)."""
-
-    message_id: int
-    session_id: str
-    seq: int
-    role: str
-    timestamp: float | None
-    source: str
-    title: str | None
-    score: float
-    expression: str
-    snippet: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape of a result row."""
-        return {
-            "message_id": self.message_id,
-            "session_id": self.session_id,
-            "seq": self.seq,
-            "role": self.role,
-            "timestamp": self.timestamp,
-            "source": self.source,
-            "title": self.title,
-            "snippet": self.snippet,
-            "score": round(self.score, 4),
-        }
 
 
 @dataclass
@@ -141,48 +120,6 @@ def parse_when(value: Any, *, end_of_day: bool = False, now: float | None = None
 HIDDEN_ROLES = ("reasoning",)
 
 
-@dataclass
-class Filters:
-    """Row filters applied inside the ranked query."""
-
-    roles: Sequence[str] | None = None
-    exclude_roles: Sequence[str] | None = None
-    sources: Sequence[str] | None = None
-    exclude_sources: Sequence[str] | None = None
-    since: float | None = None
-    until: float | None = None
-    session_ids: Sequence[str] | None = None
-
-    def sql(self) -> tuple[str, list[Any]]:
-        """``AND ...`` clauses and their parameters."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        for column, values, negate in (
-            ("m.role", self.roles, False),
-            ("m.role", self.exclude_roles, True),
-            ("COALESCE(s.source, '')", self.sources, False),
-            ("COALESCE(s.source, '')", self.exclude_sources, True),
-            ("m.session_id", self.session_ids, False),
-        ):
-            if values is None:
-                continue
-            values = list(values)
-            if not values:
-                if not negate:
-                    clauses.append("0")
-                continue
-            marks = ",".join("?" * len(values))
-            clauses.append(f"{column} {'NOT IN' if negate else 'IN'} ({marks})")
-            params.extend(values)
-        if self.since is not None:
-            clauses.append("m.timestamp >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            clauses.append("m.timestamp <= ?")
-            params.append(self.until)
-        return "".join(f" AND {c}" for c in clauses), params
-
-
 def _clean_list(values: Iterable[str] | str | None) -> list[str] | None:
     if values is None:
         return None
@@ -195,41 +132,30 @@ def _clean_list(values: Iterable[str] | str | None) -> list[str] | None:
 # --------------------------------------------------------------------------- engine
 
 
-def index_ready(db: Database) -> bool:
-    """True when the session index tables exist in ``db``."""
-    return db.table_exists("messages_fts") and db.table_exists("sessions")
+def index_ready(db: Database | SessionStorage) -> bool:
+    """True when the session index exists in ``db``."""
+    return _storage(db).ready()
+
+
+def _storage(db: Database | SessionStorage) -> SessionStorage:
+    return db if isinstance(db, SessionStorage) else open_session_storage(db)
 
 
 class _Ranker:
-    """Runs one FTS5 expression and returns ranked :class:`Hit` rows (bounded work)."""
+    """Runs one match through the storage and orders its hits (bounded work)."""
 
-    def __init__(self, db: Database, filters: Filters, sort: str) -> None:
-        self.db = db
+    def __init__(self, storage: SessionStorage, filters: Filters, sort: str) -> None:
+        self.storage = storage
         self.filters = filters
         self.sort = sort
-        where, self.params = filters.sql()
-        weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
-        direction = "ASC" if sort == "oldest" else "DESC"
-        # FTS5 consumes the rowid ORDER BY, so the scan stops after LIMIT filtered matches and
-        # the rank function runs only for those rows.
-        self.sql = (
-            "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, COALESCE(s.source, ''), s.title, "
-            f"{ensure_rank_function(db)}(messages_fts, {weights}) "
-            "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-            "LEFT JOIN sessions s ON s.id = m.session_id "
-            f"WHERE messages_fts MATCH ?{where} "
-            f"ORDER BY messages_fts.rowid {direction} LIMIT ?"
-        )
 
-    def fetch(self, expression: str, limit: int) -> list[Hit]:
-        """Up to ``limit`` best hits for ``expression`` (raises engine errors for run_match).
+    def fetch(self, match: Match, limit: int) -> list[Hit]:
+        """Up to ``limit`` best hits for ``match`` (QueryRejected propagates to run_plan).
 
         Only the newest ``max(RANK_BUDGET, limit)`` matching rows that pass the
         filters are ranked (the oldest ones for ``sort='oldest'``).
         """
-        rows = self.db.execute(self.sql, (expression, *self.params, max(RANK_BUDGET, limit))).fetchall()
-        hits = [Hit(int(r[0]), r[1], int(r[2]), r[3], r[4], r[5], r[6], -float(r[7]), expression)
-                for r in rows]
+        hits = self.storage.hits(match, self.filters, sort=self.sort, budget=max(RANK_BUDGET, limit))
         hits.sort(key=self.sort_key)
         hits.sort(key=lambda h: h.source in AUTOMATION_SOURCES)  # stable: demote automation
         return hits[:limit]
@@ -245,8 +171,8 @@ class _Ranker:
 
 
 def find_hits(
-    db: Database,
-    query: str,
+    db: Database | SessionStorage,
+    query: str | QueryPlan,
     *,
     limit: int = 20,
     roles: Iterable[str] | str | None = None,
@@ -259,7 +185,10 @@ def find_hits(
     smooth: bool = True,
     expand_context: bool = False,
 ) -> tuple[list[Hit], str | None, str]:
-    """Ranked hits without snippets: ``(hits, note, mode)``. See :func:`search_messages`."""
+    """Ranked hits without snippets: ``(hits, note, mode)``. See :func:`search_messages`.
+
+    ``query`` is user text or the :class:`~hermes_store.query.QueryPlan` compiled from it.
+    """
     if sort not in SORTS:
         raise SearchError(f"sort must be one of {', '.join(SORTS)}; got {sort!r}")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
@@ -274,17 +203,19 @@ def find_hits(
         until=parse_when(until, end_of_day=True),
         session_ids=list(session_ids) if session_ids is not None else None,
     )
-    if not index_ready(db):
+    storage = _storage(db)
+    if not storage.ready():
         return [], None, "empty"
-    ranker = _Ranker(db, filters, sort)
+    plan = compile_query(query)
+    ranker = _Ranker(storage, filters, sort)
     smoothing = sort == "relevance" and (smooth or expand_context)
     pool = max(limit, SMOOTHING_POOL) if smoothing else limit
-    outcome = run_match(ranker.fetch, query, pool, key=lambda h: h.message_id)
+    outcome = run_plan(ranker.fetch, plan, pool, key=lambda h: h.message_id)
     hits: list[Hit] = list(outcome.rows)
     note, mode = outcome.note, outcome.mode
     if smoothing and hits:
-        strict = outcome.plan.strict if outcome.plan else None
-        hits = _smooth(db, hits, filters, strict=strict, expand=expand_context)[:limit]
+        strict = plan.strict_match
+        hits = _smooth(storage, hits, filters, strict=strict, expand=expand_context)[:limit]
         if mode == "relaxed":
             exact = sum(1 for h in hits if h.expression == strict)
             if exact == len(hits):
@@ -294,13 +225,13 @@ def find_hits(
                         f"added {len(hits) - exact} matching some of the words")
     hits = hits[:limit]
     if sort == "relevance" and hits:
-        words = _title_words(query)
+        words = plan.folded_terms()
         if words:
             hits.sort(key=lambda h: not _title_has(h.title, words))
     return hits, note, mode
 
 
-def _smooth(db: Database, hits: list[Hit], filters: Filters, *, strict: str | None,
+def _smooth(storage: SessionStorage, hits: list[Hit], filters: Filters, *, strict: Match | None,
             expand: bool) -> list[Hit]:
     """Re-rank by context: each score gains weighted scores of nearby matching messages.
 
@@ -315,7 +246,7 @@ def _smooth(db: Database, hits: list[Hit], filters: Filters, *, strict: str | No
     if expand:
         wanted = {(h.session_id, h.seq + d) for h in hits for d in (-1, 1)}
         wanted = wanted - set(raw)
-        for hit in _load_positions(db, wanted, filters):
+        for hit in storage.hits_at(wanted, filters):
             candidates[(hit.session_id, hit.seq)] = hit
     scored: list[tuple[bool, float, int, Hit]] = []
     for index, ((sid, seq), hit) in enumerate(candidates.items()):
@@ -332,26 +263,6 @@ def _smooth(db: Database, hits: list[Hit], filters: Filters, *, strict: str | No
     return ordered
 
 
-def _load_positions(db: Database, positions: set[tuple[str, int]], filters: Filters) -> list[Hit]:
-    """Hits (score 0) for the messages at ``(session_id, seq)`` positions that pass ``filters``."""
-    found: list[Hit] = []
-    where, params = filters.sql()
-    for sid, seq in sorted(positions):
-        row = db.execute(
-            "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, COALESCE(s.source, ''), s.title "
-            "FROM messages m LEFT JOIN sessions s ON s.id = m.session_id "
-            f"WHERE m.session_id = ? AND m.seq = ?{where}",
-            (sid, seq, *params),
-        ).fetchone()
-        if row is not None:
-            found.append(Hit(int(row[0]), row[1], int(row[2]), row[3], row[4], row[5], row[6], 0.0, ""))
-    return found
-
-
-def _title_words(query: str) -> list[str]:
-    return [t.lower() for t in tokenize(query or "") if t.upper() not in ("AND", "OR", "NOT")]
-
-
 def _title_has(title: str | None, words: list[str]) -> bool:
     if not title:
         return False
@@ -360,7 +271,7 @@ def _title_has(title: str | None, words: list[str]) -> bool:
 
 
 def search_messages(
-    db: Database,
+    db: Database | SessionStorage,
     query: str,
     *,
     limit: int = 20,
@@ -384,38 +295,33 @@ def search_messages(
     the recall layer wants; such rows may not contain the query words). Raises
     :class:`SearchError` for bad arguments.
     """
+    plan = compile_query(query)
+    storage = _storage(db)
     hits, note, mode = find_hits(
-        db, query, limit=limit, roles=roles, sources=sources, exclude_sources=exclude_sources,
+        storage, plan, limit=limit, roles=roles, sources=sources, exclude_sources=exclude_sources,
         since=since, until=until, sort=sort, session_ids=session_ids, expand_context=expand_context,
     )
-    attach_snippets(db, hits, query)
+    attach_snippets(storage, hits, plan)
     return SearchResult(query, note, [h.to_dict() for h in hits], mode)
 
 
 # --------------------------------------------------------------------------- snippets
 
 
-def _fts_snippet(db: Database, hit: Hit) -> str | None:
-    """FTS5's snippet of the content column for ``hit`` (None when unavailable)."""
-    if not hit.expression:
-        return None
-    try:
-        return db.scalar(
-            "SELECT snippet(messages_fts, 0, ?, ?, '...', ?) FROM messages_fts "
-            "WHERE messages_fts MATCH ? AND rowid = ?",
-            (HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE, SNIPPET_TOKENS, hit.expression, hit.message_id),
-        )
-    except Exception:  # noqa: BLE001 - a snippet must never break a search
-        return None
-
-
-def attach_snippets(db: Database, hits: Sequence[Hit], query: str) -> None:
-    """Fill ``hit.snippet`` with a highlighted excerpt of each hit's content."""
+def attach_snippets(db: Database | SessionStorage, hits: Sequence[Hit],
+                    query: str | QueryPlan) -> None:
+    """Fill ``hit.snippet`` with a highlighted excerpt of each hit's content (``query``: the
+    user text or its compiled plan)."""
+    storage = _storage(db)
+    plan = compile_query(query)
     for hit in hits:
-        snippet = _fts_snippet(db, hit)
+        snippet = None
+        if hit.expression is not None:
+            snippet = storage.snippet(hit.expression, hit.message_id, open_mark=HIGHLIGHT_OPEN,
+                                      close_mark=HIGHLIGHT_CLOSE, tokens=SNIPPET_TOKENS)
         if not snippet or HIGHLIGHT_OPEN not in snippet:
-            content = db.scalar("SELECT content FROM messages WHERE id = ?", (hit.message_id,)) or ""
-            snippet = highlight_excerpt(content, query) if content else (snippet or "")
+            content = storage.message_content(hit.message_id)
+            snippet = highlight_excerpt(content, plan) if content else (snippet or "")
         hit.snippet = snippet
 
 
@@ -426,16 +332,15 @@ def attach_snippets(db: Database, hits: Sequence[Hit], query: str) -> None:
 class Lineage:
     """Resolves sessions to their lineage root by walking ``parent_session_id`` (cached)."""
 
-    def __init__(self, db: Database) -> None:
-        self.db = db
+    def __init__(self, db: Database | SessionStorage) -> None:
+        self.storage = _storage(db)
         self._parent: dict[str, str | None] = {}
         self._root: dict[str, str] = {}
 
     def parent(self, session_id: str) -> str | None:
         """The parent session id, or None."""
         if session_id not in self._parent:
-            row = self.db.query_one("SELECT parent_session_id FROM sessions WHERE id = ?", (session_id,))
-            self._parent[session_id] = (row or {}).get("parent_session_id") or None
+            self._parent[session_id] = self.storage.parent_of(session_id)
         return self._parent[session_id]
 
     def root(self, session_id: str) -> str:
@@ -458,11 +363,6 @@ class Lineage:
         return current
 
 
-def session_meta(db: Database, session_id: str) -> dict[str, Any]:
+def session_meta(db: Database | SessionStorage, session_id: str) -> dict[str, Any]:
     """A session's ``meta`` JSON as a dict ({} when absent or unreadable)."""
-    raw = db.scalar("SELECT meta FROM sessions WHERE id = ?", (session_id,))
-    try:
-        value = json.loads(raw) if raw else {}
-    except (TypeError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+    return _storage(db).session_meta(session_id)

@@ -22,6 +22,7 @@ from typing import Any
 
 from hermes_store.db import Database
 from hermes_store.home import Home
+from hermes_store.query import compile_query
 from hermes_store.sessions.search import (
     Hit,
     Lineage,
@@ -29,8 +30,8 @@ from hermes_store.sessions.search import (
     attach_snippets,
     find_hits,
     index_ready,
-    session_meta,
 )
+from hermes_store.sessions.storage import open_session_storage
 from hermes_store.tooling import (
     Tool,
     ToolArgumentError,
@@ -129,21 +130,18 @@ def _message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dict[str
     return out
 
 
-_MESSAGE_COLUMNS = "id, seq, role, content, timestamp, tool_name, tool_calls, tool_call_id"
-
-
 class _Store:
-    """The session store a call works on, plus the calling session's lineage."""
+    """The session storage a call works on, plus the calling session's lineage."""
 
     def __init__(self, db: Database, profile: str | None, current_session_id: str) -> None:
-        self.db = db
+        self.storage = open_session_storage(db)
         self.profile = profile
-        self.lineage = Lineage(db)
+        self.lineage = Lineage(self.storage)
         self.current = current_session_id or ""
         self.current_root = self.lineage.root(self.current) if self.current else None
 
     def session(self, session_id: str) -> dict[str, Any] | None:
-        return self.db.query_one("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        return self.storage.get_session(session_id)
 
     def session_meta(self, row: dict[str, Any]) -> dict[str, Any]:
         return {"when": _when(row.get("started_at")), "source": row.get("source"),
@@ -157,40 +155,31 @@ class _Store:
             return True
         if self.lineage.root(session_id) != self.current_root:
             return False
-        reason = session_meta(self.db, session_id).get("end_reason")
+        reason = self.storage.session_meta(session_id).get("end_reason")
         return reason not in LEFT_CONTEXT_REASONS
 
-    def messages(self, session_id: str, roles: tuple[str, ...] | None, *, where: str = "",
-                 params: tuple[Any, ...] = (), order: str = "seq", limit: int = -1) -> list[dict[str, Any]]:
-        role_sql = ""
-        role_params: tuple[Any, ...] = ()
-        if roles is not None:
-            role_sql = f" AND role IN ({','.join('?' * len(roles))})"
-            role_params = tuple(roles)
-        return self.db.query(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ?{role_sql}{where} "
-            f"ORDER BY {order} LIMIT ?",
-            (session_id, *role_params, *params, limit),
-        )
+    def messages(self, session_id: str, roles: tuple[str, ...] | None, **narrow: Any) -> list[dict[str, Any]]:
+        """The session's messages (see :meth:`SessionStorage.get_messages` for ``narrow``)."""
+        return self.storage.get_messages(session_id, roles=roles, **narrow)
 
-    def count(self, session_id: str, where: str = "", params: tuple[Any, ...] = ()) -> int:
-        return int(self.db.scalar(f"SELECT count(*) FROM messages WHERE session_id = ?{where}",
-                                  (session_id, *params)) or 0)
+    def count(self, session_id: str, roles: tuple[str, ...] | None = None, **narrow: Any) -> int:
+        """How many of the session's messages pass the narrowing."""
+        return self.storage.count_messages(session_id, roles=roles, **narrow)
 
     def window(self, session_id: str, anchor_seq: int, size: int, roles: tuple[str, ...] | None,
                cap: int) -> tuple[list[dict[str, Any]], int, int, int, int]:
         """Messages ``±size`` around ``anchor_seq`` (anchor always kept), the counts of messages
         before/after them, and the first/last seq shown."""
-        anchor = self.messages(session_id, None, where=" AND seq = ?", params=(anchor_seq,))
-        before = self.messages(session_id, roles, where=" AND seq < ?", params=(anchor_seq,),
-                               order="seq DESC", limit=size)[::-1]
-        after = self.messages(session_id, roles, where=" AND seq > ?", params=(anchor_seq,), limit=size)
+        anchor = self.messages(session_id, None, at_seq=anchor_seq)
+        before = self.messages(session_id, roles, before_seq=anchor_seq, newest_first=True,
+                               limit=size)[::-1]
+        after = self.messages(session_id, roles, after_seq=anchor_seq, limit=size)
         rows = before + anchor + after
         out = [_message(r, cap, anchor=r["seq"] == anchor_seq) for r in rows]
         first = rows[0]["seq"] if rows else anchor_seq
         last = rows[-1]["seq"] if rows else anchor_seq
-        return (out, self.count(session_id, " AND seq < ?", (first,)),
-                self.count(session_id, " AND seq > ?", (last,)), first, last)
+        return (out, self.count(session_id, before_seq=first),
+                self.count(session_id, after_seq=last), first, last)
 
     def bookends(self, session_id: str, first_seq: int, last_seq: int) -> tuple[list[dict], list[dict]]:
         """First/last ``BOOKEND_COUNT`` user/assistant messages strictly outside the window."""
@@ -201,10 +190,10 @@ class _Store:
         start: list[dict[str, Any]] = []
         end: list[dict[str, Any]] = []
         if first_seq > 0:
-            start = keep(self.messages(session_id, DEFAULT_ROLES, where=" AND seq < ?",
-                                       params=(first_seq,), limit=BOOKEND_COUNT * 4))[:BOOKEND_COUNT]
-        tail = keep(self.messages(session_id, DEFAULT_ROLES, where=" AND seq > ?", params=(last_seq,),
-                                  order="seq DESC", limit=BOOKEND_COUNT * 4))[:BOOKEND_COUNT]
+            start = keep(self.messages(session_id, DEFAULT_ROLES, before_seq=first_seq,
+                                       limit=BOOKEND_COUNT * 4))[:BOOKEND_COUNT]
+        tail = keep(self.messages(session_id, DEFAULT_ROLES, after_seq=last_seq, newest_first=True,
+                                  limit=BOOKEND_COUNT * 4))[:BOOKEND_COUNT]
         end = tail[::-1]
         return ([_message(r, BOOKEND_CHARS) for r in start], [_message(r, BOOKEND_CHARS) for r in end])
 
@@ -255,13 +244,7 @@ def _title_match(store: _Store, query: str) -> dict[str, Any] | None:
     title = query.strip().strip("\"'`").strip()
     if not title:
         return None
-    like = title.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " #%"
-    rows = store.db.query(
-        "SELECT * FROM sessions WHERE title IS NOT NULL AND (title = ? COLLATE NOCASE "
-        "OR title LIKE ? ESCAPE '\\') ORDER BY COALESCE(started_at, 0) DESC",
-        (title, like),
-    )
-    for row in rows:
+    for row in store.storage.sessions_titled(title):
         if row.get("source") in HIDDEN_SOURCES or store.in_live_context(row["id"]):
             continue
         return row
@@ -285,8 +268,9 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
             results.append(_result_entry(
                 store, title_row, "session_title", first[0]["id"], first[0]["seq"],
                 f"Session title matched: {title_row.get('title')}", full=full_for(0), roles=roles))
+    plan = compile_query(query)
     try:
-        hits, note, _mode = find_hits(store.db, query, limit=DISCOVER_SCAN_LIMIT, roles=list(roles),
+        hits, note, _mode = find_hits(store.storage, plan, limit=DISCOVER_SCAN_LIMIT, roles=list(roles),
                                       exclude_sources=list(HIDDEN_SOURCES), sort=sort or "relevance")
     except SearchError as exc:
         raise ToolArgumentError(str(exc)) from exc
@@ -301,7 +285,7 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
             continue
         seen_roots.add(root)
         chosen.append(hit)
-    attach_snippets(store.db, chosen, query)
+    attach_snippets(store.storage, chosen, plan)
     for hit in chosen:
         session = store.session(hit.session_id) or {"id": hit.session_id, "source": hit.source,
                                                     "title": hit.title}
@@ -325,7 +309,7 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
 
 def scroll(store: _Store, session_id: str, around: int, window: int, roles: tuple[str, ...]) -> dict[str, Any]:
     """SCROLL: ``±window`` messages around message ``around``."""
-    anchor = store.db.query_one("SELECT id, session_id, seq FROM messages WHERE id = ?", (around,))
+    anchor = store.storage.message_position(around)
     session = store.session(session_id)
     if session is None and anchor is None:
         return {"success": False, "error": f"Session not found: {session_id}"}
@@ -366,7 +350,7 @@ def read(store: _Store, session_id: str, roles: tuple[str, ...]) -> dict[str, An
     if session is None:
         return {"success": False, "error": f"Session not found: {session_id}"}
     total = store.count(session_id)
-    shown = store.count(session_id, f" AND role IN ({','.join('?' * len(roles))})", roles)
+    shown = store.count(session_id, roles)
     payload: dict[str, Any] = {
         "success": True,
         "mode": "read",
@@ -377,7 +361,7 @@ def read(store: _Store, session_id: str, roles: tuple[str, ...]) -> dict[str, An
     }
     if shown > READ_HEAD + READ_TAIL:
         head = store.messages(session_id, roles, limit=READ_HEAD)
-        tail = store.messages(session_id, roles, order="seq DESC", limit=READ_TAIL)[::-1]
+        tail = store.messages(session_id, roles, newest_first=True, limit=READ_TAIL)[::-1]
         payload["truncated"] = True
         payload["messages"] = [_message(r, WINDOW_CHARS) for r in head + tail]
         payload["message"] = (
@@ -397,32 +381,25 @@ _BRANCH_KEYS = ("_branched_from", "_reset_from", "branched_from", "reset_from")
 
 def browse(store: _Store, limit: int) -> dict[str, Any]:
     """BROWSE: the most recently active root sessions (plus branch/reset children)."""
-    hidden = ",".join("?" * len(HIDDEN_SOURCES))
-    rows = store.db.query(
-        f"SELECT * FROM sessions WHERE source NOT IN ({hidden}) "
-        "ORDER BY COALESCE(ended_at, started_at, 0) DESC LIMIT ?",
-        (*HIDDEN_SOURCES, (limit + 15) * 4),
-    )
+    rows = store.storage.list_sessions(exclude_sources=HIDDEN_SOURCES, limit=(limit + 15) * 4)
     candidates = []
     for row in rows:
         sid = row["id"]
         if sid == store.current or (store.current_root and sid == store.current_root):
             continue
         if row.get("parent_session_id") and store.session(row["parent_session_id"]) is not None:
-            meta = session_meta(store.db, sid)
+            meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
             if not any(meta.get(k) for k in _BRANCH_KEYS):
                 continue
-        last = store.db.scalar(
-            "SELECT timestamp FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT 1", (sid,))
+        last = store.storage.last_message_timestamp(sid)
         stamps = [t for t in (last, row.get("ended_at"), row.get("started_at"))
                   if isinstance(t, (int, float)) and _SANE_EPOCH[0] <= t <= _SANE_EPOCH[1]]
         candidates.append((max(stamps) if stamps else None, row))
     candidates.sort(key=lambda item: item[0] or 0.0, reverse=True)
     results = []
     for last_active, row in candidates[:limit]:
-        first_user = store.db.scalar(
-            "SELECT content FROM messages WHERE session_id = ? AND role = 'user' AND content <> '' "
-            "ORDER BY seq LIMIT 1", (row["id"],)) or ""
+        first = store.messages(row["id"], ("user",), nonempty=True, limit=1)
+        first_user = first[0]["content"] if first else ""
         first_user = " ".join(_ANSI.sub("", first_user).split())
         preview = first_user[:PREVIEW_CHARS] + ("..." if len(first_user) > PREVIEW_CHARS else "")
         results.append({
@@ -489,7 +466,8 @@ def _read_elsewhere(ctx: ToolContext, session_id: str, roles: tuple[str, ...]) -
             continue
         try:
             db = ctx.resource(f"session_search.db.{name or ''}", lambda p=path: Database(p, readonly=True))
-            if not index_ready(db) or db.scalar("SELECT 1 FROM sessions WHERE id = ?", (session_id,)) is None:
+            storage = open_session_storage(db)
+            if not storage.ready() or not storage.has_session(session_id):
                 continue
         except Exception:  # noqa: BLE001 - an unreadable foreign store is skipped, not fatal
             continue

@@ -82,8 +82,13 @@ def test_batch_staged_and_applied_with_pins(gated):
         {"action": "add", "content": "extra"}]})
     assert staged["staged"] is True
     record = approval.list_pending(gated)[0]
-    assert record["payload"]["matched_entries"] == ["old fact", None]
-    assert record["summary"].startswith("apply 2 op(s) to memory: ")
+    # Hermes' layout: the replayable call in payload, each destructive op pinned in place.
+    assert record["action"] == "batch" and record["origin"] == "foreground"
+    assert record["payload"] == {"action": "batch", "target": "memory", "operations": [
+        {"action": "replace", "old_text": "old", "content": "new fact", "matched_entry": "old fact"},
+        {"action": "add", "content": "extra"}]}
+    assert record["summary"] == ("apply 2 op(s) to memory: - replace entry matching 'old' -> whole entry "
+                                 "becomes: new fact\n- add: extra")
     assert approval.approve(store, staged["pending_id"])["success"]
     assert gated.memory_file.read_text() == "new fact\n§\nextra"
 
@@ -124,10 +129,100 @@ def test_background_review_adds_freely_but_only_proposes_destructive_writes(home
         "Entry added.")
     proposal = call(home, {"action": "remove", "target": "memory", "old_text": "keep"}, **opts)
     assert proposal["staged"] is True and proposal["proposal_staged"] is True
+    assert proposal["additions_saved"] == 0 and proposal["message"] == (
+        "Automatic literal-preserving review is not enabled. The proposed remove was staged for your "
+        "approval — review it with /memory pending (approve to apply, discard to drop).")
     batch = call(home, {"target": "memory", "operations": [{"action": "add", "content": "x"},
                                                           {"action": "remove", "old_text": "keep"}]}, **opts)
-    assert batch["proposal_staged"] is True
-    assert home.memory_file.read_text() == "keep me\n§\nlearned"
-    assert len(approval.list_pending(home)) == 2
+    assert batch["proposal_staged"] is True and batch["additions_saved"] == 1
+    assert batch["message"] == (
+        "1 add operation(s) saved independently; approval will replay them idempotently. Automatic "
+        "literal-preserving review is not enabled. The proposed batch was staged for your approval — "
+        "review it with /memory pending (approve to apply, discard to drop).")
+    assert home.memory_file.read_text() == "keep me\n§\nlearned\n§\nx"  # the independent add is saved
+    records = approval.list_pending(home)
+    assert len(records) == 2 and {r["origin"] for r in records} == {"background_review"}
+    assert records[0]["summary"] == "background review consolidation (remove on memory): - remove: keep"
     # foreground calls are unaffected
     assert call(home, {"action": "remove", "target": "memory", "old_text": "learned"})["success"]
+
+
+def test_review_batch_keeps_dependent_adds_in_the_proposal(home):
+    MemoryStore(home).add("memory", "Alpha")
+    # replace Alpha->Beta; add Beta: pre-saving Beta would give two Betas on approval.
+    result = call(home, {"target": "memory", "operations": [
+        {"action": "replace", "old_text": "Alpha", "content": "Beta"},
+        {"action": "add", "content": "Beta"}, {"action": "add", "content": "Gamma"}]},
+        origin="background_review")
+    assert result["additions_saved"] == 1
+    assert home.memory_file.read_text() == "Alpha\n§\nGamma"
+    store = MemoryStore(home)
+    assert approval.approve(store, result["pending_id"])["success"]
+    assert home.memory_file.read_text() == "Beta\n§\nGamma"  # the replayed add of Gamma is idempotent
+
+
+def test_review_with_approval_on_saves_nothing(gated):
+    MemoryStore(gated).add("memory", "rule one")
+    result = call(gated, {"target": "memory", "operations": [
+        {"action": "remove", "old_text": "rule one"}, {"action": "add", "content": "fork consolidation"}]},
+        origin="background_review")
+    assert result["additions_saved"] == 0 and result["proposal_staged"] is True
+    assert result["message"] == (
+        "Memory write approval is on. The proposed batch was staged for your approval — review it with "
+        "/memory pending (approve to apply, discard to drop).")
+    assert gated.memory_file.read_text() == "rule one"
+    add_only = call(gated, {"action": "add", "target": "memory", "content": "later"}, origin="background_review")
+    assert add_only == {"success": True, "staged": True, "pending_id": add_only["pending_id"],
+                        "message": approval.STAGED_MESSAGE}
+    record = next(r for r in approval.list_pending(gated) if r["id"] == add_only["pending_id"])
+    assert record["origin"] == "background_review" and record["summary"] == "add to memory: later"
+
+
+def test_review_literal_auto_applies_only_literal_preserving_changes(home):
+    home.config_path.write_text("memory:\n  review_literal_auto: true\n")
+    MemoryStore(home).add("memory", "rule one")
+    grown = call(home, {"action": "replace", "target": "memory", "old_text": "rule one",
+                        "content": "rule one (on weekends too)"}, origin="background_review")
+    assert grown["success"] and grown["replaced_entry"] == "rule one" and "staged" not in grown
+    lossy = call(home, {"action": "remove", "target": "memory", "old_text": "rule one"},
+                 origin="background_review")
+    assert lossy["proposal_staged"] is True and lossy["message"].startswith(
+        "Background review could not retain all existing memory text verbatim. The proposed remove")
+    assert home.memory_file.read_text() == "rule one (on weekends too)"
+
+
+def test_records_hermes_staged_are_approved_and_legacy_records_still_work(gated):
+    store = MemoryStore(gated)
+    store.add("memory", "deploy to staging first")
+    directory = approval.pending_dir(gated)
+    directory.mkdir(parents=True, exist_ok=True)
+    # A record exactly as Hermes' write_approval.stage_write saves it (single op, pinned).
+    hermes_record = {"id": "0a1b2c3d", "subsystem": "memory", "action": "replace",
+                     "summary": "replace in memory: entry matching: staging\nwhole entry becomes: canary first",
+                     "origin": "foreground", "created_at": 1.0,
+                     "payload": {"action": "replace", "target": "memory", "content": "canary first",
+                                 "old_text": "staging", "matched_entry": "deploy to staging first"}}
+    (directory / "0a1b2c3d.json").write_text("\ufeff" + json.dumps(hermes_record), encoding="utf-8")
+    # A record an older hermes-store wrote (pins as a parallel list, no action in payload).
+    legacy = {"id": "9f8e7d6c", "subsystem": "memory", "action": "batch", "summary": "", "origin": "tool",
+              "created_at": 2.0, "payload": {"target": "memory", "operations": [
+                  {"action": "add", "content": "extra"}, {"action": "remove", "old_text": "canary"}],
+                  "matched_entries": [None, "canary first"]}}
+    (directory / "9f8e7d6c.json").write_text(json.dumps(legacy), encoding="utf-8")
+    assert [r["id"] for r in approval.list_pending(gated)] == ["0a1b2c3d", "9f8e7d6c"]
+    assert approval.approve(store, "0a1b2c3d")["replaced_entry"] == "deploy to staging first"
+    assert approval.approve(store, "9f8e7d6c")["success"]
+    assert gated.memory_file.read_text() == "extra"
+    assert approval.list_pending(gated) == []
+
+
+def test_staged_files_replay_through_hermes_shape(gated):
+    """What we stage is exactly what Hermes' apply_memory_pending replays: the payload is the call."""
+    store = MemoryStore(gated)
+    store.add("user", "Name: Ana")
+    staged = call(gated, {"action": "remove", "target": "user", "old_text": "Ana"})
+    record = json.loads((approval.pending_dir(gated) / f"{staged['pending_id']}.json").read_text())
+    assert set(record) >= {"id", "subsystem", "action", "summary", "origin", "created_at", "payload"}
+    assert record["payload"] == {"action": "remove", "target": "user", "content": None, "old_text": "Ana",
+                                 "matched_entry": "Name: Ana"}
+    assert record["summary"] == "remove from user profile: Ana"

@@ -79,7 +79,7 @@ def test_import_hermes_store(home, tmp_path):
     subprocess.run([sys.executable, "-c", script, str(source)], check=True)
     run(home, "facts", "add", "Bob likes tea")
     reply = json.loads(run(home, "facts", "import-hermes", str(source), "--json").output)
-    assert reply == {"success": True, "imported": 1, "skipped": 1}
+    assert reply == {"success": True, "imported": 1, "skipped": 1, "renumbered": 1, "entities": 0}
     fact = json.loads(run(home, "facts", "probe", "Alice", "--json").output)["results"][0]
     assert (fact["category"], fact["tags"], fact["trust_score"], fact["helpful_count"], fact["created_at"]) == (
         "user_pref", "home", 0.8, 3, "2025-01-02 03:04:05")
@@ -92,3 +92,31 @@ def test_import_hermes_store(home, tmp_path):
     assert json.loads(run(home, "facts", "probe", "Carol", "--json").output)["results"][0]["trust_score"] == 0.5
     missing = run(home, "facts", "import-hermes", str(tmp_path / "nope.db"))
     assert missing.exit_code == 1 and "nope.db" in missing.output
+
+
+def test_import_hermes_keeps_fact_and_entity_ids(home, tmp_path):
+    from tests.facts.holographic_fixture import make_holographic_db
+
+    source = make_holographic_db(
+        tmp_path / "memory_store.db",
+        facts=[{"content": "Alice Smith lives in Paris", "trust": 0.9, "helpful": 2, "retrievals": 5},
+               {"content": "temporary note"},
+               {"content": "Bob Jones prefers tea", "category": "user_pref", "tags": "drinks"}],
+        entities=["Alice Smith", "Paris", "Bob Jones"],
+        links=[("Alice Smith lives in Paris", 1), ("Alice Smith lives in Paris", 2),
+               ("Bob Jones prefers tea", 3)],
+        delete=["temporary note"])  # ids 1 and 3 remain, as in a store that saw a removal
+    reply = json.loads(run(home, "facts", "import-hermes", str(source), "--json").output)
+    assert reply == {"success": True, "imported": 2, "skipped": 0, "renumbered": 0, "entities": 3}
+    listed = {f["fact_id"]: f for f in json.loads(run(home, "facts", "list", "--json").output)["facts"]}
+    assert sorted(listed) == [1, 3]  # was 1, 2 before ids were kept
+    assert listed[1]["content"] == "Alice Smith lives in Paris"
+    assert (listed[1]["trust_score"], listed[1]["helpful_count"], listed[1]["retrieval_count"]) == (0.9, 2, 5)
+    assert (listed[3]["category"], listed[3]["tags"]) == ("user_pref", "drinks")
+    entities = {e["name"]: e["entity_id"] for e in
+                json.loads(run(home, "facts", "entities", "--json").output)["entities"]}
+    assert entities["Alice Smith"] == 1 and entities["Paris"] == 2 and entities["Bob Jones"] == 3
+    probe = json.loads(run(home, "facts", "probe", "Paris", "--json").output)["results"]
+    assert [f["fact_id"] for f in probe] == [1]  # holographic's link kept (our extractor skips "Paris")
+    added = json.loads(run(home, "facts", "add", "a new fact", "--json").output)
+    assert added["fact_id"] == 4  # new ids continue after the imported ones

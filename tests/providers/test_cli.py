@@ -94,3 +94,49 @@ def test_hermes_install_rejects_bad_names(home, tmp_path):
     result = run(home, "hermes", "install", "--hermes-home", str(tmp_path), "--name", "../evil")
     assert result.exit_code == 2 and "invalid plugin name" in result.output
     assert not (tmp_path / "plugins").exists()
+
+
+def test_install_from_holographic_takes_over_and_reverts(home, tmp_path):
+    from hermes_store.facts.store import FactStore
+    from hermes_store.home import Home
+    from tests.facts.holographic_fixture import make_holographic_db
+
+    hermes_home = tmp_path / "hermes"
+    hermes_home.mkdir()
+    config = ("# hand-written\nmemory:\n  provider: holographic  # the old one\n"
+              "plugins:\n  hermes-memory-store:\n    db_path: $HERMES_HOME/facts/mem.db\n")
+    (hermes_home / "config.yaml").write_text(config)
+    (hermes_home / "facts").mkdir()
+    source = make_holographic_db(
+        hermes_home / "facts" / "mem.db",
+        facts=[{"content": "Alice Smith lives in Paris", "trust": 0.8, "helpful": 4},
+               {"content": "gone"}, {"content": "Bob Jones drinks tea", "retrievals": 7}],
+        entities=["Alice Smith", "Bob Jones"], links=[("Alice Smith lives in Paris", 1)], delete=["gone"])
+    before = source.read_bytes()
+    result = run(home, "hermes", "install", "--hermes-home", str(hermes_home), "--from-holographic")
+    assert result.exit_code == 0, result.output
+    assert (f"Imported 2 fact(s) from {source} with their ids, trust and counts (0 already stored, "
+            "0 given a new id, 2 entities kept)") in result.output
+    assert "Switched memory.provider from 'holographic' to 'hermes_store'" in result.output
+    backups = list(hermes_home.glob("config.yaml.bak.*"))
+    assert len(backups) == 1 and backups[0].read_text() == config
+    assert f"Backed up {hermes_home / 'config.yaml'} to {backups[0]}" in result.output
+    text = (hermes_home / "config.yaml").read_text()
+    assert "provider: hermes_store  # the old one" in text and "# hand-written" in text
+    assert source.read_bytes() == before  # only read
+    with FactStore(Home(hermes_home)) as store:
+        rows = {f["fact_id"]: f for f in store.list_facts(limit=10)}
+    assert sorted(rows) == [1, 3]
+    assert (rows[1]["trust_score"], rows[1]["helpful_count"], rows[3]["retrieval_count"]) == (0.8, 4, 7)
+    undone = run(home, "hermes", "revert", "--hermes-home", str(hermes_home))
+    assert undone.exit_code == 0, undone.output
+    assert "Set memory.provider back to 'holographic'" in undone.output
+    assert (hermes_home / "config.yaml").read_text() == config
+    again = run(home, "hermes", "revert", "--hermes-home", str(hermes_home))
+    assert again.exit_code == 1 and "nothing to revert" in again.output
+
+
+def test_install_from_holographic_without_a_store_says_so(home, tmp_path):
+    result = run(home, "hermes", "install", "--hermes-home", str(tmp_path), "--from-holographic")
+    assert result.exit_code == 1 and f"no holographic store at {tmp_path / 'memory_store.db'}" in result.output
+    assert not (tmp_path / "config.yaml").exists()

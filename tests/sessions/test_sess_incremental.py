@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import shutil
 
-from sess_helpers import index_json, write_jsonl
+from sess_helpers import core, index_json, write_jsonl
 
 from hermes_store.db import Database
 from hermes_store.sessions import SessionIndex
 
 
 def test_idempotent(run, store, fixtures, state_db):
-    code, first = index_json(run, fixtures, state_db)
+    code, first = index_json(run, *core(fixtures), state_db)
     assert code == 0 and first["messages_added"] == 35
-    code, second = index_json(run, fixtures, state_db)
+    code, second = index_json(run, *core(fixtures), state_db)
     assert code == 0
     assert second["files"] == 7
     assert second["sessions_added"] == 0 and second["messages_added"] == 0
@@ -149,7 +149,7 @@ def test_pipelined_and_inline_writers_agree(tmp_path, fixtures, state_db):
     results = []
     for pipeline in (True, False):
         with Database(tmp_path / f"p{pipeline}.db") as db:
-            summary = BulkLoader(db, batch_messages=5, pipeline=pipeline).run([fixtures, state_db])
+            summary = BulkLoader(db, batch_messages=5, pipeline=pipeline).run([*core(fixtures), state_db])
             rows = db.query("SELECT session_id, seq, role, content, tool_name FROM messages"
                             " ORDER BY session_id, seq")
             sessions = db.query("SELECT id, message_count, started_at, ended_at FROM sessions ORDER BY id")

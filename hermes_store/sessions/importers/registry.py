@@ -14,19 +14,51 @@ from __future__ import annotations
 
 from importlib import metadata
 
+from hermes_store.sessions.importers.aider import AiderImporter
 from hermes_store.sessions.importers.base import Importer
+from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
+from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.codex import CodexImporter
+from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
+from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
+from hermes_store.sessions.importers.cursor import CursorImporter
+from hermes_store.sessions.importers.gemini_cli import (
+    GeminiCheckpointImporter,
+    GeminiCliImporter,
+    GeminiLogsImporter,
+)
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
+from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
+from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
+from hermes_store.sessions.importers.qwen_code import (
+    QwenCodeImporter,
+    QwenLegacyImporter,
+    QwenLogsImporter,
+)
 
 ENTRY_POINT_GROUP = "hermes_store.importers"
 
 BUNDLED: tuple[type[Importer], ...] = (
     HermesDbImporter, HermesJsonlImporter, HermesJsonImporter,
     ClaudeCodeImporter, CodexImporter, OpenAIJsonlImporter,
+    GeminiCliImporter,
+    GeminiLogsImporter,
+    GeminiCheckpointImporter,
+    QwenCodeImporter,
+    QwenLegacyImporter,
+    QwenLogsImporter,
+    OpenCodeJsonImporter,
+    OpenCodeDbImporter,
+    CursorImporter,
+    ChatGptExportImporter,
+    AiderImporter,
+    ClineImporter,
+    CopilotChatImporter,
+    CopilotCliImporter,
 )
 
 

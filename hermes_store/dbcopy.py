@@ -1,0 +1,163 @@
+"""Copy a whole store between engines (SQLite file <-> PostgreSQL), ids kept, counts verified.
+
+Part of the database layer (beside :mod:`hermes_store.db` and :mod:`hermes_store.pgdb`): it
+moves table rows, nothing else. The target must not hold any of the copied rows yet (nothing
+already stored is overwritten or merged); the copy runs in one transaction on the target and
+is committed only after every table's row count matches the source's. Derived data (full-text
+indexes, the built-in entry index) is rebuilt by the target itself.
+
+Shared tables (sessions, facts, ...) are copied whole. The built-in memory's provenance and
+history belong to one home; on PostgreSQL they carry the home's writer label, so copying to a
+server files them under this home, and copying back takes only this home's rows.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from hermes_store.db import Database, DatabaseError
+from hermes_store.pgdb import PgDatabase
+
+# (table, identity column or None), parents before children
+SHARED_TABLES: tuple[tuple[str, str | None], ...] = (
+    ("store_meta", None),
+    ("sources", "id"),
+    ("sessions", None),
+    ("messages", "id"),
+    ("entities", "entity_id"),
+    ("entity_aliases", None),
+    ("facts", "fact_id"),
+    ("fact_entities", None),
+)
+HOME_TABLES: tuple[str, ...] = ("memory_entries", "memory_sync", "memory_history")
+_PG_ONLY_COLUMNS = {"written_by", "home", "tsv"}
+_BATCH = 5000
+
+
+@dataclass
+class CopyReport:
+    """What a copy moved: rows per table (equal on both sides once it returns)."""
+
+    source: str
+    target: str
+    tables: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"source": self.source, "target": self.target, "tables": dict(self.tables),
+                "total_rows": sum(self.tables.values()), "seconds": round(self.seconds, 3)}
+
+
+def _sqlite_columns(db: Database, table: str) -> list[str]:
+    return [row["name"] for row in db.query(f"PRAGMA table_info({table})")]
+
+
+def _pg_columns(db: PgDatabase, table: str) -> list[str]:
+    rows = db.query(
+        "SELECT column_name FROM information_schema.columns "
+        "WHERE table_schema = current_schema() AND table_name = %s AND is_generated = 'NEVER' "
+        "ORDER BY ordinal_position", (table,))
+    return [row["column_name"] for row in rows]
+
+
+def _common(sqlite_cols: list[str], pg_cols: list[str]) -> list[str]:
+    wanted = set(pg_cols) - _PG_ONLY_COLUMNS
+    return [c for c in sqlite_cols if c in wanted]
+
+
+def _tables() -> list[tuple[str, str | None, bool]]:
+    """(table, identity column, home-scoped) in copy order."""
+    out = [(t, ident, False) for t, ident in SHARED_TABLES]
+    out += [(t, "id" if t == "memory_history" else None, True) for t in HOME_TABLES]
+    return out
+
+
+def _sqlite_rows(db: Database, table: str, cols: list[str]) -> Iterator[tuple[Any, ...]]:
+    for row in db.execute(f"SELECT {', '.join(cols)} FROM {table}"):
+        yield tuple(row)
+
+
+def sqlite_to_postgres(source: Database, target: PgDatabase,
+                       progress: Callable[[str, int], None] | None = None) -> CopyReport:
+    """Copy every table of ``source`` into the empty store ``target`` (one transaction)."""
+    started = time.monotonic()
+    report = CopyReport(str(source.path), target.display_url)
+    plan = []
+    for table, ident, scoped in _tables():
+        if not source.table_exists(table):
+            continue
+        cols = _common(_sqlite_columns(source, table), _pg_columns(target, table))
+        plan.append((table, ident, scoped, cols))
+    with target.transaction():
+        for table, _, scoped, _ in plan:
+            where, params = (" WHERE home = %s", (target.writer,)) if scoped else ("", ())
+            present = target.scalar(f"SELECT count(*) FROM {table}{where}", params)
+            if present:
+                raise DatabaseError(
+                    f"{target.display_url}: table {table} already holds {present} row(s); "
+                    "migrate copies into an empty store only (nothing is merged or overwritten)")
+        for table, ident, scoped, cols in plan:
+            count = target.copy_rows(f"COPY {table} ({', '.join(cols)}) FROM STDIN",
+                                     _sqlite_rows(source, table, cols))
+            if ident:
+                target.execute(
+                    f"SELECT setval(pg_get_serial_sequence(%s, %s), "
+                    f"coalesce((SELECT max({ident}) FROM {table}), 0) + 1, false)", (table, ident))
+            expected = int(source.scalar(f"SELECT count(*) FROM {table}") or 0)
+            where, params = (" WHERE home = %s", (target.writer,)) if scoped else ("", ())
+            stored = int(target.scalar(f"SELECT count(*) FROM {table}{where}", params) or 0)
+            if not count == expected == stored:
+                raise DatabaseError(f"{table}: copied {count} of {expected} row(s), {stored} stored; rolled back")
+            report.tables[table] = stored
+            if progress:
+                progress(table, stored)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def postgres_to_sqlite(source: PgDatabase, target: Database,
+                       progress: Callable[[str, int], None] | None = None) -> CopyReport:
+    """Copy the shared tables and this home's memory rows of ``source`` into the empty ``target``."""
+    started = time.monotonic()
+    report = CopyReport(source.display_url, str(target.path))
+    plan = []
+    for table, _, scoped in _tables():
+        if not (target.table_exists(table) and source.table_exists(table)):
+            continue
+        cols = _common(_sqlite_columns(target, table), _pg_columns(source, table))
+        plan.append((table, scoped, cols))
+    with target.write():
+        for table, _, _ in plan:
+            present = target.scalar(f"SELECT count(*) FROM {table}")
+            if present:
+                raise DatabaseError(
+                    f"{target.path}: table {table} already holds {present} row(s); "
+                    "migrate copies into an empty store only (nothing is merged or overwritten)")
+        for table, scoped, cols in plan:
+            where, params = (" WHERE home = %s", (source.writer,)) if scoped else ("", ())
+            insert = f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
+            count = 0
+            with source.transaction() as conn, conn.cursor(name=f"copy_{table}") as cursor:
+                cursor.itersize = _BATCH
+                cursor.execute(f"SELECT {', '.join(cols)} FROM {table}{where} ORDER BY 1", params)
+                while batch := cursor.fetchmany(_BATCH):
+                    target.executemany(insert, [tuple(_sqlite_value(r[c]) for c in cols) for r in batch])
+                    count += len(batch)
+            expected = int(source.scalar(f"SELECT count(*) FROM {table}{where}", params) or 0)
+            stored = int(target.scalar(f"SELECT count(*) FROM {table}") or 0)
+            if not count == expected == stored:
+                raise DatabaseError(f"{table}: copied {count} of {expected} row(s), {stored} stored; rolled back")
+            report.tables[table] = stored
+            if progress:
+                progress(table, stored)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _sqlite_value(value: Any) -> Any:
+    """PostgreSQL values as SQLite stores them (bytea arrives as memoryview)."""
+    return bytes(value) if isinstance(value, memoryview) else value

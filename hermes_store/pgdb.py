@@ -1,0 +1,415 @@
+"""The one place that opens PostgreSQL (psycopg 3 with its connection pool).
+
+:class:`PgDatabase` is the PostgreSQL counterpart of :class:`hermes_store.db.Database`:
+``engine == "postgresql"``, versioned migrations from ``schema/pg/NNNN_name.sql`` tracked in
+the table ``hermes_store_migrations`` (applied under an advisory lock, so several hosts
+starting at once migrate exactly once), transactions that nested use joins, and every wait
+bounded: connecting (``connect_timeout``), waiting for a pooled connection (``pool_timeout``)
+and each statement (``statement_timeout``, enforced by the server).
+
+A server that is down, unreachable or too slow surfaces as :class:`PgUnavailable` (a
+:class:`~hermes_store.db.DatabaseError`) whose message names the URL with its password
+masked; passwords are never printed or logged (:func:`mask_url`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+from hermes_store.db import DatabaseError, schema_dir
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+ENGINE = "postgresql"
+URL_SCHEMES = ("postgresql", "postgres")
+MIGRATIONS_TABLE = "hermes_store_migrations"
+DEFAULT_CONNECT_TIMEOUT = 5.0  # seconds to establish one connection
+DEFAULT_STATEMENT_TIMEOUT = 30.0  # seconds the server lets one statement run
+DEFAULT_POOL_SIZE = 4
+_MIGRATION_LOCK = 0x48534D47  # advisory lock key ("HSMG") held while migrating
+_MIGRATION_NAME = re.compile(r"^(\d{4})_[A-Za-z0-9_]+\.sql$")
+_SECRET_KEYS = ("password", "passfile", "sslpassword")
+_KV_SECRET = re.compile(r"(\b(?:password|passfile|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.I)
+
+
+class PgUnavailable(DatabaseError):
+    """The PostgreSQL server cannot be reached or did not answer in time."""
+
+
+# --------------------------------------------------------------------------- URLs
+
+
+def is_postgres_url(url: str | None) -> bool:
+    """True when ``url`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
+    if not url:
+        return False
+    scheme = str(url).split(":", 1)[0].lower()
+    return scheme in URL_SCHEMES and "://" in str(url)
+
+
+def mask_url(url: str | None) -> str:
+    """``url`` with any password replaced by ``***`` (URL user-info, query or key=value form)."""
+    if not url:
+        return ""
+    text = str(url)
+    if "://" not in text:  # libpq key=value connection string
+        return _KV_SECRET.sub(lambda m: m.group(1) + "***", text)
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return re.sub(r"//[^@/]*@", "//***@", text)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, hostinfo = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            userinfo = userinfo.split(":", 1)[0] + ":***"
+        netloc = f"{userinfo}@{hostinfo}"
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if any(k.lower() in _SECRET_KEYS for k, _ in pairs):
+            query = urlencode([(k, "***" if k.lower() in _SECRET_KEYS else v) for k, v in pairs],
+                              safe="/:*")
+    text = f"{parts.scheme}://{netloc}{parts.path}"
+    return text + (f"?{query}" if query else "") + (f"#{parts.fragment}" if parts.fragment else "")
+
+
+def _secrets_of(url: str) -> list[str]:
+    """The literal secret values held by ``url`` (to scrub them from error messages)."""
+    found: list[str] = []
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        params = conninfo_to_dict(url)
+        found = [str(params[k]) for k in _SECRET_KEYS if params.get(k)]
+    except Exception:  # an unparsable URL holds nothing we can name
+        pass
+    return [s for s in found if len(s) >= 1]
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` with every secret of ``url`` replaced by ``***`` (for messages from the driver)."""
+    for secret in _secrets_of(url):
+        text = text.replace(secret, "***")
+        text = text.replace(quote(secret, safe=""), "***")
+    return text
+
+
+def writer_label(home_root: str | os.PathLike[str] | None = None) -> str:
+    """``host:home`` identifying the writer of shared rows (host name and home directory)."""
+    host = socket.gethostname() or "unknown-host"
+    return f"{host}:{home_root}" if home_root else host
+
+
+# --------------------------------------------------------------------------- migrations
+
+
+def pg_schema_dir() -> Path:
+    """The directory of the PostgreSQL migrations (``schema/pg``)."""
+    return schema_dir() / "pg"
+
+
+def pg_migrations() -> list[tuple[int, Path]]:
+    """``(version, path)`` for every PostgreSQL migration, in version order."""
+    directory = pg_schema_dir()
+    found = sorted(
+        (int(m.group(1)), path)
+        for path in (directory.iterdir() if directory.is_dir() else [])
+        if (m := _MIGRATION_NAME.match(path.name))
+    )
+    versions = [v for v, _ in found]
+    if len(set(versions)) != len(versions):
+        raise DatabaseError(f"duplicate migration numbers in {directory}")
+    return found
+
+
+# --------------------------------------------------------------------------- the database
+
+
+class PgDatabase:
+    """A pooled PostgreSQL database configured the project's way.
+
+    ``url`` is a libpq URL (``postgresql://user:pass@host:5432/db?sslmode=...``). Opening
+    checks that the server answers within ``connect_timeout`` seconds and applies pending
+    migrations (``migrate=True``); both failures raise :class:`PgUnavailable` /
+    :class:`DatabaseError` naming the masked URL. ``writer`` labels rows this process
+    writes to shared tables (see :func:`writer_label`).
+    """
+
+    engine = ENGINE
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        migrate: bool = True,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        writer: str | None = None,
+    ) -> None:
+        if not is_postgres_url(url):
+            raise DatabaseError(f"{mask_url(url)}: not a postgresql:// URL")
+        try:
+            import psycopg
+            from psycopg.rows import dict_row
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:
+            raise DatabaseError(
+                f"PostgreSQL support needs psycopg 3: pip install 'hermes_store[postgresql]' ({exc})"
+            ) from exc
+        self._psycopg = psycopg
+        self._url = str(url)
+        self.display_url = mask_url(url)
+        self.connect_timeout = max(1.0, float(connect_timeout))
+        self.statement_timeout = max(0.1, float(statement_timeout))
+        self.writer = writer or writer_label()
+        self._local = threading.local()
+        self.readonly = False
+        options = (
+            f"-c statement_timeout={int(self.statement_timeout * 1000)} "
+            f"-c lock_timeout={int(self.statement_timeout * 1000)} "
+            f"-c idle_in_transaction_session_timeout={int(max(60.0, self.statement_timeout * 2) * 1000)}"
+        )
+        try:
+            given = psycopg.conninfo.conninfo_to_dict(self._url)
+            if given.get("options"):  # the URL's own options (e.g. -csearch_path=...) come first
+                options = f"{given['options']} {options}"
+            conninfo = psycopg.conninfo.make_conninfo(
+                self._url,
+                connect_timeout=max(2, int(round(self.connect_timeout))),
+                application_name=given.get("application_name") or "hermes_store",
+                options=options,
+            )
+        except psycopg.Error as exc:
+            raise DatabaseError(f"{self.display_url}: invalid database URL: {scrub(str(exc), url)}") from exc
+        writer_value = self.writer
+
+        def configure(conn: Any) -> None:
+            conn.execute("SELECT set_config('hermes_store.writer', %s, false)", (writer_value,))
+
+        self.pool = ConnectionPool(
+            conninfo,
+            min_size=1,
+            max_size=max(1, int(pool_size)),
+            kwargs={"autocommit": True, "row_factory": dict_row},
+            configure=configure,
+            check=ConnectionPool.check_connection,
+            open=False,
+            timeout=self.connect_timeout,
+            reconnect_timeout=max(30.0, self.connect_timeout * 4),
+            name="hermes_store",
+        )
+        try:
+            self.pool.open(wait=True, timeout=self.connect_timeout)
+        except psycopg.Error as exc:
+            self._close_pool()
+            raise PgUnavailable(
+                f"{self.display_url}: PostgreSQL server not reachable within "
+                f"{self.connect_timeout:.0f}s: {self._reason(exc)}"
+            ) from exc
+        if migrate:
+            try:
+                self.migrate()
+            except BaseException:
+                self.close()
+                raise
+
+    # -- errors ----------------------------------------------------------------
+
+    def _reason(self, exc: BaseException) -> str:
+        """The driver's words for ``exc``, secrets removed, one line."""
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        return scrub(text, self._url)
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn connection trouble and server time-outs into :class:`PgUnavailable`."""
+        errors = self._psycopg.errors
+        try:
+            yield
+        except errors.QueryCanceled as exc:
+            raise PgUnavailable(
+                f"{self.display_url}: statement cancelled after {self.statement_timeout:g}s "
+                f"(server too slow or a lock held too long): {self._reason(exc)}"
+            ) from exc
+        except errors.LockNotAvailable as exc:
+            raise PgUnavailable(f"{self.display_url}: lock wait timed out: {self._reason(exc)}") from exc
+        except (self._psycopg.OperationalError, self._psycopg.InterfaceError) as exc:
+            raise PgUnavailable(f"{self.display_url}: PostgreSQL unavailable: {self._reason(exc)}") from exc
+
+    # -- connections and transactions -----------------------------------------
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """The connection of the current transaction, or a pooled one (autocommit) for the block."""
+        current = getattr(self._local, "conn", None)
+        if current is not None:
+            yield current
+            return
+        with self._guard(), self.pool.connection(timeout=self.connect_timeout) as conn:
+            yield conn
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """A transaction committed on success, rolled back on error; nested use joins the outer."""
+        current = getattr(self._local, "conn", None)
+        if current is not None:
+            yield current
+            return
+        with self._guard(), self.pool.connection(timeout=self.connect_timeout) as conn:
+            self._local.conn = conn
+            try:
+                with conn.transaction():
+                    yield conn
+            finally:
+                self._local.conn = None
+
+    write = transaction  # the name the SQLite Database uses for the same thing
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside :meth:`transaction` on this thread."""
+        return getattr(self._local, "conn", None) is not None
+
+    def run_transaction(self, work: Callable[[Any], T], *, attempts: int = 5) -> T:
+        """Run ``work(conn)`` in a transaction, re-running it on serialization failure/deadlock."""
+        errors = self._psycopg.errors
+        for attempt in range(1, attempts + 1):
+            try:
+                with self.transaction() as conn:
+                    return work(conn)
+            except (errors.SerializationFailure, errors.DeadlockDetected):
+                if attempt == attempts or self.in_transaction:
+                    raise
+        raise AssertionError("unreachable")
+
+    # -- queries ---------------------------------------------------------------
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> int:
+        """Run one statement (``%s`` placeholders, bound by the server); return the row count."""
+        with self.connection() as conn, self._guard():
+            cursor = conn.execute(sql, params)
+            return cursor.rowcount
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any] | dict[str, Any]]) -> None:
+        """Run ``sql`` once per row of bindings (pipelined by psycopg)."""
+        with self.connection() as conn, self._guard(), conn.cursor() as cursor:
+            cursor.executemany(sql, list(rows))
+
+    def query(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """All rows of ``sql`` as dicts keyed by column name."""
+        with self.connection() as conn, self._guard():
+            cursor = conn.execute(sql, params)
+            return list(cursor.fetchall()) if cursor.description else []
+
+    def query_one(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The first row of ``sql`` as a dict, or None."""
+        with self.connection() as conn, self._guard():
+            cursor = conn.execute(sql, params)
+            return cursor.fetchone() if cursor.description else None
+
+    def scalar(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Any:
+        """The first column of the first row, or None."""
+        row = self.query_one(sql, params)
+        return None if row is None else next(iter(row.values()))
+
+    def copy_rows(self, statement: str, rows: Iterable[Sequence[Any]]) -> int:
+        """Stream ``rows`` through ``COPY ... FROM STDIN`` (``statement``); return the count."""
+        count = 0
+        with self.connection() as conn, self._guard(), conn.cursor() as cursor:
+            with cursor.copy(statement) as copy:
+                for row in rows:
+                    copy.write_row(row)
+                    count += 1
+        return count
+
+    def table_exists(self, name: str) -> bool:
+        """True when a table or view called ``name`` exists in the current schema search path."""
+        return self.scalar("SELECT to_regclass(%s) IS NOT NULL", (name,)) is True
+
+    def size_bytes(self) -> int:
+        """Bytes the server uses for this database."""
+        return int(self.scalar("SELECT pg_database_size(current_database())") or 0)
+
+    def server_version(self) -> str:
+        """The server's version string (e.g. ``15.18``)."""
+        return str(self.scalar("SHOW server_version"))
+
+    # -- migrations ------------------------------------------------------------
+
+    @property
+    def schema_version(self) -> int:
+        """The highest migration applied (0 for an empty database)."""
+        if not self.table_exists(MIGRATIONS_TABLE):
+            return 0
+        return int(self.scalar(f"SELECT coalesce(max(version), 0) FROM {MIGRATIONS_TABLE}") or 0)
+
+    user_version = schema_version
+
+    def migrate(self) -> int:
+        """Apply every migration newer than the recorded version; return the final version."""
+        found = pg_migrations()
+        with self.transaction() as conn, self._guard():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} ("
+                " version integer PRIMARY KEY, name text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            row = conn.execute(f"SELECT coalesce(max(version), 0) AS v FROM {MIGRATIONS_TABLE}").fetchone()
+            current = int(row["v"])
+            for version, path in found:
+                if version <= current:
+                    continue
+                try:
+                    with conn.transaction():  # a savepoint: the failing file is named
+                        conn.execute(path.read_text(encoding="utf-8"))
+                except self._psycopg.errors.QueryCanceled:
+                    raise
+                except self._psycopg.DatabaseError as exc:
+                    raise DatabaseError(f"{path.name}: migration failed: {self._reason(exc)}") from exc
+                conn.execute(f"INSERT INTO {MIGRATIONS_TABLE}(version, name) VALUES (%s, %s)",
+                             (version, path.name))
+                current = version
+        return current
+
+    # -- life cycle ------------------------------------------------------------
+
+    def _close_pool(self) -> None:
+        pool = getattr(self, "pool", None)
+        if pool is not None:
+            try:
+                pool.close(timeout=self.connect_timeout)
+            except Exception as exc:  # closing must never raise past the caller
+                logger.debug("closing the PostgreSQL pool: %s", self._reason(exc))
+            self.pool = None  # type: ignore[assignment]
+
+    def close(self) -> None:
+        """Close every pooled connection (idempotent)."""
+        self._close_pool()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran."""
+        return getattr(self, "pool", None) is None
+
+    def __enter__(self) -> PgDatabase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PgDatabase({self.display_url!r})"

@@ -1,0 +1,152 @@
+"""``aider``: Aider's Markdown chat log ``.aider.chat.history.md`` (in each project's root).
+
+Aider appends to one file per project, every run starting a new session:
+
+* ``# aider chat started at 2025-03-02 14:05:11`` (local time, no zone) opens a session;
+* the user's input: every line prefixed ``#### `` and ending in two spaces
+  (``#### <blank>`` for an empty input); slash commands (``/add``, ``/run``) too;
+* aider's own output (files added, edits applied, commits, command output,
+  warnings, confirmation questions and answers): lines ``> ...`` ending in two
+  spaces, kept as ``system`` rows;
+* everything else is the model's reply (Markdown, which may itself hold ``> ``
+  quotes or ``#### `` headings: those never end in the two spaces aider adds).
+
+The file is re-read whole when it grows; messages past those already stored
+are added. Times: the session start only (messages carry none).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from datetime import datetime
+
+from hermes_store.sessions.importers.base import (
+    Checkpoint,
+    Event,
+    Head,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+)
+
+HEADER = re.compile(r"^# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\s*$")
+MAX_FILE_BYTES = 512 * 1024 * 1024
+MAX_LINE_CHARS = 4 * 1024 * 1024
+_KIND_ROLE = {"user": "user", "aider": "system", "assistant": "assistant"}
+
+
+def _kind(line: str) -> str:
+    if line.endswith("  "):
+        if line.startswith("#### ") or line.rstrip() == "####":
+            return "user"
+        if line.startswith(">"):
+            return "aider"
+    return "assistant"
+
+
+def _strip(kind: str, line: str) -> str:
+    body = line[:-2] if line.endswith("  ") else line
+    if kind == "user":
+        body = body[5:] if body.startswith("#### ") else ""
+        return "" if body == "<blank>" else body
+    if kind == "aider":
+        return body[2:] if body.startswith("> ") else body[1:]
+    return line
+
+
+class AiderImporter(Importer):
+    """Every session in one ``.aider.chat.history.md``."""
+
+    name = "aider"
+    agent = "Aider"
+    source: str | None = "aider"
+    resumable_by_offset = False
+    snapshot = True
+    walk_names = (".aider.chat.history.md",)
+    default_locations = {
+        "linux": ("~/.aider.chat.history.md", "~/*/.aider.chat.history.md", "~/*/*/.aider.chat.history.md"),
+        "darwin": ("~/.aider.chat.history.md", "~/*/.aider.chat.history.md", "~/*/*/.aider.chat.history.md"),
+    }
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """Aider's file name, or an ``# aider chat started at`` header line in Markdown."""
+        if head.is_sqlite or head.data[:1] in (b"{", b"["):
+            return 0.0
+        text = head.text()
+        has_header = any(HEADER.match(line) for line in text.splitlines()[:200])
+        if head.path.name == ".aider.chat.history.md":
+            return 0.95 if has_header or not text.strip() else 0.7
+        return 0.8 if has_header and head.suffix == ".md" else 0.0
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        size = self.path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            yield Problem(None, f"file too large to load ({size} bytes)")
+            return
+        raw = self.path.read_bytes()
+        self.hasher.update(raw)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = raw.decode("utf-8", errors="replace")
+            yield Problem(raw.count(b"\n", 0, exc.start) + 1, "invalid UTF-8 (replaced with U+FFFD)")
+        digest = hashlib.sha1(str(self.path.parent.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        session: str | None = None
+        block: list[str] = []
+        kind = ""
+        start_line = 0
+
+        def flush() -> Iterator[MessageRecord]:
+            nonlocal block
+            body = "\n".join(block).strip("\n")
+            if session is not None and body.strip():
+                yield MessageRecord(session, _KIND_ROLE[kind], body, line=start_line)
+            block = []
+
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        for number, line in enumerate(lines, 1):
+            if len(line) > MAX_LINE_CHARS:
+                yield Problem(number, f"line longer than {MAX_LINE_CHARS} characters truncated")
+                line = line[:MAX_LINE_CHARS]
+            line = line.rstrip("\r")
+            match = HEADER.match(line)
+            if match:
+                yield from flush()
+                session = f"aider:{digest}:{match.group(1).replace(' ', 'T')}"
+                yield SessionRecord(id=session, source=self.source, workspace=str(self.path.parent),
+                                    started_at=_local(match.group(1)), meta={"history_file": self.path.name})
+                kind = ""
+                continue
+            if session is None:
+                if line.strip():
+                    yield Problem(number, "text before the first '# aider chat started at' line (skipped)")
+                continue
+            if not line.strip():
+                if kind == "assistant":
+                    block.append("")  # a paragraph break inside the reply
+                else:
+                    yield from flush()  # one input (or one run of aider output) ends at a blank line
+                    kind = ""
+                continue
+            this = _kind(line)
+            if this != kind:
+                yield from flush()
+                kind, start_line = this, number
+            block.append(_strip(this, line))
+        yield from flush()
+        yield Checkpoint(str(size), len(lines))
+
+
+def _local(text: str) -> float | None:
+    """Epoch seconds of aider's local-time header (the zone of the machine reading it)."""
+    try:
+        return datetime.strptime(text, "%Y-%m-%d %H:%M:%S").timestamp()
+    except ValueError:
+        return None

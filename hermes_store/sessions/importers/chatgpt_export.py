@@ -1,0 +1,230 @@
+"""``chatgpt-export``: ``conversations.json`` from a ChatGPT data export (Settings > Data controls).
+
+The file is a JSON array of conversations ``{id | conversation_id, title,
+create_time, update_time (epoch s), mapping, current_node, default_model_slug,
+gizmo_id, is_archived, ...}``. ``mapping`` is a tree: ``node_id -> {id, parent,
+children, message}``; editing a prompt or regenerating an answer adds a sibling
+branch, and ``current_node`` is the leaf the user last saw. The conversation is
+the path from the root to ``current_node`` (other branches are counted in the
+session's ``meta``, not indexed). A message is ``{id, author: {role, name},
+create_time, content: {content_type, parts | text | thoughts | ...}, recipient,
+metadata: {model_slug, attachments, is_visually_hidden_from_conversation}}``.
+
+* ``text`` / ``multimodal_text``: the parts (images, audio as ``[image]``/``[audio]``
+  markers, audio transcriptions as text), plus ``[attachment <name>]`` markers;
+* an assistant message whose ``recipient`` is not ``all`` (``python``,
+  ``web.run``, ``dalle.text2im``, ...) is a tool call; ``tool``-role messages are
+  its results (``execution_output``, ``tether_browsing_display``, ...);
+* ``thoughts`` and ``reasoning_recap`` are indexed as ``reasoning``;
+* hidden messages (custom instructions, the empty system prompt) are counted
+  in ``meta.hidden_messages``, not indexed.
+
+The array is streamed one conversation at a time (exports reach gigabytes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_store.sessions.importers.base import (
+    Checkpoint,
+    Event,
+    Head,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+    opt_str,
+    parse_timestamp,
+)
+from hermes_store.sessions.importers.doc_common import dumps, iter_json_array, tool_call
+
+_TEXT_TYPES = {"text", "multimodal_text"}
+_TOOL_OUTPUT = {"execution_output", "tether_browsing_display", "tether_quote", "system_error",
+                "computer_output", "sonic_webpage", "super_widget"}
+_KNOWN = _TEXT_TYPES | _TOOL_OUTPUT | {"code", "thoughts", "reasoning_recap", "user_editable_context",
+                                       "model_editable_context"}
+
+
+def _stamp(value: Any) -> float | None:
+    try:
+        return parse_timestamp(value)
+    except ValueError:
+        return None
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
+        return ""
+    kind = part.get("content_type")
+    if kind == "audio_transcription":
+        return str(part.get("text") or "")
+    if kind == "image_asset_pointer":
+        return "[image]"
+    if kind in ("audio_asset_pointer", "real_time_user_audio_video_asset_pointer"):
+        return "[audio]"
+    if isinstance(part.get("text"), str):
+        return part["text"]
+    return f"[{kind}]" if kind else ""
+
+
+def content_text(content: dict[str, Any]) -> str:
+    """The text of a message ``content`` object, whatever its ``content_type``."""
+    kind = content.get("content_type")
+    if isinstance(content.get("parts"), list):
+        return "\n".join(t for t in (_part_text(p) for p in content["parts"]) if t)
+    if kind == "thoughts":
+        pieces = []
+        for thought in content.get("thoughts") or []:
+            if isinstance(thought, dict):
+                summary, body = opt_str(thought.get("summary")), opt_str(thought.get("content"))
+                pieces.append(f"{summary}: {body}" if summary and body else summary or body or "")
+        return "\n".join(p for p in pieces if p)
+    if kind == "tether_quote":
+        return "\n".join(str(content[k]) for k in ("title", "url", "text") if content.get(k))
+    if kind == "tether_browsing_display":
+        return "\n".join(str(content[k]) for k in ("summary", "result") if content.get(k))
+    if kind == "user_editable_context":
+        return "\n".join(str(content[k]) for k in ("user_profile", "user_instructions") if content.get(k))
+    if kind == "model_editable_context":
+        return str(content.get("model_set_context") or "")
+    for key in ("text", "content", "result"):
+        if isinstance(content.get(key), str):
+            return content[key]
+    return ""
+
+
+def active_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
+    """Nodes from the root to ``current`` (the last-seen leaf); a loop or a missing node stops the walk."""
+    if not isinstance(current, str) or current not in mapping:
+        # no current node: follow the last child from the root(s)
+        roots = [n for n in mapping.values() if isinstance(n, dict) and not n.get("parent")]
+        node = roots[0] if roots else None
+        path = []
+        seen: set[str] = set()
+        while isinstance(node, dict) and node.get("id") not in seen:
+            seen.add(str(node.get("id")))
+            path.append(node)
+            children = node.get("children") or []
+            node = mapping.get(children[-1]) if children else None
+        return path
+    path, seen, key = [], set(), current
+    while isinstance(key, str) and key in mapping and key not in seen:
+        seen.add(key)
+        node = mapping[key]
+        if not isinstance(node, dict):
+            break
+        path.append(node)
+        key = node.get("parent")
+    path.reverse()
+    return path
+
+
+class ChatGptExportImporter(Importer):
+    """Every conversation of a ChatGPT export's ``conversations.json`` (current branch only)."""
+
+    name = "chatgpt-export"
+    agent = "ChatGPT (data export)"
+    source: str | None = "chatgpt"
+    resumable_by_offset = False
+    snapshot = True
+    default_locations = {
+        "linux": ("~/Downloads/*/conversations.json",),
+        "darwin": ("~/Downloads/*/conversations.json",),
+    }
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """A JSON array whose first object has a ``mapping`` tree of ``author``/``content_type`` messages."""
+        if head.is_sqlite or not head.data.lstrip()[:1] == b"[":
+            return 0.0
+        text = head.text()
+        if '"mapping"' not in text or '"content_type"' not in text or '"author"' not in text:
+            return 0.0
+        return 0.95 if head.path.name == "conversations.json" or '"current_node"' in text else 0.8
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        for index, conversation, problem in iter_json_array(self.path, self.hasher):
+            if problem is not None:
+                yield problem
+                continue
+            if not isinstance(conversation, dict) or not isinstance(conversation.get("mapping"), dict):
+                yield Problem(None, f"[{index}]: expected a conversation with a 'mapping'")
+                continue
+            yield from self._conversation(index, conversation)
+            yield Checkpoint(str(index))
+        yield Checkpoint("done")
+
+    def _conversation(self, index: int, conv: dict[str, Any]) -> Iterator[Event]:
+        session_id = opt_str(conv.get("conversation_id")) or opt_str(conv.get("id")) or f"chatgpt-{index}"
+        mapping = conv["mapping"]
+        path = active_path(mapping, conv.get("current_node"))
+        problems: list[Problem] = []
+        rows: list[MessageRecord] = []
+        hidden = 0
+        model = opt_str(conv.get("default_model_slug"))
+        last_call: tuple[str, str] | None = None  # (recipient, call id) of the latest tool call
+        fallback = _stamp(conv.get("create_time"))
+        for node in path:
+            message = node.get("message")
+            if not isinstance(message, dict):
+                continue  # the synthetic root
+            content = message.get("content") if isinstance(message.get("content"), dict) else {}
+            meta = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+            author = message.get("author") if isinstance(message.get("author"), dict) else {}
+            role = opt_str(author.get("role")) or "user"
+            kind = content.get("content_type")
+            text = content_text(content)
+            if meta.get("is_visually_hidden_from_conversation"):
+                hidden += 1
+                continue
+            if kind not in _KNOWN:
+                problems.append(Problem(None, f"[{index}] message {message.get('id')}: unknown content_type"
+                                              f" {kind!r} (text kept)"))
+            for attachment in meta.get("attachments") or []:
+                if isinstance(attachment, dict):
+                    text += ("\n" if text else "") + f"[attachment {attachment.get('name') or attachment.get('id')}]"
+            stamp = _stamp(message.get("create_time")) or fallback
+            fallback = stamp or fallback
+            if meta.get("model_slug"):
+                model = str(meta["model_slug"])
+            recipient = opt_str(message.get("recipient")) or "all"
+            message_id = opt_str(message.get("id"))
+            if kind in ("thoughts", "reasoning_recap"):
+                if text:
+                    rows.append(MessageRecord(session_id, "reasoning", text, timestamp=stamp))
+            elif role == "assistant" and recipient != "all":
+                arguments = {"code": text} if kind == "code" else {"input": text}
+                rows.append(MessageRecord(session_id, "assistant", "",
+                                          tool_calls=dumps([tool_call(message_id, recipient, arguments)]),
+                                          timestamp=stamp))
+                last_call = (recipient, message_id or "")
+            elif role == "tool":
+                name = opt_str(author.get("name"))
+                call_id = last_call[1] if last_call and name and last_call[0].split(".")[0] == name.split(".")[0] \
+                    else None
+                rows.append(MessageRecord(session_id, "tool", text, tool_name=name, tool_call_id=call_id,
+                                          timestamp=stamp))
+            elif text:
+                rows.append(MessageRecord(session_id, role if role in ("user", "assistant", "system") else "user",
+                                          text, timestamp=stamp))
+        on_path = {str(n.get("id")) for n in path}
+        other = sum(1 for key, node in mapping.items()
+                    if key not in on_path and isinstance(node, dict) and isinstance(node.get("message"), dict))
+        meta_out: dict[str, Any] = {k: conv[k] for k in ("gizmo_id", "is_archived") if conv.get(k)}
+        if other:
+            meta_out["other_branch_messages"] = other
+        if hidden:
+            meta_out["hidden_messages"] = hidden
+        if not rows:
+            yield from problems
+            return
+        yield SessionRecord(id=session_id, source=self.source, title=opt_str(conv.get("title")), model=model,
+                            started_at=_stamp(conv.get("create_time")), ended_at=_stamp(conv.get("update_time")),
+                            meta=meta_out)
+        yield from rows
+        yield from problems

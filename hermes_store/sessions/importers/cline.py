@@ -1,0 +1,191 @@
+"""``cline``: Cline, Roo Code and Kilo Code tasks in VS Code's ``globalStorage``.
+
+Each task is a directory ``<globalStorage>/<extension id>/tasks/<taskId>/``
+(``saoudrizwan.claude-dev`` for Cline, ``rooveterinaryinc.roo-cline`` for Roo
+Code, ``kilocode.kilo-code`` for Kilo Code) holding
+
+* ``api_conversation_history.json``: the conversation sent to the model, an
+  Anthropic ``MessageParam[]`` (``{role, content}``; content a string or blocks
+  ``text``, ``image``, ``tool_use``, ``tool_result``, ``thinking``; Roo Code adds
+  ``ts`` (ms) to each message). Older versions wrote tool calls as XML inside
+  the assistant's text (``<read_file><path>..</path></read_file>``) and their
+  results as user text (``[read_file for 'x'] Result:``): kept as text;
+* ``ui_messages.json``: what the panel showed, ``[{ts, type: "say" | "ask",
+  say | ask, text}]``: the first ``task`` text is the session's title and its
+  ``ts`` range the session's times.
+
+The conversation file is the source; the UI file is read beside it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_store.sessions.importers.base import (
+    Checkpoint,
+    Event,
+    Head,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+    flatten_content,
+    opt_str,
+    parse_timestamp,
+)
+from hermes_store.sessions.importers.doc_common import dumps, load_document, tool_call
+from hermes_store.sessions.importers.openai_common import ToolNames
+
+HISTORY = "api_conversation_history.json"
+UI = "ui_messages.json"
+MAX_UI_BYTES = 256 * 1024 * 1024
+EXTENSIONS = {"saoudrizwan.claude-dev": "cline", "rooveterinaryinc.roo-cline": "roo-code",
+              "kilocode.kilo-code": "kilo-code"}
+_EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+
+
+def _locations(base: str) -> tuple[str, ...]:
+    return tuple(f"{base}/{editor}/User/globalStorage/{ext}/tasks/*/{HISTORY}"
+                 for editor in _EDITORS for ext in EXTENSIONS)
+
+
+def _stamp(value: Any) -> float | None:
+    try:
+        return parse_timestamp(value)
+    except ValueError:
+        return None
+
+
+def anthropic_rows(message: dict[str, Any], session_id: str, stamp: float | None, where: str,
+                   tools: ToolNames, problems: list[Problem]) -> list[MessageRecord]:
+    """Rows of one Anthropic-style message: reasoning, text with tool calls, tool results."""
+    role = message.get("role")
+    if role not in ("user", "assistant"):
+        problems.append(Problem(None, f"{where}: unknown role {role!r} (skipped)"))
+        return []
+    content = message.get("content")
+    if isinstance(content, str):
+        return [MessageRecord(session_id, role, content, timestamp=stamp)] if content else []
+    if not isinstance(content, list):
+        problems.append(Problem(None, f"{where}: 'content' is neither text nor a list of blocks"))
+        return []
+    rows: list[MessageRecord] = []
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    results: list[MessageRecord] = []
+    for block in content:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        elif kind in ("thinking", "reasoning"):
+            thought = block.get("thinking") if kind == "thinking" else block.get("text")
+            if isinstance(thought, str) and thought.strip():
+                rows.append(MessageRecord(session_id, "reasoning", thought, timestamp=stamp))
+        elif kind == "redacted_thinking":
+            continue  # encrypted, nothing readable
+        elif kind == "tool_use":
+            calls.append(tool_call(block.get("id"), block.get("name"), block.get("input") or {}))
+        elif kind == "tool_result":
+            call_id = opt_str(block.get("tool_use_id"))
+            results.append(MessageRecord(session_id, "tool", flatten_content(block.get("content")),
+                                         tool_name=tools.lookup(call_id), tool_call_id=call_id, timestamp=stamp))
+        elif kind == "image":
+            texts.append("[image]")
+        elif kind == "document":
+            texts.append("[document]")
+        else:
+            problems.append(Problem(None, f"{where}: unknown content block {kind!r} (skipped)"))
+    if calls:
+        tools.remember(calls)
+    text = "\n".join(t for t in texts if t)
+    rows.extend(results)  # a user turn's tool results answer the previous turn's calls
+    if text or calls:
+        rows.append(MessageRecord(session_id, role, text, tool_calls=dumps(calls) if calls else None,
+                                  timestamp=stamp))
+    return rows
+
+
+class ClineImporter(Importer):
+    """One Cline / Roo Code / Kilo Code task (``api_conversation_history.json`` + ``ui_messages.json``)."""
+
+    name = "cline"
+    agent = "Cline / Roo Code / Kilo Code"
+    source: str | None = "cline"
+    resumable_by_offset = False
+    snapshot = True
+    default_locations = {
+        "linux": _locations("~/.config"),
+        "darwin": _locations("~/Library/Application Support"),
+    }
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """``api_conversation_history.json``: a list of ``{role, content}`` messages."""
+        if head.is_sqlite or head.path.name != HISTORY:
+            return 0.0
+        doc = head.document()
+        if isinstance(doc, list) and all(isinstance(m, dict) and "role" in m and "content" in m
+                                         for m in doc[:8]):
+            return 0.95
+        return 0.6 if head.data.lstrip()[:1] == b"[" else 0.0
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        problems: list[Problem] = []
+        doc = load_document(self, problems)
+        yield from problems
+        if doc is None:
+            return
+        if not isinstance(doc, list):
+            yield Problem(1, "expected a JSON list of messages")
+            return
+        task = self.path.parent
+        extension = task.parent.parent.name if task.parent.name == "tasks" else ""
+        source = EXTENSIONS.get(extension, self.source)
+        title, started, ended, problems = self._ui(task)
+        stamps = [_stamp(m.get("ts")) for m in doc if isinstance(m, dict)]
+        known = [s for s in stamps if s is not None]
+        yield SessionRecord(id=task.name, source=source, title=title,
+                            started_at=min([*known, started] if started else known, default=None),
+                            ended_at=max([*known, ended] if ended else known, default=None),
+                            meta={"extension": extension} if extension else {})
+        yield from problems
+        problems = []
+        tools = ToolNames()
+        for index, message in enumerate(doc):
+            if not isinstance(message, dict):
+                yield Problem(None, f"[{index}]: expected a message object")
+                continue
+            yield from anthropic_rows(message, task.name, _stamp(message.get("ts")), f"[{index}]", tools, problems)
+            yield from problems
+            problems = []
+        yield Checkpoint(str(self.path.stat().st_size), 0)
+
+    @staticmethod
+    def _ui(task: Any) -> tuple[str | None, float | None, float | None, list[Problem]]:
+        """(title, first ts, last ts, problems) from the task's ``ui_messages.json``."""
+        path = task / UI
+        problems: list[Problem] = []
+        try:
+            if path.stat().st_size > MAX_UI_BYTES:
+                return None, None, None, [Problem(None, f"{UI}: too large to read")]
+            ui = json.loads(path.read_bytes().decode("utf-8", errors="replace"), strict=False)
+        except FileNotFoundError:
+            return None, None, None, problems
+        except (OSError, ValueError, RecursionError) as exc:
+            return None, None, None, [Problem(None, f"{UI}: unreadable ({exc})")]
+        if not isinstance(ui, list):
+            return None, None, None, [Problem(None, f"{UI}: expected a JSON list")]
+        title = None
+        stamps = []
+        for entry in ui:
+            if not isinstance(entry, dict):
+                continue
+            stamp = _stamp(entry.get("ts"))
+            if stamp is not None:
+                stamps.append(stamp)
+            if title is None and entry.get("say") == "task" and isinstance(entry.get("text"), str):
+                title = entry["text"].strip().splitlines()[0][:200] if entry["text"].strip() else None
+        return title, min(stamps, default=None), max(stamps, default=None), problems

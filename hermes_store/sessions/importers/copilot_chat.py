@@ -1,0 +1,328 @@
+"""``copilot-chat``: GitHub Copilot Chat sessions kept by VS Code.
+
+``<User>/workspaceStorage/<hash>/chatSessions/<sessionId>.json`` (and
+``<User>/globalStorage/emptyWindowChatSessions/`` for windows without a folder),
+``<User>`` being ``~/.config/Code/User`` (Linux) or ``~/Library/Application
+Support/Code/User`` (macOS), also ``Code - Insiders``:
+
+* ``.json`` (until VS Code 1.108): ``{version: 3, sessionId, creationDate,
+  lastMessageDate (ms), customTitle?, requesterUsername, requests: [...]}``;
+* ``.jsonl`` (since January 2026): an operation log: ``{kind: 0, v: <the same
+  object>}`` then ``{kind: 1, k: [path...], v}`` (set) and ``{kind: 2, k: [path...],
+  v: [items]}`` (append) lines, replayed in order.
+
+A request is ``{requestId, timestamp, modelId, message: {text}, variableData:
+{variables: [{name, kind}]} (attachments), response: [...], result: {errorDetails},
+isCanceled}``; response items are Markdown fragments (``{value}`` or
+``kind: "markdownContent"``), ``thinking``, ``toolInvocationSerialized`` (``toolId``,
+``toolCallId``, ``toolSpecificData`` input, ``resultDetails`` output, terminal
+output), ``inlineReference``, ``textEditGroup`` and UI bookkeeping
+(``prepareToolInvocation``, ``undoStop``, ``codeblockUri``, progress). The
+workspace folder is read from the sibling ``workspace.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from hermes_store.sessions.importers.base import (
+    Checkpoint,
+    Event,
+    Head,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+    opt_str,
+    parse_timestamp,
+)
+from hermes_store.sessions.importers.doc_common import (
+    dumps,
+    iter_json_lines,
+    load_document,
+    tool_call,
+)
+
+_SKIP = {"prepareToolInvocation", "undoStop", "codeblockUri", "mcpServersStarting", "progressMessage",
+         "progressTaskSerialized", "autoModeResolution", "disabledClaudeHooks"}
+_NOTICE = {"warning", "info", "confirmation", "elicitationSerialized", "systemNotification"}
+_EDITIONS = ("Code", "Code - Insiders", "VSCodium")
+
+
+def _globs(base: str) -> tuple[str, ...]:
+    out = []
+    for edition in _EDITIONS:
+        for ext in ("json", "jsonl"):
+            out.append(f"{base}/{edition}/User/workspaceStorage/*/chatSessions/*.{ext}")
+            out.append(f"{base}/{edition}/User/globalStorage/emptyWindowChatSessions/*.{ext}")
+    return tuple(out)
+
+
+def _stamp(value: Any) -> float | None:
+    try:
+        return parse_timestamp(value)
+    except ValueError:
+        return None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        inner = value.get("value")
+        return inner if isinstance(inner, str) else ""
+    return ""
+
+
+def workspace_of(directory: Path) -> str | None:
+    """The folder of a VS Code workspace-storage directory (its ``workspace.json``)."""
+    try:
+        meta = json.loads((directory / "workspace.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    folder = meta.get("folder") or meta.get("workspace") if isinstance(meta, dict) else None
+    if not isinstance(folder, str):
+        return None
+    parsed = urlparse(folder)
+    return unquote(parsed.path) if parsed.scheme == "file" else folder
+
+
+def apply_operations(path: Path, hasher: Any, problems: list[Problem]) -> dict[str, Any] | None:
+    """Replay a ``.jsonl`` operation log into the session object."""
+    state: dict[str, Any] | None = None
+    for line, obj, problem in iter_json_lines(path, hasher):
+        if problem is not None:
+            problems.append(problem)
+            continue
+        if not isinstance(obj, dict):
+            problems.append(Problem(line, "expected a JSON object"))
+            continue
+        kind = obj.get("kind")
+        if kind == 0:
+            state = obj.get("v") if isinstance(obj.get("v"), dict) else None
+            continue
+        if state is None:
+            problems.append(Problem(line, "operation before the initial snapshot (kind 0)"))
+            continue
+        keys = obj.get("k")
+        if kind not in (1, 2) or not isinstance(keys, list) or not keys:
+            problems.append(Problem(line, f"unknown operation kind {kind!r} (skipped)"))
+            continue
+        target: Any = state
+        for key in keys[:-1]:
+            target = _step(target, key)
+            if target is None:
+                break
+        last = keys[-1]
+        if target is None or _step(target, last, probe=True) is _MISSING and kind == 2:
+            problems.append(Problem(line, f"path {keys!r} not found (skipped)"))
+            continue
+        if kind == 1:
+            if isinstance(target, dict) and isinstance(last, str):
+                target[last] = obj.get("v")
+            elif isinstance(target, list) and isinstance(last, int) and 0 <= last < len(target):
+                target[last] = obj.get("v")
+            elif isinstance(target, list) and last == len(target):
+                target.append(obj.get("v"))
+            else:
+                problems.append(Problem(line, f"cannot set {keys!r} (skipped)"))
+        else:
+            items = obj.get("v")
+            array = _step(target, last)
+            if isinstance(array, list) and isinstance(items, list):
+                array.extend(items)
+            else:
+                problems.append(Problem(line, f"cannot append to {keys!r} (skipped)"))
+    return state
+
+
+_MISSING = object()
+
+
+def _step(target: Any, key: Any, probe: bool = False) -> Any:
+    if isinstance(target, dict) and isinstance(key, str):
+        return target.get(key, _MISSING if probe else None)
+    if isinstance(target, list) and isinstance(key, int) and not isinstance(key, bool) and 0 <= key < len(target):
+        return target[key]
+    return _MISSING if probe else None
+
+
+class _Turn:
+    """The rows of one request's response, in order."""
+
+    def __init__(self, session_id: str, stamp: float | None) -> None:
+        self.session_id, self.stamp = session_id, stamp
+        self.texts: list[str] = []
+        self.calls: list[dict[str, Any]] = []
+        self.results: list[MessageRecord] = []
+        self.rows: list[MessageRecord] = []
+
+    def flush(self) -> None:
+        text = "".join(self.texts).strip()
+        if text or self.calls:
+            self.rows.append(MessageRecord(self.session_id, "assistant", text,
+                                           tool_calls=dumps(self.calls) if self.calls else None,
+                                           timestamp=self.stamp))
+        self.rows.extend(self.results)
+        self.texts, self.calls, self.results = [], [], []
+
+    def text(self, value: str) -> None:
+        if self.calls:
+            self.flush()
+        self.texts.append(value)
+
+    def tool(self, item: dict[str, Any]) -> None:
+        name = opt_str(item.get("toolId")) or "tool"
+        call_id = opt_str(item.get("toolCallId"))
+        data = item.get("toolSpecificData") if isinstance(item.get("toolSpecificData"), dict) else {}
+        details = item.get("resultDetails") if isinstance(item.get("resultDetails"), dict) else {}
+        arguments: Any = {}
+        command = data.get("commandLine")
+        if isinstance(command, dict):
+            command = command.get("toolEdited") or command.get("original")
+        if isinstance(command, str):
+            arguments = {"command": command}
+        elif isinstance(data.get("file"), dict):
+            uri = data["file"].get("uri")
+            arguments = {"file": (uri.get("fsPath") or uri.get("path")) if isinstance(uri, dict) else uri}
+        elif isinstance(details.get("input"), str):
+            try:
+                arguments = json.loads(details["input"])
+            except ValueError:
+                arguments = {"input": details["input"]}
+        elif data.get("kind") == "subagent":
+            arguments = {k: data[k] for k in ("agentName", "description", "prompt") if data.get(k)}
+        self.calls.append(tool_call(call_id, name, arguments))
+        outputs = details.get("output")
+        text = "\n".join(_text(o) for o in outputs if _text(o)) if isinstance(outputs, list) else ""
+        terminal = data.get("terminalCommandOutput")
+        if not text and isinstance(terminal, dict):
+            text = _text(terminal.get("text")) or str(terminal.get("text") or "")
+        if not text and isinstance(data.get("result"), str):
+            text = data["result"]
+        if not text:
+            text = _text(item.get("pastTenseMessage")) or _text(item.get("invocationMessage"))
+        self.results.append(MessageRecord(self.session_id, "tool", text, tool_name=name, tool_call_id=call_id,
+                                          timestamp=self.stamp))
+
+
+def _reference_name(item: dict[str, Any]) -> str:
+    """The shown name of an ``inlineReference`` (a URI object or a ``{uri, range}`` location)."""
+    if opt_str(item.get("name")):
+        return str(item["name"])
+    ref = item.get("inlineReference")
+    if isinstance(ref, dict) and isinstance(ref.get("uri"), dict):
+        ref = ref["uri"]
+    path = (ref.get("fsPath") or ref.get("path")) if isinstance(ref, dict) else None
+    return Path(str(path)).name if path else ""
+
+
+def request_rows(request: dict[str, Any], session_id: str, where: str, problems: list[Problem]) -> list[MessageRecord]:
+    """The user row and response rows of one Copilot Chat request."""
+    stamp = _stamp(request.get("timestamp"))
+    rows: list[MessageRecord] = []
+    message = request.get("message") if isinstance(request.get("message"), dict) else {}
+    text = message.get("text") if isinstance(message.get("text"), str) else ""
+    variables = request.get("variableData", {}).get("variables") if isinstance(request.get("variableData"), dict) else None
+    for variable in variables or []:
+        if isinstance(variable, dict) and variable.get("name"):
+            text += ("\n" if text else "") + f"[attachment {variable['name']}]"
+    if text:
+        rows.append(MessageRecord(session_id, "user", text, timestamp=stamp))
+    turn = _Turn(session_id, stamp)
+    for index, item in enumerate(request.get("response") or []):
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("kind")
+        if kind == "toolInvocationSerialized":
+            turn.tool(item)
+        elif kind == "thinking":
+            value = item.get("value")
+            thought = "".join(v for v in value if isinstance(v, str)) if isinstance(value, list) else _text(value)
+            if thought.strip():
+                turn.flush()
+                turn.rows.append(MessageRecord(session_id, "reasoning", thought, timestamp=stamp))
+        elif kind in (None, "markdownContent", "markdownVuln"):
+            turn.text(_text(item.get("value") if kind != "markdownContent" else item.get("content")))
+        elif kind == "inlineReference":
+            turn.text(f"`{_reference_name(item)}`")
+        elif kind in ("textEditGroup", "notebookEditGroup"):
+            uri = item.get("uri") if isinstance(item.get("uri"), dict) else {}
+            turn.text(f"\n[edited {uri.get('fsPath') or uri.get('path') or ''}]\n")
+        elif kind in _NOTICE:
+            turn.text("\n" + (_text(item.get("content")) or _text(item.get("message")) or _text(item.get("title"))) + "\n")
+        elif kind not in _SKIP:
+            problems.append(Problem(None, f"{where} response[{index}]: unknown kind {kind!r} (skipped)"))
+    turn.flush()
+    rows.extend(turn.rows)
+    result = request.get("result") if isinstance(request.get("result"), dict) else {}
+    error = result.get("errorDetails") if isinstance(result.get("errorDetails"), dict) else None
+    if error and error.get("message"):
+        rows.append(MessageRecord(session_id, "system", f"[error] {error['message']}", timestamp=stamp))
+    return rows
+
+
+class CopilotChatImporter(Importer):
+    """A VS Code Copilot Chat session file (``.json`` snapshot or ``.jsonl`` operation log)."""
+
+    name = "copilot-chat"
+    agent = "GitHub Copilot Chat (VS Code)"
+    source: str | None = "copilot-chat"
+    resumable_by_offset = False
+    snapshot = True
+    default_locations = {"linux": _globs("~/.config"), "darwin": _globs("~/Library/Application Support")}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """A ``requests`` session object (``requesterUsername``/``creationDate``) or its operation log."""
+        if head.is_sqlite:
+            return 0.0
+        under = head.path.parent.name in ("chatSessions", "emptyWindowChatSessions")
+        if head.suffix == ".jsonl":
+            first = head.objects()[:1]
+            if first and first[0].get("kind") == 0 and isinstance(first[0].get("v"), dict) \
+                    and "requests" in first[0]["v"]:
+                return 0.95 if under or "requesterUsername" in first[0]["v"] else 0.7
+            return 0.0
+        doc = head.document() if head.suffix == ".json" else None
+        if isinstance(doc, dict) and isinstance(doc.get("requests"), list) and \
+                ("requesterUsername" in doc or "creationDate" in doc or under):
+            return 0.95
+        return 0.0
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        problems: list[Problem] = []
+        if self.path.suffix.lower() == ".jsonl":
+            doc: Any = apply_operations(self.path, self.hasher, problems)
+        else:
+            doc = load_document(self, problems)
+        yield from problems
+        if doc is None:
+            return
+        if not isinstance(doc, dict) or not isinstance(doc.get("requests"), list):
+            yield Problem(1, "expected a chat session with a 'requests' list")
+            return
+        session_id = opt_str(doc.get("sessionId")) or self.path.stem
+        storage = self.path.parent.parent
+        models = [r.get("modelId") for r in doc["requests"] if isinstance(r, dict) and r.get("modelId")]
+        meta = {k: doc[k] for k in ("requesterUsername", "responderUsername", "initialLocation", "version")
+                if doc.get(k) not in (None, "")}
+        yield SessionRecord(
+            id=session_id, source=self.source, title=opt_str(doc.get("customTitle")),
+            model=opt_str(models[-1]) if models else None,
+            workspace=workspace_of(storage) if self.path.parent.name == "chatSessions" else None,
+            started_at=_stamp(doc.get("creationDate")), ended_at=_stamp(doc.get("lastMessageDate")), meta=meta)
+        problems = []
+        for index, request in enumerate(doc["requests"]):
+            if not isinstance(request, dict):
+                yield Problem(None, f"requests[{index}]: expected an object")
+                continue
+            yield from request_rows(request, session_id, f"requests[{index}]", problems)
+            yield from problems
+            problems = []
+        yield Checkpoint(str(self.path.stat().st_size), 0)

@@ -1,0 +1,170 @@
+"""``copilot-cli``: GitHub Copilot CLI session event logs.
+
+``~/.copilot/session-state/<sessionId>/events.jsonl`` (with ``workspace.yaml``:
+``cwd``, ``summary``) and, in earlier versions, ``~/.copilot/session-state/<sessionId>.jsonl``.
+One event per line: ``{type, data, id, parentId, timestamp}``:
+
+* ``session.start`` (``data.sessionId``, ``context.cwd``, ``copilotVersion``,
+  ``selectedModel``), ``session.model_change`` (``newModel``);
+* ``user.message`` (``content``, ``attachments``);
+* ``assistant.message`` (``content``, ``toolRequests: [{toolCallId, name,
+  arguments}]``, ``reasoningText``), ``assistant.reasoning`` (``content``);
+* ``tool.execution_complete`` (``toolCallId``, ``success``, ``result.content``,
+  ``error.message``): the tool's result;
+* ``session.error``, ``abort``, ``session.info``: kept as ``system`` rows;
+* bookkeeping (turn start/end, deltas, hooks, usage, permissions,
+  compaction, subagent lifecycle): skipped; an unknown event type is reported
+  once per file.
+
+The log is append-only: later runs resume at a byte offset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_store.sessions.importers.base import (
+    Event,
+    Head,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+    flatten_content,
+    opt_str,
+    read_jsonl,
+    safe_timestamp,
+)
+from hermes_store.sessions.importers.doc_common import dumps, tool_call
+from hermes_store.sessions.importers.openai_common import ToolNames
+
+_BOOKKEEPING = {
+    "assistant.turn_start", "assistant.turn_end", "assistant.message_delta", "assistant.reasoning_delta",
+    "assistant.intent", "assistant.usage", "tool.execution_start", "tool.execution_progress",
+    "tool.execution_partial_result", "tool.user_requested", "session.truncation", "session.compaction_start",
+    "session.compaction_complete", "session.usage_info", "session.resume", "session.idle", "session.shutdown",
+    "session.context_changed", "session.workspace_file_changed", "session.title_changed",
+    "session.auto_mode_resolved", "hook.start", "hook.end", "hook.progress", "subagent.started",
+    "subagent.completed", "subagent.failed", "subagent.selected", "permission.requested",
+    "permission.completed", "command.queued", "command.execute", "command.completed", "skill.invoked",
+    "system.notification", "pending_messages.modified", "session.handoff", "session.snapshot_rewind",
+}
+_KNOWN = _BOOKKEEPING | {"session.start", "session.model_change", "user.message", "assistant.message",
+                         "assistant.reasoning", "tool.execution_complete", "session.error", "abort",
+                         "session.info"}
+
+
+def _read_yaml_map(path: Any) -> dict[str, str]:
+    """``key: value`` lines of Copilot's flat ``workspace.yaml`` (no nesting)."""
+    out: dict[str, str] = {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                key, sep, value = line.partition(":")
+                if sep and not line.startswith((" ", "#")):
+                    out[key.strip()] = value.strip().strip("'\"")
+    except OSError:
+        return {}
+    return out
+
+
+class CopilotCliImporter(Importer):
+    """One Copilot CLI session's ``events.jsonl``."""
+
+    name = "copilot-cli"
+    agent = "GitHub Copilot CLI"
+    source: str | None = "copilot-cli"
+    default_locations = {
+        "linux": ("~/.copilot/session-state/*/events.jsonl", "~/.copilot/session-state/*.jsonl"),
+        "darwin": ("~/.copilot/session-state/*/events.jsonl", "~/.copilot/session-state/*.jsonl"),
+    }
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """``{type, data, id, timestamp}`` events with Copilot's dotted types (``session.start``, ...)."""
+        if head.is_sqlite:
+            return 0.0
+        events = [o for o in head.objects() if isinstance(o.get("type"), str) and isinstance(o.get("data"), dict)
+                  and "timestamp" in o]
+        if not events:
+            return 0.0
+        if any(e["type"] in ("session.start", "user.message", "assistant.message") for e in events):
+            return 0.95
+        return 0.6 if all(e["type"] in _KNOWN for e in events) else 0.0
+
+    def default_session_id(self) -> str:
+        return self.path.parent.name if self.path.name == "events.jsonl" else self.path.stem
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        tools = ToolNames()
+        session_id = self.default_session_id()
+        reported: set[str] = set()
+        workspace = _read_yaml_map(self.path.parent / "workspace.yaml") if self.path.name == "events.jsonl" else {}
+        if not state.resume_at:
+            yield SessionRecord(id=session_id, source=self.source, title=opt_str(workspace.get("summary")),
+                                workspace=opt_str(workspace.get("cwd")))
+
+        def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
+            problems: list[Problem] = []
+            kind = obj.get("type")
+            data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+            stamp = safe_timestamp(obj.get("timestamp"), line, problems)
+            yield from problems
+            if kind == "session.start":
+                context = data.get("context") if isinstance(data.get("context"), dict) else {}
+                yield SessionRecord(
+                    id=session_id, source=self.source, started_at=stamp,
+                    workspace=opt_str(context.get("cwd")) or opt_str(workspace.get("cwd")),
+                    model=opt_str(data.get("selectedModel")),
+                    meta={k: data[k] for k in ("copilotVersion", "producer") if data.get(k)})
+            elif kind == "session.model_change" and opt_str(data.get("newModel")):
+                yield SessionRecord(id=session_id, model=str(data["newModel"]))
+            elif kind == "user.message":
+                text = flatten_content(data.get("content"))
+                for attachment in data.get("attachments") or []:
+                    if isinstance(attachment, dict):
+                        label = attachment.get("displayName") or attachment.get("path") or attachment.get("type")
+                        text += ("\n" if text else "") + f"[attachment {label}]"
+                yield MessageRecord(session_id, "user", text, timestamp=stamp, line=line)
+            elif kind == "assistant.message":
+                reasoning = opt_str(data.get("reasoningText"))
+                if reasoning:
+                    yield MessageRecord(session_id, "reasoning", reasoning, timestamp=stamp, line=line)
+                calls = [tool_call(r.get("toolCallId"), r.get("name"), r.get("arguments"))
+                         for r in data.get("toolRequests") or [] if isinstance(r, dict)]
+                tools.remember(calls)
+                text = flatten_content(data.get("content"))
+                if text or calls:
+                    yield MessageRecord(session_id, "assistant", text, tool_calls=dumps(calls) if calls else None,
+                                        timestamp=stamp, line=line)
+            elif kind == "assistant.reasoning":
+                text = flatten_content(data.get("content"))
+                if text.strip():
+                    yield MessageRecord(session_id, "reasoning", text, timestamp=stamp, line=line)
+            elif kind == "tool.execution_complete":
+                call_id = opt_str(data.get("toolCallId"))
+                result = data.get("result")
+                error = data.get("error")
+                if isinstance(result, dict):
+                    text = flatten_content(result.get("content"))
+                elif result is not None:
+                    text = flatten_content(result)
+                else:
+                    text = ""
+                if not text and isinstance(error, dict):
+                    text = str(error.get("message") or "")
+                name = tools.lookup(call_id) or opt_str(data.get("toolName"))
+                yield MessageRecord(session_id, "tool", text, tool_name=name, tool_call_id=call_id,
+                                    timestamp=stamp, line=line)
+            elif kind in ("session.error", "abort", "session.info"):
+                label = {"session.error": "error", "abort": "aborted"}.get(kind, str(data.get("infoType") or "info"))
+                text = opt_str(data.get("message")) or opt_str(data.get("reason")) or opt_str(data.get("errorType"))
+                if text:
+                    yield MessageRecord(session_id, "system", f"[{label}] {text}", timestamp=stamp, line=line)
+            elif kind not in _BOOKKEEPING and str(kind) not in reported:
+                reported.add(str(kind))
+                yield Problem(line, f"unknown event type {kind!r} (skipped; reported once per file)")
+
+        yield from read_jsonl(self, state, handle)

@@ -1,0 +1,183 @@
+"""Helpers for importers of whole-document and foreign-database formats.
+
+* :func:`load_document` reads one JSON document with a size bound, feeding the
+  importer's content hash and reporting bad UTF-8 / bad JSON as Problems;
+* :func:`iter_json_lines` streams a JSONL file with a per-line cap (longer lines
+  are skipped and reported, never held whole in memory);
+* :func:`tool_call` builds one OpenAI-shaped tool call;
+* :func:`path_has_part` tells whether a path lies under a directory name
+  (e.g. ``.qwen``), used by sniffs that share a structure with a sibling format.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hermes_store.sessions.importers.base import Importer, Problem
+
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+MAX_LINE_BYTES = 64 * 1024 * 1024
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
+def load_document(importer: Importer, problems: list[Problem]) -> Any | None:
+    """The importer's file parsed as one JSON document; None (with a Problem) when unusable."""
+    path = importer.path
+    size = path.stat().st_size
+    if size > MAX_DOCUMENT_BYTES:
+        problems.append(Problem(None, f"document too large to load ({size} bytes)"))
+        return None
+    raw = path.read_bytes()
+    importer.hasher.update(raw)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = raw.decode("utf-8", errors="replace")
+        problems.append(Problem(raw.count(b"\n", 0, exc.start) + 1, "invalid UTF-8 (replaced with U+FFFD)"))
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    try:
+        return json.loads(text, strict=False)
+    except RecursionError:
+        problems.append(Problem(None, "malformed JSON: nested too deeply"))
+    except ValueError as exc:
+        problems.append(Problem(getattr(exc, "lineno", None), f"malformed JSON: {exc}"))
+    return None
+
+
+def iter_json_lines(
+    path: Path, hasher: Any = None, max_line: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, Any, Problem | None]]:
+    """Yield ``(line_no, object_or_None, problem_or_None)`` for every non-blank JSONL line.
+
+    Lines longer than ``max_line`` bytes are skipped (and reported) while being
+    read in bounded chunks. A final line without a newline that does not parse
+    is reported as incomplete (a writer may still be appending it).
+    """
+    line_no = 0
+    with open(path, "rb") as handle:
+        while True:
+            raw = handle.readline(max_line + 1)
+            if not raw:
+                return
+            line_no += 1
+            if hasher is not None:
+                hasher.update(raw)
+            if len(raw) > max_line and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):  # drain the rest of the long line
+                    raw = handle.readline(1 << 20)
+                    if hasher is not None:
+                        hasher.update(raw)
+                yield line_no, None, Problem(line_no, f"line longer than {max_line} bytes skipped")
+                continue
+            if raw.isspace():
+                continue
+            text = raw.decode("utf-8", errors="replace")
+            try:
+                obj = json.loads(text, strict=False)
+            except RecursionError:
+                yield line_no, None, Problem(line_no, "malformed JSON: nested too deeply")
+                continue
+            except ValueError as exc:
+                if not raw.endswith(b"\n"):
+                    yield line_no, None, Problem(line_no, f"incomplete last line (no newline): {exc}")
+                    return
+                yield line_no, None, Problem(line_no, f"malformed JSON: {exc}")
+                continue
+            yield line_no, obj, None
+
+
+def tool_call(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
+    """One tool call in the OpenAI shape the store keeps (arguments as JSON text)."""
+    if isinstance(arguments, str):
+        args_text = arguments
+    else:
+        args_text = _ENCODER.encode(arguments if arguments is not None else {})
+    return {
+        "id": str(call_id) if call_id not in (None, "") else None,
+        "type": "function",
+        "function": {"name": str(name) if name is not None else "", "arguments": args_text},
+    }
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text keeping non-ASCII characters."""
+    return _ENCODER.encode(value)
+
+
+def path_has_part(path: Path, *names: str) -> bool:
+    """True when one of ``path``'s directory components is one of ``names``."""
+    parts = set(Path(path).parts[:-1])
+    return any(name in parts for name in names)
+
+
+MAX_ELEMENT_BYTES = 256 * 1024 * 1024
+_READ = 1 << 20
+_WS = " \t\r\n"
+
+
+def iter_json_array(path: Path, hasher: Any = None,
+                    max_element: int = MAX_ELEMENT_BYTES) -> Iterator[tuple[int, Any, Problem | None]]:
+    """Stream the elements of a top-level JSON array: ``(index, element_or_None, problem_or_None)``.
+
+    Holds one element at a time (a 1 GB export never sits in memory whole);
+    an element larger than ``max_element`` bytes, or malformed JSON, ends the
+    stream with a Problem naming the element's index.
+    """
+    decoder = json.JSONDecoder(strict=False)
+    with open(path, "rb") as handle:
+        raw = handle.read(_READ)
+        if hasher is not None:
+            hasher.update(raw)
+        eof = len(raw) < _READ
+        text, pending = _decode_chunk(raw, eof)
+        text = text.lstrip(_WS + "\ufeff")
+        if not text.startswith("["):
+            yield 0, None, Problem(1, "expected a JSON array")
+            return
+        buffer, pos, index = text, 1, 0
+        while True:
+            while pos < len(buffer) and buffer[pos] in _WS + ",":
+                pos += 1
+            if pos < len(buffer) and buffer[pos] == "]":
+                return
+            try:
+                if pos >= len(buffer):
+                    raise ValueError("need more input")
+                value, end = decoder.raw_decode(buffer, pos)
+            except (ValueError, RecursionError) as exc:
+                if eof:
+                    yield index, None, Problem(None, f"[{index}]: malformed or cut-off JSON ({exc})")
+                    return
+                if len(buffer) - pos > max_element:
+                    yield index, None, Problem(None, f"[{index}]: element larger than {max_element} bytes")
+                    return
+                more = handle.read(max(_READ, len(buffer) - pos))  # at least doubles the element's room
+                if hasher is not None:
+                    hasher.update(more)
+                eof = not more
+                decoded, pending = _decode_chunk(pending + more, eof)
+                buffer = buffer[pos:] + decoded
+                pos = 0
+                continue
+            yield index, value, None
+            index += 1
+            pos = end
+            if pos > _READ:  # drop what was consumed
+                buffer, pos = buffer[pos:], 0
+
+
+def _decode_chunk(chunk: bytes, eof: bool) -> tuple[str, bytes]:
+    """UTF-8 text of ``chunk`` and the bytes of a character cut at its end (kept for the next chunk)."""
+    try:
+        return chunk.decode("utf-8"), b""
+    except UnicodeDecodeError as err:
+        if not eof and err.start >= len(chunk) - 3:
+            try:
+                return chunk[:err.start].decode("utf-8"), chunk[err.start:]
+            except UnicodeDecodeError:
+                pass
+        return chunk.decode("utf-8", errors="replace"), b""

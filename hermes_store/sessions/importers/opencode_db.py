@@ -1,0 +1,136 @@
+"""``opencode-db``: OpenCode's SQLite database ``~/.local/share/opencode/opencode.db`` (v1.2+).
+
+Tables (Drizzle schema): ``session`` (``id, project_id, parent_id, slug, directory,
+title, version, time_created, time_updated`` in ms, ...), ``message`` (``id,
+session_id, time_created, time_updated, data`` = the message header JSON without
+``id``/``sessionID``) and ``part`` (``id, message_id, session_id, time_created,
+data`` = the part JSON without its ids). The JSON is the same as in the older
+storage tree, so rows are built by :mod:`opencode_json`'s helpers. Opened
+read-only; every run re-reads it and adds messages past those already stored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_store.db import Database, DatabaseError
+from hermes_store.sessions.importers.base import (
+    Checkpoint,
+    Event,
+    Head,
+    Importer,
+    Problem,
+    SourceState,
+)
+from hermes_store.sessions.importers.opencode_json import message_rows, model_of, session_record
+
+CHUNK = 2000
+_REQUIRED = {"session", "message", "part"}
+
+
+def _decode(text: Any, where: str, problems: list[Problem]) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text, strict=False) if isinstance(text, (str, bytes)) else None
+    except (ValueError, RecursionError) as exc:
+        problems.append(Problem(None, f"{where}: bad JSON in 'data' ({exc})"))
+        return None
+    if not isinstance(value, dict):
+        problems.append(Problem(None, f"{where}: 'data' is not a JSON object"))
+        return None
+    return value
+
+
+class OpenCodeDbImporter(Importer):
+    """Every session of an ``opencode.db``."""
+
+    name = "opencode-db"
+    agent = "OpenCode (SQLite)"
+    source: str | None = "opencode"
+    resumable_by_offset = False
+    skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
+    snapshot = True
+    default_locations = {"linux": ("~/.local/share/opencode/opencode.db",),
+                         "darwin": ("~/.local/share/opencode/opencode.db",)}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """An SQLite file with OpenCode's ``session``/``message``/``part`` tables."""
+        if not head.is_sqlite:
+            return 0.0
+        tables = head.sqlite_tables()
+        if not _REQUIRED <= tables:
+            return 0.0
+        return 0.95 if "project" in tables else 0.7
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        try:
+            db = Database(self.path, readonly=True, migrate=False)
+        except DatabaseError as exc:
+            yield Problem(None, str(exc))
+            return
+        try:
+            yield from self._read(db)
+        finally:
+            db.close()
+
+    def _read(self, db: Database) -> Iterator[Event]:
+        if not all(db.table_exists(t) for t in _REQUIRED):
+            yield Problem(None, "not an OpenCode database (no session/message/part tables)")
+            return
+        sessions = db.query("SELECT * FROM session")  # columns differ between versions
+        sessions.sort(key=lambda r: (r.get("time_created") or 0, str(r.get("id"))))
+        for row in sessions:
+            info = {"id": row["id"], "projectID": row.get("project_id"), "parentID": row.get("parent_id"),
+                    "slug": row.get("slug"), "directory": row.get("directory"), "title": row.get("title"),
+                    "version": row.get("version"),
+                    "time": {"created": row.get("time_created"), "updated": row.get("time_updated")}}
+            record = session_record(info, self.source or self.name, {})
+            problems: list[Problem] = []
+            headers = list(self._messages(db, str(row["id"]), problems))
+            record.model = next((m for m in (model_of(h) for _, h in reversed(headers)) if m), None)
+            yield record
+            yield from problems
+            for message_id, header in headers:
+                problems = []
+                parts = self._parts(db, message_id, problems)
+                yield from message_rows(str(row["id"]), header, parts, f"message {message_id}", problems)
+                yield from problems
+            yield Checkpoint(str(row["id"]))
+        yield Checkpoint("done")
+
+    @staticmethod
+    def _messages(db: Database, session_id: str, problems: list[Problem]) -> Iterator[tuple[str, dict[str, Any]]]:
+        last = (-1, "")
+        while True:
+            rows = db.query(
+                "SELECT id, time_created, data FROM message WHERE session_id=?"
+                " AND (time_created > ? OR (time_created = ? AND id > ?))"
+                " ORDER BY time_created, id LIMIT ?",
+                (session_id, last[0], last[0], last[1], CHUNK))
+            if not rows:
+                return
+            for row in rows:
+                last = (row["time_created"], row["id"])
+                header = _decode(row["data"], f"message {row['id']}", problems)
+                if header is not None:
+                    if not isinstance(header.get("time"), dict):
+                        header["time"] = {}
+                    header["time"].setdefault("created", row["time_created"])
+                    header["id"] = row["id"]
+                    yield str(row["id"]), header
+
+    @staticmethod
+    def _parts(db: Database, message_id: str, problems: list[Problem]) -> Iterator[dict[str, Any]]:
+        last = ""
+        while True:
+            rows = db.query("SELECT id, data FROM part WHERE message_id=? AND id > ? ORDER BY id LIMIT ?",
+                            (message_id, last, CHUNK))
+            if not rows:
+                return
+            for row in rows:
+                last = row["id"]
+                part = _decode(row["data"], f"part {row['id']}", problems)
+                if part is not None:
+                    yield part

@@ -1,0 +1,237 @@
+"""``qwen-code``: Qwen Code (a Gemini CLI fork) session recordings.
+
+Current versions write ``~/.qwen/projects/<sanitised cwd>/chats/<sessionId>.jsonl``:
+one record per line, ``{uuid, parentUuid, sessionId, timestamp, type, subtype?,
+cwd, version, gitBranch?, message?, model?, toolCallResult?, systemPayload?}``
+where ``message`` is a Gemini ``Content`` (``{role: "user"|"model", parts}``,
+never Claude's ``content`` blocks) and ``type`` is ``user``, ``assistant``,
+``tool_result`` or ``system``. Records form a tree through ``parentUuid``: a
+rewind starts a new branch from an earlier record, so the conversation is the
+path from the last record back to the root (records on abandoned branches are
+counted in the session's ``meta``, not indexed). ``system`` records carry
+bookkeeping; ``custom_title`` sets the title and ``notification`` text is kept.
+
+Versions before the rewrite kept Gemini CLI's layout under
+``~/.qwen/tmp/<hash>/chats/session-*.json``; those are read like Gemini CLI's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_store.sessions.importers.base import (
+    Checkpoint,
+    Event,
+    Head,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+    opt_str,
+    safe_timestamp,
+)
+from hermes_store.sessions.importers.doc_common import dumps, iter_json_lines, path_has_part
+from hermes_store.sessions.importers.gemini_cli import (
+    GeminiCliImporter,
+    GeminiLogsImporter,
+    Parts,
+)
+
+_ROLES = {"user": "user", "assistant": "assistant", "tool_result": "tool"}
+_BOOKKEEPING = {
+    "session_notes", "chat_compression", "slash_command", "ui_telemetry", "at_command",
+    "attribution_snapshot", "background_task_completed", "cron", "parent_session",
+    "session_source", "session_execution_engine", "omni_recall", "session_model",
+    "session_approval_mode", "rewind", "agent_bootstrap", "agent_launch_prompt", "agent_retry",
+    "agent_session_ready", "file_history_snapshot", "user_text_elements", "session_artifact_event",
+    "session_artifact_snapshot", "session_sources_snapshot", "branch_checkpoint", "goal_state",
+    "goal_runtime", "goal_turn_end", "realtime_message", "turn_result", "managed_session_header_v1",
+    "managed_session_event_v1", "managed_session_commit_v1", "custom_title", "notification",
+    "mid_turn_user_message",
+}
+MAX_RECORDS = 2_000_000  # records held to resolve the branch path (about one per message)
+
+
+def _is_qwen_record(obj: dict[str, Any]) -> bool:
+    message = obj.get("message")
+    if isinstance(message, dict) and isinstance(message.get("parts"), list):
+        return True
+    return obj.get("type") == "tool_result" or obj.get("subtype") in _BOOKKEEPING - {"rewind"}
+
+
+class QwenCodeImporter(Importer):
+    """Qwen Code ``chats/<sessionId>.jsonl`` (uuid tree of Gemini ``Content`` records)."""
+
+    name = "qwen-code"
+    agent = "Qwen Code"
+    source: str | None = "qwen-code"
+    resumable_by_offset = False  # a rewind changes which records form the conversation
+    snapshot = True
+    default_locations = {
+        "linux": ("~/.qwen/projects/*/chats/*.jsonl",),
+        "darwin": ("~/.qwen/projects/*/chats/*.jsonl",),
+    }
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """uuid/parentUuid/sessionId records whose ``message`` holds Gemini ``parts``."""
+        if head.is_sqlite:
+            return 0.0
+        objects = head.objects()
+        records = [o for o in objects if "uuid" in o and "sessionId" in o and "parentUuid" in o]
+        if not records:
+            return 0.0
+        if any(_is_qwen_record(o) for o in records):
+            return 0.95
+        return 0.6 if path_has_part(head.path, ".qwen") else 0.0
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        records: dict[str, tuple[int, dict[str, Any]]] = {}
+        last: str | None = None
+        for line, obj, problem in iter_json_lines(self.path, self.hasher):
+            if problem is not None:
+                yield problem
+                continue
+            if not isinstance(obj, dict) or not isinstance(obj.get("uuid"), str):
+                yield Problem(line, "expected a record with a 'uuid'")
+                continue
+            if len(records) >= MAX_RECORDS:
+                yield Problem(line, f"more than {MAX_RECORDS} records: the rest is not imported")
+                break
+            records[obj["uuid"]] = (line, obj)
+            last = obj["uuid"]
+        if last is None:
+            return
+        path = _active_path(records, last)
+        on_path = set(path)
+        abandoned = sum(1 for key, (_, obj) in records.items()
+                        if key not in on_path and obj.get("type") in _ROLES)
+        first = records[path[0]][1]
+        session_id = opt_str(first.get("sessionId")) or self.path.stem
+        problems: list[Problem] = []
+        meta: dict[str, Any] = {k: first[k] for k in ("version", "gitBranch") if first.get(k)}
+        if abandoned:
+            meta["abandoned_branch_records"] = abandoned
+        title = parent = model = None
+        for _, obj in records.values():
+            payload = obj.get("systemPayload") if isinstance(obj.get("systemPayload"), dict) else {}
+            if obj.get("subtype") == "custom_title" and opt_str(payload.get("customTitle")):
+                title = str(payload["customTitle"])[:200]
+            elif obj.get("subtype") == "parent_session" and opt_str(payload.get("parentSessionId")):
+                parent = str(payload["parentSessionId"])
+            if obj.get("type") == "assistant" and opt_str(obj.get("model")):
+                model = str(obj["model"])
+        stamps = [safe_timestamp(records[k][1].get("timestamp"), records[k][0], problems) for k in path]
+        known = [s for s in stamps if s is not None]
+        yield SessionRecord(
+            id=session_id, source=self.source, title=title, model=model,
+            workspace=opt_str(first.get("cwd")), started_at=min(known) if known else None,
+            parent_session_id=parent, meta=meta)
+        yield from problems
+        for key, stamp in zip(path, stamps, strict=True):
+            line, obj = records[key]
+            problems = []
+            yield from _record_events(obj, session_id, stamp, line, problems)
+            yield from problems
+        yield Checkpoint(str(self.path.stat().st_size), 0)
+
+
+def _active_path(records: dict[str, tuple[int, dict[str, Any]]], leaf: str) -> list[str]:
+    """uuids from the root to ``leaf`` following ``parentUuid`` (stops at a missing parent or loop)."""
+    path: list[str] = []
+    seen: set[str] = set()
+    key: str | None = leaf
+    while key is not None and key in records and key not in seen:
+        seen.add(key)
+        path.append(key)
+        parent = records[key][1].get("parentUuid")
+        key = parent if isinstance(parent, str) else None
+    path.reverse()
+    if len(path) < len(records) and key is not None and key not in records:
+        # a broken chain (parent not in this file): keep every record, in file order
+        return list(records)
+    return path
+
+
+def _record_events(
+    obj: dict[str, Any], session_id: str, stamp: float | None, line: int, problems: list[Problem]
+) -> Iterator[MessageRecord]:
+    kind = obj.get("type")
+    if kind == "system":
+        subtype = obj.get("subtype")
+        payload = obj.get("systemPayload") if isinstance(obj.get("systemPayload"), dict) else {}
+        if subtype == "notification" and opt_str(payload.get("displayText")):
+            yield MessageRecord(session_id, "system", str(payload["displayText"]), timestamp=stamp, line=line)
+        elif subtype not in _BOOKKEEPING:
+            problems.append(Problem(line, f"unknown system record subtype {subtype!r} (skipped)"))
+        return
+    role = _ROLES.get(kind) if isinstance(kind, str) else None
+    if role is None:
+        problems.append(Problem(line, f"unknown record type {kind!r} (skipped)"))
+        return
+    message = obj.get("message")
+    if not isinstance(message, dict):
+        if role != "tool":
+            problems.append(Problem(line, "field 'message': missing or not an object"))
+            return
+        message = {}
+    parts = Parts(message.get("parts"))
+    if parts.thoughts:
+        yield MessageRecord(session_id, "reasoning", "\n".join(parts.thoughts), timestamp=stamp, line=line)
+    if role == "tool":
+        result = obj.get("toolCallResult") if isinstance(obj.get("toolCallResult"), dict) else {}
+        responses = parts.responses or [(opt_str(result.get("callId")), None, "")]
+        for call_id, name, text in responses:
+            if not text:
+                display = result.get("resultDisplay")
+                text = display if isinstance(display, str) else opt_str(result.get("error")) or ""
+            yield MessageRecord(session_id, "tool", text, tool_name=name,
+                                tool_call_id=call_id or opt_str(result.get("callId")),
+                                timestamp=stamp, line=line)
+        if parts.text:
+            yield MessageRecord(session_id, "user", parts.text, timestamp=stamp, line=line)
+        return
+    if parts.text or parts.calls:
+        yield MessageRecord(session_id, role, parts.text,
+                            tool_calls=dumps(parts.calls) if parts.calls else None,
+                            timestamp=stamp, line=line)
+    for call_id, name, text in parts.responses:
+        yield MessageRecord(session_id, "tool", text, tool_name=name, tool_call_id=call_id,
+                            timestamp=stamp, line=line)
+
+
+class QwenLegacyImporter(GeminiCliImporter):
+    """Qwen Code before its own format: Gemini CLI's ``session-*.json`` under ``~/.qwen/tmp``."""
+
+    name = "qwen-code-legacy"
+    agent = "Qwen Code (Gemini CLI layout)"
+    fork_dirs = ()
+    source: str | None = "qwen-code"
+    default_locations = {"linux": ("~/.qwen/tmp/*/chats/session-*.json",),
+                         "darwin": ("~/.qwen/tmp/*/chats/session-*.json",)}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """Gemini CLI's conversation structure, under a ``.qwen`` directory."""
+        if not path_has_part(head.path, ".qwen"):
+            return 0.0
+        return super().sniff(head)
+
+
+class QwenLogsImporter(GeminiLogsImporter):
+    """Qwen Code's ``~/.qwen/tmp/<hash>/logs.json`` prompt log (Gemini CLI's structure)."""
+
+    name = "qwen-code-logs"
+    agent = "Qwen Code (prompt log)"
+    fork_dirs = ()
+    source: str | None = "qwen-code"
+    default_locations = {"linux": ("~/.qwen/tmp/*/logs.json",), "darwin": ("~/.qwen/tmp/*/logs.json",)}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """Gemini CLI's prompt-log structure, under a ``.qwen`` directory."""
+        if not path_has_part(head.path, ".qwen"):
+            return 0.0
+        return super().sniff(head)

@@ -1,0 +1,375 @@
+"""The session store's storage interface: every read and write of the session index.
+
+:class:`SessionStorage` is the one door between the ``sessions`` package and
+its database. The live API (:mod:`~hermes_store.sessions.live`), the bulk
+loader, search, maintenance and the ``session_search`` tool call only these
+plain methods; the SQL lives in the implementations
+(:mod:`~hermes_store.sessions.storage_sqlite` for APSW/FTS5 today).
+:func:`open_session_storage` picks the implementation by ``db.engine`` from
+:data:`STORAGE_ENGINES`, so a second engine is one more entry, not a caller edit.
+
+Nothing engine-specific crosses this interface: rows are plain dicts and
+tuples, filters are :class:`Filters`, and a full-text match is given as a
+compiled :class:`hermes_store.query.Match` (the engine renders it in its own
+syntax) -- never as SQL or FTS5 text. An engine that rejects a match raises
+:class:`hermes_store.query.QueryRejected`.
+
+Data the bulk loader hands over (see :class:`BulkWriter`):
+
+* message rows: tuples in :data:`MESSAGE_ROW_FIELDS` order;
+* :class:`SessionDelta`: per-session changes of one batch;
+* sources: ``(handle, progress)`` pairs, where ``handle`` is any object with
+  ``key`` (the file's resolved path), ``format`` and a writable ``source_id``
+  (the writer fills it in), and ``progress`` a dict with ``size, mtime,
+  content_hash, resume_at`` and ``meta`` (JSON text).
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hermes_store.query import Match
+
+# the order of the values in one message row handed to BulkWriter.write
+MESSAGE_ROW_FIELDS = ("session_id", "seq", "role", "content", "tool_name", "tool_calls",
+                      "tool_call_id", "timestamp", "cjk")
+# session fields the bulk loader may set or update
+SESSION_FIELDS = ("source", "title", "model", "workspace", "started_at", "ended_at",
+                  "parent_session_id")
+SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
+
+# engine name (``Database.engine``) -> "module:Class" of its SessionStorage implementation
+STORAGE_ENGINES: dict[str, str] = {
+    "sqlite": "hermes_store.sessions.storage_sqlite:SqliteSessionStorage",
+}
+
+
+@dataclass
+class Filters:
+    """Row filters applied inside a search (``None``: no filter; an empty list matches nothing,
+    except for ``exclude_sources``)."""
+
+    roles: Sequence[str] | None = None
+    exclude_roles: Sequence[str] | None = None
+    sources: Sequence[str] | None = None
+    exclude_sources: Sequence[str] | None = None
+    since: float | None = None
+    until: float | None = None
+    session_ids: Sequence[str] | None = None
+
+
+@dataclass
+class Hit:
+    """One matching message (without its snippet until the search attaches one).
+
+    ``score`` is higher-better; ``expression`` is the :class:`~hermes_store.query.Match`
+    that found it (None for a context neighbour found by position).
+    """
+
+    message_id: int
+    session_id: str
+    seq: int
+    role: str
+    timestamp: float | None
+    source: str
+    title: str | None
+    score: float
+    expression: Match | None
+    snippet: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of a result row."""
+        return {
+            "message_id": self.message_id,
+            "session_id": self.session_id,
+            "seq": self.seq,
+            "role": self.role,
+            "timestamp": self.timestamp,
+            "source": self.source,
+            "title": self.title,
+            "snippet": self.snippet,
+            "score": round(self.score, 4),
+        }
+
+
+class SourceHandle(Protocol):
+    """What the bulk writer needs of an input file: its key, format and (writable) source id."""
+
+    key: str
+    format: str
+    source_id: int | None
+    default_source: str  # sessions.source for a new session whose importer gave none
+
+
+@dataclass
+class SessionDelta:
+    """What one batch changes in one session.
+
+    ``fields`` holds :data:`SESSION_FIELDS` values and optionally ``meta`` (a dict merged into
+    the stored meta); ``added`` messages with timestamps ``min_ts..max_ts`` were appended;
+    ``derive_end`` lets the newest message timestamp advance ``ended_at``.
+    """
+
+    session_id: str
+    fields: dict[str, Any]
+    is_new: bool
+    owner: SourceHandle
+    added: int
+    min_ts: float | None
+    max_ts: float | None
+    derive_end: bool
+
+
+@dataclass
+class Batch:
+    """One bulk-loader transaction: message rows, session deltas and source progress.
+
+    ``fts_mode`` is a hint for engines with a choice of how the full-text index follows
+    (``"batch"``: index the batch in one pass; ``"trigger"``: row by row).
+    """
+
+    rows: list[tuple[Any, ...]]
+    fts_mode: str = "batch"
+    sessions: list[SessionDelta] = field(default_factory=list)
+    sources: list[tuple[SourceHandle, dict[str, Any]]] = field(default_factory=list)
+
+
+class BulkWriter(ABC):
+    """Writes bulk-loader batches, each in one transaction, possibly pipelined.
+
+    At most one batch is in flight; an error in it is re-raised on the next call.
+    ``on_commit(messages_added, sessions_added)`` is called after each batch commits.
+    ``cpu_seconds`` is the CPU time spent writing (for the benchmark).
+    """
+
+    cpu_seconds: float = 0.0
+
+    @abstractmethod
+    def write(self, batch: Batch, *, wait: bool) -> None:
+        """Start ``batch`` after the previous one committed; optionally wait for it too."""
+
+    @abstractmethod
+    def forget_source(self, source_id: int) -> None:
+        """Delete every session a source imported and reset its resume state (waits)."""
+
+    @abstractmethod
+    def wait(self) -> None:
+        """Block until the batch in flight (if any) has committed; re-raise its error."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Finish the batch in flight (even on error paths) and release the writer."""
+
+
+class SessionStorage(ABC):
+    """Every read and write of one session index (see the module docstring)."""
+
+    engine: str = ""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    # -- state ----------------------------------------------------------------
+
+    @abstractmethod
+    def ready(self) -> bool:
+        """True when the session index exists in this database."""
+
+    @abstractmethod
+    def location(self) -> str:
+        """Where the data lives (a file path; ``":memory:"`` or ``""`` when private)."""
+
+    # -- live writes ------------------------------------------------------------
+
+    @abstractmethod
+    def add_session(self, session_id: str, *, origin_format: str, source: str, title: str | None,
+                    model: str | None, workspace: str | None, started_at: float | None,
+                    parent_session_id: str | None, meta: dict[str, Any]) -> bool:
+        """Insert a session row; False (nothing written) when the id is taken."""
+
+    @abstractmethod
+    def append_message(self, session_id: str, *, role: str, content: str, tool_name: str | None,
+                       tool_calls: str | None, tool_call_id: str | None, timestamp: float,
+                       cjk: str | None) -> int:
+        """Append a message at the session's next ``seq``; returns its id.
+
+        Raises :class:`~hermes_store.sessions.rows.SessionNotFound`.
+        """
+
+    @abstractmethod
+    def end_session(self, session_id: str, ended_at: float, end_reason: str | None) -> None:
+        """Set ``ended_at`` (and ``meta.end_reason`` when given). Raises SessionNotFound."""
+
+    @abstractmethod
+    def set_title(self, session_id: str, title: str | None) -> None:
+        """Set or clear a title. Raises SessionNotFound."""
+
+    # -- reading sessions ---------------------------------------------------------
+
+    @abstractmethod
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        """The session (``SESSION_COLUMNS`` of :mod:`~hermes_store.sessions.rows`, ``meta``
+        decoded), or None."""
+
+    @abstractmethod
+    def has_session(self, session_id: str) -> bool:
+        """True when the session exists."""
+
+    @abstractmethod
+    def session_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` session ids starting with ``prefix``."""
+
+    @abstractmethod
+    def list_sessions(self, *, source: str | None = None, exclude_sources: Sequence[str] = (),
+                      limit: int | None = 20) -> list[dict[str, Any]]:
+        """Sessions (as :meth:`get_session`), most recently active first (ended, else started)."""
+
+    @abstractmethod
+    def sessions_titled(self, title: str) -> list[dict[str, Any]]:
+        """Sessions titled ``title`` (case-insensitive) or ``title #N``, newest start first."""
+
+    @abstractmethod
+    def parent_of(self, session_id: str) -> str | None:
+        """The parent session id (None for a root or an unknown session)."""
+
+    @abstractmethod
+    def session_meta(self, session_id: str) -> dict[str, Any]:
+        """The session's ``meta`` dict ({} when absent or unreadable)."""
+
+    # -- reading messages -----------------------------------------------------------
+
+    @abstractmethod
+    def get_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
+                     before_seq: int | None = None, after_seq: int | None = None,
+                     at_seq: int | None = None, newest_first: bool = False,
+                     limit: int | None = None, offset: int = 0,
+                     nonempty: bool = False) -> list[dict[str, Any]]:
+        """The session's messages in ``seq`` order (reversed with ``newest_first``).
+
+        Rows have ``MESSAGE_COLUMNS`` of :mod:`~hermes_store.sessions.rows` (``tool_calls``
+        as JSON text). ``roles``, ``before_seq``/``after_seq`` (exclusive), ``at_seq`` and
+        ``nonempty`` (content not empty) narrow the rows.
+        """
+
+    @abstractmethod
+    def count_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
+                       before_seq: int | None = None, after_seq: int | None = None) -> int:
+        """How many of the session's messages pass the same narrowing as :meth:`get_messages`."""
+
+    @abstractmethod
+    def message_position(self, message_id: int) -> dict[str, Any] | None:
+        """``{"id", "session_id", "seq"}`` of a message, or None."""
+
+    @abstractmethod
+    def message_content(self, message_id: int) -> str:
+        """A message's content ("" when unknown)."""
+
+    @abstractmethod
+    def last_message_timestamp(self, session_id: str) -> float | None:
+        """The timestamp of the session's last message (by ``seq``)."""
+
+    # -- search ----------------------------------------------------------------------
+
+    @abstractmethod
+    def hits(self, match: Match, filters: Filters, *, sort: str, budget: int) -> list[Hit]:
+        """Scored hits for ``match`` that pass ``filters``: the newest ``budget`` matching
+        messages (the oldest for ``sort="oldest"``), in that walk order, each scored by
+        relevance (higher is better). Raises :class:`~hermes_store.query.QueryRejected`
+        when the engine refuses the expression."""
+
+    @abstractmethod
+    def hits_at(self, positions: Iterable[tuple[str, int]], filters: Filters) -> list[Hit]:
+        """Hits (score 0, no expression) for the messages at ``(session_id, seq)`` positions
+        that pass ``filters``."""
+
+    @abstractmethod
+    def snippet(self, match: Match, message_id: int, *, open_mark: str, close_mark: str,
+                tokens: int) -> str | None:
+        """The engine's highlighted excerpt of the message for ``match`` (about ``tokens``
+        words, matches between the marks), or None when it cannot make one."""
+
+    # -- bulk loading ------------------------------------------------------------------
+
+    @abstractmethod
+    def source_state(self, key: str) -> dict[str, Any] | None:
+        """The stored resume state of one input file: ``id, path, format, size, mtime,
+        content_hash, resume_at, meta`` (meta as JSON text), or None."""
+
+    @abstractmethod
+    def session_cursor(self, session_id: str) -> tuple[int | None, int] | None:
+        """``(source_id, next_seq)`` of a stored session, or None when it does not exist."""
+
+    @abstractmethod
+    def bulk_writer(self, *, pipeline: bool,
+                    on_commit: Callable[[int, int], None]) -> BulkWriter:
+        """A writer for bulk-loader batches (see :class:`BulkWriter`); ``pipeline`` lets it
+        write on its own connection in the background."""
+
+    # -- maintenance ------------------------------------------------------------------
+
+    @abstractmethod
+    def delete_session(self, session_id: str) -> int:
+        """Delete a session and its messages, re-attaching its children to its parent;
+        returns the messages removed. Raises SessionNotFound."""
+
+    @abstractmethod
+    def delete_sessions(self, session_ids: Sequence[str]) -> None:
+        """Delete these sessions and their messages (whole lineages: no re-attaching)."""
+
+    @abstractmethod
+    def lineage_rows(self) -> list[dict[str, Any]]:
+        """Every session as ``{id, parent_session_id, origin_format, ended_at, started_at,
+        last_message}`` (``last_message``: newest message timestamp, only when not ended)."""
+
+    @abstractmethod
+    def stats(self) -> dict[str, Any]:
+        """``sessions, messages, per_source ({source: {sessions, messages}}), sources_indexed,
+        db_bytes, index_bytes`` (None when the engine cannot tell)."""
+
+    # -- health -----------------------------------------------------------------------
+
+    @abstractmethod
+    def integrity_problems(self) -> list[str]:
+        """Problems the engine's own consistency check reports (empty when sound)."""
+
+    @abstractmethod
+    def text_indexes(self) -> list[str]:
+        """Names of the full-text indexes in the database (every area's)."""
+
+    @abstractmethod
+    def check_text_index(self, name: str) -> str | None:
+        """The problem with one full-text index, or None when it passes its check."""
+
+    @abstractmethod
+    def rebuild_text_index(self, name: str) -> None:
+        """Rebuild one full-text index from its content."""
+
+    @abstractmethod
+    def probe_search(self) -> str | None:
+        """Search for a word of a stored message and check it is found and highlighted;
+        the problem, or None when it works (or there is nothing to probe)."""
+
+    @abstractmethod
+    def backfill_projection(self, chunk: int) -> int:
+        """Recompute stored projections when a migration asked for it (see
+        :func:`hermes_store.sessions.maintenance.backfill_projection`); the number updated."""
+
+
+def storage_class(engine: str) -> type[SessionStorage]:
+    """The :class:`SessionStorage` implementation registered for ``engine``."""
+    try:
+        target = STORAGE_ENGINES[engine]
+    except KeyError:
+        known = ", ".join(sorted(STORAGE_ENGINES))
+        raise ValueError(f"no session storage for database engine {engine!r} (known: {known})") from None
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def open_session_storage(db: Any) -> SessionStorage:
+    """The session storage over ``db`` (a database object with an ``engine`` name)."""
+    return storage_class(getattr(db, "engine", "sqlite"))(db)

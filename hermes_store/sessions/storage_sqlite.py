@@ -1,0 +1,653 @@
+"""The session store on SQLite (APSW) with FTS5: every SQL statement of the sessions package.
+
+Tables (see ``schema/``): ``sessions``, ``messages``, ``sources`` (per-file
+resume state), the external-content FTS5 index ``messages_fts(content, cjk)``
+fed from the view ``messages_fts_source`` by triggers, and ``fts_deferred``
+(a row there makes the insert trigger stand aside for one transaction).
+
+The bulk loader's speed path lives here (:class:`SqliteBulkWriter`): batches
+go in as multi-row INSERTs of :data:`ROWS_PER_INSERT` rows, in ``fts_mode=
+"batch"`` the new rows are indexed with one ``INSERT ... SELECT`` per batch,
+and with ``pipeline`` the writes run on a second connection in a background
+thread (SQLite works without the GIL) while the next batch is parsed.
+Ranking uses ``hs_bm25`` (:mod:`hermes_store.sessions.rank`), bounded to the
+newest ``budget`` filtered matches.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import apsw
+
+from hermes_store.db import Database
+from hermes_store.query import Match, QueryRejected, is_query_error, to_fts5
+from hermes_store.sessions.rank import ensure_rank_function
+from hermes_store.sessions.rows import (
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    SessionNotFound,
+    cjk_for,
+    decode_meta,
+    session_row,
+)
+from hermes_store.sessions.storage import (
+    SESSION_FIELDS,
+    Batch,
+    BulkWriter,
+    Filters,
+    Hit,
+    SessionDelta,
+    SessionStorage,
+    SourceHandle,
+)
+
+COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(content, cjk)
+CACHE_KIB = 65_536  # page cache of the bulk-writing connection
+ROWS_PER_INSERT = 200  # 9 columns x 200 rows = 1800 bound values per statement
+DELETE_CHUNK = 500  # ids per DELETE ... IN (...)
+_FTS5 = re.compile(r"\busing\s+fts5\b", re.I)
+_SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
+_MESSAGE_SELECT = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages"
+
+PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # set by migration 0007
+
+
+@functools.lru_cache(maxsize=8)
+def _multi_insert(count: int) -> str:
+    """An INSERT of ``count`` message rows in one statement."""
+    return ("INSERT OR IGNORE INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
+            " tool_call_id, timestamp, cjk) VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?)"] * count))
+
+
+def _marks(values: Sequence[Any]) -> str:
+    return ",".join("?" * len(values))
+
+
+def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
+    """``AND ...`` clauses over ``m`` (messages) and ``s`` (sessions), and their parameters."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column, values, negate in (
+        ("m.role", filters.roles, False),
+        ("m.role", filters.exclude_roles, True),
+        ("COALESCE(s.source, '')", filters.sources, False),
+        ("COALESCE(s.source, '')", filters.exclude_sources, True),
+        ("m.session_id", filters.session_ids, False),
+    ):
+        if values is None:
+            continue
+        values = list(values)
+        if not values:
+            if not negate:
+                clauses.append("0")
+            continue
+        clauses.append(f"{column} {'NOT IN' if negate else 'IN'} ({_marks(values)})")
+        params.extend(values)
+    if filters.since is not None:
+        clauses.append("m.timestamp >= ?")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append("m.timestamp <= ?")
+        params.append(filters.until)
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+def _message_filter(roles: Sequence[str] | None, before_seq: int | None, after_seq: int | None,
+                    at_seq: int | None = None, nonempty: bool = False) -> tuple[str, list[Any]]:
+    """``AND ...`` clauses over one session's messages, and their parameters."""
+    sql, params = "", []
+    if roles is not None:
+        sql += f" AND role IN ({_marks(roles)})" if roles else " AND 0"
+        params.extend(roles)
+    for clause, value in ((" AND seq < ?", before_seq), (" AND seq > ?", after_seq),
+                          (" AND seq = ?", at_seq)):
+        if value is not None:
+            sql += clause
+            params.append(value)
+    if nonempty:
+        sql += " AND content <> ''"
+    return sql, params
+
+
+class SqliteSessionStorage(SessionStorage):
+    """:class:`SessionStorage` over one APSW :class:`~hermes_store.db.Database`."""
+
+    engine = "sqlite"
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self.db: Database = db
+
+    # -- state ----------------------------------------------------------------
+
+    def ready(self) -> bool:
+        """True when ``messages_fts`` and ``sessions`` exist."""
+        return self.db.table_exists("messages_fts") and self.db.table_exists("sessions")
+
+    def location(self) -> str:
+        """The database file path (``":memory:"`` for a private one)."""
+        return str(self.db.path)
+
+    # -- live writes ------------------------------------------------------------
+
+    def add_session(self, session_id: str, *, origin_format: str, source: str, title: str | None,
+                    model: str | None, workspace: str | None, started_at: float | None,
+                    parent_session_id: str | None, meta: dict[str, Any]) -> bool:
+        """Insert a session row; False when the id is taken."""
+        with self.db.write():
+            if self.db.scalar("SELECT 1 FROM sessions WHERE id=?", (session_id,)):
+                return False
+            self.db.execute(
+                "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
+                " parent_session_id, meta) VALUES (?,?,?,?,?,?,?,?,?)",
+                (session_id, origin_format, source, title, model, workspace, started_at,
+                 parent_session_id, json.dumps(meta, ensure_ascii=False)),
+            )
+        return True
+
+    def append_message(self, session_id: str, *, role: str, content: str, tool_name: str | None,
+                       tool_calls: str | None, tool_call_id: str | None, timestamp: float,
+                       cjk: str | None) -> int:
+        """Append at the next ``seq`` in one transaction (the FTS triggers follow)."""
+        with self.db.write():
+            if not self.db.scalar("SELECT 1 FROM sessions WHERE id=?", (session_id,)):
+                raise SessionNotFound(session_id)
+            seq = self.db.scalar(
+                "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?", (session_id,))
+            self.db.execute(
+                "INSERT INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
+                " tool_call_id, timestamp, cjk) VALUES (?,?,?,?,?,?,?,?,?)",
+                (session_id, seq, role, content, tool_name, tool_calls, tool_call_id, timestamp, cjk),
+            )
+            message_id = self.db.conn.last_insert_rowid()
+            self.db.execute(
+                "UPDATE sessions SET message_count = message_count + 1,"
+                " started_at = COALESCE(started_at, ?) WHERE id=?", (timestamp, session_id))
+        return int(message_id)
+
+    def end_session(self, session_id: str, ended_at: float, end_reason: str | None) -> None:
+        """Set ``ended_at`` and ``meta.end_reason``."""
+        with self.db.write():
+            row = self.db.query_one("SELECT meta FROM sessions WHERE id=?", (session_id,))
+            if row is None:
+                raise SessionNotFound(session_id)
+            meta = json.loads(row["meta"] or "{}")
+            if end_reason:
+                meta["end_reason"] = end_reason
+            self.db.execute("UPDATE sessions SET ended_at=?, meta=? WHERE id=?",
+                            (ended_at, json.dumps(meta, ensure_ascii=False), session_id))
+
+    def set_title(self, session_id: str, title: str | None) -> None:
+        """Set or clear a title."""
+        with self.db.write():
+            self.db.execute("UPDATE sessions SET title=? WHERE id=?", (title, session_id))
+            if self.db.conn.changes() == 0:
+                raise SessionNotFound(session_id)
+
+    # -- reading sessions ---------------------------------------------------------
+
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        """The session row with ``meta`` decoded, or None."""
+        return session_row(self.db.query_one(f"{_SESSION_SELECT} WHERE id=?", (session_id,)))
+
+    def has_session(self, session_id: str) -> bool:
+        """True when the session exists."""
+        return self.db.scalar("SELECT 1 FROM sessions WHERE id = ?", (session_id,)) is not None
+
+    def session_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` ids starting with ``prefix`` (compared exactly, no LIKE wildcards)."""
+        return [r["id"] for r in self.db.query(
+            "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT ?",
+            (len(prefix), prefix, int(limit)))]
+
+    def list_sessions(self, *, source: str | None = None, exclude_sources: Sequence[str] = (),
+                      limit: int | None = 20) -> list[dict[str, Any]]:
+        """Most recently active first (``ended_at``, else ``started_at``; then id)."""
+        where, params = "WHERE 1", []
+        if source:
+            where += " AND source=?"
+            params.append(source)
+        if exclude_sources:
+            where += f" AND source NOT IN ({_marks(exclude_sources)})"
+            params.extend(exclude_sources)
+        params.append(-1 if limit is None else int(limit))
+        rows = self.db.query(
+            f"{_SESSION_SELECT} {where} ORDER BY COALESCE(ended_at, started_at, 0) DESC, id LIMIT ?",
+            params)
+        return [session_row(row) for row in rows]  # type: ignore[misc]
+
+    def sessions_titled(self, title: str) -> list[dict[str, Any]]:
+        """Exact title (NOCASE) or ``title #N``, newest start first."""
+        like = title.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " #%"
+        rows = self.db.query(
+            f"{_SESSION_SELECT} WHERE title IS NOT NULL AND (title = ? COLLATE NOCASE "
+            "OR title LIKE ? ESCAPE '\\') ORDER BY COALESCE(started_at, 0) DESC",
+            (title, like),
+        )
+        return [session_row(row) for row in rows]  # type: ignore[misc]
+
+    def parent_of(self, session_id: str) -> str | None:
+        """The parent id, or None."""
+        row = self.db.query_one("SELECT parent_session_id FROM sessions WHERE id = ?", (session_id,))
+        return (row or {}).get("parent_session_id") or None
+
+    def session_meta(self, session_id: str) -> dict[str, Any]:
+        """The decoded ``meta`` ({} when absent or unreadable)."""
+        return decode_meta(self.db.scalar("SELECT meta FROM sessions WHERE id = ?", (session_id,)))
+
+    # -- reading messages -----------------------------------------------------------
+
+    def get_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
+                     before_seq: int | None = None, after_seq: int | None = None,
+                     at_seq: int | None = None, newest_first: bool = False,
+                     limit: int | None = None, offset: int = 0,
+                     nonempty: bool = False) -> list[dict[str, Any]]:
+        """Messages in ``seq`` order (or newest first), narrowed as asked."""
+        where, params = _message_filter(roles, before_seq, after_seq, at_seq, nonempty)
+        order = "seq DESC" if newest_first else "seq"
+        return self.db.query(
+            f"{_MESSAGE_SELECT} WHERE session_id = ?{where} ORDER BY {order} LIMIT ? OFFSET ?",
+            (session_id, *params, -1 if limit is None else int(limit), int(offset)))
+
+    def count_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
+                       before_seq: int | None = None, after_seq: int | None = None) -> int:
+        """How many messages pass the narrowing."""
+        where, params = _message_filter(roles, before_seq, after_seq)
+        return int(self.db.scalar(f"SELECT count(*) FROM messages WHERE session_id = ?{where}",
+                                  (session_id, *params)) or 0)
+
+    def message_position(self, message_id: int) -> dict[str, Any] | None:
+        """``{id, session_id, seq}`` or None."""
+        return self.db.query_one("SELECT id, session_id, seq FROM messages WHERE id = ?", (message_id,))
+
+    def message_content(self, message_id: int) -> str:
+        """The content ("" when unknown)."""
+        return self.db.scalar("SELECT content FROM messages WHERE id = ?", (message_id,)) or ""
+
+    def last_message_timestamp(self, session_id: str) -> float | None:
+        """The last message's timestamp by ``seq``."""
+        return self.db.scalar(
+            "SELECT timestamp FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
+            (session_id,))
+
+    # -- search ----------------------------------------------------------------------
+
+    def hits(self, match: Match, filters: Filters, *, sort: str, budget: int) -> list[Hit]:
+        """The newest (oldest) ``budget`` filtered matches, scored by ``hs_bm25``.
+
+        FTS5 consumes the rowid ORDER BY, so the scan stops after ``budget``
+        filtered matches and the rank function runs only for those rows.
+        """
+        where, params = filter_sql(filters)
+        weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
+        direction = "ASC" if sort == "oldest" else "DESC"
+        sql = (
+            "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, COALESCE(s.source, ''), s.title, "
+            f"{ensure_rank_function(self.db)}(messages_fts, {weights}) "
+            "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+            "LEFT JOIN sessions s ON s.id = m.session_id "
+            f"WHERE messages_fts MATCH ?{where} "
+            f"ORDER BY messages_fts.rowid {direction} LIMIT ?"
+        )
+        try:
+            rows = self.db.execute(sql, (to_fts5(match), *params, int(budget))).fetchall()
+        except apsw.SQLError as exc:
+            if is_query_error(exc):
+                raise QueryRejected(str(exc)) from exc
+            raise
+        return [Hit(int(r[0]), r[1], int(r[2]), r[3], r[4], r[5], r[6], -float(r[7]), match)
+                for r in rows]
+
+    def hits_at(self, positions: Iterable[tuple[str, int]], filters: Filters) -> list[Hit]:
+        """Score-0 hits for the ``(session_id, seq)`` positions that pass ``filters``."""
+        found: list[Hit] = []
+        where, params = filter_sql(filters)
+        sql = ("SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, COALESCE(s.source, ''), s.title "
+               "FROM messages m LEFT JOIN sessions s ON s.id = m.session_id "
+               f"WHERE m.session_id = ? AND m.seq = ?{where}")
+        for sid, seq in sorted(positions):
+            row = self.db.execute(sql, (sid, seq, *params)).fetchone()
+            if row is not None:
+                found.append(Hit(int(row[0]), row[1], int(row[2]), row[3], row[4], row[5], row[6],
+                                 0.0, None))
+        return found
+
+    def snippet(self, match: Match, message_id: int, *, open_mark: str, close_mark: str,
+                tokens: int) -> str | None:
+        """FTS5's ``snippet()`` of the content column (None when it fails)."""
+        try:
+            return self.db.scalar(
+                "SELECT snippet(messages_fts, 0, ?, ?, '...', ?) FROM messages_fts "
+                "WHERE messages_fts MATCH ? AND rowid = ?",
+                (open_mark, close_mark, tokens, to_fts5(match), message_id),
+            )
+        except Exception:  # noqa: BLE001 - a snippet must never break a search
+            return None
+
+    # -- bulk loading ------------------------------------------------------------------
+
+    def source_state(self, key: str) -> dict[str, Any] | None:
+        """The ``sources`` row of one input file."""
+        return self.db.query_one(
+            "SELECT id, path, format, size, mtime, content_hash, resume_at, meta FROM sources"
+            " WHERE path=?", (key,))
+
+    def session_cursor(self, session_id: str) -> tuple[int | None, int] | None:
+        """``(source_id, next_seq)`` or None."""
+        row = self.db.query_one(
+            "SELECT source_id, (SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?)"
+            " AS next_seq FROM sessions WHERE id=?", (session_id, session_id))
+        if row is None:
+            return None
+        return row["source_id"], int(row["next_seq"])
+
+    def bulk_writer(self, *, pipeline: bool,
+                    on_commit: Callable[[int, int], None]) -> SqliteBulkWriter:
+        """A :class:`SqliteBulkWriter` (own connection and thread when ``pipeline``)."""
+        return SqliteBulkWriter(self.db, pipeline=pipeline, on_commit=on_commit)
+
+    # -- maintenance ------------------------------------------------------------------
+
+    def delete_session(self, session_id: str) -> int:
+        """Ordinary DELETEs, so the triggers keep ``messages_fts`` consistent."""
+        with self.db.write():
+            row = self.db.query_one("SELECT parent_session_id FROM sessions WHERE id=?", (session_id,))
+            if row is None:
+                raise SessionNotFound(session_id)
+            removed = int(self.db.scalar("SELECT COUNT(*) FROM messages WHERE session_id=?",
+                                         (session_id,)))
+            self.db.execute("DELETE FROM messages WHERE session_id=?", (session_id,))
+            self.db.execute("UPDATE sessions SET parent_session_id=? WHERE parent_session_id=?",
+                            (row["parent_session_id"], session_id))
+            self.db.execute("DELETE FROM sessions WHERE id=?", (session_id,))
+        return removed
+
+    def delete_sessions(self, session_ids: Sequence[str]) -> None:
+        """One transaction per :data:`DELETE_CHUNK` ids (a re-run finishes an interrupted job)."""
+        ids = list(session_ids)
+        for start in range(0, len(ids), DELETE_CHUNK):
+            chunk = ids[start:start + DELETE_CHUNK]
+            marks = _marks(chunk)
+            with self.db.write():
+                self.db.execute(f"DELETE FROM messages WHERE session_id IN ({marks})", chunk)
+                self.db.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
+
+    def lineage_rows(self) -> list[dict[str, Any]]:
+        """Every session with what prune needs to date it."""
+        return self.db.query(
+            "SELECT s.id, s.parent_session_id, s.origin_format, s.ended_at, s.started_at,"
+            " CASE WHEN s.ended_at IS NULL THEN (SELECT MAX(m.timestamp) FROM messages m"
+            "   WHERE m.session_id = s.id) END AS last_message FROM sessions s")
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, per-source counts, file size and FTS shadow-table size (``dbstat``)."""
+        db = self.db
+        per_source: dict[str, dict[str, int]] = {}
+        for row in db.query("SELECT source, COUNT(*) AS sessions, COALESCE(SUM(message_count), 0)"
+                            " AS messages FROM sessions GROUP BY source ORDER BY source"):
+            per_source[row["source"]] = {"sessions": int(row["sessions"]),
+                                         "messages": int(row["messages"])}
+        try:
+            index_bytes = int(db.scalar(
+                "SELECT COALESCE(SUM(pgsize), 0) FROM dbstat WHERE name LIKE 'messages_fts%'") or 0)
+        except Exception:  # dbstat missing from this SQLite build
+            index_bytes = None
+        return {
+            "sessions": int(db.scalar("SELECT COUNT(*) FROM sessions")),
+            "messages": int(db.scalar("SELECT COUNT(*) FROM messages")),
+            "per_source": per_source,
+            "sources_indexed": int(db.scalar("SELECT COUNT(*) FROM sources")),
+            "db_bytes": db.size_bytes(),
+            "index_bytes": index_bytes,
+        }
+
+    # -- health -----------------------------------------------------------------------
+
+    def integrity_problems(self) -> list[str]:
+        """``PRAGMA integrity_check`` problems."""
+        rows = [str(r[0]) for r in self.db.execute("PRAGMA integrity_check")]
+        return [] if rows == ["ok"] else rows
+
+    def text_indexes(self) -> list[str]:
+        """Every FTS5 table in the database."""
+        rows = self.db.query(
+            "SELECT name, sql FROM sqlite_schema WHERE type='table' AND sql IS NOT NULL")
+        return [row["name"] for row in rows if _FTS5.search(row["sql"] or "")]
+
+    def check_text_index(self, name: str) -> str | None:
+        """FTS5's ``integrity-check`` against the content table."""
+        try:
+            self.db.execute(f'INSERT INTO "{_ident(name)}"("{_ident(name)}", rank)'
+                            " VALUES ('integrity-check', 1)")
+        except Exception as exc:
+            return str(exc)
+        return None
+
+    def rebuild_text_index(self, name: str) -> None:
+        """FTS5's ``rebuild`` from the content table."""
+        with self.db.write():
+            self.db.execute(f'INSERT INTO "{_ident(name)}"("{_ident(name)}") VALUES (\'rebuild\')')
+
+    def backfill_projection(self, chunk: int) -> int:
+        """After migration 0007 (emoji joined the ``cjk`` projection): recompute the projection
+        of every message with non-ASCII text, chunk by chunk, then drop the marker."""
+        if not self.db.table_exists("messages") or self.db.scalar(
+                "SELECT value FROM store_meta WHERE key = ?", (PROJECTION_BACKFILL_KEY,)) is None:
+            return 0
+        updated = 0
+        last_id = 0
+        while True:
+            rows = self.db.query(
+                "SELECT id, role, content, cjk FROM messages WHERE id > ?"
+                " AND length(CAST(content AS BLOB)) <> length(content) ORDER BY id LIMIT ?",
+                (last_id, chunk))
+            if not rows:
+                break
+            last_id = int(rows[-1]["id"])
+            changes = [(new, row["id"]) for row in rows
+                       if (new := cjk_for(str(row["role"]), str(row["content"]))) != row["cjk"]]
+            if changes:
+                with self.db.write():
+                    self.db.executemany("UPDATE messages SET cjk = ? WHERE id = ?", changes)
+                updated += len(changes)
+        with self.db.write():
+            self.db.execute("DELETE FROM store_meta WHERE key = ?", (PROJECTION_BACKFILL_KEY,))
+        return updated
+
+    def probe_search(self) -> str | None:
+        """MATCH + snippet for a word of the newest non-tool message."""
+        row = self.db.query_one(
+            "SELECT id, content FROM messages WHERE role <> 'tool' AND length(content) > 3"
+            " ORDER BY id DESC LIMIT 1")
+        if row is None:
+            return None
+        words = re.findall(r"[^\W_]{3,}", row["content"][:2000])
+        if not words:
+            return None
+        term = '"' + words[0].replace('"', '""') + '"'
+        try:
+            hits = self.db.query(
+                "SELECT rowid, snippet(messages_fts, 0, '[', ']', '...', 8) AS snip FROM messages_fts"
+                " WHERE messages_fts MATCH ? AND rowid = ?", (f"content:{term}", row["id"]))
+        except Exception as exc:
+            return f"MATCH failed: {exc}"
+        if not hits or "[" not in (hits[0]["snip"] or ""):
+            return f"message {row['id']} is not found by searching for {words[0]!r}"
+        return None
+
+
+def _ident(name: str) -> str:
+    """A table name for a double-quoted identifier (embedded quotes doubled)."""
+    return name.replace('"', '""')
+
+
+class SqliteBulkWriter(BulkWriter):
+    """Executes bulk batches on its own connection, in a background thread when pipelined.
+
+    Parsing the next batch (Python, holding the GIL) overlaps with SQLite
+    writing the previous one (APSW releases the GIL while SQLite works). At most
+    one batch is in flight; an error in it is re-raised on the next call.
+    """
+
+    def __init__(self, db: Database, *, pipeline: bool, on_commit: Callable[[int, int], None]) -> None:
+        if str(db.path) in (":memory:", ""):
+            pipeline = False  # a second connection would open a different database
+        self._own = pipeline
+        self.db = Database(db.path) if pipeline else db
+        self._restore_cache = None if pipeline else self.db.scalar("PRAGMA cache_size")
+        self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")  # FTS segment merges like a warm cache
+        self.on_commit = on_commit
+        self.cpu_seconds = 0.0
+        self._pool = ThreadPoolExecutor(max_workers=1) if pipeline else None
+        self._future: Future[None] | None = None
+
+    def write(self, batch: Batch, *, wait: bool) -> None:
+        """Start ``batch`` after the previous one has committed; optionally wait for it too."""
+        self._submit(functools.partial(self._write_batch, batch), wait=wait)
+
+    def forget_source(self, source_id: int) -> None:
+        """Drop everything a source imported (FTS follows via triggers); waits."""
+        self._submit(functools.partial(self._forget, source_id), wait=True)
+
+    def wait(self) -> None:
+        """Block until the batch in flight (if any) has committed; re-raise its error."""
+        future, self._future = self._future, None
+        if future is not None:
+            future.result()
+
+    def close(self) -> None:
+        """Finish the batch in flight (even on error paths) and close the connection."""
+        try:
+            if self._future is not None:
+                try:
+                    self._future.result()
+                except BaseException:  # the caller already propagates the first error
+                    pass
+                self._future = None
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+            if self._own:
+                self.db.close()
+            else:
+                self.db.execute(f"PRAGMA cache_size={int(self._restore_cache)}")
+
+    def _submit(self, job: Callable[[], None], *, wait: bool) -> None:
+        self.wait()
+        if self._pool is None:
+            self._timed(job)
+            return
+        self._future = self._pool.submit(self._timed, job)
+        if wait:
+            self.wait()
+
+    def _timed(self, job: Callable[[], None]) -> None:
+        started = time.thread_time()
+        try:
+            job()
+        finally:
+            self.cpu_seconds += time.thread_time() - started
+
+    def _forget(self, source_id: int) -> None:
+        with self.db.write():
+            self.db.execute("DELETE FROM sessions WHERE source_id=?", (source_id,))
+            self.db.execute(
+                "UPDATE sources SET resume_at=NULL, content_hash=NULL, meta='{}' WHERE id=?",
+                (source_id,))
+
+    def _write_batch(self, batch: Batch) -> None:
+        db = self.db
+        with db.write():
+            for handle, _ in batch.sources:
+                handle.source_id = self._source_id(handle)
+            for delta in batch.sessions:
+                self._write_session(delta)
+            first_id = int(db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages"))
+            if batch.rows:
+                self._write_messages(batch, first_id)
+            inserted = int(db.scalar("SELECT COUNT(*) FROM messages WHERE id > ?", (first_id,)))
+            for delta in batch.sessions:
+                if delta.added:
+                    db.execute(
+                        "UPDATE sessions SET message_count = message_count + :added,"
+                        " started_at = CASE WHEN :min_ts IS NOT NULL"
+                        "   AND (started_at IS NULL OR :min_ts < started_at)"
+                        "   THEN :min_ts ELSE started_at END,"
+                        " ended_at = CASE WHEN :derive AND :max_ts IS NOT NULL"
+                        "   THEN max(COALESCE(ended_at, :max_ts), :max_ts) ELSE ended_at END"
+                        " WHERE id = :id",
+                        {"added": delta.added, "min_ts": delta.min_ts, "derive": int(delta.derive_end),
+                         "max_ts": delta.max_ts, "id": delta.session_id})
+            for handle, progress in batch.sources:
+                db.execute(
+                    "UPDATE sources SET size=?, mtime=?, content_hash=?, resume_at=?, imported_at=?,"
+                    " meta=? WHERE id=?",
+                    (progress["size"], progress["mtime"], progress["content_hash"],
+                     progress["resume_at"], time.time(), progress["meta"], handle.source_id))
+        self.on_commit(inserted, sum(1 for delta in batch.sessions if delta.is_new))
+        db.checkpoint()
+
+    def _source_id(self, handle: SourceHandle) -> int:
+        self.db.execute(
+            "INSERT INTO sources(path, format, imported_at) VALUES (?,?,?)"
+            " ON CONFLICT(path) DO UPDATE SET format=excluded.format",
+            (handle.key, handle.format, time.time()))
+        return int(self.db.scalar("SELECT id FROM sources WHERE path=?", (handle.key,)))
+
+    def _write_session(self, delta: SessionDelta) -> None:
+        fields = dict(delta.fields)
+        meta = fields.pop("meta", None)
+        owner = delta.owner
+        if delta.is_new:
+            self.db.execute(
+                "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
+                " ended_at, parent_session_id, source_id, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (delta.session_id, owner.format, fields.get("source") or owner.default_source,
+                 fields.get("title"),
+                 fields.get("model"), fields.get("workspace"), fields.get("started_at"),
+                 fields.get("ended_at"), fields.get("parent_session_id"), owner.source_id,
+                 json.dumps(meta or {}, ensure_ascii=False)))
+            return
+        names = sorted(name for name in fields if name in SESSION_FIELDS)
+        if names:
+            self.db.execute(
+                f"UPDATE sessions SET {', '.join(f'{n}=?' for n in names)} WHERE id=?",
+                [fields[n] for n in names] + [delta.session_id])
+        if meta:
+            stored = json.loads(
+                self.db.scalar("SELECT meta FROM sessions WHERE id=?", (delta.session_id,)) or "{}")
+            stored.update(meta)
+            self.db.execute("UPDATE sessions SET meta=? WHERE id=?",
+                            (json.dumps(stored, ensure_ascii=False), delta.session_id))
+
+    def _write_messages(self, batch: Batch, first_id: int) -> None:
+        batch_fts = batch.fts_mode == "batch"
+        if batch_fts:  # the insert trigger stands aside until this transaction indexes the batch
+            self.db.execute("INSERT OR IGNORE INTO fts_deferred(name) VALUES ('messages_fts')")
+        # Many rows per statement: each step call releases the GIL once for ROWS_PER_INSERT rows,
+        # instead of once per row (per-row hand-offs stall this thread behind the parser).
+        rows = batch.rows
+        full = len(rows) - len(rows) % ROWS_PER_INSERT
+        if full:
+            self.db.executemany(_multi_insert(ROWS_PER_INSERT), _chunks(rows, full))
+        if full < len(rows):
+            tail = rows[full:]
+            self.db.execute(_multi_insert(len(tail)), [value for row in tail for value in row])
+        if batch_fts:
+            self.db.execute(
+                "INSERT INTO messages_fts(rowid, content, cjk)"
+                " SELECT id, content, cjk FROM messages_fts_source WHERE id > ?", (first_id,))
+            self.db.execute("DELETE FROM fts_deferred WHERE name = 'messages_fts'")
+
+
+def _chunks(rows: list[tuple[Any, ...]], full: int) -> Iterator[list[Any]]:
+    """The first ``full`` rows as flat parameter lists of :data:`ROWS_PER_INSERT` rows each."""
+    for start in range(0, full, ROWS_PER_INSERT):
+        yield [value for row in rows[start:start + ROWS_PER_INSERT] for value in row]

@@ -1,0 +1,101 @@
+"""``hermes-store migrate --to``: SQLite -> PostgreSQL -> SQLite keeps every row and id."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hermes_store.cli import cli
+from hermes_store.db import Database
+from hermes_store.pgdb import PgDatabase
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sessions"))
+from sess_helpers import FIXTURES  # noqa: E402
+
+TABLES = ["sources", "sessions", "messages", "facts", "entities", "entity_aliases", "fact_entities",
+          "memory_entries", "memory_history", "store_meta"]
+
+
+def _cli(home, *args, url=None):
+    base = ["--home", str(home.root)] + (["--database-url", url] if url else [])
+    return CliRunner().invoke(cli, base + [str(a) for a in args])
+
+
+@pytest.fixture
+def filled(home):
+    """A SQLite home with indexed transcripts, facts with feedback and memory history."""
+    assert _cli(home, "sessions", "index", FIXTURES).exit_code == 0
+    for text in ["Alice deploys the staging server on Fridays", "Bob owns the PostgreSQL cluster",
+                 "东京办公室的网络很慢"]:
+        assert _cli(home, "facts", "add", text).exit_code == 0
+    assert _cli(home, "facts", "feedback", "helpful", "1").exit_code == 0
+    assert _cli(home, "facts", "feedback", "unhelpful", "2").exit_code == 0
+    assert _cli(home, "memory", "add", "The user prefers tabs").exit_code == 0
+    assert _cli(home, "memory", "add", "--target", "user", "Name: Sam").exit_code == 0
+    return home
+
+
+def _sqlite_rows(path, table):
+    with Database(path, readonly=True) as db:
+        cols = [r["name"] for r in db.query(f"PRAGMA table_info({table})")]
+        return sorted(tuple(r[c] for c in cols) for r in db.query(f"SELECT * FROM {table}")), cols
+
+
+def test_round_trip_keeps_every_row_and_id(filled, pg_url, tmp_path):
+    home = filled
+    result = _cli(home, "migrate", "--to", pg_url, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    with Database(home.db_path, readonly=True) as db:
+        for table in TABLES:
+            assert report["tables"][table] == db.scalar(f"SELECT count(*) FROM {table}"), table
+        message_ids = [r["id"] for r in db.query("SELECT id FROM messages ORDER BY id")]
+        trust = {r["fact_id"]: r["trust_score"] for r in db.query("SELECT fact_id, trust_score FROM facts")}
+    assert report["tables"]["messages"] > 10 and len(trust) == 3
+    with PgDatabase(pg_url) as pg:
+        assert [r["id"] for r in pg.query("SELECT id FROM messages ORDER BY id")] == message_ids
+        assert {r["fact_id"]: r["trust_score"] for r in pg.query("SELECT fact_id, trust_score FROM facts")} == trust
+        # identities continue after the copied ids
+        new_id = pg.scalar("INSERT INTO facts(content) VALUES ('new one') RETURNING fact_id")
+        assert new_id == max(trust) + 1
+        pg.execute("DELETE FROM facts WHERE fact_id = %s", (new_id,))
+        # the full-text index covers the copied messages
+        assert pg.scalar("SELECT count(*) FROM messages WHERE tsv @@ phraseto_tsquery('hermes_search', 'the')") > 0
+
+    back = tmp_path / "back" / "store.db"
+    result = _cli(home, "migrate", "--to", f"sqlite:///{back}", "--json", url=pg_url)
+    assert result.exit_code == 0, result.output
+    for table in TABLES:
+        assert _sqlite_rows(back, table) == _sqlite_rows(home.db_path, table), table
+    hits = "SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'the OR a'"
+    with Database(back) as db, Database(home.db_path, readonly=True) as original:
+        assert db.scalar(hits) == original.scalar(hits) > 0  # FTS rebuilt by the target's triggers
+        db.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def test_a_non_empty_target_is_refused_and_left_alone(filled, pg_url):
+    assert _cli(filled, "migrate", "--to", pg_url).exit_code == 0
+    result = _cli(filled, "migrate", "--to", pg_url)
+    assert result.exit_code == 1
+    assert "already holds" in result.output and "empty store only" in result.output
+    with PgDatabase(pg_url) as pg, Database(filled.db_path, readonly=True) as db:
+        assert pg.scalar("SELECT count(*) FROM messages") == db.scalar("SELECT count(*) FROM messages")
+
+
+def test_same_engine_and_bad_url_are_usage_errors(filled):
+    result = _cli(filled, "migrate", "--to", "sqlite:///x.db")
+    assert result.exit_code == 2 and "already on sqlite" in result.output
+    result = _cli(filled, "migrate", "--to", "mysql://u:pw@h/d")
+    assert result.exit_code != 0 and "pw" not in result.output
+
+
+def test_server_down_is_one_clear_line(filled, tmp_path):
+    url = f"postgresql://sam:hunter2@/x?host={tmp_path}&port=5999&connect_timeout=2"
+    result = _cli(filled, "migrate", "--to", url)
+    assert result.exit_code == 1
+    assert result.output.startswith("Error: postgresql://sam:***@")
+    assert "hunter2" not in result.output and "Traceback" not in result.output

@@ -1,0 +1,150 @@
+"""hermes_store.pgdb against a real server: migrations, transactions, bounded waits, masking."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from hermes_store.db import DatabaseError
+from hermes_store.pgdb import (
+    MIGRATIONS_TABLE,
+    PgDatabase,
+    PgUnavailable,
+    is_postgres_url,
+    mask_url,
+    pg_migrations,
+)
+
+
+@pytest.fixture
+def pg(pg_url):
+    db = PgDatabase(pg_url, writer="host-a:/home/a")
+    yield db
+    db.close()
+
+
+def test_opening_applies_every_migration_once(pg, pg_url):
+    assert pg.engine == "postgresql"
+    versions = [v for v, _ in pg_migrations()]
+    assert pg.schema_version == versions[-1]
+    rows = pg.query(f"SELECT version, name FROM {MIGRATIONS_TABLE} ORDER BY version")
+    assert [r["version"] for r in rows] == versions
+    again = PgDatabase(pg_url)
+    try:
+        assert again.migrate() == versions[-1]
+        assert pg.scalar(f"SELECT count(*) FROM {MIGRATIONS_TABLE}") == len(versions)
+    finally:
+        again.close()
+
+
+def test_hosts_starting_together_migrate_exactly_once(pg_url):
+    opened, errors = [], []
+
+    def open_one():
+        try:
+            opened.append(PgDatabase(pg_url))
+        except Exception as exc:  # collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    try:
+        assert errors == []
+        assert opened[0].scalar(f"SELECT count(*) FROM {MIGRATIONS_TABLE}") == len(pg_migrations())
+    finally:
+        for db in opened:
+            db.close()
+
+
+def test_transaction_commits_or_rolls_back_and_nesting_joins(pg):
+    with pg.transaction():
+        pg.execute("INSERT INTO store_meta(key, value) VALUES (%s, %s)", ("a", "1"))
+        with pg.transaction():
+            pg.execute("INSERT INTO store_meta(key, value) VALUES (%s, %s)", ("b", "2"))
+    with pytest.raises(RuntimeError), pg.transaction():
+        pg.execute("INSERT INTO store_meta(key, value) VALUES (%s, %s)", ("c", "3"))
+        raise RuntimeError("boom")
+    assert [r["key"] for r in pg.query("SELECT key FROM store_meta ORDER BY key")] == ["a", "b"]
+
+
+def test_rows_record_their_writer(pg):
+    pg.execute("INSERT INTO sessions(id, origin_format) VALUES (%s, %s)", ("s1", "live"))
+    assert pg.scalar("SELECT written_by FROM sessions WHERE id = %s", ("s1",)) == "host-a:/home/a"
+
+
+def test_copy_rows_streams_into_a_table(pg):
+    pg.execute("INSERT INTO sessions(id, origin_format) VALUES (%s, %s)", ("s1", "live"))
+    count = pg.copy_rows(
+        "COPY messages(session_id, seq, role, content) FROM STDIN",
+        (("s1", i, "user", f"row {i} text") for i in range(500)),
+    )
+    assert count == 500
+    assert pg.scalar("SELECT count(*) FROM messages WHERE tsv @@ to_tsquery('hermes_search', 'text')") == 500
+
+
+def test_statement_timeout_is_enforced_by_the_server(pg_url):
+    db = PgDatabase(pg_url, statement_timeout=0.5)
+    try:
+        started = time.monotonic()
+        with pytest.raises(PgUnavailable, match="cancelled after 0.5s"):
+            db.query("SELECT pg_sleep(5)")
+        assert time.monotonic() - started < 4
+        assert db.scalar("SELECT 1") == 1  # the pool is still usable afterwards
+    finally:
+        db.close()
+
+
+def test_server_down_fails_fast_with_masked_url(tmp_path):
+    url = f"postgresql://alice:s3cret-pw@/nodb?host={tmp_path}&port=5999"
+    started = time.monotonic()
+    with pytest.raises(PgUnavailable) as caught:
+        PgDatabase(url, connect_timeout=2)
+    assert time.monotonic() - started < 10
+    message = str(caught.value)
+    assert "s3cret-pw" not in message
+    assert "alice:***@" in message
+    assert "not reachable" in message
+
+
+def test_a_broken_migration_names_its_file(pg_url, tmp_path, monkeypatch):
+    bad = tmp_path / "pg"
+    bad.mkdir()
+    (bad / "0001_broken.sql").write_text("CREATE TABLE x (;\n")
+    monkeypatch.setattr("hermes_store.pgdb.pg_schema_dir", lambda: bad)
+    with pytest.raises(DatabaseError, match="0001_broken.sql: migration failed"):
+        PgDatabase(pg_url)
+
+
+@pytest.mark.parametrize(("url", "masked"), [
+    ("postgresql://bob:pa%40ss@db.example:5432/store", "postgresql://bob:***@db.example:5432/store"),
+    ("postgres://bob@db/store", "postgres://bob@db/store"),
+    ("postgresql:///store?user=bob&password=hunter2&sslmode=require",
+     "postgresql:///store?user=bob&password=***&sslmode=require"),
+    ("host=db user=bob password='a b c' dbname=store", "host=db user=bob password=*** dbname=store"),
+    ("host=db password=plain dbname=store", "host=db password=*** dbname=store"),
+    ("", ""),
+])
+def test_mask_url_hides_every_password_form(url, masked):
+    assert mask_url(url) == masked
+
+
+def test_is_postgres_url():
+    assert is_postgres_url("postgresql://x/y") and is_postgres_url("postgres://x/y")
+    assert not is_postgres_url("sqlite:///tmp/x.db") and not is_postgres_url(None)
+    with pytest.raises(DatabaseError, match="not a postgresql:// URL"):
+        PgDatabase("sqlite:///tmp/x.db")
+
+
+def test_url_options_are_kept_beside_the_timeouts(pg_url):
+    with PgDatabase(pg_url, migrate=False) as admin:
+        admin.execute("CREATE SCHEMA other")
+    url = pg_url + "&options=-csearch_path%3Dother"
+    with PgDatabase(url, statement_timeout=7) as db:
+        assert db.scalar("SELECT current_schema()") == "other"
+        assert db.scalar("SHOW statement_timeout") == "7s"
+        assert db.table_exists("messages") and db.scalar("SELECT count(*) FROM other.messages") == 0
