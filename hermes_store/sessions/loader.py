@@ -209,6 +209,7 @@ class BulkLoader:
         fts_mode: str = "batch",
         progress: Callable[[Path, int], None] | None = None,
         pipeline: bool = True,
+        options: dict[str, Any] | None = None,
     ) -> None:
         if fts_mode not in FTS_MODES:
             raise ValueError(f"fts_mode: expected one of {', '.join(FTS_MODES)}, got {fts_mode!r}")
@@ -218,6 +219,7 @@ class BulkLoader:
         self.fts_mode = fts_mode
         self.progress = progress
         self.pipeline = pipeline
+        self.options = dict(options or {})  # handed to every importer (e.g. column_map)
         self.summary = IndexSummary()
         self.writer_cpu_seconds = 0.0
         self._sessions: dict[str, _Session] = {}
@@ -333,16 +335,16 @@ class BulkLoader:
     def _importer(self, path: Path, fmt: str) -> Importer | None:
         """The importer for ``path`` (detected when ``fmt`` is auto); None after reporting why."""
         if fmt != "auto":
-            return IMPORTERS[fmt](path)
+            return IMPORTERS[fmt](path, self.options)
         try:
-            name, ranked = detect(path)
+            name, ranked = detect(path, options=self.options)
         except AmbiguousFormat as exc:
             self._file_error(path, str(exc))
             return None
         if name is None:
             self._file_error(path, describe_unknown(ranked))
             return None
-        return IMPORTERS[name](path)
+        return IMPORTERS[name](path, self.options)
 
     def _consume(self, current: _File) -> None:
         add_message = self._add_message

@@ -435,6 +435,18 @@ class SqliteSessionStorage(SessionStorage):
         with self.db.write():
             self.db.execute(f'INSERT INTO "{_ident(name)}"("{_ident(name)}") VALUES (\'rebuild\')')
 
+    def session_counts(self, source_ids: Sequence[int]) -> dict[int, int]:
+        """Sessions per source row, for ``sessions sources``."""
+        counts: dict[int, int] = {}
+        ids = [int(i) for i in source_ids]
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self.db.query(f"SELECT source_id, COUNT(*) AS n FROM sessions WHERE source_id IN ({marks})"
+                                     " GROUP BY source_id", part):
+                counts[int(row["source_id"])] = int(row["n"])
+        return counts
+
     def backfill_projection(self, chunk: int) -> int:
         """After migration 0007 (emoji joined the ``cjk`` projection): recompute the projection
         of every message with non-ASCII text, chunk by chunk, then drop the marker."""

@@ -130,8 +130,9 @@ class Importer(ABC):
         """The ``sessions.source`` label for what this importer imports."""
         return cls.source or cls.name
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, options: dict[str, Any] | None = None) -> None:
         self.path = path
+        self.options: dict[str, Any] = dict(options or {})  # what the user asked for (``--map``)
         self.hasher = hashlib.sha256()
 
     @abstractmethod

@@ -31,6 +31,7 @@ from hermes_store.sessions.importers.gemini_cli import (
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
+from hermes_store.sessions.importers.message_dump import MessageDumpImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
 from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
 from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
@@ -59,6 +60,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     ClineImporter,
     CopilotChatImporter,
     CopilotCliImporter,
+    MessageDumpImporter,
 )
 
 
