@@ -119,6 +119,7 @@ class Importer(ABC):
     derives_end_time: ClassVar[bool] = True
     default_locations: ClassVar[dict[str, tuple[str, ...]]] = {}
     walk_names: ClassVar[tuple[str, ...]] = ()
+    indexes: ClassVar[str] = ""  # what is indexed, one line (README table; docstring if empty)
 
     @classmethod
     @abstractmethod

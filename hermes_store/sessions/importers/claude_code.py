@@ -64,6 +64,9 @@ class ClaudeCodeImporter(Importer):
 
     name = "claude-code"
     agent = "Claude Code"
+    indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
+               "(role reasoning), system notices; subagent files as child sessions; titles from "
+               "custom-title, ai-title and summary lines")
     default_locations = {"linux": ("~/.claude/projects/*/*.jsonl",
                                    "~/.claude/projects/*/*/subagents/*.jsonl",
                                    "~/.config/claude/projects/*/*.jsonl"),

@@ -106,6 +106,7 @@ class MessageDumpImporter(Importer):
 
     name = "dump"
     agent = "Generic message dump (CSV, TSV, JSON array, NDJSON)"
+    indexes = "one message per row: role, content, time, session columns (--map names others)"
     source = "dump"
     resumable_by_offset = False
     snapshot = True
