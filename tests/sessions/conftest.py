@@ -12,11 +12,22 @@ from sess_helpers import FIXTURES
 from hermes_store.cli import cli
 from hermes_store.db import Database
 
+# the original six-format tree; the per-format directories added since have their own tests
+CORE = ("hermes_home", "claude", "codex", "openai", "hermes_state.sql")
+
 
 @pytest.fixture
 def fixtures(tmp_path) -> Path:
-    """A private copy of tests/sessions/fixtures (tests may append to or rewrite files);
-    ``sess_helpers.core(fixtures)`` is the original six-format part of it."""
+    """A private copy of the six-format fixture tree (tests may append to or rewrite files)."""
+    target = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES, target, ignore=lambda folder, names: (
+        [n for n in names if n not in CORE] if Path(folder) == FIXTURES else []))
+    return target
+
+
+@pytest.fixture
+def format_fixtures(tmp_path) -> Path:
+    """A private copy of the whole fixture tree, every per-format directory included."""
     target = tmp_path / "fixtures"
     shutil.copytree(FIXTURES, target)
     return target
