@@ -54,6 +54,7 @@ from hermes_store.sessions.importers.openai_common import ToolNames
 # line types that carry no conversation (skipped silently); anything else unknown is reported once
 BOOKKEEPING = {"file-history-snapshot", "queue-operation", "progress", "permission-mode", "mode",
                "last-prompt", "agent-name", "attachment", "hook", "tag", "pr-link"}
+CLAUDE_LINE_TYPES = {"system", "progress", "attachment", *BOOKKEEPING}
 TITLE_RANK = {"summary": 1, "ai-title": 2, "custom-title": 3}
 SUMMARY_PROBE_BYTES = 64 * 1024  # the head of each sibling file searched for summary lines
 MAX_SIBLINGS = 5000
@@ -96,6 +97,12 @@ class ClaudeCodeImporter(Importer):
             elif kind == "file-history-snapshot" and "messageId" in obj and "snapshot" in obj:
                 score = max(score, 0.9)
             elif kind == "queue-operation" and "operation" in obj and "sessionId" in obj:
+                score = max(score, 0.8)
+            elif kind in CLAUDE_LINE_TYPES and ("isSidechain" in obj or "userType" in obj):
+                score = max(score, 0.9)  # the Claude Code envelope on a system/progress/... line
+            elif kind in ("permission-mode", "last-prompt", "agent-name") and "sessionId" in obj:
+                score = max(score, 0.8)
+            elif kind == "progress" and "sessionId" in obj and "toolUseID" in obj:
                 score = max(score, 0.8)
         return score
 
