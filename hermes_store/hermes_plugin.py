@@ -23,9 +23,11 @@ from hermes_store.fsutil import atomic_write_text
 from hermes_store.home import Home
 from hermes_store.providers.base import MemoryProvider, RecallStatus
 from hermes_store.providers.calls import call_memory_write
+from hermes_store.sessions.state_sync import StateDbSync
 
 DEFAULT_PLUGIN_NAME = "hermes_store"
 RECALL_TOOL_NAME = "recall"
+RECALL_SYNC_WAIT = 1.0  # seconds a recall waits for a running state.db sync (never longer)
 PLUGIN_DESCRIPTION = ("hermes_store — local SQLite fact store (fact_store, fact_feedback) and recall "
                       "across built-in memory, facts and past sessions")
 # modules whose install locations let Hermes' Python find hermes_store and its dependencies
@@ -42,7 +44,10 @@ class HermesStoreProvider(MemoryProvider):
     """Hermes-facing provider: the fact store's hooks and tools, plus ``recall``.
 
     Every hook is delegated to :class:`hermes_store.providers.holographic_store.FactStoreProvider`;
-    ``recall`` is served through :mod:`hermes_store.tools` on the Hermes home.
+    ``recall`` is served through :mod:`hermes_store.tools` on the Hermes home. The session
+    index follows Hermes' own ``state.db`` (:class:`~hermes_store.sessions.state_sync.StateDbSync`):
+    a background sync is started on initialize and at every turn boundary, and a recall waits
+    at most ``RECALL_SYNC_WAIT`` for one in flight, so it sees the session running now.
     """
 
     def __init__(self, name: str = DEFAULT_PLUGIN_NAME, facts: MemoryProvider | None = None) -> None:
@@ -50,6 +55,7 @@ class HermesStoreProvider(MemoryProvider):
         self._facts = facts
         self._home: Home | None = None
         self.session_id = ""
+        self.state_sync: StateDbSync | None = None
 
     @property
     def name(self) -> str:
@@ -87,6 +93,12 @@ class HermesStoreProvider(MemoryProvider):
         if kwargs.get("hermes_home"):
             self._home = Home(kwargs["hermes_home"])
         self.facts.initialize(session_id, **kwargs)
+        self.state_sync = StateDbSync(self.home)
+        self.state_sync.kick()
+
+    def _kick_sync(self) -> None:
+        if self.state_sync is not None:
+            self.state_sync.kick()
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """fact_store and fact_feedback (from the fact store) plus recall."""
@@ -100,6 +112,10 @@ class HermesStoreProvider(MemoryProvider):
         """``recall`` runs here; fact_store / fact_feedback go to the fact store."""
         if tool_name == RECALL_TOOL_NAME:
             from hermes_store.tools import handle_tool_call
+
+            if self.state_sync is not None:
+                self.state_sync.kick()
+                self.state_sync.wait(RECALL_SYNC_WAIT)
 
             session_id = kwargs.get("session_id") or self.session_id
             return handle_tool_call(RECALL_TOOL_NAME, args, home=self.home, session_id=session_id)
@@ -120,12 +136,15 @@ class HermesStoreProvider(MemoryProvider):
     def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
                   messages: list[dict[str, Any]] | None = None) -> None:
         self.facts.sync_turn(user_content, assistant_content, session_id=session_id, messages=messages)
+        self._kick_sync()
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
+        self._kick_sync()
         self.facts.on_turn_start(turn_number, message, **kwargs)
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
         self.facts.on_session_end(messages)
+        self._kick_sync()
 
     def on_session_switch(self, new_session_id: str, *, parent_session_id: str = "",
                           reset: bool = False, rewound: bool = False, **kwargs: Any) -> None:
@@ -156,6 +175,8 @@ class HermesStoreProvider(MemoryProvider):
         return self.facts.backup_paths()
 
     def shutdown(self) -> None:
+        if self.state_sync is not None:
+            self.state_sync.wait(RECALL_SYNC_WAIT)
         if self._facts is not None:
             self._facts.shutdown()
 

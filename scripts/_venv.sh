@@ -2,7 +2,7 @@
 # Re-installs only when pyproject.toml changed since the last install.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-VENV="$ROOT/.venv"
+VENV="${HERMES_STORE_VENV:-$ROOT/.venv}"  # scripts/test --all-pythons sets one per version
 PY="${PYTHON:-python3}"
 if [ ! -x "$VENV/bin/python" ]; then
   "$PY" -m venv "$VENV"

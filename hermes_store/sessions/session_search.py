@@ -15,6 +15,7 @@ is never returned as search evidence, since it is already in context.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.search import (
+    HIDDEN_ROLES,
     Hit,
     Lineage,
     SearchError,
@@ -124,17 +126,36 @@ def _message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dict[str
     out["timestamp"] = row.get("timestamp")
     for key in ("tool_name", "tool_calls", "tool_call_id"):
         if row.get(key):
-            out[key] = row[key]
+            out[key] = _tool_calls(row[key]) if key == "tool_calls" else row[key]
     if anchor:
         out["anchor"] = True
     return out
 
 
+def _tool_calls(value: Any) -> Any:
+    """``tool_calls`` as Hermes returns them: the decoded list of call objects (text that is not
+    JSON stays as it is)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        return value
+    return decoded if isinstance(decoded, (list, dict)) else value
+
+
+def _end_reason(row: dict[str, Any] | None) -> str | None:
+    meta = (row or {}).get("meta")
+    return meta.get("end_reason") if isinstance(meta, dict) else None
+
+
 class _Store:
     """The session storage a call works on, plus the calling session's lineage."""
 
-    def __init__(self, db: Database, profile: str | None, current_session_id: str) -> None:
+    def __init__(self, db: Database, profile: str | None, current_session_id: str,
+                 hidden: tuple[str, ...] = HIDDEN_ROLES) -> None:
         self.storage = open_session_storage(db)
+        self.hidden = hidden  # roles left out unless role_filter names them (reasoning)
         self.profile = profile
         self.lineage = Lineage(self.storage)
         self.current = current_session_id or ""
@@ -159,27 +180,39 @@ class _Store:
         return reason not in LEFT_CONTEXT_REASONS
 
     def messages(self, session_id: str, roles: tuple[str, ...] | None, **narrow: Any) -> list[dict[str, Any]]:
-        """The session's messages (see :meth:`SessionStorage.get_messages` for ``narrow``)."""
-        return self.storage.get_messages(session_id, roles=roles, **narrow)
+        """The session's messages (see :meth:`SessionStorage.get_messages` for ``narrow``);
+        with no role list, the hidden roles (reasoning) are left out."""
+        rows = self.storage.get_messages(session_id, roles=roles, **narrow)
+        if roles is None and self.hidden:
+            rows = [r for r in rows if r["role"] not in self.hidden]
+        return rows
 
     def count(self, session_id: str, roles: tuple[str, ...] | None = None, **narrow: Any) -> int:
-        """How many of the session's messages pass the narrowing."""
-        return self.storage.count_messages(session_id, roles=roles, **narrow)
+        """How many of the session's messages pass the narrowing (hidden roles not counted)."""
+        total = self.storage.count_messages(session_id, roles=roles, **narrow)
+        if roles is None and self.hidden:
+            total -= self.storage.count_messages(session_id, roles=self.hidden, **narrow)
+        return total
 
-    def window(self, session_id: str, anchor_seq: int, size: int, roles: tuple[str, ...] | None,
+    def window(self, session_id: str, anchor_seq: int, size: int, keep: tuple[str, ...] | None,
                cap: int) -> tuple[list[dict[str, Any]], int, int, int, int]:
-        """Messages ``±size`` around ``anchor_seq`` (anchor always kept), the counts of messages
-        before/after them, and the first/last seq shown."""
+        """Hermes' ``get_messages_around`` (+ the role filter of ``get_anchored_view``).
+
+        The slice is ``±size`` messages of every role around the anchor; ``keep`` (when given)
+        then hides other roles except the anchor. Returns the shown messages, how many slice
+        messages precede/follow the anchor (``messages_before``/``messages_after``: fewer than
+        ``size`` means the session starts/ends there) and the first/last seq of the slice.
+        """
         anchor = self.messages(session_id, None, at_seq=anchor_seq)
-        before = self.messages(session_id, roles, before_seq=anchor_seq, newest_first=True,
+        before = self.messages(session_id, None, before_seq=anchor_seq, newest_first=True,
                                limit=size)[::-1]
-        after = self.messages(session_id, roles, after_seq=anchor_seq, limit=size)
+        after = self.messages(session_id, None, after_seq=anchor_seq, limit=size) if size else []
         rows = before + anchor + after
-        out = [_message(r, cap, anchor=r["seq"] == anchor_seq) for r in rows]
+        shown = [r for r in rows if keep is None or r["seq"] == anchor_seq or r["role"] in keep]
+        out = [_message(r, cap, anchor=r["seq"] == anchor_seq) for r in shown]
         first = rows[0]["seq"] if rows else anchor_seq
         last = rows[-1]["seq"] if rows else anchor_seq
-        return (out, self.count(session_id, before_seq=first),
-                self.count(session_id, after_seq=last), first, last)
+        return out, len(before), len(after), first, last
 
     def bookends(self, session_id: str, first_seq: int, last_seq: int) -> tuple[list[dict], list[dict]]:
         """First/last ``BOOKEND_COUNT`` user/assistant messages strictly outside the window."""
@@ -204,11 +237,12 @@ class _Store:
 def _hydrate(store: _Store, session: dict[str, Any], anchor_id: int, anchor_seq: int, *,
              full: bool, roles: tuple[str, ...]) -> dict[str, Any]:
     sid = session["id"]
+    messages, before, after, lo, hi = store.window(sid, anchor_seq, HYDRATE_WINDOW, DEFAULT_ROLES,
+                                                   WINDOW_CHARS)
     if full:
-        messages, before, after, lo, hi = store.window(sid, anchor_seq, HYDRATE_WINDOW, roles, WINDOW_CHARS)
         bookend_start, bookend_end = store.bookends(sid, lo, hi)
-    else:
-        messages, before, after, _lo, _hi = store.window(sid, anchor_seq, 0, roles, WINDOW_CHARS)
+    else:  # compact: only the anchor; the counts still describe the ±5 slice
+        messages = [m for m in messages if m.get("anchor")]
         bookend_start, bookend_end = [], []
     return {
         "bookend_start": bookend_start,
@@ -222,20 +256,22 @@ def _hydrate(store: _Store, session: dict[str, Any], anchor_id: int, anchor_seq:
 
 def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, match_id: int,
                   match_seq: int, snippet: str, *, full: bool, roles: tuple[str, ...]) -> dict[str, Any]:
-    entry: dict[str, Any] = {
+    root_id = store.lineage.root(session["id"])
+    root = session if root_id == session["id"] else (store.session(root_id) or {})
+    entry: dict[str, Any] = {  # Hermes describes a hit by its lineage root's row
         "session_id": session["id"],
-        "when": _when(session.get("started_at")),
-        "source": session.get("source"),
-        "model": session.get("model"),
-        "title": session.get("title"),
+        "when": _when(root.get("started_at") or session.get("started_at")),
+        "source": root.get("source") or session.get("source") or "unknown",
+        "model": root.get("model") or session.get("model") or "unknown",
+        "title": root.get("title") or None,
         "matched_role": matched_role,
         "match_message_id": match_id,
         "snippet": sanitize_context(snippet),
     }
     entry.update(_hydrate(store, session, match_id, match_seq, full=full, roles=roles))
     entry["link"] = _link(session["id"], store.profile)
-    if session.get("parent_session_id"):
-        entry["parent_session_id"] = session["parent_session_id"]
+    if root_id != session["id"]:
+        entry["parent_session_id"] = root_id
     return entry
 
 
@@ -262,7 +298,7 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
 
     title_row = _title_match(store, query)
     if title_row is not None:
-        first = store.messages(title_row["id"], roles, limit=1) or store.messages(title_row["id"], None, limit=1)
+        first = store.messages(title_row["id"], None, limit=1)
         if first:
             seen_roots.add(store.lineage.root(title_row["id"]))
             results.append(_result_entry(
@@ -298,7 +334,7 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
         "detail": detail,
         "results": results,
         "count": len(results),
-        "sessions_searched": len({h.session_id for h in hits}),
+        "sessions_searched": len(seen_roots),
     }
     if note:
         payload["query_note"] = note
@@ -307,33 +343,32 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     return payload
 
 
-def scroll(store: _Store, session_id: str, around: int, window: int, roles: tuple[str, ...]) -> dict[str, Any]:
-    """SCROLL: ``±window`` messages around message ``around``."""
+def scroll(store: _Store, session_id: str, around: int, window: int) -> dict[str, Any]:
+    """SCROLL: ``±window`` messages of every role around message ``around`` (Hermes' order of
+    checks: current-lineage guard, session, window, then a same-lineage rebind)."""
     anchor = store.storage.message_position(around)
-    session = store.session(session_id)
-    if session is None and anchor is None:
-        return {"success": False, "error": f"Session not found: {session_id}"}
-    if anchor is None:
-        return {"success": False, "error": f"Message {around} not found in session {session_id}"}
-    warning = None
-    if anchor["session_id"] != session_id:
-        if session is None or store.lineage.root(anchor["session_id"]) != store.lineage.root(session_id):
-            return {"success": False, "error": f"Message {around} not found in session {session_id}"}
-        warning = (f"message {around} lives in session {anchor['session_id']} of the same lineage; "
-                   "showing that session")
-        session_id = anchor["session_id"]
-        session = store.session(session_id)
-    if store.in_live_context(session_id):
+    owner = anchor["session_id"] if anchor is not None else None
+    if store.in_live_context(owner or session_id):
         return {"success": False,
                 "error": "scroll rejected: anchor lives in the current session lineage (already in your "
                          "active context)"}
-    messages, before, after, _lo, _hi = store.window(session_id, anchor["seq"], window, roles, WINDOW_CHARS)
+    session = store.session(session_id)
+    if session is None:
+        return {"success": False, "error": f"session_id not found: {session_id}"}
+    warning = None
+    if owner is not None and owner != session_id \
+            and store.lineage.root(owner) == store.lineage.root(session_id):
+        warning = f"around_message_id {around} lives in {owner} (child of {session_id}); rebound transparently"
+        session_id, session = owner, store.session(owner) or session
+    if anchor is None or owner != session_id:
+        return {"success": False, "error": f"around_message_id {around} not in session_id {session_id}"}
+    messages, before, after, _lo, _hi = store.window(session_id, anchor["seq"], window, None, WINDOW_CHARS)
     payload: dict[str, Any] = {
         "success": True,
         "mode": "scroll",
         "session_id": session_id,
         "around_message_id": around,
-        "session_meta": store.session_meta(session or {}),
+        "session_meta": store.session_meta(session),
         "window": window,
         "messages": messages,
         "messages_before": before,
@@ -344,13 +379,12 @@ def scroll(store: _Store, session_id: str, around: int, window: int, roles: tupl
     return payload
 
 
-def read(store: _Store, session_id: str, roles: tuple[str, ...]) -> dict[str, Any]:
-    """READ: a whole session, or its first 20 and last 10 messages when larger."""
+def read(store: _Store, session_id: str) -> dict[str, Any]:
+    """READ: a whole session (every role), or its first 20 and last 10 messages when larger."""
     session = store.session(session_id)
     if session is None:
-        return {"success": False, "error": f"Session not found: {session_id}"}
+        return {"success": False, "error": f"session_id not found: {session_id}"}
     total = store.count(session_id)
-    shown = store.count(session_id, roles)
     payload: dict[str, Any] = {
         "success": True,
         "mode": "read",
@@ -358,58 +392,120 @@ def read(store: _Store, session_id: str, roles: tuple[str, ...]) -> dict[str, An
         "link": _link(session_id, store.profile),
         "session_meta": store.session_meta(session),
         "message_count": total,
+        "truncated": total > READ_HEAD + READ_TAIL,
     }
-    if shown > READ_HEAD + READ_TAIL:
-        head = store.messages(session_id, roles, limit=READ_HEAD)
-        tail = store.messages(session_id, roles, newest_first=True, limit=READ_TAIL)[::-1]
-        payload["truncated"] = True
+    if payload["truncated"]:
+        head = store.messages(session_id, None, limit=READ_HEAD)
+        tail = store.messages(session_id, None, newest_first=True, limit=READ_TAIL)[::-1]
         payload["messages"] = [_message(r, WINDOW_CHARS) for r in head + tail]
-        payload["message"] = (
-            f"Showing the first {READ_HEAD} and last {READ_TAIL} of {shown} messages. To read the middle, "
-            f"call session_search with session_id='{session_id}' and around_message_id="
-            f"{head[-1]['id']} (then page forward with the last id you saw)."
-        )
+        payload["message"] = (f"Session has {total} messages; showing first {READ_HEAD} + last {READ_TAIL}. "
+                              "Pass around_message_id (any id above) to scroll the middle.")
     else:
-        payload["truncated"] = False
-        payload["messages"] = [_message(r, WINDOW_CHARS) for r in store.messages(session_id, roles)]
+        payload["messages"] = [_message(r, WINDOW_CHARS) for r in store.messages(session_id, None)]
     return payload
 
 
 _SANE_EPOCH = (946684800.0, 4102444800.0)  # 2000-01-01 .. 2100-01-01
 _BRANCH_KEYS = ("_branched_from", "_reset_from", "branched_from", "reset_from")
+BROWSE_MESSAGE = ("Showing {n} most recent sessions. Pass a query= to search, or "
+                  "session_id+around_message_id to scroll.")
+MAX_CHAIN = 100
+
+
+class _Chains:
+    """Compression chains: a session that ended with ``compression`` continues in the child
+    started after it ended (Hermes' ``get_compression_tip``)."""
+
+    def __init__(self, store: _Store) -> None:
+        self.store = store
+        self._children: dict[str, list[dict[str, Any]]] | None = None
+
+    def children(self, session_id: str) -> list[dict[str, Any]]:
+        if self._children is None:
+            self._children = {}
+            for row in self.store.storage.lineage_rows():
+                if row.get("parent_session_id"):
+                    self._children.setdefault(row["parent_session_id"], []).append(row)
+        return self._children.get(session_id, [])
+
+    @staticmethod
+    def continues(parent: dict[str, Any] | None, child: dict[str, Any]) -> bool:
+        if parent is None or _end_reason(parent) != "compression":
+            return False
+        ended, started = parent.get("ended_at"), child.get("started_at")
+        return ended is None or started is None or started >= ended
+
+    def root(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The first session of the compression chain ``row`` is in."""
+        for _ in range(MAX_CHAIN):
+            parent_id = row.get("parent_session_id")
+            parent = self.store.session(parent_id) if parent_id else None
+            if not self.continues(parent, row):
+                break
+            row = parent  # type: ignore[assignment]
+        return row
+
+    def tip(self, row: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The newest continuation of ``row`` and every session of the chain."""
+        chain = [row]
+        for _ in range(MAX_CHAIN):
+            if _end_reason(row) != "compression":
+                break
+            nexts = [c for c in self.children(row["id"]) if self.continues(row, c)]
+            if not nexts:
+                break
+            newest = max(nexts, key=lambda c: (c.get("started_at") or 0, c["id"]))
+            row = self.store.session(newest["id"]) or newest
+            chain.append(row)
+        return row, chain
+
+
+def _last_active(store: _Store, row: dict[str, Any]) -> float | None:
+    last = store.storage.last_message_timestamp(row["id"])
+    stamps = [t for t in (last, row.get("ended_at"), row.get("started_at"))
+              if isinstance(t, (int, float)) and _SANE_EPOCH[0] <= t <= _SANE_EPOCH[1]]
+    return max(stamps) if stamps else None
 
 
 def browse(store: _Store, limit: int) -> dict[str, Any]:
-    """BROWSE: the most recently active root sessions (plus branch/reset children)."""
+    """BROWSE: the most recently active conversations. A compressed lineage is one entry, shown
+    as its newest continuation (its id, title, model, counts and activity; the root's start)."""
     rows = store.storage.list_sessions(exclude_sources=HIDDEN_SOURCES, limit=(limit + 15) * 4)
+    chains = _Chains(store)
+    current_root = chains.root(store.session(store.current) or {"id": store.current}) if store.current else None
+    seen: set[str] = set()
     candidates = []
     for row in rows:
-        sid = row["id"]
-        if sid == store.current or (store.current_root and sid == store.current_root):
+        root = chains.root(row)
+        if root["id"] in seen:
             continue
-        if row.get("parent_session_id") and store.session(row["parent_session_id"]) is not None:
+        if root["id"] == row["id"] and row.get("parent_session_id") \
+                and store.session(row["parent_session_id"]) is not None:
             meta = row.get("meta") if isinstance(row.get("meta"), dict) else {}
             if not any(meta.get(k) for k in _BRANCH_KEYS):
-                continue
-        last = store.storage.last_message_timestamp(sid)
-        stamps = [t for t in (last, row.get("ended_at"), row.get("started_at"))
-                  if isinstance(t, (int, float)) and _SANE_EPOCH[0] <= t <= _SANE_EPOCH[1]]
-        candidates.append((max(stamps) if stamps else None, row))
+                continue  # delegation and other children are not conversations of their own
+        seen.add(root["id"])
+        tip, chain = chains.tip(root)
+        if tip["id"] == store.current or (current_root is not None and root["id"] == current_root["id"]
+                                         and tip["id"] != root["id"]):
+            continue
+        actives = [t for t in (_last_active(store, r) for r in chain) if t is not None]
+        candidates.append((max(actives) if actives else None, root, tip))
     candidates.sort(key=lambda item: item[0] or 0.0, reverse=True)
     results = []
-    for last_active, row in candidates[:limit]:
-        first = store.messages(row["id"], ("user",), nonempty=True, limit=1)
+    for last_active, root, tip in candidates[:limit]:
+        first = store.messages(tip["id"], ("user",), nonempty=True, limit=1)
         first_user = first[0]["content"] if first else ""
         first_user = " ".join(_ANSI.sub("", first_user).split())
         preview = first_user[:PREVIEW_CHARS] + ("..." if len(first_user) > PREVIEW_CHARS else "")
         results.append({
-            "session_id": row["id"],
-            "link": _link(row["id"], store.profile),
-            "title": row.get("title"),
-            "source": row.get("source"),
-            "started_at": row.get("started_at"),
+            "session_id": tip["id"],
+            "link": _link(tip["id"], store.profile),
+            "title": tip.get("title") or None,
+            "source": tip.get("source") or root.get("source"),
+            "started_at": root.get("started_at"),
             "last_active": last_active,
-            "message_count": row.get("message_count") or store.count(row["id"]),
+            "message_count": tip.get("message_count") or store.count(tip["id"]),
             "preview": preview,
         })
     return {
@@ -417,8 +513,7 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
         "mode": "browse",
         "results": results,
         "count": len(results),
-        "message": f"Showing {len(results)} most recent sessions. "
-                   "Use a keyword query to search specific topics.",
+        "message": BROWSE_MESSAGE.format(n=len(results)),
     }
 
 
@@ -429,7 +524,7 @@ def _empty(mode: str, query: str | None, detail: str) -> dict[str, Any]:
     """The answer for a home whose session store does not exist yet."""
     if mode == "browse":
         return {"success": True, "mode": "browse", "results": [], "count": 0,
-                "message": "Showing 0 most recent sessions. Use a keyword query to search specific topics."}
+                "message": BROWSE_MESSAGE.format(n=0)}
     return {"success": True, "mode": "discover", "query": query, "detail": detail, "results": [],
             "count": 0, "sessions_searched": 0, "message": NO_MATCH_MESSAGE}
 
@@ -452,7 +547,7 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
     return ctx.resource("session_search.db", ctx.home.open_db), ctx.home.profile
 
 
-def _read_elsewhere(ctx: ToolContext, session_id: str, roles: tuple[str, ...]) -> dict[str, Any] | None:
+def _read_elsewhere(ctx: ToolContext, session_id: str) -> dict[str, Any] | None:
     """READ a session that is not in this home: look through the other profiles' stores."""
     home = ctx.home
     base = home.root.parent.parent if home.profile else home.root
@@ -471,8 +566,17 @@ def _read_elsewhere(ctx: ToolContext, session_id: str, roles: tuple[str, ...]) -
                 continue
         except Exception:  # noqa: BLE001 - an unreadable foreign store is skipped, not fatal
             continue
-        return read(_Store(db, name, ""), session_id, roles)
+        return read(_Store(db, name, ""), session_id)
     return None
+
+
+def _lenient_int(args: dict[str, Any], name: str, default: int, maximum: int) -> int:
+    """``window`` / ``limit`` as Hermes reads them: clamped to [1, maximum]; not a number ⇒ default."""
+    try:
+        value = get_int(args, name, default=default, minimum=1, maximum=maximum, clamp=True)
+    except ToolArgumentError:
+        return default
+    return default if value is None else value
 
 
 def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
@@ -480,9 +584,14 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     query = get_str(args, "query", max_chars=10_000)
     session_id = get_str(args, "session_id")
     profile = get_str(args, "profile")
-    around = get_int(args, "around_message_id")
-    window = get_int(args, "window", default=DEFAULT_WINDOW, minimum=1, maximum=MAX_WINDOW, clamp=True)
-    limit = get_int(args, "limit", default=DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT, clamp=True)
+    try:
+        around = get_int(args, "around_message_id")
+    except ToolArgumentError:
+        if session_id is not None and session_id.strip():
+            return {"success": False, "error": "scroll requires integer around_message_id"}
+        raise
+    window = _lenient_int(args, "window", DEFAULT_WINDOW, MAX_WINDOW)
+    limit = _lenient_int(args, "limit", DEFAULT_LIMIT, MAX_LIMIT)
     sort = get_choice(args, "sort", ("newest", "oldest", "relevance"))
     detail = get_choice(args, "detail", ("adaptive", "full"), default="adaptive")
     roles = tuple(r.lower() for r in (get_str_list(args, "role_filter") or list(DEFAULT_ROLES)))
@@ -498,19 +607,20 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
             else "discover" if query and query.strip() else "browse")
     if db is None or not index_ready(db):
         if mode == "read" and not profile:
-            found = _read_elsewhere(ctx, session_id, roles)
+            found = _read_elsewhere(ctx, session_id)
             if found is not None:
                 return found
         if mode in ("scroll", "read"):
-            return {"success": False, "error": f"Session not found: {session_id}"}
+            return {"success": False, "error": f"session_id not found: {session_id}"}
         return _empty(mode, query, detail)
-    store = _Store(db, link_profile, current)
+    hidden = tuple(r for r in HIDDEN_ROLES if r not in roles)
+    store = _Store(db, link_profile, current, hidden)
     if mode == "scroll":
-        return scroll(store, session_id, around, window, roles)
+        return scroll(store, session_id, around, window)
     if mode == "read":
-        found = read(store, session_id, roles)
+        found = read(store, session_id)
         if not found["success"] and not profile:
-            found = _read_elsewhere(ctx, session_id, roles) or found
+            found = _read_elsewhere(ctx, session_id) or found
         return found
     if mode == "browse":
         return browse(store, limit)

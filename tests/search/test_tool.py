@@ -168,7 +168,8 @@ def test_caps_and_bookends(home, db):
     end = first["bookend_end"]
     assert len(end) == 3 and end[-1]["content"].startswith("closing")
     assert len(end[-1]["content"]) == 1201 and end[-1]["content_truncated"]
-    assert first["messages_before"] + len(first["messages"]) + first["messages_after"] == len(msgs)
+    # Hermes' get_messages_around: how many slice messages precede / follow the anchor (±5)
+    assert (first["messages_before"], first["messages_after"]) == (5, 5)
 
 
 # --------------------------------------------------------------------------- scroll
@@ -185,7 +186,13 @@ def test_scroll_window(home, long_session):
     assert out["success"] and out["mode"] == "scroll" and out["window"] == 3
     assert [m["id"] for m in out["messages"]] == long_session[17:24]
     assert [m["id"] for m in out["messages"] if m.get("anchor")] == [anchor]
-    assert out["messages_before"] == 17 and out["messages_after"] == 16
+    # Hermes' get_messages_around counts the slice's messages before/after the anchor (fewer than
+    # `window` means the start/end of the session is in view), not the whole session's.
+    assert out["messages_before"] == 3 and out["messages_after"] == 3
+    start = call(home, {"session_id": "long", "around_message_id": long_session[1], "window": 3})
+    assert (start["messages_before"], start["messages_after"]) == (1, 3)
+    end = call(home, {"session_id": "long", "around_message_id": long_session[-1], "window": 3})
+    assert (end["messages_before"], end["messages_after"]) == (3, 0)
     assert set(out["session_meta"]) == {"when", "source", "model", "title"}
 
 
@@ -195,7 +202,12 @@ def test_scroll_window_is_clamped(home, long_session):
 
 
 def test_scroll_errors(home, long_session, db):
-    assert "not found" in call(home, {"session_id": "long", "around_message_id": 99999})["error"]
+    assert call(home, {"session_id": "long", "around_message_id": 99999}) == {
+        "success": False, "error": "around_message_id 99999 not in session_id long"}
+    assert call(home, {"session_id": "nope", "around_message_id": long_session[0]}) == {
+        "success": False, "error": "session_id not found: nope"}
+    assert call(home, {"session_id": "long", "around_message_id": "twelve"}) == {
+        "success": False, "error": "scroll requires integer around_message_id"}
     add_session(db, "stranger", [("user", "hello")])
     out = call(home, {"session_id": "stranger", "around_message_id": long_session[0]})
     assert out["success"] is False
@@ -233,7 +245,7 @@ def test_read_large_session_head_and_tail(home, long_session):
 
 
 def test_read_unknown_session(home, db):
-    assert call(home, {"session_id": "missing"}) == {"success": False, "error": "Session not found: missing"}
+    assert call(home, {"session_id": "missing"}) == {"success": False, "error": "session_id not found: missing"}
 
 
 # --------------------------------------------------------------------------- browse
@@ -340,3 +352,90 @@ def test_sessions_search_through_the_root_cli(home, store):
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["query"] == "postgres" and data["results"][0]["session_id"] == "beta"
+
+
+# --------------------------------------------------------------------------- Hermes shapes (issue 13)
+
+TOOL_CALLS = '[{"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{\\"command\\": \\"ls\\"}"}}]'
+
+
+@pytest.fixture
+def tool_session(db):
+    return add_session(db, "tools", [
+        ("user", "list the deploy directory"),
+        ("assistant", "", {"tool_calls": TOOL_CALLS}),
+        ("tool", "app.py\nDockerfile", {"tool_call_id": "c1", "tool_name": "terminal"}),
+        ("assistant", "the deploy directory holds app.py and a Dockerfile"),
+    ], start=T0, title="Deploy dir")
+
+
+def test_read_returns_every_role_and_tool_calls_as_objects(home, tool_session):
+    out = call(home, {"session_id": "tools"})
+    assert [m["role"] for m in out["messages"]] == ["user", "assistant", "tool", "assistant"]
+    assert out["message_count"] == 4
+    assert out["messages"][1]["tool_calls"] == [
+        {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "ls"}'}}]
+    assert out["messages"][2]["tool_call_id"] == "c1" and out["messages"][2]["tool_name"] == "terminal"
+
+
+def test_scroll_returns_every_role(home, tool_session):
+    out = call(home, {"session_id": "tools", "around_message_id": tool_session[1], "window": 5})
+    assert [m["role"] for m in out["messages"]] == ["user", "assistant", "tool", "assistant"]
+    assert isinstance(out["messages"][1]["tool_calls"], list)
+    assert (out["messages_before"], out["messages_after"]) == (1, 2)
+
+
+def test_discover_window_keeps_user_assistant_but_counts_every_role(home, tool_session):
+    out = call(home, {"query": "Dockerfile"})
+    first = out["results"][0]
+    assert [m["role"] for m in first["messages"]] == ["user", "assistant", "assistant"]
+    assert (first["messages_before"], first["messages_after"]) == (3, 0)
+
+
+def test_read_large_session_message_is_hermes_wording(home, db):
+    add_session(db, "big", conversation("topic", 35))
+    out = call(home, {"session_id": "big"})
+    assert out["truncated"] is True and len(out["messages"]) == 30
+    assert out["message"] == ("Session has 35 messages; showing first 20 + last 10. Pass around_message_id "
+                              "(any id above) to scroll the middle.")
+
+
+def test_browse_message_is_hermes_wording(home, store):
+    out = call(home, {})
+    assert out["message"] == (f"Showing {out['count']} most recent sessions. Pass a query= to search, or "
+                              "session_id+around_message_id to scroll.")
+
+
+@pytest.fixture
+def compressed(db):
+    # root ended by compression at T0+600; its continuation started then and is the live tip
+    add_session(db, "root", [("user", "plan the kubernetes upgrade"), ("assistant", "drain nodes first")],
+                start=T0, title="kubernetes upgrade", model=None, ended_at=T0 + 600,
+                meta={"end_reason": "compression"})
+    add_session(db, "cont", [("user", "[CONTEXT SUMMARY]: upgrading kubernetes"),
+                             ("user", "nodes are drained, kubernetes control plane next")],
+                start=T0 + 600, parent="root", title=None, model=None)
+    add_session(db, "other", [("user", "unrelated chat")], start=T0 + 100, title="other")
+
+
+def test_browse_lists_a_compressed_lineage_by_its_newest_continuation(home, compressed):
+    out = call(home, {})
+    ids = [r["session_id"] for r in out["results"]]
+    assert "cont" in ids and "root" not in ids and ids.count("cont") == 1
+    entry = next(r for r in out["results"] if r["session_id"] == "cont")
+    assert entry["started_at"] == T0  # the root's start, as Hermes keeps it
+    assert entry["link"] == "@session:cont"
+
+
+def test_discover_describes_a_continuation_by_its_root(home, compressed):
+    out = call(home, {"query": "control plane"})
+    hit = out["results"][0]
+    assert hit["session_id"] == "cont" and hit["parent_session_id"] == "root"
+    assert hit["title"] == "kubernetes upgrade"  # the root's title (the child has none)
+    assert hit["model"] == "unknown"  # a missing model reads "unknown"
+    assert out["sessions_searched"] == 1  # lineages, as Hermes counts them
+
+
+def test_sessions_searched_counts_lineages(home, store):
+    out = call(home, {"query": "postgres"})
+    assert out["sessions_searched"] == len({r["session_id"] for r in out["results"]}) == 2

@@ -21,7 +21,7 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
 
 Subagent (sidechain) transcripts -- ``<session>/subagents/agent-<id>.jsonl``
 (2.1.2+) or the older flat ``agent-<id>.jsonl`` -- carry the *parent's*
-``sessionId``; each becomes a child session ``<sessionId>/agent-<id>`` with
+``sessionId``; each becomes a child session ``<sessionId>:agent-<id>`` (no ``/``: session_search reads ``a/b`` as profile/id) with
 ``parent_session_id`` set, so every file owns its own session and the result
 does not depend on the order files are walked. ``started_at`` is the earliest
 timestamp (lines are not always in time order).
@@ -139,7 +139,7 @@ class _Reader:
             agent = f"agent-{agent_id}" if agent_id else self.stem
             if session_id == self.stem:  # no sessionId at all: the file is all we know
                 return self.stem, None
-            return f"{session_id}/{agent}", session_id
+            return f"{session_id}:{agent}", session_id
         return session_id, None
 
     def announce(self, obj: dict[str, Any], session_id: str, parent: str | None) -> Iterator[Event]:

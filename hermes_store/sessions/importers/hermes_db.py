@@ -56,7 +56,24 @@ class HermesDbImporter(Importer):
             return 0.0
         if "sources" in tables and "fts_deferred" in tables:
             return 0.2  # a hermes-store index database, not a Hermes state.db
+        if "content" not in _message_columns(head.path):
+            return 0.1  # same table names, other columns (e.g. Goose's sessions.db: content_json)
         return 0.95
+
+    @staticmethod
+    def signature(path: Any, *, busy_seconds: float = 1.0) -> tuple[Any, ...] | None:
+        """What changes when Hermes writes: the largest message id and an aggregate of the
+        sessions table (count, summed end times and title lengths). None when the file is
+        not a state.db. Opened read-only; waits at most ``busy_seconds`` on a lock."""
+        with Database(path, readonly=True, migrate=False, busy_patience=busy_seconds) as db:
+            if not (db.table_exists("sessions") and db.table_exists("messages")):
+                return None
+            scols = set(_columns(db, "sessions"))
+            max_id = db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages")
+            ended = "total(COALESCE(ended_at, 0))" if "ended_at" in scols else "0"
+            titles = "total(length(COALESCE(title, '')))" if "title" in scols else "0"
+            row = db.query_one(f"SELECT count(*) AS n, {ended} AS ended, {titles} AS titles FROM sessions")
+        return (max_id, row["n"], row["ended"], row["titles"]) if row is not None else (max_id,)
 
     def is_rewritten(self, state: SourceState) -> bool:
         """True when the database was replaced: its message ids no longer reach the resume point."""
@@ -125,6 +142,15 @@ class HermesDbImporter(Importer):
                 yield Checkpoint(str(last_id))
         state.meta["inactive_skipped"] = int(state.meta.get("inactive_skipped", 0)) + skipped
         yield Checkpoint(str(last_id))
+
+
+def _message_columns(path) -> frozenset[str]:
+    """Column names of the ``messages`` table (empty when unreadable); used by the sniff."""
+    try:
+        with Database(path, readonly=True, migrate=False, busy_patience=0.2) as db:
+            return frozenset(row["name"] for row in db.query("PRAGMA table_info(messages)"))
+    except Exception:  # a sniff never raises
+        return frozenset()
 
 
 def _quote_identifier(name: str) -> str:
