@@ -27,6 +27,7 @@ logger = logging.getLogger(__name__)
 
 DB_FILENAME = "hermes_store.db"
 DEFAULT_BUSY_PATIENCE = 30.0  # seconds a writer keeps trying before giving up
+IN_CHUNK = 500  # values bound per ``IN (?, ...)`` list (SQLite's variable limit is far above)
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[A-Za-z0-9_]+\.sql$")
 
 
@@ -299,6 +300,20 @@ class Database:
         row = _retry_schema(lambda: self.conn.execute(sql, params).fetchone())
         return None if row is None else row[0]
 
+    def query_in(self, sql: str, values: Iterable[Any], *, before: Sequence[Any] = (),
+                 after: Sequence[Any] = (), chunk: int = IN_CHUNK) -> list[dict[str, Any]]:
+        """Rows of ``sql`` for any number of ``values``, run once per chunk of them.
+
+        ``sql`` holds ``{marks}`` where the ``?, ?, ...`` list goes; ``before`` and
+        ``after`` are the bindings around it. Order across chunks follows ``values``.
+        """
+        items = list(values)
+        rows: list[dict[str, Any]] = []
+        for start in range(0, len(items), chunk):
+            part = items[start:start + chunk]
+            rows += self.query(sql.format(marks=",".join("?" * len(part))), (*before, *part, *after))
+        return rows
+
     def table_exists(self, name: str) -> bool:
         """True when a table, virtual table or view called ``name`` exists."""
         return self.scalar(
@@ -468,8 +483,3 @@ def sqlite_url_path(url: str) -> Path | None:
     if not rest.startswith("/") or rest.strip("/") == "":
         raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db")
     return Path(rest[1:]).absolute()
-
-
-def open_store_db(home_root: str | os.PathLike[str], **kwargs: Any) -> Database:
-    """Open (creating and migrating) ``<home>/hermes_store.db``."""
-    return Database(Path(home_root) / DB_FILENAME, **kwargs)

@@ -72,21 +72,30 @@ _OPERATORS = {"OR", "AND", "NOT"}
 # --------------------------------------------------------------------------- characters
 
 
+# Han, Hiragana, Katakana, Hangul and CJK compatibility ranges: the one definition of "CJK".
+CJK_RANGES: tuple[tuple[int, int, str], ...] = (
+    (0x1100, 0x11FF, "Hangul Jamo"),
+    (0x3040, 0x30FF, "Hiragana, Katakana"),
+    (0x3100, 0x312F, "Bopomofo"),
+    (0x3130, 0x318F, "Hangul compatibility Jamo"),
+    (0x3400, 0x4DBF, "CJK Extension A"),
+    (0x4E00, 0x9FFF, "CJK Unified Ideographs"),
+    (0xAC00, 0xD7AF, "Hangul syllables"),
+    (0xF900, 0xFAFF, "CJK compatibility ideographs"),
+    (0xFF66, 0xFF9F, "half-width Katakana"),
+    (0x20000, 0x3FFFF, "CJK Extensions B.."),
+)
+CJK_CHARS = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in CJK_RANGES) + "]")
+
+
 def is_cjk(char: str) -> bool:
     """True for Han, Hiragana, Katakana, Hangul and CJK compatibility characters."""
-    code = ord(char)
-    return (
-        0x3040 <= code <= 0x30FF  # Hiragana, Katakana
-        or 0x3100 <= code <= 0x312F  # Bopomofo
-        or 0x3400 <= code <= 0x4DBF  # CJK Extension A
-        or 0x4E00 <= code <= 0x9FFF  # CJK Unified Ideographs
-        or 0xAC00 <= code <= 0xD7AF  # Hangul syllables
-        or 0x1100 <= code <= 0x11FF  # Hangul Jamo
-        or 0x3130 <= code <= 0x318F  # Hangul compatibility Jamo
-        or 0xF900 <= code <= 0xFAFF  # CJK compatibility ideographs
-        or 0xFF66 <= code <= 0xFF9F  # half-width Katakana
-        or 0x20000 <= code <= 0x3FFFF  # CJK Extensions B..
-    )
+    return CJK_CHARS.match(char) is not None
+
+
+def has_cjk(text: str) -> bool:
+    """True when ``text`` holds any :func:`is_cjk` character (a fast scan)."""
+    return CJK_CHARS.search(text) is not None
 
 
 def is_emoji(char: str) -> bool:
@@ -96,6 +105,12 @@ def is_emoji(char: str) -> bool:
             or 0x2B00 <= code <= 0x2BFF or code in (0x00A9, 0x00AE, 0x203C, 0x2049, 0x2122, 0x3030)):
         return False
     return unicodedata.category(char) == "So"
+
+
+# what the projection column holds: CJK characters and emoji (the ranges is_emoji looks at)
+PROJECTED_CHARS = re.compile(
+    CJK_CHARS.pattern[:-1]
+    + "\U0001f000-\U0001faff\u2600-\u27bf\u2300-\u23ff\u2b00-\u2bff\u00a9\u00ae\u203c\u2049\u2122\u3030]")
 
 
 def emoji_tokens(text: str) -> list[str]:
@@ -148,12 +163,12 @@ def cjk_projection(text: str | None) -> str | None:
     if not text:
         return None
     emoji = emoji_tokens(text) if not text.isascii() else []
-    if not emoji and not any(is_cjk(c) for c in text):
+    if not emoji and not has_cjk(text):
         return None
     text = unicodedata.normalize("NFKC", text)
     out: list[str] = []
     for token in tokenize(text):
-        if not any(is_cjk(c) for c in token):
+        if not has_cjk(token):
             continue
         for flag, run in _split_cjk(token):
             if flag:
@@ -287,7 +302,7 @@ def literal_match(word: str, *, prefix: bool = False) -> Match | None:
         return term if rest is None else _all_of([rest, term])
     if not tokens:
         return None
-    if any(is_cjk(c) for c in word):
+    if has_cjk(word):
         parts: list[Match] = []
         latin: list[str] = []
         for token in tokens:
@@ -667,7 +682,7 @@ def highlight_excerpt(content: str, query: str | QueryPlan, width: int = 160, *,
     pieces = []
     for word in words:
         pieces.append(re.escape(word))
-        if any(is_cjk(c) for c in word) and len(word) > 2:
+        if has_cjk(word) and len(word) > 2:
             pieces.extend(re.escape(word[i : i + 2]) for i in range(len(word) - 1))
     pattern = re.compile("|".join(pieces), re.IGNORECASE) if pieces else None
     match = pattern.search(content) if pattern else None

@@ -29,12 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.home import ConfigError, Home, load_config
-from hermes_store.providers.base import MemoryProvider
+from hermes_store.providers.base import BUILTIN_NAME, MemoryProvider
 
 logger = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "hermes_store.providers"
-BUILTIN_NAME = "builtin"
 BUILTIN_DESCRIPTION = "Built-in MEMORY.md / USER.md store (always active)"
 USER_PLUGIN_PACKAGE = "_hermes_user_memory"
 PLUGIN_MARKERS = ("register_memory_provider", "MemoryProvider")

@@ -8,22 +8,16 @@ layer (``query``) -- so the package's modules form a top-down chain.
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import time
 from datetime import datetime
 from typing import Any
 
+from hermes_store.query import PROJECTED_CHARS as _CJK  # CJK and emoji: the projection's pre-check
 from hermes_store.query import cjk_projection
+from hermes_store.tooling import SURROGATES as SURROGATE
 
 TOOL_INDEX_CHARS = 8192  # the view indexes only this prefix of tool rows
-# Same ranges as hermes_store.query.is_cjk and is_emoji: a fast pre-check before the projection.
-_CJK = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff"
-    "\U0001f000-\U0001faff\u2600-\u27bf\u2300-\u23ff\u2b00-\u2bff\u00a9\u00ae\u203c\u2049\u2122\u3030]"
-)
-SURROGATE = re.compile("[\ud800-\udfff]")
 SESSION_COLUMNS = ("id", "origin_format", "source", "title", "model", "workspace", "started_at",
                    "ended_at", "parent_session_id", "message_count", "meta")
 MESSAGE_COLUMNS = ("id", "seq", "role", "content", "tool_name", "tool_calls", "tool_call_id",

@@ -163,7 +163,10 @@ def test_tool_reads_through_storage(home):
     around = read["messages"][19]["id"]
     scroll = handle_session_search({"session_id": sid, "around_message_id": around, "window": 2}, ctx)
     assert [m["id"] for m in scroll["messages"]] == list(range(around - 2, around + 3))
-    assert scroll["messages_before"] == 2 and scroll["messages_after"] == 2  # the slice, as Hermes counts
+    last = read["messages"][-1]["id"]
+    end = handle_session_search({"session_id": sid, "around_message_id": last, "window": 2}, ctx)
+    assert [m["id"] for m in end["messages"]] == [last - 2, last - 1, last]
+    assert end["messages_after"] == 0 and end["messages_before"] > 0
     browse = handle_session_search({}, ctx)
     assert browse["results"][0]["preview"] == "step 0 of the release"
     titled = handle_session_search({"query": "release plan"}, ctx)
