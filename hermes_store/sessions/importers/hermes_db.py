@@ -38,6 +38,8 @@ class HermesDbImporter(Importer):
 
     name = "hermes-db"
     agent = "Hermes Agent (state.db)"
+    indexes = ("every session (lineage, titles, sources) and active message incl. tool calls; "
+               "compaction archives kept, rewound rows skipped; read-only, incremental by id")
     source = "cli"
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
     resumable_by_offset = False
