@@ -583,16 +583,18 @@ def _read_holographic(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, 
         wanted = ["fact_id", "content", "category", "tags", "trust_score", "retrieval_count", "helpful_count",
                   "created_at", "updated_at"]
         select = ", ".join(c if c in columns else f"NULL AS {c}" for c in wanted)
-        order = "fact_id" if "fact_id" in columns else "rowid"
-        facts = source.query(f"SELECT {select} FROM facts ORDER BY {order}")
+        if "fact_id" in columns:
+            facts = source.query(f"SELECT {select} FROM facts ORDER BY fact_id")
+        else:
+            facts = source.query(f"SELECT {select} FROM facts ORDER BY rowid")
         entities: list[dict[str, Any]] = []
         links: dict[int, list[int]] = {}
         if source.table_exists("entities") and source.table_exists("fact_entities"):
             ecols = {r["name"] for r in source.query("PRAGMA table_info(entities)")}
             if {"entity_id", "name"} <= ecols:
-                eselect = ", ".join(c if c in ecols else f"NULL AS {c}"
-                                    for c in ("entity_id", "name", "entity_type", "aliases"))
-                entities = source.query(f"SELECT {eselect} FROM entities ORDER BY entity_id")
+                select = ", ".join(c if c in ecols else f"NULL AS {c}"
+                                   for c in ("entity_id", "name", "entity_type", "aliases"))
+                entities = source.query(f"SELECT {select} FROM entities ORDER BY entity_id")
                 for link in source.query("SELECT fact_id, entity_id FROM fact_entities ORDER BY rowid"):
                     if link["fact_id"] is not None and link["entity_id"] is not None:
                         links.setdefault(int(link["fact_id"]), []).append(int(link["entity_id"]))
