@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,85 @@ _MIGRATION_NAME = re.compile(r"^(\d{4})_[A-Za-z0-9_]+\.sql$")
 
 class DatabaseError(Exception):
     """A database problem explained for a person (path and cause)."""
+
+
+# --------------------------------------------------------------------------- time budgets
+# A search reachable from a tool or the CLI runs under a time budget enforced inside SQLite:
+# every connection has a progress handler that interrupts the running statement once the
+# current deadline has passed (apsw.InterruptError). Front ends choose the budget
+# (query_budget); the search layer opens the bounded region (bounded_query) around its
+# MATCH statements only, so follow-up lookups and writes are never interrupted.
+
+DEFAULT_TOOL_QUERY_BUDGET = 2.0  # seconds per search for an agent's tool call
+DEFAULT_CLI_QUERY_BUDGET = 30.0  # seconds per search for a person at the CLI
+TOOL_BUDGET_ENV = "HERMES_STORE_TOOL_QUERY_BUDGET"
+CLI_BUDGET_ENV = "HERMES_STORE_CLI_QUERY_BUDGET"
+PROGRESS_STEPS = 2000  # SQLite VM steps between deadline checks
+_BUDGET: ContextVar[float | None] = ContextVar("hermes_store_query_budget", default=None)
+_DEADLINE: ContextVar[float | None] = ContextVar("hermes_store_query_deadline", default=None)
+
+
+def configured_budget(env: str, default: float) -> float | None:
+    """Seconds from the environment variable ``env`` (``0`` or ``off``: no budget), else ``default``."""
+    raw = os.environ.get(env, "").strip().lower()
+    if not raw:
+        return default
+    if raw in ("0", "off", "none", "no"):
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        logger.warning("%s=%r is not a number of seconds; using %.1f", env, raw, default)
+        return default
+    return value if value > 0 else None
+
+
+@contextmanager
+def query_budget(seconds: float | None) -> Iterator[None]:
+    """Within: every bounded search may run for at most ``seconds`` (None: unbounded)."""
+    token = _BUDGET.set(seconds if seconds and seconds > 0 else None)
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def current_budget() -> float | None:
+    """The budget set by the innermost :func:`query_budget` (None when unbounded)."""
+    return _BUDGET.get()
+
+
+@contextmanager
+def bounded_query() -> Iterator[None]:
+    """Within: statements on any connection stop (apsw.InterruptError) when the budget is spent."""
+    budget = _BUDGET.get()
+    if budget is None:
+        yield
+        return
+    deadline = time.monotonic() + budget
+    outer = _DEADLINE.get()
+    token = _DEADLINE.set(deadline if outer is None else min(outer, deadline))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _past_deadline() -> bool:
+    deadline = _DEADLINE.get()
+    return deadline is not None and time.monotonic() > deadline
+
+
+BUSY_PATIENCE_ENV = "HERMES_STORE_BUSY_TIMEOUT"
+
+
+def default_busy_patience() -> float:
+    """Seconds a writer waits for a busy database: ``$HERMES_STORE_BUSY_TIMEOUT`` or 30."""
+    try:
+        value = float(os.environ.get(BUSY_PATIENCE_ENV, "") or DEFAULT_BUSY_PATIENCE)
+    except ValueError:
+        return DEFAULT_BUSY_PATIENCE
+    return value if value >= 0 else DEFAULT_BUSY_PATIENCE
 
 
 def schema_dir() -> Path:
@@ -99,13 +179,13 @@ class Database:
         *,
         readonly: bool = False,
         migrate: bool = True,
-        busy_patience: float = DEFAULT_BUSY_PATIENCE,
+        busy_patience: float | None = None,
         wal: bool = True,
         vfs: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.readonly = readonly
-        self.busy_patience = float(busy_patience)
+        self.busy_patience = float(busy_patience if busy_patience is not None else default_busy_patience())
         self._lock = threading.RLock()
         self._write_depth = 0
         vfs = vfs or os.environ.get("HERMES_STORE_SQLITE_VFS") or None
@@ -119,6 +199,7 @@ class Database:
             except apsw.Error as exc:
                 raise DatabaseError(f"{self.path}: cannot open read-only: {exc}") from exc
             self.conn.set_busy_timeout(int(self.busy_patience * 1000))
+            self.conn.set_progress_handler(_past_deadline, PROGRESS_STEPS)
             self.journal_mode = self.scalar("PRAGMA journal_mode")
             return
         in_memory = str(path) == ":memory:"
@@ -129,6 +210,7 @@ class Database:
         except apsw.Error as exc:
             raise DatabaseError(f"{self.path}: cannot open: {exc}") from exc
         self.conn.set_busy_timeout(int(self.busy_patience * 1000))
+        self.conn.set_progress_handler(_past_deadline, PROGRESS_STEPS)
         try:
             self.journal_mode = self._set_journal_mode(wal and not in_memory)
             self.execute("PRAGMA foreign_keys=ON")

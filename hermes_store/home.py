@@ -105,37 +105,70 @@ class MemoryConfig:
     render: str = "hermes"  # "hermes" (byte-identical blocks) or "compact"
     nudge_interval: int = 10
     raw: dict[str, Any] = field(default_factory=dict)
+    #: Why some of config.yaml could not be used (file:line: key: problem); writes are refused then.
+    errors: tuple[str, ...] = ()
+
+    @property
+    def write_refusal(self) -> str | None:
+        """The error a write gets while config.yaml is unreadable or invalid (None when fine)."""
+        if not self.errors:
+            return None
+        return ("config.yaml cannot be used, so memory writes are refused until it is fixed "
+                "(reads go on): " + "; ".join(self.errors))
 
     @classmethod
-    def from_mapping(cls, section: Any) -> MemoryConfig:
-        """Build from the parsed ``memory:`` mapping (None or missing keys → defaults)."""
+    def from_mapping(cls, section: Any, *, strict: bool = True,
+                     locate: Any = None) -> MemoryConfig:
+        """Build from the parsed ``memory:`` mapping (None or missing keys → defaults).
+
+        ``strict`` raises :class:`ConfigError` on the first bad value. Otherwise each key
+        is read on its own: a bad value keeps its default, every other key keeps its
+        configured value, and the problem lands in ``errors`` (prefixed with
+        ``locate(key)``, e.g. ``config.yaml:7``).
+        """
         if section is None:
             section = {}
         if not isinstance(section, dict):
-            raise ConfigError(f"memory: expected a mapping, got {type(section).__name__}")
-        render = str(section.get("render") or "hermes").strip().lower()
-        if render not in ("hermes", "compact"):
-            raise ConfigError(f"memory.render: expected 'hermes' or 'compact', got {render!r}")
-        provider = section.get("provider")
-        return cls(
-            memory_enabled=coerce_bool(section.get("memory_enabled"), True, name="memory.memory_enabled"),
-            user_profile_enabled=coerce_bool(
-                section.get("user_profile_enabled"), True, name="memory.user_profile_enabled"
-            ),
-            memory_char_limit=coerce_int(
-                section.get("memory_char_limit"), DEFAULT_MEMORY_CHAR_LIMIT,
-                name="memory.memory_char_limit", minimum=1,
-            ),
-            user_char_limit=coerce_int(
-                section.get("user_char_limit"), DEFAULT_USER_CHAR_LIMIT,
-                name="memory.user_char_limit", minimum=1,
-            ),
-            provider="" if provider is None else str(provider).strip(),
-            write_approval=coerce_bool(section.get("write_approval"), False, name="memory.write_approval"),
-            render=render,
-            nudge_interval=coerce_int(section.get("nudge_interval"), 10, name="memory.nudge_interval", minimum=0),
-            raw=dict(section),
-        )
+            problem = f"memory: expected a mapping, got {type(section).__name__}"
+            if strict:
+                raise ConfigError(problem)
+            return cls(errors=(_located(locate, None, problem),))
+        values: dict[str, Any] = {}
+        errors: list[str] = []
+        for key, reader in _MEMORY_FIELDS.items():
+            try:
+                values[key] = reader(section.get(key))
+            except ConfigError as exc:
+                if strict:
+                    raise
+                errors.append(_located(locate, key, str(exc)))
+        return cls(**values, raw=dict(section), errors=tuple(errors))
+
+
+def _render_style(value: Any) -> str:
+    render = str(value or "hermes").strip().lower()
+    if render not in ("hermes", "compact"):
+        raise ConfigError(f"memory.render: expected 'hermes' or 'compact', got {render!r}")
+    return render
+
+
+# key of the memory: section -> reader (raises ConfigError naming ``memory.<key>``)
+_MEMORY_FIELDS: dict[str, Any] = {
+    "memory_enabled": lambda v: coerce_bool(v, True, name="memory.memory_enabled"),
+    "user_profile_enabled": lambda v: coerce_bool(v, True, name="memory.user_profile_enabled"),
+    "memory_char_limit": lambda v: coerce_int(v, DEFAULT_MEMORY_CHAR_LIMIT, name="memory.memory_char_limit",
+                                              minimum=1),
+    "user_char_limit": lambda v: coerce_int(v, DEFAULT_USER_CHAR_LIMIT, name="memory.user_char_limit", minimum=1),
+    "provider": lambda v: "" if v is None else str(v).strip(),
+    "write_approval": lambda v: coerce_bool(v, False, name="memory.write_approval"),
+    "render": _render_style,
+    "nudge_interval": lambda v: coerce_int(v, 10, name="memory.nudge_interval", minimum=0),
+}
+
+
+def _located(locate: Any, key: str | None, problem: str) -> str:
+    where = locate(key) if locate is not None else None
+    return f"{where}: {problem}" if where else problem
 
 
 class Home:
@@ -183,8 +216,24 @@ class Home:
         return load_config(self.config_path)
 
     def memory_config(self) -> MemoryConfig:
-        """The ``memory:`` section with defaults and coercion."""
+        """The ``memory:`` section with defaults and coercion (raises ConfigError on a bad value)."""
         return MemoryConfig.from_mapping(self.config().get("memory"))
+
+    def read_memory_config(self) -> MemoryConfig:
+        """The ``memory:`` section, never raising: what can be read is kept key by key.
+
+        An unreadable file or a bad value is reported in ``errors`` naming the file,
+        the line and the key; callers keep reading but refuse writes
+        (:attr:`MemoryConfig.write_refusal`).
+        """
+        try:
+            data = self.config()
+        except ConfigError as exc:
+            return MemoryConfig(errors=(str(exc),))
+        path = self.config_path
+        return MemoryConfig.from_mapping(
+            data.get("memory"), strict=False,
+            locate=lambda key: f"{path}:{config_line(path, ('memory', key) if key else ('memory',))}")
 
     def database_url(self) -> str | None:
         """Where the shared store lives: ``--database-url``, else ``$HERMES_STORE_DATABASE_URL``,
@@ -222,6 +271,17 @@ class Home:
         raise ConfigError(f"database URL: unsupported scheme in {_scheme_of(url)!r} "
                           "(use postgresql://... or sqlite:///path)")
 
+    def store_exists(self) -> bool:
+        """True when there is a store to read without creating one: a server is configured, or
+        the SQLite file (this home's, or the one a ``sqlite:///`` URL names) exists."""
+        from hermes_store.db import sqlite_url_path
+
+        if self.engine == "postgresql":
+            return True
+        url = self.database_url()
+        path = sqlite_url_path(url) if url else None
+        return (path or self.db_path).exists()
+
     def open_db(self, **kwargs: Any):  # -> Database | PgDatabase (imports lazy for CLI start-up)
         """Open (create, migrate) this home's store: its ``hermes_store.db``, or the
         database named by :meth:`database_url` (SQLite-only options are ignored for a server)."""
@@ -256,7 +316,7 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from exc
     try:
-        data = yaml.safe_load(text)
+        data = _load_yaml(text, path)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -266,3 +326,92 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     return data
+
+
+MAX_CONFIG_BYTES = 1 << 20  # a config.yaml larger than this is refused unread
+MAX_CONFIG_NODES = 100_000  # YAML nodes after expanding every alias and merge key (alias bombs)
+
+
+def _composed(text: str, path: str | os.PathLike[str] = "config.yaml") -> yaml.Node | None:
+    """The YAML node tree of ``text`` within the size and alias budget (not constructed)."""
+    loader = yaml.SafeLoader(text)
+    try:
+        return _budgeted_node(loader, text, path)
+    finally:
+        loader.dispose()
+
+
+def _load_yaml(text: str, path: str | os.PathLike[str]) -> Any:
+    """``yaml.safe_load`` with a budget: refuses huge files, alias/merge bombs and deep nesting fast."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = _budgeted_node(loader, text, path)
+        return None if node is None else loader.construct_document(node)
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: YAML nested too deeply") from exc
+    finally:
+        loader.dispose()
+
+
+def _budgeted_node(loader: yaml.SafeLoader, text: str, path: str | os.PathLike[str]) -> yaml.Node | None:
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: {len(text):,} characters; a config file may hold at most "
+                          f"{MAX_CONFIG_BYTES:,}")
+    try:
+        node = loader.get_single_node()
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: YAML nested too deeply") from exc
+    if node is not None:
+        _check_expansion(node, path)
+    return node
+
+
+def _check_expansion(root: yaml.Node, path: str | os.PathLike[str]) -> None:
+    """Refuse a document whose aliases expand beyond ``MAX_CONFIG_NODES`` nodes (or recurse)."""
+    sizes: dict[int, int | None] = {}
+
+    def size(node: yaml.Node) -> int:
+        known = sizes.get(id(node), 0)
+        if known is None:
+            raise ConfigError(f"{path}:{node.start_mark.line + 1}: recursive YAML alias refused")
+        if known:
+            return known
+        sizes[id(node)] = None
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            children = node.value
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        else:
+            children = []
+        for child in children:
+            total += size(child)
+            if total > MAX_CONFIG_NODES:
+                raise ConfigError(f"{path}:{child.start_mark.line + 1}: YAML aliases expand to more than "
+                                  f"{MAX_CONFIG_NODES:,} nodes (alias bomb?); refused")
+        sizes[id(node)] = total
+        return total
+
+    try:
+        size(root)
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: YAML nested too deeply") from exc
+
+
+def config_line(path: str | os.PathLike[str], keys: tuple[str, ...]) -> int | str:
+    """The 1-based line of the nested key ``keys`` in a YAML file (``?`` when not found)."""
+    try:
+        node = _composed(Path(path).read_text(encoding="utf-8"), path)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ConfigError):
+        return "?"
+    line: int | str = "?"
+    for key in keys:
+        if not isinstance(node, yaml.MappingNode):
+            return line
+        for key_node, value_node in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+                line, node = key_node.start_mark.line + 1, value_node
+                break
+        else:
+            return line
+    return line

@@ -7,8 +7,9 @@ tokenizer splits them, already CJK-projected), an optional ``*`` prefix mark, ``
 ``OR``, ``NOT`` and parentheses. This module parses that same form and compiles it into a
 SQL expression of type ``tsquery`` in which every term is a bound parameter:
 
-* ``"a b c"`` -> ``phraseto_tsquery(cfg, %s)`` (adjacent positions, as an FTS5 phrase);
-* ``"a b*"`` -> the phrase followed by ``to_tsquery(cfg, quote_literal(%s) || ':*')``;
+* ``"a b c"`` -> ``phraseto_tsquery(cfg, hermes_tokens(%s))`` (adjacent positions, as an
+  FTS5 phrase; ``hermes_tokens`` folds the term exactly as the index folds stored text);
+* ``"a b*"`` -> the phrase followed by ``to_tsquery(cfg, quote_literal(...) || ':*')``;
 * ``X AND Y`` -> ``(X && Y)``, ``X OR Y`` -> ``(X || Y)``, ``X NOT Y`` -> ``(X && !!Y)``.
 
 Nothing from the user is ever pasted into SQL text: the SQL skeleton is made only of the
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 SEARCH_CONFIG = "hermes_search"  # the text search configuration made by schema/pg/0001
+TERM_CAP = 4096  # characters of one term passed through hermes_tokens (the index-side folding)
 _OPERATORS = ("AND", "OR", "NOT")
 
 
@@ -164,10 +166,10 @@ def _term_sql(term: Term, config: str, params: list[str]) -> str:
     parts: list[str] = []
     if phrase:
         params.append(" ".join(phrase))
-        parts.append(f"phraseto_tsquery('{config}', %s)")
+        parts.append(f"phraseto_tsquery('{config}', hermes_tokens(%s, {TERM_CAP}))")
     if term.prefix:
         params.append(term.tokens[-1])
-        parts.append(f"to_tsquery('{config}', quote_literal(%s) || ':*')")
+        parts.append(f"to_tsquery('{config}', quote_literal(btrim(hermes_tokens(%s, {TERM_CAP}))) || ':*')")
     if len(parts) == 1:
         return parts[0]
     return f"tsquery_phrase({parts[0]}, {parts[1]})"

@@ -1,4 +1,12 @@
-"""User text -> safe FTS5 expressions, shared by every full-text index in the package.
+"""User text -> one compiled query plan, shared by every full-text index in the package.
+
+:func:`compile_query` parses the text once into a :class:`QueryPlan`: engine-neutral
+:class:`Match` trees (:class:`Term`, :class:`AllOf`, :class:`AnyOf`, :class:`Without`)
+for the strict, relaxed and literal forms, plus the query's ``terms`` that title
+matching and highlighting read. :func:`to_fts5` renders a match for SQLite FTS5
+(``plan.strict`` etc. are those renderings); another engine renders the same
+tree in its own syntax. :func:`run_plan` runs a plan through a ``fetch(match,
+limit)``; :func:`run_match` is its FTS5-text form.
 
 The rules, in one place:
 
@@ -14,7 +22,7 @@ The rules, in one place:
   (:func:`cjk_projection`: bigrams and unigrams of every CJK run, plus Latin
   glued to CJK); queries use the matching form (1 char -> unigram, 2 chars ->
   bigram, longer -> a phrase of consecutive bigrams).
-* :func:`run_match` never fails silently: an expression the engine rejects is
+* :func:`run_plan` never fails silently: an expression the engine rejects is
   retried all-literal with a ``note``; a natural-language question whose strict
   AND match yields fewer hits than asked is relaxed to OR over its content words
   (stopwords dropped) and the results are merged, strict hits first.
@@ -31,9 +39,14 @@ from typing import Any, TypeVar
 
 import apsw
 
+from hermes_store.db import bounded_query, current_budget
+
 Row = TypeVar("Row")
 
 MAX_TERMS = 64  # bound on the number of terms compiled from one query
+MAX_DEPTH = 32  # parentheses nested deeper than this: the query is searched literally
+MIN_PREFIX_CHARS = 3  # a shorter prefix* would expand to a large part of the vocabulary
+MAX_PREFIX_TERMS = 4  # prefix* terms honoured per query; further ones are searched as words
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are aren't as at be because been before
@@ -325,6 +338,9 @@ class _Parser:
         self.toks = toks
         self.pos = 0
         self.terms: list[Match] = []
+        self.depth = 0
+        self.prefixes = 0
+        self.notes: list[str] = []
 
     def peek(self) -> _Tok | None:
         return self.toks[self.pos] if self.pos < len(self.toks) else None
@@ -378,20 +394,36 @@ class _Parser:
             raise _SyntaxProblem("expression ends early")
         if tok.kind == "LP":
             self.take()
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise _SyntaxProblem(f"parentheses nested deeper than {MAX_DEPTH}")
             inner = self.or_expr()
             if self.peek() is None or self.peek().kind != "RP":
                 raise _SyntaxProblem("unbalanced parenthesis")
             self.take()
+            self.depth -= 1
             return inner
         if tok.kind in ("WORD", "PHRASE"):
             self.take()
-            term = literal_match(tok.text, prefix=tok.prefix)
+            term = literal_match(tok.text, prefix=tok.prefix and self._prefix_allowed(tok.text))
             if term is not None:
                 if len(self.terms) >= MAX_TERMS:
                     return None
                 self.terms.append(term)
             return term
         raise _SyntaxProblem(f"operator {tok.kind} in the wrong place")
+
+    def _prefix_allowed(self, text: str) -> bool:
+        """Bound prefix expansion: a short stem or too many prefixes is searched as a word."""
+        tokens = tokenize(text)
+        if not tokens or len(tokens[-1]) < MIN_PREFIX_CHARS:
+            self.notes.append(f"'{text}*' is shorter than {MIN_PREFIX_CHARS} characters; searched as a word")
+            return False
+        if self.prefixes >= MAX_PREFIX_TERMS:
+            self.notes.append(f"more than {MAX_PREFIX_TERMS} prefix* terms; '{text}*' searched as a word")
+            return False
+        self.prefixes += 1
+        return True
 
 
 # --------------------------------------------------------------------------- plans
@@ -478,14 +510,18 @@ def compile_query(text: str | QueryPlan) -> QueryPlan:
     if not has_syntax:
         relaxed = AnyOf(tuple(content_terms)) if len(content_terms) > 1 else None
         return QueryPlan(text, literal, relaxed, literal, words, terms)
+    parser = _Parser(toks)
     try:
-        strict = _Parser(toks).parse()
+        strict = parser.parse()
     except _SyntaxProblem as exc:
         return QueryPlan(
             text, literal, None, literal, words, terms,
             note=f"query syntax not understood ({exc}); searched the words literally",
         )
-    return QueryPlan(text, strict, None, literal, words, terms)
+    notes = list(dict.fromkeys(parser.notes))
+    if len(notes) > 3:
+        notes = [*notes[:3], f"and {len(notes) - 3} more"]
+    return QueryPlan(text, strict, None, literal, words, terms, note="; ".join(notes) or None)
 
 
 # --------------------------------------------------------------------------- running
@@ -531,31 +567,39 @@ def run_plan(
         return MatchOutcome([], "empty", note, plan)
     mode, note = "strict", plan.note
     expression = plan.strict_match or plan.literal_match
+    rows: list[Any] = []
     try:
-        rows = list(fetch(expression, limit))
-    except (apsw.SQLError, QueryRejected) as exc:
-        literal = plan.literal_match
-        if not is_query_error(exc) or literal is None or expression == literal:
-            if is_query_error(exc):
-                return MatchOutcome([], "empty", f"the search engine rejected the query ({exc})", plan)
-            raise
-        rows = list(fetch(literal, limit))
-        mode, note = "literal", f"query syntax not understood ({exc}); searched the words literally"
-    if relax and len(rows) < limit and plan.relaxed_match and mode == "strict":
-        seen = {key(r) for r in rows}
-        strict_count = len(rows)
-        for row in fetch(plan.relaxed_match, limit):
-            if key(row) not in seen:
-                seen.add(key(row))
-                rows.append(row)
-                if len(rows) >= limit:
-                    break
-        if len(rows) > strict_count:
-            mode = "relaxed"
-            note = note or (
-                f"{strict_count} result(s) matched every word; "
-                f"added {len(rows) - strict_count} matching some of the words"
-            )
+        with bounded_query():  # the time budget, enforced inside SQLite (db.query_budget)
+            try:
+                rows = list(fetch(expression, limit))
+            except (apsw.SQLError, QueryRejected) as exc:
+                literal = plan.literal_match
+                if not is_query_error(exc) or literal is None or expression == literal:
+                    if is_query_error(exc):
+                        return MatchOutcome([], "empty", f"the search engine rejected the query ({exc})", plan)
+                    raise
+                rows = list(fetch(literal, limit))
+                mode, note = "literal", f"query syntax not understood ({exc}); searched the words literally"
+            if relax and len(rows) < limit and plan.relaxed_match and mode == "strict":
+                strict_count = len(rows)
+                relaxed_rows = list(fetch(plan.relaxed_match, limit))
+                seen = {key(r) for r in rows}
+                for row in relaxed_rows:
+                    if key(row) not in seen:
+                        seen.add(key(row))
+                        rows.append(row)
+                        if len(rows) >= limit:
+                            break
+                if len(rows) > strict_count:
+                    mode = "relaxed"
+                    note = note or (
+                        f"{strict_count} result(s) matched every word; "
+                        f"added {len(rows) - strict_count} matching some of the words"
+                    )
+    except apsw.InterruptError:
+        stopped = (f"the search stopped at its {current_budget() or 0:.1f} s time budget; "
+                   f"results are partial ({len(rows)} found before it)")
+        return MatchOutcome(rows[:limit], mode, "; ".join(filter(None, [note, stopped])), plan)
     return MatchOutcome(rows[:limit], mode, note, plan)
 
 

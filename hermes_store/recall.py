@@ -23,10 +23,10 @@ from hermes_store import timeutil
 from hermes_store.builtin.provenance import Provenance
 from hermes_store.builtin.render import estimate_tokens
 from hermes_store.builtin.search import search_entries
-from hermes_store.builtin.threats import sanitize_entry
 from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
+from hermes_store.threats import sanitize_entry
 from hermes_store.tooling import (
     Tool,
     ToolArgumentError,
@@ -207,7 +207,8 @@ def _fact_candidates(db: Database, query: str, limit: int, min_trust: float | No
             continue
         trust = float(row.get("trust_score", DEFAULT_TRUST))
         items.append(RecallItem(
-            kind="facts", id=row["fact_id"], text=row["content"], kind_score=float(row.get("score", 0.0)),
+            kind="facts", id=row["fact_id"], text=sanitize_entry(row["content"], f"fact #{row['fact_id']}"),
+            kind_score=float(row.get("score", 0.0)),
             weight=max(0.0, min(2.0, trust / DEFAULT_TRUST)),
             provenance={
                 "trust_score": trust, "helpful_count": row.get("helpful_count", 0),

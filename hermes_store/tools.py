@@ -16,8 +16,14 @@ import importlib
 import json
 from typing import Any
 
+from hermes_store.db import (
+    DEFAULT_TOOL_QUERY_BUDGET,
+    TOOL_BUDGET_ENV,
+    configured_budget,
+    query_budget,
+)
 from hermes_store.home import Home
-from hermes_store.tooling import Tool, ToolArgumentError, ToolContext
+from hermes_store.tooling import Tool, ToolArgumentError, ToolContext, fence_reply
 
 # tool name -> "module:attribute" holding its Tool
 TOOL_LOCATIONS: dict[str, str] = {
@@ -51,7 +57,17 @@ def _error(message: str) -> str:
 
 
 def call_tool(name: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
-    """Run a tool and return its result dict; errors become ``success: false`` dicts."""
+    """Run a tool and return its result dict, fenced; errors become ``success: false`` dicts.
+
+    This is the one door every tool reply leaves through (CLI ``tool``, the MCP server,
+    the Hermes adapter): every string in it passes :func:`~hermes_store.tooling.fence_reply`.
+    """
+    budget = ctx.options.get("query_budget", configured_budget(TOOL_BUDGET_ENV, DEFAULT_TOOL_QUERY_BUDGET))
+    with query_budget(budget):  # every search of the call is bounded in time inside SQLite
+        return fence_reply(_call_tool(name, args, ctx))
+
+
+def _call_tool(name: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
     if name not in TOOL_LOCATIONS:
         return {"success": False, "error": f"Unknown tool '{name}'. Available: {', '.join(TOOL_NAMES)}"}
     if isinstance(args, (str, bytes)):

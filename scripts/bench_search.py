@@ -128,7 +128,7 @@ def _cjk_queries() -> list[str]:
 def query_set(db: Database) -> dict[str, list[str]]:
     """The mixed query set; rare/common words are chosen from the indexed vocabulary."""
     vocab = [r[0] for r in db.execute(
-        "SELECT term, doc FROM messages_fts_bench_vocab WHERE col = 'content' ORDER BY doc DESC")]
+        "SELECT term, doc FROM messages_fts_bench_vocab WHERE col = 'search_content' ORDER BY doc DESC")]
     words = [w for w in vocab if w.isalpha() and w.isascii() and len(w) > 3]
     common = words[:8]
     rare = words[len(words) // 2: len(words) // 2 + 12]

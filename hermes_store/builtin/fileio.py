@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from hermes_store import fsutil
 from hermes_store.home import private_mkdir
@@ -16,6 +16,22 @@ from hermes_store.home import private_mkdir
 LOCK_MODE = 0o600
 TEMP_PREFIX, TEMP_SUFFIX = ".mem_", ".tmp"
 STALE_TEMP_SECONDS = 3600.0  # a temp file this old belongs to a writer that died mid-write
+DEFAULT_LOCK_TIMEOUT = 10.0  # seconds a writer or reader waits for <file>.lock
+LOCK_TIMEOUT_ENV = "HERMES_STORE_LOCK_TIMEOUT"
+
+
+class LockTimeout(OSError):
+    """Another process held ``<file>.lock`` for longer than the lock timeout."""
+
+
+def lock_timeout() -> float:
+    """Seconds to wait for a store file's lock: ``$HERMES_STORE_LOCK_TIMEOUT`` or 10."""
+    raw = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    try:
+        value = float(raw) if raw else DEFAULT_LOCK_TIMEOUT
+    except ValueError:
+        value = DEFAULT_LOCK_TIMEOUT
+    return value if value >= 0 else DEFAULT_LOCK_TIMEOUT
 
 
 def lock_path_for(path: Path) -> Path:
@@ -47,13 +63,26 @@ def _file_lock(lock_path: Path) -> FileLock:
 
 
 @contextlib.contextmanager
-def locked(path: Path) -> Iterator[Path]:
-    """Hold the exclusive per-file lock ``<path>.lock`` (blocking) for the ``with`` body."""
+def locked(path: Path, timeout: float | None = None) -> Iterator[Path]:
+    """Hold the exclusive per-file lock ``<path>.lock`` for the ``with`` body.
+
+    Waits at most ``timeout`` seconds (default :func:`lock_timeout`), then raises
+    :class:`LockTimeout` naming the lock file.
+    """
     lock_path = lock_path_for(path)
     private_mkdir(path.parent)
     prepare_lock_file(lock_path)
-    with _file_lock(lock_path):
+    wait = lock_timeout() if timeout is None else timeout
+    lock = _file_lock(lock_path)
+    try:
+        lock.acquire(timeout=wait)
+    except Timeout as exc:
+        raise LockTimeout(f"{lock_path} is held by another process; gave up after {wait:g} s "
+                          f"(set ${LOCK_TIMEOUT_ENV} to wait longer)") from exc
+    try:
         yield lock_path
+    finally:
+        lock.release()
 
 
 def atomic_write_text(path: Path, text: str) -> None:

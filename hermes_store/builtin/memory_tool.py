@@ -107,11 +107,8 @@ def memory_schema(cfg: MemoryConfig) -> dict[str, Any] | None:
 
 
 def memory_config(ctx: ToolContext) -> MemoryConfig:
-    """The home's ``memory:`` config (defaults when config.yaml is unreadable)."""
-    try:
-        return ctx.home.memory_config()
-    except ConfigError:
-        return MemoryConfig()
+    """The home's ``memory:`` config, key by key; problems are in ``errors`` (writes refused)."""
+    return ctx.home.read_memory_config()
 
 
 def store_for(ctx: ToolContext) -> MemoryStore | None:
@@ -163,6 +160,8 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if target not in TARGETS:
         return {"success": False, "error": f"Invalid memory target '{shown(target)}'. Use 'memory' or 'user'."}
     cfg = memory_config(ctx)
+    if cfg.write_refusal:  # fail closed: never write with settings we could not read
+        return {"success": False, "error": cfg.write_refusal, "target": target}
     disabled = _disabled_error(cfg, target)
     if disabled is not None:
         return disabled

@@ -10,22 +10,34 @@ with the rows last recorded. New text is recorded as ``hand_edit`` adds,
 vanished text as ``hand_edit`` removes (one of each is paired into a replace
 that keeps the original creation time). The very first sync of a target
 records existing entries with origin ``import`` and no history.
+
+A write whose provenance cannot be recorded (the database busy or unwritable) is
+queued in ``memories/provenance.pending.jsonl`` and replayed, in order, before the
+next reconcile, so the write keeps its own origin instead of becoming a hand edit.
+Replay and appends hold the queue's lock; the queue is removed after the replay
+commits (a crash between the two can replay it once more).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
+import os
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from hermes_store.builtin.entries import join_entries
+from hermes_store.builtin.fileio import locked
 
 logger = logging.getLogger(__name__)
 
 HAND_EDIT = "hand_edit"
 IMPORT = "import"
+PENDING_NAME = "provenance.pending.jsonl"
 
 
 @dataclass(frozen=True)
@@ -45,9 +57,12 @@ def entries_hash(entries: list[str]) -> str:
 class Provenance:
     """Provenance rows and history for one home (lazy database connection)."""
 
-    def __init__(self, home: Any, busy_patience: float = 5.0) -> None:
+    def __init__(self, home: Any, busy_patience: float | None = None) -> None:
+        from hermes_store.db import default_busy_patience
+
         self.home = home
-        self.busy_patience = busy_patience
+        # never longer than 5 s: a memory write must not wait on the database (it queues instead)
+        self.busy_patience = min(5.0, default_busy_patience()) if busy_patience is None else busy_patience
         self._db = None
         self.last_error: str | None = None
 
@@ -76,12 +91,65 @@ class Provenance:
 
     # -- writes -------------------------------------------------------------
 
+    @property
+    def pending_path(self) -> Path:
+        """The queue of writes whose provenance is still to be recorded."""
+        return Path(self.home.memories_dir) / PENDING_NAME
+
+    def _write(self, body: Callable[[Any], Any]) -> Any:
+        """Run ``body(db)`` in one write transaction, after replaying any queued records."""
+        db = self._database()
+        queue = self.pending_path
+        if not queue.exists():
+            with db.write():
+                return body(db)
+        with locked(queue):
+            with db.write():
+                for item in _read_queue(queue):
+                    self._apply_record(db, item)
+                result = body(db)
+            queue.unlink(missing_ok=True)
+        return result
+
+    def _apply_record(self, db, item: dict[str, Any]) -> list[int]:
+        target, stamp = item["target"], float(item["stamp"])
+        self._reconcile(db, target, list(item["before"]), stamp)
+        ids = [self._apply(db, target, Event(**ev), stamp, item["origin"], item.get("session_id", ""),
+                           item.get("restored_from")) for ev in item["events"]]
+        self._set_hash(db, target, list(item["after"]), stamp)
+        return ids
+
+    def _enqueue(self, item: dict[str, Any]) -> bool:
+        """Append one record to the queue (0600, fsynced); False when even that failed."""
+        queue = self.pending_path
+        try:
+            with locked(queue):
+                fd = os.open(queue, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                try:
+                    os.write(fd, (json.dumps(item, ensure_ascii=False) + "\n").encode("utf-8"))
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        except OSError as exc:
+            logger.warning("memory provenance could not be queued in %s: %s", queue, exc)
+            return False
+        return True
+
+    def replay_pending(self) -> bool:
+        """Record queued provenance now (e.g. before showing history); False when it stays queued."""
+        if not self.pending_path.exists():
+            return True
+        try:
+            self._write(lambda db: None)
+        except Exception as exc:
+            self._fail("replay", exc)
+            return False
+        return True
+
     def sync(self, target: str, entries: list[str], now: float | None = None) -> bool:
         """Reconcile rows with the file's ``entries``; return False when the DB was unusable."""
         try:
-            db = self._database()
-            with db.write():
-                self._reconcile(db, target, entries, time.time() if now is None else now)
+            self._write(lambda db: self._reconcile(db, target, entries, time.time() if now is None else now))
         except Exception as exc:
             self._fail("sync", exc)
             return False
@@ -98,15 +166,15 @@ class Provenance:
         this writer. Only the rows named by ``events`` are touched.
         """
         stamp = time.time() if now is None else now
+        item = {"target": target, "before": list(before), "after": list(after),
+                "events": [asdict(ev) for ev in events], "origin": origin, "session_id": session_id,
+                "restored_from": restored_from, "stamp": stamp}
         try:
-            db = self._database()
-            with db.write():
-                self._reconcile(db, target, before, stamp)
-                ids = [self._apply(db, target, ev, stamp, origin, session_id, restored_from)
-                       for ev in events]
-                self._set_hash(db, target, after, stamp)
+            ids = self._write(lambda db: self._apply_record(db, item))
         except Exception as exc:
             self._fail("record", exc)
+            if self._enqueue(item):  # recorded later, in order, with its own origin
+                logger.warning("memory provenance of a %s write queued in %s", target, self.pending_path)
             return []
         self.last_error = None
         return ids
@@ -205,6 +273,7 @@ class Provenance:
 
     def history(self, target: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """History events, newest first (optionally one target, at most ``limit``)."""
+        self.replay_pending()
         sql = ("SELECT id, target, action, old_text, new_text, at, origin, session_id, restored_from"
                " FROM memory_history")
         params: list[Any] = []
@@ -232,3 +301,17 @@ class Provenance:
         except Exception as exc:
             self._fail("history", exc)
             return None
+
+
+def _read_queue(path: Path) -> list[dict[str, Any]]:
+    """The queued records (a torn last line from a crash is skipped)."""
+    items = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            logger.warning("%s: unreadable queued provenance line skipped", path)
+            continue
+        if isinstance(item, dict) and {"target", "before", "after", "events", "origin", "stamp"} <= item.keys():
+            items.append(item)
+    return items

@@ -57,7 +57,6 @@ from hermes_store.builtin.threats import (
 from hermes_store.home import (
     DEFAULT_MEMORY_CHAR_LIMIT,
     DEFAULT_USER_CHAR_LIMIT,
-    ConfigError,
     Home,
     coerce_int,
 )
@@ -221,10 +220,7 @@ class MemoryStore:
         """``hermes`` (byte-identical blocks) or ``compact``; from config unless given."""
         if self._render is not None:
             return self._render
-        try:
-            return self.home.memory_config().render
-        except ConfigError:
-            return "hermes"
+        return self.home.read_memory_config().render
 
     @property
     def provenance(self) -> Provenance | None:

@@ -8,10 +8,18 @@ broken area cannot hide the others' help.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
 
+from hermes_store.cli.common import explain_failure, terminal_safe_output
+from hermes_store.db import (
+    CLI_BUDGET_ENV,
+    DEFAULT_CLI_QUERY_BUDGET,
+    configured_budget,
+    query_budget,
+)
 from hermes_store.home import ConfigError, Home
 
 # command name -> "module:attribute" of a click command or group
@@ -25,6 +33,8 @@ COMMANDS: dict[str, str] = {
     "provider": "hermes_store.cli.provider:provider",
     "hermes": "hermes_store.cli.hermes:hermes",
     "recall": "hermes_store.cli.recall:recall",
+    "mcp": "hermes_store.cli.mcp:mcp",
+    "browse": "hermes_store.cli.browse:browse",
     "migrate": "hermes_store.cli.migrate:migrate",
 }
 
@@ -50,6 +60,23 @@ class LazyGroup(click.Group):
         module_name, attr = target.split(":")
         return getattr(importlib.import_module(module_name), attr)
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Run the command; any failure of ours becomes ``Error: …`` naming the path, exit 1.
+
+        Click's own exceptions (usage errors, ``ctx.exit``) pass through. Set
+        ``HERMES_STORE_DEBUG=1`` to see the traceback instead.
+        """
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:
+            if os.environ.get("HERMES_STORE_DEBUG"):
+                raise
+            click.echo(f"Error: {explain_failure(exc, ctx.obj if isinstance(ctx.obj, Home) else None)}",
+                       err=True)
+            ctx.exit(1)
+
 
 @click.group(cls=LazyGroup, lazy=COMMANDS)
 @click.option("--home", "home_dir", type=click.Path(file_okay=False), default=None,
@@ -67,12 +94,16 @@ def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_
         ctx.obj = Home(home_dir, profile, database_url=database_url)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
+    ctx.with_resource(terminal_safe_output())  # stored text never reaches the terminal raw
+    # every search a command runs is bounded in time ($HERMES_STORE_CLI_QUERY_BUDGET seconds; 0 = off)
+    ctx.with_resource(query_budget(configured_budget(CLI_BUDGET_ENV, DEFAULT_CLI_QUERY_BUDGET)))
 
 
 def main() -> None:
     """Console-script entry point."""
-    try:
-        cli(prog_name="hermes-store")
-    except ConfigError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(2)
+    with terminal_safe_output():
+        try:
+            cli(prog_name="hermes-store")
+        except ConfigError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(2)

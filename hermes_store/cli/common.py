@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -22,7 +26,90 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
 
 
+def explain_failure(exc: BaseException, home: Home | None) -> str:
+    """One line for a person: what failed and where (never a traceback).
+
+    Our own errors already name their file; an SQLite error is about the home's database
+    (a damaged or foreign file, a missing table); an OS error names its path.
+    """
+    import apsw
+
+    text = str(exc) or type(exc).__name__
+    if isinstance(exc, apsw.Error):
+        where = home.db_path if home is not None else "the database"
+        hint = " (run `hermes-store doctor`)" if not isinstance(exc, apsw.BusyError) else ""
+        return f"{where}: {text}{hint}"
+    if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
+        return f"{exc.filename}: {text}"
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply to process"
+    return text
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print ``Error: message`` to stderr and exit with ``code``."""
     click.echo(f"Error: {message}", err=True)
     sys.exit(code)
+
+
+# --------------------------------------------------------------------------- terminal safety
+# Stored text (session ids and titles, messages, facts, memory entries) may hold ESC
+# sequences: screen clears, window titles, OSC 52 clipboard writes. Everything a command
+# prints passes through terminal_safe, which writes control characters as \uXXXX. That
+# form is also a JSON escape of the same character, so --json output keeps exact data.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every C0/C1 control character except newline and tab shown as ``\\uXXXX``."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+class _SafeTextStream(io.TextIOBase):
+    """A text stream that escapes control characters before writing to ``inner``."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._inner, "encoding", None) or "utf-8"
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return getattr(self._inner, "errors", None)
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:  # type: ignore[override]
+        if not isinstance(text, str):
+            raise TypeError("text stream")
+        self._inner.write(terminal_safe(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._inner.flush()
+
+    def isatty(self) -> bool:
+        return bool(getattr(self._inner, "isatty", lambda: False)())
+
+    def fileno(self) -> int:
+        return self._inner.fileno()
+
+
+@contextmanager
+def terminal_safe_output() -> Iterator[None]:
+    """Within: ``sys.stdout`` and ``sys.stderr`` escape control characters (see terminal_safe)."""
+    saved = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, _SafeTextStream):
+        sys.stdout = _SafeTextStream(sys.stdout)
+    if not isinstance(sys.stderr, _SafeTextStream):
+        sys.stderr = _SafeTextStream(sys.stderr)
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, _SafeTextStream):
+                stream.flush()
+        sys.stdout, sys.stderr = saved

@@ -43,11 +43,11 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
                 m.fts_rebuild(db, table)
                 fixed = m.fts_integrity(db, table) is None
             record(f"fts:{table}", problem, fixed)
-        if db.table_exists("messages_fts"):
+        if m.index_ready(db):
             problem = m.match_probe(db)
             fixed = False
             if problem and fix:
-                m.fts_rebuild(db, "messages_fts")
+                m.rebuild_message_index(db)
                 fixed = m.match_probe(db) is None
             record("match_probe", problem, fixed)
     finally:

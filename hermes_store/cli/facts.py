@@ -282,3 +282,5 @@ def import_hermes(ctx: click.Context, path: str | None, as_json: bool) -> None:
     click.echo(f"imported {counts['imported']} fact(s) keeping their ids, skipped {counts['skipped']} already "
                f"stored, {counts['renumbered']} given a new id (theirs was taken), "
                f"{counts['entities']} entities kept with their ids")
+    for reason in counts.get("blocked_reasons", []):
+        click.echo(f"not imported: {reason}", err=True)

@@ -13,8 +13,8 @@ from hermes_store.builtin import approval
 from hermes_store.builtin.entries import char_count, file_name, usage_long
 from hermes_store.builtin.render import TextCost, over_budget_warning
 from hermes_store.builtin.store import MemoryStore
-from hermes_store.cli.common import echo_json, fail, get_home
-from hermes_store.home import ConfigError, Home, MemoryConfig
+from hermes_store.cli.common import echo_json, get_home
+from hermes_store.home import Home, MemoryConfig
 
 TARGET_CHOICE = click.Choice(["memory", "user"])
 
@@ -27,12 +27,12 @@ def iso(stamp: float | None) -> str | None:
 
 
 def load_config(home: Home) -> MemoryConfig:
-    """The ``memory:`` config or a clean CLI error naming the file."""
-    try:
-        return home.memory_config()
-    except ConfigError as exc:
-        fail(str(exc), 2)
-        raise  # unreachable: fail exits
+    """The ``memory:`` config read key by key; problems are printed to stderr (reads go on,
+    the memory tool refuses writes)."""
+    cfg = home.read_memory_config()
+    for problem in cfg.errors:
+        click.echo(f"Warning: {problem}", err=True)
+    return cfg
 
 
 def open_store(ctx: click.Context) -> tuple[MemoryStore, MemoryConfig]:

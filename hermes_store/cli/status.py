@@ -123,7 +123,7 @@ def _store_info(path: os.PathLike[str], limit: int) -> dict[str, Any]:
 
 def collect_status(home: Home) -> dict[str, Any]:
     """Everything ``status`` prints, as a dict."""
-    cfg = home.memory_config()
+    cfg = home.read_memory_config()
     provider = cfg.provider or None
     provider_config = cfg.raw.get(provider) if provider else None
     provider_config = provider_config if isinstance(provider_config, dict) else {}
@@ -243,7 +243,10 @@ def status(ctx: click.Context, as_json: bool) -> None:
     except ConfigError as exc:
         fail(str(exc), 2)
         return
+    config_errors = home.read_memory_config().errors
     if as_json:
-        echo_json(data)
+        echo_json({**data, "config_errors": list(config_errors)})
         return
+    for problem in config_errors:
+        click.echo(f"Warning: {problem} (memory writes are refused until it is fixed)", err=True)
     click.echo("\n".join(render_status(data)))

@@ -34,6 +34,7 @@ from hermes_store.facts.config import FactConfig
 from hermes_store.facts.entities import extract_entities
 from hermes_store.home import Home
 from hermes_store.query import cjk_projection
+from hermes_store.threats import scan_content
 
 META_DIM = "fact_hrr_dim"
 META_ENCODING = "fact_hrr_encoding"
@@ -53,6 +54,23 @@ class FactNotFound(FactStoreError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return str(self.args[0]) if self.args else "fact not found"
+
+
+class FactBlocked(FactStoreError):
+    """The fact holds an injection/exfiltration payload or invisible characters (the
+    ``memory`` tool's ``Blocked: …`` message)."""
+
+
+def check_fact_text(content: str, tags: str = "") -> None:
+    """Raise :class:`FactBlocked` when ``content`` or ``tags`` fail the threat scan.
+
+    Facts are recalled into the prompt as memory, so every way in (tool, CLI, Hermes
+    import, extraction, mirroring, JSONL import) passes the memory tool's scan.
+    """
+    for text in (content, tags):
+        blocked = scan_content(text or "")
+        if blocked:
+            raise FactBlocked(blocked)
 
 
 def _index_text(content: str, tags: str) -> str | None:
@@ -155,6 +173,7 @@ class FactStore:
             raise FactStoreError("content must not be empty")
         category = (category or "general").strip() or "general"
         tags = _normalize_tags(tags)
+        check_fact_text(content, tags)
         with self._lock, self.db.write():
             existing = self.find_by_content(content)
             if existing is not None:
@@ -189,6 +208,8 @@ class FactStore:
                 if other is not None and int(other) != fact_id:
                     raise FactStoreError(f"another fact (#{other}) already has this content")
             new_tags = row["tags"] if tags is None else _normalize_tags(tags)
+            if new_content != row["content"] or new_tags != row["tags"]:
+                check_fact_text(new_content, new_tags)
             sets = ["updated_at = CURRENT_TIMESTAMP"]
             params: list[Any] = []
             if new_content != row["content"] or new_tags != row["tags"]:
@@ -259,7 +280,7 @@ class FactStore:
                                 [(i,) for i in ids])
             self._touched(vectors=False)
 
-    def import_hermes(self, path: str | os.PathLike[str]) -> dict[str, int]:
+    def import_hermes(self, path: str | os.PathLike[str]) -> dict[str, Any]:
         """Copy the facts of a Hermes holographic ``memory_store.db`` into this store.
 
         The file is opened read-only. Fact ids and entity ids are kept, so ids quoted
@@ -268,7 +289,9 @@ class FactStore:
         and our own extraction adds to them; vectors are re-encoded. A fact whose
         content is already stored is skipped; one whose id is taken by another fact
         gets a new id (counted in ``renumbered``; never the case on an empty store).
-        Returns ``{"imported", "skipped", "renumbered", "entities"}``.
+        A fact failing the threat scan is not imported (then ``blocked`` counts them and
+        ``blocked_reasons`` names the file and the fact id of each).
+        Returns ``{"imported", "skipped", "renumbered", "entities"[, "blocked", "blocked_reasons"]}``.
         """
         facts, entities, links = _read_holographic(Path(path))
         imported = skipped = renumbered = entities_kept = 0
@@ -278,6 +301,7 @@ class FactStore:
                 entity_id, kept = self._import_entity(row)
                 entity_map[int(row["entity_id"])] = entity_id
                 entities_kept += kept
+            blocked: list[str] = []
             for row in facts:
                 content = str(row["content"] or "").strip()
                 if not content or self.find_by_content(content) is not None:
@@ -287,6 +311,11 @@ class FactStore:
                 free = wanted is not None and self.db.scalar(
                     "SELECT 1 FROM facts WHERE fact_id = ?", (int(wanted),)) is None
                 tags = _normalize_tags(row["tags"])
+                try:
+                    check_fact_text(content, tags)
+                except FactBlocked as exc:
+                    blocked.append(f"{path}: fact {row['fact_id']}: {exc}")
+                    continue
                 self.db.execute(
                     "INSERT INTO facts (fact_id, content, category, tags, trust_score, retrieval_count, "
                     "helpful_count, created_at, updated_at, cjk) VALUES (?, ?, ?, ?, ?, ?, ?, "
@@ -303,7 +332,10 @@ class FactStore:
                 self._link_and_encode(fact_id, content, None, first=linked)
                 imported += 1
             self._touched()
-        return {"imported": imported, "skipped": skipped, "renumbered": renumbered, "entities": entities_kept}
+        counts = {"imported": imported, "skipped": skipped, "renumbered": renumbered, "entities": entities_kept}
+        if blocked:
+            counts.update(blocked=len(blocked), blocked_reasons=blocked)
+        return counts
 
     def _import_entity(self, row: dict[str, Any]) -> tuple[int, int]:
         """Our id for a holographic entity row, keeping its id when free: ``(entity_id, 1 if kept)``."""

@@ -15,9 +15,9 @@ from typing import Any
 
 from hermes_store.builtin.memory_tool import MEMORY_SCHEMA, MEMORY_TOOL
 from hermes_store.builtin.store import MemoryStore
-from hermes_store.home import ConfigError, Home, MemoryConfig
+from hermes_store.home import Home, MemoryConfig
 from hermes_store.providers.base import MemoryProvider
-from hermes_store.tooling import ToolArgumentError, ToolContext
+from hermes_store.tooling import ToolArgumentError, ToolContext, fence_reply
 
 logger = logging.getLogger(__name__)
 
@@ -57,12 +57,12 @@ class BuiltinMemoryProvider(MemoryProvider):
         return self._home
 
     def config(self) -> MemoryConfig:
-        """The ``memory:`` section (defaults when config.yaml is unreadable, with a warning)."""
-        try:
-            return self.home.memory_config()
-        except ConfigError as exc:
-            logger.warning("built-in memory: %s; using defaults", exc)
-            return MemoryConfig()
+        """The ``memory:`` section read key by key (a bad key keeps its default, with a warning;
+        the memory tool then refuses writes)."""
+        cfg = self.home.read_memory_config()
+        for problem in cfg.errors:
+            logger.warning("built-in memory: %s; writes refused until fixed", problem)
+        return cfg
 
     @property
     def store(self) -> MemoryStore:
@@ -133,7 +133,7 @@ class BuiltinMemoryProvider(MemoryProvider):
             result = MEMORY_TOOL.handler(args if isinstance(args, dict) else {}, self._context())
         except ToolArgumentError as exc:
             result = {"success": False, "error": str(exc)}
-        return json.dumps(result, ensure_ascii=False, default=str)
+        return json.dumps(fence_reply(result), ensure_ascii=False, default=str)
 
     def _on_store_write(self, action: str, target: str, content: str, metadata: dict) -> None:
         listener = self._listener

@@ -18,6 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.config_edit import set_config_values
+from hermes_store.db import (
+    DEFAULT_TOOL_QUERY_BUDGET,
+    TOOL_BUDGET_ENV,
+    configured_budget,
+    query_budget,
+)
 from hermes_store.facts.config import SECTION, FactConfig, load_fact_config
 from hermes_store.facts.extract import extract_from_messages
 from hermes_store.facts.fact_tools import (
@@ -26,10 +32,11 @@ from hermes_store.facts.fact_tools import (
     run_fact_feedback,
     run_fact_store,
 )
-from hermes_store.facts.store import FactStore, FactStoreError
+from hermes_store.facts.store import FactBlocked, FactStore, FactStoreError
 from hermes_store.home import Home, load_config
 from hermes_store.providers.base import MemoryProvider, RecallStatus
-from hermes_store.tooling import ToolArgumentError
+from hermes_store.threats import sanitize_entry
+from hermes_store.tooling import ToolArgumentError, fence_reply, sanitize_context
 
 log = logging.getLogger(__name__)
 
@@ -39,12 +46,18 @@ WRITING_CONTEXTS = ("primary", "")  # cron/flush/subagent contexts read but neve
 
 
 def format_prefetch(facts: list[dict[str, Any]]) -> str:
-    """``## Holographic Memory`` followed by ``- [trust] content (#id)`` lines ("" when empty)."""
+    """``## Holographic Memory`` followed by ``- [trust] content (#id)`` lines ("" when empty).
+
+    What is prefetched is scanned again (a fact stored before the scan, or written into
+    the database by hand, becomes a ``[BLOCKED: …]`` notice) and fence-sanitised.
+    """
     if not facts:
         return ""
     lines = [PREFETCH_HEADER]
-    lines += [f"- [{float(f['trust_score']):.1f}] {f['content']} (#{f['fact_id']})" for f in facts]
-    return "\n".join(lines)
+    for fact in facts:
+        content = sanitize_entry(str(fact["content"]), f"fact #{fact['fact_id']}")
+        lines.append(f"- [{float(fact['trust_score']):.1f}] {content} (#{fact['fact_id']})")
+    return sanitize_context("\n".join(lines))
 
 
 class FactStoreProvider(MemoryProvider):
@@ -128,7 +141,12 @@ class FactStoreProvider(MemoryProvider):
         return [FACT_STORE_SCHEMA, FACT_FEEDBACK_SCHEMA]
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
-        """Run ``fact_store``/``fact_feedback`` and return the JSON reply (never raises)."""
+        """Run ``fact_store``/``fact_feedback`` and return the JSON reply (never raises; searches
+        bounded by the tool time budget)."""
+        with query_budget(configured_budget(TOOL_BUDGET_ENV, DEFAULT_TOOL_QUERY_BUDGET)):
+            return self._handle_tool_call(tool_name, args)
+
+    def _handle_tool_call(self, tool_name: str, args: Any) -> str:
         try:
             if isinstance(args, str):
                 args = json.loads(args) if args.strip() else {}
@@ -145,7 +163,7 @@ class FactStoreProvider(MemoryProvider):
         except Exception as exc:  # a provider failure must never reach the agent as an exception
             log.exception("fact store: %s failed", tool_name)
             reply = {"success": False, "error": f"{tool_name} failed: {type(exc).__name__}: {exc}"}
-        return json.dumps(reply, ensure_ascii=False, default=str)
+        return json.dumps(fence_reply(reply), ensure_ascii=False, default=str)
 
     # ------------------------------------------------------------------ prompt and recall
 
@@ -168,6 +186,10 @@ class FactStoreProvider(MemoryProvider):
 
     def prefetch(self, query: str, *, session_id: str = "") -> str:
         """Top facts for ``query`` above the trust threshold, as ``- [trust] content (#id)`` lines."""
+        with query_budget(configured_budget(TOOL_BUDGET_ENV, DEFAULT_TOOL_QUERY_BUDGET)):
+            return self._prefetch(query)
+
+    def _prefetch(self, query: str) -> str:
         self._last_recalled = None
         try:
             if not query or not query.strip():
@@ -196,8 +218,11 @@ class FactStoreProvider(MemoryProvider):
                 return
             added = 0
             for item in extract_from_messages(messages or []):
-                if self.store.add_fact(item.content, item.category)["status"] == "added":
-                    added += 1
+                try:
+                    if self.store.add_fact(item.content, item.category)["status"] == "added":
+                        added += 1
+                except FactBlocked as exc:  # one poisoned clause never stops the others
+                    log.warning("fact store: extracted fact not stored: %s", exc)
             log.info("fact store: auto-extracted %d fact(s)", added)
         except Exception:
             log.exception("fact store: auto-extraction failed")

@@ -24,6 +24,7 @@ from hermes_store.providers.calls import call_filtered, call_memory_write
 from hermes_store.providers.fencing import build_memory_context_block
 from hermes_store.providers.mirroring import expand_memory_writes
 from hermes_store.providers.worker import BackgroundWorker
+from hermes_store.tooling import fence_reply, fence_reply_json
 
 logger = logging.getLogger(__name__)
 
@@ -235,9 +236,9 @@ class MemoryManager:
         except Exception as exc:
             logger.error("Memory tool '%s' failed: %s", tool_name, exc)
             return tool_error(f"Memory tool '{tool_name}' failed: {exc}")
-        if isinstance(result, str):
-            return result
-        return json.dumps(result, ensure_ascii=False, default=str)
+        if isinstance(result, str):  # any provider's reply (plug-ins too) is fenced on the way out
+            return fence_reply_json(result)
+        return json.dumps(fence_reply(result), ensure_ascii=False, default=str)
 
     # ---- fan-out helpers ------------------------------------------------------------------
 

@@ -59,6 +59,7 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     clean_text,
 )
+from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_long
 from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
 
@@ -338,6 +339,10 @@ class BulkLoader:
             self._file_error(path, str(exc))
             return None
         if name is None:
+            if not ranked and first_line_too_long(path):
+                self._file_error(path, f"line 1 is longer than {MAX_LINE_BYTES:,} bytes, so its format cannot be "
+                                       "recognised; nothing imported (pass --format to import the other lines)")
+                return None
             self._file_error(path, describe_unknown(ranked))
             return None
         return IMPORTERS[name](path)

@@ -111,6 +111,16 @@ def fts_rebuild(db: Database | SessionStorage, table: str) -> None:
     _storage(db).rebuild_text_index(table)
 
 
+def index_ready(db: Database | SessionStorage) -> bool:
+    """True when the session index exists in the database."""
+    return _storage(db).ready()
+
+
+def rebuild_message_index(db: Database | SessionStorage) -> None:
+    """Rebuild the full-text index over messages."""
+    _storage(db).rebuild_message_index()
+
+
 def match_probe(db: Database | SessionStorage) -> str | None:
     """Search for a word of a stored message and check the hit is highlighted; None when found."""
     return _storage(db).probe_search()

@@ -272,7 +272,7 @@ def _title_has(title: str | None, words: list[str]) -> bool:
 
 def search_messages(
     db: Database | SessionStorage,
-    query: str,
+    query: str | QueryPlan,
     *,
     limit: int = 20,
     roles: Iterable[str] | str | None = None,
@@ -292,7 +292,8 @@ def search_messages(
     ``newest`` or ``oldest``. Relevance order is context-smoothed (see
     :data:`CONTEXT_WEIGHTS`); ``expand_context=True`` also lets the immediate
     neighbours of matching messages into the results (best evidence recall, as
-    the recall layer wants; such rows may not contain the query words). Raises
+    the recall layer wants; such rows may not contain the query words). ``query`` may be
+    a :class:`~hermes_store.query.QueryPlan` compiled once for several indexes. Raises
     :class:`SearchError` for bad arguments.
     """
     plan = compile_query(query)
@@ -302,7 +303,8 @@ def search_messages(
         since=since, until=until, sort=sort, session_ids=session_ids, expand_context=expand_context,
     )
     attach_snippets(storage, hits, plan)
-    return SearchResult(query, note, [h.to_dict() for h in hits], mode)
+    text = query.text if isinstance(query, QueryPlan) else query
+    return SearchResult(text, note, [h.to_dict() for h in hits], mode)
 
 
 # --------------------------------------------------------------------------- snippets

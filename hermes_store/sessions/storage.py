@@ -349,6 +349,10 @@ class SessionStorage(ABC):
         """Rebuild one full-text index from its content."""
 
     @abstractmethod
+    def rebuild_message_index(self) -> None:
+        """Rebuild the full-text index over messages from the stored messages."""
+
+    @abstractmethod
     def probe_search(self) -> str | None:
         """Search for a word of a stored message and check it is found and highlighted;
         the problem, or None when it works (or there is nothing to probe)."""

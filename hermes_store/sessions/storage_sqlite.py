@@ -1,8 +1,8 @@
 """The session store on SQLite (APSW) with FTS5: every SQL statement of the sessions package.
 
 Tables (see ``schema/``): ``sessions``, ``messages``, ``sources`` (per-file
-resume state), the external-content FTS5 index ``messages_fts(content, cjk)``
-fed from the view ``messages_fts_source`` by triggers, and ``fts_deferred``
+resume state), the external-content FTS5 index ``messages_fts(search_content, cjk)``
+over ``messages`` (``search_content`` is a generated column: tool output capped at 8 KiB), fed by triggers, and ``fts_deferred``
 (a row there makes the insert trigger stand aside for one transaction).
 
 The bulk loader's speed path lives here (:class:`SqliteBulkWriter`): batches
@@ -47,7 +47,7 @@ from hermes_store.sessions.storage import (
     SourceHandle,
 )
 
-COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(content, cjk)
+COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(search_content, cjk)
 CACHE_KIB = 65_536  # page cache of the bulk-writing connection
 ROWS_PER_INSERT = 200  # 9 columns x 200 rows = 1800 bound values per statement
 DELETE_CHUNK = 500  # ids per DELETE ... IN (...)
@@ -432,6 +432,10 @@ class SqliteSessionStorage(SessionStorage):
         with self.db.write():
             self.db.execute(f'INSERT INTO "{_ident(name)}"("{_ident(name)}") VALUES (\'rebuild\')')
 
+    def rebuild_message_index(self) -> None:
+        """Rebuild ``messages_fts``."""
+        self.rebuild_text_index("messages_fts")
+
     def probe_search(self) -> str | None:
         """MATCH + snippet for a word of the newest non-tool message."""
         row = self.db.query_one(
@@ -446,7 +450,7 @@ class SqliteSessionStorage(SessionStorage):
         try:
             hits = self.db.query(
                 "SELECT rowid, snippet(messages_fts, 0, '[', ']', '...', 8) AS snip FROM messages_fts"
-                " WHERE messages_fts MATCH ? AND rowid = ?", (f"content:{term}", row["id"]))
+                " WHERE messages_fts MATCH ? AND rowid = ?", (f"search_content:{term}", row["id"]))
         except Exception as exc:
             return f"MATCH failed: {exc}"
         if not hits or "[" not in (hits[0]["snip"] or ""):
@@ -613,8 +617,8 @@ class SqliteBulkWriter(BulkWriter):
             self.db.execute(_multi_insert(len(tail)), [value for row in tail for value in row])
         if batch_fts:
             self.db.execute(
-                "INSERT INTO messages_fts(rowid, content, cjk)"
-                " SELECT id, content, cjk FROM messages_fts_source WHERE id > ?", (first_id,))
+                "INSERT INTO messages_fts(rowid, search_content, cjk)"
+                " SELECT id, search_content, cjk FROM messages WHERE id > ?", (first_id,))
             self.db.execute("DELETE FROM fts_deferred WHERE name = 'messages_fts'")
 
 

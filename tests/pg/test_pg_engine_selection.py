@@ -28,6 +28,14 @@ def test_precedence_cli_then_env_then_config(home, monkeypatch):
     assert Home(home.root).engine == "postgresql"
 
 
+def test_store_exists_per_engine(home, tmp_path):
+    assert not home.store_exists()
+    home.open_db().close()
+    assert home.store_exists()
+    assert not Home(home.root, database_url=f"sqlite:///{tmp_path}/other.db").store_exists()
+    assert Home(home.root, database_url="postgresql://u@db/x").store_exists()
+
+
 def test_sqlite_url_names_another_file(home, tmp_path):
     target = tmp_path / "elsewhere" / "store.db"
     chosen = Home(home.root, database_url=f"sqlite:///{target}")

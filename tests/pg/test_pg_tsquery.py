@@ -26,6 +26,8 @@ CORPUS = [
     "a deployer role was created for CI",
     "email me at bob@example.com about the ssh key",
     "naive tokenizers split foo_bar into foo and bar",
+    "meet at the café near the Crème brûlée stand",
+    "the cafe on Main street",
 ]
 
 QUERIES = [
@@ -56,6 +58,11 @@ QUERIES = [
     "nothing-matches-this",
     "what happened with the deploy?",
     "(unbalanced",
+    "café",
+    "cafe",
+    "creme brulee",
+    '"crème brûlée"',
+    "caf*",
     "NOT",
 ]
 
@@ -103,6 +110,7 @@ def test_parity_is_not_vacuous(engines):
     assert _pg_hits(pg, compile_query("东京").strict) == {7, 8}
     assert _pg_hits(pg, compile_query("deploy NOT staging").strict) == {2}
     assert _pg_hits(pg, compile_query("dep*").strict) == {1, 2, 12, 14}
+    assert _pg_hits(pg, compile_query("cafe").strict) == _pg_hits(pg, compile_query("café").strict) == {17, 18}
 
 
 def test_terms_travel_as_parameters_never_as_sql(engines):
@@ -111,6 +119,7 @@ def test_terms_travel_as_parameters_never_as_sql(engines):
     plan = compile_query(f'"{hostile}" OR deploy')
     sql, params = tsquery_sql(plan.strict)
     assert "DROP" not in sql and "'" not in sql.replace("'hermes_search'", "").replace("':*'", "")
+    assert sql.count("%s") == len(params)
     assert any("DROP" in p for p in params)
     assert _pg_hits(pg, plan.strict) == {1, 2}
     assert pg.scalar("SELECT count(*) FROM messages") == len(CORPUS)

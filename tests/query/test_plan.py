@@ -98,3 +98,23 @@ def test_session_search_compiles_the_query_once(home, monkeypatch, entry):
         assert out["count"] == 1
     assert calls == ["quick fox"]
     assert isinstance(compile_query("quick fox"), QueryPlan)
+
+
+def test_one_plan_serves_several_indexes(home):
+    """A plan compiled once can be handed to session search and to run_match-based indexes."""
+    from hermes_store.sessions import SessionIndex
+    from hermes_store.sessions.search import search_messages
+
+    with SessionIndex(home) as index:
+        sid = index.create_session()
+        index.append_message(sid, "user", "restic backup to s3 failed")
+    plan = compile_query("restic backup")
+    db = home.open_db()
+    try:
+        by_plan = search_messages(db, plan, limit=3).to_json()
+        by_text = search_messages(db, "restic backup", limit=3).to_json()
+    finally:
+        db.close()
+    assert by_plan == by_text and by_plan["query"] == "restic backup" and by_plan["count"] == 1
+    outcome = query_mod.run_match(lambda expr, n: [(expr,)], plan, 3)
+    assert outcome.plan is plan and outcome.rows == [(plan.strict,), (plan.relaxed,)]

@@ -330,6 +330,14 @@ ALLOWED = {
     ("sessions/storage_sqlite.py", "ensure_rank_function(self.db)"): "name of our registered rank function",
     ("sessions/storage_sqlite.py", "weights"): "constant column weights (floats)",
     ("sessions/storage_sqlite.py", "direction"): "ASC or DESC",
+    ("facts/store.py", "order"): "'fact_id' or 'rowid'",
+    ("facts/store.py", "eselect"): "constant column names (or NULL AS <constant>)",
+    ("pgdb.py", "MIGRATIONS_TABLE"): "constant table name",
+    ("dbcopy.py", "table"): "table names from the constant SHARED_TABLES / HOME_TABLES lists",
+    ("dbcopy.py", "', '.join(cols)"): "column names read from our own schema on both engines",
+    ("dbcopy.py", "', '.join('?' * len(cols))"): "'?' placeholders",
+    ("dbcopy.py", "where"): "constant ' WHERE home = %s' or ''",
+    ("dbcopy.py", "ident"): "identity column name from the constant table list",
 }
 
 

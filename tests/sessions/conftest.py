@@ -26,6 +26,14 @@ def fixtures(tmp_path) -> Path:
 
 
 @pytest.fixture
+def format_fixtures(tmp_path) -> Path:
+    """A private copy of the whole fixture tree, every per-format directory included."""
+    target = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES, target)
+    return target
+
+
+@pytest.fixture
 def state_db(tmp_path) -> Path:
     """A small Hermes ``state.db`` built from fixtures/hermes_state.sql."""
     path = tmp_path / "hermes" / "state.db"

@@ -50,3 +50,4 @@ def build_sqlite(sql_file: Path, target: Path) -> Path:
     db.execute(sql_file.read_text(encoding="utf-8"))
     db.close()
     return target
+

@@ -16,12 +16,12 @@ def _sessions(store):
     return [r["id"] for r in store.query("SELECT id FROM sessions ORDER BY started_at")]
 
 
-def test_detected(fixtures):
-    assert detect_format(fixtures / HISTORY) == "aider"
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / HISTORY) == "aider"
 
 
-def test_sessions_and_blocks(store, fixtures):
-    summary = index(store, fixtures / HISTORY)
+def test_sessions_and_blocks(store, format_fixtures):
+    summary = index(store, format_fixtures / HISTORY)
     assert summary["errors"] == []
     first, second = _sessions(store)
     row = session(store, first)
@@ -51,8 +51,8 @@ def test_sessions_and_blocks(store, fixtures):
         ("system", "Tokens: 900 sent, 40 received.")]
 
 
-def test_appended_run_adds_a_session(store, fixtures):
-    path = fixtures / HISTORY
+def test_appended_run_adds_a_session(store, format_fixtures):
+    path = format_fixtures / HISTORY
     index(store, path)
     with open(path, "a", encoding="utf-8") as handle:
         handle.write("\n# aider chat started at 2025-03-04 08:00:00\n\n\n#### one more  \n\nDone.\n\n")
@@ -62,9 +62,9 @@ def test_appended_run_adds_a_session(store, fixtures):
     assert [r["content"] for r in messages(store, _sessions(store)[-1])] == ["one more", "Done."]
 
 
-def test_directory_walk_finds_the_dot_file(store, tmp_path, fixtures):
+def test_directory_walk_finds_the_dot_file(store, tmp_path, format_fixtures):
     project = tmp_path / "walk" / "proj"
     project.mkdir(parents=True)
-    (project / ".aider.chat.history.md").write_bytes((fixtures / HISTORY).read_bytes())
+    (project / ".aider.chat.history.md").write_bytes((format_fixtures / HISTORY).read_bytes())
     summary = index_paths(store, [tmp_path / "walk"])
     assert summary["messages_added"] == 12

@@ -15,12 +15,12 @@ A, B, C = ("67a1f0c2-1111-8000-9abc-0123456789ab", "68c2e1d3-2222-8000-9abc-0123
            "4d5e6f70-3333-4000-8000-0123456789ab")
 
 
-def test_detected(fixtures):
-    assert detect_format(fixtures / EXPORT) == "chatgpt-export"
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / EXPORT) == "chatgpt-export"
 
 
-def test_edited_and_regenerated_branches_resolve_to_the_current_path(store, fixtures):
-    summary = index(store, fixtures / EXPORT)
+def test_edited_and_regenerated_branches_resolve_to_the_current_path(store, format_fixtures):
+    summary = index(store, format_fixtures / EXPORT)
     assert summary["errors"] == []
     row = session(store, A)
     assert row["origin_format"] == "chatgpt-export" and row["source"] == "chatgpt"
@@ -42,8 +42,8 @@ def test_edited_and_regenerated_branches_resolve_to_the_current_path(store, fixt
     assert all("data engineer" not in r["content"] for r in rows)
 
 
-def test_reasoning_and_web_search(store, fixtures):
-    index(store, fixtures / EXPORT)
+def test_reasoning_and_web_search(store, format_fixtures):
+    index(store, format_fixtures / EXPORT)
     row = session(store, B)
     assert row["model"] == "o3" and row["meta"] == {"gizmo_id": "g-abc123", "is_archived": True}
     rows = messages(store, B)
@@ -55,8 +55,8 @@ def test_reasoning_and_web_search(store, fixtures):
     assert rows[4]["content"] == "peps.python.org\nPEP 779 – Criteria for supported status for free-threaded Python"
 
 
-def test_old_entry_without_current_node(store, fixtures):
-    index(store, fixtures / EXPORT)
+def test_old_entry_without_current_node(store, format_fixtures):
+    index(store, format_fixtures / EXPORT)
     rows = messages(store, C)
     assert roles(rows) == ["user", "assistant", "tool", "assistant"]
     assert rows[1]["calls"] == [("dalle.text2im", {"input": '{"prompt": "a lighthouse at dusk, oil painting"}'}, "d")]
@@ -64,9 +64,9 @@ def test_old_entry_without_current_node(store, fixtures):
     assert session(store, C)["title"] == "Lighthouse painting"
 
 
-def test_streamed_in_small_chunks_and_cut_off_export(store, fixtures, monkeypatch, tmp_path):
+def test_streamed_in_small_chunks_and_cut_off_export(store, format_fixtures, monkeypatch, tmp_path):
     monkeypatch.setattr(doc_common, "_READ", 64)  # every conversation spans many reads
-    data = json.loads((fixtures / EXPORT).read_text(encoding="utf-8"))
+    data = json.loads((format_fixtures / EXPORT).read_text(encoding="utf-8"))
     cut = tmp_path / "conversations.json"
     text = json.dumps(data, ensure_ascii=False)
     cut.write_text(text[: text.index('"Lighthouse painting"')], encoding="utf-8")  # a download cut short
@@ -76,7 +76,7 @@ def test_streamed_in_small_chunks_and_cut_off_export(store, fixtures, monkeypatc
     assert session(store, C) is None
 
 
-def test_reindex_adds_nothing(store, fixtures):
-    first = index(store, fixtures / EXPORT)
+def test_reindex_adds_nothing(store, format_fixtures):
+    first = index(store, format_fixtures / EXPORT)
     assert first["messages_added"] == 14
-    assert index(store, fixtures / EXPORT)["messages_added"] == 0
+    assert index(store, format_fixtures / EXPORT)["messages_added"] == 0

@@ -12,13 +12,13 @@ CLINE = f"{STORAGE}/saoudrizwan.claude-dev/tasks/1736441234567/api_conversation_
 ROO = f"{STORAGE}/rooveterinaryinc.roo-cline/tasks/0f3e2d1c-4b5a-4968-8776-655443322110/api_conversation_history.json"
 
 
-def test_detected(fixtures):
-    assert detect_format(fixtures / CLINE) == "cline" and detect_format(fixtures / ROO) == "cline"
-    assert detect_format((fixtures / CLINE).parent / "ui_messages.json") is None  # read beside the history
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / CLINE) == "cline" and detect_format(format_fixtures / ROO) == "cline"
+    assert detect_format((format_fixtures / CLINE).parent / "ui_messages.json") is None  # read beside the history
 
 
-def test_cline_xml_era_task(store, fixtures):
-    assert index(store, fixtures / CLINE)["errors"] == []
+def test_cline_xml_era_task(store, format_fixtures):
+    assert index(store, format_fixtures / CLINE)["errors"] == []
     row = session(store, "1736441234567")
     assert row["origin_format"] == "cline" and row["source"] == "cline"
     assert row["title"] == "Add a --verbose flag to cli.py"
@@ -32,8 +32,8 @@ def test_cline_xml_era_task(store, fixtures):
     assert all(r["timestamp"] is None for r in rows)  # Cline keeps no per-message time
 
 
-def test_roo_native_tool_calls(store, fixtures):
-    assert index(store, fixtures / ROO)["errors"] == []
+def test_roo_native_tool_calls(store, format_fixtures):
+    assert index(store, format_fixtures / ROO)["errors"] == []
     sid = "0f3e2d1c-4b5a-4968-8776-655443322110"
     row = session(store, sid)
     assert row["source"] == "roo-code" and row["title"] == "Why is `make lint` slow?"

@@ -11,13 +11,13 @@ SESSIONS = "copilot-chat/.config/Code/User/workspaceStorage/3f7a9b1c2d4e5f607182
 S1, S2 = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d", "1b2c3d4e-5f60-4718-a293-b4c5d6e7f809"
 
 
-def test_detected(fixtures):
-    assert detect_format(fixtures / SESSIONS / f"{S1}.json") == "copilot-chat"
-    assert detect_format(fixtures / SESSIONS / f"{S2}.jsonl") == "copilot-chat"
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / SESSIONS / f"{S1}.json") == "copilot-chat"
+    assert detect_format(format_fixtures / SESSIONS / f"{S2}.jsonl") == "copilot-chat"
 
 
-def test_json_session(store, fixtures):
-    assert index(store, fixtures / SESSIONS / f"{S1}.json")["errors"] == []
+def test_json_session(store, format_fixtures):
+    assert index(store, format_fixtures / SESSIONS / f"{S1}.json")["errors"] == []
     row = session(store, S1)
     assert row["origin_format"] == "copilot-chat" and row["source"] == "copilot-chat"
     assert row["title"] == "Cart total rounding" and row["workspace"] == "/home/maya/web shop"
@@ -42,8 +42,8 @@ def test_json_session(store, fixtures):
     assert rows[10]["content"] == "[error] Sorry, your request failed. Please try again."
 
 
-def test_jsonl_operation_log(store, fixtures):
-    summary = index(store, fixtures / SESSIONS / f"{S2}.jsonl")
+def test_jsonl_operation_log(store, format_fixtures):
+    summary = index(store, format_fixtures / SESSIONS / f"{S2}.jsonl")
     assert [(e["line"], e["error"]) for e in summary["errors"]] == [
         (8, "path ['requests', 5, 'response'] not found (skipped)")]
     row = session(store, S2)

@@ -12,13 +12,13 @@ S = "7e6d5c4b-3a29-4817-b6f5-e4d3c2b1a098"
 OLD = "0a1b2c3d-4e5f-4607-8819-2a3b4c5d6e7f"
 
 
-def test_detected(fixtures):
-    assert detect_format(fixtures / STATE / S / "events.jsonl") == "copilot-cli"
-    assert detect_format(fixtures / STATE / f"{OLD}.jsonl") == "copilot-cli"
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / STATE / S / "events.jsonl") == "copilot-cli"
+    assert detect_format(format_fixtures / STATE / f"{OLD}.jsonl") == "copilot-cli"
 
 
-def test_events(store, fixtures):
-    summary = index(store, fixtures / STATE / S / "events.jsonl")
+def test_events(store, format_fixtures):
+    summary = index(store, format_fixtures / STATE / S / "events.jsonl")
     assert [(e["line"], e["error"]) for e in summary["errors"]] == [
         (16, "unknown event type 'session.fancy_new_event' (skipped; reported once per file)")]
     row = session(store, S)
@@ -41,8 +41,8 @@ def test_events(store, fixtures):
     assert rows[8]["content"] == "[aborted] user initiated"
 
 
-def test_flat_file_with_a_line_still_being_written(store, fixtures):
-    path = fixtures / STATE / f"{OLD}.jsonl"
+def test_flat_file_with_a_line_still_being_written(store, format_fixtures):
+    path = format_fixtures / STATE / f"{OLD}.jsonl"
     summary = index(store, path)
     assert len(summary["errors"]) == 1 and "incomplete last line" in summary["errors"][0]["error"]
     rows = messages(store, OLD)

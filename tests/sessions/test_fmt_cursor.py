@@ -16,21 +16,21 @@ C2 = "5e9a0c13-2b4d-4e6f-8a1b-3c5d7e9f0a2b"
 
 
 @pytest.mark.parametrize("relpath, sql", [(GLOBAL, "cursor_global.sql"), (WORKSPACE, "cursor_workspace.sql")])
-def test_database_fixtures_match_their_sql(tmp_path, fixtures, relpath, sql):
+def test_database_fixtures_match_their_sql(tmp_path, format_fixtures, relpath, sql):
     built = build_sqlite(SQL_DIR / sql, tmp_path / "rebuilt.vscdb")
     dump = "SELECT key, CAST(value AS TEXT) AS v FROM ItemTable UNION ALL SELECT key, CAST(value AS TEXT) FROM cursorDiskKV ORDER BY 1"
     with Database(built, readonly=True, migrate=False) as a, \
-            Database(fixtures / relpath, readonly=True, migrate=False) as b:
+            Database(format_fixtures / relpath, readonly=True, migrate=False) as b:
         assert a.query(dump) == b.query(dump)
 
 
-def test_detected(fixtures):
-    assert detect_format(fixtures / GLOBAL) == "cursor"
-    assert detect_format(fixtures / WORKSPACE) == "cursor"
+def test_detected(format_fixtures):
+    assert detect_format(format_fixtures / GLOBAL) == "cursor"
+    assert detect_format(format_fixtures / WORKSPACE) == "cursor"
 
 
-def test_global_database(store, fixtures):
-    path = fixtures / GLOBAL
+def test_global_database(store, format_fixtures):
+    path = format_fixtures / GLOBAL
     before = path.read_bytes()
     summary = index(store, path)
     assert path.read_bytes() == before  # opened read-only: not a byte changed
@@ -61,8 +61,8 @@ def test_global_database(store, fixtures):
     assert not any("FAKE-TOKEN" in text for text in every)
 
 
-def test_workspace_database_old_chat_and_prompts(store, fixtures):
-    assert index(store, fixtures / WORKSPACE)["errors"] == []
+def test_workspace_database_old_chat_and_prompts(store, format_fixtures):
+    assert index(store, format_fixtures / WORKSPACE)["errors"] == []
     sid = "cursor-chat:2d1c0b9a-8f7e-4d6c-9b5a-4e3d2c1b0a9f"
     row = session(store, sid)
     assert row["title"] == "Regex for ISO dates" and row["workspace"] == "/home/dev/date utils"
@@ -77,7 +77,7 @@ def test_workspace_database_old_chat_and_prompts(store, fixtures):
         ("rename getUser to fetchUser everywhere", pytest.approx(1718000400.0))]
 
 
-def test_reindex_adds_nothing(store, fixtures):
-    index(store, fixtures / GLOBAL)
-    assert index(store, fixtures / GLOBAL)["messages_added"] == 0
+def test_reindex_adds_nothing(store, format_fixtures):
+    index(store, format_fixtures / GLOBAL)
+    assert index(store, format_fixtures / GLOBAL)["messages_added"] == 0
     assert len(messages(store, C1)) == 5

@@ -29,12 +29,12 @@ QWEN_LOGS = f"qwen-code-logs/.qwen/tmp/{QWEN_PROJECT}/logs.json"
     (OLD_CHECKPOINT, "gemini-cli-checkpoint"), (QWEN, "qwen-code"), (QWEN_LEGACY, "qwen-code-legacy"),
     (QWEN_LOGS, "qwen-code-logs"),
 ])
-def test_detected(fixtures, relpath, expected):
-    assert detect_format(fixtures / relpath) == expected
+def test_detected(format_fixtures, relpath, expected):
+    assert detect_format(format_fixtures / relpath) == expected
 
 
-def test_legacy_json_session(store, fixtures):
-    summary = index(store, fixtures / LEGACY)
+def test_legacy_json_session(store, format_fixtures):
+    summary = index(store, format_fixtures / LEGACY)
     assert summary["errors"] == []
     sid = "3f2a9c1e-6b7d-4e21-9a0f-58c4d2b1e7aa"
     row = session(store, sid)
@@ -61,8 +61,8 @@ def test_legacy_json_session(store, fixtures):
     assert rows[7]["timestamp"] == pytest.approx(ts("2025-09-14T10:06:48.977Z"))
 
 
-def test_jsonl_session_replays_updates_and_rewinds(store, fixtures):
-    summary = index(store, fixtures / JSONL)
+def test_jsonl_session_replays_updates_and_rewinds(store, format_fixtures):
+    summary = index(store, format_fixtures / JSONL)
     errors = summary["errors"]
     assert len(errors) == 1 and errors[0]["line"] == 13 and "incomplete last line" in errors[0]["error"]
     sid = "7c1d2e3f-0a9b-4c8d-b7e6-f5a4b3c2d1e0"
@@ -85,8 +85,8 @@ def test_jsonl_session_replays_updates_and_rewinds(store, fixtures):
     assert all("counting" not in r["content"] for r in rows)
 
 
-def test_subagent_is_a_child_session(store, fixtures):
-    assert index(store, fixtures / SUBAGENT)["errors"] == []
+def test_subagent_is_a_child_session(store, format_fixtures):
+    assert index(store, format_fixtures / SUBAGENT)["errors"] == []
     row = session(store, "e5f6a7b8-1111-4222-8333-944455556666")
     assert row["parent_session_id"] == "7c1d2e3f-0a9b-4c8d-b7e6-f5a4b3c2d1e0"
     assert row["workspace"] == "/home/sam/calc"
@@ -95,8 +95,8 @@ def test_subagent_is_a_child_session(store, fixtures):
     assert rows[1]["content"].startswith("3 files import calc")
 
 
-def test_prompt_log(store, fixtures):
-    assert index(store, fixtures / LOGS)["errors"] == []
+def test_prompt_log(store, format_fixtures):
+    assert index(store, format_fixtures / LOGS)["errors"] == []
     rows = messages(store, "3f2a9c1e-6b7d-4e21-9a0f-58c4d2b1e7aa:prompts")
     assert [r["content"] for r in rows] == [
         "Why does `make test` fail on the parser module?", "/chat save before refactor",
@@ -108,8 +108,8 @@ def test_prompt_log(store, fixtures):
     assert meta["prompt_log_of"] == "3f2a9c1e-6b7d-4e21-9a0f-58c4d2b1e7aa"
 
 
-def test_checkpoints(store, fixtures):
-    assert index(store, fixtures / CHECKPOINT)["errors"] == []
+def test_checkpoints(store, format_fixtures):
+    assert index(store, format_fixtures / CHECKPOINT)["errors"] == []
     sid = f"gemini-checkpoint:{PROJECT}:before refactor"
     row = session(store, sid)
     assert row["title"] == "checkpoint before refactor" and row["meta"]["authType"] == "oauth-personal"
@@ -119,21 +119,21 @@ def test_checkpoints(store, fixtures):
     assert rows[4]["calls"] == [("read_file", {"absolute_path": "/home/sam/calc/parser.py"},
                                  "read_file-1757844139015-5c1f")]
     assert rows[5]["tool_call_id"] == "read_file-1757844139015-5c1f" and rows[5]["tool_name"] == "read_file"
-    assert index(store, fixtures / OLD_CHECKPOINT)["errors"] == []
+    assert index(store, format_fixtures / OLD_CHECKPOINT)["errors"] == []
     old = messages(store, f"gemini-checkpoint:{PROJECT}:old")
     assert [(r["role"], r["content"]) for r in old] == [
         ("user", "summarise README.md"), ("assistant", "It describes a calculator.")]
 
 
-def test_reindex_is_idempotent(store, fixtures):
-    first = index(store, fixtures / LEGACY)
-    again = index(store, fixtures / LEGACY)
+def test_reindex_is_idempotent(store, format_fixtures):
+    first = index(store, format_fixtures / LEGACY)
+    again = index(store, format_fixtures / LEGACY)
     assert first["messages_added"] == 8 and again["messages_added"] == 0
     assert len(messages(store, "3f2a9c1e-6b7d-4e21-9a0f-58c4d2b1e7aa")) == 8
 
 
-def test_qwen_follows_the_active_branch(store, fixtures):
-    summary = index(store, fixtures / QWEN)
+def test_qwen_follows_the_active_branch(store, format_fixtures):
+    summary = index(store, format_fixtures / QWEN)
     assert summary["errors"] == []
     sid = "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d"
     row = session(store, sid)
@@ -154,16 +154,16 @@ def test_qwen_follows_the_active_branch(store, fixtures):
     assert all("删除" not in r["content"] for r in rows)
 
 
-def test_qwen_legacy_layout(store, fixtures):
-    assert index(store, fixtures / QWEN_LEGACY)["errors"] == []
+def test_qwen_legacy_layout(store, format_fixtures):
+    assert index(store, format_fixtures / QWEN_LEGACY)["errors"] == []
     row = session(store, "c0ffee00-1234-4abc-9def-0123456789ab")
     assert row["origin_format"] == "qwen-code-legacy" and row["source"] == "qwen-code"
     assert [(r["role"], r["content"]) for r in messages(store, "c0ffee00-1234-4abc-9def-0123456789ab")] == [
         ("user", "hello qwen"), ("assistant", "Hello! How can I help?")]
 
 
-def test_qwen_prompt_log(store, fixtures):
-    assert index(store, fixtures / QWEN_LOGS)["errors"] == []
+def test_qwen_prompt_log(store, format_fixtures):
+    assert index(store, format_fixtures / QWEN_LOGS)["errors"] == []
     sid = "c0ffee00-1234-4abc-9def-0123456789ab:prompts"
     assert session(store, sid)["source"] == "qwen-code"
     assert [r["content"] for r in messages(store, sid)] == ["hello qwen", "/compress"]

@@ -15,8 +15,8 @@ OLD = f"{STORAGE}/session/info/ses_0aa1bb2cc3ddOLDlayout.json"
 
 
 @pytest.fixture
-def opencode_db(fixtures):
-    return fixtures / "opencode-db/.local/share/opencode/opencode.db"
+def opencode_db(format_fixtures):
+    return format_fixtures / "opencode-db/.local/share/opencode/opencode.db"
 
 
 def test_database_fixture_matches_its_sql(tmp_path, opencode_db):
@@ -29,14 +29,14 @@ def test_database_fixture_matches_its_sql(tmp_path, opencode_db):
         assert a.query(dump) == b.query(dump)
 
 
-def test_detected(fixtures, opencode_db):
-    assert detect_format(fixtures / SESSION) == "opencode-json"
-    assert detect_format(fixtures / OLD) == "opencode-json"
+def test_detected(format_fixtures, opencode_db):
+    assert detect_format(format_fixtures / SESSION) == "opencode-json"
+    assert detect_format(format_fixtures / OLD) == "opencode-json"
     assert detect_format(opencode_db) == "opencode-db"
 
 
-def test_json_tree_session(store, fixtures):
-    summary = index(store, fixtures / SESSION)
+def test_json_tree_session(store, format_fixtures):
+    summary = index(store, format_fixtures / SESSION)
     assert summary["errors"] == []
     sid = "ses_5f1a2b3c4ffe8Hq1ZbX0aYcD2e"
     row = session(store, sid)
@@ -67,15 +67,15 @@ def test_json_tree_session(store, fixtures):
     assert rows[9]["content"] == "[MessageAbortedError] The operation was aborted."
 
 
-def test_subagent_session_has_its_parent(store, fixtures):
-    assert index(store, fixtures / CHILD)["errors"] == []
+def test_subagent_session_has_its_parent(store, format_fixtures):
+    assert index(store, format_fixtures / CHILD)["errors"] == []
     row = session(store, "ses_5f1a2b3c5ffe9Kc2YaW1bZdE3f")
     assert row["parent_session_id"] == "ses_5f1a2b3c4ffe8Hq1ZbX0aYcD2e"
     assert [r["content"] for r in messages(store, "ses_5f1a2b3c5ffe9Kc2YaW1bZdE3f")] == ["Check colour contrast"]
 
 
-def test_early_layout_with_inline_parts(store, fixtures):
-    assert index(store, fixtures / OLD)["errors"] == []
+def test_early_layout_with_inline_parts(store, format_fixtures):
+    assert index(store, format_fixtures / OLD)["errors"] == []
     sid = "ses_0aa1bb2cc3ddOLDlayout"
     row = session(store, sid)
     assert row["title"] == "Explain the build script"
@@ -88,15 +88,15 @@ def test_early_layout_with_inline_parts(store, fixtures):
     assert rows[3]["timestamp"] == pytest.approx(1750000001.0)
 
 
-def test_new_messages_are_added_on_the_next_run(store, fixtures):
+def test_new_messages_are_added_on_the_next_run(store, format_fixtures):
     import json
 
-    path = fixtures / SESSION
+    path = format_fixtures / SESSION
     index(store, path)
-    msg = fixtures / STORAGE / "message/ses_5f1a2b3c4ffe8Hq1ZbX0aYcD2e/msg_a0e5d5b50001Zz.json"
+    msg = format_fixtures / STORAGE / "message/ses_5f1a2b3c4ffe8Hq1ZbX0aYcD2e/msg_a0e5d5b50001Zz.json"
     msg.write_text(json.dumps({"id": "msg_a0e5d5b50001Zz", "sessionID": "ses_5f1a2b3c4ffe8Hq1ZbX0aYcD2e",
                                "role": "user", "time": {"created": 1761905200000}}))
-    part = fixtures / STORAGE / "part/msg_a0e5d5b50001Zz/prt_a0e5d5b50002Zz.json"
+    part = format_fixtures / STORAGE / "part/msg_a0e5d5b50001Zz/prt_a0e5d5b50002Zz.json"
     part.parent.mkdir()
     part.write_text(json.dumps({"id": "prt_a0e5d5b50002Zz", "type": "text", "text": "one more thing"}))
     again = index(store, path)

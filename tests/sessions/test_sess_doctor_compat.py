@@ -21,7 +21,7 @@ def test_doctor_ok_then_detects_and_fixes_fts_damage(run, home, fixtures):
     assert "ok     match_probe" in result.output
 
     with Database(home.db_path) as db:  # an index entry for a row that does not exist
-        db.execute("INSERT INTO messages_fts(rowid, content, cjk) VALUES (987654, 'ghost', NULL)")
+        db.execute("INSERT INTO messages_fts(rowid, search_content, cjk) VALUES (987654, 'ghost', NULL)")
     result = run("doctor")
     assert result.exit_code == 1
     assert "FAIL   fts:messages_fts" in result.output

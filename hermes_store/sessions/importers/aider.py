@@ -63,6 +63,7 @@ class AiderImporter(Importer):
 
     name = "aider"
     agent = "Aider"
+    indexes = "sessions per header, user input, model replies, aider's own output as system rows"
     source: str | None = "aider"
     resumable_by_offset = False
     snapshot = True

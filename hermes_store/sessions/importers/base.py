@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from hermes_store import timeutil
-from hermes_store.sessions.importers.head import Head
+from hermes_store.sessions.importers.head import MAX_LINE_BYTES, Head
 
 MAX_CONTENT_CHARS = 1_048_576  # longer message contents are truncated (and reported)
 _DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are tolerated
@@ -178,6 +178,9 @@ def prefix_hasher(path: Path, length: int) -> hashlib._Hash | None:
     return hasher
 
 
+MAX_JSONL_LINE_BYTES = MAX_LINE_BYTES  # a longer line is skipped (reported), never held in memory
+
+
 def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[Event]:
     """Read JSONL after the resume point, calling ``handle_obj(obj, line_no)`` per object.
 
@@ -193,8 +196,24 @@ def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[E
     update = importer.hasher.update
     with open(importer.path, "rb") as handle:
         handle.seek(offset)
-        for raw in handle:
+        while True:
+            raw = handle.readline(MAX_JSONL_LINE_BYTES + 1)
+            if not raw:
+                return
             line_no += 1
+            if len(raw) > MAX_JSONL_LINE_BYTES and not raw.endswith(b"\n"):
+                # never hold more than the cap: drain the rest of the line in bounded chunks
+                size = len(raw)
+                update(raw)
+                while raw and not raw.endswith(b"\n"):
+                    raw = handle.readline(1 << 20)
+                    size += len(raw)
+                    update(raw)
+                offset += size
+                yield Problem(line_no, f"line of {size:,} bytes is longer than the {MAX_JSONL_LINE_BYTES:,}-byte "
+                                       "limit; skipped")
+                yield Checkpoint(offset, line_no)
+                continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:

@@ -129,6 +129,7 @@ class ChatGptExportImporter(Importer):
 
     name = "chatgpt-export"
     agent = "ChatGPT (data export)"
+    indexes = "each conversation's current branch, tool calls to python/web/DALL-E and their output, thoughts"
     source: str | None = "chatgpt"
     resumable_by_offset = False
     snapshot = True

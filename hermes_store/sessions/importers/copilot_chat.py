@@ -272,6 +272,7 @@ class CopilotChatImporter(Importer):
 
     name = "copilot-chat"
     agent = "GitHub Copilot Chat (VS Code)"
+    indexes = "requests and responses, tool invocations with inputs and outputs, thinking, edits, errors"
     source: str | None = "copilot-chat"
     resumable_by_offset = False
     snapshot = True

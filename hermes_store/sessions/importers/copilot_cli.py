@@ -75,6 +75,7 @@ class CopilotCliImporter(Importer):
 
     name = "copilot-cli"
     agent = "GitHub Copilot CLI"
+    indexes = "user and assistant messages, tool requests and results, reasoning, aborts and errors"
     source: str | None = "copilot-cli"
     default_locations = {
         "linux": ("~/.copilot/session-state/*/events.jsonl", "~/.copilot/session-state/*.jsonl"),

@@ -139,6 +139,7 @@ class CursorImporter(Importer):
 
     name = "cursor"
     agent = "Cursor"
+    indexes = "composers (composerData + bubbleId rows), thinking, tool calls, old chat tabs, aiService.prompts (read-only)"
     source: str | None = "cursor"
     resumable_by_offset = False
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime

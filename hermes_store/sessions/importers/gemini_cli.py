@@ -193,6 +193,7 @@ class GeminiCliImporter(Importer):
 
     name = "gemini-cli"
     agent = "Gemini CLI"
+    indexes = "recordings (JSON and JSONL with $set/$rewindTo applied), thoughts, tool calls and results, notes; subagents as child sessions"
     resumable_by_offset = False  # JSONL records replace and rewind earlier ones
     snapshot = True
     default_locations = {
@@ -295,6 +296,7 @@ class GeminiLogsImporter(Importer):
 
     name = "gemini-cli-logs"
     agent = "Gemini CLI (prompt log)"
+    indexes = "the user's prompts, one '<session>:prompts' session per session"
     resumable_by_offset = False
     snapshot = True
     default_locations = {"linux": ("~/.gemini/tmp/*/logs.json",),
@@ -396,6 +398,7 @@ class GeminiCheckpointImporter(Importer):
 
     name = "gemini-cli-checkpoint"
     agent = "Gemini CLI (/chat save)"
+    indexes = "the saved Content[] history of a /chat save checkpoint"
     resumable_by_offset = False
     snapshot = True
     derives_end_time = True

@@ -20,7 +20,8 @@ from hermes_store.db import Database, DatabaseError
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PROBE_BYTES = 256 * 1024
 PROBE_LINES = 8
-LONG_LINE_BYTES = 128 * 1024 * 1024  # the longest first line read to recognise a format
+MAX_LINE_BYTES = 64 * 1024 * 1024  # the longest JSONL line ever held in memory (longer: skipped, reported)
+LONG_LINE_BYTES = MAX_LINE_BYTES  # the longest first line read to recognise a format
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 _UNSET: Any = object()
 
@@ -121,6 +122,21 @@ def _long_first_line(path: Path) -> bytes:
     if not line.endswith(b"\n") and len(line) >= LONG_LINE_BYTES:
         return b""
     return line + (b"" if line.endswith(b"\n") else b"\n")
+
+
+def first_line_too_long(path: Path, limit: int = MAX_LINE_BYTES) -> bool:
+    """True when the first line of ``path`` is longer than ``limit`` bytes (scanned in 1 MiB chunks)."""
+    seen = 0
+    try:
+        with open(path, "rb") as handle:
+            while seen <= limit:
+                chunk = handle.read(1 << 20)
+                if not chunk or b"\n" in chunk:
+                    return seen + (chunk.find(b"\n") if chunk else 0) > limit
+                seen += len(chunk)
+    except OSError:
+        return False
+    return True
 
 
 def _tables(path: Path) -> frozenset[str]:

@@ -62,6 +62,8 @@ class HermesDbImporter(Importer):
             return 0.0
         if "sources" in tables and "fts_deferred" in tables:
             return 0.2  # a hermes-store index database, not a Hermes state.db
+        if "content" not in _message_columns(head.path):
+            return 0.1  # same table names, other columns (e.g. Goose's sessions.db: content_json)
         return 0.95
 
     @staticmethod
@@ -144,6 +146,15 @@ class HermesDbImporter(Importer):
                 yield Checkpoint(str(last_id))
         state.meta["inactive_skipped"] = int(state.meta.get("inactive_skipped", 0)) + skipped
         yield Checkpoint(str(last_id))
+
+
+def _message_columns(path) -> frozenset[str]:
+    """Column names of the ``messages`` table (empty when unreadable); used by the sniff."""
+    try:
+        with Database(path, readonly=True, migrate=False, busy_patience=0.2) as db:
+            return frozenset(row["name"] for row in db.query("PRAGMA table_info(messages)"))
+    except Exception:  # a sniff never raises
+        return frozenset()
 
 
 def _quote_identifier(name: str) -> str:

@@ -47,6 +47,7 @@ class OpenCodeDbImporter(Importer):
 
     name = "opencode-db"
     agent = "OpenCode (SQLite)"
+    indexes = "sessions, messages and parts from opencode.db (read-only)"
     source: str | None = "opencode"
     resumable_by_offset = False
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime

@@ -227,6 +227,7 @@ class OpenCodeJsonImporter(Importer):
 
     name = "opencode-json"
     agent = "OpenCode (JSON storage)"
+    indexes = "message and part files (and the early inline-parts layout): text, reasoning, tool states, attachments, errors, subagents"
     source: str | None = "opencode"
     resumable_by_offset = False
     skip_when_unchanged = False  # messages and parts change without the session file changing

@@ -66,6 +66,7 @@ class QwenCodeImporter(Importer):
 
     name = "qwen-code"
     agent = "Qwen Code"
+    indexes = "the active branch of the uuid tree, thoughts, tool calls and results, custom titles, notifications"
     source: str | None = "qwen-code"
     resumable_by_offset = False  # a rewind changes which records form the conversation
     snapshot = True
@@ -207,6 +208,7 @@ class QwenLegacyImporter(GeminiCliImporter):
 
     name = "qwen-code-legacy"
     agent = "Qwen Code (Gemini CLI layout)"
+    indexes = "Gemini CLI's session JSON as Qwen Code wrote it before its own format"
     fork_dirs = ()
     source: str | None = "qwen-code"
     default_locations = {"linux": ("~/.qwen/tmp/*/chats/session-*.json",),
@@ -225,6 +227,7 @@ class QwenLogsImporter(GeminiLogsImporter):
 
     name = "qwen-code-logs"
     agent = "Qwen Code (prompt log)"
+    indexes = "the user's prompts from Qwen Code's logs.json"
     fork_dirs = ()
     source: str | None = "qwen-code"
     default_locations = {"linux": ("~/.qwen/tmp/*/logs.json",), "darwin": ("~/.qwen/tmp/*/logs.json",)}

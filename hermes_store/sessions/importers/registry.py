@@ -15,6 +15,7 @@ from __future__ import annotations
 from importlib import metadata
 
 from hermes_store.sessions.importers.aider import AiderImporter
+from hermes_store.sessions.importers.amp import AmpImporter
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
@@ -22,18 +23,24 @@ from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
 from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
+from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
+from hermes_store.sessions.importers.factory_droid import FactoryDroidImporter
 from hermes_store.sessions.importers.gemini_cli import (
     GeminiCheckpointImporter,
     GeminiCliImporter,
     GeminiLogsImporter,
 )
+from hermes_store.sessions.importers.goose import GooseDbImporter, GooseJsonlImporter
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
+from hermes_store.sessions.importers.kimi_cli import KimiCliImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
 from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
 from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
+from hermes_store.sessions.importers.openhands import OpenHandsImporter
+from hermes_store.sessions.importers.pi import OpenClawImporter, PiImporter
 from hermes_store.sessions.importers.qwen_code import (
     QwenCodeImporter,
     QwenLegacyImporter,
@@ -59,6 +66,15 @@ BUNDLED: tuple[type[Importer], ...] = (
     ClineImporter,
     CopilotChatImporter,
     CopilotCliImporter,
+    GooseJsonlImporter,
+    GooseDbImporter,
+    AmpImporter,
+    CrushImporter,
+    FactoryDroidImporter,
+    KimiCliImporter,
+    PiImporter,
+    OpenClawImporter,
+    OpenHandsImporter,
 )
 
 

@@ -1,0 +1,79 @@
+"""``hermes-store browse``: the store in Datasette, read-only, on 127.0.0.1 (a front end).
+
+Datasette (the ``hermes_store[browse]`` extra) runs as its own process, so this
+process never opens the store with anything but APSW. It opens mutable files with
+``?mode=ro`` and has no write API, and it only listens on the loopback address.
+``datasette_metadata.json`` beside this module configures full-text search on
+``messages``, ``facts`` and the built-in entry index and three canned queries:
+the memory history timeline, facts by trust, and sessions per day per source.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hermes_store.home import Home
+
+HOST = "127.0.0.1"
+DEFAULT_PORT = 8001
+METADATA_FILE = Path(__file__).with_name("datasette_metadata.json")
+TEMPLATE_DB = "hermes_store"  # the database key used in the shipped metadata
+SETTINGS: tuple[tuple[str, str], ...] = (
+    ("truncate_cells_html", "400"),  # long tool outputs stay readable in tables
+    ("sql_time_limit_ms", "3000"),
+)
+
+
+class BrowseUnavailable(RuntimeError):
+    """Datasette is not installed."""
+
+
+def metadata(db_name: str) -> dict[str, Any]:
+    """The shipped Datasette metadata with its database entry named ``db_name`` (the file's stem)."""
+    data = json.loads(METADATA_FILE.read_text(encoding="utf-8"))
+    databases = data.get("databases", {})
+    if TEMPLATE_DB in databases and db_name != TEMPLATE_DB:
+        databases[db_name] = databases.pop(TEMPLATE_DB)
+    return data
+
+
+def datasette_command(db_path: Path, port: int, metadata_path: Path) -> list[str]:
+    """The command line that serves ``db_path`` read-only on 127.0.0.1:``port``."""
+    cmd = [sys.executable, "-m", "datasette", "serve", str(db_path), "--host", HOST, "--port", str(port),
+           "--metadata", str(metadata_path)]
+    for name, value in SETTINGS:
+        cmd += ["--setting", name, value]
+    return cmd
+
+
+def prepare(home: Home) -> Path:
+    """Create and migrate the home's database (so its FTS layout is current); return its path."""
+    with home.open_db():
+        pass
+    return home.db_path
+
+
+def run(home: Home, port: int = DEFAULT_PORT) -> int:
+    """Serve the home's store until interrupted; return Datasette's exit code."""
+    if importlib.util.find_spec("datasette") is None:
+        raise BrowseUnavailable("Datasette is not installed; install it with: pip install 'hermes_store[browse]'")
+    db_path = prepare(home)
+    with tempfile.TemporaryDirectory(prefix="hermes-store-browse-") as tmp:
+        meta_path = Path(tmp) / "metadata.json"
+        meta_path.write_text(json.dumps(metadata(db_path.stem), indent=2), encoding="utf-8")
+        process = subprocess.Popen(datasette_command(db_path, port, meta_path))
+        try:
+            return process.wait()
+        except KeyboardInterrupt:
+            process.terminate()
+            try:
+                return process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                return process.wait()

@@ -1,0 +1,164 @@
+"""``crush``: Charm Crush's per-project SQLite database ``.crush/crush.db``.
+
+Also the Go OpenCode that Crush grew out of (``.opencode/opencode.db``, same
+schema). Tables: ``sessions (id, parent_session_id, title, message_count,
+prompt_tokens, completion_tokens, cost, created_at, updated_at (unix s),
+summary_message_id)``, ``messages (id, session_id, role, parts, model, provider,
+created_at, updated_at, finished_at, is_summary_message)``, ``files``.
+
+``parts`` is a JSON list of ``{type, data}``: ``text`` (``{text}``),
+``reasoning`` (``{thinking}``), ``tool_call`` (``{id, name, input}``, ``input``
+being JSON text), ``tool_result`` (``{tool_call_id, name, content, is_error}``,
+in ``role = "tool"`` messages), ``image_url``, ``binary`` (attachments:
+``{Path, MIMEType, Data}``), ``finish`` (``{reason, time, message}``). Opened
+read-only; sub-agent sessions keep their ``parent_session_id``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_store.db import Database, DatabaseError
+from hermes_store.sessions.importers.base import (
+    Checkpoint,
+    Event,
+    Head,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+    opt_str,
+    parse_timestamp,
+)
+from hermes_store.sessions.importers.doc_common import dumps, path_has_part, tool_call
+
+CHUNK = 2000
+_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
+
+
+def _stamp(value: Any) -> float | None:
+    try:
+        return parse_timestamp(value)
+    except ValueError:
+        return None
+
+
+def crush_rows(role: str, parts: list[Any], session_id: str, stamp: float | None, line: int,
+               problems: list[Problem]) -> list[MessageRecord]:
+    """Rows of one Crush message from its ``parts``."""
+    thoughts: list[MessageRecord] = []
+    rows: list[MessageRecord] = []
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for part in parts:
+        kind = part.get("type") if isinstance(part, dict) else None
+        data = part.get("data") if isinstance(part, dict) and isinstance(part.get("data"), dict) else {}
+        if kind == "text":
+            texts.append(str(data.get("text") or ""))
+        elif kind == "reasoning":
+            if opt_str(data.get("thinking")):
+                thoughts.append(MessageRecord(session_id, "reasoning", str(data["thinking"]), timestamp=stamp,
+                                              line=line))
+        elif kind == "tool_call":
+            raw = data.get("input")
+            try:
+                arguments = json.loads(raw) if isinstance(raw, str) and raw.strip() else (raw or {})
+            except ValueError:
+                arguments = raw  # a half-streamed input: kept as text
+            calls.append(tool_call(data.get("id"), data.get("name"), arguments))
+        elif kind == "tool_result":
+            rows.append(MessageRecord(session_id, "tool", str(data.get("content") or ""),
+                                      tool_name=opt_str(data.get("name")), tool_call_id=opt_str(data.get("tool_call_id")),
+                                      timestamp=stamp, line=line))
+        elif kind == "binary":
+            texts.append(f"[{data.get('MIMEType') or 'file'} {data.get('Path') or ''}]".replace(" ]", "]"))
+        elif kind == "image_url":
+            texts.append("[image]")
+        elif kind == "finish":
+            if data.get("reason") == "error" and opt_str(data.get("message")):
+                rows.append(MessageRecord(session_id, "system", f"[error] {data['message']}", timestamp=stamp, line=line))
+        else:
+            problems.append(Problem(line, f"unknown part type {kind!r} (skipped)"))
+    text = "\n".join(t for t in texts if t)
+    if text or calls:
+        thoughts.append(MessageRecord(session_id, _ROLES.get(role, "user"), text,
+                                      tool_calls=dumps(calls) if calls else None, timestamp=stamp, line=line))
+    return thoughts + rows
+
+
+class CrushImporter(Importer):
+    """Every session of a Crush (or Go OpenCode) project database."""
+
+    name = "crush"
+    agent = "Crush"
+    indexes = "parts JSON, tool messages, finish errors, sub-agent sessions (read-only)"
+    source: str | None = "crush"
+    resumable_by_offset = False
+    skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
+    snapshot = True  # streaming updates rewrite a message's parts in place
+    walk_names = ("crush.db",)
+    default_locations = {
+        "linux": ("~/*/.crush/crush.db", "~/*/*/.crush/crush.db", "~/*/.opencode/opencode.db"),
+        "darwin": ("~/*/.crush/crush.db", "~/*/*/.crush/crush.db", "~/*/.opencode/opencode.db"),
+    }
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """``sessions`` + ``messages`` + ``files`` tables (Crush's schema)."""
+        if not head.is_sqlite:
+            return 0.0
+        tables = head.sqlite_tables()
+        if not {"sessions", "messages", "files"} <= tables:
+            return 0.0
+        return 0.95 if head.path.name == "crush.db" or path_has_part(head.path, ".crush", ".opencode") else 0.75
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        try:
+            db = Database(self.path, readonly=True, migrate=False)
+        except DatabaseError as exc:
+            yield Problem(None, str(exc))
+            return
+        source = "opencode" if self.path.name == "opencode.db" else self.source
+        workspace = str(self.path.parent.parent) if self.path.parent.name in (".crush", ".opencode") else None
+        try:
+            columns = {row["name"] for row in db.query("PRAGMA table_info(messages)")}
+            if "parts" not in columns:
+                yield Problem(None, "not a Crush database (messages has no parts column)")
+                return
+            models: dict[str, str] = {}
+            for row in db.query("SELECT session_id, model FROM messages WHERE model IS NOT NULL AND model != ''"
+                                " ORDER BY created_at"):
+                models[str(row["session_id"])] = str(row["model"])
+            for row in db.query("SELECT * FROM sessions ORDER BY created_at, id"):
+                sid = str(row["id"])
+                yield SessionRecord(
+                    id=sid, source=source, title=opt_str(row.get("title")), model=models.get(sid),
+                    workspace=workspace, started_at=_stamp(row.get("created_at")),
+                    ended_at=_stamp(row.get("updated_at")), parent_session_id=opt_str(row.get("parent_session_id")),
+                    meta={k: row[k] for k in ("cost", "prompt_tokens", "completion_tokens") if row.get(k)})
+            last = (-1, "")
+            while True:
+                rows = db.query("SELECT rowid AS n, id, session_id, role, parts, created_at FROM messages"
+                                " WHERE rowid > ? ORDER BY rowid LIMIT ?", (last[0], CHUNK))
+                if not rows:
+                    break
+                for row in rows:
+                    last = (int(row["n"]), str(row["id"]))
+                    problems: list[Problem] = []
+                    try:
+                        parts = json.loads(row["parts"] or "[]", strict=False)
+                    except (TypeError, ValueError) as exc:
+                        yield Problem(last[0], f"message {row['id']}: bad parts JSON ({exc})")
+                        continue
+                    if not isinstance(parts, list):
+                        yield Problem(last[0], f"message {row['id']}: parts is not a list")
+                        continue
+                    yield from crush_rows(str(row["role"]), parts, str(row["session_id"]),
+                                          _stamp(row.get("created_at")), last[0], problems)
+                    yield from problems
+        finally:
+            db.close()
+        yield Checkpoint("done")

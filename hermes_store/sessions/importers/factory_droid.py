@@ -1,0 +1,102 @@
+"""``factory-droid``: Factory's Droid CLI sessions ``~/.factory/sessions/<cwd slug>/<uuid>.jsonl``.
+
+One entry per line: ``{"type": "session_start", id, title, owner, cwd}`` first,
+then ``{"type": "message", id, timestamp, parentId?, message: {role, content}}``
+where ``content`` is a list of Anthropic blocks (``text``, ``thinking``,
+``tool_use``; ``tool_result`` inside user messages), plus bookkeeping entries
+such as ``todo_state``. The sibling ``<uuid>.settings.json`` names the model.
+The workspace is ``session_start.cwd``, or the directory slug
+(``-home-ana-app`` for ``/home/ana/app``) when that is missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_store.sessions.importers.anthropic_common import anthropic_rows
+from hermes_store.sessions.importers.base import (
+    Event,
+    Head,
+    Importer,
+    Problem,
+    SessionRecord,
+    SourceState,
+    opt_str,
+    read_jsonl,
+    safe_timestamp,
+)
+from hermes_store.sessions.importers.doc_common import path_has_part
+from hermes_store.sessions.importers.openai_common import ToolNames
+
+_BOOKKEEPING = {"todo_state", "session_end", "compaction", "summary", "settings"}
+
+
+class FactoryDroidImporter(Importer):
+    """One Droid session JSONL."""
+
+    name = "factory-droid"
+    agent = "Factory Droid"
+    indexes = "Anthropic-style blocks: text, thinking, tool calls and results; model from settings.json"
+    source: str | None = "factory-droid"
+    default_locations = {"linux": ("~/.factory/sessions/*/*.jsonl",),
+                         "darwin": ("~/.factory/sessions/*/*.jsonl",)}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """A ``session_start`` entry, or ``message`` entries wrapping ``{role, content}``."""
+        if head.is_sqlite:
+            return 0.0
+        objects = head.objects()
+        if not objects:
+            return 0.0
+        first = objects[0]
+        if first.get("type") == "session_start" and "id" in first and ({"cwd", "owner", "title"} & set(first)):
+            return 0.95
+        entries = [o for o in objects if o.get("type") == "message"]
+        if entries and path_has_part(head.path, ".factory") and all(
+                isinstance(o.get("message"), dict) and o["message"].get("role") in ("user", "assistant")
+                for o in entries):
+            return 0.6  # a file whose session_start line is gone, in Droid's directory
+        return 0.0
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        tools = ToolNames()
+        session_id = self.path.stem
+        slug = self.path.parent.name
+        workspace = slug.replace("-", "/") if slug.startswith("-") else None
+        if not state.resume_at:
+            yield SessionRecord(id=session_id, source=self.source, workspace=workspace, model=self._model())
+
+        def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
+            kind = obj.get("type")
+            if kind == "session_start":
+                yield SessionRecord(id=session_id, source=self.source, title=opt_str(obj.get("title")),
+                                    workspace=opt_str(obj.get("cwd")) or workspace,
+                                    meta={k: obj[k] for k in ("id", "owner") if obj.get(k)})
+                return
+            if kind != "message":
+                if kind not in _BOOKKEEPING:
+                    yield Problem(line, f"unknown entry type {kind!r} (skipped)")
+                return
+            problems: list[Problem] = []
+            stamp = safe_timestamp(obj.get("timestamp"), line, problems)
+            message = obj.get("message")
+            if not isinstance(message, dict):
+                yield Problem(line, "field 'message': missing or not an object")
+                return
+            for record in anthropic_rows(message, session_id, stamp, f"line {line}", tools, problems):
+                record.line = line
+                yield record
+            yield from problems
+
+        yield from read_jsonl(self, state, handle)
+
+    def _model(self) -> str | None:
+        settings = self.path.with_name(self.path.stem + ".settings.json")
+        try:
+            data = json.loads(settings.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return opt_str(data.get("model")) if isinstance(data, dict) else None

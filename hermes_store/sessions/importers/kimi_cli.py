@@ -1,0 +1,111 @@
+"""``kimi-cli``: Moonshot's Kimi CLI conversation context files.
+
+``~/.kimi/sessions/<md5 of the work dir>/<sessionId>/context.jsonl`` (and
+``<sessionId>.jsonl`` directly under the work-dir directory in earlier
+versions). One line per record: messages in the ``kosong`` shape ``{role:
+"user" | "assistant" | "tool", content: text | [{type: "text", text} | {type:
+"think", think} | {type: "image_url", image_url}], tool_calls: [{type:
+"function", id, function: {name, arguments}}], tool_call_id}``, and Kimi's own
+bookkeeping lines ``{"role": "_checkpoint", "id": N}``, ``{"role": "_usage",
+"token_count": N}``, ``{"role": "_system_prompt", content}``. Going back to a
+checkpoint rewrites the file (detected by its prefix hash: re-imported whole).
+Context files carry no times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hermes_store.sessions.importers.base import (
+    Event,
+    Head,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+    json_text,
+    opt_str,
+    read_jsonl,
+)
+from hermes_store.sessions.importers.doc_common import path_has_part
+from hermes_store.sessions.importers.openai_common import ToolNames
+
+_PRIVATE = {"_checkpoint", "_usage", "_system_prompt"}
+
+
+def _parts(content: Any) -> tuple[str, str]:
+    """(text, thinking) of a kosong content value."""
+    if isinstance(content, str):
+        return content, ""
+    texts: list[str] = []
+    thoughts: list[str] = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text":
+            texts.append(str(part.get("text") or ""))
+        elif kind == "think":
+            thoughts.append(str(part.get("think") or ""))
+        elif kind in ("image_url", "audio_url", "video_url"):
+            texts.append(f"[{kind.split('_')[0]}]")
+    return "\n".join(t for t in texts if t), "\n".join(t for t in thoughts if t)
+
+
+class KimiCliImporter(Importer):
+    """One Kimi CLI ``context.jsonl``."""
+
+    name = "kimi-cli"
+    agent = "Kimi CLI"
+    indexes = "messages, think parts, tool calls and results; bookkeeping lines skipped"
+    source: str | None = "kimi-cli"
+    default_locations = {"linux": ("~/.kimi/sessions/*/*/context.jsonl", "~/.kimi/sessions/*/*.jsonl"),
+                         "darwin": ("~/.kimi/sessions/*/*/context.jsonl", "~/.kimi/sessions/*/*.jsonl")}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """Role lines with Kimi's private roles (``_checkpoint``, ``_usage``, ``_system_prompt``)."""
+        if head.is_sqlite:
+            return 0.0
+        objects = head.objects()
+        if any(o.get("role") in _PRIVATE for o in objects):
+            return 0.95
+        if objects and head.path.name == "context.jsonl" and path_has_part(head.path, ".kimi") \
+                and all("role" in o for o in objects):
+            return 0.9
+        return 0.0
+
+    def default_session_id(self) -> str:
+        return self.path.parent.name if self.path.name == "context.jsonl" else self.path.stem
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        tools = ToolNames()
+        session_id = self.default_session_id()
+        if not state.resume_at:
+            yield SessionRecord(id=session_id, source=self.source,
+                                meta={"work_dir_hash": self.path.parent.parent.name
+                                      if self.path.name == "context.jsonl" else self.path.parent.name})
+
+        def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
+            role = obj.get("role")
+            if role in ("_checkpoint", "_usage"):
+                return
+            if role == "_system_prompt":
+                return  # the agent's system prompt, identical across sessions
+            if role not in ("user", "assistant", "tool", "system"):
+                yield Problem(line, f"field 'role': unknown role {role!r} (skipped)")
+                return
+            text, thinking = _parts(obj.get("content"))
+            if thinking:
+                yield MessageRecord(session_id, "reasoning", thinking, line=line)
+            calls = obj.get("tool_calls") if isinstance(obj.get("tool_calls"), list) else None
+            if calls:
+                tools.remember(calls)
+            call_id = opt_str(obj.get("tool_call_id"))
+            if text or calls or role == "tool":
+                yield MessageRecord(session_id, role, text, tool_name=tools.lookup(call_id) if role == "tool" else None,
+                                    tool_calls=json_text(calls) if calls else None, tool_call_id=call_id, line=line)
+
+        yield from read_jsonl(self, state, handle)

@@ -1,0 +1,233 @@
+"""``pi`` and ``openclaw``: session trees of the Pi coding agent and of OpenClaw (built on Pi).
+
+Pi: ``~/.pi/agent/sessions/--<cwd with / as ->--/<time>_<uuid>.jsonl``;
+OpenClaw: ``~/.openclaw/agents/<agent>/sessions/*.jsonl``. The first line is a
+header ``{type: "session", version, id, timestamp, cwd, parentSession?}``; then
+entries ``{type, id, parentId, timestamp}``: ``message`` (``message`` = ``{role:
+"user" | "assistant" | "toolResult" | "bashExecution" | "custom", content,
+timestamp (ms), ...}``), ``model_change``, ``thinking_level_change``,
+``compaction`` (``summary``), ``branch_summary``, ``custom`` (extension state),
+``custom_message``, ``label``, ``session_info`` (``name``: the title).
+
+Entries form a tree (version 2+): navigating back and continuing starts a
+branch, and the conversation is the path from the last entry to the root
+(entries of abandoned branches are counted in ``meta``). Version 1 files
+have no ids and are linear. Assistant content blocks are ``text``,
+``thinking`` and ``toolCall`` (``{id, name, arguments}``); tool results are
+``toolResult`` messages (``toolCallId``, ``toolName``, ``isError``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hermes_store.sessions.importers.base import (
+    Checkpoint,
+    Event,
+    Head,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+    flatten_content,
+    opt_str,
+    parse_timestamp,
+)
+from hermes_store.sessions.importers.doc_common import (
+    dumps,
+    iter_json_lines,
+    path_has_part,
+    tool_call,
+)
+
+MAX_ENTRIES = 2_000_000
+_BOOKKEEPING = {"model_change", "thinking_level_change", "custom", "label", "session_info"}
+
+
+def _stamp(value: Any) -> float | None:
+    try:
+        return parse_timestamp(value)
+    except ValueError:
+        return None
+
+
+def _blocks(content: Any) -> tuple[list[str], list[str], list[dict[str, Any]]]:
+    """(texts, thoughts, tool calls) of Pi content blocks."""
+    if isinstance(content, str):
+        return [content], [], []
+    texts: list[str] = []
+    thoughts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else []:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        elif kind == "thinking":
+            thoughts.append(str(block.get("thinking") or ""))
+        elif kind == "toolCall":
+            calls.append(tool_call(block.get("id"), block.get("name"), block.get("arguments") or {}))
+        elif kind == "image":
+            texts.append(f"[{block.get('mimeType') or 'image'}]")
+    return texts, thoughts, calls
+
+
+def entry_rows(entry: dict[str, Any], session_id: str, line: int, problems: list[Problem]) -> list[MessageRecord]:
+    """Rows of one Pi / OpenClaw entry."""
+    kind = entry.get("type")
+    stamp = _stamp(entry.get("timestamp"))
+    if kind in ("compaction", "branch_summary"):
+        summary = opt_str(entry.get("summary"))
+        return [MessageRecord(session_id, "system", summary, timestamp=stamp, line=line)] if summary else []
+    if kind == "custom_message":
+        text = flatten_content(entry.get("content"))
+        return [MessageRecord(session_id, "user", text, timestamp=stamp, line=line)] if text else []
+    if kind != "message":
+        if kind not in _BOOKKEEPING:
+            problems.append(Problem(line, f"unknown entry type {kind!r} (skipped)"))
+        return []
+    message = entry.get("message")
+    if not isinstance(message, dict):
+        problems.append(Problem(line, "field 'message': missing or not an object"))
+        return []
+    role = message.get("role")
+    stamp = _stamp(message.get("timestamp")) or stamp
+    texts, thoughts, calls = _blocks(message.get("content"))
+    text = "\n".join(t for t in texts if t)
+    if role == "toolResult":
+        return [MessageRecord(session_id, "tool", text, tool_name=opt_str(message.get("toolName")),
+                              tool_call_id=opt_str(message.get("toolCallId")), timestamp=stamp, line=line)]
+    if role == "bashExecution":
+        output = f"$ {message.get('command') or ''}\n{message.get('output') or ''}".rstrip()
+        return [MessageRecord(session_id, "tool", output, tool_name="bash", timestamp=stamp, line=line)]
+    if role not in ("user", "assistant", "custom"):
+        problems.append(Problem(line, f"unknown message role {role!r} (skipped)"))
+        return []
+    rows = [MessageRecord(session_id, "reasoning", t, timestamp=stamp, line=line) for t in thoughts if t.strip()]
+    if role == "assistant" and not text and opt_str(message.get("errorMessage")):
+        text = f"[error] {message['errorMessage']}"
+    if text or calls:
+        rows.append(MessageRecord(session_id, "user" if role == "custom" else role, text,
+                                  tool_calls=dumps(calls) if calls else None, timestamp=stamp, line=line))
+    return rows
+
+
+class PiImporter(Importer):
+    """A Pi coding-agent session file."""
+
+    name = "pi"
+    agent = "Pi (coding agent)"
+    indexes = "the active branch of the entry tree, tool calls and results, summaries, titles"
+    source: str | None = "pi"
+    resumable_by_offset = False  # a branch changes which entries form the conversation
+    snapshot = True
+    default_locations = {"linux": ("~/.pi/agent/sessions/*/*.jsonl",),
+                         "darwin": ("~/.pi/agent/sessions/*/*.jsonl",)}
+    home_dir = ".openclaw"  # files under it belong to OpenClaw, not Pi
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """A ``{type: "session", id, cwd}`` header followed by ``message`` entries."""
+        if head.is_sqlite or path_has_part(head.path, cls.home_dir):
+            return 0.0
+        return _header_confidence(head)
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        entries: dict[str, tuple[int, dict[str, Any]]] = {}
+        header: dict[str, Any] = {}
+        last: str | None = None
+        for line, obj, problem in iter_json_lines(self.path, self.hasher):
+            if problem is not None:
+                yield problem
+                continue
+            if not isinstance(obj, dict):
+                yield Problem(line, "expected a JSON object")
+                continue
+            if obj.get("type") == "session" and not header:
+                header = obj
+                continue
+            if len(entries) >= MAX_ENTRIES:
+                yield Problem(line, f"more than {MAX_ENTRIES} entries: the rest is not imported")
+                break
+            key = opt_str(obj.get("id")) or f"#line{line}"  # version 1: no ids, linear
+            if "parentId" not in obj and last is not None:
+                obj = {**obj, "parentId": last}
+            entries[key] = (line, obj)
+            last = key
+        session_id = opt_str(header.get("id")) or self.path.stem
+        path = _active_path(entries, last)
+        on_path = set(path)
+        abandoned = sum(1 for k, (_, e) in entries.items() if k not in on_path and e.get("type") == "message")
+        title = model = None
+        for key in path:
+            entry = entries[key][1]
+            if entry.get("type") == "session_info" and opt_str(entry.get("name")):
+                title = str(entry["name"])
+            elif entry.get("type") == "model_change" and opt_str(entry.get("modelId")):
+                model = str(entry["modelId"])
+            elif entry.get("type") == "message" and isinstance(entry.get("message"), dict) \
+                    and entry["message"].get("role") == "assistant" and opt_str(entry["message"].get("model")):
+                model = str(entry["message"]["model"])
+        parent = opt_str(header.get("parentSession"))
+        if parent:
+            parent = Path(parent).stem.rpartition("_")[2] or parent
+        meta: dict[str, Any] = {k: header[k] for k in ("version",) if header.get(k) is not None}
+        if abandoned:
+            meta["abandoned_branch_entries"] = abandoned
+        if self.path.parent.parent.name and self.source == "openclaw":
+            meta["agent"] = self.path.parent.parent.name
+        yield SessionRecord(id=session_id, source=self.source, title=title, model=model,
+                            workspace=opt_str(header.get("cwd")), started_at=_stamp(header.get("timestamp")),
+                            parent_session_id=parent, meta=meta)
+        for key in path:
+            line, entry = entries[key]
+            problems: list[Problem] = []
+            yield from entry_rows(entry, session_id, line, problems)
+            yield from problems
+        yield Checkpoint(str(self.path.stat().st_size), 0)
+
+
+class OpenClawImporter(PiImporter):
+    """An OpenClaw agent session file (Pi's format under ``~/.openclaw``)."""
+
+    name = "openclaw"
+    agent = "OpenClaw"
+    indexes = "Pi's session format, per OpenClaw agent"
+    source: str | None = "openclaw"
+    default_locations = {"linux": ("~/.openclaw/agents/*/sessions/*.jsonl",),
+                         "darwin": ("~/.openclaw/agents/*/sessions/*.jsonl",)}
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """Pi's session header, in a file under ``.openclaw``."""
+        if head.is_sqlite or not path_has_part(head.path, ".openclaw"):
+            return 0.0
+        return _header_confidence(head)
+
+
+def _header_confidence(head: Head) -> float:
+    objects = head.objects()
+    if not objects:
+        return 0.0
+    first = objects[0]
+    if first.get("type") == "session" and isinstance(first.get("id"), str) and "cwd" in first:
+        return 0.95
+    return 0.0
+
+
+def _active_path(entries: dict[str, tuple[int, dict[str, Any]]], leaf: str | None) -> list[str]:
+    """Entry keys from the root to ``leaf`` along ``parentId`` (all entries if the chain breaks)."""
+    path: list[str] = []
+    seen: set[str] = set()
+    key = leaf
+    while key is not None and key in entries and key not in seen:
+        seen.add(key)
+        path.append(key)
+        parent = entries[key][1].get("parentId")
+        key = parent if isinstance(parent, str) else None
+    if key is not None and key not in entries:
+        return list(entries)  # a parent missing from the file: keep everything in file order
+    path.reverse()
+    return path

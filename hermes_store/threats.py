@@ -1,0 +1,229 @@
+"""Threat scan for text that ends up in a prompt (memory entries, facts; lowest layer).
+
+Two uses:
+
+* write time — :func:`scan_content` returns the ``Blocked: …`` message for the
+  first finding (or None), and the write is refused;
+* prompt time — :func:`sanitize_entry` / :func:`sanitize_entries` replace a
+  poisoned entry by a ``[BLOCKED: …]`` notice in the rendered snapshot only.
+
+Every pattern id of the Hermes ``strict`` scope is checked, at parity with the
+newest upstream list: a zero-width joiner between two emoji is part of the emoji
+(👨‍👩‍👧 passes), and ``ssh_access`` needs a write verb or redirect before the path.
+Invisible characters are looked for in the raw text; the regexes run on the NFKC form
+(full-width homoglyphs fold to ASCII). At most ``MAX_SCAN_CHARS`` characters
+are scanned, so longer text is blocked outright instead of passing with an
+unscanned tail. Text that already starts with ``[BLOCKED:`` is scanned like any
+other (an attacker cannot opt out by prefixing it).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+
+logger = logging.getLogger(__name__)
+
+MAX_SCAN_CHARS = 65_536
+
+INVISIBLE_CHARS: tuple[str, ...] = (
+    "\u200b", "\u200c", "\u200d", "\u2060", "\u2062", "\u2063", "\u2064", "\ufeff",
+    "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",
+)
+
+_F = r"(?:\w+\s+){0,8}"  # bounded filler: up to eight words between keywords
+_SECRET_VAR = r"\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)S?\b"
+_SSH_WRITE = r"(?:echo|cat|cp|mv|dd|tee|install|printf|rsync|scp|ln|append|add|write)"
+_MODIFY = r"\b(?:update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
+
+# (id, regex) in reporting order; all compiled case-insensitive.
+_PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
+    ("prompt_injection", rf"\bignore\s+{_F}(?:previous|all|above|prior)\s+{_F}instructions\b"),
+    ("sys_prompt_override", r"\bsystem\s+prompt\s+override\b"),
+    ("disregard_rules", rf"\bdisregard\s+{_F}(?:your|all|any)\s+{_F}(?:instructions|rules|guidelines)\b"),
+    ("bypass_restrictions",
+     rf"\bact\s+as\s+(?:if|though)\s+{_F}you\s+{_F}(?:have\s+no|don'?t\s+have|do\s+not\s+have)\s+{_F}"
+     r"(?:restrictions|limits|rules)\b"),
+    ("html_comment_injection",
+     r"<!--[\s\S]{0,512}?\b(?:ignore|override|system|secret|hidden)\b[\s\S]{0,512}?-->"),
+    ("hidden_div", r"<div\s[^>]*?style\s*=\s*[\"'][^\"']*display\s*:\s*none"),
+    ("translate_execute", rf"\btranslate\s+{_F}into\s+{_F}and\s+(?:execute|run|eval)\b"),
+    ("deception_hide", rf"\b(?:do\s+not|don'?t)\s+{_F}tell\s+{_F}the\s+user\b"),
+    ("role_hijack", rf"\byou\s+are\s+{_F}now\s+(?:a|an|the)\s+"),
+    ("role_pretend", rf"\bpretend\s+{_F}(?:you\s+are|to\s+be)\s+"),
+    ("leak_system_prompt", rf"\boutput\s+{_F}(?:system|initial)\s+prompt\b"),
+    ("remove_filters",
+     rf"\b(?:respond|answer|reply)\s+without\s+{_F}(?:restrictions|limitations|filters|safety)\b"),
+    ("fake_update", rf"\byou\s+have\s+been\s+{_F}(?:updated|upgraded|patched)\s+to\b"),
+    ("identity_override", r"\bname\s+yourself\s+\w+"),
+    ("c2_node_registration", r"\bregister\s+(?:as\s+)?a?\s*node\b"),
+    ("c2_heartbeat", r"\b(?:heartbeat|beacon|check[\s\-]?in)\s+(?:to|with)\s+"),
+    ("c2_task_pull", r"\bpull\s+(?:down\s+)?(?:new\s+)?task(?:ing|s)?\b"),
+    ("c2_network_connect", r"\bconnect\s+to\s+the\s+network\b"),
+    ("forced_action", r"\byou\s+must\s+(?:\w+\s+){0,3}(?:register|connect|report|beacon)\b"),
+    ("anti_forensic_oneliner", r"\bonly\s+use\s+one[\s\-]?liners?\b"),
+    ("anti_forensic_disk", rf"\bnever\s+{_F}(?:create|write)\s+{_F}(?:scripts?|files?)\s+{_F}disk\b"),
+    ("env_var_unset_agent", r"\bunset\s+\w*(?:CLAUDE|CODEX|HERMES|AGENT|OPENAI|ANTHROPIC)\w*"),
+    ("known_c2_framework", r"\b(?:cobalt\s*strike|sliver|havoc|mythic|metasploit|brainworm)\b"),
+    ("c2_explicit", r"\bc2\s+(?:server|channel|infrastructure|beacon)s?\b"),
+    ("c2_explicit_long", r"\bcommand\s+and\s+control\b"),
+    ("exfil_curl", rf"\bcurl\b[^\n]{{0,2048}}{_SECRET_VAR}"),
+    ("exfil_wget", rf"\bwget\b[^\n]{{0,2048}}{_SECRET_VAR}"),
+    ("read_secrets",
+     r"\bcat\s+[^\n]{0,2048}?(?:\.env\b|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
+    ("send_to_url", rf"\b(?:send|post|upload|transmit)\s+{_F}(?:to|at)\s+https?://"),
+    ("context_exfil",
+     rf"\b(?:include|output|print|share)\s+{_F}"
+     r"(?:conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)\b"),
+    ("ssh_backdoor", r"authorized_keys"),
+    # A write verb (word-bounded, so "address" is no "add") or a redirect before the path:
+    # a mere mention ("check $HOME/.ssh is chmod 700") is documentation, as in Hermes.
+    ("ssh_access", rf"(?:\b{_SSH_WRITE}\b|>>?)[^\n]{{0,512}}?(?:\$HOME|~)/\.ssh\b"),
+    ("hermes_env", r"(?:\$HOME|~)/\.hermes/\.env\b"),
+    ("agent_config_mod", rf"{_MODIFY}(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)"),
+    ("hermes_config_mod", rf"{_MODIFY}\.hermes/(?:config\.yaml|SOUL\.md)"),
+    ("hardcoded_secret",
+     r"\b(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_\-]{20,}[\"']"),
+)
+
+THREAT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (pid, re.compile(source, re.IGNORECASE)) for pid, source in _PATTERN_SOURCES
+)
+PATTERN_IDS: tuple[str, ...] = tuple(pid for pid, _ in THREAT_PATTERNS)
+# Substrings (lower case) one of which a match must contain; lets the scan skip the
+# patterns with long bounded gaps on text that cannot match them.
+_NEEDLES: dict[str, tuple[str, ...]] = {
+    "agent_config_mod": ("agents.md", "claude.md", ".cursorrules", ".clinerules"),
+    "hermes_config_mod": (".hermes/",),
+    "exfil_curl": ("$",),
+    "exfil_wget": ("$",),
+    "read_secrets": (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc"),
+    "html_comment_injection": ("<!--",),
+    "send_to_url": ("http",),
+    "ssh_access": (".ssh",),
+}
+_INVISIBLE_SET = frozenset(INVISIBLE_CHARS)
+_ZWJ = "\u200d"
+_PRESENTATION = frozenset("\ufe0e\ufe0f")  # text / emoji variation selectors
+_EMOJI_BLOCKS: tuple[tuple[int, int], ...] = (
+    (0x1F000, 0x1FFFF), (0x2600, 0x27BF), (0x2B00, 0x2BFF), (0x2300, 0x23FF), (0x2190, 0x21FF),
+)
+
+
+def _is_emoji(char: str) -> bool:
+    """A code point that can stand on either side of an emoji zero-width joiner."""
+    code = ord(char)
+    if any(lo <= code <= hi for lo, hi in _EMOJI_BLOCKS):
+        return True
+    return unicodedata.category(char) in ("So", "Sk")
+
+
+def _joins_emoji(text: str, index: int) -> bool:
+    """True when the ZWJ at ``index`` sits between two emoji (variation selectors skipped).
+
+    That is how 👨‍👩‍👧, 🐈‍⬛ or ❤️‍🔥 are built; a ZWJ glued to any other
+    character (``foo\u200dbar``, ``a\u200d🔥``) still counts as hidden text.
+    """
+    before = index - 1
+    while before >= 0 and text[before] in _PRESENTATION:
+        before -= 1
+    after = index + 1
+    return before >= 0 and after < len(text) and _is_emoji(text[before]) and _is_emoji(text[after])
+
+
+def invisible_id(char: str) -> str:
+    """The finding id of an invisible character, e.g. ``invisible_unicode_U+200B``."""
+    return f"invisible_unicode_U+{ord(char):04X}"
+
+
+def scan_findings(text: str) -> list[str]:
+    """Every finding id in ``text`` (first ``MAX_SCAN_CHARS`` chars): invisible characters first."""
+    head = text[:MAX_SCAN_CHARS]
+    findings: list[str] = []
+    seen: set[str] = set()
+    for index, char in enumerate(head):
+        if char in _INVISIBLE_SET and char not in seen:
+            if char == _ZWJ and _joins_emoji(head, index):
+                continue
+            seen.add(char)
+            findings.append(invisible_id(char))
+    folded = unicodedata.normalize("NFKC", head)
+    # The prefilter is exact only for ASCII text (case folding of other scripts can map to ASCII).
+    lowered = folded.lower() if folded.isascii() else None
+    for pid, regex in THREAT_PATTERNS:
+        needles = _NEEDLES.get(pid)
+        if lowered is not None and needles is not None and not any(n in lowered for n in needles):
+            continue
+        if regex.search(folded):
+            findings.append(pid)
+    return findings
+
+
+def too_large_message(length: int) -> str:
+    """The write-time refusal for text longer than the scan window."""
+    return (
+        f"Blocked: content is too large to scan ({length:,} chars; the limit is {MAX_SCAN_CHARS:,}). "
+        "Split it into smaller entries."
+    )
+
+
+def scan_content(text: str) -> str | None:
+    """Write-time scan: the ``Blocked: …`` message for the first finding, or None when clean."""
+    if len(text) > MAX_SCAN_CHARS:
+        return too_large_message(len(text))
+    findings = scan_findings(text)
+    if not findings:
+        return None
+    first = findings[0]
+    if first.startswith("invisible_unicode_"):
+        code = first[len("invisible_unicode_"):]
+        return f"Blocked: content contains invisible unicode character {code} (possible injection)."
+    return (
+        f"Blocked: content matches threat pattern '{first}'. Content is injected into the system "
+        "prompt and must not contain injection or exfiltration payloads."
+    )
+
+
+def blocked_notice(source: str, findings: list[str]) -> str:
+    """The ``[BLOCKED: …]`` text that replaces a poisoned entry in a rendered prompt."""
+    return (
+        f"[BLOCKED: {source} entry contained threat pattern(s): {', '.join(findings)}. "
+        "Removed from system prompt; use memory(action=remove) to delete the original.]"
+    )
+
+
+def too_large_notice(source: str, length: int) -> str:
+    """The ``[BLOCKED: …]`` text for an entry too long to scan."""
+    return (
+        f"[BLOCKED: {source} entry too large to scan ({length:,} chars). "
+        "Removed from system prompt; use memory(action=remove) to delete the original.]"
+    )
+
+
+def sanitize_entry(entry: str, source: str = "MEMORY.md") -> str:
+    """Return ``entry`` unchanged when clean, else the ``[BLOCKED: …]`` notice naming ``source``.
+
+    Empty text passes through. Text already starting with ``[BLOCKED:`` is still
+    scanned; a genuine notice is clean and therefore never wrapped twice.
+    """
+    if not entry:
+        return entry
+    if len(entry) > MAX_SCAN_CHARS:
+        logger.warning("Memory entry from %s blocked at load time: too large (%d chars)", source, len(entry))
+        return too_large_notice(source, len(entry))
+    findings = scan_findings(entry)
+    if not findings:
+        return entry
+    logger.warning("Memory entry from %s blocked at load time: %s", source, ", ".join(findings))
+    return blocked_notice(source, findings)
+
+
+def sanitize_entries(entries: list[str], source: str = "MEMORY.md") -> list[str]:
+    """:func:`sanitize_entry` over a list (order and length kept)."""
+    return [sanitize_entry(entry, source) for entry in entries]
+
+
+def sanitize_snapshot(text: str, source: str = "context") -> str:
+    """Sanitise one block of prompt-bound text as a whole (same rules as an entry)."""
+    return sanitize_entry(text, source)

@@ -1,0 +1,23 @@
+"""The README's table of other agents' formats names every bundled importer it describes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hermes_store.sessions.importers.registry import IMPORTERS
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+# the formats added for the wider coverage (issue 12, "Coverage")
+ADDED = ("gemini-cli", "gemini-cli-logs", "gemini-cli-checkpoint", "qwen-code", "qwen-code-legacy",
+         "qwen-code-logs", "opencode-json", "opencode-db", "cursor", "chatgpt-export", "aider", "cline",
+         "copilot-chat", "copilot-cli", "goose-jsonl", "goose-db", "amp", "crush", "factory-droid",
+         "kimi-cli", "pi", "openclaw", "openhands")
+
+
+def test_every_added_format_is_in_the_readme_table():
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### Other agents' transcripts", 1)[1].split("\n### ", 1)[0]
+    named = set(re.findall(r"`([a-z0-9-]+)`", section))
+    assert [name for name in ADDED if name not in named] == []
+    assert [name for name in ADDED if name not in IMPORTERS] == []  # and each is registered
