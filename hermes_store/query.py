@@ -68,21 +68,30 @@ _OPERATORS = {"OR", "AND", "NOT"}
 # --------------------------------------------------------------------------- characters
 
 
+# Han, Hiragana, Katakana, Hangul and CJK compatibility ranges: the one definition of "CJK".
+CJK_RANGES: tuple[tuple[int, int, str], ...] = (
+    (0x1100, 0x11FF, "Hangul Jamo"),
+    (0x3040, 0x30FF, "Hiragana, Katakana"),
+    (0x3100, 0x312F, "Bopomofo"),
+    (0x3130, 0x318F, "Hangul compatibility Jamo"),
+    (0x3400, 0x4DBF, "CJK Extension A"),
+    (0x4E00, 0x9FFF, "CJK Unified Ideographs"),
+    (0xAC00, 0xD7AF, "Hangul syllables"),
+    (0xF900, 0xFAFF, "CJK compatibility ideographs"),
+    (0xFF66, 0xFF9F, "half-width Katakana"),
+    (0x20000, 0x3FFFF, "CJK Extensions B.."),
+)
+CJK_CHARS = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in CJK_RANGES) + "]")
+
+
 def is_cjk(char: str) -> bool:
     """True for Han, Hiragana, Katakana, Hangul and CJK compatibility characters."""
-    code = ord(char)
-    return (
-        0x3040 <= code <= 0x30FF  # Hiragana, Katakana
-        or 0x3100 <= code <= 0x312F  # Bopomofo
-        or 0x3400 <= code <= 0x4DBF  # CJK Extension A
-        or 0x4E00 <= code <= 0x9FFF  # CJK Unified Ideographs
-        or 0xAC00 <= code <= 0xD7AF  # Hangul syllables
-        or 0x1100 <= code <= 0x11FF  # Hangul Jamo
-        or 0x3130 <= code <= 0x318F  # Hangul compatibility Jamo
-        or 0xF900 <= code <= 0xFAFF  # CJK compatibility ideographs
-        or 0xFF66 <= code <= 0xFF9F  # half-width Katakana
-        or 0x20000 <= code <= 0x3FFFF  # CJK Extensions B..
-    )
+    return CJK_CHARS.match(char) is not None
+
+
+def has_cjk(text: str) -> bool:
+    """True when ``text`` holds any :func:`is_cjk` character (a fast scan)."""
+    return CJK_CHARS.search(text) is not None
 
 
 def is_token_char(char: str) -> bool:
@@ -126,12 +135,12 @@ def cjk_projection(text: str | None) -> str | None:
     unigrams, then any Latin/digit part glued to the CJK, all space separated.
     Stored in a ``cjk`` FTS column tokenized by stock ``unicode61``.
     """
-    if not text or not any(is_cjk(c) for c in text):
+    if not text or not has_cjk(text):
         return None
     text = unicodedata.normalize("NFKC", text)
     out: list[str] = []
     for token in tokenize(text):
-        if not any(is_cjk(c) for c in token):
+        if not has_cjk(token):
             continue
         for flag, run in _split_cjk(token):
             if flag:
@@ -259,7 +268,7 @@ def literal_match(word: str, *, prefix: bool = False) -> Match | None:
     tokens = tokenize(word)
     if not tokens:
         return None
-    if any(is_cjk(c) for c in word):
+    if has_cjk(word):
         parts: list[Match] = []
         latin: list[str] = []
         for token in tokens:
@@ -639,7 +648,7 @@ def highlight_excerpt(content: str, query: str | QueryPlan, width: int = 160, *,
     pieces = []
     for word in words:
         pieces.append(re.escape(word))
-        if any(is_cjk(c) for c in word) and len(word) > 2:
+        if has_cjk(word) and len(word) > 2:
             pieces.extend(re.escape(word[i : i + 2]) for i in range(len(word) - 1))
     pattern = re.compile("|".join(pieces), re.IGNORECASE) if pieces else None
     match = pattern.search(content) if pattern else None

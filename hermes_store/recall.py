@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -40,11 +41,7 @@ from hermes_store.tooling import (
     shown,
 )
 
-KINDS: tuple[str, ...] = ("memory", "user", "facts", "sessions")
 RRF_K = 20  # reciprocal-rank-fusion constant: small lists, so a small k keeps ranks apart
-# Facts weigh 0.6: measured on LoCoMo (scripts/eval_recall.py) it keeps the transcript evidence in
-# the top 10 (turn hit@10 0.557 at 1.0 -> 0.758 at 0.6) while facts still lift session hit@10.
-KIND_WEIGHT = {"memory": 1.0, "user": 1.0, "facts": 0.6, "sessions": 1.0}
 DEFAULT_TRUST = 0.5
 RECENCY_HALF_LIFE_DAYS = 180.0
 MIN_TRIMMED_TOKENS = 24  # below this a trimmed item is not worth including
@@ -68,7 +65,8 @@ class RecallItem:
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape: kind, id, text/snippet, score, why, then provenance fields."""
         out: dict[str, Any] = {"kind": self.kind, "id": self.id, "score": round(self.score, 6)}
-        if self.kind == "sessions":
+        kind = KIND_BY_NAME.get(self.kind)
+        if kind is not None and kind.snippet_only:
             out["snippet"] = self.snippet if self.snippet is not None else self.text
         else:
             out["text"] = self.text
@@ -121,17 +119,6 @@ class RecallResult:
 # --------------------------------------------------------------------------- time helpers
 
 
-def parse_when(value: Any, *, name: str = "date", end: bool = False) -> float | None:
-    """A ``since``/``until`` argument as epoch seconds (see :func:`hermes_store.timeutil.parse_when`).
-
-    ``end=True`` makes a bare date mean the end of that day. Raises ValueError naming ``name``.
-    """
-    try:
-        return timeutil.parse_when(value, end_of_day=end)
-    except timeutil.TimeParseError as exc:
-        raise ValueError(f"{name}: {exc}") from exc
-
-
 def _iso(value: Any) -> str | None:
     stamp = timeutil.to_epoch(value)
     if stamp is None:
@@ -147,16 +134,87 @@ def _in_window(stamp: float | None, since: float | None, until: float | None) ->
     return (since is None or stamp >= since) and (until is None or stamp <= until)
 
 
-# --------------------------------------------------------------------------- candidates per kind
+# --------------------------------------------------------------------------- kinds
 
 
-def _builtin_candidates(home: Home, db: Database | None, query: str, targets: tuple[str, ...],
-                        limit: int, since: float | None, until: float | None,
-                        notes: dict[str, str]) -> dict[str, list[RecallItem]]:
-    found = search_entries(db, home.memories_dir, query, targets=targets, limit=limit * 3)
+@dataclass
+class RecallRequest:
+    """What one ``recall`` call asks every kind (times already parsed to epoch seconds)."""
+
+    home: Home
+    db: Database | None
+    text: str
+    limit: int
+    kinds: tuple[str, ...]
+    since: float | None = None
+    until: float | None = None
+    min_trust: float | None = None
+    exclude_session_id: str = ""
+    notes: dict[str, str] = field(default_factory=dict)
+    shared: dict[str, Any] = field(default_factory=dict)  # work kinds share within one call
+
+
+class Kind(ABC):
+    """One kind of past that ``recall`` asks: how to find, weigh, label and explain its items.
+
+    A new kind is one subclass added to :data:`RECALL_KINDS`.
+    """
+
+    name: str = ""
+    title: str = ""           # heading in the CLI's grouped output
+    weight: float = 1.0       # fusion weight of the whole kind
+    snippet_only: bool = False  # JSON items carry ``snippet`` instead of ``text``
+
+    def available(self, request: RecallRequest) -> bool:
+        """False when there is nothing to search yet (no database, no table): skipped silently."""
+        return True
+
+    @abstractmethod
+    def candidates(self, request: RecallRequest) -> list[RecallItem]:
+        """This kind's ranked items for the request (at most ``request.limit``)."""
+
+    def why(self, item: RecallItem) -> str:
+        """Why ``item`` ranked where it did (after :func:`fuse` set its rank)."""
+        return f"{self.name} rank {item.kind_rank} (relevance {item.kind_score:.3f})"
+
+    @abstractmethod
+    def label(self, item: RecallItem) -> str:
+        """The bracketed label of the item's line in the rendered block."""
+
+    @abstractmethod
+    def describe(self, fields: dict[str, Any]) -> tuple[str, str]:
+        """``(heading, body)`` of an item (its JSON fields) in the CLI's grouped output."""
+
+
+class BuiltinKind(Kind):
+    """MEMORY.md or USER.md entries (both files are searched in one pass per call)."""
+
+    def __init__(self, name: str, file: str, title: str) -> None:
+        self.name, self.file, self.title = name, file, title
+
+    def candidates(self, request: RecallRequest) -> list[RecallItem]:
+        found = request.shared.get("builtin")
+        if found is None:
+            targets = tuple(k.name for k in RECALL_KINDS
+                            if isinstance(k, BuiltinKind) and k.name in request.kinds)
+            found = request.shared["builtin"] = _builtin_candidates(request, targets)
+        return found.get(self.name, [])
+
+    def label(self, item: RecallItem) -> str:
+        when = item.provenance.get("updated_at") or item.provenance.get("created_at")
+        return f"[{item.kind} #{item.id}{', ' + when[:10] if when else ''}]"
+
+    def describe(self, fields: dict[str, Any]) -> tuple[str, str]:
+        when = fields.get("updated_at") or fields.get("created_at") or "time unknown"
+        return f"  #{fields['id']}  ({when})", fields.get("snippet") or fields["text"]
+
+
+def _builtin_candidates(request: RecallRequest, targets: tuple[str, ...]) -> dict[str, list[RecallItem]]:
+    home, db, limit = request.home, request.db, request.limit
+    found = search_entries(db, home.memories_dir, request.text, targets=targets, limit=limit * 3)
     if found.note:
         for target in targets:
-            notes[target] = found.note
+            request.notes[target] = found.note
     by_kind: dict[str, list[RecallItem]] = {t: [] for t in targets}
     info: dict[str, dict[str, dict[str, Any]]] = {}
     if db is not None and found.hits:
@@ -168,9 +226,9 @@ def _builtin_candidates(home: Home, db: Database | None, query: str, targets: tu
     for hit in found.hits:
         prov = info.get(hit.target, {}).get(hit.content) or {}
         created, updated = prov.get("created_at"), prov.get("updated_at")
-        if not _in_window(updated or created, since, until):
+        if not _in_window(updated or created, request.since, request.until):
             continue
-        source = "USER.md" if hit.target == "user" else "MEMORY.md"
+        source = KIND_BY_NAME[hit.target].file  # type: ignore[attr-defined]
         item = RecallItem(
             kind=hit.target, id=hit.index, text=sanitize_entry(hit.content, source),
             kind_score=hit.score, snippet=hit.snippet,
@@ -198,59 +256,134 @@ def _fact_store(db: Database) -> Any:
     return store
 
 
-def _fact_candidates(db: Database, query: str, limit: int, min_trust: float | None,
-                     since: float | None, until: float | None, notes: dict[str, str]) -> list[RecallItem]:
-    rows = _fact_store(db).search(query, limit=limit * 2, min_trust=min_trust)
-    items: list[RecallItem] = []
-    for row in rows:
-        if not _in_window(timeutil.to_epoch(row.get("created_at")), since, until):
-            continue
-        trust = float(row.get("trust_score", DEFAULT_TRUST))
-        items.append(RecallItem(
-            kind="facts", id=row["fact_id"], text=sanitize_entry(row["content"], f"fact #{row['fact_id']}"),
-            kind_score=float(row.get("score", 0.0)),
-            weight=max(0.0, min(2.0, trust / DEFAULT_TRUST)),
-            provenance={
-                "trust_score": trust, "helpful_count": row.get("helpful_count", 0),
-                "retrieval_count": row.get("retrieval_count", 0), "category": row.get("category"),
-                "tags": row.get("tags"), "entities": row.get("entities", []),
-                "created_at": _iso(row.get("created_at")), "updated_at": _iso(row.get("updated_at")),
-            },
-        ))
-    return items[:limit]
+class FactsKind(Kind):
+    """Facts of the fact store, weighted by trust."""
+
+    name = "facts"
+    title = "Facts"
+    # Facts weigh 0.6: measured on LoCoMo (scripts/eval_recall.py) it keeps the transcript evidence
+    # in the top 10 (turn hit@10 0.557 at 1.0 -> 0.758 at 0.6) while facts still lift session hit@10.
+    weight = 0.6
+
+    def available(self, request: RecallRequest) -> bool:
+        return _table_ready(request, "facts")
+
+    def candidates(self, request: RecallRequest) -> list[RecallItem]:
+        assert request.db is not None  # checked by available()
+        rows = _fact_store(request.db).search(request.text, limit=request.limit * 2,
+                                              min_trust=request.min_trust)
+        items: list[RecallItem] = []
+        for row in rows:
+            if not _in_window(timeutil.to_epoch(row.get("created_at")), request.since, request.until):
+                continue
+            trust = float(row.get("trust_score", DEFAULT_TRUST))
+            items.append(RecallItem(
+                kind=self.name, id=row["fact_id"],
+                text=sanitize_entry(row["content"], f"fact #{row['fact_id']}"),
+                kind_score=float(row.get("score", 0.0)), weight=max(0.0, min(2.0, trust / DEFAULT_TRUST)),
+                provenance={
+                    "trust_score": trust, "helpful_count": row.get("helpful_count", 0),
+                    "retrieval_count": row.get("retrieval_count", 0), "category": row.get("category"),
+                    "tags": row.get("tags"), "entities": row.get("entities", []),
+                    "created_at": _iso(row.get("created_at")), "updated_at": _iso(row.get("updated_at")),
+                },
+            ))
+        return items[:request.limit]
+
+    def why(self, item: RecallItem) -> str:
+        return f"{super().why(item)} × trust {item.provenance.get('trust_score', DEFAULT_TRUST):.2f}"
+
+    def label(self, item: RecallItem) -> str:
+        return f"[fact #{item.id}, trust {item.provenance.get('trust_score', DEFAULT_TRUST):.2f}]"
+
+    def describe(self, fields: dict[str, Any]) -> tuple[str, str]:
+        return (f"  #{fields['id']}  trust {fields['trust_score']:.2f}, helpful {fields.get('helpful_count', 0)}",
+                fields["text"])
 
 
-def _session_candidates(db: Database, query: str, limit: int, since: float | None, until: float | None,
-                        notes: dict[str, str], exclude_session_id: str = "") -> list[RecallItem]:
-    from hermes_store.sessions.search import Lineage, search_messages
+class SessionsKind(Kind):
+    """Messages of past sessions, weighted by age; the caller's own session tree is left out."""
 
-    lineage = Lineage(db)
-    own_root = lineage.root(exclude_session_id) if exclude_session_id else None
-    # expand_context lets the neighbours of strong matches in: the best evidence recall (LoCoMo)
-    found = search_messages(db, query, limit=limit * 2 if own_root else limit, since=since, until=until,
-                            expand_context=True)
-    if found.note:
-        notes["sessions"] = found.note
-    now = time.time()
-    items: list[RecallItem] = []
-    for row in found.results:
-        if own_root is not None and lineage.root(row["session_id"]) == own_root:
-            continue
-        if not (row.get("snippet") or "").strip():  # e.g. a tool-call-only assistant turn
-            continue
-        stamp = row.get("timestamp")
-        age_days = max(0.0, (now - stamp) / 86400) if stamp else None
-        recency = 1.0 if age_days is None else 0.85 + 0.3 * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
-        items.append(RecallItem(
-            kind="sessions", id=row["message_id"], text=row.get("snippet") or "",
-            snippet=row.get("snippet"), kind_score=float(row.get("score") or 0.0), weight=recency,
-            provenance={
-                "session_id": row["session_id"], "seq": row.get("seq"), "role": row.get("role"),
-                "timestamp": stamp, "time": _iso(stamp), "source": row.get("source"),
-                "title": row.get("title"), "link": f"@session:{row['session_id']}",
-            },
-        ))
-    return items[:limit]
+    name = "sessions"
+    title = "Past sessions"
+    snippet_only = True
+
+    def available(self, request: RecallRequest) -> bool:
+        return _table_ready(request, "messages")
+
+    def candidates(self, request: RecallRequest) -> list[RecallItem]:
+        from hermes_store.sessions.search import Lineage, search_messages
+
+        db, limit = request.db, request.limit
+        lineage = Lineage(db)
+        own_root = lineage.root(request.exclude_session_id) if request.exclude_session_id else None
+        # expand_context lets the neighbours of strong matches in: the best evidence recall (LoCoMo)
+        found = search_messages(db, request.text, limit=limit * 2 if own_root else limit,
+                                since=request.since, until=request.until, expand_context=True)
+        if found.note:
+            request.notes[self.name] = found.note
+        now = time.time()
+        items: list[RecallItem] = []
+        for row in found.results:
+            if own_root is not None and lineage.root(row["session_id"]) == own_root:
+                continue
+            if not (row.get("snippet") or "").strip():  # e.g. a tool-call-only assistant turn
+                continue
+            stamp = row.get("timestamp")
+            age_days = max(0.0, (now - stamp) / 86400) if stamp else None
+            recency = 1.0 if age_days is None else 0.85 + 0.3 * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+            items.append(RecallItem(
+                kind=self.name, id=row["message_id"], text=row.get("snippet") or "",
+                snippet=row.get("snippet"), kind_score=float(row.get("score") or 0.0), weight=recency,
+                provenance={
+                    "session_id": row["session_id"], "seq": row.get("seq"), "role": row.get("role"),
+                    "timestamp": stamp, "time": _iso(stamp), "source": row.get("source"),
+                    "title": row.get("title"), "link": f"@session:{row['session_id']}",
+                },
+            ))
+        return items[:limit]
+
+    def why(self, item: RecallItem) -> str:
+        base = super().why(item)
+        return f"{base} × recency {item.weight:.2f}" if item.weight != 1.0 else base
+
+    def label(self, item: RecallItem) -> str:
+        when = item.provenance.get("time")
+        return (f"[{item.provenance.get('link')} #{item.id}{', ' + when[:10] if when else ''}, "
+                f"{item.provenance.get('role')}]")
+
+    def describe(self, fields: dict[str, Any]) -> tuple[str, str]:
+        head = (f"  {fields['link']} #{fields['id']}  {fields.get('time') or ''} {fields.get('role') or ''} "
+                f"{fields.get('title') or ''}").rstrip()
+        return head, fields.get("snippet") or ""
+
+
+def _table_ready(request: RecallRequest, table: str) -> bool:
+    """False without a database; a database missing ``table`` is broken, not empty (raises)."""
+    if request.db is None:
+        return False
+    if not request.db.table_exists(table):
+        raise LookupError(f"{getattr(request.db, 'path', 'the database')}: table {table} is missing "
+                          "(run `hermes-store doctor --fix`)")
+    return True
+
+
+RECALL_KINDS: tuple[Kind, ...] = (
+    BuiltinKind("memory", "MEMORY.md", "Memory (MEMORY.md)"),
+    BuiltinKind("user", "USER.md", "User profile (USER.md)"),
+    FactsKind(),
+    SessionsKind(),
+)
+KIND_BY_NAME: dict[str, Kind] = {kind.name: kind for kind in RECALL_KINDS}
+KINDS: tuple[str, ...] = tuple(KIND_BY_NAME)
+
+
+def unknown_kinds_problem(kinds: Iterable[str]) -> str | None:
+    """``"unknown kind(s) …; choose from …"`` when ``kinds`` names a kind that does not exist."""
+    bad = list(dict.fromkeys(k for k in kinds if k not in KIND_BY_NAME))
+    if not bad:
+        return None
+    return f"unknown kind(s) {shown(', '.join(bad))}; choose from {', '.join(KINDS)}"
 
 
 # --------------------------------------------------------------------------- fusion
@@ -259,16 +392,12 @@ def _session_candidates(db: Database, query: str, limit: int, since: float | Non
 def fuse(lists: dict[str, list[RecallItem]], limit: int) -> list[RecallItem]:
     """Weighted reciprocal-rank fusion of each kind's ranked list; fills score and why."""
     fused: list[RecallItem] = []
-    for kind, items in lists.items():
+    for name, items in lists.items():
+        kind = KIND_BY_NAME.get(name)
         for rank, item in enumerate(items, start=1):
             item.kind_rank = rank
-            item.score = KIND_WEIGHT.get(kind, 1.0) * item.weight / (RRF_K + rank)
-            reason = f"{kind} rank {rank} (relevance {item.kind_score:.3f})"
-            if kind == "facts":
-                reason += f" × trust {item.provenance.get('trust_score', DEFAULT_TRUST):.2f}"
-            elif kind == "sessions" and item.weight != 1.0:
-                reason += f" × recency {item.weight:.2f}"
-            item.why = reason
+            item.score = (kind.weight if kind else 1.0) * item.weight / (RRF_K + rank)
+            item.why = kind.why(item) if kind else f"{name} rank {rank} (relevance {item.kind_score:.3f})"
             fused.append(item)
     fused.sort(key=lambda it: (-it.score, it.kind_rank, KINDS.index(it.kind) if it.kind in KINDS else 9))
     return fused[:limit]
@@ -281,16 +410,7 @@ def render_item(item: RecallItem, text: str | None = None) -> str:
     """One line of the recall block for ``item`` (``text`` overrides its text, e.g. trimmed)."""
     body = " ".join((text if text is not None else item.text).split())
     body = body.replace(HIGHLIGHT_OPEN, "").replace(HIGHLIGHT_CLOSE, "")
-    prov = item.provenance
-    if item.kind in ("memory", "user"):
-        when = prov.get("updated_at") or prov.get("created_at")
-        label = f"[{item.kind} #{item.id}{', ' + when[:10] if when else ''}]"
-    elif item.kind == "facts":
-        label = f"[fact #{item.id}, trust {prov.get('trust_score', DEFAULT_TRUST):.2f}]"
-    else:
-        when = prov.get("time")
-        label = f"[{prov.get('link')} #{item.id}{', ' + when[:10] if when else ''}, {prov.get('role')}]"
-    return sanitize_context(f"- {label} {body}")
+    return sanitize_context(f"- {KIND_BY_NAME[item.kind].label(item)} {body}")
 
 
 def _trim_to_tokens(text: str, tokens: int) -> str:
@@ -341,10 +461,11 @@ def pack(items: list[RecallItem], budget_tokens: int, query: str) -> tuple[list[
 
 
 def _open_existing_db(home: Home) -> Database | None:
-    """The home's database if it exists (never created by a read)."""
-    if not home.db_path.exists():
+    """The home's store if it exists (a SQLite file is never created by a read; a configured
+    server is opened, a failure to reach it raised for the caller to report)."""
+    if not home.store_exists():
         return None
-    return Database(home.db_path)
+    return home.open_db() if home.engine == "postgresql" else Database(home.db_path)
 
 
 def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_tokens: int | None = None,
@@ -359,13 +480,17 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
     reported in ``errors``.
     """
     home = home if isinstance(home, Home) else Home(home)
-    wanted = [k for k in KINDS if k in set(kinds)]
-    unknown = sorted(set(kinds) - set(KINDS))
-    if unknown:
-        raise ValueError(f"kinds: unknown kind(s) {', '.join(unknown)}; choose from {', '.join(KINDS)}")
+    kinds = list(kinds)
+    problem = unknown_kinds_problem(kinds)
+    if problem:
+        raise ValueError(f"kinds: {problem}")
     limit = max(1, int(limit))
-    since_ts, until_ts = parse_when(since, name="since"), parse_when(until, name="until", end=True)
+    since_ts = timeutil.parse_when(since, name="since")
+    until_ts = timeutil.parse_when(until, name="until", end_of_day=True)
     result = RecallResult(query=str(query or ""), results=[])
+    if home.root.exists() and not home.root.is_dir():
+        result.errors["home"] = f"{home.root}: the Hermes home is not a directory"
+        return result
     own_db = None
     if db is None:
         try:
@@ -373,30 +498,21 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
         except Exception as exc:  # an unreadable DB must not hide the .md files
             result.errors["database"] = f"{type(exc).__name__}: {exc}"
     try:
+        request = RecallRequest(home=home, db=db, text=result.query, limit=limit,
+                                kinds=tuple(k for k in KINDS if k in set(kinds)), since=since_ts,
+                                until=until_ts, min_trust=min_trust,
+                                exclude_session_id=exclude_session_id, notes=result.notes)
         lists: dict[str, list[RecallItem]] = {}
-        targets = tuple(k for k in ("memory", "user") if k in wanted)
-        if targets:
+        for kind in RECALL_KINDS:
+            if kind.name not in request.kinds:
+                continue
             try:
-                lists.update(_builtin_candidates(home, db, result.query, targets, limit, since_ts, until_ts,
-                                                 result.notes))
-                result.kinds_searched.extend(targets)
+                if not kind.available(request):
+                    continue
+                lists[kind.name] = kind.candidates(request)
+                result.kinds_searched.append(kind.name)
             except Exception as exc:
-                for target in targets:
-                    result.errors[target] = f"{type(exc).__name__}: {exc}"
-        if db is not None and "facts" in wanted and db.table_exists("facts"):
-            try:
-                lists["facts"] = _fact_candidates(db, result.query, limit, min_trust, since_ts, until_ts,
-                                                  result.notes)
-                result.kinds_searched.append("facts")
-            except Exception as exc:
-                result.errors["facts"] = f"{type(exc).__name__}: {exc}"
-        if db is not None and "sessions" in wanted and db.table_exists("messages"):
-            try:
-                lists["sessions"] = _session_candidates(db, result.query, limit, since_ts, until_ts,
-                                                        result.notes, exclude_session_id)
-                result.kinds_searched.append("sessions")
-            except Exception as exc:
-                result.errors["sessions"] = f"{type(exc).__name__}: {exc}"
+                result.errors[kind.name] = f"{type(exc).__name__}: {exc}"
         fused = fuse(lists, limit)
         if budget_tokens is not None:
             kept, omitted, rendered, used = pack(fused, int(budget_tokens), result.query)
@@ -439,9 +555,9 @@ RECALL_SCHEMA = function_schema(
 def _recall_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     query = get_str(args, "query", required=True, max_chars=10_000)
     kinds = get_str_list(args, "kinds", default=list(KINDS)) or list(KINDS)
-    bad = [k for k in kinds if k not in KINDS]
-    if bad:
-        raise ToolArgumentError(f"'kinds' has unknown kind(s) {shown(', '.join(bad))}; choose from {', '.join(KINDS)}")
+    problem = unknown_kinds_problem(kinds)
+    if problem:
+        raise ToolArgumentError(f"'kinds' has {problem}")
     limit = get_int(args, "limit", default=10, minimum=1, maximum=50, clamp=True)
     budget = get_int(args, "budget_tokens", default=None, minimum=1, maximum=1_000_000)
     min_trust = get_float(args, "min_trust", default=None)
@@ -454,7 +570,7 @@ def _recall_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         if isinstance(value, str) and len(value) > 100:
             raise ToolArgumentError(f"'{name}' is too long ({len(value):,} chars) for a date or an age")
         try:
-            parse_when(value, name=name)
+            timeutil.parse_when(value, name=name)
         except ValueError as exc:
             raise ToolArgumentError(f"'{name}': {exc}") from exc
     db = ctx.resource("recall_db", lambda: _open_existing_db(ctx.home))

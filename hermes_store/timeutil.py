@@ -59,12 +59,23 @@ def to_epoch(value: Any) -> float | None:
     return None if moment is None else moment.timestamp()
 
 
-def parse_when(value: Any, *, end_of_day: bool = False, now: float | None = None) -> float | None:
+def parse_when(value: Any, *, end_of_day: bool = False, now: float | None = None,
+               name: str | None = None) -> float | None:
     """A user's date argument as epoch seconds (UTC); None for None or empty.
 
     ``end_of_day`` makes a bare ``YYYY-MM-DD`` mean the end of that day (for
-    ``until``). Raises :class:`TimeParseError`.
+    ``until``). Raises :class:`TimeParseError`, its message starting ``"<name>: "``
+    when the argument's ``name`` is given.
     """
+    try:
+        return _parse_when(value, end_of_day=end_of_day, now=now)
+    except TimeParseError as exc:
+        if name is None:
+            raise
+        raise TimeParseError(f"{name}: {exc}") from exc
+
+
+def _parse_when(value: Any, *, end_of_day: bool, now: float | None) -> float | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool):

@@ -77,7 +77,7 @@ def function_schema(name: str, description: str, properties: dict[str, Any],
 
 
 _MISSING = object()
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATES = re.compile("[\ud800-\udfff]")  # lone UTF-16 surrogates: UTF-8 cannot hold them
 
 
 def shown(value: Any, limit: int = PREVIEW_CHARS) -> str:
@@ -87,8 +87,29 @@ def shown(value: Any, limit: int = PREVIEW_CHARS) -> str:
 
 
 def valid_text(text: str) -> str:
-    """``text`` with lone surrogates (which JSON ``\\ud800`` escapes produce) replaced by U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+    """``text`` with lone surrogates (which JSON ``\\ud800`` escapes produce) replaced by U+FFFD.
+
+    The package's one surrogate scrubber (tool arguments, queries, transcripts).
+    """
+    return SURROGATES.sub("\ufffd", text) if SURROGATES.search(text) else text
+
+
+def parse_arguments(args: Any) -> dict[str, Any]:
+    """Tool-call arguments as a dict: a JSON object (text or bytes), a dict, or None/"" for ``{}``.
+
+    The one parser for every tool entry point (the tool registry, the provider manager).
+    Raises :class:`ToolArgumentError` for invalid JSON or anything but an object.
+    """
+    if isinstance(args, (str, bytes)):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ToolArgumentError(f"arguments are not valid JSON: {exc}") from exc
+    if args is None:
+        return {}
+    if not isinstance(args, dict):
+        raise ToolArgumentError(f"arguments must be a JSON object, got {type(args).__name__}")
+    return args
 
 
 def get_str(args: dict[str, Any], name: str, *, required: bool = False, default: str | None = None,
@@ -111,7 +132,7 @@ def get_str(args: dict[str, Any], name: str, *, required: bool = False, default:
         raise ToolArgumentError(f"'{name}' is too long ({len(value):,} chars; limit {max_chars:,})")
     if not allow_empty and not value.strip():
         raise ToolArgumentError(f"'{name}' must not be empty")
-    if exact and _SURROGATE.search(value):
+    if exact and SURROGATES.search(value):
         raise ToolArgumentError(f"'{name}' contains lone surrogates (invalid Unicode), so it cannot match "
                                 "any stored text")
     return valid_text(value)

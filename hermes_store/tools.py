@@ -23,7 +23,7 @@ from hermes_store.db import (
     query_budget,
 )
 from hermes_store.home import Home
-from hermes_store.tooling import Tool, ToolArgumentError, ToolContext, fence_reply
+from hermes_store.tooling import Tool, ToolArgumentError, ToolContext, fence_reply, parse_arguments
 
 # tool name -> "module:attribute" holding its Tool
 TOOL_LOCATIONS: dict[str, str] = {
@@ -70,17 +70,8 @@ def call_tool(name: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
 def _call_tool(name: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
     if name not in TOOL_LOCATIONS:
         return {"success": False, "error": f"Unknown tool '{name}'. Available: {', '.join(TOOL_NAMES)}"}
-    if isinstance(args, (str, bytes)):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return {"success": False, "error": f"arguments are not valid JSON: {exc}"}
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        return {"success": False, "error": f"arguments must be a JSON object, got {type(args).__name__}"}
     try:
-        return get_tool(name).handler(args, ctx)
+        return get_tool(name).handler(parse_arguments(args), ctx)
     except ToolArgumentError as exc:
         return {"success": False, "error": str(exc)}
     except Exception as exc:  # a tool failure must never reach the agent as a traceback

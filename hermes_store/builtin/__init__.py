@@ -1,9 +1,15 @@
 """Built-in memory: MEMORY.md / USER.md, behaviour-compatible with Hermes Agent.
 
-Public API: :class:`MemoryStore`, the threat scan (:func:`scan_content`,
-:func:`sanitize_entry`, :func:`sanitize_entries`, :func:`sanitize_snapshot`)
-and the file-format helpers. The ``memory`` tool lives in
-:mod:`hermes_store.builtin.memory_tool` (``MEMORY_TOOL``).
+Holds: :class:`MemoryStore` (the files are the truth), the threat scan
+(:func:`scan_content`, :func:`sanitize_entry`, :func:`sanitize_entries`,
+:func:`sanitize_snapshot`), the file-format helpers, write approval, provenance and
+history (:mod:`.provenance`), the entry search index (:mod:`.search`), the storage seam
+for what the database derives from the files (:mod:`.storage`, the APSW implementation
+in :mod:`.storage_sqlite`) and the ``memory`` tool (:mod:`.memory_tool`, ``MEMORY_TOOL``).
+
+May import: the lowest layer only (``db``, ``home``, ``query``, ``tooling``, ``fsutil``,
+``timeutil``, ``config_edit``). Never ``facts``, ``sessions``, ``providers``, ``recall``
+or ``tools``.
 """
 
 from hermes_store.builtin.entries import (

@@ -32,6 +32,7 @@ from typing import Any
 
 from hermes_store.builtin.entries import join_entries
 from hermes_store.builtin.fileio import locked
+from hermes_store.builtin.storage import BuiltinStorage, open_builtin_storage
 
 logger = logging.getLogger(__name__)
 
@@ -63,15 +64,17 @@ class Provenance:
         self.home = home
         # never longer than 5 s: a memory write must not wait on the database (it queues instead)
         self.busy_patience = min(5.0, default_busy_patience()) if busy_patience is None else busy_patience
-        self._db = None
+        self._db: Any = None
+        self._storage: BuiltinStorage | None = None
         self.last_error: str | None = None
 
     # -- connection ---------------------------------------------------------
 
-    def _database(self):
-        if self._db is None:
+    def _database(self) -> BuiltinStorage:
+        if self._storage is None:
             self._db = self.home.open_db(busy_patience=self.busy_patience)
-        return self._db
+            self._storage = open_builtin_storage(self._db)
+        return self._storage
 
     def _fail(self, what: str, exc: BaseException) -> None:
         message = f"{what}: {type(exc).__name__}: {exc}"
@@ -82,7 +85,7 @@ class Provenance:
 
     def close(self) -> None:
         """Close the database connection (reopened on next use)."""
-        db, self._db = self._db, None
+        db, self._db, self._storage = self._db, None, None
         if db is not None:
             try:
                 db.close()
@@ -96,22 +99,22 @@ class Provenance:
         """The queue of writes whose provenance is still to be recorded."""
         return Path(self.home.memories_dir) / PENDING_NAME
 
-    def _write(self, body: Callable[[Any], Any]) -> Any:
+    def _write(self, body: Callable[[BuiltinStorage], Any]) -> Any:
         """Run ``body(db)`` in one write transaction, after replaying any queued records."""
         db = self._database()
         queue = self.pending_path
         if not queue.exists():
-            with db.write():
+            with db.transaction():
                 return body(db)
         with locked(queue):
-            with db.write():
+            with db.transaction():
                 for item in _read_queue(queue):
                     self._apply_record(db, item)
                 result = body(db)
             queue.unlink(missing_ok=True)
         return result
 
-    def _apply_record(self, db, item: dict[str, Any]) -> list[int]:
+    def _apply_record(self, db: BuiltinStorage, item: dict[str, Any]) -> list[int]:
         target, stamp = item["target"], float(item["stamp"])
         self._reconcile(db, target, list(item["before"]), stamp)
         ids = [self._apply(db, target, Event(**ev), stamp, item["origin"], item.get("session_id", ""),
@@ -179,21 +182,20 @@ class Provenance:
         self.last_error = None
         return ids
 
-    def _reconcile(self, db, target: str, entries: list[str], now: float) -> None:
-        row = db.query_one("SELECT content_hash FROM memory_sync WHERE target=?", (target,))
+    def _reconcile(self, db: BuiltinStorage, target: str, entries: list[str], now: float) -> None:
+        synced = db.synced_hash(target)
         digest = entries_hash(entries)
-        if row is not None and row["content_hash"] == digest:
+        if synced is not None and synced == digest:
             return
-        known = [r["text"] for r in db.query(
-            "SELECT text FROM memory_entries WHERE target=? ORDER BY created_at, text", (target,))]
-        first_sync = row is None and not known
+        known = db.entry_texts(target)
+        first_sync = synced is None and not known
         present = set(entries)
         known_set = set(known)
         added = [e for e in entries if e not in known_set]
         removed = [t for t in known if t not in present]
         if first_sync:
             for text in added:
-                self._insert(db, target, text, now, IMPORT, "")
+                db.insert_entry(target, text, now, IMPORT, "")
         elif len(added) == 1 and len(removed) == 1:
             self._apply(db, target, Event("replace", removed[0], added[0]), now, HAND_EDIT, "", None)
         else:
@@ -203,69 +205,44 @@ class Provenance:
                 self._apply(db, target, Event("add", None, text), now, HAND_EDIT, "", None)
         self._set_hash(db, target, entries, now)
 
-    @staticmethod
-    def _insert(db, target: str, text: str, now: float, origin: str, session_id: str) -> None:
-        db.execute(
-            "INSERT INTO memory_entries(target, text, created_at, updated_at, created_origin,"
-            " created_session, updated_origin, updated_session) VALUES (?,?,?,?,?,?,?,?)"
-            " ON CONFLICT(target, text) DO NOTHING",
-            (target, text, now, now, origin, session_id, origin, session_id),
-        )
-
-    def _apply(self, db, target: str, ev: Event, now: float, origin: str, session_id: str,
+    def _apply(self, db: BuiltinStorage, target: str, ev: Event, now: float, origin: str, session_id: str,
                restored_from: int | None) -> int:
         if ev.action == "add" and ev.new_text is not None:
-            self._insert(db, target, ev.new_text, now, origin, session_id)
+            db.insert_entry(target, ev.new_text, now, origin, session_id)
         elif ev.action == "remove" and ev.old_text is not None:
-            db.execute("DELETE FROM memory_entries WHERE target=? AND text=?", (target, ev.old_text))
+            db.delete_entry(target, ev.old_text)
         elif ev.action == "replace" and ev.old_text is not None and ev.new_text is not None:
             self._rename(db, target, ev.old_text, ev.new_text, now, origin, session_id)
         else:
             raise ValueError(f"malformed provenance event {ev!r}")
-        db.execute(
-            "INSERT INTO memory_history(target, action, old_text, new_text, at, origin, session_id,"
-            " restored_from) VALUES (?,?,?,?,?,?,?,?)",
-            (target, ev.action, ev.old_text, ev.new_text, now, origin, session_id, restored_from),
-        )
-        return int(db.conn.last_insert_rowid())
-
-    def _rename(self, db, target: str, old: str, new: str, now: float, origin: str,
-                session_id: str) -> None:
-        """The entry ``old`` became ``new``: keep its creation time, stamp only it."""
-        exists_old = db.scalar("SELECT 1 FROM memory_entries WHERE target=? AND text=?", (target, old))
-        exists_new = db.scalar("SELECT 1 FROM memory_entries WHERE target=? AND text=?", (target, new))
-        if old != new and exists_old and not exists_new:
-            db.execute("UPDATE memory_entries SET text=? WHERE target=? AND text=?", (new, target, old))
-        elif old != new and exists_old:
-            db.execute("DELETE FROM memory_entries WHERE target=? AND text=?", (target, old))
-        elif not exists_old and not exists_new:
-            self._insert(db, target, new, now, origin, session_id)
-            return
-        db.execute(
-            "UPDATE memory_entries SET updated_at=?, updated_origin=?, updated_session=?"
-            " WHERE target=? AND text=?",
-            (now, origin, session_id, target, new),
-        )
+        return db.append_history(target, ev.action, ev.old_text, ev.new_text, now, origin, session_id,
+                                 restored_from)
 
     @staticmethod
-    def _set_hash(db, target: str, entries: list[str], now: float) -> None:
-        db.execute(
-            "INSERT INTO memory_sync(target, content_hash, synced_at) VALUES (?,?,?)"
-            " ON CONFLICT(target) DO UPDATE SET content_hash=excluded.content_hash,"
-            " synced_at=excluded.synced_at",
-            (target, entries_hash(entries), now),
-        )
+    def _rename(db: BuiltinStorage, target: str, old: str, new: str, now: float, origin: str,
+                session_id: str) -> None:
+        """The entry ``old`` became ``new``: keep its creation time, stamp only it."""
+        exists_old = db.entry_exists(target, old)
+        exists_new = db.entry_exists(target, new)
+        if old != new and exists_old and not exists_new:
+            db.rename_entry(target, old, new)
+        elif old != new and exists_old:
+            db.delete_entry(target, old)
+        elif not exists_old and not exists_new:
+            db.insert_entry(target, new, now, origin, session_id)
+            return
+        db.touch_entry(target, new, now, origin, session_id)
+
+    @staticmethod
+    def _set_hash(db: BuiltinStorage, target: str, entries: list[str], now: float) -> None:
+        db.set_synced_hash(target, entries_hash(entries), now)
 
     # -- reads --------------------------------------------------------------
 
     def entry_info(self, target: str) -> dict[str, dict[str, Any]]:
         """``{entry text: provenance row}`` for a target (empty when the DB is unusable)."""
         try:
-            rows = self._database().query(
-                "SELECT text, created_at, updated_at, created_origin, created_session,"
-                " updated_origin, updated_session FROM memory_entries WHERE target=?",
-                (target,),
-            )
+            rows = self._database().entry_rows(target)
         except Exception as exc:
             self._fail("read", exc)
             return {}
@@ -274,18 +251,8 @@ class Provenance:
     def history(self, target: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """History events, newest first (optionally one target, at most ``limit``)."""
         self.replay_pending()
-        sql = ("SELECT id, target, action, old_text, new_text, at, origin, session_id, restored_from"
-               " FROM memory_history")
-        params: list[Any] = []
-        if target is not None:
-            sql += " WHERE target=?"
-            params.append(target)
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
         try:
-            return self._database().query(sql, params)
+            return self._database().history(target, limit)
         except Exception as exc:
             self._fail("history", exc)
             return []
@@ -293,11 +260,7 @@ class Provenance:
     def event(self, event_id: int) -> dict[str, Any] | None:
         """One history event by id, or None."""
         try:
-            return self._database().query_one(
-                "SELECT id, target, action, old_text, new_text, at, origin, session_id, restored_from"
-                " FROM memory_history WHERE id=?",
-                (int(event_id),),
-            )
+            return self._database().history_event(int(event_id))
         except Exception as exc:
             self._fail("history", exc)
             return None

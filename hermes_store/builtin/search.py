@@ -13,11 +13,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import apsw
-
 from hermes_store.builtin.entries import TARGETS, file_name, parse_entries, read_raw_checked
+from hermes_store.builtin.storage import BuiltinStorage, open_builtin_storage
 from hermes_store.db import Database, DatabaseError
-from hermes_store.query import HIGHLIGHT_OPEN, cjk_projection, highlight_excerpt, run_match
+from hermes_store.query import HIGHLIGHT_OPEN, compile_query, highlight_excerpt
 
 
 @dataclass
@@ -50,38 +49,18 @@ def _file_state(memories_dir: Path, target: str) -> tuple[str, list[str]]:
     return digest, parse_entries(text) if readable else []
 
 
-def refresh_index(db: Database, memories_dir: Path, targets: tuple[str, ...] = TARGETS) -> list[str]:
+def refresh_index(db: Database | BuiltinStorage, memories_dir: Path,
+                  targets: tuple[str, ...] = TARGETS) -> list[str]:
     """Re-index every target whose file changed since it was last indexed; return those targets."""
+    storage = db if isinstance(db, BuiltinStorage) else open_builtin_storage(db)
     changed: list[str] = []
     for target in targets:
         digest, entries = _file_state(memories_dir, target)
-        known = db.scalar("SELECT content_hash FROM builtin_index_files WHERE target=?", (target,))
-        if known == digest:
+        if storage.indexed_hash(target) == digest:
             continue
-        with db.write():
-            db.execute("DELETE FROM builtin_index_entries WHERE target=?", (target,))
-            db.executemany(
-                "INSERT INTO builtin_index_entries(target, entry_index, content, cjk) VALUES (?,?,?,?)",
-                [(target, i, entry, cjk_projection(entry)) for i, entry in enumerate(entries, start=1)],
-            )
-            db.execute(
-                "INSERT INTO builtin_index_files(target, content_hash, refreshed_at) VALUES (?,?,?) "
-                "ON CONFLICT(target) DO UPDATE SET content_hash=excluded.content_hash, "
-                "refreshed_at=excluded.refreshed_at",
-                (target, digest, time.time()),
-            )
+        storage.replace_index(target, digest, entries, time.time())
         changed.append(target)
     return changed
-
-
-_SEARCH_SQL = """
-SELECT e.target, e.entry_index, e.content,
-       snippet(builtin_index_fts, 0, '>>>', '<<<', '…', 24) AS snippet,
-       -bm25(builtin_index_fts, 1.0, 0.8) AS score
-FROM builtin_index_fts JOIN builtin_index_entries AS e ON e.id = builtin_index_fts.rowid
-WHERE builtin_index_fts MATCH ? AND e.target IN ({targets})
-ORDER BY rank LIMIT ?
-"""
 
 
 def search_entries(db: Database | None, memories_dir: Path, query: str, *,
@@ -99,19 +78,18 @@ def search_entries(db: Database | None, memories_dir: Path, query: str, *,
         own = db = Database(":memory:")
     try:
         try:
-            refresh_index(db, memories_dir, targets)
-        except (DatabaseError, apsw.Error):
+            storage = open_builtin_storage(db)
+            refresh_index(storage, memories_dir, targets)
+        except DatabaseError:
             own = db = Database(":memory:")
-            refresh_index(db, memories_dir, targets)
-        sql = _SEARCH_SQL.format(targets=",".join("?" * len(targets)))
-
-        def fetch(expression: str, n: int) -> list[tuple]:
-            return list(db.execute(sql, (expression, *targets, n)))
-
-        outcome = run_match(fetch, query, limit, key=lambda row: (row[0], row[1]))
-        hits = [EntryHit(r[0], int(r[1]), r[2], r[3] if HIGHLIGHT_OPEN in (r[3] or "") else
-                         highlight_excerpt(r[2], outcome.plan or query), float(r[4])) for r in outcome.rows]
-        return EntrySearch(hits, outcome.note)
+            storage = open_builtin_storage(db)
+            refresh_index(storage, memories_dir, targets)
+        plan = compile_query(query)
+        rows, note = storage.search_index(plan, targets, limit)
+        hits = [EntryHit(r["target"], int(r["entry_index"]), r["content"],
+                         r["snippet"] if HIGHLIGHT_OPEN in (r["snippet"] or "") else
+                         highlight_excerpt(r["content"], plan), float(r["score"])) for r in rows]
+        return EntrySearch(hits, note)
     finally:
         if own is not None:
             own.close()

@@ -7,11 +7,10 @@ import re
 import click
 
 from hermes_store.cli.common import echo_json, fail, get_home
-from hermes_store.recall import KINDS
+from hermes_store.recall import KINDS, RECALL_KINDS, unknown_kinds_problem
 from hermes_store.recall import recall as run_recall
 
 _MARK = re.compile(r">>>(.*?)<<<", re.S)
-_TITLES = {"memory": "Memory (MEMORY.md)", "user": "User profile (USER.md)", "facts": "Facts", "sessions": "Past sessions"}
 
 
 def _highlight(text: str) -> str:
@@ -35,10 +34,9 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
            until: str | None, min_trust: float | None, as_json: bool) -> None:
     """Search built-in memory, the user profile, facts and past sessions at once."""
     wanted = [k.strip() for k in kinds.split(",") if k.strip()]
-    bad = [k for k in wanted if k not in KINDS]
-    if bad:
-        raise click.BadParameter(f"unknown kind(s) {', '.join(bad)}; choose from {', '.join(KINDS)}",
-                                 param_hint="--kinds")
+    problem = unknown_kinds_problem(wanted)
+    if problem:
+        raise click.BadParameter(problem, param_hint="--kinds")
     try:
         result = run_recall(query, kinds=wanted, limit=limit, budget_tokens=budget, since=since, until=until,
                             min_trust=min_trust, home=get_home(ctx))
@@ -46,34 +44,32 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
         fail(str(exc), 2)
     if as_json:
         echo_json(result.to_dict())
+        if result.errors:  # a kind that could not be searched is a failure, not "no results"
+            ctx.exit(1)
         return
     if budget is not None:
         click.echo(result.rendered)
         if result.omitted:
             click.echo(f"({len(result.omitted)} more left out by the {budget}-token budget)")
+        for kind, error in result.errors.items():
+            click.secho(f"error: {kind} could not be searched: {error}", fg="red", err=True)
+        if result.errors:
+            ctx.exit(1)
         return
-    if not result.results:
+    if not result.results and not result.errors:
         click.echo("No results.")
-    for kind in KINDS:
-        items = [it for it in result.results if it.kind == kind]
+    for kind in RECALL_KINDS:
+        items = [it for it in result.results if it.kind == kind.name]
         if not items:
             continue
-        click.secho(_TITLES[kind], bold=True, fg="cyan")
+        click.secho(kind.title, bold=True, fg="cyan")
         for item in items:
-            d = item.to_dict()
-            if kind in ("memory", "user"):
-                when = d.get("updated_at") or d.get("created_at") or "time unknown"
-                head = f"  #{item.id}  ({when})"
-                body = d.get("snippet") or d["text"]
-            elif kind == "facts":
-                head = f"  #{item.id}  trust {d['trust_score']:.2f}, helpful {d.get('helpful_count', 0)}"
-                body = d["text"]
-            else:
-                head = f"  {d['link']} #{item.id}  {d.get('time') or ''} {d.get('role') or ''} {d.get('title') or ''}".rstrip()
-                body = d.get("snippet") or ""
+            head, body = kind.describe(item.to_dict())
             click.echo(head + click.style(f"   [{item.why}]", dim=True))
             click.echo("    " + _highlight(" ".join(body.split())))
     for kind, note in result.notes.items():
         click.secho(f"note ({kind}): {note}", dim=True, err=True)
     for kind, error in result.errors.items():
-        click.secho(f"warning: {kind} could not be searched: {error}", fg="yellow", err=True)
+        click.secho(f"error: {kind} could not be searched: {error}", fg="red", err=True)
+    if result.errors:
+        ctx.exit(1)

@@ -23,14 +23,12 @@ from __future__ import annotations
 
 import re
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes_store.facts import hrr
+from hermes_store.facts.rows import FactRows
 from hermes_store.facts.text import NEGATIONS, normalize, stem, words
 from hermes_store.query import STOPWORDS
-
-if TYPE_CHECKING:
-    from hermes_store.facts.store import FactStore
 
 MAX_FACTS_PER_ENTITY = 300  # most recently updated facts compared per entity (bounds O(n²))
 MAX_VALUE_WORDS = 4
@@ -115,48 +113,29 @@ def compare(a: list[str], b: list[str], names: frozenset[str] | set[str] = froze
     return round(0.5 + 0.5 * shared, 3)
 
 
-def contradict(store: FactStore, *, category: str | None = None, limit: int = 10,
+def contradict(store: FactRows, *, category: str | None = None, limit: int = 10,
                threshold: float = 0.5) -> list[dict[str, Any]]:
     """Pairs of facts that contradict each other, strongest first.
 
     Items: ``{fact_a, fact_b, entity_overlap, content_similarity,
     contradiction_score, shared_entities}`` (numbers rounded to 3 places).
     """
-    sql = ("SELECT fe.entity_id, fe.fact_id FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id")
-    subjects = {r["entity_id"] for r in store.db.query(
-        "SELECT DISTINCT entity_id FROM fact_entities WHERE position = 0")}
-    params: list[Any] = []
-    if category:
-        sql += " WHERE f.category = ?"
-        params.append(category)
-    sql += " ORDER BY fe.entity_id, f.updated_at DESC, f.fact_id DESC"
+    subjects = store.storage.subject_entity_ids()
     groups: dict[int, list[int]] = {}
     links: dict[int, set[int]] = {}
-    for row in store.db.query(sql, params):
-        links.setdefault(row["fact_id"], set()).add(row["entity_id"])
-        members = groups.setdefault(row["entity_id"], [])
+    for entity_id, fact_id in store.storage.entity_fact_links(category):
+        links.setdefault(fact_id, set()).add(entity_id)
+        members = groups.setdefault(entity_id, [])
         if len(members) < MAX_FACTS_PER_ENTITY:
-            members.append(row["fact_id"])
+            members.append(fact_id)
     groups = {e: f for e, f in groups.items() if len(f) >= 2}
     if not groups:
         return []
     fact_ids = sorted({f for facts in groups.values() for f in facts})
-    contents = {}
-    for start in range(0, len(fact_ids), 500):
-        chunk = fact_ids[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in store.db.query(f"SELECT fact_id, content FROM facts WHERE fact_id IN ({marks})", chunk):
-            contents[row["fact_id"]] = row["content"]
+    contents = store.storage.fact_contents(fact_ids)
     entity_words: dict[int, set[str]] = {}
-    entity_names: dict[int, str] = {}
-    ids = sorted({e for f in fact_ids for e in links.get(f, ())})
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in store.db.query(f"SELECT entity_id, name, aliases FROM entities WHERE entity_id IN "
-                                  f"({marks})", chunk):
-            entity_names[row["entity_id"]] = row["name"]
-            entity_words[row["entity_id"]] = set(words(f"{row['name']} {row['aliases'].replace(',', ' ')}"))
+    for eid, row in store.storage.entities_by_ids(e for f in fact_ids for e in links.get(f, ())).items():
+        entity_words[eid] = set(words(f"{row['name']} {' '.join(row['aliases'])}"))
     stemmed = {e: {stem(w) for w in ws} | ws for e, ws in entity_words.items()}
     best: dict[tuple[int, int], tuple[float, set[int]]] = {}
     for eid, facts in groups.items():

@@ -9,73 +9,35 @@ operations accept ``min_trust`` (default 0, as in Hermes).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hermes_store.facts import trust
 from hermes_store.facts.entities import extract_entities
+from hermes_store.facts.rows import FactRows
 from hermes_store.facts.text import content_words, coverage, words
-from hermes_store.query import STOPWORDS, run_match, tokenize
-
-if TYPE_CHECKING:
-    from hermes_store.facts.store import FactStore
+from hermes_store.query import STOPWORDS, tokenize
+from hermes_store.tooling import valid_text
 
 PRESENCE_FLOOR = 0.12   # presence similarity of an absent entity is ~0 ± 0.03 at dim 1024
 PRESENCE_FULL = 0.35    # presence at which the HRR term counts fully
 AFFINITY_FULL = 0.30    # content-role query affinity at which the HRR term counts fully
 SCORE_DECIMALS = 6
-_SURROGATE = re.compile("[\ud800-\udfff]")  # lone surrogates cannot be sent to SQLite
 
 
-def _valid(text: str | None) -> str:
-    """``text`` with lone surrogates replaced by U+FFFD (a query must never fail on encoding)."""
-    text = text or ""
-    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
-
-
-def _category_ids(store: FactStore, ids: Sequence[int], category: str | None,
+def _category_ids(store: FactRows, ids: Sequence[int], category: str | None,
                   min_trust: float) -> dict[int, dict[str, Any]]:
     """Rows (fact_id, category, trust_score, updated_at, content, tags) passing the filters."""
-    out: dict[int, dict[str, Any]] = {}
-    ids = list(dict.fromkeys(int(i) for i in ids))
-    floor = trust.sql_threshold(min_trust)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        sql = (f"SELECT fact_id, category, trust_score, updated_at, content, tags FROM facts "
-               f"WHERE fact_id IN ({marks}) AND trust_score >= ?")
-        params: list[Any] = [*chunk, floor]
-        if category:
-            sql += " AND category = ?"
-            params.append(category)
-        for row in store.db.query(sql, params):
-            out[row["fact_id"]] = row
-    return out
+    return store.storage.filter_facts(ids, category=category, min_trust=min_trust)
 
 
-def fts_ranks(store: FactStore, text: str, pool: int, *, category: str | None = None,
+def fts_ranks(store: FactRows, text: str, pool: int, *, category: str | None = None,
               min_trust: float = 0.0) -> tuple[dict[int, float], str | None]:
-    """``fact_id -> |bm25|`` for the FTS matches of ``text`` (via ``run_match``), and its note."""
-    floor = trust.sql_threshold(min_trust)
-
-    def fetch(expression: str, limit: int) -> list[dict[str, Any]]:
-        sql = ("SELECT f.fact_id, bm25(facts_fts, 1.0, 0.6, 1.0) AS rank FROM facts_fts "
-               "JOIN facts f ON f.fact_id = facts_fts.rowid "
-               "WHERE facts_fts MATCH ? AND f.trust_score >= ?")
-        params: list[Any] = [expression, floor]
-        if category:
-            sql += " AND f.category = ?"
-            params.append(category)
-        sql += " ORDER BY rank LIMIT ?"
-        params.append(limit)
-        return store.db.query(sql, params)
-
-    outcome = run_match(fetch, text, pool, key=lambda row: row["fact_id"])
-    return {int(r["fact_id"]): abs(float(r["rank"])) for r in outcome.rows}, outcome.note
+    """``fact_id -> relevance`` (|bm25| on SQLite) for the full-text matches of ``text``, and its note."""
+    return store.storage.text_hits(text, pool, category=category, min_trust=min_trust)
 
 
-def query_entities(store: FactStore, text: str) -> list[dict[str, Any]]:
+def query_entities(store: FactRows, text: str) -> list[dict[str, Any]]:
     """Known entities named in ``text`` (by name or alias, 1-4 word spans, or extracted names).
 
     Each entity dict gets ``matched``: the words of ``text`` that named it.
@@ -94,7 +56,7 @@ def query_entities(store: FactStore, text: str) -> list[dict[str, Any]]:
     return list(found.values())
 
 
-def _finish(store: FactStore, scored: dict[int, float], limit: int, *, record: bool,
+def _finish(store: FactRows, scored: dict[int, float], limit: int, *, record: bool,
             extra: dict[int, dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Sort, cut, attach rows (and extra keys), optionally count the retrieval."""
     order = sorted(scored, key=lambda fid: (-scored[fid], -fid))[: max(0, int(limit))]
@@ -110,7 +72,7 @@ def _finish(store: FactStore, scored: dict[int, float], limit: int, *, record: b
     return facts
 
 
-def search(store: FactStore, query: str, *, category: str | None = None,
+def search(store: FactRows, query: str, *, category: str | None = None,
            min_trust: float | None = None, limit: int = 10, record: bool = True,
            min_coverage: float = 0.0) -> list[dict[str, Any]]:
     """Facts matching ``query``, hiding those below ``min_trust`` (default: the store's threshold).
@@ -126,7 +88,7 @@ def search(store: FactStore, query: str, *, category: str | None = None,
     threshold = store.min_trust if min_trust is None else float(min_trust)
     limit = max(1, int(limit))
     pool = max(limit * 4, 40)
-    query = _valid(query)
+    query = valid_text(query or "")
     ranks, _ = fts_ranks(store, query, pool, category=category, min_trust=threshold)
     linked: set[int] = set()
     named: set[str] = set()
@@ -168,15 +130,15 @@ def search(store: FactStore, query: str, *, category: str | None = None,
     return _finish(store, scored, limit, record=record, extra=extra)
 
 
-def _names_of(store: FactStore, entity: str) -> tuple[dict[str, Any] | None, list[str]]:
-    entity = _valid(entity)
+def _names_of(store: FactRows, entity: str) -> tuple[dict[str, Any] | None, list[str]]:
+    entity = valid_text(entity or "")
     found = store.resolve_entity(entity)
     if found is None:
         return None, [" ".join(entity.split())]
     return found, [found["name"], *found["aliases"]]
 
 
-def _mentions(store: FactStore, names: list[str], category: str | None, min_trust: float) -> set[int]:
+def _mentions(store: FactRows, names: list[str], category: str | None, min_trust: float) -> set[int]:
     phrases = " OR ".join('"' + n.replace('"', " ") + '"' for n in names if n.strip())
     if not phrases:
         return set()
@@ -184,7 +146,7 @@ def _mentions(store: FactStore, names: list[str], category: str | None, min_trus
     return set(ranks)
 
 
-def probe(store: FactStore, entity: str, *, category: str | None = None, limit: int = 10,
+def probe(store: FactRows, entity: str, *, category: str | None = None, limit: int = 10,
           min_trust: float = 0.0, record: bool = True) -> list[dict[str, Any]]:
     """All facts about ``entity`` (name or alias, case-insensitive).
 
@@ -211,7 +173,7 @@ def probe(store: FactStore, entity: str, *, category: str | None = None, limit: 
     return _finish(store, scored, limit, record=record)
 
 
-def related(store: FactStore, entity: str, *, category: str | None = None, limit: int = 10,
+def related(store: FactRows, entity: str, *, category: str | None = None, limit: int = 10,
             min_trust: float = 0.0) -> list[dict[str, Any]]:
     """What connects to ``entity``: its facts that involve other entities, then its other facts,
     then facts about its neighbours (entities it co-occurs with), weighted by co-occurrence.
@@ -228,13 +190,9 @@ def related(store: FactStore, entity: str, *, category: str | None = None, limit
     direct = {int(r["fact_id"]) for r in store.entity_facts(eid)}
     others: dict[int, set[int]] = {}
     cooc: dict[int, int] = {}
-    for start in range(0, len(direct), 500):
-        chunk = sorted(direct)[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in store.db.query(f"SELECT fact_id, entity_id FROM fact_entities WHERE fact_id IN "
-                                  f"({marks}) AND entity_id != ?", (*chunk, eid)):
-            others.setdefault(row["fact_id"], set()).add(row["entity_id"])
-            cooc[row["entity_id"]] = cooc.get(row["entity_id"], 0) + 1
+    for fact_id, other in store.storage.co_entities(direct, eid):
+        others.setdefault(fact_id, set()).add(other)
+        cooc[other] = cooc.get(other, 0) + 1
     weight: dict[int, float] = {fid: (1.0 if fid in others else 0.55) for fid in direct}
     via: dict[int, set[int]] = {fid: set(ents) for fid, ents in others.items()}
     top = max(cooc.values(), default=1)
@@ -255,19 +213,11 @@ def related(store: FactStore, entity: str, *, category: str | None = None, limit
     return _finish(store, scored, limit, record=False, extra=extra)
 
 
-def _entity_names(store: FactStore, ids: set[int]) -> dict[int, str]:
-    out: dict[int, str] = {}
-    id_list = sorted(ids)
-    for start in range(0, len(id_list), 500):
-        chunk = id_list[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        for row in store.db.query(f"SELECT entity_id, name FROM entities WHERE entity_id IN ({marks})",
-                                  chunk):
-            out[row["entity_id"]] = row["name"]
-    return out
+def _entity_names(store: FactRows, ids: set[int]) -> dict[int, str]:
+    return {eid: row["name"] for eid, row in store.storage.entities_by_ids(ids).items()}
 
 
-def reason(store: FactStore, entities: Sequence[str], *, category: str | None = None,
+def reason(store: FactRows, entities: Sequence[str], *, category: str | None = None,
            limit: int = 10, min_trust: float = 0.0) -> list[dict[str, Any]]:
     """Facts in which all the given entities occur together (AND), best first.
 
@@ -312,19 +262,14 @@ def reason(store: FactStore, entities: Sequence[str], *, category: str | None = 
     return _finish(store, scored, limit, record=False, extra=extra)
 
 
-def _add_chains(store: FactStore, ids: list[int | None], sets: list[set[int]],
+def _add_chains(store: FactRows, ids: list[int | None], sets: list[set[int]],
                 weight: dict[int, float], extra: dict[int, dict[str, Any]]) -> None:
     """Add facts of two-step paths between consecutive resolved entities through a shared neighbour."""
 
     def neighbours(facts: set[int], own: int) -> dict[int, set[int]]:
         out: dict[int, set[int]] = {}
-        fact_list = sorted(facts)
-        for start in range(0, len(fact_list), 500):
-            chunk = fact_list[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for row in store.db.query(f"SELECT fact_id, entity_id FROM fact_entities WHERE fact_id IN "
-                                      f"({marks}) AND entity_id != ?", (*chunk, own)):
-                out.setdefault(row["entity_id"], set()).add(row["fact_id"])
+        for fact_id, entity_id in store.storage.co_entities(facts, own):
+            out.setdefault(entity_id, set()).add(fact_id)
         return out
 
     for i in range(len(ids) - 1):

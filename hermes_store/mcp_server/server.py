@@ -13,11 +13,12 @@ with the ``--session-id`` given at start-up as their session.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -183,6 +184,21 @@ def _version() -> str:
         return ""
 
 
+@contextlib.contextmanager
+def protocol_streams() -> Iterator[None]:
+    """Within: ``sys.stdin``/``sys.stdout`` are the process's own streams, the protocol channel.
+
+    The CLI wraps ``sys.stdout`` to keep control characters off terminals; the MCP channel is
+    no terminal (JSON-RPC escapes what it must) and the SDK needs the real binary buffers.
+    """
+    saved = sys.stdin, sys.stdout
+    sys.stdin, sys.stdout = sys.__stdin__, sys.__stdout__
+    try:
+        yield
+    finally:
+        sys.stdin, sys.stdout = saved
+
+
 def serve(options: ServerOptions) -> None:
     """Serve MCP on stdin/stdout until the client closes the connection."""
     server = build_server(options)
@@ -191,7 +207,8 @@ def serve(options: ServerOptions) -> None:
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(main)
+    with protocol_streams():
+        anyio.run(main)
     # stdout is the protocol channel; the log line goes to stderr, which clients keep as the server log.
     print("hermes-store mcp: the client closed the connection; exiting", file=sys.stderr, flush=True)
 

@@ -14,6 +14,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
+BUILTIN_NAME = "builtin"  # the built-in memory provider's name (config.yaml ``memory.provider``)
+
 
 @dataclass(frozen=True)
 class RecallStatus:

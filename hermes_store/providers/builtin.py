@@ -16,7 +16,7 @@ from typing import Any
 from hermes_store.builtin.memory_tool import MEMORY_SCHEMA, MEMORY_TOOL
 from hermes_store.builtin.store import MemoryStore
 from hermes_store.home import Home, MemoryConfig
-from hermes_store.providers.base import MemoryProvider
+from hermes_store.providers.base import BUILTIN_NAME, MemoryProvider
 from hermes_store.tooling import ToolArgumentError, ToolContext, fence_reply
 
 logger = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ class BuiltinMemoryProvider(MemoryProvider):
 
     @property
     def name(self) -> str:
-        return "builtin"
+        return BUILTIN_NAME
 
     def is_available(self) -> bool:
         """Always available: plain files in the Hermes home."""

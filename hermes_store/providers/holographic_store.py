@@ -121,7 +121,10 @@ class FactStoreProvider(MemoryProvider):
         """The open FactStore (created on first use)."""
         with self._lock:
             if self._store is None:
-                self._store = FactStore(self.home.ensure(), config=self.config)
+                store = FactStore(self.home.ensure(), config=self.config)
+                if self._writes_enabled:
+                    store.ensure_vectors()  # a writer brings stored vectors to its settings once
+                self._store = store
             return self._store
 
     def shutdown(self) -> None:
@@ -284,10 +287,9 @@ def _find_mirrored(store: FactStore, category: str, exact: list[str], fragment: 
             if found is not None:
                 return int(found)
     if fragment and fragment.strip():
-        rows = store.db.query("SELECT fact_id FROM facts WHERE category = ? AND instr(content, ?) > 0 "
-                              "LIMIT 2", (category, fragment.strip()))
-        if len(rows) == 1:
-            return int(rows[0]["fact_id"])
+        ids = store.storage.facts_containing(category, fragment.strip(), 2)
+        if len(ids) == 1:
+            return ids[0]
     return None
 
 

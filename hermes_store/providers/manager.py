@@ -19,16 +19,15 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from hermes_store.home import resolve_home
-from hermes_store.providers.base import MemoryProvider
+from hermes_store.providers.base import BUILTIN_NAME, MemoryProvider
 from hermes_store.providers.calls import call_filtered, call_memory_write
 from hermes_store.providers.fencing import build_memory_context_block
 from hermes_store.providers.mirroring import expand_memory_writes
 from hermes_store.providers.worker import BackgroundWorker
-from hermes_store.tooling import fence_reply, fence_reply_json
+from hermes_store.tooling import ToolArgumentError, fence_reply, fence_reply_json, parse_arguments
 
 logger = logging.getLogger(__name__)
 
-BUILTIN_NAME = "builtin"
 DEFAULT_PREFETCH_TIMEOUT = 8.0
 DEFAULT_SHUTDOWN_TIMEOUT = 5.0
 DEFAULT_MAX_PREFETCH_CHARS = 16_000
@@ -221,15 +220,10 @@ class MemoryManager:
         provider = self._tool_routes.get(tool_name)
         if provider is None:
             return tool_error(f"No memory provider handles tool '{tool_name}'")
-        if isinstance(args, (str, bytes)):
-            try:
-                args = json.loads(args) if args.strip() else {}
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                return tool_error(f"arguments are not valid JSON: {exc}")
-        if args is None:
-            args = {}
-        if not isinstance(args, dict):
-            return tool_error(f"arguments must be a JSON object, got {type(args).__name__}")
+        try:
+            args = parse_arguments(args)
+        except ToolArgumentError as exc:
+            return tool_error(str(exc))
         kwargs.setdefault("session_id", self.session_id)
         try:
             result = call_filtered(provider.handle_tool_call, tool_name, args, **kwargs)

@@ -8,21 +8,16 @@ layer (``query``) -- so the package's modules form a top-down chain.
 from __future__ import annotations
 
 import json
-import re
 import secrets
 import time
 from datetime import datetime
 from typing import Any
 
+from hermes_store.query import CJK_CHARS as _CJK
 from hermes_store.query import cjk_projection
+from hermes_store.tooling import SURROGATES as SURROGATE
 
 TOOL_INDEX_CHARS = 8192  # the view indexes only this prefix of tool rows
-# Same ranges as hermes_store.query.is_cjk: a fast pre-check before the projection.
-_CJK = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003ffff]"
-)
-SURROGATE = re.compile("[\ud800-\udfff]")
 SESSION_COLUMNS = ("id", "origin_format", "source", "title", "model", "workspace", "started_at",
                    "ended_at", "parent_session_id", "message_count", "meta")
 MESSAGE_COLUMNS = ("id", "seq", "role", "content", "tool_name", "tool_calls", "tool_call_id",

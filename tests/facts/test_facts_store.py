@@ -123,14 +123,33 @@ def test_dimension_change_reencodes(tmp_path):
     with FactStore(path, hrr_dim=128) as small:
         fid = small.add_fact("Jane lives in Oslo")["fact_id"]
     with FactStore(path, hrr_dim=256) as big:
-        assert big.reencoded == 1
+        assert big.reencoded == 0  # opening reads only; the stale vectors are re-encoded in memory
+        assert big.probe("Jane")[0]["fact_id"] == fid
+        assert big.db.scalar("SELECT value FROM store_meta WHERE key = ?", (META_DIM,)) == "128"
+        assert big.ensure_vectors() == 1 and big.reencoded == 1
         assert big.db.scalar("SELECT value FROM store_meta WHERE key = ?", (META_DIM,)) == "256"
         assert len(big.db.scalar("SELECT hrr_vector FROM facts")) == 4 + 4 * 256
         assert big.probe("Jane")[0]["fact_id"] == fid
     with FactStore(path, hrr_dim=256) as same:
-        assert same.reencoded == 0
+        assert same.ensure_vectors() == 0
     with FactStore(path) as bare:  # no config, no dim: keeps the recorded 256
         assert bare.dim == 256 and bare.reencoded == 0
+
+
+def test_opening_never_writes_and_the_first_write_upgrades_vectors(tmp_path):
+    path = tmp_path / "open.db"
+    with FactStore(path, hrr_dim=128) as small:
+        small.add_fact("Jane lives in Oslo")
+    with FactStore(path, hrr_dim=256) as big:
+        before = big.db.conn.total_changes()
+        assert big.search("Oslo", record=False) and big.count() == 1
+        assert big.probe("Jane", record=False) and big.list_facts()
+        assert big.db.conn.total_changes() == before
+        big.add_fact("Omar lives in Cairo")
+        assert big.reencoded == 1
+        assert big.db.scalar("SELECT value FROM store_meta WHERE key = ?", (META_DIM,)) == "256"
+        assert {len(b) for b in (r["hrr_vector"] for r in big.db.query("SELECT hrr_vector FROM facts"))} == {
+            4 + 4 * 256}
 
 
 def test_stale_vector_blob_is_tolerated(store):
@@ -177,7 +196,7 @@ def test_read_only_reader_searches_without_writing(tmp_path):
 
 
 def test_large_store_streams_instead_of_caching(store, monkeypatch):
-    from hermes_store.facts import store as store_module
+    from hermes_store.facts import rows as store_module
 
     ids = [store.add_fact(f"Nora note number {i}")["fact_id"] for i in range(5)]
     cached = store.presence("Nora")

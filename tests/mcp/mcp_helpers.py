@@ -106,12 +106,16 @@ def server_params(home: Path, *args: str) -> StdioServerParameters:
 
 
 @contextlib.contextmanager
-def served(home: Path, *args: str) -> Iterator[Served]:
-    """Start a server on ``home`` with ``args`` and yield a connected client."""
+def served(home: Path, *args: str, mode: str = "auto", client_name: str = CLIENT_NAME) -> Iterator[Served]:
+    """Start a server on ``home`` with ``args`` and yield a connected client.
+
+    ``mode="legacy"`` speaks the initialize handshake (protocol 2025-11-25 and earlier), as most
+    MCP clients in the field still do; the default lets the SDK pick the newest protocol.
+    """
     errlog = home.parent / f"{home.name}-mcp-stderr.log"
     with open(errlog, "w", encoding="utf-8") as err, start_blocking_portal() as portal:
-        client = Client(stdio_client(server_params(home, *args), errlog=err),
-                        client_info=types.Implementation(name=CLIENT_NAME, version="1.0"))
+        client = Client(stdio_client(server_params(home, *args), errlog=err), mode=mode,
+                        client_info=types.Implementation(name=client_name, version="1.0"))
         with portal.wrap_async_context_manager(client) as connected:
             yield Served(portal, connected, home, errlog)
     assert "Traceback" not in errlog.read_text(encoding="utf-8"), errlog.read_text(encoding="utf-8")

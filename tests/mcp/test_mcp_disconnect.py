@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import anyio
-import mcp.client.stdio as sdk_stdio
-import mcp.types as types
-from mcp import Client
-from mcp_helpers import CLIENT_NAME, build_home, served, server_params
+import pytest
 
-from hermes_store.builtin.entries import ENTRY_DELIMITER, parse_entries
+pytest.importorskip("mcp", reason="the mcp extra is not installed (pip install 'hermes_store[mcp]')")
+
+import mcp.client.stdio as sdk_stdio  # noqa: E402
+import mcp.types as types  # noqa: E402
+from mcp import Client  # noqa: E402
+from mcp_helpers import CLIENT_NAME, build_home, served, server_params  # noqa: E402
+
+from hermes_store.builtin.entries import ENTRY_DELIMITER, parse_entries  # noqa: E402
 
 EXIT_LINE = "hermes-store mcp: the client closed the connection; exiting"
 GRACE = 60.0  # the SDK would SIGTERM the server after 2 s; give a loaded machine room to finish writes

@@ -76,3 +76,18 @@ def test_unknown_tool_in_subset_is_a_usage_error(tmp_path):
     result = CliRunner().invoke(cli, ["--home", str(tmp_path), "mcp", "--tools", "recall,nonsense"])
     assert result.exit_code == 2
     assert "nonsense" in result.output and "available" in result.output
+
+
+def test_legacy_handshake_client(tmp_path):
+    """Clients that still send ``initialize`` (2025-11-25 and earlier) get the same server."""
+    from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+    root = tmp_path / "home"
+    build_home(root)
+    with served(root, mode="legacy", client_name="claude-code") as s:
+        assert s.client.protocol_version not in MODERN_PROTOCOL_VERSIONS
+        assert len(s.tools()) == 5 and "billing" in s.read("memory://MEMORY.md")
+        added = s.call("memory", {"action": "add", "target": "user", "content": "Uses a legacy client"})
+        assert added.is_error is False
+    history = CliRunner().invoke(cli, ["--home", str(root), "memory", "history", "--json"])
+    assert '"origin": "mcp:claude-code"' in history.stdout

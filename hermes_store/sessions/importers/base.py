@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -24,11 +23,11 @@ from typing import Any, ClassVar
 
 from hermes_store import timeutil
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, Head
+from hermes_store.tooling import SURROGATES as _SURROGATE
 
 MAX_CONTENT_CHARS = 1_048_576  # longer message contents are truncated (and reported)
 _DECODER = json.JSONDecoder(strict=False)  # control characters inside strings are tolerated
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
