@@ -542,7 +542,7 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
         if not path.exists():
             raise ToolArgumentError(f"'profile': no session store for profile {profile!r}")
         return ctx.resource(f"session_search.db.{profile}", lambda: Database(path, readonly=True)), profile
-    if not Path(ctx.home.db_path).exists():
+    if not ctx.home.store_exists():
         return None, ctx.home.profile
     return ctx.resource("session_search.db", ctx.home.open_db), ctx.home.profile
 

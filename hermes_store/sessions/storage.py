@@ -45,6 +45,7 @@ SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
 # engine name (``Database.engine``) -> "module:Class" of its SessionStorage implementation
 STORAGE_ENGINES: dict[str, str] = {
     "sqlite": "hermes_store.sessions.storage_sqlite:SqliteSessionStorage",
+    "postgresql": "hermes_store.sessions.storage_pg:PgSessionStorage",
 }
 
 
