@@ -512,6 +512,20 @@ class PgSessionStorage(SessionStorage):
         """Rebuild the GIN index over the messages' stored tsvectors."""
         self.rebuild_text_index("messages_tsv")
 
+    def session_counts(self, source_ids: Sequence[int]) -> dict[int, int]:
+        """Sessions per source row, for ``sessions sources``."""
+        ids = [int(i) for i in source_ids]
+        if not ids:
+            return {}
+        rows = self.db.query("SELECT source_id, COUNT(*) AS n FROM sessions WHERE source_id = ANY(%s)"
+                             " GROUP BY source_id", (ids,))
+        return {int(row["source_id"]): int(row["n"]) for row in rows}
+
+    def backfill_projection(self, chunk: int) -> int:
+        """Nothing to recompute: the SQLite projection column does not exist here (the tsvector
+        is derived by the server) and no ``schema/pg`` migration asks for a backfill."""
+        return 0
+
     def probe_search(self) -> str | None:
         row = self.db.query_one(
             "SELECT id, content FROM messages WHERE role <> 'tool' AND length(content) > 3"
