@@ -570,6 +570,8 @@ class PgBulkWriter(BulkWriter):
 
     def _write(self, batch: Batch) -> None:
         with self.db.transaction() as conn:
+            # a whole batch is one COPY: bounded by its own, longer limit (10 minutes)
+            conn.execute("SET LOCAL statement_timeout = '600s'")
             for handle, _ in batch.sources:
                 handle.source_id = int(conn.execute(
                     "INSERT INTO sources(path, format, imported_at) VALUES (%s, %s, %s)"
