@@ -324,7 +324,7 @@ class PgSessionStorage(SessionStorage):
     def _idf(self, term_sql: str, params: list[Any], rows: int) -> float:
         sample = self.db.query_one(
             f"SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM (SELECT id FROM messages"
-            f" WHERE tsv @@ {term_sql} ORDER BY id DESC LIMIT %s) t", (*params, IDF_SAMPLE))
+            f" WHERE tsv @@ {term_sql} ORDER BY id + 0 DESC LIMIT %s) t", (*params, IDF_SAMPLE))
         docs = float(sample["n"] or 0)
         if docs >= IDF_SAMPLE:
             span = max(1, int(sample["hi"]) - int(sample["lo"]) + 1)
@@ -344,7 +344,8 @@ class PgSessionStorage(SessionStorage):
             "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
             f" s.title, length(m.tsv) AS dl{presence}"
             " FROM messages m LEFT JOIN sessions s ON s.id = m.session_id"
-            f" WHERE m.tsv @@ {query_sql}{where} ORDER BY m.id {direction} LIMIT %s",
+            # "+ 0": read matches through the GIN index, never by walking the id index backwards
+            f" WHERE m.tsv @@ {query_sql}{where} ORDER BY m.id + 0 {direction} LIMIT %s",
             (*presence_params, *query_params, *where_params, int(budget)))
         if not rows:
             return []
