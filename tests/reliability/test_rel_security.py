@@ -368,6 +368,12 @@ ALLOWED = {
     ("sessions/storage_pg.py", "SEARCH_CONFIG"): "constant text search configuration name",
     ("sessions/storage_pg.py", "<computed SQL> sql.SQL('REINDEX INDEX {}').format"):
         "psycopg sql.Identifier of an index name read from pg_index",
+    ("dbhealth.py", "_ident(name)"): "table names from our own sqlite_schema, quoted",
+    ("dbhealth.py", "_ident(table)"): "table names from the reference schema, quoted",
+    ("dbhealth.py", "select"): "quoted column names read from both schemas",
+    ("dbhealth.py", "direction"): "'' or ' DESC'",
+    ("dbhealth.py", "', '.join((_ident(c) for c in cols))"): "quoted column names read from both schemas",
+    ("dbhealth.py", "', '.join('?' * len(cols))"): "'?' placeholders",
 }
 
 

@@ -6,6 +6,13 @@ import json
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# the original six-format tree; the per-format directories added since have their own tests
+CORE = ("hermes_home", "claude", "codex", "openai")
+
+
+def core(fixtures: Path) -> list[Path]:
+    """The six-format part of a fixtures copy (whole-tree counts stay stable as formats are added)."""
+    return [fixtures / name for name in CORE]
 
 
 def index_json(run, *args) -> tuple[int, dict]:

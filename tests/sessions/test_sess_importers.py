@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sess_helpers import FIXTURES, matching_ids
+from sess_helpers import FIXTURES, core, matching_ids
 
 from hermes_store.sessions import SessionIndex, detect_format, index_paths
 
@@ -141,7 +141,7 @@ def test_hermes_db(store, state_db):
 
 
 def test_directory_walk_all_formats_and_fts(store, fixtures, state_db):
-    summary = index_paths(store, [fixtures, state_db.parent])
+    summary = index_paths(store, [*core(fixtures), state_db.parent])
     assert summary["files"] == 7 and summary["errors"] == []
     assert summary["sessions_added"] == 11 and summary["messages_added"] == 35
     index = SessionIndex(store)

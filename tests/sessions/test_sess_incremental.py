@@ -6,7 +6,7 @@ import json
 import shutil
 
 import pytest
-from sess_helpers import index_json, matching_ids, text_index_problems, write_jsonl
+from sess_helpers import core, index_json, matching_ids, text_index_problems, write_jsonl
 
 from hermes_store.db import Database
 from hermes_store.sessions import SessionIndex
@@ -18,9 +18,9 @@ def store(engine_store):
     return engine_store
 
 def test_idempotent(run, store, fixtures, state_db):
-    code, first = index_json(run, fixtures, state_db)
+    code, first = index_json(run, *core(fixtures), state_db)
     assert code == 0 and first["messages_added"] == 35
-    code, second = index_json(run, fixtures, state_db)
+    code, second = index_json(run, *core(fixtures), state_db)
     assert code == 0
     assert second["files"] == 7
     assert second["sessions_added"] == 0 and second["messages_added"] == 0
@@ -155,7 +155,7 @@ def test_pipelined_and_inline_writers_agree(tmp_path, fixtures, state_db):
     results = []
     for pipeline in (True, False):
         with Database(tmp_path / f"p{pipeline}.db") as db:
-            summary = BulkLoader(db, batch_messages=5, pipeline=pipeline).run([fixtures, state_db])
+            summary = BulkLoader(db, batch_messages=5, pipeline=pipeline).run([*core(fixtures), state_db])
             rows = db.query("SELECT session_id, seq, role, content, tool_name FROM messages"
                             " ORDER BY session_id, seq")
             sessions = db.query("SELECT id, message_count, started_at, ended_at FROM sessions ORDER BY id")

@@ -163,6 +163,8 @@ def test_tool_reads_through_storage(home):
     around = read["messages"][19]["id"]
     scroll = handle_session_search({"session_id": sid, "around_message_id": around, "window": 2}, ctx)
     assert [m["id"] for m in scroll["messages"]] == list(range(around - 2, around + 3))
+    # Hermes' get_messages_around counts the slice on each side of the anchor (issue 13)
+    assert scroll["messages_before"] == 2 and scroll["messages_after"] == 2
     last = read["messages"][-1]["id"]
     end = handle_session_search({"session_id": sid, "around_message_id": last, "window": 2}, ctx)
     assert [m["id"] for m in end["messages"]] == [last - 2, last - 1, last]
