@@ -30,6 +30,7 @@ from hermes_store.query import QueryPlan
 
 STORAGE_ENGINES: dict[str, str] = {
     "sqlite": "hermes_store.facts.storage_sqlite:SqliteFactStorage",
+    "postgresql": "hermes_store.facts.storage_pg:PgFactStorage",
 }
 
 
