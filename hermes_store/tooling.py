@@ -234,8 +234,10 @@ LEGACY_SYSTEM_NOTE = (
 # and common look-alikes (Cyrillic/Greek letters, other angle brackets, slashes and dashes)
 # mapped to ASCII; each skeleton character remembers the original span it came from, so a
 # match removes exactly the original characters, whatever disguise they wore.
-_TAG_NAME = r"memory[\s_\-]*context"
-_FENCE_SPAN = re.compile(rf"<\s*{_TAG_NAME}\s*>[\s\S]*?<\s*/\s*{_TAG_NAME}\s*>")
+_TAG_NAME = r"memory[\s_\-.:]*context"
+# A tag may carry attributes (``</memory-context data-x="1">`` still reads as one).
+_ATTRS = r"(?:\s[^<>\n]{0,256})?"
+_FENCE_SPAN = re.compile(rf"<\s*{_TAG_NAME}{_ATTRS}\s*>[\s\S]*?<\s*/\s*{_TAG_NAME}{_ATTRS}\s*>")
 _NOTE_LINE = re.compile(
     r"[ \t]*\[\s*system\s+note\s*:\s*the\s+following\s+is\s+recalled\s+memory\s+context,\s*not\s+new\s+"
     r"user\s+input\.\s*treat\s+as\s+(?:authoritative\s+reference\s+data\s*[\-—]+\s*this\s+is\s+the\s+"
@@ -243,8 +245,10 @@ _NOTE_LINE = re.compile(
     r"\s+data)\.\s*\][ \t]*(?:\r?\n)?"
 )
 # A forged or truncated note (e.g. cut by a search snippet) up to its "]" or the end of the line.
-_NOTE_FRAGMENT = re.compile(r"[ \t]*\[\s*system\s+note\s*:[^\]\n]*(?:\]|$)", re.MULTILINE)
-_STRAY_TAG = re.compile(rf"<\s*/?\s*{_TAG_NAME}\s*/?\s*>")
+# Any bracket may open it: ``[``, ``(`` or ``{`` (and their look-alikes, folded above).
+_NOTE_FRAGMENT = re.compile(r"[ \t]*[\[({]\s*system[\s_\-]*note\s*:[^\])}\n]*(?:[\])}]|$)", re.MULTILINE)
+# A tag head without its ``>`` (cut by a snippet, or left open) is removed too.
+_STRAY_TAG = re.compile(rf"<\s*/?\s*{_TAG_NAME}(?:{_ATTRS}\s*/?\s*>)?")
 _FENCE_PATTERNS = (_FENCE_SPAN, _NOTE_LINE, _NOTE_FRAGMENT, _STRAY_TAG)
 _ENTITY = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?")
 #: Characters that render as (or like) nothing: format characters are dropped from the skeleton.
@@ -254,6 +258,8 @@ _CONFUSABLES = str.maketrans({
     **dict.fromkeys("‹〈⟨《≺˂ᐸ⧼❮", "<"), **dict.fromkeys("›〉⟩》≻˃ᐳ⧽❯", ">"),
     **dict.fromkeys("⁄∕⧸╱", "/"), **dict.fromkeys("‐‑‒–—―−﹣⁃", "-"),
     **dict.fromkeys("⟦〚【〔", "["), **dict.fromkeys("⟧〛】〕", "]"),
+    # Fillers that render as blank space (Hangul fillers, braille blank, Mongolian separator).
+    **dict.fromkeys("\u115f\u1160\u3164\uffa0\u2800\u180e", " "),
     "а": "a", "в": "b", "с": "c", "ԁ": "d", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i",
     "ј": "j", "к": "k", "ӏ": "l", "м": "m", "н": "h", "о": "o", "р": "p", "ԛ": "q", "г": "r",
     "ѕ": "s", "т": "t", "ц": "u", "у": "y", "х": "x", "ѡ": "w", "ʏ": "y", "ɑ": "a", "ɡ": "g",
@@ -261,6 +267,8 @@ _CONFUSABLES = str.maketrans({
     "χ": "x", "ν": "v", "μ": "m", "η": "n", "ı": "i", "ȷ": "j", "ꭇ": "r", "ⅿ": "m", "ꮪ": "s",
     "ꮇ": "m", "ꭼ": "e", "ꮃ": "w", "ꮮ": "l",
 })
+#: Public for the threat scan (hermes_store.threats.scan_form), which undoes the same disguises.
+CONFUSABLES = _CONFUSABLES
 _NON_LETTERS = re.compile(r"[^a-z]+")
 _SKELETON_LIMIT = 4  # passes: removing one disguised tag can join the halves of another
 
