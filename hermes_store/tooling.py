@@ -251,8 +251,19 @@ _NOTE_FRAGMENT = re.compile(r"[ \t]*[\[({]\s*system[\s_\-]*note\s*:[^\])}\n]*(?:
 _STRAY_TAG = re.compile(rf"<\s*/?\s*{_TAG_NAME}(?:{_ATTRS}\s*/?\s*>)?")
 _FENCE_PATTERNS = (_FENCE_SPAN, _NOTE_LINE, _NOTE_FRAGMENT, _STRAY_TAG)
 _ENTITY = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?")
+# A JSON ``\uXXXX`` escape (any number of backslashes: JSON text inside JSON text, such as
+# tool-call arguments) reads as its character too.
+_JSON_ESCAPE = re.compile(r"\\+u([0-9a-fA-F]{4})(?:\\+u([dD][c-fC-F][0-9a-fA-F]{2}))?")
+
+
+def _json_escaped(match: re.Match[str]) -> str:
+    """The character of a ``\\uXXXX`` escape (a surrogate pair read as one character)."""
+    high = int(match.group(1), 16)
+    if match.group(2) is not None and 0xD800 <= high <= 0xDBFF:
+        return chr(0x10000 + ((high - 0xD800) << 10) + (int(match.group(2), 16) - 0xDC00))
+    return chr(high) + (chr(int(match.group(2), 16)) if match.group(2) is not None else "")
 #: Characters that render as (or like) nothing: format characters are dropped from the skeleton.
-_DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me"})
+_DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me", "Cs"})
 #: Look-alikes NFKC keeps apart from ASCII (the ones that can spell a tag or a note).
 _CONFUSABLES = str.maketrans({
     **dict.fromkeys("‹〈⟨《≺˂ᐸ⧼❮", "<"), **dict.fromkeys("›〉⟩》≻˃ᐳ⧽❯", ">"),
@@ -288,6 +299,14 @@ def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
                 decoded = html.unescape(entity.group(0))
                 if decoded != entity.group(0) and len(decoded) == 1:
                     ch, end = decoded, entity.end()
+        elif ch == "\\":
+            escape = _JSON_ESCAPE.match(text, i)
+            if escape is not None:
+                decoded = _json_escaped(escape)
+                if len(decoded) == 1:
+                    ch, end = decoded, escape.end()
+                else:  # an escape followed by an unpaired low surrogate: the first only
+                    ch, end = decoded[0], escape.end(1)
         if unicodedata.category(ch) in _DROPPED_CATEGORIES:
             i = end
             continue
@@ -303,6 +322,8 @@ def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
 
 def _may_hold_fence(text: str) -> bool:
     """Cheap whole-text test (a superset of what the skeleton can match): letters only, folded."""
+    if "\\" in text:
+        text = _JSON_ESCAPE.sub(_json_escaped, text)
     folded = unicodedata.normalize("NFKD", html.unescape(text)).lower().translate(_CONFUSABLES)
     letters = _NON_LETTERS.sub("", folded)
     return "memorycontext" in letters or "systemnote" in letters
@@ -310,7 +331,7 @@ def _may_hold_fence(text: str) -> bool:
 
 def _fence_spans(text: str) -> list[tuple[int, int]]:
     """Original ``(start, end)`` spans of every fence tag, span or system note in ``text``."""
-    if text.isascii() and "&" not in text:  # fast path: the skeleton is the text itself, case aside
+    if text.isascii() and "&" not in text and "\\u" not in text:  # fast path: the skeleton is the text itself, case aside
         lowered = text.lower()
         if "memory" not in lowered and "system" not in lowered:
             return []
@@ -333,6 +354,7 @@ def sanitize_context(text: str) -> str:
     note (current or legacy wording), any other ``[System note: …`` fragment (forged, or
     truncated by a snippet) and any stray opening or closing tag. Matching runs on a
     normalised skeleton, so full-width or look-alike brackets and letters, HTML entities,
+    JSON ``\\uXXXX`` escapes (tool-call arguments are JSON inside JSON),
     ``memory_context``, extra or odd whitespace and zero-width characters inside a tag are
     all recognised; the text around a match is kept byte for byte.
     """
