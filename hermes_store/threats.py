@@ -261,8 +261,10 @@ def too_large_notice(source: str, length: int) -> str:
 
 
 def sanitize_entry(entry: str, source: str = "MEMORY.md") -> str:
-    """Return ``entry`` unchanged when clean, else the ``[BLOCKED: …]`` notice naming ``source``.
+    """Return ``entry`` when clean, else the ``[BLOCKED: …]`` notice naming ``source``.
 
+    A clean entry still loses any memory-context fence tag or system note it holds
+    (``tooling.sanitize_context``), since it is rendered into a prompt.
     Empty text passes through. Text already starting with ``[BLOCKED:`` is still
     scanned; a genuine notice is clean and therefore never wrapped twice.
     """
@@ -273,7 +275,9 @@ def sanitize_entry(entry: str, source: str = "MEMORY.md") -> str:
         return too_large_notice(source, len(entry))
     findings = scan_findings(entry)
     if not findings:
-        return entry
+        from hermes_store.tooling import sanitize_context
+
+        return sanitize_context(entry)  # a forged fence tag or system note never reaches the prompt
     logger.warning("Memory entry from %s blocked at load time: %s", source, ", ".join(findings))
     return blocked_notice(source, findings)
 
