@@ -588,7 +588,9 @@ class MemoryStore:
             return self._error(msg.stale_pin(matched_entry or ""))
         if found.kind == "ambiguous":
             return self._error(msg.ambiguous(old), matches=found.previews)
-        return self._consolidation_failure(msg.no_match(old, verb), **self._inventory(target, entries))
+        # Hermes' no-match error carries current_entries only (no ``usage`` key).
+        inventory = self._inventory(target, entries)
+        return self._consolidation_failure(msg.no_match(old, verb), current_entries=inventory["current_entries"])
 
     # -- batch ---------------------------------------------------------------------
 
