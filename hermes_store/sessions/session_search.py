@@ -328,7 +328,8 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     }
     if note:
         payload["query_note"] = note
-    if not results:
+    if not hits and title_row is None:  # Hermes' no-match reply has no sessions_searched key
+        del payload["sessions_searched"]
         payload["message"] = NO_MATCH_MESSAGE
     return payload
 
@@ -516,7 +517,7 @@ def _empty(mode: str, query: str | None, detail: str) -> dict[str, Any]:
         return {"success": True, "mode": "browse", "results": [], "count": 0,
                 "message": BROWSE_MESSAGE.format(n=0)}
     return {"success": True, "mode": "discover", "query": query, "detail": detail, "results": [],
-            "count": 0, "sessions_searched": 0, "message": NO_MATCH_MESSAGE}
+            "count": 0, "message": NO_MATCH_MESSAGE}
 
 
 def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str | None]:
