@@ -452,10 +452,11 @@ class _Chains:
 
 
 def _last_active(store: _Store, row: dict[str, Any]) -> float | None:
+    """Hermes' ``last_active``: the newest message's timestamp, else the start (never ``ended_at``)."""
     last = store.storage.last_message_timestamp(row["id"])
-    stamps = [t for t in (last, row.get("ended_at"), row.get("started_at"))
+    stamps = [t for t in (last, row.get("started_at"))
               if isinstance(t, (int, float)) and _SANE_EPOCH[0] <= t <= _SANE_EPOCH[1]]
-    return max(stamps) if stamps else None
+    return stamps[0] if stamps else None
 
 
 def browse(store: _Store, limit: int) -> dict[str, Any]:
@@ -484,7 +485,7 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
         candidates.append((max(actives) if actives else None, root, tip))
     candidates.sort(key=lambda item: item[0] or 0.0, reverse=True)
     results = []
-    for last_active, root, tip in candidates[:limit]:
+    for _activity, root, tip in candidates[:limit]:
         first = store.messages(tip["id"], ("user",), nonempty=True, limit=1)
         first_user = first[0]["content"] if first else ""
         first_user = " ".join(_ANSI.sub("", first_user).split())
@@ -495,7 +496,7 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
             "title": tip.get("title") or None,
             "source": tip.get("source") or root.get("source"),
             "started_at": root.get("started_at"),
-            "last_active": last_active,
+            "last_active": _last_active(store, tip),  # the tip's own; the lineage's orders the list
             "message_count": tip.get("message_count") or store.count(tip["id"]),
             "preview": preview,
         })
@@ -525,10 +526,16 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
     if profile:
         home = ctx.home
         base = home.root.parent.parent if home.profile else home.root
-        try:
-            target = Home(base, profile)
-        except Exception as exc:  # noqa: BLE001 - reported to the agent as an argument error
-            raise ToolArgumentError(f"'profile': {exc}") from exc
+        canon = profile.strip().lower()
+        if canon == "default":  # Hermes: the alias "default" (any case) is the root home
+            target = Home(base)
+        else:
+            try:
+                target = Home(base, profile)
+            except Exception as exc:  # noqa: BLE001 - reported to the agent as an argument error
+                raise ToolArgumentError(f"'profile': {exc}") from exc
+            if not Path(target.root).is_dir():  # Hermes' wording for a profile that does not exist
+                raise ToolArgumentError(f"profile '{profile}': profile '{canon}' does not exist")
         path = Path(target.db_path)
         if not path.exists():
             raise ToolArgumentError(f"'profile': no session store for profile {profile!r}")
