@@ -150,7 +150,14 @@ def latest_schema_version() -> int:
 
 
 def _create_private(path: Path) -> None:
-    """Create ``path`` with mode 0600 if it does not exist yet (never widen an existing file)."""
+    """Create ``path`` with mode 0600 if it does not exist yet (never widen an existing file).
+
+    A symlink is followed (the rule of :mod:`hermes_store.fsutil`): a dangling link's
+    target is created 0600 too.
+    """
+    from hermes_store.fsutil import resolve_for_write
+
+    path = resolve_for_write(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
@@ -186,6 +193,8 @@ class Database:
     ) -> None:
         self.path = Path(path)
         self.readonly = readonly
+        self.newer_schema: int | None = None  # the user_version when a newer hermes_store wrote the file
+        self.wal_vanished = 0  # commits rescued after the -wal file was deleted under this connection
         self.busy_patience = float(busy_patience if busy_patience is not None else default_busy_patience())
         self._lock = threading.RLock()
         self._write_depth = 0
@@ -239,6 +248,12 @@ class Database:
     def migrate(self) -> int:
         """Apply every migration newer than ``PRAGMA user_version``; return the final version."""
         current = self.user_version
+        latest = latest_schema_version()
+        if current > latest:  # written by a newer hermes_store: read it, never write it
+            self.newer_schema = current
+            logger.warning("%s: schema version %d is newer than this hermes_store (%d); reading only",
+                           self.path, current, latest)
+            return current
         pending = [(v, p) for v, p in migrations() if v > current]
         if not pending:
             return current
@@ -337,6 +352,9 @@ class Database:
         """
         if self.readonly:
             raise DatabaseError(f"{self.path}: opened read-only")
+        if self.newer_schema:
+            raise DatabaseError(f"{self.path}: schema version {self.newer_schema} is newer than this hermes_store "
+                                f"({latest_schema_version()}); refusing to write (upgrade hermes_store)")
         with self._lock:
             if self._write_depth:
                 self._write_depth += 1
@@ -363,6 +381,29 @@ class Database:
                     self.conn.execute("ROLLBACK")
                 self._explain_write_failure(exc)
                 raise
+            self._guard_wal()
+
+    def _guard_wal(self) -> None:
+        """After a commit: if the ``-wal`` file vanished under this open connection (deleted
+        by hand or a cleaner), copy the commit into the database file now.
+
+        The connection still writes to the deleted WAL's inode, which no new connection can
+        see and which is lost when the last old connection goes; a FULL checkpoint moves the
+        committed pages into the main file, so the write is not lost. Counted in
+        ``wal_vanished`` and logged.
+        """
+        if self.journal_mode != "wal" or self.path == Path(":memory:"):
+            return
+        if os.path.exists(f"{os.path.realpath(self.path)}-wal"):
+            return
+        self.wal_vanished += 1
+        try:
+            self._retry_busy(lambda: self.conn.execute("PRAGMA wal_checkpoint(FULL)").fetchall())
+            logger.warning("%s-wal vanished under an open connection; the commit was checkpointed into %s",
+                           self.path, self.path)
+        except Exception as exc:
+            raise DatabaseError(f"{self.path}-wal was deleted while the database was open and the commit could "
+                                f"not be copied into {self.path}: {exc}; run `hermes-store doctor`") from exc
 
     def _explain_write_failure(self, exc: BaseException) -> None:
         """Turn a full disk / I/O failure of a rolled-back write into an error naming the file."""

@@ -3,6 +3,12 @@
 ``atomic_write_bytes`` writes to a temp file in the same directory, fsyncs it,
 gives it the final mode, renames it over the target and fsyncs the directory:
 a reader (or a crash) sees the complete old file or the complete new one.
+
+Symlinks, one rule everywhere (README, "Symlinks"): a file we write that is a symlink
+is written *through* — the link stays, the file it points to is replaced atomically in
+its own directory (:func:`resolve_for_write`); a link whose target directory does not
+exist, or a loop, is refused naming both. Our own lock files are the exception: a
+symlinked lock file is refused (locking would truncate its target).
 """
 
 from __future__ import annotations
@@ -26,6 +32,21 @@ def fsync_dir(directory: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
+def resolve_for_write(path: str | os.PathLike[str]) -> Path:
+    """The file a write of ``path`` must replace: ``path`` itself, or the end of its symlink chain."""
+    path = Path(path)
+    if not path.is_symlink():
+        return path
+    try:
+        target = Path(os.path.realpath(path, strict=False))
+    except (OSError, RuntimeError) as exc:
+        raise OSError(f"{path}: cannot follow the symlink: {exc}") from exc
+    if target.is_symlink() or not target.parent.is_dir():
+        raise OSError(f"{path} is a symlink to {target}, which cannot be written "
+                      "(a loop, or its directory does not exist)")
+    return target
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None,
                        prefix: str | None = None) -> None:
     """Replace ``path`` with ``data`` atomically.
@@ -35,7 +56,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int |
     can recognise their own leftovers. The temp file is removed on any failure
     and the original error re-raised.
     """
-    path = Path(path)
+    path = resolve_for_write(path)  # a symlink is written through, never replaced by a plain file
     if mode is None:
         try:
             mode = path.stat().st_mode & 0o777

@@ -85,6 +85,9 @@ def resolve_home(home: str | os.PathLike[str] | None = None, profile: str | None
         root = Path(os.environ["HERMES_HOME"]).expanduser()
     else:
         root = Path.home() / ".hermes"
+    if root.absolute() == Path(root.absolute().anchor):
+        raise ConfigError(f"{root}: refusing to use the filesystem root as the Hermes home "
+                          "(set HERMES_HOME or --home to a directory of its own)")
     if profile:
         if not _PROFILE_NAME.match(profile):
             raise ConfigError(f"invalid profile name {profile!r} (letters, digits, . _ - only)")
@@ -208,6 +211,8 @@ class Home:
 
     def ensure(self) -> Home:
         """Create the home and memories directories (private to the user)."""
+        if self.root.exists() and not self.root.is_dir():
+            raise ConfigError(f"{self.root}: the Hermes home is not a directory")
         private_mkdir(self.memories_dir)
         return self
 

@@ -17,11 +17,15 @@ The rules, in one place:
   characters are token characters; everything else separates), and a word
   that splits into several tokens becomes a phrase: ``scripts/deploy.sh`` ->
   ``"scripts deploy sh"``, ``C:\\Users`` -> ``"c users"``, ``P2.2`` -> ``"p2 2"``.
-  Characters that can never be indexed (emoji, punctuation) are dropped.
+  Characters that can never be indexed (punctuation) are dropped.
 * CJK text has no spaces, so the index stores a *projection* computed here
   (:func:`cjk_projection`: bigrams and unigrams of every CJK run, plus Latin
   glued to CJK); queries use the matching form (1 char -> unigram, 2 chars ->
   bigram, longer -> a phrase of consecutive bigrams).
+* Emoji are separators to ``unicode61``, so the projection also carries one
+  word per emoji code point (:func:`emoji_tokens`: ``🚀`` -> ``emoji1f680``;
+  joiners, variation selectors and skin-tone modifiers left out) and a query
+  emoji becomes that word (a ZWJ sequence a phrase of its parts).
 * :func:`run_plan` never fails silently: an expression the engine rejects is
   retried all-literal with a ``note``; a natural-language question whose strict
   AND match yields fewer hits than asked is relaxed to OR over its content words
@@ -94,6 +98,26 @@ def has_cjk(text: str) -> bool:
     return CJK_CHARS.search(text) is not None
 
 
+def is_emoji(char: str) -> bool:
+    """True for an emoji code point (pictographs, dingbats, symbols, regional indicators)."""
+    code = ord(char)
+    if not (0x1F000 <= code <= 0x1FAFF or 0x2600 <= code <= 0x27BF or 0x2300 <= code <= 0x23FF
+            or 0x2B00 <= code <= 0x2BFF or code in (0x00A9, 0x00AE, 0x203C, 0x2049, 0x2122, 0x3030)):
+        return False
+    return unicodedata.category(char) == "So"
+
+
+# what the projection column holds: CJK characters and emoji (the ranges is_emoji looks at)
+PROJECTED_CHARS = re.compile(
+    CJK_CHARS.pattern[:-1]
+    + "\U0001f000-\U0001faff\u2600-\u27bf\u2300-\u23ff\u2b00-\u2bff\u00a9\u00ae\u203c\u2049\u2122\u3030]")
+
+
+def emoji_tokens(text: str) -> list[str]:
+    """One index word per emoji code point of ``text``, in order (``🚀`` -> ``emoji1f680``)."""
+    return [f"emoji{ord(char):x}" for char in text if is_emoji(char)]
+
+
 def is_token_char(char: str) -> bool:
     """True when the ``unicode61`` tokenizer keeps ``char`` inside a token."""
     category = unicodedata.category(char)
@@ -133,9 +157,13 @@ def cjk_projection(text: str | None) -> str | None:
     For every token that contains CJK characters: the bigrams of each CJK run
     (in order, so consecutive bigrams are adjacent positions), then its
     unigrams, then any Latin/digit part glued to the CJK, all space separated.
-    Stored in a ``cjk`` FTS column tokenized by stock ``unicode61``.
+    Stored in a ``cjk`` FTS column tokenized by stock ``unicode61``. Emoji
+    words (:func:`emoji_tokens`) follow, so emoji are searchable too.
     """
-    if not text or not has_cjk(text):
+    if not text:
+        return None
+    emoji = emoji_tokens(text) if not text.isascii() else []
+    if not emoji and not has_cjk(text):
         return None
     text = unicodedata.normalize("NFKC", text)
     out: list[str] = []
@@ -148,6 +176,7 @@ def cjk_projection(text: str | None) -> str | None:
                 out.extend(run)
             else:
                 out.append(run)
+    out.extend(emoji)
     return " ".join(out) if out else None
 
 
@@ -266,6 +295,11 @@ def literal_match(word: str, *, prefix: bool = False) -> Match | None:
     """Translate one user word into a literal :class:`Match`, or None when nothing in it is
     indexable."""
     tokens = tokenize(word)
+    emoji = emoji_tokens(word) if not word.isascii() else []
+    if emoji:  # emoji words live in the projection column, like CJK bigrams
+        term = Term(tuple(emoji), cjk=True)
+        rest = literal_match("".join(c for c in word if not is_emoji(c)), prefix=prefix)
+        return term if rest is None else _all_of([rest, term])
     if not tokens:
         return None
     if has_cjk(word):

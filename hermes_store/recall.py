@@ -266,7 +266,7 @@ class FactsKind(Kind):
     weight = 0.6
 
     def available(self, request: RecallRequest) -> bool:
-        return request.db is not None and request.db.table_exists("facts")
+        return _table_ready(request, "facts")
 
     def candidates(self, request: RecallRequest) -> list[RecallItem]:
         assert request.db is not None  # checked by available()
@@ -309,7 +309,7 @@ class SessionsKind(Kind):
     snippet_only = True
 
     def available(self, request: RecallRequest) -> bool:
-        return request.db is not None and request.db.table_exists("messages")
+        return _table_ready(request, "messages")
 
     def candidates(self, request: RecallRequest) -> list[RecallItem]:
         from hermes_store.sessions.search import Lineage, search_messages
@@ -356,6 +356,16 @@ class SessionsKind(Kind):
         head = (f"  {fields['link']} #{fields['id']}  {fields.get('time') or ''} {fields.get('role') or ''} "
                 f"{fields.get('title') or ''}").rstrip()
         return head, fields.get("snippet") or ""
+
+
+def _table_ready(request: RecallRequest, table: str) -> bool:
+    """False without a database; a database missing ``table`` is broken, not empty (raises)."""
+    if request.db is None:
+        return False
+    if not request.db.table_exists(table):
+        raise LookupError(f"{getattr(request.db, 'path', 'the database')}: table {table} is missing "
+                          "(run `hermes-store doctor --fix`)")
+    return True
 
 
 RECALL_KINDS: tuple[Kind, ...] = (
@@ -451,10 +461,11 @@ def pack(items: list[RecallItem], budget_tokens: int, query: str) -> tuple[list[
 
 
 def _open_existing_db(home: Home) -> Database | None:
-    """The home's database if it exists (never created by a read)."""
-    if not home.db_path.exists():
+    """The home's store if it exists (a SQLite file is never created by a read; a configured
+    server is opened, a failure to reach it raised for the caller to report)."""
+    if not home.store_exists():
         return None
-    return Database(home.db_path)
+    return home.open_db() if home.engine == "postgresql" else Database(home.db_path)
 
 
 def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_tokens: int | None = None,
@@ -477,6 +488,9 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
     since_ts = timeutil.parse_when(since, name="since")
     until_ts = timeutil.parse_when(until, name="until", end_of_day=True)
     result = RecallResult(query=str(query or ""), results=[])
+    if home.root.exists() and not home.root.is_dir():
+        result.errors["home"] = f"{home.root}: the Hermes home is not a directory"
+        return result
     own_db = None
     if db is None:
         try:

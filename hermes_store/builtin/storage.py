@@ -29,6 +29,7 @@ from hermes_store.query import QueryPlan
 
 STORAGE_ENGINES: dict[str, str] = {
     "sqlite": "hermes_store.builtin.storage_sqlite:SqliteBuiltinStorage",
+    "postgresql": "hermes_store.builtin.storage_pg:PgBuiltinStorage",
 }
 
 

@@ -36,6 +36,8 @@ COMMANDS: dict[str, str] = {
     "mcp": "hermes_store.cli.mcp:mcp",
     "browse": "hermes_store.cli.browse:browse",
     "migrate": "hermes_store.cli.migrate:migrate",
+    "backup": "hermes_store.cli.backup:backup",
+    "restore": "hermes_store.cli.backup:restore",
 }
 
 

@@ -284,3 +284,13 @@ def import_hermes(ctx: click.Context, path: str | None, as_json: bool) -> None:
                f"{counts['entities']} entities kept with their ids")
     for reason in counts.get("blocked_reasons", []):
         click.echo(f"not imported: {reason}", err=True)
+
+
+def _add_portable_commands() -> None:
+    from hermes_store.cli.facts_portable import export, import_
+
+    facts.add_command(export)
+    facts.add_command(import_)
+
+
+_add_portable_commands()

@@ -221,6 +221,7 @@ def history(ctx: click.Context, target: str | None, limit: int | None, as_json: 
     events = store.history(target, limit)
     store.close()
     for event in events:
+        event["at_epoch"] = event["at"]  # exact, so --json is a complete export of the trail
         event["at"] = iso(event["at"])
     if as_json:
         echo_json(events)

@@ -29,14 +29,27 @@ def provider() -> None:
 
 @provider.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option("--no-load", is_flag=True, help="Do not run plug-in code: describe plugins/*/ from plugin.yaml only.")
 @click.pass_context
-def list_providers(ctx: click.Context, as_json: bool) -> None:
-    """Show every provider (bundled, installed, plugin dirs) with availability and reason."""
-    document = describe_registry(get_home(ctx))
+def list_providers(ctx: click.Context, as_json: bool, no_load: bool) -> None:
+    """Show every provider (bundled, installed, plugin dirs) with availability and reason.
+
+    To tell whether a plug-in is available this RUNS each plugins/*/__init__.py of the
+    home (as Hermes does when it loads them); --no-load only reads plugin.yaml.
+    """
+    home = get_home(ctx)
+    infos = discover_providers(home, run_plugin_code=not no_load)
+    try:
+        document = describe_registry(home, infos)
+    finally:
+        release_unused(infos)
     if as_json:
         echo_json(document)
         return
     width = max(len(row["name"]) for row in document["providers"])
+    if not no_load:
+        click.echo("(availability checked by running each plug-in's code; --no-load only reads plugin.yaml)",
+                   err=True)
     click.echo(f"Memory providers (memory.provider: {document['configured'] or '(none — built-in only)'})")
     for row in document["providers"]:
         status = "available ✓" if row["available"] else "not available ✗"

@@ -44,13 +44,19 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
         fail(str(exc), 2)
     if as_json:
         echo_json(result.to_dict())
+        if result.errors:  # a kind that could not be searched is a failure, not "no results"
+            ctx.exit(1)
         return
     if budget is not None:
         click.echo(result.rendered)
         if result.omitted:
             click.echo(f"({len(result.omitted)} more left out by the {budget}-token budget)")
+        for kind, error in result.errors.items():
+            click.secho(f"error: {kind} could not be searched: {error}", fg="red", err=True)
+        if result.errors:
+            ctx.exit(1)
         return
-    if not result.results:
+    if not result.results and not result.errors:
         click.echo("No results.")
     for kind in RECALL_KINDS:
         items = [it for it in result.results if it.kind == kind.name]
@@ -64,4 +70,6 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
     for kind, note in result.notes.items():
         click.secho(f"note ({kind}): {note}", dim=True, err=True)
     for kind, error in result.errors.items():
-        click.secho(f"warning: {kind} could not be searched: {error}", fg="yellow", err=True)
+        click.secho(f"error: {kind} could not be searched: {error}", fg="red", err=True)
+    if result.errors:
+        ctx.exit(1)

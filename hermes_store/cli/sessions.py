@@ -30,25 +30,46 @@ def _when(value: float | None) -> str:
 
 
 @sessions.command("index")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto",
               show_default=True, help="Transcript format; auto detects it per file.")
+@click.option("--discover", is_flag=True,
+              help="Also index every known agent location found on this machine (see 'sessions sources').")
+@click.option("--map", "column_map", default=None, metavar="KEY=COLUMN,...",
+              help="Columns of a generic dump: role=...,content=...,time=...,session=... "
+                   "(also title, model, tool_name).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH, hidden=True)
 @click.option("--fts-mode", type=click.Choice(FTS_MODES), default="batch", hidden=True)
 @click.pass_context
-def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, as_json: bool,
-              batch_size: int, fts_mode: str) -> None:
+def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: bool,
+              column_map: str | None, as_json: bool, batch_size: int, fts_mode: str) -> None:
     """Import transcripts from files and directories (walked recursively).
 
     Re-running is cheap: unchanged files are skipped, appended JSONL adds only
     the new lines, and an interrupted run resumes where it stopped. Exit code 0
     when anything was imported, 1 when every input failed.
     """
+    if not paths and not discover:
+        raise click.UsageError("give PATHS to index, or --discover (or both)")
     for path in paths:  # a dangling or looping symlink is reported by the loader, not refused here
         if not os.path.lexists(path):
             raise click.BadParameter(f"Path '{path}' does not exist.", param_hint="'PATHS...'")
-    db = get_home(ctx).open_db()
+    options: dict[str, Any] = {}
+    if column_map:
+        from hermes_store.sessions.importers.message_dump import parse_column_map
+
+        try:
+            options["column_map"] = parse_column_map(column_map)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--map'") from None
+    home = get_home(ctx)
+    if discover:
+        from hermes_store.sessions.discovery import discovered_paths, find_sources
+
+        found = find_sources(None, Path.home(), Path(home.root))
+        paths = (*paths, *discovered_paths(found))
+    db = home.open_db()
     bar = None
     try:
         if sys.stderr.isatty() and not as_json:
@@ -56,7 +77,8 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, as_json: bo
             bar = click.progressbar(length=max(total, 1), label="Indexing", file=sys.stderr)
             bar.__enter__()
         progress = (lambda path, size: bar.update(size)) if bar is not None else None
-        loader = BulkLoader(db, batch_messages=batch_size, fts_mode=fts_mode, progress=progress)
+        loader = BulkLoader(db, batch_messages=batch_size, fts_mode=fts_mode, progress=progress,
+                            options=options)
         try:
             summary = loader.run(paths, fmt)
         except KeyboardInterrupt:
@@ -217,3 +239,54 @@ def prune_cmd(ctx: click.Context, older_than: str, dry_run: bool, as_json: bool)
     click.echo(f"{verb} {len(ids)} sessions.")
     for sid in ids:
         click.echo(f"  {sid}")
+
+
+@sessions.command("sources")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def sources_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Every known agent transcript location on this machine, and how much of it is indexed.
+
+    Locations come from each importer's defaults under $HOME plus the Hermes
+    home's state.db and sessions/. 'sessions index --discover' indexes them.
+    """
+    from hermes_store.sessions.discovery import find_sources
+    from hermes_store.sessions.storage import open_session_storage
+
+    home = get_home(ctx)
+    db = home.open_db() if Path(home.db_path).exists() else None
+    try:
+        found = find_sources(open_session_storage(db) if db is not None else None,
+                             Path.home(), Path(home.root))
+    finally:
+        if db is not None:
+            db.close()
+    if as_json:
+        echo_json([location.as_dict() for location in found])
+        return
+    for location in found:
+        state = (f"{location.files} files, {location.indexed_files} indexed "
+                 f"({location.sessions} sessions, {location.messages} messages)"
+                 if location.exists else "not found")
+        more = " (truncated)" if location.truncated else ""
+        click.echo(f"{location.agent:<36} {location.pattern:<52} {state}{more}")
+
+
+@sessions.command("formats")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def formats_cmd(as_json: bool) -> None:
+    """The transcript formats this installation reads (bundled and from entry points)."""
+    from hermes_store.sessions.importers import IMPORTERS, ORIGINS, REGISTRY_PROBLEMS
+
+    rows = [{"name": name, "agent": cls.agent or name, "origin": ORIGINS.get(name, "bundled"),
+             "default_locations": {k: list(v) for k, v in cls.default_locations.items()}}
+            for name, cls in IMPORTERS.items()]
+    if as_json:
+        echo_json({"formats": rows, "problems": list(REGISTRY_PROBLEMS)})
+        return
+    for row in rows:
+        where = "; ".join(row["default_locations"].get("linux", [])) or "-"
+        origin = "" if row["origin"] == "bundled" else f" [{row['origin']}]"
+        click.echo(f"{row['name']:<22} {row['agent']}{origin}\n{'':<22} {where}")
+    for problem in REGISTRY_PROBLEMS:
+        click.echo(f"problem: {problem}", err=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
-from pathlib import Path
 
 import click
 
@@ -62,7 +61,7 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
         parts = [p.strip() for v in values for p in v.split(",") if p.strip()]
         return parts or None
 
-    if not Path(home.db_path).exists():
+    if not home.store_exists():
         result = SearchResult(query, None, [], "empty")
     else:
         db = home.open_db()

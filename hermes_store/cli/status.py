@@ -72,9 +72,15 @@ def installed_plugins(home: Home, provider_config: dict[str, Any] | None = None,
     machinery fails, falls back to listing names without loading anything.
     """
     try:
-        from hermes_store.providers.discovery import discover_providers, release_unused
+        from hermes_store.providers.discovery import (
+            NOT_RUN_REASON,
+            discover_providers,
+            release_unused,
+        )
 
-        infos = discover_providers(home, include_builtin=False)
+        # status is read-only: only the configured provider's code runs (a session would load it anyway)
+        infos = discover_providers(home, include_builtin=False,
+                                   run_plugin_code=frozenset({active}) if active else frozenset())
     except Exception:  # discovery itself broken: still show what is on disk
         return _scan_plugins(home)
     rows = []
@@ -92,8 +98,11 @@ def installed_plugins(home: Home, provider_config: dict[str, Any] | None = None,
                 except Exception as exc:
                     status_config = {"status_config_error": str(exc)}
             rows.append({
-                "name": info.name, "source": info.source, "available": info.usable,
-                "reason": info.reason, "hint": "requires API key" if missing else "no setup needed",
+                "name": info.name, "source": info.source,
+                "available": None if info.reason == NOT_RUN_REASON else info.usable,
+                "reason": info.reason,
+                "hint": "not loaded by status" if info.reason == NOT_RUN_REASON
+                else "requires API key" if missing else "no setup needed",
                 "missing": missing, "status_config": status_config,
             })
     finally:

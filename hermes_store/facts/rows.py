@@ -26,6 +26,7 @@ from hermes_store.facts import hrr, trust
 from hermes_store.facts.config import FactConfig
 from hermes_store.facts.storage import FactStorage, open_fact_storage
 from hermes_store.home import Home
+from hermes_store.pgdb import PgDatabase
 
 META_DIM = "fact_hrr_dim"
 META_ENCODING = "fact_hrr_encoding"
@@ -58,7 +59,7 @@ class FactRows:
                  config: FactConfig | None = None, default_trust: float | None = None,
                  min_trust: float | None = None, hrr_dim: int | None = None,
                  half_life_days: float | None = None, hrr_weight: float | None = None) -> None:
-        if isinstance(db, Database):
+        if isinstance(db, (Database, PgDatabase)):
             self.db, self._owns_db = db, False
         elif isinstance(db, Home):
             self.db, self._owns_db = db.open_db(), True

@@ -30,6 +30,7 @@ from hermes_store.query import QueryPlan
 
 STORAGE_ENGINES: dict[str, str] = {
     "sqlite": "hermes_store.facts.storage_sqlite:SqliteFactStorage",
+    "postgresql": "hermes_store.facts.storage_pg:PgFactStorage",
 }
 
 
@@ -214,6 +215,12 @@ class FactStorage(ABC):
     def vectors(self, after_id: int = -1, limit: int | None = None) -> list[dict[str, Any]]:
         """``[{fact_id, content, hrr_vector}]`` with ``fact_id > after_id`` ascending
         (``hrr_vector`` bytes or None), at most ``limit`` rows."""
+
+    @abstractmethod
+    def export_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, list[int]]]:
+        """Every fact (stored fields, not vectors/projections) by id, every entity
+        ``{entity_id, name, entity_type, aliases, created_at}`` by id, and
+        ``fact_id -> [entity_id]`` links in mention order (``facts export``)."""
 
     def iter_vectors(self, chunk: int) -> Iterator[list[dict[str, Any]]]:
         """All vectors in ascending chunks of at most ``chunk`` rows."""

@@ -175,9 +175,21 @@ class FactStore(FactRows):
         Returns ``{"imported", "skipped", "renumbered", "entities"[, "blocked", "blocked_reasons"]}``.
         """
         try:
-            facts, entities, links = read_holographic(path)
+            rows = read_holographic(path)
         except HermesFactsError as exc:
             raise FactStoreError(str(exc)) from exc
+        return self.import_rows(str(path), *rows)
+
+    def import_rows(self, label: str, facts: list[dict[str, Any]], entities: list[dict[str, Any]],
+                    links: dict[int, list[int]]) -> dict[str, Any]:
+        """Insert exported/foreign fact and entity rows keeping their ids where free (one transaction).
+
+        ``facts`` rows carry ``fact_id, content, category, tags, trust_score, retrieval_count,
+        helpful_count, created_at, updated_at``; ``entities`` rows ``entity_id, name,
+        entity_type, aliases``; ``links`` maps a fact id to its entity ids. ``label`` (a path)
+        prefixes each blocked reason. The counts are those of :meth:`import_hermes`.
+        """
+        path = label
         imported = skipped = renumbered = entities_kept = 0
         with self._lock, self._writing():
             entity_map: dict[int, int] = {}
@@ -217,6 +229,10 @@ class FactStore(FactRows):
         if blocked:
             counts.update(blocked=len(blocked), blocked_reasons=blocked)
         return counts
+
+    def export_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, list[int]]]:
+        """Every fact (all stored fields but derived vectors/projections), entity and link."""
+        return self.storage.export_rows()
 
     def _import_entity(self, row: dict[str, Any]) -> tuple[int, int]:
         """Our id for a holographic entity row, keeping its id when free: ``(entity_id, 1 if kept)``."""

@@ -270,7 +270,10 @@ def _entry_point_infos() -> list[ProviderInfo]:
     return infos
 
 
-def _plugin_dir_infos(home: Home) -> list[ProviderInfo]:
+NOT_RUN_REASON = "plug-in code not run (this listing only reads plugin.yaml)"
+
+
+def _plugin_dir_infos(home: Home, run_code: bool | frozenset[str] = True) -> list[ProviderInfo]:
     infos = []
     root = home.plugins_dir
     if not root.is_dir():
@@ -284,6 +287,10 @@ def _plugin_dir_infos(home: Home) -> list[ProviderInfo]:
         try:
             manifest = read_plugin_yaml(plugin_dir)
             info.description = str(manifest.get("description") or "").strip()
+            if not (run_code is True or (run_code and plugin_dir.name in run_code)):
+                info.reason = NOT_RUN_REASON
+                infos.append(info)
+                continue
             _probe(info, load_plugin_dir(plugin_dir, hermes_home=str(home.root)))
         except Exception as exc:
             info.available = False
@@ -292,11 +299,15 @@ def _plugin_dir_infos(home: Home) -> list[ProviderInfo]:
     return infos
 
 
-def discover_providers(home: Home | None = None, *, include_builtin: bool = True) -> list[ProviderInfo]:
+def discover_providers(home: Home | None = None, *, include_builtin: bool = True,
+                       run_plugin_code: bool | frozenset[str] = True) -> list[ProviderInfo]:
     """Every provider visible from ``home``: bundled, entry points, then plugin directories.
 
     On a name clash the earlier source wins; the later one is listed as shadowed and
-    unavailable.
+    unavailable. With ``run_plugin_code=False`` no ``plugins/*/__init__.py`` of the home
+    is executed (with a set of names, only those): the others are described from their
+    ``plugin.yaml`` only (availability unknown, ``reason`` says so); installed entry points
+    are still loaded.
     """
     home = home or Home()
     infos: list[ProviderInfo] = []
@@ -305,7 +316,7 @@ def discover_providers(home: Home | None = None, *, include_builtin: bool = True
                                   location="hermes_store.providers.builtin:BuiltinMemoryProvider",
                                   available=True, loaded=True, tools=["memory"]))
     seen: dict[str, ProviderInfo] = {BUILTIN_NAME: infos[0]} if include_builtin else {}
-    for info in _entry_point_infos() + _plugin_dir_infos(home):
+    for info in _entry_point_infos() + _plugin_dir_infos(home, run_plugin_code):
         first = seen.get(info.name)
         if first is not None:
             info.shadowed_by = first.source

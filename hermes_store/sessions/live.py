@@ -24,6 +24,7 @@ from typing import Any
 
 from hermes_store.db import Database
 from hermes_store.home import Home
+from hermes_store.pgdb import PgDatabase
 from hermes_store.sessions.importers.base import MAX_CONTENT_CHARS, flatten_content
 from hermes_store.sessions.loader import BulkLoader
 from hermes_store.sessions.maintenance import delete_session as _delete_session
@@ -37,7 +38,7 @@ __all__ = ["SessionIndex", "SessionNotFound", "index_paths", "new_session_id", "
 
 def open_database(target: Database | Home | str | os.PathLike[str]) -> tuple[Database, bool]:
     """``(database, owned)``: reuse a Database, or open one for a Home / file path."""
-    if isinstance(target, Database):
+    if isinstance(target, (Database, PgDatabase)):
         return target, False
     if isinstance(target, Home):
         return target.open_db(), True

@@ -60,6 +60,7 @@ from hermes_store.sessions.importers.base import (
     clean_text,
 )
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_long
+from hermes_store.sessions.maintenance import backfill_projection
 from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
 
@@ -209,6 +210,7 @@ class BulkLoader:
         fts_mode: str = "batch",
         progress: Callable[[Path, int], None] | None = None,
         pipeline: bool = True,
+        options: dict[str, Any] | None = None,
     ) -> None:
         if fts_mode not in FTS_MODES:
             raise ValueError(f"fts_mode: expected one of {', '.join(FTS_MODES)}, got {fts_mode!r}")
@@ -218,6 +220,7 @@ class BulkLoader:
         self.fts_mode = fts_mode
         self.progress = progress
         self.pipeline = pipeline
+        self.options = dict(options or {})  # handed to every importer (e.g. column_map)
         self.summary = IndexSummary()
         self.writer_cpu_seconds = 0.0
         self._sessions: dict[str, _Session] = {}
@@ -247,6 +250,7 @@ class BulkLoader:
         return FileLock(str(lock_path), timeout=RUN_LOCK_TIMEOUT, mode=0o600)
 
     def _run(self, paths: Iterable[str | os.PathLike[str]], fmt: str) -> IndexSummary:
+        backfill_projection(self.storage)  # once after migration 0007 (emoji in the projection)
         done: set[str] = set()
         self._writer = self.storage.bulk_writer(pipeline=self.pipeline, on_commit=self._committed)
         collecting = gc.isenabled()
@@ -332,9 +336,9 @@ class BulkLoader:
     def _importer(self, path: Path, fmt: str) -> Importer | None:
         """The importer for ``path`` (detected when ``fmt`` is auto); None after reporting why."""
         if fmt != "auto":
-            return IMPORTERS[fmt](path)
+            return IMPORTERS[fmt](path, self.options)
         try:
-            name, ranked = detect(path)
+            name, ranked = detect(path, options=self.options)
         except AmbiguousFormat as exc:
             self._file_error(path, str(exc))
             return None
@@ -345,7 +349,7 @@ class BulkLoader:
                 return None
             self._file_error(path, describe_unknown(ranked))
             return None
-        return IMPORTERS[name](path)
+        return IMPORTERS[name](path, self.options)
 
     def _consume(self, current: _File) -> None:
         add_message = self._add_message

@@ -124,3 +124,20 @@ def rebuild_message_index(db: Database | SessionStorage) -> None:
 def match_probe(db: Database | SessionStorage) -> str | None:
     """Search for a word of a stored message and check the hit is highlighted; None when found."""
     return _storage(db).probe_search()
+
+
+BACKFILL_KEY = "sessions_projection_backfill"  # the store_meta marker migration 0007 writes
+BACKFILL_CHUNK = 2000
+
+
+def backfill_projection(db: Database | SessionStorage, *, chunk: int = BACKFILL_CHUNK) -> int:
+    """Recompute the search projection of stored messages when a migration asked for it.
+
+    Migration 0007 records :data:`BACKFILL_KEY` in ``store_meta`` when a store
+    already holds messages (emoji joined the projection). Only messages with
+    non-ASCII text can change; they are visited in id order, one transaction
+    per chunk, and updated where the projection differs (the update trigger
+    re-indexes them). The marker is removed at the end, so an interrupted
+    backfill starts again next time. Returns the number of messages updated.
+    """
+    return _storage(db).backfill_projection(chunk)

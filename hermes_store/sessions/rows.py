@@ -13,7 +13,7 @@ import time
 from datetime import datetime
 from typing import Any
 
-from hermes_store.query import CJK_CHARS as _CJK
+from hermes_store.query import PROJECTED_CHARS as _CJK  # CJK and emoji: the projection's pre-check
 from hermes_store.query import cjk_projection
 from hermes_store.tooling import SURROGATES as SURROGATE
 

@@ -101,19 +101,6 @@ class SearchResult:
         return data
 
 
-# --------------------------------------------------------------------------- dates
-
-def parse_when(value: Any, *, end_of_day: bool = False, now: float | None = None) -> float | None:
-    """A date argument as epoch seconds (see :func:`hermes_store.timeutil.parse_when`).
-
-    Raises :class:`SearchError` naming what is accepted.
-    """
-    try:
-        return timeutil.parse_when(value, end_of_day=end_of_day, now=now)
-    except timeutil.TimeParseError as exc:
-        raise SearchError(str(exc)) from exc
-
-
 # --------------------------------------------------------------------------- filters
 
 # roles searched only when asked for by name (thinking / reasoning text)
@@ -194,13 +181,18 @@ def find_hits(
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise SearchError(f"limit must be a positive integer; got {limit!r}")
     limit = min(limit, MAX_LIMIT)
+    try:
+        since_ts = timeutil.parse_when(since)
+        until_ts = timeutil.parse_when(until, end_of_day=True)
+    except timeutil.TimeParseError as exc:
+        raise SearchError(str(exc)) from exc
     filters = Filters(
         roles=_clean_list(roles),
         exclude_roles=list(HIDDEN_ROLES) if roles is None else None,
         sources=_clean_list(sources),
         exclude_sources=_clean_list(exclude_sources),
-        since=parse_when(since),
-        until=parse_when(until, end_of_day=True),
+        since=since_ts,
+        until=until_ts,
         session_ids=list(session_ids) if session_ids is not None else None,
     )
     storage = _storage(db)
@@ -287,7 +279,7 @@ def search_messages(
     """Search past messages; never raises on query syntax.
 
     ``roles``/``sources``/``exclude_sources`` take lists or comma-separated
-    strings; ``since``/``until`` take what :func:`parse_when` accepts (a bare
+    strings; ``since``/``until`` take what :func:`hermes_store.timeutil.parse_when` accepts (a bare
     ``until`` date includes that whole day); ``sort`` is ``relevance``,
     ``newest`` or ``oldest``. Relevance order is context-smoothed (see
     :data:`CONTEXT_WEIGHTS`); ``expand_context=True`` also lets the immediate

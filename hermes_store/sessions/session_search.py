@@ -25,6 +25,7 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.search import (
+    HIDDEN_ROLES,
     Hit,
     Lineage,
     SearchError,
@@ -151,8 +152,10 @@ def _end_reason(row: dict[str, Any] | None) -> str | None:
 class _Store:
     """The session storage a call works on, plus the calling session's lineage."""
 
-    def __init__(self, db: Database, profile: str | None, current_session_id: str) -> None:
+    def __init__(self, db: Database, profile: str | None, current_session_id: str,
+                 hidden: tuple[str, ...] = HIDDEN_ROLES) -> None:
         self.storage = open_session_storage(db)
+        self.hidden = hidden  # roles left out unless role_filter names them (reasoning)
         self.profile = profile
         self.lineage = Lineage(self.storage)
         self.current = current_session_id or ""
@@ -177,12 +180,19 @@ class _Store:
         return reason not in LEFT_CONTEXT_REASONS
 
     def messages(self, session_id: str, roles: tuple[str, ...] | None, **narrow: Any) -> list[dict[str, Any]]:
-        """The session's messages (see :meth:`SessionStorage.get_messages` for ``narrow``)."""
-        return self.storage.get_messages(session_id, roles=roles, **narrow)
+        """The session's messages (see :meth:`SessionStorage.get_messages` for ``narrow``);
+        with no role list, the hidden roles (reasoning) are left out."""
+        rows = self.storage.get_messages(session_id, roles=roles, **narrow)
+        if roles is None and self.hidden:
+            rows = [r for r in rows if r["role"] not in self.hidden]
+        return rows
 
     def count(self, session_id: str, roles: tuple[str, ...] | None = None, **narrow: Any) -> int:
-        """How many of the session's messages pass the narrowing."""
-        return self.storage.count_messages(session_id, roles=roles, **narrow)
+        """How many of the session's messages pass the narrowing (hidden roles not counted)."""
+        total = self.storage.count_messages(session_id, roles=roles, **narrow)
+        if roles is None and self.hidden:
+            total -= self.storage.count_messages(session_id, roles=self.hidden, **narrow)
+        return total
 
     def window(self, session_id: str, anchor_seq: int, size: int, keep: tuple[str, ...] | None,
                cap: int) -> tuple[list[dict[str, Any]], int, int, int, int]:
@@ -540,7 +550,7 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
         if not path.exists():
             raise ToolArgumentError(f"'profile': no session store for profile {profile!r}")
         return ctx.resource(f"session_search.db.{profile}", lambda: Database(path, readonly=True)), profile
-    if not Path(ctx.home.db_path).exists():
+    if not ctx.home.store_exists():
         return None, ctx.home.profile
     return ctx.resource("session_search.db", ctx.home.open_db), ctx.home.profile
 
@@ -611,7 +621,8 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
         if mode in ("scroll", "read"):
             return {"success": False, "error": f"session_id not found: {session_id}"}
         return _empty(mode, query, detail)
-    store = _Store(db, link_profile, current)
+    hidden = tuple(r for r in HIDDEN_ROLES if r not in roles)
+    store = _Store(db, link_profile, current, hidden)
     if mode == "scroll":
         return scroll(store, session_id, around, window)
     if mode == "read":

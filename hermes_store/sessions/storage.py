@@ -45,6 +45,7 @@ SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
 # engine name (``Database.engine``) -> "module:Class" of its SessionStorage implementation
 STORAGE_ENGINES: dict[str, str] = {
     "sqlite": "hermes_store.sessions.storage_sqlite:SqliteSessionStorage",
+    "postgresql": "hermes_store.sessions.storage_pg:PgSessionStorage",
 }
 
 
@@ -356,6 +357,15 @@ class SessionStorage(ABC):
     def probe_search(self) -> str | None:
         """Search for a word of a stored message and check it is found and highlighted;
         the problem, or None when it works (or there is nothing to probe)."""
+
+    @abstractmethod
+    def session_counts(self, source_ids: Sequence[int]) -> dict[int, int]:
+        """How many sessions each of ``source_ids`` (``sources`` rows) owns."""
+
+    @abstractmethod
+    def backfill_projection(self, chunk: int) -> int:
+        """Recompute stored projections when a migration asked for it (see
+        :func:`hermes_store.sessions.maintenance.backfill_projection`); the number updated."""
 
 
 def storage_class(engine: str) -> type[SessionStorage]:

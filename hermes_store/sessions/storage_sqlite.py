@@ -33,6 +33,7 @@ from hermes_store.sessions.rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     SessionNotFound,
+    cjk_for,
     decode_meta,
     session_row,
 )
@@ -54,6 +55,8 @@ DELETE_CHUNK = 500  # ids per DELETE ... IN (...)
 _FTS5 = re.compile(r"\busing\s+fts5\b", re.I)
 _SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
 _MESSAGE_SELECT = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages"
+
+PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # set by migration 0007
 
 
 @functools.lru_cache(maxsize=8)
@@ -431,6 +434,44 @@ class SqliteSessionStorage(SessionStorage):
         """FTS5's ``rebuild`` from the content table."""
         with self.db.write():
             self.db.execute(f'INSERT INTO "{_ident(name)}"("{_ident(name)}") VALUES (\'rebuild\')')
+
+    def session_counts(self, source_ids: Sequence[int]) -> dict[int, int]:
+        """Sessions per source row, for ``sessions sources``."""
+        counts: dict[int, int] = {}
+        ids = [int(i) for i in source_ids]
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self.db.query(f"SELECT source_id, COUNT(*) AS n FROM sessions WHERE source_id IN ({marks})"
+                                     " GROUP BY source_id", part):
+                counts[int(row["source_id"])] = int(row["n"])
+        return counts
+
+    def backfill_projection(self, chunk: int) -> int:
+        """After migration 0007 (emoji joined the ``cjk`` projection): recompute the projection
+        of every message with non-ASCII text, chunk by chunk, then drop the marker."""
+        if not self.db.table_exists("messages") or self.db.scalar(
+                "SELECT value FROM store_meta WHERE key = ?", (PROJECTION_BACKFILL_KEY,)) is None:
+            return 0
+        updated = 0
+        last_id = 0
+        while True:
+            rows = self.db.query(
+                "SELECT id, role, content, cjk FROM messages WHERE id > ?"
+                " AND length(CAST(content AS BLOB)) <> length(content) ORDER BY id LIMIT ?",
+                (last_id, chunk))
+            if not rows:
+                break
+            last_id = int(rows[-1]["id"])
+            changes = [(new, row["id"]) for row in rows
+                       if (new := cjk_for(str(row["role"]), str(row["content"]))) != row["cjk"]]
+            if changes:
+                with self.db.write():
+                    self.db.executemany("UPDATE messages SET cjk = ? WHERE id = ?", changes)
+                updated += len(changes)
+        with self.db.write():
+            self.db.execute("DELETE FROM store_meta WHERE key = ?", (PROJECTION_BACKFILL_KEY,))
+        return updated
 
     def rebuild_message_index(self) -> None:
         """Rebuild ``messages_fts``."""

@@ -120,3 +120,5 @@ def test_import_hermes_keeps_fact_and_entity_ids(home, tmp_path):
     assert [f["fact_id"] for f in probe] == [1]  # holographic's link kept (our extractor skips "Paris")
     added = json.loads(run(home, "facts", "add", "a new fact", "--json").output)
     assert added["fact_id"] == 4  # new ids continue after the imported ones
+    again = json.loads(run(home, "facts", "add", "Bob Jones prefers tea", "--json").output)
+    assert (again["fact_id"], again["status"]) == (3, "exists")  # holographic would say "added"

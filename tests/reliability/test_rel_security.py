@@ -341,6 +341,12 @@ ALLOWED = {
     ("dbcopy.py", "', '.join('?' * len(cols))"): "'?' placeholders",
     ("dbcopy.py", "where"): "constant ' WHERE home = %s' or ''",
     ("dbcopy.py", "ident"): "identity column name from the constant table list",
+    ("dbhealth.py", "_ident(name)"): "table names from our own sqlite_schema, quoted",
+    ("dbhealth.py", "_ident(table)"): "table names from the reference schema, quoted",
+    ("dbhealth.py", "select"): "quoted column names read from both schemas",
+    ("dbhealth.py", "direction"): "'' or ' DESC'",
+    ("dbhealth.py", "', '.join((_ident(c) for c in cols))"): "quoted column names read from both schemas",
+    ("dbhealth.py", "', '.join('?' * len(cols))"): "'?' placeholders",
 }
 
 

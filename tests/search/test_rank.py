@@ -38,6 +38,14 @@ def test_matches_builtin_bm25_when_sample_covers_everything(ranked_db, expressio
         assert a == pytest.approx(b, rel=1e-9, abs=1e-9)
 
 
+
+@pytest.fixture
+def db(home):
+    """SQLite only: these tests check the FTS5 rank function itself."""
+    database = home.open_db()
+    yield database
+    database.close()
+
 def test_sampled_idf_keeps_the_order(db, monkeypatch):
     monkeypatch.setattr(rank_mod, "IDF_SAMPLE", 5)
     rows = []

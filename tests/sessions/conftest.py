@@ -53,6 +53,15 @@ def store(home):
 
 
 @pytest.fixture
+def engine_store(home, engine):
+    """The home's store database on each engine in turn (closed after the test): modules whose
+    tests hold for every engine use it as their ``store``."""
+    db = home.open_db()
+    yield db
+    db.close()
+
+
+@pytest.fixture
 def run(home):
     """Invoke ``hermes-store --home <home> ARGS...``; returns the click Result."""
     runner = CliRunner()

@@ -6,6 +6,13 @@ import json
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# the original six-format tree; the per-format directories added since have their own tests
+CORE = ("hermes_home", "claude", "codex", "openai")
+
+
+def core(fixtures: Path) -> list[Path]:
+    """The six-format part of a fixtures copy (whole-tree counts stay stable as formats are added)."""
+    return [fixtures / name for name in CORE]
 
 
 def index_json(run, *args) -> tuple[int, dict]:
@@ -20,3 +27,27 @@ def write_jsonl(path: Path, objects, mode: str = "w") -> None:
     with open(path, mode, encoding="utf-8") as handle:
         for obj in objects:
             handle.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def matching_ids(db, query: str) -> list[int]:
+    """Ids of the messages the engine's full-text index finds for ``query``, ascending
+    (through the storage seam, so the same assertion holds on every engine)."""
+    from hermes_store.query import compile_query
+    from hermes_store.sessions.storage import Filters, open_session_storage
+
+    match = compile_query(query).strict_match
+    hits = open_session_storage(db).hits(match, Filters(), sort="newest", budget=10_000)
+    return sorted(h.message_id for h in hits)
+
+
+def text_index_problems(db) -> list[str]:
+    """Every problem the engine's own checks report for the database and its text indexes."""
+    from hermes_store.sessions.storage import open_session_storage
+
+    storage = open_session_storage(db)
+    problems = list(storage.integrity_problems())
+    for name in storage.text_indexes():
+        problem = storage.check_text_index(name)
+        if problem:
+            problems.append(f"{name}: {problem}")
+    return problems

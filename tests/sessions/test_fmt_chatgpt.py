@@ -80,3 +80,16 @@ def test_reindex_adds_nothing(store, format_fixtures):
     first = index(store, format_fixtures / EXPORT)
     assert first["messages_added"] == 14
     assert index(store, format_fixtures / EXPORT)["messages_added"] == 0
+
+
+def test_a_single_conversation_file(store, format_fixtures, tmp_path):
+    """Exports that also hold one file per conversation: the same conversation object alone."""
+    data = json.loads((format_fixtures / EXPORT).read_text(encoding="utf-8"))
+    single = tmp_path / "single" / "67a1f0c2-1111-8000-9abc-0123456789ab.json"
+    single.parent.mkdir()
+    single.write_text(json.dumps(data[0]), encoding="utf-8")
+    from hermes_store.sessions import detect_format
+
+    assert detect_format(single) == "chatgpt-export"
+    assert index(store, single)["errors"] == []
+    assert [r["content"] for r in messages(store, A)][-1] == "Here is the monthly sales chart; March peaks."

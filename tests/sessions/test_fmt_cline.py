@@ -14,7 +14,8 @@ ROO = f"{STORAGE}/rooveterinaryinc.roo-cline/tasks/0f3e2d1c-4b5a-4968-8776-65544
 
 def test_detected(format_fixtures):
     assert detect_format(format_fixtures / CLINE) == "cline" and detect_format(format_fixtures / ROO) == "cline"
-    assert detect_format((format_fixtures / CLINE).parent / "ui_messages.json") is None  # read beside the history
+    # the task's other files are members, read beside the history (walking the task reports nothing)
+    assert detect_format((format_fixtures / CLINE).parent / "ui_messages.json") == "cline"
 
 
 def test_cline_xml_era_task(store, format_fixtures):
@@ -47,3 +48,8 @@ def test_roo_native_tool_calls(store, format_fixtures):
         "read_file", "toolu_roo_1", "lint:\n\tflake8 --jobs=1 .")
     assert rows[4]["content"].startswith("<environment_details>")
     assert rows[5]["timestamp"] == pytest.approx(1760000009.0)
+
+
+def test_walking_a_task_directory_reports_no_unknown_files(store, format_fixtures):
+    summary = index(store, (format_fixtures / CLINE).parent)
+    assert summary["errors"] == [] and summary["messages_added"] == 5

@@ -180,3 +180,24 @@ def test_qwen_look_alike_is_qwen_not_claude(tmp_path):
     ranked = dict(candidates(path))
     assert detect_format(path) == "qwen-code"
     assert ranked.get("claude-code", 0) < 0.5
+
+
+def test_a_later_rewind_replaces_what_was_imported(store, format_fixtures):
+    """Rewinding drops messages already indexed: the file is re-imported whole, nothing skipped."""
+    import json
+
+    path = format_fixtures / JSONL
+    index(store, path)
+    text = path.read_text(encoding="utf-8")
+    text = text[: text.rindex("\n") + 1]  # the writer finished: drop the half line
+    extra = [{"$rewindTo": "u3"},
+             {"id": "u4", "timestamp": "2026-01-20T08:20:00.000Z", "type": "user", "content": "use `tally`"},
+             {"id": "g5", "timestamp": "2026-01-20T08:20:05.000Z", "type": "gemini", "content": "Renaming to `tally`."}]
+    path.write_text(text + "".join(json.dumps(e) + "\n" for e in extra), encoding="utf-8")
+    again = index(store, path)
+    assert again["errors"] == []
+    rows = messages(store, "7c1d2e3f-0a9b-4c8d-b7e6-f5a4b3c2d1e0")
+    assert roles(rows) == ["user", "assistant", "tool", "user", "assistant"]
+    assert [r["content"] for r in rows][-2:] == ["use `tally`", "Renaming to `tally`."]
+    assert all("abacus and update the imports" not in r["content"] for r in rows)
+    assert index(store, path)["messages_added"] == 0  # unchanged: nothing re-read twice

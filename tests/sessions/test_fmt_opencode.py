@@ -124,3 +124,10 @@ def test_database(store, opencode_db):
     again = index(store, opencode_db)
     assert again["messages_added"] == 0
     assert len(messages(store, "ses_6a7b8c9d0ffeDbSess1")) == 6
+
+
+def test_walking_the_storage_tree_reports_no_unknown_files(store, format_fixtures):
+    """Message, part and project files are read through their session file, not reported."""
+    summary = index(store, format_fixtures / STORAGE)
+    assert summary["errors"] == []
+    assert summary["messages_added"] == 15 and summary["sessions_added"] == 3

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from format_helpers import index, messages, roles, session
 
 from hermes_store.sessions import detect_format
@@ -46,6 +45,8 @@ def test_new_event_files_are_picked_up(store, format_fixtures):
     assert messages(store, SID)[-1]["content"] == "ok, fix it"
 
 
-@pytest.mark.parametrize("name", ["event-00001-e-u1.json", "event-00002-e-a1.json"])
-def test_event_files_alone_are_not_claimed(format_fixtures, name):
-    assert detect_format(format_fixtures / CONV / "events" / name) is None
+def test_walking_the_conversation_reports_no_unknown_files(store, format_fixtures):
+    """Event files are members of the conversation: read through base_state.json, never alone."""
+    summary = index(store, format_fixtures / CONV)
+    assert summary["errors"] == [] and summary["messages_added"] == 7
+    assert detect_format(format_fixtures / CONV / "events" / "event-00001-e-u1.json") == "openhands"

@@ -52,3 +52,17 @@ def test_openclaw(store, format_fixtures):
     assert roles(rows) == ["user", "assistant", "tool", "assistant"]
     assert rows[1]["calls"] == [("cron", {"action": "add", "at": "18:00", "text": "water the plants"}, "call_cron_1")]
     assert rows[2]["content"] == "scheduled job 17"
+
+
+def test_switching_branch_after_indexing_replaces_the_old_branch(store, format_fixtures):
+    import json
+
+    path = format_fixtures / PI / f"2026-01-03T10-00-00-000Z_{S}.jsonl"
+    index(store, path)
+    with open(path, "a", encoding="utf-8") as handle:  # back to a1, a new branch
+        handle.write(json.dumps({"type": "message", "id": "d1", "parentId": "a1", "timestamp": "2026-01-03T11:00:00Z",
+                                 "message": {"role": "assistant", "content": [{"type": "text", "text": "Fresh start."}],
+                                             "timestamp": 1767438000000}}) + "\n")
+    assert index(store, path)["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, S)] == [
+        ("user", "fix the broken links in posts/"), ("assistant", "Fresh start.")]

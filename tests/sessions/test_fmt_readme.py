@@ -21,3 +21,13 @@ def test_every_added_format_is_in_the_readme_table():
     named = set(re.findall(r"`([a-z0-9-]+)`", section))
     assert [name for name in ADDED if name not in named] == []
     assert [name for name in ADDED if name not in IMPORTERS] == []  # and each is registered
+
+
+def test_default_locations_are_bounded_globs_for_both_platforms():
+    """Discovery expands these under $HOME: every added format names Linux and macOS places,
+    relative to the home directory, without unbounded recursive globs."""
+    for name in ADDED:
+        locations = IMPORTERS[name].default_locations
+        assert set(locations) == {"linux", "darwin"}, name
+        for pattern in (*locations["linux"], *locations["darwin"]):
+            assert pattern.startswith("~/") and "**" not in pattern, (name, pattern)

@@ -42,10 +42,10 @@ def test_every_file_keeps_its_messages(store, project):
     assert summary["errors"] == [] and summary["files"] == 5
     index = SessionIndex(store)
     assert summary["sessions_added"] == 4 and summary["messages_added"] == 20
-    child = index.get_session(f"{MAIN}/agent-a1b2c3d")
+    child = index.get_session(f"{MAIN}:agent-a1b2c3d")
     assert child["parent_session_id"] == MAIN and child["message_count"] == 5
     assert child["meta"]["agentId"] == "a1b2c3d" and child["model"] == "claude-haiku-4-5-20251001"
-    flat = index.get_session(f"{OLD}/agent-7c4e1f02")
+    flat = index.get_session(f"{OLD}:agent-7c4e1f02")
     assert flat["parent_session_id"] == OLD and flat["message_count"] == 2
     assert index.get_session(MAIN)["message_count"] == 10
     assert index.get_session(OLD)["message_count"] == 3
@@ -176,3 +176,29 @@ def test_session_search_leaves_reasoning_out_unless_asked(run, home, project):
 
     assert "reasoning" not in matched()
     assert matched(role_filter="reasoning") == ["reasoning"]
+
+
+def test_session_search_reads_a_subagent_session_by_id(run, home, project):
+    from hermes_store.tools import handle_tool_call
+
+    index_json(run, project["sub"])
+    payload = json.loads(handle_tool_call("session_search", {"session_id": f"{MAIN}:agent-a1b2c3d"}, home=home))
+    assert payload["success"] is True and payload["message_count"] == 4  # reasoning left out
+
+
+def test_session_search_read_and_scroll_leave_reasoning_out_unless_asked(run, home, project):
+    from hermes_store.tools import handle_tool_call
+
+    index_json(run, project["sub"])
+    sid = f"{MAIN}:agent-a1b2c3d"
+
+    def call(**args):
+        return json.loads(handle_tool_call("session_search", {"session_id": sid, **args}, home=home))
+
+    read = call()
+    assert read["message_count"] == 4 and "reasoning" not in {m["role"] for m in read["messages"]}
+    asked = call(role_filter="user,assistant,tool,reasoning")
+    assert asked["message_count"] == 5 and "reasoning" in {m["role"] for m in asked["messages"]}
+    anchor = read["messages"][0]["id"]
+    scroll = call(around_message_id=anchor, window=5)
+    assert "reasoning" not in {m["role"] for m in scroll["messages"]}

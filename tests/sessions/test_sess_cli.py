@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sess_helpers import index_json
+from sess_helpers import core, index_json
 
 
 def test_index_human_summary_without_progressbar(run, fixtures):
@@ -28,7 +28,7 @@ def test_index_forced_format(run, fixtures):
 
 
 def test_list_show_stats(run, fixtures, state_db):
-    index_json(run, fixtures, state_db)
+    index_json(run, *core(fixtures), state_db)
     rows = json.loads(run("sessions", "list", "--json", "--limit", "50").stdout)
     assert len(rows) == 11
     assert {"id", "origin_format", "source", "title", "model", "workspace", "started_at",

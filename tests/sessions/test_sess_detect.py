@@ -8,6 +8,7 @@ are mapped in ``LEGACY``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -175,3 +176,15 @@ def test_forced_format_bypasses_detection(tmp_path):
     path.write_text('{"role": "user", "content": "hi"}\n')
     assert detect_format(path) is None
     assert importer_for(path, "openai-jsonl").name == "openai-jsonl"
+
+
+def test_claude_file_starting_with_bookkeeping_lines_is_detected(tmp_path):
+    path = tmp_path / "0a6afc57-2f31-4cb4-8ff0-01247f50c64c.jsonl"
+    envelope = {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/w",
+                "sessionId": "0a6afc57-2f31-4cb4-8ff0-01247f50c64c", "version": "2.1.30"}
+    lines = [{"type": "permission-mode", "permissionMode": "default", "sessionId": envelope["sessionId"]}]
+    lines += [{**envelope, "type": "progress", "uuid": f"p{i}", "toolUseID": "toolu_1",
+               "data": {"type": "hook_progress"}} for i in range(8)]
+    lines += [{**envelope, "type": "system", "subtype": "stop_hook_summary", "uuid": "s1", "content": "hooks ran"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    assert detect_format(path) == "claude-code"

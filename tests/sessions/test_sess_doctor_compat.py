@@ -7,13 +7,13 @@ import subprocess
 import sys
 import textwrap
 
-from sess_helpers import index_json
+from sess_helpers import core, index_json
 
 from hermes_store.db import Database
 
 
 def test_doctor_ok_then_detects_and_fixes_fts_damage(run, home, fixtures):
-    index_json(run, fixtures)
+    index_json(run, *core(fixtures))
     result = run("doctor")
     assert result.exit_code == 0, result.output
     assert "ok     integrity_check" in result.output
@@ -66,7 +66,7 @@ READER = textwrap.dedent("""
 
 
 def test_readable_from_stdlib_sqlite3_and_sqlite_utils(run, home, fixtures, state_db):
-    index_json(run, fixtures, state_db)
+    index_json(run, *core(fixtures), state_db)
     out = subprocess.run([sys.executable, "-c", READER, str(home.db_path)],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr

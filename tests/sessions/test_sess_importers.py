@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sess_helpers import FIXTURES
+from sess_helpers import FIXTURES, core, matching_ids
 
 from hermes_store.sessions import SessionIndex, detect_format, index_paths
 
@@ -26,6 +26,12 @@ CODEX = "codex/sessions/2025/10/29/rollout-2025-10-29T00-59-38-019a2d7a-41c4-78b
 def test_detect_format(relpath, expected):
     assert detect_format(FIXTURES / relpath) == expected
 
+
+
+@pytest.fixture
+def store(engine_store):
+    """Every test of this module runs on each storage engine."""
+    return engine_store
 
 def test_detect_state_db_and_unknown(state_db, tmp_path):
     assert detect_format(state_db) == "hermes-db"
@@ -135,15 +141,14 @@ def test_hermes_db(store, state_db):
 
 
 def test_directory_walk_all_formats_and_fts(store, fixtures, state_db):
-    summary = index_paths(store, [fixtures, state_db.parent])
+    summary = index_paths(store, [*core(fixtures), state_db.parent])
     assert summary["files"] == 7 and summary["errors"] == []
     assert summary["sessions_added"] == 11 and summary["messages_added"] == 35
-    rows = store.query("SELECT m.session_id FROM messages_fts f JOIN messages m ON m.id = f.rowid"
-                       " WHERE messages_fts MATCH 'chmod'")
-    assert [r["session_id"] for r in rows] == ["20260105_101500_a1b2c3"]
+    index = SessionIndex(store)
+    assert [index.storage.message_position(i)["session_id"] for i in matching_ids(store, "chmod")] \
+        == ["20260105_101500_a1b2c3"]
     # CJK: a two-character word inside an unsegmented sentence is found through the projection
-    rows = store.query("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'cjk:\"桂林\"'")
-    assert len(rows) == 2
+    assert len(matching_ids(store, "桂林")) == 2
 
 
 def test_symlink_loop_is_safe(store, fixtures):

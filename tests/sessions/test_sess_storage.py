@@ -24,7 +24,7 @@ SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|PRAGMA|CREATE|DROP|ALTER|VALUE
                  r"(FROM|INTO|SET|WHERE|TABLE|INDEX|VIEW|TRIGGER|integrity_check|cache_size)\b|"
                  r"\bPRAGMA\b", re.S)
 # modules of the sessions area and its front ends that may hold SQL text
-SQL_HOMES = {"sessions/storage_sqlite.py",
+SQL_HOMES = {"sessions/storage_sqlite.py", "sessions/storage_pg.py",
              "sessions/importers/hermes_db.py"}  # reads a FOREIGN Hermes state.db, read-only
 # importers of other programs' SQLite files (Cursor, OpenCode, ...) may hold read-only statements
 FOREIGN_READERS = ("sessions/importers/",)
@@ -163,6 +163,8 @@ def test_tool_reads_through_storage(home):
     around = read["messages"][19]["id"]
     scroll = handle_session_search({"session_id": sid, "around_message_id": around, "window": 2}, ctx)
     assert [m["id"] for m in scroll["messages"]] == list(range(around - 2, around + 3))
+    # Hermes' get_messages_around counts the slice on each side of the anchor (issue 13)
+    assert scroll["messages_before"] == 2 and scroll["messages_after"] == 2
     last = read["messages"][-1]["id"]
     end = handle_session_search({"session_id": sid, "around_message_id": last, "window": 2}, ctx)
     assert [m["id"] for m in end["messages"]] == [last - 2, last - 1, last]

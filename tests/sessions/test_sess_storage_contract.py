@@ -19,16 +19,22 @@ from hermes_store.sessions.storage import (
 )
 
 
-def _sqlite_db(home):
+def _sqlite_db(request, home):
     return home.open_db()
 
 
-ENGINES = {"sqlite": _sqlite_db}
+def _postgresql_db(request, home):
+    from hermes_store.pgdb import PgDatabase
+
+    return PgDatabase(request.getfixturevalue("pg_url"))  # skipped loudly without a server
+
+
+ENGINES = {"sqlite": _sqlite_db, "postgresql": _postgresql_db}
 
 
 @pytest.fixture(params=sorted(ENGINES))
 def storage(request, home) -> SessionStorage:
-    db = ENGINES[request.param](home)
+    db = ENGINES[request.param](request, home)
     yield open_session_storage(db)
     db.close()
 

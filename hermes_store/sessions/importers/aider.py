@@ -32,6 +32,7 @@ from hermes_store.sessions.importers.base import (
     SessionRecord,
     SourceState,
 )
+from hermes_store.sessions.importers.doc_common import shape_guarded
 
 HEADER = re.compile(r"^# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\s*$")
 MAX_FILE_BYTES = 512 * 1024 * 1024
@@ -84,6 +85,7 @@ class AiderImporter(Importer):
             return 0.95 if has_header or not text.strip() else 0.7
         return 0.8 if has_header and head.suffix == ".md" else 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         size = self.path.stat().st_size
         if size > MAX_FILE_BYTES:

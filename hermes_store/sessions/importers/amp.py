@@ -30,7 +30,14 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, load_document, tool_call
+from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
+    dumps,
+    load_document,
+    safe_rows,
+    shape_guarded,
+    tool_call,
+)
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
@@ -48,7 +55,8 @@ def _workspace(thread: dict[str, Any]) -> str | None:
     initial = env.get("initial") if isinstance(env.get("initial"), dict) else {}
     if opt_str(initial.get("cwd")):
         return str(initial["cwd"])
-    for tree in initial.get("trees") or []:
+    trees = initial.get("trees")
+    for tree in trees if isinstance(trees, list) else []:
         uri = tree.get("uri") if isinstance(tree, dict) else None
         if isinstance(uri, str) and uri:
             parsed = urlparse(uri)
@@ -67,7 +75,7 @@ def _result_text(block: dict[str, Any]) -> str:
     return f"[{run.get('status') or 'no result'}]"
 
 
-class AmpImporter(Importer):
+class AmpImporter(ReplacedWhenChanged, Importer):
     """One Amp thread file."""
 
     name = "amp"
@@ -98,6 +106,7 @@ class AmpImporter(Importer):
             return 0.7
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         doc = load_document(self, problems)
@@ -120,7 +129,8 @@ class AmpImporter(Importer):
             if not isinstance(message, dict):
                 yield Problem(None, f"messages[{index}]: expected an object")
                 continue
-            yield from self._message(message, session_id, f"messages[{index}]", tools, problems)
+            where = f"messages[{index}]"
+            yield from safe_rows(self._message, problems, None, where, message, session_id, where, tools, problems)
             yield from problems
         yield Checkpoint(str(self.path.stat().st_size), 0)
 

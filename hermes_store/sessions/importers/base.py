@@ -118,6 +118,7 @@ class Importer(ABC):
     derives_end_time: ClassVar[bool] = True
     default_locations: ClassVar[dict[str, tuple[str, ...]]] = {}
     walk_names: ClassVar[tuple[str, ...]] = ()
+    indexes: ClassVar[str] = ""  # what is indexed, one line (README table; docstring if empty)
 
     @classmethod
     @abstractmethod
@@ -129,8 +130,9 @@ class Importer(ABC):
         """The ``sessions.source`` label for what this importer imports."""
         return cls.source or cls.name
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, options: dict[str, Any] | None = None) -> None:
         self.path = path
+        self.options: dict[str, Any] = dict(options or {})  # what the user asked for (``--map``)
         self.hasher = hashlib.sha256()
 
     @abstractmethod

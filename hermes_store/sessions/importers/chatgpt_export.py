@@ -39,7 +39,15 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, iter_json_array, tool_call
+from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
+    dumps,
+    iter_json_array,
+    load_document,
+    safe_rows,
+    shape_guarded,
+    tool_call,
+)
 
 _TEXT_TYPES = {"text", "multimodal_text"}
 _TOOL_OUTPUT = {"execution_output", "tether_browsing_display", "tether_quote", "system_error",
@@ -124,7 +132,7 @@ def active_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
     return path
 
 
-class ChatGptExportImporter(Importer):
+class ChatGptExportImporter(ReplacedWhenChanged, Importer):
     """Every conversation of a ChatGPT export's ``conversations.json`` (current branch only)."""
 
     name = "chatgpt-export"
@@ -140,15 +148,34 @@ class ChatGptExportImporter(Importer):
 
     @classmethod
     def sniff(cls, head: Head) -> float:
-        """A JSON array whose first object has a ``mapping`` tree of ``author``/``content_type`` messages."""
-        if head.is_sqlite or not head.data.lstrip()[:1] == b"[":
+        """A JSON array whose first object has a ``mapping`` tree of ``author``/``content_type`` messages
+        (or one such conversation object, as in an export's per-conversation files)."""
+        start = head.data.lstrip()[:1]
+        if head.is_sqlite or start not in (b"[", b"{"):
             return 0.0
+        if start == b"{":
+            doc = head.document()
+            ok = isinstance(doc, dict) and isinstance(doc.get("mapping"), dict) and "current_node" in doc
+            return 0.9 if ok else 0.0
         text = head.text()
         if '"mapping"' not in text or '"content_type"' not in text or '"author"' not in text:
             return 0.0
         return 0.95 if head.path.name == "conversations.json" or '"current_node"' in text else 0.8
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        with open(self.path, "rb") as handle:
+            single = handle.read(4096).lstrip()[:1] == b"{"
+        if single:  # one conversation per file
+            problems: list[Problem] = []
+            doc = load_document(self, problems)
+            yield from problems
+            if not isinstance(doc, dict) or not isinstance(doc.get("mapping"), dict):
+                yield Problem(1, "expected a conversation with a 'mapping'")
+                return
+            yield from self._conversation(0, doc)
+            yield Checkpoint("done")
+            return
         for index, conversation, problem in iter_json_array(self.path, self.hasher):
             if problem is not None:
                 yield problem
@@ -156,7 +183,9 @@ class ChatGptExportImporter(Importer):
             if not isinstance(conversation, dict) or not isinstance(conversation.get("mapping"), dict):
                 yield Problem(None, f"[{index}]: expected a conversation with a 'mapping'")
                 continue
-            yield from self._conversation(index, conversation)
+            problems: list[Problem] = []
+            yield from safe_rows(self._conversation, problems, None, f"[{index}]", index, conversation)
+            yield from problems
             yield Checkpoint(str(index))
         yield Checkpoint("done")
 

@@ -21,7 +21,7 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
 
 Subagent (sidechain) transcripts -- ``<session>/subagents/agent-<id>.jsonl``
 (2.1.2+) or the older flat ``agent-<id>.jsonl`` -- carry the *parent's*
-``sessionId``; each becomes a child session ``<sessionId>/agent-<id>`` with
+``sessionId``; each becomes a child session ``<sessionId>:agent-<id>`` (no ``/``: session_search reads ``a/b`` as profile/id) with
 ``parent_session_id`` set, so every file owns its own session and the result
 does not depend on the order files are walked. ``started_at`` is the earliest
 timestamp (lines are not always in time order).
@@ -54,6 +54,7 @@ from hermes_store.sessions.importers.openai_common import ToolNames
 # line types that carry no conversation (skipped silently); anything else unknown is reported once
 BOOKKEEPING = {"file-history-snapshot", "queue-operation", "progress", "permission-mode", "mode",
                "last-prompt", "agent-name", "attachment", "hook", "tag", "pr-link"}
+CLAUDE_LINE_TYPES = {"system", "progress", "attachment", *BOOKKEEPING}
 TITLE_RANK = {"summary": 1, "ai-title": 2, "custom-title": 3}
 SUMMARY_PROBE_BYTES = 64 * 1024  # the head of each sibling file searched for summary lines
 MAX_SIBLINGS = 5000
@@ -64,6 +65,9 @@ class ClaudeCodeImporter(Importer):
 
     name = "claude-code"
     agent = "Claude Code"
+    indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
+               "(role reasoning), system notices; subagent files as child sessions; titles from "
+               "custom-title, ai-title and summary lines")
     default_locations = {"linux": ("~/.claude/projects/*/*.jsonl",
                                    "~/.claude/projects/*/*/subagents/*.jsonl",
                                    "~/.config/claude/projects/*/*.jsonl"),
@@ -93,6 +97,12 @@ class ClaudeCodeImporter(Importer):
             elif kind == "file-history-snapshot" and "messageId" in obj and "snapshot" in obj:
                 score = max(score, 0.9)
             elif kind == "queue-operation" and "operation" in obj and "sessionId" in obj:
+                score = max(score, 0.8)
+            elif kind in CLAUDE_LINE_TYPES and ("isSidechain" in obj or "userType" in obj):
+                score = max(score, 0.9)  # the Claude Code envelope on a system/progress/... line
+            elif kind in ("permission-mode", "last-prompt", "agent-name") and "sessionId" in obj:
+                score = max(score, 0.8)
+            elif kind == "progress" and "sessionId" in obj and "toolUseID" in obj:
                 score = max(score, 0.8)
         return score
 
@@ -129,7 +139,7 @@ class _Reader:
             agent = f"agent-{agent_id}" if agent_id else self.stem
             if session_id == self.stem:  # no sessionId at all: the file is all we know
                 return self.stem, None
-            return f"{session_id}/{agent}", session_id
+            return f"{session_id}:{agent}", session_id
         return session_id, None
 
     def announce(self, obj: dict[str, Any], session_id: str, parent: str | None) -> Iterator[Event]:

@@ -34,7 +34,12 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import load_document
+from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
+    load_document,
+    safe_rows,
+    shape_guarded,
+)
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 HISTORY = "api_conversation_history.json"
@@ -57,7 +62,7 @@ def _stamp(value: Any) -> float | None:
         return None
 
 
-class ClineImporter(Importer):
+class ClineImporter(ReplacedWhenChanged, Importer):
     """One Cline / Roo Code / Kilo Code task (``api_conversation_history.json`` + ``ui_messages.json``)."""
 
     name = "cline"
@@ -74,15 +79,23 @@ class ClineImporter(Importer):
     @classmethod
     def sniff(cls, head: Head) -> float:
         """``api_conversation_history.json``: a list of ``{role, content}`` messages."""
-        if head.is_sqlite or head.path.name != HISTORY:
+        if head.is_sqlite:
             return 0.0
+        if head.path.name != HISTORY:
+            # the task's other files (ui_messages.json, task_metadata.json, ...) are read through it
+            return 0.6 if head.suffix == ".json" and (head.path.parent / HISTORY).is_file() \
+                and head.path.parent.parent.name == "tasks" else 0.0
         doc = head.document()
         if isinstance(doc, list) and all(isinstance(m, dict) and "role" in m and "content" in m
                                          for m in doc[:8]):
             return 0.95
         return 0.6 if head.data.lstrip()[:1] == b"[" else 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        if self.path.name != HISTORY:
+            yield Checkpoint(str(self.path.stat().st_size), 0)  # a member of the task: nothing alone
+            return
         problems: list[Problem] = []
         doc = load_document(self, problems)
         yield from problems
@@ -108,7 +121,8 @@ class ClineImporter(Importer):
             if not isinstance(message, dict):
                 yield Problem(None, f"[{index}]: expected a message object")
                 continue
-            yield from anthropic_rows(message, task.name, _stamp(message.get("ts")), f"[{index}]", tools, problems)
+            yield from safe_rows(anthropic_rows, problems, None, f"[{index}]", message, task.name,
+                                 _stamp(message.get("ts")), f"[{index}]", tools, problems)
             yield from problems
             problems = []
         yield Checkpoint(str(self.path.stat().st_size), 0)

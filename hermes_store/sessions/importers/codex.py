@@ -66,6 +66,9 @@ class CodexImporter(Importer):
 
     name = "codex"
     agent = "OpenAI Codex CLI / Desktop"
+    indexes = ("every response_item: messages, agent messages, reasoning summaries (role reasoning), "
+               "function/custom/local-shell/tool-search/web-search/image-generation calls and outputs, "
+               "compaction summaries; title from thread_name_updated; subagent lineage")
     default_locations = {"linux": ("~/.codex/sessions/**/rollout-*.jsonl",
                                    "~/.codex/archived_sessions/**/rollout-*.jsonl"),
                          "darwin": ("~/.codex/sessions/**/rollout-*.jsonl",

@@ -42,9 +42,12 @@ from hermes_store.sessions.importers.base import (
     parse_timestamp,
 )
 from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
     dumps,
     iter_json_lines,
     load_document,
+    safe_rows,
+    shape_guarded,
     tool_call,
 )
 
@@ -267,7 +270,7 @@ def request_rows(request: dict[str, Any], session_id: str, where: str, problems:
     return rows
 
 
-class CopilotChatImporter(Importer):
+class CopilotChatImporter(ReplacedWhenChanged, Importer):
     """A VS Code Copilot Chat session file (``.json`` snapshot or ``.jsonl`` operation log)."""
 
     name = "copilot-chat"
@@ -296,6 +299,7 @@ class CopilotChatImporter(Importer):
             return 0.95
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         if self.path.suffix.lower() == ".jsonl":
@@ -323,7 +327,8 @@ class CopilotChatImporter(Importer):
             if not isinstance(request, dict):
                 yield Problem(None, f"requests[{index}]: expected an object")
                 continue
-            yield from request_rows(request, session_id, f"requests[{index}]", problems)
+            where = f"requests[{index}]"
+            yield from safe_rows(request_rows, problems, None, where, request, session_id, where, problems)
             yield from problems
             problems = []
         yield Checkpoint(str(self.path.stat().st_size), 0)

@@ -37,7 +37,7 @@ from hermes_store.sessions.importers.base import (
     read_jsonl,
     safe_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, tool_call
+from hermes_store.sessions.importers.doc_common import dumps, shape_guarded, tool_call
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _BOOKKEEPING = {
@@ -98,6 +98,7 @@ class CopilotCliImporter(Importer):
     def default_session_id(self) -> str:
         return self.path.parent.name if self.path.name == "events.jsonl" else self.path.stem
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         tools = ToolNames()
         session_id = self.default_session_id()

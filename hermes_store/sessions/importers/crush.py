@@ -33,7 +33,13 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, path_has_part, tool_call
+from hermes_store.sessions.importers.doc_common import (
+    dumps,
+    path_has_part,
+    safe_rows,
+    shape_guarded,
+    tool_call,
+)
 
 CHUNK = 2000
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
@@ -115,6 +121,7 @@ class CrushImporter(Importer):
             return 0.0
         return 0.95 if head.path.name == "crush.db" or path_has_part(head.path, ".crush", ".opencode") else 0.75
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         try:
             db = Database(self.path, readonly=True, migrate=False)
@@ -156,8 +163,8 @@ class CrushImporter(Importer):
                     if not isinstance(parts, list):
                         yield Problem(last[0], f"message {row['id']}: parts is not a list")
                         continue
-                    yield from crush_rows(str(row["role"]), parts, str(row["session_id"]),
-                                          _stamp(row.get("created_at")), last[0], problems)
+                    yield from safe_rows(crush_rows, problems, last[0], f"message {row['id']}", str(row["role"]), parts,
+                                         str(row["session_id"]), _stamp(row.get("created_at")), last[0], problems)
                     yield from problems
         finally:
             db.close()

@@ -46,7 +46,13 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, path_has_part, tool_call
+from hermes_store.sessions.importers.doc_common import (
+    dumps,
+    path_has_part,
+    safe_rows,
+    shape_guarded,
+    tool_call,
+)
 
 CHUNK = 200
 CHAT_KEY = "workbench.panel.aichat.view.aichat.chatdata"
@@ -164,6 +170,7 @@ class CursorImporter(Importer):
             return 0.95
         return 0.9 if path_has_part(head.path, "Cursor") else 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         try:
             db = Database(self.path, readonly=True, migrate=False)
@@ -231,8 +238,9 @@ class CursorImporter(Importer):
             started_at=_stamp(data.get("createdAt")), ended_at=_stamp(data.get("lastUpdatedAt")), meta=meta)
         fallback = _stamp(data.get("createdAt"))
         for index, bubble in enumerate(bubbles):
-            for record in bubble_rows(bubble, composer_id, fallback, f"composer {composer_id} bubble {index}",
-                                      problems):
+            where = f"composer {composer_id} bubble {index}"
+            for record in safe_rows(bubble_rows, problems, None, where, bubble, composer_id, fallback, where,
+                                    problems):
                 fallback = record.timestamp or fallback
                 yield record
         yield from problems
@@ -286,7 +294,8 @@ class CursorImporter(Importer):
                                 ended_at=stamp, meta={"cursor_store": "aichat.chatdata"})
             for number, bubble in enumerate(tab["bubbles"]):
                 if isinstance(bubble, dict):
-                    yield from bubble_rows(bubble, session_id, None, f"chat tab {index} bubble {number}", problems)
+                    where = f"chat tab {index} bubble {number}"
+                    yield from safe_rows(bubble_rows, problems, None, where, bubble, session_id, None, where, problems)
             yield from problems
 
     def _prompts(self, db: Database, workspace: str | None) -> Iterator[Event]:

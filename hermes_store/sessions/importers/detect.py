@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.head import SQLITE_MAGIC, Head
@@ -32,19 +33,19 @@ def _sniff(cls: type[Importer], head: Head) -> float:
     return min(max(value, 0.0), 1.0)
 
 
-def candidates(path: Path | Head, importers: Mapping[str, type[Importer]] | None = None
-               ) -> list[tuple[str, float]]:
-    """Every importer's confidence > 0 for ``path``, best first."""
-    head = path if isinstance(path, Head) else Head.read(Path(path))
+def candidates(path: Path | Head, importers: Mapping[str, type[Importer]] | None = None,
+               options: dict[str, Any] | None = None) -> list[tuple[str, float]]:
+    """Every importer's confidence > 0 for ``path``, best first (``options``: see :class:`Head`)."""
+    head = path if isinstance(path, Head) else Head.read(Path(path), options)
     registry = IMPORTERS if importers is None else importers
     scores = [(name, _sniff(cls, head)) for name, cls in registry.items()]
     return sorted(((n, s) for n, s in scores if s > 0), key=lambda item: -item[1])
 
 
-def detect(path: Path | Head, importers: Mapping[str, type[Importer]] | None = None
-           ) -> tuple[str | None, list[tuple[str, float]]]:
+def detect(path: Path | Head, importers: Mapping[str, type[Importer]] | None = None,
+           options: dict[str, Any] | None = None) -> tuple[str | None, list[tuple[str, float]]]:
     """``(format or None, candidates)``; raises :class:`AmbiguousFormat` on a tie at the top."""
-    ranked = candidates(path, importers)
+    ranked = candidates(path, importers, options)
     if not ranked or ranked[0][1] < THRESHOLD:
         return None, ranked
     if len(ranked) > 1 and ranked[1][1] == ranked[0][1]:

@@ -6,11 +6,17 @@
   are skipped and reported, never held whole in memory);
 * :func:`tool_call` builds one OpenAI-shaped tool call;
 * :func:`path_has_part` tells whether a path lies under a directory name
-  (e.g. ``.qwen``), used by sniffs that share a structure with a sibling format.
+  (e.g. ``.qwen``), used by sniffs that share a structure with a sibling format;
+* :func:`iter_json_array` streams the elements of a top-level JSON array;
+* :class:`ReplacedWhenChanged` re-imports a changed file whole (rewinds, branches);
+* :func:`safe_rows` / :func:`shape_guarded` turn a record or document of an
+  unexpected shape into a Problem instead of a traceback.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,3 +187,55 @@ def _decode_chunk(chunk: bytes, eof: bool) -> tuple[str, bytes]:
             except UnicodeDecodeError:
                 pass
         return chunk.decode("utf-8", errors="replace"), b""
+
+
+class ReplacedWhenChanged:
+    """Mixin: a changed file is re-imported whole, replacing what it imported before.
+
+    For formats whose earlier messages can change or disappear (rewinds, branch
+    switches, edited requests, a newer export): counting the messages already
+    stored would silently skip the new ones. The whole-file hash kept by the
+    loader tells an unchanged file (nothing to do) from a changed one.
+    """
+
+    path: Path
+
+    def is_rewritten(self, state: Any) -> bool:
+        """True when the file's bytes differ from those imported last time."""
+        if not getattr(state, "content_hash", None):
+            return False
+        digest = hashlib.sha256()
+        try:
+            with open(self.path, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
+        except OSError:
+            return False
+        return digest.hexdigest() != state.content_hash
+
+
+SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError)
+
+
+def safe_rows(build: Any, problems: list[Problem], line: int | None, where: str, *args: Any) -> list[Any]:
+    """``list(build(*args))``; a record of an unexpected shape becomes a Problem, not a crash."""
+    try:
+        return list(build(*args))
+    except SHAPE_ERRORS as exc:
+        problems.append(Problem(line, f"{where}: unexpected record shape ({type(exc).__name__}: {exc})"))
+        return []
+
+
+def shape_guarded(read: Any) -> Any:
+    """Decorate an importer's ``read``: a value of an unexpected type anywhere in the source
+    ends the read with a Problem (what was read before it is kept) instead of a traceback."""
+
+    @functools.wraps(read)
+    def guarded(self: Any, state: Any) -> Iterator[Any]:
+        try:
+            yield from read(self, state)
+        except SHAPE_ERRORS as exc:
+            yield Problem(None, f"unexpected document shape ({type(exc).__name__}: {exc});"
+                                " the rest of the source is not imported")
+
+    return guarded

@@ -27,7 +27,7 @@ from hermes_store.sessions.importers.base import (
     read_jsonl,
     safe_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import path_has_part
+from hermes_store.sessions.importers.doc_common import path_has_part, shape_guarded
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _BOOKKEEPING = {"todo_state", "session_end", "compaction", "summary", "settings"}
@@ -61,6 +61,7 @@ class FactoryDroidImporter(Importer):
             return 0.6  # a file whose session_start line is gone, in Droid's directory
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         tools = ToolNames()
         session_id = self.path.stem

@@ -46,10 +46,13 @@ from hermes_store.sessions.importers.base import (
     safe_timestamp,
 )
 from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
     dumps,
     iter_json_lines,
     load_document,
     path_has_part,
+    safe_rows,
+    shape_guarded,
     tool_call,
 )
 
@@ -188,7 +191,7 @@ def _session_record(
         parent_session_id=parent, meta=extra)
 
 
-class GeminiCliImporter(Importer):
+class GeminiCliImporter(ReplacedWhenChanged, Importer):
     """Gemini CLI ``chats/session-*.json`` and ``.jsonl`` recordings (and subagent files)."""
 
     name = "gemini-cli"
@@ -221,6 +224,7 @@ class GeminiCliImporter(Importer):
             return 0.95
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         if self.path.suffix.lower() == ".json":
@@ -246,7 +250,7 @@ class GeminiCliImporter(Importer):
             if not isinstance(msg, dict):
                 problems.append(Problem(line, f"{where}: expected an object"))
                 continue
-            yield from message_events(msg, session_id, line, where, problems)
+            yield from safe_rows(message_events, problems, line, where, msg, session_id, line, where, problems)
             yield from problems
             problems = []
         yield Checkpoint(str(self.path.stat().st_size), 0)
@@ -287,7 +291,7 @@ class GeminiCliImporter(Importer):
 # --------------------------------------------------------------------------- logs.json
 
 
-class GeminiLogsImporter(Importer):
+class GeminiLogsImporter(ReplacedWhenChanged, Importer):
     """``logs.json``: the user's prompts of every session of one project.
 
     Each session's prompts become one ``<sessionId>:prompts`` session (a prompt
@@ -320,6 +324,7 @@ class GeminiLogsImporter(Importer):
             return 0.95
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         doc = load_document(self, problems)
@@ -393,7 +398,7 @@ def _is_content_list(history: list[Any] | None) -> bool:
         for c in history[:8])
 
 
-class GeminiCheckpointImporter(Importer):
+class GeminiCheckpointImporter(ReplacedWhenChanged, Importer):
     """``checkpoint-<tag>.json`` written by ``/chat save <tag>``."""
 
     name = "gemini-cli-checkpoint"
@@ -417,6 +422,7 @@ class GeminiCheckpointImporter(Importer):
             return 0.0
         return 0.9 if head.path.name.startswith("checkpoint-") else 0.6
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
         doc = load_document(self, problems)
@@ -437,6 +443,6 @@ class GeminiCheckpointImporter(Importer):
         yield SessionRecord(id=session_id, source=self.source,
                             title=f"checkpoint {tag}", started_at=mtime, ended_at=mtime, meta=meta)
         problems = []
-        yield from content_events(history, session_id, problems)
+        yield from safe_rows(content_events, problems, None, "history", history, session_id, problems)
         yield from problems
         yield Checkpoint(str(self.path.stat().st_size), 0)

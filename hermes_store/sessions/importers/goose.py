@@ -38,7 +38,7 @@ from hermes_store.sessions.importers.base import (
     parse_timestamp,
     read_jsonl,
 )
-from hermes_store.sessions.importers.doc_common import dumps, tool_call
+from hermes_store.sessions.importers.doc_common import dumps, safe_rows, shape_guarded, tool_call
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 CHUNK = 2000
@@ -151,6 +151,7 @@ class GooseJsonlImporter(Importer):
         camel = any(p.get("type") in ("toolRequest", "toolResponse") for o in messages for p in o["content"])
         return 0.7 if camel or "created" in messages[0] else 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         tools = ToolNames()
         session_id = self.path.stem
@@ -195,6 +196,7 @@ class GooseDbImporter(Importer):
             return 0.9
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         try:
             db = Database(self.path, readonly=True, migrate=False)
@@ -229,8 +231,8 @@ class GooseDbImporter(Importer):
                         yield Problem(last, f"message {last}: bad content_json ({exc})")
                         continue
                     message = {"role": row["role"], "content": content}
-                    yield from goose_rows(message, str(row["session_id"]), last, tools, problems,
-                                          stamp=_stamp(row.get("created_timestamp")))
+                    yield from safe_rows(goose_rows, problems, last, f"message {last}", message, str(row["session_id"]),
+                                         last, tools, problems, _stamp(row.get("created_timestamp")))
                     yield from problems
         finally:
             db.close()

@@ -33,12 +33,14 @@ class Head:
     path: Path
     data: bytes
     is_sqlite: bool
+    # indexing options the user gave (e.g. ``{"column_map": {...}}`` from ``--map``)
+    options: dict[str, Any] = field(default_factory=dict)
     _objects: list[dict[str, Any]] | None = field(default=None, repr=False)
     _document: Any = field(default=_UNSET, repr=False)
     _tables: frozenset[str] | None = field(default=None, repr=False)
 
     @classmethod
-    def read(cls, path: Path) -> Head:
+    def read(cls, path: Path, options: dict[str, Any] | None = None) -> Head:
         """Probe ``path`` (a directory or an unreadable file gives empty data)."""
         data = b""
         try:
@@ -47,7 +49,7 @@ class Head:
                     data = handle.read(PROBE_BYTES)
         except OSError:
             data = b""
-        return cls(path=path, data=data, is_sqlite=data.startswith(SQLITE_MAGIC))
+        return cls(path=path, data=data, is_sqlite=data.startswith(SQLITE_MAGIC), options=dict(options or {}))
 
     @property
     def suffix(self) -> str:

@@ -31,6 +31,14 @@ _SESSION_EXTRA = ("end_reason", "user_id", "system_prompt_hash", "input_tokens",
                   "tool_call_count", "estimated_cost_usd", "git_branch", "profile_name", "archived",
                   "pinned", "title_source")
 CHUNK = 5000
+# The sessions aggregate of HermesDbImporter.signature, by (has ended_at, has title).
+_SIGNATURE_SQL = {
+    (True, True): "SELECT count(*) AS n, total(COALESCE(ended_at, 0)) AS ended, "
+                  "total(length(COALESCE(title, ''))) AS titles FROM sessions",
+    (True, False): "SELECT count(*) AS n, total(COALESCE(ended_at, 0)) AS ended, 0 AS titles FROM sessions",
+    (False, True): "SELECT count(*) AS n, 0 AS ended, total(length(COALESCE(title, ''))) AS titles FROM sessions",
+    (False, False): "SELECT count(*) AS n, 0 AS ended, 0 AS titles FROM sessions",
+}
 
 
 class HermesDbImporter(Importer):
@@ -38,6 +46,8 @@ class HermesDbImporter(Importer):
 
     name = "hermes-db"
     agent = "Hermes Agent (state.db)"
+    indexes = ("every session (lineage, titles, sources) and active message incl. tool calls; "
+               "compaction archives kept, rewound rows skipped; read-only, incremental by id")
     source = "cli"
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
     resumable_by_offset = False
@@ -68,9 +78,7 @@ class HermesDbImporter(Importer):
                 return None
             scols = set(_columns(db, "sessions"))
             max_id = db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages")
-            ended = "total(COALESCE(ended_at, 0))" if "ended_at" in scols else "0"
-            titles = "total(length(COALESCE(title, '')))" if "title" in scols else "0"
-            row = db.query_one(f"SELECT count(*) AS n, {ended} AS ended, {titles} AS titles FROM sessions")
+            row = db.query_one(_SIGNATURE_SQL[("ended_at" in scols, "title" in scols)])
         return (max_id, row["n"], row["ended"], row["titles"]) if row is not None else (max_id,)
 
     def is_rewritten(self, state: SourceState) -> bool:

@@ -31,6 +31,7 @@ class HermesJsonImporter(Importer):
 
     name = "hermes-json"
     agent = "Hermes Agent (session snapshots)"
+    indexes = "messages with tool calls; model, platform, start/end times; session_meta entries as metadata"
     source = "cli"
     resumable_by_offset = False
     snapshot = True  # the loader skips the messages a session already holds

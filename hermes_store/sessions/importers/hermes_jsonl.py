@@ -34,6 +34,7 @@ class HermesJsonlImporter(Importer):
 
     name = "hermes-jsonl"
     agent = "Hermes Agent (session JSONL)"
+    indexes = "OpenAI-style messages with tool calls; the session_meta line as session fields"
     source = "cli"
     default_locations = {"linux": ("{hermes_home}/sessions/*.jsonl",),
                          "darwin": ("{hermes_home}/sessions/*.jsonl",)}

@@ -29,7 +29,7 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     read_jsonl,
 )
-from hermes_store.sessions.importers.doc_common import path_has_part
+from hermes_store.sessions.importers.doc_common import path_has_part, shape_guarded
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _PRIVATE = {"_checkpoint", "_usage", "_system_prompt"}
@@ -80,6 +80,7 @@ class KimiCliImporter(Importer):
     def default_session_id(self) -> str:
         return self.path.parent.name if self.path.name == "context.jsonl" else self.path.stem
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         tools = ToolNames()
         session_id = self.default_session_id()

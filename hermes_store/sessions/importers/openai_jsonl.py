@@ -44,6 +44,8 @@ class OpenAIJsonlImporter(Importer):
 
     name = "openai-jsonl"
     agent = "Generic OpenAI-style chat JSONL"
+    indexes = ("one message or one conversation per line, tool calls, flat tool_call/tool_result/"
+               "error lines")
     source = "cli"  # as before the registry: generic logs count as the user's own sessions
 
     @classmethod

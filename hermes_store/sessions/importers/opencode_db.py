@@ -24,6 +24,7 @@ from hermes_store.sessions.importers.base import (
     Problem,
     SourceState,
 )
+from hermes_store.sessions.importers.doc_common import safe_rows, shape_guarded
 from hermes_store.sessions.importers.opencode_json import message_rows, model_of, session_record
 
 CHUNK = 2000
@@ -65,6 +66,7 @@ class OpenCodeDbImporter(Importer):
             return 0.0
         return 0.95 if "project" in tables else 0.7
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         try:
             db = Database(self.path, readonly=True, migrate=False)
@@ -96,7 +98,9 @@ class OpenCodeDbImporter(Importer):
             for message_id, header in headers:
                 problems = []
                 parts = self._parts(db, message_id, problems)
-                yield from message_rows(str(row["id"]), header, parts, f"message {message_id}", problems)
+                where = f"message {message_id}"
+                yield from safe_rows(message_rows, problems, None, where, str(row["id"]), header, parts, where,
+                                     problems)
                 yield from problems
             yield Checkpoint(str(row["id"]))
         yield Checkpoint("done")

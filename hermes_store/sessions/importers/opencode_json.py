@@ -41,7 +41,13 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, load_document, tool_call
+from hermes_store.sessions.importers.doc_common import (
+    dumps,
+    load_document,
+    safe_rows,
+    shape_guarded,
+    tool_call,
+)
 
 MAX_MEMBER_BYTES = 64 * 1024 * 1024  # one message or part file
 MAX_MESSAGES = 100_000  # message headers held (and sorted) for one session
@@ -222,6 +228,25 @@ def _read_member(path: Path, problems: list[Problem]) -> dict[str, Any] | None:
     return obj
 
 
+_MEMBER_DIRS = {"message", "part", "project", "session_diff", "todo"}
+_MEMBER_PREFIXES = {"message": "msg", "part": "prt"}
+
+
+def _member(path: Path, doc: Any) -> bool:
+    """True for a message, part, project, diff or todo file of an OpenCode storage tree."""
+    parents = path.parents
+    for depth in (0, 1):
+        if len(parents) > depth and parents[depth].name in _MEMBER_DIRS \
+                and parents[depth].parent.name in ("storage", "session"):
+            kind = parents[depth].name
+            if doc is None:
+                return path.stem.startswith(_MEMBER_PREFIXES.get(kind, "")) or kind not in _MEMBER_PREFIXES
+            prefix = _MEMBER_PREFIXES.get(kind)
+            return isinstance(doc, (dict, list)) and (prefix is None or str(
+                doc.get("id", path.stem) if isinstance(doc, dict) else path.stem).startswith(prefix))
+    return False
+
+
 class OpenCodeJsonImporter(Importer):
     """An OpenCode session file and the message/part files that belong to it."""
 
@@ -239,8 +264,13 @@ class OpenCodeJsonImporter(Importer):
 
     @classmethod
     def sniff(cls, head: Head) -> float:
-        """A ``ses_`` object with ``projectID`` or ``time`` under a ``session/`` directory."""
-        if head.is_sqlite or head.path.suffix.lower() != ".json" or head.path.parent.parent.name != "session":
+        """A ``ses_`` object with ``projectID`` or ``time`` under a ``session/`` directory
+        (a message or part file of the tree is claimed as a member: see :meth:`read`)."""
+        if head.is_sqlite or head.path.suffix.lower() != ".json":
+            return 0.0
+        if _member(head.path, head.document()):
+            return 0.6
+        if head.path.parent.parent.name != "session":
             return 0.0
         doc = head.document()
         if not isinstance(doc, dict) or not str(doc.get("id", "")).startswith("ses"):
@@ -257,7 +287,12 @@ class OpenCodeJsonImporter(Importer):
         storage = session_dir.parent
         return storage / "message", storage / "part"
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        if self.path.parent.parent.name != "session" and _member(self.path, None):
+            # a message/part/project file: read through its session file, nothing to do alone
+            yield Checkpoint(str(self.path.stat().st_size), 0)
+            return
         problems: list[Problem] = []
         info = load_document(self, problems)
         yield from problems
@@ -293,7 +328,7 @@ class OpenCodeJsonImporter(Importer):
                 parts = self._parts(part_root / message_id, problems)
             else:
                 parts = []
-            yield from message_rows(session_id, header, parts, where, problems)
+            yield from safe_rows(message_rows, problems, None, where, session_id, header, parts, where, problems)
             yield from problems
         yield Checkpoint(str(self.path.stat().st_size), 0)
 

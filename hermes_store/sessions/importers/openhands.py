@@ -33,7 +33,13 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, load_document, tool_call
+from hermes_store.sessions.importers.doc_common import (
+    dumps,
+    load_document,
+    safe_rows,
+    shape_guarded,
+    tool_call,
+)
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 MAX_EVENTS = 200_000
@@ -112,14 +118,22 @@ class OpenHandsImporter(Importer):
     @classmethod
     def sniff(cls, head: Head) -> float:
         """``base_state.json`` beside an ``events`` directory, holding an ``agent`` object."""
-        if head.is_sqlite or head.path.name != "base_state.json":
+        if head.is_sqlite:
             return 0.0
+        if head.path.name != "base_state.json":
+            # one event file: read through the conversation's base_state.json
+            return 0.6 if head.suffix == ".json" and head.path.parent.name == "events" \
+                and (head.path.parent.parent / "base_state.json").is_file() else 0.0
         doc = head.document()
         if isinstance(doc, dict) and ("agent" in doc or (head.path.parent / "events").is_dir()):
             return 0.95
         return 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        if self.path.name != "base_state.json":
+            yield Checkpoint(str(self.path.stat().st_size), 0)  # an event file: nothing alone
+            return
         problems: list[Problem] = []
         doc = load_document(self, problems)
         yield from problems
@@ -160,6 +174,7 @@ class OpenHandsImporter(Importer):
         yield from problems
         for name, event in events:
             problems = []
-            yield from event_rows(event, session_id, f"events/{name}", problems)
+            where = f"events/{name}"
+            yield from safe_rows(event_rows, problems, None, where, event, session_id, where, problems)
             yield from problems
         yield Checkpoint(str(len(events)), 0)

@@ -37,9 +37,12 @@ from hermes_store.sessions.importers.base import (
     parse_timestamp,
 )
 from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
     dumps,
     iter_json_lines,
     path_has_part,
+    safe_rows,
+    shape_guarded,
     tool_call,
 )
 
@@ -114,7 +117,7 @@ def entry_rows(entry: dict[str, Any], session_id: str, line: int, problems: list
     return rows
 
 
-class PiImporter(Importer):
+class PiImporter(ReplacedWhenChanged, Importer):
     """A Pi coding-agent session file."""
 
     name = "pi"
@@ -134,6 +137,7 @@ class PiImporter(Importer):
             return 0.0
         return _header_confidence(head)
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         entries: dict[str, tuple[int, dict[str, Any]]] = {}
         header: dict[str, Any] = {}
@@ -184,7 +188,7 @@ class PiImporter(Importer):
         for key in path:
             line, entry = entries[key]
             problems: list[Problem] = []
-            yield from entry_rows(entry, session_id, line, problems)
+            yield from safe_rows(entry_rows, problems, line, f"line {line}", entry, session_id, line, problems)
             yield from problems
         yield Checkpoint(str(self.path.stat().st_size), 0)
 

@@ -32,7 +32,14 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     safe_timestamp,
 )
-from hermes_store.sessions.importers.doc_common import dumps, iter_json_lines, path_has_part
+from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
+    dumps,
+    iter_json_lines,
+    path_has_part,
+    safe_rows,
+    shape_guarded,
+)
 from hermes_store.sessions.importers.gemini_cli import (
     GeminiCliImporter,
     GeminiLogsImporter,
@@ -61,7 +68,7 @@ def _is_qwen_record(obj: dict[str, Any]) -> bool:
     return obj.get("type") == "tool_result" or obj.get("subtype") in _BOOKKEEPING - {"rewind"}
 
 
-class QwenCodeImporter(Importer):
+class QwenCodeImporter(ReplacedWhenChanged, Importer):
     """Qwen Code ``chats/<sessionId>.jsonl`` (uuid tree of Gemini ``Content`` records)."""
 
     name = "qwen-code"
@@ -88,6 +95,7 @@ class QwenCodeImporter(Importer):
             return 0.95
         return 0.6 if path_has_part(head.path, ".qwen") else 0.0
 
+    @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         records: dict[str, tuple[int, dict[str, Any]]] = {}
         last: str | None = None
@@ -108,7 +116,7 @@ class QwenCodeImporter(Importer):
         path = _active_path(records, last)
         on_path = set(path)
         abandoned = sum(1 for key, (_, obj) in records.items()
-                        if key not in on_path and obj.get("type") in _ROLES)
+                        if key not in on_path and isinstance(obj.get("type"), str) and obj["type"] in _ROLES)
         first = records[path[0]][1]
         session_id = opt_str(first.get("sessionId")) or self.path.stem
         problems: list[Problem] = []
@@ -134,7 +142,7 @@ class QwenCodeImporter(Importer):
         for key, stamp in zip(path, stamps, strict=True):
             line, obj = records[key]
             problems = []
-            yield from _record_events(obj, session_id, stamp, line, problems)
+            yield from safe_rows(_record_events, problems, line, f"line {line}", obj, session_id, stamp, line, problems)
             yield from problems
         yield Checkpoint(str(self.path.stat().st_size), 0)
 

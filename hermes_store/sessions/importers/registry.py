@@ -36,6 +36,7 @@ from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
 from hermes_store.sessions.importers.kimi_cli import KimiCliImporter
+from hermes_store.sessions.importers.message_dump import MessageDumpImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
 from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
 from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
@@ -75,6 +76,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     PiImporter,
     OpenClawImporter,
     OpenHandsImporter,
+    MessageDumpImporter,
 )
 
 

@@ -1,0 +1,319 @@
+"""What ``doctor`` checks and repairs in the store database (part of the database layer).
+
+:func:`inspect` never raises: it reports a file that is missing, truncated or not SQLite,
+a schema newer than this version, tables/triggers/indexes missing against the schema the
+migrations build (compared with a fresh in-memory store), tables whose pages cannot be
+read, and ``integrity_check`` problems.
+
+:func:`repair` recreates missing objects from the reference schema and rebuilds every
+full-text index (derived data). :func:`salvage` copies primary data row by row into a
+fresh store, skipping what cannot be read (forward scan, backward scan and probes past
+a damaged page, so at least what ``sqlite3 .dump`` recovers), keeps the damaged file
+beside it (``hermes_store.db.damaged-<stamp>``) and reports what it copied per table.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from hermes_store.db import Database, DatabaseError, latest_schema_version
+
+logger = logging.getLogger(__name__)
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+FTS_SUFFIXES = ("_data", "_idx", "_content", "_docsize", "_config")
+NOT_SALVAGED = frozenset({"sqlite_sequence", "fts_deferred"})  # internal, or transient state
+PROBE_LIMIT = 64  # rowid probes past a damaged page (gaps double each time)
+BATCH = 500
+
+
+def _ident(name: str) -> str:
+    """``name`` as a quoted SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass
+class Report:
+    """What :func:`inspect` found: problems (each naming the object) and facts about the file."""
+
+    path: Path
+    problems: list[str] = field(default_factory=list)
+    missing: list[tuple[str, str]] = field(default_factory=list)  # (type, name)
+    unreadable_tables: list[str] = field(default_factory=list)
+    corrupt: bool = False
+    newer_schema: bool = False
+    user_version: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def reference_schema() -> dict[str, tuple[str, str, str | None]]:
+    """``name -> (type, table, sql)`` of every object a fully migrated store has."""
+    with Database(":memory:") as fresh:
+        rows = fresh.query("SELECT type, name, tbl_name, sql FROM sqlite_schema")
+    return {r["name"]: (r["type"], r["tbl_name"], r["sql"]) for r in rows}
+
+
+def _fts_tables(schema: dict[str, tuple[str, str, str | None]]) -> list[str]:
+    return [name for name, (kind, _, sql) in schema.items()
+            if kind == "table" and sql and "USING fts5" in sql.replace("using", "USING")]
+
+
+def _is_fts_part(name: str, fts: list[str]) -> bool:
+    return name in fts or any(name == f"{t}{s}" for t in fts for s in FTS_SUFFIXES)
+
+
+def header_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be a SQLite database (missing, empty, truncated, foreign), or None."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            head = handle.read(100)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"{path}: cannot read: {exc.strerror or exc}"
+    if size == 0:
+        return None  # SQLite treats an empty file as a new database
+    if not head.startswith(SQLITE_MAGIC):
+        return f"{path}: not a SQLite database (its first bytes are not the SQLite header)"
+    page_size = int.from_bytes(head[16:18], "big") or 65536
+    pages = int.from_bytes(head[28:32], "big")
+    if size < 100 or (pages and size < pages * page_size and not Path(f"{path}-wal").exists()):
+        return f"{path}: truncated ({size:,} bytes; the header says {pages:,} pages of {page_size:,})"
+    return None
+
+
+def inspect(path: str | os.PathLike[str]) -> Report:
+    """Check the database at ``path`` without changing it (never raises)."""
+    path = Path(path)
+    report = Report(path)
+    problem = header_problem(path)
+    if problem:
+        report.problems.append(problem)
+        report.corrupt = True
+        return report
+    if not path.exists():
+        report.problems.append(f"{path}: no database yet (it is created on first use)")
+        return report
+    try:
+        db = Database(path, readonly=True)
+    except DatabaseError as exc:
+        report.problems.append(str(exc))
+        report.corrupt = True
+        return report
+    try:
+        _inspect_open(db, report)
+    finally:
+        db.close()
+    return report
+
+
+def _inspect_open(db: Database, report: Report) -> None:
+    try:
+        report.user_version = db.user_version
+        actual = {r["name"]: r["type"] for r in db.query("SELECT name, type FROM sqlite_schema")}
+    except apsw.Error as exc:
+        report.problems.append(f"{db.path}: the schema cannot be read: {exc}")
+        report.corrupt = True
+        return
+    latest = latest_schema_version()
+    if report.user_version > latest:
+        report.newer_schema = True
+        report.problems.append(f"{db.path}: schema version {report.user_version} is newer than this hermes_store "
+                               f"({latest}); it is read with care and never written")
+    reference = reference_schema()
+    for name, (kind, _table, sql) in sorted(reference.items()):
+        if sql is None or name.startswith("sqlite_"):
+            continue
+        if name not in actual:
+            report.missing.append((kind, name))
+            report.problems.append(f"{db.path}: {kind} {name} is missing")
+    for name, kind in sorted(actual.items()):
+        if kind != "table" or name.startswith("sqlite_"):
+            continue
+        try:
+            db.scalar(f"SELECT count(*) FROM {_ident(name)}")
+        except apsw.Error as exc:
+            report.unreadable_tables.append(name)
+            report.corrupt = True
+            report.problems.append(f"{db.path}: table {name} cannot be read: {exc}")
+    try:
+        rows = [str(r[0]) for r in db.execute("PRAGMA integrity_check(20)")]
+    except apsw.Error as exc:
+        rows = [f"integrity_check failed: {exc}"]
+    if rows != ["ok"]:
+        report.corrupt = True
+        report.problems.append(f"{db.path}: integrity_check: " + "; ".join(rows[:5]))
+
+
+def repair(path: str | os.PathLike[str]) -> list[str]:
+    """Recreate missing tables, triggers and indexes and rebuild every full-text index.
+
+    Returns what was done. Refuses a database with a newer schema.
+    """
+    reference = reference_schema()
+    done: list[str] = []
+    with Database(path, migrate=False) as db:
+        if db.user_version > latest_schema_version():
+            raise DatabaseError(f"{db.path}: schema version {db.user_version} is newer than this hermes_store; "
+                                "not repaired")
+        actual = {r["name"] for r in db.query("SELECT name FROM sqlite_schema")}
+        fts = _fts_tables(reference)
+        order = {"table": 0, "view": 1, "index": 2, "trigger": 3}
+        missing = [(n, k, s) for n, (k, _t, s) in reference.items()
+                   if n not in actual and s is not None and not n.startswith("sqlite_")
+                   and not (_is_fts_part(n, fts) and n not in fts)]
+        with db.write():
+            for name, kind, sql in sorted(missing, key=lambda item: order.get(item[1], 9)):
+                db.execute(sql)
+                done.append(f"recreated {kind} {name}")
+            for table in fts:
+                db.execute(f"INSERT INTO {_ident(table)}({_ident(table)}) VALUES('rebuild')")
+            done.append(f"rebuilt {len(fts)} full-text indexes")
+    return done
+
+
+def _columns(db: Database, table: str) -> list[str]:
+    return [r["name"] for r in db.query(f"PRAGMA table_info({_ident(table)})")]
+
+
+def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[tuple], int]:
+    """Every readable row of ``table`` (by rowid where it has one) and the number of read errors."""
+    select = ", ".join(_ident(c) for c in cols)
+    if not rowid:  # WITHOUT ROWID: a forward then a backward full scan
+        rows: dict[tuple, tuple] = {}
+        errors = 0
+        for direction in ("", " DESC"):
+            try:
+                for row in db.execute(f"SELECT {select} FROM {_ident(table)} ORDER BY 1{direction}, 2{direction}"):
+                    rows[row] = row
+            except apsw.Error:
+                errors += 1
+        return list(rows.values()), errors
+    found: dict[int, tuple] = {}
+    errors = 0
+    last = None
+    try:
+        top = db.scalar(f"SELECT max(rowid) FROM {_ident(table)}")
+    except apsw.Error:
+        top = None
+    start = -(2**63)
+    probes = 0
+    while True:
+        try:
+            cursor = db.execute(f"SELECT rowid, {select} FROM {_ident(table)} WHERE rowid >= ? ORDER BY rowid",
+                                (start,))
+            for row in cursor:
+                found[int(row[0])] = tuple(row[1:])
+                last = int(row[0])
+            break  # reached the end
+        except apsw.Error:
+            errors += 1
+            base = last if last is not None else (start if start > -(2**63) else 0)
+            step, resumed = 1, False
+            while probes < PROBE_LIMIT:
+                probes += 1
+                candidate = base + step
+                if top is not None and candidate > top:
+                    break
+                try:
+                    nxt = db.scalar(f"SELECT rowid FROM {_ident(table)} WHERE rowid >= ? ORDER BY rowid LIMIT 1",
+                                    (candidate,))
+                    db.execute(f"SELECT {select} FROM {_ident(table)} WHERE rowid = ?", (nxt,)).fetchall()
+                except apsw.Error:
+                    step *= 2
+                    continue
+                if nxt is None:
+                    break
+                start, resumed = int(nxt), True
+                break
+            if not resumed:
+                break
+    try:  # and from the end backwards, as sqlite3 .dump does
+        for row in db.execute(f"SELECT rowid, {select} FROM {_ident(table)} ORDER BY rowid DESC"):
+            if int(row[0]) in found:
+                break
+            found[int(row[0])] = tuple(row[1:])
+    except apsw.Error:
+        errors += 1
+    return [found[k] for k in sorted(found)], errors
+
+
+def salvage(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Copy every readable primary row of the database at ``path`` into a fresh store in its place.
+
+    The damaged file (with its -wal/-shm) is kept as ``<name>.damaged-<stamp>``; derived
+    indexes are rebuilt by the fresh store's triggers. Returns ``{"kept_as", "tables":
+    {table: {"copied", "read_errors"}}}``.
+    """
+    path = Path(path)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    fresh_path = path.with_name(f".{path.name}.salvage-{stamp}")
+    reference = reference_schema()
+    fts = _fts_tables(reference)
+    tables = [n for n, (k, _t, s) in reference.items()
+              if k == "table" and s and not _is_fts_part(n, fts) and n not in NOT_SALVAGED
+              and not n.startswith("sqlite_")]
+    counts: dict[str, dict[str, int]] = {}
+    try:
+        source = Database(path, readonly=True)
+    except DatabaseError:
+        source = None  # not even openable: nothing to copy, the fresh store replaces it
+    fresh = Database(fresh_path)
+    try:
+        fresh.execute("PRAGMA foreign_keys=OFF")
+        for table in tables:
+            if source is None:
+                counts[table] = {"copied": 0, "read_errors": 1}
+                continue
+            try:
+                source_cols = set(_columns(source, table))
+                has_rowid = not (reference[table][2] or "").upper().rstrip().endswith("WITHOUT ROWID")
+            except apsw.Error:
+                counts[table] = {"copied": 0, "read_errors": 1}
+                continue
+            cols = [c for c in _columns(fresh, table) if c in source_cols]
+            if not cols:
+                counts[table] = {"copied": 0, "read_errors": 0}
+                continue
+            rows, errors = _scan(source, table, cols, has_rowid)
+            insert = (f"INSERT OR IGNORE INTO {_ident(table)} ({', '.join(_ident(c) for c in cols)}) "
+                      f"VALUES ({', '.join('?' * len(cols))})")
+            copied = 0
+            with fresh.write():
+                for row in rows:
+                    try:
+                        fresh.execute(insert, row)
+                        copied += fresh.conn.changes()
+                    except apsw.Error:
+                        errors += 1
+            counts[table] = {"copied": copied, "read_errors": errors}
+        with fresh.write():
+            for table in fts:
+                fresh.execute(f"INSERT INTO {_ident(table)}({_ident(table)}) VALUES('rebuild')")
+    finally:
+        fresh.close()
+        if source is not None:
+            source.close()
+    kept = path.with_name(f"{path.name}.damaged-{stamp}")
+    os.replace(path, kept)
+    for suffix in ("-wal", "-shm"):
+        side = Path(f"{path}{suffix}")
+        if side.exists():
+            os.replace(side, Path(f"{kept}{suffix}"))
+    os.replace(fresh_path, path)
+    for suffix in ("-wal", "-shm"):
+        leftover = Path(f"{fresh_path}{suffix}")
+        if leftover.exists():
+            leftover.unlink()
+    return {"kept_as": str(kept), "tables": counts}

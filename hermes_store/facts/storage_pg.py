@@ -1,0 +1,336 @@
+"""The fact store on PostgreSQL (:class:`PgFactStorage`, engine ``"postgresql"``).
+
+Same tables and row shapes as the SQLite implementation (schema/pg/0001). Full-text hits use
+the ``tsv`` column (content, tags and the CJK projection; GIN index) with a ``tsquery``
+compiled from the query plan's :class:`~hermes_store.query.Match` trees
+(:mod:`hermes_store.pgquery`, every term a bound parameter), scored with bm25 over the
+plan's terms. Trust feedback is one ``UPDATE ... RETURNING`` on the server (clamped and
+rounded there), so hosts giving feedback at once never lose a vote.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from hermes_store.facts import trust
+from hermes_store.facts.storage import FactStorage
+from hermes_store.pgquery import TsQueryError, positive_terms, tsquery_sql
+from hermes_store.query import (
+    Match,
+    QueryPlan,
+    QueryRejected,
+    cjk_projection,
+    compile_query,
+    run_plan,
+)
+
+FACT_COLUMNS = ("fact_id, content, category, tags, trust_score, retrieval_count, helpful_count, "
+                "created_at, updated_at")
+FILTER_COLUMNS = "fact_id, category, trust_score, updated_at, content, tags"
+ENTITY_COLUMNS = "e.entity_id, e.name, e.entity_type, e.aliases"
+NOW_TEXT = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+K1, B = 1.2, 0.75
+MATCH_CAP = 5000  # matching facts scored per expression
+
+
+def _index_text(content: str, tags: str) -> str | None:
+    """The CJK projection indexed beside content and tags (None for text without CJK)."""
+    return cjk_projection(f"{content}\n{tags}")
+
+
+def _aliases(value: str | None) -> list[str]:
+    return [a for a in (value or "").split(",") if a]
+
+
+def _entity(row: dict[str, Any] | None) -> dict[str, Any] | None:
+    if row is not None:
+        row["aliases"] = _aliases(row["aliases"])
+    return row
+
+
+def _ids(values: Iterable[Any]) -> list[int]:
+    return list(dict.fromkeys(int(v) for v in values))
+
+
+class PgFactStorage(FactStorage):
+    """:class:`FactStorage` over a :class:`~hermes_store.pgdb.PgDatabase`."""
+
+    engine = "postgresql"
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        return self.db.transaction()
+
+    def change_token(self) -> Hashable:
+        # advances with every statement that changed facts, on any host (schema/pg/0004)
+        return int(self.db.scalar("SELECT last_value FROM facts_change_seq") or 0)
+
+    # ---- store metadata
+
+    def get_meta(self, keys: Sequence[str]) -> dict[str, str]:
+        rows = self.db.query("SELECT key, value FROM store_meta WHERE key = ANY(%s)", (list(keys),))
+        return {r["key"]: r["value"] for r in rows}
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        if values:
+            self.db.executemany("INSERT INTO store_meta (key, value) VALUES (%s, %s) "
+                                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                list(values.items()))
+
+    # ---- facts
+
+    def count_facts(self) -> int:
+        return int(self.db.scalar("SELECT count(*) FROM facts") or 0)
+
+    def fact_rows(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        rows = self.db.query(f"SELECT {FACT_COLUMNS} FROM facts WHERE fact_id = ANY(%s)", (_ids(ids),))
+        return {r["fact_id"]: r for r in rows}
+
+    def fact_id_by_content(self, content: str) -> int | None:
+        return self.db.scalar("SELECT fact_id FROM facts WHERE content = %s", (content,))
+
+    def facts_containing(self, category: str, fragment: str, limit: int) -> list[int]:
+        rows = self.db.query("SELECT fact_id FROM facts WHERE category = %s AND strpos(content, %s) > 0"
+                             " ORDER BY fact_id LIMIT %s", (category, fragment, int(limit)))
+        return [int(r["fact_id"]) for r in rows]
+
+    def insert_fact(self, content: str, category: str, tags: str, trust_score: float, *,
+                    retrieval_count: int = 0, helpful_count: int = 0,
+                    created_at: str | None = None, updated_at: str | None = None,
+                    fact_id: int | None = None) -> int:
+        values = (content, category, tags, trust_score, int(retrieval_count), int(helpful_count),
+                  created_at, updated_at, _index_text(content, tags))
+        if fact_id is None:
+            new = self.db.scalar(
+                "INSERT INTO facts (content, category, tags, trust_score, retrieval_count, helpful_count,"
+                f" created_at, updated_at, cjk) VALUES (%s, %s, %s, %s, %s, %s, coalesce(%s, {NOW_TEXT}),"
+                f" coalesce(%s, {NOW_TEXT}), %s) RETURNING fact_id", values)
+            return int(new)
+        with self.db.transaction():
+            self.db.execute(
+                "INSERT INTO facts (fact_id, content, category, tags, trust_score, retrieval_count,"
+                " helpful_count, created_at, updated_at, cjk) VALUES (%s, %s, %s, %s, %s, %s, %s,"
+                f" coalesce(%s, {NOW_TEXT}), coalesce(%s, {NOW_TEXT}), %s)", (int(fact_id), *values))
+            self.db.execute("SELECT setval(pg_get_serial_sequence('facts', 'fact_id'),"
+                            " greatest((SELECT max(fact_id) FROM facts), 1))")
+        return int(fact_id)
+
+    def update_fact(self, fact_id: int, *, content: str | None = None, tags: str | None = None,
+                    category: str | None = None) -> None:
+        sets = [f"updated_at = {NOW_TEXT}"]
+        params: list[Any] = []
+        if content is not None:
+            tags = tags or ""
+            sets += ["content = %s", "tags = %s", "cjk = %s"]
+            params += [content, tags, _index_text(content, tags)]
+        if category is not None:
+            sets.append("category = %s")
+            params.append(category)
+        self.db.execute(f"UPDATE facts SET {', '.join(sets)} WHERE fact_id = %s", (*params, int(fact_id)))
+
+    def adjust_trust(self, fact_id: int, delta: float, *,
+                     helpful: bool = False) -> tuple[float, float, int] | None:
+        # one statement: the row lock of the UPDATE serialises hosts; the old value is the one
+        # this update replaced (read under the same lock)
+        row = self.db.query_one(
+            "UPDATE facts f SET trust_score = round(greatest(0.0, least(1.0, f.trust_score + %s))"
+            "::numeric, %s)::float8, helpful_count = f.helpful_count + %s,"
+            f" updated_at = {NOW_TEXT} FROM (SELECT fact_id, trust_score FROM facts WHERE fact_id = %s"
+            " FOR UPDATE) AS old WHERE f.fact_id = old.fact_id"
+            " RETURNING old.trust_score AS old_trust, f.trust_score AS new_trust, f.helpful_count",
+            (float(delta), trust.TRUST_DECIMALS, 1 if helpful else 0, int(fact_id)))
+        if row is None:
+            return None
+        return trust.clamp(row["old_trust"]), trust.clamp(row["new_trust"]), int(row["helpful_count"])
+
+    def delete_fact(self, fact_id: int) -> bool:
+        with self.db.transaction():
+            self.db.execute("DELETE FROM fact_entities WHERE fact_id = %s", (int(fact_id),))
+            return self.db.execute("DELETE FROM facts WHERE fact_id = %s", (int(fact_id),)) > 0
+
+    def top_fact_ids(self, *, min_trust: float, category: str | None, limit: int) -> list[int]:
+        sql = "SELECT fact_id FROM facts WHERE trust_score >= %s"
+        params: list[Any] = [trust.sql_threshold(min_trust)]
+        if category:
+            sql += " AND category = %s"
+            params.append(category)
+        sql += " ORDER BY trust_score DESC, updated_at DESC, fact_id DESC LIMIT %s"
+        params.append(max(0, int(limit)))
+        return [int(r["fact_id"]) for r in self.db.query(sql, params)]
+
+    def increment_retrievals(self, ids: Sequence[int]) -> None:
+        counts: dict[int, int] = {}
+        for i in ids:
+            counts[int(i)] = counts.get(int(i), 0) + 1
+        if counts:
+            self.db.execute(
+                "UPDATE facts f SET retrieval_count = f.retrieval_count + c.n"
+                " FROM unnest(%s::bigint[], %s::int[]) AS c(id, n) WHERE f.fact_id = c.id",
+                (list(counts), list(counts.values())))
+
+    def filter_facts(self, ids: Iterable[int], *, category: str | None,
+                     min_trust: float) -> dict[int, dict[str, Any]]:
+        sql = f"SELECT {FILTER_COLUMNS} FROM facts WHERE fact_id = ANY(%s) AND trust_score >= %s"
+        params: list[Any] = [_ids(ids), trust.sql_threshold(min_trust)]
+        if category:
+            sql += " AND category = %s"
+            params.append(category)
+        return {r["fact_id"]: r for r in self.db.query(sql, params)}
+
+    def _scored(self, match: Match, count: int, floor: float, category: str | None) -> list[dict[str, Any]]:
+        try:
+            query_sql, query_params = tsquery_sql(match)
+            compiled = [tsquery_sql(term) for term in positive_terms(match)]
+        except TsQueryError as exc:
+            raise QueryRejected(str(exc)) from exc
+        presence = "".join(f", (tsv @@ {sql}) AS t{i}" for i, (sql, _) in enumerate(compiled))
+        where, params = " AND trust_score >= %s", [floor]
+        if category:
+            where += " AND category = %s"
+            params.append(category)
+        rows = self.db.query(
+            f"SELECT fact_id, length(tsv) AS dl{presence} FROM facts WHERE tsv @@ {query_sql}{where}"
+            " ORDER BY fact_id DESC LIMIT %s",
+            (*[p for _, ps in compiled for p in ps], *query_params, *params, MATCH_CAP))
+        if not rows:
+            return []
+        stats = self.db.query_one("SELECT count(*) AS n, coalesce(avg(length(tsv)), 1) AS avgdl FROM facts")
+        total, avgdl = max(int(stats["n"]), 1), max(float(stats["avgdl"]), 1e-9)
+        idf = []
+        for sql, ps in compiled:
+            docs = float(self.db.scalar(f"SELECT count(*) FROM facts WHERE tsv @@ {sql}", ps) or 0)
+            idf.append(max(1e-6, math.log((total - docs + 0.5) / (docs + 0.5))))
+        scored = []
+        for row in rows:
+            norm = K1 * (1 - B + B * float(row["dl"] or 0) / avgdl)
+            score = sum(w * (K1 + 1) / (1 + norm) for i, w in enumerate(idf) if row[f"t{i}"])
+            scored.append({"fact_id": int(row["fact_id"]), "rank": max(score, 1e-9)})
+        scored.sort(key=lambda r: (-r["rank"], -r["fact_id"]))
+        return scored[:count]
+
+    def text_hits(self, query: str | QueryPlan, limit: int, *, category: str | None = None,
+                  min_trust: float = 0.0) -> tuple[dict[int, float], str | None]:
+        floor = trust.sql_threshold(min_trust)
+        outcome = run_plan(lambda match, count: self._scored(match, count, floor, category),
+                           compile_query(query), limit, key=lambda row: row["fact_id"])
+        return {int(r["fact_id"]): float(r["rank"]) for r in outcome.rows}, outcome.note
+
+    # ---- entities and links
+
+    def entity_by_key(self, key: str) -> dict[str, Any] | None:
+        row = self.db.query_one(f"SELECT {ENTITY_COLUMNS} FROM entities e WHERE e.name_key = %s", (key,))
+        if row is None:
+            row = self.db.query_one(
+                f"SELECT {ENTITY_COLUMNS} FROM entity_aliases a "
+                "JOIN entities e ON e.entity_id = a.entity_id WHERE a.alias_key = %s", (key,))
+        return _entity(row)
+
+    def key_in_use(self, key: str) -> bool:
+        return self.db.scalar(
+            "SELECT EXISTS (SELECT 1 FROM entities WHERE name_key = %s)"
+            " OR EXISTS (SELECT 1 FROM entity_aliases WHERE alias_key = %s)", (key, key)) is True
+
+    def insert_entity(self, name: str, key: str, *, entity_id: int | None = None,
+                      entity_type: str = "unknown") -> int:
+        if entity_id is None:
+            return int(self.db.scalar(
+                "INSERT INTO entities (name, name_key, entity_type) VALUES (%s, %s, %s)"
+                " RETURNING entity_id", (name, key, entity_type)))
+        with self.db.transaction():
+            self.db.execute("INSERT INTO entities (entity_id, name, name_key, entity_type)"
+                            " VALUES (%s, %s, %s, %s)", (int(entity_id), name, key, entity_type))
+            self.db.execute("SELECT setval(pg_get_serial_sequence('entities', 'entity_id'),"
+                            " greatest((SELECT max(entity_id) FROM entities), 1))")
+        return int(entity_id)
+
+    def add_alias(self, entity_id: int, alias: str, key: str) -> None:
+        with self.db.transaction():
+            self.db.execute("INSERT INTO entity_aliases (alias_key, alias, entity_id) VALUES (%s, %s, %s)",
+                            (key, alias, entity_id))
+            self.db.execute(  # the display copy, in the order the aliases were recorded
+                "UPDATE entities SET aliases = (SELECT string_agg(replace(alias, ',', ' '), ','"
+                " ORDER BY added) FROM entity_aliases WHERE entity_id = %s) WHERE entity_id = %s",
+                (entity_id, entity_id))
+
+    def link_entities(self, fact_id: int, entity_ids: Sequence[int]) -> None:
+        if entity_ids:
+            self.db.execute(
+                "INSERT INTO fact_entities (fact_id, entity_id, position)"
+                " SELECT %s, e.id, e.pos - 1 FROM unnest(%s::bigint[]) WITH ORDINALITY AS e(id, pos)"
+                " ON CONFLICT DO NOTHING", (int(fact_id), [int(e) for e in entity_ids]))
+
+    def unlink_entities(self, fact_id: int) -> None:
+        self.db.execute("DELETE FROM fact_entities WHERE fact_id = %s", (int(fact_id),))
+
+    def entity_names_for(self, fact_ids: Sequence[int]) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        rows = self.db.query(
+            "SELECT fe.fact_id, e.name FROM fact_entities fe JOIN entities e "
+            "ON e.entity_id = fe.entity_id WHERE fe.fact_id = ANY(%s) "
+            "ORDER BY fe.fact_id, fe.position", (_ids(fact_ids),))
+        for row in rows:
+            out.setdefault(row["fact_id"], []).append(row["name"])
+        return out
+
+    def entity_facts(self, entity_id: int) -> list[dict[str, Any]]:
+        return self.db.query("SELECT fact_id, position FROM fact_entities WHERE entity_id = %s"
+                             " ORDER BY fact_id", (int(entity_id),))
+
+    def list_entities(self, limit: int) -> list[dict[str, Any]]:
+        rows = self.db.query(
+            "SELECT e.entity_id, e.name, e.entity_type, e.aliases, count(fe.fact_id) AS fact_count "
+            "FROM entities e LEFT JOIN fact_entities fe ON fe.entity_id = e.entity_id "
+            "GROUP BY e.entity_id ORDER BY fact_count DESC, e.name LIMIT %s", (int(limit),))
+        return [_entity(r) for r in rows]  # type: ignore[misc]
+
+    def entities_by_ids(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        rows = self.db.query(f"SELECT {ENTITY_COLUMNS} FROM entities e WHERE e.entity_id = ANY(%s)",
+                             (sorted({int(i) for i in ids}),))
+        return {r["entity_id"]: _entity(r) for r in rows}  # type: ignore[misc]
+
+    def co_entities(self, fact_ids: Iterable[int], exclude: int) -> list[tuple[int, int]]:
+        rows = self.db.query("SELECT fact_id, entity_id FROM fact_entities WHERE fact_id = ANY(%s)"
+                             " AND entity_id <> %s ORDER BY fact_id, entity_id",
+                             (sorted({int(i) for i in fact_ids}), int(exclude)))
+        return [(int(r["fact_id"]), int(r["entity_id"])) for r in rows]
+
+    def subject_entity_ids(self) -> set[int]:
+        return {int(r["entity_id"]) for r in self.db.query(
+            "SELECT DISTINCT entity_id FROM fact_entities WHERE position = 0")}
+
+    def entity_fact_links(self, category: str | None = None) -> list[tuple[int, int]]:
+        sql = "SELECT fe.entity_id, fe.fact_id FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id"
+        params: list[Any] = []
+        if category:
+            sql += " WHERE f.category = %s"
+            params.append(category)
+        sql += " ORDER BY fe.entity_id, f.updated_at DESC, f.fact_id DESC"
+        return [(int(r["entity_id"]), int(r["fact_id"])) for r in self.db.query(sql, params)]
+
+    # ---- vectors
+
+    def count_missing_vectors(self) -> int:
+        return int(self.db.scalar("SELECT count(*) FROM facts WHERE hrr_vector IS NULL") or 0)
+
+    def vector_fact_ids(self, *, missing_only: bool) -> list[int]:
+        where = " WHERE hrr_vector IS NULL" if missing_only else ""
+        return [int(r["fact_id"]) for r in self.db.query(f"SELECT fact_id FROM facts{where} ORDER BY fact_id")]
+
+    def fact_contents(self, ids: Sequence[int]) -> dict[int, str]:
+        rows = self.db.query("SELECT fact_id, content FROM facts WHERE fact_id = ANY(%s)", (_ids(ids),))
+        return {r["fact_id"]: r["content"] for r in rows}
+
+    def put_vectors(self, items: Sequence[tuple[int, bytes]]) -> None:
+        if items:
+            self.db.executemany("UPDATE facts SET hrr_vector = %s WHERE fact_id = %s",
+                                [(bytes(blob), int(fid)) for fid, blob in items])
+
+    def vectors(self, after_id: int = -1, limit: int | None = None) -> list[dict[str, Any]]:
+        rows = self.db.query("SELECT fact_id, content, hrr_vector FROM facts WHERE fact_id > %s "
+                             "ORDER BY fact_id LIMIT %s", (int(after_id), None if limit is None else int(limit)))
+        for row in rows:
+            if isinstance(row["hrr_vector"], memoryview):
+                row["hrr_vector"] = bytes(row["hrr_vector"])
+        return rows

@@ -1,0 +1,652 @@
+"""The session index on PostgreSQL (:class:`PgSessionStorage`, engine ``"postgresql"``).
+
+Same tables and JSON as the SQLite implementation (schema/pg/0001). Full-text search uses the
+``tsv`` column (tsvector, GIN index) and a ``tsquery`` compiled from the same
+:class:`~hermes_store.query.Match` the SQLite engine renders as FTS5
+(:mod:`hermes_store.pgquery`, every term a bound parameter). Hits are scored with bm25
+(k1 = 1.2, b = 0.75) over the query's terms, document frequencies estimated from a bounded
+sample as the SQLite ranker does, so both engines order results alike.
+
+Concurrency across hosts: appending takes the session row's lock (``FOR UPDATE``) so two
+writers never pick the same ``seq``; counters are updated in SQL (``x = x + n``), never
+read-modify-written in Python. Bulk batches go through ``COPY``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, positive_terms, tsquery_sql
+from hermes_store.query import Match, QueryRejected
+from hermes_store.sessions.rows import (
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    SessionNotFound,
+    decode_meta,
+    session_row,
+)
+from hermes_store.sessions.storage import (
+    MESSAGE_ROW_FIELDS,
+    Batch,
+    BulkWriter,
+    Filters,
+    Hit,
+    SessionStorage,
+)
+
+IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
+K1, B = 1.2, 0.75
+AVGDL_SAMPLE = 2000  # newest rows whose lexeme count estimates the average length
+STATS_TTL = 60.0  # seconds corpus statistics are reused
+SNIPPET_CHARS = 65536  # prefix of a message ts_headline reads
+_SESSION_SELECT = ", ".join(SESSION_COLUMNS)
+_MESSAGE_SELECT = ", ".join(MESSAGE_COLUMNS)
+_COPY_MESSAGES = f"COPY {{table}} ({', '.join(MESSAGE_ROW_FIELDS)}) FROM STDIN"
+
+
+def _filters_sql(filters: Filters) -> tuple[str, list[Any]]:
+    """``AND ...`` clauses (over ``m`` = messages, ``s`` = sessions) and their parameters."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    for column, values, negate in (
+        ("m.role", filters.roles, False),
+        ("coalesce(s.source, '')", filters.sources, False),
+        ("coalesce(s.source, '')", filters.exclude_sources, True),
+        ("m.session_id", filters.session_ids, False),
+    ):
+        if values is None:
+            continue
+        values = list(values)
+        if not values:
+            if not negate:
+                clauses.append("false")
+            continue
+        clauses.append(f"{'NOT ' if negate else ''}({column} = ANY(%s))")
+        params.append(values)
+    if filters.since is not None:
+        clauses.append("m.timestamp >= %s")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append("m.timestamp <= %s")
+        params.append(filters.until)
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+def _like_escape(text: str) -> str:
+    """``text`` as a literal LIKE pattern (backslash is PostgreSQL's default escape)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _narrow(roles: Sequence[str] | None, before_seq: int | None, after_seq: int | None,
+            at_seq: int | None = None, nonempty: bool = False) -> tuple[str, list[Any]]:
+    clauses, params = [], []
+    if roles is not None:
+        clauses.append("role = ANY(%s)")
+        params.append(list(roles))
+    if before_seq is not None:
+        clauses.append("seq < %s")
+        params.append(int(before_seq))
+    if after_seq is not None:
+        clauses.append("seq > %s")
+        params.append(int(after_seq))
+    if at_seq is not None:
+        clauses.append("seq = %s")
+        params.append(int(at_seq))
+    if nonempty:
+        clauses.append("content <> ''")
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+def _with_ellipses(headline: str, content: str, open_mark: str, close_mark: str) -> str:
+    """``headline`` with ``...`` where it starts after / ends before the content (as FTS5's
+    snippet marks a cut)."""
+    plain = headline.replace(open_mark, "").replace(close_mark, "").strip()
+    text = content.strip()
+    if not plain or plain == text:
+        return headline
+    start = text.find(plain)
+    prefix = "..." if start != 0 else ""
+    suffix = "..." if start == -1 or start + len(plain) < len(text) else ""
+    return prefix + headline.strip() + suffix
+
+
+def _fold(text: str) -> str:
+    """``text`` lower-cased with Latin diacritics removed, character for character (offsets kept)."""
+    out = []
+    for char in text:
+        parts = unicodedata.normalize("NFD", char)
+        base = parts[0]
+        if len(parts) > 1 and base.isascii() and base.isalpha() and all(
+                unicodedata.category(p) == "Mn" for p in parts[1:]):
+            out.append(base.lower())
+        else:
+            low = char.lower()
+            out.append(low if len(low) == 1 else char)
+    return "".join(out)
+
+
+def _folded_excerpt(content: str, match: Match, open_mark: str, close_mark: str,
+                    words: int) -> str | None:
+    """An excerpt of ``content`` around its first folded match of a term's first token, every
+    such match marked; None when no term occurs literally (e.g. found by stemming only)."""
+    tokens = sorted({_fold(t.tokens[0]) for t in positive_terms(match) if t.tokens}, key=len, reverse=True)
+    if not tokens:
+        return None
+    folded = _fold(content)
+    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(t) for t in tokens) + r")[^\W_]*")
+    spans = [m.span() for m in pattern.finditer(folded)]
+    if not spans:
+        return None
+    width = words * 7
+    start = max(0, spans[0][0] - width // 3)
+    end = min(len(content), start + width)
+    pieces, cursor = [], start
+    for lo, hi in spans:
+        if lo < start or hi > end:
+            continue
+        pieces += [content[cursor:lo], open_mark, content[lo:hi], close_mark]
+        cursor = hi
+    pieces.append(content[cursor:end])
+    return ("..." if start else "") + "".join(pieces) + ("..." if end < len(content) else "")
+
+
+class PgSessionStorage(SessionStorage):
+    """Every read and write of the session index, in PostgreSQL."""
+
+    engine = "postgresql"
+
+    def __init__(self, db: Any) -> None:
+        super().__init__(db)
+        self._stats: tuple[float, int, float] | None = None  # (at, rows, avgdl)
+
+    # -- state ----------------------------------------------------------------
+
+    def ready(self) -> bool:
+        return self.db.table_exists("messages") and self.db.table_exists("sessions")
+
+    def location(self) -> str:
+        # not a file: nothing beside it to lock or to exclude from indexing (concurrent writers
+        # are kept apart by the server's transactions and row locks)
+        return ""
+
+    # -- live writes ------------------------------------------------------------
+
+    def add_session(self, session_id: str, *, origin_format: str, source: str, title: str | None,
+                    model: str | None, workspace: str | None, started_at: float | None,
+                    parent_session_id: str | None, meta: dict[str, Any]) -> bool:
+        count = self.db.execute(
+            "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
+            " parent_session_id, meta) VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s)"
+            " ON CONFLICT (id) DO NOTHING",
+            (session_id, origin_format, source, title, model, workspace, started_at,
+             parent_session_id, json.dumps(meta or {}, ensure_ascii=False)))
+        return count == 1
+
+    def append_message(self, session_id: str, *, role: str, content: str, tool_name: str | None,
+                       tool_calls: str | None, tool_call_id: str | None, timestamp: float,
+                       cjk: str | None) -> int:
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT 1 FROM sessions WHERE id = %s FOR UPDATE", (session_id,)).fetchone()
+            if row is None:
+                raise SessionNotFound(session_id)
+            new = conn.execute(
+                "INSERT INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
+                " tool_call_id, timestamp, cjk)"
+                " SELECT %s, coalesce(max(seq) + 1, 0), %s, %s, %s, %s, %s, %s, %s"
+                " FROM messages WHERE session_id = %s RETURNING id",
+                (session_id, role, content, tool_name, tool_calls, tool_call_id, timestamp, cjk,
+                 session_id)).fetchone()
+            conn.execute(
+                "UPDATE sessions SET message_count = message_count + 1,"
+                " started_at = coalesce(started_at, %s) WHERE id = %s", (timestamp, session_id))
+        return int(new["id"])
+
+    def end_session(self, session_id: str, ended_at: float, end_reason: str | None) -> None:
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT meta FROM sessions WHERE id = %s FOR UPDATE",
+                               (session_id,)).fetchone()
+            if row is None:
+                raise SessionNotFound(session_id)
+            meta = decode_meta(row["meta"])
+            if end_reason:
+                meta["end_reason"] = end_reason
+            conn.execute("UPDATE sessions SET ended_at = %s, meta = %s WHERE id = %s",
+                         (ended_at, json.dumps(meta, ensure_ascii=False), session_id))
+
+    def set_title(self, session_id: str, title: str | None) -> None:
+        if self.db.execute("UPDATE sessions SET title = %s WHERE id = %s", (title, session_id)) == 0:
+            raise SessionNotFound(session_id)
+
+    # -- reading sessions ---------------------------------------------------------
+
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        return session_row(self.db.query_one(
+            f"SELECT {_SESSION_SELECT} FROM sessions WHERE id = %s", (session_id,)))
+
+    def has_session(self, session_id: str) -> bool:
+        return self.db.scalar("SELECT 1 FROM sessions WHERE id = %s", (session_id,)) is not None
+
+    def session_ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        pattern = _like_escape(prefix) + "%"
+        rows = self.db.query("SELECT id FROM sessions WHERE id LIKE %s ORDER BY id LIMIT %s",
+                             (pattern, int(limit)))
+        return [r["id"] for r in rows]
+
+    def list_sessions(self, *, source: str | None = None, exclude_sources: Sequence[str] = (),
+                      limit: int | None = 20) -> list[dict[str, Any]]:
+        clauses, params = [], []
+        if source:
+            clauses.append("source = %s")
+            params.append(source)
+        if exclude_sources:
+            clauses.append("NOT (source = ANY(%s))")
+            params.append(list(exclude_sources))
+        where = " WHERE " + " AND ".join(clauses) if clauses else ""
+        params.append(None if limit is None else int(limit))
+        rows = self.db.query(
+            f"SELECT {_SESSION_SELECT} FROM sessions{where}"
+            " ORDER BY coalesce(ended_at, started_at) DESC NULLS LAST, id LIMIT %s", params)
+        return [session_row(r) for r in rows]  # type: ignore[misc]
+
+    def sessions_titled(self, title: str) -> list[dict[str, Any]]:
+        pattern = _like_escape(title.lower()) + " #%"
+        rows = self.db.query(
+            f"SELECT {_SESSION_SELECT} FROM sessions WHERE lower(title) = lower(%s)"
+            " OR lower(title) LIKE %s ORDER BY started_at DESC NULLS LAST", (title, pattern))
+        numbered = re.compile(re.escape(title.lower()) + r" #\d+")
+        return [session_row(r) for r in rows  # type: ignore[misc]
+                if r["title"].lower() == title.lower() or numbered.fullmatch(r["title"].lower())]
+
+    def parent_of(self, session_id: str) -> str | None:
+        return self.db.scalar("SELECT parent_session_id FROM sessions WHERE id = %s", (session_id,))
+
+    def session_meta(self, session_id: str) -> dict[str, Any]:
+        return decode_meta(self.db.scalar("SELECT meta FROM sessions WHERE id = %s", (session_id,)))
+
+    # -- reading messages -----------------------------------------------------------
+
+    def get_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
+                     before_seq: int | None = None, after_seq: int | None = None,
+                     at_seq: int | None = None, newest_first: bool = False,
+                     limit: int | None = None, offset: int = 0,
+                     nonempty: bool = False) -> list[dict[str, Any]]:
+        where, params = _narrow(roles, before_seq, after_seq, at_seq, nonempty)
+        order = "DESC" if newest_first else "ASC"
+        return self.db.query(
+            f"SELECT {_MESSAGE_SELECT} FROM messages WHERE session_id = %s{where}"
+            f" ORDER BY seq {order} LIMIT %s OFFSET %s",
+            (session_id, *params, None if limit is None else int(limit), int(offset)))
+
+    def count_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
+                       before_seq: int | None = None, after_seq: int | None = None) -> int:
+        where, params = _narrow(roles, before_seq, after_seq)
+        return int(self.db.scalar(f"SELECT count(*) FROM messages WHERE session_id = %s{where}",
+                                  (session_id, *params)) or 0)
+
+    def message_position(self, message_id: int) -> dict[str, Any] | None:
+        return self.db.query_one("SELECT id, session_id, seq FROM messages WHERE id = %s",
+                                 (int(message_id),))
+
+    def message_content(self, message_id: int) -> str:
+        return self.db.scalar("SELECT content FROM messages WHERE id = %s", (int(message_id),)) or ""
+
+    def last_message_timestamp(self, session_id: str) -> float | None:
+        return self.db.scalar(
+            "SELECT timestamp FROM messages WHERE session_id = %s ORDER BY seq DESC LIMIT 1",
+            (session_id,))
+
+    # -- search ----------------------------------------------------------------------
+
+    def _compile(self, match: Match) -> tuple[str, list[Any]]:
+        try:
+            return tsquery_sql(match)
+        except TsQueryError as exc:
+            raise QueryRejected(str(exc)) from exc
+
+    def _corpus(self) -> tuple[int, float]:
+        """(rows, average lexemes per row), refreshed every :data:`STATS_TTL` seconds."""
+        now = time.monotonic()
+        if self._stats is None or now - self._stats[0] > STATS_TTL:
+            rows = int(self.db.scalar("SELECT count(*) FROM messages") or 0)
+            avgdl = float(self.db.scalar(
+                "SELECT avg(length(tsv)) FROM (SELECT tsv FROM messages ORDER BY id DESC LIMIT %s) t",
+                (AVGDL_SAMPLE,)) or 1.0)
+            self._stats = (now, rows, max(avgdl, 1e-9))
+        return self._stats[1], self._stats[2]
+
+    def _idf(self, term_sql: str, params: list[Any], rows: int) -> float:
+        sample = self.db.query_one(
+            f"SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM (SELECT id FROM messages"
+            f" WHERE tsv @@ {term_sql} ORDER BY id DESC LIMIT %s) t", (*params, IDF_SAMPLE))
+        docs = float(sample["n"] or 0)
+        if docs >= IDF_SAMPLE:
+            span = max(1, int(sample["hi"]) - int(sample["lo"]) + 1)
+            docs = IDF_SAMPLE * rows / span
+        docs = min(docs, float(rows))  # the cached row count may lag behind other writers
+        return max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+
+    def hits(self, match: Match, filters: Filters, *, sort: str, budget: int) -> list[Hit]:
+        query_sql, query_params = self._compile(match)
+        terms = positive_terms(match)
+        compiled = [self._compile(term) for term in terms]
+        presence = "".join(f", (m.tsv @@ {sql}) AS t{i}" for i, (sql, _) in enumerate(compiled))
+        presence_params = [p for _, params in compiled for p in params]
+        where, where_params = _filters_sql(filters)
+        direction = "ASC" if sort == "oldest" else "DESC"
+        rows = self.db.query(
+            "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
+            f" s.title, length(m.tsv) AS dl{presence}"
+            " FROM messages m LEFT JOIN sessions s ON s.id = m.session_id"
+            f" WHERE m.tsv @@ {query_sql}{where} ORDER BY m.id {direction} LIMIT %s",
+            (*presence_params, *query_params, *where_params, int(budget)))
+        if not rows:
+            return []
+        corpus_rows, avgdl = self._corpus()
+        corpus_rows = max(corpus_rows, len(rows))
+        idf = [self._idf(sql, params, corpus_rows) for sql, params in compiled]
+        hits = []
+        for row in rows:
+            norm = K1 * (1 - B + B * float(row["dl"] or 0) / avgdl)
+            score = sum(weight * (K1 + 1) / (1 + norm)
+                        for i, weight in enumerate(idf) if row[f"t{i}"])
+            hits.append(Hit(int(row["id"]), row["session_id"], int(row["seq"]), row["role"],
+                            row["timestamp"], row["source"], row["title"], score, match))
+        return hits
+
+    def hits_at(self, positions: Iterable[tuple[str, int]], filters: Filters) -> list[Hit]:
+        wanted = sorted(set(positions))
+        if not wanted:
+            return []
+        where, params = _filters_sql(filters)
+        rows = self.db.query(
+            "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
+            " s.title FROM messages m LEFT JOIN sessions s ON s.id = m.session_id"
+            " JOIN unnest(%s::text[], %s::int[]) AS p(sid, seq) ON m.session_id = p.sid AND m.seq = p.seq"
+            f" WHERE true{where} ORDER BY m.session_id, m.seq",
+            ([sid for sid, _ in wanted], [int(seq) for _, seq in wanted], *params))
+        return [Hit(int(r["id"]), r["session_id"], int(r["seq"]), r["role"], r["timestamp"],
+                    r["source"], r["title"], 0.0, None) for r in rows]
+
+    def snippet(self, match: Match, message_id: int, *, open_mark: str, close_mark: str,
+                tokens: int) -> str | None:
+        try:
+            query_sql, params = tsquery_sql(match)
+        except TsQueryError:
+            return None
+        words = max(3, int(tokens))
+        options = (f'StartSel="{open_mark}", StopSel="{close_mark}", MaxWords={words}, '
+                   f'MinWords={max(1, words // 2)}, ShortWord=0, HighlightAll=false')
+        row = self.db.query_one(
+            f"SELECT left(content, {SNIPPET_CHARS}) AS content,"
+            f" ts_headline('{SEARCH_CONFIG}', left(content, {SNIPPET_CHARS}), {query_sql}, %s) AS headline"
+            " FROM messages WHERE id = %s", (*params, options, int(message_id)))
+        if row is None or row["headline"] is None:
+            return None
+        if open_mark in row["headline"]:
+            return _with_ellipses(row["headline"], row["content"], open_mark, close_mark)
+        # ts_headline reads the raw text with its own parser (no diacritics folding, paths as
+        # one token): mark the folded terms ourselves
+        return _folded_excerpt(row["content"], match, open_mark, close_mark, words)
+
+    # -- bulk loading ------------------------------------------------------------------
+
+    def source_state(self, key: str) -> dict[str, Any] | None:
+        return self.db.query_one(
+            "SELECT id, path, format, size, mtime, content_hash, resume_at, meta FROM sources"
+            " WHERE path = %s", (key,))
+
+    def session_cursor(self, session_id: str) -> tuple[int | None, int] | None:
+        row = self.db.query_one(
+            "SELECT s.source_id, (SELECT coalesce(max(seq) + 1, 0) FROM messages m"
+            " WHERE m.session_id = s.id) AS next_seq FROM sessions s WHERE s.id = %s", (session_id,))
+        if row is None:
+            return None
+        return row["source_id"], int(row["next_seq"])
+
+    def bulk_writer(self, *, pipeline: bool, on_commit: Callable[[int, int], None]) -> BulkWriter:
+        return PgBulkWriter(self.db, pipeline=pipeline, on_commit=on_commit)
+
+    # -- maintenance ------------------------------------------------------------------
+
+    def delete_session(self, session_id: str) -> int:
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT parent_session_id FROM sessions WHERE id = %s FOR UPDATE",
+                               (session_id,)).fetchone()
+            if row is None:
+                raise SessionNotFound(session_id)
+            removed = conn.execute("DELETE FROM messages WHERE session_id = %s", (session_id,)).rowcount
+            conn.execute("UPDATE sessions SET parent_session_id = %s WHERE parent_session_id = %s",
+                         (row["parent_session_id"], session_id))
+            conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
+        return int(removed)
+
+    def delete_sessions(self, session_ids: Sequence[str]) -> None:
+        ids = list(session_ids)
+        with self.db.transaction() as conn:
+            for start in range(0, len(ids), 1000):
+                chunk = ids[start:start + 1000]
+                conn.execute("DELETE FROM messages WHERE session_id = ANY(%s)", (chunk,))
+                conn.execute("DELETE FROM sessions WHERE id = ANY(%s)", (chunk,))
+
+    def lineage_rows(self) -> list[dict[str, Any]]:
+        return self.db.query(
+            "SELECT s.id, s.parent_session_id, s.origin_format, s.ended_at, s.started_at,"
+            " CASE WHEN s.ended_at IS NULL THEN (SELECT max(m.timestamp) FROM messages m"
+            "   WHERE m.session_id = s.id) END AS last_message FROM sessions s")
+
+    def stats(self) -> dict[str, Any]:
+        per_source = {
+            r["source"]: {"sessions": int(r["sessions"]), "messages": int(r["messages"])}
+            for r in self.db.query(
+                "SELECT source, count(*) AS sessions, coalesce(sum(message_count), 0) AS messages"
+                " FROM sessions GROUP BY source ORDER BY source")
+        }
+        return {
+            "sessions": int(self.db.scalar("SELECT count(*) FROM sessions") or 0),
+            "messages": int(self.db.scalar("SELECT count(*) FROM messages") or 0),
+            "per_source": per_source,
+            "sources_indexed": int(self.db.scalar("SELECT count(*) FROM sources") or 0),
+            "db_bytes": self.db.size_bytes(),
+            "index_bytes": int(self.db.scalar("SELECT pg_relation_size('messages_tsv')") or 0),
+        }
+
+    # -- health -----------------------------------------------------------------------
+
+    def integrity_problems(self) -> list[str]:
+        problems = []
+        orphans = int(self.db.scalar(
+            "SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id)") or 0)
+        if orphans:
+            problems.append(f"{orphans} message(s) belong to no session")
+        invalid = self.db.query(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = current_schema() AND NOT i.indisvalid")
+        problems += [f"index {r['relname']} is invalid (rebuild it with REINDEX)" for r in invalid]
+        return problems
+
+    def text_indexes(self) -> list[str]:
+        rows = self.db.query(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " JOIN pg_am a ON a.oid = c.relam JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE a.amname = 'gin' AND n.nspname = current_schema() ORDER BY c.relname")
+        return [r["relname"] for r in rows]
+
+    def check_text_index(self, name: str) -> str | None:
+        if name not in self.text_indexes():
+            return f"no full-text index named {name}"
+        valid = self.db.scalar(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
+            " WHERE c.relname = %s", (name,))
+        return None if valid else f"index {name} is invalid"
+
+    def rebuild_text_index(self, name: str) -> None:
+        if name not in self.text_indexes():
+            raise ValueError(f"no full-text index named {name}")
+        from psycopg import sql
+
+        with self.db.connection() as conn:
+            conn.execute(sql.SQL("REINDEX INDEX {}").format(sql.Identifier(name)))
+
+    def rebuild_message_index(self) -> None:
+        """Rebuild the GIN index over the messages' stored tsvectors."""
+        self.rebuild_text_index("messages_tsv")
+
+    def probe_search(self) -> str | None:
+        row = self.db.query_one(
+            "SELECT id, content FROM messages WHERE role <> 'tool' AND length(content) > 3"
+            " ORDER BY id DESC LIMIT 1")
+        if row is None:
+            return None
+        words = re.findall(r"[^\W_]{3,}", row["content"][:2000])
+        if not words:
+            return None
+        found = self.db.scalar(
+            f"SELECT ts_headline('{SEARCH_CONFIG}', left(content, {SNIPPET_CHARS}),"
+            f" phraseto_tsquery('{SEARCH_CONFIG}', %s), 'StartSel=[, StopSel=]')"
+            f" FROM messages WHERE id = %s AND tsv @@ phraseto_tsquery('{SEARCH_CONFIG}', %s)",
+            (words[0], row["id"], words[0]))
+        if not found or "[" not in found:
+            return f"message {row['id']} is not found by searching for {words[0]!r}"
+        return None
+
+
+class PgBulkWriter(BulkWriter):
+    """Bulk-loader batches in one transaction each: sources, sessions, then messages by COPY."""
+
+    def __init__(self, db: Any, *, pipeline: bool, on_commit: Callable[[int, int], None]) -> None:
+        self.db = db
+        self.on_commit = on_commit
+        self.cpu_seconds = 0.0
+        self._pool = ThreadPoolExecutor(max_workers=1) if pipeline else None
+        self._future: Future[None] | None = None
+
+    def write(self, batch: Batch, *, wait: bool) -> None:
+        self.wait()
+        if self._pool is None:
+            self._timed(self._write, batch)
+            return
+        self._future = self._pool.submit(self._timed, self._write, batch)
+        if wait:
+            self.wait()
+
+    def forget_source(self, source_id: int) -> None:
+        self.wait()
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM sessions WHERE source_id = %s", (source_id,))
+            conn.execute("UPDATE sources SET resume_at = NULL, content_hash = NULL, meta = '{}'"
+                         " WHERE id = %s", (source_id,))
+
+    def wait(self) -> None:
+        future, self._future = self._future, None
+        if future is not None:
+            future.result()
+
+    def close(self) -> None:
+        try:
+            if self._future is not None:
+                try:
+                    self._future.result()
+                except BaseException:  # the caller already propagates the first error
+                    pass
+                self._future = None
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+
+    def _timed(self, work: Callable[[Batch], None], batch: Batch) -> None:
+        started = time.thread_time()
+        try:
+            work(batch)
+        finally:
+            self.cpu_seconds += time.thread_time() - started
+
+    def _write(self, batch: Batch) -> None:
+        with self.db.transaction() as conn:
+            for handle, _ in batch.sources:
+                handle.source_id = int(conn.execute(
+                    "INSERT INTO sources(path, format, imported_at) VALUES (%s, %s, %s)"
+                    " ON CONFLICT (path) DO UPDATE SET format = excluded.format RETURNING id",
+                    (handle.key, handle.format, time.time())).fetchone()["id"])
+            for delta in batch.sessions:
+                self._write_session(conn, delta)
+            inserted = self._copy_messages(conn, batch.rows) if batch.rows else 0
+            for delta in batch.sessions:
+                if delta.added:
+                    conn.execute(
+                        "UPDATE sessions SET message_count = message_count + %s,"
+                        " started_at = coalesce(started_at, %s),"
+                        " ended_at = CASE WHEN %s AND %s::float8 IS NOT NULL"
+                        "   THEN greatest(coalesce(ended_at, %s), %s) ELSE ended_at END WHERE id = %s",
+                        (delta.added, delta.min_ts, bool(delta.derive_end), delta.max_ts,
+                         delta.max_ts, delta.max_ts, delta.session_id))
+            for handle, progress in batch.sources:
+                conn.execute(
+                    "UPDATE sources SET size = %s, mtime = %s, content_hash = %s, resume_at = %s,"
+                    " imported_at = %s, meta = %s WHERE id = %s",
+                    (progress["size"], progress["mtime"], progress["content_hash"],
+                     progress["resume_at"], time.time(), progress["meta"], handle.source_id))
+        self.on_commit(inserted, sum(1 for delta in batch.sessions if delta.is_new))
+
+    @staticmethod
+    def _write_session(conn: Any, delta: Any) -> None:
+        fields = dict(delta.fields)
+        meta = fields.pop("meta", None)
+        owner = delta.owner
+        if delta.is_new:
+            conn.execute(
+                "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
+                " ended_at, parent_session_id, source_id, meta)"
+                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
+                (delta.session_id, owner.format, fields.get("source") or "cli", fields.get("title"),
+                 fields.get("model"), fields.get("workspace"), fields.get("started_at"),
+                 fields.get("ended_at"), fields.get("parent_session_id"), owner.source_id,
+                 json.dumps(meta or {}, ensure_ascii=False)))
+            return
+        if fields:
+            from psycopg import sql
+
+            names = sorted(fields)
+            statement = sql.SQL("UPDATE sessions SET {} WHERE id = %s").format(
+                sql.SQL(", ").join(sql.SQL("{} = %s").format(sql.Identifier(n)) for n in names))
+            conn.execute(statement, [fields[n] for n in names] + [delta.session_id])
+        if meta:
+            row = conn.execute("SELECT meta FROM sessions WHERE id = %s FOR UPDATE",
+                               (delta.session_id,)).fetchone()
+            stored = decode_meta(row["meta"] if row else None)
+            stored.update(meta)
+            conn.execute("UPDATE sessions SET meta = %s WHERE id = %s",
+                         (json.dumps(stored, ensure_ascii=False), delta.session_id))
+
+    @staticmethod
+    def _copy_messages(conn: Any, rows: list[tuple[Any, ...]]) -> int:
+        """COPY the rows straight in; rows already stored (same session and seq) are skipped."""
+        import psycopg
+
+        try:
+            with conn.transaction(), conn.cursor() as cursor:  # a savepoint
+                with cursor.copy(_COPY_MESSAGES.format(table="messages")) as copy:
+                    for row in rows:
+                        copy.write_row(row)
+            return len(rows)
+        except psycopg.errors.UniqueViolation:
+            pass
+        with conn.cursor() as cursor:
+            cursor.execute(
+                "CREATE TEMP TABLE IF NOT EXISTS hs_message_batch (ord bigserial, session_id text,"
+                " seq integer, role text, content text, tool_name text, tool_calls text,"
+                " tool_call_id text, timestamp double precision, cjk text) ON COMMIT DELETE ROWS")
+            with cursor.copy(_COPY_MESSAGES.format(table="hs_message_batch")) as copy:
+                for row in rows:
+                    copy.write_row(row)
+            fields = ", ".join(MESSAGE_ROW_FIELDS)
+            cursor.execute(f"INSERT INTO messages ({fields}) SELECT {fields} FROM hs_message_batch"
+                           " ORDER BY ord ON CONFLICT (session_id, seq) DO NOTHING")
+            return cursor.rowcount
