@@ -38,3 +38,27 @@ def test_batch_abort_keeps_usage_without_entries(home):
                   "No operations were applied (batch is all-or-nothing)."),
         "usage": "5/2,200",
     }
+
+
+def test_a_file_holding_a_repeated_entry_is_not_drift(home):
+    # Hermes' _detect_external_drift compares the file with its entries as split, before
+    # dedupe, so "dup\n§\ndup\n§\nother" round-trips; the write then keeps one "dup".
+    # (Hermes itself writes such a file when a replace produces an existing entry.)
+    home.ensure()
+    home.memory_file.write_bytes("dup\n§\ndup\n§\nother".encode())
+    reply = json.loads(handle_tool_call("memory", {"action": "replace", "old_text": "other",
+                                                   "content": "new one"}, home=home))
+    assert reply == {"success": True, "done": True, "target": "memory", "usage": "0% — 13/2,200 chars",
+                     "entry_count": 2, "message": "Entry replaced.", "replaced_entry": "other",
+                     "note": "Write saved. This update is complete — do not repeat it."}
+    assert home.memory_file.read_bytes() == "dup\n§\nnew one".encode()
+    assert not list(home.memories_dir.glob("MEMORY.md.bak.*"))
+
+
+def test_repeated_entries_in_a_batch_target_file_are_not_drift(home):
+    home.ensure()
+    home.memory_file.write_bytes("dup\n§\ndup\n§\nother".encode())
+    reply = json.loads(handle_tool_call(
+        "memory", {"operations": [{"action": "remove", "old_text": "other"}]}, home=home))
+    assert reply["success"] and reply["removed_entries"] == {"1": "other"} and reply["entry_count"] == 1
+    assert home.memory_file.read_bytes() == b"dup"
