@@ -457,6 +457,19 @@ class PgSessionStorage(SessionStorage):
             "index_bytes": int(self.db.scalar("SELECT pg_relation_size('messages_tsv')") or 0),
         }
 
+    def session_counts(self, source_ids: Sequence[int]) -> dict[int, int]:
+        ids = [int(i) for i in source_ids]
+        if not ids:
+            return {}
+        return {int(r["source_id"]): int(r["n"]) for r in self.db.query(
+            "SELECT source_id, count(*) AS n FROM sessions WHERE source_id = ANY(%s)"
+            " GROUP BY source_id", (ids,))}
+
+    def backfill_projection(self, chunk: int) -> int:
+        """Nothing to recompute: every PostgreSQL store was created with the current projection
+        (emoji included) and no PostgreSQL migration asks for a backfill."""
+        return 0
+
     # -- health -----------------------------------------------------------------------
 
     def integrity_problems(self) -> list[str]:
