@@ -546,9 +546,13 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
                 raise ToolArgumentError(f"'profile': {exc}") from exc
             if not Path(target.root).is_dir():  # Hermes' wording for a profile that does not exist
                 raise ToolArgumentError(f"profile '{profile}': profile '{canon}' does not exist")
-        path = Path(target.db_path)
-        if not path.exists():
+        if Path(target.root).resolve() == Path(ctx.home.root).resolve():
+            return _open(ctx, None)[0], profile  # this home itself, on whichever engine it uses
+        if not target.store_exists():
             raise ToolArgumentError(f"'profile': no session store for profile {profile!r}")
+        if target.engine != "sqlite":
+            return ctx.resource(f"session_search.db.{profile}", target.open_db), profile
+        path = Path(target.db_path)
         return ctx.resource(f"session_search.db.{profile}", lambda: Database(path, readonly=True)), profile
     if not ctx.home.store_exists():
         return None, ctx.home.profile

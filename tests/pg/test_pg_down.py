@@ -30,7 +30,7 @@ def test_cli_names_the_problem_in_one_line(home, down_url, command):
 
 def test_recall_reports_the_database_and_still_answers(home, down_url):
     result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", down_url, "recall", "deploy"])
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # a broken kind is reported and the exit says so (issue 14, point 15)
     assert "database could not be searched" in result.output and "hunter2" not in result.output
 
 
