@@ -10,8 +10,10 @@ Two uses:
 Every pattern id of the Hermes ``strict`` scope is checked, at parity with the
 newest upstream list: a zero-width joiner between two emoji is part of the emoji
 (👨‍👩‍👧 passes), and ``ssh_access`` needs a write verb or redirect before the path.
-Invisible characters are looked for in the raw text; the regexes run on the NFKC form
-(full-width homoglyphs fold to ASCII). At most ``MAX_SCAN_CHARS`` characters
+Invisible characters are looked for in the raw text (the Hermes list, plus soft hyphens,
+fillers and Unicode tag characters outside a flag emoji); the regexes run on the NFKC form
+(full-width homoglyphs fold to ASCII) and, for non-ASCII text, on :func:`scan_form` too
+(look-alike letters, combining marks and format characters inside a keyword undone). At most ``MAX_SCAN_CHARS`` characters
 are scanned, so longer text is blocked outright instead of passing with an
 unscanned tail. Text that already starts with ``[BLOCKED:`` is scanned like any
 other (an attacker cannot opt out by prefixing it).
@@ -31,6 +33,20 @@ INVISIBLE_CHARS: tuple[str, ...] = (
     "\u200b", "\u200c", "\u200d", "\u2060", "\u2062", "\u2063", "\u2064", "\ufeff",
     "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",
 )
+#: Beyond the Hermes list: characters that render as nothing (or as blank) and can hide a
+#: word break inside a keyword — soft hyphen, invisible function application, Mongolian
+#: vowel separator, Hangul fillers, Khmer inherent vowels, combining grapheme joiner,
+#: interlinear annotation marks, Arabic letter mark, musical invisible formatters.
+EXTRA_INVISIBLE_CHARS: tuple[str, ...] = (
+    "\u00ad", "\u034f", "\u061c", "\u115f", "\u1160", "\u17b4", "\u17b5", "\u180b", "\u180c",
+    "\u180d", "\u180e", "\u180f", "\u2061", "\u3164", "\uffa0", "\ufff9", "\ufffa", "\ufffb",
+    *(chr(c) for c in range(0x1D173, 0x1D17B)),
+)
+#: Unicode tag characters (U+E0000-U+E007F): invisible, yet models read U+E0020-U+E007E as
+#: ASCII ("ASCII smuggling"). Only a flag emoji sequence (U+1F3F4 + tags + U+E007F) is legitimate.
+TAG_FIRST, TAG_LAST, TAG_CANCEL, BLACK_FLAG = 0xE0000, 0xE007F, "\U000E007F", "\U0001F3F4"
+#: Characters that render as blank space and so may stand where a space is expected.
+_BLANKS = str.maketrans(dict.fromkeys("\u115f\u1160\u3164\uffa0\u2800\u180e", " "))
 
 _F = r"(?:\w+\s+){0,8}"  # bounded filler: up to eight words between keywords
 _SECRET_VAR = r"\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)S?\b"
@@ -103,7 +119,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "send_to_url": ("http",),
     "ssh_access": (".ssh",),
 }
-_INVISIBLE_SET = frozenset(INVISIBLE_CHARS)
+_INVISIBLE_SET = frozenset(INVISIBLE_CHARS + EXTRA_INVISIBLE_CHARS)
 _ZWJ = "\u200d"
 _PRESENTATION = frozenset("\ufe0e\ufe0f")  # text / emoji variation selectors
 _EMOJI_BLOCKS: tuple[tuple[int, int], ...] = (
@@ -132,6 +148,44 @@ def _joins_emoji(text: str, index: int) -> bool:
     return before >= 0 and after < len(text) and _is_emoji(text[before]) and _is_emoji(text[after])
 
 
+def _is_tag(char: str) -> bool:
+    return TAG_FIRST <= ord(char) <= TAG_LAST
+
+
+def _in_flag_sequence(text: str, index: int) -> bool:
+    """True when the tag character at ``index`` belongs to a 🏴 + tags + cancel-tag flag emoji."""
+    start = index
+    while start > 0 and _is_tag(text[start - 1]):
+        start -= 1
+    end = index
+    while end + 1 < len(text) and _is_tag(text[end + 1]):
+        end += 1
+    return start > 0 and text[start - 1] == BLACK_FLAG and text[end] == TAG_CANCEL
+
+
+def scan_form(text: str) -> str:
+    """The disguise-free form the patterns also run on.
+
+    Compatibility-decomposed (NFKD) so combining marks come apart from their letters; tag
+    characters read as the ASCII they smuggle; format characters (Cf) and combining marks
+    dropped; blank-rendering fillers read as spaces; common look-alikes (Cyrillic, Greek,
+    other brackets and dashes) mapped to ASCII; the result lower-cased.
+    """
+    from hermes_store.tooling import CONFUSABLES
+
+    out: list[str] = []
+    for char in unicodedata.normalize("NFKD", text):
+        code = ord(char)
+        if 0xE0020 <= code <= 0xE007E:
+            out.append(chr(code - 0xE0000))
+            continue
+        if unicodedata.category(char) in ("Cf", "Mn", "Me"):
+            continue
+        out.append(char)
+    folded = unicodedata.normalize("NFKC", "".join(out)).lower()
+    return folded.translate(_BLANKS).translate(CONFUSABLES)
+
+
 def invisible_id(char: str) -> str:
     """The finding id of an invisible character, e.g. ``invisible_unicode_U+200B``."""
     return f"invisible_unicode_U+{ord(char):04X}"
@@ -143,19 +197,24 @@ def scan_findings(text: str) -> list[str]:
     findings: list[str] = []
     seen: set[str] = set()
     for index, char in enumerate(head):
-        if char in _INVISIBLE_SET and char not in seen:
+        if (char in _INVISIBLE_SET or _is_tag(char)) and char not in seen:
             if char == _ZWJ and _joins_emoji(head, index):
+                continue
+            if _is_tag(char) and _in_flag_sequence(head, index):
                 continue
             seen.add(char)
             findings.append(invisible_id(char))
     folded = unicodedata.normalize("NFKC", head)
+    # Disguised text (look-alike letters, marks or format characters inside a keyword) is
+    # matched on its scan form too; plain ASCII text is its own scan form, case aside.
+    forms = [folded] if head.isascii() else [folded, scan_form(head)]
     # The prefilter is exact only for ASCII text (case folding of other scripts can map to ASCII).
     lowered = folded.lower() if folded.isascii() else None
     for pid, regex in THREAT_PATTERNS:
         needles = _NEEDLES.get(pid)
         if lowered is not None and needles is not None and not any(n in lowered for n in needles):
             continue
-        if regex.search(folded):
+        if any(regex.search(form) for form in forms):
             findings.append(pid)
     return findings
 
@@ -202,8 +261,10 @@ def too_large_notice(source: str, length: int) -> str:
 
 
 def sanitize_entry(entry: str, source: str = "MEMORY.md") -> str:
-    """Return ``entry`` unchanged when clean, else the ``[BLOCKED: …]`` notice naming ``source``.
+    """Return ``entry`` when clean, else the ``[BLOCKED: …]`` notice naming ``source``.
 
+    A clean entry still loses any memory-context fence tag or system note it holds
+    (``tooling.sanitize_context``), since it is rendered into a prompt.
     Empty text passes through. Text already starting with ``[BLOCKED:`` is still
     scanned; a genuine notice is clean and therefore never wrapped twice.
     """
@@ -214,7 +275,9 @@ def sanitize_entry(entry: str, source: str = "MEMORY.md") -> str:
         return too_large_notice(source, len(entry))
     findings = scan_findings(entry)
     if not findings:
-        return entry
+        from hermes_store.tooling import sanitize_context
+
+        return sanitize_context(entry)  # a forged fence tag or system note never reaches the prompt
     logger.warning("Memory entry from %s blocked at load time: %s", source, ", ".join(findings))
     return blocked_notice(source, findings)
 

@@ -234,8 +234,10 @@ LEGACY_SYSTEM_NOTE = (
 # and common look-alikes (Cyrillic/Greek letters, other angle brackets, slashes and dashes)
 # mapped to ASCII; each skeleton character remembers the original span it came from, so a
 # match removes exactly the original characters, whatever disguise they wore.
-_TAG_NAME = r"memory[\s_\-]*context"
-_FENCE_SPAN = re.compile(rf"<\s*{_TAG_NAME}\s*>[\s\S]*?<\s*/\s*{_TAG_NAME}\s*>")
+_TAG_NAME = r"memory[\s_\-.:]*context"
+# A tag may carry attributes (``</memory-context data-x="1">`` still reads as one).
+_ATTRS = r"(?:\s[^<>\n]{0,256})?"
+_FENCE_SPAN = re.compile(rf"<\s*{_TAG_NAME}{_ATTRS}\s*>[\s\S]*?<\s*/\s*{_TAG_NAME}{_ATTRS}\s*>")
 _NOTE_LINE = re.compile(
     r"[ \t]*\[\s*system\s+note\s*:\s*the\s+following\s+is\s+recalled\s+memory\s+context,\s*not\s+new\s+"
     r"user\s+input\.\s*treat\s+as\s+(?:authoritative\s+reference\s+data\s*[\-—]+\s*this\s+is\s+the\s+"
@@ -243,17 +245,32 @@ _NOTE_LINE = re.compile(
     r"\s+data)\.\s*\][ \t]*(?:\r?\n)?"
 )
 # A forged or truncated note (e.g. cut by a search snippet) up to its "]" or the end of the line.
-_NOTE_FRAGMENT = re.compile(r"[ \t]*\[\s*system\s+note\s*:[^\]\n]*(?:\]|$)", re.MULTILINE)
-_STRAY_TAG = re.compile(rf"<\s*/?\s*{_TAG_NAME}\s*/?\s*>")
+# Any bracket may open it: ``[``, ``(`` or ``{`` (and their look-alikes, folded above).
+_NOTE_FRAGMENT = re.compile(r"[ \t]*[\[({]\s*system[\s_\-]*note\s*:[^\])}\n]*(?:[\])}]|$)", re.MULTILINE)
+# A tag head without its ``>`` (cut by a snippet, or left open) is removed too.
+_STRAY_TAG = re.compile(rf"<\s*/?\s*{_TAG_NAME}(?:{_ATTRS}\s*/?\s*>)?")
 _FENCE_PATTERNS = (_FENCE_SPAN, _NOTE_LINE, _NOTE_FRAGMENT, _STRAY_TAG)
 _ENTITY = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?")
+# A JSON ``\uXXXX`` escape (any number of backslashes: JSON text inside JSON text, such as
+# tool-call arguments) reads as its character too.
+_JSON_ESCAPE = re.compile(r"\\+u([0-9a-fA-F]{4})(?:\\+u([dD][c-fC-F][0-9a-fA-F]{2}))?")
+
+
+def _json_escaped(match: re.Match[str]) -> str:
+    """The character of a ``\\uXXXX`` escape (a surrogate pair read as one character)."""
+    high = int(match.group(1), 16)
+    if match.group(2) is not None and 0xD800 <= high <= 0xDBFF:
+        return chr(0x10000 + ((high - 0xD800) << 10) + (int(match.group(2), 16) - 0xDC00))
+    return chr(high) + (chr(int(match.group(2), 16)) if match.group(2) is not None else "")
 #: Characters that render as (or like) nothing: format characters are dropped from the skeleton.
-_DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me"})
+_DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me", "Cs"})
 #: Look-alikes NFKC keeps apart from ASCII (the ones that can spell a tag or a note).
 _CONFUSABLES = str.maketrans({
     **dict.fromkeys("‹〈⟨《≺˂ᐸ⧼❮", "<"), **dict.fromkeys("›〉⟩》≻˃ᐳ⧽❯", ">"),
     **dict.fromkeys("⁄∕⧸╱", "/"), **dict.fromkeys("‐‑‒–—―−﹣⁃", "-"),
     **dict.fromkeys("⟦〚【〔", "["), **dict.fromkeys("⟧〛】〕", "]"),
+    # Fillers that render as blank space (Hangul fillers, braille blank, Mongolian separator).
+    **dict.fromkeys("\u115f\u1160\u3164\uffa0\u2800\u180e", " "),
     "а": "a", "в": "b", "с": "c", "ԁ": "d", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i",
     "ј": "j", "к": "k", "ӏ": "l", "м": "m", "н": "h", "о": "o", "р": "p", "ԛ": "q", "г": "r",
     "ѕ": "s", "т": "t", "ц": "u", "у": "y", "х": "x", "ѡ": "w", "ʏ": "y", "ɑ": "a", "ɡ": "g",
@@ -261,6 +278,8 @@ _CONFUSABLES = str.maketrans({
     "χ": "x", "ν": "v", "μ": "m", "η": "n", "ı": "i", "ȷ": "j", "ꭇ": "r", "ⅿ": "m", "ꮪ": "s",
     "ꮇ": "m", "ꭼ": "e", "ꮃ": "w", "ꮮ": "l",
 })
+#: Public for the threat scan (hermes_store.threats.scan_form), which undoes the same disguises.
+CONFUSABLES = _CONFUSABLES
 _NON_LETTERS = re.compile(r"[^a-z]+")
 _SKELETON_LIMIT = 4  # passes: removing one disguised tag can join the halves of another
 
@@ -280,6 +299,14 @@ def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
                 decoded = html.unescape(entity.group(0))
                 if decoded != entity.group(0) and len(decoded) == 1:
                     ch, end = decoded, entity.end()
+        elif ch == "\\":
+            escape = _JSON_ESCAPE.match(text, i)
+            if escape is not None:
+                decoded = _json_escaped(escape)
+                if len(decoded) == 1:
+                    ch, end = decoded, escape.end()
+                else:  # an escape followed by an unpaired low surrogate: the first only
+                    ch, end = decoded[0], escape.end(1)
         if unicodedata.category(ch) in _DROPPED_CATEGORIES:
             i = end
             continue
@@ -295,6 +322,8 @@ def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
 
 def _may_hold_fence(text: str) -> bool:
     """Cheap whole-text test (a superset of what the skeleton can match): letters only, folded."""
+    if "\\" in text:
+        text = _JSON_ESCAPE.sub(_json_escaped, text)
     folded = unicodedata.normalize("NFKD", html.unescape(text)).lower().translate(_CONFUSABLES)
     letters = _NON_LETTERS.sub("", folded)
     return "memorycontext" in letters or "systemnote" in letters
@@ -302,7 +331,7 @@ def _may_hold_fence(text: str) -> bool:
 
 def _fence_spans(text: str) -> list[tuple[int, int]]:
     """Original ``(start, end)`` spans of every fence tag, span or system note in ``text``."""
-    if text.isascii() and "&" not in text:  # fast path: the skeleton is the text itself, case aside
+    if text.isascii() and "&" not in text and "\\u" not in text:  # fast path: the skeleton is the text itself, case aside
         lowered = text.lower()
         if "memory" not in lowered and "system" not in lowered:
             return []
@@ -325,6 +354,7 @@ def sanitize_context(text: str) -> str:
     note (current or legacy wording), any other ``[System note: …`` fragment (forged, or
     truncated by a snippet) and any stray opening or closing tag. Matching runs on a
     normalised skeleton, so full-width or look-alike brackets and letters, HTML entities,
+    JSON ``\\uXXXX`` escapes (tool-call arguments are JSON inside JSON),
     ``memory_context``, extra or odd whitespace and zero-width characters inside a tag are
     all recognised; the text around a match is kept byte for byte.
     """

@@ -57,11 +57,15 @@ def fail(message: str, code: int = 1) -> None:
 # sequences: screen clears, window titles, OSC 52 clipboard writes. Everything a command
 # prints passes through terminal_safe, which writes control characters as \uXXXX. That
 # form is also a JSON escape of the same character, so --json output keeps exact data.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Bidi embedding/override/isolate controls reorder what the terminal shows ("Trojan Source":
+# ``invoice\u202eexe.pdf`` displays as ``invoicefdp.exe``), and line/paragraph separators break
+# lines in some terminals: they are escaped the same way.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with every C0/C1 control character except newline and tab shown as ``\\uXXXX``."""
+    """``text`` with every C0/C1 control character except newline and tab, and every bidi
+    override or isolate, shown as ``\\uXXXX``."""
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
@@ -96,6 +100,15 @@ class _SafeTextStream(io.TextIOBase):
 
     def fileno(self) -> int:
         return self._inner.fileno()
+
+    @property
+    def buffer(self) -> Any:
+        """The underlying binary stream, unfiltered: protocol output (e.g. the MCP server's
+        JSON-RPC, whose JSON never holds a raw control character) passes byte for byte."""
+        return self._inner.buffer
+
+    def __getattr__(self, name: str) -> Any:  # anything else a text stream offers
+        return getattr(self._inner, name)
 
 
 @contextmanager

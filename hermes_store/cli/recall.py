@@ -9,6 +9,7 @@ import click
 from hermes_store.cli.common import echo_json, fail, get_home
 from hermes_store.recall import KINDS, RECALL_KINDS, unknown_kinds_problem
 from hermes_store.recall import recall as run_recall
+from hermes_store.tooling import fence_reply
 
 _MARK = re.compile(r">>>(.*?)<<<", re.S)
 
@@ -43,7 +44,7 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
     except ValueError as exc:
         fail(str(exc), 2)
     if as_json:
-        echo_json(result.to_dict())
+        echo_json(fence_reply(result.to_dict()))  # what an agent reads through a shell, like the tool
         if result.errors:  # a kind that could not be searched is a failure, not "no results"
             ctx.exit(1)
         return
@@ -64,7 +65,7 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
             continue
         click.secho(kind.title, bold=True, fg="cyan")
         for item in items:
-            head, body = kind.describe(item.to_dict())
+            head, body = kind.describe(fence_reply(item.to_dict()))
             click.echo(head + click.style(f"   [{item.why}]", dim=True))
             click.echo("    " + _highlight(" ".join(body.split())))
     for kind, note in result.notes.items():

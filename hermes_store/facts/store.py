@@ -49,13 +49,15 @@ class FactBlocked(FactStoreError):
     ``memory`` tool's ``Blocked: …`` message)."""
 
 
-def check_fact_text(content: str, tags: str = "") -> None:
-    """Raise :class:`FactBlocked` when ``content`` or ``tags`` fail the threat scan.
+def check_fact_text(content: str, tags: str = "", *names: str | None) -> None:
+    """Raise :class:`FactBlocked` when ``content``, ``tags`` or any of ``names`` (a category,
+    entity names, an alias) fail the threat scan.
 
     Facts are recalled into the prompt as memory, so every way in (tool, CLI, Hermes
-    import, extraction, mirroring, JSONL import) passes the memory tool's scan.
+    import, extraction, mirroring, JSONL import) passes the memory tool's scan; entity
+    names, aliases and categories are shown beside them, so they pass it too.
     """
-    for text in (content, tags):
+    for text in (content, tags, *names):
         blocked = scan_content(text or "")
         if blocked:
             raise FactBlocked(blocked)
@@ -94,7 +96,8 @@ class FactStore(FactRows):
             raise FactStoreError("content must not be empty")
         category = (category or "general").strip() or "general"
         tags = normalize_tags(tags)
-        check_fact_text(content, tags)
+        entities = list(entities) if entities is not None else None
+        check_fact_text(content, tags, category, *(entities or ()))
         with self._lock, self._writing():
             existing = self.find_by_content(content)
             if existing is not None:
@@ -125,8 +128,8 @@ class FactStore(FactRows):
                     raise FactStoreError(f"another fact (#{other}) already has this content")
             new_tags = row["tags"] if tags is None else normalize_tags(tags)
             changed = new_content != row["content"] or new_tags != row["tags"]
-            if changed:
-                check_fact_text(new_content, new_tags)
+            if changed or category is not None:
+                check_fact_text(new_content, new_tags, category)
             self.storage.update_fact(fact_id, content=new_content if changed else None,
                                      tags=new_tags if changed else None,
                                      category=category.strip() if category is not None and category.strip()
@@ -253,7 +256,11 @@ class FactStore(FactRows):
     # ------------------------------------------------------------------ entities
 
     def add_alias(self, entity: str, alias: str) -> bool:
-        """Record ``alias`` for the entity ``entity`` (created if needed); False if taken."""
+        """Record ``alias`` for the entity ``entity`` (created if needed); False if taken.
+
+        Raises :class:`FactBlocked` when either name fails the threat scan.
+        """
+        check_fact_text("", "", entity, alias)
         with self._lock, self._writing():
             entity_id = self._entity_id(entity, create=True)
             added = self._add_alias(entity_id, alias)
