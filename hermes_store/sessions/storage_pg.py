@@ -460,19 +460,6 @@ class PgSessionStorage(SessionStorage):
             "index_bytes": int(self.db.scalar("SELECT pg_relation_size('messages_tsv')") or 0),
         }
 
-    def session_counts(self, source_ids: Sequence[int]) -> dict[int, int]:
-        ids = [int(i) for i in source_ids]
-        if not ids:
-            return {}
-        return {int(r["source_id"]): int(r["n"]) for r in self.db.query(
-            "SELECT source_id, count(*) AS n FROM sessions WHERE source_id = ANY(%s)"
-            " GROUP BY source_id", (ids,))}
-
-    def backfill_projection(self, chunk: int) -> int:
-        """Nothing to recompute: every PostgreSQL store was created with the current projection
-        (emoji included) and no PostgreSQL migration asks for a backfill."""
-        return 0
-
     # -- health -----------------------------------------------------------------------
 
     def integrity_problems(self) -> list[str]:
@@ -541,20 +528,6 @@ class PgSessionStorage(SessionStorage):
     def rebuild_message_index(self) -> None:
         """Rebuild the GIN index over the messages' stored tsvectors."""
         self.rebuild_text_index("messages_tsv")
-
-    def session_counts(self, source_ids: Sequence[int]) -> dict[int, int]:
-        """Sessions per source row, for ``sessions sources``."""
-        ids = [int(i) for i in source_ids]
-        if not ids:
-            return {}
-        rows = self.db.query("SELECT source_id, COUNT(*) AS n FROM sessions WHERE source_id = ANY(%s)"
-                             " GROUP BY source_id", (ids,))
-        return {int(row["source_id"]): int(row["n"]) for row in rows}
-
-    def backfill_projection(self, chunk: int) -> int:
-        """Nothing to recompute: the SQLite projection column does not exist here (the tsvector
-        is derived by the server) and no ``schema/pg`` migration asks for a backfill."""
-        return 0
 
     def probe_search(self) -> str | None:
         row = self.db.query_one(
