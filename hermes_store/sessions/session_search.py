@@ -546,6 +546,8 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
                 raise ToolArgumentError(f"'profile': {exc}") from exc
             if not Path(target.root).is_dir():  # Hermes' wording for a profile that does not exist
                 raise ToolArgumentError(f"profile '{profile}': profile '{canon}' does not exist")
+        if target.engine == "postgresql":  # a shared server store: the profile's own URL
+            return ctx.resource(f"session_search.db.{profile}", target.open_db), profile
         path = Path(target.db_path)
         if not path.exists():
             raise ToolArgumentError(f"'profile': no session store for profile {profile!r}")
