@@ -239,11 +239,9 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
                 break
             if not resumed:
                 break
-    try:  # and from the end backwards, as sqlite3 .dump does
+    try:  # and from the end backwards down to the first unreadable page, as sqlite3 .dump does
         for row in db.execute(f"SELECT rowid, {select} FROM {_ident(table)} ORDER BY rowid DESC"):
-            if int(row[0]) in found:
-                break
-            found[int(row[0])] = tuple(row[1:])
+            found.setdefault(int(row[0]), tuple(row[1:]))
     except apsw.Error:
         errors += 1
     return [found[k] for k in sorted(found)], errors

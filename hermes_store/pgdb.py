@@ -28,6 +28,9 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from hermes_store.db import DatabaseError, schema_dir
 
 logger = logging.getLogger(__name__)
+# the pool's own retry warnings would print past the caller's error (Python's last-resort
+# handler); they reach the application's handlers as usual
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
 T = TypeVar("T")
 
@@ -212,6 +215,9 @@ class PgDatabase:
             name="hermes_store",
         )
         try:
+            # one direct connection first: a refused or unknown server is named in the driver's
+            # own words (the pool only says it did not fill in time)
+            psycopg.connect(conninfo, autocommit=True).close()
             self.pool.open(wait=True, timeout=self.connect_timeout)
         except psycopg.Error as exc:
             self._close_pool()

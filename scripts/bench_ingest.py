@@ -256,6 +256,7 @@ def run_raw_copy(corpus: Path, url: str) -> int:
 
         def flush() -> None:
             with db.transaction():
+                db.execute("SET LOCAL statement_timeout = 600000")  # as the bulk loader's batches
                 db.copy_rows("COPY sessions (id, origin_format) FROM STDIN", sessions)
                 db.copy_rows("COPY messages (session_id, seq, role, content, tool_name, tool_calls,"
                              " tool_call_id, timestamp, cjk) FROM STDIN", pending)

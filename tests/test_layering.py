@@ -25,7 +25,7 @@ PACKAGE = "hermes_store"
 ROOT = Path(hermes_store.__file__).resolve().parent
 FRONT, SERVICE, KINDS, LOWEST = 4, 3, 2, 1
 LOWEST_MODULES = frozenset({"db", "home", "query", "tooling", "fsutil", "timeutil", "config_edit",
-                            "pgdb", "pgquery", "dbcopy", "threats"})
+                            "pgdb", "pgquery", "dbcopy", "threats", "dbhealth", "backup"})
 SERVICE_MODULES = frozenset({"recall", "providers"})
 KIND_PACKAGES = frozenset({"builtin", "sessions", "facts"})
 # (importer area, imported area) pairs forbidden although the layers would allow them.

@@ -19,6 +19,8 @@ ALLOWED = {
     "db.py": "the one place that opens SQLite (pragmas, migrations, transactions)",
     "pgdb.py": "the PostgreSQL counterpart of db.py (connections, migrations, transactions)",
     "dbcopy.py": "copies every table between engines for `hermes-store migrate` (table-agnostic)",
+    "dbhealth.py": "doctor: compares the schema, recreates missing objects, salvages rows (table-agnostic)",
+    "backup.py": "online backup/restore of the whole file (stamps store_meta in the copy)",
 }
 # Readers of other programs' SQLite files (Hermes state.db and memory_store.db, Cursor, opencode,
 # goose, crush, ...): they may hold read-only statements, never a write.

@@ -26,6 +26,7 @@ from typing import Any
 from hermes_store.builtin import messages as msg
 from hermes_store.builtin.entries import (
     AMBIGUOUS,
+    ENTRY_DELIMITER,
     TARGETS,
     char_count,
     dedupe,
@@ -146,8 +147,14 @@ def _text(value: Any) -> str:
 
 
 def _round_trips(raw: str, entries: list[str], limit: int) -> bool:
-    """The drift rule: the file is exactly the joined entries and no entry exceeds the limit."""
-    return raw.strip() == join_entries(entries) and all(len(e) <= limit for e in entries)
+    """The drift rule: the file is exactly the joined entries and no entry exceeds the limit.
+
+    As in Hermes' ``_detect_external_drift``, the file is compared with its entries as split,
+    *before* repeated entries are dropped: a file holding the same entry twice (Hermes writes one
+    when a replace produces an existing entry) round-trips, and the next write drops the repeat.
+    """
+    parts = [part for part in (x.strip() for x in raw.split(ENTRY_DELIMITER)) if part] if raw.strip() else []
+    return raw.strip() == join_entries(parts) and all(len(e) <= limit for e in parts)
 
 
 def check_content(content: str) -> str | None:
@@ -588,7 +595,9 @@ class MemoryStore:
             return self._error(msg.stale_pin(matched_entry or ""))
         if found.kind == "ambiguous":
             return self._error(msg.ambiguous(old), matches=found.previews)
-        return self._consolidation_failure(msg.no_match(old, verb), **self._inventory(target, entries))
+        # Hermes' no-match error carries current_entries only (no ``usage`` key).
+        inventory = self._inventory(target, entries)
+        return self._consolidation_failure(msg.no_match(old, verb), current_entries=inventory["current_entries"])
 
     # -- batch ---------------------------------------------------------------------
 

@@ -101,6 +101,15 @@ class _SafeTextStream(io.TextIOBase):
     def fileno(self) -> int:
         return self._inner.fileno()
 
+    @property
+    def buffer(self) -> Any:
+        """The underlying binary stream, unfiltered: protocol output (e.g. the MCP server's
+        JSON-RPC, whose JSON never holds a raw control character) passes byte for byte."""
+        return self._inner.buffer
+
+    def __getattr__(self, name: str) -> Any:  # anything else a text stream offers
+        return getattr(self._inner, name)
+
 
 @contextmanager
 def terminal_safe_output() -> Iterator[None]:

@@ -126,7 +126,8 @@ def search(store: FactRows, query: str, *, category: str | None = None,
         relevance = (1 - w) * (0.5 * fts + 0.3 * cov + 0.2 * ent) + w * aff
         decay = trust.decay_factor(row["updated_at"], store.half_life_days)
         scored[fid] = relevance * float(row["trust_score"]) * decay
-        extra[fid] = {"fts_rank": -round(ranks[fid], SCORE_DECIMALS) if fid in ranks else None}
+        # holographic's fts_rank: |bm25| / the best |bm25| among the matches (floor 1e-6), so 1.0 is best
+        extra[fid] = {"fts_rank": round(ranks[fid] / max(best, 1e-6), SCORE_DECIMALS) if fid in ranks else None}
     return _finish(store, scored, limit, record=record, extra=extra)
 
 

@@ -278,6 +278,15 @@ class PgFactStorage(FactStorage):
         return self.db.query("SELECT fact_id, position FROM fact_entities WHERE entity_id = %s"
                              " ORDER BY fact_id", (int(entity_id),))
 
+    def export_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, list[int]]]:
+        facts = self.db.query(f"SELECT {FACT_COLUMNS} FROM facts ORDER BY fact_id")
+        entities = self.db.query("SELECT entity_id, name, entity_type, aliases, created_at FROM entities "
+                                 "ORDER BY entity_id")
+        links: dict[int, list[int]] = {}
+        for link in self.db.query("SELECT fact_id, entity_id FROM fact_entities ORDER BY fact_id, position"):
+            links.setdefault(int(link["fact_id"]), []).append(int(link["entity_id"]))
+        return facts, entities, links
+
     def list_entities(self, limit: int) -> list[dict[str, Any]]:
         rows = self.db.query(
             "SELECT e.entity_id, e.name, e.entity_type, e.aliases, count(fe.fact_id) AS fact_count "

@@ -82,6 +82,8 @@ class SessionIndex:
         Raises ValueError if ``session_id`` is already taken.
         """
         started = float(started_at) if started_at is not None else time.time()
+        if session_id and ("\x00" in session_id or scrub(session_id) != session_id):
+            raise ValueError(f"session id {session_id!r} contains NUL bytes or lone surrogates; refused")
         sid = session_id or new_session_id(started)
         added = self.storage.add_session(
             sid, origin_format="live", source=source or "cli", title=scrub(title), model=scrub(model),

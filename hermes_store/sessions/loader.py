@@ -175,6 +175,10 @@ class _Session:
     min_ts: float | None = None
     max_ts: float | None = None
     fields: dict[str, Any] = field(default_factory=dict)
+    foreign: bool = False  # already indexed from another file: this run must not claim it
+    refused: int = 0  # messages of a colliding id not imported (reported, never "already indexed")
+    stored: list[str] | None = None  # contents already indexed for a foreign session, by seq
+    compared: int = 0  # messages of it compared so far in this file
 
 
 @dataclass(slots=True)
@@ -224,6 +228,7 @@ class BulkLoader:
         self.summary = IndexSummary()
         self.writer_cpu_seconds = 0.0
         self._sessions: dict[str, _Session] = {}
+        self._renamed: set[tuple[str, str]] = set()
         self._files: dict[str, _File] = {}  # files with state not yet committed
         self._pending: list[tuple[Any, ...]] = []
         own = str(Path(self.storage.location()).resolve())
@@ -379,14 +384,41 @@ class BulkLoader:
         else:
             source_id, next_seq = cursor
             mine = current.source_id is not None and source_id == current.source_id
-            info = _Session(owner=current.key if mine else None, next_seq=next_seq, is_new=False)
+            info = _Session(owner=current.key if mine else None, next_seq=next_seq, is_new=False,
+                            foreign=not mine and source_id is not None)
         self._sessions[session_id] = info
         if current.snapshot and session_id not in current.snap_base:
             current.snap_base[session_id] = info.next_seq
         return info
 
+    def _clean_id(self, current: _File, raw: str, line: int | None) -> str:
+        """A storable session id (NUL bytes and lone surrogates removed), reported when changed."""
+        clean = scrub(raw) or ""
+        if clean != raw and (current.key, raw) not in self._renamed:
+            self._renamed.add((current.key, raw))
+            self._problem(current, line, f"session id {raw!r} contains NUL bytes or lone surrogates; "
+                                         f"stored as {clean!r}")
+        return clean
+
+    def _same_as_stored(self, info: _Session, session_id: str, record: MessageRecord) -> bool:
+        """True while the file's messages for a session indexed elsewhere repeat the stored ones."""
+        if info.refused:
+            return False
+        if info.stored is None:
+            info.stored = [m["content"] for m in self.storage.get_messages(session_id)]
+        index = info.compared
+        info.compared += 1
+        return index < len(info.stored) and info.stored[index] == (scrub(record.content) or "")
+
+    def _refuse_collision(self, current: _File, info: _Session, session_id: str, line: int | None) -> None:
+        """A message for a session this file does not own: a collision, reported truthfully."""
+        info.refused += 1
+        if info.refused == 1:
+            self._problem(current, line, f"session id {session_id!r} is already indexed from another file; "
+                                         "this file's messages for it were not imported (ids must be unique)")
+
     def _add_session(self, current: _File, record: SessionRecord) -> None:
-        session_id = scrub(record.id) or ""
+        session_id = self._clean_id(current, record.id, None)
         info = self._session(current, session_id)
         if info.owner != current.key:
             return
@@ -400,11 +432,14 @@ class BulkLoader:
 
     def _add_message(self, current: _File, record: MessageRecord) -> None:
         session_id = record.session_id
-        if not session_id.isascii():
-            session_id = scrub(session_id) or ""
+        if not session_id.isascii() or "\x00" in session_id:
+            session_id = self._clean_id(current, session_id, record.line)
         info = self._sessions.get(session_id) or self._session(current, session_id)
         if info.owner != current.key:
-            self.summary.skipped += 1
+            if info.foreign and not self._same_as_stored(info, session_id, record):
+                self._refuse_collision(current, info, session_id, record.line)  # a different session, same id
+                return
+            self.summary.skipped += 1  # a copy of it, or recorded live: these messages are already indexed
             return
         if current.snapshot:
             seen = current.snap_seen.get(session_id, 0)

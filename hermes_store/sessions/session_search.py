@@ -338,7 +338,8 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     }
     if note:
         payload["query_note"] = note
-    if not results:
+    if not hits and title_row is None:  # Hermes' no-match reply has no sessions_searched key
+        del payload["sessions_searched"]
         payload["message"] = NO_MATCH_MESSAGE
     return payload
 
@@ -461,10 +462,11 @@ class _Chains:
 
 
 def _last_active(store: _Store, row: dict[str, Any]) -> float | None:
+    """Hermes' ``last_active``: the newest message's timestamp, else the start (never ``ended_at``)."""
     last = store.storage.last_message_timestamp(row["id"])
-    stamps = [t for t in (last, row.get("ended_at"), row.get("started_at"))
+    stamps = [t for t in (last, row.get("started_at"))
               if isinstance(t, (int, float)) and _SANE_EPOCH[0] <= t <= _SANE_EPOCH[1]]
-    return max(stamps) if stamps else None
+    return stamps[0] if stamps else None
 
 
 def browse(store: _Store, limit: int) -> dict[str, Any]:
@@ -493,7 +495,7 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
         candidates.append((max(actives) if actives else None, root, tip))
     candidates.sort(key=lambda item: item[0] or 0.0, reverse=True)
     results = []
-    for last_active, root, tip in candidates[:limit]:
+    for _activity, root, tip in candidates[:limit]:
         first = store.messages(tip["id"], ("user",), nonempty=True, limit=1)
         first_user = first[0]["content"] if first else ""
         first_user = " ".join(_ANSI.sub("", first_user).split())
@@ -504,7 +506,7 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
             "title": tip.get("title") or None,
             "source": tip.get("source") or root.get("source"),
             "started_at": root.get("started_at"),
-            "last_active": last_active,
+            "last_active": _last_active(store, tip),  # the tip's own; the lineage's orders the list
             "message_count": tip.get("message_count") or store.count(tip["id"]),
             "preview": preview,
         })
@@ -526,7 +528,7 @@ def _empty(mode: str, query: str | None, detail: str) -> dict[str, Any]:
         return {"success": True, "mode": "browse", "results": [], "count": 0,
                 "message": BROWSE_MESSAGE.format(n=0)}
     return {"success": True, "mode": "discover", "query": query, "detail": detail, "results": [],
-            "count": 0, "sessions_searched": 0, "message": NO_MATCH_MESSAGE}
+            "count": 0, "message": NO_MATCH_MESSAGE}
 
 
 def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str | None]:
@@ -534,13 +536,23 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
     if profile:
         home = ctx.home
         base = home.root.parent.parent if home.profile else home.root
-        try:
-            target = Home(base, profile)
-        except Exception as exc:  # noqa: BLE001 - reported to the agent as an argument error
-            raise ToolArgumentError(f"'profile': {exc}") from exc
-        path = Path(target.db_path)
-        if not path.exists():
+        canon = profile.strip().lower()
+        if canon == "default":  # Hermes: the alias "default" (any case) is the root home
+            target = Home(base)
+        else:
+            try:
+                target = Home(base, profile)
+            except Exception as exc:  # noqa: BLE001 - reported to the agent as an argument error
+                raise ToolArgumentError(f"'profile': {exc}") from exc
+            if not Path(target.root).is_dir():  # Hermes' wording for a profile that does not exist
+                raise ToolArgumentError(f"profile '{profile}': profile '{canon}' does not exist")
+        if Path(target.root).resolve() == Path(ctx.home.root).resolve():
+            return _open(ctx, None)[0], profile  # this home itself, on whichever engine it uses
+        if not target.store_exists():
             raise ToolArgumentError(f"'profile': no session store for profile {profile!r}")
+        if target.engine != "sqlite":
+            return ctx.resource(f"session_search.db.{profile}", target.open_db), profile
+        path = Path(target.db_path)
         return ctx.resource(f"session_search.db.{profile}", lambda: Database(path, readonly=True)), profile
     if not ctx.home.store_exists():
         return None, ctx.home.profile

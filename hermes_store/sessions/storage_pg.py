@@ -29,6 +29,7 @@ from hermes_store.sessions.rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     SessionNotFound,
+    cjk_for,
     decode_meta,
     session_row,
 )
@@ -41,6 +42,7 @@ from hermes_store.sessions.storage import (
     SessionStorage,
 )
 
+PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (SQLite migration 0007)
 IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
 K1, B = 1.2, 0.75
 AVGDL_SAMPLE = 2000  # newest rows whose lexeme count estimates the average length
@@ -324,7 +326,7 @@ class PgSessionStorage(SessionStorage):
     def _idf(self, term_sql: str, params: list[Any], rows: int) -> float:
         sample = self.db.query_one(
             f"SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM (SELECT id FROM messages"
-            f" WHERE tsv @@ {term_sql} ORDER BY id DESC LIMIT %s) t", (*params, IDF_SAMPLE))
+            f" WHERE tsv @@ {term_sql} ORDER BY id + 0 DESC LIMIT %s) t", (*params, IDF_SAMPLE))
         docs = float(sample["n"] or 0)
         if docs >= IDF_SAMPLE:
             span = max(1, int(sample["hi"]) - int(sample["lo"]) + 1)
@@ -344,7 +346,8 @@ class PgSessionStorage(SessionStorage):
             "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
             f" s.title, length(m.tsv) AS dl{presence}"
             " FROM messages m LEFT JOIN sessions s ON s.id = m.session_id"
-            f" WHERE m.tsv @@ {query_sql}{where} ORDER BY m.id {direction} LIMIT %s",
+            # "+ 0": read matches through the GIN index, never by walking the id index backwards
+            f" WHERE m.tsv @@ {query_sql}{where} ORDER BY m.id + 0 {direction} LIMIT %s",
             (*presence_params, *query_params, *where_params, int(budget)))
         if not rows:
             return []
@@ -495,6 +498,33 @@ class PgSessionStorage(SessionStorage):
         with self.db.connection() as conn:
             conn.execute(sql.SQL("REINDEX INDEX {}").format(sql.Identifier(name)))
 
+    def session_counts(self, source_ids: Sequence[int]) -> dict[int, int]:
+        rows = self.db.query("SELECT source_id, count(*) AS n FROM sessions WHERE source_id = ANY(%s)"
+                             " GROUP BY source_id", ([int(i) for i in source_ids],))
+        return {int(r["source_id"]): int(r["n"]) for r in rows}
+
+    def backfill_projection(self, chunk: int) -> int:
+        """Recompute the ``cjk`` projection of messages with non-ASCII text while the marker a
+        SQLite migration left (copied over by ``migrate``) is present, then drop it."""
+        if not self.ready() or self.db.scalar(
+                "SELECT value FROM store_meta WHERE key = %s", (PROJECTION_BACKFILL_KEY,)) is None:
+            return 0
+        updated, last_id = 0, 0
+        while True:
+            rows = self.db.query(
+                "SELECT id, role, content, cjk FROM messages WHERE id > %s AND content ~ '[^\\x01-\\x7f]'"
+                " ORDER BY id LIMIT %s", (last_id, int(chunk)))
+            if not rows:
+                break
+            last_id = int(rows[-1]["id"])
+            changes = [(new, row["id"]) for row in rows
+                       if (new := cjk_for(str(row["role"]), str(row["content"]))) != row["cjk"]]
+            if changes:
+                self.db.executemany("UPDATE messages SET cjk = %s WHERE id = %s", changes)
+                updated += len(changes)
+        self.db.execute("DELETE FROM store_meta WHERE key = %s", (PROJECTION_BACKFILL_KEY,))
+        return updated
+
     def rebuild_message_index(self) -> None:
         """Rebuild the GIN index over the messages' stored tsvectors."""
         self.rebuild_text_index("messages_tsv")
@@ -570,6 +600,8 @@ class PgBulkWriter(BulkWriter):
 
     def _write(self, batch: Batch) -> None:
         with self.db.transaction() as conn:
+            # a whole batch is one COPY: bounded by its own, longer limit (10 minutes)
+            conn.execute("SET LOCAL statement_timeout = '600s'")
             for handle, _ in batch.sources:
                 handle.source_id = int(conn.execute(
                     "INSERT INTO sources(path, format, imported_at) VALUES (%s, %s, %s)"

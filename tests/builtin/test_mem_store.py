@@ -100,7 +100,8 @@ def test_no_match_returns_inventory(store):
     result = store.replace("memory", "zzz", "new")
     assert result["error"] == ("No entry matched 'zzz'. Check current_entries below and retry with the "
                                "exact text of the entry you want to replace.")
-    assert result["current_entries"] == ["alpha"] and result["usage"] == "5/2,200"
+    # Hermes' _locate no-match error: current_entries, and no usage key
+    assert result["current_entries"] == ["alpha"] and "usage" not in result
     assert "want to remove." in store.remove("memory", "zzz")["error"]
 
 

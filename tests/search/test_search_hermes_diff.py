@@ -1,0 +1,75 @@
+"""Regressions found by running Hermes' session_search tool (tools/session_search_tool.py) on a
+state.db written by Hermes' own SessionDB, side by side with ours on its `sessions index` import.
+
+The expected shapes quote the upstream behaviour; no upstream code is imported.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hermes_store.home import Home
+from hermes_store.tools import handle_tool_call
+from tests.search.conftest import T0, add_session
+
+
+@pytest.fixture
+def store(db):
+    add_session(db, "alpha", [("user", "we fixed the postgres vacuum issue"), ("assistant", "ok")], start=T0)
+    return db
+
+
+def call(home: Home, args: dict) -> dict:
+    return json.loads(handle_tool_call("session_search", args, home=home))
+
+
+def test_discover_without_any_hit_has_hermes_keys_only(home, store):
+    # Hermes _discover, no FTS hit and no title match:
+    # {"success": True, "mode": "discover", "query": q, "results": [], "count": 0,
+    #  "message": "No matching sessions found."}  -- no sessions_searched key.
+    out = call(home, {"query": "zzzqqqnothing"})
+    out.pop("detail", None)  # our documented extra key
+    assert out == {"success": True, "mode": "discover", "query": "zzzqqqnothing", "results": [],
+                   "count": 0, "message": "No matching sessions found."}
+
+
+def test_discover_on_home_without_database_has_the_same_shape(home):
+    out = call(home, {"query": "anything"})
+    assert "sessions_searched" not in out and out["message"] == "No matching sessions found."
+
+
+def test_discover_with_hits_keeps_sessions_searched(home, store):
+    out = call(home, {"query": "postgres"})
+    assert out["count"] >= 1 and out["sessions_searched"] == out["count"]
+    assert "message" not in out
+
+
+def test_browse_last_active_is_the_newest_message_not_ended_at(home, db):
+    # Hermes list_sessions_rich: last_active = COALESCE(MAX(messages.timestamp), started_at);
+    # ended_at plays no part (a session closed long after its last message keeps that time).
+    add_session(db, "closed", [("user", "hello"), ("assistant", "hi")], start=T0, step=60.0,
+                ended_at=T0 + 5000)
+    add_session(db, "silent", [], start=T0 + 100)
+    out = call(home, {})
+    by_id = {r["session_id"]: r for r in out["results"]}
+    assert by_id["closed"]["last_active"] == T0 + 60.0
+    assert by_id["silent"]["last_active"] == T0 + 100
+    assert [r["session_id"] for r in out["results"]] == ["silent", "closed"]
+
+
+def test_default_profile_link_reads_the_root_home(home, db):
+    # Hermes: a session_id "default/<id>" means profile "default", which is the root home
+    # (profiles.get_profile_dir("default") -> the default HERMES_HOME), so the read succeeds.
+    add_session(db, "s1", [("user", "how do I deploy"), ("assistant", "with gunicorn")], start=T0)
+    for sid in ("default/s1", "Default/s1"):
+        out = call(home, {"session_id": sid})
+        assert out["success"] and out["mode"] == "read" and out["session_id"] == "s1", out
+
+
+def test_unknown_profile_error_is_worded_as_hermes(home, db):
+    # Hermes: tool_error(f"profile '{profile}': {e}") with e = "profile '<canon>' does not exist"
+    out = call(home, {"session_id": "s1", "profile": "Nope"})
+    assert out["success"] is False
+    assert out["error"] == "profile 'Nope': profile 'nope' does not exist"
