@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -68,12 +69,35 @@ def run(home: Home, port: int = DEFAULT_PORT) -> int:
         meta_path = Path(tmp) / "metadata.json"
         meta_path.write_text(json.dumps(metadata(db_path.stem), indent=2), encoding="utf-8")
         process = subprocess.Popen(datasette_command(db_path, port, meta_path))
+        previous = _stop_on_sigterm()
         try:
             return process.wait()
         except KeyboardInterrupt:
-            process.terminate()
-            try:
-                return process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                return process.wait()
+            return _stop(process)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+            if process.poll() is None:  # we are ending for any other reason: never orphan Datasette
+                _stop(process)
+
+
+def _stop(process: subprocess.Popen) -> int:
+    """Terminate ``process`` (then kill it after 10 s); its exit code."""
+    process.terminate()
+    try:
+        return process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.wait()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm() -> Any:
+    """Make SIGTERM end ``browse`` like Ctrl-C (so the Datasette child is stopped too)."""
+    try:
+        return signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # not the main thread: leave signal handling alone
+        return None

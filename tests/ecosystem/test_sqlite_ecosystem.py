@@ -134,3 +134,13 @@ def test_datasette_canned_queries(datasette):
     assert len(trust) == 2 and trust[0]["trust"] >= trust[1]["trust"]
     per_day = get_json(f"{datasette}/hermes_store/sessions_per_day.json?_shape=array")
     assert per_day == [{"day": "2026-01-05", "source": "telegram", "sessions": 1, "messages": 4}]
+
+
+def test_stopping_browse_stops_datasette(store, tmp_path):
+    """SIGTERM to `hermes-store browse` ends its Datasette child too (no orphaned server)."""
+    pytest.importorskip("datasette")
+    home, _ = store
+    proc, base = start_browse(home, tmp_path / "datasette.log")
+    stop(proc)
+    with pytest.raises(OSError):  # nothing answers on the port any more
+        get_json(base + "/-/versions.json")

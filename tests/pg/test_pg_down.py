@@ -28,10 +28,12 @@ def test_cli_names_the_problem_in_one_line(home, down_url, command):
     assert "hunter2" not in result.output and "Traceback" not in result.output
 
 
-def test_recall_reports_the_database_and_still_answers(home, down_url):
+def test_recall_reports_the_database(home, down_url):
     result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", down_url, "recall", "deploy"])
     assert result.exit_code == 1  # a broken kind is reported and the exit says so (issue 14, point 15)
-    assert "database could not be searched" in result.output and "hunter2" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "database could not be searched" in result.output and "not reachable" in result.output
+    assert "hunter2" not in result.output and "Traceback" not in result.output
 
 
 def test_fact_provider_degrades_to_an_error_reply(home, down_url, monkeypatch):
