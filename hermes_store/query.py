@@ -51,6 +51,9 @@ MAX_TERMS = 64  # bound on the number of terms compiled from one query
 MAX_DEPTH = 32  # parentheses nested deeper than this: the query is searched literally
 MIN_PREFIX_CHARS = 3  # a shorter prefix* would expand to a large part of the vocabulary
 MAX_PREFIX_TERMS = 4  # prefix* terms honoured per query; further ones are searched as words
+# Only this much of a query is compiled (far more than MAX_TERMS words need): a multi-megabyte
+# query (a pasted log through recall or the provider's prefetch) compiled in seconds per kind.
+MAX_QUERY_CHARS = 4_096
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are aren't as at be because been before
@@ -539,11 +542,37 @@ def query_terms(text: str) -> list[str]:
     return [t for t in tokenize(text or "") if t.upper() not in _OPERATORS]
 
 
+def bounded_query_text(text: str) -> str:
+    """``text`` cut to at most ``MAX_QUERY_CHARS`` characters (at a space when one is near the end).
+
+    Every search that looks at the query's words itself (not only through the compiled
+    plan) cuts it first, so a multi-megabyte query costs what a long one does.
+    """
+    if len(text) <= MAX_QUERY_CHARS:
+        return text
+    head = text[:MAX_QUERY_CHARS]
+    space = max(head.rfind(" "), head.rfind("\n"))
+    return head[:space] if space > MAX_QUERY_CHARS // 2 else head
+
+
 def compile_query(text: str | QueryPlan) -> QueryPlan:
     """Compile user text into a :class:`QueryPlan` (never raises; a plan is returned as is)."""
     if isinstance(text, QueryPlan):
         return text
-    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in str(text or ""))
+    text = str(text or "")
+    cut_note = None
+    if len(text) > MAX_QUERY_CHARS:
+        cut_note = f"query cut to its first {MAX_QUERY_CHARS:,} characters (it had {len(text):,})"
+        text = bounded_query_text(text)
+    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+    plan = _compile(text)
+    if cut_note is not None:
+        plan.note = f"{plan.note}; {cut_note}" if plan.note else cut_note
+    return plan
+
+
+def _compile(text: str) -> QueryPlan:
+    """:func:`compile_query` on text already cut and cleaned."""
     toks = _lex(text)
     has_syntax = any(t.kind != "WORD" or t.prefix for t in toks)
     content_terms = _literal_terms(text, drop_stopwords=True)

@@ -16,7 +16,7 @@ from hermes_store.facts import trust
 from hermes_store.facts.entities import extract_entities
 from hermes_store.facts.rows import FactRows
 from hermes_store.facts.text import content_words, coverage, words
-from hermes_store.query import STOPWORDS, tokenize
+from hermes_store.query import STOPWORDS, bounded_query_text, tokenize
 from hermes_store.tooling import valid_text
 
 PRESENCE_FLOOR = 0.12   # presence similarity of an absent entity is ~0 ± 0.03 at dim 1024
@@ -88,7 +88,7 @@ def search(store: FactRows, query: str, *, category: str | None = None,
     threshold = store.min_trust if min_trust is None else float(min_trust)
     limit = max(1, int(limit))
     pool = max(limit * 4, 40)
-    query = valid_text(query or "")
+    query = valid_text(bounded_query_text(query or ""))
     ranks, _ = fts_ranks(store, query, pool, category=category, min_trust=threshold)
     linked: set[int] = set()
     named: set[str] = set()

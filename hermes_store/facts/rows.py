@@ -12,6 +12,7 @@ the writes and the query methods, so the modules form a chain
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import unicodedata
@@ -19,14 +20,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import apsw
 import numpy as np
 
-from hermes_store.db import Database
+from hermes_store.db import Database, DatabaseError
 from hermes_store.facts import hrr, trust
 from hermes_store.facts.config import FactConfig
 from hermes_store.facts.storage import FactStorage, open_fact_storage
 from hermes_store.home import Home
 from hermes_store.pgdb import PgDatabase
+
+logger = logging.getLogger(__name__)
+RETRIEVAL_PATIENCE = 0.5  # seconds a search waits to record retrieval counts behind a writer
 
 META_DIM = "fact_hrr_dim"
 META_ENCODING = "fact_hrr_encoding"
@@ -126,12 +131,29 @@ class FactRows:
                                                            limit=limit))
 
     def mark_retrieved(self, fact_ids: Sequence[int]) -> None:
-        """Increment ``retrieval_count`` of facts that were returned to a caller."""
+        """Increment ``retrieval_count`` of facts that were returned to a caller.
+
+        Bookkeeping of a read: when another process holds the write lock it waits at most
+        ``RETRIEVAL_PATIENCE`` seconds and is then skipped (logged), so a search never fails
+        or stalls behind a writer (a writer that never commits made ``recall`` report its
+        facts as "could not be searched").
+        """
         ids = [int(i) for i in fact_ids]
         if not ids or self.storage.readonly:
             return
-        with self._lock, self.storage.transaction():
-            self.storage.increment_retrievals(ids)
+        db = getattr(self.storage, "db", None)
+        with self._lock:
+            saved = getattr(db, "busy_patience", None)
+            if saved is not None:
+                db.busy_patience = min(saved, RETRIEVAL_PATIENCE)
+            try:
+                with self.storage.transaction():
+                    self.storage.increment_retrievals(ids)
+            except (DatabaseError, apsw.BusyError) as exc:
+                logger.info("retrieval counts not recorded (database busy): %s", exc)
+            finally:
+                if saved is not None:
+                    db.busy_patience = saved
 
     # ------------------------------------------------------------------ entities
 
