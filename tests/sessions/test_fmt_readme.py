@@ -1,4 +1,4 @@
-"""The README's table of other agents' formats names every bundled importer it describes."""
+"""The README's supported-agents table names every format added for the wider coverage."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ ADDED = ("gemini-cli", "gemini-cli-logs", "gemini-cli-checkpoint", "qwen-code", 
 
 def test_every_added_format_is_in_the_readme_table():
     text = README.read_text(encoding="utf-8")
-    section = text.split("### Other agents' transcripts", 1)[1].split("\n### ", 1)[0]
+    section = text.split("<!-- supported-agents:start", 1)[1].split("<!-- supported-agents:end", 1)[0]
     named = set(re.findall(r"`([a-z0-9-]+)`", section))
     assert [name for name in ADDED if name not in named] == []
     assert [name for name in ADDED if name not in IMPORTERS] == []  # and each is registered
