@@ -1,7 +1,10 @@
 """Contradiction detection: same subject, same relation, different value.
 
 Two facts are compared only when they share an entity (exact SQL links, so
-the work is per entity rather than all pairs). For each shared entity the
+the work is per entity rather than all pairs), and within an entity only the
+pairs that can score (``candidate_pairs``: a fact about another named subject
+that merely mentions the entity is compared only with facts whose frame starts
+with the same word). For each shared entity the
 entity's own words are removed from both texts; what remains is a *frame*
 (stemmed words, articles dropped, prepositions and negations kept). The pair
 is a contradiction when
