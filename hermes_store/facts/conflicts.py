@@ -1,7 +1,10 @@
 """Contradiction detection: same subject, same relation, different value.
 
 Two facts are compared only when they share an entity (exact SQL links, so
-the work is per entity rather than all pairs). For each shared entity the
+the work is per entity rather than all pairs), and within an entity only the
+pairs that can score (``candidate_pairs``: a fact about another named subject
+that merely mentions the entity is compared only with facts whose frame starts
+with the same word). For each shared entity the
 entity's own words are removed from both texts; what remains is a *frame*
 (stemmed words, articles dropped, prepositions and negations kept). The pair
 is a contradiction when
@@ -113,6 +116,49 @@ def compare(a: list[str], b: list[str], names: frozenset[str] | set[str] = froze
     return round(0.5 + 0.5 * shared, 3)
 
 
+def _lead(words_: list[str]) -> str | None:
+    """The first word of a frame that is not a negation (None for a frame of negations only)."""
+    return next((w for w in words_ if w not in NEGATIONS), None)
+
+
+def candidate_pairs(eid: int, frames: dict[int, list[str]], links: dict[int, set[int]],
+                    stemmed: dict[int, set[str]]) -> list[tuple[int, int]]:
+    """The pairs of one entity's facts that ``compare`` can score above 0, in id order.
+
+    A frame that *starts with a name* of another of its fact's entities ("Bob
+    lives in", in the facts of "Paris") can only contradict a frame with the
+    same first word: otherwise the leading words differ by a name, which is a
+    different subject (see ``compare``), and a negation pair has equal cores.
+    So such facts are compared only within their bucket of that first word,
+    and the many facts that merely mention a popular entity ("… lives in
+    Paris") cost one bucket look-up each instead of one comparison per fact of
+    the entity. Facts whose frame starts with any other word are compared with
+    each other and with the name-led facts of their own first word, as before.
+    The pairs kept are a superset of those scoring above 0: results are the
+    same as comparing every pair.
+    """
+    free: list[int] = []
+    free_by_lead: dict[str, list[int]] = {}
+    led_by_lead: dict[str, list[int]] = {}
+    for fid in sorted(frames):
+        words_ = frames[fid]
+        if not words_:
+            continue  # an empty frame never scores
+        names = set().union(*(stemmed.get(e, set()) for e in links.get(fid, set()) - {eid}))
+        lead = _lead(words_)
+        if words_[0] not in NEGATIONS and words_[0] in names:
+            led_by_lead.setdefault(words_[0], []).append(fid)
+        else:
+            free.append(fid)
+            if lead is not None:
+                free_by_lead.setdefault(lead, []).append(fid)
+    pairs = set(combinations(free, 2))
+    for lead, led in led_by_lead.items():
+        pairs.update(combinations(led, 2))
+        pairs.update((min(x, y), max(x, y)) for x in led for y in free_by_lead.get(lead, ()))
+    return sorted(pairs)
+
+
 def contradict(store: FactRows, *, category: str | None = None, limit: int = 10,
                threshold: float = 0.5) -> list[dict[str, Any]]:
     """Pairs of facts that contradict each other, strongest first.
@@ -141,7 +187,7 @@ def contradict(store: FactRows, *, category: str | None = None, limit: int = 10,
     for eid, facts in groups.items():
         remove = entity_words.get(eid, set())
         frames = {fid: frame(contents[fid], remove) for fid in facts}
-        for x, y in combinations(sorted(facts), 2):
+        for x, y in candidate_pairs(eid, frames, links, stemmed):
             if normalize(contents[x]) == normalize(contents[y]):
                 continue
             linked = (links[x] | links[y]) - {eid}

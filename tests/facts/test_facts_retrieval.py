@@ -92,3 +92,28 @@ def test_contradict_paraphrase_numbers_and_aliases(store):
     pairs = {(p["fact_a"]["content"], p["fact_b"]["content"]) for p in store.contradict(limit=10)}
     assert pairs == {("Robert aka Bob lives in Oslo", "Bob moved to Bergen"),
                      ("Dana is 31 years old", "Dana is 32 years old")}
+
+
+def test_contradict_work_is_bounded_by_a_popular_entity(store, monkeypatch):
+    """1,200 facts that only mention one entity ("… lives in Paris", each about another
+    person) cost no comparisons; a contradiction planted among them is still found."""
+    from hermes_store.facts import conflicts
+
+    syllables = ["ka", "lo", "mi", "ra", "vo", "shi", "bel", "dor", "tu", "ne"]
+    names = [f"{a}{b}{c}".capitalize() for a in syllables for b in syllables for c in syllables][:1200]
+    for name in names:
+        store.add_fact(f"{name} lives in Paris")
+    store.add_fact("Paris is the capital of France")
+    store.add_fact("Paris is the capital of Italy")
+    calls = []
+    original = conflicts.compare
+
+    def counting(*args, **kwargs):
+        calls.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(conflicts, "compare", counting)
+    pairs = {(p["fact_a"]["content"], p["fact_b"]["content"]) for p in store.contradict(limit=50)}
+    assert ("Paris is the capital of France", "Paris is the capital of Italy") in pairs
+    # before: every pair of the entity's 300 most recent facts (44,850 comparisons)
+    assert len(calls) < 50
