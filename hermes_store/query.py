@@ -546,8 +546,11 @@ def bounded_query_text(text: str) -> str:
     """``text`` cut to at most ``MAX_QUERY_CHARS`` characters (at a space when one is near the end).
 
     Every search that looks at the query's words itself (not only through the compiled
-    plan) cuts it first, so a multi-megabyte query costs what a long one does.
+    plan) cuts it first, so a multi-megabyte query costs what a long one does. NUL characters
+    become spaces: no stored text holds one (importers and the live API remove them) and
+    PostgreSQL text cannot carry one, so both engines read such a query alike.
     """
+    text = text.replace("\x00", " ")
     if len(text) <= MAX_QUERY_CHARS:
         return text
     head = text[:MAX_QUERY_CHARS]
