@@ -62,6 +62,18 @@ class Filters:
     until: float | None = None
     session_ids: Sequence[str] | None = None
 
+    def value_filters(self) -> list[tuple[str, list[Any], bool]]:
+        """``(field, values, negate)`` for every list filter that is set, ``field`` being
+        ``"role"``, ``"source"`` or ``"session_id"``: the one list both engines render, so a
+        filter added here reaches every engine."""
+        return [(field, list(values), negate) for field, values, negate in (
+            ("role", self.roles, False),
+            ("role", self.exclude_roles, True),
+            ("source", self.sources, False),
+            ("source", self.exclude_sources, True),
+            ("session_id", self.session_ids, False),
+        ) if values is not None]
+
 
 @dataclass
 class Hit:

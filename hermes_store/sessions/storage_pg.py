@@ -53,19 +53,15 @@ _MESSAGE_SELECT = ", ".join(MESSAGE_COLUMNS)
 _COPY_MESSAGES = f"COPY {{table}} ({', '.join(MESSAGE_ROW_FIELDS)}) FROM STDIN"
 
 
+_FILTER_COLUMNS = {"role": "m.role", "source": "coalesce(s.source, '')", "session_id": "m.session_id"}
+
+
 def _filters_sql(filters: Filters) -> tuple[str, list[Any]]:
     """``AND ...`` clauses (over ``m`` = messages, ``s`` = sessions) and their parameters."""
     clauses: list[str] = []
     params: list[Any] = []
-    for column, values, negate in (
-        ("m.role", filters.roles, False),
-        ("coalesce(s.source, '')", filters.sources, False),
-        ("coalesce(s.source, '')", filters.exclude_sources, True),
-        ("m.session_id", filters.session_ids, False),
-    ):
-        if values is None:
-            continue
-        values = list(values)
+    for field, values, negate in filters.value_filters():
+        column = _FILTER_COLUMNS[field]
         if not values:
             if not negate:
                 clauses.append("false")

@@ -70,20 +70,15 @@ def _marks(values: Sequence[Any]) -> str:
     return ",".join("?" * len(values))
 
 
+_FILTER_COLUMNS = {"role": "m.role", "source": "COALESCE(s.source, '')", "session_id": "m.session_id"}
+
+
 def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     """``AND ...`` clauses over ``m`` (messages) and ``s`` (sessions), and their parameters."""
     clauses: list[str] = []
     params: list[Any] = []
-    for column, values, negate in (
-        ("m.role", filters.roles, False),
-        ("m.role", filters.exclude_roles, True),
-        ("COALESCE(s.source, '')", filters.sources, False),
-        ("COALESCE(s.source, '')", filters.exclude_sources, True),
-        ("m.session_id", filters.session_ids, False),
-    ):
-        if values is None:
-            continue
-        values = list(values)
+    for field, values, negate in filters.value_filters():
+        column = _FILTER_COLUMNS[field]
         if not values:
             if not negate:
                 clauses.append("0")
