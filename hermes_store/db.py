@@ -176,7 +176,10 @@ class Database:
     ``unix-dotfile`` for filesystems without working POSIX locks, where WAL is
     refused and the DELETE journal is used instead. ``":memory:"`` gives a
     private in-memory database with the full schema (used as a fallback
-    index when the home's file cannot be written).
+    index when the home's file cannot be written). ``bounded=False`` leaves out
+    the progress handler that enforces search time budgets: for a connection
+    that only writes (the bulk loader's writer thread), where the handler would
+    make SQLite take the GIL every few thousand steps for nothing.
     """
 
     engine = "sqlite"  # each area's storage factory picks its implementation by this name
@@ -190,6 +193,7 @@ class Database:
         busy_patience: float | None = None,
         wal: bool = True,
         vfs: str | None = None,
+        bounded: bool = True,
     ) -> None:
         self.path = Path(path)
         self.readonly = readonly
@@ -220,7 +224,8 @@ class Database:
         except apsw.Error as exc:
             raise DatabaseError(f"{self.path}: cannot open: {exc}") from exc
         self.conn.set_busy_timeout(int(self.busy_patience * 1000))
-        self.conn.set_progress_handler(_past_deadline, PROGRESS_STEPS)
+        if bounded:
+            self.conn.set_progress_handler(_past_deadline, PROGRESS_STEPS)
         try:
             self.journal_mode = self._set_journal_mode(wal and not in_memory)
             self.execute("PRAGMA foreign_keys=ON")

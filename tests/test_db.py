@@ -168,3 +168,18 @@ def test_stdlib_sqlite3_can_read_the_file(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "v"
+
+
+def test_unbounded_connection_ignores_query_budgets(tmp_path):
+    slow = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000)"
+            " SELECT count(*) FROM n")
+    bounded = Database(tmp_path / "a.db")
+    writer = Database(tmp_path / "a.db", bounded=False)  # as the bulk loader's writer connection
+    try:
+        with dbmod.query_budget(0.001), dbmod.bounded_query():
+            with pytest.raises(apsw.InterruptError):
+                bounded.scalar(slow)
+            assert writer.scalar(slow) == 3000000
+    finally:
+        writer.close()
+        bounded.close()

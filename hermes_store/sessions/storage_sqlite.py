@@ -511,7 +511,8 @@ class SqliteBulkWriter(BulkWriter):
         if str(db.path) in (":memory:", ""):
             pipeline = False  # a second connection would open a different database
         self._own = pipeline
-        self.db = Database(db.path) if pipeline else db
+        # its own connection runs no search: no time-budget handler stopping SQLite for the GIL
+        self.db = Database(db.path, bounded=False) if pipeline else db
         self._restore_cache = None if pipeline else self.db.scalar("PRAGMA cache_size")
         self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")  # FTS segment merges like a warm cache
         self.on_commit = on_commit

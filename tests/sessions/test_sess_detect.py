@@ -188,3 +188,28 @@ def test_claude_file_starting_with_bookkeeping_lines_is_detected(tmp_path):
     lines += [{**envelope, "type": "system", "subtype": "stop_hook_summary", "uuid": "s1", "content": "hooks ran"}]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     assert detect_format(path) == "claude-code"
+
+
+@pytest.mark.parametrize(("text", "document"), [
+    ('{"a": 1}\n{"b": 2}\n', None),                     # JSONL: two values
+    ('{"a": 1}\n\n  \n', {"a": 1}),                      # one value, blank lines after it
+    ('{\n  "a": [1,\n 2]\n}\n', {"a": [1, 2]}),          # pretty-printed document
+    ('[1, 2]\nnot json\n', None),                        # a value, then text
+    ('{"a": 1\n{"b": 2}\n', None),                       # line 1 incomplete, whole file invalid
+    ('{"a": "x\u0001y"}\n', {"a": "x\u0001y"}),          # control characters allowed, as in the lines
+])
+def test_head_document_of_lines_and_documents(tmp_path, text, document):
+    path = tmp_path / "f.json"
+    path.write_text(text, encoding="utf-8")
+    assert Head.read(path).document() == document
+
+
+def test_head_of_large_jsonl_never_reads_the_whole_file(tmp_path, monkeypatch):
+    path = tmp_path / "big.json"
+    line = json.dumps({"role": "user", "content": "x" * 4000}) + "\n"
+    path.write_text(line * 200, encoding="utf-8")  # 800 KB: past the probe
+    reads: list[Path] = []
+    monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(self) or b"")
+    head = Head.read(path)
+    assert head.document() is None and len(head.objects()) == 8
+    assert reads == []  # known not to be one document from its first line

@@ -9,6 +9,7 @@ accessor is cached and never raises.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ MAX_LINE_BYTES = 64 * 1024 * 1024  # the longest JSONL line ever held in memory 
 LONG_LINE_BYTES = MAX_LINE_BYTES  # the longest first line read to recognise a format
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 _UNSET: Any = object()
+_BAD: Any = object()  # "not JSON" (None is the JSON value null)
+_DECODER = json.JSONDecoder(strict=False)
+_NOT_JSON_SPACE = re.compile(rb"[^ \t\r\n]")  # after a whole value, any of these is "extra data"
 
 
 @dataclass
@@ -36,6 +40,9 @@ class Head:
     # indexing options the user gave (e.g. ``{"column_map": {...}}`` from ``--map``)
     options: dict[str, Any] = field(default_factory=dict)
     _objects: list[dict[str, Any]] | None = field(default=None, repr=False)
+    # set by objects(): line 1 is one whole JSON value and more text follows it -- the file is
+    # a sequence of values (JSONL), so it cannot parse as one document
+    _several_values: bool = field(default=False, repr=False)
     _document: Any = field(default=_UNSET, repr=False)
     _tables: frozenset[str] | None = field(default=None, repr=False)
 
@@ -71,25 +78,39 @@ class Head:
         if len(data) == PROBE_BYTES and b"\n" not in data:
             data = _long_first_line(self.path)
         found: list[dict[str, Any]] = []
-        lines = data.split(b"\n")
-        if len(data) >= PROBE_BYTES and not data.endswith(b"\n"):
-            lines = lines[:-1]  # the last line may be cut
-        for raw in lines:
+        cut = len(data) >= PROBE_BYTES and not data.endswith(b"\n")  # the last line may be cut
+        first = True
+        start = 0
+        while start < len(data):
+            end = data.find(b"\n", start)
+            if end < 0:
+                if cut:
+                    break
+                end = len(data)
+            raw = data[start:end]
+            start = end + 1
             if not raw.strip():
                 continue
-            obj = _loads(raw)
-            if isinstance(obj, dict):
+            obj = _loads(raw, _BAD)
+            if first:
+                first = False
+                self._several_values = obj is not _BAD and _NOT_JSON_SPACE.search(data, start) is not None
+            if obj.__class__ is dict:
                 found.append(obj)
                 if len(found) >= PROBE_LINES:
                     break
         return found
 
     def document(self) -> Any | None:
-        """The whole file parsed as one JSON document (files <= 64 MiB); None otherwise."""
+        """The whole file parsed as one JSON document (files <= 64 MiB); None otherwise.
+
+        A file whose first line is a whole JSON value followed by more text (JSONL) is
+        known not to be one document from :meth:`objects` alone, without parsing it again.
+        """
         if self._document is _UNSET:
             self._document = None
             stripped = self.data.lstrip()
-            if stripped[:1] in (b"{", b"[") and not self.is_sqlite:
+            if stripped[:1] in (b"{", b"[") and not self.is_sqlite and not self._jsonl():
                 try:
                     if self.path.stat().st_size <= MAX_DOCUMENT_BYTES:
                         raw = self.data if len(self.data) < PROBE_BYTES else self.path.read_bytes()
@@ -97,6 +118,10 @@ class Head:
                 except OSError:
                     self._document = None
         return self._document
+
+    def _jsonl(self) -> bool:
+        self.objects()
+        return self._several_values
 
     def sqlite_tables(self) -> frozenset[str]:
         """Table names of a SQLite file (opened read-only); empty when not SQLite."""
@@ -107,11 +132,12 @@ class Head:
         return self._tables
 
 
-def _loads(raw: bytes) -> Any:
+def _loads(raw: bytes, bad: Any = None) -> Any:
+    """``raw`` parsed as one JSON value (control characters in strings allowed); ``bad`` if not."""
     try:
-        return json.loads(raw.decode("utf-8", errors="replace"), strict=False)
+        return _DECODER.decode(raw.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError):
-        return None
+        return bad
 
 
 def _long_first_line(path: Path) -> bytes:
