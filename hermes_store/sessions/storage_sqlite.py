@@ -511,10 +511,16 @@ class SqliteBulkWriter(BulkWriter):
         if str(db.path) in (":memory:", ""):
             pipeline = False  # a second connection would open a different database
         self._own = pipeline
+        self._caller = db
         # its own connection runs no search: no time-budget handler stopping SQLite for the GIL
         self.db = Database(db.path, bounded=False) if pipeline else db
         self._restore_cache = None if pipeline else self.db.scalar("PRAGMA cache_size")
         self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")  # FTS segment merges like a warm cache
+        if pipeline:
+            # Copying committed batches from the WAL into the database file (and its fsyncs) is
+            # done on the caller's thread and connection while the next batch is written: it
+            # would otherwise hold up the writer, the busiest thread, after every commit.
+            self.db.execute("PRAGMA wal_autocheckpoint=0")
         self.on_commit = on_commit
         self.cpu_seconds = 0.0
         self._pool = ThreadPoolExecutor(max_workers=1) if pipeline else None
@@ -548,6 +554,7 @@ class SqliteBulkWriter(BulkWriter):
                 self._pool.shutdown(wait=True)
             if self._own:
                 self.db.close()
+                self._caller.checkpoint()  # the last batch
             else:
                 self.db.execute(f"PRAGMA cache_size={int(self._restore_cache)}")
 
@@ -557,6 +564,7 @@ class SqliteBulkWriter(BulkWriter):
             self._timed(job)
             return
         self._future = self._pool.submit(self._timed, job)
+        self._caller.checkpoint()  # the batches committed so far, while this one is written
         if wait:
             self.wait()
 
@@ -604,7 +612,8 @@ class SqliteBulkWriter(BulkWriter):
                     (progress["size"], progress["mtime"], progress["content_hash"],
                      progress["resume_at"], time.time(), progress["meta"], handle.source_id))
         self.on_commit(inserted, sum(1 for delta in batch.sessions if delta.is_new))
-        db.checkpoint()
+        if not self._own:
+            db.checkpoint()
 
     def _source_id(self, handle: SourceHandle) -> int:
         self.db.execute(
