@@ -171,10 +171,10 @@ def scan_form(text: str) -> str:
     dropped; blank-rendering fillers read as spaces; common look-alikes (Cyrillic, Greek,
     other brackets and dashes) mapped to ASCII; the result lower-cased.
     """
-    from hermes_store.tooling import CONFUSABLES
+    from hermes_store.tooling import CONFUSABLES, PREFOLD
 
     out: list[str] = []
-    for char in unicodedata.normalize("NFKD", text):
+    for char in unicodedata.normalize("NFKD", text.translate(PREFOLD)):
         code = ord(char)
         if 0xE0020 <= code <= 0xE007E:
             out.append(chr(code - 0xE0000))
@@ -184,6 +184,54 @@ def scan_form(text: str) -> str:
         out.append(char)
     folded = unicodedata.normalize("NFKC", "".join(out)).lower()
     return folded.translate(_BLANKS).translate(CONFUSABLES)
+
+
+# Spelled-out keywords: a run of three or more single letters with separators between them
+# ("i g n o r e", "i - g - n - o - r - e"), and separators inside a word ("ign-ore", "i.g.n.o.r.e").
+_LETTER_RUN = re.compile(r"(?<![a-z0-9])[a-z](?![a-z0-9])(?:[^a-z0-9\n]{1,3}[a-z](?![a-z0-9])){2,}", re.IGNORECASE)
+_RUN_PART = re.compile(r"[a-z]|[^a-z]+", re.IGNORECASE)
+_INNER_SEPARATOR = re.compile(r"(?<=[a-z])[^\sa-z0-9]{1,3}(?=[a-z])", re.IGNORECASE)
+_BETWEEN_WORDS = re.compile(r"(?<=[a-z0-9])[^\sa-z0-9$]{1,3}(?=[a-z0-9])", re.IGNORECASE)
+
+
+def _join_run(match: re.Match[str]) -> str:
+    """One spelled-out run as words: letters joined across its usual separator, a space elsewhere."""
+    parts = _RUN_PART.findall(match.group(0))
+    separators = parts[1::2]
+    usual = max(set(separators), key=separators.count)
+    return "".join(part if i % 2 == 0 else ("" if part == usual else " ") for i, part in enumerate(parts))
+
+
+def spelled_forms(text: str) -> list[str]:
+    """Forms of ``text`` with spelled-out keywords undone (those that differ from ``text``).
+
+    ``joined``: separators inside a word dropped (``ign-ore``, ``i.g.n.o.r.e``), then runs of
+    single letters joined (``i g n o r e``); ``spaced``: punctuation between two words read
+    as a space (``ignore-all-previous-instructions``). Ordinary abbreviations ("e.g.",
+    "U.S.A.", initials) only ever become one short word, so they match nothing new.
+    """
+    joined = _LETTER_RUN.sub(_join_run, _INNER_SEPARATOR.sub("", text))
+    spaced = _BETWEEN_WORDS.sub(" ", text)
+    return [form for form in dict.fromkeys((joined, spaced)) if form != text]
+
+
+def scan_forms(head: str) -> list[str]:
+    """Every form of ``head`` the patterns run on: NFKC, the disguise-free :func:`scan_form`
+    (non-ASCII text), the same after HTML entities, percent and backslash escapes are decoded
+    (to a fixed point), and each with spelled-out keywords undone (:func:`spelled_forms`)."""
+    from hermes_store.tooling import unescaped
+
+    bases = [head]
+    decoded = unescaped(head)
+    if decoded != head:
+        bases.append(decoded)
+    forms: list[str] = []
+    for base in bases:
+        folded = unicodedata.normalize("NFKC", base)
+        forms += [folded] if base.isascii() else [folded, scan_form(base)]
+    for form in list(forms):
+        forms += spelled_forms(form)
+    return list(dict.fromkeys(forms))
 
 
 def invisible_id(char: str) -> str:
@@ -204,12 +252,12 @@ def scan_findings(text: str) -> list[str]:
                 continue
             seen.add(char)
             findings.append(invisible_id(char))
-    folded = unicodedata.normalize("NFKC", head)
-    # Disguised text (look-alike letters, marks or format characters inside a keyword) is
-    # matched on its scan form too; plain ASCII text is its own scan form, case aside.
-    forms = [folded] if head.isascii() else [folded, scan_form(head)]
+    # Disguised text (look-alike letters, marks or format characters inside a keyword,
+    # entities, spelled-out words) is matched on its other forms too (see scan_forms).
+    forms = scan_forms(head)
     # The prefilter is exact only for ASCII text (case folding of other scripts can map to ASCII).
-    lowered = folded.lower() if folded.isascii() else None
+    joined = " ".join(forms)
+    lowered = joined.lower() if joined.isascii() else None
     for pid, regex in THREAT_PATTERNS:
         needles = _NEEDLES.get(pid)
         if lowered is not None and needles is not None and not any(n in lowered for n in needles):
