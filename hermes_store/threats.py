@@ -189,6 +189,7 @@ def scan_form(text: str) -> str:
 # Spelled-out keywords: a run of three or more single letters with separators between them
 # ("i g n o r e", "i - g - n - o - r - e"), and separators inside a word ("ign-ore", "i.g.n.o.r.e").
 _LETTER_RUN = re.compile(r"(?<![a-z0-9])[a-z](?![a-z0-9])(?:[^a-z0-9\n]{1,3}[a-z](?![a-z0-9])){2,}", re.IGNORECASE)
+_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
 _RUN_PART = re.compile(r"[a-z]|[^a-z]+", re.IGNORECASE)
 _INNER_SEPARATOR = re.compile(r"(?<=[a-z])[^\sa-z0-9]{1,3}(?=[a-z])", re.IGNORECASE)
 _BETWEEN_WORDS = re.compile(r"(?<=[a-z0-9])[^\sa-z0-9$]{1,3}(?=[a-z0-9])", re.IGNORECASE)
@@ -225,6 +226,8 @@ def scan_forms(head: str) -> list[str]:
     decoded = unescaped(head)
     if decoded != head:
         bases.append(decoded)
+    if _CONTROLS.search(decoded):  # control characters render as nothing, or as a break
+        bases += [_CONTROLS.sub("", decoded), _CONTROLS.sub(" ", decoded)]
     forms: list[str] = []
     for base in bases:
         folded = unicodedata.normalize("NFKC", base)

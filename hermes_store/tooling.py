@@ -258,6 +258,8 @@ _SPLIT_HEAD = re.compile(r"<\s*/?\s*(?:memory|memor|memo|mem)(?:[\s_\-.:]*(?:c|c
 _SPLIT_TAIL = re.compile(rf"\A\s*(?:memory|emory|mory|ory|ry|y)?[\s_\-.:]*(?:ontext|ntext|context){_ATTRS}\s*>")
 _FENCE_PATTERNS = (_FENCE_SPAN, _NOTE_LINE, _NOTE_FRAGMENT, _NOTE_LABEL, _STRAY_TAG, _SPLIT_HEAD, _SPLIT_TAIL)
 _ENTITY = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?")
+_LINE_SPACE = "\t\n\r\x0b\x0c"
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _ENTITY_DEPTH = 8  # nested entities decoded (``&amp;amp;lt;``): a fixed point within this many levels
 # Percent-encoding (``%3C``) and ``\xNN`` escapes read as their character too.
 _PERCENT = re.compile(r"%([0-9a-fA-F]{2})")
@@ -333,8 +335,9 @@ def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
                     ch, end = decoded[0], escape.end(1)
             elif hex_escape is not None:
                 ch, end = chr(int(hex_escape.group(1), 16)), hex_escape.end()
-        if unicodedata.category(ch) in _DROPPED_CATEGORIES:
-            i = end
+        if unicodedata.category(ch) in _DROPPED_CATEGORIES or (ch < " " and ch not in _LINE_SPACE) \
+                or "\x7f" <= ch <= "\x9f":
+            i = end  # format and control characters render as nothing (ESC, NUL, C1 controls)
             continue
         # Decomposed first so accents come off precomposed letters (é -> e), then compatibility-folded.
         bare = "".join(p for p in unicodedata.normalize("NFKD", ch.translate(PREFOLD))
@@ -396,7 +399,8 @@ def _may_hold_fence(text: str) -> bool:
 
 def _fence_spans(text: str) -> list[tuple[int, int]]:
     """Original ``(start, end)`` spans of every fence tag, span or system note in ``text``."""
-    if text.isascii() and "&" not in text and "\\" not in text and "%" not in text:
+    if text.isascii() and "&" not in text and "\\" not in text and "%" not in text \
+            and not _CONTROL_CHARS.search(text):
         # fast path: the skeleton is the text itself, case aside
         lowered = text.lower()
         if "mem" not in lowered and "system" not in lowered and "context" not in lowered:
