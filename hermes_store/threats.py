@@ -62,9 +62,10 @@ _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
      rf"\bact\s+as\s+(?:if|though)\s+{_F}you\s+{_F}(?:have\s+no|don'?t\s+have|do\s+not\s+have)\s+{_F}"
      r"(?:restrictions|limits|rules)\b"),
     ("html_comment_injection",
-     r"<!--[\s\S]{0,512}?\b(?:ignore|override|system|secret|hidden)\b[\s\S]{0,512}?-->"),
-    ("hidden_div", r"<div\s[^>]*?style\s*=\s*[\"'][^\"']*display\s*:\s*none"),
-    ("translate_execute", rf"\btranslate\s+{_F}into\s+{_F}and\s+(?:execute|run|eval)\b"),
+     r"<!--[\s\S]{0,512}?(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])[\s\S]{0,512}?-->"),
+    ("hidden_div", r"<\s*div\s[^>]*?style\s*=\s*[\"'](?:[^\"']*|[^>]{0,2048}?)display\s*:\s*none"),
+    ("translate_execute", rf"\btranslate\s+(?:{_F}into\s+{_F}|[^\n]{{0,512}}?\s+into\s+\w+(?:[\s-]+\w+){{0,2}}\s+)"
+                          r"and\s+(?:execute|run|eval)\b"),
     ("deception_hide", rf"\b(?:do\s+not|don'?t)\s+{_F}tell\s+{_F}the\s+user\b"),
     ("role_hijack", rf"\byou\s+are\s+{_F}now\s+(?:a|an|the)\s+"),
     ("role_pretend", rf"\bpretend\s+{_F}(?:you\s+are|to\s+be)\s+"),
@@ -87,8 +88,8 @@ _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
     ("exfil_curl", rf"\bcurl\b[^\n]{{0,2048}}{_SECRET_VAR}"),
     ("exfil_wget", rf"\bwget\b[^\n]{{0,2048}}{_SECRET_VAR}"),
     ("read_secrets",
-     r"\bcat\s+[^\n]{0,2048}?(?:\.env\b|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
-    ("send_to_url", rf"\b(?:send|post|upload|transmit)\s+{_F}(?:to|at)\s+https?://"),
+     r"\bcat\s+[^\n]{0,2048}?(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
+    ("send_to_url", rf"\b(?:send|post|upload|transmit)\s+(?:{_F}|[^\n]{{0,2048}}?\s)(?:to|at)\s+https?://"),
     ("context_exfil",
      rf"\b(?:include|output|print|share)\s+{_F}"
      r"(?:conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)\b"),
@@ -100,7 +101,7 @@ _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
     ("agent_config_mod", rf"{_MODIFY}(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)"),
     ("hermes_config_mod", rf"{_MODIFY}\.hermes/(?:config\.yaml|SOUL\.md)"),
     ("hardcoded_secret",
-     r"\b(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_\-]{20,}[\"']"),
+     r"(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_\-]{20,}"),
 )
 
 THREAT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(

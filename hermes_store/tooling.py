@@ -16,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from hermes_store.home import Home
@@ -289,7 +290,10 @@ _CONFUSABLES = str.maketrans({
     "ѕ": "s", "т": "t", "ц": "u", "у": "y", "х": "x", "ѡ": "w", "ʏ": "y", "ɑ": "a", "ɡ": "g",
     "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
     "χ": "x", "ν": "v", "μ": "m", "η": "n", "ı": "i", "ȷ": "j", "ꭇ": "r", "ⅿ": "m", "ꮪ": "s",
-    "ꮇ": "m", "ꭼ": "e", "ꮃ": "w", "ꮮ": "l",
+    "ꮇ": "m", "ꭼ": "e", "ꮃ": "w", "ꮮ": "l", "ꮯ": "c", "ꭹ": "y", "ꮢ": "r",
+    # Latin small capitals and Armenian look-alikes (NFKC keeps them apart from ASCII).
+    **dict(zip("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡᴢ", "abcdefghijklmnoprstuvwz", strict=True)),
+    "օ": "o", "ս": "u", "ո": "n", "հ": "h", "ց": "g", "ք": "p",
 })
 #: Letters NFKC leaves as symbols or splits (parenthesized ⒨ -> "(m)"): negative circled and
 #: squared letters, regional indicators and parenthesized letters read as the ASCII letter.
@@ -307,6 +311,23 @@ _NON_LETTERS = re.compile(r"[^a-z]+")
 _SKELETON_LIMIT = 4  # passes: removing one disguised tag can join the halves of another
 
 
+@lru_cache(maxsize=16384)
+def _fold_char(ch: str) -> str:
+    """The skeleton characters of one character ("" for format and control characters)."""
+    if unicodedata.category(ch) in _DROPPED_CATEGORIES or (ch < " " and ch not in _LINE_SPACE) \
+            or "\x7f" <= ch <= "\x9f":
+        return ""  # format and control characters render as nothing (ESC, NUL, C1 controls)
+    # Decomposed first so accents come off precomposed letters (é -> e), then compatibility-folded.
+    bare = "".join(p for p in unicodedata.normalize("NFKD", ch.translate(PREFOLD))
+                   if unicodedata.category(p) not in _DROPPED_CATEGORIES)
+    return "".join(piece for piece in unicodedata.normalize("NFKC", bare).lower().translate(_CONFUSABLES)
+                   if unicodedata.category(piece) not in _DROPPED_CATEGORIES)
+
+
+# Printable ASCII but the escape starters (& % \): its skeleton is its lower case, one for one.
+_PLAIN_RUN = re.compile(r"[\t\n\r\x20-\x24\x27-\x5b\x5d-\x7e]+")
+
+
 def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
     """The matching form of ``text`` plus, per skeleton character, its original start and end."""
     chars: list[str] = []
@@ -314,6 +335,13 @@ def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
     ends: list[int] = []
     i, n = 0, len(text)
     while i < n:
+        plain = _PLAIN_RUN.match(text, i)
+        if plain is not None:
+            chars.append(plain.group(0).lower())
+            starts.extend(range(i, plain.end()))
+            ends.extend(range(i + 1, plain.end() + 1))
+            i = plain.end()
+            continue
         ch = text[i]
         end = i + 1
         if ch == "&":
@@ -335,19 +363,11 @@ def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
                     ch, end = decoded[0], escape.end(1)
             elif hex_escape is not None:
                 ch, end = chr(int(hex_escape.group(1), 16)), hex_escape.end()
-        if unicodedata.category(ch) in _DROPPED_CATEGORIES or (ch < " " and ch not in _LINE_SPACE) \
-                or "\x7f" <= ch <= "\x9f":
-            i = end  # format and control characters render as nothing (ESC, NUL, C1 controls)
-            continue
-        # Decomposed first so accents come off precomposed letters (é -> e), then compatibility-folded.
-        bare = "".join(p for p in unicodedata.normalize("NFKD", ch.translate(PREFOLD))
-                       if unicodedata.category(p) not in _DROPPED_CATEGORIES)
-        for piece in unicodedata.normalize("NFKC", bare).lower().translate(_CONFUSABLES):
-            if unicodedata.category(piece) in _DROPPED_CATEGORIES:
-                continue
-            chars.append(piece)
-            starts.append(i)
-            ends.append(end)
+        folded = _fold_char(ch)
+        if folded:
+            chars.append(folded)
+            starts.extend([i] * len(folded))
+            ends.extend([end] * len(folded))
         i = end
     return "".join(chars), starts, ends
 
