@@ -249,7 +249,7 @@ _NOTE_LINE = re.compile(
 # Any bracket may open it: ``[``, ``(`` or ``{`` (and their look-alikes, folded above).
 _NOTE_FRAGMENT = re.compile(r"[ \t]*[\[({<]\s*system[\s_\-]*note\s*:[^\])}>\n]*(?:[\])}>]|$)", re.MULTILINE)
 # An unbracketed label ("System note: ...", "SYSTEM NOTE - ..."): the label goes, the rest stays.
-_NOTE_LABEL = re.compile(r"(?<![a-z0-9])system[\s_\-]*note\s*(?::|[\-—–]+(?=\s)|$)")
+_NOTE_LABEL = re.compile(r"system[\s_\-]*note\s*(?::|[\-—–]+|$)")
 # A tag head without its ``>`` (cut by a snippet, or left open) is removed too.
 _STRAY_TAG = re.compile(rf"<\s*/?\s*{_TAG_NAME}(?:{_ATTRS}\s*/?\s*>)?")
 # Halves of a tag split over two strings (two facts, a title and a text) that a reader may join:
