@@ -39,7 +39,7 @@ def names(count: int) -> list[str]:
     for a in SYLLABLES:
         for b in SYLLABLES:
             for c in SYLLABLES:
-                for d in ("", "n", "r", "s"):
+                for d in ("", "n", "r", "s", "a", "o", "el", "us", "ik", "em", "ar", "ot", "in", "al", "er", "is"):
                     out.append(f"{a}{b}{c}{d}".capitalize())
     if count > len(out):
         raise SystemExit(f"at most {len(out)} names")
