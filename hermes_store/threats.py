@@ -189,11 +189,16 @@ def scan_form(text: str) -> str:
 
 # Spelled-out keywords: a run of three or more single letters with separators between them
 # ("i g n o r e", "i - g - n - o - r - e"), and separators inside a word ("ign-ore", "i.g.n.o.r.e").
-_LETTER_RUN = re.compile(r"(?<![a-z0-9])[a-z](?![a-z0-9])(?:[^a-z0-9\n]{1,3}[a-z](?![a-z0-9])){2,}", re.IGNORECASE)
+_LETTER_RUN = re.compile(r"(?<![a-z0-9])[a-z](?![a-z0-9])(?:[^a-z0-9]{1,3}[a-z](?![a-z0-9])){2,}", re.IGNORECASE)
 _CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
 _RUN_PART = re.compile(r"[a-z]|[^a-z]+", re.IGNORECASE)
 _INNER_SEPARATOR = re.compile(r"(?<=[a-z])[^\sa-z0-9]{1,3}(?=[a-z])", re.IGNORECASE)
 _BETWEEN_WORDS = re.compile(r"(?<=[a-z0-9])[^\sa-z0-9$]{1,3}(?=[a-z0-9])", re.IGNORECASE)
+# Markup inside a word ("ig<b></b>nore", "ig<span>no</span>re") renders as nothing.
+_INNER_MARKUP = re.compile(r"(?<=[a-z])(?:</?[a-z][a-z0-9]{0,10}(?:\s[^<>]{0,40})?/?>)+(?=[a-z])", re.IGNORECASE)
+# Look-alike digits and signs inside a word of letters ("1gn0re", "pr3v10us", "in$truction$").
+_LEET_WORD = re.compile(r"\b(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[0-9@$])[a-z0-9@$]{3,}\b", re.IGNORECASE)
+_LEET = (str.maketrans("013457@$", "oieastas"), str.maketrans("013457@$", "oleastas"))  # 1 as i, as l
 
 
 def _join_run(match: re.Match[str]) -> str:
@@ -208,13 +213,16 @@ def spelled_forms(text: str) -> list[str]:
     """Forms of ``text`` with spelled-out keywords undone (those that differ from ``text``).
 
     ``joined``: separators inside a word dropped (``ign-ore``, ``i.g.n.o.r.e``), then runs of
-    single letters joined (``i g n o r e``); ``spaced``: punctuation between two words read
-    as a space (``ignore-all-previous-instructions``). Ordinary abbreviations ("e.g.",
+    single letters joined (``i g n o r e``), markup inside a word dropped (``ig<b></b>nore``);
+    ``spaced``: punctuation between two words read as a space
+    (``ignore-all-previous-instructions``); ``leet``: the joined form with look-alike digits and
+    signs inside a word read as letters (``1gn0re``, ``pr3v10us``). Ordinary abbreviations ("e.g.",
     "U.S.A.", initials) only ever become one short word, so they match nothing new.
     """
-    joined = _LETTER_RUN.sub(_join_run, _INNER_SEPARATOR.sub("", text))
+    joined = _LETTER_RUN.sub(_join_run, _INNER_SEPARATOR.sub("", _INNER_MARKUP.sub("", text)))
     spaced = _BETWEEN_WORDS.sub(" ", text)
-    return [form for form in dict.fromkeys((joined, spaced)) if form != text]
+    leet = [_LEET_WORD.sub(lambda m, table=table: m.group(0).translate(table), joined) for table in _LEET]
+    return [form for form in dict.fromkeys((joined, spaced, *leet)) if form != text]
 
 
 def scan_forms(head: str) -> list[str]:
