@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -151,6 +152,10 @@ class Batch:
     sources: list[tuple[SourceHandle, dict[str, Any]]] = field(default_factory=list)
 
 
+class IndexLockTimeout(TimeoutError):
+    """Another indexing run held the store's indexing lock for longer than the wait allowed."""
+
+
 class BulkWriter(ABC):
     """Writes bulk-loader batches, each in one transaction, possibly pipelined.
 
@@ -195,6 +200,13 @@ class SessionStorage(ABC):
     @abstractmethod
     def location(self) -> str:
         """Where the data lives (a file path; ``":memory:"`` or ``""`` when private)."""
+
+    @abstractmethod
+    def index_run_lock(self, timeout: float) -> AbstractContextManager[None]:
+        """Held for a whole ``sessions index`` run: one run per store at a time, across
+        processes and hosts, so a second run finds the files the first one indexed instead of
+        importing them again. Waits at most ``timeout`` seconds, then raises
+        :class:`IndexLockTimeout` naming the store."""
 
     # -- live writes ------------------------------------------------------------
 
