@@ -241,6 +241,12 @@ class SessionStorage(ABC):
         decoded), or None."""
 
     @abstractmethod
+    def session_writers(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """``session id -> "host:home"`` of the home that wrote each session, for the ids whose
+        writer the engine records (a shared server does; a SQLite file belongs to one home:
+        ``{}``)."""
+
+    @abstractmethod
     def has_session(self, session_id: str) -> bool:
         """True when the session exists."""
 

@@ -308,6 +308,11 @@ class PgSessionStorage(SessionStorage):
         return session_row(self.db.query_one(
             f"SELECT {_SESSION_SELECT} FROM sessions WHERE id = %s", (session_id,)))
 
+    def session_writers(self, session_ids: Sequence[str]) -> dict[str, str]:
+        rows = self.db.query("SELECT id, written_by FROM sessions WHERE id = ANY(%s) AND written_by <> ''",
+                             ([str(s) for s in session_ids],))
+        return {r["id"]: r["written_by"] for r in rows}
+
     def has_session(self, session_id: str) -> bool:
         return self.db.scalar("SELECT 1 FROM sessions WHERE id = %s", (session_id,)) is not None
 

@@ -218,6 +218,9 @@ class SqliteSessionStorage(SessionStorage):
         """The session row with ``meta`` decoded, or None."""
         return session_row(self.db.query_one(f"{_SESSION_SELECT} WHERE id=?", (session_id,)))
 
+    def session_writers(self, session_ids: Sequence[str]) -> dict[str, str]:
+        return {}  # one home's file: the writer is not recorded per row
+
     def has_session(self, session_id: str) -> bool:
         """True when the session exists."""
         return self.db.scalar("SELECT 1 FROM sessions WHERE id = ?", (session_id,)) is not None

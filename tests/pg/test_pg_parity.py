@@ -26,6 +26,7 @@ from click.testing import CliRunner
 from hermes_store.cli import cli
 from hermes_store.db import Database
 from hermes_store.home import Home
+from hermes_store.pgdb import writer_label
 from hermes_store.tools import handle_tool_call
 
 FIXTURES = Path(__file__).resolve().parent.parent / "sessions" / "fixtures"
@@ -35,6 +36,8 @@ NOW_KEYS = {"created_at", "updated_at", "at", "at_epoch", "indexed_at", "recorde
             "last_indexed"}
 # keys whose values come from an engine's ranking formula (bm25 vs ts_rank_cd) or its storage
 SCORE_KEYS = {"score", "rank", "fts_rank", "relevance", "bm25", "text_score", "db_bytes", "index_bytes"}
+# what only a shared store records: the ``host:home`` that wrote a row (tests/pg/test_pg_writers.py)
+ENGINE_KEYS = {"written_by"}
 # the same figures quoted in an explanation ("facts rank 2 (relevance 0.340) x trust 0.55")
 RELEVANCE_TEXT = re.compile(r"relevance -?[0-9.]+")
 
@@ -72,6 +75,8 @@ def normalise(value: Any, roots: tuple[str, ...]) -> Any:
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
+            if key in ENGINE_KEYS:
+                continue
             if key in SCORE_KEYS and isinstance(item, (int, float)) and not isinstance(item, bool):
                 out[key] = "<score>"
             elif key in NOW_KEYS and item is not None:
@@ -298,3 +303,6 @@ def test_cli_and_tools_give_the_same_json_on_both_engines(tmp_path, sources, pg_
     assert outputs["fact search"]["count"] >= 2 and outputs["fact feedback unknown"]["success"] is False
     assert outputs["show missing"]["exit"] == 1 and outputs["memory history"]["out"]
     assert outputs["status"]["exit"] == 0
+    # and the shared store said who wrote what (left out of the comparison above)
+    raw = pg.tool("fact_store", {"action": "search", "query": "Alice"})["results"]
+    assert raw and {r["written_by"] for r in raw} == {writer_label(pg.root)}
