@@ -7,14 +7,13 @@ OR, NOT, prefix, CJK, literals), ``fact_store`` (add/search/probe/related/reason
 list/update/remove) and ``fact_feedback``, the ``memory`` tool with provenance and
 ``memory history``, ``recall`` with each kind, the error shapes of all of them, and
 ``status --json``. Each step's output on the two engines is compared after
-:func:`normalise`: home paths, wall-clock times, scores (the ranking formulas differ; the
+:func:`engine_helpers.normalise`: home paths, wall-clock times, scores (the ranking formulas differ; the
 order of the hits is still compared) and the ``database`` section of ``status``.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from engine_helpers import normalise
 
 from hermes_store.cli import cli
 from hermes_store.db import Database
@@ -31,17 +31,6 @@ from hermes_store.tools import handle_tool_call
 
 FIXTURES = Path(__file__).resolve().parent.parent / "sessions" / "fixtures"
 CORE = ("hermes_home", "claude", "codex", "openai")
-# keys whose values are wall-clock times of this run (the fixtures' own times are compared)
-NOW_KEYS = {"created_at", "updated_at", "at", "at_epoch", "indexed_at", "recorded_at", "mtime",
-            "last_indexed"}
-# keys whose values come from an engine's ranking formula (bm25 vs ts_rank_cd) or its storage
-SCORE_KEYS = {"score", "rank", "fts_rank", "relevance", "bm25", "text_score", "db_bytes", "index_bytes"}
-# what only a shared store records: the ``host:home`` that wrote a row (tests/pg/test_pg_writers.py)
-ENGINE_KEYS = {"written_by"}
-# the same figures quoted in an explanation ("facts rank 2 (relevance 0.340) x trust 0.55")
-RELEVANCE_TEXT = re.compile(r"relevance -?[0-9.]+")
-
-
 class Driver:
     """One home on one engine: the CLI (``--home``/``--database-url``) and the tool dispatcher."""
 
@@ -68,29 +57,6 @@ class Driver:
     def tool(self, name: str, args: Any, session_id: str = "") -> Any:
         """The tool's JSON reply, as an agent gets it."""
         return json.loads(handle_tool_call(name, args, home=self.home(), session_id=session_id))
-
-
-def normalise(value: Any, roots: tuple[str, ...]) -> Any:
-    """``value`` with home paths, this run's wall-clock times and engine scores made neutral."""
-    if isinstance(value, dict):
-        out = {}
-        for key, item in value.items():
-            if key in ENGINE_KEYS:
-                continue
-            if key in SCORE_KEYS and isinstance(item, (int, float)) and not isinstance(item, bool):
-                out[key] = "<score>"
-            elif key in NOW_KEYS and item is not None:
-                out[key] = "<time>"
-            else:
-                out[key] = normalise(item, roots)
-        return out
-    if isinstance(value, list):
-        return [normalise(item, roots) for item in value]
-    if isinstance(value, str):
-        for root in roots:
-            value = value.replace(root, "<home>")
-        return RELEVANCE_TEXT.sub("relevance <score>", value)
-    return value
 
 
 def _state_db(path: Path) -> Path:
