@@ -250,6 +250,7 @@ class BulkLoader:
     def _run(self, paths: Iterable[str | os.PathLike[str]], fmt: str) -> IndexSummary:
         backfill_projection(self.storage)  # once after migration 0007 (emoji in the projection)
         done: set[str] = set()
+        resolved_dirs: dict[str, str | None] = {}  # this run's resolved parent directories
         self._writer = self.storage.bulk_writer(pipeline=self.pipeline, on_commit=self._committed)
         collecting = gc.isenabled()
         gc.disable()  # millions of short-lived acyclic objects: cyclic GC passes are pure overhead
@@ -257,7 +258,7 @@ class BulkLoader:
             loops: list[tuple[Path, Path]] = []
             for path, explicit in walk_inputs(paths, loops):
                 self._report_loops(loops)
-                key = _key(path)
+                key = _key(path, resolved_dirs)
                 if key in done or (key in self._exclude and not explicit):
                     continue
                 done.add(key)
@@ -534,11 +535,27 @@ def _progress(current: _File) -> dict[str, Any]:
             "meta": json.dumps(meta, ensure_ascii=False)}
 
 
-def _key(path: Path) -> str:
+def _key(path: Path, resolved_dirs: dict[str, str | None] | None = None) -> str:
+    """The file's resolved absolute path (its ``sources`` key).
+
+    A file that is not itself a symlink resolves to its resolved directory plus its name, so
+    with ``resolved_dirs`` (a per-run cache) the files of one directory resolve it once.
+    """
+    name = path.name
+    if resolved_dirs is not None and name not in ("", ".", "..") and not os.path.islink(path):
+        folder = str(path.parent)
+        if folder not in resolved_dirs:
+            resolved_dirs[folder] = _resolved(Path(folder))
+        if resolved_dirs[folder] is not None:
+            return os.path.join(resolved_dirs[folder], name)
+    return _resolved(path) or str(path.absolute())
+
+
+def _resolved(path: Path) -> str | None:
     try:
         return str(path.resolve())
     except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python < 3.13)
-        return str(path.absolute())
+        return None
 
 
 def _unreadable(path: Path, exc: OSError) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -117,14 +116,14 @@ def dumps(value: Any) -> str:
 
 def path_has_part(path: Path, *names: str) -> bool:
     """True when one of ``path``'s directory components is one of ``names``."""
-    parts = _directory_parts(os.path.dirname(path))
+    parts = _directory_parts(path)
     return any(name in parts for name in names)
 
 
-@functools.lru_cache(maxsize=256)
-def _directory_parts(directory: str) -> frozenset[str]:
-    """The components of a directory path (cached: a walk sniffs many files of one directory)."""
-    return frozenset(Path(directory).parts)
+@functools.lru_cache(maxsize=64)
+def _directory_parts(path: Path) -> frozenset[str]:
+    """The directory components of a path (cached: every importer's sniff asks about the same file)."""
+    return frozenset(Path(path).parts[:-1])
 
 
 MAX_ELEMENT_BYTES = 256 * 1024 * 1024
