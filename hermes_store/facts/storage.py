@@ -195,6 +195,21 @@ class FactStorage(ABC):
         """Entities that are the first-mentioned (position 0) entity of some fact."""
 
     @abstractmethod
+    def subject_entities(self, entity_ids: Iterable[int]) -> set[int]:
+        """Those of ``entity_ids`` that are the first-mentioned entity of some fact (index look-ups)."""
+
+    @abstractmethod
+    def shared_entity_ids(self, category: str | None, *, after: int, limit: int) -> list[int]:
+        """Up to ``limit`` entity ids above ``after``, ascending, each linked to two or more facts
+        (of ``category``), read in order from the entity index."""
+
+    @abstractmethod
+    def entity_recent_facts(self, entity_ids: Sequence[int], per_entity: int,
+                            category: str | None = None) -> list[tuple[int, int, str]]:
+        """``(entity_id, fact_id, content)`` of each entity's ``per_entity`` most recently updated
+        facts (then higher id first; optionally one category), by entity id, newest first."""
+
+    @abstractmethod
     def entity_fact_links(self, category: str | None = None) -> list[tuple[int, int]]:
         """Every ``(entity_id, fact_id)`` link (optionally one category), grouped by entity,
         each entity's facts most recently updated first (then higher id first)."""
