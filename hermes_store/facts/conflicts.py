@@ -1,7 +1,10 @@
 """Contradiction detection: same subject, same relation, different value.
 
-Two facts are compared only when they share an entity (exact SQL links, so
-the work is per entity rather than all pairs), and within an entity only the
+Two facts are compared only when they share an entity, found through the
+``fact_entities`` index a page of entities at a time (:func:`index_candidates`;
+:func:`scan_candidates` is the reference full scan giving the same groups), so
+the work is per entity rather than all pairs and bounded by a time and work
+budget (:func:`contradict_report`); within an entity only the
 pairs that can score (``candidate_pairs``: a fact about another named subject
 that merely mentions the entity is compared only with facts whose frame starts
 with the same word). For each shared entity the
