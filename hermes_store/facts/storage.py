@@ -78,6 +78,11 @@ class FactStorage(ABC):
         """``fact_id -> fact row`` for the ids that exist (any number of ids)."""
 
     @abstractmethod
+    def fact_writers(self, ids: Sequence[int]) -> dict[int, str]:
+        """``fact_id -> "host:home"`` of the home that wrote each fact, for the ids whose writer
+        the engine records (a shared server does; a SQLite file belongs to one home: ``{}``)."""
+
+    @abstractmethod
     def fact_id_by_content(self, content: str) -> int | None:
         """The id of the fact whose content is exactly ``content``, or None."""
 

@@ -88,6 +88,11 @@ class PgFactStorage(FactStorage):
         rows = self.db.query(f"SELECT {FACT_COLUMNS} FROM facts WHERE fact_id = ANY(%s)", (_ids(ids),))
         return {r["fact_id"]: r for r in rows}
 
+    def fact_writers(self, ids: Sequence[int]) -> dict[int, str]:
+        rows = self.db.query("SELECT fact_id, written_by FROM facts WHERE fact_id = ANY(%s)"
+                             " AND written_by <> ''", (_ids(ids),))
+        return {int(r["fact_id"]): r["written_by"] for r in rows}
+
     def fact_id_by_content(self, content: str) -> int | None:
         return self.db.scalar("SELECT fact_id FROM facts WHERE content = %s", (content,))
 

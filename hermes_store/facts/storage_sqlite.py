@@ -69,6 +69,9 @@ class SqliteFactStorage(FactStorage):
                                 [int(i) for i in ids])
         return {r["fact_id"]: r for r in rows}
 
+    def fact_writers(self, ids: Sequence[int]) -> dict[int, str]:
+        return {}  # one home's file: the writer is not recorded per row
+
     def fact_id_by_content(self, content: str) -> int | None:
         return self.db.scalar("SELECT fact_id FROM facts WHERE content = ?", (content,))
 
