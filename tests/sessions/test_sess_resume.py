@@ -29,12 +29,19 @@ def _corpus(root):
     return root / "sessions"
 
 
+def _default_sigint() -> None:
+    """In the child before exec: SIGINT as a terminal delivers it (a test worker may hand its
+    children SIGINT ignored or blocked, and Python then never raises KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _child(home, corpus) -> subprocess.Popen:
     code = "from hermes_store.cli import main; main()"
     return subprocess.Popen(
         [sys.executable, "-c", code, "--home", str(home.root), "sessions", "index",
          "--batch-size", "300", "--fts-mode", "batch", str(corpus)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=_default_sigint)
 
 
 def _wait_for_progress(home, child) -> int:
