@@ -19,10 +19,13 @@ import math
 import re
 import time
 import unicodedata
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
+from hermes_store.db import current_budget
 from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, positive_terms, tsquery_sql
 from hermes_store.query import Match, QueryRejected
 from hermes_store.sessions.rows import (
@@ -39,6 +42,7 @@ from hermes_store.sessions.storage import (
     BulkWriter,
     Filters,
     Hit,
+    Hits,
     SessionStorage,
 )
 
@@ -47,11 +51,19 @@ IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
 K1, B = 1.2, 0.75
 AVGDL_SAMPLE = 2000  # newest rows whose lexeme count estimates the average length
 STATS_TTL = 60.0  # seconds corpus statistics are reused
+COUNT_BELOW = 100_000  # estimated rows under which the corpus size is counted exactly
+FIRST_WINDOW = 4096  # ids the first window of a search walk covers
+WINDOW_GROWTH = 8  # a window after empty ones covers this many times the ids covered so far
+MAX_WINDOW = 262_144  # ids one window covers at most (the walk checks its time between windows)
+WALK_BUDGET = 1.0  # seconds a search walk may take when no query budget is set
 SNIPPET_CHARS = 65536  # prefix of a message ts_headline reads
 _SESSION_SELECT = ", ".join(SESSION_COLUMNS)
 _MESSAGE_SELECT = ", ".join(MESSAGE_COLUMNS)
 _COPY_MESSAGES = f"COPY {{table}} ({', '.join(MESSAGE_ROW_FIELDS)}) FROM STDIN"
 
+
+# (at, rows, avgdl) per open database
+_CORPUS_STATS: weakref.WeakKeyDictionary[Any, tuple[float, int, float]] = weakref.WeakKeyDictionary()
 
 _FILTER_COLUMNS = {"role": "m.role", "source": "coalesce(s.source, '')", "session_id": "m.session_id"}
 
@@ -75,6 +87,49 @@ def _filters_sql(filters: Filters) -> tuple[str, list[Any]]:
         clauses.append("m.timestamp <= %s")
         params.append(filters.until)
     return "".join(f" AND {c}" for c in clauses), params
+
+
+def walk_budget() -> float:
+    """Seconds a search walk may read windows: the query budget of the caller
+    (:func:`hermes_store.db.current_budget`), else :data:`WALK_BUDGET`."""
+    budget = current_budget()
+    return budget if budget is not None else WALK_BUDGET
+
+
+@dataclass
+class Walk:
+    """Rows of a search walk; ``partial`` = (ids covered, ids in the table) when it stopped
+    at its time budget before reading every window."""
+
+    rows: list[dict[str, Any]]
+    partial: tuple[int, int] | None = None
+
+    def note(self) -> str | None:
+        """What to tell the user when the walk stopped early."""
+        if self.partial is None:
+            return None
+        covered, total = self.partial
+        return (f"the search stopped at its {walk_budget():.1f} s time budget after reading the "
+                f"newest {covered:,} of {total:,} message ids; results are partial "
+                f"({len(self.rows)} found before it)")
+
+
+def _sampled_idf(sample: Sequence[dict[str, Any]], size: int, rows: int) -> float:
+    """bm25's IDF from ``sample``, a term's first matches in id order, at most ``size`` of
+    them: ``size`` matches spread over an id span stand for ``size * rows / span`` documents
+    (as the SQLite ranker estimates)."""
+    docs = float(len(sample))
+    if docs >= size:
+        span = max(1, abs(int(sample[0]["id"]) - int(sample[-1]["id"])) + 1)
+        docs = size * rows / span
+    docs = min(docs, float(rows))  # the cached row count may lag behind other writers
+    return max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+
+
+def _corpus_wide(filters: Filters) -> bool:
+    """True when ``filters`` keep every message but those of excluded roles."""
+    return (filters.roles is None and filters.sources is None and filters.exclude_sources is None
+            and filters.session_ids is None and filters.since is None and filters.until is None)
 
 
 def _like_escape(text: str) -> str:
@@ -160,9 +215,6 @@ class PgSessionStorage(SessionStorage):
 
     engine = "postgresql"
 
-    def __init__(self, db: Any) -> None:
-        super().__init__(db)
-        self._stats: tuple[float, int, float] | None = None  # (at, rows, avgdl)
 
     # -- state ----------------------------------------------------------------
 
@@ -308,48 +360,129 @@ class PgSessionStorage(SessionStorage):
         except TsQueryError as exc:
             raise QueryRejected(str(exc)) from exc
 
+    def _tsqueries(self, matches: Sequence[Match]) -> list[str]:
+        """Each match compiled once by the server into ``tsquery`` text (one round trip).
+
+        Later statements bind that text as a constant (``%s::tsquery``): the planner then
+        estimates its selectivity from the column statistics, and nothing of the compiled
+        form (``hermes_tokens``, ``phraseto_tsquery``) is evaluated again for every row.
+        """
+        parts, params = [], []
+        for i, match in enumerate(matches):
+            sql, term_params = self._compile(match)
+            parts.append(f"({sql})::text AS q{i}")
+            params.extend(term_params)
+        row = self.db.query_one("SELECT " + ", ".join(parts), params)
+        return [row[f"q{i}"] for i in range(len(matches))]
+
     def _corpus(self) -> tuple[int, float]:
-        """(rows, average lexemes per row), refreshed every :data:`STATS_TTL` seconds."""
+        """(rows, average lexemes per row) of this database, refreshed every :data:`STATS_TTL`
+        seconds (shared by every storage object over the same database: a search opens one).
+
+        The row count is the planner's estimate (``pg_class.reltuples``, kept by ANALYZE and
+        autovacuum, refreshed after a bulk load) when the table is large, so it costs nothing;
+        a small or never-analysed table is counted.
+        """
         now = time.monotonic()
-        if self._stats is None or now - self._stats[0] > STATS_TTL:
-            rows = int(self.db.scalar("SELECT count(*) FROM messages") or 0)
+        stats = _CORPUS_STATS.get(self.db)
+        if stats is None or now - stats[0] > STATS_TTL:
+            estimate = float(self.db.scalar(
+                "SELECT reltuples FROM pg_class WHERE oid = to_regclass('messages')") or -1)
+            if estimate >= COUNT_BELOW:
+                rows = int(estimate)
+            else:
+                rows = int(self.db.scalar("SELECT count(*) FROM messages") or 0)
             avgdl = float(self.db.scalar(
                 "SELECT avg(length(tsv)) FROM (SELECT tsv FROM messages ORDER BY id DESC LIMIT %s) t",
                 (AVGDL_SAMPLE,)) or 1.0)
-            self._stats = (now, rows, max(avgdl, 1e-9))
-        return self._stats[1], self._stats[2]
+            stats = _CORPUS_STATS[self.db] = (now, rows, max(avgdl, 1e-9))
+        return stats[1], stats[2]
 
-    def _idf(self, term_sql: str, params: list[Any], rows: int) -> float:
-        sample = self.db.query_one(
-            f"SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM (SELECT id FROM messages"
-            f" WHERE tsv @@ {term_sql} ORDER BY id + 0 DESC LIMIT %s) t", (*params, IDF_SAMPLE))
-        docs = float(sample["n"] or 0)
-        if docs >= IDF_SAMPLE:
-            span = max(1, int(sample["hi"]) - int(sample["lo"]) + 1)
-            docs = IDF_SAMPLE * rows / span
-        docs = min(docs, float(rows))  # the cached row count may lag behind other writers
-        return max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+    def _walk(self, columns: str, condition: str, params: Sequence[Any], limit: int, *,
+              descending: bool = True, joins: str = "", column_params: Sequence[Any] = (),
+              windowed: bool = True) -> Walk:
+        """The first ``limit`` rows of ``messages m`` meeting ``condition``, newest (highest
+        id) first, or oldest first.
+
+        A GIN index returns its matches in no order, so ``ORDER BY id LIMIT n`` over a common
+        word read every match from the heap and sorted them (linear in the index). The walk
+        reads id windows instead, newest first. In each window the planner either walks the
+        id index backwards testing the stored vector and stops after ``limit`` rows (a common
+        word), or intersects the GIN matches with the window (a rare one). The first window
+        covers :data:`FIRST_WINDOW` ids; each next one is sized from the match density seen so
+        far to fill what is missing (:data:`WINDOW_GROWTH` times the ids covered when nothing
+        matched yet), at most :data:`MAX_WINDOW` ids. The rows read are then about ``limit``
+        / density whatever the index size, and the result is exactly the first ``limit``
+        matches in id order, unless the walk outlasts its time budget (:func:`walk_budget`):
+        it then stops between windows and says how far it read (:attr:`Walk.partial`).
+        """
+        order = "DESC" if descending else "ASC"
+        base = f"SELECT {columns} FROM messages m{joins} WHERE {condition}"
+        with self.db.connection() as conn:
+            def fetch(sql: str, args: Sequence[Any]) -> list[dict[str, Any]]:
+                # never a prepared statement: a generic plan cannot see how common the words
+                # are, and walks the id index for a rare one
+                return list(conn.execute(sql, args, prepare=False).fetchall())
+
+            if not windowed:
+                # "+ 0": never walk the id index with the condition as a filter
+                return Walk(fetch(f"{base} ORDER BY m.id + 0 {order} LIMIT %s",
+                                  (*column_params, *params, int(limit))))
+            began, budget = time.monotonic(), walk_budget()
+            bounds = fetch("SELECT min(id) AS lo, max(id) AS hi FROM messages", ())
+            if not bounds or bounds[0]["lo"] is None:
+                return Walk([])
+            lo, hi = int(bounds[0]["lo"]), int(bounds[0]["hi"])
+            statement = f"{base} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s"
+            found: list[dict[str, Any]] = []
+            span, edge = FIRST_WINDOW, hi if descending else lo
+            while True:
+                first, last = (max(lo, edge - span + 1), edge) if descending else (edge, min(hi, edge + span - 1))
+                want = limit - len(found)
+                rows = fetch(statement, (*column_params, *params, first, last, want))
+                found.extend(rows)
+                if len(rows) >= want or (first <= lo if descending else last >= hi):
+                    return Walk(found)
+                edge = first - 1 if descending else last + 1
+                covered = hi - edge if descending else edge - lo
+                if time.monotonic() - began > budget:
+                    return Walk(found, partial=(covered, hi - lo + 1))
+                if found:
+                    span = int((limit - len(found)) * covered / len(found) * 1.25) + 1
+                else:
+                    span = covered * WINDOW_GROWTH
+                span = min(max(span, FIRST_WINDOW), MAX_WINDOW)
+
+    def _idf(self, tsquery: str, rows: int) -> float:
+        """bm25's IDF of one term, its document frequency estimated from its newest
+        :data:`IDF_SAMPLE` matches (exact when it has fewer)."""
+        sample = self._walk("m.id", "m.tsv @@ %s::tsquery", (tsquery,), IDF_SAMPLE).rows
+        return _sampled_idf(sample, IDF_SAMPLE, rows)
 
     def hits(self, match: Match, filters: Filters, *, sort: str, budget: int) -> list[Hit]:
-        query_sql, query_params = self._compile(match)
         terms = positive_terms(match)
-        compiled = [self._compile(term) for term in terms]
-        presence = "".join(f", (m.tsv @@ {sql}) AS t{i}" for i, (sql, _) in enumerate(compiled))
-        presence_params = [p for _, params in compiled for p in params]
+        query, *term_queries = self._tsqueries([match, *terms])
+        presence = "".join(f", (m.tsv @@ %s::tsquery) AS t{i}" for i in range(len(term_queries)))
         where, where_params = _filters_sql(filters)
-        direction = "ASC" if sort == "oldest" else "DESC"
-        rows = self.db.query(
-            "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
-            f" s.title, length(m.tsv) AS dl{presence}"
-            " FROM messages m LEFT JOIN sessions s ON s.id = m.session_id"
-            # "+ 0": read matches through the GIN index, never by walking the id index backwards
-            f" WHERE m.tsv @@ {query_sql}{where} ORDER BY m.id + 0 {direction} LIMIT %s",
-            (*presence_params, *query_params, *where_params, int(budget)))
+        walk = self._walk(
+            "m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
+            f" s.title, length(m.tsv) AS dl{presence}",
+            f"m.tsv @@ %s::tsquery{where}", (query, *where_params), int(budget),
+            descending=sort != "oldest", joins=" LEFT JOIN sessions s ON s.id = m.session_id",
+            column_params=term_queries,
+            # a session filter: that session's few messages, through its own index
+            windowed=filters.session_ids is None)
+        rows = walk.rows
         if not rows:
-            return []
+            return Hits([], note=walk.note())
         corpus_rows, avgdl = self._corpus()
         corpus_rows = max(corpus_rows, len(rows))
-        idf = [self._idf(sql, params, corpus_rows) for sql, params in compiled]
+        if len(terms) == 1 and terms[0] == match and _corpus_wide(filters) and walk.partial is None:
+            # one term: the walk itself is a larger sample of its newest matches (the rows a
+            # filter on hidden roles drops aside); one IDF only scales every score alike
+            idf = [_sampled_idf(rows, int(budget), corpus_rows)]
+        else:
+            idf = [self._idf(text, corpus_rows) for text in term_queries]
         hits = []
         for row in rows:
             norm = K1 * (1 - B + B * float(row["dl"] or 0) / avgdl)
@@ -357,7 +490,7 @@ class PgSessionStorage(SessionStorage):
                         for i, weight in enumerate(idf) if row[f"t{i}"])
             hits.append(Hit(int(row["id"]), row["session_id"], int(row["seq"]), row["role"],
                             row["timestamp"], row["source"], row["title"], score, match))
-        return hits
+        return Hits(hits, note=walk.note())
 
     def hits_at(self, positions: Iterable[tuple[str, int]], filters: Filters) -> list[Hit]:
         wanted = sorted(set(positions))
