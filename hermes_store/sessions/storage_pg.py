@@ -15,6 +15,7 @@ read-modify-written in Python. Bulk batches go through ``COPY``.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
 import time
@@ -46,6 +47,7 @@ from hermes_store.sessions.storage import (
     SessionStorage,
 )
 
+logger = logging.getLogger(__name__)
 PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (SQLite migration 0007)
 IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
 K1, B = 1.2, 0.75
@@ -56,6 +58,7 @@ FIRST_WINDOW = 4096  # ids the first window of a search walk covers
 WINDOW_GROWTH = 8  # a window after empty ones covers this many times the ids covered so far
 MAX_WINDOW = 262_144  # ids one window covers at most (the walk checks its time between windows)
 WALK_BUDGET = 1.0  # seconds a search walk may take when no query budget is set
+SETTLE_AFTER = 20_000  # messages of one bulk load after which the index is settled (see settle)
 SNIPPET_CHARS = 65536  # prefix of a message ts_headline reads
 _SESSION_SELECT = ", ".join(SESSION_COLUMNS)
 _MESSAGE_SELECT = ", ".join(MESSAGE_COLUMNS)
@@ -684,6 +687,7 @@ class PgBulkWriter(BulkWriter):
         self.db = db
         self.on_commit = on_commit
         self.cpu_seconds = 0.0
+        self.inserted = 0  # messages this writer committed
         self._pool = ThreadPoolExecutor(max_workers=1) if pipeline else None
         self._future: Future[None] | None = None
 
@@ -709,16 +713,37 @@ class PgBulkWriter(BulkWriter):
             future.result()
 
     def close(self) -> None:
+        failed = False
         try:
             if self._future is not None:
                 try:
                     self._future.result()
                 except BaseException:  # the caller already propagates the first error
-                    pass
+                    failed = True
                 self._future = None
         finally:
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
+        if not failed:
+            self.settle()
+
+    def settle(self) -> None:
+        """After a bulk load of at least :data:`SETTLE_AFTER` messages (or a tenth of the
+        table): merge the GIN index's pending list into the index and refresh the planner's
+        statistics, so the next search neither scans a long unsorted pending list nor plans
+        with the counts of an emptier table. A failure here loses nothing (the rows are
+        committed; autovacuum does the same later) and is only logged."""
+        if self.inserted < SETTLE_AFTER:
+            estimate = float(self.db.scalar(
+                "SELECT reltuples FROM pg_class WHERE oid = to_regclass('messages')") or -1)
+            if self.inserted == 0 or self.inserted * 10 < estimate:
+                return
+        try:
+            with self.db.connection() as conn:
+                conn.execute("SELECT gin_clean_pending_list(to_regclass('messages_tsv'))")
+                conn.execute("ANALYZE messages, sessions")
+        except Exception as exc:  # noqa: BLE001 - maintenance only, see the docstring
+            logger.warning("after the bulk load: refreshing the search index statistics failed: %s", exc)
 
     def _timed(self, work: Callable[[Batch], None], batch: Batch) -> None:
         started = time.thread_time()
@@ -754,6 +779,7 @@ class PgBulkWriter(BulkWriter):
                     " imported_at = %s, meta = %s WHERE id = %s",
                     (progress["size"], progress["mtime"], progress["content_hash"],
                      progress["resume_at"], time.time(), progress["meta"], handle.source_id))
+        self.inserted += inserted
         self.on_commit(inserted, sum(1 for delta in batch.sessions if delta.is_new))
 
     @staticmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -152,3 +153,32 @@ def test_hermes_tokens_0005_equals_0003_on_every_kind_of_text(corpus):
     assert row["n"] == len(texts) and row["folded"] > 1000
     assert row["differ"] == 0
     assert corpus.scalar("SELECT hermes_tokens('Crème brûlée, café!', 100)") == "Creme brulee cafe "
+
+
+def _write_sessions(root, sessions: int, per_session: int, first: int) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    for n in range(sessions):
+        lines = [json.dumps({"role": "session_meta", "platform": "cli", "model": "m", "timestamp": 1.0e9 + n})]
+        lines += [json.dumps({"role": "user" if i % 2 == 0 else "assistant",
+                              "content": f"message {i} of session {n} deploy", "timestamp": 1.0e9 + n + i})
+                  for i in range(per_session)]
+        (root / f"20240101_000000_{first + n:08x}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_a_bulk_load_settles_the_index_and_statistics(pg_url, tmp_path, monkeypatch):
+    """After a big enough bulk load the planner's statistics describe the loaded table."""
+    from hermes_store.sessions.loader import BulkLoader
+
+    monkeypatch.setattr(storage_pg, "SETTLE_AFTER", 50)
+    with PgDatabase(pg_url) as db:
+        _write_sessions(tmp_path / "small", 2, 10, 0)
+        BulkLoader(db).run([tmp_path / "small"])  # 20 messages into an empty table: settled
+        assert db.scalar("SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass") == 20
+        db.execute("ANALYZE messages")
+        _write_sessions(tmp_path / "more", 1, 1, 10)
+        BulkLoader(db).run([tmp_path / "more"])  # 1 message into 20 (under a tenth): not settled
+        assert db.scalar("SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass") == 20
+        _write_sessions(tmp_path / "big", 6, 10, 20)
+        BulkLoader(db).run([tmp_path / "big"])  # 60 >= SETTLE_AFTER: settled
+        assert db.scalar("SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass") == 81
+        assert db.scalar("SELECT count(*) FROM messages") == 81
