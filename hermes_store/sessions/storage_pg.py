@@ -19,7 +19,6 @@ import logging
 import math
 import re
 import time
-import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,7 +26,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_store.db import current_budget
-from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, positive_terms, tsquery_sql
+from hermes_store.pgquery import (
+    SEARCH_CONFIG,
+    TERM_CAP,
+    Op,
+    Term,
+    TsQueryError,
+    positive_terms,
+    tsquery_sql,
+)
 from hermes_store.query import Match, QueryRejected
 from hermes_store.sessions.rows import (
     MESSAGE_COLUMNS,
@@ -173,44 +180,58 @@ def _with_ellipses(headline: str, content: str, open_mark: str, close_mark: str)
     return prefix + headline.strip() + suffix
 
 
-def _fold(text: str) -> str:
-    """``text`` lower-cased with Latin diacritics removed, character for character (offsets kept)."""
-    out = []
-    for char in text:
-        parts = unicodedata.normalize("NFD", char)
-        base = parts[0]
-        if len(parts) > 1 and base.isascii() and base.isalpha() and all(
-                unicodedata.category(p) == "Mn" for p in parts[1:]):
-            out.append(base.lower())
-        else:
-            low = char.lower()
-            out.append(low if len(low) == 1 else char)
-    return "".join(out)
+_TOKEN = re.compile(r"[^\W_]+")  # a token as the index splits text (unicode61, hermes_tokens)
+HIGHLIGHT_TOKENS = 4000  # distinct tokens of one message the highlighter looks up at most
 
 
-def _folded_excerpt(content: str, match: Match, open_mark: str, close_mark: str,
+def _marked_excerpt(content: str, marked: set[str], open_mark: str, close_mark: str,
                     words: int) -> str | None:
-    """An excerpt of ``content`` around its first folded match of a term's first token, every
-    such match marked; None when no term occurs literally (e.g. found by stemming only)."""
-    tokens = sorted({_fold(t.tokens[0]) for t in positive_terms(match) if t.tokens}, key=len, reverse=True)
-    if not tokens:
+    """An excerpt of about ``words`` tokens of ``content`` from a little before its first token
+    in ``marked``, each such token between the marks; None when none occurs."""
+    spans = [m.span() for m in _TOKEN.finditer(content)]
+    hits = [i for i, (lo, hi) in enumerate(spans) if content[lo:hi] in marked]
+    if not hits:
         return None
-    folded = _fold(content)
-    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(t) for t in tokens) + r")[^\W_]*")
-    spans = [m.span() for m in pattern.finditer(folded)]
-    if not spans:
-        return None
-    width = words * 7
-    start = max(0, spans[0][0] - width // 3)
-    end = min(len(content), start + width)
+    first = max(0, hits[0] - max(1, words // 4))
+    last = min(len(spans), first + words) - 1
+    start = spans[first][0] if first else 0
+    end = spans[last][1] if last < len(spans) - 1 else len(content)
     pieces, cursor = [], start
-    for lo, hi in spans:
-        if lo < start or hi > end:
-            continue
-        pieces += [content[cursor:lo], open_mark, content[lo:hi], close_mark]
-        cursor = hi
+    for i in hits:
+        if i > last:
+            break
+        if i >= first:
+            lo, hi = spans[i]
+            pieces += [content[cursor:lo], open_mark, content[lo:hi], close_mark]
+            cursor = hi
     pieces.append(content[cursor:end])
     return ("..." if start else "") + "".join(pieces) + ("..." if end < len(content) else "")
+
+
+def _marks_tokens(headline: str, open_mark: str, close_mark: str) -> bool:
+    """True when every marked piece of ``headline`` is one index token (ts_headline marks a
+    whole e-mail address or URL its parser saw as one word)."""
+    pattern = re.escape(open_mark) + "(.*?)" + re.escape(close_mark)
+    return all(_TOKEN.fullmatch(piece) for piece in re.findall(pattern, headline, re.S))
+
+
+def _token_match(match: Match) -> Op | Term | None:
+    """Any single token of ``match``'s positive, non-CJK terms (a prefix where the term's
+    last token is one): what marks a word of a snippet."""
+    nodes: list[Op | Term] = []
+    for term in positive_terms(match):
+        if getattr(term, "cjk", False):
+            continue  # projected bigrams: the generic highlighter marks CJK words
+        for i, token in enumerate(term.tokens):
+            node = Term((token,), bool(term.prefix and i == len(term.tokens) - 1))
+            if node not in nodes:
+                nodes.append(node)
+    if not nodes:
+        return None
+    tree = nodes[0]
+    for node in nodes[1:]:
+        tree = Op("OR", tree, node)
+    return tree
 
 
 class PgSessionStorage(SessionStorage):
@@ -524,11 +545,30 @@ class PgSessionStorage(SessionStorage):
             " FROM messages WHERE id = %s", (*params, options, int(message_id)))
         if row is None or row["headline"] is None:
             return None
-        if open_mark in row["headline"]:
+        if open_mark in row["headline"] and _marks_tokens(row["headline"], open_mark, close_mark):
             return _with_ellipses(row["headline"], row["content"], open_mark, close_mark)
-        # ts_headline reads the raw text with its own parser (no diacritics folding, paths as
-        # one token): mark the folded terms ourselves
-        return _folded_excerpt(row["content"], match, open_mark, close_mark, words)
+        # ts_headline reads the raw text with its own parser (no diacritics folding; a path,
+        # e-mail address or URL is one token): mark the tokens the index sees ourselves
+        return self._highlight(row["content"], match, open_mark, close_mark, words)
+
+    def _highlight(self, content: str, match: Match, open_mark: str, close_mark: str,
+                   words: int) -> str | None:
+        """An excerpt of ``content`` with every token marked that the index stems or folds to
+        a token of ``match`` (``runs`` for ``running``, ``cafés`` for ``cafe``): the tokens are
+        split as the index splits text and looked up with the index's own configuration."""
+        tokens_match = _token_match(match)
+        if tokens_match is None:
+            return None
+        distinct = list(dict.fromkeys(m.group() for m in _TOKEN.finditer(content)))[:HIGHLIGHT_TOKENS]
+        if not distinct:
+            return None
+        query_sql, params = tsquery_sql(tokens_match)
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                f"SELECT t FROM unnest(%s::text[]) AS t WHERE"
+                f" to_tsvector('{SEARCH_CONFIG}', hermes_tokens(t, {TERM_CAP})) @@ ({query_sql})",
+                (distinct, *params), prepare=False).fetchall()
+        return _marked_excerpt(content, {r["t"] for r in rows}, open_mark, close_mark, words)
 
     # -- bulk loading ------------------------------------------------------------------
 
