@@ -65,6 +65,7 @@ FIRST_WINDOW = 4096  # ids the first window of a search walk covers
 WINDOW_GROWTH = 8  # a window after empty ones covers this many times the ids covered so far
 MAX_WINDOW = 262_144  # ids one window covers at most (the walk checks its time between windows)
 WALK_BUDGET = 1.0  # seconds a search walk may take when no query budget is set
+GIN_REST_CAP = 20_000  # estimated GIN candidates one statement may recheck (the rest of a walk)
 SETTLE_AFTER = 20_000  # messages of one bulk load after which the index is settled (see settle)
 SNIPPET_CHARS = 65536  # prefix of a message ts_headline reads
 _SESSION_SELECT = ", ".join(SESSION_COLUMNS)
@@ -422,11 +423,11 @@ class PgSessionStorage(SessionStorage):
             stats = _CORPUS_STATS[self.db] = (now, rows, max(avgdl, 1e-9))
         return stats[1], stats[2]
 
-    def _walk(self, columns: str, condition: str, params: Sequence[Any], limit: int, *,
-              descending: bool = True, joins: str = "", column_params: Sequence[Any] = (),
-              windowed: bool = True) -> Walk:
-        """The first ``limit`` rows of ``messages m`` meeting ``condition``, newest (highest
-        id) first, or oldest first.
+    def _walk(self, columns: str, tsquery: str, limit: int, *, where: str = "",
+              where_params: Sequence[Any] = (), descending: bool = True, joins: str = "",
+              column_params: Sequence[Any] = (), windowed: bool = True) -> Walk:
+        """The first ``limit`` rows of ``messages m`` matching ``tsquery`` (and ``where``),
+        newest (highest id) first, or oldest first.
 
         A GIN index returns its matches in no order, so ``ORDER BY id LIMIT n`` over a common
         word read every match from the heap and sorted them (linear in the index). The walk
@@ -437,21 +438,39 @@ class PgSessionStorage(SessionStorage):
         far to fill what is missing (:data:`WINDOW_GROWTH` times the ids covered when nothing
         matched yet), at most :data:`MAX_WINDOW` ids. The rows read are then about ``limit``
         / density whatever the index size, and the result is exactly the first ``limit``
-        matches in id order, unless the walk outlasts its time budget (:func:`walk_budget`):
-        it then stops between windows and says how far it read (:attr:`Walk.partial`).
+        matches in id order.
+
+        Sparse matches among common words (a phrase of two frequent words) would make the
+        windows test most of the table row by row; when the planner's estimate of the GIN
+        candidates left (rows holding every word) is under half the ids the windows would
+        still read, and at most :data:`GIN_REST_CAP`, the rest is read in one statement
+        through the GIN index instead (its cost is the candidates' rechecks).
+
+        A walk that outlasts its time budget (:func:`walk_budget`) stops between windows and
+        says how far it read (:attr:`Walk.partial`).
         """
         order = "DESC" if descending else "ASC"
-        base = f"SELECT {columns} FROM messages m{joins} WHERE {condition}"
+        base = f"SELECT {columns} FROM messages m{joins} WHERE m.tsv @@ %s::tsquery{where}"
+        params = (*column_params, tsquery, *where_params)
         with self.db.connection() as conn:
             def fetch(sql: str, args: Sequence[Any]) -> list[dict[str, Any]]:
                 # never a prepared statement: a generic plan cannot see how common the words
                 # are, and walks the id index for a rare one
                 return list(conn.execute(sql, args, prepare=False).fetchall())
 
+            def through_gin(first: int, last: int, want: int) -> list[dict[str, Any]]:
+                # "+ 0": the id index is no way in; the GIN matches are filtered and sorted
+                return fetch(f"{base} AND m.id + 0 BETWEEN %s AND %s ORDER BY m.id + 0 {order}"
+                             " LIMIT %s", (*params, first, last, want))
+
+            def candidates(first: int, last: int) -> float:
+                plan = fetch("EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m"
+                             " WHERE m.tsv @@ %s::tsquery AND m.id BETWEEN %s AND %s",
+                             (tsquery, first, last))
+                return float(plan[0]["QUERY PLAN"][0]["Plan"]["Plan Rows"])
+
             if not windowed:
-                # "+ 0": never walk the id index with the condition as a filter
-                return Walk(fetch(f"{base} ORDER BY m.id + 0 {order} LIMIT %s",
-                                  (*column_params, *params, int(limit))))
+                return Walk(fetch(f"{base} ORDER BY m.id + 0 {order} LIMIT %s", (*params, int(limit))))
             began, budget = time.monotonic(), walk_budget()
             bounds = fetch("SELECT min(id) AS lo, max(id) AS hi FROM messages", ())
             if not bounds or bounds[0]["lo"] is None:
@@ -463,16 +482,23 @@ class PgSessionStorage(SessionStorage):
             while True:
                 first, last = (max(lo, edge - span + 1), edge) if descending else (edge, min(hi, edge + span - 1))
                 want = limit - len(found)
-                rows = fetch(statement, (*column_params, *params, first, last, want))
+                rows = fetch(statement, (*params, first, last, want))
                 found.extend(rows)
                 if len(rows) >= want or (first <= lo if descending else last >= hi):
                     return Walk(found)
                 edge = first - 1 if descending else last + 1
-                covered = hi - edge if descending else edge - lo
+                covered, left = (hi - edge, edge - lo + 1) if descending else (edge - lo, hi - edge + 1)
                 if time.monotonic() - began > budget:
                     return Walk(found, partial=(covered, hi - lo + 1))
+                want = limit - len(found)
+                needed = min(left, want * covered / len(found)) if found else left
+                rest = (lo, edge) if descending else (edge, hi)
+                if needed > 4 * FIRST_WINDOW:
+                    estimate = candidates(*rest)
+                    if estimate * 2 < needed and estimate <= GIN_REST_CAP:
+                        return Walk(found + through_gin(*rest, want))
                 if found:
-                    span = int((limit - len(found)) * covered / len(found) * 1.25) + 1
+                    span = int(needed * 1.25) + 1
                 else:
                     span = covered * WINDOW_GROWTH
                 span = min(max(span, FIRST_WINDOW), MAX_WINDOW)
@@ -480,7 +506,7 @@ class PgSessionStorage(SessionStorage):
     def _idf(self, tsquery: str, rows: int) -> float:
         """bm25's IDF of one term, its document frequency estimated from its newest
         :data:`IDF_SAMPLE` matches (exact when it has fewer)."""
-        sample = self._walk("m.id", "m.tsv @@ %s::tsquery", (tsquery,), IDF_SAMPLE).rows
+        sample = self._walk("m.id", tsquery, IDF_SAMPLE).rows
         return _sampled_idf(sample, IDF_SAMPLE, rows)
 
     def hits(self, match: Match, filters: Filters, *, sort: str, budget: int) -> list[Hit]:
@@ -490,10 +516,9 @@ class PgSessionStorage(SessionStorage):
         where, where_params = _filters_sql(filters)
         walk = self._walk(
             "m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
-            f" s.title, length(m.tsv) AS dl{presence}",
-            f"m.tsv @@ %s::tsquery{where}", (query, *where_params), int(budget),
-            descending=sort != "oldest", joins=" LEFT JOIN sessions s ON s.id = m.session_id",
-            column_params=term_queries,
+            f" s.title, length(m.tsv) AS dl{presence}", query, int(budget),
+            where=where, where_params=where_params, descending=sort != "oldest",
+            joins=" LEFT JOIN sessions s ON s.id = m.session_id", column_params=term_queries,
             # a session filter: that session's few messages, through its own index
             windowed=filters.session_ids is None)
         rows = walk.rows

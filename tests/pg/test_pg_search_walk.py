@@ -100,11 +100,16 @@ def test_walk_is_not_vacuous(corpus, monkeypatch):
         return Spy()
 
     monkeypatch.setattr(corpus, "connection", spying)
+    hits = storage.hits(compile_query("common").strict_match, Filters(), sort="relevance", budget=1000)
+    windows = [s for s in statements if "m.id BETWEEN" in s and "EXPLAIN" not in s]
+    assert len(windows) >= 5 and len(hits) == 600  # dense: windows only, to the end
+    assert not any("m.id + 0 BETWEEN" in s for s in statements)
+    statements.clear()
     hits = storage.hits(compile_query("needle").strict_match, Filters(), sort="relevance", budget=1000)
-    windows = [s for s in statements if "BETWEEN" in s]
-    assert len(windows) >= 3
     total = corpus.scalar("SELECT count(*) FROM messages WHERE content LIKE '%needle%'")
     assert total >= 3 and len(hits) == total
+    # sparse: after the first empty window, the rest in one statement through the GIN index
+    assert sum("m.id + 0 BETWEEN" in s for s in statements) == 1
 
 
 def test_a_walk_past_its_time_budget_stops_and_says_so(corpus, monkeypatch):
