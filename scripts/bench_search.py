@@ -210,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     ours: dict[str, list[float]] = {}
     on_pg: dict[str, list[float]] = {}
     grep: dict[str, list[float]] = {}
+    partial: list[str] = []  # PostgreSQL queries that stopped at the walk's time budget
     for cls, items in queries.items():
         for text in items:
             search_messages(db, text, limit=10)  # warm the page cache
@@ -218,7 +219,9 @@ def main(argv: list[str] | None = None) -> int:
                 search_messages(db, text, limit=10)
                 ours.setdefault(cls, []).append(time.perf_counter() - began)
             if pg is not None:
-                search_messages(pg, text, limit=10)
+                note = search_messages(pg, text, limit=10).note or ""
+                if "results are partial" in note:
+                    partial.append(text)
                 for _ in range(args.repeat):
                     began = time.perf_counter()
                     search_messages(pg, text, limit=10)
@@ -249,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
             pg_cell = f" {c[0]:.1f} / {c[1]:.1f} / {c[2]:.1f} |"
         print(f"| {cls} | {n} | {a[0]:.1f} / {a[1]:.1f} / {a[2]:.1f} |{pg_cell} "
               f"{b[0]:.0f} / {b[1]:.0f} / {b[2]:.0f} |")
+    if pg is not None:
+        print(f"PostgreSQL: {len(partial)} of {sum(len(v) for v in queries.values())} queries returned "
+              f"partial results (time budget){': ' + ', '.join(partial) if partial else ''}")
     return 0
 
 

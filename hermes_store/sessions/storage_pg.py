@@ -57,6 +57,7 @@ from hermes_store.sessions.storage import (
 logger = logging.getLogger(__name__)
 PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (SQLite migration 0007)
 IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
+IDF_KEPT = 256  # terms whose IDF one storage object keeps
 K1, B = 1.2, 0.75
 AVGDL_SAMPLE = 2000  # newest rows whose lexeme count estimates the average length
 STATS_TTL = 60.0  # seconds corpus statistics are reused
@@ -239,6 +240,10 @@ class PgSessionStorage(SessionStorage):
     """Every read and write of the session index, in PostgreSQL."""
 
     engine = "postgresql"
+
+    def __init__(self, db: Any) -> None:
+        super().__init__(db)
+        self._idf_seen: dict[tuple[str, int], tuple[float, float]] = {}  # -> (at, idf)
 
 
     # -- state ----------------------------------------------------------------
@@ -505,9 +510,17 @@ class PgSessionStorage(SessionStorage):
 
     def _idf(self, tsquery: str, rows: int) -> float:
         """bm25's IDF of one term, its document frequency estimated from its newest
-        :data:`IDF_SAMPLE` matches (exact when it has fewer)."""
-        sample = self._walk("m.id", tsquery, IDF_SAMPLE).rows
-        return _sampled_idf(sample, IDF_SAMPLE, rows)
+        :data:`IDF_SAMPLE` matches (exact when it has fewer); kept by this storage object
+        (one search opens one: its strict and relaxed forms share their terms) for at most
+        :data:`STATS_TTL` seconds, :data:`IDF_KEPT` terms."""
+        now = time.monotonic()
+        known = self._idf_seen.get((tsquery, rows))
+        if known is None or now - known[0] > STATS_TTL:
+            if len(self._idf_seen) >= IDF_KEPT:
+                self._idf_seen.clear()
+            sample = self._walk("m.id", tsquery, IDF_SAMPLE).rows
+            known = self._idf_seen[(tsquery, rows)] = (now, _sampled_idf(sample, IDF_SAMPLE, rows))
+        return known[1]
 
     def hits(self, match: Match, filters: Filters, *, sort: str, budget: int) -> list[Hit]:
         terms = positive_terms(match)
