@@ -16,7 +16,7 @@ With ``--database-url postgresql://...`` the same corpus is also indexed into th
 timed there too, so the two engines' figures come from the same run.
 
 Usage: .venv/bin/python scripts/bench_search.py [--messages 20000] [--work DIR] [--repeat 5]
-                                                [--database-url URL]
+                                                [--database-url URL|private]
 """
 
 from __future__ import annotations
@@ -184,9 +184,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="corpus seed (generator default)")
     parser.add_argument("--fresh", action="store_true", help="rebuild corpus and index")
     parser.add_argument("--database-url", default=None, metavar="URL",
-                        help="also time the queries on PostgreSQL (schema bench_search of this database)")
+                        help="also time the queries on PostgreSQL (schema bench_search of this database;"
+                             " 'private': a throw-away server for this run)")
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(SCRIPTS))
+    from bench_pgserver import database_url
 
+    with database_url(args.database_url) as url:
+        args.database_url = url
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """One benchmark run with parsed arguments (``database_url`` already resolved)."""
     work = args.work / str(args.messages)
     corpus, db_path = work / "corpus", work / "bench.db"
     if args.fresh and work.exists():
