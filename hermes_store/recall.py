@@ -286,6 +286,7 @@ class FactsKind(Kind):
                     "retrieval_count": row.get("retrieval_count", 0), "category": row.get("category"),
                     "tags": row.get("tags"), "entities": row.get("entities", []),
                     "created_at": _iso(row.get("created_at")), "updated_at": _iso(row.get("updated_at")),
+                    **({"written_by": row["written_by"]} if row.get("written_by") else {}),
                 },
             ))
         return items[:request.limit]
@@ -297,7 +298,8 @@ class FactsKind(Kind):
         return f"[fact #{item.id}, trust {item.provenance.get('trust_score', DEFAULT_TRUST):.2f}]"
 
     def describe(self, fields: dict[str, Any]) -> tuple[str, str]:
-        return (f"  #{fields['id']}  trust {fields['trust_score']:.2f}, helpful {fields.get('helpful_count', 0)}",
+        by = f", by {fields['written_by']}" if fields.get("written_by") else ""
+        return (f"  #{fields['id']}  trust {fields['trust_score']:.2f}, helpful {fields.get('helpful_count', 0)}{by}",
                 fields["text"])
 
 
@@ -313,6 +315,7 @@ class SessionsKind(Kind):
 
     def candidates(self, request: RecallRequest) -> list[RecallItem]:
         from hermes_store.sessions.search import Lineage, search_messages
+        from hermes_store.sessions.storage import open_session_storage
 
         db, limit = request.db, request.limit
         lineage = Lineage(db)
@@ -324,6 +327,8 @@ class SessionsKind(Kind):
             request.notes[self.name] = found.note
         now = time.time()
         items: list[RecallItem] = []
+        # on a shared store: which host/home wrote each session
+        writers = open_session_storage(db).session_writers(sorted({r["session_id"] for r in found.results}))
         for row in found.results:
             if own_root is not None and lineage.root(row["session_id"]) == own_root:
                 continue
@@ -339,6 +344,7 @@ class SessionsKind(Kind):
                     "session_id": row["session_id"], "seq": row.get("seq"), "role": row.get("role"),
                     "timestamp": stamp, "time": _iso(stamp), "source": row.get("source"),
                     "title": row.get("title"), "link": f"@session:{row['session_id']}",
+                    **({"written_by": writers[row["session_id"]]} if row["session_id"] in writers else {}),
                 },
             ))
         return items[:limit]
@@ -355,6 +361,8 @@ class SessionsKind(Kind):
     def describe(self, fields: dict[str, Any]) -> tuple[str, str]:
         head = (f"  {fields['link']} #{fields['id']}  {fields.get('time') or ''} {fields.get('role') or ''} "
                 f"{fields.get('title') or ''}").rstrip()
+        if fields.get("written_by"):
+            head += f"  (by {fields['written_by']})"
         return head, fields.get("snippet") or ""
 
 

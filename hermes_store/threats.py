@@ -62,9 +62,10 @@ _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
      rf"\bact\s+as\s+(?:if|though)\s+{_F}you\s+{_F}(?:have\s+no|don'?t\s+have|do\s+not\s+have)\s+{_F}"
      r"(?:restrictions|limits|rules)\b"),
     ("html_comment_injection",
-     r"<!--[\s\S]{0,512}?\b(?:ignore|override|system|secret|hidden)\b[\s\S]{0,512}?-->"),
-    ("hidden_div", r"<div\s[^>]*?style\s*=\s*[\"'][^\"']*display\s*:\s*none"),
-    ("translate_execute", rf"\btranslate\s+{_F}into\s+{_F}and\s+(?:execute|run|eval)\b"),
+     r"<!--[\s\S]{0,512}?(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])[\s\S]{0,512}?-->"),
+    ("hidden_div", r"<\s*div\s[^>]*?style\s*=\s*[\"'](?:[^\"']*|[^>]{0,2048}?)display\s*:\s*none"),
+    ("translate_execute", rf"\btranslate\s+(?:{_F}into\s+{_F}|[^\n]{{0,512}}?\s+into\s+\w+(?:[\s-]+\w+){{0,2}}\s+)"
+                          r"and\s+(?:execute|run|eval)\b"),
     ("deception_hide", rf"\b(?:do\s+not|don'?t)\s+{_F}tell\s+{_F}the\s+user\b"),
     ("role_hijack", rf"\byou\s+are\s+{_F}now\s+(?:a|an|the)\s+"),
     ("role_pretend", rf"\bpretend\s+{_F}(?:you\s+are|to\s+be)\s+"),
@@ -87,8 +88,8 @@ _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
     ("exfil_curl", rf"\bcurl\b[^\n]{{0,2048}}{_SECRET_VAR}"),
     ("exfil_wget", rf"\bwget\b[^\n]{{0,2048}}{_SECRET_VAR}"),
     ("read_secrets",
-     r"\bcat\s+[^\n]{0,2048}?(?:\.env\b|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
-    ("send_to_url", rf"\b(?:send|post|upload|transmit)\s+{_F}(?:to|at)\s+https?://"),
+     r"\bcat\s+[^\n]{0,2048}?(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
+    ("send_to_url", rf"\b(?:send|post|upload|transmit)\s+(?:{_F}|[^\n]{{0,2048}}?\s)(?:to|at)\s+https?://"),
     ("context_exfil",
      rf"\b(?:include|output|print|share)\s+{_F}"
      r"(?:conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)\b"),
@@ -100,7 +101,7 @@ _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
     ("agent_config_mod", rf"{_MODIFY}(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)"),
     ("hermes_config_mod", rf"{_MODIFY}\.hermes/(?:config\.yaml|SOUL\.md)"),
     ("hardcoded_secret",
-     r"\b(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_\-]{20,}[\"']"),
+     r"(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_\-]{20,}"),
 )
 
 THREAT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -171,10 +172,10 @@ def scan_form(text: str) -> str:
     dropped; blank-rendering fillers read as spaces; common look-alikes (Cyrillic, Greek,
     other brackets and dashes) mapped to ASCII; the result lower-cased.
     """
-    from hermes_store.tooling import CONFUSABLES
+    from hermes_store.tooling import CONFUSABLES, PREFOLD
 
     out: list[str] = []
-    for char in unicodedata.normalize("NFKD", text):
+    for char in unicodedata.normalize("NFKD", text.translate(PREFOLD)):
         code = ord(char)
         if 0xE0020 <= code <= 0xE007E:
             out.append(chr(code - 0xE0000))
@@ -184,6 +185,65 @@ def scan_form(text: str) -> str:
         out.append(char)
     folded = unicodedata.normalize("NFKC", "".join(out)).lower()
     return folded.translate(_BLANKS).translate(CONFUSABLES)
+
+
+# Spelled-out keywords: a run of three or more single letters with separators between them
+# ("i g n o r e", "i - g - n - o - r - e"), and separators inside a word ("ign-ore", "i.g.n.o.r.e").
+_LETTER_RUN = re.compile(r"(?<![a-z0-9])[a-z](?![a-z0-9])(?:[^a-z0-9]{1,3}[a-z](?![a-z0-9])){2,}", re.IGNORECASE)
+_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+_RUN_PART = re.compile(r"[a-z]|[^a-z]+", re.IGNORECASE)
+_INNER_SEPARATOR = re.compile(r"(?<=[a-z])[^\sa-z0-9]{1,3}(?=[a-z])", re.IGNORECASE)
+_BETWEEN_WORDS = re.compile(r"(?<=[a-z0-9])[^\sa-z0-9$]{1,3}(?=[a-z0-9])", re.IGNORECASE)
+# Markup inside a word ("ig<b></b>nore", "ig<span>no</span>re") renders as nothing.
+_INNER_MARKUP = re.compile(r"(?<=[a-z])(?:</?[a-z][a-z0-9]{0,10}(?:\s[^<>]{0,40})?/?>)+(?=[a-z])", re.IGNORECASE)
+# Look-alike digits and signs inside a word of letters ("1gn0re", "pr3v10us", "in$truction$").
+_LEET_WORD = re.compile(r"\b(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[0-9@$])[a-z0-9@$]{3,}\b", re.IGNORECASE)
+_LEET = (str.maketrans("013457@$", "oieastas"), str.maketrans("013457@$", "oleastas"))  # 1 as i, as l
+
+
+def _join_run(match: re.Match[str]) -> str:
+    """One spelled-out run as words: letters joined across its usual separator, a space elsewhere."""
+    parts = _RUN_PART.findall(match.group(0))
+    separators = parts[1::2]
+    usual = max(set(separators), key=separators.count)
+    return "".join(part if i % 2 == 0 else ("" if part == usual else " ") for i, part in enumerate(parts))
+
+
+def spelled_forms(text: str) -> list[str]:
+    """Forms of ``text`` with spelled-out keywords undone (those that differ from ``text``).
+
+    ``joined``: separators inside a word dropped (``ign-ore``, ``i.g.n.o.r.e``), then runs of
+    single letters joined (``i g n o r e``), markup inside a word dropped (``ig<b></b>nore``);
+    ``spaced``: punctuation between two words read as a space
+    (``ignore-all-previous-instructions``); ``leet``: the joined form with look-alike digits and
+    signs inside a word read as letters (``1gn0re``, ``pr3v10us``). Ordinary abbreviations ("e.g.",
+    "U.S.A.", initials) only ever become one short word, so they match nothing new.
+    """
+    joined = _LETTER_RUN.sub(_join_run, _INNER_SEPARATOR.sub("", _INNER_MARKUP.sub("", text)))
+    spaced = _BETWEEN_WORDS.sub(" ", text)
+    leet = [_LEET_WORD.sub(lambda m, table=table: m.group(0).translate(table), joined) for table in _LEET]
+    return [form for form in dict.fromkeys((joined, spaced, *leet)) if form != text]
+
+
+def scan_forms(head: str) -> list[str]:
+    """Every form of ``head`` the patterns run on: NFKC, the disguise-free :func:`scan_form`
+    (non-ASCII text), the same after HTML entities, percent and backslash escapes are decoded
+    (to a fixed point), and each with spelled-out keywords undone (:func:`spelled_forms`)."""
+    from hermes_store.tooling import unescaped
+
+    bases = [head]
+    decoded = unescaped(head)
+    if decoded != head:
+        bases.append(decoded)
+    if _CONTROLS.search(decoded):  # control characters render as nothing, or as a break
+        bases += [_CONTROLS.sub("", decoded), _CONTROLS.sub(" ", decoded)]
+    forms: list[str] = []
+    for base in bases:
+        folded = unicodedata.normalize("NFKC", base)
+        forms += [folded] if base.isascii() else [folded, scan_form(base)]
+    for form in list(forms):
+        forms += spelled_forms(form)
+    return list(dict.fromkeys(forms))
 
 
 def invisible_id(char: str) -> str:
@@ -204,12 +264,12 @@ def scan_findings(text: str) -> list[str]:
                 continue
             seen.add(char)
             findings.append(invisible_id(char))
-    folded = unicodedata.normalize("NFKC", head)
-    # Disguised text (look-alike letters, marks or format characters inside a keyword) is
-    # matched on its scan form too; plain ASCII text is its own scan form, case aside.
-    forms = [folded] if head.isascii() else [folded, scan_form(head)]
+    # Disguised text (look-alike letters, marks or format characters inside a keyword,
+    # entities, spelled-out words) is matched on its other forms too (see scan_forms).
+    forms = scan_forms(head)
     # The prefilter is exact only for ASCII text (case folding of other scripts can map to ASCII).
-    lowered = folded.lower() if folded.isascii() else None
+    joined = " ".join(forms)
+    lowered = joined.lower() if joined.isascii() else None
     for pid, regex in THREAT_PATTERNS:
         needles = _NEEDLES.get(pid)
         if lowered is not None and needles is not None and not any(n in lowered for n in needles):

@@ -16,6 +16,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from hermes_store.home import Home
@@ -246,11 +247,24 @@ _NOTE_LINE = re.compile(
 )
 # A forged or truncated note (e.g. cut by a search snippet) up to its "]" or the end of the line.
 # Any bracket may open it: ``[``, ``(`` or ``{`` (and their look-alikes, folded above).
-_NOTE_FRAGMENT = re.compile(r"[ \t]*[\[({]\s*system[\s_\-]*note\s*:[^\])}\n]*(?:[\])}]|$)", re.MULTILINE)
+_NOTE_FRAGMENT = re.compile(r"[ \t]*[\[({<]\s*system[\s_\-]*note\s*:[^\])}>\n]*(?:[\])}>]|$)", re.MULTILINE)
+# An unbracketed label ("System note: ...", "SYSTEM NOTE - ..."): the label goes, the rest stays.
+_NOTE_LABEL = re.compile(r"system[\s_\-]*note\s*(?::|[\-—–]+|$)")
 # A tag head without its ``>`` (cut by a snippet, or left open) is removed too.
 _STRAY_TAG = re.compile(rf"<\s*/?\s*{_TAG_NAME}(?:{_ATTRS}\s*/?\s*>)?")
-_FENCE_PATTERNS = (_FENCE_SPAN, _NOTE_LINE, _NOTE_FRAGMENT, _STRAY_TAG)
+# Halves of a tag split over two strings (two facts, a title and a text) that a reader may join:
+# a head ending the string (``</memory-``) and a tail starting it (``context>``, ``ory-context>``).
+_SPLIT_HEAD = re.compile(r"<\s*/?\s*(?:memory|memor|memo|mem)(?:[\s_\-.:]*(?:c|co|con|cont|conte|contex|context)?)?"
+                         r"\s*\Z")
+_SPLIT_TAIL = re.compile(rf"\A\s*(?:memory|emory|mory|ory|ry|y)?[\s_\-.:]*(?:ontext|ntext|context){_ATTRS}\s*>")
+_FENCE_PATTERNS = (_FENCE_SPAN, _NOTE_LINE, _NOTE_FRAGMENT, _NOTE_LABEL, _STRAY_TAG, _SPLIT_HEAD, _SPLIT_TAIL)
 _ENTITY = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?")
+_LINE_SPACE = "\t\n\r\x0b\x0c"
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_ENTITY_DEPTH = 8  # nested entities decoded (``&amp;amp;lt;``): a fixed point within this many levels
+# Percent-encoding (``%3C``) and ``\xNN`` escapes read as their character too.
+_PERCENT = re.compile(r"%([0-9a-fA-F]{2})")
+_HEX_ESCAPE = re.compile(r"\\+x([0-9a-fA-F]{2})")
 # A JSON ``\uXXXX`` escape (any number of backslashes: JSON text inside JSON text, such as
 # tool-call arguments) reads as its character too.
 _JSON_ESCAPE = re.compile(r"\\+u([0-9a-fA-F]{4})(?:\\+u([dD][c-fC-F][0-9a-fA-F]{2}))?")
@@ -276,12 +290,42 @@ _CONFUSABLES = str.maketrans({
     "ѕ": "s", "т": "t", "ц": "u", "у": "y", "х": "x", "ѡ": "w", "ʏ": "y", "ɑ": "a", "ɡ": "g",
     "α": "a", "β": "b", "ε": "e", "ι": "i", "κ": "k", "ο": "o", "ρ": "p", "τ": "t", "υ": "u",
     "χ": "x", "ν": "v", "μ": "m", "η": "n", "ı": "i", "ȷ": "j", "ꭇ": "r", "ⅿ": "m", "ꮪ": "s",
-    "ꮇ": "m", "ꭼ": "e", "ꮃ": "w", "ꮮ": "l",
+    "ꮇ": "m", "ꭼ": "e", "ꮃ": "w", "ꮮ": "l", "ꮯ": "c", "ꭹ": "y", "ꮢ": "r",
+    # Latin small capitals and Armenian look-alikes (NFKC keeps them apart from ASCII).
+    **dict(zip("ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘʀꜱᴛᴜᴠᴡᴢ", "abcdefghijklmnoprstuvwz", strict=True)),
+    "օ": "o", "ս": "u", "ո": "n", "հ": "h", "ց": "g", "ք": "p",
+})
+#: Letters NFKC leaves as symbols or splits (parenthesized ⒨ -> "(m)"): negative circled and
+#: squared letters, regional indicators and parenthesized letters read as the ASCII letter.
+PREFOLD = str.maketrans({
+    **{chr(0x249C + i): chr(97 + i) for i in range(26)},     # ⒜..⒵
+    **{chr(0x1F110 + i): chr(97 + i) for i in range(26)},    # 🄐..🄩 parenthesized capitals
+    **{chr(0x1F150 + i): chr(97 + i) for i in range(26)},    # 🅐..🅩 negative circled
+    **{chr(0x1F170 + i): chr(97 + i) for i in range(26)},    # 🅰..🆉 negative squared
+    **{chr(0x1F1E6 + i): chr(97 + i) for i in range(26)},    # 🇦..🇿 regional indicators
+    **dict(zip("ꓮꓐꓚꓓꓰꓝꓖꓧꓲꓙꓗꓡꓟꓠꓳꓑꓣꓢꓔꓴꓦꓪꓫꓬꓜ", "abcdefghijklmnoprstuvwxyz", strict=True)),  # Lisu
 })
 #: Public for the threat scan (hermes_store.threats.scan_form), which undoes the same disguises.
 CONFUSABLES = _CONFUSABLES
 _NON_LETTERS = re.compile(r"[^a-z]+")
 _SKELETON_LIMIT = 4  # passes: removing one disguised tag can join the halves of another
+
+
+@lru_cache(maxsize=16384)
+def _fold_char(ch: str) -> str:
+    """The skeleton characters of one character ("" for format and control characters)."""
+    if unicodedata.category(ch) in _DROPPED_CATEGORIES or (ch < " " and ch not in _LINE_SPACE) \
+            or "\x7f" <= ch <= "\x9f":
+        return ""  # format and control characters render as nothing (ESC, NUL, C1 controls)
+    # Decomposed first so accents come off precomposed letters (é -> e), then compatibility-folded.
+    bare = "".join(p for p in unicodedata.normalize("NFKD", ch.translate(PREFOLD))
+                   if unicodedata.category(p) not in _DROPPED_CATEGORIES)
+    return "".join(piece for piece in unicodedata.normalize("NFKC", bare).lower().translate(_CONFUSABLES)
+                   if unicodedata.category(piece) not in _DROPPED_CATEGORIES)
+
+
+# Printable ASCII but the escape starters (& % \): its skeleton is its lower case, one for one.
+_PLAIN_RUN = re.compile(r"[\t\n\r\x20-\x24\x27-\x5b\x5d-\x7e]+")
 
 
 def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
@@ -291,49 +335,95 @@ def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
     ends: list[int] = []
     i, n = 0, len(text)
     while i < n:
+        plain = _PLAIN_RUN.match(text, i)
+        if plain is not None:
+            chars.append(plain.group(0).lower())
+            starts.extend(range(i, plain.end()))
+            ends.extend(range(i + 1, plain.end() + 1))
+            i = plain.end()
+            continue
         ch = text[i]
         end = i + 1
         if ch == "&":
-            entity = _ENTITY.match(text, i)
-            if entity is not None:
-                decoded = html.unescape(entity.group(0))
-                if decoded != entity.group(0) and len(decoded) == 1:
-                    ch, end = decoded, entity.end()
+            decoded_entity = _entity_at(text, i)
+            if decoded_entity is not None:
+                ch, end = decoded_entity
+        elif ch == "%":
+            percent = _PERCENT.match(text, i)
+            if percent is not None:
+                ch, end = chr(int(percent.group(1), 16)), percent.end()
         elif ch == "\\":
             escape = _JSON_ESCAPE.match(text, i)
+            hex_escape = _HEX_ESCAPE.match(text, i) if escape is None else None
             if escape is not None:
                 decoded = _json_escaped(escape)
                 if len(decoded) == 1:
                     ch, end = decoded, escape.end()
                 else:  # an escape followed by an unpaired low surrogate: the first only
                     ch, end = decoded[0], escape.end(1)
-        if unicodedata.category(ch) in _DROPPED_CATEGORIES:
-            i = end
-            continue
-        for piece in unicodedata.normalize("NFKC", ch).lower().translate(_CONFUSABLES):
-            if unicodedata.category(piece) in _DROPPED_CATEGORIES:
-                continue
-            chars.append(piece)
-            starts.append(i)
-            ends.append(end)
+            elif hex_escape is not None:
+                ch, end = chr(int(hex_escape.group(1), 16)), hex_escape.end()
+        folded = _fold_char(ch)
+        if folded:
+            chars.append(folded)
+            starts.extend([i] * len(folded))
+            ends.extend([end] * len(folded))
         i = end
     return "".join(chars), starts, ends
 
 
+def _entity_at(text: str, i: int) -> tuple[str, int] | None:
+    """The one character the HTML entity at ``text[i]`` stands for and where it ends, nested
+    entities decoded to a fixed point (``&amp;lt;``, ``&#38;#x3c;`` -> ``<``); None if none."""
+    entity = _ENTITY.match(text, i)
+    if entity is None:
+        return None
+    decoded, end = html.unescape(entity.group(0)), entity.end()
+    if decoded == entity.group(0) or len(decoded) != 1:
+        return None
+    for _ in range(_ENTITY_DEPTH):
+        if decoded != "&":
+            break
+        inner = _ENTITY.match("&" + text[end:end + 48])
+        if inner is None:
+            break
+        again = html.unescape(inner.group(0))
+        if again == inner.group(0) or len(again) != 1:
+            break
+        decoded, end = again, end + inner.end() - 1
+    return decoded, end
+
+
+def unescaped(text: str) -> str:
+    """``text`` with entities (to a fixed point), percent, ``\\xNN`` and JSON escapes decoded."""
+    if "\\" in text:
+        text = _HEX_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), _JSON_ESCAPE.sub(_json_escaped, text))
+    if "%" in text:
+        text = _PERCENT.sub(lambda m: chr(int(m.group(1), 16)), text)
+    for _ in range(_ENTITY_DEPTH):
+        if "&" not in text:
+            break
+        decoded = html.unescape(text)
+        if decoded == text:
+            break
+        text = decoded
+    return text
+
+
 def _may_hold_fence(text: str) -> bool:
     """Cheap whole-text test (a superset of what the skeleton can match): letters only, folded."""
-    if "\\" in text:
-        text = _JSON_ESCAPE.sub(_json_escaped, text)
-    folded = unicodedata.normalize("NFKD", html.unescape(text)).lower().translate(_CONFUSABLES)
+    folded = unicodedata.normalize("NFKD", unescaped(text).translate(PREFOLD)).lower().translate(_CONFUSABLES)
     letters = _NON_LETTERS.sub("", folded)
-    return "memorycontext" in letters or "systemnote" in letters
+    return "systemnote" in letters or "context" in letters or "mem" in letters
 
 
 def _fence_spans(text: str) -> list[tuple[int, int]]:
     """Original ``(start, end)`` spans of every fence tag, span or system note in ``text``."""
-    if text.isascii() and "&" not in text and "\\u" not in text:  # fast path: the skeleton is the text itself, case aside
+    if text.isascii() and "&" not in text and "\\" not in text and "%" not in text \
+            and not _CONTROL_CHARS.search(text):
+        # fast path: the skeleton is the text itself, case aside
         lowered = text.lower()
-        if "memory" not in lowered and "system" not in lowered:
+        if "mem" not in lowered and "system" not in lowered and "context" not in lowered:
             return []
         return [m.span() for pattern in _FENCE_PATTERNS for m in pattern.finditer(lowered) if m.end() > m.start()]
     if not _may_hold_fence(text):

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from pg_server import pg_server, pg_url, pytest_terminal_summary  # noqa: F401  (PostgreSQL fixtures)
+from pg_server import (  # noqa: F401  (PostgreSQL fixtures)
+    pg_reused_store,
+    pg_server,
+    pg_store_url,
+    pg_url,
+    pytest_terminal_summary,
+)
 
 from hermes_store.home import Home
 
@@ -24,8 +30,10 @@ ENGINES = ("sqlite", "postgresql")
 @pytest.fixture(params=ENGINES)
 def engine(request, monkeypatch, home) -> str:
     """Each storage engine in turn; for ``postgresql`` every Home (the ``home`` fixture's, the
-    CLI's, a tool's) opens a fresh database on the test server through
-    ``$HERMES_STORE_DATABASE_URL``, so the same test runs against both engines."""
+    CLI's, a tool's) opens the same database on the test server through
+    ``$HERMES_STORE_DATABASE_URL``, so the same test runs against both engines. The database is
+    migrated and empty at the start of each test (``pg_store_url``: reused and emptied, not
+    re-created)."""
     if request.param == "postgresql":
-        monkeypatch.setenv("HERMES_STORE_DATABASE_URL", request.getfixturevalue("pg_url"))
+        monkeypatch.setenv("HERMES_STORE_DATABASE_URL", request.getfixturevalue("pg_store_url"))
     return request.param

@@ -8,6 +8,12 @@ server runs as the ``postgres`` system user (PostgreSQL refuses to run as root).
 ``pg_url`` (function scope) creates a fresh database on that server and yields its URL; the
 database is dropped afterwards.
 
+``pg_store_url`` (function scope, what the ``engine`` fixture uses) yields the URL of a
+migrated, empty store database: one per worker, migrated once and emptied (``DELETE``)
+after each test instead of being re-created (creating and migrating a database costs about a
+second a test on a loaded machine). A test that changed the schema, or left a lock that keeps
+the tables from being emptied, gets its database dropped; the next test starts a fresh one.
+
 Where the binaries, a non-root user or psycopg are missing, every test that asks for these
 fixtures is skipped with a reason starting ``POSTGRESQL TESTS SKIPPED``, and
 :func:`pytest_terminal_summary` prints one loud line counting them, so a run without
@@ -167,6 +173,114 @@ def pg_url(pg_server: PgServer) -> Iterator[str]:
         yield url
     finally:
         pg_server.drop_database(name)
+
+
+# everything that makes one store database's schema what the migrations made it
+_FINGERPRINT = """
+SELECT md5(coalesce(string_agg(x, ',' ORDER BY x), '')) FROM (
+  SELECT 'c:' || table_schema || '.' || table_name || '.' || column_name || ':' || data_type
+         || ':' || coalesce(column_default, '') AS x
+    FROM information_schema.columns
+   WHERE table_schema NOT IN ('pg_catalog', 'information_schema')
+  UNION ALL SELECT 'i:' || schemaname || '.' || indexdef FROM pg_indexes
+   WHERE schemaname NOT IN ('pg_catalog', 'information_schema')
+  UNION ALL SELECT 't:' || tgrelid::regclass::text || '.' || tgname FROM pg_trigger WHERE NOT tgisinternal
+  UNION ALL SELECT 'f:' || p.oid::regprocedure::text || md5(p.prosrc) FROM pg_proc p
+    JOIN pg_namespace n ON n.oid = p.pronamespace
+   WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+  UNION ALL SELECT 'n:' || nspname FROM pg_namespace
+  UNION ALL SELECT 'm:' || version || ':' || name FROM hermes_store_migrations
+) parts
+"""
+_USER_TABLES = """
+SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables
+ WHERE schemaname NOT IN ('pg_catalog', 'information_schema')
+   AND tablename <> 'hermes_store_migrations'
+"""
+_SEQUENCES = """
+SELECT format('%I.%I', n.nspname, c.relname) AS name FROM pg_class c
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.relkind = 'S' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+"""  # identity columns' sequences included (information_schema.sequences leaves them out)
+
+
+class ReusedStore:
+    """The worker's reusable store database (see the module docstring)."""
+
+    def __init__(self, server: PgServer) -> None:
+        self.server = server
+        self.name: str | None = None
+        self.fingerprint: str | None = None
+
+    def url(self) -> str:
+        """The URL of a migrated, empty store database (made and migrated when there is none)."""
+        if self.name is None:
+            from hermes_store.pgdb import PgDatabase
+
+            name = f"s_{os.getpid()}_{next(_counter)}"
+            url = self.server.create_database(name)
+            PgDatabase(url).close()  # applies every migration in schema/pg
+            self.name, self.fingerprint = name, self._query(url, _FINGERPRINT)[0][0]
+        return self.server.url(self.name)
+
+    @staticmethod
+    def _query(url: str, sql: str) -> list[tuple]:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+            return list(conn.execute(sql).fetchall())
+
+    def reset(self) -> None:
+        """Empty every table (and restart every sequence); drop the database instead when the
+        test changed its schema or the tables cannot be emptied within a few seconds."""
+        if self.name is None:
+            return
+        import psycopg
+
+        url = self.server.url(self.name)
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=10) as conn:
+                conn.execute("SET lock_timeout = '5s'")
+                if conn.execute(_FINGERPRINT).fetchone()[0] != self.fingerprint:
+                    raise RuntimeError("the test changed the schema")
+                tables = [row[0] for row in conn.execute(_USER_TABLES).fetchall()]
+                sequences = [row[0] for row in conn.execute(_SEQUENCES).fetchall()]
+                with conn.transaction():
+                    # DELETE, not TRUNCATE: a test leaves a few rows, and TRUNCATE re-creates the
+                    # files of every table and index; foreign keys and triggers are not fired
+                    # (replica role), every sequence restarts
+                    conn.execute("SET LOCAL session_replication_role = replica")
+                    for table in tables:
+                        conn.execute(f"DELETE FROM {table}")
+                    for sequence in sequences:
+                        conn.execute(f"ALTER SEQUENCE {sequence} RESTART")
+        except (psycopg.Error, RuntimeError):
+            self.drop()
+
+    def drop(self) -> None:
+        """Drop the database (the next :meth:`url` makes a fresh one)."""
+        if self.name is not None:
+            self.server.drop_database(self.name)
+            self.name = self.fingerprint = None
+
+
+@pytest.fixture(scope="session")
+def pg_reused_store(pg_server: PgServer) -> Iterator[ReusedStore]:
+    """The worker's reusable store database (dropped at the end of the session)."""
+    reused = ReusedStore(pg_server)
+    try:
+        yield reused
+    finally:
+        reused.drop()
+
+
+@pytest.fixture
+def pg_store_url(pg_reused_store: ReusedStore) -> Iterator[str]:
+    """The URL of a migrated, empty store database (emptied again after the test)."""
+    try:
+        yield pg_reused_store.url()
+    finally:
+        pg_reused_store.reset()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001

@@ -26,7 +26,9 @@ from hermes_store.query import (
     run_plan,
 )
 
-HISTORY_COLUMNS = "id, target, action, old_text, new_text, at, origin, session_id, restored_from"
+# ``written_by``: the home's writer label, so history read from a shared store names its home
+HISTORY_COLUMNS = ("id, target, action, old_text, new_text, at, origin, session_id, restored_from,"
+                   " home AS written_by")
 SNIPPET_WORDS = 24
 
 

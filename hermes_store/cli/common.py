@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import click
 
 from hermes_store.home import Home
+from hermes_store.tooling import fence_reply, sanitize_context
 
 
 def get_home(ctx: click.Context) -> Home:
@@ -22,8 +24,15 @@ def get_home(ctx: click.Context) -> Home:
 
 
 def echo_json(data: Any) -> None:
-    """Print ``data`` as indented JSON (UTF-8, non-ASCII kept readable)."""
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    """Print ``data`` as indented JSON (UTF-8, non-ASCII kept readable).
+
+    Within :func:`fenced_output` (a model-facing command without ``--raw``) every string of
+    ``data`` is sanitised first (``tooling.fence_reply``), so the JSON stays valid and fenced.
+    """
+    stream = sys.stdout
+    if isinstance(stream, _FencedTextStream):
+        data, stream = fence_reply(data), stream.inner
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str), file=stream)
 
 
 def explain_failure(exc: BaseException, home: Home | None) -> str:
@@ -126,3 +135,55 @@ def terminal_safe_output() -> Iterator[None]:
             if isinstance(stream, _SafeTextStream):
                 stream.flush()
         sys.stdout, sys.stderr = saved
+
+
+# --------------------------------------------------------------------------- model-facing output
+# What search, recall, list and show commands print is also what an agent reads when it
+# shells out to hermes-store: like a tool reply, it passes the one sanitiser (no forged
+# memory-context fence or system note). ``--raw`` prints the exact stored text instead;
+# exports (facts export, memory history --json, backup) are always exact.
+
+
+class _FencedTextStream(_SafeTextStream):
+    """A text stream that removes fence tags and system notes (``tooling.sanitize_context``)
+    from each write before passing it on (one ``click.echo`` is one write: a whole line)."""
+
+    @property
+    def inner(self) -> Any:
+        """The stream written to."""
+        return self._inner
+
+    def write(self, text: str) -> int:  # type: ignore[override]
+        if not isinstance(text, str):
+            raise TypeError("text stream")
+        self._inner.write(sanitize_context(text))
+        return len(text)
+
+
+@contextmanager
+def fenced_output() -> Iterator[None]:
+    """Within: human output is sanitised per write and :func:`echo_json` fences its data."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _FencedTextStream(sys.stdout), _FencedTextStream(sys.stderr)
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        sys.stdout, sys.stderr = saved
+
+
+def model_facing(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorator (next to the function, under the click decorators): adds ``--raw`` and runs the
+    command within :func:`fenced_output` unless it is given."""
+
+    @click.option("--raw", is_flag=True, default=False,
+                  help="Print stored text exactly (no fence sanitising; for export, not for a model).")
+    @functools.wraps(command)
+    def wrapper(*args: Any, raw: bool, **kwargs: Any) -> Any:
+        if raw:
+            return command(*args, **kwargs)
+        with fenced_output():
+            return command(*args, **kwargs)
+
+    return wrapper

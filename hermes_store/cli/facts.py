@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
 from hermes_store.facts.fact_tools import CATEGORIES, run_fact_feedback, run_fact_store
@@ -65,6 +65,8 @@ def _render_results(reply: dict[str, Any]) -> None:
 
 
 def _render_pairs(reply: dict[str, Any]) -> None:
+    if reply.get("query_note"):
+        click.echo(f"note: {reply['query_note']}", err=True)
     if not reply["results"]:
         click.echo("No contradictions found.")
     for pair in reply["results"]:
@@ -99,6 +101,7 @@ def add(ctx: click.Context, content: str, category: str | None, tags: str | None
 @LIMIT_OPTION
 @JSON_OPTION
 @click.pass_context
+@model_facing
 def search(ctx: click.Context, query: str, category: str | None, min_trust: float | None, limit: int,
            as_json: bool) -> None:
     """Facts matching QUERY, ranked by relevance × trust."""
@@ -112,6 +115,7 @@ def _entity_command(action: str, doc: str) -> click.Command:
     @LIMIT_OPTION
     @JSON_OPTION
     @click.pass_context
+    @model_facing
     def command(ctx: click.Context, entity: str, category: str | None, limit: int, as_json: bool) -> None:
         _run(ctx, run_fact_store, {"action": action, "entity": entity, "category": category,
                                    "limit": limit}, as_json, _render_results)
@@ -130,6 +134,7 @@ related = _entity_command("related", "Facts connecting ENTITY to other entities,
 @LIMIT_OPTION
 @JSON_OPTION
 @click.pass_context
+@model_facing
 def reason(ctx: click.Context, entities: tuple[str, ...], category: str | None, limit: int,
            as_json: bool) -> None:
     """Facts in which all ENTITIES occur together (then chains through a shared entity)."""
@@ -142,6 +147,7 @@ def reason(ctx: click.Context, entities: tuple[str, ...], category: str | None, 
 @LIMIT_OPTION
 @JSON_OPTION
 @click.pass_context
+@model_facing
 def contradict(ctx: click.Context, category: str | None, limit: int, as_json: bool) -> None:
     """Pairs of facts with the same subject and relation but different values."""
     _run(ctx, run_fact_store, {"action": "contradict", "category": category, "limit": limit},
@@ -189,6 +195,7 @@ def remove(ctx: click.Context, fact_id: int, as_json: bool) -> None:
 @LIMIT_OPTION
 @JSON_OPTION
 @click.pass_context
+@model_facing
 def list_(ctx: click.Context, category: str | None, min_trust: float | None, limit: int,
           as_json: bool) -> None:
     """Facts by trust, highest first."""
@@ -212,6 +219,7 @@ def feedback(ctx: click.Context, action: str, fact_id: int, as_json: bool) -> No
 @click.option("--limit", type=int, default=100, show_default=True, help="Maximum entities.")
 @JSON_OPTION
 @click.pass_context
+@model_facing
 def entities(ctx: click.Context, limit: int, as_json: bool) -> None:
     """Known entities with their aliases and how many facts mention them."""
     home = get_home(ctx)

@@ -13,7 +13,7 @@ from hermes_store.builtin import approval
 from hermes_store.builtin.entries import char_count, file_name, usage_long
 from hermes_store.builtin.render import TextCost, over_budget_warning
 from hermes_store.builtin.store import MemoryStore
-from hermes_store.cli.common import echo_json, get_home
+from hermes_store.cli.common import echo_json, get_home, model_facing
 from hermes_store.home import Home, MemoryConfig
 
 TARGET_CHOICE = click.Choice(["memory", "user"])
@@ -57,6 +57,7 @@ def memory() -> None:
 @click.option("--target", type=TARGET_CHOICE, default=None, help="Only this store (default: both).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
+@model_facing
 def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
     """Live entries with index, chars and created/updated times."""
     store, _ = open_store(ctx)

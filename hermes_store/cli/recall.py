@@ -6,7 +6,7 @@ import re
 
 import click
 
-from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.recall import KINDS, RECALL_KINDS, unknown_kinds_problem
 from hermes_store.recall import recall as run_recall
 from hermes_store.tooling import fence_reply
@@ -31,6 +31,7 @@ def _highlight(text: str) -> str:
 @click.option("--min-trust", type=click.FloatRange(0, 1), default=None, help="Hide facts below this trust.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
+@model_facing
 def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int | None, since: str | None,
            until: str | None, min_trust: float | None, as_json: bool) -> None:
     """Search built-in memory, the user profile, facts and past sessions at once."""
@@ -44,7 +45,7 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
     except ValueError as exc:
         fail(str(exc), 2)
     if as_json:
-        echo_json(fence_reply(result.to_dict()))  # what an agent reads through a shell, like the tool
+        echo_json(result.to_dict())  # fenced like a tool reply (model_facing) unless --raw
         if result.errors:  # a kind that could not be searched is a failure, not "no results"
             ctx.exit(1)
         return

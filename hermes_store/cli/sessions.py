@@ -12,7 +12,7 @@ import apsw
 import click
 
 from hermes_store.cli import LazyGroup
-from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader, walk_inputs
@@ -115,6 +115,7 @@ def _size(path: Path) -> int:
 @click.option("--source", default=None, help="Only sessions from this source (cli, telegram, cron, ...).")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @click.pass_context
+@model_facing
 def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) -> None:
     """List sessions, most recently active first."""
     from hermes_store.sessions.live import SessionIndex
@@ -148,6 +149,7 @@ def _resolve(index: Any, session_id: str) -> str:
 @click.argument("session_id")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {session, messages}.")
 @click.pass_context
+@model_facing
 def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
     """Show one session and its messages (ID may be a unique prefix)."""
     from hermes_store.sessions.live import SessionIndex

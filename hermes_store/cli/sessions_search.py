@@ -7,7 +7,7 @@ from datetime import datetime
 
 import click
 
-from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.sessions.search import (
     HIGHLIGHT_CLOSE,
     HIGHLIGHT_OPEN,
@@ -51,6 +51,7 @@ def _stamp(ts: float | None) -> str:
               help="Also return the neighbours of matching messages (best evidence recall).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
+@model_facing
 def search(ctx: click.Context, query: str, limit: int, roles: str | None, sources: tuple[str, ...],
            exclude_sources: tuple[str, ...], since: str | None, until: str | None, sort: str,
            expand_context: bool, as_json: bool) -> None:

@@ -25,15 +25,21 @@ content role; ``entity_overlap`` the Jaccard overlap of the linked entities.
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from hermes_store.db import current_budget
 from hermes_store.facts import hrr
 from hermes_store.facts.rows import FactRows
 from hermes_store.facts.text import NEGATIONS, normalize, stem, words
 from hermes_store.query import STOPWORDS
 
 MAX_FACTS_PER_ENTITY = 300  # most recently updated facts compared per entity (bounds O(n²))
+ENTITY_PAGE = 500  # entities whose groups are read from the index at a time
+MAX_WORK = 5_000_000  # rows read plus pairs compared by one contradict call
 MAX_VALUE_WORDS = 4
 MIN_SHARED = 0.3          # share of the longer frame the relation context must cover
 AGENT_VALUE_SCORE = 0.45  # values that are both agents: reported only below the default threshold
@@ -56,18 +62,20 @@ SYNONYMS = [
 _ALIAS_MARKER = re.compile(r"(?<!\w)(?:aka|a\.k\.a\.?|also known as|also called)(?!\w)")
 
 
-def frame(text: str, remove: set[str]) -> list[str]:
-    """The comparable words of ``text`` with the words of ``remove`` (an entity's names) taken out."""
+def frame_words(text: str) -> list[tuple[str, str]]:
+    """``(word, comparable form)`` of every word of ``text`` that a frame may keep, in order:
+    synonyms rewritten, alias markers and :data:`_DROP` words taken out, stems for all but
+    negations. The same for every entity of a fact (see :func:`frame`)."""
     text = normalize(text)
     for pattern, replacement in SYNONYMS:
         text = pattern.sub(replacement, text)
     text = _ALIAS_MARKER.sub(" ", text)
-    out = []
-    for w in words(text):
-        if w in remove or w in _DROP:
-            continue
-        out.append(w if w in NEGATIONS else stem(w))
-    return out
+    return [(w, w if w in NEGATIONS else stem(w)) for w in words(text) if w not in _DROP]
+
+
+def frame(text: str, remove: set[str]) -> list[str]:
+    """The comparable words of ``text`` with the words of ``remove`` (an entity's names) taken out."""
+    return [form for w, form in frame_words(text) if w not in remove]
 
 
 def compare(a: list[str], b: list[str], names: frozenset[str] | set[str] = frozenset(),
@@ -159,51 +167,214 @@ def candidate_pairs(eid: int, frames: dict[int, list[str]], links: dict[int, set
     return sorted(pairs)
 
 
-def contradict(store: FactRows, *, category: str | None = None, limit: int = 10,
-               threshold: float = 0.5) -> list[dict[str, Any]]:
-    """Pairs of facts that contradict each other, strongest first.
+@dataclass
+class CandidateBatch:
+    """Entity groups to compare (each entity's most recent facts, ids in id order) with what
+    comparing them needs: contents, every entity link of those facts, entity words, subjects."""
 
-    Items: ``{fact_a, fact_b, entity_overlap, content_similarity,
-    contradiction_score, shared_entities}`` (numbers rounded to 3 places).
+    groups: list[tuple[int, list[int]]]
+    contents: dict[int, str]
+    links: dict[int, set[int]]
+    entity_words: dict[int, set[str]]
+    subjects: set[int]
+    rows: int  # rows read from the store for this batch
+    # fact_id -> frame_words, filled as facts are framed (None: frame every link from scratch)
+    frame_cache: dict[int, list[tuple[str, str]]] | None = None
+
+
+class _EntityWords:
+    """Words of entities and which entities are subjects, looked up once per entity."""
+
+    def __init__(self, store: FactRows) -> None:
+        self.store = store
+        self.words: dict[int, set[str]] = {}
+        self.subjects: set[int] = set()
+
+    def load(self, ids: set[int]) -> int:
+        missing = sorted(ids - self.words.keys())
+        if not missing:
+            return 0
+        for eid in missing:
+            self.words[eid] = set()
+        rows = self.store.storage.entities_by_ids(missing)
+        for eid, row in rows.items():
+            self.words[eid] = set(words(f"{row['name']} {' '.join(row['aliases'])}"))
+        self.subjects |= self.store.storage.subject_entities(missing)
+        return len(rows)
+
+
+def index_candidates(store: FactRows, category: str | None) -> Iterator[CandidateBatch]:
+    """Candidate groups found through the ``fact_entities`` index, one page of entities at a time.
+
+    A page is the next ``ENTITY_PAGE`` entities linked to two or more facts (of ``category``);
+    for them the index gives each entity's ``MAX_FACTS_PER_ENTITY`` most recently updated
+    facts, then those facts' other links and the linked entities' words. Memory holds one
+    page; the work is the links of the entities compared, nothing else of the store.
     """
-    subjects = store.storage.subject_entity_ids()
+    storage = store.storage
+    known = _EntityWords(store)
+    after = -1
+    while True:
+        page = storage.shared_entity_ids(category, after=after, limit=ENTITY_PAGE)
+        if not page:
+            return
+        after = page[-1]
+        members = storage.entity_recent_facts(page, MAX_FACTS_PER_ENTITY, category)
+        contents: dict[int, str] = {}
+        grouped: dict[int, list[int]] = {}
+        for eid, fid, content in members:
+            grouped.setdefault(eid, []).append(fid)
+            contents[fid] = content
+        links: dict[int, set[int]] = {fid: set() for fid in contents}
+        co = storage.co_entities(contents, exclude=-1)
+        for fid, eid in co:
+            links[fid].add(eid)
+        rows = len(members) + len(co) + known.load({e for es in links.values() for e in es})
+        yield CandidateBatch([(e, grouped[e]) for e in page if len(grouped.get(e, ())) >= 2],
+                             contents, links, known.words, known.subjects, rows, frame_cache={})
+
+
+def scan_candidates(store: FactRows, category: str | None) -> Iterator[CandidateBatch]:
+    """The reference full scan: every link of the store loaded, then grouped by entity.
+
+    Same groups as :func:`index_candidates`, in one batch, each link framed from scratch
+    (the code before the index path); kept to check the index path against (``tests/facts``)
+    and to measure it (``scripts/bench_contradict.py``).
+    """
+    storage = store.storage
+    subjects = storage.subject_entity_ids()
     groups: dict[int, list[int]] = {}
     links: dict[int, set[int]] = {}
-    for entity_id, fact_id in store.storage.entity_fact_links(category):
+    count = 0
+    for entity_id, fact_id in storage.entity_fact_links(category):
+        count += 1
         links.setdefault(fact_id, set()).add(entity_id)
         members = groups.setdefault(entity_id, [])
         if len(members) < MAX_FACTS_PER_ENTITY:
             members.append(fact_id)
     groups = {e: f for e, f in groups.items() if len(f) >= 2}
-    if not groups:
-        return []
     fact_ids = sorted({f for facts in groups.values() for f in facts})
-    contents = store.storage.fact_contents(fact_ids)
+    contents = storage.fact_contents(fact_ids)
     entity_words: dict[int, set[str]] = {}
-    for eid, row in store.storage.entities_by_ids(e for f in fact_ids for e in links.get(f, ())).items():
+    for eid, row in storage.entities_by_ids(e for f in fact_ids for e in links.get(f, ())).items():
         entity_words[eid] = set(words(f"{row['name']} {' '.join(row['aliases'])}"))
-    stemmed = {e: {stem(w) for w in ws} | ws for e, ws in entity_words.items()}
-    best: dict[tuple[int, int], tuple[float, set[int]]] = {}
-    for eid, facts in groups.items():
-        remove = entity_words.get(eid, set())
+    yield CandidateBatch(sorted(groups.items()), contents, links, entity_words, subjects,
+                         count + len(contents) + len(entity_words))
+
+
+CANDIDATE_SOURCES: dict[str, Callable[[FactRows, str | None], Iterator[CandidateBatch]]] = {
+    "index": index_candidates,
+    "scan": scan_candidates,
+}
+
+
+@dataclass
+class ContradictReport:
+    """What :func:`contradict_report` found, and why it stopped early (``note``; None when complete)."""
+
+    results: list[dict[str, Any]]
+    note: str | None = None
+    entities: int = 0      # entity groups compared
+    comparisons: int = 0   # fact pairs scored
+    rows: int = 0          # rows read from the store
+
+
+def _budget_note(report: ContradictReport, reason: str) -> str:
+    return (f"contradict stopped at its {reason} after {report.entities} entities "
+            f"({report.comparisons} comparisons, {report.rows} rows read); results are partial")
+
+
+def contradict(store: FactRows, *, category: str | None = None, limit: int = 10,
+               threshold: float = 0.5) -> list[dict[str, Any]]:
+    """Pairs of facts that contradict each other, strongest first (see :func:`contradict_report`).
+
+    Items: ``{fact_a, fact_b, entity_overlap, content_similarity,
+    contradiction_score, shared_entities}`` (numbers rounded to 3 places).
+    """
+    return contradict_report(store, category=category, limit=limit, threshold=threshold).results
+
+
+def contradict_report(store: FactRows, *, category: str | None = None, limit: int = 10,
+                      threshold: float = 0.5, source: str = "index", seconds: float | None = None,
+                      max_work: int = MAX_WORK) -> ContradictReport:
+    """Contradicting pairs (as :func:`contradict`) within a time and work budget.
+
+    ``seconds`` defaults to the current query budget (:func:`hermes_store.db.current_budget`:
+    the tool or CLI budget); ``max_work`` bounds rows read plus pairs compared. When either is
+    spent, the pairs found so far are returned with a ``note`` saying so. ``source`` names the
+    candidate generator in :data:`CANDIDATE_SOURCES` (the same pairs either way).
+    """
+    seconds = current_budget() if seconds is None else seconds
+    deadline = None if not seconds or seconds <= 0 else time.monotonic() + seconds
+    report = ContradictReport([])
+    best: dict[tuple[int, int], float] = {}
+    stemmed: dict[int, set[str]] = {}
+
+    def spent() -> str | None:
+        if deadline is not None and time.monotonic() > deadline:
+            return f"{seconds:.1f} s time budget"
+        if report.rows + report.comparisons > max_work:
+            return f"work budget ({max_work} rows and comparisons)"
+        return None
+
+    for batch in CANDIDATE_SOURCES[source](store, category):
+        report.rows += batch.rows
+        for eid, ws in batch.entity_words.items():
+            if eid not in stemmed:
+                stemmed[eid] = {stem(w) for w in ws} | ws
+        for eid, facts in batch.groups:
+            reason = spent()
+            if reason:
+                report.note = _budget_note(report, reason)
+                break
+            report.entities += 1
+            report.comparisons += _score_group(eid, facts, batch, stemmed, threshold, best)
+        if report.note:
+            break
+    report.results = _pair_items(store, best, limit)
+    return report
+
+
+def _score_group(eid: int, facts: list[int], batch: CandidateBatch, stemmed: dict[int, set[str]],
+                 threshold: float, best: dict[tuple[int, int], float]) -> int:
+    """Score the candidate pairs of one entity's facts into ``best``; returns the pairs scored."""
+    contents, links = batch.contents, batch.links
+    remove = batch.entity_words.get(eid, set())
+    cache = batch.frame_cache
+    if cache is None:
         frames = {fid: frame(contents[fid], remove) for fid in facts}
-        for x, y in candidate_pairs(eid, frames, links, stemmed):
-            if normalize(contents[x]) == normalize(contents[y]):
-                continue
-            linked = (links[x] | links[y]) - {eid}
-            names = set().union(*(stemmed.get(e, set()) for e in linked))
-            agents = set().union(*(stemmed.get(e, set()) for e in linked if e in subjects))
-            strength = compare(frames[x], frames[y], names, agents)
-            if strength >= threshold:
-                score, shared = best.get((x, y), (0.0, set()))
-                best[(x, y)] = (max(score, strength), shared | {eid})
+    else:
+        for fid in facts:
+            if fid not in cache:
+                cache[fid] = frame_words(contents[fid])
+        frames = {fid: [form for w, form in cache[fid] if w not in remove] for fid in facts}
+    scored = 0
+    same: dict[int, str] = {}
+    for x, y in candidate_pairs(eid, frames, links, stemmed):
+        for fid in (x, y):
+            if fid not in same:
+                same[fid] = normalize(contents[fid])
+        if same[x] == same[y]:
+            continue
+        scored += 1
+        linked = (links[x] | links[y]) - {eid}
+        names = set().union(*(stemmed.get(e, set()) for e in linked))
+        agents = set().union(*(stemmed.get(e, set()) for e in linked if e in batch.subjects))
+        strength = compare(frames[x], frames[y], names, agents)
+        if strength >= threshold:
+            best[(x, y)] = max(best.get((x, y), strength), strength)
+    return scored
+
+
+def _pair_items(store: FactRows, best: dict[tuple[int, int], float], limit: int) -> list[dict[str, Any]]:
+    """The ``limit`` strongest pairs of ``best`` as result items."""
     if not best:
         return []
-    pairs = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[: max(0, int(limit))]
+    pairs = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[: max(0, int(limit))]
     involved = sorted({f for (x, y), _ in pairs for f in (x, y)})
     facts_by_id = {f["fact_id"]: f for f in store.facts_by_ids(involved)}
     results = []
-    for (x, y), (score, _shared) in pairs:
+    for (x, y), score in pairs:
         fa, fb = facts_by_id[x], facts_by_id[y]
         ents_a = {e.casefold() for e in fa["entities"]}
         ents_b = {e.casefold() for e in fb["entities"]}

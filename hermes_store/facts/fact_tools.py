@@ -132,7 +132,11 @@ def run_fact_store(args: dict[str, Any], store: FactStore) -> dict[str, Any]:
             return _results(store.reason(entities, category=category, limit=limit,
                                          min_trust=min_trust or 0.0))
         if action == "contradict":
-            return _results(store.contradict(category=category, limit=limit))
+            report = store.contradict_report(category=category, limit=limit)
+            reply = _results(report.results)
+            if report.note:
+                reply["query_note"] = report.note
+            return reply
         if action == "list":
             facts = store.list_facts(category=category, min_trust=min_trust or 0.0, limit=limit)
             return {"success": True, "facts": facts, "count": len(facts)}

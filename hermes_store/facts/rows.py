@@ -118,7 +118,9 @@ class FactRows:
             return []
         rows = self.storage.fact_rows(ids)
         names = self.entity_names_for(list(rows))
-        return [public_fact(rows[int(fid)], names.get(int(fid), [])) for fid in ids if int(fid) in rows]
+        writers = self.storage.fact_writers(list(rows))
+        return [public_fact(rows[int(fid)], names.get(int(fid), []), writers.get(int(fid)))
+                for fid in ids if int(fid) in rows]
 
     def find_by_content(self, content: str) -> int | None:
         """The id of the fact whose content is exactly ``content`` (after stripping)."""
@@ -256,9 +258,12 @@ def normalize_tags(tags: Any) -> str:
     return ",".join(p for p in parts if p)
 
 
-def public_fact(row: dict[str, Any], entity_names: list[str]) -> dict[str, Any]:
-    """A fact row as returned to callers: trust clamped, entity names attached."""
+def public_fact(row: dict[str, Any], entity_names: list[str], written_by: str | None = None) -> dict[str, Any]:
+    """A fact row as returned to callers: trust clamped, entity names attached, and on a shared
+    store ``written_by``: the ``host:home`` that wrote it."""
     out = dict(row)
     out["trust_score"] = trust.clamp(out["trust_score"])
     out["entities"] = list(entity_names)
+    if written_by:
+        out["written_by"] = written_by
     return out

@@ -78,6 +78,11 @@ class FactStorage(ABC):
         """``fact_id -> fact row`` for the ids that exist (any number of ids)."""
 
     @abstractmethod
+    def fact_writers(self, ids: Sequence[int]) -> dict[int, str]:
+        """``fact_id -> "host:home"`` of the home that wrote each fact, for the ids whose writer
+        the engine records (a shared server does; a SQLite file belongs to one home: ``{}``)."""
+
+    @abstractmethod
     def fact_id_by_content(self, content: str) -> int | None:
         """The id of the fact whose content is exactly ``content``, or None."""
 
@@ -187,6 +192,21 @@ class FactStorage(ABC):
     @abstractmethod
     def subject_entity_ids(self) -> set[int]:
         """Entities that are the first-mentioned (position 0) entity of some fact."""
+
+    @abstractmethod
+    def subject_entities(self, entity_ids: Iterable[int]) -> set[int]:
+        """Those of ``entity_ids`` that are the first-mentioned entity of some fact (index look-ups)."""
+
+    @abstractmethod
+    def shared_entity_ids(self, category: str | None, *, after: int, limit: int) -> list[int]:
+        """Up to ``limit`` entity ids above ``after``, ascending, each linked to two or more facts
+        (of ``category``), read in order from the entity index."""
+
+    @abstractmethod
+    def entity_recent_facts(self, entity_ids: Sequence[int], per_entity: int,
+                            category: str | None = None) -> list[tuple[int, int, str]]:
+        """``(entity_id, fact_id, content)`` of each entity's ``per_entity`` most recently updated
+        facts (then higher id first; optionally one category), by entity id, newest first."""
 
     @abstractmethod
     def entity_fact_links(self, category: str | None = None) -> list[tuple[int, int]]:

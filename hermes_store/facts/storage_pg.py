@@ -88,6 +88,11 @@ class PgFactStorage(FactStorage):
         rows = self.db.query(f"SELECT {FACT_COLUMNS} FROM facts WHERE fact_id = ANY(%s)", (_ids(ids),))
         return {r["fact_id"]: r for r in rows}
 
+    def fact_writers(self, ids: Sequence[int]) -> dict[int, str]:
+        rows = self.db.query("SELECT fact_id, written_by FROM facts WHERE fact_id = ANY(%s)"
+                             " AND written_by <> ''", (_ids(ids),))
+        return {int(r["fact_id"]): r["written_by"] for r in rows}
+
     def fact_id_by_content(self, content: str) -> int | None:
         return self.db.scalar("SELECT fact_id FROM facts WHERE content = %s", (content,))
 
@@ -308,6 +313,38 @@ class PgFactStorage(FactStorage):
     def subject_entity_ids(self) -> set[int]:
         return {int(r["entity_id"]) for r in self.db.query(
             "SELECT DISTINCT entity_id FROM fact_entities WHERE position = 0")}
+
+    def subject_entities(self, entity_ids: Iterable[int]) -> set[int]:
+        rows = self.db.query("SELECT DISTINCT entity_id FROM fact_entities WHERE entity_id = ANY(%s) "
+                             "AND position = 0", (sorted({int(i) for i in entity_ids}),))
+        return {int(r["entity_id"]) for r in rows}
+
+    def shared_entity_ids(self, category: str | None, *, after: int, limit: int) -> list[int]:
+        if category:
+            sql = ("SELECT fe.entity_id FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id "
+                   "WHERE fe.entity_id > %s AND f.category = %s GROUP BY fe.entity_id "
+                   "HAVING count(*) >= 2 ORDER BY fe.entity_id LIMIT %s")
+            params: tuple[Any, ...] = (int(after), category, int(limit))
+        else:
+            sql = ("SELECT entity_id FROM fact_entities WHERE entity_id > %s GROUP BY entity_id "
+                   "HAVING count(*) >= 2 ORDER BY entity_id LIMIT %s")
+            params = (int(after), int(limit))
+        return [int(r["entity_id"]) for r in self.db.query(sql, params)]
+
+    def entity_recent_facts(self, entity_ids: Sequence[int], per_entity: int,
+                            category: str | None = None) -> list[tuple[int, int, str]]:
+        where = " AND f.category = %s" if category else ""
+        params: list[Any] = [sorted({int(i) for i in entity_ids})]
+        if category:
+            params.append(category)
+        params.append(int(per_entity))
+        rows = self.db.query(
+            "SELECT entity_id, fact_id, content FROM (SELECT fe.entity_id, f.fact_id, f.content, "
+            "row_number() OVER (PARTITION BY fe.entity_id ORDER BY f.updated_at DESC, f.fact_id DESC) AS rn "
+            "FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id "
+            f"WHERE fe.entity_id = ANY(%s){where}) ranked WHERE rn <= %s ORDER BY entity_id, rn",
+            params)
+        return [(int(r["entity_id"]), int(r["fact_id"]), r["content"]) for r in rows]
 
     def entity_fact_links(self, category: str | None = None) -> list[tuple[int, int]]:
         sql = "SELECT fe.entity_id, fe.fact_id FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id"

@@ -69,6 +69,9 @@ class SqliteFactStorage(FactStorage):
                                 [int(i) for i in ids])
         return {r["fact_id"]: r for r in rows}
 
+    def fact_writers(self, ids: Sequence[int]) -> dict[int, str]:
+        return {}  # one home's file: the writer is not recorded per row
+
     def fact_id_by_content(self, content: str) -> int | None:
         return self.db.scalar("SELECT fact_id FROM facts WHERE content = ?", (content,))
 
@@ -245,6 +248,34 @@ class SqliteFactStorage(FactStorage):
     def subject_entity_ids(self) -> set[int]:
         return {int(r["entity_id"]) for r in self.db.query(
             "SELECT DISTINCT entity_id FROM fact_entities WHERE position = 0")}
+
+    def subject_entities(self, entity_ids: Iterable[int]) -> set[int]:
+        rows = self.db.query_in("SELECT DISTINCT entity_id FROM fact_entities WHERE entity_id IN ({marks}) "
+                                "AND position = 0", sorted({int(i) for i in entity_ids}))
+        return {int(r["entity_id"]) for r in rows}
+
+    def shared_entity_ids(self, category: str | None, *, after: int, limit: int) -> list[int]:
+        if category:
+            sql = ("SELECT fe.entity_id FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id "
+                   "WHERE fe.entity_id > ? AND f.category = ? GROUP BY fe.entity_id HAVING count(*) >= 2 "
+                   "ORDER BY fe.entity_id LIMIT ?")
+            params: tuple[Any, ...] = (int(after), category, int(limit))
+        else:
+            sql = ("SELECT entity_id FROM fact_entities WHERE entity_id > ? GROUP BY entity_id "
+                   "HAVING count(*) >= 2 ORDER BY entity_id LIMIT ?")
+            params = (int(after), int(limit))
+        return [int(r["entity_id"]) for r in self.db.query(sql, params)]
+
+    def entity_recent_facts(self, entity_ids: Sequence[int], per_entity: int,
+                            category: str | None = None) -> list[tuple[int, int, str]]:
+        where = " AND f.category = ?" if category else ""
+        rows = self.db.query_in(
+            "SELECT entity_id, fact_id, content FROM (SELECT fe.entity_id, f.fact_id, f.content, "
+            "row_number() OVER (PARTITION BY fe.entity_id ORDER BY f.updated_at DESC, f.fact_id DESC) AS rn "
+            "FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id "
+            f"WHERE fe.entity_id IN ({{marks}}){where}) WHERE rn <= ? ORDER BY entity_id, rn",
+            sorted({int(i) for i in entity_ids}), after=(*([category] if category else []), int(per_entity)))
+        return [(int(r["entity_id"]), int(r["fact_id"]), r["content"]) for r in rows]
 
     def entity_fact_links(self, category: str | None = None) -> list[tuple[int, int]]:
         sql = "SELECT fe.entity_id, fe.fact_id FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id"

@@ -368,3 +368,8 @@ class FactStore(FactRows):
                    threshold: float = 0.5) -> list[dict[str, Any]]:
         """Pairs of facts with the same subject and relation but different values."""
         return conflicts.contradict(self, category=category, limit=limit, threshold=threshold)
+
+    def contradict_report(self, *, category: str | None = None, limit: int = 10,
+                          threshold: float = 0.5) -> conflicts.ContradictReport:
+        """:meth:`contradict` within the time and work budget, with a note when it stopped early."""
+        return conflicts.contradict_report(self, category=category, limit=limit, threshold=threshold)

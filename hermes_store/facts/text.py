@@ -7,13 +7,18 @@ splitting the way the index tokenizer does and projecting CJK runs to bigrams.
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from functools import lru_cache
 
 from hermes_store.query import STOPWORDS, is_cjk, tokenize
 
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
                        "cannot", "without", "n't", "isn't", "doesn't", "don't", "didn't",
                        "won't", "wasn't", "aren't", "hasn't", "haven't"})
+
+
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
 
 
 def normalize(text: str) -> str:
@@ -27,6 +32,8 @@ def words(text: str) -> list[str]:
     A CJK run of one character stays a unigram; longer runs give their
     consecutive bigrams, matching how the ``cjk`` index column is built.
     """
+    if text.isascii():  # the same tokens, fast: ASCII token characters are letters and digits
+        return _ASCII_WORD.findall(text.lower())
     out: list[str] = []
     for token in tokenize(normalize(text)):
         if not any(is_cjk(c) for c in token):
@@ -53,6 +60,7 @@ def words(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A deliberately crude English stem: like/likes/liked/liking and study/studied/studies match."""
     if len(word) <= 3 or not word.isascii():

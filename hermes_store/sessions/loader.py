@@ -22,7 +22,8 @@ Design, in short:
 * Pipelining: batches are written on a second connection in a background
   thread while the next batch is parsed (SQLite runs without the GIL; rows go
   in as multi-row INSERTs so the writer rarely needs the GIL). One indexing run
-  per store at a time, across processes (``<db>.index.lock``).
+  per store at a time, across processes and hosts (the storage's ``index_run_lock``:
+  ``<db>.index.lock`` beside SQLite, an advisory lock on PostgreSQL).
 
 This module holds the policy (what to read, what is new, what to skip); every
 read and write goes through the session storage
@@ -33,7 +34,6 @@ holds the batched INSERTs, the deferred FTS pass and the writer thread.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fnmatch
 import functools
@@ -44,8 +44,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from filelock import FileLock
 
 from hermes_store.db import Database
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
@@ -244,15 +242,10 @@ class BulkLoader:
             return self._run(paths, fmt)
 
     def _run_lock(self) -> Any:
-        """One indexing run per store at a time (across processes): a second run waits, then
-        finds the files already indexed instead of racing on the same sessions."""
-        location = self.storage.location()
-        if location in (":memory:", ""):
-            return contextlib.nullcontext()
-        lock_path = Path(location + ".index.lock")
-        if lock_path.is_symlink():  # older filelock versions follow it (and truncate the target)
-            raise OSError(f"refusing to use lock file {lock_path}: it is a symlink")
-        return FileLock(str(lock_path), timeout=RUN_LOCK_TIMEOUT, mode=0o600)
+        """One indexing run per store at a time (across processes and hosts): a second run
+        waits, then finds the files already indexed instead of racing on the same sessions
+        (the storage's lock: a lock file beside SQLite, an advisory lock on PostgreSQL)."""
+        return self.storage.index_run_lock(RUN_LOCK_TIMEOUT)
 
     def _run(self, paths: Iterable[str | os.PathLike[str]], fmt: str) -> IndexSummary:
         backfill_projection(self.storage)  # once after migration 0007 (emoji in the projection)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -151,6 +152,10 @@ class Batch:
     sources: list[tuple[SourceHandle, dict[str, Any]]] = field(default_factory=list)
 
 
+class IndexLockTimeout(TimeoutError):
+    """Another indexing run held the store's indexing lock for longer than the wait allowed."""
+
+
 class BulkWriter(ABC):
     """Writes bulk-loader batches, each in one transaction, possibly pipelined.
 
@@ -205,6 +210,13 @@ class SessionStorage(ABC):
     def location(self) -> str:
         """Where the data lives (a file path; ``":memory:"`` or ``""`` when private)."""
 
+    @abstractmethod
+    def index_run_lock(self, timeout: float) -> AbstractContextManager[None]:
+        """Held for a whole ``sessions index`` run: one run per store at a time, across
+        processes and hosts, so a second run finds the files the first one indexed instead of
+        importing them again. Waits at most ``timeout`` seconds, then raises
+        :class:`IndexLockTimeout` naming the store."""
+
     # -- live writes ------------------------------------------------------------
 
     @abstractmethod
@@ -236,6 +248,12 @@ class SessionStorage(ABC):
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         """The session (``SESSION_COLUMNS`` of :mod:`~hermes_store.sessions.rows`, ``meta``
         decoded), or None."""
+
+    @abstractmethod
+    def session_writers(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """``session id -> "host:home"`` of the home that wrote each session, for the ids whose
+        writer the engine records (a shared server does; a SQLite file belongs to one home:
+        ``{}``)."""
 
     @abstractmethod
     def has_session(self, session_id: str) -> bool:

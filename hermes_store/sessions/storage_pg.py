@@ -14,13 +14,15 @@ read-modify-written in Python. Bulk batches go through ``COPY``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import re
 import time
+import unicodedata
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +53,7 @@ from hermes_store.sessions.storage import (
     Filters,
     Hit,
     Hits,
+    IndexLockTimeout,
     SessionStorage,
 )
 
@@ -59,6 +62,8 @@ PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (S
 IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
 IDF_KEPT = 256  # terms whose IDF one storage object keeps
 K1, B = 1.2, 0.75
+INDEX_RUN_LOCK = 0x48534958  # advisory lock key ("HSIX") held by a `sessions index` run
+INDEX_LOCK_POLL = 0.25  # seconds between tries while another run holds it
 AVGDL_SAMPLE = 2000  # newest rows whose lexeme count estimates the average length
 STATS_TTL = 60.0  # seconds corpus statistics are reused
 COUNT_BELOW = 100_000  # estimated rows under which the corpus size is counted exactly
@@ -182,19 +187,36 @@ def _with_ellipses(headline: str, content: str, open_mark: str, close_mark: str)
     return prefix + headline.strip() + suffix
 
 
+def _fold(text: str) -> str:
+    """``text`` lower-cased with Latin diacritics removed, character for character (offsets kept)."""
+    out = []
+    for char in text:
+        parts = unicodedata.normalize("NFD", char)
+        base = parts[0]
+        if len(parts) > 1 and base.isascii() and base.isalpha() and all(
+                unicodedata.category(p) == "Mn" for p in parts[1:]):
+            out.append(base.lower())
+        else:
+            low = char.lower()
+            out.append(low if len(low) == 1 else char)
+    return "".join(out)
+
+
 _TOKEN = re.compile(r"[^\W_]+")  # a token as the index splits text (unicode61, hermes_tokens)
 HIGHLIGHT_TOKENS = 4000  # distinct tokens of one message the highlighter looks up at most
 
 
 def _marked_excerpt(content: str, marked: set[str], open_mark: str, close_mark: str,
                     words: int) -> str | None:
-    """An excerpt of about ``words`` tokens of ``content`` from a little before its first token
-    in ``marked``, each such token between the marks; None when none occurs."""
+    """An excerpt of ``words`` tokens of ``content`` from a little before its first token in
+    ``marked``, each such token between the marks; None when none occurs."""
     spans = [m.span() for m in _TOKEN.finditer(content)]
     hits = [i for i, (lo, hi) in enumerate(spans) if content[lo:hi] in marked]
     if not hits:
         return None
-    first = max(0, hits[0] - max(1, words // 4))
+    # a message of up to ``words`` tokens comes back whole, a longer one as ``words`` tokens
+    # from a little before the first match (as FTS5's snippet() cuts it)
+    first = max(0, min(hits[0] - max(1, words // 4), len(spans) - words))
     last = min(len(spans), first + words) - 1
     start = spans[first][0] if first else 0
     end = spans[last][1] if last < len(spans) - 1 else len(content)
@@ -236,6 +258,58 @@ def _token_match(match: Match) -> Op | Term | None:
     return tree
 
 
+def _marked_spans(headline: str, open_mark: str, close_mark: str) -> tuple[str, list[tuple[int, int]]]:
+    """``headline`` without its marks, and the marked ``(start, end)`` spans of that text."""
+    plain: list[str] = []
+    spans: list[tuple[int, int]] = []
+    length, cursor = 0, 0
+    while True:
+        lo = headline.find(open_mark, cursor)
+        hi = headline.find(close_mark, lo + len(open_mark)) if lo >= 0 else -1
+        if lo < 0 or hi < 0:
+            plain.append(headline[cursor:])
+            break
+        before, inside = headline[cursor:lo], headline[lo + len(open_mark):hi]
+        plain += [before, inside]
+        length += len(before)
+        spans.append((length, length + len(inside)))
+        length += len(inside)
+        cursor = hi + len(close_mark)
+    return "".join(plain), spans
+
+
+def _join_phrases(headline: str, match: Match, open_mark: str, close_mark: str) -> str:
+    """``headline`` with each multi-token term (a phrase, ``ask-codex``, ``src/auth.py``) marked
+    as one span from its first to its last token, as FTS5's ``snippet()`` marks it
+    (``ts_headline`` marks word by word, and not at all inside what its parser keeps whole)."""
+    phrases = [t for t in positive_terms(match)
+               if len(getattr(t, "tokens", ())) > 1 and not getattr(t, "cjk", False)]
+    if not phrases or open_mark not in headline:
+        return headline
+    plain, spans = _marked_spans(headline, open_mark, close_mark)
+    folded = _fold(plain)
+    found: list[tuple[int, int]] = []
+    for term in phrases:
+        body = r"[\W_]+".join(re.escape(_fold(token)) for token in term.tokens)
+        tail = r"[^\W_]*" if term.prefix else r"(?![^\W_])"
+        found += [m.span() for m in re.finditer(r"(?<![^\W_])" + body + tail, folded)]
+    if not found:
+        return headline
+    kept = [s for s in spans if not any(lo < s[1] and s[0] < hi for lo, hi in found)]
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(kept + found):
+        if merged and lo < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+        else:
+            merged.append((lo, hi))
+    pieces, cursor = [], 0
+    for lo, hi in merged:
+        pieces += [plain[cursor:lo], open_mark, plain[lo:hi], close_mark]
+        cursor = hi
+    pieces.append(plain[cursor:])
+    return "".join(pieces)
+
+
 class PgSessionStorage(SessionStorage):
     """Every read and write of the session index, in PostgreSQL."""
 
@@ -252,9 +326,30 @@ class PgSessionStorage(SessionStorage):
         return self.db.table_exists("messages") and self.db.table_exists("sessions")
 
     def location(self) -> str:
-        # not a file: nothing beside it to lock or to exclude from indexing (concurrent writers
-        # are kept apart by the server's transactions and row locks)
+        # not a file: nothing beside it to exclude from indexing (concurrent writers are kept
+        # apart by the server's transactions and row locks, indexing runs by index_run_lock)
         return ""
+
+    @contextlib.contextmanager
+    def index_run_lock(self, timeout: float) -> Iterator[None]:
+        """A session-level advisory lock of this database, held on one pooled connection for
+        the run (the server drops it if the host dies), tried every ``INDEX_LOCK_POLL`` s."""
+        deadline = time.monotonic() + max(0.0, float(timeout))
+        with self.db.connection() as conn:
+            while not conn.execute("SELECT pg_try_advisory_lock(%s) AS got",
+                                   (INDEX_RUN_LOCK,)).fetchone()["got"]:
+                if time.monotonic() >= deadline:
+                    raise IndexLockTimeout(
+                        f"{self.db.display_url}: another `sessions index` run (on this or another "
+                        f"host) has held the indexing lock for {timeout:g} s; try again when it finishes")
+                time.sleep(INDEX_LOCK_POLL)
+            try:
+                yield
+            finally:
+                try:
+                    conn.execute("SELECT pg_advisory_unlock(%s)", (INDEX_RUN_LOCK,))
+                except Exception:  # noqa: BLE001 - a broken connection has released it already
+                    pass
 
     # -- live writes ------------------------------------------------------------
 
@@ -309,6 +404,11 @@ class PgSessionStorage(SessionStorage):
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         return session_row(self.db.query_one(
             f"SELECT {_SESSION_SELECT} FROM sessions WHERE id = %s", (session_id,)))
+
+    def session_writers(self, session_ids: Sequence[str]) -> dict[str, str]:
+        rows = self.db.query("SELECT id, written_by FROM sessions WHERE id = ANY(%s) AND written_by <> ''",
+                             ([str(s) for s in session_ids],))
+        return {r["id"]: r["written_by"] for r in rows}
 
     def has_session(self, session_id: str) -> bool:
         return self.db.scalar("SELECT 1 FROM sessions WHERE id = %s", (session_id,)) is not None
@@ -575,8 +675,10 @@ class PgSessionStorage(SessionStorage):
         except TsQueryError:
             return None
         words = max(3, int(tokens))
+        # MinWords just under MaxWords: a message of up to ``tokens`` words comes back whole, as
+        # FTS5's snippet() returns it (with words // 2 ts_headline cut short messages mid-way)
         options = (f'StartSel="{open_mark}", StopSel="{close_mark}", MaxWords={words}, '
-                   f'MinWords={max(1, words // 2)}, ShortWord=0, HighlightAll=false')
+                   f'MinWords={words - 1}, ShortWord=0, HighlightAll=false')
         row = self.db.query_one(
             f"SELECT left(content, {SNIPPET_CHARS}) AS content,"
             f" ts_headline('{SEARCH_CONFIG}', left(content, {SNIPPET_CHARS}), {query_sql}, %s) AS headline"
@@ -584,10 +686,12 @@ class PgSessionStorage(SessionStorage):
         if row is None or row["headline"] is None:
             return None
         if open_mark in row["headline"] and _marks_tokens(row["headline"], open_mark, close_mark):
-            return _with_ellipses(row["headline"], row["content"], open_mark, close_mark)
+            headline = _join_phrases(row["headline"], match, open_mark, close_mark)
+            return _with_ellipses(headline, row["content"], open_mark, close_mark)
         # ts_headline reads the raw text with its own parser (no diacritics folding; a path,
         # e-mail address or URL is one token): mark the tokens the index sees ourselves
-        return self._highlight(row["content"], match, open_mark, close_mark, words)
+        excerpt = self._highlight(row["content"], match, open_mark, close_mark, words)
+        return None if excerpt is None else _join_phrases(excerpt, match, open_mark, close_mark)
 
     def _highlight(self, content: str, match: Match, open_mark: str, close_mark: str,
                    words: int) -> str | None:

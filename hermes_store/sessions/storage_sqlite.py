@@ -16,15 +16,18 @@ newest ``budget`` filtered matches.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import apsw
+from filelock import FileLock, Timeout
 
 from hermes_store.db import Database
 from hermes_store.query import Match, QueryRejected, is_query_error, to_fts5
@@ -43,6 +46,7 @@ from hermes_store.sessions.storage import (
     BulkWriter,
     Filters,
     Hit,
+    IndexLockTimeout,
     SessionDelta,
     SessionStorage,
     SourceHandle,
@@ -130,6 +134,28 @@ class SqliteSessionStorage(SessionStorage):
         """The database file path (``":memory:"`` for a private one)."""
         return str(self.db.path)
 
+    @contextlib.contextmanager
+    def index_run_lock(self, timeout: float) -> Iterator[None]:
+        """The lock file ``<db>.index.lock`` beside the database (none for a private one)."""
+        location = self.location()
+        if location in (":memory:", ""):
+            yield
+            return
+        lock_path = Path(location + ".index.lock")
+        if lock_path.is_symlink():  # older filelock versions follow it (and truncate the target)
+            raise OSError(f"refusing to use lock file {lock_path}: it is a symlink")
+        lock = FileLock(str(lock_path), timeout=timeout, mode=0o600)
+        try:
+            lock.acquire()
+        except Timeout as exc:
+            raise IndexLockTimeout(
+                f"{lock_path}: another `sessions index` run has held the indexing lock for "
+                f"{timeout:g} s; try again when it finishes") from exc
+        try:
+            yield
+        finally:
+            lock.release()
+
     # -- live writes ------------------------------------------------------------
 
     def add_session(self, session_id: str, *, origin_format: str, source: str, title: str | None,
@@ -191,6 +217,9 @@ class SqliteSessionStorage(SessionStorage):
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         """The session row with ``meta`` decoded, or None."""
         return session_row(self.db.query_one(f"{_SESSION_SELECT} WHERE id=?", (session_id,)))
+
+    def session_writers(self, session_ids: Sequence[str]) -> dict[str, str]:
+        return {}  # one home's file: the writer is not recorded per row
 
     def has_session(self, session_id: str) -> bool:
         """True when the session exists."""

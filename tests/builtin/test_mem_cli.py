@@ -12,6 +12,8 @@ from click.testing import CliRunner
 from hermes_store.builtin import MemoryStore
 from hermes_store.cli import cli
 
+pytestmark = pytest.mark.usefixtures("engine")  # every test on both storage engines
+
 
 @pytest.fixture
 def run(home):
@@ -144,7 +146,7 @@ def register(ctx):
 """
 
 
-def test_status_json_with_provider_and_flags(run, home, monkeypatch):
+def test_status_json_with_provider_and_flags(run, home, monkeypatch, engine):
     monkeypatch.delenv("HONCHO_TEST_API_KEY", raising=False)
     home.config_path.write_text(
         "memory:\n  memory_enabled: false\n  provider: honcho\n  honcho:\n    workspace: w1\n"
@@ -159,7 +161,9 @@ def test_status_json_with_provider_and_flags(run, home, monkeypatch):
     assert data["missing"] == [{"env_var": "HONCHO_TEST_API_KEY", "set": False,
                                 "url": "https://example.invalid/keys"}]
     assert data["provider_config"] == {"workspace": "w1"}
-    assert data["stores"]["memory"]["entry_count"] == 0 and data["database"]["exists"] is False
+    assert data["stores"]["memory"]["entry_count"] == 0
+    # no SQLite file yet; status never contacts a server, so there it cannot say
+    assert data["database"]["exists"] is {"sqlite": False, "postgresql": None}[engine]
     text = run("status").output
     assert "  Provider:  honcho" in text and "  honcho config:" in text and "    workspace: w1" in text
     assert "  Plugin:    installed ✓" in text and "  Status:    not available ✗" in text

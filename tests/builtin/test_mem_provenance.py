@@ -1,14 +1,17 @@
-"""Provenance in SQLite: true times, no re-stamping, hand edits, history, restore, DB failures."""
+"""Provenance in the store database (both engines): true times, no re-stamping, hand edits, history, restore, DB failures."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
+from engine_helpers import sqlite_only
 
 from hermes_store.builtin import MemoryStore
 from hermes_store.builtin.provenance import Provenance
 from hermes_store.db import Database
+
+pytestmark = pytest.mark.usefixtures("engine")  # every test on both storage engines
 
 
 @pytest.fixture
@@ -97,12 +100,14 @@ def test_preexisting_files_are_imported_without_history(home):
 
 def test_history_is_append_only(store, home):
     store.add("memory", "alpha")
-    db = Database(home.db_path)
+    db = home.open_db()
     try:
         with pytest.raises(Exception, match="append-only"):
-            db.execute("DELETE FROM memory_history")
+            with db.write():
+                db.execute("DELETE FROM memory_history")
         with pytest.raises(Exception, match="append-only"):
-            db.execute("UPDATE memory_history SET origin='x'")
+            with db.write():
+                db.execute("UPDATE memory_history SET origin='x'")
     finally:
         db.close()
 
@@ -160,6 +165,7 @@ def test_restore_respects_threat_scan_and_budget(home):
     assert home.memory_file.read_text() == "abcdefghij"
 
 
+@sqlite_only("a directory in place of the database file is a SQLite failure")
 def test_unwritable_database_never_blocks_memory_writes(home):
     home.db_path.mkdir()  # a directory where the DB file should be: SQLite cannot open it
     s = MemoryStore(home)
@@ -171,6 +177,7 @@ def test_unwritable_database_never_blocks_memory_writes(home):
     assert s.provenance.last_error
 
 
+@sqlite_only("a read-only open is an APSW file mode")
 def test_read_only_database_never_blocks_memory_writes(home, monkeypatch):
     MemoryStore(home).load_from_disk()  # create and migrate the DB
     monkeypatch.setattr(type(home), "open_db",

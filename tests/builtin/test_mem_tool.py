@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from hermes_store.builtin.memory_tool import MEMORY_TOOL, MISSING_ACTION
 from hermes_store.cli import cli
 from hermes_store.tools import handle_tool_call
+
+pytestmark = pytest.mark.usefixtures("engine")  # every test on both storage engines
 
 
 def call(home, args, **kw):

@@ -1,16 +1,17 @@
-"""Fixtures for the fact-store tests: a store on a fresh database."""
+"""Fixtures for the fact-store tests: a store on a fresh database, on each engine in turn."""
 
 from __future__ import annotations
 
 import pytest
 
-from hermes_store.db import Database
 from hermes_store.facts import FactStore
 
 
 @pytest.fixture
-def db(tmp_path):
-    database = Database(tmp_path / "facts.db")
+def db(home, engine):
+    """The home's store database (migrated, empty): the SQLite file, then a fresh database on
+    the test PostgreSQL server (the ``engine`` fixture)."""
+    database = home.open_db()
     yield database
     database.close()
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from hermes_store.cli import cli
+
+pytestmark = pytest.mark.usefixtures("engine")  # every test on both storage engines
 
 
 def run(home, *args):

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from hermes_store.providers.base import MemoryProvider
 from hermes_store.providers.holographic_store import FactStoreProvider
+
+pytestmark = pytest.mark.usefixtures("engine")  # every test on both storage engines
 
 
 def make(home, config=None):

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hermes_store.tools import handle_tool_call
+
+pytestmark = pytest.mark.usefixtures("engine")  # every test on both storage engines
 
 
 def call(home, name, args):

@@ -46,3 +46,33 @@ def test_fact_provider_degrades_to_an_error_reply(home, down_url, monkeypatch):
     text = json.dumps(reply)
     assert "not reachable" in text and "hunter2" not in text
     provider.shutdown()
+
+
+def test_memory_writes_while_the_server_is_down_keep_their_provenance(home, tmp_path, pg_store_url,
+                                                                      monkeypatch):
+    """The pending queue on PostgreSQL: a write made while the server cannot be reached is saved
+    to MEMORY.md, its provenance queued, and recorded with its own origin once the server is back
+    (not blamed on a hand edit)."""
+    from hermes_store.builtin import MemoryStore
+
+    home.config_path.write_text(f"store:\n  database_url: '{pg_store_url}'\n")
+    first = MemoryStore(home, origin="tool", session_id="s-up")
+    first.load_from_disk()
+    assert first.add("memory", "written while up")["success"]
+    first.close()
+    monkeypatch.setenv("HERMES_STORE_DATABASE_URL", f"postgresql://sam:hunter2@/x?host={tmp_path}&port=5999")
+    down = MemoryStore(home, origin="tool", session_id="s-down")
+    down.load_from_disk()
+    assert down.add("memory", "written while down")["success"]
+    assert "written while down" in home.memory_file.read_text()
+    assert down.provenance.pending_path.exists() and "not reachable" in down.provenance.last_error
+    assert "hunter2" not in down.provenance.last_error
+    down.close()
+    monkeypatch.delenv("HERMES_STORE_DATABASE_URL")  # config.yaml's server again
+    back = MemoryStore(home, origin="cli")
+    back.load_from_disk()
+    events = back.history()
+    assert [(e["new_text"], e["origin"], e["session_id"]) for e in events] == [
+        ("written while down", "tool", "s-down"), ("written while up", "tool", "s-up")]
+    assert not back.provenance.pending_path.exists()
+    back.close()

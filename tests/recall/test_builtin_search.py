@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import os
 
+import pytest
+from engine_helpers import sqlite_only
+
 from hermes_store.builtin.search import refresh_index, search_entries
 from hermes_store.db import Database
+
+pytestmark = pytest.mark.usefixtures("engine")  # every test on both storage engines
 
 
 def write(home, target, entries):
@@ -47,6 +52,7 @@ def test_no_database_uses_memory_index(home):
     assert not home.db_path.exists()
 
 
+@sqlite_only("a read-only open is an APSW file mode")
 def test_readonly_database_falls_back(home):
     write(home, "memory", ["alpha beta"])
     home.open_db().close()
@@ -54,6 +60,7 @@ def test_readonly_database_falls_back(home):
         assert search_entries(db, home.memories_dir, "beta").hits[0].content == "alpha beta"
 
 
+@sqlite_only("file modes and PRAGMA query_only are SQLite's")
 def test_unwritable_database_file_falls_back(home, tmp_path):
     write(home, "memory", ["gamma delta"])
     with home.open_db() as db:

@@ -15,6 +15,8 @@ from hermes_store.recall import KINDS, recall
 from hermes_store.sessions import SessionIndex
 from hermes_store.tools import handle_tool_call
 
+pytestmark = pytest.mark.usefixtures("engine")  # every test on both storage engines
+
 
 @pytest.fixture
 def full_home(home):

@@ -22,6 +22,8 @@ from hermes_store.recall import (
 )
 from hermes_store.tools import handle_tool_call
 
+pytestmark = pytest.mark.usefixtures("engine")  # every test on both storage engines
+
 
 class NotesKind(Kind):
     """A made-up kind: every request yields two fixed items."""

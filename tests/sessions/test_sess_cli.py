@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from sess_helpers import core, index_json
+
+pytestmark = pytest.mark.usefixtures("engine")  # every test on both storage engines
 
 
 def test_index_human_summary_without_progressbar(run, fixtures):

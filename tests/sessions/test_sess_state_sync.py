@@ -7,9 +7,13 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from hermes_store.db import Database
 from hermes_store.hermes_plugin import HermesStoreProvider
 from hermes_store.sessions.state_sync import StateDbSync
+
+pytestmark = pytest.mark.usefixtures("engine")  # every test on both storage engines
 
 
 def add_message(state_db, session_id, role, content):
