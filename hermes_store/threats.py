@@ -343,8 +343,29 @@ def sanitize_entry(entry: str, source: str = "MEMORY.md") -> str:
 
 
 def sanitize_entries(entries: list[str], source: str = "MEMORY.md") -> list[str]:
-    """:func:`sanitize_entry` over a list (order and length kept)."""
-    return [sanitize_entry(entry, source) for entry in entries]
+    """:func:`sanitize_entry` over a list (order and length kept; see :func:`sanitize_sequence`)."""
+    return sanitize_sequence([(entry, source) for entry in entries])
+
+
+def sanitize_sequence(items: list[tuple[str, str]]) -> list[str]:
+    """:func:`sanitize_entry` over ``(text, source)`` items rendered one after another.
+
+    A payload split over two neighbours ("… ignore all previous" / "instructions …") reads
+    as one in the prompt: when two adjacent items joined by a space match a pattern that
+    neither matches alone, both are replaced by a ``[BLOCKED: …]`` notice.
+    """
+    out = [sanitize_entry(text, source) for text, source in items]
+    findings = [scan_findings(text) if text and len(text) <= MAX_SCAN_CHARS else None for text, _ in items]
+    for i in range(len(items) - 1):
+        if findings[i] is None or findings[i + 1] is None or findings[i] or findings[i + 1]:
+            continue  # too large or already blocked on its own
+        joined = scan_findings(f"{items[i][0]} {items[i + 1][0]}")
+        if joined:
+            logger.warning("Entries from %s and %s blocked at load time (split payload): %s",
+                           items[i][1], items[i + 1][1], ", ".join(joined))
+            out[i] = blocked_notice(items[i][1], [f"{f} (split with the next entry)" for f in joined])
+            out[i + 1] = blocked_notice(items[i + 1][1], [f"{f} (split with the previous entry)" for f in joined])
+    return out
 
 
 def sanitize_snapshot(text: str, source: str = "context") -> str:

@@ -260,6 +260,8 @@ _SPLIT_TAIL = re.compile(rf"\A\s*(?:memory|emory|mory|ory|ry|y)?[\s_\-.:]*(?:ont
 _FENCE_PATTERNS = (_FENCE_SPAN, _NOTE_LINE, _NOTE_FRAGMENT, _NOTE_LABEL, _STRAY_TAG, _SPLIT_HEAD, _SPLIT_TAIL)
 _ENTITY = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?")
 _LINE_SPACE = "\t\n\r\x0b\x0c"
+_TAG_ASCII = {code: code - 0xE0000 for code in range(0xE0020, 0xE007F)}  # tag characters -> ASCII
+_TAG_CHARS = re.compile("[\U000E0020-\U000E007E]")
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _ENTITY_DEPTH = 8  # nested entities decoded (``&amp;amp;lt;``): a fixed point within this many levels
 # Percent-encoding (``%3C``) and ``\xNN`` escapes read as their character too.
@@ -328,8 +330,11 @@ def _fold_char(ch: str) -> str:
 _PLAIN_RUN = re.compile(r"[\t\n\r\x20-\x24\x27-\x5b\x5d-\x7e]+")
 
 
-def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
-    """The matching form of ``text`` plus, per skeleton character, its original start and end."""
+def _skeleton(text: str, *, tags_as_ascii: bool = False) -> tuple[str, list[int], list[int]]:
+    """The matching form of ``text`` plus, per skeleton character, its original start and end.
+
+    Unicode tag characters are dropped like other invisible characters, or with
+    ``tags_as_ascii`` read as the ASCII they smuggle (a model may decode them)."""
     chars: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -363,7 +368,10 @@ def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
                     ch, end = decoded[0], escape.end(1)
             elif hex_escape is not None:
                 ch, end = chr(int(hex_escape.group(1), 16)), hex_escape.end()
-        folded = _fold_char(ch)
+        if tags_as_ascii and 0xE0020 <= ord(ch) <= 0xE007E:
+            folded = chr(ord(ch) - 0xE0000).lower()
+        else:
+            folded = _fold_char(ch)
         if folded:
             chars.append(folded)
             starts.extend([i] * len(folded))
@@ -412,7 +420,10 @@ def unescaped(text: str) -> str:
 
 def _may_hold_fence(text: str) -> bool:
     """Cheap whole-text test (a superset of what the skeleton can match): letters only, folded."""
-    folded = unicodedata.normalize("NFKD", unescaped(text).translate(PREFOLD)).lower().translate(_CONFUSABLES)
+    text = unescaped(text).translate(PREFOLD)
+    if _TAG_CHARS.search(text):
+        text += " " + text.translate(_TAG_ASCII)
+    folded = unicodedata.normalize("NFKD", text).lower().translate(_CONFUSABLES)
     letters = _NON_LETTERS.sub("", folded)
     return "systemnote" in letters or "context" in letters or "mem" in letters
 
@@ -428,12 +439,13 @@ def _fence_spans(text: str) -> list[tuple[int, int]]:
         return [m.span() for pattern in _FENCE_PATTERNS for m in pattern.finditer(lowered) if m.end() > m.start()]
     if not _may_hold_fence(text):
         return []
-    skeleton, starts, ends = _skeleton(text)
     spans = []
-    for pattern in _FENCE_PATTERNS:
-        for match in pattern.finditer(skeleton):
-            if match.end() > match.start():
-                spans.append((starts[match.start()], ends[match.end() - 1]))
+    for tags_as_ascii in (False, True) if _TAG_CHARS.search(text) else (False,):
+        skeleton, starts, ends = _skeleton(text, tags_as_ascii=tags_as_ascii)
+        for pattern in _FENCE_PATTERNS:
+            for match in pattern.finditer(skeleton):
+                if match.end() > match.start():
+                    spans.append((starts[match.start()], ends[match.end() - 1]))
     return spans
 
 

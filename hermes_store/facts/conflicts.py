@@ -1,7 +1,10 @@
 """Contradiction detection: same subject, same relation, different value.
 
-Two facts are compared only when they share an entity (exact SQL links, so
-the work is per entity rather than all pairs), and within an entity only the
+Two facts are compared only when they share an entity, found through the
+``fact_entities`` index a page of entities at a time (:func:`index_candidates`;
+:func:`scan_candidates` is the reference full scan giving the same groups), so
+the work is per entity rather than all pairs and bounded by a time and work
+budget (:func:`contradict_report`); within an entity only the
 pairs that can score (``candidate_pairs``: a fact about another named subject
 that merely mentions the entity is compared only with facts whose frame starts
 with the same word). For each shared entity the
@@ -27,7 +30,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
@@ -178,6 +181,7 @@ class CandidateBatch:
     entity_words: dict[int, set[str]]
     subjects: set[int]
     rows: int  # rows read from the store for this batch
+    fresh: list[int] = field(default_factory=list)  # entities of ``entity_words`` first seen in this batch
     # fact_id -> frame_words, filled as facts are framed (None: frame every link from scratch)
     frame_cache: dict[int, list[tuple[str, str]]] | None = None
 
@@ -190,17 +194,17 @@ class _EntityWords:
         self.words: dict[int, set[str]] = {}
         self.subjects: set[int] = set()
 
-    def load(self, ids: set[int]) -> int:
+    def load(self, ids: set[int]) -> list[int]:
+        """Look up the entities of ``ids`` not seen before; returns them."""
         missing = sorted(ids - self.words.keys())
         if not missing:
-            return 0
+            return []
         for eid in missing:
             self.words[eid] = set()
-        rows = self.store.storage.entities_by_ids(missing)
-        for eid, row in rows.items():
+        for eid, row in self.store.storage.entities_by_ids(missing).items():
             self.words[eid] = set(words(f"{row['name']} {' '.join(row['aliases'])}"))
         self.subjects |= self.store.storage.subject_entities(missing)
-        return len(rows)
+        return missing
 
 
 def index_candidates(store: FactRows, category: str | None) -> Iterator[CandidateBatch]:
@@ -229,9 +233,10 @@ def index_candidates(store: FactRows, category: str | None) -> Iterator[Candidat
         co = storage.co_entities(contents, exclude=-1)
         for fid, eid in co:
             links[fid].add(eid)
-        rows = len(members) + len(co) + known.load({e for es in links.values() for e in es})
+        fresh = known.load({e for es in links.values() for e in es})
         yield CandidateBatch([(e, grouped[e]) for e in page if len(grouped.get(e, ())) >= 2],
-                             contents, links, known.words, known.subjects, rows, frame_cache={})
+                             contents, links, known.words, known.subjects, len(members) + len(co) + len(fresh),
+                             fresh=fresh, frame_cache={})
 
 
 def scan_candidates(store: FactRows, category: str | None) -> Iterator[CandidateBatch]:
@@ -259,7 +264,7 @@ def scan_candidates(store: FactRows, category: str | None) -> Iterator[Candidate
     for eid, row in storage.entities_by_ids(e for f in fact_ids for e in links.get(f, ())).items():
         entity_words[eid] = set(words(f"{row['name']} {' '.join(row['aliases'])}"))
     yield CandidateBatch(sorted(groups.items()), contents, links, entity_words, subjects,
-                         count + len(contents) + len(entity_words))
+                         count + len(contents) + len(entity_words), fresh=list(entity_words))
 
 
 CANDIDATE_SOURCES: dict[str, Callable[[FactRows, str | None], Iterator[CandidateBatch]]] = {
@@ -319,9 +324,9 @@ def contradict_report(store: FactRows, *, category: str | None = None, limit: in
 
     for batch in CANDIDATE_SOURCES[source](store, category):
         report.rows += batch.rows
-        for eid, ws in batch.entity_words.items():
-            if eid not in stemmed:
-                stemmed[eid] = {stem(w) for w in ws} | ws
+        for eid in batch.fresh:
+            ws = batch.entity_words[eid]
+            stemmed[eid] = {stem(w) for w in ws} | ws
         for eid, facts in batch.groups:
             reason = spent()
             if reason:

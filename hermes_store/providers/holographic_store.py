@@ -35,7 +35,7 @@ from hermes_store.facts.fact_tools import (
 from hermes_store.facts.store import FactBlocked, FactStore, FactStoreError
 from hermes_store.home import Home, load_config
 from hermes_store.providers.base import MemoryProvider, RecallStatus
-from hermes_store.threats import sanitize_entry
+from hermes_store.threats import sanitize_sequence
 from hermes_store.tooling import ToolArgumentError, fence_reply, sanitize_context
 
 log = logging.getLogger(__name__)
@@ -54,8 +54,8 @@ def format_prefetch(facts: list[dict[str, Any]]) -> str:
     if not facts:
         return ""
     lines = [PREFETCH_HEADER]
-    for fact in facts:
-        content = sanitize_entry(str(fact["content"]), f"fact #{fact['fact_id']}")
+    contents = sanitize_sequence([(str(fact["content"]), f"fact #{fact['fact_id']}") for fact in facts])
+    for fact, content in zip(facts, contents, strict=True):
         lines.append(f"- [{float(fact['trust_score']):.1f}] {content} (#{fact['fact_id']})")
     return sanitize_context("\n".join(lines))
 
