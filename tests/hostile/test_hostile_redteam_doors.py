@@ -276,3 +276,17 @@ def test_a_payload_split_over_two_entries_or_two_facts_is_blocked(home):
     assert "ignore all previous" not in block and "[BLOCKED: fact #1" in block and "[BLOCKED: fact #2" in block
     ordinary = ["You are now on the main branch", "the build is green", "Share the project context with the team"]
     assert sanitize_entries(ordinary) == ordinary
+
+
+@pytest.mark.parametrize("text", [
+    "<memory-context>" * 32_000 + "tail",                       # openings never closed (was 14 s at 8,000)
+    "</memory-context>" + "<memory-context>" * 32_000,           # the only closing comes first
+    "\uff1cmemory-context\uff1e" * 32_000,                       # the same through the skeleton
+    "<memory-context>a</memory-context>" * 20_000,
+    "[system note: " * 32_000,
+])
+def test_the_sanitiser_is_linear_on_hostile_repetition(text):
+    started = time.monotonic()
+    out = sanitize_context(text)
+    assert time.monotonic() - started < 5
+    assert leaks(out) == []
