@@ -32,7 +32,7 @@ from hermes_store.facts.store import FactStore
 from hermes_store.home import Home
 from hermes_store.providers.activation import build_memory_manager
 from hermes_store.sessions import SessionIndex
-from hermes_store.threats import scan_findings
+from hermes_store.threats import scan_content, scan_findings
 from hermes_store.tooling import CLOSE_TAG, OPEN_TAG, SYSTEM_NOTE, sanitize_context
 from hermes_store.tools import handle_tool_call
 
@@ -290,3 +290,12 @@ def test_the_sanitiser_is_linear_on_hostile_repetition(text):
     out = sanitize_context(text)
     assert time.monotonic() - started < 5
     assert leaks(out) == []
+
+
+@pytest.mark.parametrize("unit", ["<div ", '<div style="', '<div style="display ', "<!-- ", "curl $ ", "ignore ",
+                                  "a b ", "a.", "a1b2 ", "a<b>", "&amp;", "translate into ", "é curl "])
+def test_the_threat_scan_is_bounded_on_hostile_repetition(unit):
+    text = (unit * (65_536 // len(unit) + 1))[:65_536]
+    started = time.monotonic()
+    scan_content(text)
+    assert time.monotonic() - started < 10, unit  # '<div style="' repeated took 55 s before
