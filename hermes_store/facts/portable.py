@@ -83,9 +83,13 @@ def read_export(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], lis
                 continue
             try:
                 if kind == "entity":
+                    created = row.get("created_at")
+                    if created is not None and not isinstance(created, str):
+                        raise ValueError("'created_at' must be a string")
                     entities.append({"entity_id": int(row["entity_id"]), "name": str(row["name"]),
                                      "entity_type": row.get("entity_type") or "unknown",
-                                     "aliases": ",".join(str(a) for a in row.get("aliases") or [])})
+                                     "aliases": ",".join(str(a) for a in row.get("aliases") or []),
+                                     "created_at": created})
                 elif kind == "fact":
                     fact = {key: row.get(key) for key in FACT_FIELDS}
                     if not isinstance(fact["content"], str):

@@ -154,8 +154,9 @@ class FactStorage(ABC):
 
     @abstractmethod
     def insert_entity(self, name: str, key: str, *, entity_id: int | None = None,
-                      entity_type: str = "unknown") -> int:
-        """Create an entity (a given ``entity_id`` must be free); returns its id."""
+                      entity_type: str = "unknown", created_at: str | None = None) -> int:
+        """Create an entity (a given ``entity_id`` must be free; ``created_at`` defaults to
+        now, an import keeps the exported one); returns its id."""
 
     @abstractmethod
     def add_alias(self, entity_id: int, alias: str, key: str) -> None:

@@ -238,14 +238,16 @@ class PgFactStorage(FactStorage):
             " OR EXISTS (SELECT 1 FROM entity_aliases WHERE alias_key = %s)", (key, key)) is True
 
     def insert_entity(self, name: str, key: str, *, entity_id: int | None = None,
-                      entity_type: str = "unknown") -> int:
+                      entity_type: str = "unknown", created_at: str | None = None) -> int:
         if entity_id is None:
             return int(self.db.scalar(
-                "INSERT INTO entities (name, name_key, entity_type) VALUES (%s, %s, %s)"
-                " RETURNING entity_id", (name, key, entity_type)))
+                "INSERT INTO entities (name, name_key, entity_type, created_at)"
+                f" VALUES (%s, %s, %s, coalesce(%s, {NOW_TEXT})) RETURNING entity_id",
+                (name, key, entity_type, created_at)))
         with self.db.transaction():
-            self.db.execute("INSERT INTO entities (entity_id, name, name_key, entity_type)"
-                            " VALUES (%s, %s, %s, %s)", (int(entity_id), name, key, entity_type))
+            self.db.execute("INSERT INTO entities (entity_id, name, name_key, entity_type, created_at)"
+                            f" VALUES (%s, %s, %s, %s, coalesce(%s, {NOW_TEXT}))",
+                            (int(entity_id), name, key, entity_type, created_at))
             self.db.execute("SELECT setval(pg_get_serial_sequence('entities', 'entity_id'),"
                             " greatest((SELECT max(entity_id) FROM entities), 1))")
         return int(entity_id)

@@ -183,9 +183,10 @@ class SqliteFactStorage(FactStorage):
                 or self.db.scalar("SELECT 1 FROM entity_aliases WHERE alias_key = ?", (key,)) is not None)
 
     def insert_entity(self, name: str, key: str, *, entity_id: int | None = None,
-                      entity_type: str = "unknown") -> int:
-        self.db.execute("INSERT INTO entities (entity_id, name, name_key, entity_type) VALUES (?, ?, ?, ?)",
-                        (entity_id, name, key, entity_type))
+                      entity_type: str = "unknown", created_at: str | None = None) -> int:
+        self.db.execute("INSERT INTO entities (entity_id, name, name_key, entity_type, created_at)"
+                        " VALUES (?, ?, ?, ?, coalesce(?, datetime('now')))",
+                        (entity_id, name, key, entity_type, created_at))
         return int(self.db.conn.last_insert_rowid())
 
     def add_alias(self, entity_id: int, alias: str, key: str) -> None:

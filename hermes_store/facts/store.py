@@ -189,7 +189,7 @@ class FactStore(FactRows):
 
         ``facts`` rows carry ``fact_id, content, category, tags, trust_score, retrieval_count,
         helpful_count, created_at, updated_at``; ``entities`` rows ``entity_id, name,
-        entity_type, aliases``; ``links`` maps a fact id to its entity ids. ``label`` (a path)
+        entity_type, aliases`` and optionally ``created_at`` (kept; else now); ``links`` maps a fact id to its entity ids. ``label`` (a path)
         prefixes each blocked reason. The counts are those of :meth:`import_hermes`.
         """
         path = label
@@ -247,7 +247,8 @@ class FactStore(FactRows):
         free = not self.storage.entities_by_ids([wanted])
         entity_id = self.storage.insert_entity(name or f"entity {wanted}", entity_key(name) or f"entity {wanted}",
                                                entity_id=wanted if free else None,
-                                               entity_type=row["entity_type"] or "unknown")
+                                               entity_type=row["entity_type"] or "unknown",
+                                               created_at=_text_or_none(row.get("created_at")))
         for alias in str(row["aliases"] or "").split(","):
             if alias.strip():
                 self._add_alias(entity_id, alias)
@@ -373,3 +374,9 @@ class FactStore(FactRows):
                           threshold: float = 0.5) -> conflicts.ContradictReport:
         """:meth:`contradict` within the time and work budget, with a note when it stopped early."""
         return conflicts.contradict_report(self, category=category, limit=limit, threshold=threshold)
+
+
+def _text_or_none(value: Any) -> str | None:
+    """An imported timestamp as text (None when absent or blank: the store stamps now)."""
+    text = str(value).strip() if value is not None else ""
+    return text or None

@@ -82,6 +82,7 @@ SEARCHES = [
     "kubernetes", '"login test"', '"test login"', "kubernetes OR login", "upgrade NOT kubernetes",
     "kube*", "ask*", "天気", "東京の天気", "晴れ OR 雨", "ask-codex", "100%", "src/auth.py", "cafe",
     "résumé", "naive", "🚀", "NOT", "AND OR", '"', "", "zzzz-nothing", "deploy.sh", "chmod +x",
+    '"login te*"', "ask-cod*", "src/auth*", '"the login" OR flaky', "login -test",
 ]
 
 

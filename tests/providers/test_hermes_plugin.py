@@ -85,7 +85,7 @@ def test_installed_plugin_files(tmp_path):
     assert "def register(ctx):" in init
 
 
-def test_hermes_style_load_and_full_session(tmp_path):
+def test_hermes_style_load_and_full_session(tmp_path, engine):  # the provider on each engine
     hermes_home = tmp_path / "hermes"
     plugin = install_plugin(hermes_home, "hermes_store")
     provider = hermes_style_load(plugin)
@@ -112,7 +112,13 @@ def test_hermes_style_load_and_full_session(tmp_path):
         assert any("tabs" in r["content"] for r in listed["results"]), listed
     finally:
         manager.shutdown_all()
-    assert (hermes_home / "hermes_store.db").is_file()
+    # on PostgreSQL everything went to the server: no SQLite file beside the home
+    assert (hermes_home / "hermes_store.db").is_file() is (engine == "sqlite")
+    from hermes_store.facts.store import FactStore
+    from hermes_store.home import Home
+
+    with FactStore(Home(hermes_home)) as store:
+        assert any("Fly.io" in f["content"] for f in store.list_facts())
 
 
 def test_our_loader_and_the_hermes_style_loader_agree(tmp_path):
