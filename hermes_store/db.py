@@ -315,6 +315,12 @@ class Database:
         row = _retry_schema(lambda: self.conn.execute(sql, params).fetchone())
         return None if row is None else row[0]
 
+    @property
+    def portable(self) -> Database:
+        """This database behind the engine-neutral calls (``?`` placeholders, ``query_in``);
+        :attr:`hermes_store.pgdb.PgDatabase.portable` offers the same on PostgreSQL."""
+        return self
+
     def query_in(self, sql: str, values: Iterable[Any], *, before: Sequence[Any] = (),
                  after: Sequence[Any] = (), chunk: int = IN_CHUNK) -> list[dict[str, Any]]:
         """Rows of ``sql`` for any number of ``values``, run once per chunk of them.

@@ -336,6 +336,9 @@ ALLOWED = {
     ("sessions/storage_sqlite.py", "weights"): "constant column weights (floats)",
     ("sessions/storage_sqlite.py", "direction"): "ASC or DESC",
     ("pgdb.py", "MIGRATIONS_TABLE"): "constant table name",
+    ("pgdb.py", "<computed SQL> qmark_to_pyformat"):
+        "PortableSql: the caller's own SQL text with ? turned into %s and % doubled (no value enters it)",
+    ("pgdb.py", "<computed SQL> sql.format"): "PortableSql.query_in: '?,?,?' placeholders into {marks}",
     ("dbcopy.py", "table"): "table names from the constant SHARED_TABLES / HOME_TABLES lists",
     ("dbcopy.py", "', '.join(cols)"): "column names read from our own schema on both engines",
     ("dbcopy.py", "', '.join('?' * len(cols))"): "'?' placeholders",
