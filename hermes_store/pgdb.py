@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
-from hermes_store.db import IN_CHUNK, DatabaseError, schema_dir
+from hermes_store.db import IN_CHUNK, DatabaseError, query_in_chunks, schema_dir
 
 logger = logging.getLogger(__name__)
 # the pool's own retry warnings would print past the caller's error (Python's last-resort
@@ -209,12 +209,7 @@ class PortableSql:
         """Rows of ``sql`` for any number of ``values`` (``{marks}`` where the ``?, ?, ...``
         list goes, ``before``/``after`` the bindings around it), one statement per chunk,
         exactly as :meth:`hermes_store.db.Database.query_in`."""
-        items = list(values)
-        rows: list[dict[str, Any]] = []
-        for start in range(0, len(items), chunk):
-            part = items[start:start + chunk]
-            rows += self.query(sql.format(marks=",".join("?" * len(part))), (*before, *part, *after))
-        return rows
+        return query_in_chunks(self.query, sql, values, before=before, after=after, chunk=chunk)
 
 
 # --------------------------------------------------------------------------- migrations

@@ -302,7 +302,8 @@ SQL_WORDS = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|PRAGMA|WHERE|CREATE|DROP
 # (module, interpolated expression): each a constant fragment, never a value from input.
 ALLOWED = {
     ("db.py", "int(version)"): "migration number from the file name, an int",
-    ("db.py", "<computed SQL> sql.format"): "Database.query_in: '?,?,?' placeholders into {marks}",
+    ("db.py", "<computed SQL> sql.format"):
+        "query_in_chunks (Database/PortableSql.query_in): '?,?,?' placeholders into {marks}",
     ("builtin/storage_sqlite.py", "HISTORY_COLUMNS"): "constant column list",
     ("facts/hermes_import.py", "select"): "constant column names (or NULL AS <constant>)",
     ("facts/hermes_import.py", "eselect"): "constant column names (or NULL AS <constant>)",
@@ -338,7 +339,6 @@ ALLOWED = {
     ("pgdb.py", "MIGRATIONS_TABLE"): "constant table name",
     ("pgdb.py", "<computed SQL> qmark_to_pyformat"):
         "PortableSql: the caller's own SQL text with ? turned into %s and % doubled (no value enters it)",
-    ("pgdb.py", "<computed SQL> sql.format"): "PortableSql.query_in: '?,?,?' placeholders into {marks}",
     ("dbcopy.py", "table"): "table names from the constant SHARED_TABLES / HOME_TABLES lists",
     ("dbcopy.py", "', '.join(cols)"): "column names read from our own schema on both engines",
     ("dbcopy.py", "', '.join('?' * len(cols))"): "'?' placeholders",
