@@ -364,6 +364,12 @@ ALLOWED = {
     ("sessions/storage_pg.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
     ("sessions/storage_pg.py", "term_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
     ("sessions/storage_pg.py", "SNIPPET_CHARS"): "int constant",
+    ("sessions/storage_pg.py", "TERM_CAP"): "int constant",
+    ("sessions/storage_pg.py", "columns"): "constant column lists chosen in code (search walk)",
+    ("sessions/storage_pg.py", "joins"): "constant join clause chosen in code (search walk)",
+    ("sessions/storage_pg.py", "', '.join(parts)"): "tsquery_sql fragments: operators and %s placeholders",
+    ("sessions/storage_pg.py", "<computed SQL> 'SELECT ' + ', '.join(parts)"):
+        "tsquery_sql fragments: operators and %s placeholders",
     ("sessions/storage_pg.py", "SEARCH_CONFIG"): "constant text search configuration name",
     ("sessions/storage_pg.py", "<computed SQL> sql.SQL('REINDEX INDEX {}').format"):
         "psycopg sql.Identifier of an index name read from pg_index",
