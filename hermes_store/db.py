@@ -15,7 +15,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -147,6 +147,23 @@ def latest_schema_version() -> int:
     """The ``user_version`` a fully migrated database has."""
     found = migrations()
     return found[-1][0] if found else 0
+
+
+def query_in_chunks(query: Callable[[str, Sequence[Any]], list[dict[str, Any]]], sql: str,
+                    values: Iterable[Any], *, before: Sequence[Any] = (), after: Sequence[Any] = (),
+                    chunk: int = IN_CHUNK) -> list[dict[str, Any]]:
+    """Rows of ``query(sql, params)`` for any number of ``values``, one call per chunk of them.
+
+    ``sql`` holds ``{marks}`` where the ``?, ?, ...`` list goes (``?`` placeholders only, every
+    value bound); ``before`` and ``after`` are the bindings around it. Order across chunks
+    follows ``values``; no values, no query.
+    """
+    items = list(values)
+    rows: list[dict[str, Any]] = []
+    for start in range(0, len(items), max(1, int(chunk))):
+        part = items[start:start + max(1, int(chunk))]
+        rows += query(sql.format(marks=",".join("?" * len(part))), (*before, *part, *after))
+    return rows
 
 
 def _create_private(path: Path) -> None:
@@ -320,6 +337,12 @@ class Database:
         row = _retry_schema(lambda: self.conn.execute(sql, params).fetchone())
         return None if row is None else row[0]
 
+    @property
+    def portable(self) -> Database:
+        """This database behind the engine-neutral calls (``?`` placeholders, ``query_in``);
+        :attr:`hermes_store.pgdb.PgDatabase.portable` offers the same on PostgreSQL."""
+        return self
+
     def query_in(self, sql: str, values: Iterable[Any], *, before: Sequence[Any] = (),
                  after: Sequence[Any] = (), chunk: int = IN_CHUNK) -> list[dict[str, Any]]:
         """Rows of ``sql`` for any number of ``values``, run once per chunk of them.
@@ -327,12 +350,7 @@ class Database:
         ``sql`` holds ``{marks}`` where the ``?, ?, ...`` list goes; ``before`` and
         ``after`` are the bindings around it. Order across chunks follows ``values``.
         """
-        items = list(values)
-        rows: list[dict[str, Any]] = []
-        for start in range(0, len(items), chunk):
-            part = items[start:start + chunk]
-            rows += self.query(sql.format(marks=",".join("?" * len(part))), (*before, *part, *after))
-        return rows
+        return query_in_chunks(self.query, sql, values, before=before, after=after, chunk=chunk)
 
     def table_exists(self, name: str) -> bool:
         """True when a table, virtual table or view called ``name`` exists."""

@@ -63,7 +63,9 @@ _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
      r"(?:restrictions|limits|rules)\b"),
     ("html_comment_injection",
      r"<!--[\s\S]{0,512}?(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])[\s\S]{0,512}?-->"),
-    ("hidden_div", r"<\s*div\s[^>]*?style\s*=\s*[\"'](?:[^\"']*|[^>]{0,2048}?)display\s*:\s*none"),
+    # One bounded gap per look (a style attribute, then display:none, inside one tag): nested or
+    # unbounded gaps made 64 KB of "<div " / '<div style="' take 11 s / 55 s.
+    ("hidden_div", r"<\s*div\s(?=[^>]{0,2048}?style\s*=)[^>]{0,2048}?display\s*:\s*none"),
     ("translate_execute", rf"\btranslate\s+(?:{_F}into\s+{_F}|[^\n]{{0,512}}?\s+into\s+\w+(?:[\s-]+\w+){{0,2}}\s+)"
                           r"and\s+(?:execute|run|eval)\b"),
     ("deception_hide", rf"\b(?:do\s+not|don'?t)\s+{_F}tell\s+{_F}the\s+user\b"),
@@ -117,6 +119,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "exfil_wget": ("$",),
     "read_secrets": (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc"),
     "html_comment_injection": ("<!--",),
+    "hidden_div": ("display",),
     "send_to_url": ("http",),
     "ssh_access": (".ssh",),
 }

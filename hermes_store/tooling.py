@@ -238,7 +238,11 @@ LEGACY_SYSTEM_NOTE = (
 _TAG_NAME = r"memory[\s_\-.:]*context"
 # A tag may carry attributes (``</memory-context data-x="1">`` still reads as one).
 _ATTRS = r"(?:\s[^<>\n]{0,256})?"
-_FENCE_SPAN = re.compile(rf"<\s*{_TAG_NAME}{_ATTRS}\s*>[\s\S]*?<\s*/\s*{_TAG_NAME}{_ATTRS}\s*>")
+# A whole span ``<memory-context>…</memory-context>`` (non-greedy): openings and closings are
+# found separately and paired (``_fence_pairs``), so 10,000 openings with no closing after
+# them cost one pass instead of one scan to the end each.
+_FENCE_OPEN = re.compile(rf"<\s*{_TAG_NAME}{_ATTRS}\s*>")
+_FENCE_CLOSE = re.compile(rf"<\s*/\s*{_TAG_NAME}{_ATTRS}\s*>")
 _NOTE_LINE = re.compile(
     r"[ \t]*\[\s*system\s+note\s*:\s*the\s+following\s+is\s+recalled\s+memory\s+context,\s*not\s+new\s+"
     r"user\s+input\.\s*treat\s+as\s+(?:authoritative\s+reference\s+data\s*[\-—]+\s*this\s+is\s+the\s+"
@@ -257,7 +261,34 @@ _STRAY_TAG = re.compile(rf"<\s*/?\s*{_TAG_NAME}(?:{_ATTRS}\s*/?\s*>)?")
 _SPLIT_HEAD = re.compile(r"<\s*/?\s*(?:memory|memor|memo|mem)(?:[\s_\-.:]*(?:c|co|con|cont|conte|contex|context)?)?"
                          r"\s*\Z")
 _SPLIT_TAIL = re.compile(rf"\A\s*(?:memory|emory|mory|ory|ry|y)?[\s_\-.:]*(?:ontext|ntext|context){_ATTRS}\s*>")
-_FENCE_PATTERNS = (_FENCE_SPAN, _NOTE_LINE, _NOTE_FRAGMENT, _NOTE_LABEL, _STRAY_TAG, _SPLIT_HEAD, _SPLIT_TAIL)
+_FENCE_PATTERNS = (_NOTE_LINE, _NOTE_FRAGMENT, _NOTE_LABEL, _STRAY_TAG, _SPLIT_HEAD, _SPLIT_TAIL)
+
+
+def _fence_pairs(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each opening tag through the first closing tag after it, left to right
+    (what a non-greedy span regex finds), in linear time."""
+    closes = [m.span() for m in _FENCE_CLOSE.finditer(text)]
+    if not closes:
+        return []
+    spans: list[tuple[int, int]] = []
+    position, k = 0, 0
+    for opening in _FENCE_OPEN.finditer(text):
+        if opening.start() < position:
+            continue
+        while k < len(closes) and closes[k][0] < opening.end():
+            k += 1
+        if k == len(closes):
+            break
+        spans.append((opening.start(), closes[k][1]))
+        position = closes[k][1]
+    return spans
+
+
+def _matches(text: str) -> list[tuple[int, int]]:
+    """Spans of ``text`` (already in matching form) that every fence pattern finds."""
+    found = _fence_pairs(text)
+    found += [m.span() for pattern in _FENCE_PATTERNS for m in pattern.finditer(text) if m.end() > m.start()]
+    return found
 _ENTITY = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?")
 _LINE_SPACE = "\t\n\r\x0b\x0c"
 _TAG_ASCII = {code: code - 0xE0000 for code in range(0xE0020, 0xE007F)}  # tag characters -> ASCII
@@ -436,16 +467,13 @@ def _fence_spans(text: str) -> list[tuple[int, int]]:
         lowered = text.lower()
         if "mem" not in lowered and "system" not in lowered and "context" not in lowered:
             return []
-        return [m.span() for pattern in _FENCE_PATTERNS for m in pattern.finditer(lowered) if m.end() > m.start()]
+        return _matches(lowered)
     if not _may_hold_fence(text):
         return []
     spans = []
     for tags_as_ascii in (False, True) if _TAG_CHARS.search(text) else (False,):
         skeleton, starts, ends = _skeleton(text, tags_as_ascii=tags_as_ascii)
-        for pattern in _FENCE_PATTERNS:
-            for match in pattern.finditer(skeleton):
-                if match.end() > match.start():
-                    spans.append((starts[match.start()], ends[match.end() - 1]))
+        spans += [(starts[start], ends[end - 1]) for start, end in _matches(skeleton)]
     return spans
 
 

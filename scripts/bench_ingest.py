@@ -41,7 +41,7 @@ follows the CPU columns; ``raw-fts5-tuned`` shows the limit with the same cache 
 settings, for a reader who wants the tuning out of the comparison.
 
 Usage: scripts/bench_ingest.py [--messages 100000] [--workdir DIR] [--keep]
-                               [--database-url URL] [--modes raw-fts5,ours,raw-copy,ours-pg]
+                               [--database-url URL|private] [--modes raw-fts5,ours,raw-copy,ours-pg]
 """
 
 from __future__ import annotations
@@ -407,13 +407,24 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="rounds (interleaved); best wall time kept")
     parser.add_argument("--keep", action="store_true", help="keep the corpus and databases")
     parser.add_argument("--database-url", default=None, metavar="URL",
-                        help="also measure PostgreSQL (modes raw-copy, ours-pg) in this database")
+                        help="also measure PostgreSQL (modes raw-copy, ours-pg) in this database"
+                             " ('private': a throw-away server for this run)")
     parser.add_argument("--child", nargs=3, metavar=("MODE", "CORPUS", "DB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         mode, corpus, db_path = args.child
         child_main(mode, Path(corpus), db_path if mode in PG_MODES else Path(db_path), args.naive_sample)
         return
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_pgserver import database_url
+
+    with database_url(args.database_url) as url:
+        args.database_url = url
+        run(args, parser)
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """One benchmark run with parsed arguments (``database_url`` already resolved)."""
     modes = args.modes.split(",")
     if args.database_url and not any(m in PG_MODES for m in modes):
         modes += list(PG_MODES)

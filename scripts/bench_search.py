@@ -16,7 +16,7 @@ With ``--database-url postgresql://...`` the same corpus is also indexed into th
 timed there too, so the two engines' figures come from the same run.
 
 Usage: .venv/bin/python scripts/bench_search.py [--messages 20000] [--work DIR] [--repeat 5]
-                                                [--database-url URL]
+                                                [--database-url URL|private]
 """
 
 from __future__ import annotations
@@ -184,9 +184,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="corpus seed (generator default)")
     parser.add_argument("--fresh", action="store_true", help="rebuild corpus and index")
     parser.add_argument("--database-url", default=None, metavar="URL",
-                        help="also time the queries on PostgreSQL (schema bench_search of this database)")
+                        help="also time the queries on PostgreSQL (schema bench_search of this database;"
+                             " 'private': a throw-away server for this run)")
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(SCRIPTS))
+    from bench_pgserver import database_url
 
+    with database_url(args.database_url) as url:
+        args.database_url = url
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """One benchmark run with parsed arguments (``database_url`` already resolved)."""
     work = args.work / str(args.messages)
     corpus, db_path = work / "corpus", work / "bench.db"
     if args.fresh and work.exists():
@@ -210,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     ours: dict[str, list[float]] = {}
     on_pg: dict[str, list[float]] = {}
     grep: dict[str, list[float]] = {}
+    partial: list[str] = []  # PostgreSQL queries that stopped at the walk's time budget
     for cls, items in queries.items():
         for text in items:
             search_messages(db, text, limit=10)  # warm the page cache
@@ -218,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
                 search_messages(db, text, limit=10)
                 ours.setdefault(cls, []).append(time.perf_counter() - began)
             if pg is not None:
-                search_messages(pg, text, limit=10)
+                note = search_messages(pg, text, limit=10).note or ""
+                if "results are partial" in note:
+                    partial.append(text)
                 for _ in range(args.repeat):
                     began = time.perf_counter()
                     search_messages(pg, text, limit=10)
@@ -249,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
             pg_cell = f" {c[0]:.1f} / {c[1]:.1f} / {c[2]:.1f} |"
         print(f"| {cls} | {n} | {a[0]:.1f} / {a[1]:.1f} / {a[2]:.1f} |{pg_cell} "
               f"{b[0]:.0f} / {b[1]:.0f} / {b[2]:.0f} |")
+    if pg is not None:
+        print(f"PostgreSQL: {len(partial)} of {sum(len(v) for v in queries.values())} queries returned "
+              f"partial results (time budget){': ' + ', '.join(partial) if partial else ''}")
     return 0
 
 

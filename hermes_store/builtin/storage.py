@@ -19,13 +19,12 @@ Row shapes:
 
 from __future__ import annotations
 
-import importlib
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 from hermes_store.query import QueryPlan
+from hermes_store.storage_base import EngineStorage, engine_class
 
 STORAGE_ENGINES: dict[str, str] = {
     "sqlite": "hermes_store.builtin.storage_sqlite:SqliteBuiltinStorage",
@@ -33,22 +32,9 @@ STORAGE_ENGINES: dict[str, str] = {
 }
 
 
-class BuiltinStorage(ABC):
-    """Provenance, history and the entry index of one database (see the module docstring)."""
-
-    engine: str = ""
-
-    def __init__(self, db: Any) -> None:
-        self.db = db
-
-    @property
-    def readonly(self) -> bool:
-        """True when this storage must not be written."""
-        return bool(getattr(self.db, "readonly", False))
-
-    @abstractmethod
-    def transaction(self) -> AbstractContextManager[Any]:
-        """A write transaction: committed on success, rolled back on error; nested use joins."""
+class BuiltinStorage(EngineStorage):
+    """Provenance, history and the entry index of one database (see the module docstring);
+    ``db``, ``readonly`` and ``transaction`` come from :class:`~hermes_store.storage_base.EngineStorage`."""
 
     # ---- provenance ----------------------------------------------------------------------
 
@@ -127,9 +113,4 @@ class BuiltinStorage(ABC):
 
 def open_builtin_storage(db: Any) -> BuiltinStorage:
     """The built-in memory storage over ``db`` (chosen by ``db.engine``)."""
-    target = STORAGE_ENGINES.get(db.engine)
-    if target is None:
-        raise ValueError(f"no built-in memory storage for database engine {db.engine!r} "
-                         f"(known: {', '.join(sorted(STORAGE_ENGINES))})")
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)(db)
+    return engine_class(STORAGE_ENGINES, db.engine, "built-in memory storage")(db)

@@ -65,6 +65,12 @@ SYNONYMS = [
 _ALIAS_MARKER = re.compile(r"(?<!\w)(?:aka|a\.k\.a\.?|also known as|also called)(?!\w)")
 
 
+# A negation's comparable form: a mark no stem or index token can carry ("note" stems to "not",
+# which must not read as a negation), followed by the word itself.
+NEGATION_MARK = "\u00ac"
+NEGATION_FORMS = frozenset(NEGATION_MARK + w for w in NEGATIONS)
+
+
 def frame_words(text: str) -> list[tuple[str, str]]:
     """``(word, comparable form)`` of every word of ``text`` that a frame may keep, in order:
     synonyms rewritten, alias markers and :data:`_DROP` words taken out, stems for all but
@@ -73,7 +79,7 @@ def frame_words(text: str) -> list[tuple[str, str]]:
     for pattern, replacement in SYNONYMS:
         text = pattern.sub(replacement, text)
     text = _ALIAS_MARKER.sub(" ", text)
-    return [(w, w if w in NEGATIONS else stem(w)) for w in words(text) if w not in _DROP]
+    return [(w, NEGATION_MARK + w if w in NEGATIONS else stem(w)) for w in words(text) if w not in _DROP]
 
 
 def frame(text: str, remove: set[str]) -> list[str]:
@@ -93,10 +99,10 @@ def compare(a: list[str], b: list[str], names: frozenset[str] | set[str] = froze
     """
     if not a or not b or a == b:
         return 0.0
-    neg_a = [w for w in a if w in NEGATIONS]
-    neg_b = [w for w in b if w in NEGATIONS]
-    core_a = [w for w in a if w not in NEGATIONS]
-    core_b = [w for w in b if w not in NEGATIONS]
+    neg_a = [w for w in a if w in NEGATION_FORMS]
+    neg_b = [w for w in b if w in NEGATION_FORMS]
+    core_a = [w for w in a if w not in NEGATION_FORMS]
+    core_b = [w for w in b if w not in NEGATION_FORMS]
     if core_a and core_a == core_b and bool(neg_a) != bool(neg_b):
         return 0.9
     if bool(neg_a) != bool(neg_b):
@@ -129,7 +135,7 @@ def compare(a: list[str], b: list[str], names: frozenset[str] | set[str] = froze
 
 def _lead(words_: list[str]) -> str | None:
     """The first word of a frame that is not a negation (None for a frame of negations only)."""
-    return next((w for w in words_ if w not in NEGATIONS), None)
+    return next((w for w in words_ if w not in NEGATION_FORMS), None)
 
 
 def candidate_pairs(eid: int, frames: dict[int, list[str]], links: dict[int, set[int]],
@@ -157,7 +163,7 @@ def candidate_pairs(eid: int, frames: dict[int, list[str]], links: dict[int, set
             continue  # an empty frame never scores
         names = set().union(*(stemmed.get(e, set()) for e in links.get(fid, set()) - {eid}))
         lead = _lead(words_)
-        if words_[0] not in NEGATIONS and words_[0] in names:
+        if words_[0] not in NEGATION_FORMS and words_[0] in names:
             led_by_lead.setdefault(words_[0], []).append(fid)
         else:
             free.append(fid)

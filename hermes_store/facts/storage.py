@@ -20,13 +20,12 @@ the tolerance of :func:`hermes_store.facts.trust.visible`.
 
 from __future__ import annotations
 
-import importlib
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Hashable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 from hermes_store.query import QueryPlan
+from hermes_store.storage_base import EngineStorage, engine_class
 
 STORAGE_ENGINES: dict[str, str] = {
     "sqlite": "hermes_store.facts.storage_sqlite:SqliteFactStorage",
@@ -34,24 +33,11 @@ STORAGE_ENGINES: dict[str, str] = {
 }
 
 
-class FactStorage(ABC):
-    """Facts, entities, links, trust and vectors of one database (see the module docstring)."""
-
-    engine: str = ""
-
-    def __init__(self, db: Any) -> None:
-        self.db = db
+class FactStorage(EngineStorage):
+    """Facts, entities, links, trust and vectors of one database (see the module docstring);
+    ``db``, ``readonly`` and ``transaction`` come from :class:`~hermes_store.storage_base.EngineStorage`."""
 
     # ---- lifecycle and transactions ------------------------------------------------------
-
-    @property
-    def readonly(self) -> bool:
-        """True when this storage must not be written (a read-only reader)."""
-        return bool(getattr(self.db, "readonly", False))
-
-    @abstractmethod
-    def transaction(self) -> AbstractContextManager[Any]:
-        """A write transaction: committed on success, rolled back on error; nested use joins."""
 
     @abstractmethod
     def change_token(self) -> Hashable:
@@ -256,12 +242,7 @@ class FactStorage(ABC):
 
 def storage_class(engine: str) -> type[FactStorage]:
     """The :class:`FactStorage` implementation registered for ``engine``."""
-    target = STORAGE_ENGINES.get(engine)
-    if target is None:
-        raise ValueError(f"no fact storage for database engine {engine!r} "
-                         f"(known: {', '.join(sorted(STORAGE_ENGINES))})")
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return engine_class(STORAGE_ENGINES, engine, "fact storage")
 
 
 def open_fact_storage(db: Any) -> FactStorage:

@@ -1,6 +1,7 @@
 """The fact store on PostgreSQL (:class:`PgFactStorage`, engine ``"postgresql"``).
 
-Same tables and row shapes as the SQLite implementation (schema/pg/0001). Full-text hits use
+Same tables and row shapes as the SQLite implementation (schema/pg/0001); the statements
+both engines share live in :mod:`hermes_store.facts.storage_sql`. Full-text hits use
 the ``tsv`` column (content, tags and the CJK projection; GIN index) with a ``tsquery``
 compiled from the query plan's :class:`~hermes_store.query.Match` trees
 (:mod:`hermes_store.pgquery`, every term a bound parameter), scored with bm25 over the
@@ -16,49 +17,30 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from hermes_store.facts import trust
-from hermes_store.facts.storage import FactStorage
+from hermes_store.facts.storage_sql import SqlFactStorage, index_text
 from hermes_store.pgquery import TsQueryError, positive_terms, tsquery_sql
 from hermes_store.query import (
     Match,
     QueryPlan,
     QueryRejected,
-    cjk_projection,
     compile_query,
     run_plan,
 )
 
-FACT_COLUMNS = ("fact_id, content, category, tags, trust_score, retrieval_count, helpful_count, "
-                "created_at, updated_at")
-FILTER_COLUMNS = "fact_id, category, trust_score, updated_at, content, tags"
-ENTITY_COLUMNS = "e.entity_id, e.name, e.entity_type, e.aliases"
 NOW_TEXT = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
 K1, B = 1.2, 0.75
 MATCH_CAP = 5000  # matching facts scored per expression
-
-
-def _index_text(content: str, tags: str) -> str | None:
-    """The CJK projection indexed beside content and tags (None for text without CJK)."""
-    return cjk_projection(f"{content}\n{tags}")
-
-
-def _aliases(value: str | None) -> list[str]:
-    return [a for a in (value or "").split(",") if a]
-
-
-def _entity(row: dict[str, Any] | None) -> dict[str, Any] | None:
-    if row is not None:
-        row["aliases"] = _aliases(row["aliases"])
-    return row
 
 
 def _ids(values: Iterable[Any]) -> list[int]:
     return list(dict.fromkeys(int(v) for v in values))
 
 
-class PgFactStorage(FactStorage):
+class PgFactStorage(SqlFactStorage):
     """:class:`FactStorage` over a :class:`~hermes_store.pgdb.PgDatabase`."""
 
     engine = "postgresql"
+    now_sql = NOW_TEXT
 
     def transaction(self) -> AbstractContextManager[Any]:
         return self.db.transaction()
@@ -67,34 +49,12 @@ class PgFactStorage(FactStorage):
         # advances with every statement that changed facts, on any host (schema/pg/0004)
         return int(self.db.scalar("SELECT last_value FROM facts_change_seq") or 0)
 
-    # ---- store metadata
-
-    def get_meta(self, keys: Sequence[str]) -> dict[str, str]:
-        rows = self.db.query("SELECT key, value FROM store_meta WHERE key = ANY(%s)", (list(keys),))
-        return {r["key"]: r["value"] for r in rows}
-
-    def set_meta(self, values: dict[str, str]) -> None:
-        if values:
-            self.db.executemany("INSERT INTO store_meta (key, value) VALUES (%s, %s) "
-                                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                                list(values.items()))
-
     # ---- facts
-
-    def count_facts(self) -> int:
-        return int(self.db.scalar("SELECT count(*) FROM facts") or 0)
-
-    def fact_rows(self, ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        rows = self.db.query(f"SELECT {FACT_COLUMNS} FROM facts WHERE fact_id = ANY(%s)", (_ids(ids),))
-        return {r["fact_id"]: r for r in rows}
 
     def fact_writers(self, ids: Sequence[int]) -> dict[int, str]:
         rows = self.db.query("SELECT fact_id, written_by FROM facts WHERE fact_id = ANY(%s)"
                              " AND written_by <> ''", (_ids(ids),))
         return {int(r["fact_id"]): r["written_by"] for r in rows}
-
-    def fact_id_by_content(self, content: str) -> int | None:
-        return self.db.scalar("SELECT fact_id FROM facts WHERE content = %s", (content,))
 
     def facts_containing(self, category: str, fragment: str, limit: int) -> list[int]:
         rows = self.db.query("SELECT fact_id FROM facts WHERE category = %s AND strpos(content, %s) > 0"
@@ -106,7 +66,7 @@ class PgFactStorage(FactStorage):
                     created_at: str | None = None, updated_at: str | None = None,
                     fact_id: int | None = None) -> int:
         values = (content, category, tags, trust_score, int(retrieval_count), int(helpful_count),
-                  created_at, updated_at, _index_text(content, tags))
+                  created_at, updated_at, index_text(content, tags))
         if fact_id is None:
             new = self.db.scalar(
                 "INSERT INTO facts (content, category, tags, trust_score, retrieval_count, helpful_count,"
@@ -121,19 +81,6 @@ class PgFactStorage(FactStorage):
             self.db.execute("SELECT setval(pg_get_serial_sequence('facts', 'fact_id'),"
                             " greatest((SELECT max(fact_id) FROM facts), 1))")
         return int(fact_id)
-
-    def update_fact(self, fact_id: int, *, content: str | None = None, tags: str | None = None,
-                    category: str | None = None) -> None:
-        sets = [f"updated_at = {NOW_TEXT}"]
-        params: list[Any] = []
-        if content is not None:
-            tags = tags or ""
-            sets += ["content = %s", "tags = %s", "cjk = %s"]
-            params += [content, tags, _index_text(content, tags)]
-        if category is not None:
-            sets.append("category = %s")
-            params.append(category)
-        self.db.execute(f"UPDATE facts SET {', '.join(sets)} WHERE fact_id = %s", (*params, int(fact_id)))
 
     def adjust_trust(self, fact_id: int, delta: float, *,
                      helpful: bool = False) -> tuple[float, float, int] | None:
@@ -155,16 +102,6 @@ class PgFactStorage(FactStorage):
             self.db.execute("DELETE FROM fact_entities WHERE fact_id = %s", (int(fact_id),))
             return self.db.execute("DELETE FROM facts WHERE fact_id = %s", (int(fact_id),)) > 0
 
-    def top_fact_ids(self, *, min_trust: float, category: str | None, limit: int) -> list[int]:
-        sql = "SELECT fact_id FROM facts WHERE trust_score >= %s"
-        params: list[Any] = [trust.sql_threshold(min_trust)]
-        if category:
-            sql += " AND category = %s"
-            params.append(category)
-        sql += " ORDER BY trust_score DESC, updated_at DESC, fact_id DESC LIMIT %s"
-        params.append(max(0, int(limit)))
-        return [int(r["fact_id"]) for r in self.db.query(sql, params)]
-
     def increment_retrievals(self, ids: Sequence[int]) -> None:
         counts: dict[int, int] = {}
         for i in ids:
@@ -174,15 +111,6 @@ class PgFactStorage(FactStorage):
                 "UPDATE facts f SET retrieval_count = f.retrieval_count + c.n"
                 " FROM unnest(%s::bigint[], %s::int[]) AS c(id, n) WHERE f.fact_id = c.id",
                 (list(counts), list(counts.values())))
-
-    def filter_facts(self, ids: Iterable[int], *, category: str | None,
-                     min_trust: float) -> dict[int, dict[str, Any]]:
-        sql = f"SELECT {FILTER_COLUMNS} FROM facts WHERE fact_id = ANY(%s) AND trust_score >= %s"
-        params: list[Any] = [_ids(ids), trust.sql_threshold(min_trust)]
-        if category:
-            sql += " AND category = %s"
-            params.append(category)
-        return {r["fact_id"]: r for r in self.db.query(sql, params)}
 
     def _scored(self, match: Match, count: int, floor: float, category: str | None) -> list[dict[str, Any]]:
         try:
@@ -224,14 +152,6 @@ class PgFactStorage(FactStorage):
 
     # ---- entities and links
 
-    def entity_by_key(self, key: str) -> dict[str, Any] | None:
-        row = self.db.query_one(f"SELECT {ENTITY_COLUMNS} FROM entities e WHERE e.name_key = %s", (key,))
-        if row is None:
-            row = self.db.query_one(
-                f"SELECT {ENTITY_COLUMNS} FROM entity_aliases a "
-                "JOIN entities e ON e.entity_id = a.entity_id WHERE a.alias_key = %s", (key,))
-        return _entity(row)
-
     def key_in_use(self, key: str) -> bool:
         return self.db.scalar(
             "SELECT EXISTS (SELECT 1 FROM entities WHERE name_key = %s)"
@@ -268,112 +188,7 @@ class PgFactStorage(FactStorage):
                 " SELECT %s, e.id, e.pos - 1 FROM unnest(%s::bigint[]) WITH ORDINALITY AS e(id, pos)"
                 " ON CONFLICT DO NOTHING", (int(fact_id), [int(e) for e in entity_ids]))
 
-    def unlink_entities(self, fact_id: int) -> None:
-        self.db.execute("DELETE FROM fact_entities WHERE fact_id = %s", (int(fact_id),))
-
-    def entity_names_for(self, fact_ids: Sequence[int]) -> dict[int, list[str]]:
-        out: dict[int, list[str]] = {}
-        rows = self.db.query(
-            "SELECT fe.fact_id, e.name FROM fact_entities fe JOIN entities e "
-            "ON e.entity_id = fe.entity_id WHERE fe.fact_id = ANY(%s) "
-            "ORDER BY fe.fact_id, fe.position", (_ids(fact_ids),))
-        for row in rows:
-            out.setdefault(row["fact_id"], []).append(row["name"])
-        return out
-
-    def entity_facts(self, entity_id: int) -> list[dict[str, Any]]:
-        return self.db.query("SELECT fact_id, position FROM fact_entities WHERE entity_id = %s"
-                             " ORDER BY fact_id", (int(entity_id),))
-
-    def export_rows(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[int, list[int]]]:
-        facts = self.db.query(f"SELECT {FACT_COLUMNS} FROM facts ORDER BY fact_id")
-        entities = self.db.query("SELECT entity_id, name, entity_type, aliases, created_at FROM entities "
-                                 "ORDER BY entity_id")
-        links: dict[int, list[int]] = {}
-        for link in self.db.query("SELECT fact_id, entity_id FROM fact_entities ORDER BY fact_id, position"):
-            links.setdefault(int(link["fact_id"]), []).append(int(link["entity_id"]))
-        return facts, entities, links
-
-    def list_entities(self, limit: int) -> list[dict[str, Any]]:
-        rows = self.db.query(
-            "SELECT e.entity_id, e.name, e.entity_type, e.aliases, count(fe.fact_id) AS fact_count "
-            "FROM entities e LEFT JOIN fact_entities fe ON fe.entity_id = e.entity_id "
-            "GROUP BY e.entity_id ORDER BY fact_count DESC, e.name LIMIT %s", (int(limit),))
-        return [_entity(r) for r in rows]  # type: ignore[misc]
-
-    def entities_by_ids(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-        rows = self.db.query(f"SELECT {ENTITY_COLUMNS} FROM entities e WHERE e.entity_id = ANY(%s)",
-                             (sorted({int(i) for i in ids}),))
-        return {r["entity_id"]: _entity(r) for r in rows}  # type: ignore[misc]
-
-    def co_entities(self, fact_ids: Iterable[int], exclude: int) -> list[tuple[int, int]]:
-        rows = self.db.query("SELECT fact_id, entity_id FROM fact_entities WHERE fact_id = ANY(%s)"
-                             " AND entity_id <> %s ORDER BY fact_id, entity_id",
-                             (sorted({int(i) for i in fact_ids}), int(exclude)))
-        return [(int(r["fact_id"]), int(r["entity_id"])) for r in rows]
-
-    def subject_entity_ids(self) -> set[int]:
-        return {int(r["entity_id"]) for r in self.db.query(
-            "SELECT DISTINCT entity_id FROM fact_entities WHERE position = 0")}
-
-    def subject_entities(self, entity_ids: Iterable[int]) -> set[int]:
-        rows = self.db.query("SELECT DISTINCT entity_id FROM fact_entities WHERE entity_id = ANY(%s) "
-                             "AND position = 0", (sorted({int(i) for i in entity_ids}),))
-        return {int(r["entity_id"]) for r in rows}
-
-    def shared_entity_ids(self, category: str | None, *, after: int, limit: int) -> list[int]:
-        if category:
-            sql = ("SELECT fe.entity_id FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id "
-                   "WHERE fe.entity_id > %s AND f.category = %s GROUP BY fe.entity_id "
-                   "HAVING count(*) >= 2 ORDER BY fe.entity_id LIMIT %s")
-            params: tuple[Any, ...] = (int(after), category, int(limit))
-        else:
-            sql = ("SELECT entity_id FROM fact_entities WHERE entity_id > %s GROUP BY entity_id "
-                   "HAVING count(*) >= 2 ORDER BY entity_id LIMIT %s")
-            params = (int(after), int(limit))
-        return [int(r["entity_id"]) for r in self.db.query(sql, params)]
-
-    def entity_recent_facts(self, entity_ids: Sequence[int], per_entity: int,
-                            category: str | None = None) -> list[tuple[int, int, str]]:
-        where = " AND f.category = %s" if category else ""
-        params: list[Any] = [sorted({int(i) for i in entity_ids})]
-        if category:
-            params.append(category)
-        params.append(int(per_entity))
-        rows = self.db.query(
-            "SELECT entity_id, fact_id, content FROM (SELECT fe.entity_id, f.fact_id, f.content, "
-            "row_number() OVER (PARTITION BY fe.entity_id ORDER BY f.updated_at DESC, f.fact_id DESC) AS rn "
-            "FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id "
-            f"WHERE fe.entity_id = ANY(%s){where}) ranked WHERE rn <= %s ORDER BY entity_id, rn",
-            params)
-        return [(int(r["entity_id"]), int(r["fact_id"]), r["content"]) for r in rows]
-
-    def entity_fact_links(self, category: str | None = None) -> list[tuple[int, int]]:
-        sql = "SELECT fe.entity_id, fe.fact_id FROM fact_entities fe JOIN facts f ON f.fact_id = fe.fact_id"
-        params: list[Any] = []
-        if category:
-            sql += " WHERE f.category = %s"
-            params.append(category)
-        sql += " ORDER BY fe.entity_id, f.updated_at DESC, f.fact_id DESC"
-        return [(int(r["entity_id"]), int(r["fact_id"])) for r in self.db.query(sql, params)]
-
     # ---- vectors
-
-    def count_missing_vectors(self) -> int:
-        return int(self.db.scalar("SELECT count(*) FROM facts WHERE hrr_vector IS NULL") or 0)
-
-    def vector_fact_ids(self, *, missing_only: bool) -> list[int]:
-        where = " WHERE hrr_vector IS NULL" if missing_only else ""
-        return [int(r["fact_id"]) for r in self.db.query(f"SELECT fact_id FROM facts{where} ORDER BY fact_id")]
-
-    def fact_contents(self, ids: Sequence[int]) -> dict[int, str]:
-        rows = self.db.query("SELECT fact_id, content FROM facts WHERE fact_id = ANY(%s)", (_ids(ids),))
-        return {r["fact_id"]: r["content"] for r in rows}
-
-    def put_vectors(self, items: Sequence[tuple[int, bytes]]) -> None:
-        if items:
-            self.db.executemany("UPDATE facts SET hrr_vector = %s WHERE fact_id = %s",
-                                [(bytes(blob), int(fid)) for fid, blob in items])
 
     def vectors(self, after_id: int = -1, limit: int | None = None) -> list[dict[str, Any]]:
         rows = self.db.query("SELECT fact_id, content, hrr_vector FROM facts WHERE fact_id > %s "

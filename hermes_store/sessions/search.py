@@ -135,6 +135,7 @@ class _Ranker:
         self.storage = storage
         self.filters = filters
         self.sort = sort
+        self.notes: list[str] = []  # what the storage said about partial results
 
     def fetch(self, match: Match, limit: int) -> list[Hit]:
         """Up to ``limit`` best hits for ``match`` (QueryRejected propagates to run_plan).
@@ -143,6 +144,10 @@ class _Ranker:
         filters are ranked (the oldest ones for ``sort='oldest'``).
         """
         hits = self.storage.hits(match, self.filters, sort=self.sort, budget=max(RANK_BUDGET, limit))
+        note = getattr(hits, "note", None)
+        if note and note not in self.notes:
+            self.notes.append(note)
+        hits = list(hits)
         hits.sort(key=self.sort_key)
         hits.sort(key=lambda h: h.source in AUTOMATION_SOURCES)  # stable: demote automation
         return hits[:limit]
@@ -220,6 +225,8 @@ def find_hits(
         words = plan.folded_terms()
         if words:
             hits.sort(key=lambda h: not _title_has(h.title, words))
+    if ranker.notes:  # the storage stopped early: say that results may be partial
+        note = "; ".join([note, *ranker.notes] if note else ranker.notes)
     return hits, note, mode
 
 

@@ -183,6 +183,15 @@ class BulkWriter(ABC):
         """Finish the batch in flight (even on error paths) and release the writer."""
 
 
+class Hits(list):  # noqa: FURB189 - a list that also says whether it is partial
+    """:meth:`SessionStorage.hits`' result: the hits, and ``note`` when the engine stopped
+    early (e.g. at a time budget) so the list may miss older matches."""
+
+    def __init__(self, hits: Iterable[Hit] = (), *, note: str | None = None) -> None:
+        super().__init__(hits)
+        self.note = note
+
+
 class SessionStorage(ABC):
     """Every read and write of one session index (see the module docstring)."""
 
@@ -310,7 +319,8 @@ class SessionStorage(ABC):
         """Scored hits for ``match`` that pass ``filters``: the newest ``budget`` matching
         messages (the oldest for ``sort="oldest"``), in that walk order, each scored by
         relevance (higher is better). Raises :class:`~hermes_store.query.QueryRejected`
-        when the engine refuses the expression."""
+        when the engine refuses the expression. An engine that stops early returns
+        :class:`Hits` with a ``note`` saying so (the search reports it as ``query_note``)."""
 
     @abstractmethod
     def hits_at(self, positions: Iterable[tuple[str, int]], filters: Filters) -> list[Hit]:

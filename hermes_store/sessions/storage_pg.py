@@ -16,15 +16,27 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import re
 import time
 import unicodedata
+import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
-from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, positive_terms, tsquery_sql
+from hermes_store.db import current_budget
+from hermes_store.pgquery import (
+    SEARCH_CONFIG,
+    TERM_CAP,
+    Op,
+    Term,
+    TsQueryError,
+    positive_terms,
+    tsquery_sql,
+)
 from hermes_store.query import Match, QueryRejected
 from hermes_store.sessions.rows import (
     MESSAGE_COLUMNS,
@@ -40,22 +52,35 @@ from hermes_store.sessions.storage import (
     BulkWriter,
     Filters,
     Hit,
+    Hits,
     IndexLockTimeout,
     SessionStorage,
 )
 
+logger = logging.getLogger(__name__)
 PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (SQLite migration 0007)
 IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
+IDF_KEPT = 256  # terms whose IDF one storage object keeps
 K1, B = 1.2, 0.75
 INDEX_RUN_LOCK = 0x48534958  # advisory lock key ("HSIX") held by a `sessions index` run
 INDEX_LOCK_POLL = 0.25  # seconds between tries while another run holds it
 AVGDL_SAMPLE = 2000  # newest rows whose lexeme count estimates the average length
 STATS_TTL = 60.0  # seconds corpus statistics are reused
+COUNT_BELOW = 100_000  # estimated rows under which the corpus size is counted exactly
+FIRST_WINDOW = 4096  # ids the first window of a search walk covers
+WINDOW_GROWTH = 8  # a window after empty ones covers this many times the ids covered so far
+MAX_WINDOW = 262_144  # ids one window covers at most (the walk checks its time between windows)
+WALK_BUDGET = 1.0  # seconds a search walk may take when no query budget is set
+GIN_REST_CAP = 100_000  # estimated GIN candidates one statement may recheck (~0.5 s; the rest of a walk)
+SETTLE_AFTER = 20_000  # messages of one bulk load after which the index is settled (see settle)
 SNIPPET_CHARS = 65536  # prefix of a message ts_headline reads
 _SESSION_SELECT = ", ".join(SESSION_COLUMNS)
 _MESSAGE_SELECT = ", ".join(MESSAGE_COLUMNS)
 _COPY_MESSAGES = f"COPY {{table}} ({', '.join(MESSAGE_ROW_FIELDS)}) FROM STDIN"
 
+
+# (at, rows, avgdl) per open database
+_CORPUS_STATS: weakref.WeakKeyDictionary[Any, tuple[float, int, float]] = weakref.WeakKeyDictionary()
 
 _FILTER_COLUMNS = {"role": "m.role", "source": "coalesce(s.source, '')", "session_id": "m.session_id"}
 
@@ -79,6 +104,49 @@ def _filters_sql(filters: Filters) -> tuple[str, list[Any]]:
         clauses.append("m.timestamp <= %s")
         params.append(filters.until)
     return "".join(f" AND {c}" for c in clauses), params
+
+
+def walk_budget() -> float:
+    """Seconds a search walk may read windows: the query budget of the caller
+    (:func:`hermes_store.db.current_budget`), else :data:`WALK_BUDGET`."""
+    budget = current_budget()
+    return budget if budget is not None else WALK_BUDGET
+
+
+@dataclass
+class Walk:
+    """Rows of a search walk; ``partial`` = (ids covered, ids in the table) when it stopped
+    at its time budget before reading every window."""
+
+    rows: list[dict[str, Any]]
+    partial: tuple[int, int] | None = None
+
+    def note(self) -> str | None:
+        """What to tell the user when the walk stopped early."""
+        if self.partial is None:
+            return None
+        covered, total = self.partial
+        return (f"the search stopped at its {walk_budget():.1f} s time budget after reading the "
+                f"newest {covered:,} of {total:,} message ids; results are partial "
+                f"({len(self.rows)} found before it)")
+
+
+def _sampled_idf(sample: Sequence[dict[str, Any]], size: int, rows: int) -> float:
+    """bm25's IDF from ``sample``, a term's first matches in id order, at most ``size`` of
+    them: ``size`` matches spread over an id span stand for ``size * rows / span`` documents
+    (as the SQLite ranker estimates)."""
+    docs = float(len(sample))
+    if docs >= size:
+        span = max(1, abs(int(sample[0]["id"]) - int(sample[-1]["id"])) + 1)
+        docs = size * rows / span
+    docs = min(docs, float(rows))  # the cached row count may lag behind other writers
+    return max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+
+
+def _corpus_wide(filters: Filters) -> bool:
+    """True when ``filters`` keep every message but those of excluded roles."""
+    return (filters.roles is None and filters.sources is None and filters.exclude_sources is None
+            and filters.session_ids is None and filters.since is None and filters.until is None)
 
 
 def _like_escape(text: str) -> str:
@@ -134,32 +202,60 @@ def _fold(text: str) -> str:
     return "".join(out)
 
 
-def _folded_excerpt(content: str, match: Match, open_mark: str, close_mark: str,
+_TOKEN = re.compile(r"[^\W_]+")  # a token as the index splits text (unicode61, hermes_tokens)
+HIGHLIGHT_TOKENS = 4000  # distinct tokens of one message the highlighter looks up at most
+
+
+def _marked_excerpt(content: str, marked: set[str], open_mark: str, close_mark: str,
                     words: int) -> str | None:
-    """An excerpt of ``content`` around its first folded match of a term's first token, every
-    such match marked; None when no term occurs literally (e.g. found by stemming only)."""
-    # CJK terms (projection bigrams) are left to the caller's excerpt, as on SQLite, where
-    # snippet() cannot mark a match found through the projection column
-    tokens = sorted({_fold(t.tokens[0]) for t in positive_terms(match)
-                     if t.tokens and not getattr(t, "cjk", False)}, key=len, reverse=True)
-    if not tokens:
+    """An excerpt of ``words`` tokens of ``content`` from a little before its first token in
+    ``marked``, each such token between the marks; None when none occurs."""
+    spans = [m.span() for m in _TOKEN.finditer(content)]
+    hits = [i for i, (lo, hi) in enumerate(spans) if content[lo:hi] in marked]
+    if not hits:
         return None
-    folded = _fold(content)
-    pattern = re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(t) for t in tokens) + r")[^\W_]*")
-    spans = [m.span() for m in pattern.finditer(folded)]
-    if not spans:
-        return None
-    width = words * 7
-    start = max(0, spans[0][0] - width // 3)
-    end = min(len(content), start + width)
+    # a message of up to ``words`` tokens comes back whole, a longer one as ``words`` tokens
+    # from a little before the first match (as FTS5's snippet() cuts it)
+    first = max(0, min(hits[0] - max(1, words // 4), len(spans) - words))
+    last = min(len(spans), first + words) - 1
+    start = spans[first][0] if first else 0
+    end = spans[last][1] if last < len(spans) - 1 else len(content)
     pieces, cursor = [], start
-    for lo, hi in spans:
-        if lo < start or hi > end:
-            continue
-        pieces += [content[cursor:lo], open_mark, content[lo:hi], close_mark]
-        cursor = hi
+    for i in hits:
+        if i > last:
+            break
+        if i >= first:
+            lo, hi = spans[i]
+            pieces += [content[cursor:lo], open_mark, content[lo:hi], close_mark]
+            cursor = hi
     pieces.append(content[cursor:end])
     return ("..." if start else "") + "".join(pieces) + ("..." if end < len(content) else "")
+
+
+def _marks_tokens(headline: str, open_mark: str, close_mark: str) -> bool:
+    """True when every marked piece of ``headline`` is one index token (ts_headline marks a
+    whole e-mail address or URL its parser saw as one word)."""
+    pattern = re.escape(open_mark) + "(.*?)" + re.escape(close_mark)
+    return all(_TOKEN.fullmatch(piece) for piece in re.findall(pattern, headline, re.S))
+
+
+def _token_match(match: Match) -> Op | Term | None:
+    """Any single token of ``match``'s positive, non-CJK terms (a prefix where the term's
+    last token is one): what marks a word of a snippet."""
+    nodes: list[Op | Term] = []
+    for term in positive_terms(match):
+        if getattr(term, "cjk", False):
+            continue  # projected bigrams: the generic highlighter marks CJK words
+        for i, token in enumerate(term.tokens):
+            node = Term((token,), bool(term.prefix and i == len(term.tokens) - 1))
+            if node not in nodes:
+                nodes.append(node)
+    if not nodes:
+        return None
+    tree = nodes[0]
+    for node in nodes[1:]:
+        tree = Op("OR", tree, node)
+    return tree
 
 
 def _marked_spans(headline: str, open_mark: str, close_mark: str) -> tuple[str, list[tuple[int, int]]]:
@@ -221,7 +317,8 @@ class PgSessionStorage(SessionStorage):
 
     def __init__(self, db: Any) -> None:
         super().__init__(db)
-        self._stats: tuple[float, int, float] | None = None  # (at, rows, avgdl)
+        self._idf_seen: dict[tuple[str, int], tuple[float, float]] = {}  # -> (at, idf)
+
 
     # -- state ----------------------------------------------------------------
 
@@ -393,48 +490,161 @@ class PgSessionStorage(SessionStorage):
         except TsQueryError as exc:
             raise QueryRejected(str(exc)) from exc
 
+    def _tsqueries(self, matches: Sequence[Match]) -> list[str]:
+        """Each match compiled once by the server into ``tsquery`` text (one round trip).
+
+        Later statements bind that text as a constant (``%s::tsquery``): the planner then
+        estimates its selectivity from the column statistics, and nothing of the compiled
+        form (``hermes_tokens``, ``phraseto_tsquery``) is evaluated again for every row.
+        """
+        parts, params = [], []
+        for i, match in enumerate(matches):
+            sql, term_params = self._compile(match)
+            parts.append(f"({sql})::text AS q{i}")
+            params.extend(term_params)
+        row = self.db.query_one("SELECT " + ", ".join(parts), params)
+        return [row[f"q{i}"] for i in range(len(matches))]
+
     def _corpus(self) -> tuple[int, float]:
-        """(rows, average lexemes per row), refreshed every :data:`STATS_TTL` seconds."""
+        """(rows, average lexemes per row) of this database, refreshed every :data:`STATS_TTL`
+        seconds (shared by every storage object over the same database: a search opens one).
+
+        The row count is the planner's estimate (``pg_class.reltuples``, kept by ANALYZE and
+        autovacuum, refreshed after a bulk load) when the table is large, so it costs nothing;
+        a small or never-analysed table is counted.
+        """
         now = time.monotonic()
-        if self._stats is None or now - self._stats[0] > STATS_TTL:
-            rows = int(self.db.scalar("SELECT count(*) FROM messages") or 0)
+        stats = _CORPUS_STATS.get(self.db)
+        if stats is None or now - stats[0] > STATS_TTL:
+            estimate = float(self.db.scalar(
+                "SELECT reltuples FROM pg_class WHERE oid = to_regclass('messages')") or -1)
+            if estimate >= COUNT_BELOW:
+                rows = int(estimate)
+            else:
+                rows = int(self.db.scalar("SELECT count(*) FROM messages") or 0)
             avgdl = float(self.db.scalar(
                 "SELECT avg(length(tsv)) FROM (SELECT tsv FROM messages ORDER BY id DESC LIMIT %s) t",
                 (AVGDL_SAMPLE,)) or 1.0)
-            self._stats = (now, rows, max(avgdl, 1e-9))
-        return self._stats[1], self._stats[2]
+            stats = _CORPUS_STATS[self.db] = (now, rows, max(avgdl, 1e-9))
+        return stats[1], stats[2]
 
-    def _idf(self, term_sql: str, params: list[Any], rows: int) -> float:
-        sample = self.db.query_one(
-            f"SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM (SELECT id FROM messages"
-            f" WHERE tsv @@ {term_sql} ORDER BY id + 0 DESC LIMIT %s) t", (*params, IDF_SAMPLE))
-        docs = float(sample["n"] or 0)
-        if docs >= IDF_SAMPLE:
-            span = max(1, int(sample["hi"]) - int(sample["lo"]) + 1)
-            docs = IDF_SAMPLE * rows / span
-        docs = min(docs, float(rows))  # the cached row count may lag behind other writers
-        return max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+    def _walk(self, columns: str, tsquery: str, limit: int, *, where: str = "",
+              where_params: Sequence[Any] = (), descending: bool = True, joins: str = "",
+              column_params: Sequence[Any] = (), windowed: bool = True) -> Walk:
+        """The first ``limit`` rows of ``messages m`` matching ``tsquery`` (and ``where``),
+        newest (highest id) first, or oldest first.
+
+        A GIN index returns its matches in no order, so ``ORDER BY id LIMIT n`` over a common
+        word read every match from the heap and sorted them (linear in the index). The walk
+        reads id windows instead, newest first. In each window the planner either walks the
+        id index backwards testing the stored vector and stops after ``limit`` rows (a common
+        word), or intersects the GIN matches with the window (a rare one). The first window
+        covers :data:`FIRST_WINDOW` ids; each next one is sized from the match density seen so
+        far to fill what is missing (:data:`WINDOW_GROWTH` times the ids covered when nothing
+        matched yet), at most :data:`MAX_WINDOW` ids. The rows read are then about ``limit``
+        / density whatever the index size, and the result is exactly the first ``limit``
+        matches in id order.
+
+        Sparse matches among common words (a phrase of two frequent words) would make the
+        windows test most of the table row by row; when the planner's estimate of the GIN
+        candidates left (rows holding every word) is under half the ids the windows would
+        still read, and at most :data:`GIN_REST_CAP`, the rest is read in one statement
+        through the GIN index instead (its cost is the candidates' rechecks).
+
+        A walk that outlasts its time budget (:func:`walk_budget`) stops between windows and
+        says how far it read (:attr:`Walk.partial`).
+        """
+        order = "DESC" if descending else "ASC"
+        base = f"SELECT {columns} FROM messages m{joins} WHERE m.tsv @@ %s::tsquery{where}"
+        params = (*column_params, tsquery, *where_params)
+        with self.db.connection() as conn:
+            def fetch(sql: str, args: Sequence[Any]) -> list[dict[str, Any]]:
+                # never a prepared statement: a generic plan cannot see how common the words
+                # are, and walks the id index for a rare one
+                return list(conn.execute(sql, args, prepare=False).fetchall())
+
+            def through_gin(first: int, last: int, want: int) -> list[dict[str, Any]]:
+                # "+ 0": the id index is no way in; the GIN matches are filtered and sorted
+                return fetch(f"{base} AND m.id + 0 BETWEEN %s AND %s ORDER BY m.id + 0 {order}"
+                             " LIMIT %s", (*params, first, last, want))
+
+            def candidates(first: int, last: int) -> float:
+                plan = fetch("EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m"
+                             " WHERE m.tsv @@ %s::tsquery AND m.id BETWEEN %s AND %s",
+                             (tsquery, first, last))
+                return float(plan[0]["QUERY PLAN"][0]["Plan"]["Plan Rows"])
+
+            if not windowed:
+                return Walk(fetch(f"{base} ORDER BY m.id + 0 {order} LIMIT %s", (*params, int(limit))))
+            began, budget = time.monotonic(), walk_budget()
+            bounds = fetch("SELECT min(id) AS lo, max(id) AS hi FROM messages", ())
+            if not bounds or bounds[0]["lo"] is None:
+                return Walk([])
+            lo, hi = int(bounds[0]["lo"]), int(bounds[0]["hi"])
+            statement = f"{base} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s"
+            found: list[dict[str, Any]] = []
+            span, edge = FIRST_WINDOW, hi if descending else lo
+            while True:
+                first, last = (max(lo, edge - span + 1), edge) if descending else (edge, min(hi, edge + span - 1))
+                want = limit - len(found)
+                rows = fetch(statement, (*params, first, last, want))
+                found.extend(rows)
+                if len(rows) >= want or (first <= lo if descending else last >= hi):
+                    return Walk(found)
+                edge = first - 1 if descending else last + 1
+                covered, left = (hi - edge, edge - lo + 1) if descending else (edge - lo, hi - edge + 1)
+                if time.monotonic() - began > budget:
+                    return Walk(found, partial=(covered, hi - lo + 1))
+                want = limit - len(found)
+                needed = min(left, want * covered / len(found)) if found else left
+                rest = (lo, edge) if descending else (edge, hi)
+                if needed > 4 * FIRST_WINDOW:
+                    estimate = candidates(*rest)
+                    if estimate * 2 < needed and estimate <= GIN_REST_CAP:
+                        return Walk(found + through_gin(*rest, want))
+                if found:
+                    span = int(needed * 1.25) + 1
+                else:
+                    span = covered * WINDOW_GROWTH
+                span = min(max(span, FIRST_WINDOW), MAX_WINDOW)
+
+    def _idf(self, tsquery: str, rows: int) -> float:
+        """bm25's IDF of one term, its document frequency estimated from its newest
+        :data:`IDF_SAMPLE` matches (exact when it has fewer); kept by this storage object
+        (one search opens one: its strict and relaxed forms share their terms) for at most
+        :data:`STATS_TTL` seconds, :data:`IDF_KEPT` terms."""
+        now = time.monotonic()
+        known = self._idf_seen.get((tsquery, rows))
+        if known is None or now - known[0] > STATS_TTL:
+            if len(self._idf_seen) >= IDF_KEPT:
+                self._idf_seen.clear()
+            sample = self._walk("m.id", tsquery, IDF_SAMPLE).rows
+            known = self._idf_seen[(tsquery, rows)] = (now, _sampled_idf(sample, IDF_SAMPLE, rows))
+        return known[1]
 
     def hits(self, match: Match, filters: Filters, *, sort: str, budget: int) -> list[Hit]:
-        query_sql, query_params = self._compile(match)
         terms = positive_terms(match)
-        compiled = [self._compile(term) for term in terms]
-        presence = "".join(f", (m.tsv @@ {sql}) AS t{i}" for i, (sql, _) in enumerate(compiled))
-        presence_params = [p for _, params in compiled for p in params]
+        query, *term_queries = self._tsqueries([match, *terms])
+        presence = "".join(f", (m.tsv @@ %s::tsquery) AS t{i}" for i in range(len(term_queries)))
         where, where_params = _filters_sql(filters)
-        direction = "ASC" if sort == "oldest" else "DESC"
-        rows = self.db.query(
-            "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
-            f" s.title, length(m.tsv) AS dl{presence}"
-            " FROM messages m LEFT JOIN sessions s ON s.id = m.session_id"
-            # "+ 0": read matches through the GIN index, never by walking the id index backwards
-            f" WHERE m.tsv @@ {query_sql}{where} ORDER BY m.id + 0 {direction} LIMIT %s",
-            (*presence_params, *query_params, *where_params, int(budget)))
+        walk = self._walk(
+            "m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
+            f" s.title, length(m.tsv) AS dl{presence}", query, int(budget),
+            where=where, where_params=where_params, descending=sort != "oldest",
+            joins=" LEFT JOIN sessions s ON s.id = m.session_id", column_params=term_queries,
+            # a session filter: that session's few messages, through its own index
+            windowed=filters.session_ids is None)
+        rows = walk.rows
         if not rows:
-            return []
+            return Hits([], note=walk.note())
         corpus_rows, avgdl = self._corpus()
         corpus_rows = max(corpus_rows, len(rows))
-        idf = [self._idf(sql, params, corpus_rows) for sql, params in compiled]
+        if len(terms) == 1 and terms[0] == match and _corpus_wide(filters) and walk.partial is None:
+            # one term: the walk itself is a larger sample of its newest matches (the rows a
+            # filter on hidden roles drops aside); one IDF only scales every score alike
+            idf = [_sampled_idf(rows, int(budget), corpus_rows)]
+        else:
+            idf = [self._idf(text, corpus_rows) for text in term_queries]
         hits = []
         for row in rows:
             norm = K1 * (1 - B + B * float(row["dl"] or 0) / avgdl)
@@ -442,7 +652,7 @@ class PgSessionStorage(SessionStorage):
                         for i, weight in enumerate(idf) if row[f"t{i}"])
             hits.append(Hit(int(row["id"]), row["session_id"], int(row["seq"]), row["role"],
                             row["timestamp"], row["source"], row["title"], score, match))
-        return hits
+        return Hits(hits, note=walk.note())
 
     def hits_at(self, positions: Iterable[tuple[str, int]], filters: Filters) -> list[Hit]:
         wanted = sorted(set(positions))
@@ -475,13 +685,32 @@ class PgSessionStorage(SessionStorage):
             " FROM messages WHERE id = %s", (*params, options, int(message_id)))
         if row is None or row["headline"] is None:
             return None
-        if open_mark in row["headline"]:
+        if open_mark in row["headline"] and _marks_tokens(row["headline"], open_mark, close_mark):
             headline = _join_phrases(row["headline"], match, open_mark, close_mark)
             return _with_ellipses(headline, row["content"], open_mark, close_mark)
-        # ts_headline reads the raw text with its own parser (no diacritics folding, paths as
-        # one token): mark the folded terms ourselves
-        excerpt = _folded_excerpt(row["content"], match, open_mark, close_mark, words)
+        # ts_headline reads the raw text with its own parser (no diacritics folding; a path,
+        # e-mail address or URL is one token): mark the tokens the index sees ourselves
+        excerpt = self._highlight(row["content"], match, open_mark, close_mark, words)
         return None if excerpt is None else _join_phrases(excerpt, match, open_mark, close_mark)
+
+    def _highlight(self, content: str, match: Match, open_mark: str, close_mark: str,
+                   words: int) -> str | None:
+        """An excerpt of ``content`` with every token marked that the index stems or folds to
+        a token of ``match`` (``runs`` for ``running``, ``cafés`` for ``cafe``): the tokens are
+        split as the index splits text and looked up with the index's own configuration."""
+        tokens_match = _token_match(match)
+        if tokens_match is None:
+            return None
+        distinct = list(dict.fromkeys(m.group() for m in _TOKEN.finditer(content)))[:HIGHLIGHT_TOKENS]
+        if not distinct:
+            return None
+        query_sql, params = tsquery_sql(tokens_match)
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                f"SELECT t FROM unnest(%s::text[]) AS t WHERE"
+                f" to_tsvector('{SEARCH_CONFIG}', hermes_tokens(t, {TERM_CAP})) @@ ({query_sql})",
+                (distinct, *params), prepare=False).fetchall()
+        return _marked_excerpt(content, {r["t"] for r in rows}, open_mark, close_mark, words)
 
     # -- bulk loading ------------------------------------------------------------------
 
@@ -640,6 +869,7 @@ class PgBulkWriter(BulkWriter):
         self.db = db
         self.on_commit = on_commit
         self.cpu_seconds = 0.0
+        self.inserted = 0  # messages this writer committed
         self._pool = ThreadPoolExecutor(max_workers=1) if pipeline else None
         self._future: Future[None] | None = None
 
@@ -665,16 +895,37 @@ class PgBulkWriter(BulkWriter):
             future.result()
 
     def close(self) -> None:
+        failed = False
         try:
             if self._future is not None:
                 try:
                     self._future.result()
                 except BaseException:  # the caller already propagates the first error
-                    pass
+                    failed = True
                 self._future = None
         finally:
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
+        if not failed:
+            self.settle()
+
+    def settle(self) -> None:
+        """After a bulk load of at least :data:`SETTLE_AFTER` messages (or a tenth of the
+        table): merge the GIN index's pending list into the index and refresh the planner's
+        statistics, so the next search neither scans a long unsorted pending list nor plans
+        with the counts of an emptier table. A failure here loses nothing (the rows are
+        committed; autovacuum does the same later) and is only logged."""
+        if self.inserted < SETTLE_AFTER:
+            estimate = float(self.db.scalar(
+                "SELECT reltuples FROM pg_class WHERE oid = to_regclass('messages')") or -1)
+            if self.inserted == 0 or self.inserted * 10 < estimate:
+                return
+        try:
+            with self.db.connection() as conn:
+                conn.execute("SELECT gin_clean_pending_list(to_regclass('messages_tsv'))")
+                conn.execute("ANALYZE messages, sessions")
+        except Exception as exc:  # noqa: BLE001 - maintenance only, see the docstring
+            logger.warning("after the bulk load: refreshing the search index statistics failed: %s", exc)
 
     def _timed(self, work: Callable[[Batch], None], batch: Batch) -> None:
         started = time.thread_time()
@@ -710,6 +961,7 @@ class PgBulkWriter(BulkWriter):
                     " imported_at = %s, meta = %s WHERE id = %s",
                     (progress["size"], progress["mtime"], progress["content_hash"],
                      progress["resume_at"], time.time(), progress["meta"], handle.source_id))
+        self.inserted += inserted
         self.on_commit(inserted, sum(1 for delta in batch.sessions if delta.is_new))
 
     @staticmethod

@@ -117,3 +117,12 @@ def test_contradict_work_is_bounded_by_a_popular_entity(store, monkeypatch):
     assert ("Paris is the capital of France", "Paris is the capital of Italy") in pairs
     # before: every pair of the entity's 300 most recent facts (44,850 comparisons)
     assert len(calls) < 50
+
+
+def test_contradict_word_stemming_to_a_negation_is_not_a_negation(store):
+    # "note" stems to "not": it must not read as the negation of the other fact
+    store.add_fact("Alice likes the project note")
+    store.add_fact("Alice does not like the project note")
+    pairs = {(p["fact_a"]["content"], p["fact_b"]["content"]) for p in store.contradict(limit=10)}
+    assert {frozenset(p) for p in pairs} == {
+        frozenset({"Alice likes the project note", "Alice does not like the project note"})}

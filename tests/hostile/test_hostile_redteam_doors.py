@@ -32,7 +32,7 @@ from hermes_store.facts.store import FactStore
 from hermes_store.home import Home
 from hermes_store.providers.activation import build_memory_manager
 from hermes_store.sessions import SessionIndex
-from hermes_store.threats import scan_findings
+from hermes_store.threats import scan_content, scan_findings
 from hermes_store.tooling import CLOSE_TAG, OPEN_TAG, SYSTEM_NOTE, sanitize_context
 from hermes_store.tools import handle_tool_call
 
@@ -276,3 +276,26 @@ def test_a_payload_split_over_two_entries_or_two_facts_is_blocked(home):
     assert "ignore all previous" not in block and "[BLOCKED: fact #1" in block and "[BLOCKED: fact #2" in block
     ordinary = ["You are now on the main branch", "the build is green", "Share the project context with the team"]
     assert sanitize_entries(ordinary) == ordinary
+
+
+@pytest.mark.parametrize("text", [
+    "<memory-context>" * 32_000 + "tail",                       # openings never closed (was 14 s at 8,000)
+    "</memory-context>" + "<memory-context>" * 32_000,           # the only closing comes first
+    "\uff1cmemory-context\uff1e" * 32_000,                       # the same through the skeleton
+    "<memory-context>a</memory-context>" * 20_000,
+    "[system note: " * 32_000,
+])
+def test_the_sanitiser_is_linear_on_hostile_repetition(text):
+    started = time.monotonic()
+    out = sanitize_context(text)
+    assert time.monotonic() - started < 5
+    assert leaks(out) == []
+
+
+@pytest.mark.parametrize("unit", ["<div ", '<div style="', '<div style="display ', "<!-- ", "curl $ ", "ignore ",
+                                  "a b ", "a.", "a1b2 ", "a<b>", "&amp;", "translate into ", "é curl "])
+def test_the_threat_scan_is_bounded_on_hostile_repetition(unit):
+    text = (unit * (65_536 // len(unit) + 1))[:65_536]
+    started = time.monotonic()
+    scan_content(text)
+    assert time.monotonic() - started < 10, unit  # 64 KB of '<div ' took 15 s before

@@ -1,0 +1,48 @@
+"""What every area's storage seam shares: :class:`EngineStorage` and :func:`engine_class`.
+
+Each area (``builtin``, ``facts``, ``sessions``) names its reads and writes in an abstract
+storage class with one implementation per database engine, registered in the area's
+``STORAGE_ENGINES`` dict as ``"module:Class"`` strings (imported on use, so an engine's
+driver is only needed where it is chosen). This module holds the part that is the same for
+every area: the database the storage works on, its read-only flag, the write transaction's
+contract and the look-up in a registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from typing import Any
+
+
+class EngineStorage(ABC):
+    """One area's storage over one database object (``db``: a ``Database`` or ``PgDatabase``)."""
+
+    engine: str = ""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    @property
+    def readonly(self) -> bool:
+        """True when this storage must not be written (a read-only reader)."""
+        return bool(getattr(self.db, "readonly", False))
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[Any]:
+        """A write transaction: committed on success, rolled back on error; nested use joins."""
+
+
+def engine_class(registry: Mapping[str, str], engine: str, what: str) -> type:
+    """The class ``registry`` names for ``engine`` (a ``"module:Class"`` string, imported now).
+
+    ``what`` names the area in the error raised for an engine the registry does not know
+    (``ValueError`` listing the known engines).
+    """
+    target = registry.get(engine)
+    if target is None:
+        raise ValueError(f"no {what} for database engine {engine!r} (known: {', '.join(sorted(registry))})")
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
