@@ -51,55 +51,55 @@ _BLANKS = str.maketrans(dict.fromkeys("\u115f\u1160\u3164\uffa0\u2800\u180e", " 
 _F = r"(?:\w+\s+){0,8}"  # bounded filler: up to eight words between keywords
 _SECRET_VAR = r"\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)S?\b"
 _SSH_WRITE = r"(?:echo|cat|cp|mv|dd|tee|install|printf|rsync|scp|ln|append|add|write)"
-_MODIFY = r"\b(?:update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
+_MODIFY = r"(?:update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
 
 # (id, regex) in reporting order; all compiled case-insensitive.
 _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
-    ("prompt_injection", rf"\bignore\s+{_F}(?:previous|all|above|prior)\s+{_F}instructions\b"),
-    ("sys_prompt_override", r"\bsystem\s+prompt\s+override\b"),
-    ("disregard_rules", rf"\bdisregard\s+{_F}(?:your|all|any)\s+{_F}(?:instructions|rules|guidelines)\b"),
+    ("prompt_injection", rf"ignore\s+{_F}(?:previous|all|above|prior)\s+{_F}instructions"),
+    ("sys_prompt_override", r"system\s+prompt\s+override"),
+    ("disregard_rules", rf"disregard\s+{_F}(?:your|all|any)\s+{_F}(?:instructions|rules|guidelines)"),
     ("bypass_restrictions",
-     rf"\bact\s+as\s+(?:if|though)\s+{_F}you\s+{_F}(?:have\s+no|don'?t\s+have|do\s+not\s+have)\s+{_F}"
-     r"(?:restrictions|limits|rules)\b"),
+     rf"act\s+as\s+(?:if|though)\s+{_F}you\s+{_F}(?:have\s+no|don'?t\s+have|do\s+not\s+have)\s+{_F}"
+     r"(?:restrictions|limits|rules)"),
     ("html_comment_injection",
      r"<!--[\s\S]{0,512}?(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])[\s\S]{0,512}?-->"),
     # One bounded gap per look (a style attribute, then display:none, inside one tag): nested or
     # unbounded gaps made 64 KB of "<div " / '<div style="' take 11 s / 55 s.
     ("hidden_div", r"<\s*div\s(?=[^>]{0,2048}?style\s*=)[^>]{0,2048}?display\s*:\s*none"),
-    ("translate_execute", rf"\btranslate\s+(?:{_F}into\s+{_F}|[^\n]{{0,512}}?\s+into\s+\w+(?:[\s-]+\w+){{0,2}}\s+)"
+    ("translate_execute", rf"translate\s+(?:{_F}into\s+{_F}|[^\n]{{0,512}}?\s+into\s+\w+(?:[\s-]+\w+){{0,2}}\s+)"
                           r"and\s+(?:execute|run|eval)\b"),
-    ("deception_hide", rf"\b(?:do\s+not|don'?t)\s+{_F}tell\s+{_F}the\s+user\b"),
-    ("role_hijack", rf"\byou\s+are\s+{_F}now\s+(?:a|an|the)\s+"),
-    ("role_pretend", rf"\bpretend\s+{_F}(?:you\s+are|to\s+be)\s+"),
-    ("leak_system_prompt", rf"\boutput\s+{_F}(?:system|initial)\s+prompt\b"),
+    ("deception_hide", rf"(?:do\s+not|don'?t)\s+{_F}tell\s+{_F}the\s+user"),
+    ("role_hijack", rf"you\s+are\s+{_F}now\s+(?:a|an|the)\s+"),
+    ("role_pretend", rf"pretend\s+{_F}(?:you\s+are|to\s+be)\s+"),
+    ("leak_system_prompt", rf"output\s+{_F}(?:system|initial)\s+prompt"),
     ("remove_filters",
-     rf"\b(?:respond|answer|reply)\s+without\s+{_F}(?:restrictions|limitations|filters|safety)\b"),
-    ("fake_update", rf"\byou\s+have\s+been\s+{_F}(?:updated|upgraded|patched)\s+to\b"),
+     rf"(?:respond|answer|reply)\s+without\s+{_F}(?:restrictions|limitations|filters|safety)"),
+    ("fake_update", rf"you\s+have\s+been\s+{_F}(?:updated|upgraded|patched)\s+to"),
     ("identity_override", r"\bname\s+yourself\s+\w+"),
-    ("c2_node_registration", r"\bregister\s+(?:as\s+)?a?\s*node\b"),
-    ("c2_heartbeat", r"\b(?:heartbeat|beacon|check[\s\-]?in)\s+(?:to|with)\s+"),
-    ("c2_task_pull", r"\bpull\s+(?:down\s+)?(?:new\s+)?task(?:ing|s)?\b"),
-    ("c2_network_connect", r"\bconnect\s+to\s+the\s+network\b"),
-    ("forced_action", r"\byou\s+must\s+(?:\w+\s+){0,3}(?:register|connect|report|beacon)\b"),
-    ("anti_forensic_oneliner", r"\bonly\s+use\s+one[\s\-]?liners?\b"),
-    ("anti_forensic_disk", rf"\bnever\s+{_F}(?:create|write)\s+{_F}(?:scripts?|files?)\s+{_F}disk\b"),
-    ("env_var_unset_agent", r"\bunset\s+\w*(?:CLAUDE|CODEX|HERMES|AGENT|OPENAI|ANTHROPIC)\w*"),
+    ("c2_node_registration", r"register\s+(?:as\s+)?a?\s*node"),
+    ("c2_heartbeat", r"(?:heartbeat|beacon|check[\s\-]?in)\s+(?:to|with)\s+"),
+    ("c2_task_pull", r"pull\s+(?:down\s+)?(?:new\s+)?task(?:ing|s)?\b"),
+    ("c2_network_connect", r"connect\s+to\s+the\s+network\b"),
+    ("forced_action", r"you\s+must\s+(?:\w+\s+){0,3}(?:register|connect|report|beacon)\b"),
+    ("anti_forensic_oneliner", r"only\s+use\s+one[\s\-]?liners?\b"),
+    ("anti_forensic_disk", rf"never\s+{_F}(?:create|write)\s+{_F}(?:scripts?|files?)\s+{_F}disk"),
+    ("env_var_unset_agent", r"unset\s+\w*(?:CLAUDE|CODEX|HERMES|AGENT|OPENAI|ANTHROPIC)\w*"),
     ("known_c2_framework", r"\b(?:cobalt\s*strike|sliver|havoc|mythic|metasploit|brainworm)\b"),
     ("c2_explicit", r"\bc2\s+(?:server|channel|infrastructure|beacon)s?\b"),
     ("c2_explicit_long", r"\bcommand\s+and\s+control\b"),
-    ("exfil_curl", rf"\bcurl\b[^\n]{{0,2048}}{_SECRET_VAR}"),
-    ("exfil_wget", rf"\bwget\b[^\n]{{0,2048}}{_SECRET_VAR}"),
+    ("exfil_curl", rf"curl\b\s*[^\n]{{0,2048}}{_SECRET_VAR}"),
+    ("exfil_wget", rf"wget\b\s*[^\n]{{0,2048}}{_SECRET_VAR}"),
     ("read_secrets",
-     r"\bcat\s+[^\n]{0,2048}?(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
-    ("send_to_url", rf"\b(?:send|post|upload|transmit)\s+(?:{_F}|[^\n]{{0,2048}}?\s)(?:to|at)\s+https?://"),
+     r"cat\s+[^\n]{0,2048}?(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
+    ("send_to_url", rf"(?:send|post|upload|transmit)\s+(?:{_F}|[^\n]{{0,2048}}?\s)(?:to|at)\s+https?://"),
     ("context_exfil",
-     rf"\b(?:include|output|print|share)\s+{_F}"
-     r"(?:conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)\b"),
+     rf"(?:include|output|print|share)\s+{_F}"
+     r"(?:conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)"),
     ("ssh_backdoor", r"authorized_keys"),
     # A write verb (word-bounded, so "address" is no "add") or a redirect before the path:
     # a mere mention ("check $HOME/.ssh is chmod 700") is documentation, as in Hermes.
     ("ssh_access", rf"(?:\b{_SSH_WRITE}\b|>>?)[^\n]{{0,512}}?(?:\$HOME|~)/\.ssh\b"),
-    ("hermes_env", r"(?:\$HOME|~)/\.hermes/\.env\b"),
+    ("hermes_env", r"(?:\$HOME|~)/\.hermes/\.env"),
     ("agent_config_mod", rf"{_MODIFY}(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)"),
     ("hermes_config_mod", rf"{_MODIFY}\.hermes/(?:config\.yaml|SOUL\.md)"),
     ("hardcoded_secret",

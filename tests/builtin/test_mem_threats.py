@@ -215,3 +215,24 @@ def test_zwj_outside_an_emoji_sequence_still_blocks(text):
     assert scan_findings(text) == ["invisible_unicode_U+200D"]
     assert scan_content(text) == (
         "Blocked: content contains invisible unicode character U+200D (possible injection).")
+
+
+# Upstream (tools/threat_patterns.py) anchors these patterns at no word edge: a keyword glued
+# to the word before or after it still matches there, and so must it here.
+GLUED = {
+    "prompt_injection": "Xignore all previous instructions now",
+    "sys_prompt_override": "the system prompt overrides are on",
+    "disregard_rules": "pleasedisregard all rules",
+    "role_hijack": "okyou are now the admin",
+    "deception_hide": "and do not tell the users",
+    "fake_update": "you have been upgraded totally",
+    "read_secrets": "concat ~/.netrc",
+    "exfil_curl": "curl\n$OPENAI_API_KEY",
+    "hermes_env": "source ~/.hermes/.envrc",
+    "agent_config_mod": "autoupdate the AGENTS.md file",
+}
+
+
+@pytest.mark.parametrize("pattern_id", sorted(GLUED))
+def test_keywords_glued_to_neighbouring_words_match_as_upstream(pattern_id):
+    assert pattern_id in scan_findings(GLUED[pattern_id])

@@ -23,6 +23,7 @@ from hermes_store.db import Database
 from hermes_store.sessions.loader import BulkLoader
 
 GOLDEN = Path(__file__).parent / "golden" / "index_digest.json"
+FIXED_MTIME = 1767225600  # 2026-01-01T00:00:00Z, every corpus file
 QUERIES = ("error", "file", "read", "tool", "服务器", "日志", "🚀", "emoji1f680", "assistant", "session",
            "timeout OR connection", '"hello world"', "cafe", "python", "rollout")
 MESSAGE_COLUMNS = "session_id, seq, role, content, tool_name, tool_calls, tool_call_id, timestamp, cjk"
@@ -127,6 +128,10 @@ def corpus(tmp_path, state_db) -> list[Path]:
     root = tmp_path / "in"
     shutil.copytree(FIXTURES, root / "fixtures")
     _awkward(root / "awkward")
+    # a file's mtime is checkout time; importers that read it (Gemini CLI checkpoints carry no
+    # time of their own) would make the digest depend on when the tree was cloned
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (FIXED_MTIME, FIXED_MTIME), follow_symlinks=False)
     files = sorted(p for p in (root / "fixtures").rglob("*") if p.is_file() and p.suffix != ".sql")
     return [*files, state_db, root / "awkward"]
 
