@@ -13,7 +13,7 @@ from hermes_store.builtin import approval
 from hermes_store.builtin.entries import char_count, file_name, usage_long
 from hermes_store.builtin.render import TextCost, over_budget_warning
 from hermes_store.builtin.store import MemoryStore
-from hermes_store.cli.common import echo_json, get_home, model_facing
+from hermes_store.cli.common import echo_json, fenced_output, get_home, model_facing
 from hermes_store.home import Home, MemoryConfig
 
 TARGET_CHOICE = click.Choice(["memory", "user"])
@@ -229,14 +229,15 @@ def history(ctx: click.Context, target: str | None, limit: int | None, as_json: 
         return
     if not events:
         click.echo("No history yet.")
-    for ev in events:
-        who = ev["origin"] + (f" session={ev['session_id']}" if ev["session_id"] else "")
-        undo = f" (undid #{ev['restored_from']})" if ev["restored_from"] else ""
-        if ev["action"] == "replace":
-            change = f"{_short(ev['old_text'])} -> {_short(ev['new_text'])}"
-        else:
-            change = _short(ev["new_text"] if ev["action"] == "add" else ev["old_text"])
-        click.echo(f"#{ev['id']:<5} {ev['at']}  {ev['target']:<6} {ev['action']:<7} {who}{undo}  {change}")
+    with fenced_output():  # the human trail is read like `memory show`; --json stays the exact export
+        for ev in events:
+            who = ev["origin"] + (f" session={ev['session_id']}" if ev["session_id"] else "")
+            undo = f" (undid #{ev['restored_from']})" if ev["restored_from"] else ""
+            if ev["action"] == "replace":
+                change = f"{_short(ev['old_text'])} -> {_short(ev['new_text'])}"
+            else:
+                change = _short(ev["new_text"] if ev["action"] == "add" else ev["old_text"])
+            click.echo(f"#{ev['id']:<5} {ev['at']}  {ev['target']:<6} {ev['action']:<7} {who}{undo}  {change}")
 
 
 @memory.command("restore")
