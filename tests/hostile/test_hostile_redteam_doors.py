@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fence_helpers import assert_manager_holds_no_forgery
 
 from hermes_store.builtin.entries import ENTRY_DELIMITER
 from hermes_store.cli import cli
@@ -234,18 +235,8 @@ def test_cli_session_show_of_every_session(poisoned):
 def test_provider_prefetch_system_prompt_and_tool_calls_show_no_forgery(poisoned):
     manager, selection = build_memory_manager(poisoned, session_id="doors-now")
     assert selection.ok, selection.message
-    try:
-        for question in ("okapi billing question", "okapi title question"):
-            block = manager.prefetch_context(question)
-            assert block_leaks(block) == [], (block_leaks(block), block)
-        prompt = manager.build_system_prompt()
-        assert leaks(prompt) == [], (leaks(prompt), prompt[:3000])
-        for name, args in TOOL_CALLS:
-            if manager.has_tool(name):
-                reply = manager.handle_tool_call(name, json.dumps(args))
-                assert leaks(reply) == [], (name, leaks(reply), reply[:1500])
-    finally:
-        manager.shutdown_all()
+    assert_manager_holds_no_forgery(manager, ("okapi billing question", "okapi title question"),
+                                    TOOL_CALLS, leaks, block_leaks)
 
 
 def test_mcp_server_shows_no_forgery(poisoned):

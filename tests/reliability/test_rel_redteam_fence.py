@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fence_helpers import assert_manager_holds_no_forgery
 
 from hermes_store.builtin.entries import ENTRY_DELIMITER
 from hermes_store.cli import cli
@@ -192,18 +193,8 @@ def test_cli_model_facing_output_holds_no_forgery(poisoned, argv):
 def test_provider_prefetch_prompt_and_tools_hold_no_forgery(poisoned):
     manager, selection = build_memory_manager(poisoned, session_id="redteam-now")
     assert selection.ok, selection.message
-    try:
-        block = manager.prefetch_context("zebra billing question")
-        assert "zebra" in block.lower()
-        assert block_leaks(block) == [], (block_leaks(block), block)
-        prompt = manager.build_system_prompt()
-        assert leaks(prompt) == [], (leaks(prompt), prompt[:3000])
-        for name, args in TOOL_CALLS:
-            if manager.has_tool(name):
-                reply = manager.handle_tool_call(name, json.dumps(args))
-                assert leaks(reply) == [], (name, leaks(reply), reply[:1500])
-    finally:
-        manager.shutdown_all()
+    assert_manager_holds_no_forgery(manager, ("zebra billing question",), TOOL_CALLS, leaks, block_leaks,
+                                    must_contain="zebra")
 
 
 def test_split_tag_across_two_facts_is_not_joined_into_a_fence(poisoned):
