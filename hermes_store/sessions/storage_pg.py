@@ -56,6 +56,7 @@ from hermes_store.sessions.storage import (
     IndexLockTimeout,
     SessionStorage,
 )
+from hermes_store.sessions.storage_filters import FilterDialect, filter_clauses
 
 logger = logging.getLogger(__name__)
 PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (SQLite migration 0007)
@@ -82,28 +83,16 @@ _COPY_MESSAGES = f"COPY {{table}} ({', '.join(MESSAGE_ROW_FIELDS)}) FROM STDIN"
 # (at, rows, avgdl) per open database
 _CORPUS_STATS: weakref.WeakKeyDictionary[Any, tuple[float, int, float]] = weakref.WeakKeyDictionary()
 
-_FILTER_COLUMNS = {"role": "m.role", "source": "coalesce(s.source, '')", "session_id": "m.session_id"}
+def _in_values(column: str, values: Sequence[Any], negate: bool) -> tuple[str, list[Any]]:
+    return f"{'NOT ' if negate else ''}({column} = ANY(%s))", [list(values)]
+
+
+_DIALECT = FilterDialect(param="%s", never="false", in_values=_in_values)
 
 
 def _filters_sql(filters: Filters) -> tuple[str, list[Any]]:
     """``AND ...`` clauses (over ``m`` = messages, ``s`` = sessions) and their parameters."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    for field, values, negate in filters.value_filters():
-        column = _FILTER_COLUMNS[field]
-        if not values:
-            if not negate:
-                clauses.append("false")
-            continue
-        clauses.append(f"{'NOT ' if negate else ''}({column} = ANY(%s))")
-        params.append(values)
-    if filters.since is not None:
-        clauses.append("m.timestamp >= %s")
-        params.append(filters.since)
-    if filters.until is not None:
-        clauses.append("m.timestamp <= %s")
-        params.append(filters.until)
-    return "".join(f" AND {c}" for c in clauses), params
+    return filter_clauses(filters, _DIALECT)
 
 
 def walk_budget() -> float:

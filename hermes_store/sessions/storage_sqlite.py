@@ -51,6 +51,7 @@ from hermes_store.sessions.storage import (
     SessionStorage,
     SourceHandle,
 )
+from hermes_store.sessions.storage_filters import FilterDialect, filter_clauses
 
 COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(search_content, cjk)
 CACHE_KIB = 65_536  # page cache of the bulk-writing connection
@@ -74,28 +75,16 @@ def _marks(values: Sequence[Any]) -> str:
     return ",".join("?" * len(values))
 
 
-_FILTER_COLUMNS = {"role": "m.role", "source": "COALESCE(s.source, '')", "session_id": "m.session_id"}
+def _in_values(column: str, values: Sequence[Any], negate: bool) -> tuple[str, list[Any]]:
+    return f"{column} {'NOT IN' if negate else 'IN'} ({_marks(values)})", list(values)
+
+
+_DIALECT = FilterDialect(param="?", never="0", in_values=_in_values)
 
 
 def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     """``AND ...`` clauses over ``m`` (messages) and ``s`` (sessions), and their parameters."""
-    clauses: list[str] = []
-    params: list[Any] = []
-    for field, values, negate in filters.value_filters():
-        column = _FILTER_COLUMNS[field]
-        if not values:
-            if not negate:
-                clauses.append("0")
-            continue
-        clauses.append(f"{column} {'NOT IN' if negate else 'IN'} ({_marks(values)})")
-        params.extend(values)
-    if filters.since is not None:
-        clauses.append("m.timestamp >= ?")
-        params.append(filters.since)
-    if filters.until is not None:
-        clauses.append("m.timestamp <= ?")
-        params.append(filters.until)
-    return "".join(f" AND {c}" for c in clauses), params
+    return filter_clauses(filters, _DIALECT)
 
 
 def _message_filter(roles: Sequence[str] | None, before_seq: int | None, after_seq: int | None,
