@@ -399,6 +399,11 @@ class SessionStorage(ABC):
         the problem, or None when it works (or there is nothing to probe)."""
 
     @abstractmethod
+    def probe_word(self, message_id: int, word: str) -> str | None:
+        """None when searching for ``word`` finds message ``message_id`` with the word
+        highlighted; else the problem, in words."""
+
+    @abstractmethod
     def session_counts(self, source_ids: Sequence[int]) -> dict[int, int]:
         """How many sessions each of ``source_ids`` (``sources`` rows) owns."""
 

@@ -54,9 +54,8 @@ from hermes_store.sessions.storage import (
     Hit,
     Hits,
     IndexLockTimeout,
-    SessionStorage,
 )
-from hermes_store.sessions.storage_filters import FilterDialect, filter_clauses
+from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
 logger = logging.getLogger(__name__)
 PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (SQLite migration 0007)
@@ -299,7 +298,7 @@ def _join_phrases(headline: str, match: Match, open_mark: str, close_mark: str) 
     return "".join(pieces)
 
 
-class PgSessionStorage(SessionStorage):
+class PgSessionStorage(SqlSessionStorage):
     """Every read and write of the session index, in PostgreSQL."""
 
     engine = "postgresql"
@@ -832,22 +831,15 @@ class PgSessionStorage(SessionStorage):
         """Rebuild the GIN index over the messages' stored tsvectors."""
         self.rebuild_text_index("messages_tsv")
 
-    def probe_search(self) -> str | None:
-        row = self.db.query_one(
-            "SELECT id, content FROM messages WHERE role <> 'tool' AND length(content) > 3"
-            " ORDER BY id DESC LIMIT 1")
-        if row is None:
-            return None
-        words = re.findall(r"[^\W_]{3,}", row["content"][:2000])
-        if not words:
-            return None
+    def probe_word(self, message_id: int, word: str) -> str | None:
+        """ts_headline of ``word`` on that message, matched through its stored tsvector."""
         found = self.db.scalar(
             f"SELECT ts_headline('{SEARCH_CONFIG}', left(content, {SNIPPET_CHARS}),"
             f" phraseto_tsquery('{SEARCH_CONFIG}', %s), 'StartSel=[, StopSel=]')"
             f" FROM messages WHERE id = %s AND tsv @@ phraseto_tsquery('{SEARCH_CONFIG}', %s)",
-            (words[0], row["id"], words[0]))
+            (word, message_id, word))
         if not found or "[" not in found:
-            return f"message {row['id']} is not found by searching for {words[0]!r}"
+            return f"message {message_id} is not found by searching for {word!r}"
         return None
 
 

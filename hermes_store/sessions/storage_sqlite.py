@@ -48,10 +48,9 @@ from hermes_store.sessions.storage import (
     Hit,
     IndexLockTimeout,
     SessionDelta,
-    SessionStorage,
     SourceHandle,
 )
-from hermes_store.sessions.storage_filters import FilterDialect, filter_clauses
+from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
 COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(search_content, cjk)
 CACHE_KIB = 65_536  # page cache of the bulk-writing connection
@@ -104,7 +103,7 @@ def _message_filter(roles: Sequence[str] | None, before_seq: int | None, after_s
     return sql, params
 
 
-class SqliteSessionStorage(SessionStorage):
+class SqliteSessionStorage(SqlSessionStorage):
     """:class:`SessionStorage` over one APSW :class:`~hermes_store.db.Database`."""
 
     engine = "sqlite"
@@ -490,25 +489,17 @@ class SqliteSessionStorage(SessionStorage):
         """Rebuild ``messages_fts``."""
         self.rebuild_text_index("messages_fts")
 
-    def probe_search(self) -> str | None:
-        """MATCH + snippet for a word of the newest non-tool message."""
-        row = self.db.query_one(
-            "SELECT id, content FROM messages WHERE role <> 'tool' AND length(content) > 3"
-            " ORDER BY id DESC LIMIT 1")
-        if row is None:
-            return None
-        words = re.findall(r"[^\W_]{3,}", row["content"][:2000])
-        if not words:
-            return None
-        term = '"' + words[0].replace('"', '""') + '"'
+    def probe_word(self, message_id: int, word: str) -> str | None:
+        """MATCH + snippet for ``word`` on that message."""
+        term = '"' + word.replace('"', '""') + '"'
         try:
             hits = self.db.query(
                 "SELECT rowid, snippet(messages_fts, 0, '[', ']', '...', 8) AS snip FROM messages_fts"
-                " WHERE messages_fts MATCH ? AND rowid = ?", (f"search_content:{term}", row["id"]))
+                " WHERE messages_fts MATCH ? AND rowid = ?", (f"search_content:{term}", message_id))
         except Exception as exc:
             return f"MATCH failed: {exc}"
         if not hits or "[" not in (hits[0]["snip"] or ""):
-            return f"message {row['id']} is not found by searching for {words[0]!r}"
+            return f"message {message_id} is not found by searching for {word!r}"
         return None
 
 
