@@ -234,3 +234,45 @@ def positive_terms(expression: Any) -> list[Any]:
 
     walk(parse_expression(expression) if isinstance(expression, str) else expression)
     return found
+
+
+def required_phrases(expression: Any) -> list[str]:
+    """The phrases of two or more tokens that every row matching ``expression`` contains (the
+    terms of its top-level conjunction and of the kept side of ``NOT``; a prefix term's last
+    token left out), each as its tokens joined by spaces; accepts what :func:`tsquery_sql`
+    accepts. Nothing under ``OR`` is required."""
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Term) or hasattr(node, "tokens"):
+            tokens = node.tokens[:-1] if node.prefix else node.tokens
+            text = " ".join(tokens)
+            if len(tokens) >= 2 and text not in found:
+                found.append(text)
+        elif hasattr(node, "keep"):
+            walk(node.keep)
+        elif hasattr(node, "parts"):
+            if type(node).__name__ == "AllOf":
+                for part in node.parts:
+                    walk(part)
+        elif node.kind == "AND":
+            walk(node.left)
+            walk(node.right)
+        elif node.kind == "NOT":
+            walk(node.left)
+
+    walk(parse_expression(expression) if isinstance(expression, str) else expression)
+    return found
+
+
+def pair_keys_sql(phrases: list[str], *, config: str = SEARCH_CONFIG) -> tuple[str, list[str]]:
+    """``(sql, params)``: a ``text[]``-valued SQL expression, the keys of schema/pg/0006's
+    ``hermes_pair_keys`` that every row containing each of ``phrases`` holds (the phrases'
+    adjacent lexeme pairs, folded and stemmed as the index folds stored text); ``'{}'`` for
+    none. Every phrase travels as a bound parameter."""
+    if not config.replace("_", "").isalnum():
+        raise TsQueryError(f"invalid text search configuration name {config!r}")
+    if not phrases:
+        return "'{}'::text[]", []
+    parts = [f"hermes_pair_keys(to_tsvector('{config}', hermes_tokens(%s, {TERM_CAP})))" for _ in phrases]
+    return "(" + " || ".join(parts) + ")", list(phrases)

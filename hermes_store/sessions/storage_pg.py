@@ -34,7 +34,9 @@ from hermes_store.pgquery import (
     Op,
     Term,
     TsQueryError,
+    pair_keys_sql,
     positive_terms,
+    required_phrases,
     tsquery_sql,
 )
 from hermes_store.query import Match, QueryRejected
@@ -74,6 +76,7 @@ WALK_BUDGET = 1.0  # seconds a search walk may take when no query budget is set
 GIN_REST_CAP = 100_000  # estimated GIN candidates one statement may recheck (~0.5 s; the rest of a walk)
 SETTLE_AFTER = 20_000  # messages of one bulk load after which the index is settled (see settle)
 SNIPPET_CHARS = 65536  # prefix of a message ts_headline reads
+MESSAGE_TEXT_INDEXES = ("messages_tsv", "messages_pairs")  # GIN: words (pg 0001), phrase pairs (pg 0006)
 _SESSION_SELECT = ", ".join(SESSION_COLUMNS)
 _MESSAGE_SELECT = ", ".join(MESSAGE_COLUMNS)
 _COPY_MESSAGES = f"COPY {{table}} ({', '.join(MESSAGE_ROW_FIELDS)}) FROM STDIN"
@@ -81,6 +84,9 @@ _COPY_MESSAGES = f"COPY {{table}} ({', '.join(MESSAGE_ROW_FIELDS)}) FROM STDIN"
 
 # (at, rows, avgdl) per open database
 _CORPUS_STATS: weakref.WeakKeyDictionary[Any, tuple[float, int, float]] = weakref.WeakKeyDictionary()
+# (at, {lexeme: share of rows}, least share listed) per open database
+_LEXEME_SHARES: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, float], float | None]] = (
+    weakref.WeakKeyDictionary())
 
 def _in_values(column: str, values: Sequence[Any], negate: bool) -> tuple[str, list[Any]]:
     return f"{'NOT ' if negate else ''}({column} = ANY(%s))", [list(values)]
@@ -129,6 +135,17 @@ def _sampled_idf(sample: Sequence[dict[str, Any]], size: int, rows: int) -> floa
         docs = size * rows / span
     docs = min(docs, float(rows))  # the cached row count may lag behind other writers
     return max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+
+
+_PLAIN_LEXEME = re.compile(r"'((?:[^'\\]|''|\\.)+)'")
+
+
+def _plain_lexeme(tsquery: str) -> str | None:
+    """The lexeme of a ``tsquery`` text that is one plain lexeme (``'word'``), else None."""
+    found = _PLAIN_LEXEME.fullmatch(tsquery.strip())
+    if found is None:
+        return None
+    return re.sub(r"\\(.)", r"\1", found.group(1).replace("''", "'"))
 
 
 def _corpus_wide(filters: Filters) -> bool:
@@ -478,8 +495,9 @@ class PgSessionStorage(SqlSessionStorage):
         except TsQueryError as exc:
             raise QueryRejected(str(exc)) from exc
 
-    def _tsqueries(self, matches: Sequence[Match]) -> list[str]:
-        """Each match compiled once by the server into ``tsquery`` text (one round trip).
+    def _tsqueries(self, matches: Sequence[Match]) -> list[tuple[str, list[str]]]:
+        """Each match compiled once by the server into ``tsquery`` text, with the phrase pair
+        keys (schema/pg/0006) every row matching it holds (one round trip).
 
         Later statements bind that text as a constant (``%s::tsquery``): the planner then
         estimates its selectivity from the column statistics, and nothing of the compiled
@@ -488,10 +506,11 @@ class PgSessionStorage(SqlSessionStorage):
         parts, params = [], []
         for i, match in enumerate(matches):
             sql, term_params = self._compile(match)
-            parts.append(f"({sql})::text AS q{i}")
-            params.extend(term_params)
+            keys_sql, key_params = pair_keys_sql(required_phrases(match))
+            parts.append(f"({sql})::text AS q{i}, {keys_sql} AS k{i}")
+            params.extend([*term_params, *key_params])
         row = self.db.query_one("SELECT " + ", ".join(parts), params)
-        return [row[f"q{i}"] for i in range(len(matches))]
+        return [(row[f"q{i}"], list(row[f"k{i}"] or [])) for i in range(len(matches))]
 
     def _corpus(self) -> tuple[int, float]:
         """(rows, average lexemes per row) of this database, refreshed every :data:`STATS_TTL`
@@ -518,7 +537,8 @@ class PgSessionStorage(SqlSessionStorage):
 
     def _walk(self, columns: str, tsquery: str, limit: int, *, where: str = "",
               where_params: Sequence[Any] = (), descending: bool = True, joins: str = "",
-              column_params: Sequence[Any] = (), windowed: bool = True) -> Walk:
+              column_params: Sequence[Any] = (), windowed: bool = True,
+              pair_keys: Sequence[str] = ()) -> Walk:
         """The first ``limit`` rows of ``messages m`` matching ``tsquery`` (and ``where``),
         newest (highest id) first, or oldest first.
 
@@ -539,6 +559,12 @@ class PgSessionStorage(SqlSessionStorage):
         still read, and at most :data:`GIN_REST_CAP`, the rest is read in one statement
         through the GIN index instead (its cost is the candidates' rechecks).
 
+        A phrase's candidates through GIN are the rows holding its ``pair_keys`` (the
+        adjacent-lexeme index of schema/pg/0006, about as many rows as the phrase's matches)
+        rather than every row holding its words; the statement then tests only those rows'
+        vectors (``ts_match_vq``: the ``@@`` test, never a second index scan) and never
+        computes a row's keys.
+
         A walk that outlasts its time budget (:func:`walk_budget`) stops between windows and
         says how far it read (:attr:`Walk.partial`).
         """
@@ -551,15 +577,27 @@ class PgSessionStorage(SqlSessionStorage):
                 # are, and walks the id index for a rare one
                 return list(conn.execute(sql, args, prepare=False).fetchall())
 
+            keys = [list(pair_keys)] if pair_keys else []
+            # the GIN way in: the phrase pair index, or the vector's own
+            gin_test = "hermes_pair_keys(m.tsv) @> %s::text[]" if keys else "m.tsv @@ %s::tsquery"
+            gin_args = keys or [tsquery]
+
             def through_gin(first: int, last: int, want: int) -> list[dict[str, Any]]:
-                # "+ 0": the id index is no way in; the GIN matches are filtered and sorted
-                return fetch(f"{base} AND m.id + 0 BETWEEN %s AND %s ORDER BY m.id + 0 {order}"
-                             " LIMIT %s", (*params, first, last, want))
+                # "+ 0": the id index is no way in; the GIN matches are filtered and sorted by
+                # id alone (a join the filters do not read is removed by the planner), and
+                # only the rows kept are then read whole
+                test = f"{gin_test} AND ts_match_vq(m.tsv, %s::tsquery)" if keys else gin_test
+                return fetch(
+                    f"SELECT {columns} FROM messages m{joins} WHERE m.id IN (SELECT m.id"
+                    f" FROM messages m{joins} WHERE {test}{where} AND m.id + 0 BETWEEN %s AND %s"
+                    f" ORDER BY m.id + 0 {order} LIMIT %s) ORDER BY m.id {order}",
+                    (*column_params, *keys, tsquery, *where_params, first, last, want)
+                    if keys else (*column_params, tsquery, *where_params, first, last, want))
 
             def candidates(first: int, last: int) -> float:
-                plan = fetch("EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m"
-                             " WHERE m.tsv @@ %s::tsquery AND m.id BETWEEN %s AND %s",
-                             (tsquery, first, last))
+                plan = fetch(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m"
+                             f" WHERE {gin_test} AND m.id BETWEEN %s AND %s",
+                             (*gin_args, first, last))
                 return float(plan[0]["QUERY PLAN"][0]["Plan"]["Plan Rows"])
 
             if not windowed:
@@ -596,23 +634,89 @@ class PgSessionStorage(SqlSessionStorage):
                     span = covered * WINDOW_GROWTH
                 span = min(max(span, FIRST_WINDOW), MAX_WINDOW)
 
-    def _idf(self, tsquery: str, rows: int) -> float:
-        """bm25's IDF of one term, its document frequency estimated from its newest
-        :data:`IDF_SAMPLE` matches (exact when it has fewer); kept by this storage object
-        (one search opens one: its strict and relaxed forms share their terms) for at most
-        :data:`STATS_TTL` seconds, :data:`IDF_KEPT` terms."""
+    def _idf(self, tsquery: str, rows: int, pair_keys: Sequence[str] = ()) -> float:
+        """bm25's IDF of one term, kept by this storage object (one search opens one: its
+        strict and relaxed forms share their terms) for at most :data:`STATS_TTL` seconds,
+        :data:`IDF_KEPT` terms.
+
+        A word among the planner's most common lexemes (:meth:`_lexeme_shares`) takes its
+        share of rows from there, at no cost per search; any other term is counted through
+        GIN (:meth:`_sampled_docs`), a word then at most as common as the least common word
+        listed."""
         now = time.monotonic()
         known = self._idf_seen.get((tsquery, rows))
         if known is None or now - known[0] > STATS_TTL:
             if len(self._idf_seen) >= IDF_KEPT:
                 self._idf_seen.clear()
-            sample = self._walk("m.id", tsquery, IDF_SAMPLE).rows
-            known = self._idf_seen[(tsquery, rows)] = (now, _sampled_idf(sample, IDF_SAMPLE, rows))
+            shares, floor = self._lexeme_shares()
+            lexeme = _plain_lexeme(tsquery)
+            if lexeme is not None and lexeme in shares:
+                docs = shares[lexeme] * rows
+            else:
+                docs = self._sampled_docs(tsquery, pair_keys, rows)
+                if lexeme is not None and floor is not None:
+                    docs = min(docs, floor * rows)
+            docs = min(docs, float(rows))
+            idf = max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+            known = self._idf_seen[(tsquery, rows)] = (now, idf)
         return known[1]
+
+    def _lexeme_shares(self) -> tuple[dict[str, float], float | None]:
+        """The planner's most common lexemes of ``messages.tsv``, each with the share of rows
+        holding it (ANALYZE's estimate from its sample of rows), and the smallest share a
+        lexeme needs to be listed (every lexeme not listed is rarer); ``({}, None)`` before the
+        table was first analysed. Refreshed every :data:`STATS_TTL` seconds, shared by every
+        storage object over the same database."""
+        now = time.monotonic()
+        known = _LEXEME_SHARES.get(self.db)
+        if known is None or now - known[0] > STATS_TTL:
+            row = self.db.query_one(
+                "SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS shares"
+                " FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'messages'"
+                " AND attname = 'tsv'")
+            shares: dict[str, float] = {}
+            floor = None
+            if row and row["elems"] and row["shares"]:
+                elems, values = list(row["elems"]), [float(v) for v in row["shares"]]
+                shares = dict(zip(elems, values[:len(elems)], strict=False))
+                # after the elements' shares come the least and greatest of them
+                floor = values[len(elems)] if len(values) > len(elems) else min(shares.values())
+            known = _LEXEME_SHARES[self.db] = (now, shares, floor)
+        return known[1], known[2]
+
+    def _sampled_docs(self, tsquery: str, pair_keys: Sequence[str], rows: int) -> float:
+        """The rows matching one term, estimated from its first :data:`IDF_SAMPLE` matches
+        as GIN returns them (in table order, which is about id order): exact when it has
+        fewer, else ``IDF_SAMPLE * rows / id span`` as :func:`_sampled_idf` estimates.
+
+        The plan is held to the GIN index (a bitmap scan that stops at the sample), never a
+        table scan: a rare word the planner took for a common one would make a table scan
+        read every row. A phrase is read through its pair keys (schema/pg/0006)."""
+        if pair_keys:
+            test, args = ("hermes_pair_keys(m.tsv) @> %s::text[] AND ts_match_vq(m.tsv, %s::tsquery)",
+                          [list(pair_keys), tsquery])
+        else:
+            test, args = "m.tsv @@ %s::tsquery", [tsquery]
+        with self.db.connection() as conn, conn.transaction():
+            saved = conn.execute(
+                "SELECT current_setting('enable_seqscan') AS seq, current_setting('enable_indexscan') AS ix,"
+                " set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)"
+            ).fetchone()
+            found = conn.execute(
+                f"SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM"
+                f" (SELECT m.id FROM messages m WHERE {test} LIMIT %s) t",
+                (*args, IDF_SAMPLE), prepare=False).fetchone()
+            conn.execute("SELECT set_config('enable_seqscan', %s, true), set_config('enable_indexscan', %s, true)",
+                         (saved["seq"], saved["ix"]))
+        count = float(found["n"] or 0)
+        if count < IDF_SAMPLE:
+            return count
+        return IDF_SAMPLE * rows / max(1, int(found["hi"]) - int(found["lo"]) + 1)
 
     def hits(self, match: Match, filters: Filters, *, sort: str, budget: int) -> list[Hit]:
         terms = positive_terms(match)
-        query, *term_queries = self._tsqueries([match, *terms])
+        (query, pair_keys), *compiled = self._tsqueries([match, *terms])
+        term_queries = [text for text, _ in compiled]
         presence = "".join(f", (m.tsv @@ %s::tsquery) AS t{i}" for i in range(len(term_queries)))
         where, where_params = _filters_sql(filters)
         walk = self._walk(
@@ -621,7 +725,7 @@ class PgSessionStorage(SqlSessionStorage):
             where=where, where_params=where_params, descending=sort != "oldest",
             joins=" LEFT JOIN sessions s ON s.id = m.session_id", column_params=term_queries,
             # a session filter: that session's few messages, through its own index
-            windowed=filters.session_ids is None)
+            windowed=filters.session_ids is None, pair_keys=pair_keys)
         rows = walk.rows
         if not rows:
             return Hits([], note=walk.note())
@@ -632,7 +736,7 @@ class PgSessionStorage(SqlSessionStorage):
             # filter on hidden roles drops aside); one IDF only scales every score alike
             idf = [_sampled_idf(rows, int(budget), corpus_rows)]
         else:
-            idf = [self._idf(text, corpus_rows) for text in term_queries]
+            idf = [self._idf(text, corpus_rows, keys) for text, keys in compiled]
         hits = []
         for row in rows:
             norm = K1 * (1 - B + B * float(row["dl"] or 0) / avgdl)
@@ -759,7 +863,9 @@ class PgSessionStorage(SqlSessionStorage):
             "per_source": per_source,
             "sources_indexed": int(self.db.scalar("SELECT count(*) FROM sources") or 0),
             "db_bytes": self.db.size_bytes(),
-            "index_bytes": int(self.db.scalar("SELECT pg_relation_size('messages_tsv')") or 0),
+            "index_bytes": int(self.db.scalar(
+                "SELECT sum(pg_relation_size(to_regclass(i))) FROM unnest(%s::text[]) AS i",
+                (list(MESSAGE_TEXT_INDEXES),)) or 0),
         }
 
     # -- health -----------------------------------------------------------------------
@@ -828,8 +934,10 @@ class PgSessionStorage(SqlSessionStorage):
         return updated
 
     def rebuild_message_index(self) -> None:
-        """Rebuild the GIN index over the messages' stored tsvectors."""
-        self.rebuild_text_index("messages_tsv")
+        """Rebuild the GIN indexes over the messages' stored tsvectors (words, phrase pairs)."""
+        for name in MESSAGE_TEXT_INDEXES:
+            if name in self.text_indexes():
+                self.rebuild_text_index(name)
 
     def probe_word(self, message_id: int, word: str) -> str | None:
         """ts_headline of ``word`` on that message, matched through its stored tsvector."""
@@ -903,7 +1011,8 @@ class PgBulkWriter(BulkWriter):
                 return
         try:
             with self.db.connection() as conn:
-                conn.execute("SELECT gin_clean_pending_list(to_regclass('messages_tsv'))")
+                for name in MESSAGE_TEXT_INDEXES:
+                    conn.execute("SELECT gin_clean_pending_list(to_regclass(%s))", (name,))
                 conn.execute("ANALYZE messages, sessions")
         except Exception as exc:  # noqa: BLE001 - maintenance only, see the docstring
             logger.warning("after the bulk load: refreshing the search index statistics failed: %s", exc)

@@ -7,6 +7,7 @@ import random
 import re
 
 import pytest
+from statement_spy import spy_statements
 
 from hermes_store.pgdb import PgDatabase, pg_schema_dir
 from hermes_store.query import compile_query
@@ -57,7 +58,8 @@ def _reference(db, match, filters: Filters, budget: int, descending: bool) -> li
 
 
 QUERIES = ["common", "alpha", "gamma delta", "needle", '"alpha beta"', "deploy OR needle",
-           "alpha NOT beta", "serv*", "running", "cafe", "nothingmatches"]
+           "alpha NOT beta", "serv*", "running", "cafe", "nothingmatches", '"beta alpha gamma"',
+           '"runs cafe"', '"alpha beta" OR needle', '"common alpha"*', '"naive running" common']
 
 
 @pytest.mark.parametrize("text", QUERIES)
@@ -78,28 +80,8 @@ def test_walk_is_not_vacuous(corpus, monkeypatch):
     """The windows really are many and small, and the result still spans the whole table."""
     monkeypatch.setattr(storage_pg, "FIRST_WINDOW", 3)
     monkeypatch.setattr(storage_pg, "MAX_WINDOW", 40)
-    statements: list[str] = []
     storage = open_session_storage(corpus)
-    real = corpus.connection
-
-    def spying():
-        manager = real()
-
-        class Spy:
-            def __enter__(self):
-                conn = manager.__enter__()
-
-                class Wrapped:
-                    def execute(self, sql, args=None, **kw):
-                        statements.append(sql)
-                        return conn.execute(sql, args, **kw)
-                return Wrapped()
-
-            def __exit__(self, *exc):
-                return manager.__exit__(*exc)
-        return Spy()
-
-    monkeypatch.setattr(corpus, "connection", spying)
+    statements = spy_statements(corpus, monkeypatch)
     hits = storage.hits(compile_query("common").strict_match, Filters(), sort="relevance", budget=1000)
     windows = [s for s in statements if "m.id BETWEEN" in s and "EXPLAIN" not in s]
     assert len(windows) >= 5 and len(hits) == 600  # dense: windows only, to the end
