@@ -266,13 +266,13 @@ def required_phrases(expression: Any) -> list[str]:
 
 
 def pair_keys_sql(phrases: list[str], *, config: str = SEARCH_CONFIG) -> tuple[str, list[str]]:
-    """``(sql, params)``: a ``text[]``-valued SQL expression, the keys of schema/pg/0006's
-    ``hermes_pair_keys`` that every row containing each of ``phrases`` holds (the phrases'
-    adjacent lexeme pairs, folded and stemmed as the index folds stored text); ``'{}'`` for
-    none. Every phrase travels as a bound parameter."""
+    """``(sql, params)``: an ``integer[]``-valued SQL expression, the keys of schema/pg/0006's
+    ``hermes_pair_keys`` that every row containing each of ``phrases`` holds (the hashes of
+    the phrases' adjacent lexeme pairs, folded and stemmed as the index folds stored text);
+    ``'{}'`` for none. Every phrase travels as a bound parameter."""
     if not config.replace("_", "").isalnum():
         raise TsQueryError(f"invalid text search configuration name {config!r}")
     if not phrases:
-        return "'{}'::text[]", []
+        return "'{}'::integer[]", []
     parts = [f"hermes_pair_keys(to_tsvector('{config}', hermes_tokens(%s, {TERM_CAP})))" for _ in phrases]
     return "(" + " || ".join(parts) + ")", list(phrases)

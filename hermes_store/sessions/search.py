@@ -201,6 +201,13 @@ def find_hits(
         session_ids=list(session_ids) if session_ids is not None else None,
     )
     storage = _storage(db)
+    with storage.one_connection():
+        return _find_hits(storage, query, filters, limit=limit, sort=sort, smooth=smooth,
+                          expand_context=expand_context)
+
+
+def _find_hits(storage: SessionStorage, query: str | QueryPlan, filters: Filters, *, limit: int,
+               sort: str, smooth: bool, expand_context: bool) -> tuple[list[Hit], str | None, str]:
     if not storage.ready():
         return [], None, "empty"
     plan = compile_query(query)
@@ -297,11 +304,12 @@ def search_messages(
     """
     plan = compile_query(query)
     storage = _storage(db)
-    hits, note, mode = find_hits(
-        storage, plan, limit=limit, roles=roles, sources=sources, exclude_sources=exclude_sources,
-        since=since, until=until, sort=sort, session_ids=session_ids, expand_context=expand_context,
-    )
-    attach_snippets(storage, hits, plan)
+    with storage.one_connection():
+        hits, note, mode = find_hits(
+            storage, plan, limit=limit, roles=roles, sources=sources, exclude_sources=exclude_sources,
+            since=since, until=until, sort=sort, session_ids=session_ids, expand_context=expand_context,
+        )
+        attach_snippets(storage, hits, plan)
     text = query.text if isinstance(query, QueryPlan) else query
     return SearchResult(text, note, [h.to_dict() for h in hits], mode)
 

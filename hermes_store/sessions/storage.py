@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -209,6 +209,11 @@ class SessionStorage(ABC):
     @abstractmethod
     def location(self) -> str:
         """Where the data lives (a file path; ``":memory:"`` or ``""`` when private)."""
+
+    def one_connection(self) -> AbstractContextManager[None]:
+        """A block whose statements share one connection (a search: its many short reads);
+        an engine that opens one connection anyway (SQLite) does nothing."""
+        return nullcontext()
 
     @abstractmethod
     def index_run_lock(self, timeout: float) -> AbstractContextManager[None]:

@@ -324,7 +324,6 @@ class PgSessionStorage(SqlSessionStorage):
         super().__init__(db)
         self._idf_seen: dict[tuple[str, int], tuple[float, float]] = {}  # -> (at, idf)
 
-
     # -- state ----------------------------------------------------------------
 
     def ready(self) -> bool:
@@ -334,6 +333,10 @@ class PgSessionStorage(SqlSessionStorage):
         # not a file: nothing beside it to exclude from indexing (concurrent writers are kept
         # apart by the server's transactions and row locks, indexing runs by index_run_lock)
         return ""
+
+    def one_connection(self) -> contextlib.AbstractContextManager[None]:
+        """The block's statements over one pooled connection (:meth:`PgDatabase.held_connection`)."""
+        return self.db.held_connection()
 
     @contextlib.contextmanager
     def index_run_lock(self, timeout: float) -> Iterator[None]:
@@ -495,7 +498,7 @@ class PgSessionStorage(SqlSessionStorage):
         except TsQueryError as exc:
             raise QueryRejected(str(exc)) from exc
 
-    def _tsqueries(self, matches: Sequence[Match]) -> list[tuple[str, list[str]]]:
+    def _tsqueries(self, matches: Sequence[Match]) -> list[tuple[str, list[int]]]:
         """Each match compiled once by the server into ``tsquery`` text, with the phrase pair
         keys (schema/pg/0006) every row matching it holds (one round trip).
 
@@ -537,8 +540,9 @@ class PgSessionStorage(SqlSessionStorage):
 
     def _walk(self, columns: str, tsquery: str, limit: int, *, where: str = "",
               where_params: Sequence[Any] = (), descending: bool = True, joins: str = "",
+              where_joins: str | None = None,
               column_params: Sequence[Any] = (), windowed: bool = True,
-              pair_keys: Sequence[str] = ()) -> Walk:
+              pair_keys: Sequence[int] = ()) -> Walk:
         """The first ``limit`` rows of ``messages m`` matching ``tsquery`` (and ``where``),
         newest (highest id) first, or oldest first.
 
@@ -565,6 +569,10 @@ class PgSessionStorage(SqlSessionStorage):
         vectors (``ts_match_vq``: the ``@@`` test, never a second index scan) and never
         computes a row's keys.
 
+        ``joins`` give what ``columns`` and ``where`` read besides ``messages m``;
+        ``where_joins`` (when given) only what ``where`` reads: the rest of a walk through GIN
+        sorts matching ids without the others.
+
         A walk that outlasts its time budget (:func:`walk_budget`) stops between windows and
         says how far it read (:attr:`Walk.partial`).
         """
@@ -577,9 +585,10 @@ class PgSessionStorage(SqlSessionStorage):
                 # are, and walks the id index for a rare one
                 return list(conn.execute(sql, args, prepare=False).fetchall())
 
+            inner_joins = joins if where_joins is None else where_joins
             keys = [list(pair_keys)] if pair_keys else []
             # the GIN way in: the phrase pair index, or the vector's own
-            gin_test = "hermes_pair_keys(m.tsv) @> %s::text[]" if keys else "m.tsv @@ %s::tsquery"
+            gin_test = "hermes_pair_keys(m.tsv) @> %s::integer[]" if keys else "m.tsv @@ %s::tsquery"
             gin_args = keys or [tsquery]
 
             def through_gin(first: int, last: int, want: int) -> list[dict[str, Any]]:
@@ -589,10 +598,9 @@ class PgSessionStorage(SqlSessionStorage):
                 test = f"{gin_test} AND ts_match_vq(m.tsv, %s::tsquery)" if keys else gin_test
                 return fetch(
                     f"SELECT {columns} FROM messages m{joins} WHERE m.id IN (SELECT m.id"
-                    f" FROM messages m{joins} WHERE {test}{where} AND m.id + 0 BETWEEN %s AND %s"
+                    f" FROM messages m{inner_joins} WHERE {test}{where} AND m.id + 0 BETWEEN %s AND %s"
                     f" ORDER BY m.id + 0 {order} LIMIT %s) ORDER BY m.id {order}",
-                    (*column_params, *keys, tsquery, *where_params, first, last, want)
-                    if keys else (*column_params, tsquery, *where_params, first, last, want))
+                    (*column_params, *keys, tsquery, *where_params, first, last, want))
 
             def candidates(first: int, last: int) -> float:
                 plan = fetch(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m"
@@ -607,7 +615,13 @@ class PgSessionStorage(SqlSessionStorage):
             if not bounds or bounds[0]["lo"] is None:
                 return Walk([])
             lo, hi = int(bounds[0]["lo"]), int(bounds[0]["hi"])
-            statement = f"{base} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s"
+            if keys:  # a phrase: each window's candidates are its rows holding the pair keys
+                statement = (f"SELECT {columns} FROM messages m{joins} WHERE {gin_test}"
+                             f" AND ts_match_vq(m.tsv, %s::tsquery){where}"
+                             f" AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s")
+                params = (*column_params, *keys, tsquery, *where_params)
+            else:
+                statement = f"{base} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s"
             found: list[dict[str, Any]] = []
             span, edge = FIRST_WINDOW, hi if descending else lo
             while True:
@@ -634,7 +648,7 @@ class PgSessionStorage(SqlSessionStorage):
                     span = covered * WINDOW_GROWTH
                 span = min(max(span, FIRST_WINDOW), MAX_WINDOW)
 
-    def _idf(self, tsquery: str, rows: int, pair_keys: Sequence[str] = ()) -> float:
+    def _idf(self, tsquery: str, rows: int, pair_keys: Sequence[int] = ()) -> float:
         """bm25's IDF of one term, kept by this storage object (one search opens one: its
         strict and relaxed forms share their terms) for at most :data:`STATS_TTL` seconds,
         :data:`IDF_KEPT` terms.
@@ -684,7 +698,7 @@ class PgSessionStorage(SqlSessionStorage):
             known = _LEXEME_SHARES[self.db] = (now, shares, floor)
         return known[1], known[2]
 
-    def _sampled_docs(self, tsquery: str, pair_keys: Sequence[str], rows: int) -> float:
+    def _sampled_docs(self, tsquery: str, pair_keys: Sequence[int], rows: int) -> float:
         """The rows matching one term, estimated from its first :data:`IDF_SAMPLE` matches
         as GIN returns them (in table order, which is about id order): exact when it has
         fewer, else ``IDF_SAMPLE * rows / id span`` as :func:`_sampled_idf` estimates.
@@ -693,7 +707,7 @@ class PgSessionStorage(SqlSessionStorage):
         table scan: a rare word the planner took for a common one would make a table scan
         read every row. A phrase is read through its pair keys (schema/pg/0006)."""
         if pair_keys:
-            test, args = ("hermes_pair_keys(m.tsv) @> %s::text[] AND ts_match_vq(m.tsv, %s::tsquery)",
+            test, args = ("hermes_pair_keys(m.tsv) @> %s::integer[] AND ts_match_vq(m.tsv, %s::tsquery)",
                           [list(pair_keys), tsquery])
         else:
             test, args = "m.tsv @@ %s::tsquery", [tsquery]
@@ -719,11 +733,16 @@ class PgSessionStorage(SqlSessionStorage):
         term_queries = [text for text, _ in compiled]
         presence = "".join(f", (m.tsv @@ %s::tsquery) AS t{i}" for i in range(len(term_queries)))
         where, where_params = _filters_sql(filters)
+        # the session's source and title: looked up for each row kept (an index probe), never a
+        # join the planner may turn into a scan of every session for a window of few matches
+        joins = (" LEFT JOIN LATERAL (SELECT s.source, s.title FROM sessions s"
+                 " WHERE s.id = m.session_id OFFSET 0) s ON true")
+        by_source = any(field == "source" for field, _, _ in filters.value_filters())
         walk = self._walk(
             "m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
             f" s.title, length(m.tsv) AS dl{presence}", query, int(budget),
             where=where, where_params=where_params, descending=sort != "oldest",
-            joins=" LEFT JOIN sessions s ON s.id = m.session_id", column_params=term_queries,
+            joins=joins, where_joins=joins if by_source else "", column_params=term_queries,
             # a session filter: that session's few messages, through its own index
             windowed=filters.session_ids is None, pair_keys=pair_keys)
         rows = walk.rows

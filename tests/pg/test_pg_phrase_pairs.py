@@ -34,7 +34,7 @@ def test_pair_keys_sql_binds_every_phrase():
     sql, params = pair_keys_sql(["alpha beta", "it's; DROP TABLE x"])
     assert params == ["alpha beta", "it's; DROP TABLE x"] and "DROP" not in sql
     assert sql.count("%s") == 2
-    assert pair_keys_sql([]) == ("'{}'::text[]", [])
+    assert pair_keys_sql([]) == ("'{}'::integer[]", [])
     with pytest.raises(TsQueryError):
         pair_keys_sql(["a b"], config="x; drop")
 
