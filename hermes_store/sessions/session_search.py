@@ -160,13 +160,24 @@ class _Store:
         self.lineage = Lineage(self.storage)
         self.current = current_session_id or ""
         self.current_root = self.lineage.root(self.current) if self.current else None
+        self._writers: dict[str, str] = {}  # session id -> its writer ('' on a one-home store)
 
     def session(self, session_id: str) -> dict[str, Any] | None:
         return self.storage.get_session(session_id)
 
     def session_meta(self, row: dict[str, Any]) -> dict[str, Any]:
-        return {"when": _when(row.get("started_at")), "source": row.get("source"),
+        meta = {"when": _when(row.get("started_at")), "source": row.get("source"),
                 "model": row.get("model"), "title": row.get("title")}
+        return self.with_writer(meta, row["id"]) if row.get("id") else meta
+
+    def with_writer(self, fields: dict[str, Any], session_id: str) -> dict[str, Any]:
+        """``fields`` plus ``written_by`` (``host:home``) when the session comes from a store
+        shared by several homes (a PostgreSQL store); a SQLite file is one home's: no field."""
+        if session_id not in self._writers:
+            self._writers.update({session_id: ""} | self.storage.session_writers([session_id]))
+        if self._writers[session_id]:
+            fields["written_by"] = self._writers[session_id]
+        return fields
 
     def in_live_context(self, session_id: str) -> bool:
         """True when ``session_id`` belongs to the caller's lineage and has not left its context."""
@@ -272,7 +283,7 @@ def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, mat
     entry["link"] = _link(session["id"], store.profile)
     if root_id != session["id"]:
         entry["parent_session_id"] = root_id
-    return entry
+    return store.with_writer(entry, session["id"])
 
 
 def _title_match(store: _Store, query: str) -> dict[str, Any] | None:
@@ -500,7 +511,7 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
         first_user = first[0]["content"] if first else ""
         first_user = " ".join(_ANSI.sub("", first_user).split())
         preview = first_user[:PREVIEW_CHARS] + ("..." if len(first_user) > PREVIEW_CHARS else "")
-        results.append({
+        results.append(store.with_writer({
             "session_id": tip["id"],
             "link": _link(tip["id"], store.profile),
             "title": tip.get("title") or None,
@@ -509,7 +520,7 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
             "last_active": _last_active(store, tip),  # the tip's own; the lineage's orders the list
             "message_count": tip.get("message_count") or store.count(tip["id"]),
             "preview": preview,
-        })
+        }, tip["id"]))
     return {
         "success": True,
         "mode": "browse",

@@ -1,6 +1,6 @@
 """Items read from a shared PostgreSQL store say which host / home wrote them (``written_by``,
-``host:home``): facts in ``fact_store`` and ``recall`` output, sessions in ``recall``, and memory
-history. A SQLite store belongs to one home and carries no such field."""
+``host:home``): facts in ``fact_store`` and ``recall`` output, sessions in ``recall`` and in every
+``session_search`` mode, and memory history. A SQLite store belongs to one home and carries no such field."""
 
 from __future__ import annotations
 
@@ -60,6 +60,20 @@ def test_recall_names_the_writing_home_of_facts_and_sessions(two_homes):
     assert f"by {writer_label(alpha.root)}" in text and f"(by {writer_label(beta.root)})" in text
 
 
+def test_session_search_names_the_writing_home_in_every_mode(two_homes):
+    alpha, beta = two_homes
+    found = _tool(alpha, "session_search", {"query": "staging"})
+    assert {(r["session_id"], r["written_by"]) for r in found["results"]} == {
+        ("s-alpha", writer_label(alpha.root)), ("s-beta", writer_label(beta.root))}
+    browsed = _tool(alpha, "session_search", {})
+    assert {(r["session_id"], r["written_by"]) for r in browsed["results"]} >= {
+        ("s-beta", writer_label(beta.root))}
+    anchor = next(r for r in found["results"] if r["session_id"] == "s-beta")["match_message_id"]
+    read = _tool(alpha, "session_search", {"session_id": "s-beta"})
+    scrolled = _tool(alpha, "session_search", {"session_id": "s-beta", "around_message_id": anchor})
+    assert read["session_meta"]["written_by"] == scrolled["session_meta"]["written_by"] == writer_label(beta.root)
+
+
 def test_memory_history_names_its_home_and_stays_per_home(two_homes):
     alpha, beta = two_homes
     for home, entry in ((alpha, "alpha keeps the staging notes"), (beta, "beta keeps the database notes")):
@@ -74,3 +88,7 @@ def test_a_sqlite_store_carries_no_writer_field(home):
     out = _tool(home, "recall", {"query": "staging"})
     assert out["count"] >= 3 and all("written_by" not in item for item in out["results"])
     assert all("written_by" not in r for r in _tool(home, "fact_store", {"action": "search", "query": "staging"})["results"])
+    found = _tool(home, "session_search", {"query": "staging"})
+    assert found["results"] and all("written_by" not in r for r in found["results"])
+    read = _tool(home, "session_search", {"session_id": found["results"][0]["session_id"]})
+    assert read["success"] and "written_by" not in read["session_meta"]
