@@ -166,9 +166,8 @@ class _Store:
         return self.storage.get_session(session_id)
 
     def session_meta(self, row: dict[str, Any]) -> dict[str, Any]:
-        meta = {"when": _when(row.get("started_at")), "source": row.get("source"),
+        return {"when": _when(row.get("started_at")), "source": row.get("source"),
                 "model": row.get("model"), "title": row.get("title")}
-        return self.with_writer(meta, row["id"]) if row.get("id") else meta
 
     def with_writer(self, fields: dict[str, Any], session_id: str) -> dict[str, Any]:
         """``fields`` plus ``written_by`` (``host:home``) when the session comes from a store
@@ -388,7 +387,7 @@ def scroll(store: _Store, session_id: str, around: int, window: int) -> dict[str
     }
     if warning:
         payload["warning"] = warning
-    return payload
+    return store.with_writer(payload, session_id)  # beside session_meta, which keeps Hermes' keys
 
 
 def read(store: _Store, session_id: str) -> dict[str, Any]:
@@ -414,7 +413,7 @@ def read(store: _Store, session_id: str) -> dict[str, Any]:
                               "Pass around_message_id (any id above) to scroll the middle.")
     else:
         payload["messages"] = [_message(r, WINDOW_CHARS) for r in store.messages(session_id, None)]
-    return payload
+    return store.with_writer(payload, session_id)  # beside session_meta, which keeps Hermes' keys
 
 
 _SANE_EPOCH = (946684800.0, 4102444800.0)  # 2000-01-01 .. 2100-01-01

@@ -41,7 +41,6 @@ from hermes_store.pgquery import (
 )
 from hermes_store.query import Match, QueryRejected
 from hermes_store.sessions.rows import (
-    MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     SessionNotFound,
     cjk_for,
@@ -78,7 +77,6 @@ SETTLE_AFTER = 20_000  # messages of one bulk load after which the index is sett
 SNIPPET_CHARS = 65536  # prefix of a message ts_headline reads
 MESSAGE_TEXT_INDEXES = ("messages_tsv", "messages_pairs")  # GIN: words (pg 0001), phrase pairs (pg 0006)
 _SESSION_SELECT = ", ".join(SESSION_COLUMNS)
-_MESSAGE_SELECT = ", ".join(MESSAGE_COLUMNS)
 _COPY_MESSAGES = f"COPY {{table}} ({', '.join(MESSAGE_ROW_FIELDS)}) FROM STDIN"
 
 
@@ -92,7 +90,7 @@ def _in_values(column: str, values: Sequence[Any], negate: bool) -> tuple[str, l
     return f"{'NOT ' if negate else ''}({column} = ANY(%s))", [list(values)]
 
 
-_DIALECT = FilterDialect(param="%s", never="false", in_values=_in_values)
+_DIALECT = FilterDialect(param="%s", never="false", in_values=_in_values, no_limit=None)
 
 
 def _filters_sql(filters: Filters) -> tuple[str, list[Any]]:
@@ -158,25 +156,6 @@ def _like_escape(text: str) -> str:
     """``text`` as a literal LIKE pattern (backslash is PostgreSQL's default escape)."""
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
-
-def _narrow(roles: Sequence[str] | None, before_seq: int | None, after_seq: int | None,
-            at_seq: int | None = None, nonempty: bool = False) -> tuple[str, list[Any]]:
-    clauses, params = [], []
-    if roles is not None:
-        clauses.append("role = ANY(%s)")
-        params.append(list(roles))
-    if before_seq is not None:
-        clauses.append("seq < %s")
-        params.append(int(before_seq))
-    if after_seq is not None:
-        clauses.append("seq > %s")
-        params.append(int(after_seq))
-    if at_seq is not None:
-        clauses.append("seq = %s")
-        params.append(int(at_seq))
-    if nonempty:
-        clauses.append("content <> ''")
-    return "".join(f" AND {c}" for c in clauses), params
 
 
 def _with_ellipses(headline: str, content: str, open_mark: str, close_mark: str) -> str:
@@ -319,6 +298,7 @@ class PgSessionStorage(SqlSessionStorage):
     """Every read and write of the session index, in PostgreSQL."""
 
     engine = "postgresql"
+    dialect = _DIALECT
 
     def __init__(self, db: Any) -> None:
         super().__init__(db)
@@ -452,43 +432,7 @@ class PgSessionStorage(SqlSessionStorage):
         return [session_row(r) for r in rows  # type: ignore[misc]
                 if r["title"].lower() == title.lower() or numbered.fullmatch(r["title"].lower())]
 
-    def parent_of(self, session_id: str) -> str | None:
-        return self.db.scalar("SELECT parent_session_id FROM sessions WHERE id = %s", (session_id,))
-
-    def session_meta(self, session_id: str) -> dict[str, Any]:
-        return decode_meta(self.db.scalar("SELECT meta FROM sessions WHERE id = %s", (session_id,)))
-
     # -- reading messages -----------------------------------------------------------
-
-    def get_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
-                     before_seq: int | None = None, after_seq: int | None = None,
-                     at_seq: int | None = None, newest_first: bool = False,
-                     limit: int | None = None, offset: int = 0,
-                     nonempty: bool = False) -> list[dict[str, Any]]:
-        where, params = _narrow(roles, before_seq, after_seq, at_seq, nonempty)
-        order = "DESC" if newest_first else "ASC"
-        return self.db.query(
-            f"SELECT {_MESSAGE_SELECT} FROM messages WHERE session_id = %s{where}"
-            f" ORDER BY seq {order} LIMIT %s OFFSET %s",
-            (session_id, *params, None if limit is None else int(limit), int(offset)))
-
-    def count_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
-                       before_seq: int | None = None, after_seq: int | None = None) -> int:
-        where, params = _narrow(roles, before_seq, after_seq)
-        return int(self.db.scalar(f"SELECT count(*) FROM messages WHERE session_id = %s{where}",
-                                  (session_id, *params)) or 0)
-
-    def message_position(self, message_id: int) -> dict[str, Any] | None:
-        return self.db.query_one("SELECT id, session_id, seq FROM messages WHERE id = %s",
-                                 (int(message_id),))
-
-    def message_content(self, message_id: int) -> str:
-        return self.db.scalar("SELECT content FROM messages WHERE id = %s", (int(message_id),)) or ""
-
-    def last_message_timestamp(self, session_id: str) -> float | None:
-        return self.db.scalar(
-            "SELECT timestamp FROM messages WHERE session_id = %s ORDER BY seq DESC LIMIT 1",
-            (session_id,))
 
     # -- search ----------------------------------------------------------------------
 

@@ -14,7 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_store.sessions.rows import MESSAGE_COLUMNS, decode_meta
 from hermes_store.sessions.storage import Filters, SessionStorage
+
+#: The message columns every read of whole messages selects.
+MESSAGE_SELECT = ", ".join(MESSAGE_COLUMNS)
 
 #: Filter field -> column, over ``m`` (messages) and ``s`` (sessions).
 FILTER_COLUMNS = {"role": "m.role", "source": "COALESCE(s.source, '')", "session_id": "m.session_id"}
@@ -27,6 +31,7 @@ class FilterDialect:
     param: str  # one placeholder
     never: str  # a clause that is always false
     in_values: Callable[[str, Sequence[Any], bool], tuple[str, list[Any]]]  # (column, values, negate)
+    no_limit: Any  # the LIMIT value that means "every row"
 
 
 def filter_clauses(filters: Filters, dialect: FilterDialect) -> tuple[str, list[Any]]:
@@ -50,8 +55,88 @@ def filter_clauses(filters: Filters, dialect: FilterDialect) -> tuple[str, list[
     return "".join(f" AND {c}" for c in clauses), params
 
 
+def message_clauses(dialect: FilterDialect, roles: Sequence[str] | None, before_seq: int | None,
+                    after_seq: int | None, at_seq: int | None = None,
+                    nonempty: bool = False) -> tuple[str, list[Any]]:
+    """``AND ...`` clauses over one session's messages (roles, ``seq`` bounds, non-empty
+    content) and their parameters."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if roles is not None:
+        if roles:
+            clause, bound = dialect.in_values("role", list(roles), False)
+            clauses.append(clause)
+            params.extend(bound)
+        else:
+            clauses.append(dialect.never)
+    for operator, value in (("<", before_seq), (">", after_seq), ("=", at_seq)):
+        if value is not None:
+            clauses.append(f"seq {operator} {dialect.param}")
+            params.append(int(value))
+    if nonempty:
+        clauses.append("content <> ''")
+    return "".join(f" AND {c}" for c in clauses), params
+
+
 class SqlSessionStorage(SessionStorage):
-    """What both SQL engines do the same way; the engine modules subclass this."""
+    """What both SQL engines do the same way; the engine modules subclass this and give their
+    :attr:`dialect`."""
+
+    dialect: FilterDialect
+
+    # -- reading sessions and messages ------------------------------------------------
+
+    def parent_of(self, session_id: str) -> str | None:
+        """The parent session id, or None."""
+        p = self.dialect.param
+        return self.db.scalar(f"SELECT parent_session_id FROM sessions WHERE id = {p}", (session_id,)) or None
+
+    def session_meta(self, session_id: str) -> dict[str, Any]:
+        """The decoded ``meta`` ({} when absent or unreadable)."""
+        p = self.dialect.param
+        return decode_meta(self.db.scalar(f"SELECT meta FROM sessions WHERE id = {p}", (session_id,)))
+
+    def get_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
+                     before_seq: int | None = None, after_seq: int | None = None,
+                     at_seq: int | None = None, newest_first: bool = False,
+                     limit: int | None = None, offset: int = 0,
+                     nonempty: bool = False) -> list[dict[str, Any]]:
+        """Messages in ``seq`` order (or newest first), narrowed as asked."""
+        p = self.dialect.param
+        where, params = message_clauses(self.dialect, roles, before_seq, after_seq, at_seq, nonempty)
+        order = "DESC" if newest_first else "ASC"
+        return self.db.query(
+            f"SELECT {MESSAGE_SELECT} FROM messages WHERE session_id = {p}{where}"
+            f" ORDER BY seq {order} LIMIT {p} OFFSET {p}",
+            (session_id, *params, self.dialect.no_limit if limit is None else int(limit), int(offset)))
+
+    def count_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
+                       before_seq: int | None = None, after_seq: int | None = None) -> int:
+        """How many messages pass the narrowing."""
+        p = self.dialect.param
+        where, params = message_clauses(self.dialect, roles, before_seq, after_seq)
+        return int(self.db.scalar(f"SELECT count(*) FROM messages WHERE session_id = {p}{where}",
+                                  (session_id, *params)) or 0)
+
+    def message_position(self, message_id: int) -> dict[str, Any] | None:
+        """``{id, session_id, seq}`` or None."""
+        p = self.dialect.param
+        return self.db.query_one(f"SELECT id, session_id, seq FROM messages WHERE id = {p}",
+                                 (int(message_id),))
+
+    def message_content(self, message_id: int) -> str:
+        """The content ("" when unknown)."""
+        p = self.dialect.param
+        return self.db.scalar(f"SELECT content FROM messages WHERE id = {p}", (int(message_id),)) or ""
+
+    def last_message_timestamp(self, session_id: str) -> float | None:
+        """The last message's timestamp by ``seq``."""
+        p = self.dialect.param
+        return self.db.scalar(
+            f"SELECT timestamp FROM messages WHERE session_id = {p} ORDER BY seq DESC LIMIT 1",
+            (session_id,))
+
+    # -- health -----------------------------------------------------------------------
 
     def probe_search(self) -> str | None:
         """Search for a word of the newest non-tool message and check it is found and

@@ -33,11 +33,9 @@ from hermes_store.db import Database
 from hermes_store.query import Match, QueryRejected, is_query_error, to_fts5
 from hermes_store.sessions.rank import ensure_rank_function
 from hermes_store.sessions.rows import (
-    MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     SessionNotFound,
     cjk_for,
-    decode_meta,
     session_row,
 )
 from hermes_store.sessions.storage import (
@@ -58,7 +56,6 @@ ROWS_PER_INSERT = 200  # 9 columns x 200 rows = 1800 bound values per statement
 DELETE_CHUNK = 500  # ids per DELETE ... IN (...)
 _FTS5 = re.compile(r"\busing\s+fts5\b", re.I)
 _SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
-_MESSAGE_SELECT = f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages"
 
 PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # set by migration 0007
 
@@ -78,7 +75,7 @@ def _in_values(column: str, values: Sequence[Any], negate: bool) -> tuple[str, l
     return f"{column} {'NOT IN' if negate else 'IN'} ({_marks(values)})", list(values)
 
 
-_DIALECT = FilterDialect(param="?", never="0", in_values=_in_values)
+_DIALECT = FilterDialect(param="?", never="0", in_values=_in_values, no_limit=-1)
 
 
 def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
@@ -86,27 +83,12 @@ def filter_sql(filters: Filters) -> tuple[str, list[Any]]:
     return filter_clauses(filters, _DIALECT)
 
 
-def _message_filter(roles: Sequence[str] | None, before_seq: int | None, after_seq: int | None,
-                    at_seq: int | None = None, nonempty: bool = False) -> tuple[str, list[Any]]:
-    """``AND ...`` clauses over one session's messages, and their parameters."""
-    sql, params = "", []
-    if roles is not None:
-        sql += f" AND role IN ({_marks(roles)})" if roles else " AND 0"
-        params.extend(roles)
-    for clause, value in ((" AND seq < ?", before_seq), (" AND seq > ?", after_seq),
-                          (" AND seq = ?", at_seq)):
-        if value is not None:
-            sql += clause
-            params.append(value)
-    if nonempty:
-        sql += " AND content <> ''"
-    return sql, params
-
 
 class SqliteSessionStorage(SqlSessionStorage):
     """:class:`SessionStorage` over one APSW :class:`~hermes_store.db.Database`."""
 
     engine = "sqlite"
+    dialect = _DIALECT
 
     def __init__(self, db: Database) -> None:
         super().__init__(db)
@@ -245,49 +227,7 @@ class SqliteSessionStorage(SqlSessionStorage):
         )
         return [session_row(row) for row in rows]  # type: ignore[misc]
 
-    def parent_of(self, session_id: str) -> str | None:
-        """The parent id, or None."""
-        row = self.db.query_one("SELECT parent_session_id FROM sessions WHERE id = ?", (session_id,))
-        return (row or {}).get("parent_session_id") or None
-
-    def session_meta(self, session_id: str) -> dict[str, Any]:
-        """The decoded ``meta`` ({} when absent or unreadable)."""
-        return decode_meta(self.db.scalar("SELECT meta FROM sessions WHERE id = ?", (session_id,)))
-
     # -- reading messages -----------------------------------------------------------
-
-    def get_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
-                     before_seq: int | None = None, after_seq: int | None = None,
-                     at_seq: int | None = None, newest_first: bool = False,
-                     limit: int | None = None, offset: int = 0,
-                     nonempty: bool = False) -> list[dict[str, Any]]:
-        """Messages in ``seq`` order (or newest first), narrowed as asked."""
-        where, params = _message_filter(roles, before_seq, after_seq, at_seq, nonempty)
-        order = "seq DESC" if newest_first else "seq"
-        return self.db.query(
-            f"{_MESSAGE_SELECT} WHERE session_id = ?{where} ORDER BY {order} LIMIT ? OFFSET ?",
-            (session_id, *params, -1 if limit is None else int(limit), int(offset)))
-
-    def count_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
-                       before_seq: int | None = None, after_seq: int | None = None) -> int:
-        """How many messages pass the narrowing."""
-        where, params = _message_filter(roles, before_seq, after_seq)
-        return int(self.db.scalar(f"SELECT count(*) FROM messages WHERE session_id = ?{where}",
-                                  (session_id, *params)) or 0)
-
-    def message_position(self, message_id: int) -> dict[str, Any] | None:
-        """``{id, session_id, seq}`` or None."""
-        return self.db.query_one("SELECT id, session_id, seq FROM messages WHERE id = ?", (message_id,))
-
-    def message_content(self, message_id: int) -> str:
-        """The content ("" when unknown)."""
-        return self.db.scalar("SELECT content FROM messages WHERE id = ?", (message_id,)) or ""
-
-    def last_message_timestamp(self, session_id: str) -> float | None:
-        """The last message's timestamp by ``seq``."""
-        return self.db.scalar(
-            "SELECT timestamp FROM messages WHERE session_id = ? ORDER BY seq DESC LIMIT 1",
-            (session_id,))
 
     # -- search ----------------------------------------------------------------------
 

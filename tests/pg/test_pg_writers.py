@@ -1,6 +1,6 @@
 """Items read from a shared PostgreSQL store say which host / home wrote them (``written_by``,
 ``host:home``): facts in ``fact_store`` and ``recall`` output, sessions in ``recall`` and in every
-``session_search`` mode, and memory history. A SQLite store belongs to one home and carries no such field."""
+``session_search`` mode (beside, never inside, Hermes' ``session_meta``), and memory history. A SQLite store belongs to one home and carries no such field."""
 
 from __future__ import annotations
 
@@ -71,7 +71,8 @@ def test_session_search_names_the_writing_home_in_every_mode(two_homes):
     anchor = next(r for r in found["results"] if r["session_id"] == "s-beta")["match_message_id"]
     read = _tool(alpha, "session_search", {"session_id": "s-beta"})
     scrolled = _tool(alpha, "session_search", {"session_id": "s-beta", "around_message_id": anchor})
-    assert read["session_meta"]["written_by"] == scrolled["session_meta"]["written_by"] == writer_label(beta.root)
+    assert read["written_by"] == scrolled["written_by"] == writer_label(beta.root)
+    assert "written_by" not in read["session_meta"]  # Hermes' four keys stay as they are
 
 
 def test_memory_history_names_its_home_and_stays_per_home(two_homes):
@@ -91,4 +92,4 @@ def test_a_sqlite_store_carries_no_writer_field(home):
     found = _tool(home, "session_search", {"query": "staging"})
     assert found["results"] and all("written_by" not in r for r in found["results"])
     read = _tool(home, "session_search", {"session_id": found["results"][0]["session_id"]})
-    assert read["success"] and "written_by" not in read["session_meta"]
+    assert read["success"] and "written_by" not in read
