@@ -14,7 +14,7 @@ With ``--database-url postgresql://...`` each conversation is indexed into that 
 instead (a fresh schema ``locomo_eval``, dropped at the end) and searched there: the same
 search code on the PostgreSQL engine, for comparing hit@k between the engines.
 
-Usage: .venv/bin/python scripts/eval_locomo.py [--data DIR] [--k 5 10] [--json] [--database-url URL]
+Usage: .venv/bin/python scripts/eval_locomo.py [--data DIR] [--k 5 10] [--json] [--database-url URL|private]
 """
 
 from __future__ import annotations
@@ -213,12 +213,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, nargs="+", default=[5, 10])
     parser.add_argument("--json", action="store_true", help="print the raw report as JSON")
     parser.add_argument("--database-url", default=None, metavar="URL",
-                        help="index and search on this PostgreSQL database (schema locomo_eval)")
+                        help="index and search on this PostgreSQL database (schema locomo_eval;"
+                             " 'private': a throw-away server for this run)")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"error: {args.data}: no such directory", file=sys.stderr)
         return 2
-    report = evaluate(args.data, sorted(set(args.k)), args.database_url)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_pgserver import database_url
+
+    with database_url(args.database_url) as url:
+        report = evaluate(args.data, sorted(set(args.k)), url)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
     else:
