@@ -158,3 +158,32 @@ def test_a_sparse_phrase_is_read_through_the_pair_index(sparse, monkeypatch, tex
     if "delta epsilon" in text and "OR" not in text:  # 8 of 1,200 rows: the pair index
         assert 1 <= len(expected) <= 8 and through_pairs  # the walk (and a phrase term's IDF)
         assert all("ts_match_vq(m.tsv" in s for s in through_pairs)
+
+
+def test_a_stored_index_migrates_to_the_pair_index(pg_url):
+    """A store made before pg 0006 (messages already indexed) gains the pair index when it is
+    opened, and its phrase searches go through it with the same results."""
+    from hermes_store.pgdb import MIGRATIONS_TABLE
+
+    with PgDatabase(pg_url) as db:
+        storage = open_session_storage(db)
+        storage.add_session("s", origin_format="live", source="cli", title=None, model=None,
+                            workspace=None, started_at=0.0, parent_session_id=None, meta={})
+        rows = [("s", seq, "user", f"{'delta epsilon' if seq % 50 == 3 else 'epsilon delta'} and more",
+                 None, None, None, float(seq), None) for seq in range(400)]
+        db.copy_rows("COPY messages(session_id, seq, role, content, tool_name, tool_calls, tool_call_id,"
+                     " timestamp, cjk) FROM STDIN", rows)
+        expected = [h.message_id for h in storage.hits(compile_query('"delta epsilon"').strict_match,
+                                                       Filters(), sort="relevance", budget=1000)]
+        db.execute("DROP INDEX messages_pairs")
+        db.execute("DROP FUNCTION hermes_pair_keys(tsvector)")
+        db.execute(f"DELETE FROM {MIGRATIONS_TABLE} WHERE version >= 6")
+        assert db.schema_version == 5
+    with PgDatabase(pg_url) as db:  # opening migrates
+        assert db.schema_version >= 6
+        assert db.scalar("SELECT count(*) FROM messages WHERE hermes_pair_keys(tsv)"
+                         " @> hermes_pair_keys(to_tsvector('hermes_search', 'delta epsilon'))") == 8
+        storage = open_session_storage(db)
+        hits = storage.hits(compile_query('"delta epsilon"').strict_match, Filters(), sort="relevance",
+                            budget=1000)
+        assert [h.message_id for h in hits] == expected and len(expected) == 8
