@@ -507,11 +507,11 @@ class PgSessionStorage(SqlSessionStorage):
         still read, and at most :data:`GIN_REST_CAP`, the rest is read in one statement
         through the GIN index instead (its cost is the candidates' rechecks).
 
-        A phrase's candidates through GIN are the rows holding its ``pair_keys`` (the
-        adjacent-lexeme index of schema/pg/0006, about as many rows as the phrase's matches)
-        rather than every row holding its words; the statement then tests only those rows'
-        vectors (``ts_match_vq``: the ``@@`` test, never a second index scan) and never
-        computes a row's keys.
+        A phrase (``pair_keys`` given) takes its candidates, in every window and in the rest,
+        from the adjacent-pair index of schema/pg/0006 (ANDed with the window's id range):
+        the rows holding its pair keys, about as many as its matches, rather than every row
+        holding its words. Only those rows' vectors are tested (``ts_match_vq``: the ``@@``
+        test, never a second index scan), and no row's keys are computed.
 
         ``joins`` give what ``columns`` and ``where`` read besides ``messages m``;
         ``where_joins`` (when given) only what ``where`` reads: the rest of a walk through GIN
@@ -563,15 +563,16 @@ class PgSessionStorage(SqlSessionStorage):
                 statement = (f"SELECT {columns} FROM messages m{joins} WHERE {gin_test}"
                              f" AND ts_match_vq(m.tsv, %s::tsquery){where}"
                              f" AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s")
-                params = (*column_params, *keys, tsquery, *where_params)
+                window_params = (*column_params, *keys, tsquery, *where_params)
             else:
                 statement = f"{base} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s"
+                window_params = params
             found: list[dict[str, Any]] = []
             span, edge = FIRST_WINDOW, hi if descending else lo
             while True:
                 first, last = (max(lo, edge - span + 1), edge) if descending else (edge, min(hi, edge + span - 1))
                 want = limit - len(found)
-                rows = fetch(statement, (*params, first, last, want))
+                rows = fetch(statement, (*window_params, first, last, want))
                 found.extend(rows)
                 if len(rows) >= want or (first <= lo if descending else last >= hi):
                     return Walk(found)
