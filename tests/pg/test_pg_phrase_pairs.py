@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from pg_messages import add_messages
 from statement_spy import spy_statements
 
 from hermes_store.pgdb import PgDatabase
@@ -62,15 +63,9 @@ PHRASES = ["deploy the server", "the server", "deploying servers", "cafe naive",
 
 @pytest.fixture(scope="module")
 def awkward(pg_server):
-    url = pg_server.create_database("phrase_pairs")
-    db = PgDatabase(url)
-    storage = open_session_storage(db)
-    storage.add_session("s", origin_format="live", source="cli", title=None, model=None,
-                        workspace=None, started_at=0.0, parent_session_id=None, meta={})
-    rows = [("s", seq, "user", text, None, None, None, float(seq), cjk_projection(text) or None)
-            for seq, text in enumerate(TEXTS)]
-    db.copy_rows("COPY messages(session_id, seq, role, content, tool_name, tool_calls, tool_call_id,"
-                 " timestamp, cjk) FROM STDIN", rows)
+    db = PgDatabase(pg_server.create_database("phrase_pairs"))
+    add_messages(db, "s", [("user", text, float(seq), cjk_projection(text) or None)
+                           for seq, text in enumerate(TEXTS)])
     yield db
     db.close()
     pg_server.drop_database("phrase_pairs")
@@ -118,21 +113,16 @@ def test_the_superset_test_is_not_vacuous(awkward):
 @pytest.fixture(scope="module")
 def sparse(pg_server):
     """1,200 messages holding every word; the phrase "delta epsilon" in 8 of them."""
-    url = pg_server.create_database("phrase_sparse")
-    db = PgDatabase(url)
+    db = PgDatabase(pg_server.create_database("phrase_sparse"))
     rng = random.Random(6)
-    storage = open_session_storage(db)
-    storage.add_session("s", origin_format="live", source="cli", title=None, model=None,
-                        workspace=None, started_at=0.0, parent_session_id=None, meta={})
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
     rows = []
     for seq in range(1200):
         text = " and ".join(rng.sample(words, len(words)))  # every row holds every word, no pair
         if seq % 150 == 7:
             text += " and gamma delta epsilon"
-        rows.append(("s", seq, "user", text, None, None, None, float(seq), None))
-    db.copy_rows("COPY messages(session_id, seq, role, content, tool_name, tool_calls, tool_call_id,"
-                 " timestamp, cjk) FROM STDIN", rows)
+        rows.append(("user", text, float(seq), None))
+    add_messages(db, "s", rows)
     db.execute("ANALYZE messages")
     yield db
     db.close()
@@ -166,13 +156,9 @@ def test_a_stored_index_migrates_to_the_pair_index(pg_url):
     from hermes_store.pgdb import MIGRATIONS_TABLE
 
     with PgDatabase(pg_url) as db:
+        add_messages(db, "s", [("user", f"{'delta epsilon' if seq % 50 == 3 else 'epsilon delta'} and more",
+                                float(seq), None) for seq in range(400)])
         storage = open_session_storage(db)
-        storage.add_session("s", origin_format="live", source="cli", title=None, model=None,
-                            workspace=None, started_at=0.0, parent_session_id=None, meta={})
-        rows = [("s", seq, "user", f"{'delta epsilon' if seq % 50 == 3 else 'epsilon delta'} and more",
-                 None, None, None, float(seq), None) for seq in range(400)]
-        db.copy_rows("COPY messages(session_id, seq, role, content, tool_name, tool_calls, tool_call_id,"
-                     " timestamp, cjk) FROM STDIN", rows)
         expected = [h.message_id for h in storage.hits(compile_query('"delta epsilon"').strict_match,
                                                        Filters(), sort="relevance", budget=1000)]
         db.execute("DROP INDEX messages_pairs")

@@ -7,6 +7,7 @@ import random
 import re
 
 import pytest
+from pg_messages import add_messages
 from statement_spy import spy_statements
 
 from hermes_store.pgdb import PgDatabase, pg_schema_dir
@@ -21,15 +22,9 @@ WORDS = ["alpha", "beta", "gamma", "delta", "deploy", "server", "running", "runs
 @pytest.fixture(scope="module")
 def corpus(pg_server):
     """600 messages in 6 sessions: word frequencies from every message to a handful."""
-    url = pg_server.create_database("search_walk")
-    db = PgDatabase(url)
+    db = PgDatabase(pg_server.create_database("search_walk"))
     rng = random.Random(16)
-    storage = open_session_storage(db)
     for n in range(6):
-        sid = f"s{n}"
-        storage.add_session(sid, origin_format="live", source="cron" if n == 5 else "cli",
-                            title=None, model=None, workspace=None, started_at=float(n),
-                            parent_session_id=None, meta={})
         rows = []
         for seq in range(100):
             words = ["common"] + [w for i, w in enumerate(WORDS) if rng.random() < 0.5 / (i + 1)]
@@ -37,9 +32,8 @@ def corpus(pg_server):
                 words.append("needle")
             rng.shuffle(words)
             role = "reasoning" if seq % 17 == 0 else ("user" if seq % 2 else "assistant")
-            rows.append((sid, seq, role, " ".join(words), None, None, None, 1000.0 * n + seq, None))
-        db.copy_rows("COPY messages(session_id, seq, role, content, tool_name, tool_calls, tool_call_id,"
-                     " timestamp, cjk) FROM STDIN", rows)
+            rows.append((role, " ".join(words), 1000.0 * n + seq, None))
+        add_messages(db, f"s{n}", rows, source="cron" if n == 5 else "cli", started_at=float(n))
     db.execute("ANALYZE messages")
     yield db
     db.close()
