@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.config_edit import set_config_value
 from hermes_store.home import ConfigError, Home
 from hermes_store.providers.discovery import (
@@ -31,6 +31,7 @@ def provider() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option("--no-load", is_flag=True, help="Do not run plug-in code: describe plugins/*/ from plugin.yaml only.")
 @click.pass_context
+@model_facing  # plug-in names, descriptions and reasons are third-party text an agent may read
 def list_providers(ctx: click.Context, as_json: bool, no_load: bool) -> None:
     """Show every provider (bundled, installed, plugin dirs) with availability and reason.
 

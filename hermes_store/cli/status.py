@@ -19,7 +19,7 @@ from hermes_store.builtin.entries import (
     usage_percent,
 )
 from hermes_store.builtin.render import over_budget_warning
-from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.home import ConfigError, Home, MemoryConfig
 
 RULE = "\u2500" * 40
@@ -244,6 +244,7 @@ def render_status(data: dict[str, Any]) -> list[str]:
 @click.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
+@model_facing  # plug-in names, provider reasons and config errors an agent may read
 def status(ctx: click.Context, as_json: bool) -> None:
     """Show memory status: built-in stores, provider, paths, entry counts, usage and DB size."""
     home = get_home(ctx)
