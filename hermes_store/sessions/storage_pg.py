@@ -146,6 +146,20 @@ def _plain_lexeme(tsquery: str) -> str | None:
     return re.sub(r"\\(.)", r"\1", found.group(1).replace("''", "'"))
 
 
+def _match_test(tsquery: str, pair_keys: Sequence[int]) -> tuple[str, str, list[Any]]:
+    """How a statement finds the rows of ``messages m`` matching ``tsquery``:
+    ``(way_in, test, args)``. ``way_in`` is the GIN condition the planner reads candidates
+    through: a phrase's pair keys (schema/pg/0006) when it has them, else the vector's own
+    index; ``test`` is ``way_in`` plus, for a phrase, the phrase test of each candidate's
+    vector (``ts_match_vq``: the ``@@`` test as a filter, never a second index scan); ``args``
+    are ``test``'s parameters (``way_in``'s come first)."""
+    if pair_keys:
+        way_in = "hermes_pair_keys(m.tsv) @> %s::integer[]"
+        return way_in, f"{way_in} AND ts_match_vq(m.tsv, %s::tsquery)", [list(pair_keys), tsquery]
+    way_in = "m.tsv @@ %s::tsquery"
+    return way_in, way_in, [tsquery]
+
+
 def _corpus_wide(filters: Filters) -> bool:
     """True when ``filters`` keep every message but those of excluded roles."""
     return (filters.roles is None and filters.sources is None and filters.exclude_sources is None
@@ -521,8 +535,9 @@ class PgSessionStorage(SqlSessionStorage):
         says how far it read (:attr:`Walk.partial`).
         """
         order = "DESC" if descending else "ASC"
-        base = f"SELECT {columns} FROM messages m{joins} WHERE m.tsv @@ %s::tsquery{where}"
-        params = (*column_params, tsquery, *where_params)
+        way_in, test, test_args = _match_test(tsquery, pair_keys)
+        base = f"SELECT {columns} FROM messages m{joins} WHERE {test}{where}"
+        params = (*column_params, *test_args, *where_params)
         with self.db.connection() as conn:
             def fetch(sql: str, args: Sequence[Any]) -> list[dict[str, Any]]:
                 # never a prepared statement: a generic plan cannot see how common the words
@@ -530,26 +545,21 @@ class PgSessionStorage(SqlSessionStorage):
                 return list(conn.execute(sql, args, prepare=False).fetchall())
 
             inner_joins = joins if where_joins is None else where_joins
-            keys = [list(pair_keys)] if pair_keys else []
-            # the GIN way in: the phrase pair index, or the vector's own
-            gin_test = "hermes_pair_keys(m.tsv) @> %s::integer[]" if keys else "m.tsv @@ %s::tsquery"
-            gin_args = keys or [tsquery]
 
             def through_gin(first: int, last: int, want: int) -> list[dict[str, Any]]:
                 # "+ 0": the id index is no way in; the GIN matches are filtered and sorted by
                 # id alone (a join the filters do not read is removed by the planner), and
                 # only the rows kept are then read whole
-                test = f"{gin_test} AND ts_match_vq(m.tsv, %s::tsquery)" if keys else gin_test
                 return fetch(
                     f"SELECT {columns} FROM messages m{joins} WHERE m.id IN (SELECT m.id"
                     f" FROM messages m{inner_joins} WHERE {test}{where} AND m.id + 0 BETWEEN %s AND %s"
                     f" ORDER BY m.id + 0 {order} LIMIT %s) ORDER BY m.id {order}",
-                    (*column_params, *keys, tsquery, *where_params, first, last, want))
+                    (*params, first, last, want))
 
             def candidates(first: int, last: int) -> float:
                 plan = fetch(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM messages m"
-                             f" WHERE {gin_test} AND m.id BETWEEN %s AND %s",
-                             (*gin_args, first, last))
+                             f" WHERE {way_in} AND m.id BETWEEN %s AND %s",
+                             (*test_args[:1], first, last))
                 return float(plan[0]["QUERY PLAN"][0]["Plan"]["Plan Rows"])
 
             if not windowed:
@@ -559,20 +569,13 @@ class PgSessionStorage(SqlSessionStorage):
             if not bounds or bounds[0]["lo"] is None:
                 return Walk([])
             lo, hi = int(bounds[0]["lo"]), int(bounds[0]["hi"])
-            if keys:  # a phrase: each window's candidates are its rows holding the pair keys
-                statement = (f"SELECT {columns} FROM messages m{joins} WHERE {gin_test}"
-                             f" AND ts_match_vq(m.tsv, %s::tsquery){where}"
-                             f" AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s")
-                window_params = (*column_params, *keys, tsquery, *where_params)
-            else:
-                statement = f"{base} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s"
-                window_params = params
+            statement = f"{base} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s"
             found: list[dict[str, Any]] = []
             span, edge = FIRST_WINDOW, hi if descending else lo
             while True:
                 first, last = (max(lo, edge - span + 1), edge) if descending else (edge, min(hi, edge + span - 1))
                 want = limit - len(found)
-                rows = fetch(statement, (*window_params, first, last, want))
+                rows = fetch(statement, (*params, first, last, want))
                 found.extend(rows)
                 if len(rows) >= want or (first <= lo if descending else last >= hi):
                     return Walk(found)
@@ -651,11 +654,7 @@ class PgSessionStorage(SqlSessionStorage):
         The plan is held to the GIN index (a bitmap scan that stops at the sample), never a
         table scan: a rare word the planner took for a common one would make a table scan
         read every row. A phrase is read through its pair keys (schema/pg/0006)."""
-        if pair_keys:
-            test, args = ("hermes_pair_keys(m.tsv) @> %s::integer[] AND ts_match_vq(m.tsv, %s::tsquery)",
-                          [list(pair_keys), tsquery])
-        else:
-            test, args = "m.tsv @@ %s::tsquery", [tsquery]
+        _, test, args = _match_test(tsquery, pair_keys)
         with self.db.connection() as conn, conn.transaction():
             saved = conn.execute(
                 "SELECT current_setting('enable_seqscan') AS seq, current_setting('enable_indexscan') AS ix,"

@@ -372,10 +372,10 @@ ALLOWED = {
     ("sessions/storage_pg.py", "columns"): "constant column lists chosen in code (search walk)",
     ("sessions/storage_pg.py", "joins"): "constant join clause chosen in code (search walk)",
     ("sessions/storage_pg.py", "inner_joins"): "the walk's joins or '' (constant join clauses)",
-    ("sessions/storage_pg.py", "gin_test"):
-        "one of two constant GIN tests with a %s placeholder (pair keys or the vector)",
+    ("sessions/storage_pg.py", "way_in"):
+        "_match_test: one of two constant GIN conditions with a %s placeholder (pair keys or the vector)",
     ("sessions/storage_pg.py", "test"):
-        "gin_test, with a constant ts_match_vq(%s) test; or a term's constant GIN test",
+        "_match_test: way_in, for a phrase with a constant ts_match_vq(%s) test",
     ("sessions/storage_pg.py", "', '.join(parts)"): "tsquery_sql fragments: operators and %s placeholders",
     ("sessions/storage_pg.py", "<computed SQL> 'SELECT ' + ', '.join(parts)"):
         "tsquery_sql fragments: operators and %s placeholders",
