@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.db import Database
+from hermes_store.foreign_db import ForeignDBError
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
@@ -338,7 +339,7 @@ class BulkLoader:
             return IMPORTERS[fmt](path, self.options)
         try:
             name, ranked = detect(path, options=self.options)
-        except AmbiguousFormat as exc:
+        except (AmbiguousFormat, ForeignDBError) as exc:  # ForeignDBError: e.g. locked by its writer
             self._file_error(path, str(exc))
             return None
         if name is None:
