@@ -7,6 +7,7 @@ from datetime import datetime
 
 import click
 
+from hermes_store import timeutil
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.sessions.search import (
     HIGHLIGHT_CLOSE,
@@ -68,6 +69,12 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
         parts = [p.strip() for v in values for p in v.split(",") if p.strip()]
         return parts or None
 
+    for value in (after, before):  # a bad bound is an error even before anything is indexed
+        try:
+            timeutil.parse_bound(value)
+        except timeutil.TimeParseError as exc:
+            fail(str(exc), 2)
+            return
     if not home.store_exists():
         result = SearchResult(query, None, [], "empty")
     else:
