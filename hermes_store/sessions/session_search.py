@@ -34,7 +34,7 @@ from hermes_store.sessions.search import (
     find_hits,
     index_ready,
 )
-from hermes_store.sessions.session_search_bounds import Bounds
+from hermes_store.sessions.session_search_bounds import BOUND_PROPERTIES, Bounds
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.tooling import (
     Tool,
@@ -106,18 +106,7 @@ SESSION_SEARCH_SCHEMA = function_schema(
         "role_filter": {"type": "string", "description": "Comma-separated roles (default user,assistant; "
                         "add tool to include tool output)."},
         "profile": {"type": "string", "description": "Read another profile's store (read-only)."},
-        "after": {"type": "string", "description": (
-            "Discovery shape only. Inclusive lower bound on session start time. ISO date/datetime "
-            "(e.g. 2026-06-01) or relative duration (7d, 24h, 2w = within the last N). Use only when "
-            "the user names a time frame. sort is a ranking bias, not a bound.")},
-        "before": {"type": "string", "description": (
-            "Discovery shape only. Exclusive upper bound on session start time. ISO date/datetime "
-            "(a date-only value is midnight UTC that day) or relative duration (7d = older than a "
-            "week). Use only when the user names a time frame.")},
-        "exclude_session_ids": {"type": "array", "items": {"type": "string"}, "description": (
-            "Discovery shape only. Session ids already inspected this task. Those sessions and "
-            "their lineage are omitted so a later query explores instead of repeating the same "
-            "hit. Cap 20.")},
+        **BOUND_PROPERTIES,
     },
 )
 

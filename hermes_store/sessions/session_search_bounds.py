@@ -12,6 +12,22 @@ from hermes_store.sessions.search import Lineage
 
 EXCLUDE_CAP = 20  # exclude_session_ids: at most this many ids (Hermes' cap)
 
+#: The tool schema's properties for the three arguments (Hermes' descriptions).
+BOUND_PROPERTIES: dict[str, Any] = {
+    "after": {"type": "string", "description": (
+        "Discovery shape only. Inclusive lower bound on session start time. ISO date/datetime "
+        "(e.g. 2026-06-01) or relative duration (7d, 24h, 2w = within the last N). Use only when "
+        "the user names a time frame. sort is a ranking bias, not a bound.")},
+    "before": {"type": "string", "description": (
+        "Discovery shape only. Exclusive upper bound on session start time. ISO date/datetime "
+        "(a date-only value is midnight UTC that day) or relative duration (7d = older than a "
+        "week). Use only when the user names a time frame.")},
+    "exclude_session_ids": {"type": "array", "items": {"type": "string"}, "description": (
+        "Discovery shape only. Session ids already inspected this task. Those sessions and "
+        "their lineage are omitted so a later query explores instead of repeating the same "
+        "hit. Cap 20.")},
+}
+
 
 class Bounds:
     """Discovery's narrowing (Hermes' ``after``/``before``/``exclude_session_ids``): a window on
