@@ -333,9 +333,10 @@ class MemoryStore:
     def describe(self, target: str) -> list[dict[str, Any]]:
         """Live entries with index, chars and provenance (created/updated time and writer)."""
         prov = self.provenance
-        info = prov.entry_info(target) if prov is not None else {}
+        entries = self.entries_for(target)
+        info = prov.entry_info_for(target, entries) if prov is not None else {}
         rows = []
-        for index, entry in enumerate(self.entries_for(target), start=1):
+        for index, entry in enumerate(entries, start=1):
             meta = info.get(entry, {})
             rows.append({
                 "index": index,

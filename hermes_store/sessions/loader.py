@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.db import Database
+from hermes_store.redaction import redactor_for
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
@@ -218,6 +219,7 @@ class BulkLoader:
             raise ValueError(f"fts_mode: expected one of {', '.join(FTS_MODES)}, got {fts_mode!r}")
         self.db = db
         self.storage = open_session_storage(db)
+        self.redact = redactor_for(db).redact  # secrets replaced before anything is buffered
         self.batch_messages = max(1, int(batch_messages))
         self.fts_mode = fts_mode
         self.progress = progress
@@ -402,7 +404,7 @@ class BulkLoader:
             info.stored = [m["content"] for m in self.storage.get_messages(session_id)]
         index = info.compared
         info.compared += 1
-        return index < len(info.stored) and info.stored[index] == (scrub(record.content) or "")
+        return index < len(info.stored) and info.stored[index] == (self.redact(scrub(record.content)) or "")
 
     def _refuse_collision(self, current: _File, info: _Session, session_id: str, line: int | None) -> None:
         """A message for a session this file does not own: a collision, reported truthfully."""
@@ -420,7 +422,7 @@ class BulkLoader:
         for name in SESSION_FIELDS:
             value = getattr(record, name)
             if value is not None:
-                fields[name] = scrub(value) if isinstance(value, str) else value
+                fields[name] = self.redact(scrub(value)) if isinstance(value, str) else value
         if record.meta:
             fields.setdefault("meta", {}).update(record.meta)
 
@@ -449,11 +451,15 @@ class BulkLoader:
             content = clean_text(content, record.line, "content", problems)
             for problem in problems:
                 self._problem(current, problem.line, problem.error)
+        redact = self.redact
+        content = redact(content)
         tool_calls = record.tool_calls
         if tool_calls is not None and not tool_calls.isascii() and (
                 "\x00" in tool_calls or SURROGATE.search(tool_calls)):
             self._problem(current, record.line, "field 'tool_calls': NUL bytes or lone surrogates replaced")
             tool_calls = scrub(tool_calls)
+        if tool_calls is not None:
+            tool_calls = redact(tool_calls)
         role = record.role
         timestamp = record.timestamp
         if timestamp is not None:
