@@ -107,6 +107,8 @@ class MemoryConfig:
     write_approval: bool = False
     render: str = "hermes"  # "hermes" (byte-identical blocks) or "compact"
     nudge_interval: int = 10
+    #: ours: a write that would put a secret into the system prompt is refused unless true
+    allow_secrets: bool = False
     raw: dict[str, Any] = field(default_factory=dict)
     #: Why some of config.yaml could not be used (file:line: key: problem); writes are refused then.
     errors: tuple[str, ...] = ()
@@ -166,6 +168,7 @@ _MEMORY_FIELDS: dict[str, Any] = {
     "write_approval": lambda v: coerce_bool(v, False, name="memory.write_approval"),
     "render": _render_style,
     "nudge_interval": lambda v: coerce_int(v, 10, name="memory.nudge_interval", minimum=0),
+    "allow_secrets": lambda v: coerce_bool(v, False, name="memory.allow_secrets"),
 }
 
 

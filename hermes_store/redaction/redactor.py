@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hermes_store.redaction.rules import COMBINED, PREFILTER, value_is_secret
+from hermes_store.redaction.prefilter import prefilter
+from hermes_store.redaction.rules import COMPILED, FULL, NAME_CHARS, RULES, value_is_secret
 from hermes_store.redaction.settings import RedactionSettings
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9_-]{1,40}:[0-9a-f]{6}\]")
@@ -42,6 +43,36 @@ def _assignment_kind(name: str) -> str:
     return "token"
 
 
+def _matches(pattern: re.Pattern[str], text: str, spans: list[tuple[int, int]] | None) -> Iterator[re.Match[str]]:
+    """``pattern``'s matches in ``text``, or only within ``spans`` when given."""
+    if spans is None:
+        yield from pattern.finditer(text)
+        return
+    last = -1
+    for lo, hi in spans:
+        for match in pattern.finditer(text, max(lo, last), hi):
+            last = match.end()
+            yield match
+
+
+def _token_kind(value: str) -> str | None:
+    """The kind of a value that is itself a known token (``OPENAI_API_KEY=sk-...``), else None."""
+    if FULL.fullmatch(value) is None:
+        return None
+    for rule, pattern in zip(RULES, COMPILED, strict=True):
+        if rule.kind != "assignment" and pattern.fullmatch(value):
+            return rule.kind
+    return None
+
+
+def _name_before(text: str, at: int) -> str:
+    """The rest of the key name that ends at the secret word starting at ``at``."""
+    start = at
+    while start > 0 and at - start < 60 and text[start - 1] in NAME_CHARS:
+        start -= 1
+    return text[start:at]
+
+
 class Redactor:
     """Finds and replaces secrets in text under one store's key and settings."""
 
@@ -61,41 +92,46 @@ class Redactor:
         """The secrets in ``text``, in order, not overlapping (empty when redaction is off)."""
         if not self.enabled or not text:
             return []
-        found = list(self._builtin(text)) if PREFILTER.search(text.lower()) else []
+        fired = prefilter().fired(text)
+        found = list(self._builtin(text, fired)) if fired else []
         if self._extra:
-            found.extend(Finding(kind, m.start(), m.end()) for kind, rx in self._extra
+            found.extend((Finding(kind, m.start(), m.end()), 0) for kind, rx in self._extra
                          for m in rx.finditer(text) if m.end() > m.start())
-            found.sort(key=lambda f: (f.start, -f.end))
-            kept: list[Finding] = []
-            for item in found:
-                if not kept or item.start >= kept[-1].end:
-                    kept.append(item)
-            found = kept
-        if self._allow:
-            found = [f for f in found if not any(rx.search(text[f.start:f.end]) for rx in self._allow)]
-        return [f for f in found if not MARKER.fullmatch(text[f.start:f.end])]
+        if not found:
+            return []
+        found.sort(key=lambda item: (item[0].start, -item[0].end, item[1]))
+        kept: list[Finding] = []
+        for item, _priority in found:
+            if kept and item.start < kept[-1].end:
+                continue
+            value = text[item.start:item.end]
+            if MARKER.fullmatch(value) or any(rx.search(value) for rx in self._allow):
+                continue
+            kept.append(item)
+        return kept
 
-    def _builtin(self, text: str) -> Iterator[Finding]:
-        for match in COMBINED.finditer(text):
-            kind = match.lastgroup or "secret"
-            value = match.group(f"{kind}_v") if f"{kind}_v" in COMBINED.groupindex else None
-            if kind == "assignment":
-                name = match.group("assignment_n")
-                between = text[match.end("assignment_n"):match.start("assignment_v")]
-                if not value_is_secret(name, value or "", "=" in between and ":" not in between):
-                    continue
-                start, end = match.span("assignment_v")
-                if text[start] in "\"'" and end - start >= 2:
-                    start, end = start + 1, end - 1
-                inner = COMBINED.fullmatch(text, start, end)  # a known token: named by its own kind
-                kind = inner.lastgroup if inner is not None and inner.lastgroup != "assignment" \
-                    else _assignment_kind(name)
-            elif value is not None:
-                start, end = match.span(f"{match.lastgroup}_v")
-            else:
-                start, end = match.span()
-            if end > start:
-                yield Finding(kind.replace("_", "-"), start, end)
+    def _builtin(self, text: str, fired: dict[int, list[tuple[int, int]] | None]
+                 ) -> Iterator[tuple[Finding, int]]:
+        for index in sorted(fired):
+            rule = RULES[index]
+            for match in _matches(COMPILED[index], text, fired[index]):
+                kind = rule.kind
+                if kind == "assignment":
+                    name = _name_before(text, match.start("n")) + match.group("n")
+                    between = text[match.end("n"):match.start("v")]
+                    env = match.group("sep") == "=" and not any(c.isspace() for c in between)
+                    if not value_is_secret(name, match.group("v"), env, text[match.end():match.end() + 1]):
+                        continue
+                    start, end = match.span("v")
+                    if text[start] in "\"'" and end - start >= 2:
+                        start, end = start + 1, end - 1
+                    kind = _token_kind(text[start:end]) or _assignment_kind(name)
+                elif "v" in match.re.groupindex:
+                    start, end = match.span("v")
+                else:
+                    start, end = match.span()
+                if end > start:
+                    yield Finding(kind.replace("_", "-"), start, end), rule.priority
 
     def redact_counted(self, text: str | None) -> tuple[str | None, Counter[str]]:
         """``text`` with its secrets replaced, and how many of each kind were replaced."""
@@ -117,11 +153,19 @@ class Redactor:
 
     def redact(self, text: str | None) -> str | None:
         """``text`` with every secret replaced by its marker (None stays None)."""
-        if text is None or not self.enabled:
+        if not text or not self.enabled:
             return text
-        if not PREFILTER.search(text.lower()) and not self._extra:
+        found = self.findings(text)
+        if not found:
             return text
-        return self.redact_counted(text)[0]
+        parts: list[str] = []
+        at = 0
+        for item in found:
+            parts.append(text[at:item.start])
+            parts.append(self.marker(item.kind, text[item.start:item.end]))
+            at = item.end
+        parts.append(text[at:])
+        return "".join(parts)
 
     def contains_secret(self, text: str) -> list[str]:
         """The kinds of secret ``text`` holds (empty: none, or redaction is off)."""

@@ -1,0 +1,99 @@
+"""Which rules may match a text: every rule's trigger scanned in one pass.
+
+With Hyperscan (the ``hyperscan`` package, a dependency) the triggers are compiled into one
+database and a text costs a few microseconds whatever the number of rules; without it (a
+platform without its wheels) one Python ``re`` alternation of the triggers stands in,
+slower but finding the same rules.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from typing import Any
+
+from hermes_store.redaction.rules import RULES
+
+
+class Prefilter:
+    """``fired(text)``: the indexes of the rules in :data:`RULES` whose trigger occurs."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._hs: Any = None
+        try:
+            import hyperscan
+        except ImportError:
+            hyperscan = None
+        if hyperscan is not None:
+            database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            flags = [(hyperscan.HS_FLAG_SINGLEMATCH if rule.window is None else 0)
+                     | (hyperscan.HS_FLAG_CASELESS if rule.caseless else 0) for rule in RULES]
+            database.compile(expressions=[rule.trigger.encode() for rule in RULES],
+                             ids=list(range(len(RULES))), flags=flags)
+            self._hs, self._database = hyperscan, database
+        self._triggers = re.compile("|".join(
+            f"(?P<r{i}>{'(?i:' if rule.caseless else '(?:'}{rule.trigger}))" for i, rule in enumerate(RULES)))
+
+    @property
+    def engine(self) -> str:
+        """``hyperscan`` or ``re``: what scans the triggers."""
+        return "hyperscan" if self._hs is not None else "re"
+
+    def _scratch(self) -> Any:
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:  # a Hyperscan scratch space may be used by one thread at a time
+            scratch = self._local.scratch = self._hs.Scratch(self._database)
+        return scratch
+
+    def fired(self, text: str) -> dict[int, list[tuple[int, int]] | None]:
+        """The rules whose trigger occurs in ``text`` (empty: none can match), each with the
+        spans of ``text`` its expression needs to read (None: the whole text).
+
+        A rule with a :attr:`~hermes_store.redaction.rules.Rule.window` is read only around
+        its trigger's matches (``window`` characters before, ``after`` after), which keeps a
+        long tool output that mentions ``token:`` once from being read whole by the slower
+        full expression; offsets are exact for ASCII text, so other text is read whole.
+        """
+        if self._hs is None:
+            return {int(m.lastgroup[1:]): None for m in self._triggers.finditer(text) if m.lastgroup}
+        ends: dict[int, list[int]] = {}
+
+        def on_match(rule: int, start: int, end: int, flags: int, context: Any) -> bool | None:
+            hits = ends.setdefault(rule, [])
+            if len(hits) < MAX_WINDOWS:
+                hits.append(end)
+            return None
+
+        self._database.scan(text.encode("utf-8", "surrogatepass"), match_event_handler=on_match,
+                            scratch=self._scratch())
+        if not ends:
+            return {}
+        exact = text.isascii()
+        return {rule: _windows(hits, RULES[rule].window, len(text)) if exact and len(hits) < MAX_WINDOWS
+                else None for rule, hits in ends.items()}
+
+
+MAX_WINDOWS = 64  # a text with more trigger matches for one rule is read whole
+
+
+def _windows(ends: list[int], window: tuple[int, int] | None, size: int) -> list[tuple[int, int]] | None:
+    """Merged ``(start, end)`` spans around the trigger match ends (None: read the whole text)."""
+    if window is None:
+        return None
+    before, after = window
+    spans: list[tuple[int, int]] = []
+    for end in sorted(ends):
+        lo, hi = max(0, end - before), min(size, end + after)
+        if spans and lo <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
+        else:
+            spans.append((lo, hi))
+    return spans
+
+
+@functools.cache
+def prefilter() -> Prefilter:
+    """The process's prefilter (compiled once, on first use)."""
+    return Prefilter()
