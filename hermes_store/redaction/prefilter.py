@@ -2,8 +2,8 @@
 
 With Hyperscan (the ``hyperscan`` package, a dependency) the triggers are compiled into one
 database and a text costs a few microseconds whatever the number of rules; without it (a
-platform without its wheels) one Python ``re`` alternation of the triggers stands in,
-slower but finding the same rules.
+platform without its wheels) each trigger is searched with Python's ``re``, slower but
+finding the same rules.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ class Prefilter:
             database.compile(expressions=[rule.trigger.encode() for rule in RULES],
                              ids=list(range(len(RULES))), flags=flags)
             self._hs, self._database = hyperscan, database
-        self._triggers = re.compile("|".join(
-            f"(?P<r{i}>{'(?i:' if rule.caseless else '(?:'}{rule.trigger}))" for i, rule in enumerate(RULES)))
+        self._triggers = tuple(re.compile(rule.trigger, re.IGNORECASE if rule.caseless else 0) for rule in RULES)
 
     @property
     def engine(self) -> str:
@@ -57,7 +56,7 @@ class Prefilter:
         full expression; offsets are exact for ASCII text, so other text is read whole.
         """
         if self._hs is None:
-            return {int(m.lastgroup[1:]): None for m in self._triggers.finditer(text) if m.lastgroup}
+            return {i: None for i, trigger in enumerate(self._triggers) if trigger.search(text)}
         ends: dict[int, list[int]] = {}
 
         def on_match(rule: int, start: int, end: int, flags: int, context: Any) -> bool | None:

@@ -16,7 +16,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from hermes_store.redaction.prefilter import prefilter
-from hermes_store.redaction.rules import COMPILED, FULL, NAME_CHARS, RULES, value_is_secret
+from hermes_store.redaction.rules import (
+    COMPILED,
+    FULL,
+    NAME_CHARS,
+    RULES,
+    quote_widths,
+    value_is_secret,
+)
 from hermes_store.redaction.settings import RedactionSettings
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9_-]{1,40}:[0-9a-f]{6}\]")
@@ -31,10 +38,11 @@ class Finding:
     end: int
 
 
-def _assignment_kind(name: str) -> str:
-    name = name.lower()
-    if "aws" in name and "secret" in name:
+def _assignment_kind(name: str, word: str) -> str:
+    """The kind of a key position's secret, from the secret word that ends the key name."""
+    if "aws" in name.lower() and "secret" in name.lower():
         return "aws-secret-key"
+    name = word.lower()
     for word, kind in (("private", "private-key"), ("passw", "password"), ("pwd", "password"),
                        ("secret", "secret"), ("access", "access-key"), ("api", "api-key"),
                        ("credential", "credential"), ("auth", "auth-key")):
@@ -123,9 +131,9 @@ class Redactor:
                     if not value_is_secret(name, match.group("v"), env, text[match.end():match.end() + 1]):
                         continue
                     start, end = match.span("v")
-                    if text[start] in "\"'" and end - start >= 2:
-                        start, end = start + 1, end - 1
-                    kind = _token_kind(text[start:end]) or _assignment_kind(name)
+                    lead, trail = quote_widths(match.group("v"))
+                    start, end = start + lead, end - trail
+                    kind = _token_kind(text[start:end]) or _assignment_kind(name, match.group("n"))
                 elif "v" in match.re.groupindex:
                     start, end = match.span("v")
                 else:

@@ -22,6 +22,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+# a string in JSON inside JSON (tool-call arguments): \"value\" (any depth of escaping)
+_ESCAPED = r"\\{1,7}\"(?:[^\"\\\n]|\\{1,7}[^\"\\\n]){1,4000}?\\{1,7}\""
 _QUOTED = r"\"(?:[^\"\\\n]|\\.){1,4000}\"|'(?:[^'\\\n]|\\.){1,4000}'"
 _BARE = r"[^\s\"',;&|<>(){}\[\]]{1,400}"
 
@@ -73,9 +75,9 @@ RULES: tuple[Rule, ...] = (
          r"authorization", caseless=True, window=(64, 4200)),
     Rule("bearer_token", r"(?i:\bbearer\s{1,4})(?P<v>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,4000}=*)",
          r"bearer\s", caseless=True, priority=1, window=(16, 4100)),
-    Rule("assignment", r"(?i:(?P<n>" + _ASSIGN_WORDS + r")\b[\"']?\s{0,4}(?P<sep>:=|=>|=|:)\s{0,4})"
-                       r"(?P<v>" + _QUOTED + "|" + _BARE + ")",
-         _ASSIGN_WORDS + r"[\"']?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=(32, 4100)),
+    Rule("assignment", r"(?i:(?P<n>" + _ASSIGN_WORDS + r")\b(?:\\{0,7}[\"'])?\s{0,4}(?P<sep>:=|=>|=|:)\s{0,4})"
+                       r"(?P<v>" + _ESCAPED + "|" + _QUOTED + "|" + _BARE + ")",
+         _ASSIGN_WORDS + r"\\{0,7}[\"']?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=(32, 4100)),
 )
 COMPILED: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.expr) for rule in RULES)
 FULL = re.compile("|".join(f"(?:{rule.expr.replace('(?P<v>', '(?:')})" for rule in RULES
@@ -89,6 +91,18 @@ _PLACEHOLDER = re.compile(
     r"token|redacted|changeme|your[_ -].*|\[redacted:.*)$")
 _CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[A-Za-z_][A-Za-z0-9_]*$")
 _ENV_LINE_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+_LEAD = re.compile(r"^\\*[\"']")
+_TRAIL = re.compile(r"\\*[\"']$")
+
+
+def quote_widths(raw: str) -> tuple[int, int]:
+    """How many characters of quoting (escapes included) open and close ``raw`` ((0, 0): bare)."""
+    lead, trail = _LEAD.match(raw), _TRAIL.search(raw)
+    if lead is None or trail is None or len(raw) < lead.end() + len(trail.group()):
+        return 0, 0
+    return lead.end(), len(trail.group())
 
 
 def entropy(value: str) -> float:
@@ -107,8 +121,9 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
     secret unless a placeholder or followed by ``(``/``[`` (code: ``PASSWD = getpass(...)``); other bare values must look random (not a code identifier or attribute
     path, at least 8 characters, mixed classes or high entropy).
     """
-    quoted = raw[:1] in ("\"", "'") and raw[-1:] == raw[:1] and len(raw) >= 2
-    value = raw[1:-1] if quoted else raw
+    lead, trail = quote_widths(raw)
+    quoted = bool(lead)
+    value = raw[lead:len(raw) - trail] if quoted else raw
     if len(value) < 4 or _PLACEHOLDER.match(value):
         return False
     if quoted:
