@@ -25,7 +25,7 @@ from dataclasses import dataclass
 # a string in JSON inside JSON (tool-call arguments): \"value\" (any depth of escaping)
 _ESCAPED = r"\\{1,7}\"(?:[^\"\\\n]|\\{1,7}[^\"\\\n]){1,4000}?\\{1,7}\""
 _QUOTED = r"\"(?:[^\"\\\n]|\\.){1,4000}\"|'(?:[^'\\\n]|\\.){1,4000}'"
-_BARE = r"[^\s\"',;&|<>(){}\[\]]{1,400}"
+_BARE = r"[^\s\"',;&|<>(){}\[\]\\]{1,400}"
 
 @dataclass(frozen=True)
 class Rule:
