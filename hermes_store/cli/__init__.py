@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "backup": "hermes_store.cli.backup:backup",
     "restore": "hermes_store.cli.backup:restore",
     "redact": "hermes_store.cli.privacy:redact",
+    "forget": "hermes_store.cli.privacy:forget",
 }
 
 

@@ -67,3 +67,43 @@ def _report(report: dict[str, dict[str, int]], rebuilt: list[str], dry_run: bool
         click.echo(f"  {kind}: {n}")
     if rebuilt:
         click.echo(f"rebuilt {len(rebuilt)} full-text index(es); old text purged from the database")
+
+
+@click.command("forget")
+@click.argument("ref", required=False)
+@click.option("--session", "session_id", default=None, help="Forget this whole session (id or unique prefix).")
+@click.option("--matching", default=None, help="Forget every message whose text holds TEXT exactly.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching: str | None,
+           as_json: bool) -> None:
+    """Forget for good: REF (``SESSION_ID#N`` as ``sessions search`` prints it, or a session id),
+    ``--session ID`` or ``--matching TEXT``.
+
+    The rows go, the full-text index follows, and no copy is left in the database file, its
+    WAL or free pages (so backups taken afterwards hold none); a tombstone (session id and a
+    hash of the message, never its text) keeps ``sessions index`` from bringing it back.
+    """
+    from hermes_store.sessions.forget import ForgetError
+    from hermes_store.sessions.forget import forget as forget_items
+
+    if not (ref or session_id or matching is not None):
+        raise click.UsageError("name what to forget: REF, --session ID or --matching TEXT")
+    db = get_home(ctx).open_db()
+    try:
+        storage = open_session_storage(db)
+        if db.engine == "sqlite":
+            db.execute("PRAGMA secure_delete=ON")
+        try:
+            result = forget_items(storage, ref=ref, session_id=session_id, matching=matching)
+        except ForgetError as exc:
+            raise click.UsageError(str(exc)) from exc
+        if result["messages"] or result["sessions"]:
+            purge_free_space(db, ["messages", "sessions"])
+    finally:
+        db.close()
+    if as_json:
+        echo_json({"success": True, "forgotten_sessions": result["sessions"], "forgotten_messages": result["messages"]})
+        return
+    whole = f" (whole sessions: {', '.join(result['sessions'])})" if result["sessions"] else ""
+    click.echo(f"forgot {result['messages']} message(s){whole}; re-indexing will not bring them back")

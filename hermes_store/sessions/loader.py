@@ -62,6 +62,7 @@ from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_
 from hermes_store.sessions.maintenance import backfill_projection
 from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
+from hermes_store.sessions.storage_sql import content_hash
 
 DEFAULT_BATCH = 20_000
 RUN_LOCK_TIMEOUT = 3600.0  # seconds a second indexing run waits for the first one
@@ -84,6 +85,7 @@ class IndexSummary:
     skipped: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
     failed_files: int = 0
+    forgotten: int = 0  # messages not imported because `hermes-store forget` removed them for good
 
     @property
     def all_failed(self) -> bool:
@@ -91,10 +93,14 @@ class IndexSummary:
         return self.files > 0 and self.failed_files == self.files
 
     def as_dict(self) -> dict[str, Any]:
-        """The public summary: exactly ``files, sessions_added, messages_added, skipped, errors``."""
-        return {"files": self.files, "sessions_added": self.sessions_added,
-                "messages_added": self.messages_added, "skipped": self.skipped,
-                "errors": list(self.errors)}
+        """The public summary: ``files, sessions_added, messages_added, skipped, errors``, and
+        ``forgotten`` when messages were left out because they were forgotten for good."""
+        out: dict[str, Any] = {"files": self.files, "sessions_added": self.sessions_added,
+                               "messages_added": self.messages_added, "skipped": self.skipped,
+                               "errors": list(self.errors)}
+        if self.forgotten:
+            out["forgotten"] = self.forgotten
+        return out
 
 
 def walk_inputs(paths: Iterable[str | os.PathLike[str]],
@@ -220,6 +226,8 @@ class BulkLoader:
         self.db = db
         self.storage = open_session_storage(db)
         self.redact = redactor_for(db).redact  # secrets replaced before anything is buffered
+        # what `hermes-store forget` removed for good: never imported again
+        self._forgotten_sessions, self._forgotten_messages = self.storage.tombstones()
         self.batch_messages = max(1, int(batch_messages))
         self.fts_mode = fts_mode
         self.progress = progress
@@ -430,6 +438,9 @@ class BulkLoader:
         session_id = record.session_id
         if not session_id.isascii() or "\x00" in session_id:
             session_id = self._clean_id(current, session_id, record.line)
+        if self._forgotten_sessions and session_id in self._forgotten_sessions:
+            self.summary.forgotten += 1
+            return
         info = self._sessions.get(session_id) or self._session(current, session_id)
         if info.owner != current.key:
             if info.foreign and not self._same_as_stored(info, session_id, record):
@@ -453,6 +464,10 @@ class BulkLoader:
                 self._problem(current, problem.line, problem.error)
         redact = self.redact
         content = redact(content)
+        if self._forgotten_messages and session_id in self._forgotten_messages and \
+                content_hash(content) in self._forgotten_messages[session_id]:
+            self.summary.forgotten += 1
+            return
         tool_calls = record.tool_calls
         if tool_calls is not None and not tool_calls.isascii() and (
                 "\x00" in tool_calls or SURROGATE.search(tool_calls)):
