@@ -86,10 +86,11 @@ NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 
 # Values a key position holds that are no secret: placeholders, code and types.
 _PLACEHOLDER = re.compile(
-    r"(?i)^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{.*\}\}|\{[A-Za-z_]*\}|<[^>]*>|%\(?[a-z_]*\)?s|\*+|x+|\.+|"
+    r"(?i)^(?:\$.*|\{\d*\}|\{\{.*\}\}|\{[A-Za-z_]*\}|<[^>]*>|%\(?[a-z_]*\)?s|\*+|x+|\.+|"
     r"none|null|nil|true|false|yes|no|undefined|str|string|int|bool|bytes|optional\[.*|any|secret|password|"
     r"token|redacted|changeme|your[_ -].*|\[redacted:.*)$")
 _CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[A-Za-z_][A-Za-z0-9_]*$")
+_CONSTANT = re.compile(r"^[A-Z][A-Z_]*$")  # "DOMAIN_PASSWORD", YOUR_API_KEY: a name, not a value
 _ENV_LINE_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
@@ -124,7 +125,7 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
     lead, trail = quote_widths(raw)
     quoted = bool(lead)
     value = raw[lead:len(raw) - trail] if quoted else raw
-    if len(value) < 4 or _PLACEHOLDER.match(value):
+    if len(value) < 4 or _PLACEHOLDER.match(value) or _CONSTANT.match(value):
         return False
     if quoted:
         return " " not in value.strip() or len(value) >= 12 and entropy(value) >= 3.5
@@ -134,7 +135,7 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
         return True
     if len(value) < 8 or value.isdigit() or _CODE.match(value) and not _mixed(value):
         return False
-    return _mixed(value) or entropy(value) >= 3.5
+    return _mixed(value) or len(value) >= 16 and entropy(value) >= 4.0
 
 
 def _mixed(value: str) -> bool:
