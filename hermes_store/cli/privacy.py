@@ -9,7 +9,7 @@ import click
 
 from hermes_store.cli.common import echo_json, get_home
 from hermes_store.redaction import RedactionSettings, Redactor, redactor_for
-from hermes_store.redaction.storage import purge_free_space, rewrite_texts
+from hermes_store.redaction.storage import purge_free_space, rewrite_texts, secure_deletes
 from hermes_store.sessions.storage import open_session_storage
 
 
@@ -92,8 +92,7 @@ def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching
     db = get_home(ctx).open_db()
     try:
         storage = open_session_storage(db)
-        if db.engine == "sqlite":
-            db.execute("PRAGMA secure_delete=ON")
+        secure_deletes(db)
         try:
             result = forget_items(storage, ref=ref, session_id=session_id, matching=matching)
         except ForgetError as exc:

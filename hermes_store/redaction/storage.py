@@ -69,8 +69,8 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool) -> dict[str, d
     """
     report: dict[str, dict[str, int]] = {}
     sql = db.portable
-    if db.engine == "sqlite" and not dry_run:
-        db.execute("PRAGMA secure_delete=ON")
+    if not dry_run:
+        secure_deletes(db)
     for table, keys, columns in TEXT_COLUMNS:
         if not db.table_exists(table):
             continue
@@ -96,6 +96,13 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool) -> dict[str, d
             for start in range(0, len(changes), CHUNK):
                 sql.executemany(f"UPDATE {table} SET {assignments} WHERE {where}", changes[start:start + CHUNK])
     return report
+
+
+def secure_deletes(db: Any) -> None:
+    """From now on this SQLite connection overwrites deleted content with zeros (PostgreSQL:
+    nothing to set; its dead rows go with VACUUM FULL in :func:`purge_free_space`)."""
+    if db.engine == "sqlite":
+        db.execute("PRAGMA secure_delete=ON")
 
 
 def _transaction(db: Any) -> Any:
