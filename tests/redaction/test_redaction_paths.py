@@ -160,3 +160,29 @@ def test_memory_secret_allowed_by_config(home) -> None:
     assert PLANTED["github"][1] in home.memory_file.read_text(encoding="utf-8")  # the user's own file
     history = run(home, "memory", "history", "--json")[1]
     assert PLANTED["github"][1] not in history  # the store keeps only the marker
+
+
+def test_hermes_state_db_sync_redacts(engine, home, tmp_path) -> None:
+    from hermes_store.db import Database
+    from hermes_store.sessions.state_sync import StateDbSync
+
+    fixture = Path(__file__).resolve().parent.parent / "sessions" / "fixtures" / "hermes_state.sql"
+    state = tmp_path / "hermes" / "state.db"
+    state.parent.mkdir()
+    db = Database(state, migrate=False)
+    db.execute(fixture.read_text(encoding="utf-8"))
+    text, secret = PLANTED["anthropic"]
+    calls = json.dumps([{"id": "c9", "type": "function", "function": {"name": "terminal", "arguments": json.dumps(
+        {"command": f"curl -H 'x-api-key: {secret}'"})}}])
+    db.execute("UPDATE sessions SET title = ? WHERE id = '20260110_080000_aaaaaa'", (f"kubernetes {text}",))
+    db.execute("INSERT INTO messages(session_id, role, content, tool_call_id, tool_calls, tool_name, timestamp)"
+               " VALUES ('20260110_080000_aaaaaa', 'user', ?, NULL, NULL, NULL, 1768032099),"
+               " ('20260110_080000_aaaaaa', 'assistant', '', NULL, ?, NULL, 1768032100),"
+               " ('20260110_080000_aaaaaa', 'tool', ?, 'c9', NULL, 'terminal', 1768032101)",
+               (f"kubernetes {text}", calls, f"echo {text}"))
+    db.close()
+    result = StateDbSync(home, state).sync()
+    assert result.as_dict()["messages_added"] > 0, result.as_dict()
+    shown = run(home, "sessions", "show", "--json", "20260110_080000_aaaaaa")[1]
+    assert "[REDACTED:anthropic-key:" in shown
+    assert_absent(shown, "state.db sync")
