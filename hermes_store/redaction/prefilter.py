@@ -8,6 +8,7 @@ finding the same rules.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import threading
@@ -33,6 +34,10 @@ class Prefilter:
             database.compile(expressions=[rule.trigger.encode() for rule in RULES],
                              ids=list(range(len(RULES))), flags=flags)
             self._hs, self._database = hyperscan, database
+            every = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)  # every match: for many texts at once
+            every.compile(expressions=[rule.trigger.encode() for rule in RULES], ids=list(range(len(RULES))),
+                          flags=[hyperscan.HS_FLAG_CASELESS if rule.caseless else 0 for rule in RULES])
+            self._every = every
         self._triggers = tuple(re.compile(rule.trigger, re.IGNORECASE if rule.caseless else 0) for rule in RULES)
 
     @property
@@ -40,20 +45,43 @@ class Prefilter:
         """``hyperscan`` or ``re``: what scans the triggers."""
         return "hyperscan" if self._hs is not None else "re"
 
-    def _scratch(self) -> Any:
-        scratch = getattr(self._local, "scratch", None)
+    def _scratch(self, name: str = "scratch") -> Any:
+        scratch = getattr(self._local, name, None)
         if scratch is None:  # a Hyperscan scratch space may be used by one thread at a time
-            scratch = self._local.scratch = self._hs.Scratch(self._database)
+            scratch = self._hs.Scratch(self._database if name == "scratch" else self._every)
+            setattr(self._local, name, scratch)
         return scratch
+
+    def candidates(self, texts: list[str]) -> set[int]:
+        """The indexes of ``texts`` in which some trigger occurs: one scan for all of them
+        (joined by NUL, which no stored text holds), so a batch of messages costs one call.
+        A trigger match is attributed to the text it ends in; one that spans a separator
+        only adds a candidate that the full rules then clear."""
+        if self._hs is None:
+            return {i for i, text in enumerate(texts) if self.fired(text)}
+        ends: list[int] = []
+        position = 0
+        for text in texts:
+            position += len(text.encode("utf-8", "surrogatepass")) + 1 if not text.isascii() else len(text) + 1
+            ends.append(position)
+        blob = "\x00".join(texts).encode("utf-8", "surrogatepass")
+        hits: set[int] = set()
+
+        def on_match(rule: int, start: int, end: int, flags: int, context: Any) -> None:
+            hits.add(bisect.bisect_right(ends, end - 1))
+
+        self._every.scan(blob, match_event_handler=on_match, scratch=self._scratch("every"))
+        return {i for i in hits if i < len(texts)}
 
     def fired(self, text: str) -> dict[int, list[tuple[int, int]] | None]:
         """The rules whose trigger occurs in ``text`` (empty: none can match), each with the
         spans of ``text`` its expression needs to read (None: the whole text).
 
-        A rule with a :attr:`~hermes_store.redaction.rules.Rule.window` is read only around
-        its trigger's matches (``window`` characters before, ``after`` after), which keeps a
-        long tool output that mentions ``token:`` once from being read whole by the slower
-        full expression; offsets are exact for ASCII text, so other text is read whole.
+        A rule with a :attr:`~hermes_store.redaction.rules.Rule.window` gets the spans that
+        hold its trigger's matches (``window`` characters before each match end): its full
+        expression is tried only where the trigger starts in them, which keeps a long tool
+        output that mentions ``token:`` once from being read whole by the slower expression;
+        offsets are exact for ASCII text, so other text is read whole.
         """
         if self._hs is None:
             return {i: None for i, trigger in enumerate(self._triggers) if trigger.search(text)}
@@ -77,14 +105,13 @@ class Prefilter:
 MAX_WINDOWS = 64  # a text with more trigger matches for one rule is read whole
 
 
-def _windows(ends: list[int], window: tuple[int, int] | None, size: int) -> list[tuple[int, int]] | None:
-    """Merged ``(start, end)`` spans around the trigger match ends (None: read the whole text)."""
+def _windows(ends: list[int], window: int | None, size: int) -> list[tuple[int, int]] | None:
+    """Merged ``(start, end)`` spans that hold the trigger matches (None: read the whole text)."""
     if window is None:
         return None
-    before, after = window
     spans: list[tuple[int, int]] = []
     for end in sorted(ends):
-        lo, hi = max(0, end - before), min(size, end + after)
+        lo, hi = max(0, end - window), min(size, end)
         if spans and lo <= spans[-1][1]:
             spans[-1] = (spans[-1][0], max(spans[-1][1], hi))
         else:

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from hermes_store.redaction.prefilter import prefilter
 from hermes_store.redaction.rules import (
@@ -21,6 +22,7 @@ from hermes_store.redaction.rules import (
     FULL,
     NAME_CHARS,
     RULES,
+    TRIGGERS,
     quote_widths,
     value_is_secret,
 )
@@ -51,16 +53,22 @@ def _assignment_kind(name: str, word: str) -> str:
     return "token"
 
 
-def _matches(pattern: re.Pattern[str], text: str, spans: list[tuple[int, int]] | None) -> Iterator[re.Match[str]]:
-    """``pattern``'s matches in ``text``, or only within ``spans`` when given."""
+def _matches(index: int, text: str, spans: list[tuple[int, int]] | None) -> Iterator[re.Match[str]]:
+    """Rule ``index``'s matches in ``text``; with ``spans``, only those starting where the
+    rule's trigger starts within them (the match itself may run past the span)."""
+    pattern = COMPILED[index]
     if spans is None:
         yield from pattern.finditer(text)
         return
-    last = -1
+    last = 0
     for lo, hi in spans:
-        for match in pattern.finditer(text, max(lo, last), hi):
-            last = match.end()
-            yield match
+        for trigger in TRIGGERS[index].finditer(text, lo, hi):
+            if trigger.start() < last:
+                continue
+            match = pattern.match(text, trigger.start())
+            if match is not None:
+                last = match.end()
+                yield match
 
 
 def _token_kind(value: str) -> str | None:
@@ -122,7 +130,7 @@ class Redactor:
                  ) -> Iterator[tuple[Finding, int]]:
         for index in sorted(fired):
             rule = RULES[index]
-            for match in _matches(COMPILED[index], text, fired[index]):
+            for match in _matches(index, text, fired[index]):
                 kind = rule.kind
                 if kind == "assignment":
                     name = _name_before(text, match.start("n")) + match.group("n")
@@ -174,6 +182,27 @@ class Redactor:
             at = item.end
         parts.append(text[at:])
         return "".join(parts)
+
+    def redact_rows(self, rows: list[tuple[Any, ...]], columns: tuple[int, ...]) -> list[tuple[Any, ...]]:
+        """``rows`` with the text at ``columns`` of each redacted: one prefilter scan over the
+        whole batch (the bulk loader's), then the full rules on the few rows it flags."""
+        if not self.enabled or not rows:
+            return rows
+        texts: list[str] = []
+        owners: list[int] = []
+        for index, row in enumerate(rows):
+            for column in columns:
+                if row[column]:
+                    texts.append(row[column])
+                    owners.append(index)
+        flagged = range(len(rows)) if self._extra else {owners[i] for i in prefilter().candidates(texts)}
+        out = list(rows)
+        for index in flagged:
+            row = list(out[index])
+            for column in columns:
+                row[column] = self.redact(row[column])
+            out[index] = tuple(row)
+        return out
 
     def contains_secret(self, text: str) -> list[str]:
         """The kinds of secret ``text`` holds (empty: none, or redaction is off)."""

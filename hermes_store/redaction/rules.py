@@ -41,8 +41,9 @@ class Rule:
     trigger: str
     caseless: bool = False
     priority: int = 0
-    #: ``(before, after)``: the expression is read only that far around a trigger's match end
-    window: tuple[int, int] | None = None
+    #: the expression is tried only where its trigger starts, found within ``window``
+    #: characters before a trigger match's end (the rule's match starts where the trigger does)
+    window: int | None = None
 
 
 _ASSIGN_WORDS = (r"(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|apikey|private[_-]?key|access[_-]?key"
@@ -72,14 +73,16 @@ RULES: tuple[Rule, ...] = (
                          r"(?P<v>[^\s@/\"'<>]{1,300})@", r"://[^\s/@:]{1,200}:[^\s@/]{1,300}@"),
     Rule("authorization", r"(?i:\b(?:authorization|proxy-authorization)[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
                           r"(?:bearer|basic|token|bot|digest)\s{1,4})(?P<v>[A-Za-z0-9._~+/=:-]{6,4000})",
-         r"authorization", caseless=True, window=(64, 4200)),
+         r"authorization", caseless=True, window=64),
     Rule("bearer_token", r"(?i:\bbearer\s{1,4})(?P<v>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,4000}=*)",
-         r"bearer\s", caseless=True, priority=1, window=(16, 4100)),
+         r"bearer\s", caseless=True, priority=1, window=16),
     Rule("assignment", r"(?i:(?P<n>" + _ASSIGN_WORDS + r")\b(?:\\{0,7}[\"'])?\s{0,4}(?P<sep>:=|=>|=|:)\s{0,4})"
                        r"(?P<v>" + _ESCAPED + "|" + _QUOTED + "|" + _BARE + ")",
-         _ASSIGN_WORDS + r"\\{0,7}[\"']?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=(32, 4100)),
+         _ASSIGN_WORDS + r"\\{0,7}[\"']?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=80),
 )
 COMPILED: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.expr) for rule in RULES)
+TRIGGERS: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.trigger, re.IGNORECASE if rule.caseless else 0)
+                                             for rule in RULES)
 FULL = re.compile("|".join(f"(?:{rule.expr.replace('(?P<v>', '(?:')})" for rule in RULES
                            if rule.kind != "assignment"))  # "is this whole value a known token?"
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")

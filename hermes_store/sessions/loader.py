@@ -225,7 +225,8 @@ class BulkLoader:
             raise ValueError(f"fts_mode: expected one of {', '.join(FTS_MODES)}, got {fts_mode!r}")
         self.db = db
         self.storage = open_session_storage(db)
-        self.redact = redactor_for(db).redact  # secrets replaced before anything is buffered
+        self.redactor = redactor_for(db)  # secrets replaced before anything is buffered
+        self.redact = self.redactor.redact
         # what `hermes-store forget` removed for good: never imported again
         self._forgotten_sessions, self._forgotten_messages = self.storage.tombstones()
         self.batch_messages = max(1, int(batch_messages))
@@ -462,19 +463,17 @@ class BulkLoader:
             content = clean_text(content, record.line, "content", problems)
             for problem in problems:
                 self._problem(current, problem.line, problem.error)
-        redact = self.redact
-        content = redact(content)
-        if self._forgotten_messages and session_id in self._forgotten_messages and \
-                content_hash(content) in self._forgotten_messages[session_id]:
-            self.summary.forgotten += 1
-            return
         tool_calls = record.tool_calls
         if tool_calls is not None and not tool_calls.isascii() and (
                 "\x00" in tool_calls or SURROGATE.search(tool_calls)):
             self._problem(current, record.line, "field 'tool_calls': NUL bytes or lone surrogates replaced")
             tool_calls = scrub(tool_calls)
-        if tool_calls is not None:
-            tool_calls = redact(tool_calls)
+        # secrets are replaced for the whole batch in _flush (one prefilter scan); a session
+        # with forgotten messages compares the stored, redacted form now
+        if self._forgotten_messages and session_id in self._forgotten_messages and \
+                content_hash(self.redact(content)) in self._forgotten_messages[session_id]:
+            self.summary.forgotten += 1
+            return
         role = record.role
         timestamp = record.timestamp
         if timestamp is not None:
@@ -521,7 +520,7 @@ class BulkLoader:
     def _flush(self, wait: bool = False) -> None:
         """Hand the pending batch to the writer (one transaction); ``wait`` for it to commit."""
         if self._pending or self._files or self._sessions:
-            job = Batch(rows=self._pending, fts_mode=self.fts_mode)
+            job = Batch(rows=self.redactor.redact_rows(self._pending, REDACTED_COLUMNS), fts_mode=self.fts_mode)
             self._pending = []
             for session_id, info in self._sessions.items():
                 if info.owner is None or not (info.added or info.fields or info.is_new):
@@ -543,6 +542,9 @@ class BulkLoader:
             self._writer.wait()
         if wait and len(self._sessions) > SESSION_CACHE_LIMIT:
             self._sessions.clear()  # the store is up to date: re-read on demand
+
+
+REDACTED_COLUMNS = (3, 5)  # content and tool_calls of a pending row (see _add_message)
 
 
 def _progress(current: _File) -> dict[str, Any]:
