@@ -59,6 +59,12 @@ class Prefilter:
         only adds a candidate that the full rules then clear."""
         if self._hs is None:
             return {i for i, text in enumerate(texts) if self.fired(text)}
+        found: set[int] = set()
+        for start in range(0, len(texts), CANDIDATE_CHUNK):  # bounded memory: a few MB per scan
+            found.update(start + i for i in self._candidates(texts[start:start + CANDIDATE_CHUNK]))
+        return found
+
+    def _candidates(self, texts: list[str]) -> set[int]:
         ends: list[int] = []
         position = 0
         for text in texts:
@@ -102,6 +108,7 @@ class Prefilter:
                 else None for rule, hits in ends.items()}
 
 
+CANDIDATE_CHUNK = 2000  # texts joined into one scan
 MAX_WINDOWS = 64  # a text with more trigger matches for one rule is read whole
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from redaction_corpus import HARMLESS, PLANTED
 
@@ -77,3 +79,14 @@ def test_settings_errors_name_the_key() -> None:
 def test_redaction_off() -> None:
     off = Redactor(b"k", RedactionSettings(enabled=False))
     assert off.redact(PLANTED["github"][0]) == PLANTED["github"][0]
+
+
+def test_batch_redaction_finds_secrets_past_scan_chunks() -> None:
+    rows = [(i, f"message {i} about token usage: {i}", None) for i in range(4500)]
+    rows[2999] = (2999, PLANTED["github"][0], None)
+    rows[4001] = (4001, "plain", json.dumps({"cmd": PLANTED["openai"][0]}))
+    out = R.redact_rows(rows, (1, 2))
+    assert PLANTED["github"][1] not in out[2999][1] and "[REDACTED:github-token:" in out[2999][1]
+    assert PLANTED["openai"][1] not in out[4001][2]
+    assert [row for i, row in enumerate(out) if i not in (2999, 4001)] == \
+        [row for i, row in enumerate(rows) if i not in (2999, 4001)]
