@@ -46,11 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.db import Database
-<<<<<<< HEAD
 from hermes_store.foreign_db import ForeignDBError
-=======
 from hermes_store.redaction import redactor_for
->>>>>>> main
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,

@@ -135,15 +135,11 @@ class HermesDbImporter(Importer):
         try:
             with ForeignDB(self.path) as db:
                 max_id = int(db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages") or 0)
-<<<<<<< HEAD
-        except Exception:  # unreadable now: read() reports why
-=======
                 cursor_uid = state.meta.get("cursor_uid")
                 if cursor_uid and max_id >= int(state.resume_at) and "message_uid" in _columns(db, "messages"):
                     found = db.scalar("SELECT message_uid FROM messages WHERE id = ?", (int(state.resume_at),))
                     return found != cursor_uid
-        except (DatabaseError, Exception):
->>>>>>> main
+        except Exception:  # unreadable now: read() reports why
             return False
         return max_id < int(state.resume_at)
 
@@ -172,17 +168,11 @@ class HermesDbImporter(Importer):
         scols = _columns(db, "sessions")
         mcols = _columns(db, "messages")
         last_id = int(state.resume_at or 0)
-<<<<<<< HEAD
         quoted = ", ".join(quote_identifier(c) for c in scols)
-        for row in db.query(f"SELECT {quoted} FROM sessions ORDER BY started_at, id", table="sessions", key="id"):
-            yield _session_record(row, scols)
-=======
-        quoted = ", ".join(_quote_identifier(c) for c in scols)
-        rows = db.query(f"SELECT {quoted} FROM sessions ORDER BY started_at, id")
+        rows = db.query(f"SELECT {quoted} FROM sessions ORDER BY started_at, id", table="sessions", key="id")
         by_id = {str(r["id"]): r for r in rows}
         for row in rows:
             yield _session_record(row, scols, by_id)
->>>>>>> main
         tools = ToolNames()
         wanted = [c for c in ("id", "session_id", "role", "content", "tool_call_id", "tool_calls",
                               "tool_name", "timestamp", "active", "compacted", "display_metadata",
