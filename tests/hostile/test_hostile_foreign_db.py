@@ -214,3 +214,15 @@ def test_profile_names_are_matched_whole(tmp_path, profile):
 def test_a_home_resolving_to_the_root_is_refused(home):
     with pytest.raises(ConfigError, match="filesystem root"):
         resolve_home(home)
+
+
+def test_titles_from_a_foreign_db_are_capped(tmp_path):
+    db = _make(tmp_path / "state.db", STATE_SCHEMA
+               + "INSERT INTO sessions VALUES ('s1', 'cli', printf('%.*c', 1000000, 't'), 1.0, 2.0);"
+               + "INSERT INTO messages VALUES (1, 's1', 'user', 'hello', 1.0);")
+    store = tmp_path / "store.db"
+    _index(store, db)
+    from hermes_store.db import Database
+    with Database(store) as ours:
+        titles = [r["title"] for r in ours.query("SELECT title FROM sessions")]
+    assert titles and all(len(t) <= 300 for t in titles)
