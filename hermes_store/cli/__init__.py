@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "migrate": "hermes_store.cli.migrate:migrate",
     "backup": "hermes_store.cli.backup:backup",
     "restore": "hermes_store.cli.backup:restore",
+    "tui": "hermes_store.cli.tui:tui",
 }
 
 

@@ -1,0 +1,22 @@
+"""``hermes-store tui`` — search all your agents' past as you type (needs the ``tui`` extra)."""
+
+from __future__ import annotations
+
+import click
+
+from hermes_store.cli.common import fail, get_home
+
+
+@click.command("tui")
+@click.option("--query", "-q", default="", help="Start with this query in the search box.")
+@click.pass_context
+def tui(ctx: click.Context, query: str) -> None:
+    """Interactive search over every indexed session, facts and memory (keyboard only)."""
+    try:
+        from hermes_store.tui.app import SearchApp
+    except ImportError as exc:
+        if "textual" not in str(exc):
+            raise
+        fail("the TUI needs Textual: pip install 'hermes-store[tui]'")
+        return
+    SearchApp(get_home(ctx), query=query).run()
