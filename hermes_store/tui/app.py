@@ -9,6 +9,7 @@ only ever shows the answer to what is in the box now.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -29,12 +30,13 @@ from hermes_store.tui.render import message_text, one_line, result_text, safe
 from hermes_store.tui.resume import resume_command
 from hermes_store.tui.screens import FiltersScreen, RecallScreen, SessionScreen
 
-DEBOUNCE = 0.03  # seconds of quiet after a keystroke before the search starts
+DEBOUNCE = 0.025  # seconds of quiet after a keystroke before the search starts
 HELP = 'words, "a phrase", a OR b, NOT word, prefix* — the language of `hermes-store sessions search`'
 
 CSS = """
 #query { height: 3; }
-#filters, #status { height: 1; padding: 0 1; }
+#filters { height: 1; padding: 0 1; }
+#status { height: auto; max-height: 3; padding: 0 1; }
 #status.problem { color: $error; text-style: bold; }
 #results { height: 1fr; min-height: 4; border: none; }
 #results:focus { border-left: thick $accent; }
@@ -89,6 +91,8 @@ class SearchApp(App[None]):
         self.generation = 0
         self._timer: Timer | None = None
         self.last_copied: str | None = None
+        self.changed_at = time.perf_counter()  # when the request last changed
+        self.latency: float | None = None  # change -> its results on screen, for the last search shown
 
     # -- layout --------------------------------------------------------------------------
 
@@ -111,6 +115,7 @@ class SearchApp(App[None]):
         """Every keystroke in the query box: restart the debounce timer."""
         if event.input.id == "query":
             self.request = replace(self.request, query=event.value)
+            self.changed_at = time.perf_counter()
             self.schedule_search()
 
     def schedule_search(self, delay: float = DEBOUNCE) -> None:
@@ -118,12 +123,13 @@ class SearchApp(App[None]):
         self.generation += 1
         if self._timer is not None:
             self._timer.stop()
-        self._timer = self.set_timer(delay, partial(self.start_search, self.generation))
+        self._timer = self.set_timer(max(delay, 0.001), partial(self.start_search, self.generation))
 
     def start_search(self, generation: int) -> None:
         """Run the search in a worker thread (a newer one cancels this one)."""
         if generation != self.generation:
             return
+        self.store.cancel()  # whatever search is still running answers an older query
         self.run_worker(partial(self.search_job, self.request, generation), thread=True,
                         exclusive=True, group="search", exit_on_error=False)
 
@@ -148,6 +154,7 @@ class SearchApp(App[None]):
         results.clear_options()
         results.add_options([Option(result_text(row), id=str(i)) for i, row in enumerate(self.rows)])
         self.set_status(*self.status_for(outcome))
+        self.latency = time.perf_counter() - self.changed_at
         if self.rows:
             results.highlighted = 0
         else:
@@ -157,8 +164,8 @@ class SearchApp(App[None]):
         """The status line for ``outcome`` and whether it reports a problem."""
         where = safe(self.store.where())
         if outcome.state == "no-store":
-            return (f"No store at {where} (nothing indexed yet): run `hermes-store sessions index` first.",
-                    True)
+            return ("No store at " + where + ": nothing indexed yet. Run `hermes-store sessions index` "
+                    "to import your agents' sessions.", True)
         if outcome.state == "empty-store":
             return ("The store is empty: no sessions indexed yet. Run `hermes-store sessions index`.", True)
         if outcome.state == "blank":
@@ -176,7 +183,7 @@ class SearchApp(App[None]):
     def set_status(self, text: str, problem: bool = False) -> None:
         """Write the status line (red when it reports a problem)."""
         status = self.query_one("#status", Static)
-        status.update(Text(text, no_wrap=True, overflow="ellipsis"))
+        status.update(Text(text) if problem else Text(text, no_wrap=True, overflow="ellipsis"))
         status.set_class(problem, "problem")
 
     def show_filters(self) -> None:
@@ -204,7 +211,10 @@ class SearchApp(App[None]):
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
     def load_preview(self, row: dict[str, Any]) -> None:
         """Read the messages around ``row`` (worker thread) and show them."""
-        messages = self.store.context(row["session_id"], int(row["seq"]))
+        try:
+            messages = self.store.context(row["session_id"], int(row["seq"]))
+        except Exception:  # interrupted by a newer search, or the store went away: nothing to show
+            return
         terms = compile_query(self.request.query).terms
         texts = [(m.get("seq") == int(row["seq"]), message_text(m, hit_seq=int(row["seq"]), terms=terms))
                  for m in messages]

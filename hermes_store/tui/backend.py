@@ -24,7 +24,7 @@ from hermes_store.sessions import open_session_storage
 from hermes_store.sessions.search import SearchError, search_messages
 
 ROLES: tuple[str, ...] = ("user", "assistant", "system", "tool", "reasoning")
-RESULT_LIMIT = 50
+RESULT_LIMIT = 30
 SEARCH_BUDGET = 5.0  # seconds one TUI search may run (the statement is interrupted after)
 CONTEXT_RADIUS = 3  # messages shown before and after the hit in the preview
 SESSION_PAGE = 300  # messages the session screen shows at once
@@ -99,6 +99,8 @@ class StoreView:
         self._db: Any = None
         self._lock = threading.Lock()
         self._has_sessions: bool | None = None
+        self._searching = threading.Condition()
+        self._running = 0  # searches in flight (at most one: they run one after another)
 
     # -- the store ---------------------------------------------------------------------
 
@@ -140,11 +142,34 @@ class StoreView:
     # -- searching ---------------------------------------------------------------------
 
     def search(self, request: SearchRequest) -> SearchOutcome:
-        """Run ``request`` as ``sessions search`` would, with the TUI's time budget."""
+        """Run ``request`` as ``sessions search`` would, with the TUI's time budget.
+
+        Searches run one at a time: this waits (up to the budget) for the one in flight,
+        which :meth:`cancel` stops early, so a cancel never reaches this search.
+        """
         began = time.perf_counter()
-        outcome = self._search(request)
+        with self._searching:
+            self._searching.wait_for(lambda: self._running == 0, timeout=SEARCH_BUDGET)
+            self._running += 1
+        try:
+            outcome = self._search(request)
+        finally:
+            with self._searching:
+                self._running -= 1
+                self._searching.notify_all()
         outcome.elapsed = time.perf_counter() - began
         return outcome
+
+    def cancel(self) -> None:
+        """Stop the search in flight (its statement is interrupted; its results are partial
+        and the caller drops them). Only SQLite stores can be interrupted; on a server the
+        stale search runs to its end (or its time budget) and its answer is dropped."""
+        with self._searching:
+            if self._running == 0 or self._db is None:
+                return
+            interrupt = getattr(self._db, "interrupt", None)
+            if interrupt is not None:
+                interrupt()
 
     def _search(self, request: SearchRequest) -> SearchOutcome:
         if not request.query.strip():

@@ -15,7 +15,7 @@ from textual.widgets import Footer, Input, Label, Static
 
 from hermes_store import timeutil
 from hermes_store.recall import KIND_BY_NAME
-from hermes_store.tui.backend import SESSION_PAGE, SearchRequest, StoreView, check_roles, ROLES
+from hermes_store.tui.backend import ROLES, SESSION_PAGE, SearchRequest, StoreView, check_roles
 from hermes_store.tui.render import highlighted, message_text, one_line, safe, session_header
 from hermes_store.tui.resume import resume_command
 
