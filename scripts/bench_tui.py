@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
+import os
 import statistics
 import sys
 import time
@@ -118,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip the headless app measurement")
     args = parser.parse_args(argv)
     home = build(args.work / str(args.messages), args.messages)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"machine: {os.cpu_count()} CPUs, load average {load:.1f} at start")
     calls = time_calls(home, args.repeat)
     print(f"search call per keystroke ({len(calls)} keystrokes), p50 / p95 / max ms: {ms(calls)}")
     if args.pilot:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from hermes_store.cli.common import fail, get_home
@@ -18,5 +20,10 @@ def tui(ctx: click.Context, query: str) -> None:
         if "textual" not in str(exc):
             raise
         fail("the TUI needs Textual: pip install 'hermes-store[tui]'")
+        return
+    terminal = sys.stdin.isatty() and sys.__stderr__ is not None and sys.__stderr__.isatty()
+    if not terminal:
+        fail("hermes-store tui needs a terminal (stdin and stderr are not one); "
+             "in a script use `hermes-store sessions search QUERY`")
         return
     SearchApp(get_home(ctx), query=query).run()
