@@ -32,6 +32,15 @@ async def settle(app: SearchApp, pilot, query: str | None = None) -> None:
     await pilot.pause()
 
 
+async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
+    """Let the app run until ``condition()`` holds (workers and refreshes are asynchronous)."""
+    for _ in range(int(timeout / 0.02)):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    assert condition()
+
+
 def shown(app: SearchApp, selector: str) -> str:
     """The plain text a Static shows."""
     return str(app.screen.query_one(selector, Static).render())
@@ -63,6 +72,7 @@ def test_typing_finds_highlights_and_previews(tui_home: Path) -> None:
             spans = [option.prompt.plain[s.start:s.end] for s in option.prompt.spans if s.style == HIT_STYLE]
             assert spans == ["zebrafish"]
             # the preview shows the conversation around it, tool calls included
+            await wait_until(pilot, lambda: "incubator" in preview(app))
             text = preview(app)
             assert "▶ [0] USER" in text
             assert "tool call Read" in text and "/home/ana/lab/notes.md" in text
@@ -78,6 +88,7 @@ def test_stored_control_characters_are_neutralised(tui_home: Path) -> None:
             prompt = app.query_one("#results").get_option_at_index(0).prompt
             assert "\x1b" not in prompt.plain and "\\u001b[2J" in prompt.plain
             assert "[bold]x[/bold]" in prompt.plain  # shown as text, not read as markup
+            await wait_until(pilot, lambda: "canary" in preview(app))
             assert "\x1b" not in preview(app)
     asyncio.run(run())
 
@@ -90,8 +101,9 @@ def test_enter_opens_whole_session_scrolled_to_hit(tui_home: Path) -> None:
             await pilot.press("enter")
             await pilot.pause()
             await app.workers.wait_for_complete()
-            await pilot.pause(0.2)
             assert isinstance(app.screen, SessionScreen)
+            await wait_until(pilot, lambda: len(app.screen.query(".message")) == 40)
+            await wait_until(pilot, lambda: app.screen.query_one("#session-messages").scroll_y > 0)
             header = shown(app, "#session-header")
             assert "Kubernetes rollout" in header and f"hit: {HERMES_ID}#30" in header
             assert f"hermes --resume {HERMES_ID}" in header
@@ -178,8 +190,7 @@ def test_facts_and_memory_view(tui_home: Path) -> None:
             await settle(app, pilot, "zebrafish")
             await pilot.press("ctrl+g")
             assert isinstance(app.screen, RecallScreen)
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+            await wait_until(pilot, lambda: "Searching" not in shown(app, "#recall-body"))
             body = shown(app, "#recall-body")
             assert "third floor" in body and "28C incubators" in body
             assert "MEMORY" in body.upper() and "fact" in body.lower()
@@ -198,8 +209,7 @@ def test_no_store_is_said_and_never_created(tmp_path: Path) -> None:
             await settle(app, pilot, "zebrafish")
             assert "No store at" in status(app) and "sessions index" in status(app)
             await pilot.press("ctrl+g")
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+            await wait_until(pilot, lambda: "Searching" not in shown(app, "#recall-body"))
             assert "No facts or memory entries" in shown(app, "#recall-body")
     asyncio.run(run())
     assert not (home / "hermes_store.db").exists()

@@ -65,7 +65,8 @@ def test_tui_in_tmux(tui_home: Path, tmp_path: Path) -> None:
         tmux.keys("zebrafish")
         screen = tmux.wait_for("1 result")
         assert "claude-code" in screen and "Why did the zebrafish experiment fail?" in screen
-        assert "tool call Read" in screen  # the preview, tool calls shown
+        screen = tmux.wait_for("tool call Read")  # the preview (loaded after the results), tool calls shown
+        assert "▶ [0] USER" in screen
         styled = tmux.screen("-e")
         assert "\x1b[7m" in styled or "\x1b[1;7m" in styled or ";7m" in styled  # the hit in reverse video
         tmux.keys("Enter")
