@@ -51,7 +51,7 @@ class SessionScreen(Screen[None]):
     def load(self) -> None:
         """Read the session row and one page of messages (in a worker thread)."""
         session = self.session or self.store.session(self.row["session_id"])
-        messages = self.store.session_page(self.row["session_id"], self.start) if session else []
+        messages = self.store.session_page(self.row["session_id"], self.start, SESSION_PAGE) if session else []
         self.app.call_from_thread(self.show, session, messages)
 
     def show(self, session: dict[str, Any] | None, messages: list[dict[str, Any]]) -> None:

@@ -60,6 +60,17 @@ def run_cli(home: Path, *args: str) -> str:
 @pytest.fixture
 def tui_home(tmp_path: Path) -> Path:
     """A home with two indexed sessions (Claude Code and Hermes), one memory entry, one fact."""
+    return build_home(tmp_path)
+
+
+@pytest.fixture
+def engine_home(engine: str, tmp_path: Path) -> Path:
+    """:func:`tui_home` on each storage engine (PostgreSQL through $HERMES_STORE_DATABASE_URL)."""
+    return build_home(tmp_path)
+
+
+def build_home(tmp_path: Path) -> Path:
+    """Index the two transcripts, add the memory entry and the fact; return the home."""
     home = tmp_path / "home"
     claude = write_jsonl(tmp_path / "src" / "claude" / f"{CLAUDE_ID}.jsonl", _claude_lines())
     hermes = write_jsonl(tmp_path / "src" / "hermes" / f"{HERMES_ID}.jsonl", _hermes_lines())

@@ -231,3 +231,40 @@ def test_result_text_is_two_lines() -> None:
     text = result_text({"source": "codex", "title": "t\x1b]52;c;x\x07", "timestamp": 0, "role": "assistant",
                         "snippet": ">>>a<<< b"})
     assert text.plain.count("\n") == 1 and "\x1b" not in text.plain and "\x07" not in text.plain
+
+
+def test_search_open_and_copy_on_each_engine(engine_home: Path) -> None:
+    async def run() -> None:
+        app = SearchApp(Home(engine_home))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"zebrafish")
+            await settle(app, pilot, "zebrafish")
+            assert "1 result" in status(app) and app.rows[0]["session_id"] == CLAUDE_ID
+            await wait_until(pilot, lambda: "tool call Read" in preview(app))
+            await pilot.press("ctrl+r")
+            assert app.clipboard == f"{CLAUDE_ID}#0"
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: len(app.screen.query(".message")) == 4)
+            assert "The incubator got too cold overnight." in "\n".join(
+                str(w.render()) for w in app.screen.query(".message"))
+    asyncio.run(run())
+
+
+def test_long_session_pages(tui_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("hermes_store.tui.screens.SESSION_PAGE", 10)
+
+    def seqs(app: SearchApp) -> list[int]:
+        return [int(str(w.render()).split("]")[0].split("[")[-1]) for w in app.screen.query(".message")]
+
+    async def run() -> None:
+        app = SearchApp(Home(tui_home), query="canary")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "canary")
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and seqs(app) == list(range(25, 35)))
+            assert "messages 25–34 of 40" in shown(app, "#session-header")
+            await pilot.press("n")
+            await wait_until(pilot, lambda: seqs(app) == list(range(35, 40)))
+            await pilot.press("p", "p")
+            await wait_until(pilot, lambda: seqs(app) == list(range(15, 25)))
+    asyncio.run(run())
