@@ -16,10 +16,10 @@ def tui(ctx: click.Context, query: str) -> None:
     """Interactive search over every indexed session, facts and memory (keyboard only)."""
     try:
         from hermes_store.tui.app import SearchApp
-    except ImportError as exc:
-        if "textual" not in str(exc):
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("textual", "rich"):
             raise
-        fail("the TUI needs Textual: pip install 'hermes-store[tui]'")
+        fail("the TUI needs Textual, the tui extra: pip install -e '.[tui]' in a clone")
         return
     terminal = sys.stdin.isatty() and sys.__stderr__ is not None and sys.__stderr__.isatty()
     if not terminal:

@@ -22,3 +22,12 @@ def test_tui_is_listed_in_help() -> None:
     exe = Path(sys.executable).with_name("hermes-store")
     done = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "tui" in done.stdout
+
+
+def test_tui_without_textual_names_the_extra(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['textual'] = None; from hermes_store.cli import main; "
+            f"sys.argv = ['hermes-store', '--home', {str(tmp_path / 'h')!r}, 'tui']; main()")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 1
+    assert "the TUI needs Textual, the tui extra: pip install -e '.[tui]'" in done.stderr
