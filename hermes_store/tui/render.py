@@ -128,6 +128,7 @@ def message_text(message: dict[str, Any], *, hit_seq: int | None = None, terms: 
         text.append(line + "\n")
     if terms:
         text.highlight_words([safe(t) for t in terms if t], HIT_STYLE, case_sensitive=False)
+    text.rstrip()
     return text
 
 
