@@ -123,8 +123,8 @@ class StoreView:
             return self._db
 
     def has_sessions(self) -> bool:
-        """True when the store holds at least one session (checked once, then cached)."""
-        if self._has_sessions is None:
+        """True when the store holds at least one session (asked again until it does)."""
+        if not self._has_sessions:
             db = self.db()
             if db is None:
                 return False

@@ -50,8 +50,14 @@ class SessionScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="session", exit_on_error=False)
     def load(self) -> None:
         """Read the session row and one page of messages (in a worker thread)."""
-        session = self.session or self.store.session(self.row["session_id"])
-        messages = self.store.session_page(self.row["session_id"], self.start, SESSION_PAGE) if session else []
+        try:
+            session = self.session or self.store.session(self.row["session_id"])
+            messages = self.store.session_page(self.row["session_id"], self.start, SESSION_PAGE) if session else []
+        except Exception as exc:  # the store failed or went away: say so, keep the app usable
+            problem = Text(f"Could not read the session: {type(exc).__name__}: {one_line(exc)} (Esc: back)",
+                           style="bold red")
+            self.app.call_from_thread(self.query_one("#session-header", Static).update, problem)
+            return
         self.app.call_from_thread(self.show, session, messages)
 
     def show(self, session: dict[str, Any] | None, messages: list[dict[str, Any]]) -> None:
