@@ -207,7 +207,7 @@ def _validate_single(store: MemoryStore, action: str, target: str, content: str 
         if not stripped:
             return {"success": False, "error": "Content cannot be empty." if action == "add"
                     else "new_content cannot be empty. Use 'remove' to delete entries."}
-        refusal = check_content(stripped)  # ours: a poisoned write is refused, never staged
+        refusal = check_content(stripped, store.secret_scanner)  # ours: poison or a secret is refused, never staged
         if refusal:
             return {"success": False, "error": refusal}
     return None

@@ -90,7 +90,8 @@ def _in_values(column: str, values: Sequence[Any], negate: bool) -> tuple[str, l
     return f"{'NOT ' if negate else ''}({column} = ANY(%s))", [list(values)]
 
 
-_DIALECT = FilterDialect(param="%s", never="false", in_values=_in_values, no_limit=None)
+_DIALECT = FilterDialect(param="%s", never="false", in_values=_in_values, no_limit=None,
+                         contains=lambda column: f"strpos({column}, ?) > 0")
 
 
 def _filters_sql(filters: Filters) -> tuple[str, list[Any]]:
