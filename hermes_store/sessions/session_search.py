@@ -34,7 +34,7 @@ from hermes_store.sessions.search import (
     find_hits,
     index_ready,
 )
-from hermes_store.sessions.session_search_bounds import BOUND_PROPERTIES, Bounds
+from hermes_store.sessions.session_search_bounds import BOUND_MAX_CHARS, BOUND_PROPERTIES, Bounds
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.tooling import (
     Tool,
@@ -313,7 +313,7 @@ def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, mat
 def _title_match(store: _Store, query: str, bounds: Bounds) -> dict[str, Any] | None:
     """The newest session whose title is the query (or ``query #N``), if eligible."""
     title = query.strip().strip("\"'`").strip()
-    if not title:
+    if not title or "\x00" in title:  # stored titles never hold NUL (and PostgreSQL refuses it)
         return None
     for row in store.storage.sessions_titled(title):
         if row.get("source") in HIDDEN_SOURCES or store.in_live_context(row["id"]):
@@ -660,9 +660,11 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     current = "" if profile else (ctx.session_id or "")
     mode = ("scroll" if session_id and around is not None else "read" if session_id
             else "discover" if query and query.strip() else "browse")
-    if mode == "discover":
-        try:  # a bad bound is reported even when there is nothing to search yet
-            Bounds.read(None, {k: args.get(k) for k in ("after", "before")})
+    if mode == "discover":  # a wrong type or size names the argument; a bad text gets Hermes' error
+        bound_args = {k: get_str(args, k, max_chars=BOUND_MAX_CHARS, exact=True) for k in ("after", "before")}
+        bound_args["exclude_session_ids"] = args.get("exclude_session_ids")
+        try:  # reported even when there is nothing to search yet
+            Bounds.read(None, bound_args)
         except timeutil.TimeParseError as exc:
             return {"success": False, "error": str(exc)}
     if db is None or not index_ready(db):
@@ -681,7 +683,7 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     if mode == "browse":
         return browse(store, limit)
     try:
-        bounds = Bounds.read(store.lineage, args)
+        bounds = Bounds.read(store.lineage, bound_args)
     except timeutil.TimeParseError as exc:
         return {"success": False, "error": str(exc)}
     return discover(store, query.strip(), limit=limit, sort=sort, detail=detail, roles=roles,
