@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "restore": "hermes_store.cli.backup:restore",
     "redact": "hermes_store.cli.privacy:redact",
     "forget": "hermes_store.cli.privacy:forget",
+    "tui": "hermes_store.cli.tui:tui",
 }
 
 
