@@ -152,6 +152,7 @@ def _resolve(index: Any, session_id: str) -> str:
 @model_facing
 def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
     """Show one session and its messages (ID may be a unique prefix)."""
+    from hermes_store.sessions.calltext import render_calls
     from hermes_store.sessions.live import SessionIndex
 
     with SessionIndex(get_home(ctx)) as index:
@@ -173,8 +174,9 @@ def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
         if message["tool_name"]:
             head += f":{message['tool_name']}"
         body = message["content"] or ""
-        if not body and message["tool_calls"]:
-            body = f"[tool calls] {message['tool_calls']}"
+        if message["tool_calls"]:
+            calls = render_calls(message["tool_calls"]) or [str(message["tool_calls"])]
+            body = "\n".join(([body] if body else []) + [f"[tool call] {c}" for c in calls])
         click.echo(f"\n[{message['seq']}] {head} ({_when(message['timestamp'])})\n{body}")
 
 

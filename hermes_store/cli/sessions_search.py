@@ -47,6 +47,8 @@ def _stamp(ts: float | None) -> str:
 @click.option("--since", default=None, help="From this date (YYYY-MM-DD, ISO date-time, epoch, or 7d/5h).")
 @click.option("--until", default=None, help="Up to this date (a bare date includes that whole day).")
 @click.option("--sort", type=click.Choice(SORTS), default="relevance", show_default=True)
+@click.option("--tool", "tools", multiple=True,
+              help="Only calls of these tools and their results, e.g. Bash (repeatable or comma-separated).")
 @click.option("--context", "expand_context", is_flag=True,
               help="Also return the neighbours of matching messages (best evidence recall).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -54,7 +56,7 @@ def _stamp(ts: float | None) -> str:
 @model_facing
 def search(ctx: click.Context, query: str, limit: int, roles: str | None, sources: tuple[str, ...],
            exclude_sources: tuple[str, ...], since: str | None, until: str | None, sort: str,
-           expand_context: bool, as_json: bool) -> None:
+           tools: tuple[str, ...], expand_context: bool, as_json: bool) -> None:
     """Search past session messages for QUERY (words, "phrases", OR, NOT, prefix*)."""
     home = get_home(ctx)
 
@@ -70,7 +72,7 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
             result = search_messages(
                 db, query, limit=limit, roles=roles, sources=split(sources),
                 exclude_sources=split(exclude_sources), since=since, until=until, sort=sort,
-                expand_context=expand_context,
+                expand_context=expand_context, tools=split(tools),
             )
         except SearchError as exc:
             fail(str(exc), 2)

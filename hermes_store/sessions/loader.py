@@ -58,7 +58,8 @@ from hermes_store.sessions.importers.base import (
     clean_text,
 )
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_long
-from hermes_store.sessions.maintenance import backfill_projection
+from hermes_store.sessions.calltext import call_text, strip_boilerplate, tool_names
+from hermes_store.sessions.maintenance import backfill_calls, backfill_projection
 from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
 
@@ -249,6 +250,7 @@ class BulkLoader:
 
     def _run(self, paths: Iterable[str | os.PathLike[str]], fmt: str) -> IndexSummary:
         backfill_projection(self.storage)  # once after migration 0007 (emoji in the projection)
+        backfill_calls(self.storage)  # once after migration 0009 / pg 0007 (tool calls indexed)
         done: set[str] = set()
         resolved_dirs: dict[str, str | None] = {}  # this run's resolved parent directories
         self._writer = self.storage.bulk_writer(pipeline=self.pipeline, on_commit=self._committed)
@@ -467,12 +469,16 @@ class BulkLoader:
         seq = info.next_seq
         info.next_seq = seq + 1
         tool_name = record.tool_name
+        if tool_name is not None and not tool_name.isascii():
+            tool_name = scrub(tool_name)
         call_id = record.tool_call_id
         self._pending.append((
-            session_id, seq, role if role.isascii() else scrub(role), content,
-            tool_name if tool_name is None or tool_name.isascii() else scrub(tool_name), tool_calls,
+            session_id, seq, role if role.isascii() else scrub(role), content, tool_name, tool_calls,
             call_id if call_id is None or call_id.isascii() else scrub(call_id), timestamp,
             None if ascii_only else cjk_for(role, content),
+            call_text(tool_calls) if tool_calls else None,
+            tool_names(tool_name, tool_calls) if tool_name or tool_calls else None,
+            strip_boilerplate(content) if "<" in content else None,
         ))
 
     def _committed(self, messages_added: int, sessions_added: int) -> None:

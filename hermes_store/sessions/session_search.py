@@ -33,6 +33,7 @@ from hermes_store.sessions.search import (
     find_hits,
     index_ready,
 )
+from hermes_store.sessions.calltext import strip_boilerplate
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.tooling import (
     Tool,
@@ -57,6 +58,7 @@ WINDOW_CHARS = 4000
 BOOKEND_CHARS = 1200
 READ_HEAD, READ_TAIL = 20, 10
 PREVIEW_CHARS = 60
+PREVIEW_SCAN = 5  # user turns looked at for a preview that is not agent boilerplate
 NO_MATCH_MESSAGE = "No matching sessions found."
 LEFT_CONTEXT_REASONS = frozenset(
     {"compression", "session_reset", "session_switch", "idle", "daily", "suspended",
@@ -506,8 +508,13 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
     candidates.sort(key=lambda item: item[0] or 0.0, reverse=True)
     results = []
     for _activity, root, tip in candidates[:limit]:
-        first = store.messages(tip["id"], ("user",), nonempty=True, limit=1)
-        first_user = first[0]["content"] if first else ""
+        first_user = ""
+        for row in store.messages(tip["id"], ("user",), nonempty=True, limit=PREVIEW_SCAN):
+            text = row["content"] or ""
+            first_user = strip_boilerplate(text) if "<" in text else None
+            first_user = text if first_user is None else first_user
+            if first_user.strip():
+                break  # the first user turn that is the user's words, not an agent's wrapper
         first_user = " ".join(_ANSI.sub("", first_user).split())
         preview = first_user[:PREVIEW_CHARS] + ("..." if len(first_user) > PREVIEW_CHARS else "")
         results.append(store.with_writer({

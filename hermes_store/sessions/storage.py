@@ -37,7 +37,7 @@ from hermes_store.query import Match
 
 # the order of the values in one message row handed to BulkWriter.write
 MESSAGE_ROW_FIELDS = ("session_id", "seq", "role", "content", "tool_name", "tool_calls",
-                      "tool_call_id", "timestamp", "cjk")
+                      "tool_call_id", "timestamp", "cjk", "calls", "tools", "search_text")
 # session fields the bulk loader may set or update
 SESSION_FIELDS = ("source", "title", "model", "workspace", "started_at", "ended_at",
                   "parent_session_id")
@@ -62,6 +62,7 @@ class Filters:
     since: float | None = None
     until: float | None = None
     session_ids: Sequence[str] | None = None
+    tools: Sequence[str] | None = None  # messages calling (or answering for) one of these tools
 
     def value_filters(self) -> list[tuple[str, list[Any], bool]]:
         """``(field, values, negate)`` for every list filter that is set, ``field`` being
@@ -314,6 +315,10 @@ class SessionStorage(ABC):
         """A message's content ("" when unknown)."""
 
     @abstractmethod
+    def message_calls(self, message_id: int) -> str:
+        """The indexed text of a message's tool calls ("" when it has none)."""
+
+    @abstractmethod
     def last_message_timestamp(self, session_id: str) -> float | None:
         """The timestamp of the session's last message (by ``seq``)."""
 
@@ -416,6 +421,11 @@ class SessionStorage(ABC):
     def backfill_projection(self, chunk: int) -> int:
         """Recompute stored projections when a migration asked for it (see
         :func:`hermes_store.sessions.maintenance.backfill_projection`); the number updated."""
+
+    @abstractmethod
+    def backfill_calls(self, chunk: int) -> int:
+        """Compute the tool-call text, tool names and boilerplate-free text of messages stored
+        before they existed, when a migration asked for it; the number updated."""
 
 
 def storage_class(engine: str) -> type[SessionStorage]:
