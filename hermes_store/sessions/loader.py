@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.db import Database
+from hermes_store.sessions.calltext import call_text, strip_boilerplate, tool_names
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
@@ -58,7 +59,6 @@ from hermes_store.sessions.importers.base import (
     clean_text,
 )
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_long
-from hermes_store.sessions.calltext import call_text, strip_boilerplate, tool_names
 from hermes_store.sessions.maintenance import backfill_calls, backfill_projection
 from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
@@ -158,6 +158,11 @@ def _walked(name: str) -> bool:
     if not name.startswith(".") and Path(name).suffix.lower() in WALK_SUFFIXES:
         return True
     return any(fnmatch.fnmatch(name, pattern) for pattern in _walk_names())
+
+
+def watched_name(name: str) -> bool:
+    """True for a file name that a directory walk (and ``sessions watch``) indexes."""
+    return _walked(name)
 
 
 @functools.lru_cache(maxsize=1)

@@ -24,6 +24,7 @@ from typing import Any
 from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
+from hermes_store.sessions.calltext import strip_boilerplate
 from hermes_store.sessions.search import (
     HIDDEN_ROLES,
     Hit,
@@ -33,7 +34,6 @@ from hermes_store.sessions.search import (
     find_hits,
     index_ready,
 )
-from hermes_store.sessions.calltext import strip_boilerplate
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.tooling import (
     Tool,

@@ -315,6 +315,14 @@ class SessionStorage(ABC):
         """A message's content ("" when unknown)."""
 
     @abstractmethod
+    def session_source_paths(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """The indexed file each of ``session_ids`` came from (sessions recorded live have none)."""
+
+    @abstractmethod
+    def source_rows(self) -> list[dict[str, Any]]:
+        """Every indexed file: ``{"id", "path", "format"}``, by path."""
+
+    @abstractmethod
     def message_calls(self, message_id: int) -> str:
         """The indexed text of a message's tool calls ("" when it has none)."""
 

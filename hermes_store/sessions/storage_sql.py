@@ -143,6 +143,21 @@ class SqlSessionStorage(SessionStorage):
         p = self.dialect.param
         return self.db.scalar(f"SELECT content FROM messages WHERE id = {p}", (int(message_id),)) or ""
 
+    def session_source_paths(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """``{session id: sources.path}`` for the sessions imported from a file."""
+        found: dict[str, str] = {}
+        ids = list(dict.fromkeys(session_ids))
+        for start in range(0, len(ids), 500):
+            clause, params = self.dialect.in_values("s.id", ids[start:start + 500], False)
+            for row in self.db.query("SELECT s.id, src.path FROM sessions s"
+                                     f" JOIN sources src ON src.id = s.source_id WHERE {clause}", params):
+                found[row["id"]] = row["path"]
+        return found
+
+    def source_rows(self) -> list[dict[str, Any]]:
+        """Every ``sources`` row's id, path and format, by path."""
+        return self.db.query("SELECT id, path, format FROM sources ORDER BY path")
+
     def message_calls(self, message_id: int) -> str:
         """The indexed tool-call text ("" when none)."""
         p = self.dialect.param
