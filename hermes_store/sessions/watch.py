@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 DEBOUNCE_MS = 150  # events closer than this are indexed together
 STEP_MS = 100  # how often the event loop looks at its stop flag
+IDLE_WAKE_MS = 5000  # an idle event watcher's round without changes (the first comes at once)
 POLL_INTERVAL = 0.5  # seconds between looks when polling
 _SIDE_FILES = ("-wal", "-journal", "-shm")
 
@@ -93,12 +94,19 @@ class Watcher:
         self._stop.set()
 
     def run(self) -> WatchStats:
-        """Catch up, then index changes until :meth:`stop` (or KeyboardInterrupt)."""
-        self.index(self.paths)
+        """Catch up, then index changes until :meth:`stop` (or KeyboardInterrupt).
+
+        The catch-up runs once the watch is in place (its first round), so a write made while
+        it runs is seen by the next round instead of falling between the two."""
         rounds = self._polled() if self.poll else self._events()
+        caught_up = False
         for changed in rounds:
             if self._stop.is_set():
                 break
+            if not caught_up:
+                caught_up = True
+                self.index(self.paths)
+                continue
             changed = [p for p in changed if p.exists()]  # a deleted file keeps its sessions
             if changed:
                 self.index(changed)
@@ -146,9 +154,11 @@ class Watcher:
     def _events(self) -> Iterator[list[Path]]:
         from watchfiles import watch
 
+        # yield_on_timeout: the first (empty) round comes as soon as the watch is in place;
+        # after that an idle watcher wakes once per IDLE_WAKE_MS and finds nothing to do
         for changes in watch(*self._roots(), stop_event=self._stop, debounce=DEBOUNCE_MS,
-                             step=STEP_MS, recursive=True, raise_interrupt=True,
-                             ignore_permission_denied=True):
+                             step=STEP_MS, rust_timeout=IDLE_WAKE_MS, yield_on_timeout=True,
+                             recursive=True, raise_interrupt=True, ignore_permission_denied=True):
             found: list[Path] = []
             for _change, raw in changes:
                 path = self._wanted(raw)
@@ -169,6 +179,7 @@ class Watcher:
 
     def _polled(self) -> Iterator[list[Path]]:
         before = self._snapshot()
+        yield []  # the catch-up round
         while not self._stop.wait(self.interval):
             now = self._snapshot()
             changed: list[Path] = []
