@@ -34,10 +34,23 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hermes_store.query import Match
+from hermes_store.sessions.calltext import derived
 
 # the order of the values in one message row handed to BulkWriter.write
 MESSAGE_ROW_FIELDS = ("session_id", "seq", "role", "content", "tool_name", "tool_calls",
                       "tool_call_id", "timestamp", "cjk", "calls", "tools", "search_text")
+LEGACY_ROW_LENGTH = 9  # a row without the derived values (calls, tools, search_text)
+
+
+def full_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Message rows in :data:`MESSAGE_ROW_FIELDS` order; rows given without the derived
+    values (the first nine fields only) get them computed here."""
+    if not rows or len(rows[0]) != LEGACY_ROW_LENGTH:
+        return rows
+    return [(*row, *derived(row[2], row[3], row[4], row[5])) if len(row) == LEGACY_ROW_LENGTH else row
+            for row in rows]
+
+
 # session fields the bulk loader may set or update
 SESSION_FIELDS = ("source", "title", "model", "workspace", "started_at", "ended_at",
                   "parent_session_id")

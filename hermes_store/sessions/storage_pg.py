@@ -56,6 +56,7 @@ from hermes_store.sessions.storage import (
     Hit,
     Hits,
     IndexLockTimeout,
+    full_rows,
 )
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
@@ -1012,7 +1013,7 @@ class PgBulkWriter(BulkWriter):
                     (handle.key, handle.format, time.time())).fetchone()["id"])
             for delta in batch.sessions:
                 self._write_session(conn, delta)
-            inserted = self._copy_messages(conn, batch.rows) if batch.rows else 0
+            inserted = self._copy_messages(conn, full_rows(batch.rows)) if batch.rows else 0
             for delta in batch.sessions:
                 if delta.added:
                     conn.execute(

@@ -48,6 +48,7 @@ from hermes_store.sessions.storage import (
     IndexLockTimeout,
     SessionDelta,
     SourceHandle,
+    full_rows,
 )
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
@@ -621,7 +622,7 @@ class SqliteBulkWriter(BulkWriter):
             self.db.execute("INSERT OR IGNORE INTO fts_deferred(name) VALUES ('messages_fts')")
         # Many rows per statement: each step call releases the GIL once for ROWS_PER_INSERT rows,
         # instead of once per row (per-row hand-offs stall this thread behind the parser).
-        rows = batch.rows
+        rows = full_rows(batch.rows)
         full = len(rows) - len(rows) % ROWS_PER_INSERT
         if full:
             self.db.executemany(_multi_insert(ROWS_PER_INSERT), _chunks(rows, full))

@@ -32,7 +32,7 @@ from hermes_store.sessions.loader import BulkLoader, IndexSummary, walk_inputs, 
 logger = logging.getLogger(__name__)
 
 DEBOUNCE_MS = 150  # events closer than this are indexed together
-STEP_MS = 100  # how often the event loop looks at its stop flag
+STEP_MS = 500  # how often the event loop looks at its stop flag (and Ctrl-C)
 IDLE_WAKE_MS = 5000  # an idle event watcher's round without changes (the first comes at once)
 POLL_INTERVAL = 0.5  # seconds between looks when polling
 _SIDE_FILES = ("-wal", "-journal", "-shm")
