@@ -730,12 +730,23 @@ class PgSessionStorage(SqlSessionStorage):
         """ts_headline of the content, else of the tool calls when only they match (marked
         ``[tool call]``); None when neither can be marked."""
         text = self._snippet_of("content", match, message_id, open_mark, close_mark, tokens)
-        if text and open_mark in text:
+        if text and open_mark in text and self._text_matches(match, message_id):
             return text
         calls = self._snippet_of("calls", match, message_id, open_mark, close_mark, tokens)
         if calls and open_mark in calls:
-            return f"{text} [tool call] {calls}" if text else f"[tool call] {calls}"
+            return f"[tool call] {calls}"
         return text
+
+    def _text_matches(self, match: Match, message_id: int) -> bool:
+        """True when the message's own text (not its tool calls) matches ``match``."""
+        try:
+            query_sql, params = tsquery_sql(match)
+        except TsQueryError:
+            return True
+        return bool(self.db.scalar(
+            f"SELECT to_tsvector('{SEARCH_CONFIG}', hermes_tokens(coalesce(search_text, content), 262144))"
+            f" || to_tsvector('{SEARCH_CONFIG}', left(coalesce(cjk, ''), 262144)) @@ ({query_sql})"
+            " FROM messages WHERE id = %s", (*params, int(message_id))))
 
     def _snippet_of(self, column: str, match: Match, message_id: int, open_mark: str,
                     close_mark: str, tokens: int) -> str | None:

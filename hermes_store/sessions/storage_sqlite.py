@@ -293,9 +293,18 @@ class SqliteSessionStorage(SqlSessionStorage):
         if row is None:
             return None
         text, calls = row
-        if (not text or open_mark not in text) and calls and open_mark in calls:
-            return f"{text} [tool call] {calls}" if text else f"[tool call] {calls}"
+        if calls and open_mark in calls and not self._text_matches(match, message_id):
+            return f"[tool call] {calls}"
         return text
+
+    def _text_matches(self, match: Match, message_id: int) -> bool:
+        """True when the message's own text (not its tool calls) matches ``match``."""
+        try:
+            return self.db.scalar(
+                "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
+                ("{search_content cjk} : (" + to_fts5(match) + ")", message_id)) is not None
+        except Exception:  # noqa: BLE001 - a snippet must never break a search
+            return True
 
     # -- bulk loading ------------------------------------------------------------------
 
