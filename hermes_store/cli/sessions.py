@@ -272,7 +272,7 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     from hermes_store.sessions.storage import open_session_storage
 
     home = get_home(ctx)
-    db = home.open_db() if Path(home.db_path).exists() else None
+    db = home.open_db() if home.store_exists() else None
     gone: list[dict[str, Any]] = []
     try:
         storage = open_session_storage(db) if db is not None else None
