@@ -102,40 +102,42 @@ def _name_and_args(call: dict[str, Any]) -> tuple[str, Any]:
     return str(call.get("name") or call.get("type") or ""), _arguments(args)
 
 
-def call_text(tool_calls: str | None) -> str | None:
-    """The indexed text of a message's tool calls (see the module docstring); None without any."""
-    if not tool_calls:
-        return None
+def call_fields(tool_name: str | None, tool_calls: str | None) -> tuple[str | None, str | None]:
+    """``(calls, tools)``: the indexed text of a message's tool calls and the names of the tools
+    it calls or answers for (see the module docstring), from one parse of ``tool_calls``."""
+    names: list[str] = [tool_name] if tool_name else []
     lines: list[str] = []
-    budget = [CALLS_CHARS]
-    for call in _calls(tool_calls):
-        name, args = _name_and_args(call)
-        parts: list[str] = [name] if name else []
-        _flatten(args, parts, budget)
-        if parts:
-            lines.append(" ".join(parts))
-        if budget[0] <= 0:
-            break
+    if tool_calls:
+        budget = [CALLS_CHARS]
+        for call in _calls(tool_calls):
+            name, args = _name_and_args(call)
+            if name and name not in names:
+                names.append(name)
+            if budget[0] <= 0:
+                continue
+            parts: list[str] = [name] if name else []
+            _flatten(args, parts, budget)
+            if parts:
+                lines.append(" ".join(parts))
     text = "\n".join(lines)[:CALLS_CHARS]
-    return text or None
+    return text or None, "\n" + "\n".join(names) + "\n" if names else None
+
+
+def call_text(tool_calls: str | None) -> str | None:
+    """The indexed text of a message's tool calls; None without any."""
+    return call_fields(None, tool_calls)[0]
 
 
 def tool_names(tool_name: str | None, tool_calls: str | None) -> str | None:
     """The ``tools`` value: every tool the message calls or answers for, newline-delimited."""
-    names: list[str] = [tool_name] if tool_name else []
-    if tool_calls:
-        for call in _calls(tool_calls):
-            name = _name_and_args(call)[0]
-            if name and name not in names:
-                names.append(name)
-    return "\n" + "\n".join(names) + "\n" if names else None
+    return call_fields(tool_name, tool_calls)[1]
 
 
 def derived(role: str, content: str, tool_name: str | None,
             tool_calls: str | None) -> tuple[str | None, str | None, str | None]:
     """``(calls, tools, search_text)`` for one message."""
-    return (call_text(tool_calls), tool_names(tool_name, tool_calls),
-            strip_boilerplate(content) if "<" in content else None)
+    calls, tools = call_fields(tool_name, tool_calls) if tool_name or tool_calls else (None, None)
+    return calls, tools, strip_boilerplate(content) if "<" in content else None
 
 
 def render_calls(tool_calls: str | None) -> list[str]:

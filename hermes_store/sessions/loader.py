@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.db import Database
-from hermes_store.sessions.calltext import call_text, strip_boilerplate, tool_names
+from hermes_store.sessions.calltext import call_fields, strip_boilerplate
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
@@ -72,6 +72,7 @@ DB_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
 # indexes that live next to transcripts but hold none: Hermes' gateway routing mirror, Codex's prompt history
 WALK_IGNORED = {"sessions.json", "history.jsonl"}
 FTS_MODES = ("batch", "trigger")
+_NO_CALLS = (None, None)  # (calls, tools) of a message without tool calls
 
 
 @dataclass
@@ -481,8 +482,7 @@ class BulkLoader:
             session_id, seq, role if role.isascii() else scrub(role), content, tool_name, tool_calls,
             call_id if call_id is None or call_id.isascii() else scrub(call_id), timestamp,
             None if ascii_only else cjk_for(role, content),
-            call_text(tool_calls) if tool_calls else None,
-            tool_names(tool_name, tool_calls) if tool_name or tool_calls else None,
+            *(call_fields(tool_name, tool_calls) if tool_name or tool_calls else _NO_CALLS),
             strip_boilerplate(content) if "<" in content else None,
         ))
 
