@@ -40,6 +40,8 @@ COMMANDS: dict[str, str] = {
     "restore": "hermes_store.cli.backup:restore",
     "service": "hermes_store.cli.service:service",
     "hooks": "hermes_store.cli.hooks:hooks",
+    "redact": "hermes_store.cli.privacy:redact",
+    "forget": "hermes_store.cli.privacy:forget",
 }
 
 

@@ -98,7 +98,8 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
     else:
         click.echo(f"{summary.files} files: {summary.sessions_added} sessions and "
                    f"{summary.messages_added} messages added, {summary.skipped} messages already "
-                   f"indexed, {len(summary.errors)} problems")
+                   f"indexed, {len(summary.errors)} problems"
+                   + (f", {summary.forgotten} forgotten messages left out" if summary.forgotten else ""))
         for error in summary.errors:
             where = error["path"] + (f":{error['line']}" if error["line"] is not None else "")
             click.echo(f"  {where}: {error['error']}", err=True)
@@ -164,14 +165,19 @@ def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
     from hermes_store.sessions.provenance import SOURCE_DELETED, source_status
 
     with SessionIndex(get_home(ctx)) as index:
+        if not index.resolve_id(session_id):
+            for item in index.storage.forgotten_summary(session_id):
+                if item["whole_session"]:  # say so, never the text
+                    fail(f"session {session_id} was forgotten for good at {_when(item['forgotten_at'])}")
         sid = _resolve(index, session_id)
         session = index.get_session(sid)
         messages = index.get_messages(sid)
         status = source_status(index.storage, [sid]).get(sid)
+        forgotten = [seq for item in index.storage.forgotten_summary(sid) for seq in item["messages"]]
     assert session is not None
     session.update(status or {"source_path": None, "source_deleted": False})
     if as_json:
-        echo_json({"session": session, "messages": messages})
+        echo_json({"session": session, "messages": messages, **({"forgotten_messages": forgotten} if forgotten else {})})
         return
     click.echo(f"Session {session['id']}  [{session['source']}, {session['origin_format']}]")
     for label in ("title", "model", "workspace", "parent_session_id"):
@@ -182,6 +188,8 @@ def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
         click.echo(f"  source file: {session['source_path']}{gone}")
     click.echo(f"  started: {_when(session['started_at'])}  ended: {_when(session['ended_at'])}"
                f"  messages: {session['message_count']}")
+    if forgotten:
+        click.echo(f"  forgotten for good: {len(forgotten)} message(s) (#{', #'.join(map(str, forgotten))})")
     for message in messages:
         head = message["role"].upper()
         if message["tool_name"]:
@@ -217,15 +225,19 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
 
 @sessions.command("delete")
 @click.argument("session_id")
+@click.option("--forget", "for_good", is_flag=True,
+              help="Forget it for good: later index runs skip it and say so (as `hermes-store forget --session`).")
 @click.pass_context
-def delete_cmd(ctx: click.Context, session_id: str) -> None:
+def delete_cmd(ctx: click.Context, session_id: str, for_good: bool) -> None:
     """Delete one session and its messages (its children keep their grandparent)."""
+    import time
+
     from hermes_store.sessions.live import SessionIndex
 
     with SessionIndex(get_home(ctx)) as index:
         sid = _resolve(index, session_id)
-        removed = index.delete_session(sid)
-    click.echo(f"Deleted session {sid} ({removed} messages).")
+        removed = index.storage.forget_session(sid, time.time()) if for_good else index.delete_session(sid)
+    click.echo(f"Deleted session {sid} ({removed} messages)" + ("; forgotten for good." if for_good else "."))
 
 
 @sessions.command("prune")
@@ -272,11 +284,13 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     from hermes_store.sessions.storage import open_session_storage
 
     home = get_home(ctx)
-    db = home.open_db() if home.store_exists() else None
+    db = home.open_db() if Path(home.db_path).exists() or home.engine == "postgresql" else None
+    forgotten: list[dict[str, Any]] = []
     gone: list[dict[str, Any]] = []
     try:
         storage = open_session_storage(db) if db is not None else None
         found = find_sources(storage, Path.home(), Path(home.root))
+        forgotten = storage.forgotten_summary() if storage is not None else []
         if storage is not None and storage.ready():
             gone = missing_sources(storage)
     finally:
@@ -297,6 +311,12 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"\nIndexed files no longer on disk ({SOURCE_DELETED}; their sessions are kept):")
         for row in gone:
             click.echo(f"  {row['path']}  [{row['format']}]  {row['sessions']} sessions")
+    if forgotten:  # counts and ids only, never the text
+        whole = [item["session_id"] for item in forgotten if item["whole_session"]]
+        single = sum(len(item["messages"]) for item in forgotten)
+        click.echo(f"forgotten for good (hermes-store forget): {len(whole)} session(s)"
+                   f"{' (' + ', '.join(whole) + ')' if whole else ''}, {single} single message(s)"
+                   " -- indexing their sources again skips them")
 
 
 @sessions.command("formats")

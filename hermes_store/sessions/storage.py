@@ -76,6 +76,8 @@ class Filters:
     until: float | None = None
     session_ids: Sequence[str] | None = None
     tools: Sequence[str] | None = None  # messages calling (or answering for) one of these tools
+    started_after: float | None = None  # the session's start: inclusive lower bound
+    started_before: float | None = None  # the session's start: exclusive upper bound
 
     def value_filters(self) -> list[tuple[str, list[Any], bool]]:
         """``(field, values, negate)`` for every list filter that is set, ``field`` being

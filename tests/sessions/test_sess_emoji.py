@@ -52,7 +52,7 @@ def test_migration_0007_marks_stores_with_messages(home, tmp_path, monkeypatch):
         write_jsonl(tmp_path / "m.jsonl", [{"session_id": "s", "role": "user", "content": "hi 🚀"}])
         index_paths(db, [tmp_path / "m.jsonl"])
         db.execute("PRAGMA user_version=6")  # as a store written before 0007
-    # 0007 and 0008 re-run over this store; the later migrations (0009 adds columns) are
+    # 0007 and 0008 re-run over this store; the later migrations (0010 adds columns) are
     # already in place, so the rewound store is migrated only up to 0008
     everything = db_module.migrations()
     monkeypatch.setattr(db_module, "migrations", lambda: [m for m in everything if m[0] <= 8])

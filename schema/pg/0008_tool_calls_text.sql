@@ -1,5 +1,5 @@
--- pg 0007: tool calls are searchable text; agent boilerplate is kept but not indexed as the
--- user's words (the same three derived columns as SQLite's 0009, computed at ingest by
+-- pg 0008: tool calls are searchable text; agent boilerplate is kept but not indexed as the
+-- user's words (the same three derived columns as SQLite's 0010, computed at ingest by
 -- hermes_store.sessions.calltext):
 --   calls       the tool calls as text (tool name, then every argument value);
 --   tools       the tool names a message calls or answers for, newline-delimited (--tool filter);

@@ -1,4 +1,4 @@
--- 0009: tool calls are searchable text; agent boilerplate is kept but not indexed as the user's words.
+-- 0010: tool calls are searchable text; agent boilerplate is kept but not indexed as the user's words.
 -- Three derived columns, computed at ingest (hermes_store.sessions.calltext):
 --   calls       the tool calls as text (tool name, then every argument value), indexed as the
 --               third column of messages_fts;
