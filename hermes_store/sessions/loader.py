@@ -555,7 +555,7 @@ class BulkLoader:
             self._sessions.clear()  # the store is up to date: re-read on demand
 
 
-REDACTED_COLUMNS = (3, 5)  # content and tool_calls of a pending row (see _add_message)
+REDACTED_COLUMNS = (3, 5, 9, 11)  # content, tool_calls, calls and search_text of a pending row (see _add_message)
 
 
 def _progress(current: _File) -> dict[str, Any]:
