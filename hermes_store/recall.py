@@ -593,6 +593,7 @@ def _recall_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         except ValueError as exc:
             raise ToolArgumentError(f"'{name}': {exc}") from exc
     for name in ("after", "before"):
+        get_str(args, name, max_chars=100, exact=True)  # a wrong type or size names the argument
         try:
             timeutil.parse_bound(args.get(name))
         except ValueError as exc:

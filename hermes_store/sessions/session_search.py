@@ -25,6 +25,7 @@ from hermes_store import timeutil
 from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
+from hermes_store.sessions.calltext import strip_boilerplate
 from hermes_store.sessions.search import (
     HIDDEN_ROLES,
     Hit,
@@ -34,7 +35,7 @@ from hermes_store.sessions.search import (
     find_hits,
     index_ready,
 )
-from hermes_store.sessions.session_search_bounds import BOUND_PROPERTIES, Bounds
+from hermes_store.sessions.session_search_bounds import BOUND_MAX_CHARS, BOUND_PROPERTIES, Bounds
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.tooling import (
     Tool,
@@ -64,6 +65,7 @@ SCROLL_HINT = ("Scroll forward: re-call with around_message_id = the LAST messag
                "FIRST message's id (the boundary message repeats as an orientation marker). "
                "messages_before/messages_after < window means you've hit that end of the session.")
 PREVIEW_CHARS = 60
+PREVIEW_SCAN = 5  # user turns looked at for a preview that is not agent boilerplate
 NO_MATCH_MESSAGE = "No matching sessions found."
 LEFT_CONTEXT_REASONS = frozenset(
     {"compression", "session_reset", "session_switch", "idle", "daily", "suspended",
@@ -313,7 +315,7 @@ def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, mat
 def _title_match(store: _Store, query: str, bounds: Bounds) -> dict[str, Any] | None:
     """The newest session whose title is the query (or ``query #N``), if eligible."""
     title = query.strip().strip("\"'`").strip()
-    if not title:
+    if not title or "\x00" in title:  # stored titles never hold NUL (and PostgreSQL refuses it)
         return None
     for row in store.storage.sessions_titled(title):
         if row.get("source") in HIDDEN_SOURCES or store.in_live_context(row["id"]):
@@ -554,8 +556,13 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
     candidates.sort(key=lambda item: item[0] or 0.0, reverse=True)
     results = []
     for _activity, root, tip in candidates[:limit]:
-        first = store.messages(tip["id"], ("user",), nonempty=True, limit=1)
-        first_user = first[0]["content"] if first else ""
+        first_user = ""
+        for row in store.messages(tip["id"], ("user",), nonempty=True, limit=PREVIEW_SCAN):
+            text = row["content"] or ""
+            first_user = strip_boilerplate(text) if "<" in text else None
+            first_user = text if first_user is None else first_user
+            if first_user.strip():
+                break  # the first user turn that is the user's words, not an agent's wrapper
         first_user = " ".join(_ANSI.sub("", first_user).split())
         preview = first_user[:PREVIEW_CHARS] + ("..." if len(first_user) > PREVIEW_CHARS else "")
         results.append(store.with_writer({
@@ -660,9 +667,11 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     current = "" if profile else (ctx.session_id or "")
     mode = ("scroll" if session_id and around is not None else "read" if session_id
             else "discover" if query and query.strip() else "browse")
-    if mode == "discover":
-        try:  # a bad bound is reported even when there is nothing to search yet
-            Bounds.read(None, {k: args.get(k) for k in ("after", "before")})
+    if mode == "discover":  # a wrong type or size names the argument; a bad text gets Hermes' error
+        bound_args = {k: get_str(args, k, max_chars=BOUND_MAX_CHARS, exact=True) for k in ("after", "before")}
+        bound_args["exclude_session_ids"] = args.get("exclude_session_ids")
+        try:  # reported even when there is nothing to search yet
+            Bounds.read(None, bound_args)
         except timeutil.TimeParseError as exc:
             return {"success": False, "error": str(exc)}
     if db is None or not index_ready(db):
@@ -681,7 +690,7 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     if mode == "browse":
         return browse(store, limit)
     try:
-        bounds = Bounds.read(store.lineage, args)
+        bounds = Bounds.read(store.lineage, bound_args)
     except timeutil.TimeParseError as exc:
         return {"success": False, "error": str(exc)}
     return discover(store, query.strip(), limit=limit, sort=sort, detail=detail, roles=roles,

@@ -11,6 +11,7 @@ from hermes_store import timeutil
 from hermes_store.sessions.search import Lineage
 
 EXCLUDE_CAP = 20  # exclude_session_ids: at most this many ids (Hermes' cap)
+BOUND_MAX_CHARS = 100  # an after/before longer than this is refused, naming the argument
 
 #: The tool schema's properties for the three arguments (Hermes' descriptions).
 BOUND_PROPERTIES: dict[str, Any] = {

@@ -145,3 +145,12 @@ def test_recall_bounds(home, dated):
     assert all("july2" in json.dumps(r) for r in tool["results"])
     bad = json.loads(handle_tool_call("recall", {"query": "k", "after": "last tuesday"}, home=home))
     assert bad["success"] is False and "invalid time bound: 'last tuesday'" in bad["error"]
+
+
+def test_wrong_typed_bound_names_the_argument_and_nul_query_is_no_crash(home, dated):
+    out = call(home, {"query": "kubernetes", "after": 5})
+    assert out["success"] is False and "'after'" in out["error"]
+    out = call(home, {"query": "kubernetes", "before": "x" * 500})
+    assert out["success"] is False and "'before'" in out["error"] and len(out["error"]) < 300
+    nul = call(home, {"query": "\x00"})
+    assert "failed:" not in nul.get("error", "")
