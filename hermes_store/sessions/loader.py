@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.db import Database
+from hermes_store.foreign_db import ForeignDBError
 from hermes_store.redaction import redactor_for
 from hermes_store.sessions.calltext import call_fields, strip_boilerplate
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
@@ -357,7 +358,7 @@ class BulkLoader:
             return IMPORTERS[fmt](path, self.options)
         try:
             name, ranked = detect(path, options=self.options)
-        except AmbiguousFormat as exc:
+        except (AmbiguousFormat, ForeignDBError) as exc:  # ForeignDBError: e.g. locked by its writer
             self._file_error(path, str(exc))
             return None
         if name is None:
