@@ -106,6 +106,14 @@ class ClaudeCodeImporter(Importer):
                 score = max(score, 0.8)
         return score
 
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """A file of ``summary`` lines only titles its siblings' sessions: a member of the folder."""
+        objects = head.objects()
+        if objects and all(o.get("type") == "summary" and "leafUuid" in o for o in objects):
+            return head.path.parent
+        return None
+
     def read(self, state: SourceState) -> Iterator[Event]:
         reader = _Reader(self, state)
         yield from read_jsonl(self, state, reader.handle)

@@ -107,7 +107,9 @@ def is_message_like(obj: Any) -> bool:
     if role not in KNOWN_ROLES:
         return False
     content = obj.get("content")
-    if content is None or isinstance(content, str):
+    if content is None:
+        return not isinstance(obj.get("message"), dict)  # {role, message: {...}}: another agent's line
+    if isinstance(content, str):
         return True
     if isinstance(content, list):
         return all(isinstance(part, str) or (isinstance(part, dict) and part.get("type") in PART_TYPES)
