@@ -84,6 +84,8 @@ def ui_rows(entries: list[Any], session_id: str, problems: list[Problem]) -> lis
         elif kind == "followup":
             question = (_json(text) or {}).get("question", text)
             rows.append(MessageRecord(session_id, "assistant", str(question), timestamp=stamp))
+        elif kind in ("tool", "command") and not text.strip():
+            continue  # an ask the panel never filled in: nothing to record
         elif kind == "tool":
             spec = _json(text) or {"text": text}
             name = str(spec.get("tool") or "tool")

@@ -79,7 +79,7 @@ def content_gap(cls: type[Importer], head: Head) -> str | None:
                     messages += 1
                     if event.tool_calls:
                         calls += 1
-                    elif not (event.content or "").strip() and event.role != "tool":
+                    elif not (event.content or "").strip():
                         empty += 1
                     if messages >= PROBE_MESSAGES:
                         break
