@@ -19,6 +19,7 @@ from hermes_store.sessions.importers.amp import AmpImporter
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
+from hermes_store.sessions.importers.claude_web import ClaudeWebImporter
 from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
@@ -54,7 +55,7 @@ ENTRY_POINT_GROUP = "hermes_store.importers"
 
 BUNDLED: tuple[type[Importer], ...] = (
     HermesDbImporter, HermesJsonlImporter, HermesJsonImporter,
-    ClaudeCodeImporter, CodexImporter, OpenAIJsonlImporter,
+    ClaudeCodeImporter, ClaudeWebImporter, CodexImporter, OpenAIJsonlImporter,
     GeminiCliImporter,
     GeminiLogsImporter,
     GeminiCheckpointImporter,
