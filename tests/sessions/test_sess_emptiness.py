@@ -28,7 +28,7 @@ TEXT_KEYS = {"text", "content", "thinking", "output", "summary", "prompt", "resu
              "displayText", "filename", "name", "url", "mime", "mimeType", "markdown", "parts", "images",
              "subject", "variableData", "contentReferences", "file", "fileName", "title"}
 # tool calls and their arguments (removed: a call is content)
-CALL_KEYS = {"tool_calls", "toolCalls", "tool_use", "function_call", "functionCall", "toolInvocation",
+CALL_KEYS = {"data", "tool_calls", "toolCalls", "tool_use", "function_call", "functionCall", "toolInvocation",
              "calls", "input", "arguments", "args", "toolRequests", "tool_requests", "action", "recipient",
              "functionResponse", "function_response", "inlineData", "attachments"}
 

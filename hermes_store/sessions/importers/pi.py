@@ -87,8 +87,10 @@ def entry_rows(entry: dict[str, Any], session_id: str, line: int, problems: list
     if kind == "custom":  # an extension's entry: kept, named by its customType, its data as JSON
         data = entry.get("data")
         text = data if isinstance(data, str) else (dumps(data) if data not in (None, {}, []) else "")
+        if not text:
+            return []  # an entry without data carries nothing
         label = opt_str(entry.get("customType")) or "custom"
-        return [MessageRecord(session_id, "system", f"[{label}] {text}".rstrip(), timestamp=stamp, line=line)]
+        return [MessageRecord(session_id, "system", f"[{label}] {text}", timestamp=stamp, line=line)]
     if kind == "custom_message":
         text = flatten_content(entry.get("content"))
         return [MessageRecord(session_id, "user", text, timestamp=stamp, line=line)] if text else []
