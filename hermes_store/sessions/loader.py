@@ -49,7 +49,7 @@ from hermes_store.db import Database
 from hermes_store.foreign_db import ForeignDBError
 from hermes_store.redaction import redactor_for
 from hermes_store.sessions.calltext import call_fields, strip_boilerplate
-from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
+from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detection
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
     Checkpoint,
@@ -357,18 +357,20 @@ class BulkLoader:
         if fmt != "auto":
             return IMPORTERS[fmt](path, self.options)
         try:
-            name, ranked = detect(path, options=self.options)
+            found = detection(path, options=self.options)
         except (AmbiguousFormat, ForeignDBError) as exc:  # ForeignDBError: e.g. locked by its writer
             self._file_error(path, str(exc))
             return None
-        if name is None:
-            if not ranked and first_line_too_long(path):
+        if found.name is None:
+            if not found.ranked and first_line_too_long(path):
                 self._file_error(path, f"line 1 is longer than {MAX_LINE_BYTES:,} bytes, so its format cannot be "
                                        "recognised; nothing imported (pass --format to import the other lines)")
                 return None
-            self._file_error(path, describe_unknown(ranked))
+            self._file_error(path, describe_unknown(found.ranked, found.refused))
             return None
-        return IMPORTERS[name](path, self.options)
+        importer = IMPORTERS[found.name](path, self.options)
+        importer.head = found.head  # a whole document the detector parsed is not parsed again
+        return importer
 
     def _consume(self, current: _File) -> None:
         add_message = self._add_message

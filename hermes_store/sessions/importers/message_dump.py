@@ -131,6 +131,8 @@ class MessageDumpImporter(Importer):
             doc = head.document()
             if not isinstance(doc, list) or not doc or not all(isinstance(r, dict) for r in doc[:8]):
                 return 0.0
+            if any(r.get("type") in ("say", "ask") and r.get(r["type"]) for r in doc[:8]):
+                return 0.0  # a Cline task's panel entries (ts, type, say|ask, text): cline reads them
             found = resolve_columns(list(doc[0]), column_map)
             if not {"role", "content"} <= found.keys():
                 return 0.0
