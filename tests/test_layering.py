@@ -24,7 +24,7 @@ import hermes_store
 PACKAGE = "hermes_store"
 ROOT = Path(hermes_store.__file__).resolve().parent
 FRONT, SERVICE, KINDS, LOWEST = 4, 3, 2, 1
-LOWEST_MODULES = frozenset({"db", "home", "query", "tooling", "fsutil", "timeutil", "config_edit", "redaction",
+LOWEST_MODULES = frozenset({"db", "home", "query", "tooling", "fsutil", "timeutil", "threads", "config_edit", "redaction",
                             "pgdb", "pgquery", "dbcopy", "threats", "dbhealth", "backup", "storage_base"})
 SERVICE_MODULES = frozenset({"recall", "providers"})
 KIND_PACKAGES = frozenset({"builtin", "sessions", "facts"})

@@ -36,9 +36,9 @@ BACKGROUND_REVIEW = "background_review"  # origin of unattended memory review ca
 NOT_AVAILABLE = "Memory is not available. It may be disabled in config or this environment."
 REVIEW_DENIED = ("Background review may not delete memory entries ('replace'/'remove', including in a "
                  "batch); 'add' is still available.")
-MISSING_ACTION = (
-    "Missing required parameter: 'action' (one of add, replace, remove) for a single change, or "
-    "'operations' (a list of {action, content?, old_text?} objects) for a batch."
+MISSING_ACTION = (  # the newest Hermes' wording (tools/memory_tool.py, #64291)
+    "Missing required parameter: provide 'action' (add/replace/remove) "
+    "or 'operations' (batch list). Got neither."
 )
 
 DESCRIPTION = (

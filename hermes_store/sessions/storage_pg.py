@@ -164,7 +164,8 @@ def _match_test(tsquery: str, pair_keys: Sequence[int]) -> tuple[str, str, list[
 def _corpus_wide(filters: Filters) -> bool:
     """True when ``filters`` keep every message but those of excluded roles."""
     return (filters.roles is None and filters.sources is None and filters.exclude_sources is None
-            and filters.session_ids is None and filters.since is None and filters.until is None)
+            and filters.session_ids is None and filters.since is None and filters.until is None
+            and filters.started_after is None and filters.started_before is None)
 
 
 def _like_escape(text: str) -> str:

@@ -54,6 +54,13 @@ def filter_clauses(filters: Filters, dialect: FilterDialect) -> tuple[str, list[
     if filters.until is not None:
         clauses.append(f"m.timestamp <= {dialect.param}")
         params.append(filters.until)
+    p = dialect.param
+    if filters.started_after is not None:  # Hermes' session-start window (session_search after/before)
+        clauses.append(f"EXISTS (SELECT 1 FROM sessions sb WHERE sb.id = m.session_id AND sb.started_at >= {p})")
+        params.append(filters.started_after)
+    if filters.started_before is not None:
+        clauses.append(f"EXISTS (SELECT 1 FROM sessions sb WHERE sb.id = m.session_id AND sb.started_at < {p})")
+        params.append(filters.started_before)
     return "".join(f" AND {c}" for c in clauses), params
 
 
