@@ -13,6 +13,7 @@ import click
 
 from hermes_store.cli import LazyGroup
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.style import Progress, stderr_is_terminal
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader, walk_inputs
@@ -70,26 +71,21 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
         found = find_sources(None, Path.home(), Path(home.root))
         paths = (*paths, *discovered_paths(found))
     db = home.open_db()
-    bar = None
     try:
-        if sys.stderr.isatty() and not as_json:
-            total = sum(_size(p) for p, _ in walk_inputs(paths))
-            bar = click.progressbar(length=max(total, 1), label="Indexing", file=sys.stderr)
-            bar.__enter__()
-        progress = (lambda path, size: bar.update(size)) if bar is not None else None
-        loader = BulkLoader(db, batch_messages=batch_size, fts_mode=fts_mode, progress=progress,
-                            options=options)
-        try:
-            summary = loader.run(paths, fmt)
-        except KeyboardInterrupt:
-            click.echo("\nInterrupted: committed batches are kept; run the same command to resume.",
-                       err=True)
-            sys.exit(130)
-        except (DatabaseError, apsw.Error) as exc:
-            fail(f"indexing stopped: {exc} (committed batches are kept; re-run to resume)")
+        total = sum(_size(p) for p, _ in walk_inputs(paths)) if stderr_is_terminal() else 0
+        with Progress(total, "Indexing") as bar:
+            loader = BulkLoader(db, batch_messages=batch_size, fts_mode=fts_mode,
+                                progress=(lambda path, size: bar.update(size)) if bar.shown else None,
+                                options=options)
+            try:
+                summary = loader.run(paths, fmt)
+            except KeyboardInterrupt:
+                click.echo("\nInterrupted: committed batches are kept; run the same command to resume.",
+                           err=True)
+                sys.exit(130)
+            except (DatabaseError, apsw.Error) as exc:
+                fail(f"indexing stopped: {exc} (committed batches are kept; re-run to resume)")
     finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
         db.close()
     if as_json:
         echo_json(summary.as_dict())

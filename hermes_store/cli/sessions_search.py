@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import sys
+import re
 from datetime import datetime
 
 import click
 
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.style import style
 from hermes_store.sessions.search import (
     HIGHLIGHT_CLOSE,
     HIGHLIGHT_OPEN,
@@ -17,13 +18,12 @@ from hermes_store.sessions.search import (
     search_messages,
 )
 
+_HIT = re.compile(re.escape(HIGHLIGHT_OPEN) + "(.*?)" + re.escape(HIGHLIGHT_CLOSE), re.S)
 
-def _bold(snippet: str, color: bool) -> str:
-    """Turn ``>>>word<<<`` markers into bold (or plain text when not on a terminal)."""
-    if not color:
-        return snippet.replace(HIGHLIGHT_OPEN, "").replace(HIGHLIGHT_CLOSE, "")
-    start, end = click.style("", bold=True, reset=False), "\x1b[22m"
-    return snippet.replace(HIGHLIGHT_OPEN, start).replace(HIGHLIGHT_CLOSE, end)
+
+def _bold(snippet: str) -> str:
+    """Turn ``>>>word<<<`` markers into our bold style (shown only on a terminal)."""
+    return _HIT.sub(lambda m: style(m.group(1), "bold"), snippet)
 
 
 def _stamp(ts: float | None) -> str:
@@ -80,7 +80,6 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
     if as_json:
         echo_json(result.to_json())
         return
-    color = sys.stdout.isatty()
     if result.note:
         click.echo(f"note: {result.note}", err=True)
     if not result.results:
@@ -90,4 +89,4 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
         title = f" — {row['title']}" if row.get("title") else ""
         click.echo(f"{_stamp(row['timestamp'])}  {row['source']}  {row['session_id']}#{row['seq']} "
                    f"[{row['role']}]{title}")
-        click.echo("    " + _bold(" ".join(str(row["snippet"]).split()), color))
+        click.echo("    " + _bold(" ".join(str(row["snippet"]).split())))
