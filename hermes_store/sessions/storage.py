@@ -372,6 +372,10 @@ class SessionStorage(ABC):
         last_message}`` (``last_message``: newest message timestamp, only when not ended)."""
 
     @abstractmethod
+    def counts(self) -> dict[str, int]:
+        """``{"sessions": N, "messages": N}`` (cheap: no size or index scan)."""
+
+    @abstractmethod
     def stats(self) -> dict[str, Any]:
         """``sessions, messages, per_source ({source: {sessions, messages}}), sources_indexed,
         db_bytes, index_bytes`` (None when the engine cannot tell)."""

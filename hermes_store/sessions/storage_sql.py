@@ -86,6 +86,11 @@ class SqlSessionStorage(SessionStorage):
 
     # -- reading sessions and messages ------------------------------------------------
 
+    def counts(self) -> dict[str, int]:
+        """Sessions and messages stored."""
+        return {"sessions": int(self.db.scalar("SELECT count(*) FROM sessions") or 0),
+                "messages": int(self.db.scalar("SELECT count(*) FROM messages") or 0)}
+
     def parent_of(self, session_id: str) -> str | None:
         """The parent session id, or None."""
         p = self.dialect.param
