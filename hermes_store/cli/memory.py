@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import datetime, timezone
 from typing import Any
@@ -104,12 +105,21 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
 
 
 def _tool_call(ctx: click.Context, args: dict[str, Any], session_id: str) -> None:
-    """Run the memory tool as an agent would and print its JSON (exit 0).
+    """Run the memory tool as an agent would and print its JSON: exit 0 when it succeeded,
+    1 when it was refused or matched nothing (the JSON unchanged on stdout, the reason on stderr).
 
     The person at the CLI is the approver, so ``memory.write_approval`` does not stage these.
     """
-    click.echo(tools.handle_tool_call("memory", args, home=get_home(ctx), session_id=session_id,
-                                      origin="cli", user_approved=True))
+    reply = tools.handle_tool_call("memory", args, home=get_home(ctx), session_id=session_id,
+                                   origin="cli", user_approved=True)
+    click.echo(reply)
+    try:
+        data = json.loads(reply)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and data.get("success") is False:
+        click.echo(f"Error: {data.get('error') or 'the memory tool refused the change'}", err=True)
+        sys.exit(1)
 
 
 @memory.command("add")
