@@ -39,12 +39,16 @@ def _when(value: float | None) -> str:
 @click.option("--map", "column_map", default=None, metavar="KEY=COLUMN,...",
               help="Columns of a generic dump: role=...,content=...,time=...,session=... "
                    "(also title, model, tool_name).")
+@click.option("--role-map", "role_map", default=None, metavar="WORD=ROLE,...",
+              help="Roles of a generic dump: e.g. rep=assistant,caller=user (customer, human, agent, "
+                   "bot, ai... are mapped already).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH, hidden=True)
 @click.option("--fts-mode", type=click.Choice(FTS_MODES), default="batch", hidden=True)
 @click.pass_context
 def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: bool,
-              column_map: str | None, as_json: bool, batch_size: int, fts_mode: str) -> None:
+              column_map: str | None, role_map: str | None, as_json: bool, batch_size: int,
+              fts_mode: str) -> None:
     """Import transcripts from files and directories (walked recursively).
 
     Re-running is cheap: unchanged files are skipped, appended JSONL adds only
@@ -64,6 +68,13 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
             options["column_map"] = parse_column_map(column_map)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="'--map'") from None
+    if role_map:
+        from hermes_store.sessions.importers.message_dump import parse_role_map
+
+        try:
+            options["role_map"] = parse_role_map(role_map)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--role-map'") from None
     home = get_home(ctx)
     if discover:
         from hermes_store.sessions.discovery import discovered_paths, find_sources

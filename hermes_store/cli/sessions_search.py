@@ -9,6 +9,7 @@ import click
 
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.cli.style import style
+from hermes_store.sessions.live import SessionIndex
 from hermes_store.sessions.search import (
     HIGHLIGHT_CLOSE,
     HIGHLIGHT_OPEN,
@@ -16,6 +17,7 @@ from hermes_store.sessions.search import (
     SearchError,
     SearchResult,
     search_messages,
+    unknown_roles_problem,
 )
 
 _HIT = re.compile(re.escape(HIGHLIGHT_OPEN) + "(.*?)" + re.escape(HIGHLIGHT_CLOSE), re.S)
@@ -24,6 +26,15 @@ _HIT = re.compile(re.escape(HIGHLIGHT_OPEN) + "(.*?)" + re.escape(HIGHLIGHT_CLOS
 def _bold(snippet: str) -> str:
     """Turn ``>>>word<<<`` markers into our bold style (shown only on a terminal)."""
     return _HIT.sub(lambda m: style(m.group(1), "bold"), snippet)
+
+
+def _check_sources(known: list[str], *given: list[str] | None) -> None:
+    """A usage error naming the valid sources when a ``--source``/``--exclude-source`` is none."""
+    unknown = [s for values in given for s in (values or []) if s not in known]
+    if unknown:
+        valid = ", ".join(known) if known else "none: no sessions are indexed"
+        raise click.BadParameter(f"unknown source {', '.join(map(repr, unknown))} (valid: {valid})",
+                                 param_hint="'--source'")
 
 
 def _stamp(ts: float | None) -> str:
@@ -62,11 +73,15 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
         parts = [p.strip() for v in values for p in v.split(",") if p.strip()]
         return parts or None
 
+    problem = unknown_roles_problem(r.strip() for r in (roles or "").split(",") if r.strip())
+    if problem:
+        raise click.BadParameter(problem, param_hint="'--role'")
     if not home.store_exists():
         result = SearchResult(query, None, [], "empty")
     else:
         db = home.open_db()
         try:
+            _check_sources(SessionIndex(db).known_sources(), split(sources), split(exclude_sources))
             result = search_messages(
                 db, query, limit=limit, roles=roles, sources=split(sources),
                 exclude_sources=split(exclude_sources), since=since, until=until, sort=sort,
