@@ -104,6 +104,14 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
                 click.echo(f"      {line}")
 
 
+def _refused(results: list[dict[str, Any]]) -> None:
+    """Each refusal's reason on stderr, then exit 1 (the JSON is already on stdout)."""
+    for result in results:
+        if not result.get("success"):
+            click.echo(f"Error: {result.get('error') or 'refused'}", err=True)
+    sys.exit(1)
+
+
 def _tool_call(ctx: click.Context, args: dict[str, Any], session_id: str) -> None:
     """Run the memory tool as an agent would and print its JSON: exit 0 when it succeeded,
     1 when it was refused or matched nothing (the JSON unchanged on stdout, the reason on stderr).
@@ -261,7 +269,7 @@ def restore(ctx: click.Context, event_id: int, session_id: str) -> None:
     store.close()
     echo_json(result)
     if not result.get("success"):
-        sys.exit(1)
+        _refused([result])
 
 
 @memory.command("pending")
@@ -304,7 +312,7 @@ def approve(ctx: click.Context, record_id: str) -> None:
     store.close()
     echo_json(results if record_id == "all" else results[0])
     if not all(r.get("success") for r in results):
-        sys.exit(1)
+        _refused(results)
 
 
 @memory.command("reject")
@@ -320,4 +328,4 @@ def reject(ctx: click.Context, record_id: str) -> None:
             results.append({"success": False, "error": str(exc)})
     echo_json(results if record_id == "all" else results[0])
     if not all(r.get("success") for r in results):
-        sys.exit(1)
+        _refused(results)
