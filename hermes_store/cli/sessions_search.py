@@ -29,7 +29,7 @@ def _bold(snippet: str) -> str:
 
 
 def _check_sources(known: list[str], *given: list[str] | None) -> None:
-    """A usage error naming the valid sources when a ``--source``/``--exclude-source`` is none."""
+    """A usage error naming the valid sources when a ``--source`` is not one of them."""
     unknown = [s for values in given for s in (values or []) if s not in known]
     if unknown:
         valid = ", ".join(known) if known else "none: no sessions are indexed"
@@ -81,7 +81,7 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
     else:
         db = home.open_db()
         try:
-            _check_sources(SessionIndex(db).known_sources(), split(sources), split(exclude_sources))
+            _check_sources(SessionIndex(db).known_sources(), split(sources))  # excluding none is harmless
             result = search_messages(
                 db, query, limit=limit, roles=roles, sources=split(sources),
                 exclude_sources=split(exclude_sources), since=since, until=until, sort=sort,
