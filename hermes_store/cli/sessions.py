@@ -13,7 +13,7 @@ import click
 
 from hermes_store.cli import LazyGroup
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
-from hermes_store.cli.style import Progress, stderr_is_terminal
+from hermes_store.cli.style import Progress, stderr_is_terminal, style
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader, walk_inputs
@@ -154,17 +154,38 @@ def _resolve(index: Any, session_id: str) -> str:
 
 @sessions.command("show")
 @click.argument("session_id")
+@click.option("--context", "around", type=click.IntRange(0, 1000), default=3, show_default=True,
+              help="With ID#N: how many messages to show before and after message N.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {session, messages}.")
 @click.pass_context
 @model_facing
-def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
-    """Show one session and its messages (ID may be a unique prefix)."""
-    from hermes_store.sessions.live import SessionIndex
+def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) -> None:
+    """Show one session and its messages (ID may be a unique prefix).
 
+    ``ID#N`` (the reference search, recall and session_search print) shows message N with
+    --context messages either side, marked ``>``; ``@session:ID`` works as ID.
+    """
+    from hermes_store.sessions.live import SessionIndex
+    from hermes_store.sessions.refs import parse_ref
+
+    try:
+        ref = parse_ref(session_id)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'SESSION_ID'") from None
     with SessionIndex(get_home(ctx)) as index:
-        sid = _resolve(index, session_id)
+        sid = _resolve(index, ref.session_id)
         session = index.get_session(sid)
         messages = index.get_messages(sid)
+    target = ref.seq
+    if ref.message_id is not None:
+        target = next((m["seq"] for m in messages if m["id"] == ref.message_id), None)
+        if target is None:
+            fail(f"message id {ref.message_id} is not in session {sid}")
+    if target is not None:
+        if not any(m["seq"] == target for m in messages):
+            fail(f"no message {sid}#{target} (messages are numbered "
+                 f"{messages[0]['seq'] if messages else 0}..{messages[-1]['seq'] if messages else 0})")
+        messages = [m for m in messages if abs(m["seq"] - target) <= around]
     if as_json:
         echo_json({"session": session, "messages": messages})
         return
@@ -182,7 +203,9 @@ def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
         body = message["content"] or ""
         if not body and message["tool_calls"]:
             body = f"[tool calls] {message['tool_calls']}"
-        click.echo(f"\n[{message['seq']}] {head} ({_when(message['timestamp'])})\n{body}")
+        mark = "> " if message["seq"] == target else ""
+        ref = style(f"{session['id']}#{message['seq']}", "bold" if mark else "dim")
+        click.echo(f"\n{mark}{ref} {head} ({_when(message['timestamp'])})\n{body}")
 
 
 @sessions.command("stats")
