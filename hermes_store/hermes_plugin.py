@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -21,13 +22,19 @@ from typing import Any
 
 from hermes_store.fsutil import atomic_write_text
 from hermes_store.home import Home
-from hermes_store.providers.base import MemoryProvider, RecallStatus
-from hermes_store.providers.calls import call_memory_write
+from hermes_store.providers.base import (
+    PRE_COMPRESS_CHECKPOINT_API_VERSION,
+    MemoryProvider,
+    RecallStatus,
+)
+from hermes_store.providers.calls import call_filtered, call_memory_write
 from hermes_store.sessions.state_sync import StateDbSync
 
+logger = logging.getLogger(__name__)
 DEFAULT_PLUGIN_NAME = "hermes_store"
 RECALL_TOOL_NAME = "recall"
 RECALL_SYNC_WAIT = 1.0  # seconds a recall waits for a running state.db sync (never longer)
+CHECKPOINT_WAIT = 10.0  # seconds a pre-compress checkpoint waits for a running sync
 PLUGIN_DESCRIPTION = ("hermes_store — local SQLite fact store (fact_store, fact_feedback) and recall "
                       "across built-in memory, facts and past sessions")
 # modules whose install locations let Hermes' Python find hermes_store and its dependencies
@@ -48,7 +55,14 @@ class HermesStoreProvider(MemoryProvider):
     index follows Hermes' own ``state.db`` (:class:`~hermes_store.sessions.state_sync.StateDbSync`):
     a background sync is started on initialize and at every turn boundary, and a recall waits
     at most ``RECALL_SYNC_WAIT`` for one in flight, so it sees the session running now.
+
+    Pre-compress checkpoint API v2: before Hermes compresses, ``on_pre_compress`` imports
+    ``state.db`` up to now, so the transcript about to be summarised is durably indexed; when
+    that cannot be done and Hermes asks for a required checkpoint
+    (``compression.checkpoint_required``), it raises and the compression stops.
     """
+
+    pre_compress_checkpoint_api_version = PRE_COMPRESS_CHECKPOINT_API_VERSION
 
     def __init__(self, name: str = DEFAULT_PLUGIN_NAME, facts: MemoryProvider | None = None) -> None:
         self._name = name
@@ -134,9 +148,31 @@ class HermesStoreProvider(MemoryProvider):
         self.facts.queue_prefetch(query, session_id=session_id)
 
     def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
-                  messages: list[dict[str, Any]] | None = None) -> None:
-        self.facts.sync_turn(user_content, assistant_content, session_id=session_id, messages=messages)
+                  messages: list[dict[str, Any]] | None = None,
+                  turn_author: dict[str, Any] | None = None) -> None:
+        extra = {} if turn_author is None else {"turn_author": turn_author}
+        call_filtered(self.facts.sync_turn, user_content, assistant_content, session_id=session_id,
+                      messages=messages, **extra)
         self._kick_sync()
+
+    def identity_signature(self) -> dict[str, Any]:
+        """The home this provider writes to (the given ``hermes_home``, else ``$HERMES_HOME``):
+        a profile switch must rebuild a cached agent. Cheap and read-only; works before
+        :meth:`initialize`."""
+        root = str(self._home.root) if self._home is not None else os.environ.get("HERMES_HOME", "")
+        return {f"{self._name}.home": root}
+
+    def checkpoint(self) -> str | None:
+        """Import ``state.db`` up to now (waiting at most ``CHECKPOINT_WAIT`` for a running
+        sync); None when the transcript is durably indexed, else why it is not."""
+        sync = self.state_sync or StateDbSync(self.home)
+        self.state_sync = sync
+        if not sync.wait(CHECKPOINT_WAIT):
+            return f"a state.db sync still running after {CHECKPOINT_WAIT:.0f}s"
+        result = sync.sync()
+        if result.status in ("imported", "unchanged") and result.error is None:
+            return None
+        return result.error or result.status
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
         self._kick_sync()
@@ -152,7 +188,17 @@ class HermesStoreProvider(MemoryProvider):
         self.facts.on_session_switch(new_session_id, parent_session_id=parent_session_id,
                                      reset=reset, rewound=rewound, **kwargs)
 
-    def on_pre_compress(self, messages: list[dict[str, Any]]) -> str:
+    def on_pre_compress(self, messages: list[dict[str, Any]], *,
+                        evidence_messages: list[dict[str, Any]] | None = None,
+                        require_checkpoint: bool = False, **kwargs: Any) -> str:
+        """Checkpoint (see the class docstring), then the fact store's pre-compress text. With
+        ``require_checkpoint`` a checkpoint that cannot be written raises ``RuntimeError``
+        (fail-closed, Hermes' API v2); otherwise it is logged and compression goes on."""
+        problem = self.checkpoint()
+        if problem is not None:
+            if require_checkpoint:
+                raise RuntimeError(f"{self._name}: pre-compress checkpoint not written: {problem}")
+            logger.warning("%s: pre-compress checkpoint not written: %s", self._name, problem)
         return self.facts.on_pre_compress(messages)
 
     def on_delegation(self, task: str, result: str, *, child_session_id: str = "", **kwargs: Any) -> None:

@@ -107,6 +107,8 @@ class MemoryConfig:
     write_approval: bool = False
     render: str = "hermes"  # "hermes" (byte-identical blocks) or "compact"
     nudge_interval: int = 10
+    #: ours: a write that would put a secret into the system prompt is refused unless true
+    allow_secrets: bool = False
     raw: dict[str, Any] = field(default_factory=dict)
     #: Why some of config.yaml could not be used (file:line: key: problem); writes are refused then.
     errors: tuple[str, ...] = ()
@@ -166,6 +168,7 @@ _MEMORY_FIELDS: dict[str, Any] = {
     "write_approval": lambda v: coerce_bool(v, False, name="memory.write_approval"),
     "render": _render_style,
     "nudge_interval": lambda v: coerce_int(v, 10, name="memory.nudge_interval", minimum=0),
+    "allow_secrets": lambda v: coerce_bool(v, False, name="memory.allow_secrets"),
 }
 
 
@@ -293,14 +296,28 @@ class Home:
         from hermes_store.db import Database, sqlite_url_path
 
         url = self.database_url()
+        settings = self.redaction_settings()
         if self.engine == "postgresql":
             from hermes_store.pgdb import PgDatabase, writer_label
 
-            return PgDatabase(url, migrate=kwargs.get("migrate", True),  # type: ignore[arg-type]
-                              writer=writer_label(self.root))
-        path = sqlite_url_path(url) if url else None
-        private_mkdir(self.root if path is None else path.parent)
-        return Database(path or self.db_path, **kwargs)
+            db = PgDatabase(url, migrate=kwargs.get("migrate", True),  # type: ignore[arg-type]
+                            writer=writer_label(self.root))
+        else:
+            path = sqlite_url_path(url) if url else None
+            private_mkdir(self.root if path is None else path.parent)
+            db = Database(path or self.db_path, **kwargs)
+        db.redaction_settings = settings
+        return db
+
+    def redaction_settings(self):  # -> RedactionSettings (import lazy for CLI start-up)
+        """The ``store.redact`` / ``store.redact_patterns`` / ``store.redact_allow`` settings of
+        config.yaml (redaction on by default); a bad value raises :class:`ConfigError`."""
+        from hermes_store.redaction.settings import RedactionConfigError, RedactionSettings
+
+        try:
+            return RedactionSettings.from_store_section(self.config().get("store"), str(self.config_path))
+        except RedactionConfigError as exc:
+            raise ConfigError(str(exc)) from exc
 
     def __repr__(self) -> str:
         return f"Home({str(self.root)!r})"

@@ -151,6 +151,8 @@ class RecallRequest:
     until: float | None = None
     min_trust: float | None = None
     exclude_session_id: str = ""
+    after: int | None = None  # past sessions only: their start, inclusive (Hermes' after)
+    before: int | None = None  # past sessions only: their start, exclusive (Hermes' before)
     notes: dict[str, str] = field(default_factory=dict)
     shared: dict[str, Any] = field(default_factory=dict)  # work kinds share within one call
 
@@ -323,7 +325,8 @@ class SessionsKind(Kind):
         own_root = lineage.root(request.exclude_session_id) if request.exclude_session_id else None
         # expand_context lets the neighbours of strong matches in: the best evidence recall (LoCoMo)
         found = search_messages(db, request.text, limit=limit * 2 if own_root else limit,
-                                since=request.since, until=request.until, expand_context=True)
+                                since=request.since, until=request.until, expand_context=True,
+                                after=request.after, before=request.before)
         if found.note:
             request.notes[self.name] = found.note
         now = time.time()
@@ -482,12 +485,14 @@ def _open_existing_db(home: Home) -> Database | None:
 def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_tokens: int | None = None,
            since: Any = None, until: Any = None, min_trust: float | None = None,
            home: Home | str | None = None, db: Database | None = None,
-           exclude_session_id: str = "") -> RecallResult:
+           exclude_session_id: str = "", after: Any = None, before: Any = None) -> RecallResult:
     """Ask built-in memory, the fact store and past sessions at once and fuse the answers.
 
     ``kinds`` picks any of memory, user, facts, sessions. ``since``/``until``
     take epoch seconds, ISO dates or ages like ``30d``. ``min_trust`` overrides
-    the fact store's threshold. Never raises on query text; a failing kind is
+    the fact store's threshold. ``after``/``before`` bound the start of past sessions as
+    ``session_search`` does (:func:`hermes_store.timeutil.parse_bound`: inclusive/exclusive, a
+    date-only ``before`` is midnight UTC). Never raises on query text; a failing kind is
     reported in ``errors``.
     """
     home = home if isinstance(home, Home) else Home(home)
@@ -498,6 +503,7 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
     limit = max(1, int(limit))
     since_ts = timeutil.parse_when(since, name="since")
     until_ts = timeutil.parse_when(until, name="until", end_of_day=True)
+    after_ts, before_ts = timeutil.parse_bound(after), timeutil.parse_bound(before)
     result = RecallResult(query=str(query or ""), results=[])
     if home.root.exists() and not home.root.is_dir():
         result.errors["home"] = f"{home.root}: the Hermes home is not a directory"
@@ -512,7 +518,8 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
         request = RecallRequest(home=home, db=db, text=result.query, limit=limit,
                                 kinds=tuple(k for k in KINDS if k in set(kinds)), since=since_ts,
                                 until=until_ts, min_trust=min_trust,
-                                exclude_session_id=exclude_session_id, notes=result.notes)
+                                exclude_session_id=exclude_session_id, notes=result.notes,
+                                after=after_ts, before=before_ts)
         lists: dict[str, list[RecallItem]] = {}
         for kind in RECALL_KINDS:
             if kind.name not in request.kinds:
@@ -558,6 +565,10 @@ RECALL_SCHEMA = function_schema(
         "since": {"type": "string", "description": "Only items from this date on (ISO date or age like 30d)."},
         "until": {"type": "string", "description": "Only items up to this date (ISO date or age)."},
         "min_trust": {"type": "number", "description": "Hide facts below this trust (0-1)."},
+        "after": {"type": "string", "description": "Past sessions started at or after this (ISO "
+                  "date/datetime or 7d, 24h, 2w), as session_search's after."},
+        "before": {"type": "string", "description": "Past sessions started before this (a date-only "
+                   "value is midnight UTC), as session_search's before."},
     },
     ["query"],
 )
@@ -584,12 +595,18 @@ def _recall_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             timeutil.parse_when(value, name=name)
         except ValueError as exc:
             raise ToolArgumentError(f"'{name}': {exc}") from exc
+    for name in ("after", "before"):
+        get_str(args, name, max_chars=100, exact=True)  # a wrong type or size names the argument
+        try:
+            timeutil.parse_bound(args.get(name))
+        except ValueError as exc:
+            raise ToolArgumentError(f"'{name}': {exc}") from exc
     db = ctx.resource("recall_db", lambda: _open_existing_db(ctx.home))
     if db is None:  # not created yet: look again next call
         ctx.forget("recall_db")
     result = recall(query, kinds=kinds, limit=limit, budget_tokens=budget, since=args.get("since"),
                     until=args.get("until"), min_trust=min_trust, home=ctx.home, db=db,
-                    exclude_session_id=ctx.session_id)
+                    exclude_session_id=ctx.session_id, after=args.get("after"), before=args.get("before"))
     return {"success": True, **result.to_dict()}
 
 

@@ -4,6 +4,8 @@
   seconds, ``YYYY-MM-DD``, an ISO date-time (naive means UTC) or an age such as
   ``30m``, ``5h``, ``2d``, ``1w`` (that long before now).
 * :func:`parse_age` — a duration such as ``--older-than 90d``.
+* :func:`parse_bound` — a session-start bound (``after``/``before``) in Hermes'
+  grammar and with Hermes' error message: ISO date/date-time or ``7d``/``24h``/``2w``.
 * :func:`to_epoch` / :func:`parse_timestamp` — lenient readers for stored
   values (numbers, SQLite ``CURRENT_TIMESTAMP`` text); None when unreadable.
 """
@@ -119,3 +121,48 @@ def parse_age(text: Any, *, now: float | None = None) -> float:
     if moment is None:
         raise TimeParseError(f"invalid age {text!r}: use 30s, 15m, 5h, 2d, 1w, a number of days, or an ISO date")
     return max(0.0, (now if now is not None else time.time()) - moment.timestamp())
+
+
+#: Hermes' relative bound grammar (``session_search`` ``after``/``before``): N hours/days/weeks.
+_RELATIVE_BOUND = re.compile(r"^(\d+)\s*(h|d|w)$", re.IGNORECASE)
+BOUND_HELP = "expected ISO date/datetime like 2026-07-01, or a relative duration like 7d, 24h, 2w"
+
+
+def parse_bound(value: Any, *, now: float | None = None) -> int | None:
+    """A session-start bound as Hermes reads it (``after`` inclusive, ``before`` exclusive), as
+    whole epoch seconds; None for None or blank.
+
+    ``7d``/``24h``/``2w`` mean that long before now; an ISO date or date-time (naive = UTC) is
+    read with :meth:`datetime.fromisoformat`, so a date-only value is midnight UTC that day.
+    A number is taken as epoch seconds already parsed (the tool passes text, so a model's
+    number is read as text as Hermes does). Anything else raises :class:`TimeParseError` with
+    Hermes' exact message
+    ``invalid time bound: '...' (expected ...)``.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return int(value)  # a bound parsed already (epoch seconds)
+    text = str(value).strip()
+    if not text:
+        return None
+    relative = _RELATIVE_BOUND.match(text)
+    if relative:
+        base = time.time() if now is None else now
+        return int(base) - int(relative.group(1)) * UNIT_SECONDS[relative.group(2).lower()]
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise TimeParseError(f"invalid time bound: {value!r} ({BOUND_HELP})") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp())
+
+
+def in_bounds(started: float | None, after: float | None, before: float | None) -> bool:
+    """``after <= started < before``; an unknown start fails any bound that is set."""
+    if after is None and before is None:
+        return True
+    if started is None:
+        return False
+    return (after is None or started >= after) and (before is None or started < before)

@@ -40,7 +40,10 @@ writer thread, a 64 MiB cache on the writing connection and ``hashsize`` 16 MiB
 follows the CPU columns; ``raw-fts5-tuned`` shows the limit with the same cache and FTS5
 settings, for a reader who wants the tuning out of the comparison.
 
-Usage: scripts/bench_ingest.py [--messages 100000] [--workdir DIR] [--keep]
+``--redact-compare`` adds ``ours-noredact`` (the loader with ``store.redact: false``) and prints
+the redaction cost as ours / ours-noredact.
+
+Usage: scripts/bench_ingest.py [--messages 100000] [--workdir DIR] [--keep] [--redact-compare]
                                [--database-url URL|private] [--modes raw-fts5,ours,raw-copy,ours-pg]
 """
 
@@ -198,12 +201,15 @@ def _db_bytes(path: Path) -> int:
     return sum(os.path.getsize(str(path) + s) for s in ("", "-wal") if os.path.exists(str(path) + s))
 
 
-def run_ours(corpus: Path, db_path: Path, fts_mode: str) -> tuple[int, float]:
-    """Returns (messages, CPU seconds of the writer thread)."""
+def run_ours(corpus: Path, db_path: Path, fts_mode: str, redact: bool = True) -> tuple[int, float]:
+    """Returns (messages, CPU seconds of the writer thread); ``redact=False`` as with
+    ``store.redact: false`` (secrets stored as they came)."""
     from hermes_store.db import Database
+    from hermes_store.redaction import RedactionSettings
     from hermes_store.sessions.loader import BulkLoader
 
     with Database(db_path) as db:
+        db.redaction_settings = RedactionSettings(enabled=redact)
         loader = BulkLoader(db, fts_mode=fts_mode)
         summary = loader.run([corpus])
         if summary.errors:
@@ -374,6 +380,8 @@ def child_main(mode: str, corpus: Path, db_path: Path, sample: int) -> None:
         count, writer_cpu = run_ours_pg(corpus, str(db_path))
     elif mode == "ours":
         count, writer_cpu = run_ours(corpus, db_path, "batch")
+    elif mode == "ours-noredact":
+        count, writer_cpu = run_ours(corpus, db_path, "batch", redact=False)
     elif mode == "ours-trigger":
         count, writer_cpu = run_ours(corpus, db_path, "trigger")
     elif mode == "raw-fts5":
@@ -404,6 +412,8 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--modes", default="raw-fts5,ours,ours-trigger,naive")
     parser.add_argument("--naive-sample", type=int, default=20_000)
+    parser.add_argument("--redact-compare", action="store_true",
+                        help="also run ours-noredact (store.redact: false) and print ours / ours-noredact")
     parser.add_argument("--repeat", type=int, default=1, help="rounds (interleaved); best wall time kept")
     parser.add_argument("--keep", action="store_true", help="keep the corpus and databases")
     parser.add_argument("--database-url", default=None, metavar="URL",
@@ -426,6 +436,8 @@ def main() -> None:
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """One benchmark run with parsed arguments (``database_url`` already resolved)."""
     modes = args.modes.split(",")
+    if args.redact_compare:
+        modes += [m for m in ("ours", "ours-noredact") if m not in modes]
     if args.database_url and not any(m in PG_MODES for m in modes):
         modes += list(PG_MODES)
     if any(m in PG_MODES for m in modes) and not args.database_url:
@@ -495,6 +507,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     if "ours" in best and "raw-fts5-tuned" in best:
         tuned, ours = best["raw-fts5-tuned"], best["ours"]
         print(f"\nours vs raw-fts5-tuned (wall): {tuned['seconds'] / ours['seconds'] * ours['messages'] / tuned['messages']:.2f}x")
+    if "ours" in best and "ours-noredact" in best:
+        on, off = best["ours"], best["ours-noredact"]
+        print(f"\nredaction on vs off (wall, msgs/s): {on['messages'] / on['seconds']:,.0f} vs "
+              f"{off['messages'] / off['seconds']:,.0f} = {off['seconds'] / on['seconds'] * on['messages'] / off['messages']:.2f}x; "
+              f"CPU {off['cpu'] / on['cpu'] * on['messages'] / off['messages']:.2f}x")
     print(f"\nraw message text: {manifest['raw_bytes'] / 1e6:.1f} MB in {manifest['sessions']} session files")
     if not args.keep and args.workdir is None:
         shutil.rmtree(workdir, ignore_errors=True)

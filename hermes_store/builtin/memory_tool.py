@@ -36,9 +36,9 @@ BACKGROUND_REVIEW = "background_review"  # origin of unattended memory review ca
 NOT_AVAILABLE = "Memory is not available. It may be disabled in config or this environment."
 REVIEW_DENIED = ("Background review may not delete memory entries ('replace'/'remove', including in a "
                  "batch); 'add' is still available.")
-MISSING_ACTION = (
-    "Missing required parameter: 'action' (one of add, replace, remove) for a single change, or "
-    "'operations' (a list of {action, content?, old_text?} objects) for a batch."
+MISSING_ACTION = (  # the newest Hermes' wording (tools/memory_tool.py, #64291)
+    "Missing required parameter: provide 'action' (add/replace/remove) "
+    "or 'operations' (batch list). Got neither."
 )
 
 DESCRIPTION = (
@@ -207,7 +207,7 @@ def _validate_single(store: MemoryStore, action: str, target: str, content: str 
         if not stripped:
             return {"success": False, "error": "Content cannot be empty." if action == "add"
                     else "new_content cannot be empty. Use 'remove' to delete entries."}
-        refusal = check_content(stripped)  # ours: a poisoned write is refused, never staged
+        refusal = check_content(stripped, store.secret_scanner)  # ours: poison or a secret is refused, never staged
         if refusal:
             return {"success": False, "error": refusal}
     return None

@@ -134,3 +134,12 @@ def over_limit_on_load() -> str:
         "%s exceeds its char limit on load: %d/%d chars. Entries stay loaded; further additions are "
         "blocked until it is back under the limit."
     )
+
+
+def secret_refused(kinds: list[str]) -> str:
+    """The refusal of a memory write that holds a secret (a deliberate difference from Hermes)."""
+    named = ", ".join(dict.fromkeys(kinds))
+    return (f"Refused: the content holds what looks like a secret ({named}). Memory entries are put into "
+            "every system prompt, so secrets are not saved there; keep it in an environment variable or "
+            "a credential store and save only where it lives. (To allow it, set memory.allow_secrets: true "
+            "in config.yaml.)")

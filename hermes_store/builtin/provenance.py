@@ -33,6 +33,7 @@ from typing import Any
 from hermes_store.builtin.entries import join_entries
 from hermes_store.builtin.fileio import locked
 from hermes_store.builtin.storage import BuiltinStorage, open_builtin_storage
+from hermes_store.redaction import redactor_for
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +76,19 @@ class Provenance:
             self._db = self.home.open_db(busy_patience=self.busy_patience)
             self._storage = open_builtin_storage(self._db)
         return self._storage
+
+    def _redacted(self, texts: list[str]) -> list[str]:
+        """Entry texts as the rows hold them: secrets replaced by the store's markers."""
+        redact = redactor_for(self._database().db).redact
+        return [redact(t) or "" for t in texts]
+
+    def _redacted_item(self, item: dict[str, Any]) -> dict[str, Any]:
+        """A provenance record with every text redacted (before it is stored or queued)."""
+        one = self._redacted
+        events = [{**ev, "old_text": None if ev.get("old_text") is None else one([ev["old_text"]])[0],
+                   "new_text": None if ev.get("new_text") is None else one([ev["new_text"]])[0]}
+                  for ev in item["events"]]
+        return {**item, "before": one(item["before"]), "after": one(item["after"]), "events": events}
 
     def _fail(self, what: str, exc: BaseException) -> None:
         message = f"{what}: {type(exc).__name__}: {exc}"
@@ -152,7 +166,8 @@ class Provenance:
     def sync(self, target: str, entries: list[str], now: float | None = None) -> bool:
         """Reconcile rows with the file's ``entries``; return False when the DB was unusable."""
         try:
-            self._write(lambda db: self._reconcile(db, target, entries, time.time() if now is None else now))
+            clean = self._redacted(entries)
+            self._write(lambda db: self._reconcile(db, target, clean, time.time() if now is None else now))
         except Exception as exc:
             self._fail("sync", exc)
             return False
@@ -173,6 +188,7 @@ class Provenance:
                 "events": [asdict(ev) for ev in events], "origin": origin, "session_id": session_id,
                 "restored_from": restored_from, "stamp": stamp}
         try:
+            item = self._redacted_item(item)
             ids = self._write(lambda db: self._apply_record(db, item))
         except Exception as exc:
             self._fail("record", exc)
@@ -247,6 +263,18 @@ class Provenance:
             self._fail("read", exc)
             return {}
         return {row.pop("text"): row for row in rows}
+
+    def entry_info_for(self, target: str, entries: list[str]) -> dict[str, dict[str, Any]]:
+        """``{entry text as in the file: provenance row}`` (rows hold the redacted text)."""
+        info = self.entry_info(target)
+        if not info:
+            return {}
+        try:
+            stored = self._redacted(entries)
+        except Exception as exc:
+            self._fail("read", exc)
+            return {}
+        return {entry: info[clean] for entry, clean in zip(entries, stored, strict=True) if clean in info}
 
     def history(self, target: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """History events, newest first (optionally one target, at most ``limit``)."""

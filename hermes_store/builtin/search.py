@@ -17,6 +17,7 @@ from hermes_store.builtin.entries import TARGETS, file_name, parse_entries, read
 from hermes_store.builtin.storage import BuiltinStorage, open_builtin_storage
 from hermes_store.db import Database, DatabaseError
 from hermes_store.query import HIGHLIGHT_OPEN, compile_query, highlight_excerpt
+from hermes_store.redaction import redactor_for
 
 
 @dataclass
@@ -58,7 +59,8 @@ def refresh_index(db: Database | BuiltinStorage, memories_dir: Path,
         digest, entries = _file_state(memories_dir, target)
         if storage.indexed_hash(target) == digest:
             continue
-        storage.replace_index(target, digest, entries, time.time())
+        redact = redactor_for(storage.db).redact  # the index holds only the redacted text
+        storage.replace_index(target, digest, [redact(e) or "" for e in entries], time.time())
         changed.append(target)
     return changed
 

@@ -58,9 +58,11 @@ from hermes_store.builtin.threats import (
 from hermes_store.home import (
     DEFAULT_MEMORY_CHAR_LIMIT,
     DEFAULT_USER_CHAR_LIMIT,
+    ConfigError,
     Home,
     coerce_int,
 )
+from hermes_store.redaction import RedactionSettings, Redactor
 
 logger = logging.getLogger(__name__)
 
@@ -157,14 +159,16 @@ def _round_trips(raw: str, entries: list[str], limit: int) -> bool:
     return raw.strip() == join_entries(parts) and all(len(e) <= limit for e in parts)
 
 
-def check_content(content: str) -> str | None:
-    """Why ``content`` may not be stored (threat or delimiter), or None when it may."""
+def check_content(content: str, secrets: Redactor | None = None) -> str | None:
+    """Why ``content`` may not be stored (threat, delimiter, or -- with ``secrets``, the
+    scanner of a home that does not allow them -- a secret), or None when it may."""
     blocked = scan_content(content)
     if blocked:
         return blocked
     if splits_on_reload(content):
         return msg.DELIMITER_IN_CONTENT
-    return None
+    kinds = secrets.contains_secret(content) if secrets is not None else []
+    return msg.secret_refused(kinds) if kinds else None
 
 
 def _batch_extras(ops: list[dict[str, Any]], matched: list[str | None]) -> dict[str, Any]:
@@ -228,6 +232,18 @@ class MemoryStore:
         if self._render is not None:
             return self._render
         return self.home.read_memory_config().render
+
+    @property
+    def secret_scanner(self) -> Redactor | None:
+        """What refuses secrets in writes (None when ``memory.allow_secrets: true``)."""
+        home = self.home
+        if home.read_memory_config().allow_secrets:
+            return None
+        try:
+            settings = home.redaction_settings()
+        except ConfigError:
+            settings = RedactionSettings()
+        return Redactor(b"scan", RedactionSettings(patterns=settings.patterns, allow=settings.allow))
 
     @property
     def provenance(self) -> Provenance | None:
@@ -333,9 +349,10 @@ class MemoryStore:
     def describe(self, target: str) -> list[dict[str, Any]]:
         """Live entries with index, chars and provenance (created/updated time and writer)."""
         prov = self.provenance
-        info = prov.entry_info(target) if prov is not None else {}
+        entries = self.entries_for(target)
+        info = prov.entry_info_for(target, entries) if prov is not None else {}
         rows = []
-        for index, entry in enumerate(self.entries_for(target), start=1):
+        for index, entry in enumerate(entries, start=1):
             meta = info.get(entry, {})
             rows.append({
                 "index": index,
@@ -494,7 +511,7 @@ class MemoryStore:
         content = _text(content).strip()
         if not content:
             return self._error(msg.EMPTY_CONTENT)
-        refusal = check_content(content)
+        refusal = check_content(content, self.secret_scanner)
         if refusal:
             return self._error(refusal)
         limit = self.limit_for(target)
@@ -528,7 +545,7 @@ class MemoryStore:
             return self._error(msg.EMPTY_OLD_TEXT)
         if not new:
             return self._error(msg.EMPTY_NEW_CONTENT)
-        refusal = check_content(new)
+        refusal = check_content(new, self.secret_scanner)
         if refusal:
             return self._error(refusal)
         limit = self.limit_for(target)
@@ -627,7 +644,7 @@ class MemoryStore:
         if not cleaned:
             return {"success": True, "additions_saved": 0}
         for content in cleaned:
-            refusal = check_content(content)
+            refusal = check_content(content, self.secret_scanner)
             if refusal:
                 return self._error(refusal)
         limit = self.limit_for(target)
@@ -655,7 +672,7 @@ class MemoryStore:
         for index, op in enumerate(ops, start=1):  # one poisoned op rejects the batch, before any I/O
             if op.get("action") in ("add", "replace"):
                 content = _op_text(op, "content")
-                refusal = check_content(content) if content else None
+                refusal = check_content(content, self.secret_scanner) if content else None
                 if refusal:
                     return self._error(f"Operation {index}: {refusal}")
         limit = self.limit_for(target)

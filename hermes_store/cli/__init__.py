@@ -39,6 +39,8 @@ COMMANDS: dict[str, str] = {
     "migrate": "hermes_store.cli.migrate:migrate",
     "backup": "hermes_store.cli.backup:backup",
     "restore": "hermes_store.cli.backup:restore",
+    "redact": "hermes_store.cli.privacy:redact",
+    "forget": "hermes_store.cli.privacy:forget",
 }
 
 

@@ -29,12 +29,17 @@ def _highlight(text: str) -> str:
               help="Pack the best results into at most N estimated tokens and print the block.")
 @click.option("--since", default=None, help="Only items from this date (ISO date or age like 30d).")
 @click.option("--until", default=None, help="Only items up to this date.")
+@click.option("--after", default=None,
+              help="Past sessions started at or after this (ISO date/datetime, or 7d, 24h, 2w).")
+@click.option("--before", default=None,
+              help="Past sessions started before this (a bare date is midnight UTC).")
 @click.option("--min-trust", type=click.FloatRange(0, 1), default=None, help="Hide facts below this trust.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 @model_facing
 def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int | None, since: str | None,
-           until: str | None, min_trust: float | None, as_json: bool) -> None:
+           until: str | None, after: str | None, before: str | None, min_trust: float | None,
+           as_json: bool) -> None:
     """Search built-in memory, the user profile, facts and past sessions at once."""
     wanted = [k.strip() for k in kinds.split(",") if k.strip()]
     problem = unknown_kinds_problem(wanted)
@@ -42,7 +47,7 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
         raise click.BadParameter(problem, param_hint="--kinds")
     try:
         result = run_recall(query, kinds=wanted, limit=limit, budget_tokens=budget, since=since, until=until,
-                            min_trust=min_trust, home=get_home(ctx))
+                            min_trust=min_trust, home=get_home(ctx), after=after, before=before)
     except ValueError as exc:
         fail(str(exc), 2)
     if as_json:

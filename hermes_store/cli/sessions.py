@@ -103,7 +103,8 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
     else:
         click.echo(f"{summary.files} files: {summary.sessions_added} sessions and "
                    f"{summary.messages_added} messages added, {summary.skipped} messages already "
-                   f"indexed, {len(summary.errors)} problems")
+                   f"indexed, {len(summary.errors)} problems"
+                   + (f", {summary.forgotten} forgotten messages left out" if summary.forgotten else ""))
         for error in summary.errors:
             where = error["path"] + (f":{error['line']}" if error["line"] is not None else "")
             click.echo(f"  {where}: {error['error']}", err=True)
@@ -173,9 +174,14 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'SESSION_ID'") from None
     with SessionIndex(get_home(ctx)) as index:
+        if not index.resolve_id(ref.session_id):
+            for item in index.storage.forgotten_summary(ref.session_id):
+                if item["whole_session"]:  # say so, never the text
+                    fail(f"session {ref.session_id} was forgotten for good at {_when(item['forgotten_at'])}")
         sid = _resolve(index, ref.session_id)
         session = index.get_session(sid)
         messages = index.get_messages(sid)
+        forgotten = [seq for item in index.storage.forgotten_summary(sid) for seq in item["messages"]]
     target = ref.seq
     if ref.message_id is not None:
         target = next((m["seq"] for m in messages if m["id"] == ref.message_id), None)
@@ -187,7 +193,7 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
                  f"{messages[0]['seq'] if messages else 0}..{messages[-1]['seq'] if messages else 0})")
         messages = [m for m in messages if abs(m["seq"] - target) <= around]
     if as_json:
-        echo_json({"session": session, "messages": messages})
+        echo_json({"session": session, "messages": messages, **({"forgotten_messages": forgotten} if forgotten else {})})
         return
     assert session is not None
     click.echo(f"Session {session['id']}  [{session['source']}, {session['origin_format']}]")
@@ -196,6 +202,8 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
             click.echo(f"  {label}: {session[label]}")
     click.echo(f"  started: {_when(session['started_at'])}  ended: {_when(session['ended_at'])}"
                f"  messages: {session['message_count']}")
+    if forgotten:
+        click.echo(f"  forgotten for good: {len(forgotten)} message(s) (#{', #'.join(map(str, forgotten))})")
     for message in messages:
         head = message["role"].upper()
         if message["tool_name"]:
@@ -232,15 +240,19 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
 
 @sessions.command("delete")
 @click.argument("session_id")
+@click.option("--forget", "for_good", is_flag=True,
+              help="Forget it for good: later index runs skip it and say so (as `hermes-store forget --session`).")
 @click.pass_context
-def delete_cmd(ctx: click.Context, session_id: str) -> None:
+def delete_cmd(ctx: click.Context, session_id: str, for_good: bool) -> None:
     """Delete one session and its messages (its children keep their grandparent)."""
+    import time
+
     from hermes_store.sessions.live import SessionIndex
 
     with SessionIndex(get_home(ctx)) as index:
         sid = _resolve(index, session_id)
-        removed = index.delete_session(sid)
-    click.echo(f"Deleted session {sid} ({removed} messages).")
+        removed = index.storage.forget_session(sid, time.time()) if for_good else index.delete_session(sid)
+    click.echo(f"Deleted session {sid} ({removed} messages)" + ("; forgotten for good." if for_good else "."))
 
 
 @sessions.command("prune")
@@ -286,10 +298,12 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     from hermes_store.sessions.storage import open_session_storage
 
     home = get_home(ctx)
-    db = home.open_db() if Path(home.db_path).exists() else None
+    db = home.open_db() if Path(home.db_path).exists() or home.engine == "postgresql" else None
+    forgotten: list[dict[str, Any]] = []
     try:
-        found = find_sources(open_session_storage(db) if db is not None else None,
-                             Path.home(), Path(home.root))
+        storage = open_session_storage(db) if db is not None else None
+        found = find_sources(storage, Path.home(), Path(home.root))
+        forgotten = storage.forgotten_summary() if storage is not None else []
     finally:
         if db is not None:
             db.close()
@@ -302,6 +316,12 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
                  if location.exists else "not found")
         more = " (truncated)" if location.truncated else ""
         click.echo(f"{location.agent:<36} {location.pattern:<52} {state}{more}")
+    if forgotten:  # counts and ids only, never the text
+        whole = [item["session_id"] for item in forgotten if item["whole_session"]]
+        single = sum(len(item["messages"]) for item in forgotten)
+        click.echo(f"forgotten for good (hermes-store forget): {len(whole)} session(s)"
+                   f"{' (' + ', '.join(whole) + ')' if whole else ''}, {single} single message(s)"
+                   " -- indexing their sources again skips them")
 
 
 @sessions.command("formats")

@@ -7,6 +7,7 @@ from datetime import datetime
 
 import click
 
+from hermes_store import timeutil
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.cli.style import style
 from hermes_store.sessions.live import SessionIndex
@@ -57,6 +58,11 @@ def _stamp(ts: float | None) -> str:
               help="Leave out these sources (repeatable or comma-separated).")
 @click.option("--since", default=None, help="From this date (YYYY-MM-DD, ISO date-time, epoch, or 7d/5h).")
 @click.option("--until", default=None, help="Up to this date (a bare date includes that whole day).")
+@click.option("--after", default=None,
+              help="Sessions started at or after this (ISO date/datetime, or 7d, 24h, 2w).")
+@click.option("--before", default=None, help="Sessions started before this (a bare date is midnight UTC).")
+@click.option("--exclude-session", "exclude_sessions", multiple=True,
+              help="Leave out this session and its lineage (repeatable).")
 @click.option("--sort", type=click.Choice(SORTS), default="relevance", show_default=True)
 @click.option("--context", "expand_context", is_flag=True,
               help="Also return the neighbours of matching messages (best evidence recall).")
@@ -64,8 +70,9 @@ def _stamp(ts: float | None) -> str:
 @click.pass_context
 @model_facing
 def search(ctx: click.Context, query: str, limit: int, roles: str | None, sources: tuple[str, ...],
-           exclude_sources: tuple[str, ...], since: str | None, until: str | None, sort: str,
-           expand_context: bool, as_json: bool) -> None:
+           exclude_sources: tuple[str, ...], since: str | None, until: str | None, after: str | None,
+           before: str | None, exclude_sessions: tuple[str, ...], sort: str, expand_context: bool,
+           as_json: bool) -> None:
     """Search past session messages for QUERY (words, "phrases", OR, NOT, prefix*)."""
     home = get_home(ctx)
 
@@ -76,6 +83,12 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
     problem = unknown_roles_problem(r.strip() for r in (roles or "").split(",") if r.strip())
     if problem:
         raise click.BadParameter(problem, param_hint="'--role'")
+    for value in (after, before):  # a bad bound is an error even before anything is indexed
+        try:
+            timeutil.parse_bound(value)
+        except timeutil.TimeParseError as exc:
+            fail(str(exc), 2)
+            return
     if not home.store_exists():
         result = SearchResult(query, None, [], "empty")
     else:
@@ -85,7 +98,8 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
             result = search_messages(
                 db, query, limit=limit, roles=roles, sources=split(sources),
                 exclude_sources=split(exclude_sources), since=since, until=until, sort=sort,
-                expand_context=expand_context,
+                expand_context=expand_context, after=after, before=before,
+                exclude_session_ids=split(exclude_sessions),
             )
         except SearchError as exc:
             fail(str(exc), 2)

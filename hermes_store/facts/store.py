@@ -37,6 +37,7 @@ from hermes_store.facts.rows import (
     entity_key,
     normalize_tags,
 )
+from hermes_store.redaction import redactor_for
 from hermes_store.threats import scan_content
 
 __all__ = ["CACHE_BUDGET", "META_DIM", "META_ENCODING", "SCAN_CHUNK", "FactBlocked", "FactNotFound",
@@ -78,6 +79,10 @@ class FactStore(FactRows):
     def __enter__(self) -> FactStore:
         return self
 
+    def _redact(self, text: str | None) -> str | None:
+        """``text`` with its secrets replaced (the store's redactor): every stored text passes here."""
+        return redactor_for(self.storage.db).redact(text)
+
     def _writing(self) -> Any:
         """The write transaction of a content change (vectors brought up to date first)."""
         if not self._vectors_checked:
@@ -91,12 +96,13 @@ class FactStore(FactRows):
         Entities are extracted from the text (plus any given explicitly), linked,
         and the fact's vector is encoded in the same transaction.
         """
-        content = (content or "").strip()
+        redact = self._redact
+        content = redact((content or "").strip()) or ""
         if not content:
             raise FactStoreError("content must not be empty")
         category = (category or "general").strip() or "general"
-        tags = normalize_tags(tags)
-        entities = list(entities) if entities is not None else None
+        tags = redact(normalize_tags(tags)) or ""
+        entities = [redact(e) or "" for e in entities] if entities is not None else None
         check_fact_text(content, tags, category, *(entities or ()))
         with self._lock, self._writing():
             existing = self.find_by_content(content)
@@ -119,14 +125,14 @@ class FactStore(FactRows):
             row = self.storage.fact_rows([fact_id]).get(fact_id)
             if row is None:
                 return False
-            new_content = row["content"] if content is None else content.strip()
+            new_content = row["content"] if content is None else self._redact(content.strip()) or ""
             if not new_content:
                 raise FactStoreError("content must not be empty")
             if new_content != row["content"]:
                 other = self.find_by_content(new_content)
                 if other is not None and int(other) != fact_id:
                     raise FactStoreError(f"another fact (#{other}) already has this content")
-            new_tags = row["tags"] if tags is None else normalize_tags(tags)
+            new_tags = row["tags"] if tags is None else self._redact(normalize_tags(tags)) or ""
             changed = new_content != row["content"] or new_tags != row["tags"]
             if changed or category is not None:
                 check_fact_text(new_content, new_tags, category)
@@ -202,13 +208,13 @@ class FactStore(FactRows):
                 entities_kept += kept
             blocked: list[str] = []
             for row in facts:
-                content = str(row["content"] or "").strip()
+                content = self._redact(str(row["content"] or "").strip()) or ""
                 if not content or self.find_by_content(content) is not None:
                     skipped += 1
                     continue
                 wanted = row["fact_id"]
                 free = wanted is not None and not self.storage.fact_rows([int(wanted)])
-                tags = normalize_tags(row["tags"])
+                tags = self._redact(normalize_tags(row["tags"])) or ""
                 try:
                     check_fact_text(content, tags)
                 except FactBlocked as exc:

@@ -15,6 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 BUILTIN_NAME = "builtin"  # the built-in memory provider's name (config.yaml ``memory.provider``)
+#: Hermes' pre-compress checkpoint API: 1 = best-effort ``on_pre_compress(messages)``; 2 = the
+#: opt-in fail-closed checkpoint (normalised evidence, failures propagate under
+#: ``compression.checkpoint_required``).
+PRE_COMPRESS_CHECKPOINT_API_VERSION = 2
+AUTHOR_KEYS = ("author_id", "author_name", "author_is_bot")  # on_turn_start's writer of the turn
 
 
 @dataclass(frozen=True)
@@ -76,8 +81,11 @@ class MemoryProvider(ABC):
         return None
 
     def sync_turn(self, user_content: str, assistant_content: str, *, session_id: str = "",
-                  messages: list[dict[str, Any]] | None = None) -> None:
-        """Record a completed turn (runs on the manager's ordered background worker)."""
+                  messages: list[dict[str, Any]] | None = None,
+                  turn_author: dict[str, Any] | None = None) -> None:
+        """Record a completed turn (runs on the manager's ordered background worker).
+        ``turn_author`` (``{"id", "name", "is_bot"}``) is who wrote the user side; the manager
+        passes it only to signatures that accept it."""
         return None
 
     def handle_tool_call(self, tool_name: str, args: dict[str, Any], **kwargs: Any) -> str:
@@ -89,8 +97,17 @@ class MemoryProvider(ABC):
         return None
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
-        """A user turn begins (before prefetch)."""
+        """A user turn begins (before prefetch). kwargs may include remaining_tokens, model,
+        platform, tool_count and the author trio ``author_id``/``author_name``/``author_is_bot``
+        (None, None, False without one): who wrote THIS turn, read per turn since a shared
+        session has several participants."""
         return None
+
+    def identity_signature(self) -> dict[str, Any]:
+        """Identity-mapping values whose change must rebuild a cached gateway agent
+        (provider-namespaced keys, JSON values). Called on an uninitialised instance on every
+        inbound message: cheap and read-only."""
+        return {}
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
         """A real session boundary: CLI exit, /reset, /new, gateway expiry."""

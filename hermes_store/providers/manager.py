@@ -24,6 +24,7 @@ from hermes_store.providers.calls import call_filtered, call_memory_write
 from hermes_store.providers.fencing import build_memory_context_block
 from hermes_store.providers.mirroring import expand_memory_writes
 from hermes_store.providers.worker import BackgroundWorker
+from hermes_store.threads import spawn_context_thread
 from hermes_store.tooling import ToolArgumentError, fence_reply, fence_reply_json, parse_arguments
 
 logger = logging.getLogger(__name__)
@@ -122,6 +123,7 @@ class MemoryManager:
         self.session_id = ""
         self.parent_session_id = ""
         self._write_context: dict[str, Any] = {}
+        self.turn_author: dict[str, Any] | None = None  # who wrote the current turn (on_turn_start)
 
     # ---- composition ----------------------------------------------------------------------
 
@@ -269,7 +271,11 @@ class MemoryManager:
         return "\n\n".join(b.strip() for _, b in blocks if isinstance(b, str) and b.strip())
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
-        """A user turn begins (extra kwargs reach only providers that accept them)."""
+        """A user turn begins (extra kwargs reach only providers that accept them). The author
+        trio (``author_id``/``author_name``/``author_is_bot``) becomes the writer recorded on
+        what the turn stores: memory writes mirrored during the turn carry it in their metadata
+        and the turn's ``sync_turn`` gets it as ``turn_author``."""
+        self.turn_author = turn_author_of(kwargs)
         self._each("on_turn_start", logging.DEBUG,
                    lambda p: call_filtered(p.on_turn_start, turn_number, message, **kwargs))
 
@@ -289,7 +295,7 @@ class MemoryManager:
             except Exception as exc:
                 box["error"] = exc
 
-        thread = threading.Thread(target=target, name=f"prefetch-{name}", daemon=True)
+        thread = spawn_context_thread(target, name=f"prefetch-{name}")  # the caller's profile ContextVar
         thread.start()
         thread.join(self.external_prefetch_timeout)
         if thread.is_alive():
@@ -350,6 +356,7 @@ class MemoryManager:
             return
         session_id = session_id or self.session_id
         kwargs: dict[str, Any] = {"session_id": session_id, "messages": messages}
+        turn_author = turn_author if turn_author is not None else self.turn_author
         if turn_author is not None:
             kwargs["turn_author"] = turn_author
         providers = list(self._providers)
@@ -448,9 +455,21 @@ class MemoryManager:
                    lambda p: call_memory_write(p.on_memory_write, action, target, content, metadata),
                    self._externals())
 
+    def identity_signature(self) -> dict[str, Any]:
+        """Every provider's :meth:`MemoryProvider.identity_signature`, merged (cheap, read-only;
+        a provider whose signature fails contributes nothing)."""
+        merged: dict[str, Any] = {}
+        for _, value in self._each("identity_signature", logging.DEBUG, lambda p: p.identity_signature()):
+            if isinstance(value, dict):
+                merged.update(value)
+        return merged
+
     def _write_metadata(self, metadata: dict[str, Any] | None) -> dict[str, Any]:
-        """Metadata for a mirrored write: the caller's keys plus session and platform context."""
+        """Metadata for a mirrored write: the caller's keys plus session and platform context
+        and the current turn's author."""
         meta = dict(metadata or {})
+        for key, value in (self.turn_author or {}).items():
+            meta.setdefault(f"author_{key}", value)
         if not meta.get("session_id"):
             meta["session_id"] = self.session_id
         if self.parent_session_id:
@@ -506,6 +525,15 @@ class MemoryManager:
             logger.warning("memory shutdown abandoned background work: %s", self.abandoned)
         self._each("shutdown", logging.WARNING, lambda p: p.shutdown(), list(reversed(self._providers)))
         return dict(self.abandoned)
+
+
+def turn_author_of(kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """``{"id", "name", "is_bot"}`` from on_turn_start's author trio; None when no author was named."""
+    author_id, name = kwargs.get("author_id"), kwargs.get("author_name")
+    if author_id in (None, "") and name in (None, ""):
+        return None
+    return {"id": None if author_id is None else str(author_id),
+            "name": None if name is None else str(name), "is_bot": bool(kwargs.get("author_is_bot"))}
 
 
 def _normalize_messages(messages: Any) -> list[dict[str, str]]:

@@ -13,6 +13,8 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 
+from hermes_store.threads import ctx_bound, spawn_context_thread
+
 logger = logging.getLogger(__name__)
 
 _STOP = object()
@@ -49,9 +51,11 @@ class BackgroundWorker:
                 return False
             self._pending[kind] += 1
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                self._thread = spawn_context_thread(self._run, name=self.name)
                 self._thread.start()
-        self._queue.put((kind, task))
+        # each task runs under its submitter's context variables (Hermes' profile ContextVar),
+        # not those of whoever happened to start the long-lived worker thread
+        self._queue.put((kind, ctx_bound(task)))
         return True
 
     def _run(self) -> None:

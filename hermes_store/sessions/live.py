@@ -25,6 +25,7 @@ from typing import Any
 from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.pgdb import PgDatabase
+from hermes_store.redaction import Redactor, redactor_for
 from hermes_store.sessions.importers.base import MAX_CONTENT_CHARS, flatten_content
 from hermes_store.sessions.loader import BulkLoader
 from hermes_store.sessions.maintenance import delete_session as _delete_session
@@ -51,6 +52,14 @@ class SessionIndex:
     def __init__(self, db: Database | Home | str | os.PathLike[str]) -> None:
         self.db, self._owned = open_database(db)
         self.storage: SessionStorage = open_session_storage(self.db)
+        self._redactor: Redactor | None = None
+
+    @property
+    def redactor(self) -> Redactor:
+        """The store's redactor: every text this API stores passes through it first."""
+        if self._redactor is None:
+            self._redactor = redactor_for(self.db)
+        return self._redactor
 
     def close(self) -> None:
         """Close the database if this object opened it."""
@@ -85,9 +94,10 @@ class SessionIndex:
         if session_id and ("\x00" in session_id or scrub(session_id) != session_id):
             raise ValueError(f"session id {session_id!r} contains NUL bytes or lone surrogates; refused")
         sid = session_id or new_session_id(started)
+        redact = self.redactor.redact
         added = self.storage.add_session(
-            sid, origin_format="live", source=source or "cli", title=scrub(title), model=scrub(model),
-            workspace=scrub(workspace), started_at=started, parent_session_id=parent_session_id,
+            sid, origin_format="live", source=source or "cli", title=redact(scrub(title)), model=scrub(model),
+            workspace=redact(scrub(workspace)), started_at=started, parent_session_id=parent_session_id,
             meta=dict(meta or {}))
         if not added:
             raise ValueError(f"session already exists: {sid}")
@@ -118,8 +128,10 @@ class SessionIndex:
         calls = tool_calls if tool_calls is None or isinstance(tool_calls, str) else json.dumps(
             tool_calls, ensure_ascii=False)
         when = float(timestamp) if timestamp is not None else time.time()
+        redact = self.redactor.redact
+        text = redact(text) or ""
         return self.storage.append_message(
-            session_id, role=role, content=text, tool_name=scrub(tool_name), tool_calls=scrub(calls),
+            session_id, role=role, content=text, tool_name=scrub(tool_name), tool_calls=redact(scrub(calls)),
             tool_call_id=scrub(tool_call_id), timestamp=when, cjk=cjk_for(role, text))
 
     def end_session(self, session_id: str, *, ended_at: float | None = None,
@@ -130,7 +142,7 @@ class SessionIndex:
 
     def set_title(self, session_id: str, title: str | None) -> None:
         """Set or clear a session's title."""
-        self.storage.set_title(session_id, scrub(title))
+        self.storage.set_title(session_id, self.redactor.redact(scrub(title)))
 
     # -- reading ----------------------------------------------------------------
 

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.db import Database
+from hermes_store.redaction import redactor_for
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
@@ -61,6 +62,7 @@ from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_
 from hermes_store.sessions.maintenance import backfill_projection
 from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
+from hermes_store.sessions.storage_sql import content_hash
 
 DEFAULT_BATCH = 20_000
 RUN_LOCK_TIMEOUT = 3600.0  # seconds a second indexing run waits for the first one
@@ -83,6 +85,7 @@ class IndexSummary:
     skipped: int = 0
     errors: list[dict[str, Any]] = field(default_factory=list)
     failed_files: int = 0
+    forgotten: int = 0  # messages not imported because `hermes-store forget` removed them for good
 
     @property
     def all_failed(self) -> bool:
@@ -90,10 +93,14 @@ class IndexSummary:
         return self.files > 0 and self.failed_files == self.files
 
     def as_dict(self) -> dict[str, Any]:
-        """The public summary: exactly ``files, sessions_added, messages_added, skipped, errors``."""
-        return {"files": self.files, "sessions_added": self.sessions_added,
-                "messages_added": self.messages_added, "skipped": self.skipped,
-                "errors": list(self.errors)}
+        """The public summary: ``files, sessions_added, messages_added, skipped, errors``, and
+        ``forgotten`` when messages were left out because they were forgotten for good."""
+        out: dict[str, Any] = {"files": self.files, "sessions_added": self.sessions_added,
+                               "messages_added": self.messages_added, "skipped": self.skipped,
+                               "errors": list(self.errors)}
+        if self.forgotten:
+            out["forgotten"] = self.forgotten
+        return out
 
 
 def walk_inputs(paths: Iterable[str | os.PathLike[str]],
@@ -218,6 +225,10 @@ class BulkLoader:
             raise ValueError(f"fts_mode: expected one of {', '.join(FTS_MODES)}, got {fts_mode!r}")
         self.db = db
         self.storage = open_session_storage(db)
+        self.redactor = redactor_for(db)  # secrets replaced before anything is buffered
+        self.redact = self.redactor.redact
+        # what `hermes-store forget` removed for good: never imported again
+        self._forgotten_sessions, self._forgotten_messages = self.storage.tombstones()
         self.batch_messages = max(1, int(batch_messages))
         self.fts_mode = fts_mode
         self.progress = progress
@@ -403,7 +414,7 @@ class BulkLoader:
             info.stored = [m["content"] for m in self.storage.get_messages(session_id)]
         index = info.compared
         info.compared += 1
-        return index < len(info.stored) and info.stored[index] == (scrub(record.content) or "")
+        return index < len(info.stored) and info.stored[index] == (self.redact(scrub(record.content)) or "")
 
     def _refuse_collision(self, current: _File, info: _Session, session_id: str, line: int | None) -> None:
         """A message for a session this file does not own: a collision, reported truthfully."""
@@ -421,7 +432,7 @@ class BulkLoader:
         for name in SESSION_FIELDS:
             value = getattr(record, name)
             if value is not None:
-                fields[name] = scrub(value) if isinstance(value, str) else value
+                fields[name] = self.redact(scrub(value)) if isinstance(value, str) else value
         if record.meta:
             fields.setdefault("meta", {}).update(record.meta)
 
@@ -429,6 +440,9 @@ class BulkLoader:
         session_id = record.session_id
         if not session_id.isascii() or "\x00" in session_id:
             session_id = self._clean_id(current, session_id, record.line)
+        if self._forgotten_sessions and session_id in self._forgotten_sessions:
+            self.summary.forgotten += 1
+            return
         info = self._sessions.get(session_id) or self._session(current, session_id)
         if info.owner != current.key:
             if info.foreign and not self._same_as_stored(info, session_id, record):
@@ -455,6 +469,12 @@ class BulkLoader:
                 "\x00" in tool_calls or SURROGATE.search(tool_calls)):
             self._problem(current, record.line, "field 'tool_calls': NUL bytes or lone surrogates replaced")
             tool_calls = scrub(tool_calls)
+        # secrets are replaced for the whole batch in _flush (one prefilter scan); a session
+        # with forgotten messages compares the stored, redacted form now
+        if self._forgotten_messages and session_id in self._forgotten_messages and \
+                content_hash(self.redact(content)) in self._forgotten_messages[session_id]:
+            self.summary.forgotten += 1
+            return
         role = record.role
         timestamp = record.timestamp
         if timestamp is not None:
@@ -501,7 +521,7 @@ class BulkLoader:
     def _flush(self, wait: bool = False) -> None:
         """Hand the pending batch to the writer (one transaction); ``wait`` for it to commit."""
         if self._pending or self._files or self._sessions:
-            job = Batch(rows=self._pending, fts_mode=self.fts_mode)
+            job = Batch(rows=self.redactor.redact_rows(self._pending, REDACTED_COLUMNS), fts_mode=self.fts_mode)
             self._pending = []
             for session_id, info in self._sessions.items():
                 if info.owner is None or not (info.added or info.fields or info.is_new):
@@ -523,6 +543,9 @@ class BulkLoader:
             self._writer.wait()
         if wait and len(self._sessions) > SESSION_CACHE_LIMIT:
             self._sessions.clear()  # the store is up to date: re-read on demand
+
+
+REDACTED_COLUMNS = (3, 5)  # content and tool_calls of a pending row (see _add_message)
 
 
 def _progress(current: _File) -> dict[str, Any]:

@@ -187,6 +187,8 @@ def find_hits(
     session_ids: Iterable[str] | None = None,
     smooth: bool = True,
     expand_context: bool = False,
+    after: Any = None,
+    before: Any = None,
 ) -> tuple[list[Hit], str | None, str]:
     """Ranked hits without snippets: ``(hits, note, mode)``. See :func:`search_messages`.
 
@@ -200,6 +202,7 @@ def find_hits(
     try:
         since_ts = timeutil.parse_when(since)
         until_ts = timeutil.parse_when(until, end_of_day=True)
+        after_ts, before_ts = timeutil.parse_bound(after), timeutil.parse_bound(before)
     except timeutil.TimeParseError as exc:
         raise SearchError(str(exc)) from exc
     filters = Filters(
@@ -210,6 +213,8 @@ def find_hits(
         since=since_ts,
         until=until_ts,
         session_ids=list(session_ids) if session_ids is not None else None,
+        started_after=after_ts,
+        started_before=before_ts,
     )
     storage = _storage(db)
     with storage.one_connection():
@@ -300,18 +305,24 @@ def search_messages(
     sort: str = "relevance",
     session_ids: Iterable[str] | None = None,
     expand_context: bool = False,
+    after: Any = None,
+    before: Any = None,
+    exclude_session_ids: Iterable[str] | None = None,
 ) -> SearchResult:
     """Search past messages; never raises on query syntax.
 
     ``roles``/``sources``/``exclude_sources`` take lists or comma-separated
     strings; ``since``/``until`` take what :func:`hermes_store.timeutil.parse_when` accepts (a bare
-    ``until`` date includes that whole day); ``sort`` is ``relevance``,
+    ``until`` date includes that whole day) and bound the message's time; ``after`` (inclusive)
+    and ``before`` (exclusive) bound the session's start in Hermes' grammar
+    (:func:`hermes_store.timeutil.parse_bound`: a date-only ``before`` is midnight UTC); ``sort`` is ``relevance``,
     ``newest`` or ``oldest``. Relevance order is context-smoothed (see
     :data:`CONTEXT_WEIGHTS`); ``expand_context=True`` also lets the immediate
     neighbours of matching messages into the results (best evidence recall, as
     the recall layer wants; such rows may not contain the query words). ``query`` may be
     a :class:`~hermes_store.query.QueryPlan` compiled once for several indexes. Raises
-    :class:`SearchError` for bad arguments.
+    :class:`SearchError` for bad arguments. ``exclude_session_ids`` leaves out those sessions and
+    every session of their lineages.
     """
     plan = compile_query(query)
     storage = _storage(db)
@@ -319,7 +330,12 @@ def search_messages(
         hits, note, mode = find_hits(
             storage, plan, limit=limit, roles=roles, sources=sources, exclude_sources=exclude_sources,
             since=since, until=until, sort=sort, session_ids=session_ids, expand_context=expand_context,
+            after=after, before=before,
         )
+        if exclude_session_ids:
+            lineage = Lineage(storage)
+            roots = {lineage.root(sid) for sid in exclude_session_ids} | set(exclude_session_ids)
+            hits = [h for h in hits if h.session_id not in roots and lineage.root(h.session_id) not in roots]
         attach_snippets(storage, hits, plan)
     text = query.text if isinstance(query, QueryPlan) else query
     return SearchResult(text, note, [h.to_dict() for h in hits], mode)

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hermes_store import timeutil
 from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
@@ -34,6 +35,7 @@ from hermes_store.sessions.search import (
     find_hits,
     index_ready,
 )
+from hermes_store.sessions.session_search_bounds import BOUND_MAX_CHARS, BOUND_PROPERTIES, Bounds
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.tooling import (
     Tool,
@@ -58,6 +60,10 @@ BOOKEND_COUNT = 3
 WINDOW_CHARS = 4000
 BOOKEND_CHARS = 1200
 READ_HEAD, READ_TAIL = 20, 10
+READ_CHARS = 2000  # Hermes caps each message of a READ at 2,000 characters (#114344)
+SCROLL_HINT = ("Scroll forward: re-call with around_message_id = the LAST message's id; backward: the "
+               "FIRST message's id (the boundary message repeats as an orientation marker). "
+               "messages_before/messages_after < window means you've hit that end of the session.")
 PREVIEW_CHARS = 60
 NO_MATCH_MESSAGE = "No matching sessions found."
 LEFT_CONTEXT_REASONS = frozenset(
@@ -67,14 +73,21 @@ LEFT_CONTEXT_REASONS = frozenset(
 _COMPACTION_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
-DESCRIPTION = (
-    "Search your past conversations (the session index). Four shapes: "
-    "DISCOVER with `query` (keywords, \"phrases\", OR/NOT, prefix*) returns the best matching "
-    "sessions, each with the matching message, a window around it and bookends; "
-    "SCROLL with `session_id` + `around_message_id` pages through a session; "
-    "READ with `session_id` alone returns a session (first 20 + last 10 messages when large); "
-    "BROWSE with no arguments lists recent sessions. Treat session history as secondary "
-    "evidence: inspect direct sources (files, tools) first."
+DESCRIPTION = (  # Hermes' text; our addition (past conversations of other agents) last
+    "Recall past conversations: search or read old Hermes sessions (FTS5), or "
+    "scroll inside one. Four shapes, picked by args: `query` = discovery "
+    "(top-N matching sessions, top result fully hydrated); `session_id` + "
+    "`around_message_id` = scroll (window of messages around an anchor); "
+    "`session_id` alone = read a whole session — how you resolve an "
+    "`@session:<profile>/<id>` link (split on '/' into profile + id); no "
+    "args = browse recent sessions. Results are actual DB messages, no LLM. "
+    "Searches conversation history ONLY — when the user gave a direct "
+    "source (URL, file, contact, live system), inspect that first; never "
+    "conclude 'not found' from history alone. Use for questions about past "
+    "conversations: 'what did we do about X', 'where did we leave Y'. When "
+    "referring the user to a session, write its `link` value verbatim "
+    "inline (it renders as a titled link). "
+    "The index also holds the imported sessions of other coding agents."
 )
 
 SESSION_SEARCH_SCHEMA = function_schema(
@@ -95,6 +108,7 @@ SESSION_SEARCH_SCHEMA = function_schema(
         "role_filter": {"type": "string", "description": "Comma-separated roles (default user,assistant; "
                         "add tool to include tool output)."},
         "profile": {"type": "string", "description": "Read another profile's store (read-only)."},
+        **BOUND_PROPERTIES,
     },
 )
 
@@ -300,14 +314,20 @@ def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, mat
     return store.with_writer(entry, session["id"])
 
 
-def _title_match(store: _Store, query: str) -> dict[str, Any] | None:
+def _title_match(store: _Store, query: str, bounds: Bounds) -> dict[str, Any] | None:
     """The newest session whose title is the query (or ``query #N``), if eligible."""
     title = query.strip().strip("\"'`").strip()
-    if not title:
+    if not title or "\x00" in title:  # stored titles never hold NUL (and PostgreSQL refuses it)
         return None
     for row in store.storage.sessions_titled(title):
         if row.get("source") in HIDDEN_SOURCES or store.in_live_context(row["id"]):
             continue
+        root_id = store.lineage.root(row["id"])
+        if {row["id"], root_id} & bounds.excluded:
+            return None
+        root = row if root_id == row["id"] else (store.session(root_id) or row)
+        if not bounds.started_ok(root.get("started_at")):
+            return None  # Hermes re-checks the window on the lineage root's start
         return row
     return None
 
@@ -330,15 +350,17 @@ def _sessions_of(store: _Store, hits: list[Hit], seen_roots: set[str]) -> list[t
 
 
 def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail: str,
-             roles: tuple[str, ...]) -> dict[str, Any]:
-    """DISCOVER: title match, then message hits grouped by lineage root."""
+             roles: tuple[str, ...], bounds: Bounds | None = None) -> dict[str, Any]:
+    """DISCOVER: title match, then message hits grouped by lineage root (hits from sessions
+    started outside ``bounds``' window, or in an excluded lineage, left out)."""
+    bounds = bounds or Bounds()
     results: list[dict[str, Any]] = []
     seen_roots: set[str] = set()
 
     def full_for(index: int) -> bool:
         return detail == "full" or index == 0
 
-    title_row = _title_match(store, query)
+    title_row = _title_match(store, query, bounds)
     if title_row is not None:
         first = store.messages(title_row["id"], None, limit=1)
         if first:
@@ -349,10 +371,13 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     plan = compile_query(query)
     try:
         hits, note, _mode = find_hits(store.storage, plan, limit=DISCOVER_SCAN_LIMIT, roles=list(roles),
-                                      exclude_sources=list(HIDDEN_SOURCES), sort=sort or "relevance")
+                                      exclude_sources=list(HIDDEN_SOURCES), sort=sort or "relevance",
+                                      after=bounds.after, before=bounds.before)
     except SearchError as exc:
         raise ToolArgumentError(str(exc)) from exc
-    groups = _sessions_of(store, hits, seen_roots)
+    kept = [h for h in hits if h.session_id not in bounds.excluded
+            and store.lineage.root(h.session_id) not in bounds.excluded]  # exclude_session_ids
+    groups = _sessions_of(store, kept, seen_roots)
     chosen = groups[:max(0, limit - len(results))]
     seen_roots.update(root for root, _ in groups)
     attach_snippets(store.storage, [group[0] for _, group in chosen], plan)
@@ -410,6 +435,7 @@ def scroll(store: _Store, session_id: str, around: int, window: int) -> dict[str
         "messages": messages,
         "messages_before": before,
         "messages_after": after,
+        "hint": SCROLL_HINT,
     }
     if warning:
         payload["warning"] = warning
@@ -434,11 +460,11 @@ def read(store: _Store, session_id: str) -> dict[str, Any]:
     if payload["truncated"]:
         head = store.messages(session_id, None, limit=READ_HEAD)
         tail = store.messages(session_id, None, newest_first=True, limit=READ_TAIL)[::-1]
-        payload["messages"] = [_message(r, WINDOW_CHARS) for r in head + tail]
+        payload["messages"] = [_message(r, READ_CHARS) for r in head + tail]
         payload["message"] = (f"Session has {total} messages; showing first {READ_HEAD} + last {READ_TAIL}. "
                               "Pass around_message_id (any id above) to scroll the middle.")
     else:
-        payload["messages"] = [_message(r, WINDOW_CHARS) for r in store.messages(session_id, None)]
+        payload["messages"] = [_message(r, READ_CHARS) for r in store.messages(session_id, None)]
     return store.with_writer(payload, session_id)  # beside session_meta, which keeps Hermes' keys
 
 
@@ -595,27 +621,12 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
     return ctx.resource("session_search.db", ctx.home.open_db), ctx.home.profile
 
 
-def _read_elsewhere(ctx: ToolContext, session_id: str) -> dict[str, Any] | None:
-    """READ a session that is not in this home: look through the other profiles' stores."""
-    home = ctx.home
-    base = home.root.parent.parent if home.profile else home.root
-    candidates = [(None, Path(Home(base).db_path))] if home.profile else []
-    profiles_dir = base / "profiles"
-    if profiles_dir.is_dir():
-        candidates += [(p.name, p / Path(home.db_path).name) for p in sorted(profiles_dir.iterdir())
-                       if p.name != home.profile]
-    for name, path in candidates:
-        if not path.is_file():
-            continue
-        try:
-            db = ctx.resource(f"session_search.db.{name or ''}", lambda p=path: Database(p, readonly=True))
-            storage = open_session_storage(db)
-            if not storage.ready() or not storage.has_session(session_id):
-                continue
-        except Exception:  # noqa: BLE001 - an unreadable foreign store is skipped, not fatal
-            continue
-        return read(_Store(db, name, ""), session_id)
-    return None
+def _not_in_profile(session_id: str) -> dict[str, Any]:
+    """Hermes' READ miss: profiles are isolated, so a bare id is never looked up in another
+    profile's store (#106761); the reply says how to name the profile."""
+    return {"success": False,
+            "error": f"session_id not found in this profile: {session_id}. If it belongs to another "
+                     "profile, pass profile=<name> (or the @session:<profile>/<id> link)."}
 
 
 def _lenient_int(args: dict[str, Any], name: str, default: int, maximum: int) -> int:
@@ -653,11 +664,16 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     current = "" if profile else (ctx.session_id or "")
     mode = ("scroll" if session_id and around is not None else "read" if session_id
             else "discover" if query and query.strip() else "browse")
+    if mode == "discover":  # a wrong type or size names the argument; a bad text gets Hermes' error
+        bound_args = {k: get_str(args, k, max_chars=BOUND_MAX_CHARS, exact=True) for k in ("after", "before")}
+        bound_args["exclude_session_ids"] = args.get("exclude_session_ids")
+        try:  # reported even when there is nothing to search yet
+            Bounds.read(None, bound_args)
+        except timeutil.TimeParseError as exc:
+            return {"success": False, "error": str(exc)}
     if db is None or not index_ready(db):
         if mode == "read" and not profile:
-            found = _read_elsewhere(ctx, session_id)
-            if found is not None:
-                return found
+            return _not_in_profile(session_id)
         if mode in ("scroll", "read"):
             return {"success": False, "error": f"session_id not found: {session_id}"}
         return _empty(mode, query, detail)
@@ -672,12 +688,15 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
         return scroll(store, session_id, around, window)
     if mode == "read":
         found = read(store, session_id)
-        if not found["success"] and not profile:
-            found = _read_elsewhere(ctx, session_id) or found
-        return found
+        return found if found["success"] or profile else _not_in_profile(session_id)
     if mode == "browse":
         return browse(store, limit)
-    return discover(store, query.strip(), limit=limit, sort=sort, detail=detail, roles=roles)
+    try:
+        bounds = Bounds.read(store.lineage, bound_args)
+    except timeutil.TimeParseError as exc:
+        return {"success": False, "error": str(exc)}
+    return discover(store, query.strip(), limit=limit, sort=sort, detail=detail, roles=roles,
+                    bounds=bounds)
 
 
 SESSION_SEARCH_TOOL = Tool("session_search", SESSION_SEARCH_SCHEMA, handle_session_search)

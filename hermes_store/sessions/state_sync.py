@@ -35,6 +35,7 @@ from typing import Any
 from hermes_store.home import Home
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.loader import BulkLoader
+from hermes_store.threads import spawn_context_thread
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +96,8 @@ class StateDbSync:
         """Start a background sync unless one is running; never waits."""
         if self._running.locked():
             return
-        thread = threading.Thread(target=self._background, name="hermes-store-state-sync", daemon=True)
+        # the caller's context variables go along (Hermes' per-profile HERMES_HOME override)
+        thread = spawn_context_thread(self._background, name="hermes-store-state-sync")
         self._thread = thread
         thread.start()
 

@@ -62,6 +62,8 @@ class Filters:
     since: float | None = None
     until: float | None = None
     session_ids: Sequence[str] | None = None
+    started_after: float | None = None  # the session's start: inclusive lower bound
+    started_before: float | None = None  # the session's start: exclusive upper bound
 
     def value_filters(self) -> list[tuple[str, list[Any], bool]]:
         """``(field, values, negate)`` for every list filter that is set, ``field`` being

@@ -90,7 +90,8 @@ def _in_values(column: str, values: Sequence[Any], negate: bool) -> tuple[str, l
     return f"{'NOT ' if negate else ''}({column} = ANY(%s))", [list(values)]
 
 
-_DIALECT = FilterDialect(param="%s", never="false", in_values=_in_values, no_limit=None)
+_DIALECT = FilterDialect(param="%s", never="false", in_values=_in_values, no_limit=None,
+                         contains=lambda column: f"strpos({column}, ?) > 0")
 
 
 def _filters_sql(filters: Filters) -> tuple[str, list[Any]]:
@@ -163,7 +164,8 @@ def _match_test(tsquery: str, pair_keys: Sequence[int]) -> tuple[str, str, list[
 def _corpus_wide(filters: Filters) -> bool:
     """True when ``filters`` keep every message but those of excluded roles."""
     return (filters.roles is None and filters.sources is None and filters.exclude_sources is None
-            and filters.session_ids is None and filters.since is None and filters.until is None)
+            and filters.session_ids is None and filters.since is None and filters.until is None
+            and filters.started_after is None and filters.started_before is None)
 
 
 def _like_escape(text: str) -> str:

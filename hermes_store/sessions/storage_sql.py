@@ -9,6 +9,7 @@ are (no placeholders), under the engine-specific parts each implementation adds.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ class FilterDialect:
     never: str  # a clause that is always false
     in_values: Callable[[str, Sequence[Any], bool], tuple[str, list[Any]]]  # (column, values, negate)
     no_limit: Any  # the LIMIT value that means "every row"
+    contains: Callable[[str], str] = lambda column: f"instr({column}, ?) > 0"  # holds the (portable ?) text
 
 
 def filter_clauses(filters: Filters, dialect: FilterDialect) -> tuple[str, list[Any]]:
@@ -52,6 +54,13 @@ def filter_clauses(filters: Filters, dialect: FilterDialect) -> tuple[str, list[
     if filters.until is not None:
         clauses.append(f"m.timestamp <= {dialect.param}")
         params.append(filters.until)
+    p = dialect.param
+    if filters.started_after is not None:  # Hermes' session-start window (session_search after/before)
+        clauses.append(f"EXISTS (SELECT 1 FROM sessions sb WHERE sb.id = m.session_id AND sb.started_at >= {p})")
+        params.append(filters.started_after)
+    if filters.started_before is not None:
+        clauses.append(f"EXISTS (SELECT 1 FROM sessions sb WHERE sb.id = m.session_id AND sb.started_at < {p})")
+        params.append(filters.started_before)
     return "".join(f" AND {c}" for c in clauses), params
 
 
@@ -159,3 +168,83 @@ class SqlSessionStorage(SessionStorage):
         if not words:
             return None
         return self.probe_word(int(row["id"]), words[0])
+
+    # -- forgetting for good (tombstones) ----------------------------------------------
+
+    def _forget_transaction(self) -> Any:
+        return self.db.write() if self.db.engine == "sqlite" else self.db.transaction()
+
+    def forget_messages(self, message_ids: Sequence[int], now: float) -> int:
+        """Delete these messages and tombstone each (session id + hash of its content); the
+        sessions' message counts follow. Returns how many were removed."""
+        sql = self.db.portable
+        removed = 0
+        with self._forget_transaction():
+            for message_id in message_ids:
+                row = sql.query_one(
+                    "SELECT m.session_id, m.seq, m.content, src.path FROM messages m JOIN sessions s"
+                    " ON s.id = m.session_id LEFT JOIN sources src ON src.id = s.source_id WHERE m.id = ?",
+                    (int(message_id),))
+                if row is None:
+                    continue
+                sql.execute("INSERT INTO forgotten (session_id, message_hash, seq, source_path, forgotten_at)"
+                            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                            (row["session_id"], content_hash(row["content"]), row["seq"], row["path"], now))
+                sql.execute("DELETE FROM messages WHERE id = ?", (int(message_id),))
+                sql.execute("UPDATE sessions SET message_count = message_count - 1 WHERE id = ?"
+                            " AND message_count > 0", (row["session_id"],))
+                removed += 1
+        return removed
+
+    def forget_session(self, session_id: str, now: float) -> int:
+        """Tombstone the whole session, then delete it; returns the messages removed."""
+        sql = self.db.portable
+        row = sql.query_one("SELECT src.path FROM sessions s LEFT JOIN sources src ON src.id = s.source_id"
+                            " WHERE s.id = ?", (session_id,))
+        with self._forget_transaction():
+            sql.execute("INSERT INTO forgotten (session_id, message_hash, seq, source_path, forgotten_at)"
+                        " VALUES (?, NULL, NULL, ?, ?) ON CONFLICT DO NOTHING",
+                        (session_id, row["path"] if row else None, now))
+            return self.delete_session(session_id)
+
+    def tombstones(self) -> tuple[set[str], dict[str, set[str]]]:
+        """``(forgotten session ids, {session id: hashes of its forgotten messages})``."""
+        sessions: set[str] = set()
+        messages: dict[str, set[str]] = {}
+        for row in self.db.portable.query("SELECT session_id, message_hash FROM forgotten"):
+            if row["message_hash"] is None:
+                sessions.add(row["session_id"])
+            else:
+                messages.setdefault(row["session_id"], set()).add(row["message_hash"])
+        return sessions, messages
+
+    def forgotten_summary(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """What was forgotten (never the text): per session id, whether all of it, the
+        positions of single messages, the source file and when."""
+        sql = self.db.portable
+        where, params = (" WHERE session_id = ?", (session_id,)) if session_id else ("", ())
+        rows = sql.query("SELECT session_id, message_hash, seq, source_path, forgotten_at FROM forgotten"
+                         f"{where} ORDER BY session_id, seq", params)
+        out: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            item = out.setdefault(row["session_id"], {"session_id": row["session_id"], "whole_session": False,
+                                                      "messages": [], "source": row["source_path"],
+                                                      "forgotten_at": row["forgotten_at"]})
+            if row["message_hash"] is None:
+                item["whole_session"] = True
+            else:
+                item["messages"].append(row["seq"])
+            item["forgotten_at"] = max(item["forgotten_at"], row["forgotten_at"])
+        return list(out.values())
+
+    def messages_containing(self, text: str, limit: int) -> list[int]:
+        """Ids of the messages whose content holds ``text`` exactly (at most ``limit``)."""
+        candidates = self.db.portable.query(
+            f"SELECT id, content FROM messages WHERE {self.dialect.contains('content')} ORDER BY id LIMIT ?",
+            (text, int(limit) * 4))
+        return [int(r["id"]) for r in candidates if text in (r["content"] or "")][:limit]
+
+
+def content_hash(content: str | None) -> str:
+    """The tombstone identity of a message's stored content."""
+    return hashlib.sha256((content or "").encode("utf-8", "surrogatepass")).hexdigest()[:32]

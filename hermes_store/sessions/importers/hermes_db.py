@@ -4,6 +4,17 @@ Sessions are upserted on every run (titles and end times change); messages are
 read incrementally by native id. Lineage comes from ``parent_session_id``.
 Rows with ``active=0`` are skipped unless they are compaction archives
 (``compacted=1``). Multimodal ``"\\x00json:"`` contents are flattened to text.
+
+Schema 31 (the newest Hermes): ``sessions.auto_archived`` is kept in the session's meta
+beside ``archived``; a busy-queue accept row (``display_metadata._queued_prompt``) is never
+a message of its own: the drain deactivates it and writes an unmarked copy at the end of
+the transcript (imported then), and a row still marked is one a restart discards, so
+marked rows are skipped whether active or not (``state.meta["queued_skipped"]``). Every
+session's end reason is classified as Hermes does (``meta["end_kind"]``: ``boundary``
+for a deliberate reset or /new, ``automatic`` for cleanup ends, ``recoverable`` among them
+counting as resumable, ``compression``), and a pre-marker reset child (same non-empty
+``session_key`` as a parent that ended at a reset boundary) gets ``meta["_reset_from"]``
+like a marked one, so it is its own conversation rather than its parent's continuation.
 """
 
 from __future__ import annotations
@@ -29,7 +40,41 @@ from hermes_store.sessions.importers.openai_common import ToolNames
 
 _SESSION_EXTRA = ("end_reason", "user_id", "system_prompt_hash", "input_tokens", "output_tokens",
                   "tool_call_count", "estimated_cost_usd", "git_branch", "profile_name", "archived",
-                  "pinned", "title_source")
+                  "pinned", "title_source", "auto_archived")
+# Hermes' end-reason taxonomy (hermes_state_common, schema 31).
+RESET_END_REASONS = frozenset({"session_reset", "session_switch", "idle", "daily", "suspended",
+                               "resume_pending_expired"})
+BOUNDARY_END_REASONS = RESET_END_REASONS | {"new_session"}
+RECOVERABLE_END_REASONS = frozenset({"agent_close", "ws_orphan_reap", "superseded_by_resume",
+                                     "startup_orphan_reap"})
+AUTOMATIC_END_REASONS = RECOVERABLE_END_REASONS | {"tui_shutdown", "ws_disconnect", "idle_timeout", "lru_evict"}
+QUEUED_PROMPT_KEY = "_queued_prompt"  # display_metadata flag of a busy-queue accept row
+
+
+def end_kind(reason: Any) -> str | None:
+    """Hermes' class of an end reason: ``compression``, ``boundary`` (a deliberate reset or
+    /new), ``recoverable`` (an accidental end recovery may resume), ``automatic`` (other
+    cleanup), ``other``; None for a session that has not ended."""
+    if not isinstance(reason, str) or not reason:
+        return None
+    if reason == "compression":
+        return "compression"
+    if reason in BOUNDARY_END_REASONS:
+        return "boundary"
+    if reason in RECOVERABLE_END_REASONS:
+        return "recoverable"
+    return "automatic" if reason in AUTOMATIC_END_REASONS else "other"
+
+
+def is_queued_prompt(display_metadata: Any) -> bool:
+    """True for a row Hermes' busy queue stamped ``_queued_prompt`` (JSON text; bad JSON is not)."""
+    if not display_metadata or not isinstance(display_metadata, str) or QUEUED_PROMPT_KEY not in display_metadata:
+        return False
+    try:
+        decoded = json.loads(display_metadata)
+    except ValueError:
+        return False
+    return isinstance(decoded, dict) and bool(decoded.get(QUEUED_PROMPT_KEY))
 CHUNK = 5000
 # The sessions aggregate of HermesDbImporter.signature, by (has ended_at, has title).
 _SIGNATURE_SQL = {
@@ -82,12 +127,18 @@ class HermesDbImporter(Importer):
         return (max_id, row["n"], row["ended"], row["titles"]) if row is not None else (max_id,)
 
     def is_rewritten(self, state: SourceState) -> bool:
-        """True when the database was replaced: its message ids no longer reach the resume point."""
+        """True when the database was replaced: its message ids no longer reach the resume point,
+        or (schema 31) the row at the resume point no longer carries the ``message_uid`` read
+        there, so ids were renumbered and reading on by id would import messages twice."""
         if not state.resume_at:
             return False
         try:
             with Database(self.path, readonly=True, migrate=False) as db:
                 max_id = int(db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages") or 0)
+                cursor_uid = state.meta.get("cursor_uid")
+                if cursor_uid and max_id >= int(state.resume_at) and "message_uid" in _columns(db, "messages"):
+                    found = db.scalar("SELECT message_uid FROM messages WHERE id = ?", (int(state.resume_at),))
+                    return found != cursor_uid
         except (DatabaseError, Exception):
             return False
         return max_id < int(state.resume_at)
@@ -111,22 +162,31 @@ class HermesDbImporter(Importer):
         mcols = _columns(db, "messages")
         last_id = int(state.resume_at or 0)
         quoted = ", ".join(_quote_identifier(c) for c in scols)
-        for row in db.query(f"SELECT {quoted} FROM sessions ORDER BY started_at, id"):
-            yield _session_record(row, scols)
+        rows = db.query(f"SELECT {quoted} FROM sessions ORDER BY started_at, id")
+        by_id = {str(r["id"]): r for r in rows}
+        for row in rows:
+            yield _session_record(row, scols, by_id)
         tools = ToolNames()
         wanted = [c for c in ("id", "session_id", "role", "content", "tool_call_id", "tool_calls",
-                              "tool_name", "timestamp", "active", "compacted") if c in mcols]
+                              "tool_name", "timestamp", "active", "compacted", "display_metadata",
+                              "message_uid")
+                  if c in mcols]
         select = f"SELECT {', '.join(wanted)} FROM messages WHERE id > ? ORDER BY id LIMIT {CHUNK}"
-        skipped = 0
+        skipped = queued = 0
+        cursor_uid = None
         while True:
             rows = db.query(select, (last_id,))
             if not rows:
                 break
             for row in rows:
                 last_id = int(row["id"])
+                cursor_uid = row.get("message_uid")
                 active = row.get("active", 1)
                 if active == 0 and not row.get("compacted"):
                     skipped += 1
+                    continue
+                if is_queued_prompt(row.get("display_metadata")):
+                    queued += 1  # a busy-queue accept row: its drained copy is the message
                     continue
                 if row.get("tool_calls"):
                     tools.remember(row["tool_calls"])
@@ -147,6 +207,10 @@ class HermesDbImporter(Importer):
                 )
                 yield Checkpoint(str(last_id))
         state.meta["inactive_skipped"] = int(state.meta.get("inactive_skipped", 0)) + skipped
+        if cursor_uid:  # the uid at the resume point: is_rewritten checks it is still there
+            state.meta["cursor_uid"] = str(cursor_uid)
+        if queued:
+            state.meta["queued_skipped"] = int(state.meta.get("queued_skipped", 0)) + queued
         yield Checkpoint(str(last_id))
 
 
@@ -168,8 +232,12 @@ def _columns(db: Database, table: str) -> list[str]:
     return [row["name"] for row in db.query(f"PRAGMA table_info({table})")]
 
 
-def _session_record(row: dict[str, Any], columns: list[str]) -> SessionRecord:
+def _session_record(row: dict[str, Any], columns: list[str],
+                    by_id: dict[str, dict[str, Any]] | None = None) -> SessionRecord:
     meta = {k: row[k] for k in _SESSION_EXTRA if k in row and row[k] not in (None, "", 0)}
+    kind = end_kind(row.get("end_reason"))
+    if kind is not None:
+        meta["end_kind"] = kind
     config = row.get("model_config")
     if config:
         try:
@@ -179,6 +247,11 @@ def _session_record(row: dict[str, Any], columns: list[str]) -> SessionRecord:
         if isinstance(decoded, dict):
             meta.update({k: decoded[k] for k in ("_branched_from", "_delegate_from", "_reset_from")
                          if k in decoded})
+    parent = (by_id or {}).get(str(row.get("parent_session_id") or ""))
+    key = row.get("session_key")
+    if (parent is not None and "_reset_from" not in meta and isinstance(key, str) and key
+            and parent.get("end_reason") in RESET_END_REASONS and parent.get("session_key") == key):
+        meta["_reset_from"] = str(parent["id"])  # Hermes' pre-marker reset-continuation heuristic
     return SessionRecord(
         id=str(row["id"]),
         source=opt_str(row.get("source")) or "cli",

@@ -1,0 +1,108 @@
+"""``hermes-store redact``: rescan what is stored, rewrite it, leave no old copy behind."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import click
+
+from hermes_store.cli.common import echo_json, get_home
+from hermes_store.redaction import RedactionSettings, Redactor, redactor_for
+from hermes_store.redaction.storage import purge_free_space, rewrite_texts, secure_deletes
+from hermes_store.sessions.storage import open_session_storage
+
+
+@click.command("redact")
+@click.option("--dry-run", is_flag=True, help="Count what would be redacted; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def redact(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
+    """Redact secrets already stored (sessions, tool calls, titles, facts, memory history).
+
+    Every stored text passes through the same rules as new text (config.yaml
+    ``store.redact_patterns`` / ``store.redact_allow`` included), even when
+    ``store.redact: false``. Then the full-text indexes are rebuilt and no copy of the old
+    text is left: on SQLite the rewrite runs with ``secure_delete``, the WAL is truncated and
+    the file VACUUMed; on PostgreSQL the changed tables are rewritten (VACUUM FULL).
+    MEMORY.md / USER.md are never rewritten.
+    """
+    home = get_home(ctx)
+    db = home.open_db()
+    try:
+        settings = getattr(db, "redaction_settings", None) or RedactionSettings()
+        redactor = redactor_for(db) if settings.enabled else None
+        if redactor is None:  # off for new text, but an explicit rescan still uses the rules
+            from hermes_store.redaction.storage import store_key
+
+            redactor = Redactor(store_key(db), RedactionSettings(patterns=settings.patterns, allow=settings.allow))
+        report = rewrite_texts(db, redactor.redact_counted, dry_run=dry_run)
+        changed = [table for table, row in report.items() if row["rows"]]
+        rebuilt: list[str] = []
+        if changed and not dry_run:
+            storage = open_session_storage(db)
+            for name in storage.text_indexes():
+                storage.rebuild_text_index(name)
+                rebuilt.append(name)
+            purge_free_space(db, changed)
+    finally:
+        db.close()
+    _report(report, rebuilt, dry_run, as_json)
+
+
+def _report(report: dict[str, dict[str, int]], rebuilt: list[str], dry_run: bool, as_json: bool) -> None:
+    kinds: Counter[str] = Counter()
+    for row in report.values():
+        kinds.update({k: v for k, v in row.items() if k != "rows"})
+    rows = sum(row["rows"] for row in report.values())
+    result: dict[str, Any] = {"success": True, "dry_run": dry_run, "rows_changed": rows,
+                              "secrets": dict(sorted(kinds.items())), "tables": report,
+                              "indexes_rebuilt": rebuilt}
+    if as_json:
+        echo_json(result)
+        return
+    verb = "would redact" if dry_run else "redacted"
+    click.echo(f"{verb} {sum(kinds.values())} secret(s) in {rows} row(s)")
+    for kind, n in sorted(kinds.items()):
+        click.echo(f"  {kind}: {n}")
+    if rebuilt:
+        click.echo(f"rebuilt {len(rebuilt)} full-text index(es); old text purged from the database")
+
+
+@click.command("forget")
+@click.argument("ref", required=False)
+@click.option("--session", "session_id", default=None, help="Forget this whole session (id or unique prefix).")
+@click.option("--matching", default=None, help="Forget every message whose text holds TEXT exactly.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching: str | None,
+           as_json: bool) -> None:
+    """Forget for good: REF (``SESSION_ID#N`` as ``sessions search`` prints it, or a session id),
+    ``--session ID`` or ``--matching TEXT``.
+
+    The rows go, the full-text index follows, and no copy is left in the database file, its
+    WAL or free pages (so backups taken afterwards hold none); a tombstone (session id and a
+    hash of the message, never its text) keeps ``sessions index`` from bringing it back.
+    """
+    from hermes_store.sessions.forget import ForgetError
+    from hermes_store.sessions.forget import forget as forget_items
+
+    if not (ref or session_id or matching is not None):
+        raise click.UsageError("name what to forget: REF, --session ID or --matching TEXT")
+    db = get_home(ctx).open_db()
+    try:
+        storage = open_session_storage(db)
+        secure_deletes(db)
+        try:
+            result = forget_items(storage, ref=ref, session_id=session_id, matching=matching)
+        except ForgetError as exc:
+            raise click.UsageError(str(exc)) from exc
+        if result["messages"] or result["sessions"]:
+            purge_free_space(db, ["messages", "sessions"])
+    finally:
+        db.close()
+    if as_json:
+        echo_json({"success": True, "forgotten_sessions": result["sessions"], "forgotten_messages": result["messages"]})
+        return
+    whole = f" (whole sessions: {', '.join(result['sessions'])})" if result["sessions"] else ""
+    click.echo(f"forgot {result['messages']} message(s){whole}; re-indexing will not bring them back")

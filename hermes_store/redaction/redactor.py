@@ -1,0 +1,214 @@
+"""Replace secrets by ``[REDACTED:<kind>:<6 hex>]`` markers (keyed hash: linkable, unrecoverable).
+
+The hash is HMAC-SHA256 of the secret under a per-store key (``store_meta``, see
+:mod:`hermes_store.redaction.storage`), cut to 6 hex digits: the same secret gives the same
+marker within a store, so two mentions can still be linked; without the key nothing can be
+tried against the marker, and with it 24 bits say nothing about a high-entropy secret.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_store.redaction.prefilter import prefilter
+from hermes_store.redaction.rules import (
+    COMPILED,
+    FULL,
+    NAME_CHARS,
+    RULES,
+    TRIGGERS,
+    quote_widths,
+    value_is_secret,
+)
+from hermes_store.redaction.settings import RedactionSettings
+
+MARKER = re.compile(r"\[REDACTED:[a-z0-9_-]{1,40}:[0-9a-f]{6}\]")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One secret in a text: its kind and where its value lies (``start``/``end``)."""
+
+    kind: str
+    start: int
+    end: int
+
+
+def _assignment_kind(name: str, word: str) -> str:
+    """The kind of a key position's secret, from the secret word that ends the key name."""
+    if "aws" in name.lower() and "secret" in name.lower():
+        return "aws-secret-key"
+    name = word.lower()
+    for word, kind in (("private", "private-key"), ("passw", "password"), ("pwd", "password"),
+                       ("secret", "secret"), ("access", "access-key"), ("api", "api-key"),
+                       ("credential", "credential"), ("auth", "auth-key")):
+        if word in name:
+            return kind
+    return "token"
+
+
+def _matches(index: int, text: str, spans: list[tuple[int, int]] | None) -> Iterator[re.Match[str]]:
+    """Rule ``index``'s matches in ``text``; with ``spans``, only those starting where the
+    rule's trigger starts within them (the match itself may run past the span)."""
+    pattern = COMPILED[index]
+    if spans is None:
+        yield from pattern.finditer(text)
+        return
+    last = 0
+    for lo, hi in spans:
+        for trigger in TRIGGERS[index].finditer(text, lo, hi):
+            if trigger.start() < last:
+                continue
+            match = pattern.match(text, trigger.start())
+            if match is not None:
+                last = match.end()
+                yield match
+
+
+def _token_kind(value: str) -> str | None:
+    """The kind of a value that is itself a known token (``OPENAI_API_KEY=sk-...``), else None."""
+    if FULL.fullmatch(value) is None:
+        return None
+    for rule, pattern in zip(RULES, COMPILED, strict=True):
+        if rule.kind != "assignment" and pattern.fullmatch(value):
+            return rule.kind
+    return None
+
+
+def _name_before(text: str, at: int) -> str:
+    """The rest of the key name that ends at the secret word starting at ``at``."""
+    start = at
+    while start > 0 and at - start < 60 and text[start - 1] in NAME_CHARS:
+        start -= 1
+    return text[start:at]
+
+
+class Redactor:
+    """Finds and replaces secrets in text under one store's key and settings."""
+
+    def __init__(self, key: bytes, settings: RedactionSettings | None = None) -> None:
+        self.settings = settings or RedactionSettings()
+        self.enabled = self.settings.enabled
+        self._key = bytes(key)
+        self._extra = self.settings.patterns
+        self._allow = self.settings.allow
+
+    def marker(self, kind: str, secret: str) -> str:
+        """The marker that replaces ``secret`` of ``kind`` in this store."""
+        digest = hmac.new(self._key, secret.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+        return f"[REDACTED:{kind}:{digest[:6]}]"
+
+    def findings(self, text: str) -> list[Finding]:
+        """The secrets in ``text``, in order, not overlapping (empty when redaction is off)."""
+        if not self.enabled or not text:
+            return []
+        fired = prefilter().fired(text)
+        found = list(self._builtin(text, fired)) if fired else []
+        if self._extra:
+            found.extend((Finding(kind, m.start(), m.end()), 0) for kind, rx in self._extra
+                         for m in rx.finditer(text) if m.end() > m.start())
+        if not found:
+            return []
+        found.sort(key=lambda item: (item[0].start, -item[0].end, item[1]))
+        kept: list[Finding] = []
+        for item, _priority in found:
+            if kept and item.start < kept[-1].end:
+                continue
+            value = text[item.start:item.end]
+            if MARKER.fullmatch(value) or any(rx.search(value) for rx in self._allow):
+                continue
+            kept.append(item)
+        return kept
+
+    def _builtin(self, text: str, fired: dict[int, list[tuple[int, int]] | None]
+                 ) -> Iterator[tuple[Finding, int]]:
+        for index in sorted(fired):
+            rule = RULES[index]
+            for match in _matches(index, text, fired[index]):
+                kind = rule.kind
+                if kind == "assignment":
+                    name = _name_before(text, match.start("n")) + match.group("n")
+                    between = text[match.end("n"):match.start("v")]
+                    env = match.group("sep") == "=" and not any(c.isspace() for c in between)
+                    if not value_is_secret(name, match.group("v"), env, text[match.end():match.end() + 1]):
+                        continue
+                    start, end = match.span("v")
+                    lead, trail = quote_widths(match.group("v"))
+                    start, end = start + lead, end - trail
+                    kind = _token_kind(text[start:end]) or _assignment_kind(name, match.group("n"))
+                elif "v" in match.re.groupindex:
+                    start, end = match.span("v")
+                else:
+                    start, end = match.span()
+                if end > start:
+                    yield Finding(kind.replace("_", "-"), start, end), rule.priority
+
+    def redact_counted(self, text: str | None) -> tuple[str | None, Counter[str]]:
+        """``text`` with its secrets replaced, and how many of each kind were replaced."""
+        counts: Counter[str] = Counter()
+        if text is None:
+            return None, counts
+        found = self.findings(text)
+        if not found:
+            return text, counts
+        parts: list[str] = []
+        at = 0
+        for item in found:
+            parts.append(text[at:item.start])
+            parts.append(self.marker(item.kind, text[item.start:item.end]))
+            counts[item.kind] += 1
+            at = item.end
+        parts.append(text[at:])
+        return "".join(parts), counts
+
+    def redact(self, text: str | None) -> str | None:
+        """``text`` with every secret replaced by its marker (None stays None)."""
+        if not text or not self.enabled:
+            return text
+        found = self.findings(text)
+        if not found:
+            return text
+        parts: list[str] = []
+        at = 0
+        for item in found:
+            parts.append(text[at:item.start])
+            parts.append(self.marker(item.kind, text[item.start:item.end]))
+            at = item.end
+        parts.append(text[at:])
+        return "".join(parts)
+
+    def redact_rows(self, rows: list[tuple[Any, ...]], columns: tuple[int, ...]) -> list[tuple[Any, ...]]:
+        """``rows`` with the text at ``columns`` of each redacted: one prefilter scan over the
+        whole batch (the bulk loader's), then the full rules on the few rows it flags."""
+        if not self.enabled or not rows:
+            return rows
+        texts: list[str] = []
+        owners: list[int] = []
+        for index, row in enumerate(rows):
+            for column in columns:
+                if row[column]:
+                    texts.append(row[column])
+                    owners.append(index)
+        flagged = range(len(rows)) if self._extra else {owners[i] for i in prefilter().candidates(texts)}
+        out = list(rows)
+        for index in flagged:
+            row = list(out[index])
+            for column in columns:
+                row[column] = self.redact(row[column])
+            out[index] = tuple(row)
+        return out
+
+    def contains_secret(self, text: str) -> list[str]:
+        """The kinds of secret ``text`` holds (empty: none, or redaction is off)."""
+        return [f.kind for f in self.findings(text)]
+
+
+def scan(text: str) -> list[str]:
+    """The kinds of secret in ``text`` under the built-in rules (no store needed)."""
+    return Redactor(b"scan").contains_secret(text)

@@ -1,0 +1,148 @@
+"""The secret rules: a kind, a full expression and a cheap trigger each.
+
+Each rule is one regular expression with a kind. A rule's secret is its group ``v`` when it has one (only the value is
+replaced: ``user`` and ``host`` of a URL, the header or key name stay), else the whole match.
+
+The rules follow the provider-documented token formats that secret scanners (gitleaks,
+GitHub secret scanning, detect-secrets) match on, kept tight so that what people search for
+-- commit hashes, UUIDs, sha256 sums, base64 image data, identifiers -- is never matched: every
+token rule needs its provider prefix, the key-position rules need a name that ends in one of
+the secret words and a value that looks like a secret (see :func:`value_is_secret`).
+
+Speed: nearly every message holds no secret, so each rule has a *trigger*, a short
+expression that matches wherever the rule could; :mod:`hermes_store.redaction.prefilter`
+scans a text for every trigger in one pass (Hyperscan when installed, else one ``re``
+alternation) and only the rules whose trigger fired run their full expression.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+# a string in JSON inside JSON (tool-call arguments): \"value\" (any depth of escaping)
+_ESCAPED = r"\\{1,7}\"(?:[^\"\\\n]|\\{1,7}[^\"\\\n]){1,4000}?\\{1,7}\""
+_QUOTED = r"\"(?:[^\"\\\n]|\\.){1,4000}\"|'(?:[^'\\\n]|\\.){1,4000}'"
+_BARE = r"[^\s\"',;&|<>(){}\[\]\\]{1,400}"
+
+@dataclass(frozen=True)
+class Rule:
+    """One kind of secret: its Python expression and the trigger that says it may be present.
+
+    ``trigger`` is a regular expression (in the common subset of Hyperscan and ``re``) that
+    matches wherever ``expr`` could; ``caseless`` applies to the trigger only. ``priority``
+    breaks ties between findings over the same span (lower wins).
+    """
+
+    kind: str
+    expr: str
+    trigger: str
+    caseless: bool = False
+    priority: int = 0
+    #: the expression is tried only where its trigger starts, found within ``window``
+    #: characters before a trigger match's end (the rule's match starts where the trigger does)
+    window: int | None = None
+
+
+_ASSIGN_WORDS = (r"(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|apikey|private[_-]?key|access[_-]?key"
+                 r"|auth[_-]?key|credentials?)")
+
+RULES: tuple[Rule, ...] = (
+    Rule("private_key", r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+                        r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+                        r"|(?:[A-Za-z0-9+/=:,\s-]|\\[nr]){0,20000})", r"PRIVATE KEY"),
+    Rule("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,300}", r"sk-ant-"),
+    Rule("openai_key", r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,300}", r"sk-", priority=1),
+    Rule("stripe_key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,200}", r"k_(?:live|test)_"),
+    Rule("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b",
+         r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA)[A-Z0-9]{16}"),
+    Rule("google_api_key", r"\bAIza[0-9A-Za-z_-]{35,40}", r"AIza"),
+    Rule("huggingface_token", r"\bhf_[A-Za-z0-9]{30,60}\b", r"hf_[A-Za-z0-9]{30}"),
+    Rule("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{10,300}",
+         r"hooks\.slack\.com/"),
+    Rule("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,300}", r"xox[abposr]-"),
+    Rule("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})",
+         r"gh[pousr]_|github_pat_"),
+    Rule("gitlab_token", r"\bglpat-[A-Za-z0-9_-]{20,100}", r"glpat-"),
+    Rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{0,4000}", r"\.eyJ"),
+    Rule("azure_key", r"(?i:\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=)"
+                      r"(?P<v>[A-Za-z0-9+/%=&:._-]{16,1000})", r"(?:accountkey|sharedaccess)", caseless=True),
+    Rule("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@\"'<>\[\]]{1,200}:"
+                         r"(?P<v>[^\s@/\"'<>]{1,300})@", r"://[^\s/@:]{1,200}:[^\s@/]{1,300}@"),
+    Rule("authorization", r"(?i:\b(?:authorization|proxy-authorization)[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
+                          r"(?:bearer|basic|token|bot|digest)\s{1,4})(?P<v>[A-Za-z0-9._~+/=:-]{6,4000})",
+         r"authorization", caseless=True, window=64),
+    Rule("bearer_token", r"(?i:\bbearer\s{1,4})(?P<v>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,4000}=*)",
+         r"bearer\s", caseless=True, priority=1, window=16),
+    Rule("assignment", r"(?i:(?P<n>" + _ASSIGN_WORDS + r")\b(?:\\{0,7}[\"'])?\s{0,4}(?P<sep>:=|=>|=|:)\s{0,4})"
+                       r"(?P<v>" + _ESCAPED + "|" + _QUOTED + "|" + _BARE + ")",
+         _ASSIGN_WORDS + r"\\{0,7}[\"']?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=80),
+)
+COMPILED: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.expr) for rule in RULES)
+TRIGGERS: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.trigger, re.IGNORECASE if rule.caseless else 0)
+                                             for rule in RULES)
+FULL = re.compile("|".join(f"(?:{rule.expr.replace('(?P<v>', '(?:')})" for rule in RULES
+                           if rule.kind != "assignment"))  # "is this whole value a known token?"
+NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+# Values a key position holds that are no secret: placeholders, code and types.
+_PLACEHOLDER = re.compile(
+    r"(?i)^(?:\$.*|\{\d*\}|\{\{.*\}\}|\{[A-Za-z_]*\}|<[^>]*>|%\(?[a-z_]*\)?s|\*+|x+|\.+|"
+    r"none|null|nil|true|false|yes|no|undefined|str|string|int|bool|bytes|optional\[.*|any|secret|password|"
+    r"token|redacted|changeme|your[_ -].*|\[redacted:.*)$")
+_CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[A-Za-z_][A-Za-z0-9_]*$")
+_CONSTANT = re.compile(r"^[A-Z][A-Z_]*$")  # "DOMAIN_PASSWORD", YOUR_API_KEY: a name, not a value
+_ENV_LINE_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+
+
+_LEAD = re.compile(r"^\\*[\"']")
+_TRAIL = re.compile(r"\\*[\"']$")
+
+
+def quote_widths(raw: str) -> tuple[int, int]:
+    """How many characters of quoting (escapes included) open and close ``raw`` ((0, 0): bare)."""
+    lead, trail = _LEAD.match(raw), _TRAIL.search(raw)
+    if lead is None or trail is None or len(raw) < lead.end() + len(trail.group()):
+        return 0, 0
+    return lead.end(), len(trail.group())
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
+    if not value:
+        return 0.0
+    total = len(value)
+    return -sum(n / total * math.log2(n / total) for n in Counter(value).values())
+
+
+def value_is_secret(name: str, raw: str, separator_equals: bool, following: str = "") -> bool:
+    """Whether the value ``raw`` written after the secret-sounding key ``name`` is a secret.
+
+    Quoted values are string literals: secret unless empty or a placeholder. A bare value
+    after an upper-case environment name and ``=`` with no spaces (``DB_PASSWORD=hunter2``) is
+    secret unless a placeholder or followed by ``(``/``[`` (code: ``PASSWD = getpass(...)``); other bare values must look random (not a code identifier or attribute
+    path, at least 8 characters, mixed classes or high entropy).
+    """
+    lead, trail = quote_widths(raw)
+    quoted = bool(lead)
+    value = raw[lead:len(raw) - trail] if quoted else raw
+    if len(value) < 4 or _PLACEHOLDER.match(value) or _CONSTANT.match(value):
+        return False
+    if quoted:
+        return " " not in value.strip() or len(value) >= 12 and entropy(value) >= 3.5
+    if following[:1] in ("(", "["):
+        return False  # a call or an index: code, not a value
+    if separator_equals and _ENV_LINE_NAME.match(name):
+        return True
+    if len(value) < 8 or value.isdigit() or _CODE.match(value) and not _mixed(value):
+        return False
+    return _mixed(value) or len(value) >= 16 and entropy(value) >= 4.0
+
+
+def _mixed(value: str) -> bool:
+    """At least one letter and one digit, or letters of both cases with a digit or symbol."""
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    return has_digit and has_alpha and not value.replace("_", "").isalpha()

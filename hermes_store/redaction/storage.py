@@ -1,0 +1,122 @@
+"""The per-store redaction key, kept in ``store_meta`` (both engines: the same SQL).
+
+The key is created on first use (32 random bytes, hex) with ``ON CONFLICT DO NOTHING`` and
+read back, so two processes racing on a new store agree on one key. A store that cannot be
+written (a read-only reader) gets a key for this process only: it stores nothing anyway.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+KEY_NAME = "redaction_key"
+
+
+def store_key(db: Any) -> bytes:
+    """This store's redaction key (created when missing)."""
+    sql = db.portable
+    row = sql.query_one("SELECT value FROM store_meta WHERE key = ?", (KEY_NAME,))
+    if row is None and not getattr(db, "readonly", False):
+        sql.execute("INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                    (KEY_NAME, secrets.token_hex(32)))
+        row = sql.query_one("SELECT value FROM store_meta WHERE key = ?", (KEY_NAME,))
+    if row is None:
+        return secrets.token_bytes(32)
+    return bytes.fromhex(row["value"])
+
+
+# Every stored text column a secret could sit in: (table, key columns, text columns). The CJK
+# projection columns hold only CJK bigrams and FTS/GIN indexes are rebuilt from these rows.
+TEXT_COLUMNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("sessions", ("id",), ("title", "workspace")),
+    ("messages", ("id",), ("content", "tool_calls")),
+    ("facts", ("fact_id",), ("content", "tags")),
+    ("memory_history", ("id",), ("old_text", "new_text")),
+    ("memory_entries", ("target", "text"), ("text",)),
+    ("builtin_index_entries", ("id",), ("content",)),
+)
+CHUNK = 2000
+
+
+def _rows(sql: Any, table: str, keys: tuple[str, ...], columns: tuple[str, ...]) -> Any:
+    """The table's rows in key order, read ``CHUNK`` at a time (single-key tables) or at once."""
+    wanted = ", ".join(dict.fromkeys((*keys, *columns)))
+    if len(keys) > 1:
+        yield from sql.query(f"SELECT {wanted} FROM {table}")
+        return
+    key = keys[0]
+    last: Any = None
+    while True:
+        if last is None:
+            chunk = sql.query(f"SELECT {wanted} FROM {table} ORDER BY {key} LIMIT {CHUNK}")
+        else:
+            chunk = sql.query(f"SELECT {wanted} FROM {table} WHERE {key} > ? ORDER BY {key} LIMIT {CHUNK}",
+                              (last,))
+        if not chunk:
+            return
+        yield from chunk
+        last = chunk[-1][key]
+
+
+def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool) -> dict[str, dict[str, int]]:
+    """Redact every stored text column in place (in one transaction per table).
+
+    ``redact_counted(text) -> (text, Counter)`` is the store's redactor. Returns, per table,
+    the rows changed and the secrets found per kind. ``dry_run`` changes nothing. On SQLite the
+    connection deletes with ``secure_delete`` on, so the old text is overwritten with zeros in
+    the pages it leaves (see :func:`purge_free_space` for the WAL and the free pages).
+    """
+    report: dict[str, dict[str, int]] = {}
+    sql = db.portable
+    if not dry_run:
+        secure_deletes(db)
+    for table, keys, columns in TEXT_COLUMNS:
+        if not db.table_exists(table):
+            continue
+        counts: dict[str, int] = {}
+        changes: list[tuple[Any, ...]] = []
+        for row in _rows(sql, table, keys, columns):
+            new_values = []
+            changed = False
+            for column in columns:
+                new, found = redact_counted(row[column])
+                for kind, n in found.items():
+                    counts[kind] = counts.get(kind, 0) + n
+                changed = changed or new != row[column]
+                new_values.append(new)
+            if changed:
+                changes.append((*new_values, *(row[k] for k in keys)))
+        report[table] = {"rows": len(changes), **counts}
+        if dry_run or not changes:
+            continue
+        assignments = ", ".join(f"{c} = ?" for c in columns)
+        where = " AND ".join(f"{k} = ?" for k in keys)
+        with _transaction(db):
+            for start in range(0, len(changes), CHUNK):
+                sql.executemany(f"UPDATE {table} SET {assignments} WHERE {where}", changes[start:start + CHUNK])
+    return report
+
+
+def secure_deletes(db: Any) -> None:
+    """From now on this SQLite connection overwrites deleted content with zeros (PostgreSQL:
+    nothing to set; its dead rows go with VACUUM FULL in :func:`purge_free_space`)."""
+    if db.engine == "sqlite":
+        db.execute("PRAGMA secure_delete=ON")
+
+
+def _transaction(db: Any) -> Any:
+    return db.write() if db.engine == "sqlite" else db.transaction()
+
+
+def purge_free_space(db: Any, tables: list[str]) -> None:
+    """Leave no copy of rewritten text behind: SQLite checkpoints and truncates the WAL, then
+    VACUUMs (free pages dropped); PostgreSQL rewrites the changed ``tables`` (VACUUM FULL)."""
+    if db.engine == "sqlite":
+        db.execute("PRAGMA secure_delete=ON")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return
+    for table in tables:
+        db.execute(f"VACUUM (FULL, ANALYZE) {table}")

@@ -1,0 +1,91 @@
+"""``hermes-store forget``: gone from rows, index, file, WAL and later backups; re-indexing skips it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from hermes_store.cli import cli
+from hermes_store.home import Home
+
+PRIVATE = "walrus-private-diagnosis-7731"
+
+
+def run(home: Home, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["--home", str(home.root), *args], catch_exceptions=False)
+    return result.exit_code, result.output
+
+
+def transcript(path: Path) -> Path:
+    lines = [
+        {"session_id": "keep-1", "role": "user", "content": "narwhal plans for the week"},
+        {"session_id": "keep-1", "role": "assistant", "content": f"noted narwhal and {PRIVATE}"},
+        {"session_id": "keep-1", "role": "user", "content": "narwhal again"},
+        {"session_id": "drop-2", "role": "user", "content": "narwhal secret project"},
+        {"session_id": "drop-2", "role": "assistant", "content": "narwhal project noted"},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    return path
+
+
+def search(home: Home, query: str) -> list[dict]:
+    return json.loads(run(home, "sessions", "search", "--json", "--limit", "50", query)[1])["results"]
+
+
+def reindex(home: Home, path: Path) -> dict:
+    """Index ``path`` again from scratch: rewritten with a new first line, so the loader drops
+    what it imported from it and reads every line again."""
+    first = json.dumps({"session_id": "new-3", "role": "user", "content": "orca arrives"})
+    path.write_text(first + "\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    code, out = run(home, "sessions", "index", "--json", str(path))
+    assert code == 0, out
+    return json.loads(out)
+
+
+def test_forget_reference_session_and_matching(engine, home, tmp_path) -> None:
+    source = transcript(tmp_path / "events.jsonl")
+    assert run(home, "sessions", "index", str(source))[0] == 0
+    hit = next(h for h in search(home, "narwhal") if h["session_id"] == "keep-1" and h["seq"] == 2)
+    code, out = run(home, "forget", "--json", f"keep-1#{hit['seq']}")
+    assert code == 0 and json.loads(out)["forgotten_messages"] == 1
+    code, out = run(home, "forget", "--json", "--matching", PRIVATE)
+    assert json.loads(out)["forgotten_messages"] == 1
+    code, out = run(home, "forget", "--json", "--session", "drop-2")
+    assert json.loads(out) == {"success": True, "forgotten_sessions": ["drop-2"], "forgotten_messages": 2}
+    assert not search(home, PRIVATE.split("-")[0])
+    assert [h["seq"] for h in search(home, "narwhal")] == [0]
+    show = json.loads(run(home, "sessions", "show", "--json", "keep-1")[1])
+    assert sorted(show["forgotten_messages"]) == [1, 2] and len(show["messages"]) == 1
+    code, out = run(home, "sessions", "show", "drop-2")
+    assert code == 1 and "forgotten for good" in out
+    sources = run(home, "sessions", "sources")[1]
+    assert "1 session(s) (drop-2), 2 single message(s)" in sources and PRIVATE not in sources
+    summary = reindex(home, source)
+    assert summary["messages_added"] == 2 and summary["forgotten"] == 4  # orca + narwhal #0 only
+    assert [h["seq"] for h in search(home, "narwhal")] == [0]
+    if engine == "sqlite":
+        backup = tmp_path / "later.db"
+        assert run(home, "backup", str(backup))[0] == 0
+        for path in (home.db_path, Path(f"{home.db_path}-wal"), backup):
+            if path.exists():
+                assert PRIVATE.encode() not in path.read_bytes(), path
+                assert b"secret project" not in path.read_bytes(), path
+
+
+def test_sessions_delete_forget(home, tmp_path) -> None:
+    source = transcript(tmp_path / "events.jsonl")
+    run(home, "sessions", "index", str(source))
+    code, out = run(home, "sessions", "delete", "--forget", "drop-2")
+    assert code == 0 and "forgotten for good" in out
+    summary = reindex(home, source)
+    assert summary["forgotten"] == 2
+    assert {h["session_id"] for h in search(home, "narwhal")} == {"keep-1"}
+
+
+def test_forget_needs_a_target(home) -> None:
+    code, out = run(home, "forget")
+    assert code == 2 and "REF, --session ID or --matching TEXT" in out
+    code, out = run(home, "forget", "nosuch#3")
+    assert code != 0

@@ -1,0 +1,143 @@
+"""Importing a state.db written by the newest Hermes (schema 31, issue 26): built from
+fixture_sql/hermes_state_v31.sql, which follows upstream's SCHEMA_SQL / DEFERRED_INDEX_SQL."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from hermes_store.db import Database
+from hermes_store.sessions.importers.hermes_db import HermesDbImporter, end_kind, is_queued_prompt
+from hermes_store.sessions.loader import BulkLoader
+from hermes_store.sessions.storage import open_session_storage
+
+SQL = Path(__file__).parent / "fixture_sql" / "hermes_state_v31.sql"
+pytestmark = pytest.mark.usefixtures("engine")
+
+
+def build(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = Database(path, migrate=False)
+    db.execute(SQL.read_text(encoding="utf-8"))
+    db.close()
+    return path
+
+
+@pytest.fixture
+def v31(tmp_path) -> Path:
+    return build(tmp_path / "hermes" / "state.db")
+
+
+def run(home, path):
+    db = home.open_db()
+    try:
+        summary = BulkLoader(db).run([path], "hermes-db")
+        storage = open_session_storage(db)
+        contents = {sid: [m["content"] for m in storage.get_messages(sid)]
+                    for sid in ("20270301_080000_root01", "20270301_090000_cont01", "20270302_080000_tgold1",
+                                "20270302_090000_tgnew1", "20270303_080000_arch01")}
+        metas = {sid: storage.session_meta(sid) for sid in contents}
+        total = db.scalar("SELECT count(*) FROM messages")
+    finally:
+        db.close()
+    return summary, contents, metas, total
+
+
+def test_fixture_is_schema_31_and_the_trigger_mints_uids(v31):
+    db = Database(v31, readonly=True, migrate=False)
+    try:
+        assert db.scalar("SELECT version FROM schema_version") == 31
+        assert db.scalar("SELECT count(*) FROM messages WHERE message_uid IS NULL") == 0
+    finally:
+        db.close()
+    assert HermesDbImporter.sniff  # the state.db is recognised below by the import itself
+
+
+def test_schema_31_import(home, v31):
+    summary, contents, metas, total = run(home, v31)
+    assert not summary.errors, summary.errors
+    # compaction archive kept, rewound row skipped
+    assert contents["20270301_080000_root01"] == ["roll out the helm chart to staging",
+                                                  "helm upgrade --install done on staging"]
+    # the drained copy is the message; the deactivated accept row and the still-marked one are not
+    assert contents["20270302_090000_tgnew1"] == ["queued while busy: also buy coffee"]
+    assert contents["20270303_080000_arch01"] == ["an archived experiment about flamegraphs",
+                                                  "flamegraph shows the allocator"]
+    assert total == 7
+    assert metas["20270303_080000_arch01"]["auto_archived"] == 1
+    assert metas["20270303_080000_arch01"]["end_kind"] == "recoverable"
+    assert metas["20270302_080000_tgold1"]["end_kind"] == "boundary"
+    assert metas["20270301_080000_root01"]["end_kind"] == "compression"
+    # legacy reset child: same session_key, parent ended at a reset boundary -> its own conversation
+    assert metas["20270302_090000_tgnew1"]["_reset_from"] == "20270302_080000_tgold1"
+    assert "_reset_from" not in metas["20270301_090000_cont01"]  # a compression continuation
+
+
+def test_reset_child_is_its_own_conversation_in_browse(home, v31):
+    import json
+
+    from hermes_store.tools import handle_tool_call
+    run(home, v31)
+    browsed = json.loads(handle_tool_call("session_search", {"limit": 10}, home=home))
+    ids = {r["session_id"] for r in browsed["results"]}
+    assert {"20270302_090000_tgnew1", "20270302_080000_tgold1"} <= ids
+    # the compression chain is one entry, shown as its continuation
+    assert "20270301_090000_cont01" in ids and "20270301_080000_root01" not in ids
+
+
+def test_uid_stability_across_reimport(home, v31, tmp_path):
+    run(home, v31)
+    again, contents, _, total = run(home, v31)  # same file: nothing new, nothing twice
+    assert again.messages_added == 0 and total == 7
+    # Hermes rebuilds the table with renumbered ids (same message_uids, ids shifted up):
+    # the uid at our cursor is gone, so the file is read afresh instead of appended twice
+    db = Database(v31, migrate=False)
+    db.execute("UPDATE messages SET id = id + 1000")
+    db.close()
+    rebuilt, contents2, _, total2 = run(home, v31)
+    assert not rebuilt.errors and total2 == 7
+    assert contents2 == contents  # each message keeps its place (session, position, text)
+    # a new row after the re-read is appended once
+    db = Database(v31, migrate=False)
+    db.execute("INSERT INTO messages(session_id, role, content, timestamp) VALUES "
+               "('20270301_090000_cont01', 'assistant', 'production rollout complete', 1803891620)")
+    db.close()
+    newer, contents3, _, total3 = run(home, v31)
+    assert newer.messages_added == 1 and total3 == 8
+    assert contents3["20270301_090000_cont01"] == ["now production please", "production rollout complete"]
+
+
+def test_older_schema_still_imports(home, tmp_path):
+    from tests.sessions.conftest import FIXTURES
+    old = tmp_path / "old" / "state.db"
+    old.parent.mkdir()
+    db = Database(old, migrate=False)
+    db.execute((FIXTURES / "hermes_state.sql").read_text(encoding="utf-8"))
+    db.close()
+    store = home.open_db()
+    try:
+        summary = BulkLoader(store).run([old], "hermes-db")
+    finally:
+        store.close()
+    assert not summary.errors and summary.messages_added > 0
+
+
+def test_taxonomy_helpers():
+    assert end_kind("new_session") == "boundary" and end_kind("idle") == "boundary"
+    assert end_kind("tui_shutdown") == "automatic" and end_kind("startup_orphan_reap") == "recoverable"
+    assert end_kind(None) is None and end_kind("cron_complete") == "other"
+    assert is_queued_prompt('{"_queued_prompt": true}') and not is_queued_prompt('{"_queued_prompt": false}')
+    assert not is_queued_prompt("not json _queued_prompt") and not is_queued_prompt(None)
+
+
+def test_copy_keeps_fixture_readable_by_stock_sqlite(v31, tmp_path):
+    import sqlite3
+    copy = tmp_path / "copy.db"
+    shutil.copy(v31, copy)
+    con = sqlite3.connect(copy)
+    try:
+        assert con.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'helm'").fetchone()[0] >= 1
+    finally:
+        con.close()
