@@ -101,8 +101,7 @@ SESSION_SEARCH_SCHEMA = function_schema(
                  "description": "Discover: order by time instead of relevance."},
         "detail": {"type": "string", "enum": ["adaptive", "full"],
                    "description": "adaptive (default) hydrates only the top result; full hydrates all."},
-        "session_id": {"type": "string", "description": "Scroll (with around_message_id, or as SESSION_ID#N "
-                                                        "from a message's ref) or read (alone)."},
+        "session_id": {"type": "string", "description": "Scroll (with around_message_id, or as a ref ID#N) or read."},
         "around_message_id": {"type": "integer", "description": "Scroll anchor message id."},
         "window": {"type": "integer", "description": "Scroll: messages either side (1-20, default 5)."},
         "role_filter": {"type": "string", "description": "Comma-separated roles (default user,assistant; "
@@ -679,11 +678,10 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
         return _empty(mode, query, detail)
     hidden = tuple(r for r in HIDDEN_ROLES if r not in roles)
     store = _Store(db, link_profile, current, hidden)
-    if mode == "read" and "#" in session_id:  # SESSION_ID#N (or an old @session:ID #K): scroll there
-        ref = parse_ref(session_id)
-        at = store.messages(ref.session_id, None, at_seq=ref.seq) if ref.seq is not None else []
-        around = ref.message_id if ref.message_id is not None else (at[0]["id"] if at else -1)
-        mode, session_id = "scroll", ref.session_id
+    if mode == "read" and "#" in session_id:  # a ref SESSION_ID#N (or old @session:ID #K): scroll there
+        ref, mode = parse_ref(session_id), "scroll"
+        at = store.messages(ref.session_id, None, at_seq=ref.seq) if ref.seq is not None else [{"id": -1}]
+        around, session_id = (ref.message_id or (at[0]["id"] if at else -1)), ref.session_id
     if mode == "scroll":
         return scroll(store, session_id, around, window)
     if mode == "read":
