@@ -470,6 +470,14 @@ class Database:
                 pass
         return total
 
+    def interrupt(self) -> None:
+        """Stop the statements running on this connection now (they raise apsw.InterruptError,
+        which a search reports as partial results); a no-op when none is running. For a front
+        end cancelling a search nobody waits for any more (``hermes-store tui``)."""
+        conn = getattr(self, "conn", None)
+        if conn is not None:
+            conn.interrupt()
+
     def close(self) -> None:
         """Close the connection (idempotent)."""
         conn = getattr(self, "conn", None)

@@ -20,7 +20,7 @@ from hermes_store.db import DB_FILENAME
 DATABASE_URL_ENV = "HERMES_STORE_DATABASE_URL"
 DEFAULT_MEMORY_CHAR_LIMIT = 2200
 DEFAULT_USER_CHAR_LIMIT = 1375
-_PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # used with fullmatch: "$" would pass "x\n"
 _TRUE = {"1", "true", "yes", "on", "y", "t", "enabled", "enable", "approve"}
 _FALSE = {"0", "false", "no", "off", "n", "f", "", "none", "null", "disabled", "disable"}
 
@@ -85,11 +85,11 @@ def resolve_home(home: str | os.PathLike[str] | None = None, profile: str | None
         root = Path(os.environ["HERMES_HOME"]).expanduser()
     else:
         root = Path.home() / ".hermes"
-    if root.absolute() == Path(root.absolute().anchor):
+    if root.resolve() == Path(root.resolve().anchor):  # resolved: "/tmp/.." and links to "/" too
         raise ConfigError(f"{root}: refusing to use the filesystem root as the Hermes home "
                           "(set HERMES_HOME or --home to a directory of its own)")
     if profile:
-        if not _PROFILE_NAME.match(profile):
+        if not _PROFILE_NAME.fullmatch(profile):
             raise ConfigError(f"invalid profile name {profile!r} (letters, digits, . _ - only)")
         root = root / "profiles" / profile
     return root.absolute()

@@ -24,7 +24,7 @@ ALLOWED = {
 }
 # Readers of other programs' SQLite files (Hermes state.db and memory_store.db, Cursor, opencode,
 # goose, crush, ...): they may hold read-only statements, never a write.
-FOREIGN_READERS = ("sessions/importers/", "facts/hermes_import.py")
+FOREIGN_READERS = ("sessions/importers/", "facts/hermes_import.py", "foreign_db.py")
 WRITE_PATTERNS = [re.compile(p) for p in (
     r"\b(?:INSERT|REPLACE)\s+(?:OR\s+[A-Z]+\s+)?INTO\b",
     r"\bUPDATE\s+\w+\s+SET\b",

@@ -39,8 +39,11 @@ COMMANDS: dict[str, str] = {
     "migrate": "hermes_store.cli.migrate:migrate",
     "backup": "hermes_store.cli.backup:backup",
     "restore": "hermes_store.cli.backup:restore",
+    "service": "hermes_store.cli.service:service",
+    "hooks": "hermes_store.cli.hooks:hooks",
     "redact": "hermes_store.cli.privacy:redact",
     "forget": "hermes_store.cli.privacy:forget",
+    "tui": "hermes_store.cli.tui:tui",
 }
 
 

@@ -19,7 +19,9 @@ from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader, walk_inputs
 
 
-@click.group(cls=LazyGroup, lazy={"search": "hermes_store.cli.sessions_search:search"})
+@click.group(cls=LazyGroup, lazy={"search": "hermes_store.cli.sessions_search:search",
+                                  "watch": "hermes_store.cli.watch:watch",
+                                  "export": "hermes_store.cli.export:export"})
 def sessions() -> None:
     """Index past transcripts (Hermes, Claude Code, Codex, OpenAI JSONL) and manage them."""
 
@@ -127,9 +129,13 @@ def _size(path: Path) -> int:
 def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) -> None:
     """List sessions, most recently active first."""
     from hermes_store.sessions.live import SessionIndex
+    from hermes_store.sessions.provenance import SOURCE_DELETED, source_status
 
     with SessionIndex(get_home(ctx)) as index:
         rows = index.list_sessions(source=source, limit=limit)
+        status = source_status(index.storage, [row["id"] for row in rows])
+    for row in rows:
+        row.update(status.get(row["id"], {"source_path": None, "source_deleted": False}))
     if as_json:
         echo_json(rows)
         return
@@ -138,8 +144,9 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
         return
     for row in rows:
         title = row["title"] or ""
+        gone = f"  [{SOURCE_DELETED}]" if row["source_deleted"] else ""
         click.echo(f"{row['id']:<40} {row['source']:<12} {_when(row['started_at']):<16} "
-                   f"{row['message_count']:>6}  {title}")
+                   f"{row['message_count']:>6}  {title}{gone}")
 
 
 def _resolve(index: Any, session_id: str) -> str:
@@ -166,7 +173,9 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
     ``ID#N`` (the reference search, recall and session_search print) shows message N with
     --context messages either side, marked ``>``; ``@session:ID`` works as ID.
     """
+    from hermes_store.sessions.calltext import render_calls
     from hermes_store.sessions.live import SessionIndex
+    from hermes_store.sessions.provenance import SOURCE_DELETED, source_status
     from hermes_store.sessions.refs import parse_ref
 
     try:
@@ -181,6 +190,7 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
         sid = _resolve(index, ref.session_id)
         session = index.get_session(sid)
         messages = index.get_messages(sid)
+        status = source_status(index.storage, [sid]).get(sid)
         forgotten = [seq for item in index.storage.forgotten_summary(sid) for seq in item["messages"]]
     target = ref.seq
     if ref.message_id is not None:
@@ -192,14 +202,18 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
             fail(f"no message {sid}#{target} (messages are numbered "
                  f"{messages[0]['seq'] if messages else 0}..{messages[-1]['seq'] if messages else 0})")
         messages = [m for m in messages if abs(m["seq"] - target) <= around]
+    assert session is not None
+    session.update(status or {"source_path": None, "source_deleted": False})
     if as_json:
         echo_json({"session": session, "messages": messages, **({"forgotten_messages": forgotten} if forgotten else {})})
         return
-    assert session is not None
     click.echo(f"Session {session['id']}  [{session['source']}, {session['origin_format']}]")
     for label in ("title", "model", "workspace", "parent_session_id"):
         if session.get(label):
             click.echo(f"  {label}: {session[label]}")
+    if session["source_path"]:
+        gone = f"  ({SOURCE_DELETED}; the session is kept here)" if session["source_deleted"] else ""
+        click.echo(f"  source file: {session['source_path']}{gone}")
     click.echo(f"  started: {_when(session['started_at'])}  ended: {_when(session['ended_at'])}"
                f"  messages: {session['message_count']}")
     if forgotten:
@@ -209,8 +223,9 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
         if message["tool_name"]:
             head += f":{message['tool_name']}"
         body = message["content"] or ""
-        if not body and message["tool_calls"]:
-            body = f"[tool calls] {message['tool_calls']}"
+        if message["tool_calls"]:
+            calls = render_calls(message["tool_calls"]) or [str(message["tool_calls"])]
+            body = "\n".join(([body] if body else []) + [f"[tool call] {c}" for c in calls])
         mark = "> " if message["seq"] == target else ""
         ref = style(f"{session['id']}#{message['seq']}", "bold" if mark else "dim")
         click.echo(f"\n{mark}{ref} {head} ({_when(message['timestamp'])})\n{body}")
@@ -295,20 +310,26 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     home's state.db and sessions/. 'sessions index --discover' indexes them.
     """
     from hermes_store.sessions.discovery import find_sources
+    from hermes_store.sessions.provenance import SOURCE_DELETED, missing_sources
     from hermes_store.sessions.storage import open_session_storage
 
     home = get_home(ctx)
     db = home.open_db() if Path(home.db_path).exists() or home.engine == "postgresql" else None
     forgotten: list[dict[str, Any]] = []
+    gone: list[dict[str, Any]] = []
     try:
         storage = open_session_storage(db) if db is not None else None
         found = find_sources(storage, Path.home(), Path(home.root))
         forgotten = storage.forgotten_summary() if storage is not None else []
+        if storage is not None and storage.ready():
+            gone = missing_sources(storage)
     finally:
         if db is not None:
             db.close()
     if as_json:
-        echo_json([location.as_dict() for location in found])
+        echo_json([location.as_dict() for location in found]
+                  + [{"agent": row["format"], "path": row["path"], "exists": False,
+                      "status": SOURCE_DELETED, "sessions": row["sessions"]} for row in gone])
         return
     for location in found:
         state = (f"{location.files} files, {location.indexed_files} indexed "
@@ -316,6 +337,10 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
                  if location.exists else "not found")
         more = " (truncated)" if location.truncated else ""
         click.echo(f"{location.agent:<36} {location.pattern:<52} {state}{more}")
+    if gone:
+        click.echo(f"\nIndexed files no longer on disk ({SOURCE_DELETED}; their sessions are kept):")
+        for row in gone:
+            click.echo(f"  {row['path']}  [{row['format']}]  {row['sessions']} sessions")
     if forgotten:  # counts and ids only, never the text
         whole = [item["session_id"] for item in forgotten if item["whole_session"]]
         single = sum(len(item["messages"]) for item in forgotten)

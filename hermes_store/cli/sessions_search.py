@@ -64,6 +64,8 @@ def _stamp(ts: float | None) -> str:
 @click.option("--exclude-session", "exclude_sessions", multiple=True,
               help="Leave out this session and its lineage (repeatable).")
 @click.option("--sort", type=click.Choice(SORTS), default="relevance", show_default=True)
+@click.option("--tool", "tools", multiple=True,
+              help="Only calls of these tools and their results, e.g. Bash (repeatable or comma-separated).")
 @click.option("--context", "expand_context", is_flag=True,
               help="Also return the neighbours of matching messages (best evidence recall).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -71,8 +73,8 @@ def _stamp(ts: float | None) -> str:
 @model_facing
 def search(ctx: click.Context, query: str, limit: int, roles: str | None, sources: tuple[str, ...],
            exclude_sources: tuple[str, ...], since: str | None, until: str | None, after: str | None,
-           before: str | None, exclude_sessions: tuple[str, ...], sort: str, expand_context: bool,
-           as_json: bool) -> None:
+           before: str | None, exclude_sessions: tuple[str, ...], sort: str, tools: tuple[str, ...],
+           expand_context: bool, as_json: bool) -> None:
     """Search past session messages for QUERY (words, "phrases", OR, NOT, prefix*)."""
     home = get_home(ctx)
 
@@ -99,7 +101,7 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
                 db, query, limit=limit, roles=roles, sources=split(sources),
                 exclude_sources=split(exclude_sources), since=since, until=until, sort=sort,
                 expand_context=expand_context, after=after, before=before,
-                exclude_session_ids=split(exclude_sessions),
+                exclude_session_ids=split(exclude_sessions), tools=split(tools),
             )
         except SearchError as exc:
             fail(str(exc), 2)

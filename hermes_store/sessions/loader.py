@@ -46,7 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.db import Database
+from hermes_store.foreign_db import ForeignDBError
 from hermes_store.redaction import redactor_for
+from hermes_store.sessions.calltext import call_fields, strip_boilerplate
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
@@ -59,7 +61,7 @@ from hermes_store.sessions.importers.base import (
     clean_text,
 )
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_long
-from hermes_store.sessions.maintenance import backfill_projection
+from hermes_store.sessions.maintenance import backfill_calls, backfill_projection
 from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
 from hermes_store.sessions.storage_sql import content_hash
@@ -73,6 +75,7 @@ DB_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
 # indexes that live next to transcripts but hold none: Hermes' gateway routing mirror, Codex's prompt history
 WALK_IGNORED = {"sessions.json", "history.jsonl"}
 FTS_MODES = ("batch", "trigger")
+_NO_CALLS = (None, None)  # (calls, tools) of a message without tool calls
 
 
 @dataclass
@@ -164,6 +167,11 @@ def _walked(name: str) -> bool:
     if not name.startswith(".") and Path(name).suffix.lower() in WALK_SUFFIXES:
         return True
     return any(fnmatch.fnmatch(name, pattern) for pattern in _walk_names())
+
+
+def watched_name(name: str) -> bool:
+    """True for a file name that a directory walk (and ``sessions watch``) indexes."""
+    return _walked(name)
 
 
 @functools.lru_cache(maxsize=1)
@@ -260,6 +268,7 @@ class BulkLoader:
 
     def _run(self, paths: Iterable[str | os.PathLike[str]], fmt: str) -> IndexSummary:
         backfill_projection(self.storage)  # once after migration 0007 (emoji in the projection)
+        backfill_calls(self.storage)  # once after migration 0010 / pg 0008 (tool calls indexed)
         done: set[str] = set()
         resolved_dirs: dict[str, str | None] = {}  # this run's resolved parent directories
         self._writer = self.storage.bulk_writer(pipeline=self.pipeline, on_commit=self._committed)
@@ -350,7 +359,7 @@ class BulkLoader:
             return IMPORTERS[fmt](path, self.options)
         try:
             name, ranked = detect(path, options=self.options)
-        except AmbiguousFormat as exc:
+        except (AmbiguousFormat, ForeignDBError) as exc:  # ForeignDBError: e.g. locked by its writer
             self._file_error(path, str(exc))
             return None
         if name is None:
@@ -488,12 +497,15 @@ class BulkLoader:
         seq = info.next_seq
         info.next_seq = seq + 1
         tool_name = record.tool_name
+        if tool_name is not None and not tool_name.isascii():
+            tool_name = scrub(tool_name)
         call_id = record.tool_call_id
         self._pending.append((
-            session_id, seq, role if role.isascii() else scrub(role), content,
-            tool_name if tool_name is None or tool_name.isascii() else scrub(tool_name), tool_calls,
+            session_id, seq, role if role.isascii() else scrub(role), content, tool_name, tool_calls,
             call_id if call_id is None or call_id.isascii() else scrub(call_id), timestamp,
             None if ascii_only else cjk_for(role, content),
+            *(call_fields(tool_name, tool_calls) if tool_name or tool_calls else _NO_CALLS),
+            strip_boilerplate(content) if "<" in content else None,
         ))
 
     def _committed(self, messages_added: int, sessions_added: int) -> None:
@@ -545,7 +557,7 @@ class BulkLoader:
             self._sessions.clear()  # the store is up to date: re-read on demand
 
 
-REDACTED_COLUMNS = (3, 5)  # content and tool_calls of a pending row (see _add_message)
+REDACTED_COLUMNS = (3, 5, 9, 11)  # content, tool_calls, calls and search_text of a pending row (see _add_message)
 
 
 def _progress(current: _File) -> dict[str, Any]:

@@ -141,3 +141,11 @@ def backfill_projection(db: Database | SessionStorage, *, chunk: int = BACKFILL_
     backfill starts again next time. Returns the number of messages updated.
     """
     return _storage(db).backfill_projection(chunk)
+
+
+def backfill_calls(db: Database | SessionStorage, *, chunk: int = BACKFILL_CHUNK) -> int:
+    """Fill the tool-call text, tool names and boilerplate-free text of messages stored before
+    they existed (SQLite migration 0010, PostgreSQL 0008 leave a marker in ``store_meta``);
+    the number of messages updated. The marker goes at the end, so an interrupted backfill
+    starts again next time."""
+    return _storage(db).backfill_calls(chunk)

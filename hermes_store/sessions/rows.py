@@ -22,6 +22,7 @@ SESSION_COLUMNS = ("id", "origin_format", "source", "title", "model", "workspace
                    "ended_at", "parent_session_id", "message_count", "meta")
 MESSAGE_COLUMNS = ("id", "seq", "role", "content", "tool_name", "tool_calls", "tool_call_id",
                    "timestamp")
+CALLS_BACKFILL_KEY = "sessions_calls_backfill"  # store_meta marker of SQLite 0010 / pg 0008
 
 
 class SessionNotFound(KeyError):

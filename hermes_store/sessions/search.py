@@ -189,6 +189,7 @@ def find_hits(
     expand_context: bool = False,
     after: Any = None,
     before: Any = None,
+    tools: Iterable[str] | str | None = None,
 ) -> tuple[list[Hit], str | None, str]:
     """Ranked hits without snippets: ``(hits, note, mode)``. See :func:`search_messages`.
 
@@ -215,6 +216,7 @@ def find_hits(
         session_ids=list(session_ids) if session_ids is not None else None,
         started_after=after_ts,
         started_before=before_ts,
+        tools=_clean_list(tools),
     )
     storage = _storage(db)
     with storage.one_connection():
@@ -308,6 +310,7 @@ def search_messages(
     after: Any = None,
     before: Any = None,
     exclude_session_ids: Iterable[str] | None = None,
+    tools: Iterable[str] | str | None = None,
 ) -> SearchResult:
     """Search past messages; never raises on query syntax.
 
@@ -319,7 +322,9 @@ def search_messages(
     ``newest`` or ``oldest``. Relevance order is context-smoothed (see
     :data:`CONTEXT_WEIGHTS`); ``expand_context=True`` also lets the immediate
     neighbours of matching messages into the results (best evidence recall, as
-    the recall layer wants; such rows may not contain the query words). ``query`` may be
+    the recall layer wants; such rows may not contain the query words). ``tools`` keeps
+    messages that call one of these tools or are their results (names compared without
+    case). ``query`` may be
     a :class:`~hermes_store.query.QueryPlan` compiled once for several indexes. Raises
     :class:`SearchError` for bad arguments. ``exclude_session_ids`` leaves out those sessions and
     every session of their lineages.
@@ -331,6 +336,7 @@ def search_messages(
             storage, plan, limit=limit, roles=roles, sources=sources, exclude_sources=exclude_sources,
             since=since, until=until, sort=sort, session_ids=session_ids, expand_context=expand_context,
             after=after, before=before,
+            tools=tools,
         )
         if exclude_session_ids:
             lineage = Lineage(storage)
@@ -358,6 +364,11 @@ def attach_snippets(db: Database | SessionStorage, hits: Sequence[Hit],
         if not snippet or HIGHLIGHT_OPEN not in snippet:
             content = storage.message_content(hit.message_id)
             snippet = highlight_excerpt(content, plan) if content else (snippet or "")
+        if HIGHLIGHT_OPEN not in snippet:  # found by its tool calls: show the call
+            calls = storage.message_calls(hit.message_id)
+            excerpt = highlight_excerpt(calls, plan) if calls else ""
+            if HIGHLIGHT_OPEN in excerpt:
+                snippet = f"[tool call] {excerpt}" if not snippet else f"{snippet} [tool call] {excerpt}"
         hit.snippet = snippet
 
 

@@ -25,6 +25,7 @@ from hermes_store import timeutil
 from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
+from hermes_store.sessions.calltext import strip_boilerplate
 from hermes_store.sessions.refs import message_ref, parse_ref
 from hermes_store.sessions.search import (
     HIDDEN_ROLES,
@@ -65,6 +66,7 @@ SCROLL_HINT = ("Scroll forward: re-call with around_message_id = the LAST messag
                "FIRST message's id (the boundary message repeats as an orientation marker). "
                "messages_before/messages_after < window means you've hit that end of the session.")
 PREVIEW_CHARS = 60
+PREVIEW_SCAN = 5  # user turns looked at for a preview that is not agent boilerplate
 NO_MATCH_MESSAGE = "No matching sessions found."
 LEFT_CONTEXT_REASONS = frozenset(
     {"compression", "session_reset", "session_switch", "idle", "daily", "suspended",
@@ -557,8 +559,13 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
     candidates.sort(key=lambda item: item[0] or 0.0, reverse=True)
     results = []
     for _activity, root, tip in candidates[:limit]:
-        first = store.messages(tip["id"], ("user",), nonempty=True, limit=1)
-        first_user = first[0]["content"] if first else ""
+        first_user = ""
+        for row in store.messages(tip["id"], ("user",), nonempty=True, limit=PREVIEW_SCAN):
+            text = row["content"] or ""
+            first_user = strip_boilerplate(text) if "<" in text else None
+            first_user = text if first_user is None else first_user
+            if first_user.strip():
+                break  # the first user turn that is the user's words, not an agent's wrapper
         first_user = " ".join(_ANSI.sub("", first_user).split())
         preview = first_user[:PREVIEW_CHARS] + ("..." if len(first_user) > PREVIEW_CHARS else "")
         results.append(store.with_writer({

@@ -34,10 +34,23 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from hermes_store.query import Match
+from hermes_store.sessions.calltext import derived
 
 # the order of the values in one message row handed to BulkWriter.write
 MESSAGE_ROW_FIELDS = ("session_id", "seq", "role", "content", "tool_name", "tool_calls",
-                      "tool_call_id", "timestamp", "cjk")
+                      "tool_call_id", "timestamp", "cjk", "calls", "tools", "search_text")
+LEGACY_ROW_LENGTH = 9  # a row without the derived values (calls, tools, search_text)
+
+
+def full_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Message rows in :data:`MESSAGE_ROW_FIELDS` order; rows given without the derived
+    values (the first nine fields only) get them computed here."""
+    if not rows or len(rows[0]) != LEGACY_ROW_LENGTH:
+        return rows
+    return [(*row, *derived(row[2], row[3], row[4], row[5])) if len(row) == LEGACY_ROW_LENGTH else row
+            for row in rows]
+
+
 # session fields the bulk loader may set or update
 SESSION_FIELDS = ("source", "title", "model", "workspace", "started_at", "ended_at",
                   "parent_session_id")
@@ -62,6 +75,7 @@ class Filters:
     since: float | None = None
     until: float | None = None
     session_ids: Sequence[str] | None = None
+    tools: Sequence[str] | None = None  # messages calling (or answering for) one of these tools
     started_after: float | None = None  # the session's start: inclusive lower bound
     started_before: float | None = None  # the session's start: exclusive upper bound
 
@@ -316,6 +330,18 @@ class SessionStorage(ABC):
         """A message's content ("" when unknown)."""
 
     @abstractmethod
+    def session_source_paths(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """The indexed file each of ``session_ids`` came from (sessions recorded live have none)."""
+
+    @abstractmethod
+    def source_rows(self) -> list[dict[str, Any]]:
+        """Every indexed file: ``{"id", "path", "format"}``, by path."""
+
+    @abstractmethod
+    def message_calls(self, message_id: int) -> str:
+        """The indexed text of a message's tool calls ("" when it has none)."""
+
+    @abstractmethod
     def last_message_timestamp(self, session_id: str) -> float | None:
         """The timestamp of the session's last message (by ``seq``)."""
 
@@ -426,6 +452,11 @@ class SessionStorage(ABC):
     def backfill_projection(self, chunk: int) -> int:
         """Recompute stored projections when a migration asked for it (see
         :func:`hermes_store.sessions.maintenance.backfill_projection`); the number updated."""
+
+    @abstractmethod
+    def backfill_calls(self, chunk: int) -> int:
+        """Compute the tool-call text, tool names and boilerplate-free text of messages stored
+        before they existed, when a migration asked for it; the number updated."""
 
 
 def storage_class(engine: str) -> type[SessionStorage]:

@@ -40,6 +40,7 @@ from hermes_store.pgquery import (
     tsquery_sql,
 )
 from hermes_store.query import Match, QueryRejected
+from hermes_store.sessions.calltext import derived
 from hermes_store.sessions.rows import (
     SESSION_COLUMNS,
     SessionNotFound,
@@ -55,6 +56,7 @@ from hermes_store.sessions.storage import (
     Hit,
     Hits,
     IndexLockTimeout,
+    full_rows,
 )
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
@@ -377,11 +379,11 @@ class PgSessionStorage(SqlSessionStorage):
                 raise SessionNotFound(session_id)
             new = conn.execute(
                 "INSERT INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
-                " tool_call_id, timestamp, cjk)"
-                " SELECT %s, coalesce(max(seq) + 1, 0), %s, %s, %s, %s, %s, %s, %s"
+                " tool_call_id, timestamp, cjk, calls, tools, search_text)"
+                " SELECT %s, coalesce(max(seq) + 1, 0), %s, %s, %s, %s, %s, %s, %s, %s, %s, %s"
                 " FROM messages WHERE session_id = %s RETURNING id",
                 (session_id, role, content, tool_name, tool_calls, tool_call_id, timestamp, cjk,
-                 session_id)).fetchone()
+                 *derived(role, content, tool_name, tool_calls), session_id)).fetchone()
             conn.execute(
                 "UPDATE sessions SET message_count = message_count + 1,"
                 " started_at = coalesce(started_at, %s) WHERE id = %s", (timestamp, session_id))
@@ -727,6 +729,30 @@ class PgSessionStorage(SqlSessionStorage):
 
     def snippet(self, match: Match, message_id: int, *, open_mark: str, close_mark: str,
                 tokens: int) -> str | None:
+        """ts_headline of the content, else of the tool calls when only they match (marked
+        ``[tool call]``); None when neither can be marked."""
+        text = self._snippet_of("content", match, message_id, open_mark, close_mark, tokens)
+        if text and open_mark in text and self._text_matches(match, message_id):
+            return text
+        calls = self._snippet_of("calls", match, message_id, open_mark, close_mark, tokens)
+        if calls and open_mark in calls:
+            return f"[tool call] {calls}"
+        return text
+
+    def _text_matches(self, match: Match, message_id: int) -> bool:
+        """True when the message's own text (not its tool calls) matches ``match``."""
+        try:
+            query_sql, params = tsquery_sql(match)
+        except TsQueryError:
+            return True
+        return bool(self.db.scalar(
+            f"SELECT to_tsvector('{SEARCH_CONFIG}', hermes_tokens(coalesce(search_text, content), 262144))"
+            f" || to_tsvector('{SEARCH_CONFIG}', left(coalesce(cjk, ''), 262144)) @@ ({query_sql})"
+            " FROM messages WHERE id = %s", (*params, int(message_id))))
+
+    def _snippet_of(self, column: str, match: Match, message_id: int, open_mark: str,
+                    close_mark: str, tokens: int) -> str | None:
+        column = {"content": "content", "calls": "coalesce(calls, '')"}[column]
         try:
             query_sql, params = tsquery_sql(match)
         except TsQueryError:
@@ -737,8 +763,8 @@ class PgSessionStorage(SqlSessionStorage):
         options = (f'StartSel="{open_mark}", StopSel="{close_mark}", MaxWords={words}, '
                    f'MinWords={words - 1}, ShortWord=0, HighlightAll=false')
         row = self.db.query_one(
-            f"SELECT left(content, {SNIPPET_CHARS}) AS content,"
-            f" ts_headline('{SEARCH_CONFIG}', left(content, {SNIPPET_CHARS}), {query_sql}, %s) AS headline"
+            f"SELECT left({column}, {SNIPPET_CHARS}) AS content,"
+            f" ts_headline('{SEARCH_CONFIG}', left({column}, {SNIPPET_CHARS}), {query_sql}, %s) AS headline"
             " FROM messages WHERE id = %s", (*params, options, int(message_id)))
         if row is None or row["headline"] is None:
             return None
@@ -1004,7 +1030,7 @@ class PgBulkWriter(BulkWriter):
                     (handle.key, handle.format, time.time())).fetchone()["id"])
             for delta in batch.sessions:
                 self._write_session(conn, delta)
-            inserted = self._copy_messages(conn, batch.rows) if batch.rows else 0
+            inserted = self._copy_messages(conn, full_rows(batch.rows)) if batch.rows else 0
             for delta in batch.sessions:
                 if delta.added:
                     conn.execute(
@@ -1070,7 +1096,8 @@ class PgBulkWriter(BulkWriter):
             cursor.execute(
                 "CREATE TEMP TABLE IF NOT EXISTS hs_message_batch (ord bigserial, session_id text,"
                 " seq integer, role text, content text, tool_name text, tool_calls text,"
-                " tool_call_id text, timestamp double precision, cjk text) ON COMMIT DELETE ROWS")
+                " tool_call_id text, timestamp double precision, cjk text, calls text, tools text,"
+                " search_text text) ON COMMIT DELETE ROWS")
             with cursor.copy(_COPY_MESSAGES.format(table="hs_message_batch")) as copy:
                 for row in rows:
                     copy.write_row(row)

@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_store.sessions.rows import MESSAGE_COLUMNS, decode_meta
+from hermes_store.sessions.calltext import derived
+from hermes_store.sessions.rows import CALLS_BACKFILL_KEY, MESSAGE_COLUMNS, decode_meta
 from hermes_store.sessions.storage import Filters, SessionStorage
 
 #: The message columns every read of whole messages selects.
@@ -48,6 +49,14 @@ def filter_clauses(filters: Filters, dialect: FilterDialect) -> tuple[str, list[
         clause, bound = dialect.in_values(FILTER_COLUMNS[field], values, negate)
         clauses.append(clause)
         params.extend(bound)
+    if filters.tools is not None:
+        names = [str(name).lower() for name in filters.tools if str(name)]
+        if not names:
+            clauses.append(dialect.never)
+        else:  # m.tools holds "\nName\n..." (sessions.calltext.tool_names)
+            clauses.append("(" + " OR ".join(
+                f"lower(m.tools) LIKE {dialect.param} ESCAPE '\\'" for _ in names) + ")")
+            params.extend(f"%\n{_like_escape(name)}\n%" for name in names)
     if filters.since is not None:
         clauses.append(f"m.timestamp >= {dialect.param}")
         params.append(filters.since)
@@ -62,6 +71,11 @@ def filter_clauses(filters: Filters, dialect: FilterDialect) -> tuple[str, list[
         clauses.append(f"EXISTS (SELECT 1 FROM sessions sb WHERE sb.id = m.session_id AND sb.started_at < {p})")
         params.append(filters.started_before)
     return "".join(f" AND {c}" for c in clauses), params
+
+
+def _like_escape(text: str) -> str:
+    """``text`` as a literal inside a LIKE pattern (escape character: backslash)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def message_clauses(dialect: FilterDialect, roles: Sequence[str] | None, before_seq: int | None,
@@ -146,6 +160,57 @@ class SqlSessionStorage(SessionStorage):
         """The content ("" when unknown)."""
         p = self.dialect.param
         return self.db.scalar(f"SELECT content FROM messages WHERE id = {p}", (int(message_id),)) or ""
+
+    def session_source_paths(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """``{session id: sources.path}`` for the sessions imported from a file."""
+        found: dict[str, str] = {}
+        ids = list(dict.fromkeys(session_ids))
+        for start in range(0, len(ids), 500):
+            clause, params = self.dialect.in_values("s.id", ids[start:start + 500], False)
+            for row in self.db.query("SELECT s.id, src.path FROM sessions s"
+                                     f" JOIN sources src ON src.id = s.source_id WHERE {clause}", params):
+                found[row["id"]] = row["path"]
+        return found
+
+    def source_rows(self) -> list[dict[str, Any]]:
+        """Every ``sources`` row's id, path and format, by path."""
+        return self.db.query("SELECT id, path, format FROM sources ORDER BY path")
+
+    def message_calls(self, message_id: int) -> str:
+        """The indexed tool-call text ("" when none)."""
+        p = self.dialect.param
+        return self.db.scalar(f"SELECT calls FROM messages WHERE id = {p}", (int(message_id),)) or ""
+
+    def backfill_calls(self, chunk: int) -> int:
+        """After SQLite 0010 / pg 0008: fill ``calls``, ``tools`` and ``search_text`` of the
+        messages stored before, chunk by chunk in id order, then drop the marker (an
+        interrupted backfill starts again next time)."""
+        p = self.dialect.param
+        if not self.ready() or self.db.scalar(
+                f"SELECT value FROM store_meta WHERE key = {p}", (CALLS_BACKFILL_KEY,)) is None:
+            return 0
+        updated, last_id = 0, 0
+        while True:
+            rows = self.db.query(
+                "SELECT id, role, content, tool_name, tool_calls FROM messages"
+                f" WHERE id > {p} AND (tool_calls IS NOT NULL OR tool_name IS NOT NULL"
+                f"  OR content LIKE {p}) ORDER BY id LIMIT {p}", (last_id, "%<%", int(chunk)))
+            if not rows:
+                break
+            last_id = int(rows[-1]["id"])
+            changes = [(*values, row["id"]) for row in rows
+                       if any(values := derived(str(row["role"]), str(row["content"] or ""),
+                                                row["tool_name"], row["tool_calls"]))]
+            if changes:
+                self.write_many(f"UPDATE messages SET calls = {p}, tools = {p}, search_text = {p}"
+                                f" WHERE id = {p}", changes)
+                updated += len(changes)
+        self.write_many(f"DELETE FROM store_meta WHERE key = {p}", [(CALLS_BACKFILL_KEY,)])
+        return updated
+
+    def write_many(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement for every row of parameters in one transaction."""
+        self.db.executemany(statement, rows)
 
     def last_message_timestamp(self, session_id: str) -> float | None:
         """The last message's timestamp by ``seq``."""

@@ -31,6 +31,7 @@ from filelock import FileLock, Timeout
 
 from hermes_store.db import Database
 from hermes_store.query import Match, QueryRejected, is_query_error, to_fts5
+from hermes_store.sessions.calltext import derived
 from hermes_store.sessions.rank import ensure_rank_function
 from hermes_store.sessions.rows import (
     SESSION_COLUMNS,
@@ -47,12 +48,13 @@ from hermes_store.sessions.storage import (
     IndexLockTimeout,
     SessionDelta,
     SourceHandle,
+    full_rows,
 )
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
-COLUMN_WEIGHTS: tuple[float, float] = (1.0, 1.0)  # messages_fts(search_content, cjk)
+COLUMN_WEIGHTS: tuple[float, float, float] = (1.0, 1.0, 1.0)  # messages_fts(search_content, cjk, calls)
 CACHE_KIB = 65_536  # page cache of the bulk-writing connection
-ROWS_PER_INSERT = 200  # 9 columns x 200 rows = 1800 bound values per statement
+ROWS_PER_INSERT = 200  # 12 columns x 200 rows = 2400 bound values per statement
 DELETE_CHUNK = 500  # ids per DELETE ... IN (...)
 _FTS5 = re.compile(r"\busing\s+fts5\b", re.I)
 _SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
@@ -64,7 +66,8 @@ PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # set by migration 000
 def _multi_insert(count: int) -> str:
     """An INSERT of ``count`` message rows in one statement."""
     return ("INSERT OR IGNORE INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
-            " tool_call_id, timestamp, cjk) VALUES " + ",".join(["(?,?,?,?,?,?,?,?,?)"] * count))
+            " tool_call_id, timestamp, cjk, calls, tools, search_text) VALUES "
+            + ",".join(["(?,?,?,?,?,?,?,?,?,?,?,?)"] * count))
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -154,8 +157,10 @@ class SqliteSessionStorage(SqlSessionStorage):
                 "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?", (session_id,))
             self.db.execute(
                 "INSERT INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
-                " tool_call_id, timestamp, cjk) VALUES (?,?,?,?,?,?,?,?,?)",
-                (session_id, seq, role, content, tool_name, tool_calls, tool_call_id, timestamp, cjk),
+                " tool_call_id, timestamp, cjk, calls, tools, search_text)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (session_id, seq, role, content, tool_name, tool_calls, tool_call_id, timestamp, cjk,
+                 *derived(role, content, tool_name, tool_calls)),
             )
             message_id = self.db.conn.last_insert_rowid()
             self.db.execute(
@@ -273,15 +278,33 @@ class SqliteSessionStorage(SqlSessionStorage):
 
     def snippet(self, match: Match, message_id: int, *, open_mark: str, close_mark: str,
                 tokens: int) -> str | None:
-        """FTS5's ``snippet()`` of the content column (None when it fails)."""
+        """FTS5's ``snippet()`` of the content column, else of the tool calls when only they
+        match (marked ``[tool call]``); None when it fails."""
         try:
-            return self.db.scalar(
-                "SELECT snippet(messages_fts, 0, ?, ?, '...', ?) FROM messages_fts "
+            row = self.db.execute(
+                "SELECT snippet(messages_fts, 0, ?, ?, '...', ?),"
+                " snippet(messages_fts, 2, ?, ?, '...', ?) FROM messages_fts "
                 "WHERE messages_fts MATCH ? AND rowid = ?",
-                (open_mark, close_mark, tokens, to_fts5(match), message_id),
-            )
+                (open_mark, close_mark, tokens, open_mark, close_mark, tokens, to_fts5(match),
+                 message_id),
+            ).fetchone()
         except Exception:  # noqa: BLE001 - a snippet must never break a search
             return None
+        if row is None:
+            return None
+        text, calls = row
+        if calls and open_mark in calls and not self._text_matches(match, message_id):
+            return f"[tool call] {calls}"
+        return text
+
+    def _text_matches(self, match: Match, message_id: int) -> bool:
+        """True when the message's own text (not its tool calls) matches ``match``."""
+        try:
+            return self.db.scalar(
+                "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? AND rowid = ?",
+                ("{search_content cjk} : (" + to_fts5(match) + ")", message_id)) is not None
+        except Exception:  # noqa: BLE001 - a snippet must never break a search
+            return True
 
     # -- bulk loading ------------------------------------------------------------------
 
@@ -429,6 +452,11 @@ class SqliteSessionStorage(SqlSessionStorage):
         with self.db.write():
             self.db.execute("DELETE FROM store_meta WHERE key = ?", (PROJECTION_BACKFILL_KEY,))
         return updated
+
+    def write_many(self, statement: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement for every row of parameters in one write transaction."""
+        with self.db.write():
+            self.db.executemany(statement, rows)
 
     def rebuild_message_index(self) -> None:
         """Rebuild ``messages_fts``."""
@@ -608,7 +636,7 @@ class SqliteBulkWriter(BulkWriter):
             self.db.execute("INSERT OR IGNORE INTO fts_deferred(name) VALUES ('messages_fts')")
         # Many rows per statement: each step call releases the GIL once for ROWS_PER_INSERT rows,
         # instead of once per row (per-row hand-offs stall this thread behind the parser).
-        rows = batch.rows
+        rows = full_rows(batch.rows)
         full = len(rows) - len(rows) % ROWS_PER_INSERT
         if full:
             self.db.executemany(_multi_insert(ROWS_PER_INSERT), _chunks(rows, full))
@@ -617,8 +645,8 @@ class SqliteBulkWriter(BulkWriter):
             self.db.execute(_multi_insert(len(tail)), [value for row in tail for value in row])
         if batch_fts:
             self.db.execute(
-                "INSERT INTO messages_fts(rowid, search_content, cjk)"
-                " SELECT id, search_content, cjk FROM messages WHERE id > ?", (first_id,))
+                "INSERT INTO messages_fts(rowid, search_content, cjk, calls)"
+                " SELECT id, search_content, cjk, calls FROM messages WHERE id > ?", (first_id,))
             self.db.execute("DELETE FROM fts_deferred WHERE name = 'messages_fts'")
 
 

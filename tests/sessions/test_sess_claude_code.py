@@ -160,7 +160,9 @@ def test_reasoning_is_searched_only_when_asked_for(run, project):
 
     assert roles('"login handler"') == ["assistant"]  # the thinking block says it too
     assert roles("--role", "reasoning", '"login handler"') == ["reasoning"]
-    assert roles("auth/routes.py") == []  # only the thinking block has it
+    # the thinking block names it, and (issue 23: tool calls are searchable) so does the Read call
+    assert roles("auth/routes.py") == ["assistant"]
+    assert roles("--role", "reasoning", "auth/routes.py") == ["reasoning"]
     assert roles("--role", "reasoning,assistant", "token bucket") == ["assistant", "reasoning"]
 
 

@@ -44,6 +44,7 @@ def decode_line(text: str) -> Any:
         return _DECODER.decode(text)  # raises "Extra data" as the decoder does
     return obj
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
+MAX_TITLE_CHARS = 300  # characters of a session title kept from any source (titles reach the model)
 
 
 @dataclass
@@ -59,6 +60,11 @@ class SessionRecord:
     ended_at: float | None = None
     parent_session_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # a title reaches the model (session_search, recall): whatever the source, it is capped here
+        if isinstance(self.title, str) and len(self.title) > MAX_TITLE_CHARS:
+            self.title = self.title[:MAX_TITLE_CHARS - 1] + "\u2026"
 
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_store.db import Database, DatabaseError
+from hermes_store.foreign_db import ForeignDBError
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
@@ -35,6 +35,8 @@ from hermes_store.sessions.importers.base import (
 )
 from hermes_store.sessions.importers.doc_common import (
     dumps,
+    foreign_guarded,
+    foreign_open,
     path_has_part,
     safe_rows,
     shape_guarded,
@@ -122,16 +124,17 @@ class CrushImporter(Importer):
         return 0.95 if head.path.name == "crush.db" or path_has_part(head.path, ".crush", ".opencode") else 0.75
 
     @shape_guarded
+    @foreign_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         try:
-            db = Database(self.path, readonly=True, migrate=False)
-        except DatabaseError as exc:
+            db = foreign_open(self)
+        except ForeignDBError as exc:
             yield Problem(None, str(exc))
             return
         source = "opencode" if self.path.name == "opencode.db" else self.source
         workspace = str(self.path.parent.parent) if self.path.parent.name in (".crush", ".opencode") else None
         try:
-            columns = {row["name"] for row in db.query("PRAGMA table_info(messages)")}
+            columns = set(db.columns("messages"))
             if "parts" not in columns:
                 yield Problem(None, "not a Crush database (messages has no parts column)")
                 return

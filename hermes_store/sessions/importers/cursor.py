@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from hermes_store.db import Database, DatabaseError
+from hermes_store.foreign_db import ForeignDB, ForeignDBError
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
@@ -48,6 +48,8 @@ from hermes_store.sessions.importers.base import (
 )
 from hermes_store.sessions.importers.doc_common import (
     dumps,
+    foreign_guarded,
+    foreign_open,
     path_has_part,
     safe_rows,
     shape_guarded,
@@ -171,10 +173,11 @@ class CursorImporter(Importer):
         return 0.9 if path_has_part(head.path, "Cursor") else 0.0
 
     @shape_guarded
+    @foreign_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         try:
-            db = Database(self.path, readonly=True, migrate=False)
-        except DatabaseError as exc:
+            db = foreign_open(self)
+        except ForeignDBError as exc:
             yield Problem(None, str(exc))
             return
         try:
@@ -200,13 +203,13 @@ class CursorImporter(Importer):
         return unquote(parsed.path) if parsed.scheme == "file" else folder
 
     @staticmethod
-    def _item(db: Database, key: str) -> Any:
+    def _item(db: ForeignDB, key: str) -> Any:
         row = db.query_one("SELECT value FROM ItemTable WHERE key=?", (key,))
         return None if row is None else _json(row["value"])
 
     # -- composers ---------------------------------------------------------------
 
-    def _composers(self, db: Database, workspace: str | None) -> Iterator[Event]:
+    def _composers(self, db: ForeignDB, workspace: str | None) -> Iterator[Event]:
         last = "composerData:"
         while True:
             rows = db.query("SELECT key, value FROM cursorDiskKV WHERE key > ? AND key < 'composerData;'"
@@ -223,7 +226,7 @@ class CursorImporter(Importer):
                 if data:
                     yield from self._composer(db, composer_id, data, workspace)
 
-    def _composer(self, db: Database, composer_id: str, data: dict[str, Any],
+    def _composer(self, db: ForeignDB, composer_id: str, data: dict[str, Any],
                   workspace: str | None) -> Iterator[Event]:
         problems: list[Problem] = []
         bubbles = list(self._bubbles(db, composer_id, data, problems))
@@ -245,7 +248,7 @@ class CursorImporter(Importer):
                 yield record
         yield from problems
 
-    def _bubbles(self, db: Database, composer_id: str, data: dict[str, Any],
+    def _bubbles(self, db: ForeignDB, composer_id: str, data: dict[str, Any],
                  problems: list[Problem]) -> Iterator[dict[str, Any]]:
         headers = data.get("fullConversationHeadersOnly")
         if isinstance(headers, list) and headers:
@@ -274,7 +277,7 @@ class CursorImporter(Importer):
 
     # -- the older chat panel --------------------------------------------------------
 
-    def _chat_tabs(self, db: Database, workspace: str | None) -> Iterator[Event]:
+    def _chat_tabs(self, db: ForeignDB, workspace: str | None) -> Iterator[Event]:
         data = self._item(db, CHAT_KEY)
         if data is None:
             return
@@ -298,7 +301,7 @@ class CursorImporter(Importer):
                     yield from safe_rows(bubble_rows, problems, None, where, bubble, session_id, None, where, problems)
             yield from problems
 
-    def _prompts(self, db: Database, workspace: str | None) -> Iterator[Event]:
+    def _prompts(self, db: ForeignDB, workspace: str | None) -> Iterator[Event]:
         prompts = self._item(db, "aiService.prompts")
         if prompts is None:
             return

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hermes_store.foreign_db import ForeignDBError
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.head import SQLITE_MAGIC, Head
 from hermes_store.sessions.importers.registry import IMPORTERS
@@ -38,6 +39,8 @@ def candidates(path: Path | Head, importers: Mapping[str, type[Importer]] | None
     """Every importer's confidence > 0 for ``path``, best first (``options``: see :class:`Head`)."""
     head = path if isinstance(path, Head) else Head.read(Path(path), options)
     registry = IMPORTERS if importers is None else importers
+    if head.is_sqlite:
+        head.sqlite_tables()  # a database its writer keeps locked: ForeignDBError "locked", not "unknown format"
     scores = [(name, _sniff(cls, head)) for name, cls in registry.items()]
     return sorted(((n, s) for n, s in scores if s > 0), key=lambda item: -item[1])
 
@@ -58,7 +61,7 @@ def detect_format(path: Path) -> str | None:
     """The importer name for ``path``, or None when no importer claims it (or two tie)."""
     try:
         return detect(path)[0]
-    except AmbiguousFormat:
+    except (AmbiguousFormat, ForeignDBError):
         return None
 
 

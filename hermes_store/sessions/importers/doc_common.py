@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hermes_store.foreign_db import ForeignDB, ForeignDBError
 from hermes_store.sessions.importers.base import Importer, Problem
 
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
@@ -243,5 +244,38 @@ def shape_guarded(read: Any) -> Any:
         except SHAPE_ERRORS as exc:
             yield Problem(None, f"unexpected document shape ({type(exc).__name__}: {exc});"
                                 " the rest of the source is not imported")
+
+    return guarded
+
+
+def foreign_open(importer: Any) -> ForeignDB:
+    """The importer's file opened by the one foreign-database reader; what it notices
+    (invalid UTF-8, values cut) lands in the list that :func:`foreign_guarded` reports."""
+    problems = getattr(importer, "foreign_problems", None)
+    if problems is None:
+        problems = importer.foreign_problems = []
+    db = ForeignDB(importer.path)
+    db.problems = problems
+    return db
+
+
+def foreign_guarded(read: Any) -> Any:
+    """Decorate a foreign-database importer's ``read``: the rows :class:`ForeignDB` noticed
+    become Problems (with their row), and a :class:`ForeignDBError` (locked, SQLite error,
+    time or size bound) ends this input with a Problem while what was read is kept and the
+    run goes on."""
+
+    @functools.wraps(read)
+    def guarded(self: Any, state: Any) -> Iterator[Any]:
+        self.foreign_problems = []
+        try:
+            for event in read(self, state):
+                while self.foreign_problems:
+                    yield Problem(*self.foreign_problems.pop(0))
+                yield event
+        except ForeignDBError as exc:
+            yield Problem(None, str(exc))
+        while self.foreign_problems:
+            yield Problem(*self.foreign_problems.pop(0))
 
     return guarded

@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_store.db import Database, DatabaseError
+from hermes_store.foreign_db import ForeignDBError
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
@@ -38,7 +38,14 @@ from hermes_store.sessions.importers.base import (
     parse_timestamp,
     read_jsonl,
 )
-from hermes_store.sessions.importers.doc_common import dumps, safe_rows, shape_guarded, tool_call
+from hermes_store.sessions.importers.doc_common import (
+    dumps,
+    foreign_guarded,
+    foreign_open,
+    safe_rows,
+    shape_guarded,
+    tool_call,
+)
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 CHUNK = 2000
@@ -152,6 +159,7 @@ class GooseJsonlImporter(Importer):
         return 0.7 if camel or "created" in messages[0] else 0.0
 
     @shape_guarded
+    @foreign_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         tools = ToolNames()
         session_id = self.path.stem
@@ -197,14 +205,15 @@ class GooseDbImporter(Importer):
         return 0.0
 
     @shape_guarded
+    @foreign_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         try:
-            db = Database(self.path, readonly=True, migrate=False)
-        except DatabaseError as exc:
+            db = foreign_open(self)
+        except ForeignDBError as exc:
             yield Problem(None, str(exc))
             return
         try:
-            columns = {row["name"] for row in db.query("PRAGMA table_info(messages)")}
+            columns = set(db.columns("messages"))
             if "content_json" not in columns:
                 yield Problem(None, "not a Goose sessions.db (messages has no content_json column)")
                 return

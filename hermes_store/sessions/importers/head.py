@@ -2,8 +2,9 @@
 
 Reading is bounded: the first 256 KiB (a longer first line is read whole up to
 128 MiB so a huge first message still shows its shape), whole JSON documents up
-to 64 MiB, SQLite table names through a read-only APSW connection. Every
-accessor is cached and never raises.
+to 64 MiB, SQLite table names through :mod:`hermes_store.foreign_db`. Every
+accessor is cached and never raises, except that a SQLite file its writer keeps
+locked raises ``ForeignDBError`` (kind ``locked``) so it is reported as locked.
 """
 
 from __future__ import annotations
@@ -14,9 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import apsw
-
-from hermes_store.db import Database, DatabaseError
+from hermes_store.foreign_db import ForeignDBError, foreign_tables
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PROBE_BYTES = 256 * 1024
@@ -168,8 +167,11 @@ def first_line_too_long(path: Path, limit: int = MAX_LINE_BYTES) -> bool:
 
 
 def _tables(path: Path) -> frozenset[str]:
+    """Real table names (views and virtual tables left out); a lock held past the retries
+    raises :class:`ForeignDBError` of kind ``locked`` (reported as such, not "unknown format")."""
     try:
-        with Database(path, readonly=True, migrate=False, busy_patience=0.2) as db:
-            return db.table_names()
-    except (DatabaseError, apsw.Error, OSError):
+        return foreign_tables(path)
+    except ForeignDBError:
+        raise
+    except OSError:
         return frozenset()

@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_store.db import Database, DatabaseError
+from hermes_store.foreign_db import ForeignDB, ForeignDBError, quote_identifier
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
@@ -118,7 +118,7 @@ class HermesDbImporter(Importer):
         """What changes when Hermes writes: the largest message id and an aggregate of the
         sessions table (count, summed end times and title lengths). None when the file is
         not a state.db. Opened read-only; waits at most ``busy_seconds`` on a lock."""
-        with Database(path, readonly=True, migrate=False, busy_patience=busy_seconds) as db:
+        with ForeignDB(path, busy_seconds=busy_seconds) as db:
             if not (db.table_exists("sessions") and db.table_exists("messages")):
                 return None
             scols = set(_columns(db, "sessions"))
@@ -133,36 +133,43 @@ class HermesDbImporter(Importer):
         if not state.resume_at:
             return False
         try:
-            with Database(self.path, readonly=True, migrate=False) as db:
+            with ForeignDB(self.path) as db:
                 max_id = int(db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages") or 0)
                 cursor_uid = state.meta.get("cursor_uid")
                 if cursor_uid and max_id >= int(state.resume_at) and "message_uid" in _columns(db, "messages"):
                     found = db.scalar("SELECT message_uid FROM messages WHERE id = ?", (int(state.resume_at),))
                     return found != cursor_uid
-        except (DatabaseError, Exception):
+        except Exception:  # unreadable now: read() reports why
             return False
         return max_id < int(state.resume_at)
 
     def read(self, state: SourceState) -> Iterator[Event]:
         try:
-            db = Database(self.path, readonly=True, migrate=False)
-        except DatabaseError as exc:
+            db = ForeignDB(self.path)
+        except ForeignDBError as exc:
             yield Problem(None, str(exc))
             return
         try:
-            yield from self._read(db, state)
+            for event in self._read(db, state):
+                for row, message in db.drain_problems():
+                    yield Problem(row, message)
+                yield event
+        except ForeignDBError as exc:  # this input stops here; what was read is kept, the run goes on
+            yield Problem(None, str(exc))
         finally:
             db.close()
+        for row, message in db.drain_problems():
+            yield Problem(row, message)
 
-    def _read(self, db: Database, state: SourceState) -> Iterator[Event]:
+    def _read(self, db: ForeignDB, state: SourceState) -> Iterator[Event]:
         if not (db.table_exists("sessions") and db.table_exists("messages")):
             yield Problem(None, "not a Hermes state.db (no sessions/messages tables)")
             return
         scols = _columns(db, "sessions")
         mcols = _columns(db, "messages")
         last_id = int(state.resume_at or 0)
-        quoted = ", ".join(_quote_identifier(c) for c in scols)
-        rows = db.query(f"SELECT {quoted} FROM sessions ORDER BY started_at, id")
+        quoted = ", ".join(quote_identifier(c) for c in scols)
+        rows = db.query(f"SELECT {quoted} FROM sessions ORDER BY started_at, id", table="sessions", key="id")
         by_id = {str(r["id"]): r for r in rows}
         for row in rows:
             yield _session_record(row, scols, by_id)
@@ -175,7 +182,7 @@ class HermesDbImporter(Importer):
         skipped = queued = 0
         cursor_uid = None
         while True:
-            rows = db.query(select, (last_id,))
+            rows = db.query(select, (last_id,), table="messages", key="id")
             if not rows:
                 break
             for row in rows:
@@ -217,19 +224,14 @@ class HermesDbImporter(Importer):
 def _message_columns(path) -> frozenset[str]:
     """Column names of the ``messages`` table (empty when unreadable); used by the sniff."""
     try:
-        with Database(path, readonly=True, migrate=False, busy_patience=0.2) as db:
-            return frozenset(row["name"] for row in db.query("PRAGMA table_info(messages)"))
+        with ForeignDB(path, busy_seconds=0.2) as db:
+            return frozenset(db.columns("messages"))
     except Exception:  # a sniff never raises
         return frozenset()
 
 
-def _quote_identifier(name: str) -> str:
-    """A column name from the foreign database as a quoted SQL identifier (never raw SQL)."""
-    return '"' + str(name).replace('"', '""') + '"'
-
-
-def _columns(db: Database, table: str) -> list[str]:
-    return [row["name"] for row in db.query(f"PRAGMA table_info({table})")]
+def _columns(db: ForeignDB, table: str) -> list[str]:
+    return db.columns(table)
 
 
 def _session_record(row: dict[str, Any], columns: list[str],

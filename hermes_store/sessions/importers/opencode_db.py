@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_store.db import Database, DatabaseError
+from hermes_store.foreign_db import ForeignDB, ForeignDBError
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
@@ -24,7 +24,12 @@ from hermes_store.sessions.importers.base import (
     Problem,
     SourceState,
 )
-from hermes_store.sessions.importers.doc_common import safe_rows, shape_guarded
+from hermes_store.sessions.importers.doc_common import (
+    foreign_guarded,
+    foreign_open,
+    safe_rows,
+    shape_guarded,
+)
 from hermes_store.sessions.importers.opencode_json import message_rows, model_of, session_record
 
 CHUNK = 2000
@@ -67,10 +72,11 @@ class OpenCodeDbImporter(Importer):
         return 0.95 if "project" in tables else 0.7
 
     @shape_guarded
+    @foreign_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         try:
-            db = Database(self.path, readonly=True, migrate=False)
-        except DatabaseError as exc:
+            db = foreign_open(self)
+        except ForeignDBError as exc:
             yield Problem(None, str(exc))
             return
         try:
@@ -78,7 +84,7 @@ class OpenCodeDbImporter(Importer):
         finally:
             db.close()
 
-    def _read(self, db: Database) -> Iterator[Event]:
+    def _read(self, db: ForeignDB) -> Iterator[Event]:
         if not all(db.table_exists(t) for t in _REQUIRED):
             yield Problem(None, "not an OpenCode database (no session/message/part tables)")
             return
@@ -106,7 +112,7 @@ class OpenCodeDbImporter(Importer):
         yield Checkpoint("done")
 
     @staticmethod
-    def _messages(db: Database, session_id: str, problems: list[Problem]) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _messages(db: ForeignDB, session_id: str, problems: list[Problem]) -> Iterator[tuple[str, dict[str, Any]]]:
         last = (-1, "")
         while True:
             rows = db.query(
@@ -127,7 +133,7 @@ class OpenCodeDbImporter(Importer):
                     yield str(row["id"]), header
 
     @staticmethod
-    def _parts(db: Database, message_id: str, problems: list[Problem]) -> Iterator[dict[str, Any]]:
+    def _parts(db: ForeignDB, message_id: str, problems: list[Problem]) -> Iterator[dict[str, Any]]:
         last = ""
         while True:
             rows = db.query("SELECT id, data FROM part WHERE message_id=? AND id > ? ORDER BY id LIMIT ?",

@@ -1,0 +1,67 @@
+"""``hermes-store sessions watch``: index transcripts as agents write them."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from hermes_store.cli.common import get_home
+
+
+@click.command("watch")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--discover", is_flag=True,
+              help="Also watch every known agent location found on this machine (see 'sessions sources').")
+@click.option("--poll", is_flag=True, help="Poll instead of using file-system events.")
+@click.option("--interval", type=click.FloatRange(0.05, 3600), default=0.5, show_default=True,
+              help="Seconds between looks when polling.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing per round.")
+@click.pass_context
+def watch(ctx: click.Context, paths: tuple[Path, ...], discover: bool, poll: bool, interval: float,
+          quiet: bool) -> None:
+    """Index PATHS now and again whenever they change (appends, new files, rotation).
+
+    Runs until Ctrl-C (exit 130) or SIGTERM (exit 0); what was committed stays, and the next
+    run resumes where this one stopped.
+    """
+    from hermes_store.sessions.watch import Watcher
+
+    if not paths and not discover:
+        raise click.UsageError("give PATHS to watch, or --discover (or both)")
+    home = get_home(ctx)
+    watched: list[Path] = list(paths)
+    if discover:
+        from hermes_store.sessions.discovery import find_sources
+
+        for location in find_sources(None, Path.home(), Path(home.root)):
+            if location.exists and Path(location.root) not in watched:
+                watched.append(Path(location.root))
+    if not watched:
+        raise click.UsageError("nothing to watch: no agent locations found on this machine")
+
+    def report(changed: list[Path], summary: Any) -> None:
+        if quiet or not (summary.messages_added or summary.errors):
+            return
+        click.echo(f"indexed {summary.messages_added} messages ({summary.sessions_added} new sessions)"
+                   f" from {len(changed)} file(s)", err=True)
+        for error in summary.errors:
+            where = error["path"] + (f":{error['line']}" if error["line"] is not None else "")
+            click.echo(f"  {where}: {error['error']}", err=True)
+
+    db = home.open_db()
+    watcher = Watcher(db, watched, poll=poll, interval=interval, on_round=report)
+    previous = signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
+    try:
+        if not quiet:
+            click.echo(f"watching {len(watched)} path(s) ({watcher.mode}); Ctrl-C to stop", err=True)
+        watcher.run()
+    except KeyboardInterrupt:
+        click.echo("stopped: committed batches are kept", err=True)
+        sys.exit(130)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        db.close()

@@ -1,0 +1,148 @@
+"""Turning store rows into styled text for the screen (Rich ``Text``, never markup strings).
+
+Stored text is neutralised first (:func:`hermes_store.cli.common.terminal_safe`: control
+characters and bidi overrides shown as ``\\uXXXX``), then styled: a highlight is a style
+span, so nothing from the store can inject an escape sequence or Textual markup.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from rich.text import Text
+
+from hermes_store.cli.common import terminal_safe
+from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
+from hermes_store.tui.backend import message_reference
+
+HIT_STYLE = "bold reverse"
+PREVIEW_CHARS = 1200  # characters of one message shown in the preview pane
+TOOL_ARGS_CHARS = 200
+
+
+def safe(text: Any) -> str:
+    """``text`` as a string with control characters neutralised (newlines and tabs kept)."""
+    return terminal_safe("" if text is None else str(text))
+
+
+def one_line(text: Any) -> str:
+    """``text`` neutralised with all whitespace runs folded into single spaces."""
+    return " ".join(safe(text).split())
+
+
+def stamp(ts: float | None) -> str:
+    """Local time as ``YYYY-MM-DD HH:MM`` ("?" when unknown or out of range)."""
+    if ts is None:
+        return "?"
+    try:
+        return datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError, TypeError):
+        return "?"
+
+
+def highlighted(snippet: str) -> Text:
+    """A snippet with ``>>>word<<<`` markers turned into :data:`HIT_STYLE` spans."""
+    out = Text()
+    rest = one_line(snippet)
+    while rest:
+        start = rest.find(HIGHLIGHT_OPEN)
+        if start < 0:
+            out.append(rest)
+            break
+        out.append(rest[:start])
+        rest = rest[start + len(HIGHLIGHT_OPEN):]
+        end = rest.find(HIGHLIGHT_CLOSE)
+        word, rest = (rest, "") if end < 0 else (rest[:end], rest[end + len(HIGHLIGHT_CLOSE):])
+        out.append(word, style=HIT_STYLE)
+    return out
+
+
+def result_text(row: dict[str, Any]) -> Text:
+    """One result: ``source  title  time  role`` then the highlighted snippet (two lines)."""
+    title = one_line(row.get("title")) or "(untitled)"
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append(one_line(row.get("source")) or "?", style="bold cyan")
+    text.append("  ")
+    text.append(title, style="bold")
+    text.append(f"  {stamp(row.get('timestamp'))}  {one_line(row.get('role'))}", style="dim")
+    text.append("\n")
+    text.append_text(highlighted(str(row.get("snippet") or "")))
+    return text
+
+
+def tool_call_lines(raw: Any) -> list[str]:
+    """``name(arguments)`` for each tool call of a message (``tool_calls`` JSON text or list)."""
+    if not raw:
+        return []
+    calls = raw
+    if isinstance(raw, str):
+        try:
+            calls = json.loads(raw)
+        except ValueError:
+            return [one_line(raw)[:TOOL_ARGS_CHARS]]
+    if isinstance(calls, dict):
+        calls = [calls]
+    if not isinstance(calls, list):
+        return [one_line(calls)[:TOOL_ARGS_CHARS]]
+    lines = []
+    for call in calls:
+        if not isinstance(call, dict):
+            lines.append(one_line(call)[:TOOL_ARGS_CHARS])
+            continue
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        name = call.get("name") or function.get("name") or call.get("type") or "tool"
+        args = call.get("arguments", call.get("input", function.get("arguments", "")))
+        if not isinstance(args, str):
+            args = json.dumps(args, ensure_ascii=False)
+        args = one_line(args)
+        if len(args) > TOOL_ARGS_CHARS:
+            args = args[:TOOL_ARGS_CHARS] + "…"
+        lines.append(f"{one_line(name)}({args})")
+    return lines
+
+
+def message_text(message: dict[str, Any], *, hit_seq: int | None = None, terms: list[str] | None = None,
+                 max_chars: int | None = PREVIEW_CHARS) -> Text:
+    """A message as ``[seq] ROLE:tool  time`` then its content and tool calls.
+
+    The hit (``seq == hit_seq``) is marked; ``terms`` are highlighted in every message;
+    content longer than ``max_chars`` is cut (None: shown whole).
+    """
+    is_hit = hit_seq is not None and message.get("seq") == hit_seq
+    head = one_line(message.get("role")).upper() or "?"
+    if message.get("tool_name"):
+        head += ":" + one_line(message["tool_name"])
+    text = Text()
+    text.append("▶ " if is_hit else "  ", style="bold yellow")
+    text.append(f"[{message.get('seq')}] {head}", style="bold yellow" if is_hit else "bold")
+    text.append(f"  {stamp(message.get('timestamp'))}\n", style="dim")
+    body = safe(message.get("content")).strip()
+    if max_chars is not None and len(body) > max_chars:
+        body = body[:max_chars] + f" … ({len(body) - max_chars} more characters: Enter shows all)"
+    if body:
+        text.append(body + "\n")
+    for line in tool_call_lines(message.get("tool_calls")):
+        text.append("  ⚙ tool call ", style="magenta")
+        text.append(line + "\n")
+    if terms:
+        text.highlight_words([safe(t) for t in terms if t], HIT_STYLE, case_sensitive=False)
+    text.rstrip()
+    return text
+
+
+def session_header(session: dict[str, Any], row: dict[str, Any] | None, resume: str | None) -> Text:
+    """The top lines of a session: source, title, id, times, the hit's reference, resume command."""
+    text = Text()
+    text.append(one_line(session.get("source")) or "?", style="bold cyan")
+    text.append("  ")
+    text.append(one_line(session.get("title")) or "(untitled)", style="bold")
+    text.append(f"\n{one_line(session.get('id'))}  [{one_line(session.get('origin_format'))}]"
+                f"  started {stamp(session.get('started_at'))}"
+                f"  {session.get('message_count') or 0} messages", style="dim")
+    if row is not None:
+        text.append(f"\nhit: {message_reference(safe(row['session_id']), int(row['seq']))}")
+    text.append(f"\nresume: {safe(resume)}" if resume else "\nresume: (no resume command for this agent)",
+                style="green" if resume else "dim")
+    return text

@@ -1,0 +1,28 @@
+"""The command that resumes a session in the agent that wrote it (a registry, by import format).
+
+Only agents whose command line takes the session id we store are listed (checked against each
+agent's documentation): Claude Code ``claude --resume ID``, Codex ``codex resume ID``, Gemini CLI
+``gemini --resume UUID``, and Hermes ``hermes --resume ID`` (``-r/--resume <id|prefix|title>``).
+Other formats have no resume command here; the TUI says so instead of guessing.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+
+# origin_format (the importer's name) -> builds the shell command from the session id
+RESUME_COMMANDS: dict[str, Callable[[str], str]] = {
+    "claude-code": lambda sid: f"claude --resume {shlex.quote(sid)}",
+    "codex": lambda sid: f"codex resume {shlex.quote(sid)}",
+    "gemini-cli": lambda sid: f"gemini --resume {shlex.quote(sid)}",
+    "hermes-db": lambda sid: f"hermes --resume {shlex.quote(sid)}",
+    "hermes-json": lambda sid: f"hermes --resume {shlex.quote(sid)}",
+    "hermes-jsonl": lambda sid: f"hermes --resume {shlex.quote(sid)}",
+}
+
+
+def resume_command(origin_format: str | None, session_id: str) -> str | None:
+    """The shell command resuming ``session_id`` in its agent, or None when the agent has none."""
+    build = RESUME_COMMANDS.get(origin_format or "")
+    return build(session_id) if build is not None else None

@@ -1,0 +1,132 @@
+"""Tool calls are searchable text; agent boilerplate is kept but not indexed (both engines)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from engine_helpers import execute, scalar
+
+from hermes_store.cli import cli as main
+from hermes_store.home import Home
+from hermes_store.sessions.calltext import call_text, strip_boilerplate, tool_names
+from hermes_store.sessions.live import SessionIndex
+from hermes_store.sessions.maintenance import backfill_calls
+from hermes_store.sessions.search import search_messages
+
+LINES = [
+    {"type": "user", "sessionId": "cc-tools", "uuid": "u1", "timestamp": "2026-11-01T10:00:00Z",
+     "cwd": "/srv", "message": {"role": "user", "content":
+         "<system-reminder>injected zebraword notes</system-reminder>please check the pooler config"}},
+    {"type": "assistant", "sessionId": "cc-tools", "uuid": "u2", "parentUuid": "u1",
+     "timestamp": "2026-11-01T10:00:05Z", "message": {"role": "assistant", "content": [
+         {"type": "text", "text": "Reading it."},
+         {"type": "tool_use", "id": "t1", "name": "Read",
+          "input": {"file_path": "/etc/pgbouncer/pgbouncer.ini"}},
+         {"type": "tool_use", "id": "t2", "name": "Bash",
+          "input": {"command": "tail -n 20 /var/log/syslog", "description": "last lines"}},
+         {"type": "tool_use", "id": "t3", "name": "WebFetch",
+          "input": {"url": "https://example.org/docs/pooling", "prompt": "summarise"}}]}},
+    {"type": "user", "sessionId": "cc-tools", "uuid": "u3", "parentUuid": "u2",
+     "timestamp": "2026-11-01T10:00:06Z", "message": {"role": "user", "content": [
+         {"type": "tool_result", "tool_use_id": "t2", "content": "kernel: eth0 up"}]}},
+]
+
+
+def _index(home: Home, tmp_path) -> None:
+    path = tmp_path / "cc.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in LINES))
+    result = CliRunner().invoke(main, ["sessions", "index", str(path)])
+    assert result.exit_code == 0, result.output
+
+
+def _found(home: Home, query: str, **kw) -> list[tuple[str, int]]:
+    db = home.open_db()
+    try:
+        return [(r["session_id"], r["seq"]) for r in search_messages(db, query, **kw).results]
+    finally:
+        db.close()
+
+
+def test_calls_are_searchable_by_path_parts_command_and_url(engine, home, tmp_path):
+    _index(home, tmp_path)
+    assert _found(home, "pgbouncer.ini") == [("cc-tools", 1)]
+    assert _found(home, "pgbouncer") == [("cc-tools", 1)]
+    assert _found(home, '"tail -n 20"') == [("cc-tools", 1)]
+    assert _found(home, "example.org") == [("cc-tools", 1)]
+    assert _found(home, "WebFetch") == [("cc-tools", 1)]
+
+
+def test_snippet_shows_the_matching_call(engine, home, tmp_path):
+    _index(home, tmp_path)
+    result = CliRunner().invoke(main, ["sessions", "search", "pgbouncer.ini", "--json"])
+    assert result.exit_code == 0, result.output
+    snippet = json.loads(result.output)["results"][0]["snippet"]
+    assert "[tool call]" in snippet and "pgbouncer" in snippet
+
+
+def test_search_per_tool(engine, home, tmp_path):
+    _index(home, tmp_path)
+    assert _found(home, "syslog", tools=["Bash"]) == [("cc-tools", 1)]
+    assert _found(home, "syslog", tools=["bash"]) == [("cc-tools", 1)]  # names without case
+    assert _found(home, "syslog", tools=["Edit"]) == []
+    # a tool's result is that tool's too
+    assert _found(home, "eth0", tools=["Bash"]) == [("cc-tools", 2)]
+    result = CliRunner().invoke(main, ["sessions", "search", "eth0", "--tool", "Read", "--json"])
+    assert json.loads(result.output)["results"] == []
+
+
+def test_boilerplate_is_stored_but_not_indexed(engine, home, tmp_path):
+    _index(home, tmp_path)
+    assert _found(home, "zebraword") == []
+    assert _found(home, "pooler") == [("cc-tools", 0)]
+    with SessionIndex(home) as index:
+        assert "<system-reminder>" in index.get_messages("cc-tools")[0]["content"]
+
+
+def test_show_prints_calls_with_arguments(engine, home, tmp_path):
+    _index(home, tmp_path)
+    result = CliRunner().invoke(main, ["sessions", "show", "cc-tools"])
+    assert result.exit_code == 0, result.output
+    assert '[tool call] Read({"file_path": "/etc/pgbouncer/pgbouncer.ini"})' in result.output
+    assert "tail -n 20 /var/log/syslog" in result.output
+
+
+def test_live_append_indexes_calls(engine, home):
+    with SessionIndex(home) as index:
+        sid = index.create_session(source="cli")
+        index.append_message(sid, "assistant", "", tool_calls=[
+            {"id": "c1", "type": "function",
+             "function": {"name": "terminal", "arguments": json.dumps({"command": "systemctl restart nginx"})}}])
+    assert _found(home, "nginx") == [(sid, 0)]
+    assert _found(home, "nginx", tools=["terminal"]) == [(sid, 0)]
+
+
+def test_backfill_fills_rows_stored_before(engine, home, tmp_path):
+    _index(home, tmp_path)
+    db = home.open_db()
+    try:
+        execute(db, "UPDATE messages SET calls = NULL, tools = NULL, search_text = NULL")
+        execute(db, "INSERT INTO store_meta(key, value) VALUES ('sessions_calls_backfill', 'calls')")
+        db.close()
+        assert _found(home, "pgbouncer") == []
+        assert _found(home, "zebraword") == [("cc-tools", 0)]
+        db = home.open_db()
+        assert backfill_calls(db) == 3
+        assert scalar(db, "SELECT count(*) FROM store_meta WHERE key = 'sessions_calls_backfill'") == 0
+    finally:
+        db.close()
+    assert _found(home, "pgbouncer") == [("cc-tools", 1)]
+    assert _found(home, "zebraword") == []
+
+
+def test_calltext_helpers():
+    calls = json.dumps([{"id": "1", "type": "function",
+                         "function": {"name": "Grep", "arguments": '{"pattern": "max_client_conn", '
+                                                                   '"path": "/etc", "-n": true}'}}])
+    assert call_text(calls) == "Grep max_client_conn /etc"
+    assert tool_names("Bash", calls) == "\nBash\nGrep\n"
+    assert call_text("not json") is None
+    assert strip_boilerplate("<user_query>\nfix the build\n</user_query>") == "fix the build"
+    assert strip_boilerplate("<environment_context><cwd>/x</cwd></environment_context>") == ""
+    assert strip_boilerplate("a < b and <div>") is None

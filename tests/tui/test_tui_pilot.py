@@ -1,0 +1,270 @@
+"""The TUI driven through Textual's pilot at 80x24: what the screen shows after each key."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("textual")
+
+from textual.widgets import Input, Static  # noqa: E402
+
+from hermes_store.home import Home  # noqa: E402
+from hermes_store.tui.app import SearchApp  # noqa: E402
+from hermes_store.tui.render import HIT_STYLE, result_text  # noqa: E402
+from hermes_store.tui.screens import FiltersScreen, RecallScreen, SessionScreen  # noqa: E402
+from tests.tui.conftest import CLAUDE_ID, HERMES_ID  # noqa: E402
+
+SIZE = (80, 24)
+
+
+async def settle(app: SearchApp, pilot, query: str | None = None) -> None:
+    """Wait until the shown outcome answers ``query`` (the box's text by default)."""
+    query = app.request.query if query is None else query
+    for _ in range(400):
+        if app.outcome is not None and app.outcome.request == app.request and app.request.query == query:
+            break
+        await asyncio.sleep(0.01)
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
+    """Let the app run until ``condition()`` holds (workers and refreshes are asynchronous)."""
+    for _ in range(int(timeout / 0.02)):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    assert condition()
+
+
+def shown(app: SearchApp, selector: str) -> str:
+    """The plain text a Static shows."""
+    return str(app.screen.query_one(selector, Static).render())
+
+
+def status(app: SearchApp) -> str:
+    return shown(app, "#status")
+
+
+def preview(app: SearchApp) -> str:
+    return "\n".join(str(w.render()) for w in app.query_one("#preview").query(Static))
+
+
+def test_typing_finds_highlights_and_previews(tui_home: Path) -> None:
+    async def run() -> None:
+        app = SearchApp(Home(tui_home))
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            assert "Type to search" in status(app)
+            await pilot.press(*"zebrafish")
+            await settle(app, pilot, "zebrafish")
+            assert "1 result" in status(app)
+            assert app.rows[0]["session_id"] == CLAUDE_ID
+            option = app.query_one("#results").get_option_at_index(0)
+            line = str(option.prompt)
+            assert "claude-code" in line and "2026-01-20" in line and "user" in line
+            # the matched word is a style span, the snippet has no markers left
+            assert "Why did the zebrafish experiment fail?" in line and ">>>" not in line
+            spans = [option.prompt.plain[s.start:s.end] for s in option.prompt.spans if s.style == HIT_STYLE]
+            assert spans == ["zebrafish"]
+            # the preview shows the conversation around it, tool calls included
+            await wait_until(pilot, lambda: "incubator" in preview(app))
+            text = preview(app)
+            assert "▶ [0] USER" in text
+            assert "tool call Read" in text and "/home/ana/lab/notes.md" in text
+            assert "incubator temperature dropped to 18C" in text
+    asyncio.run(run())
+
+
+def test_stored_control_characters_are_neutralised(tui_home: Path) -> None:
+    async def run() -> None:
+        app = SearchApp(Home(tui_home), query="canary")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "canary")
+            prompt = app.query_one("#results").get_option_at_index(0).prompt
+            assert "\x1b" not in prompt.plain and "\\u001b[2J" in prompt.plain
+            assert "[bold]x[/bold]" in prompt.plain  # shown as text, not read as markup
+            await wait_until(pilot, lambda: "canary" in preview(app))
+            assert "\x1b" not in preview(app)
+    asyncio.run(run())
+
+
+def test_enter_opens_whole_session_scrolled_to_hit(tui_home: Path) -> None:
+    async def run() -> None:
+        app = SearchApp(Home(tui_home), query="canary")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "canary")
+            await pilot.press("enter")
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+            assert isinstance(app.screen, SessionScreen)
+            await wait_until(pilot, lambda: len(app.screen.query(".message")) == 40)
+            await wait_until(pilot, lambda: app.screen.query_one("#session-messages").scroll_y > 0)
+            header = shown(app, "#session-header")
+            assert "Kubernetes rollout" in header and f"hit: {HERMES_ID}#30" in header
+            assert f"hermes --resume {HERMES_ID}" in header
+            messages = app.screen.query(".message")
+            assert len(messages) == 40  # the whole session
+            box = app.screen.query_one("#session-messages")
+            assert box.scroll_y > 0  # scrolled down to message 30
+            hit = app.screen.query_one(".hit", Static)
+            assert "[30]" in str(hit.render())
+            await pilot.press("c")
+            assert app.clipboard == f"{HERMES_ID}#30"
+            await pilot.press("escape")
+            assert not isinstance(app.screen, SessionScreen)
+    asyncio.run(run())
+
+
+def test_copy_reference_and_resume_command(tui_home: Path) -> None:
+    async def run() -> None:
+        app = SearchApp(Home(tui_home), query="zebrafish")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "zebrafish")
+            await pilot.press("ctrl+r")
+            assert app.clipboard == f"{CLAUDE_ID}#0"
+            assert f"copied message reference: {CLAUDE_ID}#0" in status(app)
+            await pilot.press("ctrl+o")
+            assert app.clipboard == f"claude --resume {CLAUDE_ID}"
+            assert "claude --resume" in status(app)
+            # from the result list, single letters
+            await pilot.press("escape", "c")
+            assert app.clipboard == f"{CLAUDE_ID}#0"
+    asyncio.run(run())
+
+
+def test_filters_narrow_and_bad_values_are_named(tui_home: Path) -> None:
+    async def run() -> None:
+        app = SearchApp(Home(tui_home), query="deploy")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "deploy")
+            assert len(app.rows) == 30  # RESULT_LIMIT of the 40 messages
+            await pilot.press("ctrl+t")
+            assert isinstance(app.screen, FiltersScreen)
+            app.screen.query_one("#f-roles", Input).value = "usr"
+            await pilot.press("enter")
+            await pilot.pause()
+            assert isinstance(app.screen, FiltersScreen)
+            assert "unknown role usr" in shown(app, "#f-error")
+            app.screen.query_one("#f-roles", Input).value = "user"
+            app.screen.query_one("#f-since", Input).value = "yesterday-ish"
+            await pilot.press("enter")
+            await pilot.pause()
+            assert "Invalid filter" in shown(app, "#f-error")
+            app.screen.query_one("#f-since", Input).value = ""
+            await pilot.press("enter")
+            await pilot.pause()
+            assert not isinstance(app.screen, FiltersScreen)
+            await settle(app, pilot, "deploy")
+            assert len(app.rows) == 20 and {r["role"] for r in app.rows} == {"user"}
+            assert "role=user" in shown(app, "#filters")
+            app.request = app.request.__class__("deploy", sources=("claude-code",))
+            app.schedule_search(0)
+            await settle(app, pilot, "deploy")
+            assert app.rows == [] and "No matching messages" in status(app)
+    asyncio.run(run())
+
+
+def test_invalid_query_is_said(tui_home: Path) -> None:
+    async def run() -> None:
+        app = SearchApp(Home(tui_home), query="(zebrafish")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "(zebrafish")
+            assert "Invalid: query not understood" in status(app)
+            assert "unbalanced parenthesis" in status(app) or "parenthes" in status(app)
+            assert app.query_one("#status").has_class("problem")
+            await pilot.press("ctrl+u", *"***")
+            await settle(app, pilot, "***")
+            assert "no searchable words" in status(app)
+    asyncio.run(run())
+
+
+def test_facts_and_memory_view(tui_home: Path) -> None:
+    async def run() -> None:
+        app = SearchApp(Home(tui_home), query="zebrafish")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "zebrafish")
+            await pilot.press("ctrl+g")
+            assert isinstance(app.screen, RecallScreen)
+            await wait_until(pilot, lambda: "Searching" not in shown(app, "#recall-body"))
+            body = shown(app, "#recall-body")
+            assert "third floor" in body and "28C incubators" in body
+            assert "MEMORY" in body.upper() and "fact" in body.lower()
+            await pilot.press("q")
+            assert not isinstance(app.screen, RecallScreen)
+    asyncio.run(run())
+
+
+def test_no_store_is_said_and_never_created(tmp_path: Path) -> None:
+    home = tmp_path / "nohome"
+
+    async def run() -> None:
+        app = SearchApp(Home(home))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"zebrafish")
+            await settle(app, pilot, "zebrafish")
+            assert "No store at" in status(app) and "sessions index" in status(app)
+            await pilot.press("ctrl+g")
+            await wait_until(pilot, lambda: "Searching" not in shown(app, "#recall-body"))
+            assert "No facts or memory entries" in shown(app, "#recall-body")
+    asyncio.run(run())
+    assert not (home / "hermes_store.db").exists()
+
+
+def test_empty_store_is_said(tmp_path: Path) -> None:
+    home = Home(tmp_path / "empty")
+    home.open_db().close()  # a store without sessions
+
+    async def run() -> None:
+        app = SearchApp(home, query="anything")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "anything")
+            assert "The store is empty" in status(app)
+    asyncio.run(run())
+
+
+def test_result_text_is_two_lines() -> None:
+    text = result_text({"source": "codex", "title": "t\x1b]52;c;x\x07", "timestamp": 0, "role": "assistant",
+                        "snippet": ">>>a<<< b"})
+    assert text.plain.count("\n") == 1 and "\x1b" not in text.plain and "\x07" not in text.plain
+
+
+def test_search_open_and_copy_on_each_engine(engine_home: Path) -> None:
+    async def run() -> None:
+        app = SearchApp(Home(engine_home))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"zebrafish")
+            await settle(app, pilot, "zebrafish")
+            assert "1 result" in status(app) and app.rows[0]["session_id"] == CLAUDE_ID
+            await wait_until(pilot, lambda: "tool call Read" in preview(app))
+            await pilot.press("ctrl+r")
+            assert app.clipboard == f"{CLAUDE_ID}#0"
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: len(app.screen.query(".message")) == 4)
+            assert "The incubator got too cold overnight." in "\n".join(
+                str(w.render()) for w in app.screen.query(".message"))
+    asyncio.run(run())
+
+
+def test_long_session_pages(tui_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("hermes_store.tui.screens.SESSION_PAGE", 10)
+
+    def seqs(app: SearchApp) -> list[int]:
+        return [int(str(w.render()).split("]")[0].split("[")[-1]) for w in app.screen.query(".message")]
+
+    async def run() -> None:
+        app = SearchApp(Home(tui_home), query="canary")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "canary")
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: isinstance(app.screen, SessionScreen) and seqs(app) == list(range(25, 35)))
+            assert "messages 25–34 of 40" in shown(app, "#session-header")
+            await pilot.press("n")
+            await wait_until(pilot, lambda: seqs(app) == list(range(35, 40)))
+            await pilot.press("p", "p")
+            await wait_until(pilot, lambda: seqs(app) == list(range(15, 25)))
+    asyncio.run(run())

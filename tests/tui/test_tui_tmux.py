@@ -1,0 +1,113 @@
+"""``hermes-store --home H tui`` in a real 80x24 terminal (tmux): type, see a hit, open it, quit."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("textual")
+
+from tests.tui.conftest import CLAUDE_ID  # noqa: E402
+
+TMUX = shutil.which("tmux")
+pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed: the real-terminal TUI test "
+                                                      "CANNOT run here (install tmux)")
+
+
+class Tmux:
+    """One private tmux server (its own socket) holding one 80x24 session."""
+
+    def __init__(self, command: str) -> None:
+        self.socket = f"hs-tui-{uuid.uuid4().hex[:8]}"
+        self.run("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24", command)
+
+    def run(self, *args: str) -> str:
+        return subprocess.run([TMUX, "-L", self.socket, *args], check=True, capture_output=True,
+                              text=True, timeout=20).stdout
+
+    def screen(self, *flags: str) -> str:
+        return self.run("capture-pane", "-p", *flags, "-t", "tui")
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", "tui", *keys)
+
+    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never appeared; the screen shows:\n{screen}")
+            time.sleep(0.1)
+
+    def alive(self) -> bool:
+        return subprocess.run([TMUX, "-L", self.socket, "has-session", "-t", "tui"],
+                              capture_output=True, timeout=20).returncode == 0
+
+    def close(self) -> None:
+        subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, timeout=20)
+
+
+def test_tui_in_tmux(tui_home: Path, tmp_path: Path) -> None:
+    exe = Path(sys.executable).with_name("hermes-store")
+    done = tmp_path / "exit-status"
+    command = f"env TERM=xterm-256color {exe} --home {tui_home} tui; echo $? > {done}; sleep 30"
+    tmux = Tmux(command)
+    try:
+        tmux.wait_for("Type to search")
+        tmux.keys("zebrafish")
+        screen = tmux.wait_for("1 result")
+        assert "claude-code" in screen and "Why did the zebrafish experiment fail?" in screen
+        screen = tmux.wait_for("tool call Read")  # the preview (loaded after the results), tool calls shown
+        assert "▶ [0] USER" in screen
+        styled = tmux.screen("-e")
+        assert "\x1b[7m" in styled or "\x1b[1;7m" in styled or ";7m" in styled  # the hit in reverse video
+        tmux.keys("Enter")
+        screen = tmux.wait_for(f"hit: {CLAUDE_ID}#0")
+        assert "The incubator got too cold overnight." in screen
+        tmux.keys("Escape")
+        tmux.wait_for("1 result")
+        tmux.keys("C-c")
+        deadline = time.monotonic() + 20
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert done.read_text().strip() == "0"
+    finally:
+        tmux.close()
+
+
+def test_q_quits_from_the_result_list(tui_home: Path, tmp_path: Path) -> None:
+    exe = Path(sys.executable).with_name("hermes-store")
+    done = tmp_path / "exit-status"
+    tmux = Tmux(f"env TERM=xterm-256color {exe} --home {tui_home} tui -q canary; echo $? > {done}; sleep 30")
+    try:
+        tmux.wait_for("1 result")
+        tmux.keys("Escape")  # focus to the result list (a pause: ESC then q would read as alt+q)
+        time.sleep(0.5)
+        tmux.keys("q")
+        deadline = time.monotonic() + 20
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert done.read_text().strip() == "0"
+    finally:
+        tmux.close()
+
+
+def test_no_store_in_tmux(tmp_path: Path) -> None:
+    exe = Path(sys.executable).with_name("hermes-store")
+    home = tmp_path / "none"
+    tmux = Tmux(f"env TERM=xterm-256color {exe} --home {home} tui -q zebrafish; sleep 30")
+    try:
+        screen = tmux.wait_for("No store at")
+        assert "sessions index" in screen
+        tmux.keys("C-c")
+    finally:
+        tmux.close()
+    assert not (home / "hermes_store.db").exists()
