@@ -7,6 +7,7 @@ import click
 from hermes_store.backup import backup as backup_store
 from hermes_store.backup import restore as restore_store
 from hermes_store.cli.common import echo_json, get_home
+from hermes_store.cli.style import StatusLine
 
 
 @click.command("backup")
@@ -19,7 +20,9 @@ def backup(ctx: click.Context, dest: str, as_json: bool) -> None:
     Uses SQLite's online backup: one consistent snapshot even while agents write.
     MEMORY.md / USER.md are plain files: copy them as they are.
     """
-    result = backup_store(get_home(ctx).db_path, dest)
+    with StatusLine() as line:  # on a terminal's stderr only
+        line.show(f"Backing up {get_home(ctx).db_path} ...")
+        result = backup_store(get_home(ctx).db_path, dest)
     if as_json:
         echo_json({"success": True, **result})
         return

@@ -7,6 +7,7 @@ import sys
 import click
 
 from hermes_store.cli.common import echo_json, get_home
+from hermes_store.cli.style import StatusLine, style
 
 
 @click.command("doctor")
@@ -73,28 +74,32 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
         _report(checks, as_json)
         sys.exit(1)
     try:
-        problems = m.integrity_check(db)
-        record("integrity_check", "; ".join(problems[:5]) if problems else None)
-        for table in m.fts_tables(db):
+        with StatusLine() as line:  # progress on a terminal's stderr only
+            line.show("doctor: integrity_check ...")
+            problems = m.integrity_check(db)
+            record("integrity_check", "; ".join(problems[:5]) if problems else None)
+            for table in m.fts_tables(db):
+                line.show(f"doctor: checking fts:{table} ...")
+                try:
+                    problem = m.fts_integrity(db, table)
+                    fixed = False
+                    if problem and fix:
+                        m.fts_rebuild(db, table)
+                        fixed = m.fts_integrity(db, table) is None
+                    record(f"fts:{table}", problem, fixed)
+                except Exception as exc:
+                    record(f"fts:{table}", f"{type(exc).__name__}: {exc}")
+            line.show("doctor: match probe ...")
             try:
-                problem = m.fts_integrity(db, table)
-                fixed = False
-                if problem and fix:
-                    m.fts_rebuild(db, table)
-                    fixed = m.fts_integrity(db, table) is None
-                record(f"fts:{table}", problem, fixed)
+                if m.index_ready(db):
+                    problem = m.match_probe(db)
+                    fixed = False
+                    if problem and fix:
+                        m.rebuild_message_index(db)
+                        fixed = m.match_probe(db) is None
+                    record("match_probe", problem, fixed)
             except Exception as exc:
-                record(f"fts:{table}", f"{type(exc).__name__}: {exc}")
-        try:
-            if m.index_ready(db):
-                problem = m.match_probe(db)
-                fixed = False
-                if problem and fix:
-                    m.rebuild_message_index(db)
-                    fixed = m.match_probe(db) is None
-                record("match_probe", problem, fixed)
-        except Exception as exc:
-            record("match_probe", f"{type(exc).__name__}: {exc}")
+                record("match_probe", f"{type(exc).__name__}: {exc}")
     finally:
         db.close()
     _report(checks, as_json)
@@ -107,10 +112,10 @@ def _report(checks: list[dict], as_json: bool) -> None:
         return
     for check in checks:
         if check["problem"] is None:
-            click.echo(f"ok     {check['check']}")
+            click.echo(style("ok", "green") + f"     {check['check']}")
         elif check["fixed"]:
             click.echo(f"fixed  {check['check']}: {check['problem']}")
             if check.get("note"):
                 click.echo(f"       {check['note']}")
         else:
-            click.echo(f"FAIL   {check['check']}: {check['problem']}")
+            click.echo(style("FAIL", "red") + f"   {check['check']}: {check['problem']}")

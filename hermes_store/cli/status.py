@@ -141,6 +141,7 @@ def collect_status(home: Home) -> dict[str, Any]:
     if active is not None and active["status_config"] is not None:
         provider_config = active["status_config"]
     database = _database_info(home)
+    database["counts"] = _counts(home, database)
     return {
         "builtin": {
             "memory_injection": cfg.memory_enabled,
@@ -184,6 +185,26 @@ def _database_info(home: Home) -> dict[str, Any]:
         except OSError:
             pass
     return {"engine": "sqlite", "path": str(db_path), "exists": db_path.exists(), "size_bytes": db_size}
+
+
+def _counts(home: Home, database: dict[str, Any]) -> dict[str, Any]:
+    """Sessions, messages and facts stored (zeros before the store exists; ``error`` when the
+    database cannot be read, so status still shows everything else)."""
+    if database.get("engine") == "sqlite" and not database.get("exists"):
+        return {"sessions": 0, "messages": 0, "facts": 0}
+    from hermes_store.facts.store import FactStore
+    from hermes_store.sessions.live import SessionIndex
+
+    try:
+        db = home.open_db()
+        try:
+            counts: dict[str, Any] = dict(SessionIndex(db).counts())
+            counts["facts"] = FactStore(db).count()
+        finally:
+            db.close()
+    except Exception as exc:  # status never fails for a damaged store: it says so
+        return {"sessions": None, "messages": None, "facts": None, "error": str(exc)}
+    return counts
 
 
 def render_status(data: dict[str, Any]) -> list[str]:
@@ -237,6 +258,13 @@ def render_status(data: dict[str, Any]) -> list[str]:
     else:
         size = f"{db['size_bytes']:,} bytes" if db["exists"] else "not created yet"
         lines.append(f"    {'Database:':<11} {size}  ({db['path']})")
+    counts = db.get("counts") or {}
+    if counts.get("error"):
+        lines.append(f"    {'Counts:':<11} unreadable ({counts['error']})")
+    else:
+        lines.append(f"    {'Sessions:':<11} {counts.get('sessions', 0):,}")
+        lines.append(f"    {'Messages:':<11} {counts.get('messages', 0):,}")
+        lines.append(f"    {'Facts:':<11} {counts.get('facts', 0):,}")
     lines.append(f"    {'Render:':<11} {data['render']}")
     return lines
 

@@ -317,8 +317,9 @@ class BulkLoader:
         row = self.storage.source_state(key)
         meta: dict[str, Any] = json.loads(row["meta"] or "{}") if row is not None else {}
         known = IMPORTERS.get(row["format"]) if row is not None else None
+        # importer options (a dump's --map / --role-map) may read the same file differently: re-read
         if (known is not None and known.skip_when_unchanged and fmt in ("auto", known.name)
-                and meta.get("complete") and row["size"] == info.st_size
+                and not self.options and meta.get("complete") and row["size"] == info.st_size
                 and row["mtime"] == info.st_mtime):
             summary.skipped += int(meta.get("messages", 0))  # unchanged since it was indexed
             return

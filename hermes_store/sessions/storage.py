@@ -400,6 +400,14 @@ class SessionStorage(ABC):
         last_message}`` (``last_message``: newest message timestamp, only when not ended)."""
 
     @abstractmethod
+    def known_sources(self) -> list[str]:
+        """The distinct ``source`` values of the stored sessions, sorted."""
+
+    @abstractmethod
+    def counts(self) -> dict[str, int]:
+        """``{"sessions": N, "messages": N}`` (cheap: no size or index scan)."""
+
+    @abstractmethod
     def stats(self) -> dict[str, Any]:
         """``sessions, messages, per_source ({source: {sessions, messages}}), sources_indexed,
         db_bytes, index_bytes`` (None when the engine cannot tell)."""

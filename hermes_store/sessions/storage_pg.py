@@ -821,6 +821,10 @@ class PgSessionStorage(SqlSessionStorage):
                                (session_id,)).fetchone()
             if row is None:
                 raise SessionNotFound(session_id)
+            # the file it came from is read again by the next index run (see storage_sqlite)
+            conn.execute("UPDATE sources SET size = -1, mtime = -1, resume_at = NULL, content_hash = NULL,"
+                         " meta = '{}' WHERE id = (SELECT source_id FROM sessions WHERE id = %s)",
+                         (session_id,))
             removed = conn.execute("DELETE FROM messages WHERE session_id = %s", (session_id,)).rowcount
             conn.execute("UPDATE sessions SET parent_session_id = %s WHERE parent_session_id = %s",
                          (row["parent_session_id"], session_id))

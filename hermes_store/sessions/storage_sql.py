@@ -109,6 +109,15 @@ class SqlSessionStorage(SessionStorage):
 
     # -- reading sessions and messages ------------------------------------------------
 
+    def known_sources(self) -> list[str]:
+        """Distinct session sources (the ``sessions_source`` index answers it)."""
+        return [str(r["source"]) for r in self.db.query("SELECT DISTINCT source FROM sessions ORDER BY source")]
+
+    def counts(self) -> dict[str, int]:
+        """Sessions and messages stored."""
+        return {"sessions": int(self.db.scalar("SELECT count(*) FROM sessions") or 0),
+                "messages": int(self.db.scalar("SELECT count(*) FROM messages") or 0)}
+
     def parent_of(self, session_id: str) -> str | None:
         """The parent session id, or None."""
         p = self.dialect.param

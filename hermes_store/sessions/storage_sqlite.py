@@ -338,6 +338,11 @@ class SqliteSessionStorage(SqlSessionStorage):
                 raise SessionNotFound(session_id)
             removed = int(self.db.scalar("SELECT COUNT(*) FROM messages WHERE session_id=?",
                                          (session_id,)))
+            # the file it came from is read again by the next index run (delete, then index
+            # the same unchanged file, imports it again); its other sessions are kept as they are
+            self.db.execute("UPDATE sources SET size=-1, mtime=-1, resume_at=NULL, content_hash=NULL,"
+                            " meta='{}' WHERE id=(SELECT source_id FROM sessions WHERE id=?)",
+                            (session_id,))
             self.db.execute("DELETE FROM messages WHERE session_id=?", (session_id,))
             self.db.execute("UPDATE sessions SET parent_session_id=? WHERE parent_session_id=?",
                             (row["parent_session_id"], session_id))
