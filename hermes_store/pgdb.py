@@ -413,6 +413,19 @@ class PgDatabase:
 
     write = transaction  # the name the SQLite Database uses for the same thing
 
+    @contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        """A read-only REPEATABLE READ transaction: every statement of the block on this thread
+        sees the one snapshot taken at its first statement (a consistent copy while writers run;
+        writers are never blocked). Nested inside a transaction it joins that transaction."""
+        if self.in_transaction:
+            with self.transaction() as conn:
+                yield conn
+            return
+        with self.transaction() as conn:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
+
     @property
     def portable(self) -> PortableSql:
         """This database behind the engine-neutral calls (``?`` placeholders, ``query_in``)."""

@@ -120,7 +120,7 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
     """List sessions, most recently active first."""
     from hermes_store.sessions.live import SessionIndex
 
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
         rows = index.list_sessions(source=source, limit=limit)
     if as_json:
         echo_json(rows)
@@ -154,7 +154,7 @@ def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
     """Show one session and its messages (ID may be a unique prefix)."""
     from hermes_store.sessions.live import SessionIndex
 
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
         sid = _resolve(index, session_id)
         session = index.get_session(sid)
         messages = index.get_messages(sid)
@@ -185,7 +185,7 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
     """Sessions, messages, per-source counts, database and index size."""
     from hermes_store.sessions.live import SessionIndex
 
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
         data = index.stats()
     if as_json:
         echo_json(data)
@@ -256,7 +256,7 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     from hermes_store.sessions.storage import open_session_storage
 
     home = get_home(ctx)
-    db = home.open_db() if Path(home.db_path).exists() else None
+    db = home.open_existing_db()
     try:
         found = find_sources(open_session_storage(db) if db is not None else None,
                              Path.home(), Path(home.root))

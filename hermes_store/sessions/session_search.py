@@ -560,10 +560,7 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
             return _open(ctx, None)[0], profile  # this home itself, on whichever engine it uses
         if not target.store_exists():
             raise ToolArgumentError(f"'profile': no session store for profile {profile!r}")
-        if target.engine != "sqlite":
-            return ctx.resource(f"session_search.db.{profile}", target.open_db), profile
-        path = Path(target.db_path)
-        return ctx.resource(f"session_search.db.{profile}", lambda: Database(path, readonly=True)), profile
+        return ctx.resource(f"session_search.db.{profile}", lambda: target.open_db(readonly=True)), profile
     if not ctx.home.store_exists():
         return None, ctx.home.profile
     return ctx.resource("session_search.db", ctx.home.open_db), ctx.home.profile
@@ -573,16 +570,17 @@ def _read_elsewhere(ctx: ToolContext, session_id: str) -> dict[str, Any] | None:
     """READ a session that is not in this home: look through the other profiles' stores."""
     home = ctx.home
     base = home.root.parent.parent if home.profile else home.root
-    candidates = [(None, Path(Home(base).db_path))] if home.profile else []
+    candidates = [(None, Home(base))] if home.profile else []
     profiles_dir = base / "profiles"
     if profiles_dir.is_dir():
-        candidates += [(p.name, p / Path(home.db_path).name) for p in sorted(profiles_dir.iterdir())
-                       if p.name != home.profile]
-    for name, path in candidates:
-        if not path.is_file():
-            continue
+        candidates += [(p.name, Home(base, p.name)) for p in sorted(profiles_dir.iterdir())
+                       if p.name != home.profile and p.is_dir()]
+    here = home.store_location()
+    for name, other in candidates:
         try:
-            db = ctx.resource(f"session_search.db.{name or ''}", lambda p=path: Database(p, readonly=True))
+            if other.store_location() == here or not other.store_exists():
+                continue  # the same store as this home's (already searched), or none at all
+            db = ctx.resource(f"session_search.db.{name or ''}", lambda o=other: o.open_db(readonly=True))
             storage = open_session_storage(db)
             if not storage.ready() or not storage.has_session(session_id):
                 continue
