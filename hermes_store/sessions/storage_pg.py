@@ -437,15 +437,6 @@ class PgSessionStorage(SqlSessionStorage):
             " ORDER BY coalesce(ended_at, started_at) DESC NULLS LAST, id LIMIT %s", params)
         return [session_row(r) for r in rows]  # type: ignore[misc]
 
-    def sessions_titled(self, title: str) -> list[dict[str, Any]]:
-        pattern = _like_escape(title.lower()) + " #%"
-        rows = self.db.query(
-            f"SELECT {_SESSION_SELECT} FROM sessions WHERE lower(title) = lower(%s)"
-            " OR lower(title) LIKE %s ORDER BY started_at DESC NULLS LAST", (title, pattern))
-        numbered = re.compile(re.escape(title.lower()) + r" #\d+")
-        return [session_row(r) for r in rows  # type: ignore[misc]
-                if r["title"].lower() == title.lower() or numbered.fullmatch(r["title"].lower())]
-
     # -- reading messages -----------------------------------------------------------
 
     # -- search ----------------------------------------------------------------------
@@ -798,14 +789,6 @@ class PgSessionStorage(SqlSessionStorage):
                          (row["parent_session_id"], session_id))
             conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
         return int(removed)
-
-    def delete_sessions(self, session_ids: Sequence[str]) -> None:
-        ids = list(session_ids)
-        with self.db.transaction() as conn:
-            for start in range(0, len(ids), 1000):
-                chunk = ids[start:start + 1000]
-                conn.execute("DELETE FROM messages WHERE session_id = ANY(%s)", (chunk,))
-                conn.execute("DELETE FROM sessions WHERE id = ANY(%s)", (chunk,))
 
     def lineage_rows(self) -> list[dict[str, Any]]:
         return self.db.query(
