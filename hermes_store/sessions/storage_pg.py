@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import re
 import time
 import unicodedata
@@ -40,6 +39,7 @@ from hermes_store.pgquery import (
     tsquery_sql,
 )
 from hermes_store.query import Match, QueryRejected
+from hermes_store.sessions import bm25
 from hermes_store.sessions.rows import (
     SESSION_COLUMNS,
     SessionNotFound,
@@ -62,7 +62,6 @@ logger = logging.getLogger(__name__)
 PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (SQLite migration 0007)
 IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
 IDF_KEPT = 256  # terms whose IDF one storage object keeps
-K1, B = 1.2, 0.75
 INDEX_RUN_LOCK = 0x48534958  # advisory lock key ("HSIX") held by a `sessions index` run
 INDEX_LOCK_POLL = 0.25  # seconds between tries while another run holds it
 AVGDL_SAMPLE = 2000  # newest rows whose lexeme count estimates the average length
@@ -131,8 +130,7 @@ def _sampled_idf(sample: Sequence[dict[str, Any]], size: int, rows: int) -> floa
     if docs >= size:
         span = max(1, abs(int(sample[0]["id"]) - int(sample[-1]["id"])) + 1)
         docs = size * rows / span
-    docs = min(docs, float(rows))  # the cached row count may lag behind other writers
-    return max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+    return bm25.idf(rows, docs)  # the cached row count may lag behind other writers: capped there
 
 
 _PLAIN_LEXEME = re.compile(r"'((?:[^'\\]|''|\\.)+)'")
@@ -609,8 +607,7 @@ class PgSessionStorage(SqlSessionStorage):
                 docs = self._sampled_docs(tsquery, pair_keys, rows)
                 if lexeme is not None and floor is not None:
                     docs = min(docs, floor * rows)
-            docs = min(docs, float(rows))
-            idf = max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+            idf = bm25.idf(rows, docs)
             known = self._idf_seen[(tsquery, rows)] = (now, idf)
         return known[1]
 
@@ -693,9 +690,8 @@ class PgSessionStorage(SqlSessionStorage):
             idf = [self._idf(text, corpus_rows, keys) for text, keys in compiled]
         hits = []
         for row in rows:
-            norm = K1 * (1 - B + B * float(row["dl"] or 0) / avgdl)
-            score = sum(weight * (K1 + 1) / (1 + norm)
-                        for i, weight in enumerate(idf) if row[f"t{i}"])
+            norm = bm25.length_norm(float(row["dl"] or 0), avgdl)
+            score = sum(bm25.term_score(weight, 1.0, norm) for i, weight in enumerate(idf) if row[f"t{i}"])
             hits.append(Hit(int(row["id"]), row["session_id"], int(row["seq"]), row["role"],
                             row["timestamp"], row["source"], row["title"], score, match))
         return Hits(hits, note=walk.note())
