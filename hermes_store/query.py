@@ -591,6 +591,8 @@ def _compile(text: str) -> QueryPlan:
     if not has_syntax:
         relaxed = AnyOf(tuple(content_terms)) if len(content_terms) > 1 else None
         return QueryPlan(text, literal, relaxed, literal, words, terms)
+    if _reads_as_prose(toks):
+        return _prose_plan(text, toks, content_terms, words, terms)
     parser = _Parser(toks)
     try:
         strict = parser.parse()
@@ -603,6 +605,38 @@ def _compile(text: str) -> QueryPlan:
     if len(notes) > 3:
         notes = [*notes[:3], f"and {len(notes) - 3} more"]
     return QueryPlan(text, strict, None, literal, words, terms, note="; ".join(notes) or None)
+
+
+PROSE_MIN_WORDS = 5  # bare words that make a query with quotes or parentheses read as prose
+
+
+def _reads_as_prose(toks: list[_Tok]) -> bool:
+    """True for a natural-language question that merely holds "a quoted title" or (an aside):
+    no operator and no prefix*, and at least :data:`PROSE_MIN_WORDS` words outside quotes."""
+    if any(t.kind in _OPERATORS or t.prefix for t in toks):
+        return False
+    return sum(1 for t in toks if t.kind == "WORD") >= PROSE_MIN_WORDS
+
+
+def _prose_plan(text: str, toks: list[_Tok], content_terms: list[Match], words: list[str],
+                terms: list[str]) -> QueryPlan:
+    """The plan of a question read as prose: strict = every content word and each quoted
+    phrase; relaxed = any of them (a quoted phrase counts as one term, so a session holding
+    the title ranks high), stop words dropped as for any question."""
+    parts: list[Match] = []
+    for tok in toks:
+        if tok.kind == "PHRASE":
+            match = literal_match(tok.text)
+            if match is not None and match not in parts:
+                parts.append(match)
+    for match in content_terms:
+        if match not in parts:
+            parts.append(match)
+    parts = parts[:MAX_TERMS]
+    strict = _all_of(parts) if parts else None
+    relaxed = AnyOf(tuple(parts)) if len(parts) > 1 else None
+    return QueryPlan(text, strict, relaxed, strict, words, terms,
+                     note="read as a question: quotes and parentheses are not search syntax here")
 
 
 # --------------------------------------------------------------------------- running

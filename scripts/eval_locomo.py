@@ -14,7 +14,15 @@ With ``--database-url postgresql://...`` each conversation is indexed into that 
 instead (a fresh schema ``locomo_eval``, dropped at the end) and searched there: the same
 search code on the PostgreSQL engine, for comparing hit@k between the engines.
 
+With ``--level session`` the question is asked as an agent asks it, through the
+``session_search`` tool on a home holding the conversation (SQLite): session hit@1/5/10 and
+MRR (an evidence session among the first k sessions of a ``limit=10`` call), all@5 (every
+evidence session among the first 5), and evidence ``any``/``share`` (whether any evidence
+turn, and which share of them, is among the messages one ``limit=5`` call returns), per
+category.
+
 Usage: .venv/bin/python scripts/eval_locomo.py [--data DIR] [--k 5 10] [--json] [--database-url URL|private]
+       .venv/bin/python scripts/eval_locomo.py --level session [--data DIR] [--json]
 """
 
 from __future__ import annotations
@@ -190,6 +198,72 @@ def evaluate(data: Path, ks: list[int], database_url: str | None = None) -> dict
             "p95_ms": 1000 * timings[int(len(timings) * 0.95)] if timings else 0.0}
 
 
+SESSION_COLUMNS = ("hit@1", "hit@5", "hit@10", "mrr", "all@5", "evidence_any", "evidence_share")
+
+
+def evaluate_sessions(data: Path) -> dict:
+    """Session-level figures through the ``session_search`` tool (see the module docstring)."""
+    from hermes_store.home import Home
+    from hermes_store.tools import handle_tool_call
+
+    totals: dict[int, dict[str, float]] = {}
+    timings: list[float] = []
+    for path in sorted(data.glob("*.json")):
+        conv = json.loads(path.read_text(encoding="utf-8"))
+        turns, name = turns_of(conv), path.stem
+        with tempfile.TemporaryDirectory() as tmp:
+            home = Home(Path(tmp) / "home")
+            home.ensure()
+            db = home.open_db()
+            index_conversation(db, name, turns)
+            where = {int(r["id"]): (int(r["session_id"].rsplit("-s", 1)[1]), int(r["seq"]))
+                     for r in db.query("SELECT id, session_id, seq FROM messages")}
+            db.close()
+            for qa in conv.get("qa", []):
+                category, gold = qa.get("category"), evidence_keys(qa)
+                if category not in CATEGORIES or not gold:
+                    continue
+                began = time.perf_counter()
+                ranked_reply = json.loads(handle_tool_call(
+                    "session_search", {"query": qa["question"], "limit": 10}, home=home))
+                timings.append(time.perf_counter() - began)
+                read_reply = json.loads(handle_tool_call(
+                    "session_search", {"query": qa["question"], "limit": 5}, home=home))
+                ranked = [int(r["session_id"].rsplit("-s", 1)[1]) for r in ranked_reply.get("results", [])]
+                shown = {where[int(m["id"])] for r in read_reply.get("results", [])
+                         for part in ("bookend_start", "messages", "bookend_end")
+                         for m in r.get(part) or [] if int(m["id"]) in where}
+                sessions = {n for n, _ in gold}
+                first = next((i for i, n in enumerate(ranked) if n in sessions), None)
+                row = {f"hit@{k}": float(first is not None and first < k) for k in (1, 5, 10)}
+                row["mrr"] = 0.0 if first is None else 1.0 / (first + 1)
+                row["all@5"] = float(sessions <= set(ranked[:5]))
+                row["evidence_any"] = float(bool(gold & shown))
+                row["evidence_share"] = len(gold & shown) / len(gold)
+                for cat in (category, 0):
+                    bucket = totals.setdefault(cat, {"n": 0.0})
+                    bucket["n"] += 1
+                    for key, value in row.items():
+                        bucket[key] = bucket.get(key, 0.0) + value
+    timings.sort()
+    return {"level": "session", "totals": totals,
+            "p50_ms": 1000 * timings[len(timings) // 2] if timings else 0.0,
+            "p95_ms": 1000 * timings[int(len(timings) * 0.95)] if timings else 0.0}
+
+
+def print_session_table(report: dict) -> None:
+    """Print the session-level figures per category (percentages except MRR)."""
+    print("| category | n | " + " | ".join(SESSION_COLUMNS) + " |")
+    print("|" + "---|" * (2 + len(SESSION_COLUMNS)))
+    for cat in sorted(report["totals"], key=lambda c: (c == 0, c)):
+        b = report["totals"][cat]
+        label = "all (1-4)" if cat == 0 else f"{cat} {CATEGORIES[cat]}"
+        cells = [f"{b.get(c, 0.0) / b['n']:.3f}" if c == "mrr" else f"{100 * b.get(c, 0.0) / b['n']:.1f}"
+                 for c in SESSION_COLUMNS]
+        print(f"| {label} | {int(b['n'])} | " + " | ".join(cells) + " |")
+    print(f"\nsession_search latency per question: p50 {report['p50_ms']:.2f} ms, p95 {report['p95_ms']:.2f} ms")
+
+
 def print_table(report: dict) -> None:
     """Print hit@k per system and category as a Markdown table."""
     ks = report["ks"]
@@ -215,10 +289,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database-url", default=None, metavar="URL",
                         help="index and search on this PostgreSQL database (schema locomo_eval;"
                              " 'private': a throw-away server for this run)")
+    parser.add_argument("--level", choices=("turn", "session"), default="turn",
+                        help="turn: evidence turns among the top-k messages (default); session: "
+                             "through the session_search tool, per session")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"error: {args.data}: no such directory", file=sys.stderr)
         return 2
+    if args.level == "session":
+        if args.database_url:
+            print("error: --level session runs on SQLite homes; --database-url is for --level turn",
+                  file=sys.stderr)
+            return 2
+        report = evaluate_sessions(args.data)
+        if args.json:
+            print(json.dumps(report, indent=2, default=str))
+        else:
+            print_session_table(report)
+        return 0
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_pgserver import database_url
 
