@@ -95,7 +95,10 @@ def backup(db_path: Path, dest: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _last_change(db_path: Path) -> float:
-    stamps = [os.path.getmtime(p) for p in (db_path, Path(f"{db_path}-wal")) if p.exists()]
+    """When the database last changed: the file's or its -wal's mtime (an empty -wal, which a
+    reader opening the file creates, holds no change)."""
+    wal = Path(f"{db_path}-wal")
+    stamps = [os.path.getmtime(p) for p in (db_path, wal) if p.exists() and (p == db_path or p.stat().st_size)]
     return max(stamps, default=0.0)
 
 
@@ -119,12 +122,13 @@ def restore(db_path: Path, source: str | os.PathLike[str], *, force: bool = Fals
                               f"({latest_schema_version()}); upgrade hermes_store first")
         kept = None
         if db_path.exists():
+            changed = _last_change(db_path)  # before opening: an open may create a fresh -wal file
             live = Database(db_path, migrate=False)
             try:
                 problems = []
                 if live.user_version > version:
                     problems.append(f"its schema (version {live.user_version}) is newer than the backup's ({version})")
-                if _last_change(db_path) > taken_at:
+                if changed > taken_at:
                     problems.append("it changed after the backup was taken")
                 if problems and not force:
                     raise BackupError(f"{db_path}: refusing to overwrite it: {' and '.join(problems)} "
