@@ -262,19 +262,19 @@ class Home:
 
     @property
     def engine(self) -> str:
-        """``"postgresql"`` when :meth:`database_url` names a server, else ``"sqlite"``."""
+        """The engine :meth:`database_url` chooses (``"sqlite"`` without one), by the URL
+        schemes of :data:`hermes_store.engines.ENGINES`."""
         from hermes_store.db import DatabaseError, sqlite_url_path
+        from hermes_store.engines import engine_for_url
 
         url = self.database_url()
         try:
-            if url is None or sqlite_url_path(url) is not None:
-                return "sqlite"
-        except DatabaseError as exc:
+            engine = engine_for_url(url)
+            if url is not None and engine.name == "sqlite":
+                sqlite_url_path(url)  # a malformed sqlite: URL is named now, not at first open
+        except (ValueError, DatabaseError) as exc:
             raise ConfigError(f"database URL: {exc}") from exc
-        if url.split(":", 1)[0].lower() in ("postgresql", "postgres"):
-            return "postgresql"
-        raise ConfigError(f"database URL: unsupported scheme in {_scheme_of(url)!r} "
-                          "(use postgresql://... or sqlite:///path)")
+        return engine.name
 
     @property
     def sqlite_path(self) -> Path | None:
@@ -337,11 +337,6 @@ class Home:
 
     def __repr__(self) -> str:
         return f"Home({str(self.root)!r})"
-
-
-def _scheme_of(url: str) -> str:
-    """The scheme part of ``url`` (nothing after it, so no secret is ever echoed)."""
-    return url.split(":", 1)[0] + ":" if ":" in url else "(no scheme)"
 
 
 def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:

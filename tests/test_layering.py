@@ -25,7 +25,8 @@ PACKAGE = "hermes_store"
 ROOT = Path(hermes_store.__file__).resolve().parent
 FRONT, SERVICE, KINDS, LOWEST = 4, 3, 2, 1
 LOWEST_MODULES = frozenset({"db", "home", "query", "tooling", "fsutil", "timeutil", "config_edit",
-                            "pgdb", "pgquery", "dbcopy", "threats", "dbhealth", "backup", "storage_base"})
+                            "pgdb", "pgquery", "dbcopy", "threats", "dbhealth", "backup", "storage_base",
+                            "engines"})
 SERVICE_MODULES = frozenset({"recall", "providers"})
 KIND_PACKAGES = frozenset({"builtin", "sessions", "facts"})
 # (importer area, imported area) pairs forbidden although the layers would allow them.
