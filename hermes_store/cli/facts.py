@@ -15,7 +15,7 @@ import click
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
-from hermes_store.facts.fact_tools import CATEGORIES, run_fact_feedback, run_fact_store
+from hermes_store.facts.fact_tools import CATEGORIES, READ_ACTIONS, run_fact_feedback, run_fact_store
 from hermes_store.facts.store import FactStore, FactStoreError
 from hermes_store.home import ConfigError, Home
 from hermes_store.tooling import ToolArgumentError
@@ -26,8 +26,7 @@ CATEGORY_OPTION = click.option("--category", default=None,
 LIMIT_OPTION = click.option("--limit", type=int, default=10, show_default=True, help="Maximum results.")
 
 
-# actions that only read: on a home without a store they answer empty and create nothing
-_READS = frozenset({"search", "probe", "related", "reason", "contradict", "list"})
+_READS = READ_ACTIONS  # actions that only read: on a home without a store they answer empty
 
 
 def _open(home: Home, *, reads: bool, config: Any = None) -> FactStore:
