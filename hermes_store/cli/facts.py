@@ -15,7 +15,12 @@ import click
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
-from hermes_store.facts.fact_tools import CATEGORIES, READ_ACTIONS, run_fact_feedback, run_fact_store
+from hermes_store.facts.fact_tools import (
+    CATEGORIES,
+    READ_ACTIONS,
+    run_fact_feedback,
+    run_fact_store,
+)
 from hermes_store.facts.store import FactStore, FactStoreError
 from hermes_store.home import ConfigError, Home
 from hermes_store.tooling import ToolArgumentError
