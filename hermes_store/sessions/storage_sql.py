@@ -80,6 +80,7 @@ def message_clauses(dialect: FilterDialect, roles: Sequence[str] | None, before_
 
 
 DELETE_CHUNK = 500  # ids per IN list of a delete
+SESSION_SELECT = ", ".join(SESSION_COLUMNS)
 
 
 class SqlSessionStorage(SessionStorage):
@@ -127,7 +128,7 @@ class SqlSessionStorage(SessionStorage):
                         .replace("%", "\\%").replace("_", "\\_"))
         p = self.dialect.param
         rows = self.db.query(
-            f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions WHERE title IS NOT NULL AND"
+            f"SELECT {SESSION_SELECT} FROM sessions WHERE title IS NOT NULL AND"
             f" (lower(title) LIKE {p} ESCAPE '\\' OR lower(title) LIKE {p} ESCAPE '\\')"
             " ORDER BY COALESCE(started_at, 0) DESC", (shape, shape + " #%"))
         return [session_row(r) for r in rows  # type: ignore[misc]
