@@ -477,9 +477,7 @@ def pack(items: list[RecallItem], budget_tokens: int, query: str) -> tuple[list[
 def _open_existing_db(home: Home) -> Database | None:
     """The home's store if it exists (a SQLite file is never created by a read; a configured
     server is opened, a failure to reach it raised for the caller to report)."""
-    if not home.store_exists():
-        return None
-    return home.open_db() if home.engine == "postgresql" else Database(home.db_path)
+    return home.open_existing_db()
 
 
 def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_tokens: int | None = None,

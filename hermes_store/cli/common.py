@@ -51,7 +51,7 @@ def explain_failure(exc: BaseException, home: Home | None) -> str:
 
     text = str(exc) or type(exc).__name__
     if isinstance(exc, apsw.Error):
-        where = home.db_path if home is not None else "the database"
+        where = home.store_location() if home is not None else "the database"
         hint = " (run `hermes-store doctor`)" if not isinstance(exc, apsw.BusyError) else ""
         return f"{where}: {text}{hint}"
     if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:

@@ -7,6 +7,7 @@ import click
 from hermes_store.cli.common import echo_json, fail, get_home
 from hermes_store.cli.style import StatusLine
 from hermes_store.db import DatabaseError, sqlite_url_path
+from hermes_store.engines import engine_for_url
 from hermes_store.home import ConfigError, Home
 from hermes_store.pgdb import is_postgres_url, mask_url
 
@@ -35,7 +36,7 @@ def migrate(ctx: click.Context, target_url: str, as_json: bool) -> None:
     home = get_home(ctx)
     try:
         source_engine = home.engine
-        target_engine = "postgresql" if is_postgres_url(target_url) else "sqlite"
+        target_engine = engine_for_url(target_url).name
         if source_engine == target_engine:
             fail(f"the store is already on {source_engine}; --to must name the other engine "
                  "(postgresql://... from SQLite, sqlite:///path from PostgreSQL)", 2)
@@ -56,7 +57,7 @@ def migrate(ctx: click.Context, target_url: str, as_json: bool) -> None:
                 target.close()
         finally:
             source.close()
-    except (ConfigError, DatabaseError) as exc:
+    except (ValueError, DatabaseError) as exc:  # ConfigError and an unknown URL scheme included
         fail(str(exc))
         return
     if as_json:

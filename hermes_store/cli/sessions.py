@@ -131,7 +131,7 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
     from hermes_store.sessions.live import SessionIndex
     from hermes_store.sessions.provenance import SOURCE_DELETED, source_status
 
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
         rows = index.list_sessions(source=source, limit=limit)
         status = source_status(index.storage, [row["id"] for row in rows])
     for row in rows:
@@ -182,7 +182,7 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
         ref = parse_ref(session_id)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'SESSION_ID'") from None
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
         if not index.resolve_id(ref.session_id):
             for item in index.storage.forgotten_summary(ref.session_id):
                 if item["whole_session"]:  # say so, never the text
@@ -238,7 +238,7 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
     """Sessions, messages, per-source counts, database and index size."""
     from hermes_store.sessions.live import SessionIndex
 
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
         data = index.stats()
     if as_json:
         echo_json(data)
@@ -314,7 +314,7 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     from hermes_store.sessions.storage import open_session_storage
 
     home = get_home(ctx)
-    db = home.open_db() if Path(home.db_path).exists() or home.engine == "postgresql" else None
+    db = home.open_existing_db()
     forgotten: list[dict[str, Any]] = []
     gone: list[dict[str, Any]] = []
     try:

@@ -170,14 +170,10 @@ def collect_status(home: Home) -> dict[str, Any]:
 
 def _database_info(home: Home) -> dict[str, Any]:
     """Engine and location of the store (a server URL with its password masked; never opened)."""
-    from hermes_store.db import sqlite_url_path
-    from hermes_store.pgdb import mask_url
-
-    if home.engine == "postgresql":
-        return {"engine": "postgresql", "url": mask_url(home.database_url()), "path": None,
+    db_path = home.sqlite_path
+    if db_path is None:
+        return {"engine": home.engine, "url": home.store_location(), "path": None,
                 "exists": None, "size_bytes": None}
-    url = home.database_url()
-    db_path = sqlite_url_path(url) if url else home.db_path
     db_size = 0
     for suffix in ("", "-wal"):
         try:

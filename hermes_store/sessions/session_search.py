@@ -618,10 +618,7 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
             return _open(ctx, None)[0], profile  # this home itself, on whichever engine it uses
         if not target.store_exists():
             raise ToolArgumentError(f"'profile': no session store for profile {profile!r}")
-        if target.engine != "sqlite":
-            return ctx.resource(f"session_search.db.{profile}", target.open_db), profile
-        path = Path(target.db_path)
-        return ctx.resource(f"session_search.db.{profile}", lambda: Database(path, readonly=True)), profile
+        return ctx.resource(f"session_search.db.{profile}", lambda: target.open_db(readonly=True)), profile
     if not ctx.home.store_exists():
         return None, ctx.home.profile
     return ctx.resource("session_search.db", ctx.home.open_db), ctx.home.profile
