@@ -44,6 +44,9 @@ def _fold(text: str) -> str:
 
 
 _TOKEN = re.compile(r"[^\W_]+")  # a token as the index splits text (unicode61, hermes_tokens)
+# words joined by . / @ : - _ or a backslash (``login.spec.ts``, ``a@b.c``, ``src/x.py``): one token to
+# ts_headline's parser, several to the index
+PARSER_WHOLE = re.compile(r"[^\W_][./@:\\_-]+[^\W_]")
 HIGHLIGHT_TOKENS = 4000  # distinct tokens of one message the highlighter looks up at most
 
 

@@ -40,6 +40,7 @@ from hermes_store.sessions.calltext import derived
 from hermes_store.sessions.pg_highlight import (
     _TOKEN,
     HIGHLIGHT_TOKENS,
+    PARSER_WHOLE,
     join_phrases,
     marked_excerpt,
     marks_tokens,
@@ -620,11 +621,13 @@ class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
             " FROM messages WHERE id = %s", (*params, options, int(message_id)))
         if row is None or row["headline"] is None:
             return None
-        if open_mark in row["headline"] and marks_tokens(row["headline"], open_mark, close_mark):
+        if (open_mark in row["headline"] and marks_tokens(row["headline"], open_mark, close_mark)
+                and not PARSER_WHOLE.search(row["content"])):
             headline = join_phrases(row["headline"], match, open_mark, close_mark)
             return with_ellipses(headline, row["content"], open_mark, close_mark)
         # ts_headline reads the raw text with its own parser (no diacritics folding; a path,
-        # e-mail address or URL is one token): mark the tokens the index sees ourselves
+        # file name, e-mail address or URL is one token it never marks inside): where the text
+        # holds one, or the marks are not index tokens, mark the tokens the index sees ourselves
         excerpt = self._highlight(row["content"], match, open_mark, close_mark, words)
         return None if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark)
 
