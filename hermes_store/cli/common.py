@@ -78,6 +78,12 @@ def terminal_safe(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def one_line(text: str) -> str:
+    """``text`` for one line of output: :func:`terminal_safe`, and newlines and tabs shown as
+    ``\\n``/``\\r``/``\\t`` (a file name holding a newline cannot split a problem line)."""
+    return terminal_safe(text).replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
 class _SafeTextStream(io.TextIOBase):
     """A text stream that escapes control characters before writing to ``inner``."""
 
