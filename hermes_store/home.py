@@ -185,6 +185,9 @@ class Home:
         self.root = resolve_home(root, profile)
         self.profile = profile
         self._database_url = database_url or None
+        # Set by a read-only front end (``mcp --read-only``): every store opened from this home
+        # is read-only, so not even a read's bookkeeping (facts' retrieval_count) is written.
+        self.read_only = False
 
     @property
     def memories_dir(self) -> Path:
@@ -300,11 +303,16 @@ class Home:
         if self.engine == "postgresql":
             from hermes_store.pgdb import PgDatabase, writer_label
 
-            db = PgDatabase(url, migrate=kwargs.get("migrate", True),  # type: ignore[arg-type]
+            db = PgDatabase(url, migrate=kwargs.get("migrate", True) and not self.read_only,  # type: ignore[arg-type]
                             writer=writer_label(self.root))
+            db.readonly = db.readonly or self.read_only
         else:
             path = sqlite_url_path(url) if url else None
-            private_mkdir(self.root if path is None else path.parent)
+            if self.read_only:
+                kwargs = {**kwargs, "readonly": True}
+                kwargs.pop("migrate", None)
+            else:
+                private_mkdir(self.root if path is None else path.parent)
             db = Database(path or self.db_path, **kwargs)
         db.redaction_settings = settings
         return db

@@ -476,7 +476,9 @@ def _open_existing_db(home: Home) -> Database | None:
     server is opened, a failure to reach it raised for the caller to report)."""
     if not home.store_exists():
         return None
-    return home.open_db() if home.engine == "postgresql" else Database(home.db_path)
+    if home.engine == "postgresql" or home.read_only:
+        return home.open_db()
+    return Database(home.db_path)
 
 
 def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_tokens: int | None = None,

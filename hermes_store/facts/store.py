@@ -37,6 +37,7 @@ from hermes_store.facts.rows import (
     entity_key,
     normalize_tags,
 )
+from hermes_store.facts.storage import FactExists
 from hermes_store.redaction import redactor_for
 from hermes_store.threats import scan_content
 
@@ -108,7 +109,10 @@ class FactStore(FactRows):
             existing = self.find_by_content(content)
             if existing is not None:
                 return {"fact_id": int(existing), "status": "exists"}
-            fact_id = self.storage.insert_fact(content, category, tags, self.default_trust)
+            try:
+                fact_id = self.storage.insert_fact(content, category, tags, self.default_trust)
+            except FactExists as exc:  # a concurrent writer (another host) added it first
+                return {"fact_id": exc.fact_id, "status": "exists"}
             self._link_and_encode(fact_id, content, entities)
             self._touched()
         return {"fact_id": fact_id, "status": "added"}
