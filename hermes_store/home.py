@@ -383,6 +383,12 @@ def _load_yaml(text: str, path: str | os.PathLike[str]) -> Any:
         loader.dispose()
 
 
+def load_yaml_text(text: str, path: str | os.PathLike[str] = "config.yaml") -> Any:
+    """``text`` parsed as YAML within the size, alias and nesting budget (:class:`ConfigError`
+    when over it; :class:`yaml.YAMLError` for invalid YAML). The one YAML loader for config files."""
+    return _load_yaml(text, path)
+
+
 def _budgeted_node(loader: yaml.SafeLoader, text: str, path: str | os.PathLike[str]) -> yaml.Node | None:
     if len(text) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path}: {len(text):,} characters; a config file may hold at most "

@@ -65,6 +65,9 @@ def check_fact_text(content: str, tags: str = "", *names: str | None) -> None:
             raise FactBlocked(blocked)
 
 
+MAX_FACT_ENTITIES = 64  # entities given with one fact
+
+
 class FactStore(FactRows):
     """The fact store over one :class:`~hermes_store.db.Database` (see :class:`FactRows`
     for how ``db`` and the settings are given).
@@ -97,6 +100,10 @@ class FactStore(FactRows):
         Entities are extracted from the text (plus any given explicitly), linked,
         and the fact's vector is encoded in the same transaction.
         """
+        if entities is not None:
+            entities = list(entities)
+            if len(entities) > MAX_FACT_ENTITIES:  # refused before any scan, lookup or write
+                raise FactStoreError(f"too many entities: {len(entities):,} (at most {MAX_FACT_ENTITIES} per fact)")
         redact = self._redact
         content = redact((content or "").strip()) or ""
         if not content:
