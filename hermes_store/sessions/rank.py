@@ -13,17 +13,21 @@ Lower (more negative) is better, as with ``bm25()``.
 
 from __future__ import annotations
 
-import math
 import weakref
 from typing import Any
 
 import apsw
 
 from hermes_store.db import Database
+from hermes_store.sessions import bm25
 
 RANK_FUNCTION = "hs_bm25"
+# messages_fts(search_content, cjk, calls): a word of a message's tool calls (a path, a command)
+# counts once, and not at all where the text has it too -- as the PostgreSQL engine, whose one
+# vector per message is scored by presence, ranks the same rows
+PRESENCE_COLUMNS = frozenset({2})
 IDF_SAMPLE = 500
-K1, B = 1.2, 0.75
+K1, B = bm25.K1, bm25.B
 
 _registered: weakref.WeakSet[Any] = weakref.WeakSet()
 
@@ -61,7 +65,7 @@ class _Stats:
         except _Enough:
             span = max(1, seen["last"] - seen["first"] + 1)
             docs = min(float(rows), IDF_SAMPLE * rows / span)
-        return max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+        return bm25.idf(rows, docs)
 
 
 def hs_bm25(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
@@ -71,15 +75,19 @@ def hs_bm25(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
         stats = _Stats(api, weights)
         api.aux_data = stats
     length = api.column_size(-1)
-    norm = K1 * (1 - B + B * length / stats.avgdl)
+    norm = bm25.length_norm(length, stats.avgdl)
     score = 0.0
     for phrase, idf in enumerate(stats.idf):
-        freq = 0.0
+        freq = called = 0.0
         for column, offsets in enumerate(api.phrase_locations(phrase)):
             if offsets:
-                freq += stats.weights[column] * len(offsets)
+                if column in PRESENCE_COLUMNS:
+                    called = max(called, stats.weights[column])
+                else:
+                    freq += stats.weights[column] * len(offsets)
+        freq = freq or called  # a term found only in the tool calls counts once
         if freq:
-            score += idf * (freq * (K1 + 1.0)) / (freq + norm)
+            score += bm25.term_score(idf, freq, norm)
     return -score
 
 

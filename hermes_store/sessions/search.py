@@ -41,7 +41,6 @@ from hermes_store.query import (
     compile_query,
     highlight_excerpt,
     run_plan,
-    tokenize,
 )
 from hermes_store.sessions.storage import (
     SORTS,
@@ -50,6 +49,7 @@ from hermes_store.sessions.storage import (
     SessionStorage,
     open_session_storage,
 )
+from hermes_store.tokens import tokenize
 
 AUTOMATION_SOURCES: tuple[str, ...] = ("cron", "subagent")
 RANK_BUDGET = 1000  # newest filtered matches ranked per expression
@@ -105,6 +105,17 @@ class SearchResult:
 
 # roles searched only when asked for by name (thinking / reasoning text)
 HIDDEN_ROLES = ("reasoning",)
+# every role a message is stored with (importers map their own words onto these)
+MESSAGE_ROLES = ("user", "assistant", "system", "tool", "reasoning")
+
+
+def unknown_roles_problem(roles: Iterable[str]) -> str | None:
+    """A sentence naming the roles that are not :data:`MESSAGE_ROLES`, or None when all are."""
+    unknown = [r for r in roles if r not in MESSAGE_ROLES]
+    if not unknown:
+        return None
+    return f"unknown role {', '.join(map(repr, unknown))} (valid: {', '.join(MESSAGE_ROLES)})"
+
 
 
 def _clean_list(values: Iterable[str] | str | None) -> list[str] | None:
