@@ -15,6 +15,9 @@ ENTRY_REPLACED = "Entry replaced."
 ENTRY_REMOVED = "Entry removed."
 BATCH_NOT_LIST = "operations must be a list of {action, content?, old_text?} objects."
 BATCH_EMPTY = "operations list is empty."
+MAX_BATCH_OPERATIONS = 100  # operations in one memory batch (a larger one is refused before any scan)
+BATCH_TOO_LARGE = (f"operations list is too long: {{count:,}} operations (at most {MAX_BATCH_OPERATIONS} "
+                   "in one batch); nothing was changed.")
 INDEPENDENT_ADDITIONS = "Independent additions saved."
 REVIEW_NOT_LITERAL = ("Background review cannot verify that every existing entry remains verbatim; "
                       "stage this change for approval.")

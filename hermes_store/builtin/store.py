@@ -668,6 +668,8 @@ class MemoryStore:
             return self._error(msg.BATCH_NOT_LIST)
         if not operations:
             return self._error(msg.BATCH_EMPTY)
+        if len(operations) > msg.MAX_BATCH_OPERATIONS:  # bounded before any scan or lock
+            return self._error(msg.BATCH_TOO_LARGE.format(count=len(operations)))
         ops = [op if isinstance(op, dict) else {} for op in operations]
         for index, op in enumerate(ops, start=1):  # one poisoned op rejects the batch, before any I/O
             if op.get("action") in ("add", "replace"):
