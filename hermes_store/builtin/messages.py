@@ -43,12 +43,16 @@ def replace_over_limit(new_total: int, limit: int) -> str:
     )
 
 
-def no_match(old_text: str, verb: str) -> str:
-    """No entry contains ``old_text`` (consolidation failure)."""
-    return (
-        f"No entry matched '{old_text}'. Check current_entries below and retry with the exact text of "
-        f"the entry you want to {verb}."
-    )
+def no_match(old_text: str, verb: str, has_closest: bool) -> str:
+    """No entry holds ``old_text`` (upstream's newest wording; a consolidation failure).
+
+    Points at ``closest_entries`` when there are some, and says that ``old_text`` must come
+    from one entry when it holds the ``§`` that separates entries.
+    """
+    hint = " old_text must come from ONE entry ('§' separates entries); use one op per entry." if "§" in old_text else ""
+    tail = " (closest_entries below)." if has_closest else "."
+    return (f"No entry matched '{old_text}'.{hint} Retry the {verb} with old_text copied verbatim from the "
+            f"intended entry{tail}")
 
 
 def ambiguous(old_text: str) -> str:

@@ -11,6 +11,7 @@ from hermes_store.builtin import messages as msg
 from hermes_store.builtin.entries import (
     AMBIGUOUS,
     ENTRY_DELIMITER,
+    closest_entries,
     dedupe,
     file_name,
     find_unique_match,
@@ -140,32 +141,47 @@ def batch_extras(ops: list[dict[str, Any]], matched: list[str | None]) -> dict[s
     return extras
 
 
+@dataclass(frozen=True)
+class StepFailure:
+    """Why a batch op failed: the error text and, for a no-match, the entries closest to its old_text."""
+
+    error: str
+    closest: list[str] = field(default_factory=list)
+
+
+def no_match_failure(entries: list[str], old: str, verb: str) -> StepFailure:
+    """The no-match error for ``old`` and the (raw) entries sharing the most words with it."""
+    closest = [entries[i] for i in closest_entries(entries, old)]
+    return StepFailure(msg.no_match(old, verb, bool(closest)), closest)
+
+
 def batch_step(working: list[str], index: int, op: dict[str, Any]
-               ) -> str | tuple[list[str], tuple[Event, dict[str, Any]] | None]:
-    """One batch op against ``working``: the new list and its change, or the error text."""
+               ) -> StepFailure | tuple[list[str], tuple[Event, dict[str, Any]] | None]:
+    """One batch op against ``working``: the new list and its change, or why it failed."""
     action = op.get("action")
     pos = msg.batch_pos(index, action)
     content, old = op_text(op, "content"), op_text(op, "old_text")
     if action == "add":
         if not content:
-            return f"{pos}: content is required."
+            return StepFailure(f"{pos}: content is required.")
         if content in working:  # idempotent: a duplicate add is skipped, not a failure
             return working, None
         return working + [content], (Event("add", None, content), {"operation_index": index})
     if action not in ("replace", "remove"):
-        return f"{pos}: unknown action. Use add, replace, or remove."
+        return StepFailure(f"{pos}: unknown action. Use add, replace, or remove.")
     if not old:
-        return f"{pos}: old_text is required."
+        return StepFailure(f"{pos}: old_text is required.")
     if action == "replace" and not content:
-        return f"{pos}: content is required (use action='remove' to delete)."
+        return StepFailure(f"{pos}: content is required (use action='remove' to delete).")
     pin = op.get("matched_entry")
     found = locate(working, old, pin if isinstance(pin, str) else None)
     if isinstance(found, Miss):
         if found.kind == "stale":
-            return f"{pos}: {msg.stale_pin(str(pin))}"
+            return StepFailure(f"{pos}: {msg.stale_pin(str(pin))}")
         if found.kind == "ambiguous":
-            return f"{pos}: '{old}' matched multiple distinct entries -- be more specific."
-        return f"{pos}: no entry matched '{old}'."
+            return StepFailure(f"{pos}: '{old}' matched multiple distinct entries -- be more specific.")
+        miss = no_match_failure(working, old, str(action))
+        return StepFailure(f"{pos}: {miss.error}", miss.closest)
     previous = working[found]
     extra = {"operation_index": index, "old_text": old}
     if action == "replace":

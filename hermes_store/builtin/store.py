@@ -41,12 +41,14 @@ from hermes_store.builtin.fileio import (
 )
 from hermes_store.builtin.operations import (
     Outcome,
+    StepFailure,
     as_text,
     batch_extras,
     batch_step,
     check_content,
     edited,
     locate,
+    no_match_failure,
     op_text,
     preserves,
     round_trips,
@@ -448,7 +450,7 @@ class MemoryStore:
                 return self._consolidation_failure(msg.replace_over_limit(total, limit),
                                                    **self._inventory(target, entries))
             return Outcome(new_entries, [(Event("replace", previous, new), {"old_text": old})],
-                            msg.ENTRY_REPLACED, {"replaced_entry": previous})
+                            msg.ENTRY_REPLACED, {"replaced_entry": previous, "new_entry": new})
 
         return self._mutate(target, operation, check_drift=True, origin=origin,
                             session_id=session_id, restored_from=restored_from)
@@ -499,9 +501,12 @@ class MemoryStore:
             return self._error(msg.stale_pin(matched_entry or ""))
         if found.kind == "ambiguous":
             return self._error(msg.ambiguous(old), matches=found.previews)
-        # Hermes' no-match error carries current_entries only (no ``usage`` key).
-        inventory = self._inventory(target, entries)
-        return self._consolidation_failure(msg.no_match(old, verb), current_entries=inventory["current_entries"])
+        # Hermes' no-match error: closest_entries (when any) and current_entries, no ``usage`` key.
+        miss = no_match_failure(entries, old, verb)
+        name = spec(target).file
+        extra = {"closest_entries": sanitize_entries(miss.closest, name)} if miss.closest else {}
+        return self._consolidation_failure(miss.error, **extra,
+                                           current_entries=sanitize_entries(entries, name))
 
     # -- batch ---------------------------------------------------------------------
 
@@ -564,9 +569,11 @@ class MemoryStore:
                     return self._error(f"Operation {index}: {refusal}")
         limit = self.limit_for(target)
 
-        def abort(error: str, entries: list[str]) -> dict[str, Any]:
+        def abort(error: str, entries: list[str], closest: list[str] | None = None) -> dict[str, Any]:
+            # No current_entries (upstream #97316); a no-match op names its closest entries only.
+            extra = {"closest_entries": sanitize_entries(closest, spec(target).file)} if closest else {}
             return self._consolidation_failure(error + msg.ALL_OR_NOTHING,
-                                               usage=usage_short(char_count(entries), limit))
+                                               usage=usage_short(char_count(entries), limit), **extra)
 
         def operation(entries: list[str]) -> Outcome | dict[str, Any]:
             working = list(entries)
@@ -574,8 +581,8 @@ class MemoryStore:
             matched: list[str | None] = []
             for index, op in enumerate(ops, start=1):
                 step = batch_step(working, index, op)
-                if isinstance(step, str):
-                    return abort(step, entries)
+                if isinstance(step, StepFailure):
+                    return abort(step.error, entries, step.closest)
                 working, change = step
                 matched.append(change[0].old_text if change is not None else None)
                 if change is not None:

@@ -98,11 +98,11 @@ def test_replace_and_remove_validation_messages(store):
 def test_no_match_returns_inventory(store):
     store.add("memory", "alpha")
     result = store.replace("memory", "zzz", "new")
-    assert result["error"] == ("No entry matched 'zzz'. Check current_entries below and retry with the "
-                               "exact text of the entry you want to replace.")
+    assert result["error"] == ("No entry matched 'zzz'. Retry the replace with old_text copied verbatim "
+                               "from the intended entry.")
     # Hermes' _locate no-match error: current_entries, and no usage key
     assert result["current_entries"] == ["alpha"] and "usage" not in result
-    assert "want to remove." in store.remove("memory", "zzz")["error"]
+    assert "Retry the remove with" in store.remove("memory", "zzz")["error"]
 
 
 def test_ambiguous_match_lists_previews(store):
@@ -212,7 +212,8 @@ def test_batch_is_all_or_nothing(store, home):
     result = store.apply_batch("memory", [{"action": "add", "content": "new"},
                                           {"action": "remove", "old_text": "missing"}])
     assert result == {"success": False,
-                      "error": "Operation 2 (remove): no entry matched 'missing'." + ALL_OR_NOTHING,
+                      "error": ("Operation 2 (remove): No entry matched 'missing'. Retry the remove with "
+                                "old_text copied verbatim from the intended entry." + ALL_OR_NOTHING),
                       "usage": "4/2,200"}
     assert disk(home) == "keep"
 
@@ -382,7 +383,8 @@ def test_resolve_batch_entries_is_a_dry_run(store, home):
         "success": True, "matched_entries": [None, "one entry", "two entry"]}
     assert disk(home) == "one entry\n§\ntwo entry"
     bad = store.resolve_batch_entries("memory", [{"action": "remove", "old_text": "zzz"}])
-    assert bad["error"] == "Operation 1 (remove): no entry matched 'zzz'." + ALL_OR_NOTHING
+    assert bad["error"] == ("Operation 1 (remove): No entry matched 'zzz'. Retry the remove with old_text "
+                            "copied verbatim from the intended entry." + ALL_OR_NOTHING)
 
 
 def test_preserve_existing_refuses_a_lossy_batch(store, home):
