@@ -24,22 +24,27 @@ DELIMITER_IN_CONTENT = (
 )
 
 
-def add_over_limit(current: int, limit: int, added: int) -> str:
-    """An add that would exceed the limit (consolidation failure)."""
+def _free_at_least(new_total: int, limit: int) -> str:
+    return f"would put memory at {new_total:,}/{limit:,} chars: free at least {new_total - limit:,} chars"
+
+
+def add_over_limit(current: int, limit: int, added: int, new_total: int) -> str:
+    """An add that would exceed the limit (consolidation failure; upstream's newest wording)."""
+    over = new_total - limit
     return (
-        f"Memory at {current:,}/{limit:,} chars. Adding this entry ({added} chars) would exceed the "
-        "limit. Consolidate now: use 'replace' to merge overlapping entries into shorter ones or "
-        "'remove' stale or less important entries (see current_entries below), then retry this add "
-        "— all in this turn."
+        f"Memory at {current:,}/{limit:,} chars; adding this entry ({added} chars) would exceed the limit "
+        f"by {over:,} chars. Retry as ONE 'operations' batch that removes or shortens (replace) stale "
+        f"entries from current_entries below to free at least {over:,} chars AND adds this entry — the "
+        "limit is checked only on the batch result."
     )
 
 
 def replace_over_limit(new_total: int, limit: int) -> str:
-    """A replace that would exceed the limit (consolidation failure)."""
+    """A replace that would exceed the limit (consolidation failure; upstream's newest wording)."""
     return (
-        f"Replacement would put memory at {new_total:,}/{limit:,} chars. Shorten the new content, or "
-        "'remove' other stale or less important entries to make room (see current_entries below), "
-        "then retry — all in this turn."
+        f"Replacement {_free_at_least(new_total, limit)}. Shorten the new content, or retry as ONE "
+        "'operations' batch with this replace plus removes/shortenings of other stale entries (see "
+        "current_entries below) — the limit is checked only on the batch result."
     )
 
 
@@ -125,11 +130,15 @@ def batch_empties_store(name: str) -> str:
 
 
 def batch_over_limit(n: int, new_total: int, limit: int) -> str:
-    """A batch whose final state exceeds the limit."""
+    """A batch whose final state exceeds the limit (upstream's newest wording)."""
     return (
-        f"After applying all {n} operations, memory would be at {new_total:,}/{limit:,} chars -- over "
-        "the limit. Remove or shorten more entries in the same batch, then retry."
+        f"Applying all {n} operations {_free_at_least(new_total, limit)} more. Add removes or shorter "
+        "replacements of other stale entries to the same batch, then retry."
     )
+
+
+BATCH_REPLACE_NEEDS_CONTENT = ("content is required — set this operation object's own 'content' to the "
+                               "COMPLETE new entry (or use action='remove' to delete).")
 
 
 def over_limit_on_load() -> str:

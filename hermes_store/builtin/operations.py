@@ -172,7 +172,7 @@ def batch_step(working: list[str], index: int, op: dict[str, Any]
     if not old:
         return StepFailure(f"{pos}: old_text is required.")
     if action == "replace" and not content:
-        return StepFailure(f"{pos}: content is required (use action='remove' to delete).")
+        return StepFailure(f"{pos}: {msg.BATCH_REPLACE_NEEDS_CONTENT}")
     pin = op.get("matched_entry")
     found = locate(working, old, pin if isinstance(pin, str) else None)
     if isinstance(found, Miss):

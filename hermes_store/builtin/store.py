@@ -411,7 +411,7 @@ class MemoryStore:
             new_entries = entries + [content]
             if char_count(new_entries) > limit:
                 return self._consolidation_failure(
-                    msg.add_over_limit(char_count(entries), limit, len(content)),
+                    msg.add_over_limit(char_count(entries), limit, len(content), char_count(new_entries)),
                     **self._inventory(target, entries))
             return Outcome(new_entries, [(Event("add", None, content), {})], msg.ENTRY_ADDED)
 
