@@ -24,7 +24,8 @@ from typing import Any
 from hermes_store.builtin import approval
 from hermes_store.builtin import messages as msg
 from hermes_store.builtin.entries import TARGETS
-from hermes_store.builtin.store import MemoryStore, check_content
+from hermes_store.builtin.operations import check_content
+from hermes_store.builtin.store import MemoryStore
 from hermes_store.home import ConfigError, MemoryConfig, coerce_bool
 from hermes_store.tooling import Tool, ToolContext, function_schema, get_str, shown
 
