@@ -25,6 +25,7 @@ SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|PRAGMA|CREATE|DROP|ALTER|VALUE
                  r"\bPRAGMA\b", re.S)
 # modules of the sessions area and its front ends that may hold SQL text
 SQL_HOMES = {"sessions/storage_sqlite.py", "sessions/storage_pg.py",
+             "sessions/storage_pg_bulk.py", "sessions/storage_pg_health.py",  # parts of storage_pg
              "sessions/storage_sql.py",  # statements both engines share
              "sessions/importers/hermes_db.py"}  # reads a FOREIGN Hermes state.db, read-only
 # importers of other programs' SQLite files (Cursor, OpenCode, ...) may hold read-only statements
