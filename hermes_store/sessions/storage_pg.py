@@ -469,7 +469,10 @@ class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
         if known is None or now - known[0] > STATS_TTL:
             if len(self._idf_seen) >= IDF_KEPT:
                 self._idf_seen.clear()
-            shares, floor = self._lexeme_shares()
+            # a store under COUNT_BELOW rows counts every term (cheap there): the planner's
+            # sampled shares, present or not depending on when autovacuum last analysed the
+            # table, made the same small store rank differently from one run to the next
+            shares, floor = self._lexeme_shares() if rows >= COUNT_BELOW else ({}, None)
             lexeme = _plain_lexeme(tsquery)
             if lexeme is not None and lexeme in shares:
                 docs = shares[lexeme] * rows

@@ -12,7 +12,7 @@ from statement_spy import spy_statements
 
 from hermes_store.pgdb import PgDatabase, pg_schema_dir
 from hermes_store.query import compile_query
-from hermes_store.sessions import storage_pg
+from hermes_store.sessions import storage_pg, storage_pg_bulk
 from hermes_store.sessions.search import search_messages
 from hermes_store.sessions.storage import Filters, open_session_storage
 
@@ -150,7 +150,7 @@ def test_a_bulk_load_settles_the_index_and_statistics(pg_url, tmp_path, monkeypa
     """After a big enough bulk load the planner's statistics describe the loaded table."""
     from hermes_store.sessions.loader import BulkLoader
 
-    monkeypatch.setattr(storage_pg, "SETTLE_AFTER", 50)
+    monkeypatch.setattr(storage_pg_bulk, "SETTLE_AFTER", 50)
     with PgDatabase(pg_url) as db:
         _write_sessions(tmp_path / "small", 2, 10, 0)
         BulkLoader(db).run([tmp_path / "small"])  # 20 messages into an empty table: settled

@@ -405,6 +405,7 @@ ALLOWED = {
     ("redaction/storage.py", "table"): "table name from the constant table list",
     ("redaction/storage.py", "key"): "key column from the constant table list",
     ("redaction/storage.py", "CHUNK"): "int constant",
+    ("redaction/storage.py", "column"): "a column name from the constant DERIVED set (probe for its presence)",
     ("redaction/storage.py", "assignments"): "'col = ?' fragments over the constant column list",
     ("redaction/storage.py", "where"): "'key = ?' fragments over the constant key list",
     ("sessions/storage_pg.py", "<computed SQL> sql.SQL('REINDEX INDEX {}').format"):
