@@ -163,6 +163,7 @@ def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
     from hermes_store.sessions.calltext import render_calls
     from hermes_store.sessions.live import SessionIndex
     from hermes_store.sessions.provenance import SOURCE_DELETED, source_status
+    from hermes_store.threats import past_findings
 
     with SessionIndex(get_home(ctx)) as index:
         if not index.resolve_id(session_id):
@@ -176,10 +177,16 @@ def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
         forgotten = [seq for item in index.storage.forgotten_summary(sid) for seq in item["messages"]]
     assert session is not None
     session.update(status or {"source_path": None, "source_deleted": False})
+    for row in [session, *messages]:  # the stored text as it is, marked where the scan flags it
+        findings = past_findings(row.get("title" if row is session else "content") or "")
+        if findings:
+            row["flagged"] = findings
     if as_json:
         echo_json({"session": session, "messages": messages, **({"forgotten_messages": forgotten} if forgotten else {})})
         return
     click.echo(f"Session {session['id']}  [{session['source']}, {session['origin_format']}]")
+    if session.get("flagged"):
+        click.echo(f"  [flagged: {', '.join(session['flagged'])}] (the title)")
     for label in ("title", "model", "workspace", "parent_session_id"):
         if session.get(label):
             click.echo(f"  {label}: {session[label]}")
@@ -198,7 +205,8 @@ def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
         if message["tool_calls"]:
             calls = render_calls(message["tool_calls"]) or [str(message["tool_calls"])]
             body = "\n".join(([body] if body else []) + [f"[tool call] {c}" for c in calls])
-        click.echo(f"\n[{message['seq']}] {head} ({_when(message['timestamp'])})\n{body}")
+        flag = f"[flagged: {', '.join(message['flagged'])}]\n" if message.get("flagged") else ""
+        click.echo(f"\n[{message['seq']}] {head} ({_when(message['timestamp'])})\n{flag}{body}")
 
 
 @sessions.command("stats")
