@@ -15,17 +15,24 @@ with the backup API (other connections see the restored content; nothing is half
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from hermes_store.db import Database, DatabaseError, latest_schema_version
 from hermes_store.dbhealth import schema_mismatches
 
+if TYPE_CHECKING:
+    from hermes_store.home import Home
+    from hermes_store.pgdb import PgDatabase
+
 BACKUP_STAMP_KEY = "backup_taken_at"
+FINGERPRINT_KEY = "backup_fingerprint"  # a PostgreSQL store's rows per table when it was backed up
 
 
 class BackupError(DatabaseError):
@@ -46,15 +53,21 @@ def _check(conn: apsw.Connection, path: Path) -> None:
         raise BackupError(f"{path}: damaged ({'; '.join(map(str, result[:3]))})")
 
 
+def _destination(dest: str | os.PathLike[str], stamp: float) -> Path:
+    """The backup file for ``dest``: the file itself, or a time-stamped file in a directory."""
+    path = Path(dest)
+    if path.is_dir():
+        path = path / f"hermes_store-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(stamp))}.db"
+    return path
+
+
 def backup(db_path: Path, dest: str | os.PathLike[str]) -> dict[str, Any]:
     """Copy the database at ``db_path`` to ``dest`` (a file, or a directory to put a stamped file in)."""
     db_path = Path(db_path)
     if not db_path.exists():
         raise BackupError(f"{db_path}: no database to back up")
-    dest = Path(dest)
     stamp = time.time()
-    if dest.is_dir():
-        dest = dest / f"hermes_store-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(stamp))}.db"
+    dest = _destination(dest, stamp)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     source = Database(db_path, readonly=True)
     try:
@@ -85,7 +98,10 @@ def backup(db_path: Path, dest: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _last_change(db_path: Path) -> float:
-    stamps = [os.path.getmtime(p) for p in (db_path, Path(f"{db_path}-wal")) if p.exists()]
+    """When the database last changed: the file's or its -wal's mtime (an empty -wal, which a
+    reader opening the file creates, holds no change)."""
+    wal = Path(f"{db_path}-wal")
+    stamps = [os.path.getmtime(p) for p in (db_path, wal) if p.exists() and (p == db_path or p.stat().st_size)]
     return max(stamps, default=0.0)
 
 
@@ -114,12 +130,13 @@ def restore(db_path: Path, source: str | os.PathLike[str], *, force: bool = Fals
         taken_at = float(taken) if taken else os.path.getmtime(source)
         kept = None
         if db_path.exists():
+            changed = _last_change(db_path)  # before opening: an open may create a fresh -wal file
             live = Database(db_path, migrate=False)
             try:
                 problems = []
                 if live.user_version > version:
                     problems.append(f"its schema (version {live.user_version}) is newer than the backup's ({version})")
-                if _last_change(db_path) > taken_at:
+                if changed > taken_at:
                     problems.append("it changed after the backup was taken")
                 if problems and not force:
                     raise BackupError(f"{db_path}: refusing to overwrite it: {' and '.join(problems)} "
@@ -150,3 +167,170 @@ def restore(db_path: Path, source: str | os.PathLike[str], *, force: bool = Fals
     Database(db_path).close()  # re-applies pragmas and migrates an older backup forward
     return {"restored": str(source), "database": str(db_path), "previous_kept_as": str(kept) if kept else None,
             "schema_version": version, "backup_taken_at": taken_at}
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+# A PostgreSQL store is backed up as a SQLite store file: the shared tables and this home's
+# memory rows read in one REPEATABLE READ snapshot (``dbcopy.postgres_to_sqlite``), so the
+# copy holds every transaction committed before it began and none half. The file is written
+# beside its destination, checked, fsynced and renamed into place. It restores into a
+# PostgreSQL store (``dbcopy.sqlite_to_postgres``, one transaction, counts verified) or, as it
+# is, into a SQLite home.
+
+
+def _fingerprint(db: PgDatabase) -> dict[str, list[int]]:
+    """Rows and highest id per copied table of a PostgreSQL store (this home's memory rows)."""
+    from hermes_store.dbcopy import store_fingerprint
+
+    return store_fingerprint(db)
+
+
+def pg_backup(db: PgDatabase, dest: str | os.PathLike[str]) -> dict[str, Any]:
+    """Back up the PostgreSQL store ``db`` into the SQLite file ``dest`` (see above)."""
+    from hermes_store.dbcopy import postgres_to_sqlite
+
+    stamp = time.time()  # before the snapshot: every write acknowledged before now is in it
+    dest = _destination(dest, stamp)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        target = Database(tmp, wal=False)
+    except DatabaseError as exc:
+        raise BackupError(f"{dest}: cannot write the backup: {exc}") from exc
+    try:
+        try:
+            with db.snapshot():
+                report = postgres_to_sqlite(db, target)
+                fingerprint = _fingerprint(db)
+            with target.write():
+                for key, value in ((BACKUP_STAMP_KEY, repr(stamp)), (FINGERPRINT_KEY, json.dumps(fingerprint))):
+                    target.execute("INSERT OR REPLACE INTO store_meta(key, value) VALUES (?, ?)", (key, value))
+            _check(target.conn, tmp)
+            version = target.user_version
+        finally:
+            target.close()
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, dest)
+        _fsync_dir(dest.parent)
+    except OSError as exc:
+        raise BackupError(f"{dest}: cannot write the backup: {exc.strerror or exc}") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+    return {"backup": str(dest), "bytes": dest.stat().st_size, "schema_version": version, "taken_at": stamp,
+            "engine": db.engine, "tables": report.tables, "rows": sum(report.tables.values())}
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename in ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _open_backup(source: Path) -> Database:
+    """The backup file ``source`` opened read-only, after its header and quick_check."""
+    if not source.is_file():
+        raise BackupError(f"{source}: no such backup file")
+    with open(source, "rb") as handle:
+        if handle.read(16) != b"SQLite format 3\x00":
+            raise BackupError(f"{source}: not a SQLite database")
+    backup_db = Database(source, readonly=True)
+    try:
+        _check(backup_db.conn, source)
+        if backup_db.user_version > latest_schema_version():
+            raise BackupError(f"{source}: schema version {backup_db.user_version} is newer than this "
+                              f"hermes_store ({latest_schema_version()}); upgrade hermes_store first")
+    except BaseException:
+        backup_db.close()
+        raise
+    return backup_db
+
+
+def pg_restore(db: PgDatabase, source: str | os.PathLike[str], *, force: bool = False) -> dict[str, Any]:
+    """Replace the PostgreSQL store ``db``'s rows by the backup ``source`` (one transaction).
+
+    Into a store holding no rows it always goes; a store holding rows is replaced only when it
+    is unchanged since that backup (same rows and ids per table as the backup recorded) or with
+    ``force``. The append-only memory history keeps its rows and gains the backup's missing ones.
+    """
+    from hermes_store.dbcopy import sqlite_to_postgres
+
+    source = Path(source)
+    backup_db = _open_backup(source)
+    try:
+        taken = _meta(backup_db, BACKUP_STAMP_KEY)
+        taken_at = float(taken) if taken else os.path.getmtime(source)
+        recorded = _meta(backup_db, FINGERPRINT_KEY)
+        current = _fingerprint(db)
+        holds_rows = any(rows for rows, _ in current.values())
+        if holds_rows and not force:
+            unchanged = recorded is not None and json.loads(recorded) == current
+            if not unchanged:
+                raise BackupError(f"{db.display_url}: refusing to overwrite it: it holds rows that are not "
+                                  f"those of the backup {source} (it changed after the backup was taken, "
+                                  "or is another store); pass --force to restore anyway")
+        report = sqlite_to_postgres(backup_db, db, replace=holds_rows)
+        version = backup_db.user_version
+    finally:
+        backup_db.close()
+    return {"restored": str(source), "database": db.display_url, "previous_kept_as": None,
+            "schema_version": version, "backup_taken_at": taken_at, "engine": db.engine,
+            "tables": report.tables, "rows": sum(report.tables.values())}
+
+
+def _meta(db: Database, key: str) -> str | None:
+    if not db.table_exists("store_meta"):
+        return None
+    value = db.scalar("SELECT value FROM store_meta WHERE key=?", (key,))
+    return None if value is None else str(value)
+
+
+def _sqlite_backup(home: Home, dest: str | os.PathLike[str]) -> dict[str, Any]:
+    path = home.sqlite_path
+    assert path is not None
+    return {**backup(path, dest), "engine": "sqlite"}
+
+
+def _sqlite_restore(home: Home, source: str | os.PathLike[str], force: bool) -> dict[str, Any]:
+    path = home.sqlite_path
+    assert path is not None
+    return {**restore(path, source, force=force), "engine": "sqlite"}
+
+
+def _pg_backup(home: Home, dest: str | os.PathLike[str]) -> dict[str, Any]:
+    with home.open_db() as db:
+        return pg_backup(db, dest)
+
+
+def _pg_restore(home: Home, source: str | os.PathLike[str], force: bool) -> dict[str, Any]:
+    _open_backup(Path(source)).close()  # a bad file is named before the server is touched
+    with home.open_db() as db:
+        return pg_restore(db, source, force=force)
+
+
+# engine -> (backup, restore) of a home's store
+ENGINE_BACKUPS: dict[str, tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]] = {
+    "sqlite": (_sqlite_backup, _sqlite_restore),
+    "postgresql": (_pg_backup, _pg_restore),
+}
+
+
+def _for_engine(home: Home) -> tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]:
+    pair = ENGINE_BACKUPS.get(home.engine)
+    if pair is None:
+        raise BackupError(f"backup and restore are not available for a {home.engine} store "
+                          f"({home.store_location()})")
+    return pair
+
+
+def backup_store(home: Home, dest: str | os.PathLike[str]) -> dict[str, Any]:
+    """Back up ``home``'s store (on whichever engine :class:`Home` chose) to ``dest``."""
+    return _for_engine(home)[0](home, dest)
+
+
+def restore_store(home: Home, source: str | os.PathLike[str], *, force: bool = False) -> dict[str, Any]:
+    """Restore ``home``'s store (on whichever engine :class:`Home` chose) from ``source``."""
+    return _for_engine(home)[1](home, source, force)

@@ -34,6 +34,7 @@ SHARED_TABLES: tuple[tuple[str, str | None], ...] = (
     ("fact_entities", None),
 )
 HOME_TABLES: tuple[str, ...] = ("memory_entries", "memory_sync", "memory_history")
+APPEND_ONLY: frozenset[str] = frozenset({"memory_history"})  # a restore adds to it, never deletes
 _PG_ONLY_COLUMNS = {"written_by", "home", "tsv"}
 _BATCH = 5000
 
@@ -92,8 +93,15 @@ def _exactly_ours(db: Database) -> None:
 
 
 def sqlite_to_postgres(source: Database, target: PgDatabase,
-                       progress: Callable[[str, int], None] | None = None) -> CopyReport:
-    """Copy every table of ``source`` into the empty store ``target`` (one transaction)."""
+                       progress: Callable[[str, int], None] | None = None, *,
+                       replace: bool = False) -> CopyReport:
+    """Copy every table of ``source`` into the empty store ``target`` (one transaction).
+
+    ``replace=True`` (a restore) first empties the shared tables and this home's memory rows
+    in the same transaction instead of refusing a store that holds rows; the append-only
+    ``memory_history`` is never emptied: the rows of ``source`` it lacks are added to it.
+    Nothing is committed unless every table's count checks out.
+    """
     started = time.monotonic()
     _exactly_ours(source)
     report = CopyReport(str(source.path), target.display_url)
@@ -104,7 +112,11 @@ def sqlite_to_postgres(source: Database, target: PgDatabase,
         cols = _common(_sqlite_columns(source, table), _pg_columns(target, table))
         plan.append((table, ident, scoped, cols))
     with target.transaction():
+        if replace:
+            _empty_for_restore(target, plan)
         for table, _, scoped, _ in plan:
+            if replace and table in APPEND_ONLY:
+                continue
             where, params = (" WHERE home = %s", (target.writer,)) if scoped else ("", ())
             present = target.scalar(f"SELECT count(*) FROM {table}{where}", params)
             if present:
@@ -112,15 +124,23 @@ def sqlite_to_postgres(source: Database, target: PgDatabase,
                     f"{target.display_url}: table {table} already holds {present} row(s); "
                     "migrate copies into an empty store only (nothing is merged or overwritten)")
         for table, ident, scoped, cols in plan:
-            count = target.copy_rows(f"COPY {table} ({', '.join(cols)}) FROM STDIN",
-                                     _sqlite_rows(source, table, cols))
+            where, params = (" WHERE home = %s", (target.writer,)) if scoped else ("", ())
+            kept: set[Any] = set()
+            if replace and table in APPEND_ONLY and ident:
+                kept = {row["i"] for row in target.query(f"SELECT {ident} AS i FROM {table}{where}", params)}
+            rows = _sqlite_rows(source, table, cols)
+            if kept:
+                at = cols.index(ident)  # type: ignore[arg-type]
+                rows = (row for row in rows if row[at] not in kept)
+            count = target.copy_rows(f"COPY {table} ({', '.join(cols)}) FROM STDIN", rows)
             if ident:
                 target.execute(
                     f"SELECT setval(pg_get_serial_sequence(%s, %s), "
                     f"coalesce((SELECT max({ident}) FROM {table}), 0) + 1, false)", (table, ident))
             expected = int(source.scalar(f"SELECT count(*) FROM {table}") or 0)
-            where, params = (" WHERE home = %s", (target.writer,)) if scoped else ("", ())
             stored = int(target.scalar(f"SELECT count(*) FROM {table}{where}", params) or 0)
+            if kept:  # the rows both sides hold count once, on the target
+                expected, stored = expected - len(kept), stored - len(kept)
             if not count == expected == stored:
                 raise DatabaseError(f"{table}: copied {count} of {expected} row(s), {stored} stored; rolled back")
             report.tables[table] = stored
@@ -130,9 +150,28 @@ def sqlite_to_postgres(source: Database, target: PgDatabase,
     return report
 
 
+def _empty_for_restore(target: PgDatabase, plan: list[tuple[str, str | None, bool, list[str]]]) -> None:
+    """Delete what a restore replaces: the shared tables' rows and this home's memory rows
+    (children first; ``memory_history`` is append-only and kept)."""
+    for table, _, scoped, _ in reversed(plan):
+        if table in APPEND_ONLY:
+            continue
+        where, params = (" WHERE home = %s", (target.writer,)) if scoped else ("", ())
+        target.execute(f"DELETE FROM {table}{where}", params)
+
+
 def postgres_to_sqlite(source: PgDatabase, target: Database,
                        progress: Callable[[str, int], None] | None = None) -> CopyReport:
-    """Copy the shared tables and this home's memory rows of ``source`` into the empty ``target``."""
+    """Copy the shared tables and this home's memory rows of ``source`` into the empty ``target``.
+
+    Every table is read in one REPEATABLE READ snapshot of ``source``: the copy is consistent
+    (all or none of each writer's transaction) even while other processes write."""
+    with source.snapshot():
+        return _postgres_to_sqlite(source, target, progress)
+
+
+def _postgres_to_sqlite(source: PgDatabase, target: Database,
+                        progress: Callable[[str, int], None] | None) -> CopyReport:
     started = time.monotonic()
     _exactly_ours(target)
     report = CopyReport(source.display_url, str(target.path))
@@ -173,3 +212,18 @@ def postgres_to_sqlite(source: PgDatabase, target: Database,
 def _sqlite_value(value: Any) -> Any:
     """PostgreSQL values as SQLite stores them (bytea arrives as memoryview)."""
     return bytes(value) if isinstance(value, memoryview) else value
+
+
+def store_fingerprint(db: PgDatabase) -> dict[str, list[int]]:
+    """``{table: [rows, highest id]}`` of every copied table of the PostgreSQL store ``db``
+    (this home's rows for the memory tables): what a restore compares to tell an untouched
+    store from one that changed."""
+    out: dict[str, list[int]] = {}
+    for table, ident, scoped in _tables():
+        if not db.table_exists(table):
+            continue
+        where, params = (" WHERE home = %s", (db.writer,)) if scoped else ("", ())
+        top = f"coalesce(max({ident}), 0)" if ident else "0"
+        row = db.query_one(f"SELECT count(*) AS n, {top} AS top FROM {table}{where}", params) or {}
+        out[table] = [int(row.get("n") or 0), int(row.get("top") or 0)]
+    return out

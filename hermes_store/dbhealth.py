@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -405,3 +406,77 @@ def salvage(path: str | os.PathLike[str]) -> dict[str, Any]:
         if leftover.exists():
             leftover.unlink()
     return {"kept_as": str(kept), "tables": counts}
+
+
+# --------------------------------------------------------------------------- PostgreSQL
+# The migrations in ``schema/pg`` are written to be re-run (``IF NOT EXISTS``, ``OR REPLACE``,
+# ``DROP ... IF EXISTS`` before ``CREATE TRIGGER``): the objects they name are what a
+# current store holds, and re-applying them all recreates what is missing.
+_PG_OBJECT = re.compile(
+    r"\bCREATE\s+(?:UNIQUE\s+)?(?:(TABLE|INDEX|SEQUENCE)\s+IF\s+NOT\s+EXISTS|OR\s+REPLACE\s+(FUNCTION)|(TRIGGER))"
+    r"\s+([A-Za-z_][A-Za-z0-9_]*)", re.I)
+
+
+def pg_expected_objects() -> list[tuple[str, str]]:
+    """``(kind, name)`` of every table, index, sequence, function and trigger the PostgreSQL
+    migrations create (kind lower case), in migration order, without repeats."""
+    from hermes_store.pgdb import pg_migrations
+
+    seen: dict[tuple[str, str], None] = {}
+    for _, path in pg_migrations():
+        for match in _PG_OBJECT.finditer(path.read_text(encoding="utf-8")):
+            kind = (match.group(1) or match.group(2) or match.group(3)).lower()
+            seen.setdefault((kind, match.group(4).lower()), None)
+    return list(seen)
+
+
+def _pg_present(db: Any, kind: str, name: str) -> bool:
+    if kind == "function":
+        return bool(db.scalar("SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+                              " WHERE p.proname = %s AND n.nspname = current_schema()", (name,)))
+    if kind == "trigger":
+        return bool(db.scalar("SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+                              " JOIN pg_namespace n ON n.oid = c.relnamespace"
+                              " WHERE t.tgname = %s AND n.nspname = current_schema()", (name,)))
+    return db.scalar("SELECT to_regclass(%s) IS NOT NULL", (name,)) is True
+
+
+def pg_inspect(db: Any) -> Report:
+    """What a PostgreSQL store lacks: the schema version against this hermes_store's, and every
+    table, index, sequence, function and trigger of the migrations that is missing."""
+    from hermes_store.pgdb import pg_migrations
+
+    report = Report(Path(db.display_url))
+    latest = max((version for version, _ in pg_migrations()), default=0)
+    report.user_version = version = int(db.schema_version)
+    if version > latest:
+        report.newer_schema = True
+        report.problems.append(f"{db.display_url}: schema version {version} is newer than this "
+                               f"hermes_store's ({latest}); upgrade hermes_store")
+        return report
+    if version < latest:
+        report.problems.append(f"schema version {version}, this hermes_store expects {latest}")
+        report.missing.append(("migrations", f"{version + 1}..{latest}"))
+    for kind, name in pg_expected_objects():
+        if not _pg_present(db, kind, name):
+            report.missing.append((kind, name))
+    if report.missing:
+        report.problems.append(", ".join(f"{kind} {name}" for kind, name in report.missing) + " missing")
+    return report
+
+
+def pg_repair(db: Any) -> list[str]:
+    """Apply the pending migrations, then re-apply every migration in one transaction (each is
+    written to be re-run), recreating what is missing; returns what was done."""
+    from hermes_store.pgdb import pg_migrations
+
+    done = []
+    before = int(db.schema_version)
+    after = db.migrate()
+    if after != before:
+        done.append(f"migrated {before} -> {after}")
+    with db.transaction() as conn:
+        for _, path in pg_migrations():
+            conn.execute(path.read_text(encoding="utf-8"))
+            done.append(f"re-applied {path.name}")
+    return done

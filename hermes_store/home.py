@@ -265,47 +265,66 @@ class Home:
 
     @property
     def engine(self) -> str:
-        """``"postgresql"`` when :meth:`database_url` names a server, else ``"sqlite"``."""
+        """The engine :meth:`database_url` chooses (``"sqlite"`` without one), by the URL
+        schemes of :data:`hermes_store.engines.ENGINES`."""
         from hermes_store.db import DatabaseError, sqlite_url_path
+        from hermes_store.engines import engine_for_url
 
         url = self.database_url()
         try:
-            if url is None or sqlite_url_path(url) is not None:
-                return "sqlite"
-        except DatabaseError as exc:
+            engine = engine_for_url(url)
+            if url is not None and engine.name == "sqlite":
+                sqlite_url_path(url)  # a malformed sqlite: URL is named now, not at first open
+        except (ValueError, DatabaseError) as exc:
             raise ConfigError(f"database URL: {exc}") from exc
-        if url.split(":", 1)[0].lower() in ("postgresql", "postgres"):
-            return "postgresql"
-        raise ConfigError(f"database URL: unsupported scheme in {_scheme_of(url)!r} "
-                          "(use postgresql://... or sqlite:///path)")
+        return engine.name
+
+    @property
+    def sqlite_path(self) -> Path | None:
+        """The SQLite file this home's store lives in (this home's ``hermes_store.db`` or the
+        file a ``sqlite:///`` URL names); None when the store is on a server."""
+        from hermes_store.db import sqlite_url_path
+
+        if self.engine != "sqlite":
+            return None
+        url = self.database_url()
+        return (sqlite_url_path(url) if url else None) or self.db_path
+
+    def store_location(self) -> str:
+        """Where the store is, fit to print: the SQLite file's path or the server URL with its
+        password masked."""
+        path = self.sqlite_path
+        if path is not None:
+            return str(path)
+        from hermes_store.pgdb import mask_url
+
+        return mask_url(self.database_url())
 
     def store_exists(self) -> bool:
         """True when there is a store to read without creating one: a server is configured, or
         the SQLite file (this home's, or the one a ``sqlite:///`` URL names) exists."""
-        from hermes_store.db import sqlite_url_path
-
-        if self.engine == "postgresql":
-            return True
-        url = self.database_url()
-        path = sqlite_url_path(url) if url else None
-        return (path or self.db_path).exists()
+        path = self.sqlite_path
+        return True if path is None else path.exists()
 
     def open_db(self, **kwargs: Any):  # -> Database | PgDatabase (imports lazy for CLI start-up)
         """Open (create, migrate) this home's store: its ``hermes_store.db``, or the
-        database named by :meth:`database_url` (SQLite-only options are ignored for a server)."""
-        from hermes_store.db import Database, sqlite_url_path
+        database named by :meth:`database_url` (SQLite-only options are ignored for a server).
 
-        url = self.database_url()
+        ``readonly=True`` opens an existing store without writing to it (an absent SQLite
+        file raises :class:`~hermes_store.db.DatabaseError` instead of being created)."""
         settings = self.redaction_settings()
-        if self.engine == "postgresql":
+        path = self.sqlite_path
+        if path is None:
             from hermes_store.pgdb import PgDatabase, writer_label
 
-            db = PgDatabase(url, migrate=kwargs.get("migrate", True),  # type: ignore[arg-type]
+            db = PgDatabase(self.database_url() or "", migrate=kwargs.get("migrate", True),
                             writer=writer_label(self.root))
         else:
-            path = sqlite_url_path(url) if url else None
-            private_mkdir(self.root if path is None else path.parent)
-            db = Database(path or self.db_path, **kwargs)
+            from hermes_store.db import Database
+
+            if not kwargs.get("readonly"):
+                private_mkdir(path.parent)
+            db = Database(path, **kwargs)
         db.redaction_settings = settings
         return db
 
@@ -319,13 +338,24 @@ class Home:
         except RedactionConfigError as exc:
             raise ConfigError(str(exc)) from exc
 
+    def open_existing_db(self, **kwargs: Any):  # -> Database | PgDatabase | None
+        """:meth:`open_db` when the store exists, else None: a read never creates a store."""
+        return self.open_db(**kwargs) if self.store_exists() else None
+
+    def open_reader(self):  # -> Database | PgDatabase
+        """The store for a command that only reads: :meth:`open_db` when it exists, else an
+        empty private in-memory database with the full schema (reads answer empty and no file
+        is created). Close it when done, like any database."""
+        if self.store_exists():
+            return self.open_db()
+        from hermes_store.db import Database
+
+        db = Database(":memory:")
+        db.redaction_settings = self.redaction_settings()
+        return db
+
     def __repr__(self) -> str:
         return f"Home({str(self.root)!r})"
-
-
-def _scheme_of(url: str) -> str:
-    """The scheme part of ``url`` (nothing after it, so no secret is ever echoed)."""
-    return url.split(":", 1)[0] + ":" if ":" in url else "(no scheme)"
 
 
 def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:

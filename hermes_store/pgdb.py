@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from hermes_store.db import IN_CHUNK, DatabaseError, query_in_chunks, schema_dir
+from hermes_store.engines import ENGINES
 
 logger = logging.getLogger(__name__)
 # the pool's own retry warnings would print past the caller's error (Python's last-resort
@@ -36,7 +37,7 @@ logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 T = TypeVar("T")
 
 ENGINE = "postgresql"
-URL_SCHEMES = ("postgresql", "postgres")
+URL_SCHEMES = ENGINES[ENGINE].url_schemes
 MIGRATIONS_TABLE = "hermes_store_migrations"
 DEFAULT_CONNECT_TIMEOUT = 5.0  # seconds to establish one connection
 DEFAULT_STATEMENT_TIMEOUT = 30.0  # seconds the server lets one statement run
@@ -217,7 +218,7 @@ class PortableSql:
 
 def pg_schema_dir() -> Path:
     """The directory of the PostgreSQL migrations (``schema/pg``)."""
-    return schema_dir() / "pg"
+    return schema_dir() / ENGINES[ENGINE].schema_folder
 
 
 def pg_migrations() -> list[tuple[int, Path]]:
@@ -412,6 +413,19 @@ class PgDatabase:
                 self._local.conn = None
 
     write = transaction  # the name the SQLite Database uses for the same thing
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        """A read-only REPEATABLE READ transaction: every statement of the block on this thread
+        sees the one snapshot taken at its first statement (a consistent copy while writers run;
+        writers are never blocked). Nested inside a transaction it joins that transaction."""
+        if self.in_transaction:
+            with self.transaction() as conn:
+                yield conn
+            return
+        with self.transaction() as conn:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
 
     @property
     def portable(self) -> PortableSql:

@@ -558,6 +558,13 @@ def bounded_query_text(text: str) -> str:
     return head[:space] if space > MAX_QUERY_CHARS // 2 else head
 
 
+def clean_query_text(text: str) -> str:
+    """``text`` with every control character (NUL included) as a space: what every engine is
+    given for a query, so NUL (which PostgreSQL text cannot hold) and other controls are read
+    alike everywhere -- the compiled plan and the raw-text look-ups (titles) both use this."""
+    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+
+
 def compile_query(text: str | QueryPlan) -> QueryPlan:
     """Compile user text into a :class:`QueryPlan` (never raises; a plan is returned as is)."""
     if isinstance(text, QueryPlan):
@@ -567,8 +574,7 @@ def compile_query(text: str | QueryPlan) -> QueryPlan:
     if len(text) > MAX_QUERY_CHARS:
         cut_note = f"query cut to its first {MAX_QUERY_CHARS:,} characters (it had {len(text):,})"
         text = bounded_query_text(text)
-    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
-    plan = _compile(text)
+    plan = _compile(clean_query_text(text))
     if cut_note is not None:
         plan.note = f"{plan.note}; {cut_note}" if plan.note else cut_note
     return plan

@@ -27,6 +27,7 @@ from hermes_store.builtin.search import search_entries
 from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
+from hermes_store.sessions.refs import message_ref
 from hermes_store.threats import sanitize_entry
 from hermes_store.tooling import (
     Tool,
@@ -347,6 +348,7 @@ class SessionsKind(Kind):
                     "session_id": row["session_id"], "seq": row.get("seq"), "role": row.get("role"),
                     "timestamp": stamp, "time": _iso(stamp), "source": row.get("source"),
                     "title": row.get("title"), "link": f"@session:{row['session_id']}",
+                    "ref": message_ref(row["session_id"], row["seq"]) if row.get("seq") is not None else None,
                     **({"written_by": writers[row["session_id"]]} if row["session_id"] in writers else {}),
                 },
             ))
@@ -358,11 +360,12 @@ class SessionsKind(Kind):
 
     def label(self, item: RecallItem) -> str:
         when = item.provenance.get("time")
-        return (f"[{item.provenance.get('link')} #{item.id}{', ' + when[:10] if when else ''}, "
-                f"{item.provenance.get('role')}]")
+        name = item.provenance.get("ref") or f"{item.provenance.get('link')} #{item.id}"
+        return f"[{name}{', ' + when[:10] if when else ''}, {item.provenance.get('role')}]"
 
     def describe(self, fields: dict[str, Any]) -> tuple[str, str]:
-        head = (f"  {fields['link']} #{fields['id']}  {fields.get('time') or ''} {fields.get('role') or ''} "
+        name = fields.get("ref") or f"{fields['link']} #{fields['id']}"
+        head = (f"  {name}  {fields.get('time') or ''} {fields.get('role') or ''} "
                 f"{fields.get('title') or ''}").rstrip()
         if fields.get("written_by"):
             head += f"  (by {fields['written_by']})"
@@ -474,9 +477,7 @@ def pack(items: list[RecallItem], budget_tokens: int, query: str) -> tuple[list[
 def _open_existing_db(home: Home) -> Database | None:
     """The home's store if it exists (a SQLite file is never created by a read; a configured
     server is opened, a failure to reach it raised for the caller to report)."""
-    if not home.store_exists():
-        return None
-    return home.open_db() if home.engine == "postgresql" else Database(home.db_path)
+    return home.open_existing_db()
 
 
 def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_tokens: int | None = None,

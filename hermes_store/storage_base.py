@@ -10,19 +10,21 @@ contract and the look-up in a registry.
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
+from hermes_store.engines import StoreDatabase, load
+
 
 class EngineStorage(ABC):
-    """One area's storage over one database object (``db``: a ``Database`` or ``PgDatabase``)."""
+    """One area's storage over one database object (``db``: a ``Database`` or ``PgDatabase``,
+    typed by :class:`~hermes_store.engines.StoreDatabase`)."""
 
     engine: str = ""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: StoreDatabase) -> None:
         self.db = db
 
     @property
@@ -44,5 +46,4 @@ def engine_class(registry: Mapping[str, str], engine: str, what: str) -> type:
     target = registry.get(engine)
     if target is None:
         raise ValueError(f"no {what} for database engine {engine!r} (known: {', '.join(sorted(registry))})")
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return load(target)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Print the supported-agents table, or rewrite it in README.md with --write.
+"""Print the supported-agents table, or rewrite it in docs/formats.md with --write.
 
 The table is generated from the importer registry (tests/sessions/test_sess_readme.py
-fails when README.md is out of date).
+fails when docs/formats.md is out of date).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from pathlib import Path
 from hermes_store.sessions.importers import IMPORTERS
 from hermes_store.sessions.importers.catalog import README_END, README_START, readme_section
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "formats.md"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--write", action="store_true", help="rewrite the table in README.md")
+    parser.add_argument("--write", action="store_true", help="rewrite the table in docs/formats.md")
     args = parser.parse_args()
     section = readme_section(IMPORTERS)
     if not args.write:

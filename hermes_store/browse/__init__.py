@@ -54,10 +54,20 @@ def datasette_command(db_path: Path, port: int, metadata_path: Path) -> list[str
 
 
 def prepare(home: Home) -> Path:
-    """Create and migrate the home's database (so its FTS layout is current); return its path."""
+    """Migrate the home's SQLite store (so its FTS layout is current); return its path.
+
+    Datasette reads SQLite files only: a store on a server, or none at all yet, is refused
+    with :class:`BrowseUnavailable` saying why (nothing is created)."""
+    path = home.sqlite_path
+    if path is None:
+        raise BrowseUnavailable(f"browse serves a SQLite store; this store is on {home.engine} "
+                                f"({home.store_location()}); copy it to a file with "
+                                "`hermes-store migrate --to sqlite:///path` and browse that")
+    if not path.exists():
+        raise BrowseUnavailable(f"{path}: no store yet (index sessions or add facts first)")
     with home.open_db():
         pass
-    return home.db_path
+    return path
 
 
 def run(home: Home, port: int = DEFAULT_PORT) -> int:

@@ -23,13 +23,11 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
+from hermes_store.engines import storage_registry
 from hermes_store.query import QueryPlan
 from hermes_store.storage_base import EngineStorage, engine_class
 
-STORAGE_ENGINES: dict[str, str] = {
-    "sqlite": "hermes_store.builtin.storage_sqlite:SqliteBuiltinStorage",
-    "postgresql": "hermes_store.builtin.storage_pg:PgBuiltinStorage",
-}
+STORAGE_ENGINES: dict[str, str] = storage_registry("builtin")  # from the one engine registry
 
 
 class BuiltinStorage(EngineStorage):

@@ -13,7 +13,8 @@ import sys
 
 import click
 
-from hermes_store.cli.common import explain_failure, terminal_safe_output
+from hermes_store.cli.common import ReaderGone, explain_failure, terminal_safe_output
+from hermes_store.cli.style import COLOR_MODES, set_color_mode
 from hermes_store.db import (
     CLI_BUDGET_ENV,
     DEFAULT_CLI_QUERY_BUDGET,
@@ -75,7 +76,8 @@ class LazyGroup(click.Group):
         """
         try:
             return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
+                ReaderGone):
             raise
         except Exception as exc:
             if os.environ.get("HERMES_STORE_DEBUG"):
@@ -93,10 +95,15 @@ class LazyGroup(click.Group):
               help="Keep sessions, facts and memory history in this database "
                    "(postgresql://... or sqlite:///path; default: $HERMES_STORE_DATABASE_URL, "
                    "store.database_url in config.yaml, else <home>/hermes_store.db).")
+@click.option("--color", "color", type=click.Choice(COLOR_MODES), default="auto", show_default=True,
+              help="Style output (bold hits, headings): on a terminal only (auto; NO_COLOR turns "
+                   "it off), always, or never.")
 @click.version_option(package_name="hermes_store")
 @click.pass_context
-def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_url: str | None) -> None:
+def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_url: str | None,
+        color: str) -> None:
     """hermes-store: built-in memory, past sessions and facts for AI agents."""
+    set_color_mode(color)
     try:
         ctx.obj = Home(home_dir, profile, database_url=database_url)
     except ConfigError as exc:
@@ -106,11 +113,19 @@ def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_
     ctx.with_resource(query_budget(configured_budget(CLI_BUDGET_ENV, DEFAULT_CLI_QUERY_BUDGET)))
 
 
+# exit status when the reader of our output went away (``… | head -1``): what a Unix
+# tool killed by SIGPIPE reports (128 + 13), quietly, as cat, seq and git do
+EXIT_READER_GONE = 141
+
+
 def main() -> None:
     """Console-script entry point."""
-    with terminal_safe_output():
-        try:
-            cli(prog_name="hermes-store")
-        except ConfigError as exc:
-            click.echo(f"Error: {exc}", err=True)
-            sys.exit(2)
+    try:
+        with terminal_safe_output():
+            try:
+                cli(prog_name="hermes-store")
+            except ConfigError as exc:
+                click.echo(f"Error: {exc}", err=True)
+                sys.exit(2)
+    except ReaderGone:
+        sys.exit(EXIT_READER_GONE)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
-from hermes_store.backup import backup as backup_store
-from hermes_store.backup import restore as restore_store
-from hermes_store.cli.common import echo_json, get_home
+from hermes_store.backup import backup_store, restore_store
+from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.style import StatusLine
+from hermes_store.db import DatabaseError
+from hermes_store.home import ConfigError
 
 
 @click.command("backup")
@@ -16,14 +18,22 @@ from hermes_store.cli.common import echo_json, get_home
 def backup(ctx: click.Context, dest: str, as_json: bool) -> None:
     """Copy the store's database to DEST (a file, or a directory for a time-stamped file).
 
-    Uses SQLite's online backup: one consistent snapshot even while agents write.
+    One consistent snapshot even while agents write: SQLite's online backup of the file, or
+    on PostgreSQL every table read in one REPEATABLE READ snapshot into a SQLite store file.
     MEMORY.md / USER.md are plain files: copy them as they are.
     """
-    result = backup_store(get_home(ctx).db_path, dest)
+    try:
+        with StatusLine() as line:  # on a terminal's stderr only
+            line.show(f"Backing up {get_home(ctx).store_location()} ...")
+            result = backup_store(get_home(ctx), dest)
+    except (ConfigError, DatabaseError) as exc:
+        fail(str(exc))
+        return
     if as_json:
         echo_json({"success": True, **result})
         return
-    click.echo(f"backed up {result['pages']:,} pages ({result['bytes']:,} bytes, schema "
+    size = (f"{result['pages']:,} pages" if "pages" in result else f"{result['rows']:,} rows")
+    click.echo(f"backed up {size} ({result['bytes']:,} bytes, schema "
                f"{result['schema_version']}) to {result['backup']}")
 
 
@@ -33,8 +43,13 @@ def backup(ctx: click.Context, dest: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def restore(ctx: click.Context, source: str, force: bool, as_json: bool) -> None:
-    """Replace the store's database by the backup SOURCE (the current one is kept beside it)."""
-    result = restore_store(get_home(ctx).db_path, source, force=force)
+    """Replace the store's database by the backup SOURCE (a SQLite file's current copy is kept
+    beside it; a PostgreSQL store is replaced in one transaction, counts verified)."""
+    try:
+        result = restore_store(get_home(ctx), source, force=force)
+    except (ConfigError, DatabaseError) as exc:
+        fail(str(exc))
+        return
     if as_json:
         echo_json({"success": True, **result})
         return

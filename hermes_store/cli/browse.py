@@ -18,11 +18,12 @@ def browse(ctx: click.Context, port: int) -> None:
 
     Read-only and bound to 127.0.0.1. Needs the `browse` extra: pip install 'hermes_store[browse]'.
     """
-    from hermes_store.browse import BrowseUnavailable, run
+    from hermes_store.browse import BrowseUnavailable, prepare, run
 
     where = f"http://127.0.0.1:{port}/" if port else "a free port on 127.0.0.1 (Datasette prints it)"
-    click.echo(f"Serving {get_home(ctx).db_path} read-only on {where} (Ctrl-C stops)", err=True)
     try:
+        path = prepare(get_home(ctx))
+        click.echo(f"Serving {path} read-only on {where} (Ctrl-C stops)", err=True)
         code = run(get_home(ctx), port)
     except BrowseUnavailable as exc:
         raise click.ClickException(str(exc)) from exc

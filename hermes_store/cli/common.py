@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import io
 import json
-import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,6 +12,13 @@ from typing import Any
 
 import click
 
+from hermes_store.cli.style import (
+    color_wanted,
+    has_styles,
+    render_styles,
+    strip_styles,
+    terminal_safe,
+)
 from hermes_store.home import Home
 from hermes_store.tooling import fence_reply, sanitize_context
 
@@ -45,7 +51,7 @@ def explain_failure(exc: BaseException, home: Home | None) -> str:
 
     text = str(exc) or type(exc).__name__
     if isinstance(exc, apsw.Error):
-        where = home.db_path if home is not None else "the database"
+        where = home.store_location() if home is not None else "the database"
         hint = " (run `hermes-store doctor`)" if not isinstance(exc, apsw.BusyError) else ""
         return f"{where}: {text}{hint}"
     if isinstance(exc, OSError) and exc.filename and str(exc.filename) not in text:
@@ -62,24 +68,16 @@ def fail(message: str, code: int = 1) -> None:
 
 
 # --------------------------------------------------------------------------- terminal safety
-# Stored text (session ids and titles, messages, facts, memory entries) may hold ESC
-# sequences: screen clears, window titles, OSC 52 clipboard writes. Everything a command
-# prints passes through terminal_safe, which writes control characters as \uXXXX. That
-# form is also a JSON escape of the same character, so --json output keeps exact data.
-# Bidi embedding/override/isolate controls reorder what the terminal shows ("Trojan Source":
-# ``invoice\u202eexe.pdf`` displays as ``invoicefdp.exe``), and line/paragraph separators break
-# lines in some terminals: they are escaped the same way.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
-
-
-def terminal_safe(text: str) -> str:
-    """``text`` with every C0/C1 control character except newline and tab, and every bidi
-    override or isolate, shown as ``\\uXXXX``."""
-    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+# Stored text may hold ESC sequences: everything a command prints passes style.terminal_safe
+# (re-exported here), and our own styling is rendered after it (see style.py).
 
 
 class _SafeTextStream(io.TextIOBase):
-    """A text stream that escapes control characters before writing to ``inner``."""
+    """A text stream that escapes control characters before writing to ``inner``.
+
+    Our own styling (``style.style`` marks) is rendered after the escaping: real SGR
+    sequences when ``inner`` shows colour (``style.color_wanted``), nothing otherwise.
+    """
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
@@ -98,11 +96,17 @@ class _SafeTextStream(io.TextIOBase):
     def write(self, text: str) -> int:  # type: ignore[override]
         if not isinstance(text, str):
             raise TypeError("text stream")
-        self._inner.write(terminal_safe(text))
+        try:
+            self._inner.write(render_styles(terminal_safe(text), color_wanted(self._inner)))
+        except BrokenPipeError:
+            _reader_gone()
         return len(text)
 
     def flush(self) -> None:
-        self._inner.flush()
+        try:
+            self._inner.flush()
+        except BrokenPipeError:
+            _reader_gone()
 
     def isatty(self) -> bool:
         return bool(getattr(self._inner, "isatty", lambda: False)())
@@ -118,6 +122,24 @@ class _SafeTextStream(io.TextIOBase):
 
     def __getattr__(self, name: str) -> Any:  # anything else a text stream offers
         return getattr(self._inner, name)
+
+
+class ReaderGone(Exception):
+    """The reader of stdout or stderr closed its end (``… | head -1``)."""
+
+
+def _reader_gone() -> None:
+    """Point stdout/stderr at /dev/null (nothing more can be shown) and stop the command."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        try:
+            os.dup2(devnull, fd)
+        except OSError:
+            pass
+    os.close(devnull)
+    raise ReaderGone()
 
 
 @contextmanager
@@ -156,7 +178,14 @@ class _FencedTextStream(_SafeTextStream):
     def write(self, text: str) -> int:  # type: ignore[override]
         if not isinstance(text, str):
             raise TypeError("text stream")
-        self._inner.write(sanitize_context(text))
+        if has_styles(text):
+            # sanitise what a reader sees, without our marks; keep the styling only when
+            # nothing had to be removed (a mark inside a forged tag cannot hide it)
+            plain = strip_styles(text)
+            cleaned = sanitize_context(plain)
+            self._inner.write(text if cleaned == plain else cleaned)
+        else:
+            self._inner.write(sanitize_context(text))
         return len(text)
 
 

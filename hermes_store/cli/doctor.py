@@ -10,22 +10,27 @@ from typing import TYPE_CHECKING
 import click
 
 from hermes_store.cli.common import echo_json, get_home
+from hermes_store.cli.style import StatusLine, style
+from hermes_store.home import ConfigError, Home
 
 if TYPE_CHECKING:
     from hermes_store.dbhealth import Report
 
 
 @click.command("doctor")
-@click.option("--fix", is_flag=True, help="Rebuild full-text indexes that fail their checks; drop triggers "
-              "and views the hermes_store schema does not have.")
+@click.option("--fix", is_flag=True, help="Repair what can be: salvage a damaged SQLite file, recreate missing "
+              "tables/indexes/functions (PostgreSQL: re-run the migrations), rebuild failing full-text indexes, "
+              "drop triggers and views the hermes_store schema does not have.")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @click.pass_context
 def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
-    """PRAGMA integrity_check, FTS5 integrity-check of every index, and a MATCH+snippet probe.
+    """Check the store: its schema and objects, the engine's consistency check, every
+    full-text index, and a real search probe (SQLite: PRAGMA integrity_check and FTS5
+    integrity-check; PostgreSQL: schema version, missing tables/indexes/functions/triggers,
+    invalid indexes).
 
     Exit 0 when everything passes (after --fix), 1 otherwise.
     """
-    from hermes_store import dbhealth
     from hermes_store.sessions import maintenance as m
 
     checks: list[dict] = []
@@ -35,45 +40,23 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
                        "problem": problem, "fixed": fixed, **extra})
 
     home = get_home(ctx)
-    report = dbhealth.inspect(home.db_path)
-    if report.corrupt:
-        problem = "; ".join(report.problems[:5])
-        if fix:
-            try:
-                salvaged = dbhealth.salvage(home.db_path)
-                copied = ", ".join(f"{t} {c['copied']}" for t, c in salvaged["tables"].items() if c["copied"])
-                errors = sum(c["read_errors"] for c in salvaged["tables"].values())
-                record("salvage", problem, True, kept_as=salvaged["kept_as"], tables=salvaged["tables"],
-                       note=f"copied into a fresh store: {copied or 'nothing readable'}; {errors} read error(s) "
-                            f"skipped; the damaged file is kept as {salvaged['kept_as']}")
-            except Exception as exc:  # doctor never crashes: it says what it could not do
-                record("salvage", f"{problem}; salvage failed: {type(exc).__name__}: {exc}")
-                _report(checks, as_json)
-                sys.exit(1)
-            report = dbhealth.inspect(home.db_path)
-        else:
-            record("readable", problem + " (run `hermes-store doctor --fix` to salvage it)")
+    try:
+        path = home.sqlite_path
+    except ConfigError as exc:
+        record("config", str(exc))
+        _report(checks, as_json)
+        sys.exit(2)
+    if path is None:
+        if not _check_server(home, fix, record):
             _report(checks, as_json)
             sys.exit(1)
-    if report.newer_schema:
-        record("schema_version", report.problems[0])
+    elif not path.exists():
+        record("store", None, note=f"no store at {path} yet (it is created by the first write)")
+        _report(checks, as_json)
+        sys.exit(0)
+    elif not _check_file(path, fix, record):
         _report(checks, as_json)
         sys.exit(1)
-    if report.missing:
-        problem = ", ".join(f"{kind} {name}" for kind, name in report.missing) + " missing"
-        fixed = False
-        if fix:
-            try:
-                done = dbhealth.repair(home.db_path)
-                fixed = not dbhealth.inspect(home.db_path).missing
-                record("schema", problem, fixed, done=done)
-            except Exception as exc:
-                record("schema", f"{problem}; repair failed: {type(exc).__name__}: {exc}")
-        else:
-            record("schema", problem)
-    else:
-        record("schema", None)
-    _foreign_objects(home.db_path, report, fix, record)
     try:
         db = home.open_db()
     except Exception as exc:
@@ -81,53 +64,140 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
         _report(checks, as_json)
         sys.exit(1)
     try:
-        problems = m.integrity_check(db)
-        record("integrity_check", "; ".join(problems[:5]) if problems else None)
-        for table in m.fts_tables(db):
+        with StatusLine() as line:  # progress on a terminal's stderr only
+            line.show("doctor: integrity_check ...")
+            problems = m.integrity_check(db)
+            record("integrity_check", "; ".join(problems[:5]) if problems else None)
+            for table in m.fts_tables(db):
+                line.show(f"doctor: checking fts:{table} ...")
+                try:
+                    problem = m.fts_integrity(db, table)
+                    fixed = False
+                    if problem and fix:
+                        m.fts_rebuild(db, table)
+                        fixed = m.fts_integrity(db, table) is None
+                    record(f"fts:{table}", problem, fixed)
+                except Exception as exc:
+                    record(f"fts:{table}", f"{type(exc).__name__}: {exc}")
+            line.show("doctor: match probe ...")
             try:
-                problem = m.fts_integrity(db, table)
-                fixed = False
-                if problem and fix:
-                    m.fts_rebuild(db, table)
-                    fixed = m.fts_integrity(db, table) is None
-                record(f"fts:{table}", problem, fixed)
+                if m.index_ready(db):
+                    problem = m.match_probe(db)
+                    fixed = False
+                    if problem and fix:
+                        m.rebuild_message_index(db)
+                        fixed = m.match_probe(db) is None
+                    record("match_probe", problem, fixed)
             except Exception as exc:
-                record(f"fts:{table}", f"{type(exc).__name__}: {exc}")
-        try:
-            if m.index_ready(db):
-                problem = m.match_probe(db)
-                fixed = False
-                if problem and fix:
-                    m.rebuild_message_index(db)
-                    fixed = m.match_probe(db) is None
-                record("match_probe", problem, fixed)
-        except Exception as exc:
-            record("match_probe", f"{type(exc).__name__}: {exc}")
+                record("match_probe", f"{type(exc).__name__}: {exc}")
     finally:
         db.close()
     _report(checks, as_json)
     sys.exit(0 if all(c["ok"] for c in checks) else 1)
 
 
+def _check_server(home: Home, fix: bool, record: Callable[..., None]) -> bool:
+    """The schema checks of a PostgreSQL store (version, missing objects; ``fix`` re-runs the
+    migrations); False when the rest of the checks cannot run."""
+    from hermes_store import dbhealth
+
+    try:
+        db = home.open_db(migrate=False)
+    except Exception as exc:  # an unreachable server is a finding, not a crash
+        record("open", str(exc))
+        return False
+    try:
+        report = dbhealth.pg_inspect(db)
+        if report.newer_schema:
+            record("schema_version", report.problems[0])
+            return False
+        if not report.missing:
+            record("schema", None, schema_version=report.user_version)
+            return True
+        problem = "; ".join(report.problems)
+        if not fix:
+            record("schema", problem + " (run `hermes-store doctor --fix` to recreate them)")
+            return True
+        try:
+            done = dbhealth.pg_repair(db)
+            after = dbhealth.pg_inspect(db)
+            record("schema", problem, not after.missing, done=done, schema_version=after.user_version)
+        except Exception as exc:
+            record("schema", f"{problem}; repair failed: {type(exc).__name__}: {exc}")
+        return True
+    finally:
+        db.close()
+
+
+def _check_file(path: Path, fix: bool, record: Callable[..., None]) -> bool:
+    """The file checks of a SQLite store (readable, schema version, missing objects; ``fix``
+    salvages a damaged file and recreates missing objects); False when the rest cannot run."""
+    from hermes_store import dbhealth
+
+    report = dbhealth.inspect(path)
+    if report.corrupt:
+        problem = "; ".join(report.problems[:5])
+        if not fix:
+            record("readable", problem + " (run `hermes-store doctor --fix` to salvage it)")
+            return False
+        try:
+            salvaged = dbhealth.salvage(path)
+        except Exception as exc:  # doctor never crashes: it says what it could not do
+            record("salvage", f"{problem}; salvage failed: {type(exc).__name__}: {exc}")
+            return False
+        copied = ", ".join(f"{t} {c['copied']}" for t, c in salvaged["tables"].items() if c["copied"])
+        errors = sum(c["read_errors"] for c in salvaged["tables"].values())
+        record("salvage", problem, True, kept_as=salvaged["kept_as"], tables=salvaged["tables"],
+               note=f"copied into a fresh store: {copied or 'nothing readable'}; {errors} read error(s) "
+                    f"skipped; the damaged file is kept as {salvaged['kept_as']}")
+        report = dbhealth.inspect(path)
+    if report.newer_schema:
+        record("schema_version", report.problems[0])
+        return False
+    _missing_objects(path, report, fix, record)
+    _foreign_objects(path, report, fix, record)
+    return True
+
+
+def _missing_objects(path: Path, report: Report, fix: bool, record: Callable[..., None]) -> None:
+    """Tables, indexes and triggers the migrations create that the file lacks (``fix`` recreates them)."""
+    from hermes_store import dbhealth
+
+    if not report.missing:
+        record("schema", None)
+        return
+    problem = ", ".join(f"{kind} {name}" for kind, name in report.missing) + " missing"
+    if not fix:
+        record("schema", problem)
+        return
+    try:
+        done = dbhealth.repair(path)
+        record("schema", problem, not dbhealth.inspect(path).missing, done=done)
+    except Exception as exc:
+        record("schema", f"{problem}; repair failed: {type(exc).__name__}: {exc}")
+
+
 def _foreign_objects(path: Path, report: Report, fix: bool, record: Callable[..., None]) -> None:
-    """Objects the migrations never create (a trigger or view planted in a restored file):
-    reported; ``--fix`` drops extra triggers and views (tables and indexes are left to the user)."""
+    """Objects the migrations never create or that differ from theirs (a trigger or view planted
+    in a restored file): reported; ``fix`` drops extra triggers and views (tables and indexes
+    are left to the user to judge)."""
+    from hermes_store import dbhealth
+    from hermes_store.db import Database
+
     if not report.foreign:
         record("foreign_objects", None)
         return
-    from hermes_store import dbhealth
-
     problem = "; ".join(m.message for m in report.foreign)
     if not fix:
-        record("foreign_objects", problem)
+        record("foreign_objects", problem + " (run `hermes-store doctor --fix` to drop extra triggers and views)")
         return
     try:
         done = dbhealth.drop_foreign_objects(path)
+        with Database(path, readonly=True) as db:
+            left = dbhealth.schema_mismatches(db, missing=False)
     except Exception as exc:  # doctor never crashes: it says what it could not do
         record("foreign_objects", f"{problem}; drop failed: {type(exc).__name__}: {exc}")
         return
-    with dbhealth.Database(path, readonly=True) as db:
-        left = dbhealth.schema_mismatches(db, missing=False)
     record("foreign_objects", problem, not left, done=done,
            **({"note": "left for you to judge: " + "; ".join(m.message for m in left)} if left else {}))
 
@@ -138,10 +208,11 @@ def _report(checks: list[dict], as_json: bool) -> None:
         return
     for check in checks:
         if check["problem"] is None:
-            click.echo(f"ok     {check['check']}")
+            note = f": {check['note']}" if check.get("note") else ""
+            click.echo(style("ok", "green") + f"     {check['check']}{note}")
         elif check["fixed"]:
             click.echo(f"fixed  {check['check']}: {check['problem']}")
             if check.get("note"):
                 click.echo(f"       {check['note']}")
         else:
-            click.echo(f"FAIL   {check['check']}: {check['problem']}")
+            click.echo(style("FAIL", "red") + f"   {check['check']}: {check['problem']}")

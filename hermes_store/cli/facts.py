@@ -15,9 +15,14 @@ import click
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
-from hermes_store.facts.fact_tools import CATEGORIES, run_fact_feedback, run_fact_store
+from hermes_store.facts.fact_tools import (
+    CATEGORIES,
+    READ_ACTIONS,
+    run_fact_feedback,
+    run_fact_store,
+)
 from hermes_store.facts.store import FactStore, FactStoreError
-from hermes_store.home import ConfigError
+from hermes_store.home import ConfigError, Home
 from hermes_store.tooling import ToolArgumentError
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
@@ -26,11 +31,21 @@ CATEGORY_OPTION = click.option("--category", default=None,
 LIMIT_OPTION = click.option("--limit", type=int, default=10, show_default=True, help="Maximum results.")
 
 
+_READS = READ_ACTIONS  # actions that only read: on a home without a store they answer empty
+
+
+def _open(home: Home, *, reads: bool, config: Any = None) -> FactStore:
+    """The fact store of ``home``; a read on a home without a store gets an empty one in memory."""
+    if reads and not home.store_exists():
+        return FactStore(home.open_reader(), config=config, owns_db=True)
+    return FactStore(home.ensure(), config=config)
+
+
 def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[str, Any]],
          args: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], None]) -> None:
     home = get_home(ctx)
     try:
-        store = FactStore(home.ensure(), config=load_fact_config(home))
+        store = _open(home, reads=args.get("action") in _READS, config=load_fact_config(home))
     except ConfigError as exc:
         fail(str(exc), 2)
         return
@@ -223,7 +238,7 @@ def feedback(ctx: click.Context, action: str, fact_id: int, as_json: bool) -> No
 def entities(ctx: click.Context, limit: int, as_json: bool) -> None:
     """Known entities with their aliases and how many facts mention them."""
     home = get_home(ctx)
-    with FactStore(home.ensure(), config=_config(home)) as store:
+    with _open(home, reads=True, config=_config(home)) as store:
         rows = store.list_entities(limit=limit)
     if as_json:
         echo_json({"success": True, "entities": rows, "count": len(rows)})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import datetime, timezone
 from typing import Any
@@ -103,13 +104,30 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
                 click.echo(f"      {line}")
 
 
+def _refused(results: list[dict[str, Any]]) -> None:
+    """Each refusal's reason on stderr, then exit 1 (the JSON is already on stdout)."""
+    for result in results:
+        if not result.get("success"):
+            click.echo(f"Error: {result.get('error') or 'refused'}", err=True)
+    sys.exit(1)
+
+
 def _tool_call(ctx: click.Context, args: dict[str, Any], session_id: str) -> None:
-    """Run the memory tool as an agent would and print its JSON (exit 0).
+    """Run the memory tool as an agent would and print its JSON: exit 0 when it succeeded,
+    1 when it was refused or matched nothing (the JSON unchanged on stdout, the reason on stderr).
 
     The person at the CLI is the approver, so ``memory.write_approval`` does not stage these.
     """
-    click.echo(tools.handle_tool_call("memory", args, home=get_home(ctx), session_id=session_id,
-                                      origin="cli", user_approved=True))
+    reply = tools.handle_tool_call("memory", args, home=get_home(ctx), session_id=session_id,
+                                   origin="cli", user_approved=True)
+    click.echo(reply)
+    try:
+        data = json.loads(reply)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and data.get("success") is False:
+        click.echo(f"Error: {data.get('error') or 'the memory tool refused the change'}", err=True)
+        sys.exit(1)
 
 
 @memory.command("add")
@@ -251,7 +269,7 @@ def restore(ctx: click.Context, event_id: int, session_id: str) -> None:
     store.close()
     echo_json(result)
     if not result.get("success"):
-        sys.exit(1)
+        _refused([result])
 
 
 @memory.command("pending")
@@ -294,7 +312,7 @@ def approve(ctx: click.Context, record_id: str) -> None:
     store.close()
     echo_json(results if record_id == "all" else results[0])
     if not all(r.get("success") for r in results):
-        sys.exit(1)
+        _refused(results)
 
 
 @memory.command("reject")
@@ -310,4 +328,4 @@ def reject(ctx: click.Context, record_id: str) -> None:
             results.append({"success": False, "error": str(exc)})
     echo_json(results if record_id == "all" else results[0])
     if not all(r.get("success") for r in results):
-        sys.exit(1)
+        _refused(results)

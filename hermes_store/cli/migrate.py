@@ -5,7 +5,9 @@ from __future__ import annotations
 import click
 
 from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.style import StatusLine
 from hermes_store.db import DatabaseError, sqlite_url_path
+from hermes_store.engines import engine_for_url
 from hermes_store.home import ConfigError, Home
 from hermes_store.pgdb import is_postgres_url, mask_url
 
@@ -34,7 +36,7 @@ def migrate(ctx: click.Context, target_url: str, as_json: bool) -> None:
     home = get_home(ctx)
     try:
         source_engine = home.engine
-        target_engine = "postgresql" if is_postgres_url(target_url) else "sqlite"
+        target_engine = engine_for_url(target_url).name
         if source_engine == target_engine:
             fail(f"the store is already on {source_engine}; --to must name the other engine "
                  "(postgresql://... from SQLite, sqlite:///path from PostgreSQL)", 2)
@@ -43,23 +45,26 @@ def migrate(ctx: click.Context, target_url: str, as_json: bool) -> None:
         try:
             target = _open_target(home, target_url)
             try:
-                progress = None if as_json else (lambda table, n: click.echo(f"  {table:<16} {n:>9,} rows"))
                 if not as_json:
                     click.echo(f"Copying {source_engine} -> {target_engine} ({mask_url(target_url)})")
-                if source_engine == "sqlite":
-                    report = sqlite_to_postgres(source, target, progress)
-                else:
-                    report = postgres_to_sqlite(source, target, progress)
+                with StatusLine() as line:  # progress on a terminal's stderr only
+                    def progress(table: str, n: int) -> None:
+                        line.show(f"  copied {table:<16} {n:>9,} rows")
+
+                    copy = sqlite_to_postgres if source_engine == "sqlite" else postgres_to_sqlite
+                    report = copy(source, target, progress)
             finally:
                 target.close()
         finally:
             source.close()
-    except (ConfigError, DatabaseError) as exc:
+    except (ValueError, DatabaseError) as exc:  # ConfigError and an unknown URL scheme included
         fail(str(exc))
         return
     if as_json:
         echo_json(report.as_dict())
         return
     data = report.as_dict()
+    for table, rows in data["tables"].items():
+        click.echo(f"  {table:<16} {rows:>9,} rows")
     click.echo(f"Done: {data['total_rows']:,} rows in {len(data['tables'])} tables, counts verified, "
                f"ids kept ({data['seconds']:.1f}s).")

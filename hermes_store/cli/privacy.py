@@ -35,7 +35,7 @@ def redact(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
         if redactor is None:  # off for new text, but an explicit rescan still uses the rules
             from hermes_store.redaction.storage import store_key
 
-            redactor = Redactor(store_key(db), RedactionSettings(patterns=settings.patterns, allow=settings.allow))
+            redactor = Redactor(store_key(db)[0], RedactionSettings(patterns=settings.patterns, allow=settings.allow))
         report = rewrite_texts(db, redactor.redact_counted, dry_run=dry_run)
         changed = [table for table, row in report.items() if row["rows"]]
         rebuilt: list[str] = []

@@ -7,6 +7,7 @@ import re
 import click
 
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.style import style
 from hermes_store.recall import KINDS, RECALL_KINDS, unknown_kinds_problem
 from hermes_store.recall import recall as run_recall
 from hermes_store.tooling import fence_reply
@@ -16,7 +17,7 @@ _MARK = re.compile(r">>>(.*?)<<<", re.S)
 
 def _highlight(text: str) -> str:
     """Turn >>>match<<< markers into bold text (plain when not on a terminal)."""
-    return _MARK.sub(lambda m: click.style(m.group(1), bold=True), text)
+    return _MARK.sub(lambda m: style(m.group(1), "bold"), text)
 
 
 @click.command("recall")
@@ -59,7 +60,7 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
         if result.omitted:
             click.echo(f"({len(result.omitted)} more left out by the {budget}-token budget)")
         for kind, error in result.errors.items():
-            click.secho(f"error: {kind} could not be searched: {error}", fg="red", err=True)
+            click.echo(style(f"error: {kind} could not be searched: {error}", "red"), err=True)
         if result.errors:
             ctx.exit(1)
         return
@@ -69,14 +70,14 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
         items = [it for it in result.results if it.kind == kind.name]
         if not items:
             continue
-        click.secho(kind.title, bold=True, fg="cyan")
+        click.echo(style(kind.title, "bold", "cyan"))
         for item in items:
             head, body = kind.describe(fence_reply(item.to_dict()))
-            click.echo(head + click.style(f"   [{item.why}]", dim=True))
+            click.echo(head + style(f"   [{item.why}]", "dim"))
             click.echo("    " + _highlight(" ".join(body.split())))
     for kind, note in result.notes.items():
-        click.secho(f"note ({kind}): {note}", dim=True, err=True)
+        click.echo(style(f"note ({kind}): {note}", "dim"), err=True)
     for kind, error in result.errors.items():
-        click.secho(f"error: {kind} could not be searched: {error}", fg="red", err=True)
+        click.echo(style(f"error: {kind} could not be searched: {error}", "red"), err=True)
     if result.errors:
         ctx.exit(1)

@@ -13,6 +13,7 @@ import click
 
 from hermes_store.cli import LazyGroup
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.style import Progress, stderr_is_terminal, style
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader, walk_inputs
@@ -40,12 +41,16 @@ def _when(value: float | None) -> str:
 @click.option("--map", "column_map", default=None, metavar="KEY=COLUMN,...",
               help="Columns of a generic dump: role=...,content=...,time=...,session=... "
                    "(also title, model, tool_name).")
+@click.option("--role-map", "role_map", default=None, metavar="WORD=ROLE,...",
+              help="Roles of a generic dump: e.g. rep=assistant,caller=user (customer, human, agent, "
+                   "bot, ai... are mapped already).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH, hidden=True)
 @click.option("--fts-mode", type=click.Choice(FTS_MODES), default="batch", hidden=True)
 @click.pass_context
 def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: bool,
-              column_map: str | None, as_json: bool, batch_size: int, fts_mode: str) -> None:
+              column_map: str | None, role_map: str | None, as_json: bool, batch_size: int,
+              fts_mode: str) -> None:
     """Import transcripts from files and directories (walked recursively).
 
     Re-running is cheap: unchanged files are skipped, appended JSONL adds only
@@ -65,6 +70,13 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
             options["column_map"] = parse_column_map(column_map)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="'--map'") from None
+    if role_map:
+        from hermes_store.sessions.importers.message_dump import parse_role_map
+
+        try:
+            options["role_map"] = parse_role_map(role_map)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--role-map'") from None
     home = get_home(ctx)
     if discover:
         from hermes_store.sessions.discovery import discovered_paths, find_sources
@@ -72,26 +84,21 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
         found = find_sources(None, Path.home(), Path(home.root))
         paths = (*paths, *discovered_paths(found))
     db = home.open_db()
-    bar = None
     try:
-        if sys.stderr.isatty() and not as_json:
-            total = sum(_size(p) for p, _ in walk_inputs(paths))
-            bar = click.progressbar(length=max(total, 1), label="Indexing", file=sys.stderr)
-            bar.__enter__()
-        progress = (lambda path, size: bar.update(size)) if bar is not None else None
-        loader = BulkLoader(db, batch_messages=batch_size, fts_mode=fts_mode, progress=progress,
-                            options=options)
-        try:
-            summary = loader.run(paths, fmt)
-        except KeyboardInterrupt:
-            click.echo("\nInterrupted: committed batches are kept; run the same command to resume.",
-                       err=True)
-            sys.exit(130)
-        except (DatabaseError, apsw.Error) as exc:
-            fail(f"indexing stopped: {exc} (committed batches are kept; re-run to resume)")
+        total = sum(_size(p) for p, _ in walk_inputs(paths)) if stderr_is_terminal() else 0
+        with Progress(total, "Indexing") as bar:
+            loader = BulkLoader(db, batch_messages=batch_size, fts_mode=fts_mode,
+                                progress=(lambda path, size: bar.update(size)) if bar.shown else None,
+                                options=options)
+            try:
+                summary = loader.run(paths, fmt)
+            except KeyboardInterrupt:
+                click.echo("\nInterrupted: committed batches are kept; run the same command to resume.",
+                           err=True)
+                sys.exit(130)
+            except (DatabaseError, apsw.Error) as exc:
+                fail(f"indexing stopped: {exc} (committed batches are kept; re-run to resume)")
     finally:
-        if bar is not None:
-            bar.__exit__(None, None, None)
         db.close()
     if as_json:
         echo_json(summary.as_dict())
@@ -124,7 +131,7 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
     from hermes_store.sessions.live import SessionIndex
     from hermes_store.sessions.provenance import SOURCE_DELETED, source_status
 
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
         rows = index.list_sessions(source=source, limit=limit)
         status = source_status(index.storage, [row["id"] for row in rows])
     for row in rows:
@@ -155,26 +162,47 @@ def _resolve(index: Any, session_id: str) -> str:
 
 @sessions.command("show")
 @click.argument("session_id")
+@click.option("--context", "around", type=click.IntRange(0, 1000), default=3, show_default=True,
+              help="With ID#N: how many messages to show before and after message N.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON: {session, messages}.")
 @click.pass_context
 @model_facing
-def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
-    """Show one session and its messages (ID may be a unique prefix)."""
+def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) -> None:
+    """Show one session and its messages (ID may be a unique prefix).
+
+    ``ID#N`` (the reference search, recall and session_search print) shows message N with
+    --context messages either side, marked ``>``; ``@session:ID`` works as ID.
+    """
     from hermes_store.sessions.calltext import render_calls
     from hermes_store.sessions.live import SessionIndex
     from hermes_store.sessions.provenance import SOURCE_DELETED, source_status
+    from hermes_store.sessions.refs import parse_ref
     from hermes_store.threats import past_findings
 
-    with SessionIndex(get_home(ctx)) as index:
-        if not index.resolve_id(session_id):
-            for item in index.storage.forgotten_summary(session_id):
+    try:
+        ref = parse_ref(session_id)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'SESSION_ID'") from None
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
+        if not index.resolve_id(ref.session_id):
+            for item in index.storage.forgotten_summary(ref.session_id):
                 if item["whole_session"]:  # say so, never the text
-                    fail(f"session {session_id} was forgotten for good at {_when(item['forgotten_at'])}")
-        sid = _resolve(index, session_id)
+                    fail(f"session {ref.session_id} was forgotten for good at {_when(item['forgotten_at'])}")
+        sid = _resolve(index, ref.session_id)
         session = index.get_session(sid)
         messages = index.get_messages(sid)
         status = source_status(index.storage, [sid]).get(sid)
         forgotten = [seq for item in index.storage.forgotten_summary(sid) for seq in item["messages"]]
+    target = ref.seq
+    if ref.message_id is not None:
+        target = next((m["seq"] for m in messages if m["id"] == ref.message_id), None)
+        if target is None:
+            fail(f"message id {ref.message_id} is not in session {sid}")
+    if target is not None:
+        if not any(m["seq"] == target for m in messages):
+            fail(f"no message {sid}#{target} (messages are numbered "
+                 f"{messages[0]['seq'] if messages else 0}..{messages[-1]['seq'] if messages else 0})")
+        messages = [m for m in messages if abs(m["seq"] - target) <= around]
     assert session is not None
     session.update(status or {"source_path": None, "source_deleted": False})
     for row in [session, *messages]:  # the stored text as it is, marked where the scan flags it
@@ -205,8 +233,10 @@ def show_cmd(ctx: click.Context, session_id: str, as_json: bool) -> None:
         if message["tool_calls"]:
             calls = render_calls(message["tool_calls"]) or [str(message["tool_calls"])]
             body = "\n".join(([body] if body else []) + [f"[tool call] {c}" for c in calls])
+        mark = "> " if message["seq"] == target else ""
+        ref = style(f"{session['id']}#{message['seq']}", "bold" if mark else "dim")
         flag = f"[flagged: {', '.join(message['flagged'])}]\n" if message.get("flagged") else ""
-        click.echo(f"\n[{message['seq']}] {head} ({_when(message['timestamp'])})\n{flag}{body}")
+        click.echo(f"\n{mark}{ref} {head} ({_when(message['timestamp'])})\n{flag}{body}")
 
 
 @sessions.command("stats")
@@ -216,7 +246,7 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
     """Sessions, messages, per-source counts, database and index size."""
     from hermes_store.sessions.live import SessionIndex
 
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
         data = index.stats()
     if as_json:
         echo_json(data)
@@ -292,7 +322,7 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     from hermes_store.sessions.storage import open_session_storage
 
     home = get_home(ctx)
-    db = home.open_db() if Path(home.db_path).exists() or home.engine == "postgresql" else None
+    db = home.open_existing_db()
     forgotten: list[dict[str, Any]] = []
     gone: list[dict[str, Any]] = []
     try:

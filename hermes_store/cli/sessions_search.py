@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import sys
+import re
 from datetime import datetime
 
 import click
 
 from hermes_store import timeutil
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.style import style
+from hermes_store.sessions.live import SessionIndex
 from hermes_store.sessions.search import (
     HIGHLIGHT_CLOSE,
     HIGHLIGHT_OPEN,
@@ -16,15 +18,24 @@ from hermes_store.sessions.search import (
     SearchError,
     SearchResult,
     search_messages,
+    unknown_roles_problem,
 )
 
+_HIT = re.compile(re.escape(HIGHLIGHT_OPEN) + "(.*?)" + re.escape(HIGHLIGHT_CLOSE), re.S)
 
-def _bold(snippet: str, color: bool) -> str:
-    """Turn ``>>>word<<<`` markers into bold (or plain text when not on a terminal)."""
-    if not color:
-        return snippet.replace(HIGHLIGHT_OPEN, "").replace(HIGHLIGHT_CLOSE, "")
-    start, end = click.style("", bold=True, reset=False), "\x1b[22m"
-    return snippet.replace(HIGHLIGHT_OPEN, start).replace(HIGHLIGHT_CLOSE, end)
+
+def _bold(snippet: str) -> str:
+    """Turn ``>>>word<<<`` markers into our bold style (shown only on a terminal)."""
+    return _HIT.sub(lambda m: style(m.group(1), "bold"), snippet)
+
+
+def _check_sources(known: list[str], *given: list[str] | None) -> None:
+    """A usage error naming the valid sources when a ``--source`` is not one of them."""
+    unknown = [s for values in given for s in (values or []) if s not in known]
+    if unknown:
+        valid = ", ".join(known) if known else "none: no sessions are indexed"
+        raise click.BadParameter(f"unknown source {', '.join(map(repr, unknown))} (valid: {valid})",
+                                 param_hint="'--source'")
 
 
 def _stamp(ts: float | None) -> str:
@@ -71,6 +82,9 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
         parts = [p.strip() for v in values for p in v.split(",") if p.strip()]
         return parts or None
 
+    problem = unknown_roles_problem(r.strip() for r in (roles or "").split(",") if r.strip())
+    if problem:
+        raise click.BadParameter(problem, param_hint="'--role'")
     for value in (after, before):  # a bad bound is an error even before anything is indexed
         try:
             timeutil.parse_bound(value)
@@ -82,6 +96,7 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
     else:
         db = home.open_db()
         try:
+            _check_sources(SessionIndex(db).known_sources(), split(sources))  # excluding none is harmless
             result = search_messages(
                 db, query, limit=limit, roles=roles, sources=split(sources),
                 exclude_sources=split(exclude_sources), since=since, until=until, sort=sort,
@@ -96,7 +111,6 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
     if as_json:
         echo_json(result.to_json())
         return
-    color = sys.stdout.isatty()
     if result.note:
         click.echo(f"note: {result.note}", err=True)
     if not result.results:
@@ -106,4 +120,4 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
         title = f" — {row['title']}" if row.get("title") else ""
         click.echo(f"{_stamp(row['timestamp'])}  {row['source']}  {row['session_id']}#{row['seq']} "
                    f"[{row['role']}]{title}")
-        click.echo("    " + _bold(" ".join(str(row["snippet"]).split()), color))
+        click.echo("    " + _bold(" ".join(str(row["snippet"]).split())))

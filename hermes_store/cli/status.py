@@ -141,6 +141,7 @@ def collect_status(home: Home) -> dict[str, Any]:
     if active is not None and active["status_config"] is not None:
         provider_config = active["status_config"]
     database = _database_info(home)
+    database["counts"] = _counts(home, database)
     return {
         "builtin": {
             "memory_injection": cfg.memory_enabled,
@@ -169,14 +170,10 @@ def collect_status(home: Home) -> dict[str, Any]:
 
 def _database_info(home: Home) -> dict[str, Any]:
     """Engine and location of the store (a server URL with its password masked; never opened)."""
-    from hermes_store.db import sqlite_url_path
-    from hermes_store.pgdb import mask_url
-
-    if home.engine == "postgresql":
-        return {"engine": "postgresql", "url": mask_url(home.database_url()), "path": None,
+    db_path = home.sqlite_path
+    if db_path is None:
+        return {"engine": home.engine, "url": home.store_location(), "path": None,
                 "exists": None, "size_bytes": None}
-    url = home.database_url()
-    db_path = sqlite_url_path(url) if url else home.db_path
     db_size = 0
     for suffix in ("", "-wal"):
         try:
@@ -184,6 +181,26 @@ def _database_info(home: Home) -> dict[str, Any]:
         except OSError:
             pass
     return {"engine": "sqlite", "path": str(db_path), "exists": db_path.exists(), "size_bytes": db_size}
+
+
+def _counts(home: Home, database: dict[str, Any]) -> dict[str, Any]:
+    """Sessions, messages and facts stored (zeros before the store exists; ``error`` when the
+    database cannot be read, so status still shows everything else)."""
+    if database.get("engine") == "sqlite" and not database.get("exists"):
+        return {"sessions": 0, "messages": 0, "facts": 0}
+    from hermes_store.facts.store import FactStore
+    from hermes_store.sessions.live import SessionIndex
+
+    try:
+        db = home.open_db()
+        try:
+            counts: dict[str, Any] = dict(SessionIndex(db).counts())
+            counts["facts"] = FactStore(db).count()
+        finally:
+            db.close()
+    except Exception as exc:  # status never fails for a damaged store: it says so
+        return {"sessions": None, "messages": None, "facts": None, "error": str(exc)}
+    return counts
 
 
 def render_status(data: dict[str, Any]) -> list[str]:
@@ -237,6 +254,13 @@ def render_status(data: dict[str, Any]) -> list[str]:
     else:
         size = f"{db['size_bytes']:,} bytes" if db["exists"] else "not created yet"
         lines.append(f"    {'Database:':<11} {size}  ({db['path']})")
+    counts = db.get("counts") or {}
+    if counts.get("error"):
+        lines.append(f"    {'Counts:':<11} unreadable ({counts['error']})")
+    else:
+        lines.append(f"    {'Sessions:':<11} {counts.get('sessions', 0):,}")
+        lines.append(f"    {'Messages:':<11} {counts.get('messages', 0):,}")
+        lines.append(f"    {'Facts:':<11} {counts.get('facts', 0):,}")
     lines.append(f"    {'Render:':<11} {data['render']}")
     return lines
 

@@ -76,8 +76,16 @@ FACT_FEEDBACK_SCHEMA = function_schema(
 )
 
 
-def store_for(ctx: ToolContext) -> FactStore:
-    """The FactStore of the context's home (opened once per context, closed with it)."""
+# fact_store actions that only read: on a home without a store they answer empty, creating nothing
+READ_ACTIONS = frozenset({"search", "probe", "related", "reason", "contradict", "list"})
+
+
+def store_for(ctx: ToolContext, *, reads: bool = False) -> FactStore:
+    """The FactStore of the context's home (opened once per context, closed with it); for a
+    read (``reads``) on a home that has no store yet, an empty one in memory (no file made)."""
+    if reads and not ctx.home.store_exists():
+        return ctx.resource("facts.reader", lambda: FactStore(ctx.home.open_reader(), owns_db=True,
+                                                              config=load_fact_config(ctx.home)))
     return ctx.resource("facts.store", lambda: FactStore(ctx.home.ensure(),
                                                          config=load_fact_config(ctx.home)))
 
@@ -168,14 +176,15 @@ def run_fact_feedback(args: dict[str, Any], store: FactStore) -> dict[str, Any]:
 
 def _fact_store_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     try:
-        return run_fact_store(args, store_for(ctx))
+        return run_fact_store(args, store_for(ctx, reads=args.get("action") in READ_ACTIONS))
     except ToolArgumentError as exc:
         return _error(str(exc))
 
 
 def _fact_feedback_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     try:
-        return run_fact_feedback(args, store_for(ctx))
+        # no store yet: no fact to rate, and the answer (fact not found) needs no file
+        return run_fact_feedback(args, store_for(ctx, reads=True))
     except ToolArgumentError as exc:
         return _error(str(exc))
 

@@ -55,17 +55,19 @@ class FactRows:
 
     ``db`` may be an open Database (not closed by :meth:`close`), a
     :class:`~hermes_store.home.Home` or a path to a database file (opened and
-    owned here). Settings come from ``config`` or the keyword overrides; with
-    neither ``config`` nor ``hrr_dim`` the dimension recorded in ``store_meta``
-    is kept, so a reader never re-encodes what the configured provider wrote.
+    owned here); ``owns_db=True`` hands an open Database over to be closed here.
+    Settings come from ``config`` or the keyword overrides; with neither ``config``
+    nor ``hrr_dim`` the dimension recorded in ``store_meta`` is kept, so a reader
+    never re-encodes what the configured provider wrote.
     """
 
     def __init__(self, db: Database | Home | str | os.PathLike[str], *,
                  config: FactConfig | None = None, default_trust: float | None = None,
                  min_trust: float | None = None, hrr_dim: int | None = None,
-                 half_life_days: float | None = None, hrr_weight: float | None = None) -> None:
+                 half_life_days: float | None = None, hrr_weight: float | None = None,
+                 owns_db: bool = False) -> None:
         if isinstance(db, (Database, PgDatabase)):
-            self.db, self._owns_db = db, False
+            self.db, self._owns_db = db, owns_db
         elif isinstance(db, Home):
             self.db, self._owns_db = db.open_db(), True
         else:

@@ -24,13 +24,11 @@ from abc import abstractmethod
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
+from hermes_store.engines import storage_registry
 from hermes_store.query import QueryPlan
 from hermes_store.storage_base import EngineStorage, engine_class
 
-STORAGE_ENGINES: dict[str, str] = {
-    "sqlite": "hermes_store.facts.storage_sqlite:SqliteFactStorage",
-    "postgresql": "hermes_store.facts.storage_pg:PgFactStorage",
-}
+STORAGE_ENGINES: dict[str, str] = storage_registry("facts")  # from the one engine registry
 
 
 class FactStorage(EngineStorage):

@@ -26,9 +26,11 @@ def redactor_for(db: Any) -> Redactor:
     from hermes_store.redaction.storage import store_key
 
     settings = getattr(db, "redaction_settings", None) or RedactionSettings()
-    redactor = Redactor(store_key(db) if settings.enabled else b"", settings)
-    try:
-        db._hermes_redactor = redactor
-    except AttributeError:  # a database object without a __dict__: computed per call
-        pass
+    key, stored = store_key(db) if settings.enabled else (b"", True)
+    redactor = Redactor(key, settings)
+    if stored:  # a key for this call only is not kept: the next write tries to store one
+        try:
+            db._hermes_redactor = redactor
+        except AttributeError:  # a database object without a __dict__: computed per call
+            pass
     return redactor

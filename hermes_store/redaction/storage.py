@@ -13,17 +13,25 @@ from typing import Any
 KEY_NAME = "redaction_key"
 
 
-def store_key(db: Any) -> bytes:
-    """This store's redaction key (created when missing)."""
+def store_key(db: Any) -> tuple[bytes, bool]:
+    """This store's redaction key (created when missing) and whether it is the stored one.
+
+    A store that refuses the write (read-only file or directory, read-only reader) gets a
+    key for this call only (False): whatever it would redact it cannot store either, and the
+    next call tries again.
+    """
     sql = db.portable
     row = sql.query_one("SELECT value FROM store_meta WHERE key = ?", (KEY_NAME,))
     if row is None and not getattr(db, "readonly", False):
-        sql.execute("INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
-                    (KEY_NAME, secrets.token_hex(32)))
+        try:
+            sql.execute("INSERT INTO store_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                        (KEY_NAME, secrets.token_hex(32)))
+        except Exception:  # the engine's read-only / busy error: nothing can be stored now
+            return secrets.token_bytes(32), False
         row = sql.query_one("SELECT value FROM store_meta WHERE key = ?", (KEY_NAME,))
     if row is None:
-        return secrets.token_bytes(32)
-    return bytes.fromhex(row["value"])
+        return secrets.token_bytes(32), False
+    return bytes.fromhex(row["value"]), True
 
 
 # Every stored text column a secret could sit in: (table, key columns, text columns). The CJK

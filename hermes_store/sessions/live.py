@@ -181,6 +181,14 @@ class SessionIndex:
         """Delete whole lineages inactive for ``older_than`` seconds; returns the session ids."""
         return _prune_sessions(self.db, older_than, dry_run=dry_run, now=now)
 
+    def known_sources(self) -> list[str]:
+        """The distinct sources (cli, telegram, claude-code, ...) of the stored sessions."""
+        return self.storage.known_sources()
+
+    def counts(self) -> dict[str, int]:
+        """``{"sessions": N, "messages": N}`` without the size scans of :meth:`stats`."""
+        return self.storage.counts()
+
     def stats(self) -> dict[str, Any]:
         """Counts and sizes (see :func:`hermes_store.sessions.maintenance.stats`)."""
         return _stats(self.db)

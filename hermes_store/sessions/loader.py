@@ -49,7 +49,7 @@ from hermes_store.db import Database
 from hermes_store.foreign_db import ForeignDBError
 from hermes_store.redaction import redactor_for
 from hermes_store.sessions.calltext import call_fields, strip_boilerplate
-from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detect
+from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detection
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
     Checkpoint,
@@ -317,8 +317,9 @@ class BulkLoader:
         row = self.storage.source_state(key)
         meta: dict[str, Any] = json.loads(row["meta"] or "{}") if row is not None else {}
         known = IMPORTERS.get(row["format"]) if row is not None else None
+        # importer options (a dump's --map / --role-map) may read the same file differently: re-read
         if (known is not None and known.skip_when_unchanged and fmt in ("auto", known.name)
-                and meta.get("complete") and row["size"] == info.st_size
+                and not self.options and meta.get("complete") and row["size"] == info.st_size
                 and row["mtime"] == info.st_mtime):
             summary.skipped += int(meta.get("messages", 0))  # unchanged since it was indexed
             return
@@ -357,18 +358,20 @@ class BulkLoader:
         if fmt != "auto":
             return IMPORTERS[fmt](path, self.options)
         try:
-            name, ranked = detect(path, options=self.options)
+            found = detection(path, options=self.options)
         except (AmbiguousFormat, ForeignDBError) as exc:  # ForeignDBError: e.g. locked by its writer
             self._file_error(path, str(exc))
             return None
-        if name is None:
-            if not ranked and first_line_too_long(path):
+        if found.name is None:
+            if not found.ranked and first_line_too_long(path):
                 self._file_error(path, f"line 1 is longer than {MAX_LINE_BYTES:,} bytes, so its format cannot be "
                                        "recognised; nothing imported (pass --format to import the other lines)")
                 return None
-            self._file_error(path, describe_unknown(ranked))
+            self._file_error(path, describe_unknown(found.ranked, found.refused))
             return None
-        return IMPORTERS[name](path, self.options)
+        importer = IMPORTERS[found.name](path, self.options)
+        importer.head = found.head  # a whole document the detector parsed is not parsed again
+        return importer
 
     def _consume(self, current: _File) -> None:
         add_message = self._add_message

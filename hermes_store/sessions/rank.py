@@ -13,17 +13,17 @@ Lower (more negative) is better, as with ``bm25()``.
 
 from __future__ import annotations
 
-import math
 import weakref
 from typing import Any
 
 import apsw
 
 from hermes_store.db import Database
+from hermes_store.sessions import bm25
 
 RANK_FUNCTION = "hs_bm25"
 IDF_SAMPLE = 500
-K1, B = 1.2, 0.75
+K1, B = bm25.K1, bm25.B
 
 _registered: weakref.WeakSet[Any] = weakref.WeakSet()
 
@@ -61,7 +61,7 @@ class _Stats:
         except _Enough:
             span = max(1, seen["last"] - seen["first"] + 1)
             docs = min(float(rows), IDF_SAMPLE * rows / span)
-        return max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+        return bm25.idf(rows, docs)
 
 
 def hs_bm25(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
@@ -71,7 +71,7 @@ def hs_bm25(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
         stats = _Stats(api, weights)
         api.aux_data = stats
     length = api.column_size(-1)
-    norm = K1 * (1 - B + B * length / stats.avgdl)
+    norm = bm25.length_norm(length, stats.avgdl)
     score = 0.0
     for phrase, idf in enumerate(stats.idf):
         freq = 0.0
@@ -79,7 +79,7 @@ def hs_bm25(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
             if offsets:
                 freq += stats.weights[column] * len(offsets)
         if freq:
-            score += idf * (freq * (K1 + 1.0)) / (freq + norm)
+            score += bm25.term_score(idf, freq, norm)
     return -score
 
 

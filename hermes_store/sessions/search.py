@@ -106,6 +106,17 @@ class SearchResult:
 
 # roles searched only when asked for by name (thinking / reasoning text)
 HIDDEN_ROLES = ("reasoning",)
+# every role a message is stored with (importers map their own words onto these)
+MESSAGE_ROLES = ("user", "assistant", "system", "tool", "reasoning")
+
+
+def unknown_roles_problem(roles: Iterable[str]) -> str | None:
+    """A sentence naming the roles that are not :data:`MESSAGE_ROLES`, or None when all are."""
+    unknown = [r for r in roles if r not in MESSAGE_ROLES]
+    if not unknown:
+        return None
+    return f"unknown role {', '.join(map(repr, unknown))} (valid: {', '.join(MESSAGE_ROLES)})"
+
 
 
 def _clean_list(values: Iterable[str] | str | None) -> list[str] | None:

@@ -24,6 +24,7 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.calltext import strip_boilerplate
+from hermes_store.sessions.refs import parse_ref
 from hermes_store.sessions.search import (
     HIDDEN_ROLES,
     Hit,
@@ -102,7 +103,7 @@ SESSION_SEARCH_SCHEMA = function_schema(
                  "description": "Discover: order by time instead of relevance."},
         "detail": {"type": "string", "enum": ["adaptive", "full"],
                    "description": "adaptive (default) hydrates only the top result; full hydrates all."},
-        "session_id": {"type": "string", "description": "Scroll (with around_message_id) or read (alone)."},
+        "session_id": {"type": "string", "description": "Scroll (with around_message_id, or as a ref ID#N) or read."},
         "around_message_id": {"type": "integer", "description": "Scroll anchor message id."},
         "window": {"type": "integer", "description": "Scroll: messages either side (1-20, default 5)."},
         "role_filter": {"type": "string", "description": "Comma-separated roles (default user,assistant; "
@@ -180,7 +181,7 @@ class _Store:
         rows = self.storage.get_messages(session_id, roles=roles, **narrow)
         if roles is None and self.hidden:
             rows = [r for r in rows if r["role"] not in self.hidden]
-        return rows
+        return [{**r, "session_id": session_id} for r in rows]  # each shown message gets its ref
 
     def count(self, session_id: str, roles: tuple[str, ...] | None = None, **narrow: Any) -> int:
         """How many of the session's messages pass the narrowing (hidden roles not counted)."""
@@ -583,10 +584,7 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
             return _open(ctx, None)[0], profile  # this home itself, on whichever engine it uses
         if not target.store_exists():
             raise ToolArgumentError(f"'profile': no session store for profile {profile!r}")
-        if target.engine != "sqlite":
-            return ctx.resource(f"session_search.db.{profile}", target.open_db), profile
-        path = Path(target.db_path)
-        return ctx.resource(f"session_search.db.{profile}", lambda: Database(path, readonly=True)), profile
+        return ctx.resource(f"session_search.db.{profile}", lambda: target.open_db(readonly=True)), profile
     if not ctx.home.store_exists():
         return None, ctx.home.profile
     return ctx.resource("session_search.db", ctx.home.open_db), ctx.home.profile
@@ -650,6 +648,10 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
         return _empty(mode, query, detail)
     hidden = tuple(r for r in HIDDEN_ROLES if r not in roles)
     store = _Store(db, link_profile, current, hidden)
+    if mode == "read" and "#" in session_id:  # a ref SESSION_ID#N (or old @session:ID #K): scroll there
+        ref, mode = parse_ref(session_id), "scroll"
+        at = store.messages(ref.session_id, None, at_seq=ref.seq) if ref.seq is not None else [{"id": -1}]
+        around, session_id = (ref.message_id or (at[0]["id"] if at else -1)), ref.session_id
     if mode == "scroll":
         return scroll(store, session_id, around, window)
     if mode == "read":

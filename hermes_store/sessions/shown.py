@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from hermes_store.sessions.refs import message_ref
 from hermes_store.threats import guard_past, is_past_notice
 
 __all__ = ["ANSI", "shown_message", "shown_title", "tool_calls"]
@@ -34,6 +35,8 @@ def shown_message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dic
     for key in ("tool_name", "tool_calls", "tool_call_id"):
         if row.get(key):
             out[key] = tool_calls(row[key]) if key == "tool_calls" else row[key]
+    if row.get("session_id") is not None and row.get("seq") is not None:
+        out["ref"] = message_ref(row["session_id"], row["seq"])  # SESSION_ID#N, accepted back
     if anchor:
         out["anchor"] = True
     return out

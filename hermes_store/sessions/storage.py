@@ -26,15 +26,16 @@ Data the bulk loader hands over (see :class:`BulkWriter`):
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from hermes_store.engines import storage_registry
 from hermes_store.query import Match
 from hermes_store.sessions.calltext import derived
+from hermes_store.storage_base import engine_class
 
 # the order of the values in one message row handed to BulkWriter.write
 MESSAGE_ROW_FIELDS = ("session_id", "seq", "role", "content", "tool_name", "tool_calls",
@@ -57,10 +58,7 @@ SESSION_FIELDS = ("source", "title", "model", "workspace", "started_at", "ended_
 SORTS: tuple[str, ...] = ("relevance", "newest", "oldest")
 
 # engine name (``Database.engine``) -> "module:Class" of its SessionStorage implementation
-STORAGE_ENGINES: dict[str, str] = {
-    "sqlite": "hermes_store.sessions.storage_sqlite:SqliteSessionStorage",
-    "postgresql": "hermes_store.sessions.storage_pg:PgSessionStorage",
-}
+STORAGE_ENGINES: dict[str, str] = storage_registry("sessions")  # from the one engine registry
 
 
 @dataclass
@@ -400,6 +398,14 @@ class SessionStorage(ABC):
         last_message}`` (``last_message``: newest message timestamp, only when not ended)."""
 
     @abstractmethod
+    def known_sources(self) -> list[str]:
+        """The distinct ``source`` values of the stored sessions, sorted."""
+
+    @abstractmethod
+    def counts(self) -> dict[str, int]:
+        """``{"sessions": N, "messages": N}`` (cheap: no size or index scan)."""
+
+    @abstractmethod
     def stats(self) -> dict[str, Any]:
         """``sessions, messages, per_source ({source: {sessions, messages}}), sources_indexed,
         db_bytes, index_bytes`` (None when the engine cannot tell)."""
@@ -453,13 +459,7 @@ class SessionStorage(ABC):
 
 def storage_class(engine: str) -> type[SessionStorage]:
     """The :class:`SessionStorage` implementation registered for ``engine``."""
-    try:
-        target = STORAGE_ENGINES[engine]
-    except KeyError:
-        known = ", ".join(sorted(STORAGE_ENGINES))
-        raise ValueError(f"no session storage for database engine {engine!r} (known: {known})") from None
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)
+    return engine_class(STORAGE_ENGINES, engine, "session storage")
 
 
 def open_session_storage(db: Any) -> SessionStorage:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import re
 import time
 import unicodedata
@@ -40,6 +39,7 @@ from hermes_store.pgquery import (
     tsquery_sql,
 )
 from hermes_store.query import Match, QueryRejected
+from hermes_store.sessions import bm25
 from hermes_store.sessions.calltext import derived
 from hermes_store.sessions.rows import (
     SESSION_COLUMNS,
@@ -64,7 +64,6 @@ logger = logging.getLogger(__name__)
 PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (SQLite migration 0007)
 IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
 IDF_KEPT = 256  # terms whose IDF one storage object keeps
-K1, B = 1.2, 0.75
 INDEX_RUN_LOCK = 0x48534958  # advisory lock key ("HSIX") held by a `sessions index` run
 INDEX_LOCK_POLL = 0.25  # seconds between tries while another run holds it
 AVGDL_SAMPLE = 2000  # newest rows whose lexeme count estimates the average length
@@ -134,8 +133,7 @@ def _sampled_idf(sample: Sequence[dict[str, Any]], size: int, rows: int) -> floa
     if docs >= size:
         span = max(1, abs(int(sample[0]["id"]) - int(sample[-1]["id"])) + 1)
         docs = size * rows / span
-    docs = min(docs, float(rows))  # the cached row count may lag behind other writers
-    return max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+    return bm25.idf(rows, docs)  # the cached row count may lag behind other writers: capped there
 
 
 _PLAIN_LEXEME = re.compile(r"'((?:[^'\\]|''|\\.)+)'")
@@ -441,15 +439,6 @@ class PgSessionStorage(SqlSessionStorage):
             " ORDER BY coalesce(ended_at, started_at) DESC NULLS LAST, id LIMIT %s", params)
         return [session_row(r) for r in rows]  # type: ignore[misc]
 
-    def sessions_titled(self, title: str) -> list[dict[str, Any]]:
-        pattern = _like_escape(title.lower()) + " #%"
-        rows = self.db.query(
-            f"SELECT {_SESSION_SELECT} FROM sessions WHERE lower(title) = lower(%s)"
-            " OR lower(title) LIKE %s ORDER BY started_at DESC NULLS LAST", (title, pattern))
-        numbered = re.compile(re.escape(title.lower()) + r" #\d+")
-        return [session_row(r) for r in rows  # type: ignore[misc]
-                if r["title"].lower() == title.lower() or numbered.fullmatch(r["title"].lower())]
-
     # -- reading messages -----------------------------------------------------------
 
     # -- search ----------------------------------------------------------------------
@@ -622,8 +611,7 @@ class PgSessionStorage(SqlSessionStorage):
                 docs = self._sampled_docs(tsquery, pair_keys, rows)
                 if lexeme is not None and floor is not None:
                     docs = min(docs, floor * rows)
-            docs = min(docs, float(rows))
-            idf = max(1e-6, math.log((rows - docs + 0.5) / (docs + 0.5)))
+            idf = bm25.idf(rows, docs)
             known = self._idf_seen[(tsquery, rows)] = (now, idf)
         return known[1]
 
@@ -706,9 +694,8 @@ class PgSessionStorage(SqlSessionStorage):
             idf = [self._idf(text, corpus_rows, keys) for text, keys in compiled]
         hits = []
         for row in rows:
-            norm = K1 * (1 - B + B * float(row["dl"] or 0) / avgdl)
-            score = sum(weight * (K1 + 1) / (1 + norm)
-                        for i, weight in enumerate(idf) if row[f"t{i}"])
+            norm = bm25.length_norm(float(row["dl"] or 0), avgdl)
+            score = sum(bm25.term_score(weight, 1.0, norm) for i, weight in enumerate(idf) if row[f"t{i}"])
             hits.append(Hit(int(row["id"]), row["session_id"], int(row["seq"]), row["role"],
                             row["timestamp"], row["source"], row["title"], score, match))
         return Hits(hits, note=walk.note())
@@ -821,19 +808,15 @@ class PgSessionStorage(SqlSessionStorage):
                                (session_id,)).fetchone()
             if row is None:
                 raise SessionNotFound(session_id)
+            # the file it came from is read again by the next index run (see storage_sqlite)
+            conn.execute("UPDATE sources SET size = -1, mtime = -1, resume_at = NULL, content_hash = NULL,"
+                         " meta = '{}' WHERE id = (SELECT source_id FROM sessions WHERE id = %s)",
+                         (session_id,))
             removed = conn.execute("DELETE FROM messages WHERE session_id = %s", (session_id,)).rowcount
             conn.execute("UPDATE sessions SET parent_session_id = %s WHERE parent_session_id = %s",
                          (row["parent_session_id"], session_id))
             conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
         return int(removed)
-
-    def delete_sessions(self, session_ids: Sequence[str]) -> None:
-        ids = list(session_ids)
-        with self.db.transaction() as conn:
-            for start in range(0, len(ids), 1000):
-                chunk = ids[start:start + 1000]
-                conn.execute("DELETE FROM messages WHERE session_id = ANY(%s)", (chunk,))
-                conn.execute("DELETE FROM sessions WHERE id = ANY(%s)", (chunk,))
 
     def lineage_rows(self) -> list[dict[str, Any]]:
         return self.db.query(

@@ -15,8 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_store.query import clean_query_text
 from hermes_store.sessions.calltext import derived
-from hermes_store.sessions.rows import CALLS_BACKFILL_KEY, MESSAGE_COLUMNS, decode_meta
+from hermes_store.sessions.rows import (
+    CALLS_BACKFILL_KEY,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    decode_meta,
+    session_row,
+)
 from hermes_store.sessions.storage import Filters, SessionStorage
 
 #: The message columns every read of whole messages selects.
@@ -101,6 +108,10 @@ def message_clauses(dialect: FilterDialect, roles: Sequence[str] | None, before_
     return "".join(f" AND {c}" for c in clauses), params
 
 
+DELETE_CHUNK = 500  # ids per IN list of a delete
+SESSION_SELECT = ", ".join(SESSION_COLUMNS)
+
+
 class SqlSessionStorage(SessionStorage):
     """What both SQL engines do the same way; the engine modules subclass this and give their
     :attr:`dialect`."""
@@ -108,6 +119,15 @@ class SqlSessionStorage(SessionStorage):
     dialect: FilterDialect
 
     # -- reading sessions and messages ------------------------------------------------
+
+    def known_sources(self) -> list[str]:
+        """Distinct session sources (the ``sessions_source`` index answers it)."""
+        return [str(r["source"]) for r in self.db.query("SELECT DISTINCT source FROM sessions ORDER BY source")]
+
+    def counts(self) -> dict[str, int]:
+        """Sessions and messages stored."""
+        return {"sessions": int(self.db.scalar("SELECT count(*) FROM sessions") or 0),
+                "messages": int(self.db.scalar("SELECT count(*) FROM messages") or 0)}
 
     def parent_of(self, session_id: str) -> str | None:
         """The parent session id, or None."""
@@ -118,6 +138,39 @@ class SqlSessionStorage(SessionStorage):
         """The decoded ``meta`` ({} when absent or unreadable)."""
         p = self.dialect.param
         return decode_meta(self.db.scalar(f"SELECT meta FROM sessions WHERE id = {p}", (session_id,)))
+
+    def delete_sessions(self, session_ids: Sequence[str]) -> None:
+        """Delete the sessions and their messages in ONE transaction on every engine (all or
+        nothing: an interrupted prune leaves every lineage whole), ``IN`` lists of
+        :data:`DELETE_CHUNK` ids."""
+        ids = list(dict.fromkeys(session_ids))
+        sql = self.db.portable
+        with self.db.write():
+            for start in range(0, len(ids), DELETE_CHUNK):
+                chunk = ids[start:start + DELETE_CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                sql.execute(f"DELETE FROM messages WHERE session_id IN ({marks})", chunk)
+                sql.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
+
+    def sessions_titled(self, title: str) -> list[dict[str, Any]]:
+        """Sessions titled ``title`` or ``title #anything`` (Hermes numbers repeats ``#2``),
+        newest start first. Case is folded the same on both engines (Unicode ``str.lower``);
+        diacritics count on both (``Déploy`` is not ``Deploy``); control characters in
+        ``title`` are spaces (:func:`~hermes_store.query.clean_query_text`)."""
+        wanted = clean_query_text(title).strip().lower()
+        if not wanted:
+            return []
+        # pre-filter by the ASCII letters (lower() folds those alike on both engines); every
+        # other character is ``_`` (one character); the exact comparison is made below
+        shape = "".join(c if c.isascii() else "_" for c in wanted.replace("\\", "\\\\")
+                        .replace("%", "\\%").replace("_", "\\_"))
+        p = self.dialect.param
+        rows = self.db.query(
+            f"SELECT {SESSION_SELECT} FROM sessions WHERE title IS NOT NULL AND"
+            f" (lower(title) LIKE {p} ESCAPE '\\' OR lower(title) LIKE {p} ESCAPE '\\')"
+            " ORDER BY COALESCE(started_at, 0) DESC", (shape, shape + " #%"))
+        return [session_row(r) for r in rows  # type: ignore[misc]
+                if (t := str(r["title"]).lower()) == wanted or t.startswith(wanted + " #")]
 
     def get_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
                      before_seq: int | None = None, after_seq: int | None = None,

@@ -55,7 +55,6 @@ from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, 
 COLUMN_WEIGHTS: tuple[float, float, float] = (1.0, 1.0, 1.0)  # messages_fts(search_content, cjk, calls)
 CACHE_KIB = 65_536  # page cache of the bulk-writing connection
 ROWS_PER_INSERT = 200  # 12 columns x 200 rows = 2400 bound values per statement
-DELETE_CHUNK = 500  # ids per DELETE ... IN (...)
 _FTS5 = re.compile(r"\busing\s+fts5\b", re.I)
 _SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
 
@@ -222,16 +221,6 @@ class SqliteSessionStorage(SqlSessionStorage):
             params)
         return [session_row(row) for row in rows]  # type: ignore[misc]
 
-    def sessions_titled(self, title: str) -> list[dict[str, Any]]:
-        """Exact title (NOCASE) or ``title #N``, newest start first."""
-        like = title.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + " #%"
-        rows = self.db.query(
-            f"{_SESSION_SELECT} WHERE title IS NOT NULL AND (title = ? COLLATE NOCASE "
-            "OR title LIKE ? ESCAPE '\\') ORDER BY COALESCE(started_at, 0) DESC",
-            (title, like),
-        )
-        return [session_row(row) for row in rows]  # type: ignore[misc]
-
     # -- reading messages -----------------------------------------------------------
 
     # -- search ----------------------------------------------------------------------
@@ -338,21 +327,16 @@ class SqliteSessionStorage(SqlSessionStorage):
                 raise SessionNotFound(session_id)
             removed = int(self.db.scalar("SELECT COUNT(*) FROM messages WHERE session_id=?",
                                          (session_id,)))
+            # the file it came from is read again by the next index run (delete, then index
+            # the same unchanged file, imports it again); its other sessions are kept as they are
+            self.db.execute("UPDATE sources SET size=-1, mtime=-1, resume_at=NULL, content_hash=NULL,"
+                            " meta='{}' WHERE id=(SELECT source_id FROM sessions WHERE id=?)",
+                            (session_id,))
             self.db.execute("DELETE FROM messages WHERE session_id=?", (session_id,))
             self.db.execute("UPDATE sessions SET parent_session_id=? WHERE parent_session_id=?",
                             (row["parent_session_id"], session_id))
             self.db.execute("DELETE FROM sessions WHERE id=?", (session_id,))
         return removed
-
-    def delete_sessions(self, session_ids: Sequence[str]) -> None:
-        """One transaction per :data:`DELETE_CHUNK` ids (a re-run finishes an interrupted job)."""
-        ids = list(session_ids)
-        for start in range(0, len(ids), DELETE_CHUNK):
-            chunk = ids[start:start + DELETE_CHUNK]
-            marks = _marks(chunk)
-            with self.db.write():
-                self.db.execute(f"DELETE FROM messages WHERE session_id IN ({marks})", chunk)
-                self.db.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
 
     def lineage_rows(self) -> list[dict[str, Any]]:
         """Every session with what prune needs to date it."""

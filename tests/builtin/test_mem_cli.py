@@ -33,7 +33,7 @@ def test_add_replace_remove_print_tool_json(run, home):
     out = run("memory", "add", "Name: Ana", "--target", "user")
     assert home.user_file.read_text() == "Name: Ana"
     out = run("memory", "remove", "nothing-like-this")
-    assert out.exit_code == 0 and json.loads(out.output)["success"] is False
+    assert out.exit_code == 1 and json.loads(out.stdout)["success"] is False  # issue 22: refused = exit 1
     out = run("memory", "remove", "0.5")
     assert json.loads(out.output)["removed_entry"] == "Uses uv 0.5"
 
@@ -100,7 +100,7 @@ def test_history_and_restore(run, home):
     assert out.exit_code == 0 and json.loads(out.output)["restored_event"] == events[0]["id"]
     assert home.memory_file.read_text() == "alpha"
     missing = run("memory", "restore", "9999")
-    assert missing.exit_code == 1 and json.loads(missing.output)["success"] is False
+    assert missing.exit_code == 1 and json.loads(missing.stdout)["success"] is False and "No history event" in missing.stderr  # issue 22: reason on stderr
     assert len(json.loads(run("memory", "history", "--json", "--limit", "1").output)) == 1
 
 

@@ -1,4 +1,4 @@
-"""The README's worked example (a third-party provider package) works as printed."""
+"""The worked example of docs/hermes.md (a third-party provider package) works as printed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from hermes_store.cli import cli
 from hermes_store.providers.activation import build_memory_manager
 
-# --- exactly the two files shown in the README -------------------------------------------
+# --- exactly the two files shown in docs/hermes.md -------------------------------------------
 PYPROJECT = '''\
 [project]
 name = "hermes-store-notes"

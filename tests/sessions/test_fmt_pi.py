@@ -29,7 +29,9 @@ def test_pi_active_branch(store, format_fixtures):
     assert row["workspace"] == "/home/zoe/blog" and row["meta"]["abandoned_branch_entries"] == 2
     assert row["started_at"] == pytest.approx(ts("2026-01-03T10:00:00.000Z"))
     rows = messages(store, S)
-    assert roles(rows) == ["user", "reasoning", "assistant", "tool", "system", "user", "assistant"]
+    # the extension's custom entry is kept as a system row (issue 23: no entry dropped)
+    assert roles(rows) == ["user", "reasoning", "assistant", "tool", "system", "user", "assistant", "system"]
+    assert rows[7]["content"] == '[todo-ext] {"done": 1}'
     assert rows[2]["calls"] == [("bash", {"command": "grep -rn '](http' posts/ | head"}, "toolu_pi_1")]
     assert (rows[3]["tool_name"], rows[3]["tool_call_id"]) == ("bash", "toolu_pi_1")
     assert rows[4]["content"] == "Tried archive.org replacements; abandoned."

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hermes_store.sessions.importers.registry import IMPORTERS
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "formats.md"  # the table moved there (issue 22)
 # the formats added for the wider coverage (issue 12, "Coverage")
 ADDED = ("gemini-cli", "gemini-cli-logs", "gemini-cli-checkpoint", "qwen-code", "qwen-code-legacy",
          "qwen-code-logs", "opencode-json", "opencode-db", "cursor", "chatgpt-export", "aider", "cline",

@@ -25,7 +25,7 @@ from hermes_store.sessions.importers import (
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.registry import BUNDLED, load_registry
 
-LEGACY = {"claude": "claude-code", "openai": "openai-jsonl", "codex_rollouts": "codex"}
+LEGACY = {"claude": "claude-code", "openai": "openai-jsonl", "codex_rollouts": "codex", "codex_early": "codex"}
 NOT_TRANSCRIPTS = {"hermes_state.sql"}
 
 

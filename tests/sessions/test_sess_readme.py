@@ -8,12 +8,12 @@ from hermes_store.sessions.importers import IMPORTERS
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.catalog import formats_table, indexed_text, readme_section
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "formats.md"
 
 
 def test_readme_table_is_generated_from_the_registry():
     assert readme_section(IMPORTERS) in README.read_text(encoding="utf-8"), (
-        "README.md's supported-agents table is out of date: run scripts/formats_table.py --write")
+        "docs/formats.md's supported-agents table is out of date: run scripts/formats_table.py --write")
 
 
 def test_table_rows_follow_the_importers():

@@ -203,3 +203,69 @@ def test_health_checks(filled):
     storage.rebuild_message_index()
     assert storage.probe_search() is None
     assert [h.seq for h in storage.hits(Term(("staging",)), Filters(), sort="relevance", budget=5)] == [1]
+
+
+# --------------------------------------------------------------------------- drift cases
+# Behaviour the two engines once disagreed on (issue 21); each must now be the same.
+
+
+def test_title_lookup_takes_any_hash_suffix(storage):
+    _session(storage, "a", title="deploy fix #notes", started=10.0)
+    _session(storage, "b", title="deploy fix", started=5.0)
+    _session(storage, "c", title="deploy fixes", started=20.0)
+    assert [r["id"] for r in storage.sessions_titled("deploy fix")] == ["a", "b"]
+
+
+def test_title_lookup_folds_non_ascii_case_alike(storage):
+    _session(storage, "fr", title="Déploy fix", started=10.0)
+    _session(storage, "de", title="Straße ÜBER", started=11.0)
+    _session(storage, "plain", title="Deploy fix", started=12.0)
+    assert [r["id"] for r in storage.sessions_titled("DÉPLOY FIX")] == ["fr"]
+    assert [r["id"] for r in storage.sessions_titled("straße über")] == ["de"]
+    # diacritics count alike on both engines: the unaccented title is another title
+    assert [r["id"] for r in storage.sessions_titled("deploy fix")] == ["plain"]
+
+
+def test_title_lookup_neutralises_control_characters(storage):
+    _session(storage, "n", title="deploy fix", started=10.0)
+    assert [r["id"] for r in storage.sessions_titled("deploy\x00fix")] == ["n"]
+    assert storage.sessions_titled("\x00") == []
+    assert storage.sessions_titled("50%_\\") == []
+
+
+def test_delete_sessions_is_one_transaction(storage, monkeypatch):
+    for i in range(3):
+        _session(storage, f"d{i}", started=float(i))
+        _message(storage, f"d{i}", "user", f"message {i}", float(i))
+    ids = [f"d{i}" for i in range(3)]
+    sql = type(storage.db.portable)
+    real = sql.execute
+    calls = {"n": 0}
+
+    def failing(self, statement, params=()):
+        calls["n"] += 1
+        if calls["n"] == 4:  # the second chunk's first statement
+            raise RuntimeError("interrupted")
+        return real(self, statement, params)
+
+    import hermes_store.sessions.storage_sql as storage_sql
+
+    monkeypatch.setattr(storage_sql, "DELETE_CHUNK", 2)
+    monkeypatch.setattr(sql, "execute", failing)
+    with pytest.raises(RuntimeError):
+        storage.delete_sessions(ids)
+    monkeypatch.setattr(sql, "execute", real)
+    assert all(storage.has_session(i) for i in ids)  # nothing of the first chunk was kept
+    storage.delete_sessions(ids)
+    assert not any(storage.has_session(i) for i in ids)
+
+
+@pytest.mark.parametrize("query", ["\x00", "deploy\x00", "de\x07ploy", "\x1b[2J deploy", "\x7f"])
+def test_control_characters_in_queries_compile_and_run_alike(storage, query):
+    _session(storage, "q", title="t")
+    _message(storage, "q", "user", "deploy now", 1.0)
+    plan = compile_query(query)
+    assert "\x00" not in plan.text
+    if plan.strict_match is not None:
+        hits = storage.hits(plan.strict_match, Filters(), sort="newest", budget=10)
+        assert [h.session_id for h in hits] in ([], ["q"])

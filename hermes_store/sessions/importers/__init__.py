@@ -12,11 +12,13 @@ from pathlib import Path
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.detect import (
     AmbiguousFormat,
+    Detection,
     Head,
     candidates,
     describe_unknown,
     detect,
     detect_format,
+    detection,
 )
 from hermes_store.sessions.importers.registry import IMPORTERS, ORIGINS, REGISTRY_PROBLEMS
 
@@ -30,5 +32,6 @@ def importer_for(path: Path, fmt: str) -> Importer | None:
     return cls(path) if cls else None
 
 
-__all__ = ["FORMATS", "IMPORTERS", "ORIGINS", "REGISTRY_PROBLEMS", "AmbiguousFormat", "Head",
-           "Importer", "candidates", "describe_unknown", "detect", "detect_format", "importer_for"]
+__all__ = ["FORMATS", "IMPORTERS", "ORIGINS", "REGISTRY_PROBLEMS", "AmbiguousFormat", "Detection", "Head",
+           "Importer", "candidates", "describe_unknown", "detect", "detect_format", "detection",
+           "importer_for"]

@@ -77,10 +77,10 @@ class AiderImporter(Importer):
     @classmethod
     def sniff(cls, head: Head) -> float:
         """Aider's file name, or an ``# aider chat started at`` header line in Markdown."""
-        if head.is_sqlite or head.data[:1] in (b"{", b"["):
+        if head.is_sqlite or (head.data.lstrip()[:1] in (b"{", b"[") and (head.objects() or head.document())):
             return 0.0
         text = head.text()
-        has_header = any(HEADER.match(line) for line in text.splitlines()[:200])
+        has_header = any(HEADER.match(line) for line in text.splitlines())
         if head.path.name == ".aider.chat.history.md":
             return 0.95 if has_header or not text.strip() else 0.7
         return 0.8 if has_header and head.suffix == ".md" else 0.0
@@ -128,9 +128,14 @@ class AiderImporter(Importer):
                 kind = ""
                 continue
             if session is None:
-                if line.strip():
-                    yield Problem(number, "text before the first '# aider chat started at' line (skipped)")
-                continue
+                if not line.strip():
+                    continue
+                # text before the first header (a history trimmed or pasted into): its own session
+                session = f"aider:{digest}:before-first-header"
+                yield SessionRecord(id=session, source=self.source, workspace=str(self.path.parent),
+                                    meta={"history_file": self.path.name, "before_first_header": True})
+                yield Problem(number, "text before the first '# aider chat started at' line: read into "
+                                      f"session {session!r} (no start time)")
             if not line.strip():
                 if kind == "assistant":
                     block.append("")  # a paragraph break inside the reply

@@ -148,6 +148,16 @@ class Importer(ABC):
         """Confidence 0.0..1.0 that ``head.path`` is this format (cheap; never raises)."""
 
     @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """The file ``head.path`` is read through, when it is only a member of another source.
+
+        A claimed member (e.g. a Cline task's ``ui_messages.json`` beside its
+        ``api_conversation_history.json``) yields nothing alone, so detection does not
+        ask it for content. None (the default): the file is a source of its own.
+        """
+        return None
+
+    @classmethod
     def source_label(cls) -> str:
         """The ``sessions.source`` label for what this importer imports."""
         return cls.source or cls.name
@@ -156,6 +166,8 @@ class Importer(ABC):
         self.path = path
         self.options: dict[str, Any] = dict(options or {})  # what the user asked for (``--map``)
         self.hasher = hashlib.sha256()
+        # the probe detection read (set by detection): a whole-document reader parses it once
+        self.head: Head | None = None
 
     @abstractmethod
     def read(self, state: SourceState) -> Iterator[Event]:

@@ -155,8 +155,15 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
             return 0.0
         if start == b"{":
             doc = head.document()
-            ok = isinstance(doc, dict) and isinstance(doc.get("mapping"), dict) and "current_node" in doc
-            return 0.9 if ok else 0.0
+            if not isinstance(doc, dict) or not isinstance(doc.get("mapping"), dict):
+                return 0.0
+            if "current_node" in doc:
+                return 0.9
+            # a single conversation saved by another tool (no current_node): nodes with authored messages
+            nodes = [n for n in list(doc["mapping"].values())[:16] if isinstance(n, dict)]
+            authored = [n for n in nodes if isinstance(n.get("message"), dict)
+                        and isinstance(n["message"].get("author"), dict)]
+            return 0.85 if authored and all("children" in n or "parent" in n for n in nodes) else 0.0
         text = head.text()
         if '"mapping"' not in text or '"content_type"' not in text or '"author"' not in text:
             return 0.0

@@ -79,6 +79,10 @@ class ClaudeCodeImporter(Importer):
         """Claude Code lines: user/assistant envelopes with ``uuid`` and ``sessionId`` and an
         Anthropic ``message`` (``content``, never Gemini-style ``parts``), or its bookkeeping lines."""
         score = 0.0
+        if head.data.lstrip()[:1] == b"{" and b'"loglines"' in head.data[:4096]:
+            doc = head.document()
+            if isinstance(doc, dict) and "loglines" in doc:
+                return 0.0  # a web session document holding these lines: claude-code-web
         for obj in head.objects():
             kind = obj.get("type")
             if kind in ("user", "assistant"):
@@ -89,6 +93,9 @@ class ClaudeCodeImporter(Importer):
                     return 0.0  # Qwen Code / Gemini-style messages share the envelope
                 if "content" in message and "sessionId" in obj and "uuid" in obj:
                     score = max(score, 0.95)
+                elif "content" in message and message.get("role") in ("user", "assistant") and (
+                        {"timestamp", "sessionId", "session_id", "uuid", "parentUuid"} & obj.keys()):
+                    score = max(score, 0.8)  # another writer's Claude Code lines (fewer envelope fields)
             elif kind == "summary" and "leafUuid" in obj and "summary" in obj:
                 score = max(score, 0.9)
             elif ((kind == "custom-title" and "customTitle" in obj)
@@ -105,6 +112,14 @@ class ClaudeCodeImporter(Importer):
             elif kind == "progress" and "sessionId" in obj and "toolUseID" in obj:
                 score = max(score, 0.8)
         return score
+
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """A file of ``summary`` lines only titles its siblings' sessions: a member of the folder."""
+        objects = head.objects()
+        if objects and all(o.get("type") == "summary" and "leafUuid" in o for o in objects):
+            return head.path.parent
+        return None
 
     def read(self, state: SourceState) -> Iterator[Event]:
         reader = _Reader(self, state)

@@ -14,13 +14,15 @@ Code, ``kilocode.kilo-code`` for Kilo Code) holding
   say | ask, text}]``: the first ``task`` text is the session's title and its
   ``ts`` range the session's times.
 
-The conversation file is the source; the UI file is read beside it.
+The conversation file is the source; the UI file is read beside it. A task folder
+with only ``ui_messages.json`` is read from the panel entries (:mod:`.cline_ui`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from hermes_store.sessions.importers.anthropic_common import anthropic_rows
@@ -34,6 +36,7 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     parse_timestamp,
 )
+from hermes_store.sessions.importers.cline_ui import is_ui_entry, ui_rows
 from hermes_store.sessions.importers.doc_common import (
     ReplacedWhenChanged,
     load_document,
@@ -82,18 +85,34 @@ class ClineImporter(ReplacedWhenChanged, Importer):
         if head.is_sqlite:
             return 0.0
         if head.path.name != HISTORY:
-            # the task's other files (ui_messages.json, task_metadata.json, ...) are read through it
-            return 0.6 if head.suffix == ".json" and (head.path.parent / HISTORY).is_file() \
-                and head.path.parent.parent.name == "tasks" else 0.0
+            if cls.member_of(head) is not None:
+                return 0.6  # the task's other files (ui_messages.json, ...) are read through it
+            if head.path.name != UI:
+                return 0.0
+            doc = head.document()  # a task folder without its history: the panel is the record
+            entries = doc[:8] if isinstance(doc, list) else []
+            return 0.9 if entries and all(is_ui_entry(e) for e in entries) else 0.0
         doc = head.document()
         if isinstance(doc, list) and all(isinstance(m, dict) and "role" in m and "content" in m
                                          for m in doc[:8]):
             return 0.95
         return 0.6 if head.data.lstrip()[:1] == b"[" else 0.0
 
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """The task's ``api_conversation_history.json`` for its other ``.json`` files."""
+        path = head.path
+        if path.name == HISTORY or path.suffix.lower() != ".json" or path.parent.parent.name != "tasks":
+            return None
+        history = path.parent / HISTORY
+        return history if history.is_file() else None
+
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         if self.path.name != HISTORY:
+            if self.path.name == UI and not (self.path.parent / HISTORY).is_file():
+                yield from self._read_ui_alone()
+                return
             yield Checkpoint(str(self.path.stat().st_size), 0)  # a member of the task: nothing alone
             return
         problems: list[Problem] = []
@@ -127,19 +146,41 @@ class ClineImporter(ReplacedWhenChanged, Importer):
             problems = []
         yield Checkpoint(str(self.path.stat().st_size), 0)
 
+    def _read_ui_alone(self) -> Iterator[Event]:
+        """A task folder holding only ``ui_messages.json``: its panel entries are the conversation."""
+        problems: list[Problem] = []
+        doc = load_document(self, problems)
+        yield from problems
+        if doc is None:
+            return
+        if not isinstance(doc, list):
+            yield Problem(1, "expected a JSON list of panel entries")
+            return
+        task = self.path.parent
+        extension = task.parent.parent.name if task.parent.name == "tasks" else ""
+        title, started, ended, problems = self._ui(task, doc)
+        yield SessionRecord(id=task.name, source=EXTENSIONS.get(extension, self.source), title=title,
+                            started_at=started, ended_at=ended,
+                            meta={"extension": extension, "read_from": UI} if extension else {"read_from": UI})
+        rows = ui_rows(doc, task.name, problems)
+        yield from problems
+        yield from rows
+        yield Checkpoint(str(self.path.stat().st_size), 0)
+
     @staticmethod
-    def _ui(task: Any) -> tuple[str | None, float | None, float | None, list[Problem]]:
-        """(title, first ts, last ts, problems) from the task's ``ui_messages.json``."""
+    def _ui(task: Any, ui: Any = None) -> tuple[str | None, float | None, float | None, list[Problem]]:
+        """(title, first ts, last ts, problems) from the task's ``ui_messages.json`` (``ui`` when read)."""
         path = task / UI
         problems: list[Problem] = []
-        try:
-            if path.stat().st_size > MAX_UI_BYTES:
-                return None, None, None, [Problem(None, f"{UI}: too large to read")]
-            ui = json.loads(path.read_bytes().decode("utf-8", errors="replace"), strict=False)
-        except FileNotFoundError:
-            return None, None, None, problems
-        except (OSError, ValueError, RecursionError) as exc:
-            return None, None, None, [Problem(None, f"{UI}: unreadable ({exc})")]
+        if ui is None:
+            try:
+                if path.stat().st_size > MAX_UI_BYTES:
+                    return None, None, None, [Problem(None, f"{UI}: too large to read")]
+                ui = json.loads(path.read_bytes().decode("utf-8", errors="replace"), strict=False)
+            except FileNotFoundError:
+                return None, None, None, problems
+            except (OSError, ValueError, RecursionError) as exc:
+                return None, None, None, [Problem(None, f"{UI}: unreadable ({exc})")]
         if not isinstance(ui, list):
             return None, None, None, [Problem(None, f"{UI}: expected a JSON list")]
         title = None

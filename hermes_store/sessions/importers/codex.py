@@ -138,6 +138,9 @@ class CodexImporter(Importer):
                 if not context["announced"]:
                     yield announce(source="codex")
                 item_kind = str(item.get("type"))
+                if "type" not in item and isinstance(item.get("role"), str):
+                    item = {**item, "type": "message"}  # an early writer left the message type out
+                    item_kind = "message"
                 if item_kind in ITEM_TYPES:
                     yield from _item_events(item, context["session_id"], timestamp, line, tools)
                 else:
@@ -180,6 +183,17 @@ def _parent_thread(source: Any) -> str | None:
 def _item_events(item: dict[str, Any], session_id: str, timestamp: float | None,
                  line: int, tools: ToolNames) -> Iterator[Event]:
     kind = item.get("type")
+    content = item.get("content")
+    if kind == "message" and isinstance(content, list) and any(
+            isinstance(part, dict) and part.get("type") in CALL_TYPES | OUTPUT_TYPES for part in content):
+        # an early shape: calls and their outputs as parts of a message -- each read as its own item
+        text_parts = [p for p in content if not (isinstance(p, dict) and p.get("type") in CALL_TYPES | OUTPUT_TYPES)]
+        if text_parts:
+            yield from _item_events({**item, "content": text_parts}, session_id, timestamp, line, tools)
+        for part in content:
+            if isinstance(part, dict) and part.get("type") in CALL_TYPES | OUTPUT_TYPES:
+                yield from _item_events(part, session_id, timestamp, line, tools)
+        return
     if kind in ("message", "agent_message"):
         role = "user" if kind == "agent_message" else (opt_str(item.get("role")) or "user")
         text = flatten_content(item.get("content"))
@@ -220,6 +234,8 @@ def _arguments(item: dict[str, Any]) -> Any:
     for key in ("arguments", "input", "action"):
         if key in item:
             return item[key]
+    if kind == "web_search_call":  # a search whose query was never written: what is known of it
+        return {k: item[k] for k in ("status", "id") if item.get(k)} or None
     return None
 
 

@@ -1,29 +1,47 @@
 """``--format auto``: every registered importer sniffs the file; the most confident one reads it.
 
-An importer claims a file with a confidence >= :data:`THRESHOLD`; two
-importers claiming it with the same top confidence is an error (a format
-signature must be unique), and a file nobody claims is ``unknown format``
-with the closest candidates named.
+An importer claims a file with a confidence >= :data:`THRESHOLD` *and* when what it
+reads carries content: its first :data:`PROBE_MESSAGES` messages are read (bounded)
+and a claim that finds no messages, or messages mostly empty with no tool call, is
+refused -- the next candidate is tried. Two importers whose claims stand with the
+same top confidence is an error (a format signature must be unique), and a file
+nobody claims is ``unknown format`` with the closest candidates named and what
+each found missing.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hermes_store.foreign_db import ForeignDBError
-from hermes_store.sessions.importers.base import Importer
+from hermes_store.sessions.importers.base import Importer, MessageRecord, SourceState
 from hermes_store.sessions.importers.head import SQLITE_MAGIC, Head
 from hermes_store.sessions.importers.registry import IMPORTERS
 
 THRESHOLD = 0.5
+PROBE_MESSAGES = 200  # messages a claim reads to show it carries content
+PROBE_EVENTS = 20_000  # events (lines, checkpoints, problems) read at most while probing
 
-__all__ = ["SQLITE_MAGIC", "THRESHOLD", "Head", "candidates", "detect", "detect_format"]
+__all__ = ["PROBE_MESSAGES", "SQLITE_MAGIC", "THRESHOLD", "Detection", "Head", "candidates",
+           "content_gap", "detect", "detect_format", "detection"]
 
 
 class AmbiguousFormat(ValueError):
     """Two importers claim a file with the same confidence."""
+
+
+@dataclass
+class Detection:
+    """What detection found: the winner (or None), every candidate, and why claims were refused."""
+
+    name: str | None
+    ranked: list[tuple[str, float]]
+    head: Head
+    refused: dict[str, str] = field(default_factory=dict)  # format -> what its read found missing
 
 
 def _sniff(cls: type[Importer], head: Head) -> float:
@@ -45,16 +63,74 @@ def candidates(path: Path | Head, importers: Mapping[str, type[Importer]] | None
     return sorted(((n, s) for n, s in scores if s > 0), key=lambda item: -item[1])
 
 
+def content_gap(cls: type[Importer], head: Head) -> str | None:
+    """None when ``cls`` reads content from ``head.path``; else what it found missing.
+
+    Reads at most :data:`PROBE_MESSAGES` messages (and :data:`PROBE_EVENTS` events):
+    no message at all, or messages more than half empty with no tool call, is a gap.
+    """
+    messages = empty = calls = 0
+    try:
+        if cls.member_of(head) is not None:
+            return None  # read through its source, which is asked for content in its own turn
+        importer = cls(head.path, head.options)
+        importer.head = head
+        events = importer.read(SourceState())
+        try:
+            for event in itertools.islice(events, PROBE_EVENTS):
+                if event.__class__ is MessageRecord:
+                    messages += 1
+                    if event.tool_calls:
+                        calls += 1
+                    elif not (event.content or "").strip():
+                        empty += 1
+                    if messages >= PROBE_MESSAGES:
+                        break
+        finally:
+            close = getattr(events, "close", None)
+            if close is not None:
+                close()
+    except Exception as exc:  # a third-party read must never stop detection
+        return f"its read failed ({type(exc).__name__}: {exc})"
+    if not messages:
+        return "it read no messages"
+    if not calls and empty * 2 > messages:
+        return f"{empty} of the first {messages} messages it read are empty and none has a tool call"
+    return None
+
+
+def detection(path: Path | Head, importers: Mapping[str, type[Importer]] | None = None,
+              options: dict[str, Any] | None = None) -> Detection:
+    """Detect the format of ``path``: claims are sniffed, then checked for content.
+
+    Raises :class:`AmbiguousFormat` when two claims that carry content tie at the top.
+    """
+    head = path if isinstance(path, Head) else Head.read(Path(path), options)
+    registry = IMPORTERS if importers is None else importers
+    ranked = candidates(head, registry)
+    found = Detection(None, ranked, head)
+    standing: list[tuple[str, float]] = []
+    for name, score in ranked:
+        if score < THRESHOLD or (standing and score < standing[0][1]):
+            break
+        gap = content_gap(registry[name], head)
+        if gap is None:
+            standing.append((name, score))
+        else:
+            found.refused[name] = gap
+    if len(standing) > 1:
+        tied = ", ".join(f"{n} ({s:.2f})" for n, s in standing)
+        raise AmbiguousFormat(f"ambiguous format: {tied} claim it equally; pass --format")
+    if standing:
+        found.name = standing[0][0]
+    return found
+
+
 def detect(path: Path | Head, importers: Mapping[str, type[Importer]] | None = None,
            options: dict[str, Any] | None = None) -> tuple[str | None, list[tuple[str, float]]]:
     """``(format or None, candidates)``; raises :class:`AmbiguousFormat` on a tie at the top."""
-    ranked = candidates(path, importers, options)
-    if not ranked or ranked[0][1] < THRESHOLD:
-        return None, ranked
-    if len(ranked) > 1 and ranked[1][1] == ranked[0][1]:
-        tied = ", ".join(f"{n} ({s:.2f})" for n, s in ranked if s == ranked[0][1])
-        raise AmbiguousFormat(f"ambiguous format: {tied} claim it equally; pass --format")
-    return ranked[0][0], ranked
+    found = detection(path, importers, options)
+    return found.name, found.ranked
 
 
 def detect_format(path: Path) -> str | None:
@@ -65,9 +141,14 @@ def detect_format(path: Path) -> str | None:
         return None
 
 
-def describe_unknown(ranked: list[tuple[str, float]]) -> str:
-    """``unknown format`` naming the closest candidates."""
+def describe_unknown(ranked: list[tuple[str, float]], refused: Mapping[str, str] | None = None) -> str:
+    """``unknown format`` naming the closest candidates and what each found missing."""
     if not ranked:
         return "unknown format (no importer recognises anything in it)"
-    closest = ", ".join(f"{name} {score:.2f}" for name, score in ranked[:3])
-    return f"unknown format (closest: {closest}; pass --format to force one)"
+    refused = refused or {}
+    parts = []
+    for name, score in ranked[:3]:
+        why = refused.get(name) or (f"its sniff found too little of the format (needs {THRESHOLD:.2f})"
+                                    if score < THRESHOLD else "")
+        parts.append(f"{name} {score:.2f}: {why}" if why else f"{name} {score:.2f}")
+    return f"unknown format (closest: {'; '.join(parts)}; pass --format to force one)"

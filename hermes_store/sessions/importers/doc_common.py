@@ -33,6 +33,16 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False)
 def load_document(importer: Importer, problems: list[Problem]) -> Any | None:
     """The importer's file parsed as one JSON document; None (with a Problem) when unusable."""
     path = importer.path
+    head = importer.head
+    if head is not None and head.path == path and head.document_bytes is not None:
+        raw = head.document_bytes  # parsed once, by detection: reused when it was clean UTF-8
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            importer.hasher.update(raw)
+            return head.document()
     size = path.stat().st_size
     if size > MAX_DOCUMENT_BYTES:
         problems.append(Problem(None, f"document too large to load ({size} bytes)"))

@@ -43,6 +43,8 @@ class Head:
     # a sequence of values (JSONL), so it cannot parse as one document
     _several_values: bool = field(default=False, repr=False)
     _document: Any = field(default=_UNSET, repr=False)
+    # the bytes :meth:`document` parsed (whole file), so a reader can hash them without reading again
+    document_bytes: bytes | None = field(default=None, repr=False)
     _tables: frozenset[str] | None = field(default=None, repr=False)
 
     @classmethod
@@ -114,6 +116,8 @@ class Head:
                     if self.path.stat().st_size <= MAX_DOCUMENT_BYTES:
                         raw = self.data if len(self.data) < PROBE_BYTES else self.path.read_bytes()
                         self._document = _loads(raw)
+                        if self._document is not None:
+                            self.document_bytes = raw
                 except OSError:
                     self._document = None
         return self._document

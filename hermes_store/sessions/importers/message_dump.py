@@ -60,7 +60,30 @@ FORMATS = {".csv": Format.CSV, ".tsv": Format.TSV, ".json": Format.JSON, ".jsonl
            ".ndjson": Format.NL}
 MAX_DUMP_BYTES = 512 * 1024 * 1024
 ROLE_ALIASES = {"human": "user", "ai": "assistant", "bot": "assistant", "model": "assistant",
-                "gpt": "assistant", "me": "user"}
+                "gpt": "assistant", "me": "user", "customer": "user", "client": "user",
+                "visitor": "user", "person": "user", "agent": "assistant", "support": "assistant",
+                "chatbot": "assistant", "llm": "assistant", "developer": "system",
+                "function": "tool", "tool_result": "tool"}
+STORED_ROLES = ("user", "assistant", "system", "tool")
+
+
+def parse_role_map(text: str) -> dict[str, str]:
+    """``"rep=assistant,caller=user"`` -> ``{"rep": "assistant", "caller": "user"}``.
+
+    Raises ValueError naming a bad entry or a target that is not a stored role.
+    """
+    mapping: dict[str, str] = {}
+    for entry in (part.strip() for part in text.split(",")):
+        if not entry:
+            continue
+        word, sep, role = entry.partition("=")
+        word, role = word.strip().lower(), role.strip().lower()
+        if not sep or not word or not role:
+            raise ValueError(f"--role-map entry {entry!r}: expected WORD=ROLE")
+        if role not in STORED_ROLES:
+            raise ValueError(f"--role-map entry {entry!r}: role must be one of {', '.join(STORED_ROLES)}")
+        mapping[word] = role
+    return mapping
 
 
 def parse_column_map(text: str) -> dict[str, str]:
@@ -117,6 +140,8 @@ class MessageDumpImporter(Importer):
         """A header or first rows with role and content columns (see the module docstring)."""
         column_map = head.options.get("column_map") or {}
         suffix = head.suffix
+        if column_map and suffix in (".csv", ".tsv", ".json", ".jsonl", ".ndjson"):
+            return 0.95  # the user said it is a dump: read() names a missing column and those found
         if suffix in (".csv", ".tsv"):
             first = head.text().lstrip("\ufeff").splitlines()[:1]
             if not first:
@@ -131,6 +156,8 @@ class MessageDumpImporter(Importer):
             doc = head.document()
             if not isinstance(doc, list) or not doc or not all(isinstance(r, dict) for r in doc[:8]):
                 return 0.0
+            if any(r.get("type") in ("say", "ask") and r.get(r["type"]) for r in doc[:8]):
+                return 0.0  # a Cline task's panel entries (ts, type, say|ask, text): cline reads them
             found = resolve_columns(list(doc[0]), column_map)
             if not {"role", "content"} <= found.keys():
                 return 0.0
@@ -153,6 +180,8 @@ class MessageDumpImporter(Importer):
         raw = self.path.read_bytes()
         self.hasher.update(raw)
         column_map = dict(self.options.get("column_map") or {})
+        self._role_map: dict[str, str] = dict(self.options.get("role_map") or {})
+        self._unmapped: set[str] = set()
         try:
             rows, _format = rows_from_file(io.BytesIO(raw), format=FORMATS.get(self.path.suffix.lower()),
                                            encoding="utf-8-sig")
@@ -174,7 +203,8 @@ class MessageDumpImporter(Importer):
                 if missing:
                     wanted = ", ".join(f"{k} ({column_map.get(k) or '/'.join(DEFAULT_COLUMNS[k])})"
                                        for k in missing)
-                    yield Problem(line, f"no column for {wanted}; name it with --map")
+                    yield Problem(line, f"no column for {wanted} (columns found: "
+                                        f"{', '.join(map(str, row)) or 'none'}); name it with --map")
                     return
             yield from self._row_events(row, columns, line, announced)
         yield Checkpoint(str(size), len(rows))
@@ -194,7 +224,12 @@ class MessageDumpImporter(Importer):
             yield Problem(line, f"column '{columns['role']}': no role (row skipped)")
             return
         role = role.strip().lower()
-        role = ROLE_ALIASES.get(role, role)
+        role = self._role_map.get(role) or ROLE_ALIASES.get(role, role)
+        if role not in STORED_ROLES and role not in self._unmapped:
+            self._unmapped.add(role)
+            problems.append(Problem(line, f"column '{columns['role']}': role {role!r} is not one of "
+                                          f"{', '.join(STORED_ROLES)}; kept as is (map it with "
+                                          f"--role-map {role}=user|assistant|system|tool)"))
         content = row.get(columns["content"])
         text = content if isinstance(content, str) else flatten_content(content)
         yield MessageRecord(session_id, role, text or "", tool_name=opt_str(row.get(columns.get("tool_name", ""))),

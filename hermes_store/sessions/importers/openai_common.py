@@ -94,7 +94,7 @@ def openai_message(
 # content part types of the OpenAI chat and responses APIs (anything else is another format)
 PART_TYPES = {"text", "input_text", "output_text", "image_url", "input_image", "image",
               "input_audio", "audio", "file", "input_file", "refusal"}
-FLAT_TYPES = {"tool_call", "tool_result", "error"}
+FLAT_TYPES = {"tool_call", "tool_result", "error", "system"}
 # keys that belong to other agents' line formats (Claude Code, Qwen, Codex, Gemini, ...)
 FOREIGN_KEYS = {"payload", "parts", "parentUuid", "sessionId", "uuid", "leafUuid", "toolCalls"}
 
@@ -107,7 +107,9 @@ def is_message_like(obj: Any) -> bool:
     if role not in KNOWN_ROLES:
         return False
     content = obj.get("content")
-    if content is None or isinstance(content, str):
+    if content is None:
+        return not isinstance(obj.get("message"), dict)  # {role, message: {...}}: another agent's line
+    if isinstance(content, str):
         return True
     if isinstance(content, list):
         return all(isinstance(part, str) or (isinstance(part, dict) and part.get("type") in PART_TYPES)

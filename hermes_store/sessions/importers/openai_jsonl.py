@@ -2,7 +2,7 @@
 
 Either one message per line (``{"role", "content"}``, optionally
 ``session_id``/``conversation_id`` and ``timestamp``; flat ``{"type":
-"tool_call" | "tool_result" | "error"}`` event lines too), or one conversation per
+"tool_call" | "tool_result" | "error" | "system"}`` event lines too), or one conversation per
 line (``{"messages": [...]}``, optionally ``id``/``session_id``, ``title``,
 ``model``). The session id comes from the record or, failing that, the file stem.
 """
@@ -112,8 +112,8 @@ def flat_event(obj: dict[str, Any], session_id: str, line: int, tools: ToolNames
     ``tool_call``: ``name`` (or ``tool_name``/``function.name``), ``arguments``
     (or ``args``/``input``) and ``id`` (or ``call_id``/``tool_call_id``);
     ``tool_result``: the call id, ``content`` (or ``output``/``result``) and
-    optionally ``name``; ``error``: ``error`` (text or ``{"message"}``) or
-    ``message``/``content``, stored as a ``system`` message.
+    optionally ``name``; ``error`` and ``system``: ``error`` (text or ``{"message"}``) or
+    ``message``/``content``/``text``, stored as a ``system`` message.
     """
     kind = obj["type"]
     stamp = safe_timestamp(obj.get("timestamp"), line, problems)
@@ -141,7 +141,7 @@ def flat_event(obj: dict[str, Any], session_id: str, line: int, tools: ToolNames
     error = obj.get("error")
     if isinstance(error, dict):
         error = error.get("message") or json_text(error)
-    text = opt_str(error) or flatten_content(obj.get("message") or obj.get("content"))
+    text = opt_str(error) or flatten_content(obj.get("message") or obj.get("content") or obj.get("text"))
     return MessageRecord(session_id, "system", text or "", timestamp=stamp, line=line)
 
 

@@ -279,6 +279,13 @@ class OpenCodeJsonImporter(Importer):
             return 0.95
         return 0.7 if head.path.parent.name == "info" and isinstance(doc.get("time"), dict) else 0.0
 
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """A message, part or project file: read through its session file (the storage tree)."""
+        if head.path.parent.parent.name != "session" and _member(head.path, None):
+            return head.path.parent.parent
+        return None
+
     def _layout(self) -> tuple[Path, Path | None]:
         """(message directory root, part directory root or None for inline parts)."""
         session_dir = self.path.parent.parent

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from hermes_store.sessions.importers.base import (
@@ -128,6 +129,14 @@ class OpenHandsImporter(Importer):
         if isinstance(doc, dict) and ("agent" in doc or (head.path.parent / "events").is_dir()):
             return 0.95
         return 0.0
+
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """An event file: read through its conversation's ``base_state.json``."""
+        base = head.path.parent.parent / "base_state.json"
+        if head.path.name != "base_state.json" and head.path.parent.name == "events" and base.is_file():
+            return base
+        return None
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:

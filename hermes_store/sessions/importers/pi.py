@@ -6,7 +6,7 @@ header ``{type: "session", version, id, timestamp, cwd, parentSession?}``; then
 entries ``{type, id, parentId, timestamp}``: ``message`` (``message`` = ``{role:
 "user" | "assistant" | "toolResult" | "bashExecution" | "custom", content,
 timestamp (ms), ...}``), ``model_change``, ``thinking_level_change``,
-``compaction`` (``summary``), ``branch_summary``, ``custom`` (extension state),
+``compaction`` (``summary``), ``branch_summary``, ``custom`` (extension state, kept as a ``system`` row),
 ``custom_message``, ``label``, ``session_info`` (``name``: the title).
 
 Entries form a tree (version 2+): navigating back and continuing starts a
@@ -47,7 +47,7 @@ from hermes_store.sessions.importers.doc_common import (
 )
 
 MAX_ENTRIES = 2_000_000
-_BOOKKEEPING = {"model_change", "thinking_level_change", "custom", "label", "session_info"}
+_BOOKKEEPING = {"model_change", "thinking_level_change", "label", "session_info"}
 
 
 def _stamp(value: Any) -> float | None:
@@ -84,6 +84,13 @@ def entry_rows(entry: dict[str, Any], session_id: str, line: int, problems: list
     if kind in ("compaction", "branch_summary"):
         summary = opt_str(entry.get("summary"))
         return [MessageRecord(session_id, "system", summary, timestamp=stamp, line=line)] if summary else []
+    if kind == "custom":  # an extension's entry: kept, named by its customType, its data as JSON
+        data = entry.get("data")
+        text = data if isinstance(data, str) else (dumps(data) if data not in (None, {}, []) else "")
+        if not text:
+            return []  # an entry without data carries nothing
+        label = opt_str(entry.get("customType")) or "custom"
+        return [MessageRecord(session_id, "system", f"[{label}] {text}", timestamp=stamp, line=line)]
     if kind == "custom_message":
         text = flatten_content(entry.get("content"))
         return [MessageRecord(session_id, "user", text, timestamp=stamp, line=line)] if text else []
@@ -106,8 +113,9 @@ def entry_rows(entry: dict[str, Any], session_id: str, line: int, problems: list
         output = f"$ {message.get('command') or ''}\n{message.get('output') or ''}".rstrip()
         return [MessageRecord(session_id, "tool", output, tool_name="bash", timestamp=stamp, line=line)]
     if role not in ("user", "assistant", "custom"):
-        problems.append(Problem(line, f"unknown message role {role!r} (skipped)"))
-        return []
+        problems.append(Problem(line, f"unknown message role {role!r} (kept as system)"))
+        summary = text or opt_str(message.get("summary")) or ""
+        return [MessageRecord(session_id, "system", summary, timestamp=stamp, line=line)] if summary else []
     rows = [MessageRecord(session_id, "reasoning", t, timestamp=stamp, line=line) for t in thoughts if t.strip()]
     if role == "assistant" and not text and opt_str(message.get("errorMessage")):
         text = f"[error] {message['errorMessage']}"

@@ -19,12 +19,14 @@ from hermes_store.sessions.importers.amp import AmpImporter
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
+from hermes_store.sessions.importers.claude_web import ClaudeWebImporter
 from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
 from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
 from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
+from hermes_store.sessions.importers.cursor_agent import CursorAgentImporter
 from hermes_store.sessions.importers.factory_droid import FactoryDroidImporter
 from hermes_store.sessions.importers.gemini_cli import (
     GeminiCheckpointImporter,
@@ -39,6 +41,7 @@ from hermes_store.sessions.importers.kimi_cli import KimiCliImporter
 from hermes_store.sessions.importers.message_dump import MessageDumpImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
 from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
+from hermes_store.sessions.importers.opencode_export import OpenCodeJsonlImporter
 from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
 from hermes_store.sessions.importers.openhands import OpenHandsImporter
 from hermes_store.sessions.importers.pi import OpenClawImporter, PiImporter
@@ -52,7 +55,7 @@ ENTRY_POINT_GROUP = "hermes_store.importers"
 
 BUNDLED: tuple[type[Importer], ...] = (
     HermesDbImporter, HermesJsonlImporter, HermesJsonImporter,
-    ClaudeCodeImporter, CodexImporter, OpenAIJsonlImporter,
+    ClaudeCodeImporter, ClaudeWebImporter, CodexImporter, OpenAIJsonlImporter,
     GeminiCliImporter,
     GeminiLogsImporter,
     GeminiCheckpointImporter,
@@ -61,7 +64,9 @@ BUNDLED: tuple[type[Importer], ...] = (
     QwenLogsImporter,
     OpenCodeJsonImporter,
     OpenCodeDbImporter,
+    OpenCodeJsonlImporter,
     CursorImporter,
+    CursorAgentImporter,
     ChatGptExportImporter,
     AiderImporter,
     ClineImporter,

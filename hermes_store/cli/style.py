@@ -1,0 +1,197 @@
+"""Our own terminal styling, kept apart from stored text.
+
+Everything a command prints passes the terminal-safety filter (``common.terminal_safe``),
+which writes every control character as ``\\uXXXX``: stored text can never move the cursor,
+clear the screen or set the clipboard. Our own styling (bold hits, headings, the progress bar)
+must still reach a terminal as real escape sequences, so it is never written as escape
+characters at all. :func:`style` wraps text in *markers* made of a private-use character and
+a random per-process token that stored text cannot know; the filter first neutralises the
+whole write (stored text and all), then turns markers into SGR sequences when that stream
+shows colour, or drops them when it does not. Order: neutralise first, style after.
+
+Whether a stream shows colour (:func:`color_wanted`): ``--color always`` yes, ``--color
+never`` no; ``auto`` (the default) yes only on a terminal, unless ``NO_COLOR`` is set to
+anything non-empty (https://no-color.org) or ``TERM=dumb``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from contextvars import ContextVar
+from typing import Any
+
+import click
+
+COLOR_MODES = ("auto", "always", "never")
+
+_mode: ContextVar[str] = ContextVar("hermes_store_color_mode", default="auto")
+
+_TOKEN = secrets.token_hex(8)
+_OPEN, _CLOSE = "\ue000", "\ue001"
+_MARKER = re.compile(re.escape(_OPEN) + _TOKEN + r"([0-9;]*)" + re.escape(_CLOSE))
+
+# style name -> (SGR code that turns it on, SGR code that turns it off)
+_SGR: dict[str, tuple[str, str]] = {
+    "bold": ("1", "22"),
+    "dim": ("2", "22"),
+    "underline": ("4", "24"),
+    "red": ("31", "39"),
+    "green": ("32", "39"),
+    "yellow": ("33", "39"),
+    "cyan": ("36", "39"),
+}
+
+
+# Stored text (session ids and titles, messages, facts, memory entries) may hold ESC
+# sequences: screen clears, window titles, OSC 52 clipboard writes. Everything a command
+# prints passes through terminal_safe, which writes control characters as \uXXXX. That
+# form is also a JSON escape of the same character, so --json output keeps exact data.
+# Bidi embedding/override/isolate controls reorder what the terminal shows ("Trojan Source":
+# ``invoice\u202eexe.pdf`` displays as ``invoicefdp.exe``), and line/paragraph separators break
+# lines in some terminals: they are escaped the same way.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every C0/C1 control character except newline and tab, and every bidi
+    override or isolate, shown as ``\\uXXXX``."""
+    return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def set_color_mode(mode: str) -> None:
+    """Choose ``auto``, ``always`` or ``never`` for the rest of this command."""
+    if mode not in COLOR_MODES:
+        raise ValueError(f"unknown colour mode {mode!r} (valid: {', '.join(COLOR_MODES)})")
+    _mode.set(mode)
+
+
+def color_wanted(stream: Any) -> bool:
+    """Whether styling written to ``stream`` should become real escape sequences."""
+    mode = _mode.get()
+    if mode != "auto":
+        return mode == "always"
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def style(text: str, *names: str) -> str:
+    """``text`` marked with our styles (``bold``, ``dim``, ``underline``, ``red``, ``green``,
+    ``yellow``, ``cyan``); the output filter renders or drops the marks."""
+    unknown = [n for n in names if n not in _SGR]
+    if unknown:
+        raise ValueError(f"unknown style {unknown[0]!r} (valid: {', '.join(_SGR)})")
+    if not names or not text:
+        return text
+    on = ";".join(_SGR[n][0] for n in names)
+    off = ";".join(dict.fromkeys(_SGR[n][1] for n in names))
+    return f"{_OPEN}{_TOKEN}{on}{_CLOSE}{text}{_OPEN}{_TOKEN}{off}{_CLOSE}"
+
+
+def strip_styles(text: str) -> str:
+    """``text`` without our style marks."""
+    return _MARKER.sub("", text)
+
+
+def has_styles(text: str) -> bool:
+    """Whether ``text`` carries any of our style marks."""
+    return _MARKER.search(text) is not None
+
+
+def render_styles(text: str, color: bool) -> str:
+    """Marks become ``ESC[…m`` when ``color``, else vanish. Call on already neutralised text."""
+    if color:
+        return _MARKER.sub(lambda m: f"\x1b[{m.group(1)}m", text)
+    return strip_styles(text)
+
+
+def raw_stream(stream: Any) -> Any:
+    """The real stream under our filtering wrappers (for the progress bar's own escapes)."""
+    while hasattr(stream, "_inner"):
+        stream = stream._inner
+    return stream
+
+
+class Progress:
+    """A progress bar on stderr when stderr is a terminal; otherwise nothing is printed.
+
+    Use as a context manager; :meth:`update` adds to the count (a no-op off a terminal).
+    The bar is click's, written to the real stderr: its text is ours, never stored text.
+    """
+
+    def __init__(self, length: int, label: str) -> None:
+        import sys
+
+        self._bar: Any = None
+        err = raw_stream(sys.stderr)
+        if _stream_is_tty(err):
+            self._bar = click.progressbar(length=max(length, 1), label=label, file=err)
+
+    @property
+    def shown(self) -> bool:
+        """Whether a bar is drawn."""
+        return self._bar is not None
+
+    def __enter__(self) -> Progress:
+        if self._bar is not None:
+            self._bar.__enter__()
+        return self
+
+    def update(self, steps: int) -> None:
+        """Advance the bar by ``steps``."""
+        if self._bar is not None:
+            self._bar.update(steps)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+
+def _stream_is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def stderr_is_terminal() -> bool:
+    """Whether the real stderr is a terminal (progress is shown only there)."""
+    import sys
+
+    return _stream_is_tty(raw_stream(sys.stderr))
+
+
+class StatusLine:
+    """One self-overwriting line of progress on stderr when stderr is a terminal, else silent.
+
+    :meth:`show` replaces the line (its text is neutralised like stored text, since it may
+    name a table or file from the store); leaving the context clears it.
+    """
+
+    def __init__(self) -> None:
+        import sys
+
+        self._err = raw_stream(sys.stderr)
+        self._on = _stream_is_tty(self._err)
+        self._drawn = False
+
+    def __enter__(self) -> StatusLine:
+        return self
+
+    def show(self, text: str) -> None:
+        """Replace the status line by ``text`` (cut to 79 characters)."""
+        if not self._on:
+            return
+        self._err.write("\r" + terminal_safe(text)[:79] + "\x1b[K")
+        self._err.flush()
+        self._drawn = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self._drawn:
+            self._err.write("\r\x1b[K")
+            self._err.flush()

@@ -1,0 +1,168 @@
+"""The one registry of database engines (lowest layer): what makes an engine an engine.
+
+Each :class:`Engine` names the URL schemes that choose it, its schema folder, its database
+class, its error classes and the storage class of every area (``builtin``, ``facts``,
+``sessions``), all as ``"module:Name"`` strings imported on use, so an engine's driver is only
+needed where it is chosen. :class:`~hermes_store.home.Home` reads the schemes, ``migrate``
+and ``status`` the names, each area's storage factory its storage classes. A third engine is
+its modules plus one entry in :data:`ENGINES`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+AREAS = ("builtin", "facts", "sessions")
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One database engine, every part of it named."""
+
+    name: str
+    label: str  # how status prints it
+    url_schemes: tuple[str, ...]  # ``scheme://`` forms of a URL that choose this engine
+    schema_folder: str  # the migrations' folder, relative to the schema directory ("" = its top)
+    database: str  # "module:Class" of its database object
+    errors: tuple[str, ...]  # "module:Class" of the errors it raises for database trouble
+    storages: Mapping[str, str] = field(default_factory=dict)  # area -> "module:Class"
+
+
+ENGINES: dict[str, Engine] = {
+    "sqlite": Engine(
+        name="sqlite", label="SQLite", url_schemes=("sqlite",), schema_folder="",
+        database="hermes_store.db:Database",
+        errors=("hermes_store.db:DatabaseError", "apsw:Error"),
+        storages={
+            "builtin": "hermes_store.builtin.storage_sqlite:SqliteBuiltinStorage",
+            "facts": "hermes_store.facts.storage_sqlite:SqliteFactStorage",
+            "sessions": "hermes_store.sessions.storage_sqlite:SqliteSessionStorage",
+        }),
+    "postgresql": Engine(
+        name="postgresql", label="PostgreSQL", url_schemes=("postgresql", "postgres"), schema_folder="pg",
+        database="hermes_store.pgdb:PgDatabase",
+        errors=("hermes_store.db:DatabaseError", "psycopg:Error"),
+        storages={
+            "builtin": "hermes_store.builtin.storage_pg:PgBuiltinStorage",
+            "facts": "hermes_store.facts.storage_pg:PgFactStorage",
+            "sessions": "hermes_store.sessions.storage_pg:PgSessionStorage",
+        }),
+}
+DEFAULT_ENGINE = "sqlite"
+
+
+def load(target: str) -> Any:
+    """The object a ``"module:Name"`` string names (the module imported now)."""
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def engine_named(name: str) -> Engine:
+    """The engine called ``name`` (``ValueError`` listing the known ones otherwise)."""
+    engine = ENGINES.get(name)
+    if engine is None:
+        raise ValueError(f"unknown database engine {name!r} (known: {', '.join(sorted(ENGINES))})")
+    return engine
+
+
+def url_scheme(url: str) -> str:
+    """The lower-cased scheme of ``url`` ("" when it has none)."""
+    head, sep, _ = url.partition(":")
+    return head.strip().lower() if sep else ""
+
+
+def engine_for_url(url: str | None) -> Engine:
+    """The engine a database URL chooses (None: the default engine); ``ValueError`` naming the
+    scheme (never the rest of the URL, which may hold a password) for an unknown one."""
+    if url is None:
+        return ENGINES[DEFAULT_ENGINE]
+    scheme = url_scheme(url)
+    for engine in ENGINES.values():
+        if scheme in engine.url_schemes:
+            return engine
+    forms = " or ".join(f"{s}://..." for e in ENGINES.values() for s in e.url_schemes[:1])
+    raise ValueError(f"unsupported scheme in {scheme + ':' if scheme else '(no scheme)'!r} (use {forms})")
+
+
+def storage_registry(area: str) -> dict[str, str]:
+    """``{engine name: "module:Class"}`` of ``area``'s storage on every engine that has one."""
+    return {name: engine.storages[area] for name, engine in ENGINES.items() if area in engine.storages}
+
+
+def error_classes(names: Iterable[str] | None = None) -> tuple[type[BaseException], ...]:
+    """The error classes of the engines ``names`` (all when None) whose driver is installed."""
+    found: list[type[BaseException]] = []
+    for engine in (ENGINES[n] for n in (names if names is not None else ENGINES)):
+        for target in engine.errors:
+            try:
+                cls = load(target)
+            except ImportError:  # that engine's driver is not installed: nothing of it can raise
+                continue
+            if cls not in found:
+                found.append(cls)
+    return tuple(found)
+
+
+@runtime_checkable
+class StoreDatabase(Protocol):
+    """What every engine's database object offers the storages (``Database``, ``PgDatabase``).
+
+    Statements given to these methods are in the engine's own placeholder style; the same
+    calls behind :attr:`portable` take ``?`` placeholders on every engine.
+    """
+
+    engine: str
+    readonly: bool
+
+    def execute(self, sql: str, params: Any = ...) -> Any:
+        """Run one statement."""
+
+    def query(self, sql: str, params: Any = ...) -> list[dict[str, Any]]:
+        """Every row as a dict."""
+
+    def query_one(self, sql: str, params: Any = ...) -> dict[str, Any] | None:
+        """The first row as a dict, or None."""
+
+    def scalar(self, sql: str, params: Any = ...) -> Any:
+        """The first column of the first row, or None."""
+
+    @property
+    def portable(self) -> PortableDatabase:
+        """The engine-neutral calls (``?`` placeholders, ``query_in``)."""
+
+    def write(self) -> AbstractContextManager[Any]:
+        """A write transaction: committed on success, rolled back on error; nested use joins."""
+
+    def table_exists(self, name: str) -> bool:
+        """True when a table or view called ``name`` exists."""
+
+    def close(self) -> None:
+        """Release the connection(s)."""
+
+
+class PortableDatabase(Protocol):
+    """The engine-neutral calls of :attr:`StoreDatabase.portable` (``?`` placeholders)."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> Any:
+        """Run one statement."""
+
+    def query(self, sql: str, params: Sequence[Any] = ...) -> list[dict[str, Any]]:
+        """Every row as a dict."""
+
+    def query_one(self, sql: str, params: Sequence[Any] = ...) -> dict[str, Any] | None:
+        """The first row as a dict, or None."""
+
+    def scalar(self, sql: str, params: Sequence[Any] = ...) -> Any:
+        """The first column of the first row, or None."""
+
+    def query_in(self, sql: str, values: Iterable[Any], *, before: Sequence[Any] = ...,
+                 after: Sequence[Any] = ..., chunk: int = ...) -> list[dict[str, Any]]:
+        """Rows of ``sql`` for any number of ``values`` (``{marks}`` holds the list)."""
+
+
+__all__ = ["AREAS", "DEFAULT_ENGINE", "ENGINES", "Engine", "PortableDatabase", "StoreDatabase",
+           "engine_for_url", "engine_named", "error_classes", "load", "storage_registry", "url_scheme"]

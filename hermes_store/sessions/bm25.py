@@ -1,0 +1,29 @@
+"""The bm25 formula both engines rank with, written once (Okapi bm25, k1 = 1.2, b = 0.75).
+
+SQLite scores rows in the ``hs_bm25`` FTS5 function (:mod:`hermes_store.sessions.rank`),
+PostgreSQL in :mod:`hermes_store.sessions.storage_pg`; each estimates document frequencies its
+own way (the index's phrase counts, a bounded sample of the GIN index) and hands them here.
+"""
+
+from __future__ import annotations
+
+import math
+
+K1, B = 1.2, 0.75
+IDF_FLOOR = 1e-6  # a term in more than half the rows still counts a little, never negatively
+
+
+def idf(rows: float, docs: float) -> float:
+    """Inverse document frequency of a term found in ``docs`` of ``rows`` rows."""
+    docs = min(float(docs), float(rows))  # an estimate (or a cached count) may overshoot
+    return max(IDF_FLOOR, math.log((rows - docs + 0.5) / (docs + 0.5)))
+
+
+def length_norm(length: float, avgdl: float) -> float:
+    """The denominator term ``k1 * (1 - b + b * length / avgdl)`` of a row ``length`` long."""
+    return K1 * (1 - B + B * float(length) / avgdl) if avgdl else K1
+
+
+def term_score(idf_value: float, freq: float, norm: float) -> float:
+    """One term's contribution: ``idf * freq * (k1 + 1) / (freq + norm)``."""
+    return idf_value * (freq * (K1 + 1.0)) / (freq + norm)

@@ -1,0 +1,163 @@
+"""What a person at a terminal sees (issue 22): the CLI run in a real pseudo-terminal.
+
+Each command runs through the installed entry point with stdout and stderr on the slave side
+of a pty (``os.openpty``), and once in tmux, whose ``capture-pane`` gives the rendered screen.
+Our own styling must arrive as real SGR escape sequences there and never in a pipe; stored
+text keeps its control characters neutralised (``\\u001b`` shown literally) in both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = [sys.executable, "-c", "from hermes_store.cli import main; main()"]
+SGR = re.compile(rb"\x1b\[[0-9;]*m")
+HOSTILE = "zebrafish \x1b]52;c;cm0gLXJmIH4K\x07 tank \x1b[2J cleared"
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "HERMES_STORE_DEBUG")}
+    env.update(TERM="xterm-256color", COLUMNS="200", **extra)
+    return env
+
+
+def run_in_pty(args: list[str], timeout: float = 60, **env: str) -> tuple[int, bytes]:
+    """Run the CLI with stdout and stderr on a pseudo-terminal; return (exit code, bytes shown)."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen([*CLI, *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+                            env=_env(**env), close_fds=True)
+    os.close(slave)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: every writer closed the slave side
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=timeout), b"".join(chunks)
+
+
+def run_in_pipe(args: list[str], **env: str) -> subprocess.CompletedProcess[bytes]:
+    """Run the CLI with stdout and stderr on pipes."""
+    return subprocess.run([*CLI, *args], capture_output=True, env=_env(**env), timeout=60)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("terminal_home")
+    shutil.copytree(ROOT / "examples" / "sample_home", root, dirs_exist_ok=True)
+    hostile = root / "sessions" / "20260401_120000_abcdef.jsonl"
+    hostile.write_text(
+        json.dumps({"role": "session_meta", "platform": "cli", "timestamp": 1775044800}) + "\n"
+        + json.dumps({"role": "user", "content": HOSTILE, "timestamp": 1775044810}) + "\n",
+        encoding="utf-8")
+    done = run_in_pipe(["--home", str(root), "sessions", "index", str(root / "sessions")])
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def test_search_hits_are_real_bold_on_a_terminal(home: Path) -> None:
+    code, shown = run_in_pty(["--home", str(home), "sessions", "search", "backup", "--limit", "2"])
+    assert code == 0
+    assert b"\x1b[1mbackup\x1b[22m" in shown
+    assert b"\\u001b" not in shown  # our own styling is not escaped as text
+
+
+def test_stored_escapes_stay_neutralised_on_a_terminal(home: Path) -> None:
+    code, shown = run_in_pty(["--home", str(home), "sessions", "search", "zebrafish"])
+    assert code == 0
+    assert b"\x1b[1mzebrafish\x1b[22m" in shown
+    # the stored OSC 52 and screen clear arrive as visible text, never as escapes
+    assert b"\\u001b]52;c;cm0gLXJmIH4K\\u0007" in shown
+    assert b"\\u001b[2J" in shown
+    assert SGR.sub(b"", shown).count(b"\x1b") == 0  # every real ESC is one of our SGR styles
+    assert b"\x07" not in shown
+
+
+def test_pipes_get_no_escapes(home: Path) -> None:
+    for args in (["sessions", "search", "backup"], ["recall", "backup"], ["doctor"]):
+        done = run_in_pipe(["--home", str(home), *args])
+        assert done.returncode == 0, done.stderr
+        assert b"\x1b" not in done.stdout + done.stderr, args
+        assert b"\\u001b[1m" not in done.stdout
+    assert b"backup" in run_in_pipe(["--home", str(home), "sessions", "search", "backup"]).stdout
+
+
+def test_no_color_and_color_never_on_a_terminal(home: Path) -> None:
+    code, shown = run_in_pty(["--home", str(home), "recall", "backup"], NO_COLOR="1")
+    assert code == 0 and b"backup" in shown and b"\x1b" not in shown
+    code, shown = run_in_pty(["--home", str(home), "--color", "never", "recall", "backup"])
+    assert code == 0 and b"backup" in shown and b"\x1b" not in shown
+    code, shown = run_in_pty(["--home", str(home), "recall", "backup"])
+    assert code == 0 and b"\x1b[1;36mPast sessions\x1b[22;39m" in shown
+
+
+def test_color_always_styles_a_pipe_and_keeps_stored_text_neutralised(home: Path) -> None:
+    done = run_in_pipe(["--home", str(home), "--color", "always", "sessions", "search", "zebrafish"])
+    assert done.returncode == 0
+    assert b"\x1b[1mzebrafish\x1b[22m" in done.stdout
+    assert SGR.sub(b"", done.stdout).count(b"\x1b") == 0
+    assert b"\\u001b]52;c;cm0gLXJmIH4K\\u0007" in done.stdout
+    bad = run_in_pipe(["--home", str(home), "--color", "sometimes", "status"])
+    assert bad.returncode == 2 and b"sometimes" in bad.stderr
+
+
+def test_index_progress_on_a_terminal_only(home: Path, tmp_path: Path) -> None:
+    fresh = tmp_path / "h"
+    code, shown = run_in_pty(["--home", str(fresh), "sessions", "index", str(home / "sessions")])
+    assert code == 0
+    assert b"Indexing" in shown and b"\\u001b" not in shown and b"\\u000d" not in shown
+    again = tmp_path / "h2"
+    piped = run_in_pipe(["--home", str(again), "sessions", "index", str(home / "sessions")])
+    assert piped.returncode == 0 and b"Indexing" not in piped.stderr + piped.stdout
+
+
+def test_closed_pipe_ends_quietly(home: Path) -> None:
+    for i in range(10):
+        run_in_pipe(["--home", str(home), "memory", "add", f"pipe note {i} " + "x" * 200])
+    shell = (f"{' '.join(map(repr, CLI))} --home {home} memory history | head -1 >/dev/null; "
+             "echo status=${PIPESTATUS[0]}")
+    for _ in range(2):  # the reader leaves after one line; our writer must not complain
+        done = subprocess.run(["bash", "-c", shell], capture_output=True, env=_env(), timeout=60)
+        assert b"Broken pipe" not in done.stderr and b"Error" not in done.stderr, done.stderr
+        assert done.stdout.strip() in (b"status=0", b"status=141")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+def test_tmux_screen_shows_styled_hit_not_escape_text(home: Path, tmp_path: Path) -> None:
+    sock = str(tmp_path / "tmux.sock")
+    cmd = " ".join([*(f"'{c}'" for c in CLI), "--home", str(home), "sessions", "search", "zebrafish",
+                    "; sleep 30"])
+    subprocess.run(["tmux", "-S", sock, "new-session", "-d", "-x", "160", "-y", "30", cmd],
+                   check=True, env=_env())
+    try:
+        deadline = time.monotonic() + 30
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = subprocess.run(["tmux", "-S", sock, "capture-pane", "-p"], capture_output=True,
+                                    text=True).stdout
+            if "zebrafish" in screen:
+                break
+            time.sleep(0.2)
+        styled = subprocess.run(["tmux", "-S", sock, "capture-pane", "-p", "-e"], capture_output=True,
+                                text=True).stdout
+    finally:
+        subprocess.run(["tmux", "-S", sock, "kill-server"], capture_output=True)
+    assert "zebrafish" in screen
+    assert "\\u001b[1m" not in screen  # the hit is not escape text on the screen
+    assert "\\u001b]52" in screen  # the stored clipboard write is shown, not obeyed
+    assert re.search(r"\x1b\[1mzebrafish", styled)  # tmux saw the hit as bold
