@@ -18,8 +18,8 @@ The rules, in one place:
   that splits into several tokens becomes a phrase: ``scripts/deploy.sh`` ->
   ``"scripts deploy sh"``, ``C:\\Users`` -> ``"c users"``, ``P2.2`` -> ``"p2 2"``.
   Characters that can never be indexed (punctuation) are dropped.
-* CJK text has no spaces, so the index stores a *projection* computed here
-  (:func:`cjk_projection`: bigrams and unigrams of every CJK run, plus Latin
+* CJK text has no spaces, so the index stores a *projection*
+  (:func:`hermes_store.tokens.cjk_projection`: bigrams and unigrams of every CJK run, plus Latin
   glued to CJK); queries use the matching form (1 char -> unigram, 2 chars ->
   bigram, longer -> a phrase of consecutive bigrams).
 * Emoji are separators to ``unicode61``, so the projection also carries one
@@ -44,6 +44,13 @@ from typing import Any, TypeVar
 import apsw
 
 from hermes_store.db import bounded_query, current_budget
+from hermes_store.tokens import (
+    emoji_tokens,
+    has_cjk,
+    is_emoji,
+    split_cjk,
+    tokenize,
+)
 
 Row = TypeVar("Row")
 
@@ -70,117 +77,6 @@ STOPWORDS = frozenset(
 )
 
 _OPERATORS = {"OR", "AND", "NOT"}
-
-
-# --------------------------------------------------------------------------- characters
-
-
-# Han, Hiragana, Katakana, Hangul and CJK compatibility ranges: the one definition of "CJK".
-CJK_RANGES: tuple[tuple[int, int, str], ...] = (
-    (0x1100, 0x11FF, "Hangul Jamo"),
-    (0x3040, 0x30FF, "Hiragana, Katakana"),
-    (0x3100, 0x312F, "Bopomofo"),
-    (0x3130, 0x318F, "Hangul compatibility Jamo"),
-    (0x3400, 0x4DBF, "CJK Extension A"),
-    (0x4E00, 0x9FFF, "CJK Unified Ideographs"),
-    (0xAC00, 0xD7AF, "Hangul syllables"),
-    (0xF900, 0xFAFF, "CJK compatibility ideographs"),
-    (0xFF66, 0xFF9F, "half-width Katakana"),
-    (0x20000, 0x3FFFF, "CJK Extensions B.."),
-)
-CJK_CHARS = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi, _ in CJK_RANGES) + "]")
-
-
-def is_cjk(char: str) -> bool:
-    """True for Han, Hiragana, Katakana, Hangul and CJK compatibility characters."""
-    return CJK_CHARS.match(char) is not None
-
-
-def has_cjk(text: str) -> bool:
-    """True when ``text`` holds any :func:`is_cjk` character (a fast scan)."""
-    return CJK_CHARS.search(text) is not None
-
-
-def is_emoji(char: str) -> bool:
-    """True for an emoji code point (pictographs, dingbats, symbols, regional indicators)."""
-    code = ord(char)
-    if not (0x1F000 <= code <= 0x1FAFF or 0x2600 <= code <= 0x27BF or 0x2300 <= code <= 0x23FF
-            or 0x2B00 <= code <= 0x2BFF or code in (0x00A9, 0x00AE, 0x203C, 0x2049, 0x2122, 0x3030)):
-        return False
-    return unicodedata.category(char) == "So"
-
-
-# what the projection column holds: CJK characters and emoji (the ranges is_emoji looks at)
-PROJECTED_CHARS = re.compile(
-    CJK_CHARS.pattern[:-1]
-    + "\U0001f000-\U0001faff\u2600-\u27bf\u2300-\u23ff\u2b00-\u2bff\u00a9\u00ae\u203c\u2049\u2122\u3030]")
-
-
-def emoji_tokens(text: str) -> list[str]:
-    """One index word per emoji code point of ``text``, in order (``🚀`` -> ``emoji1f680``)."""
-    return [f"emoji{ord(char):x}" for char in text if is_emoji(char)]
-
-
-def is_token_char(char: str) -> bool:
-    """True when the ``unicode61`` tokenizer keeps ``char`` inside a token."""
-    category = unicodedata.category(char)
-    return category[0] in "LN" or category in ("Co", "Mn", "Mc")
-
-
-def tokenize(text: str) -> list[str]:
-    """Split ``text`` into index tokens the way ``unicode61`` does (case kept)."""
-    tokens: list[str] = []
-    current: list[str] = []
-    for char in text:
-        if is_token_char(char):
-            current.append(char)
-        elif current:
-            tokens.append("".join(current))
-            current = []
-    if current:
-        tokens.append("".join(current))
-    return tokens
-
-
-def _split_cjk(token: str) -> list[tuple[bool, str]]:
-    """Split one token into runs ``(is_cjk, text)``."""
-    runs: list[tuple[bool, str]] = []
-    for char in token:
-        flag = is_cjk(char)
-        if runs and runs[-1][0] == flag:
-            runs[-1] = (flag, runs[-1][1] + char)
-        else:
-            runs.append((flag, char))
-    return runs
-
-
-def cjk_projection(text: str | None) -> str | None:
-    """The index-side CJK projection of ``text``, or None when it holds no CJK.
-
-    For every token that contains CJK characters: the bigrams of each CJK run
-    (in order, so consecutive bigrams are adjacent positions), then its
-    unigrams, then any Latin/digit part glued to the CJK, all space separated.
-    Stored in a ``cjk`` FTS column tokenized by stock ``unicode61``. Emoji
-    words (:func:`emoji_tokens`) follow, so emoji are searchable too.
-    """
-    if not text:
-        return None
-    emoji = emoji_tokens(text) if not text.isascii() else []
-    if not emoji and not has_cjk(text):
-        return None
-    text = unicodedata.normalize("NFKC", text)
-    out: list[str] = []
-    for token in tokenize(text):
-        if not has_cjk(token):
-            continue
-        for flag, run in _split_cjk(token):
-            if flag:
-                out.extend(run[i : i + 2] for i in range(len(run) - 1))
-                out.extend(run)
-            else:
-                out.append(run)
-    out.extend(emoji)
-    return " ".join(out) if out else None
 
 
 # --------------------------------------------------------------------------- matches
@@ -309,7 +205,7 @@ def literal_match(word: str, *, prefix: bool = False) -> Match | None:
         parts: list[Match] = []
         latin: list[str] = []
         for token in tokens:
-            for flag, run in _split_cjk(token):
+            for flag, run in split_cjk(token):
                 if flag:
                     if latin:
                         parts.append(Term(tuple(latin)))

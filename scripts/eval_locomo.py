@@ -39,8 +39,9 @@ from pathlib import Path
 from rank_bm25 import BM25Okapi
 
 from hermes_store.db import Database
-from hermes_store.query import STOPWORDS, cjk_projection, tokenize
+from hermes_store.query import STOPWORDS
 from hermes_store.sessions.search import find_hits, search_messages
+from hermes_store.tokens import cjk_projection, tokenize
 
 DEFAULT_DATA = Path("/work/shared/data/locomo")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

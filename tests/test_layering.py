@@ -26,7 +26,7 @@ ROOT = Path(hermes_store.__file__).resolve().parent
 FRONT, SERVICE, KINDS, LOWEST = 4, 3, 2, 1
 LOWEST_MODULES = frozenset({"db", "home", "query", "tooling", "fsutil", "timeutil", "threads", "config_edit", "redaction",
                             "pgdb", "pgquery", "dbcopy", "threats", "dbhealth", "backup", "storage_base",
-                            "foreign_db", "engines"})
+                            "foreign_db", "engines", "tokens"})
 SERVICE_MODULES = frozenset({"recall", "providers"})
 KIND_PACKAGES = frozenset({"builtin", "sessions", "facts"})
 # (importer area, imported area) pairs forbidden although the layers would allow them.

@@ -22,9 +22,9 @@ from hermes_store.query import (
     Match,
     QueryPlan,
     QueryRejected,
-    cjk_projection,
     run_plan,
 )
+from hermes_store.tokens import cjk_projection
 
 # ``written_by``: the home's writer label, so history read from a shared store names its home
 HISTORY_COLUMNS = ("id, target, action, old_text, new_text, at, origin, session_id, restored_from,"

@@ -15,7 +15,8 @@ import apsw
 
 from hermes_store.builtin.storage import BuiltinStorage
 from hermes_store.db import Database, DatabaseError
-from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, QueryPlan, cjk_projection, run_match
+from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, QueryPlan, run_match
+from hermes_store.tokens import cjk_projection
 
 HISTORY_COLUMNS = "id, target, action, old_text, new_text, at, origin, session_id, restored_from"
 _SEARCH_SQL = """

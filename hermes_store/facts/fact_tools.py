@@ -176,7 +176,9 @@ def run_fact_feedback(args: dict[str, Any], store: FactStore) -> dict[str, Any]:
 
 def _fact_store_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     try:
-        return run_fact_store(args, store_for(ctx, reads=args.get("action") in READ_ACTIONS))
+        action = args.get("action")
+        reads = isinstance(action, str) and action in READ_ACTIONS  # a list or dict is no action
+        return run_fact_store(args, store_for(ctx, reads=reads))
     except ToolArgumentError as exc:
         return _error(str(exc))
 

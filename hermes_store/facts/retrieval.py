@@ -16,7 +16,8 @@ from hermes_store.facts import trust
 from hermes_store.facts.entities import extract_entities
 from hermes_store.facts.rows import FactRows
 from hermes_store.facts.text import content_words, coverage, words
-from hermes_store.query import STOPWORDS, bounded_query_text, tokenize
+from hermes_store.query import STOPWORDS, bounded_query_text
+from hermes_store.tokens import tokenize
 from hermes_store.tooling import valid_text
 
 PRESENCE_FLOOR = 0.12   # presence similarity of an absent entity is ~0 ± 0.03 at dim 1024

@@ -17,7 +17,7 @@ from typing import Any
 
 from hermes_store.facts import trust
 from hermes_store.facts.storage import FactStorage
-from hermes_store.query import cjk_projection
+from hermes_store.tokens import cjk_projection
 
 FACT_COLUMNS = ("fact_id, content, category, tags, trust_score, retrieval_count, helpful_count, "
                 "created_at, updated_at")

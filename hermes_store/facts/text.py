@@ -11,7 +11,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from hermes_store.query import STOPWORDS, is_cjk, tokenize
+from hermes_store.query import STOPWORDS
+from hermes_store.tokens import is_cjk, tokenize
 
 NEGATIONS = frozenset({"not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
                        "cannot", "without", "n't", "isn't", "doesn't", "don't", "didn't",

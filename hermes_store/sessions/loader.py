@@ -78,6 +78,9 @@ FTS_MODES = ("batch", "trigger")
 _NO_CALLS = (None, None)  # (calls, tools) of a message without tool calls
 
 
+MAPPED_FORMAT = "dump"  # the importer --map/--role-map configure (message_dump)
+
+
 @dataclass
 class IndexSummary:
     """What one ``index`` run did. ``skipped`` counts messages not added because already indexed."""
@@ -362,6 +365,9 @@ class BulkLoader:
         except (AmbiguousFormat, ForeignDBError) as exc:  # ForeignDBError: e.g. locked by its writer
             self._file_error(path, str(exc))
             return None
+        if found.name is None and self.options.get("column_map") and found.ranked \
+                and found.ranked[0][0] == MAPPED_FORMAT:
+            found.name = MAPPED_FORMAT  # --map names the columns: its read reports what is missing
         if found.name is None:
             if not found.ranked and first_line_too_long(path):
                 self._file_error(path, f"line 1 is longer than {MAX_LINE_BYTES:,} bytes, so its format cannot be "

@@ -22,6 +22,10 @@ from hermes_store.db import Database
 from hermes_store.sessions import bm25
 
 RANK_FUNCTION = "hs_bm25"
+# messages_fts(search_content, cjk, calls): a word of a message's tool calls (a path, a command)
+# counts once, and not at all where the text has it too -- as the PostgreSQL engine, whose one
+# vector per message is scored by presence, ranks the same rows
+PRESENCE_COLUMNS = frozenset({2})
 IDF_SAMPLE = 500
 K1, B = bm25.K1, bm25.B
 
@@ -74,10 +78,14 @@ def hs_bm25(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
     norm = bm25.length_norm(length, stats.avgdl)
     score = 0.0
     for phrase, idf in enumerate(stats.idf):
-        freq = 0.0
+        freq = called = 0.0
         for column, offsets in enumerate(api.phrase_locations(phrase)):
             if offsets:
-                freq += stats.weights[column] * len(offsets)
+                if column in PRESENCE_COLUMNS:
+                    called = max(called, stats.weights[column])
+                else:
+                    freq += stats.weights[column] * len(offsets)
+        freq = freq or called  # a term found only in the tool calls counts once
         if freq:
             score += bm25.term_score(idf, freq, norm)
     return -score

@@ -13,8 +13,8 @@ import time
 from datetime import datetime
 from typing import Any
 
-from hermes_store.query import PROJECTED_CHARS as _CJK  # CJK and emoji: the projection's pre-check
-from hermes_store.query import cjk_projection
+from hermes_store.tokens import PROJECTED_CHARS as _CJK  # CJK and emoji: the projection's pre-check
+from hermes_store.tokens import cjk_projection
 from hermes_store.tooling import SURROGATES as SURROGATE
 
 TOOL_INDEX_CHARS = 8192  # the view indexes only this prefix of tool rows

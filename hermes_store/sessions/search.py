@@ -41,7 +41,6 @@ from hermes_store.query import (
     compile_query,
     highlight_excerpt,
     run_plan,
-    tokenize,
 )
 from hermes_store.sessions.storage import (
     SORTS,
@@ -51,6 +50,7 @@ from hermes_store.sessions.storage import (
     open_session_storage,
 )
 from hermes_store.threats import guard_past
+from hermes_store.tokens import tokenize
 
 AUTOMATION_SOURCES: tuple[str, ...] = ("cron", "subagent")
 RANK_BUDGET = 1000  # newest filtered matches ranked per expression

@@ -19,10 +19,8 @@ import json
 import logging
 import re
 import time
-import unicodedata
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,8 +28,6 @@ from hermes_store.db import current_budget
 from hermes_store.pgquery import (
     SEARCH_CONFIG,
     TERM_CAP,
-    Op,
-    Term,
     TsQueryError,
     pair_keys_sql,
     positive_terms,
@@ -41,27 +37,37 @@ from hermes_store.pgquery import (
 from hermes_store.query import Match, QueryRejected
 from hermes_store.sessions import bm25
 from hermes_store.sessions.calltext import derived
+from hermes_store.sessions.pg_highlight import (
+    _TOKEN,
+    HIGHLIGHT_TOKENS,
+    PARSER_WHOLE,
+    join_phrases,
+    marked_excerpt,
+    marks_tokens,
+    token_match,
+    with_ellipses,
+)
 from hermes_store.sessions.rows import (
     SESSION_COLUMNS,
     SessionNotFound,
-    cjk_for,
     decode_meta,
     session_row,
 )
 from hermes_store.sessions.storage import (
-    MESSAGE_ROW_FIELDS,
-    Batch,
     BulkWriter,
     Filters,
     Hit,
     Hits,
     IndexLockTimeout,
-    full_rows,
+)
+from hermes_store.sessions.storage_pg_bulk import PgBulkWriter
+from hermes_store.sessions.storage_pg_health import (
+    SNIPPET_CHARS,
+    PgIndexHealth,
 )
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
 logger = logging.getLogger(__name__)
-PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (SQLite migration 0007)
 IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
 IDF_KEPT = 256  # terms whose IDF one storage object keeps
 INDEX_RUN_LOCK = 0x48534958  # advisory lock key ("HSIX") held by a `sessions index` run
@@ -74,11 +80,7 @@ WINDOW_GROWTH = 8  # a window after empty ones covers this many times the ids co
 MAX_WINDOW = 262_144  # ids one window covers at most (the walk checks its time between windows)
 WALK_BUDGET = 1.0  # seconds a search walk may take when no query budget is set
 GIN_REST_CAP = 100_000  # estimated GIN candidates one statement may recheck (~0.5 s; the rest of a walk)
-SETTLE_AFTER = 20_000  # messages of one bulk load after which the index is settled (see settle)
-SNIPPET_CHARS = 65536  # prefix of a message ts_headline reads
-MESSAGE_TEXT_INDEXES = ("messages_tsv", "messages_pairs")  # GIN: words (pg 0001), phrase pairs (pg 0006)
 _SESSION_SELECT = ", ".join(SESSION_COLUMNS)
-_COPY_MESSAGES = f"COPY {{table}} ({', '.join(MESSAGE_ROW_FIELDS)}) FROM STDIN"
 
 
 # (at, rows, avgdl) per open database
@@ -174,143 +176,7 @@ def _like_escape(text: str) -> str:
 
 
 
-def _with_ellipses(headline: str, content: str, open_mark: str, close_mark: str) -> str:
-    """``headline`` with ``...`` where it starts after / ends before the content (as FTS5's
-    snippet marks a cut)."""
-    plain = headline.replace(open_mark, "").replace(close_mark, "").strip()
-    text = content.strip()
-    if not plain or plain == text:
-        return headline
-    start = text.find(plain)
-    prefix = "..." if start != 0 else ""
-    suffix = "..." if start == -1 or start + len(plain) < len(text) else ""
-    return prefix + headline.strip() + suffix
-
-
-def _fold(text: str) -> str:
-    """``text`` lower-cased with Latin diacritics removed, character for character (offsets kept)."""
-    out = []
-    for char in text:
-        parts = unicodedata.normalize("NFD", char)
-        base = parts[0]
-        if len(parts) > 1 and base.isascii() and base.isalpha() and all(
-                unicodedata.category(p) == "Mn" for p in parts[1:]):
-            out.append(base.lower())
-        else:
-            low = char.lower()
-            out.append(low if len(low) == 1 else char)
-    return "".join(out)
-
-
-_TOKEN = re.compile(r"[^\W_]+")  # a token as the index splits text (unicode61, hermes_tokens)
-HIGHLIGHT_TOKENS = 4000  # distinct tokens of one message the highlighter looks up at most
-
-
-def _marked_excerpt(content: str, marked: set[str], open_mark: str, close_mark: str,
-                    words: int) -> str | None:
-    """An excerpt of ``words`` tokens of ``content`` from a little before its first token in
-    ``marked``, each such token between the marks; None when none occurs."""
-    spans = [m.span() for m in _TOKEN.finditer(content)]
-    hits = [i for i, (lo, hi) in enumerate(spans) if content[lo:hi] in marked]
-    if not hits:
-        return None
-    # a message of up to ``words`` tokens comes back whole, a longer one as ``words`` tokens
-    # from a little before the first match (as FTS5's snippet() cuts it)
-    first = max(0, min(hits[0] - max(1, words // 4), len(spans) - words))
-    last = min(len(spans), first + words) - 1
-    start = spans[first][0] if first else 0
-    end = spans[last][1] if last < len(spans) - 1 else len(content)
-    pieces, cursor = [], start
-    for i in hits:
-        if i > last:
-            break
-        if i >= first:
-            lo, hi = spans[i]
-            pieces += [content[cursor:lo], open_mark, content[lo:hi], close_mark]
-            cursor = hi
-    pieces.append(content[cursor:end])
-    return ("..." if start else "") + "".join(pieces) + ("..." if end < len(content) else "")
-
-
-def _marks_tokens(headline: str, open_mark: str, close_mark: str) -> bool:
-    """True when every marked piece of ``headline`` is one index token (ts_headline marks a
-    whole e-mail address or URL its parser saw as one word)."""
-    pattern = re.escape(open_mark) + "(.*?)" + re.escape(close_mark)
-    return all(_TOKEN.fullmatch(piece) for piece in re.findall(pattern, headline, re.S))
-
-
-def _token_match(match: Match) -> Op | Term | None:
-    """Any single token of ``match``'s positive, non-CJK terms (a prefix where the term's
-    last token is one): what marks a word of a snippet."""
-    nodes: list[Op | Term] = []
-    for term in positive_terms(match):
-        if getattr(term, "cjk", False):
-            continue  # projected bigrams: the generic highlighter marks CJK words
-        for i, token in enumerate(term.tokens):
-            node = Term((token,), bool(term.prefix and i == len(term.tokens) - 1))
-            if node not in nodes:
-                nodes.append(node)
-    if not nodes:
-        return None
-    tree = nodes[0]
-    for node in nodes[1:]:
-        tree = Op("OR", tree, node)
-    return tree
-
-
-def _marked_spans(headline: str, open_mark: str, close_mark: str) -> tuple[str, list[tuple[int, int]]]:
-    """``headline`` without its marks, and the marked ``(start, end)`` spans of that text."""
-    plain: list[str] = []
-    spans: list[tuple[int, int]] = []
-    length, cursor = 0, 0
-    while True:
-        lo = headline.find(open_mark, cursor)
-        hi = headline.find(close_mark, lo + len(open_mark)) if lo >= 0 else -1
-        if lo < 0 or hi < 0:
-            plain.append(headline[cursor:])
-            break
-        before, inside = headline[cursor:lo], headline[lo + len(open_mark):hi]
-        plain += [before, inside]
-        length += len(before)
-        spans.append((length, length + len(inside)))
-        length += len(inside)
-        cursor = hi + len(close_mark)
-    return "".join(plain), spans
-
-
-def _join_phrases(headline: str, match: Match, open_mark: str, close_mark: str) -> str:
-    """``headline`` with each multi-token term (a phrase, ``ask-codex``, ``src/auth.py``) marked
-    as one span from its first to its last token, as FTS5's ``snippet()`` marks it
-    (``ts_headline`` marks word by word, and not at all inside what its parser keeps whole)."""
-    phrases = [t for t in positive_terms(match)
-               if len(getattr(t, "tokens", ())) > 1 and not getattr(t, "cjk", False)]
-    if not phrases or open_mark not in headline:
-        return headline
-    plain, spans = _marked_spans(headline, open_mark, close_mark)
-    folded = _fold(plain)
-    found: list[tuple[int, int]] = []
-    for term in phrases:
-        body = r"[\W_]+".join(re.escape(_fold(token)) for token in term.tokens)
-        tail = r"[^\W_]*" if term.prefix else r"(?![^\W_])"
-        found += [m.span() for m in re.finditer(r"(?<![^\W_])" + body + tail, folded)]
-    if not found:
-        return headline
-    kept = [s for s in spans if not any(lo < s[1] and s[0] < hi for lo, hi in found)]
-    merged: list[tuple[int, int]] = []
-    for lo, hi in sorted(kept + found):
-        if merged and lo < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
-        else:
-            merged.append((lo, hi))
-    pieces, cursor = [], 0
-    for lo, hi in merged:
-        pieces += [plain[cursor:lo], open_mark, plain[lo:hi], close_mark]
-        cursor = hi
-    pieces.append(plain[cursor:])
-    return "".join(pieces)
-
-
-class PgSessionStorage(SqlSessionStorage):
+class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
     """Every read and write of the session index, in PostgreSQL."""
 
     engine = "postgresql"
@@ -755,20 +621,22 @@ class PgSessionStorage(SqlSessionStorage):
             " FROM messages WHERE id = %s", (*params, options, int(message_id)))
         if row is None or row["headline"] is None:
             return None
-        if open_mark in row["headline"] and _marks_tokens(row["headline"], open_mark, close_mark):
-            headline = _join_phrases(row["headline"], match, open_mark, close_mark)
-            return _with_ellipses(headline, row["content"], open_mark, close_mark)
+        if (open_mark in row["headline"] and marks_tokens(row["headline"], open_mark, close_mark)
+                and not PARSER_WHOLE.search(row["content"])):
+            headline = join_phrases(row["headline"], match, open_mark, close_mark)
+            return with_ellipses(headline, row["content"], open_mark, close_mark)
         # ts_headline reads the raw text with its own parser (no diacritics folding; a path,
-        # e-mail address or URL is one token): mark the tokens the index sees ourselves
+        # file name, e-mail address or URL is one token it never marks inside): where the text
+        # holds one, or the marks are not index tokens, mark the tokens the index sees ourselves
         excerpt = self._highlight(row["content"], match, open_mark, close_mark, words)
-        return None if excerpt is None else _join_phrases(excerpt, match, open_mark, close_mark)
+        return None if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark)
 
     def _highlight(self, content: str, match: Match, open_mark: str, close_mark: str,
                    words: int) -> str | None:
         """An excerpt of ``content`` with every token marked that the index stems or folds to
         a token of ``match`` (``runs`` for ``running``, ``cafés`` for ``cafe``): the tokens are
         split as the index splits text and looked up with the index's own configuration."""
-        tokens_match = _token_match(match)
+        tokens_match = token_match(match)
         if tokens_match is None:
             return None
         distinct = list(dict.fromkeys(m.group() for m in _TOKEN.finditer(content)))[:HIGHLIGHT_TOKENS]
@@ -780,7 +648,7 @@ class PgSessionStorage(SqlSessionStorage):
                 f"SELECT t FROM unnest(%s::text[]) AS t WHERE"
                 f" to_tsvector('{SEARCH_CONFIG}', hermes_tokens(t, {TERM_CAP})) @@ ({query_sql})",
                 (distinct, *params), prepare=False).fetchall()
-        return _marked_excerpt(content, {r["t"] for r in rows}, open_mark, close_mark, words)
+        return marked_excerpt(content, {r["t"] for r in rows}, open_mark, close_mark, words)
 
     # -- bulk loading ------------------------------------------------------------------
 
@@ -823,264 +691,3 @@ class PgSessionStorage(SqlSessionStorage):
             "SELECT s.id, s.parent_session_id, s.origin_format, s.ended_at, s.started_at,"
             " CASE WHEN s.ended_at IS NULL THEN (SELECT max(m.timestamp) FROM messages m"
             "   WHERE m.session_id = s.id) END AS last_message FROM sessions s")
-
-    def stats(self) -> dict[str, Any]:
-        per_source = {
-            r["source"]: {"sessions": int(r["sessions"]), "messages": int(r["messages"])}
-            for r in self.db.query(
-                "SELECT source, count(*) AS sessions, coalesce(sum(message_count), 0) AS messages"
-                " FROM sessions GROUP BY source ORDER BY source")
-        }
-        return {
-            "sessions": int(self.db.scalar("SELECT count(*) FROM sessions") or 0),
-            "messages": int(self.db.scalar("SELECT count(*) FROM messages") or 0),
-            "per_source": per_source,
-            "sources_indexed": int(self.db.scalar("SELECT count(*) FROM sources") or 0),
-            "db_bytes": self.db.size_bytes(),
-            "index_bytes": int(self.db.scalar(
-                "SELECT sum(pg_relation_size(to_regclass(i))) FROM unnest(%s::text[]) AS i",
-                (list(MESSAGE_TEXT_INDEXES),)) or 0),
-        }
-
-    # -- health -----------------------------------------------------------------------
-
-    def integrity_problems(self) -> list[str]:
-        problems = []
-        orphans = int(self.db.scalar(
-            "SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id)") or 0)
-        if orphans:
-            problems.append(f"{orphans} message(s) belong to no session")
-        invalid = self.db.query(
-            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-            " JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE n.nspname = current_schema() AND NOT i.indisvalid")
-        problems += [f"index {r['relname']} is invalid (rebuild it with REINDEX)" for r in invalid]
-        return problems
-
-    def text_indexes(self) -> list[str]:
-        rows = self.db.query(
-            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-            " JOIN pg_am a ON a.oid = c.relam JOIN pg_namespace n ON n.oid = c.relnamespace"
-            " WHERE a.amname = 'gin' AND n.nspname = current_schema() ORDER BY c.relname")
-        return [r["relname"] for r in rows]
-
-    def check_text_index(self, name: str) -> str | None:
-        if name not in self.text_indexes():
-            return f"no full-text index named {name}"
-        valid = self.db.scalar(
-            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
-            " WHERE c.relname = %s", (name,))
-        return None if valid else f"index {name} is invalid"
-
-    def rebuild_text_index(self, name: str) -> None:
-        if name not in self.text_indexes():
-            raise ValueError(f"no full-text index named {name}")
-        from psycopg import sql
-
-        with self.db.connection() as conn:
-            conn.execute(sql.SQL("REINDEX INDEX {}").format(sql.Identifier(name)))
-
-    def session_counts(self, source_ids: Sequence[int]) -> dict[int, int]:
-        rows = self.db.query("SELECT source_id, count(*) AS n FROM sessions WHERE source_id = ANY(%s)"
-                             " GROUP BY source_id", ([int(i) for i in source_ids],))
-        return {int(r["source_id"]): int(r["n"]) for r in rows}
-
-    def backfill_projection(self, chunk: int) -> int:
-        """Recompute the ``cjk`` projection of messages with non-ASCII text while the marker a
-        SQLite migration left (copied over by ``migrate``) is present, then drop it."""
-        if not self.ready() or self.db.scalar(
-                "SELECT value FROM store_meta WHERE key = %s", (PROJECTION_BACKFILL_KEY,)) is None:
-            return 0
-        updated, last_id = 0, 0
-        while True:
-            rows = self.db.query(
-                "SELECT id, role, content, cjk FROM messages WHERE id > %s AND content ~ '[^\\x01-\\x7f]'"
-                " ORDER BY id LIMIT %s", (last_id, int(chunk)))
-            if not rows:
-                break
-            last_id = int(rows[-1]["id"])
-            changes = [(new, row["id"]) for row in rows
-                       if (new := cjk_for(str(row["role"]), str(row["content"]))) != row["cjk"]]
-            if changes:
-                self.db.executemany("UPDATE messages SET cjk = %s WHERE id = %s", changes)
-                updated += len(changes)
-        self.db.execute("DELETE FROM store_meta WHERE key = %s", (PROJECTION_BACKFILL_KEY,))
-        return updated
-
-    def rebuild_message_index(self) -> None:
-        """Rebuild the GIN indexes over the messages' stored tsvectors (words, phrase pairs)."""
-        for name in MESSAGE_TEXT_INDEXES:
-            if name in self.text_indexes():
-                self.rebuild_text_index(name)
-
-    def probe_word(self, message_id: int, word: str) -> str | None:
-        """ts_headline of ``word`` on that message, matched through its stored tsvector."""
-        found = self.db.scalar(
-            f"SELECT ts_headline('{SEARCH_CONFIG}', left(content, {SNIPPET_CHARS}),"
-            f" phraseto_tsquery('{SEARCH_CONFIG}', %s), 'StartSel=[, StopSel=]')"
-            f" FROM messages WHERE id = %s AND tsv @@ phraseto_tsquery('{SEARCH_CONFIG}', %s)",
-            (word, message_id, word))
-        if not found or "[" not in found:
-            return f"message {message_id} is not found by searching for {word!r}"
-        return None
-
-
-class PgBulkWriter(BulkWriter):
-    """Bulk-loader batches in one transaction each: sources, sessions, then messages by COPY."""
-
-    def __init__(self, db: Any, *, pipeline: bool, on_commit: Callable[[int, int], None]) -> None:
-        self.db = db
-        self.on_commit = on_commit
-        self.cpu_seconds = 0.0
-        self.inserted = 0  # messages this writer committed
-        self._pool = ThreadPoolExecutor(max_workers=1) if pipeline else None
-        self._future: Future[None] | None = None
-
-    def write(self, batch: Batch, *, wait: bool) -> None:
-        self.wait()
-        if self._pool is None:
-            self._timed(self._write, batch)
-            return
-        self._future = self._pool.submit(self._timed, self._write, batch)
-        if wait:
-            self.wait()
-
-    def forget_source(self, source_id: int) -> None:
-        self.wait()
-        with self.db.transaction() as conn:
-            conn.execute("DELETE FROM sessions WHERE source_id = %s", (source_id,))
-            conn.execute("UPDATE sources SET resume_at = NULL, content_hash = NULL, meta = '{}'"
-                         " WHERE id = %s", (source_id,))
-
-    def wait(self) -> None:
-        future, self._future = self._future, None
-        if future is not None:
-            future.result()
-
-    def close(self) -> None:
-        failed = False
-        try:
-            if self._future is not None:
-                try:
-                    self._future.result()
-                except BaseException:  # the caller already propagates the first error
-                    failed = True
-                self._future = None
-        finally:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
-        if not failed:
-            self.settle()
-
-    def settle(self) -> None:
-        """After a bulk load of at least :data:`SETTLE_AFTER` messages (or a tenth of the
-        table): merge the GIN index's pending list into the index and refresh the planner's
-        statistics, so the next search neither scans a long unsorted pending list nor plans
-        with the counts of an emptier table. A failure here loses nothing (the rows are
-        committed; autovacuum does the same later) and is only logged."""
-        if self.inserted < SETTLE_AFTER:
-            estimate = float(self.db.scalar(
-                "SELECT reltuples FROM pg_class WHERE oid = to_regclass('messages')") or -1)
-            if self.inserted == 0 or self.inserted * 10 < estimate:
-                return
-        try:
-            with self.db.connection() as conn:
-                for name in MESSAGE_TEXT_INDEXES:
-                    conn.execute("SELECT gin_clean_pending_list(to_regclass(%s))", (name,))
-                conn.execute("ANALYZE messages, sessions")
-        except Exception as exc:  # noqa: BLE001 - maintenance only, see the docstring
-            logger.warning("after the bulk load: refreshing the search index statistics failed: %s", exc)
-
-    def _timed(self, work: Callable[[Batch], None], batch: Batch) -> None:
-        started = time.thread_time()
-        try:
-            work(batch)
-        finally:
-            self.cpu_seconds += time.thread_time() - started
-
-    def _write(self, batch: Batch) -> None:
-        with self.db.transaction() as conn:
-            # a whole batch is one COPY: bounded by its own, longer limit (10 minutes)
-            conn.execute("SET LOCAL statement_timeout = '600s'")
-            for handle, _ in batch.sources:
-                handle.source_id = int(conn.execute(
-                    "INSERT INTO sources(path, format, imported_at) VALUES (%s, %s, %s)"
-                    " ON CONFLICT (path) DO UPDATE SET format = excluded.format RETURNING id",
-                    (handle.key, handle.format, time.time())).fetchone()["id"])
-            for delta in batch.sessions:
-                self._write_session(conn, delta)
-            inserted = self._copy_messages(conn, full_rows(batch.rows)) if batch.rows else 0
-            for delta in batch.sessions:
-                if delta.added:
-                    conn.execute(
-                        "UPDATE sessions SET message_count = message_count + %s,"
-                        " started_at = coalesce(started_at, %s),"
-                        " ended_at = CASE WHEN %s AND %s::float8 IS NOT NULL"
-                        "   THEN greatest(coalesce(ended_at, %s), %s) ELSE ended_at END WHERE id = %s",
-                        (delta.added, delta.min_ts, bool(delta.derive_end), delta.max_ts,
-                         delta.max_ts, delta.max_ts, delta.session_id))
-            for handle, progress in batch.sources:
-                conn.execute(
-                    "UPDATE sources SET size = %s, mtime = %s, content_hash = %s, resume_at = %s,"
-                    " imported_at = %s, meta = %s WHERE id = %s",
-                    (progress["size"], progress["mtime"], progress["content_hash"],
-                     progress["resume_at"], time.time(), progress["meta"], handle.source_id))
-        self.inserted += inserted
-        self.on_commit(inserted, sum(1 for delta in batch.sessions if delta.is_new))
-
-    @staticmethod
-    def _write_session(conn: Any, delta: Any) -> None:
-        fields = dict(delta.fields)
-        meta = fields.pop("meta", None)
-        owner = delta.owner
-        if delta.is_new:
-            conn.execute(
-                "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
-                " ended_at, parent_session_id, source_id, meta)"
-                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s)",
-                (delta.session_id, owner.format, fields.get("source") or "cli", fields.get("title"),
-                 fields.get("model"), fields.get("workspace"), fields.get("started_at"),
-                 fields.get("ended_at"), fields.get("parent_session_id"), owner.source_id,
-                 json.dumps(meta or {}, ensure_ascii=False)))
-            return
-        if fields:
-            from psycopg import sql
-
-            names = sorted(fields)
-            statement = sql.SQL("UPDATE sessions SET {} WHERE id = %s").format(
-                sql.SQL(", ").join(sql.SQL("{} = %s").format(sql.Identifier(n)) for n in names))
-            conn.execute(statement, [fields[n] for n in names] + [delta.session_id])
-        if meta:
-            row = conn.execute("SELECT meta FROM sessions WHERE id = %s FOR UPDATE",
-                               (delta.session_id,)).fetchone()
-            stored = decode_meta(row["meta"] if row else None)
-            stored.update(meta)
-            conn.execute("UPDATE sessions SET meta = %s WHERE id = %s",
-                         (json.dumps(stored, ensure_ascii=False), delta.session_id))
-
-    @staticmethod
-    def _copy_messages(conn: Any, rows: list[tuple[Any, ...]]) -> int:
-        """COPY the rows straight in; rows already stored (same session and seq) are skipped."""
-        import psycopg
-
-        try:
-            with conn.transaction(), conn.cursor() as cursor:  # a savepoint
-                with cursor.copy(_COPY_MESSAGES.format(table="messages")) as copy:
-                    for row in rows:
-                        copy.write_row(row)
-            return len(rows)
-        except psycopg.errors.UniqueViolation:
-            pass
-        with conn.cursor() as cursor:
-            cursor.execute(
-                "CREATE TEMP TABLE IF NOT EXISTS hs_message_batch (ord bigserial, session_id text,"
-                " seq integer, role text, content text, tool_name text, tool_calls text,"
-                " tool_call_id text, timestamp double precision, cjk text, calls text, tools text,"
-                " search_text text) ON COMMIT DELETE ROWS")
-            with cursor.copy(_COPY_MESSAGES.format(table="hs_message_batch")) as copy:
-                for row in rows:
-                    copy.write_row(row)
-            fields = ", ".join(MESSAGE_ROW_FIELDS)
-            cursor.execute(f"INSERT INTO messages ({fields}) SELECT {fields} FROM hs_message_batch"
-                           " ORDER BY ord ON CONFLICT (session_id, seq) DO NOTHING")
-            return cursor.rowcount

@@ -11,9 +11,10 @@ from statement_spy import spy_statements
 
 from hermes_store.pgdb import PgDatabase
 from hermes_store.pgquery import TsQueryError, pair_keys_sql, required_phrases, tsquery_sql
-from hermes_store.query import cjk_projection, compile_query
+from hermes_store.query import compile_query
 from hermes_store.sessions import storage_pg
 from hermes_store.sessions.storage import Filters, open_session_storage
+from hermes_store.tokens import cjk_projection
 
 
 def test_required_phrases_are_the_phrases_every_match_holds():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hermes_store.pgdb import PgDatabase
 from hermes_store.sessions.storage import open_session_storage
-from hermes_store.sessions.storage_pg import PROJECTION_BACKFILL_KEY
+from hermes_store.sessions.storage_pg_health import PROJECTION_BACKFILL_KEY
 
 
 def test_backfill_and_session_counts(pg_url):

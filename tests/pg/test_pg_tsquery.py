@@ -7,7 +7,8 @@ import pytest
 from hermes_store.db import Database
 from hermes_store.pgdb import PgDatabase
 from hermes_store.pgquery import Term, TsQueryError, parse_expression, positive_terms, tsquery_sql
-from hermes_store.query import cjk_projection, compile_query
+from hermes_store.query import compile_query
+from hermes_store.tokens import cjk_projection
 
 CORPUS = [
     "deploy the staging server with scripts/deploy.sh tonight",

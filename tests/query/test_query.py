@@ -7,14 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_store.query import (
-    cjk_projection,
-    compile_query,
-    is_query_error,
-    literal_term,
-    run_match,
-    tokenize,
-)
+from hermes_store.query import compile_query, is_query_error, literal_term, run_match
+from hermes_store.tokens import cjk_projection, tokenize
 
 DOCS = [
     "run scripts/deploy.sh now",

@@ -385,6 +385,28 @@ ALLOWED = {
     ("sessions/storage_pg.py", "<computed SQL> 'SELECT ' + ', '.join(parts)"):
         "tsquery_sql fragments: operators and %s placeholders",
     ("sessions/storage_pg.py", "SEARCH_CONFIG"): "constant text search configuration name",
+    # moved with the PostgreSQL bulk writer and index maintenance out of storage_pg.py
+    ("sessions/storage_pg_bulk.py", "', '.join(MESSAGE_ROW_FIELDS)"): "constant column list",
+    ("sessions/storage_pg_bulk.py", "fields"): "constant column list (MESSAGE_ROW_FIELDS)",
+    ("sessions/storage_pg_health.py", "<computed SQL> sql.SQL('REINDEX INDEX {}').format"):
+        "psycopg sql.Identifier of an index name the catalog listed",
+    ("sessions/storage_pg_health.py", "SEARCH_CONFIG"): "constant text search configuration name",
+    ("sessions/storage_pg_health.py", "SNIPPET_CHARS"): "int constant",
+    ("sessions/storage_sql.py", "self.dialect.contains('content')"):
+        "the engine's constant substring test with a placeholder (instr / strpos)",
+    # the one reader of other programs' SQLite files (read-only, bounded)
+    ("foreign_db.py", "MAX_SCHEMA_OBJECTS"): "int constant",
+    ("foreign_db.py", "quote_identifier(table)"): "a real table's name from sqlite_master, quoted as an identifier",
+    ("foreign_db.py", "inner"): "'c0, c1, ...' column aliases made in code",
+    ("foreign_db.py", "', '.join(parts)"): "typeof/substr/length expressions over those aliases, int cap",
+    ("foreign_db.py", "sql"): "an importer's constant SELECT, wrapped to cap and decode its values",
+    # redact: every stored text column rewritten, tables and columns from the module's constant list
+    ("redaction/storage.py", "wanted"): "column names from the constant table list",
+    ("redaction/storage.py", "table"): "table name from the constant table list",
+    ("redaction/storage.py", "key"): "key column from the constant table list",
+    ("redaction/storage.py", "CHUNK"): "int constant",
+    ("redaction/storage.py", "assignments"): "'col = ?' fragments over the constant column list",
+    ("redaction/storage.py", "where"): "'key = ?' fragments over the constant key list",
     ("sessions/storage_pg.py", "<computed SQL> sql.SQL('REINDEX INDEX {}').format"):
         "psycopg sql.Identifier of an index name read from pg_index",
     ("dbhealth.py", "_ident(name)"): "table names from our own sqlite_schema, quoted",

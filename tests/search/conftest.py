@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from hermes_store.query import cjk_projection
 from hermes_store.sessions.storage import open_session_storage
+from hermes_store.tokens import cjk_projection
 
 DAY = 86400.0
 T0 = 1_700_000_000.0  # 2023-11-14T22:13:20Z

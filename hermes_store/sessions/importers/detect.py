@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.foreign_db import ForeignDBError
-from hermes_store.sessions.importers.base import Importer, MessageRecord, SourceState
+from hermes_store.sessions.importers.base import Importer, MessageRecord, Problem, SourceState
 from hermes_store.sessions.importers.head import SQLITE_MAGIC, Head
 from hermes_store.sessions.importers.registry import IMPORTERS
 
@@ -70,6 +70,7 @@ def content_gap(cls: type[Importer], head: Head) -> str | None:
     no message at all, or messages more than half empty with no tool call, is a gap.
     """
     messages = empty = calls = 0
+    problem: str | None = None  # the first problem the read reported (e.g. a --map column missing)
     try:
         if cls.member_of(head) is not None:
             return None  # read through its source, which is asked for content in its own turn
@@ -78,6 +79,8 @@ def content_gap(cls: type[Importer], head: Head) -> str | None:
         events = importer.read(SourceState())
         try:
             for event in itertools.islice(events, PROBE_EVENTS):
+                if event.__class__ is Problem and problem is None:
+                    problem = event.error
                 if event.__class__ is MessageRecord:
                     messages += 1
                     if event.tool_calls:
@@ -93,7 +96,7 @@ def content_gap(cls: type[Importer], head: Head) -> str | None:
     except Exception as exc:  # a third-party read must never stop detection
         return f"its read failed ({type(exc).__name__}: {exc})"
     if not messages:
-        return "it read no messages"
+        return f"it read no messages ({problem})" if problem else "it read no messages"
     if not calls and empty * 2 > messages:
         return f"{empty} of the first {messages} messages it read are empty and none has a tool call"
     return None
