@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from hermes_store.fsutil import atomic_write_text
-from hermes_store.home import ConfigError
+from hermes_store.home import ConfigError, load_yaml_text
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
 _YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "none", "~", "y", "n"}
@@ -187,7 +187,7 @@ def set_yaml_text(text: str, dotted_key: str, value: Any, *, source: str = "conf
     if lines and lines[-1] == "":
         lines.pop()
     try:
-        before = yaml.safe_load(body) or {}
+        before = load_yaml_text(body, source) or {}  # budgeted: an alias bomb is refused fast
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source
@@ -198,7 +198,7 @@ def set_yaml_text(text: str, dotted_key: str, value: Any, *, source: str = "conf
         raise ConfigError(f"{source}: a flow-style top-level mapping cannot be edited in place")
     new_lines = _set_in_lines(lines, path, value, source)
     result = newline.join(new_lines) + (newline if trailing_newline else "")
-    after = yaml.safe_load(result) or {}
+    after = load_yaml_text(result, source) or {}
     expected = "" if value is None else value
     if _get(after, path) != expected or _without(after, path) != _without(before, path):
         raise ConfigError(f"{source}: could not set {dotted_key} without changing other settings; "

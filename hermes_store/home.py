@@ -185,6 +185,9 @@ class Home:
         self.root = resolve_home(root, profile)
         self.profile = profile
         self._database_url = database_url or None
+        # Set by a read-only front end (``mcp --read-only``): every store opened from this home
+        # is read-only, so not even a read's bookkeeping (facts' retrieval_count) is written.
+        self.read_only = False
 
     @property
     def memories_dir(self) -> Path:
@@ -317,11 +320,15 @@ class Home:
         if path is None:
             from hermes_store.pgdb import PgDatabase, writer_label
 
-            db = PgDatabase(self.database_url() or "", migrate=kwargs.get("migrate", True),
+            db = PgDatabase(self.database_url() or "", migrate=kwargs.get("migrate", True) and not self.read_only,
                             writer=writer_label(self.root))
+            db.readonly = db.readonly or self.read_only
         else:
             from hermes_store.db import Database
 
+            if self.read_only:  # a read-only front end (mcp --read-only): no write at all
+                kwargs = {**kwargs, "readonly": True}
+                kwargs.pop("migrate", None)
             if not kwargs.get("readonly"):
                 private_mkdir(path.parent)
             db = Database(path, **kwargs)
@@ -403,6 +410,12 @@ def _load_yaml(text: str, path: str | os.PathLike[str]) -> Any:
         raise ConfigError(f"{path}: YAML nested too deeply") from exc
     finally:
         loader.dispose()
+
+
+def load_yaml_text(text: str, path: str | os.PathLike[str] = "config.yaml") -> Any:
+    """``text`` parsed as YAML within the size, alias and nesting budget (:class:`ConfigError`
+    when over it; :class:`yaml.YAMLError` for invalid YAML). The one YAML loader for config files."""
+    return _load_yaml(text, path)
 
 
 def _budgeted_node(loader: yaml.SafeLoader, text: str, path: str | os.PathLike[str]) -> yaml.Node | None:

@@ -201,11 +201,18 @@ def get_choice(args: dict[str, Any], name: str, choices: tuple[str, ...], *,
     return value
 
 
-def get_str_list(args: dict[str, Any], name: str, *, default: list[str] | None = None) -> list[str] | None:
-    """Read a list of strings; a comma-separated string is accepted too."""
+def get_str_list(args: dict[str, Any], name: str, *, default: list[str] | None = None,
+                 max_items: int | None = None) -> list[str] | None:
+    """Read a list of strings; a comma-separated string is accepted too.
+
+    More than ``max_items`` items is refused (checked before any item is looked at)."""
     value = args.get(name, _MISSING)
     if value is _MISSING or value is None:
         return default
+    if max_items is not None:
+        count = len(value) if isinstance(value, list) else (value.count(",") + 1 if isinstance(value, str) else 0)
+        if count > max_items:
+            raise ToolArgumentError(f"'{name}' has too many items: {count:,} (at most {max_items})")
     if isinstance(value, str):
         return [valid_text(part.strip()) for part in value.split(",") if part.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

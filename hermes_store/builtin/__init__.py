@@ -19,8 +19,9 @@ from hermes_store.builtin.entries import (
     join_entries,
     parse_entries,
 )
+from hermes_store.builtin.operations import check_content
 from hermes_store.builtin.render import MEMORY_BLOCK_HEADERS, block_cost, render_block
-from hermes_store.builtin.store import MemoryStore, check_content
+from hermes_store.builtin.store import MemoryStore
 from hermes_store.builtin.threats import (
     INVISIBLE_CHARS,
     MAX_SCAN_CHARS,

@@ -9,6 +9,7 @@ Python's universal-newline reading does.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 ENTRY_DELIMITER = "\n§\n"
@@ -109,18 +110,70 @@ def preview(entry: str, width: int = 80) -> str:
     return entry[:width] + "..." if len(entry) > width else entry
 
 
+# Typography a model re-types differently from the stored entry (as upstream's tolerant match):
+# every quote or backtick folds to "'", every dash or minus to "-".
+_MATCH_FOLD = str.maketrans({
+    **dict.fromkeys("\"`\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f", "'"),
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+})
+_WORD = re.compile(r"\w+")
+CLOSEST_MAX = 3
+CLOSEST_MIN_SHARE = 0.3
+
+
+def fold_for_match(text: str) -> str:
+    """``text`` with quotes, dashes and whitespace folded for tolerant ``old_text`` matching.
+
+    A literal backslash-n (an over-escaped newline) and every whitespace run become one
+    space, curly and straight quotes and backticks become ``'``, every dash becomes ``-``.
+    """
+    return " ".join(text.replace("\\n", " ").translate(_MATCH_FOLD).split())
+
+
+def substring_matches(entries: list[str], old_text: str) -> list[int]:
+    """Indices of the entries containing ``old_text``: byte-exact first, else typography-folded.
+
+    A folded needle without a letter or digit selects nothing (punctuation or spaces alone
+    would select whole entries).
+    """
+    exact = [i for i, entry in enumerate(entries) if old_text in entry]
+    if exact:
+        return exact
+    needle = fold_for_match(old_text)
+    if not any(c.isalnum() for c in needle):
+        return []
+    return [i for i, entry in enumerate(entries) if needle in fold_for_match(entry)]
+
+
 def find_unique_match(entries: list[str], old_text: str) -> tuple[int | None, list[str]]:
     """Locate the entry ``old_text`` identifies: ``(index, [])``, ``(None, [])`` or ``(AMBIGUOUS, previews)``.
 
     An entry equal to ``old_text`` wins over entries merely containing it
-    (case-sensitive substring). Several *identical* matches resolve to the
-    first; several distinct ones are ambiguous.
+    (case-sensitive substring; when no entry holds it byte for byte, the
+    typography-folded forms are compared). Several *identical* matches resolve
+    to the first; several distinct ones are ambiguous.
     """
     exact = [i for i, entry in enumerate(entries) if entry == old_text]
-    found = exact or [i for i, entry in enumerate(entries) if old_text in entry]
+    found = exact or substring_matches(entries, old_text)
     if not found:
         return None, []
     distinct = dedupe([entries[i] for i in found])
     if len(distinct) > 1:
         return AMBIGUOUS, [preview(entry) for entry in distinct]
     return found[0], []
+
+
+def closest_entries(entries: list[str], old_text: str) -> list[int]:
+    """Indices of up to three entries sharing the most words with ``old_text`` (at least 30 %).
+
+    The share is the fraction of ``old_text``'s distinct lower-cased words found in the
+    entry; ties keep file order. Used to name the likely target of an ``old_text`` that
+    matched nothing.
+    """
+    words = set(_WORD.findall(old_text.lower()))
+    if not words:
+        return []
+    scored = sorted(((len(words & set(_WORD.findall(entry.lower()))) / len(words), i)
+                     for i, entry in enumerate(entries)), key=lambda pair: (-pair[0], pair[1]))
+    return [i for share, i in scored[:CLOSEST_MAX] if share >= CLOSEST_MIN_SHARE]
+

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_store.builtin import approval
+from hermes_store.builtin import messages as msg
 from hermes_store.builtin.entries import TARGETS
-from hermes_store.builtin.store import MemoryStore, check_content
+from hermes_store.builtin.operations import check_content
+from hermes_store.builtin.store import MemoryStore
 from hermes_store.home import ConfigError, MemoryConfig, coerce_bool
 from hermes_store.tooling import Tool, ToolContext, function_schema, get_str, shown
 
@@ -171,6 +173,8 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         if not isinstance(operations, list):
             return {"success": False,
                     "error": "operations must be a list of {action, content?, old_text?} objects."}
+        if len(operations) > msg.MAX_BATCH_OPERATIONS:  # before staging, scanning or locking
+            return {"success": False, "error": msg.BATCH_TOO_LARGE.format(count=len(operations))}
         payload = {"action": "batch", "target": target, "operations": operations}
         held = call.hold(payload)
         if held is not None:

@@ -15,6 +15,9 @@ ENTRY_REPLACED = "Entry replaced."
 ENTRY_REMOVED = "Entry removed."
 BATCH_NOT_LIST = "operations must be a list of {action, content?, old_text?} objects."
 BATCH_EMPTY = "operations list is empty."
+MAX_BATCH_OPERATIONS = 100  # operations in one memory batch (a larger one is refused before any scan)
+BATCH_TOO_LARGE = (f"operations list is too long: {{count:,}} operations (at most {MAX_BATCH_OPERATIONS} "
+                   "in one batch); nothing was changed.")
 INDEPENDENT_ADDITIONS = "Independent additions saved."
 REVIEW_NOT_LITERAL = ("Background review cannot verify that every existing entry remains verbatim; "
                       "stage this change for approval.")
@@ -24,31 +27,40 @@ DELIMITER_IN_CONTENT = (
 )
 
 
-def add_over_limit(current: int, limit: int, added: int) -> str:
-    """An add that would exceed the limit (consolidation failure)."""
+def _free_at_least(new_total: int, limit: int) -> str:
+    return f"would put memory at {new_total:,}/{limit:,} chars: free at least {new_total - limit:,} chars"
+
+
+def add_over_limit(current: int, limit: int, added: int, new_total: int) -> str:
+    """An add that would exceed the limit (consolidation failure; upstream's newest wording)."""
+    over = new_total - limit
     return (
-        f"Memory at {current:,}/{limit:,} chars. Adding this entry ({added} chars) would exceed the "
-        "limit. Consolidate now: use 'replace' to merge overlapping entries into shorter ones or "
-        "'remove' stale or less important entries (see current_entries below), then retry this add "
-        "— all in this turn."
+        f"Memory at {current:,}/{limit:,} chars; adding this entry ({added} chars) would exceed the limit "
+        f"by {over:,} chars. Retry as ONE 'operations' batch that removes or shortens (replace) stale "
+        f"entries from current_entries below to free at least {over:,} chars AND adds this entry — the "
+        "limit is checked only on the batch result."
     )
 
 
 def replace_over_limit(new_total: int, limit: int) -> str:
-    """A replace that would exceed the limit (consolidation failure)."""
+    """A replace that would exceed the limit (consolidation failure; upstream's newest wording)."""
     return (
-        f"Replacement would put memory at {new_total:,}/{limit:,} chars. Shorten the new content, or "
-        "'remove' other stale or less important entries to make room (see current_entries below), "
-        "then retry — all in this turn."
+        f"Replacement {_free_at_least(new_total, limit)}. Shorten the new content, or retry as ONE "
+        "'operations' batch with this replace plus removes/shortenings of other stale entries (see "
+        "current_entries below) — the limit is checked only on the batch result."
     )
 
 
-def no_match(old_text: str, verb: str) -> str:
-    """No entry contains ``old_text`` (consolidation failure)."""
-    return (
-        f"No entry matched '{old_text}'. Check current_entries below and retry with the exact text of "
-        f"the entry you want to {verb}."
-    )
+def no_match(old_text: str, verb: str, has_closest: bool) -> str:
+    """No entry holds ``old_text`` (upstream's newest wording; a consolidation failure).
+
+    Points at ``closest_entries`` when there are some, and says that ``old_text`` must come
+    from one entry when it holds the ``§`` that separates entries.
+    """
+    hint = " old_text must come from ONE entry ('§' separates entries); use one op per entry." if "§" in old_text else ""
+    tail = " (closest_entries below)." if has_closest else "."
+    return (f"No entry matched '{old_text}'.{hint} Retry the {verb} with old_text copied verbatim from the "
+            f"intended entry{tail}")
 
 
 def ambiguous(old_text: str) -> str:
@@ -121,11 +133,15 @@ def batch_empties_store(name: str) -> str:
 
 
 def batch_over_limit(n: int, new_total: int, limit: int) -> str:
-    """A batch whose final state exceeds the limit."""
+    """A batch whose final state exceeds the limit (upstream's newest wording)."""
     return (
-        f"After applying all {n} operations, memory would be at {new_total:,}/{limit:,} chars -- over "
-        "the limit. Remove or shorten more entries in the same batch, then retry."
+        f"Applying all {n} operations {_free_at_least(new_total, limit)} more. Add removes or shorter "
+        "replacements of other stale entries to the same batch, then retry."
     )
+
+
+BATCH_REPLACE_NEEDS_CONTENT = ("content is required — set this operation object's own 'content' to the "
+                               "COMPLETE new entry (or use action='remove' to delete).")
 
 
 def over_limit_on_load() -> str:

@@ -19,24 +19,16 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hermes_store.builtin import messages as msg
 from hermes_store.builtin.entries import (
-    AMBIGUOUS,
-    ENTRY_DELIMITER,
     TARGETS,
     char_count,
-    dedupe,
-    file_name,
-    find_unique_match,
     join_entries,
-    normalize_newlines,
     parse_entries,
     read_raw_checked,
-    splits_on_reload,
     usage_long,
     usage_short,
 )
@@ -47,12 +39,26 @@ from hermes_store.builtin.fileio import (
     locked,
     remove_stale_temps,
 )
+from hermes_store.builtin.operations import (
+    Outcome,
+    StepFailure,
+    as_text,
+    batch_extras,
+    batch_step,
+    check_content,
+    edited,
+    locate,
+    no_match_failure,
+    op_text,
+    preserves,
+    round_trips,
+    spec,
+)
 from hermes_store.builtin.provenance import Event, Provenance
 from hermes_store.builtin.render import RENDER_STYLES, block_cost, render_block
 from hermes_store.builtin.threats import (
     MAX_SCAN_CHARS,
     sanitize_entries,
-    scan_content,
     scan_findings,
 )
 from hermes_store.home import (
@@ -67,123 +73,6 @@ from hermes_store.redaction import RedactionSettings, Redactor
 logger = logging.getLogger(__name__)
 
 OnWrite = Callable[[str, str, str, dict], Any]
-
-
-@dataclass
-class _Outcome:
-    """A successful operation before it is written: the new entries and what changed."""
-
-    entries: list[str]
-    changes: list[tuple[Event, dict[str, Any]]] = field(default_factory=list)
-    message: str = ""
-    extras: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class _TargetSpec:
-    """What differs between the two stores: the file, the limit and the live-list attributes."""
-
-    name: str
-    file: str
-    limit_attr: str
-    entries_attr: str
-
-
-_TARGET_SPECS: dict[str, _TargetSpec] = {
-    "memory": _TargetSpec("memory", file_name("memory"), "memory_char_limit", "memory_entries"),
-    "user": _TargetSpec("user", file_name("user"), "user_char_limit", "user_entries"),
-}
-
-
-def _spec(target: str) -> _TargetSpec:
-    """The table row of ``target`` (``user``, or anything else = ``memory``, as in Hermes)."""
-    return _TARGET_SPECS.get(target, _TARGET_SPECS["memory"])
-
-
-@dataclass(frozen=True)
-class _Miss:
-    """Why ``old_text`` (or a pinned entry) selects no single entry."""
-
-    kind: str  # "stale" (pinned entry gone), "none" or "ambiguous"
-    previews: list[str] = field(default_factory=list)
-
-
-def locate(entries: list[str], old: str, matched_entry: str | None = None) -> int | _Miss:
-    """Index of the entry a replace/remove changes, or why there is none.
-
-    A pinned ``matched_entry`` (staged writes) selects exactly that entry;
-    otherwise ``old`` selects by whole-entry match first, then substring.
-    """
-    if matched_entry is not None:
-        return entries.index(matched_entry) if matched_entry in entries else _Miss("stale")
-    index, previews = find_unique_match(entries, old)
-    if index is None:
-        return _Miss("none")
-    if index == AMBIGUOUS:
-        return _Miss("ambiguous", previews)
-    return index
-
-
-def _edited(entries: list[str], index: int, new: str | None) -> list[str]:
-    """``entries`` with entry ``index`` replaced by ``new`` (removed when None), deduplicated."""
-    return dedupe(entries[:index] + ([] if new is None else [new]) + entries[index + 1:])
-
-
-def _preserves(old_entries: list[str], new_entries: list[str]) -> bool:
-    """Every old entry survives verbatim, or as the start of a longer new entry (Hermes' rule)."""
-    return all(any(new == old or new.startswith((old + " ", old + "\n")) for new in new_entries)
-               for old in old_entries)
-
-
-def _op_text(op: dict[str, Any], key: str) -> str:
-    if key == "content":
-        return _text(op.get("content") or op.get("new_text")).strip()
-    return _text(op.get(key)).strip()
-
-
-def _text(value: Any) -> str:
-    """An argument as text: None -> "", other non-strings stringified; newlines pinned to LF."""
-    if value is None:
-        return ""
-    return normalize_newlines(value if isinstance(value, str) else str(value))
-
-
-def _round_trips(raw: str, entries: list[str], limit: int) -> bool:
-    """The drift rule: the file is exactly the joined entries and no entry exceeds the limit.
-
-    As in Hermes' ``_detect_external_drift``, the file is compared with its entries as split,
-    *before* repeated entries are dropped: a file holding the same entry twice (Hermes writes one
-    when a replace produces an existing entry) round-trips, and the next write drops the repeat.
-    """
-    parts = [part for part in (x.strip() for x in raw.split(ENTRY_DELIMITER)) if part] if raw.strip() else []
-    return raw.strip() == join_entries(parts) and all(len(e) <= limit for e in parts)
-
-
-def check_content(content: str, secrets: Redactor | None = None) -> str | None:
-    """Why ``content`` may not be stored (threat, delimiter, or -- with ``secrets``, the
-    scanner of a home that does not allow them -- a secret), or None when it may."""
-    blocked = scan_content(content)
-    if blocked:
-        return blocked
-    if splits_on_reload(content):
-        return msg.DELIMITER_IN_CONTENT
-    kinds = secrets.contains_secret(content) if secrets is not None else []
-    return msg.secret_refused(kinds) if kinds else None
-
-
-def _batch_extras(ops: list[dict[str, Any]], matched: list[str | None]) -> dict[str, Any]:
-    """``replaced_entries`` / ``removed_entries``: 1-based op number -> the full entry it overwrote."""
-    replaced: dict[int, str] = {}
-    removed: dict[int, str] = {}
-    for index, (op, previous) in enumerate(zip(ops, matched, strict=True), start=1):
-        if previous is not None:
-            (replaced if op.get("action") == "replace" else removed)[index] = previous
-    extras: dict[str, Any] = {}
-    if replaced:
-        extras["replaced_entries"] = replaced
-    if removed:
-        extras["removed_entries"] = removed
-    return extras
 
 
 class MemoryStore:
@@ -259,18 +148,18 @@ class MemoryStore:
 
     def path_for(self, target: str) -> Path:
         """The file of ``target`` (``user`` -> USER.md, anything else -> MEMORY.md)."""
-        return self.home.memories_dir / _spec(target).file
+        return self.home.memories_dir / spec(target).file
 
     def limit_for(self, target: str) -> int:
         """The char limit of ``target``."""
-        return int(getattr(self, _spec(target).limit_attr))
+        return int(getattr(self, spec(target).limit_attr))
 
     def entries_for(self, target: str) -> list[str]:
         """The live entry list of ``target`` (as of the last load or write)."""
-        return getattr(self, _spec(target).entries_attr)
+        return getattr(self, spec(target).entries_attr)
 
     def _set_live(self, target: str, entries: list[str]) -> None:
-        setattr(self, _spec(target).entries_attr, list(entries))
+        setattr(self, spec(target).entries_attr, list(entries))
 
     # -- loading and the frozen snapshot -------------------------------------
 
@@ -314,7 +203,7 @@ class MemoryStore:
 
     def format_for_system_prompt(self, target: str) -> str | None:
         """The frozen block for ``target`` rendered at load time, or None when empty."""
-        block = self._system_prompt_snapshot.get(_spec(target).name, "")
+        block = self._system_prompt_snapshot.get(spec(target).name, "")
         return block or None
 
     def system_prompt(self, *, memory_enabled: bool = True, user_profile_enabled: bool = True) -> str:
@@ -339,7 +228,7 @@ class MemoryStore:
 
     def current_entries(self, target: str) -> list[str]:
         """On-disk entries as echoed to a model: poisoned ones replaced by ``[BLOCKED: …]``."""
-        return sanitize_entries(self.fresh_entries(target), _spec(target).file)
+        return sanitize_entries(self.fresh_entries(target), spec(target).file)
 
     def usage(self, target: str, entries: list[str] | None = None) -> str:
         """``"C/L"`` usage of ``target`` (on-disk entries unless given)."""
@@ -374,11 +263,11 @@ class MemoryStore:
         raw, ok = read_raw_checked(self.path_for(target))
         if not ok:
             return None
-        return _round_trips(raw, parse_entries(raw), self.limit_for(target))
+        return round_trips(raw, parse_entries(raw), self.limit_for(target))
 
     def cost(self, target: str) -> dict[str, Any]:
         """Bytes/chars/tokens of the block a new session would get for ``target``."""
-        entries = sanitize_entries(self.entries_for(target), _spec(target).file)
+        entries = sanitize_entries(self.entries_for(target), spec(target).file)
         return block_cost(target, entries, self.limit_for(target), self.render_style)
 
     def history(self, target: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
@@ -417,16 +306,16 @@ class MemoryStore:
     def _inventory(self, target: str, entries: list[str]) -> dict[str, Any]:
         """``current_entries`` (sanitised) and ``usage`` for recoverable errors."""
         return {
-            "current_entries": sanitize_entries(entries, _spec(target).file),
+            "current_entries": sanitize_entries(entries, spec(target).file),
             "usage": usage_short(char_count(entries), self.limit_for(target)),
         }
 
     # -- the locked read-modify-write -----------------------------------------
 
-    def _mutate(self, target: str, operation: Callable[[list[str]], _Outcome | dict[str, Any]], *,
+    def _mutate(self, target: str, operation: Callable[[list[str]], Outcome | dict[str, Any]], *,
                 check_drift: bool, origin: str | None, session_id: str | None,
                 restored_from: int | None = None) -> dict[str, Any]:
-        target = _spec(target).name
+        target = spec(target).name
         path = self.path_for(target)
         name = path.name
         origin = self.origin if origin is None else origin
@@ -464,7 +353,7 @@ class MemoryStore:
     def _drift_refusal(self, target: str, path: Path, raw: str,
                        entries: list[str]) -> dict[str, Any] | None:
         limit = self.limit_for(target)
-        if _round_trips(raw, entries, limit):
+        if round_trips(raw, entries, limit):
             return None
         backup = self._write_backup(path, raw)
         return self._error(msg.drift(path.name, backup), drift_backup=backup,
@@ -508,7 +397,7 @@ class MemoryStore:
 
     def _add(self, target: str, content: Any, *, origin: str | None, session_id: str | None,
              restored_from: int | None = None) -> dict[str, Any]:
-        content = _text(content).strip()
+        content = as_text(content).strip()
         if not content:
             return self._error(msg.EMPTY_CONTENT)
         refusal = check_content(content, self.secret_scanner)
@@ -516,15 +405,15 @@ class MemoryStore:
             return self._error(refusal)
         limit = self.limit_for(target)
 
-        def operation(entries: list[str]) -> _Outcome | dict[str, Any]:
+        def operation(entries: list[str]) -> Outcome | dict[str, Any]:
             if content in entries:
                 return self._success(target, entries, msg.ENTRY_EXISTS)
             new_entries = entries + [content]
             if char_count(new_entries) > limit:
                 return self._consolidation_failure(
-                    msg.add_over_limit(char_count(entries), limit, len(content)),
+                    msg.add_over_limit(char_count(entries), limit, len(content), char_count(new_entries)),
                     **self._inventory(target, entries))
-            return _Outcome(new_entries, [(Event("add", None, content), {})], msg.ENTRY_ADDED)
+            return Outcome(new_entries, [(Event("add", None, content), {})], msg.ENTRY_ADDED)
 
         return self._mutate(target, operation, check_drift=False, origin=origin,
                             session_id=session_id, restored_from=restored_from)
@@ -539,8 +428,8 @@ class MemoryStore:
     def _replace(self, target: str, old_text: Any, new_content: Any, *,
                  matched_entry: str | None = None, origin: str | None, session_id: str | None,
                  restored_from: int | None = None) -> dict[str, Any]:
-        old = _text(old_text).strip()
-        new = _text(new_content).strip()
+        old = as_text(old_text).strip()
+        new = as_text(new_content).strip()
         if not old:
             return self._error(msg.EMPTY_OLD_TEXT)
         if not new:
@@ -550,18 +439,18 @@ class MemoryStore:
             return self._error(refusal)
         limit = self.limit_for(target)
 
-        def operation(entries: list[str]) -> _Outcome | dict[str, Any]:
+        def operation(entries: list[str]) -> Outcome | dict[str, Any]:
             located = self._locate(target, entries, old, "replace", matched_entry)
             if isinstance(located, dict):
                 return located
             previous = entries[located]
-            new_entries = _edited(entries, located, new)
+            new_entries = edited(entries, located, new)
             total = char_count(new_entries)
             if total > limit:
                 return self._consolidation_failure(msg.replace_over_limit(total, limit),
                                                    **self._inventory(target, entries))
-            return _Outcome(new_entries, [(Event("replace", previous, new), {"old_text": old})],
-                            msg.ENTRY_REPLACED, {"replaced_entry": previous})
+            return Outcome(new_entries, [(Event("replace", previous, new), {"old_text": old})],
+                            msg.ENTRY_REPLACED, {"replaced_entry": previous, "new_entry": new})
 
         return self._mutate(target, operation, check_drift=True, origin=origin,
                             session_id=session_id, restored_from=restored_from)
@@ -575,17 +464,17 @@ class MemoryStore:
     def _remove(self, target: str, old_text: Any, *, matched_entry: str | None = None,
                 origin: str | None, session_id: str | None,
                 restored_from: int | None = None) -> dict[str, Any]:
-        old = _text(old_text).strip()
+        old = as_text(old_text).strip()
         if not old:
             return self._error(msg.EMPTY_OLD_TEXT)
 
-        def operation(entries: list[str]) -> _Outcome | dict[str, Any]:
+        def operation(entries: list[str]) -> Outcome | dict[str, Any]:
             located = self._locate(target, entries, old, "remove", matched_entry)
             if isinstance(located, dict):
                 return located
             previous = entries[located]
-            new_entries = _edited(entries, located, None)
-            return _Outcome(new_entries, [(Event("remove", previous, None), {"old_text": old})],
+            new_entries = edited(entries, located, None)
+            return Outcome(new_entries, [(Event("remove", previous, None), {"old_text": old})],
                             msg.ENTRY_REMOVED, {"removed_entry": previous})
 
         return self._mutate(target, operation, check_drift=True, origin=origin,
@@ -594,7 +483,7 @@ class MemoryStore:
     def resolve_entry(self, target: str, old_text: str, verb: str) -> dict[str, Any]:
         """``{"success": True, "matched_entry": <full entry>}`` for the entry ``old_text`` selects
         now (read under the lock, nothing written), or the error the direct edit would return."""
-        old = _text(old_text).strip()
+        old = as_text(old_text).strip()
 
         def operation(entries: list[str]) -> dict[str, Any]:
             found = self._locate(target, entries, old, verb, None)
@@ -612,9 +501,12 @@ class MemoryStore:
             return self._error(msg.stale_pin(matched_entry or ""))
         if found.kind == "ambiguous":
             return self._error(msg.ambiguous(old), matches=found.previews)
-        # Hermes' no-match error carries current_entries only (no ``usage`` key).
-        inventory = self._inventory(target, entries)
-        return self._consolidation_failure(msg.no_match(old, verb), current_entries=inventory["current_entries"])
+        # Hermes' no-match error: closest_entries (when any) and current_entries, no ``usage`` key.
+        miss = no_match_failure(entries, old, verb)
+        name = spec(target).file
+        extra = {"closest_entries": sanitize_entries(miss.closest, name)} if miss.closest else {}
+        return self._consolidation_failure(miss.error, **extra,
+                                           current_entries=sanitize_entries(entries, name))
 
     # -- batch ---------------------------------------------------------------------
 
@@ -640,7 +532,7 @@ class MemoryStore:
                                 session_id: str | None = None) -> dict[str, Any]:
         """Add each content that is new and still fits, in order, under one lock (no
         consolidation failures): the additions of a staged batch saved ahead of its approval."""
-        cleaned = [c for c in (_text(content).strip() for content in contents if isinstance(content, str)) if c]
+        cleaned = [c for c in (as_text(content).strip() for content in contents if isinstance(content, str)) if c]
         if not cleaned:
             return {"success": True, "additions_saved": 0}
         for content in cleaned:
@@ -649,7 +541,7 @@ class MemoryStore:
                 return self._error(refusal)
         limit = self.limit_for(target)
 
-        def operation(entries: list[str]) -> _Outcome | dict[str, Any]:
+        def operation(entries: list[str]) -> Outcome | dict[str, Any]:
             working = list(entries)
             changes: list[tuple[Event, dict[str, Any]]] = []
             for content in cleaned:
@@ -658,7 +550,7 @@ class MemoryStore:
                     changes.append((Event("add", None, content), {}))
             if not changes:
                 return {"success": True, "additions_saved": 0}
-            return _Outcome(working, changes, msg.INDEPENDENT_ADDITIONS, {"additions_saved": len(changes)})
+            return Outcome(working, changes, msg.INDEPENDENT_ADDITIONS, {"additions_saved": len(changes)})
 
         return self._mutate(target, operation, check_drift=False, origin=origin, session_id=session_id)
 
@@ -668,76 +560,47 @@ class MemoryStore:
             return self._error(msg.BATCH_NOT_LIST)
         if not operations:
             return self._error(msg.BATCH_EMPTY)
+        if len(operations) > msg.MAX_BATCH_OPERATIONS:  # bounded before any scan or lock
+            return self._error(msg.BATCH_TOO_LARGE.format(count=len(operations)))
         ops = [op if isinstance(op, dict) else {} for op in operations]
         for index, op in enumerate(ops, start=1):  # one poisoned op rejects the batch, before any I/O
             if op.get("action") in ("add", "replace"):
-                content = _op_text(op, "content")
+                content = op_text(op, "content")
                 refusal = check_content(content, self.secret_scanner) if content else None
                 if refusal:
                     return self._error(f"Operation {index}: {refusal}")
         limit = self.limit_for(target)
 
-        def abort(error: str, entries: list[str]) -> dict[str, Any]:
+        def abort(error: str, entries: list[str], closest: list[str] | None = None) -> dict[str, Any]:
+            # No current_entries (upstream #97316); a no-match op names its closest entries only.
+            extra = {"closest_entries": sanitize_entries(closest, spec(target).file)} if closest else {}
             return self._consolidation_failure(error + msg.ALL_OR_NOTHING,
-                                               usage=usage_short(char_count(entries), limit))
+                                               usage=usage_short(char_count(entries), limit), **extra)
 
-        def operation(entries: list[str]) -> _Outcome | dict[str, Any]:
+        def operation(entries: list[str]) -> Outcome | dict[str, Any]:
             working = list(entries)
             changes: list[tuple[Event, dict[str, Any]]] = []
             matched: list[str | None] = []
             for index, op in enumerate(ops, start=1):
-                step = self._batch_step(working, index, op)
-                if isinstance(step, str):
-                    return abort(step, entries)
+                step = batch_step(working, index, op)
+                if isinstance(step, StepFailure):
+                    return abort(step.error, entries, step.closest)
                 working, change = step
                 matched.append(change[0].old_text if change is not None else None)
                 if change is not None:
                     changes.append(change)
-            if preserve_existing and not _preserves(entries, working):
+            if preserve_existing and not preserves(entries, working):
                 return self._error(msg.REVIEW_NOT_LITERAL, requires_approval=True)
             if entries and not working:
-                return abort(msg.batch_empties_store(_spec(target).file), entries)
+                return abort(msg.batch_empties_store(spec(target).file), entries)
             total = char_count(working)
             if total > limit:
                 return abort(msg.batch_over_limit(len(ops), total, limit), entries)
             if not commit:
                 return {"success": True, "matched_entries": matched}
-            return _Outcome(working, changes, f"Applied {len(ops)} operation(s).", _batch_extras(ops, matched))
+            return Outcome(working, changes, f"Applied {len(ops)} operation(s).", batch_extras(ops, matched))
 
         return self._mutate(target, operation, check_drift=commit, origin=origin, session_id=session_id)
-
-    @staticmethod
-    def _batch_step(working: list[str], index: int, op: dict[str, Any]
-                    ) -> str | tuple[list[str], tuple[Event, dict[str, Any]] | None]:
-        """One batch op against ``working``: the new list and its change, or the error text."""
-        action = op.get("action")
-        pos = msg.batch_pos(index, action)
-        content, old = _op_text(op, "content"), _op_text(op, "old_text")
-        if action == "add":
-            if not content:
-                return f"{pos}: content is required."
-            if content in working:  # idempotent: a duplicate add is skipped, not a failure
-                return working, None
-            return working + [content], (Event("add", None, content), {"operation_index": index})
-        if action not in ("replace", "remove"):
-            return f"{pos}: unknown action. Use add, replace, or remove."
-        if not old:
-            return f"{pos}: old_text is required."
-        if action == "replace" and not content:
-            return f"{pos}: content is required (use action='remove' to delete)."
-        pin = op.get("matched_entry")
-        found = locate(working, old, pin if isinstance(pin, str) else None)
-        if isinstance(found, _Miss):
-            if found.kind == "stale":
-                return f"{pos}: {msg.stale_pin(str(pin))}"
-            if found.kind == "ambiguous":
-                return f"{pos}: '{old}' matched multiple distinct entries -- be more specific."
-            return f"{pos}: no entry matched '{old}'."
-        previous = working[found]
-        extra = {"operation_index": index, "old_text": old}
-        if action == "replace":
-            return _edited(working, found, content), (Event("replace", previous, content), extra)
-        return _edited(working, found, None), (Event("remove", previous, None), extra)
 
     # -- undo -------------------------------------------------------------------------
 
@@ -756,7 +619,7 @@ class MemoryStore:
         if action == "add":
             if new not in self.fresh_entries(target):
                 return self._error(f"Nothing to restore for event {event_id}: the entry it added is no "
-                                   f"longer in {_spec(target).file}.")
+                                   f"longer in {spec(target).file}.")
             result = self._remove(target, new, matched_entry=new, **kwargs)
         elif action == "remove" or new not in self.fresh_entries(target):
             result = self._add(target, old, **kwargs)

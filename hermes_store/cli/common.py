@@ -72,6 +72,12 @@ def fail(message: str, code: int = 1) -> None:
 # (re-exported here), and our own styling is rendered after it (see style.py).
 
 
+def one_line(text: str) -> str:
+    """``text`` for one line of output: :func:`terminal_safe`, and newlines and tabs shown as
+    ``\\n``/``\\r``/``\\t`` (a file name holding a newline cannot split a problem line)."""
+    return terminal_safe(text).replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+
+
 class _SafeTextStream(io.TextIOBase):
     """A text stream that escapes control characters before writing to ``inner``.
 

@@ -34,4 +34,5 @@ def mcp(ctx: click.Context, tool_list: str | None, read_only: bool, session_id: 
     except catalog.ToolSelectionError as exc:
         raise click.UsageError(f"--tools: {exc}") from exc
     home = get_home(ctx)
+    home.read_only = read_only  # no write at all, not even a search's retrieval_count
     serve(ServerOptions(home=home, tool_names=names, read_only=read_only, session_id=session_id))

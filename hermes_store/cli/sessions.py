@@ -12,7 +12,7 @@ import apsw
 import click
 
 from hermes_store.cli import LazyGroup
-from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.common import echo_json, fail, get_home, model_facing, one_line
 from hermes_store.cli.style import Progress, stderr_is_terminal, style
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
@@ -108,8 +108,8 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
                    f"indexed, {len(summary.errors)} problems"
                    + (f", {summary.forgotten} forgotten messages left out" if summary.forgotten else ""))
         for error in summary.errors:
-            where = error["path"] + (f":{error['line']}" if error["line"] is not None else "")
-            click.echo(f"  {where}: {error['error']}", err=True)
+            where = one_line(error["path"]) + (f":{error['line']}" if error["line"] is not None else "")
+            click.echo(f"  {where}: {one_line(str(error['error']))}", err=True)
     sys.exit(1 if summary.all_failed else 0)
 
 
@@ -317,7 +317,7 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     Locations come from each importer's defaults under $HOME plus the Hermes
     home's state.db and sessions/. 'sessions index --discover' indexes them.
     """
-    from hermes_store.sessions.discovery import find_sources
+    from hermes_store.sessions.discovery import find_sources, project_formats
     from hermes_store.sessions.provenance import SOURCE_DELETED, missing_sources
     from hermes_store.sessions.storage import open_session_storage
 
@@ -345,6 +345,12 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
                  if location.exists else "not found")
         more = " (truncated)" if location.truncated else ""
         click.echo(f"{location.agent:<36} {location.pattern:<52} {state}{more}")
+        for problem in location.problems:
+            click.echo(f"  problem: {one_line(problem)}", err=True)
+    click.echo("\nWritten inside each project, indexed only when you name the path "
+               "(hermes-store sessions index PATH; --discover never looks in projects):")
+    for agent, files in project_formats():
+        click.echo(f"  {agent:<34} {', '.join(files)}")
     if gone:
         click.echo(f"\nIndexed files no longer on disk ({SOURCE_DELETED}; their sessions are kept):")
         for row in gone:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_store.facts.config import load_fact_config
-from hermes_store.facts.store import FactNotFound, FactStore, FactStoreError
+from hermes_store.facts.store import MAX_FACT_ENTITIES, FactNotFound, FactStore, FactStoreError
 from hermes_store.tooling import (
     Tool,
     ToolArgumentError,
@@ -119,7 +119,7 @@ def run_fact_store(args: dict[str, Any], store: FactStore) -> dict[str, Any]:
             if content is None:
                 return _error("Missing required argument: 'content'")
             reply = store.add_fact(content, category or "general", get_str(args, "tags") or "",
-                                   entities=get_str_list(args, "entities"))
+                                   entities=get_str_list(args, "entities", max_items=MAX_FACT_ENTITIES))
             return {"success": True, **reply}
         if action == "search":
             query = _required_str(args, "query")

@@ -21,6 +21,8 @@ from hermes_store.facts.store import FactStore, FactStoreError
 FORMAT = "hermes_store.facts"
 VERSION = 1
 MAX_LINE_CHARS = 1_000_000
+MAX_EXPORT_BYTES = 64 << 20  # a larger dump is refused before a line is parsed (all is held in memory)
+MAX_EXPORT_ROWS = 200_000  # facts plus entities in one dump
 FACT_FIELDS = ("fact_id", "content", "category", "tags", "trust_score", "retrieval_count", "helpful_count",
                "created_at", "updated_at")
 
@@ -62,11 +64,18 @@ def read_export(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], lis
     except OSError as exc:
         raise FactStoreError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     with handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > MAX_EXPORT_BYTES:
+            raise FactStoreError(f"{path}: {size:,} bytes; a facts export may hold at most {MAX_EXPORT_BYTES:,} "
+                                 "bytes (split it and import the parts); nothing imported")
         for number, line in enumerate(iter(lambda: handle.readline(MAX_LINE_CHARS + 1), ""), 1):
             if len(line) > MAX_LINE_CHARS:
                 raise FactStoreError(f"{path}:{number}: line longer than {MAX_LINE_CHARS:,} characters")
             if not line.strip():
                 continue
+            if len(facts) + len(entities) >= MAX_EXPORT_ROWS:
+                raise FactStoreError(f"{path}:{number}: more than {MAX_EXPORT_ROWS:,} facts and entities "
+                                     "(split the export and import the parts); nothing imported")
             try:
                 row = json.loads(line)
             except ValueError as exc:

@@ -31,6 +31,14 @@ from hermes_store.storage_base import EngineStorage, engine_class
 STORAGE_ENGINES: dict[str, str] = storage_registry("facts")  # from the one engine registry
 
 
+class FactExists(Exception):
+    """:meth:`FactStorage.insert_fact` lost a race: another writer stored the same content."""
+
+    def __init__(self, fact_id: int) -> None:
+        super().__init__(f"fact {fact_id} already has this content")
+        self.fact_id = fact_id
+
+
 class FactStorage(EngineStorage):
     """Facts, entities, links, trust and vectors of one database (see the module docstring);
     ``db``, ``readonly`` and ``transaction`` come from :class:`~hermes_store.storage_base.EngineStorage`."""
@@ -81,7 +89,8 @@ class FactStorage(EngineStorage):
                     fact_id: int | None = None) -> int:
         """Insert a fact (timestamps default to now, the id to a new one); returns its id.
 
-        A given ``fact_id`` must be free (the caller checks with :meth:`fact_rows`).
+        A given ``fact_id`` must be free (the caller checks with :meth:`fact_rows`). Without
+        one, a content another writer stored meanwhile raises :class:`FactExists` (with its id).
         """
 
     @abstractmethod

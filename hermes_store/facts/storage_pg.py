@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from hermes_store.facts import trust
+from hermes_store.facts.storage import FactExists
 from hermes_store.facts.storage_sql import SqlFactStorage, index_text
 from hermes_store.pgquery import TsQueryError, positive_terms, tsquery_sql
 from hermes_store.query import (
@@ -71,7 +72,10 @@ class PgFactStorage(SqlFactStorage):
             new = self.db.scalar(
                 "INSERT INTO facts (content, category, tags, trust_score, retrieval_count, helpful_count,"
                 f" created_at, updated_at, cjk) VALUES (%s, %s, %s, %s, %s, %s, coalesce(%s, {NOW_TEXT}),"
-                f" coalesce(%s, {NOW_TEXT}), %s) RETURNING fact_id", values)
+                f" coalesce(%s, {NOW_TEXT}), %s) ON CONFLICT (content) DO NOTHING RETURNING fact_id", values)
+            if new is None:  # another host added the same content after the caller looked
+                existing = self.fact_id_by_content(content)
+                raise FactExists(int(existing) if existing is not None else 0)
             return int(new)
         with self.db.transaction():
             self.db.execute(

@@ -37,6 +37,7 @@ from hermes_store.facts.rows import (
     entity_key,
     normalize_tags,
 )
+from hermes_store.facts.storage import FactExists
 from hermes_store.redaction import redactor_for
 from hermes_store.threats import scan_content
 
@@ -62,6 +63,9 @@ def check_fact_text(content: str, tags: str = "", *names: str | None) -> None:
         blocked = scan_content(text or "")
         if blocked:
             raise FactBlocked(blocked)
+
+
+MAX_FACT_ENTITIES = 64  # entities given with one fact
 
 
 def _record(path: str, row: dict[str, Any]) -> str:
@@ -101,6 +105,10 @@ class FactStore(FactRows):
         Entities are extracted from the text (plus any given explicitly), linked,
         and the fact's vector is encoded in the same transaction.
         """
+        if entities is not None:
+            entities = list(entities)
+            if len(entities) > MAX_FACT_ENTITIES:  # refused before any scan, lookup or write
+                raise FactStoreError(f"too many entities: {len(entities):,} (at most {MAX_FACT_ENTITIES} per fact)")
         redact = self._redact
         content = redact((content or "").strip()) or ""
         if not content:
@@ -113,7 +121,10 @@ class FactStore(FactRows):
             existing = self.find_by_content(content)
             if existing is not None:
                 return {"fact_id": int(existing), "status": "exists"}
-            fact_id = self.storage.insert_fact(content, category, tags, self.default_trust)
+            try:
+                fact_id = self.storage.insert_fact(content, category, tags, self.default_trust)
+            except FactExists as exc:  # a concurrent writer (another host) added it first
+                return {"fact_id": exc.fact_id, "status": "exists"}
             self._link_and_encode(fact_id, content, entities)
             self._touched()
         return {"fact_id": fact_id, "status": "added"}

@@ -144,6 +144,8 @@ def run_tool(options: ServerOptions, name: str, args: Any, origin: str) -> types
 
 def build_server(options: ServerOptions) -> Server:
     """The SDK server with the tool and resource handlers bound to ``options``."""
+    if options.read_only:
+        options.home.read_only = True  # every store it opens is read-only: no write at all
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[mcp_tool(n, options.read_only) for n in options.served()])

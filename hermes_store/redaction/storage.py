@@ -38,13 +38,25 @@ def store_key(db: Any) -> tuple[bytes, bool]:
 # projection columns hold only CJK bigrams and FTS/GIN indexes are rebuilt from these rows.
 TEXT_COLUMNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("sessions", ("id",), ("title", "workspace")),
-    ("messages", ("id",), ("content", "tool_calls")),
+    ("messages", ("id",), ("content", "tool_calls", "calls", "search_text")),
     ("facts", ("fact_id",), ("content", "tags")),
     ("memory_history", ("id",), ("old_text", "new_text")),
     ("memory_entries", ("target", "text"), ("text",)),
     ("builtin_index_entries", ("id",), ("content",)),
 )
 CHUNK = 2000
+# columns the session index derives from content and tool_calls when a message is written (the
+# calls' words, the text without agent boilerplate): rewritten with them, secrets not counted twice
+DERIVED = frozenset({"calls", "search_text"})
+
+
+def _has_column(db: Any, table: str, column: str) -> bool:
+    """True when ``table`` has ``column`` (a store migrated before the column existed has not)."""
+    try:
+        db.portable.query(f"SELECT {column} FROM {table} LIMIT 0")
+    except Exception:  # noqa: BLE001 - the engine's "no such column" error, whichever engine
+        return False
+    return True
 
 
 def _rows(sql: Any, table: str, keys: tuple[str, ...], columns: tuple[str, ...]) -> Any:
@@ -84,13 +96,16 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool) -> dict[str, d
             continue
         counts: dict[str, int] = {}
         changes: list[tuple[Any, ...]] = []
+        present = [c for c in columns if c not in DERIVED or _has_column(db, table, c)]
+        columns = tuple(present)
         for row in _rows(sql, table, keys, columns):
             new_values = []
             changed = False
             for column in columns:
                 new, found = redact_counted(row[column])
-                for kind, n in found.items():
-                    counts[kind] = counts.get(kind, 0) + n
+                if column not in DERIVED:  # a derived copy holds the same secrets: counted once
+                    for kind, n in found.items():
+                        counts[kind] = counts.get(kind, 0) + n
                 changed = changed or new != row[column]
                 new_values.append(new)
             if changed:

@@ -2,15 +2,25 @@
 
 Every importer declares ``default_locations`` (globs per platform; ``~`` is
 ``$HOME``, ``{hermes_home}`` the Hermes home). :func:`find_sources` expands
-them (bounded: at most :data:`MAX_FILES` files per location) and compares each
-file with what the index remembers about it (``sources`` rows).
+them (bounded: at most :data:`MAX_FILES` files and :data:`MAX_DIRS` directories
+per location, each directory visited once, so symlink loops cannot hang it;
+only regular files are listed, anything else matching is a problem, never
+opened) and compares each file with what the index remembers about it
+(``sources`` rows).
+
+Default locations name only where an agent itself writes, never a wildcard
+over every folder under ``$HOME``: a repository cloned into the home folder
+must not become the user's past through ``--discover``. Agents that keep
+their transcripts inside each project (Aider's ``.aider.chat.history.md``,
+Crush's ``.crush/crush.db``) are indexed only when the user names the path.
 """
 
 from __future__ import annotations
 
-import glob
+import fnmatch
 import json
 import os
+import stat
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -20,6 +30,9 @@ from hermes_store.sessions.importers import IMPORTERS
 from hermes_store.sessions.storage import SessionStorage
 
 MAX_FILES = 100_000  # files listed per location (the rest are counted as truncated)
+MAX_DIRS = 200_000  # directories visited per location (a larger tree is counted as truncated)
+MAX_PROBLEMS = 50  # problems listed per location
+MAX_DEPTH = 64  # directory levels a ``**`` descends
 _WILDCARDS = set("*?[")
 
 
@@ -37,6 +50,7 @@ class Location:
     sessions: int = 0  # sessions indexed from these files
     messages: int = 0  # messages indexed from these files
     truncated: bool = False
+    problems: list[str] = field(default_factory=list)  # e.g. a FIFO named like a transcript
     paths: list[str] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
@@ -82,15 +96,115 @@ def locations(home: Path, hermes_home: Path, platform: str | None = None) -> lis
     return found
 
 
+class _Walk:
+    """One bounded expansion of a glob: each directory once (by device and inode)."""
+
+    def __init__(self, location: Location) -> None:
+        self.location = location
+        self.seen: set[tuple[int, int]] = set()
+        self.dirs = 0
+        self.matches: list[str] = []
+
+    def full(self) -> bool:
+        return self.location.truncated
+
+    def visit(self, directory: str) -> bool:
+        """True the first time ``directory`` (resolved by inode) is entered within the bounds."""
+        try:
+            info = os.stat(directory)
+        except OSError:
+            return False
+        key = (info.st_dev, info.st_ino)
+        if key in self.seen or not stat.S_ISDIR(info.st_mode):
+            return False
+        if self.dirs >= MAX_DIRS:
+            self.location.truncated = True
+            return False
+        self.seen.add(key)
+        self.dirs += 1
+        return True
+
+    def file(self, path: str) -> None:
+        """Record ``path`` if it is a regular file; anything else matching is a problem."""
+        try:
+            info = os.stat(path)
+        except OSError:
+            return
+        if stat.S_ISDIR(info.st_mode):
+            return
+        if not stat.S_ISREG(info.st_mode):
+            if len(self.location.problems) < MAX_PROBLEMS:
+                self.location.problems.append(f"{path}: not a regular file (skipped, not opened)")
+            return
+        self.matches.append(path)
+        if len(self.matches) >= MAX_FILES:
+            self.location.truncated = True
+
+    def walk(self, base: str, parts: list[str], depth: int = 0) -> None:
+        """Match ``parts`` (glob components, ``**`` for any depth) below ``base``."""
+        if self.full():
+            return
+        if not parts:
+            self.file(base)
+            return
+        part, rest = parts[0], parts[1:]
+        if part == "**":
+            self.walk(base, rest, depth)
+            if depth >= MAX_DEPTH:
+                return
+            for name in self._entries(base, dirs_only=True):
+                if self.full():
+                    return
+                child = os.path.join(base, name)
+                if self.visit(child):
+                    self.walk(child, parts, depth + 1)
+            return
+        if not _WILDCARDS & set(part):
+            self._step(os.path.join(base, part), rest, depth)
+            return
+        for name in self._entries(base, dirs_only=False):
+            if self.full():
+                return
+            if fnmatch.fnmatchcase(name, part) and (part.startswith(".") or not name.startswith(".")):
+                self._step(os.path.join(base, name), rest, depth)
+
+    def _step(self, child: str, rest: list[str], depth: int) -> None:
+        if not rest:
+            self.file(child)
+        elif self.visit(child):
+            self.walk(child, rest, depth)
+
+    @staticmethod
+    def _entries(directory: str, dirs_only: bool) -> list[str]:
+        try:
+            with os.scandir(directory) as entries:
+                names = []
+                for entry in entries:
+                    if dirs_only:
+                        try:
+                            if not entry.is_dir() or entry.name.startswith("."):
+                                continue
+                        except OSError:
+                            continue
+                    names.append(entry.name)
+                return sorted(names)
+        except OSError:
+            return []
+
+
 def _files(pattern: str, location: Location) -> list[str]:
-    matches: list[str] = []
-    for path in glob.iglob(pattern, recursive=True):
-        if os.path.isfile(path):
-            matches.append(path)
-            if len(matches) >= MAX_FILES:
-                location.truncated = True
-                break
-    return sorted(matches)
+    """The regular files matching ``pattern`` (bounded; see :class:`_Walk`)."""
+    walk = _Walk(location)
+    parts = list(Path(pattern).parts)
+    fixed: list[str] = []
+    while parts and not _WILDCARDS & set(parts[0]) and parts[0] != "**":
+        fixed.append(parts.pop(0))
+    base = str(Path(*fixed)) if fixed else os.sep
+    if not parts:
+        walk.file(base)
+    elif walk.visit(base):
+        walk.walk(base, parts)
+    return sorted(set(walk.matches))
 
 
 def find_sources(storage: SessionStorage | None, home: Path, hermes_home: Path,
@@ -130,6 +244,11 @@ def _count_indexed(storage: SessionStorage, location: Location) -> None:
         if row.get("size") == info.st_size and row.get("mtime") == info.st_mtime:
             location.indexed_files += 1
     location.sessions = sum(storage.session_counts(source_ids).values())
+
+
+def project_formats() -> list[tuple[str, tuple[str, ...]]]:
+    """``(agent, files)`` of every format written inside each project (indexed only when named)."""
+    return [(cls.agent or name, cls.project_files) for name, cls in IMPORTERS.items() if cls.project_files]
 
 
 def discovered_paths(found: list[Location]) -> list[Path]:

@@ -384,9 +384,11 @@ class SessionStorage(ABC):
     # -- maintenance ------------------------------------------------------------------
 
     @abstractmethod
-    def delete_session(self, session_id: str) -> int:
+    def delete_session(self, session_id: str, *, reread_source: bool = True) -> int:
         """Delete a session and its messages, re-attaching its children to its parent;
-        returns the messages removed. Raises SessionNotFound."""
+        returns the messages removed. Raises SessionNotFound. ``reread_source``: the file it
+        came from is read again by the next index run (``sessions delete``; a session forgotten
+        for good keeps its file's state, and its tombstone keeps it out)."""
 
     @abstractmethod
     def delete_sessions(self, session_ids: Sequence[str]) -> None:

@@ -670,16 +670,17 @@ class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
 
     # -- maintenance ------------------------------------------------------------------
 
-    def delete_session(self, session_id: str) -> int:
+    def delete_session(self, session_id: str, *, reread_source: bool = True) -> int:
         with self.db.transaction() as conn:
             row = conn.execute("SELECT parent_session_id FROM sessions WHERE id = %s FOR UPDATE",
                                (session_id,)).fetchone()
             if row is None:
                 raise SessionNotFound(session_id)
             # the file it came from is read again by the next index run (see storage_sqlite)
-            conn.execute("UPDATE sources SET size = -1, mtime = -1, resume_at = NULL, content_hash = NULL,"
-                         " meta = '{}' WHERE id = (SELECT source_id FROM sessions WHERE id = %s)",
-                         (session_id,))
+            if reread_source:
+                conn.execute("UPDATE sources SET size = -1, mtime = -1, resume_at = NULL, content_hash = NULL,"
+                             " meta = '{}' WHERE id = (SELECT source_id FROM sessions WHERE id = %s)",
+                             (session_id,))
             removed = conn.execute("DELETE FROM messages WHERE session_id = %s", (session_id,)).rowcount
             conn.execute("UPDATE sessions SET parent_session_id = %s WHERE parent_session_id = %s",
                          (row["parent_session_id"], session_id))

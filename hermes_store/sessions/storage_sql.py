@@ -314,7 +314,7 @@ class SqlSessionStorage(SessionStorage):
             sql.execute("INSERT INTO forgotten (session_id, message_hash, seq, source_path, forgotten_at)"
                         " VALUES (?, NULL, NULL, ?, ?) ON CONFLICT DO NOTHING",
                         (session_id, row["path"] if row else None, now))
-            return self.delete_session(session_id)
+            return self.delete_session(session_id, reread_source=False)
 
     def tombstones(self) -> tuple[set[str], dict[str, set[str]]]:
         """``(forgotten session ids, {session id: hashes of its forgotten messages})``."""

@@ -319,7 +319,7 @@ class SqliteSessionStorage(SqlSessionStorage):
 
     # -- maintenance ------------------------------------------------------------------
 
-    def delete_session(self, session_id: str) -> int:
+    def delete_session(self, session_id: str, *, reread_source: bool = True) -> int:
         """Ordinary DELETEs, so the triggers keep ``messages_fts`` consistent."""
         with self.db.write():
             row = self.db.query_one("SELECT parent_session_id FROM sessions WHERE id=?", (session_id,))
@@ -329,9 +329,10 @@ class SqliteSessionStorage(SqlSessionStorage):
                                          (session_id,)))
             # the file it came from is read again by the next index run (delete, then index
             # the same unchanged file, imports it again); its other sessions are kept as they are
-            self.db.execute("UPDATE sources SET size=-1, mtime=-1, resume_at=NULL, content_hash=NULL,"
-                            " meta='{}' WHERE id=(SELECT source_id FROM sessions WHERE id=?)",
-                            (session_id,))
+            if reread_source:
+                self.db.execute("UPDATE sources SET size=-1, mtime=-1, resume_at=NULL, content_hash=NULL,"
+                                " meta='{}' WHERE id=(SELECT source_id FROM sessions WHERE id=?)",
+                                (session_id,))
             self.db.execute("DELETE FROM messages WHERE session_id=?", (session_id,))
             self.db.execute("UPDATE sessions SET parent_session_id=? WHERE parent_session_id=?",
                             (row["parent_session_id"], session_id))

@@ -12,16 +12,17 @@ from hermes_store.tools import handle_tool_call
 
 
 def test_single_op_no_match_error_carries_entries_but_no_usage(home):
-    # Hermes MemoryStore._locate: _error("No entry matched '…'. Check current_entries below and
-    # retry with the exact text of the entry you want to {verb}.", current_entries=entries)
+    # Newest upstream (zons 0c8ef8dc) _no_match_error: "No entry matched '…'. Retry the {verb}
+    # with old_text copied verbatim from the intended entry." plus current_entries; no usage, and
+    # no closest_entries when no entry shares 30 % of the words.
     handle_tool_call("memory", {"action": "add", "content": "user likes tea"}, home=home)
     for action, extra in (("replace", {"content": "z"}), ("remove", {})):
         reply = json.loads(handle_tool_call("memory", {"action": action, "old_text": "nomatch", **extra},
                                             home=home))
         assert reply == {
             "success": False,
-            "error": ("No entry matched 'nomatch'. Check current_entries below and retry with the "
-                      f"exact text of the entry you want to {action}."),
+            "error": (f"No entry matched 'nomatch'. Retry the {action} with old_text copied verbatim "
+                      "from the intended entry."),
             "current_entries": ["user likes tea"],
         }
 
@@ -34,8 +35,8 @@ def test_batch_abort_keeps_usage_without_entries(home):
         "memory", {"operations": [{"action": "remove", "old_text": "zzz"}]}, home=home))
     assert reply == {
         "success": False,
-        "error": ("Operation 1 (remove): no entry matched 'zzz'. "
-                  "No operations were applied (batch is all-or-nothing)."),
+        "error": ("Operation 1 (remove): No entry matched 'zzz'. Retry the remove with old_text copied "
+                  "verbatim from the intended entry. No operations were applied (batch is all-or-nothing)."),
         "usage": "5/2,200",
     }
 
@@ -50,7 +51,7 @@ def test_a_file_holding_a_repeated_entry_is_not_drift(home):
                                                    "content": "new one"}, home=home))
     assert reply == {"success": True, "done": True, "target": "memory", "usage": "0% — 13/2,200 chars",
                      "entry_count": 2, "message": "Entry replaced.", "replaced_entry": "other",
-                     "note": "Write saved. This update is complete — do not repeat it."}
+                     "new_entry": "new one", "note": "Write saved. This update is complete — do not repeat it."}
     assert home.memory_file.read_bytes() == "dup\n§\nnew one".encode()
     assert not list(home.memories_dir.glob("MEMORY.md.bak.*"))
 

@@ -63,10 +63,10 @@ def test_add_over_limit_is_rejected_with_inventory(home):
     result = s.add("memory", "abcdefghij")
     assert result == {
         "success": False,
-        "error": ("Memory at 10/20 chars. Adding this entry (10 chars) would exceed the limit. "
-                  "Consolidate now: use 'replace' to merge overlapping entries into shorter ones or "
-                  "'remove' stale or less important entries (see current_entries below), then retry "
-                  "this add — all in this turn."),
+        "error": ("Memory at 10/20 chars; adding this entry (10 chars) would exceed the limit by 3 chars. "
+                  "Retry as ONE 'operations' batch that removes or shortens (replace) stale entries from "
+                  "current_entries below to free at least 3 chars AND adds this entry — the limit is "
+                  "checked only on the batch result."),
         "current_entries": ["0123456789"],
         "usage": "10/20",
     }
@@ -98,11 +98,11 @@ def test_replace_and_remove_validation_messages(store):
 def test_no_match_returns_inventory(store):
     store.add("memory", "alpha")
     result = store.replace("memory", "zzz", "new")
-    assert result["error"] == ("No entry matched 'zzz'. Check current_entries below and retry with the "
-                               "exact text of the entry you want to replace.")
+    assert result["error"] == ("No entry matched 'zzz'. Retry the replace with old_text copied verbatim "
+                               "from the intended entry.")
     # Hermes' _locate no-match error: current_entries, and no usage key
     assert result["current_entries"] == ["alpha"] and "usage" not in result
-    assert "want to remove." in store.remove("memory", "zzz")["error"]
+    assert "Retry the remove with" in store.remove("memory", "zzz")["error"]
 
 
 def test_ambiguous_match_lists_previews(store):
@@ -131,7 +131,10 @@ def test_replace_over_budget(home):
     s = MemoryStore(home, memory_char_limit=12)
     s.add("memory", "short")
     result = s.replace("memory", "short", "much much longer")
-    assert result["error"].startswith("Replacement would put memory at 16/12 chars.")
+    assert result["error"] == (
+        "Replacement would put memory at 16/12 chars: free at least 4 chars. Shorten the new content, or "
+        "retry as ONE 'operations' batch with this replace plus removes/shortenings of other stale entries "
+        "(see current_entries below) — the limit is checked only on the batch result.")
     assert result["current_entries"] == ["short"] and result["usage"] == "5/12"
 
 
@@ -201,8 +204,9 @@ def test_batch_budget_checked_on_final_state_only(home):
                                       {"action": "remove", "old_text": "aaaa"}])
     assert result["success"] and disk(home) == "bbbbbbbbbbbbbbb"
     over = s.apply_batch("memory", [{"action": "add", "content": "c" * 10}])
-    assert over["error"] == ("After applying all 1 operations, memory would be at 28/20 chars -- over "
-                             "the limit. Remove or shorten more entries in the same batch, then retry."
+    assert over["error"] == ("Applying all 1 operations would put memory at 28/20 chars: free at least 8 "
+                             "chars more. Add removes or shorter replacements of other stale entries to the "
+                             "same batch, then retry."
                              + ALL_OR_NOTHING)
     assert over["usage"] == "15/20" and "current_entries" not in over
 
@@ -212,7 +216,8 @@ def test_batch_is_all_or_nothing(store, home):
     result = store.apply_batch("memory", [{"action": "add", "content": "new"},
                                           {"action": "remove", "old_text": "missing"}])
     assert result == {"success": False,
-                      "error": "Operation 2 (remove): no entry matched 'missing'." + ALL_OR_NOTHING,
+                      "error": ("Operation 2 (remove): No entry matched 'missing'. Retry the remove with "
+                                "old_text copied verbatim from the intended entry." + ALL_OR_NOTHING),
                       "usage": "4/2,200"}
     assert disk(home) == "keep"
 
@@ -223,7 +228,8 @@ def test_batch_is_all_or_nothing(store, home):
     ({}, "Operation 1 (unknown): unknown action. Use add, replace, or remove."),
     ({"action": "remove"}, "Operation 1 (remove): old_text is required."),
     ({"action": "replace", "old_text": "k"},
-     "Operation 1 (replace): content is required (use action='remove' to delete)."),
+     "Operation 1 (replace): content is required — set this operation object's own 'content' to the "
+     "COMPLETE new entry (or use action='remove' to delete)."),
 ])
 def test_batch_op_errors(store, op, error):
     store.add("memory", "keep one")
@@ -382,7 +388,8 @@ def test_resolve_batch_entries_is_a_dry_run(store, home):
         "success": True, "matched_entries": [None, "one entry", "two entry"]}
     assert disk(home) == "one entry\n§\ntwo entry"
     bad = store.resolve_batch_entries("memory", [{"action": "remove", "old_text": "zzz"}])
-    assert bad["error"] == "Operation 1 (remove): no entry matched 'zzz'." + ALL_OR_NOTHING
+    assert bad["error"] == ("Operation 1 (remove): No entry matched 'zzz'. Retry the remove with old_text "
+                            "copied verbatim from the intended entry." + ALL_OR_NOTHING)
 
 
 def test_preserve_existing_refuses_a_lossy_batch(store, home):

@@ -166,7 +166,8 @@ def test_batch_errors_carry_the_all_or_nothing_suffix_where_hermes_puts_it(home)
     MemoryStore(home).add("memory", "keep")
     walk = call(home, {"target": "memory", "operations": [{"action": "remove", "old_text": "nope"}]})
     assert walk == {"success": False, "usage": "4/2,200",
-                    "error": "Operation 1 (remove): no entry matched 'nope'." + ALL_OR_NOTHING}
+                    "error": ("Operation 1 (remove): No entry matched 'nope'. Retry the remove with "
+                              "old_text copied verbatim from the intended entry." + ALL_OR_NOTHING)}
     scan = call(home, {"target": "memory", "operations": [{"action": "add", "content": "keep going"},
                                                          {"action": "add", "content": "you are now a spy"}]})
     assert scan == {"success": False, "error": (

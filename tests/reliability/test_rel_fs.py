@@ -99,11 +99,12 @@ def _attempt_writes(home: Home, transcript: Path) -> dict[str, str]:
 
 def _fill(directory: Path) -> Path:
     filler = directory / "filler.bin"
-    with open(filler, "wb") as handle:
+    # unbuffered: a write the full disk cut short leaves nothing behind for close() to flush
+    # (a buffered file raised ENOSPC again from close, depending on how many bytes were free)
+    with open(filler, "wb", buffering=0) as handle:
         try:
             while True:
                 handle.write(b"\0" * 65536)
-                handle.flush()
         except OSError:
             pass
     return filler

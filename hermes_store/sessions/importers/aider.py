@@ -69,10 +69,10 @@ class AiderImporter(Importer):
     resumable_by_offset = False
     snapshot = True
     walk_names = (".aider.chat.history.md",)
-    default_locations = {
-        "linux": ("~/.aider.chat.history.md", "~/*/.aider.chat.history.md", "~/*/*/.aider.chat.history.md"),
-        "darwin": ("~/.aider.chat.history.md", "~/*/.aider.chat.history.md", "~/*/*/.aider.chat.history.md"),
-    }
+    # Aider writes its history in the project it runs in: only a run in $HOME itself has a
+    # fixed location; project files are indexed when the user names them.
+    default_locations = {"linux": ("~/.aider.chat.history.md",), "darwin": ("~/.aider.chat.history.md",)}
+    project_files = (".aider.chat.history.md",)
 
     @classmethod
     def sniff(cls, head: Head) -> float:

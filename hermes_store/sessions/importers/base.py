@@ -125,7 +125,12 @@ class Importer(ABC):
     * ``derives_end_time``: ``ended_at`` follows the last message time when the
       source has no end time of its own;
     * ``default_locations``: globs per platform (``"linux"``, ``"darwin"``),
-      ``~`` is ``$HOME`` and ``{hermes_home}`` the Hermes home;
+      ``~`` is ``$HOME`` and ``{hermes_home}`` the Hermes home; only where the
+      agent itself writes, never a wildcard over every folder under ``$HOME``
+      (a repository cloned there must not become the user's past);
+    * ``project_files``: what the agent writes inside each project (e.g.
+      ``".crush/crush.db"``); such files are indexed only when the user names
+      the path (``sessions sources`` says so);
     * ``walk_names``: file-name globs a directory walk picks up for this format
       beyond the usual ``*.jsonl``/``*.json``/``*.db``/``*.sqlite*`` (e.g.
       ``"state.vscdb"``, ``".aider.chat.history.md"``; dot-files only this way).
@@ -140,6 +145,7 @@ class Importer(ABC):
     derives_end_time: ClassVar[bool] = True
     default_locations: ClassVar[dict[str, tuple[str, ...]]] = {}
     walk_names: ClassVar[tuple[str, ...]] = ()
+    project_files: ClassVar[tuple[str, ...]] = ()
     indexes: ClassVar[str] = ""  # what is indexed, one line (README table; docstring if empty)
 
     @classmethod

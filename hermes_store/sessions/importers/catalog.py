@@ -32,6 +32,9 @@ def _locations(cls: type[Importer]) -> str:
     darwin = [p for p in cls.default_locations.get("darwin", ()) if p not in linux]
     parts = [f"`{p}`" for p in linux]
     parts += [f"`{p}` (macOS)" for p in darwin]
+    if cls.project_files:
+        files = ", ".join(f"`{p}`" for p in cls.project_files)
+        parts.append(f"in each project: {files}, indexed only when you name the path")
     return "<br>".join(parts) if parts else "(any path you give)"
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from hermes_store.foreign_db import ForeignDBError
 from hermes_store.sessions.importers.base import (
@@ -108,10 +108,10 @@ class CrushImporter(Importer):
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
     snapshot = True  # streaming updates rewrite a message's parts in place
     walk_names = ("crush.db",)
-    default_locations = {
-        "linux": ("~/*/.crush/crush.db", "~/*/*/.crush/crush.db", "~/*/.opencode/opencode.db"),
-        "darwin": ("~/*/.crush/crush.db", "~/*/*/.crush/crush.db", "~/*/.opencode/opencode.db"),
-    }
+    # Crush (and Go OpenCode) keep their database inside each project, never in one place of
+    # their own: no default location, a project's database is indexed when the user names it.
+    default_locations: ClassVar[dict[str, tuple[str, ...]]] = {}
+    project_files = (".crush/crush.db", ".opencode/opencode.db")
 
     @classmethod
     def sniff(cls, head: Head) -> float:

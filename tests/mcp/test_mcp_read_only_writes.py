@@ -1,0 +1,55 @@
+"""Issue 25: ``--read-only`` makes no write at all (not even a search's retrieval_count)."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+
+from mcp_helpers import build_home, served
+
+from hermes_store.facts.store import FactStore
+from hermes_store.home import Home
+
+
+def _files(root) -> dict[str, str]:
+    """Digest of every file of the store (the database and its -wal/-shm companions)."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.glob("hermes_store.db*")) if not p.name.endswith("-shm")}
+
+
+def _counts(root) -> list[tuple[int, int]]:
+    conn = sqlite3.connect(f"file:{root / 'hermes_store.db'}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT fact_id, retrieval_count FROM facts ORDER BY fact_id").fetchall()
+    finally:
+        conn.close()
+
+
+def test_read_only_server_searches_without_changing_the_database(tmp_path):
+    root = tmp_path / "home"
+    build_home(root)
+    before_counts, before_files = _counts(root), _files(root)
+    with served(root, "--read-only") as server:
+        found = server.call("fact_store", {"action": "search", "query": "postgres"}).structured_content
+        assert found["count"] == 1
+        assert server.call("fact_store", {"action": "list"}).is_error is False
+        assert server.call("recall", {"query": "billing postgres"}).is_error is False
+    assert _counts(root) == before_counts
+    assert _files(root) == before_files
+
+
+def test_a_read_only_home_never_bumps_retrieval_count(engine, home):
+    with home.open_db() as db:
+        fact_id = FactStore(db).add_fact("The read-only probe fact about zeppelins", "general", "")["fact_id"]
+    with home.open_db() as db:  # the control: a normal search counts the retrieval
+        FactStore(db).search("zeppelins")
+        assert FactStore(db).get_fact(fact_id)["retrieval_count"] == 1
+    reader_home = Home(home.root)
+    reader_home.read_only = True
+    reader = FactStore(reader_home)
+    try:
+        assert [r["fact_id"] for r in reader.search("zeppelins")] == [fact_id]
+    finally:
+        reader.close()
+    with home.open_db() as db:
+        assert FactStore(db).get_fact(fact_id)["retrieval_count"] == 1
