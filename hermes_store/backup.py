@@ -5,7 +5,9 @@ consistent snapshot even while other processes write (WAL readers never block wr
 the copy is checked (``quick_check``), switched to a single-file DELETE journal, stamped with
 the time it was taken, fsynced and moved into place atomically, mode 0600.
 
-``restore`` checks the backup the same way, refuses a store that changed after the backup
+``restore`` checks the backup the same way, refuses a backup whose schema is not exactly the
+one the migrations build (an extra trigger or view, a view in place of a table:
+:func:`hermes_store.dbhealth.schema_mismatches`), refuses a store that changed after the backup
 was taken (or has a newer schema) unless forced, keeps the current database beside it
 (``hermes_store.db.before-restore-<stamp>``) and copies the backup into the live database
 with the backup API (other connections see the restored content; nothing is half-written).
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from hermes_store.db import Database, DatabaseError, latest_schema_version
+from hermes_store.dbhealth import schema_mismatches
 
 if TYPE_CHECKING:
     from hermes_store.home import Home
@@ -114,12 +117,17 @@ def restore(db_path: Path, source: str | os.PathLike[str], *, force: bool = Fals
     try:
         _check(backup_db.conn, source)
         version = backup_db.user_version
-        taken = backup_db.scalar("SELECT value FROM store_meta WHERE key=?", (BACKUP_STAMP_KEY,)) \
-            if backup_db.table_exists("store_meta") else None
-        taken_at = float(taken) if taken else os.path.getmtime(source)
         if version > latest_schema_version():
             raise BackupError(f"{source}: schema version {version} is newer than this hermes_store "
                               f"({latest_schema_version()}); upgrade hermes_store first")
+        foreign = schema_mismatches(backup_db)  # only a store whose schema is exactly ours
+        if foreign:
+            raise BackupError(f"{source}: refusing to restore it: "
+                              + "; ".join(m.message for m in foreign[:5])
+                              + (f" (and {len(foreign) - 5} more)" if len(foreign) > 5 else ""))
+        taken = backup_db.scalar("SELECT value FROM store_meta WHERE key=?", (BACKUP_STAMP_KEY,)) \
+            if backup_db.table_exists("store_meta") else None
+        taken_at = float(taken) if taken else os.path.getmtime(source)
         kept = None
         if db_path.exists():
             changed = _last_change(db_path)  # before opening: an open may create a fresh -wal file

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_store.db import Database, DatabaseError
+from hermes_store.dbhealth import schema_mismatches
 from hermes_store.pgdb import PgDatabase
 
 # (table, identity column or None), parents before children
@@ -82,6 +83,15 @@ def _sqlite_rows(db: Database, table: str, cols: list[str]) -> Iterator[tuple[An
         yield tuple(row)
 
 
+def _exactly_ours(db: Database) -> None:
+    """Refuse a SQLite store whose schema is not exactly the migrations' (an extra trigger
+    would run on every copied row; a view in place of a table could be unbounded)."""
+    foreign = schema_mismatches(db)
+    if foreign:
+        raise DatabaseError(f"{db.path}: refusing to migrate: " + "; ".join(m.message for m in foreign[:5])
+                            + (f" (and {len(foreign) - 5} more)" if len(foreign) > 5 else ""))
+
+
 def sqlite_to_postgres(source: Database, target: PgDatabase,
                        progress: Callable[[str, int], None] | None = None, *,
                        replace: bool = False) -> CopyReport:
@@ -93,6 +103,7 @@ def sqlite_to_postgres(source: Database, target: PgDatabase,
     Nothing is committed unless every table's count checks out.
     """
     started = time.monotonic()
+    _exactly_ours(source)
     report = CopyReport(str(source.path), target.display_url)
     plan = []
     for table, ident, scoped in _tables():
@@ -162,6 +173,7 @@ def postgres_to_sqlite(source: PgDatabase, target: Database,
 def _postgres_to_sqlite(source: PgDatabase, target: Database,
                         progress: Callable[[str, int], None] | None) -> CopyReport:
     started = time.monotonic()
+    _exactly_ours(target)
     report = CopyReport(source.display_url, str(target.path))
     plan = []
     for table, _, scoped in _tables():

@@ -14,6 +14,7 @@ beside it (``hermes_store.db.damaged-<stamp>``) and reports what it copied per t
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -24,7 +25,7 @@ from typing import Any
 
 import apsw
 
-from hermes_store.db import Database, DatabaseError, latest_schema_version
+from hermes_store.db import Database, DatabaseError, latest_schema_version, migrations
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ class Report:
     problems: list[str] = field(default_factory=list)
     missing: list[tuple[str, str]] = field(default_factory=list)  # (type, name)
     unreadable_tables: list[str] = field(default_factory=list)
+    foreign: list[SchemaMismatch] = field(default_factory=list)  # objects the migrations never create
     corrupt: bool = False
     newer_schema: bool = False
     user_version: int | None = None
@@ -62,6 +64,89 @@ def reference_schema() -> dict[str, tuple[str, str, str | None]]:
     with Database(":memory:") as fresh:
         rows = fresh.query("SELECT type, name, tbl_name, sql FROM sqlite_schema")
     return {r["name"]: (r["type"], r["tbl_name"], r["sql"]) for r in rows}
+
+
+@dataclass(frozen=True)
+class SchemaMismatch:
+    """One way a store's schema is not the one the migrations build: ``reason`` is ``extra``
+    (an object the migrations never create), ``type`` (same name, another kind, e.g. a view
+    named ``messages``), ``definition`` (same name and kind, other SQL) or ``missing``."""
+
+    kind: str
+    name: str
+    reason: str
+    expected: str | None = None  # the kind the migrations create, for ``type``
+
+    @property
+    def message(self) -> str:
+        """The problem in words, naming the object."""
+        if self.reason == "extra":
+            return f"{self.kind} {self.name} is not part of the hermes_store schema"
+        if self.reason == "type":
+            return f"{self.name} is a {self.kind}, not the {self.expected} of the hermes_store schema"
+        if self.reason == "definition":
+            return f"{self.kind} {self.name} differs from the hermes_store schema (its definition was changed)"
+        return f"{self.kind} {self.name} is missing"
+
+
+@functools.lru_cache(maxsize=4)
+def _schema_at(version: int) -> tuple[tuple[str, str, str | None], ...]:
+    """``(name, type, sql)`` of every object a store migrated up to ``version`` has."""
+    conn = apsw.Connection(":memory:")
+    try:
+        for number, path in migrations():
+            if number <= version:
+                conn.execute(path.read_text(encoding="utf-8"))
+        rows = conn.execute("SELECT name, type, sql FROM sqlite_schema").fetchall()
+    finally:
+        conn.close()
+    return tuple((str(name), str(kind), sql) for name, kind, sql in rows)
+
+
+def _normal(sql: str | None) -> str | None:
+    return " ".join(sql.split()) if sql else sql
+
+
+def schema_mismatches(db: Database, *, missing: bool = True) -> list[SchemaMismatch]:
+    """How the schema of the SQLite store ``db`` differs from what the migrations create up to
+    its ``user_version`` on a fresh in-memory database: every table, index, trigger and view
+    compared by name, kind and SQL (SQLite's own ``sqlite_*`` objects aside). Empty when the
+    schema is exactly ours; a store written by a newer hermes_store is not judged (empty).
+    ``missing=False`` leaves out missing objects (doctor reports those itself)."""
+    version = db.user_version
+    if version > latest_schema_version():
+        return []
+    reference = {name: (kind, _normal(sql)) for name, kind, sql in _schema_at(version)}
+    actual = {r["name"]: (r["type"], _normal(r["sql"])) for r in db.query("SELECT name, type, sql FROM sqlite_schema")}
+    found: list[SchemaMismatch] = []
+    for name, (kind, sql) in sorted(actual.items()):
+        if name.startswith("sqlite_"):
+            continue  # SQLite's own (autoindexes, sqlite_sequence, ANALYZE statistics)
+        if name not in reference:
+            found.append(SchemaMismatch(kind, name, "extra"))
+        elif reference[name][0] != kind:
+            found.append(SchemaMismatch(kind, name, "type", expected=reference[name][0]))
+        elif reference[name][1] != sql:
+            found.append(SchemaMismatch(kind, name, "definition"))
+    if missing:
+        found += [SchemaMismatch(kind, name, "missing") for name, (kind, sql) in sorted(reference.items())
+                  if name not in actual and sql is not None and not name.startswith("sqlite_")]
+    return found
+
+
+def drop_foreign_objects(path: str | os.PathLike[str]) -> list[str]:
+    """Drop the triggers and views of the store at ``path`` that the migrations never create
+    (``doctor --fix``); tables and indexes are left for the user to judge. Returns what was dropped."""
+    dropped: list[str] = []
+    with Database(path, migrate=False) as db:
+        extra = [m for m in schema_mismatches(db, missing=False)
+                 if m.reason == "extra" and m.kind in ("trigger", "view")]
+        if extra:
+            with db.write():
+                for item in extra:
+                    db.execute(f"DROP {item.kind.upper()} IF EXISTS {_ident(item.name)}")
+                    dropped.append(f"dropped {item.kind} {item.name} (not part of the hermes_store schema)")
+    return dropped
 
 
 def _fts_tables(schema: dict[str, tuple[str, str, str | None]]) -> list[str]:
@@ -139,6 +224,11 @@ def _inspect_open(db: Database, report: Report) -> None:
         if name not in actual:
             report.missing.append((kind, name))
             report.problems.append(f"{db.path}: {kind} {name} is missing")
+    try:
+        report.foreign = schema_mismatches(db, missing=False)
+    except apsw.Error as exc:
+        report.problems.append(f"{db.path}: the schema cannot be compared: {exc}")
+    report.problems += [f"{db.path}: {mismatch.message}" for mismatch in report.foreign]
     for name, kind in sorted(actual.items()):
         if kind != "table" or name.startswith("sqlite_"):
             continue

@@ -374,3 +374,62 @@ def sanitize_sequence(items: list[tuple[str, str]]) -> list[str]:
 def sanitize_snapshot(text: str, source: str = "context") -> str:
     """Sanitise one block of prompt-bound text as a whole (same rules as an entry)."""
     return sanitize_entry(text, source)
+
+
+PAST_SCAN_OVERLAP = 1_024  # chars shared by neighbouring windows of a long recorded text
+PAST_SCAN_WINDOWS = 4  # windows scanned at most (about 260 KB; what reaches a model is capped far below)
+PAST_ALSO_CHARS = 4_096  # of the text a shown excerpt was cut from, this much is scanned too
+
+
+def past_findings(text: str) -> list[str]:
+    """The threat findings of recorded text (a past session message, a title, an entity name).
+
+    Recorded text may legitimately be longer than the scan window (a tool output): it is
+    scanned window by window (overlapping, so a payload on a border is seen), at most
+    ``PAST_SCAN_WINDOWS`` windows; what lies beyond is never shown whole to a model anyway.
+    """
+    if not text:
+        return []
+    findings: list[str] = []
+    step = MAX_SCAN_CHARS - PAST_SCAN_OVERLAP
+    for start in range(0, min(len(text), step * PAST_SCAN_WINDOWS), step):
+        for finding in scan_findings(text[start:start + MAX_SCAN_CHARS]):
+            if finding not in findings:
+                findings.append(finding)
+        if start + MAX_SCAN_CHARS >= len(text):
+            break
+    return findings
+
+
+
+PAST_NOTICE_END = "Withheld from the model; the stored text is unchanged (hermes-store sessions show).]"
+
+
+def past_notice(source: str, findings: list[str]) -> str:
+    """The ``[BLOCKED: …]`` notice a model sees instead of flagged recorded text."""
+    return f"[BLOCKED: {source} contained threat pattern(s): {', '.join(findings)}. {PAST_NOTICE_END}"
+
+
+def is_past_notice(text: str) -> bool:
+    """Whether ``text`` is a :func:`past_notice` (what :func:`guard_past` gives for flagged text)."""
+    return text.startswith("[BLOCKED: ") and text.endswith(PAST_NOTICE_END)
+
+
+def guard_past(text: str | None, source: str, *, also: str | None = None) -> str:
+    """Recorded text as it may reach a model: the one scan for every kind of past.
+
+    Clean text comes back fence-sanitised (``tooling.sanitize_context``); text with a
+    finding (or whose ``also`` - e.g. the full message a snippet was cut from - has one)
+    becomes the :func:`past_notice` naming ``source``. The stored text is never changed.
+    """
+    if not text:
+        return text or ""
+    findings = past_findings(text)
+    if also and not findings and also != text:
+        findings = past_findings(also[:PAST_ALSO_CHARS])
+    if findings:
+        logger.warning("Recorded text from %s withheld from the model: %s", source, ", ".join(findings))
+        return past_notice(source, findings)
+    from hermes_store.tooling import sanitize_context
+
+    return sanitize_context(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,10 +13,14 @@ from hermes_store.cli.common import echo_json, get_home
 from hermes_store.cli.style import StatusLine, style
 from hermes_store.home import ConfigError, Home
 
+if TYPE_CHECKING:
+    from hermes_store.dbhealth import Report
+
 
 @click.command("doctor")
 @click.option("--fix", is_flag=True, help="Repair what can be: salvage a damaged SQLite file, recreate missing "
-              "tables/indexes/functions (PostgreSQL: re-run the migrations), rebuild failing full-text indexes.")
+              "tables/indexes/functions (PostgreSQL: re-run the migrations), rebuild failing full-text indexes, "
+              "drop triggers and views the hermes_store schema does not have.")
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 @click.pass_context
 def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
@@ -149,19 +154,52 @@ def _check_file(path: Path, fix: bool, record: Callable[..., None]) -> bool:
     if report.newer_schema:
         record("schema_version", report.problems[0])
         return False
+    _missing_objects(path, report, fix, record)
+    _foreign_objects(path, report, fix, record)
+    return True
+
+
+def _missing_objects(path: Path, report: Report, fix: bool, record: Callable[..., None]) -> None:
+    """Tables, indexes and triggers the migrations create that the file lacks (``fix`` recreates them)."""
+    from hermes_store import dbhealth
+
     if not report.missing:
         record("schema", None)
-        return True
+        return
     problem = ", ".join(f"{kind} {name}" for kind, name in report.missing) + " missing"
     if not fix:
         record("schema", problem)
-        return True
+        return
     try:
         done = dbhealth.repair(path)
         record("schema", problem, not dbhealth.inspect(path).missing, done=done)
     except Exception as exc:
         record("schema", f"{problem}; repair failed: {type(exc).__name__}: {exc}")
-    return True
+
+
+def _foreign_objects(path: Path, report: Report, fix: bool, record: Callable[..., None]) -> None:
+    """Objects the migrations never create or that differ from theirs (a trigger or view planted
+    in a restored file): reported; ``fix`` drops extra triggers and views (tables and indexes
+    are left to the user to judge)."""
+    from hermes_store import dbhealth
+    from hermes_store.db import Database
+
+    if not report.foreign:
+        record("foreign_objects", None)
+        return
+    problem = "; ".join(m.message for m in report.foreign)
+    if not fix:
+        record("foreign_objects", problem + " (run `hermes-store doctor --fix` to drop extra triggers and views)")
+        return
+    try:
+        done = dbhealth.drop_foreign_objects(path)
+        with Database(path, readonly=True) as db:
+            left = dbhealth.schema_mismatches(db, missing=False)
+    except Exception as exc:  # doctor never crashes: it says what it could not do
+        record("foreign_objects", f"{problem}; drop failed: {type(exc).__name__}: {exc}")
+        return
+    record("foreign_objects", problem, not left, done=done,
+           **({"note": "left for you to judge: " + "; ".join(m.message for m in left)} if left else {}))
 
 
 def _report(checks: list[dict], as_json: bool) -> None:

@@ -177,6 +177,7 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
     from hermes_store.sessions.live import SessionIndex
     from hermes_store.sessions.provenance import SOURCE_DELETED, source_status
     from hermes_store.sessions.refs import parse_ref
+    from hermes_store.threats import past_findings
 
     try:
         ref = parse_ref(session_id)
@@ -204,10 +205,16 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
         messages = [m for m in messages if abs(m["seq"] - target) <= around]
     assert session is not None
     session.update(status or {"source_path": None, "source_deleted": False})
+    for row in [session, *messages]:  # the stored text as it is, marked where the scan flags it
+        findings = past_findings(row.get("title" if row is session else "content") or "")
+        if findings:
+            row["flagged"] = findings
     if as_json:
         echo_json({"session": session, "messages": messages, **({"forgotten_messages": forgotten} if forgotten else {})})
         return
     click.echo(f"Session {session['id']}  [{session['source']}, {session['origin_format']}]")
+    if session.get("flagged"):
+        click.echo(f"  [flagged: {', '.join(session['flagged'])}] (the title)")
     for label in ("title", "model", "workspace", "parent_session_id"):
         if session.get(label):
             click.echo(f"  {label}: {session[label]}")
@@ -228,7 +235,8 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
             body = "\n".join(([body] if body else []) + [f"[tool call] {c}" for c in calls])
         mark = "> " if message["seq"] == target else ""
         ref = style(f"{session['id']}#{message['seq']}", "bold" if mark else "dim")
-        click.echo(f"\n{mark}{ref} {head} ({_when(message['timestamp'])})\n{body}")
+        flag = f"[flagged: {', '.join(message['flagged'])}]\n" if message.get("flagged") else ""
+        click.echo(f"\n{mark}{ref} {head} ({_when(message['timestamp'])})\n{flag}{body}")
 
 
 @sessions.command("stats")

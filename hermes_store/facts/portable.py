@@ -98,12 +98,13 @@ def read_export(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], lis
                     entities.append({"entity_id": int(row["entity_id"]), "name": str(row["name"]),
                                      "entity_type": row.get("entity_type") or "unknown",
                                      "aliases": ",".join(str(a) for a in row.get("aliases") or []),
-                                     "created_at": created})
+                                     "created_at": created, "line": number})
                 elif kind == "fact":
                     fact = {key: row.get(key) for key in FACT_FIELDS}
                     if not isinstance(fact["content"], str):
                         raise ValueError("'content' must be a string")
                     fact["fact_id"] = None if fact["fact_id"] is None else int(fact["fact_id"])
+                    fact["line"] = number  # where a blocked record is reported
                     facts.append(fact)
                     if fact["fact_id"] is not None:
                         links[fact["fact_id"]] = [int(e) for e in row.get("entity_ids") or []]

@@ -68,6 +68,11 @@ def check_fact_text(content: str, tags: str = "", *names: str | None) -> None:
 MAX_FACT_ENTITIES = 64  # entities given with one fact
 
 
+def _record(path: str, row: dict[str, Any]) -> str:
+    """Where an imported record came from: ``path:line`` for an export line, else ``path``."""
+    return f"{path}:{row['line']}" if row.get("line") else path
+
+
 class FactStore(FactRows):
     """The fact store over one :class:`~hermes_store.db.Database` (see :class:`FactRows`
     for how ``db`` and the settings are given).
@@ -213,11 +218,17 @@ class FactStore(FactRows):
         imported = skipped = renumbered = entities_kept = 0
         with self._lock, self._writing():
             entity_map: dict[int, int] = {}
+            blocked: list[str] = []
             for row in entities:
+                try:  # what fact_store add scans, an imported entity passes too
+                    check_fact_text("", "", str(row["name"] or ""), str(row.get("entity_type") or ""),
+                                    str(row.get("aliases") or ""), _text_or_none(row.get("created_at")))
+                except FactBlocked as exc:
+                    blocked.append(f"{_record(path, row)}: entity {row['entity_id']}: {exc}")
+                    continue
                 entity_id, kept = self._import_entity(row)
                 entity_map[int(row["entity_id"])] = entity_id
                 entities_kept += kept
-            blocked: list[str] = []
             for row in facts:
                 content = self._redact(str(row["content"] or "").strip()) or ""
                 if not content or self.find_by_content(content) is not None:
@@ -227,9 +238,10 @@ class FactStore(FactRows):
                 free = wanted is not None and not self.storage.fact_rows([int(wanted)])
                 tags = self._redact(normalize_tags(row["tags"])) or ""
                 try:
-                    check_fact_text(content, tags)
+                    check_fact_text(content, tags, row.get("category"), _text_or_none(row.get("created_at")),
+                                    _text_or_none(row.get("updated_at")))
                 except FactBlocked as exc:
-                    blocked.append(f"{path}: fact {row['fact_id']}: {exc}")
+                    blocked.append(f"{_record(path, row)}: fact {row['fact_id']}: {exc}")
                     continue
                 fact_id = self.storage.insert_fact(
                     content, row["category"] or "general", tags,

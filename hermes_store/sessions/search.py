@@ -49,6 +49,7 @@ from hermes_store.sessions.storage import (
     SessionStorage,
     open_session_storage,
 )
+from hermes_store.threats import guard_past
 from hermes_store.tokens import tokenize
 
 AUTOMATION_SOURCES: tuple[str, ...] = ("cron", "subagent")
@@ -357,7 +358,7 @@ def attach_snippets(db: Database | SessionStorage, hits: Sequence[Hit],
     storage = _storage(db)
     plan = compile_query(query)
     for hit in hits:
-        snippet = None
+        snippet, content = None, None
         if hit.expression is not None:
             snippet = storage.snippet(hit.expression, hit.message_id, open_mark=HIGHLIGHT_OPEN,
                                       close_mark=HIGHLIGHT_CLOSE, tokens=SNIPPET_TOKENS)
@@ -369,7 +370,11 @@ def attach_snippets(db: Database | SessionStorage, hits: Sequence[Hit],
             excerpt = highlight_excerpt(calls, plan) if calls else ""
             if HIGHLIGHT_OPEN in excerpt:
                 snippet = f"[tool call] {excerpt}" if not snippet else f"{snippet} [tool call] {excerpt}"
-        hit.snippet = snippet
+        # the one threat scan of recorded text: a flagged message (or title) reaches no model
+        hit.snippet = guard_past(snippet, f"session message #{hit.message_id}",
+                                 also=content if content is not None else storage.message_content(hit.message_id))
+        if hit.title:
+            hit.title = guard_past(hit.title, f"title of session {hit.session_id}")
 
 
 

@@ -15,8 +15,6 @@ is never returned as search evidence, since it is already in context.
 
 from __future__ import annotations
 
-import json
-import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +24,7 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.calltext import strip_boilerplate
-from hermes_store.sessions.refs import message_ref, parse_ref
+from hermes_store.sessions.refs import parse_ref
 from hermes_store.sessions.search import (
     HIDDEN_ROLES,
     Hit,
@@ -38,7 +36,11 @@ from hermes_store.sessions.search import (
 )
 from hermes_store.sessions.session_search_bounds import BOUND_MAX_CHARS, Bounds
 from hermes_store.sessions.session_search_schema import SESSION_SEARCH_SCHEMA
+from hermes_store.sessions.shown import ANSI as _ANSI
+from hermes_store.sessions.shown import shown_message as _message
+from hermes_store.sessions.shown import shown_title as _title
 from hermes_store.sessions.storage import open_session_storage
+from hermes_store.threats import guard_past
 from hermes_store.tooling import (
     Tool,
     ToolArgumentError,
@@ -47,7 +49,6 @@ from hermes_store.tooling import (
     get_int,
     get_str,
     get_str_list,
-    sanitize_context,
 )
 
 DEFAULT_ROLES = ("user", "assistant")
@@ -73,7 +74,6 @@ LEFT_CONTEXT_REASONS = frozenset(
      "resume_pending_expired", "new_session"}
 )
 _COMPACTION_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
 
 # --------------------------------------------------------------------------- helpers
 
@@ -89,40 +89,6 @@ def _when(ts: float | None) -> str | None:
 
 def _link(session_id: str, profile: str | None) -> str:
     return f"@session:{profile}/{session_id}" if profile else f"@session:{session_id}"
-
-
-def _message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dict[str, Any]:
-    """A message as the tool shows it, content ANSI-stripped, fence-sanitised and capped at
-    ``cap`` characters."""
-    content = sanitize_context(_ANSI.sub("", row.get("content") or ""))
-    out: dict[str, Any] = {"id": row["id"], "role": row["role"]}
-    if len(content) > cap:
-        out["content"] = content[:cap] + "…"
-        out["content_truncated"] = True
-        out["original_content_chars"] = len(content)
-    else:
-        out["content"] = content
-    out["timestamp"] = row.get("timestamp")
-    for key in ("tool_name", "tool_calls", "tool_call_id"):
-        if row.get(key):
-            out[key] = _tool_calls(row[key]) if key == "tool_calls" else row[key]
-    if row.get("session_id") is not None and row.get("seq") is not None:
-        out["ref"] = message_ref(row["session_id"], row["seq"])  # SESSION_ID#N, accepted back
-    if anchor:
-        out["anchor"] = True
-    return out
-
-
-def _tool_calls(value: Any) -> Any:
-    """``tool_calls`` as Hermes returns them: the decoded list of call objects (text that is not
-    JSON stays as it is)."""
-    if not isinstance(value, str):
-        return value
-    try:
-        decoded = json.loads(value)
-    except ValueError:
-        return value
-    return decoded if isinstance(decoded, (list, dict)) else value
 
 
 def _end_reason(row: dict[str, Any] | None) -> str | None:
@@ -148,7 +114,7 @@ class _Store:
 
     def session_meta(self, row: dict[str, Any]) -> dict[str, Any]:
         return {"when": _when(row.get("started_at")), "source": row.get("source"),
-                "model": row.get("model"), "title": row.get("title")}
+                "model": row.get("model"), "title": _title(row)}
 
     def with_writer(self, fields: dict[str, Any], session_id: str) -> dict[str, Any]:
         """``fields`` plus ``written_by`` (``host:home``) when the session comes from a store
@@ -264,10 +230,10 @@ def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, mat
         "when": _when(root.get("started_at") or session.get("started_at")),
         "source": root.get("source") or session.get("source") or "unknown",
         "model": root.get("model") or session.get("model") or "unknown",
-        "title": root.get("title") or None,
+        "title": _title(root) or None,
         "matched_role": matched_role,
         "match_message_id": match_id,
-        "snippet": sanitize_context(snippet),
+        "snippet": guard_past(snippet, f"session message #{match_id}"),
     }
     entry.update(_hydrate(store, session, match_id, match_seq, full=full, roles=roles, more=more))
     entry["link"] = _link(session["id"], store.profile)
@@ -329,7 +295,7 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
             seen_roots.add(store.lineage.root(title_row["id"]))
             results.append(_result_entry(
                 store, title_row, "session_title", first[0]["id"], first[0]["seq"],
-                f"Session title matched: {title_row.get('title')}", full=full_for(0), roles=roles))
+                f"Session title matched: {_title(title_row)}", full=full_for(0), roles=roles))
     plan = compile_query(query)
     try:
         hits, note, _mode = find_hits(store.storage, plan, limit=DISCOVER_SCAN_LIMIT, roles=list(roles),
@@ -532,12 +498,12 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
         results.append(store.with_writer({
             "session_id": tip["id"],
             "link": _link(tip["id"], store.profile),
-            "title": tip.get("title") or None,
+            "title": _title(tip) or None,
             "source": tip.get("source") or root.get("source"),
             "started_at": root.get("started_at"),
             "last_active": _last_active(store, tip),  # the tip's own; the lineage's orders the list
             "message_count": tip.get("message_count") or store.count(tip["id"]),
-            "preview": preview,
+            "preview": guard_past(preview, f"first message of session {tip['id']}"),
         }, tip["id"]))
     return {
         "success": True,

@@ -1,0 +1,59 @@
+"""What a model is shown of a recorded session message or title (``session_search``).
+
+Every piece of recorded text passes the one threat scan of the past
+(:func:`hermes_store.threats.guard_past`): a flagged message reaches the model as a
+``[BLOCKED: …]`` notice while the stored text stays as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from hermes_store.sessions.refs import message_ref
+from hermes_store.threats import guard_past, is_past_notice
+
+__all__ = ["ANSI", "shown_message", "shown_title", "tool_calls"]
+
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+
+
+def shown_message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dict[str, Any]:
+    """A message as the tool shows it, content ANSI-stripped, capped at ``cap`` characters and
+    scanned (``threats.guard_past``: a flagged message is a ``[BLOCKED: …]`` notice)."""
+    content = ANSI.sub("", row.get("content") or "")
+    out: dict[str, Any] = {"id": row["id"], "role": row["role"]}
+    shown = guard_past(content[:cap], f"session message #{row['id']}", also=content)
+    if is_past_notice(shown):
+        out["content"], out["flagged"] = shown, True  # the model sees the notice, never the text
+    elif len(content) > cap:
+        out.update(content=shown + "…", content_truncated=True, original_content_chars=len(content))
+    else:
+        out["content"] = shown
+    out["timestamp"] = row.get("timestamp")
+    for key in ("tool_name", "tool_calls", "tool_call_id"):
+        if row.get(key):
+            out[key] = tool_calls(row[key]) if key == "tool_calls" else row[key]
+    if row.get("session_id") is not None and row.get("seq") is not None:
+        out["ref"] = message_ref(row["session_id"], row["seq"])  # SESSION_ID#N, accepted back
+    if anchor:
+        out["anchor"] = True
+    return out
+
+
+def shown_title(row: dict[str, Any]) -> str:
+    """A session's title as a model may see it (scanned: a flagged one is a notice)."""
+    return guard_past(row.get("title"), f"title of session {row.get('id')}")
+
+
+def tool_calls(value: Any) -> Any:
+    """``tool_calls`` as Hermes returns them: the decoded list of call objects (text that is not
+    JSON stays as it is)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        return value
+    return decoded if isinstance(decoded, (list, dict)) else value
