@@ -394,6 +394,8 @@ ALLOWED = {
     ("sessions/storage_pg_health.py", "SNIPPET_CHARS"): "int constant",
     ("sessions/storage_sql.py", "self.dialect.contains('content')"):
         "the engine's constant substring test with a placeholder (instr / strpos)",
+    ("dbhealth.py", "item.kind.upper()"): "TRIGGER or VIEW: the kind sqlite_master gave an extra object",
+    ("dbhealth.py", "_ident(item.name)"): "the extra object's name from sqlite_master, quoted as an identifier",
     # the one reader of other programs' SQLite files (read-only, bounded)
     ("foreign_db.py", "MAX_SCHEMA_OBJECTS"): "int constant",
     ("foreign_db.py", "quote_identifier(table)"): "a real table's name from sqlite_master, quoted as an identifier",
