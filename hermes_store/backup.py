@@ -108,23 +108,9 @@ def _last_change(db_path: Path) -> float:
 def restore(db_path: Path, source: str | os.PathLike[str], *, force: bool = False) -> dict[str, Any]:
     """Replace the database at ``db_path`` by the backup ``source`` (see the module docstring)."""
     db_path, source = Path(db_path), Path(source)
-    if not source.is_file():
-        raise BackupError(f"{source}: no such backup file")
-    with open(source, "rb") as handle:
-        if handle.read(16) != b"SQLite format 3\x00":
-            raise BackupError(f"{source}: not a SQLite database")
-    backup_db = Database(source, readonly=True)
+    backup_db = _open_backup(source)
     try:
-        _check(backup_db.conn, source)
         version = backup_db.user_version
-        if version > latest_schema_version():
-            raise BackupError(f"{source}: schema version {version} is newer than this hermes_store "
-                              f"({latest_schema_version()}); upgrade hermes_store first")
-        foreign = schema_mismatches(backup_db)  # only a store whose schema is exactly ours
-        if foreign:
-            raise BackupError(f"{source}: refusing to restore it: "
-                              + "; ".join(m.message for m in foreign[:5])
-                              + (f" (and {len(foreign) - 5} more)" if len(foreign) > 5 else ""))
         taken = backup_db.scalar("SELECT value FROM store_meta WHERE key=?", (BACKUP_STAMP_KEY,)) \
             if backup_db.table_exists("store_meta") else None
         taken_at = float(taken) if taken else os.path.getmtime(source)
@@ -231,7 +217,8 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def _open_backup(source: Path) -> Database:
-    """The backup file ``source`` opened read-only, after its header and quick_check."""
+    """The backup file ``source`` opened read-only, after its header, quick_check, schema
+    version and exact-schema checks (for a SQLite and a PostgreSQL restore alike)."""
     if not source.is_file():
         raise BackupError(f"{source}: no such backup file")
     with open(source, "rb") as handle:
@@ -243,6 +230,11 @@ def _open_backup(source: Path) -> Database:
         if backup_db.user_version > latest_schema_version():
             raise BackupError(f"{source}: schema version {backup_db.user_version} is newer than this "
                               f"hermes_store ({latest_schema_version()}); upgrade hermes_store first")
+        foreign = schema_mismatches(backup_db)  # only a store whose schema is exactly ours
+        if foreign:
+            raise BackupError(f"{source}: refusing to restore it: "
+                              + "; ".join(m.message for m in foreign[:5])
+                              + (f" (and {len(foreign) - 5} more)" if len(foreign) > 5 else ""))
     except BaseException:
         backup_db.close()
         raise
