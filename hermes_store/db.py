@@ -23,6 +23,8 @@ from typing import Any
 
 import apsw
 
+from hermes_store.fsutil import private_mkdir
+
 logger = logging.getLogger(__name__)
 
 DB_FILENAME = "hermes_store.db"
@@ -555,3 +557,16 @@ def sqlite_url_path(url: str) -> Path | None:
     if not rest.startswith("/") or rest.strip("/") == "":
         raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db")
     return Path(rest[1:]).absolute()
+
+
+def open_home_store(home: Any, url: str | None, **kwargs: Any) -> Database:
+    """The SQLite engine's opener (:attr:`hermes_store.engines.Engine.opener`): ``home``'s
+    store file (its own ``hermes_store.db`` or the file ``url`` names), created with private
+    parent directories unless read-only; a read-only home (``mcp --read-only``) never writes."""
+    path = home.sqlite_path
+    if home.read_only:
+        kwargs = {**kwargs, "readonly": True}
+        kwargs.pop("migrate", None)
+    if not kwargs.get("readonly"):
+        private_mkdir(path.parent)
+    return Database(path, **kwargs)

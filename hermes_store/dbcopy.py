@@ -227,3 +227,20 @@ def store_fingerprint(db: PgDatabase) -> dict[str, list[int]]:
         row = db.query_one(f"SELECT count(*) AS n, {top} AS top FROM {table}{where}", params) or {}
         out[table] = [int(row.get("n") or 0), int(row.get("top") or 0)]
     return out
+
+
+# (source engine, target engine) -> the copy between them; a new engine adds its pairs here
+COPIERS: dict[tuple[str, str], Callable[..., CopyReport]] = {
+    ("sqlite", "postgresql"): sqlite_to_postgres,
+    ("postgresql", "sqlite"): postgres_to_sqlite,
+}
+
+
+def copier(source_engine: str, target_engine: str) -> Callable[..., CopyReport]:
+    """The copy from ``source_engine`` to ``target_engine`` (``ValueError`` naming the pairs
+    that can be copied when there is none)."""
+    found = COPIERS.get((source_engine, target_engine))
+    if found is None:
+        pairs = ", ".join(f"{a} -> {b}" for a, b in COPIERS)
+        raise ValueError(f"cannot copy a store from {source_engine} to {target_engine} (possible: {pairs})")
+    return found

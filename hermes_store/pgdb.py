@@ -567,3 +567,13 @@ class PgDatabase:
 
     def __repr__(self) -> str:
         return f"PgDatabase({self.display_url!r})"
+
+
+def open_home_store(home: Any, url: str | None, **kwargs: Any) -> PgDatabase:
+    """The PostgreSQL engine's opener (:attr:`hermes_store.engines.Engine.opener`): the
+    database at ``url``, migrated unless ``migrate=False`` or the home is read-only, written as
+    ``home``'s writer label; SQLite-only options (``readonly``, ``wal`` ...) are ignored."""
+    db = PgDatabase(url or "", migrate=kwargs.get("migrate", True) and not home.read_only,
+                    writer=writer_label(home.root))
+    db.readonly = db.readonly or home.read_only
+    return db
