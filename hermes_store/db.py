@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -301,15 +302,37 @@ class Database:
 
     # -- queries ---------------------------------------------------------------
 
-    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> apsw.Cursor:
-        """Run one statement (or several without bindings) and return the cursor."""
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
+        """Run one statement (or several without bindings) to its end; return how many rows it
+        inserted, updated or deleted (0 for any other statement; a script: its last change),
+        as :meth:`hermes_store.pgdb.PgDatabase.execute` does. Rows to read: :meth:`query`,
+        or :meth:`iter_rows` to stream them."""
+        before = self.conn.total_changes()
+
+        def run() -> None:
+            for _ in self.conn.execute(sql, params):  # to the end: RETURNING rows and all
+                pass
+
         if ";" in sql.strip().rstrip(";"):  # a script: never re-run its first statements
-            return self.conn.execute(sql, params)
+            run()
+        else:
+            _retry_schema(run)
+        # changes() keeps the last INSERT/UPDATE/DELETE's count through other statements, and
+        # total_changes() also moves when FTS5 flushes its pending rows (before DDL, at COMMIT):
+        # the count is this statement's only when it is one of those and rows were written
+        if self.conn.total_changes() == before or not _changes_rows(sql):
+            return 0
+        return int(self.conn.changes())
+
+    def iter_rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> apsw.Cursor:
+        """The rows of ``sql`` as tuples, streamed from an open cursor (SQLite only: for the
+        table-agnostic readers that walk a whole table)."""
         return _retry_schema(lambda: self.conn.execute(sql, params))
 
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any] | dict[str, Any]]) -> apsw.Cursor:
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any] | dict[str, Any]]) -> None:
         """Run ``sql`` once per row of bindings."""
-        return self.conn.executemany(sql, rows)
+        for _ in self.conn.executemany(sql, rows):
+            pass
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         """Return all rows of ``sql`` as dicts keyed by column name."""
@@ -492,6 +515,21 @@ class Database:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_LEADING_VERB = re.compile(r"\s*(?:(?:--[^\n]*(?:\n|$)|/\*.*?\*/)\s*)*(\w+)", re.S)
+_CHANGING_VERBS = frozenset({"INSERT", "UPDATE", "DELETE", "REPLACE"})
+_CHANGING_WORD = re.compile(r"\b(?:INSERT|UPDATE|DELETE|REPLACE)\b", re.I)
+
+
+@lru_cache(maxsize=1024)
+def _changes_rows(sql: str) -> bool:
+    """True when ``sql`` is an INSERT, UPDATE, DELETE or REPLACE (a ``WITH`` one included)."""
+    found = _LEADING_VERB.match(sql)
+    verb = found.group(1).upper() if found else ""
+    if verb == "WITH":
+        return _CHANGING_WORD.search(sql, found.end()) is not None
+    return verb in _CHANGING_VERBS
 
 
 def _retry_schema(action: Any, patience: float = 5.0) -> Any:

@@ -79,7 +79,7 @@ def _tables() -> list[tuple[str, str | None, bool]]:
 
 
 def _sqlite_rows(db: Database, table: str, cols: list[str]) -> Iterator[tuple[Any, ...]]:
-    for row in db.execute(f"SELECT {', '.join(cols)} FROM {table}"):
+    for row in db.iter_rows(f"SELECT {', '.join(cols)} FROM {table}"):
         yield tuple(row)
 
 

@@ -239,7 +239,7 @@ def _inspect_open(db: Database, report: Report) -> None:
             report.corrupt = True
             report.problems.append(f"{db.path}: table {name} cannot be read: {exc}")
     try:
-        rows = [str(r[0]) for r in db.execute("PRAGMA integrity_check(20)")]
+        rows = [str(r[0]) for r in db.iter_rows("PRAGMA integrity_check(20)")]
     except apsw.Error as exc:
         rows = [f"integrity_check failed: {exc}"]
     if rows != ["ok"]:
@@ -286,7 +286,7 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
         errors = 0
         for direction in ("", " DESC"):
             try:
-                for row in db.execute(f"SELECT {select} FROM {_ident(table)} ORDER BY 1{direction}, 2{direction}"):
+                for row in db.iter_rows(f"SELECT {select} FROM {_ident(table)} ORDER BY 1{direction}, 2{direction}"):
                     rows[row] = row
             except apsw.Error:
                 errors += 1
@@ -302,7 +302,7 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
     probes = 0
     while True:
         try:
-            cursor = db.execute(f"SELECT rowid, {select} FROM {_ident(table)} WHERE rowid >= ? ORDER BY rowid",
+            cursor = db.iter_rows(f"SELECT rowid, {select} FROM {_ident(table)} WHERE rowid >= ? ORDER BY rowid",
                                 (start,))
             for row in cursor:
                 found[int(row[0])] = tuple(row[1:])
@@ -320,7 +320,7 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
                 try:
                     nxt = db.scalar(f"SELECT rowid FROM {_ident(table)} WHERE rowid >= ? ORDER BY rowid LIMIT 1",
                                     (candidate,))
-                    db.execute(f"SELECT {select} FROM {_ident(table)} WHERE rowid = ?", (nxt,)).fetchall()
+                    db.iter_rows(f"SELECT {select} FROM {_ident(table)} WHERE rowid = ?", (nxt,)).fetchall()
                 except apsw.Error:
                     step *= 2
                     continue
@@ -331,7 +331,7 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
             if not resumed:
                 break
     try:  # and from the end backwards down to the first unreadable page, as sqlite3 .dump does
-        for row in db.execute(f"SELECT rowid, {select} FROM {_ident(table)} ORDER BY rowid DESC"):
+        for row in db.iter_rows(f"SELECT rowid, {select} FROM {_ident(table)} ORDER BY rowid DESC"):
             found.setdefault(int(row[0]), tuple(row[1:]))
     except apsw.Error:
         errors += 1
@@ -382,8 +382,7 @@ def salvage(path: str | os.PathLike[str]) -> dict[str, Any]:
             with fresh.write():
                 for row in rows:
                     try:
-                        fresh.execute(insert, row)
-                        copied += fresh.conn.changes()
+                        copied += fresh.execute(insert, row)
                     except apsw.Error:
                         errors += 1
             counts[table] = {"copied": copied, "read_errors": errors}

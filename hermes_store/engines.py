@@ -142,8 +142,12 @@ class StoreDatabase(Protocol):
     engine: str
     readonly: bool
 
-    def execute(self, sql: str, params: Any = ...) -> Any:
-        """Run one statement."""
+    def execute(self, sql: str, params: Any = ...) -> int:
+        """Run one statement to its end; the rows it inserted, updated or deleted (0 for any
+        other statement), the same on every engine."""
+
+    def executemany(self, sql: str, rows: Iterable[Any]) -> None:
+        """Run ``sql`` once per row of bindings."""
 
     def query(self, sql: str, params: Any = ...) -> list[dict[str, Any]]:
         """Every row as a dict."""
@@ -171,8 +175,11 @@ class StoreDatabase(Protocol):
 class PortableDatabase(Protocol):
     """The engine-neutral calls of :attr:`StoreDatabase.portable` (``?`` placeholders)."""
 
-    def execute(self, sql: str, params: Sequence[Any] = ...) -> Any:
-        """Run one statement."""
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> int:
+        """Run one statement; the rows it inserted, updated or deleted (0 for any other)."""
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run ``sql`` once per row of bindings."""
 
     def query(self, sql: str, params: Sequence[Any] = ...) -> list[dict[str, Any]]:
         """Every row as a dict."""

@@ -130,3 +130,34 @@ def test_both_database_classes_satisfy_the_protocol(tmp_path):
     for name in ("execute", "query", "query_one", "scalar", "portable", "write", "table_exists", "close"):
         assert hasattr(PgDatabase, name), name
     assert engines.error_classes(["sqlite"])
+
+
+def test_execute_returns_the_changed_row_count_on_both_engines(home, engine):
+    """``execute`` answers the same on SQLite and PostgreSQL: the rows the statement inserted,
+    updated or deleted, 0 for anything else (a SELECT's rows are not changes, DDL changes none),
+    and never a cursor; ``executemany`` answers None. Through ``portable`` as well."""
+    db = home.open_db()
+    try:
+        assert db.engine == engine and isinstance(db, engines.StoreDatabase)
+        sql = db.portable
+        with db.write():
+            assert sql.execute("INSERT INTO store_meta (key, value) VALUES (?, ?), (?, ?)",
+                               ("k1", "a", "k2", "b")) == 2
+            assert sql.execute("UPDATE store_meta SET value = ? WHERE key IN (?, ?)", ("c", "k1", "k2")) == 2
+            assert sql.execute("UPDATE store_meta SET value = ? WHERE key = ?", ("x", "absent")) == 0
+            # a SELECT after a change: its rows are not changes (SQLite's changes() would say 2)
+            assert sql.execute("SELECT key FROM store_meta WHERE key IN (?, ?)", ("k1", "k2")) == 0
+            assert sql.executemany("INSERT INTO store_meta (key, value) VALUES (?, ?)",
+                                   [("k3", "d"), ("k4", "e")]) is None
+            assert sql.execute("DELETE FROM store_meta WHERE key IN (?, ?, ?) RETURNING key",
+                               ("k1", "k3", "k4")) == 3
+            # a table with triggers (the facts' text index): the statement's own rows only
+            assert sql.execute("INSERT INTO facts (content, category, tags, trust_score, cjk)"
+                               " VALUES (?, ?, ?, ?, ?)", ("the kettle is blue", "general", "", 0.5, None)) == 1
+            assert sql.execute("CREATE INDEX IF NOT EXISTS test_meta_value ON store_meta (value)") == 0
+        assert sql.scalar("SELECT value FROM store_meta WHERE key = ?", ("k2",)) == "c"
+        assert sql.scalar("SELECT count(*) FROM store_meta WHERE key IN (?, ?, ?)", ("k1", "k3", "k4")) == 0
+        with db.write():
+            assert sql.execute("DROP INDEX test_meta_value") == 0
+    finally:
+        db.close()

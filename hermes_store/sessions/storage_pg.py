@@ -22,7 +22,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_store.db import current_budget
 from hermes_store.pgquery import (
@@ -66,6 +66,9 @@ from hermes_store.sessions.storage_pg_health import (
     PgIndexHealth,
 )
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
+
+if TYPE_CHECKING:
+    from hermes_store.pgdb import PgDatabase
 
 logger = logging.getLogger(__name__)
 IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
@@ -182,7 +185,9 @@ class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
     engine = "postgresql"
     dialect = _DIALECT
 
-    def __init__(self, db: Any) -> None:
+    db: PgDatabase
+
+    def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
         self._idf_seen: dict[tuple[str, int], tuple[float, float]] = {}  # -> (at, idf)
 
