@@ -48,7 +48,10 @@ def memory_only_home(home):
 def _run(home, argv, *, url=None):
     head = ["--home", str(home.root)] + (["--database-url", url] if url else [])
     result = CliRunner().invoke(cli, [*head, *argv])
-    assert result.exception is None or isinstance(result.exception, SystemExit), (argv, result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        argv,
+        result.exception,
+    )
     assert "Traceback" not in result.output, (argv, result.output)
     return result
 
@@ -69,7 +72,9 @@ def test_a_read_command_creates_no_store(memory_only_home, argv, expected):
 
 
 @pytest.mark.parametrize(("argv", "expected"), READS, ids=[" ".join(a[:2]) for a, _ in READS])
-def test_a_read_command_does_not_create_the_file_a_url_names(memory_only_home, tmp_path, argv, expected):
+def test_a_read_command_does_not_create_the_file_a_url_names(
+    memory_only_home, tmp_path, argv, expected
+):
     home = memory_only_home
     other = tmp_path / "x" / "other.db"
     result = _run(home, argv, url=f"sqlite:///{other}")
