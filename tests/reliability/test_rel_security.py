@@ -319,6 +319,11 @@ ALLOWED = {
     ("builtin/storage_sql.py", "self._marks(*columns)"): "'?' placeholders, one per constant column",
     ("builtin/storage_sql.py", "self._marks(*INDEX_COLUMNS)"): "'?' placeholders, one per constant column",
     ("builtin/storage_pg.py", "self._columns(*INDEX_COLUMNS)"): "constant column names",
+    # the PostgreSQL ranking's per-row counts (sessions/storage_pg_rank.py)
+    ("sessions/storage_pg_rank.py", "_COUNT"): "constant SQL expression (a lexeme's position count)",
+    ("sessions/storage_pg_rank.py", "_WANTED"): "constant condition with %s placeholders",
+    ("sessions/storage_pg_rank.py", "SEARCH_CONFIG"): "constant text search configuration name",
+    ("sessions/storage_pg_rank.py", "CALLS_CHARS"): "int constant",
     ("facts/hermes_import.py", "select"): "constant column names (or NULL AS <constant>)",
     ("facts/hermes_import.py", "eselect"): "constant column names (or NULL AS <constant>)",
     ("facts/hermes_import.py", "order"): "'fact_id' or 'rowid'",
