@@ -1,10 +1,11 @@
 """What the PostgreSQL session ranking counts per row, the way SQLite's ranker counts it.
 
 SQLite's ``hs_bm25`` (:mod:`hermes_store.sessions.rank`) scores a row with each term's
-*frequency* in it (how many times the phrase occurs) and the row's *length* in tokens (every
-column). A ``tsvector`` keeps each lexeme once with the positions it had, so here a row's
-length is the sum of its lexemes' position counts and a term's frequency the number of
-positions of its lexeme (a phrase: its rarest lexeme's; a prefix: every lexeme it starts).
+*frequency* in it (how many times the phrase occurs). A ``tsvector`` keeps each lexeme once
+with the positions it had, so here a term's frequency is the number of positions of its
+lexeme (a phrase: its rarest lexeme's; a prefix term scores by presence). The row's length
+stays its count of lexemes: counting tokens as SQLite does means unnesting every lexeme of
+every candidate row, which ``scripts/bench_search.py --messages 100000`` showed too slow.
 As on SQLite, a word of the tool calls (the vector's last part, schema/pg/0008) does not add
 to the frequency: a term found only there counts once.
 Without this, PostgreSQL scored presence over distinct lexemes and ranked a short message that
@@ -26,8 +27,13 @@ if TYPE_CHECKING:
 _LEXEME = re.compile(r"'((?:[^'\\]|''|\\.)+)'(:\*)?")
 # a lexeme's occurrences: its positions (a stripped vector has none: it occurred once)
 _COUNT = "coalesce(array_length(u.positions, 1), 1)"
-_WANTED = "(u.lexeme = ANY(%s) OR u.lexeme LIKE ANY(%s))"
 CALLS_CHARS = 16384  # the part of the tool calls text the vector holds (schema/pg/0008)
+
+
+def _only(vector: str) -> str:
+    """``vector`` (an SQL expression) reduced to the lexemes of a bound array: they are marked
+    with weight A and kept by ``ts_filter``, both in C, so only they are unnested."""
+    return f"ts_filter(setweight({vector}, 'A', %s::text[]), '{{a}}')"
 
 
 def term_lexemes(tsquery: str) -> list[tuple[str, bool]]:
@@ -38,32 +44,28 @@ def term_lexemes(tsquery: str) -> list[tuple[str, bool]]:
     ]
 
 
-def _like_prefix(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
 def row_counts(
     db: PgDatabase, ids: Sequence[int], terms: Sequence[Sequence[tuple[str, bool]]]
 ) -> dict[int, tuple[float, list[float]]]:
-    """``{message id: (length, [frequency of each term])}`` for the rows ``ids``."""
-    if not ids:
-        return {}
+    """``{message id: (length, [frequency of each term])}`` for the rows ``ids`` that hold
+    one of the terms' lexemes (a row missing here: presence, as before)."""
     exact = sorted({lex for term in terms for lex, prefix in term if not prefix})
-    prefixes = sorted({_like_prefix(lex) for term in terms for lex, prefix in term if prefix})
+    if not ids or not exact:
+        return {}
     rows = db.query(
-        f"SELECT m.id, sum({_COUNT}) AS dl,"
-        f" array_agg(u.lexeme) FILTER (WHERE {_WANTED}) AS lexemes,"
-        f" array_agg({_COUNT}) FILTER (WHERE {_WANTED}) AS counts"
-        " FROM messages m CROSS JOIN LATERAL unnest(m.tsv) u WHERE m.id = ANY(%s) GROUP BY m.id",
-        (exact, prefixes, exact, prefixes, list(ids)),
+        f"SELECT m.id, length(m.tsv) AS dl, array_agg(u.lexeme) AS lexemes, array_agg({_COUNT}) AS counts"
+        f" FROM messages m CROSS JOIN LATERAL unnest({_only('m.tsv')}) u"
+        " WHERE m.id = ANY(%s) GROUP BY m.id",
+        (exact, list(ids)),
     )
+    calls_vector = f"to_tsvector('{SEARCH_CONFIG}', hermes_tokens(m.calls, {CALLS_CHARS}))"
     in_calls = {
         int(r["id"]): list(zip(r["lexemes"], r["counts"], strict=True))
         for r in db.query(
             f"SELECT m.id, array_agg(u.lexeme) AS lexemes, array_agg({_COUNT}) AS counts FROM messages m"
-            f" CROSS JOIN LATERAL unnest(to_tsvector('{SEARCH_CONFIG}', hermes_tokens(m.calls, {CALLS_CHARS}))) u"
-            f" WHERE m.id = ANY(%s) AND m.calls IS NOT NULL AND {_WANTED} GROUP BY m.id",
-            (list(ids), exact, prefixes),
+            f" CROSS JOIN LATERAL unnest({_only(calls_vector)}) u"
+            " WHERE m.id = ANY(%s) AND m.calls IS NOT NULL GROUP BY m.id",
+            (exact, list(ids)),
         )
     }
     found: dict[int, tuple[float, list[float]]] = {}
@@ -73,25 +75,26 @@ def row_counts(
         freqs = []
         for term in terms:
             # occurrences outside the tool calls, per lexeme of the term; the rarest counts
+            # (a prefix lexeme is not counted: its term scores by presence)
             per_lexeme = [
-                _occurrences(seen, want, prefix) - _occurrences(calls, want, prefix)
+                _occurrences(seen, want) - _occurrences(calls, want)
                 for want, prefix in term
+                if not prefix
             ]
             freqs.append(float(max(0, min(per_lexeme))) if per_lexeme else 0.0)
         found[int(row["id"])] = (float(row["dl"] or 0), freqs)
     return found
 
 
-def _occurrences(counts: Sequence[tuple[str, int]], want: str, prefix: bool) -> int:
-    return sum(n for lex, n in counts if lex == want or (prefix and lex.startswith(want)))
+def _occurrences(counts: Sequence[tuple[str, int]], want: str) -> int:
+    return sum(n for lex, n in counts if lex == want)
 
 
 def average_length(db: PgDatabase, sample: int) -> float:
-    """The average row length (see the module docstring) over the newest ``sample`` rows."""
+    """The average row length (lexemes per vector) over the newest ``sample`` rows."""
     return float(
         db.scalar(
-            f"SELECT avg((SELECT sum({_COUNT}) FROM unnest(t.tsv) u))"
-            " FROM (SELECT tsv FROM messages ORDER BY id DESC LIMIT %s) t",
+            "SELECT avg(length(tsv)) FROM (SELECT tsv FROM messages ORDER BY id DESC LIMIT %s) t",
             (int(sample),),
         )
         or 1.0

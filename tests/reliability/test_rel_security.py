@@ -321,7 +321,9 @@ ALLOWED = {
     ("builtin/storage_pg.py", "self._columns(*INDEX_COLUMNS)"): "constant column names",
     # the PostgreSQL ranking's per-row counts (sessions/storage_pg_rank.py)
     ("sessions/storage_pg_rank.py", "_COUNT"): "constant SQL expression (a lexeme's position count)",
-    ("sessions/storage_pg_rank.py", "_WANTED"): "constant condition with %s placeholders",
+    ("sessions/storage_pg_rank.py", "_only('m.tsv')"): "ts_filter/setweight of a column, %s placeholder",
+    ("sessions/storage_pg_rank.py", "_only(calls_vector)"):
+        "ts_filter/setweight of the constant calls expression, %s placeholder",
     ("sessions/storage_pg_rank.py", "SEARCH_CONFIG"): "constant text search configuration name",
     ("sessions/storage_pg_rank.py", "CALLS_CHARS"): "int constant",
     ("facts/hermes_import.py", "select"): "constant column names (or NULL AS <constant>)",
