@@ -26,13 +26,13 @@ from hermes_store.db import (
 )
 from hermes_store.facts.config import SECTION, FactConfig, load_fact_config
 from hermes_store.facts.extract import extract_from_messages
-from hermes_store.facts.shown import guard_fact, guard_reply
 from hermes_store.facts.fact_tools import (
     FACT_FEEDBACK_SCHEMA,
     FACT_STORE_SCHEMA,
     run_fact_feedback,
     run_fact_store,
 )
+from hermes_store.facts.shown import guard_fact, guard_reply
 from hermes_store.facts.store import FactBlocked, FactStore, FactStoreError
 from hermes_store.home import Home, load_config
 from hermes_store.providers.base import MemoryProvider, RecallStatus
