@@ -42,6 +42,7 @@ from hermes_store.query import (
     highlight_excerpt,
     run_plan,
 )
+from hermes_store.sessions.importers.base import cap_title
 from hermes_store.sessions.storage import (
     SORTS,
     Filters,
@@ -374,7 +375,7 @@ def attach_snippets(db: Database | SessionStorage, hits: Sequence[Hit],
         hit.snippet = guard_past(snippet, f"session message #{hit.message_id}",
                                  also=content if content is not None else storage.message_content(hit.message_id))
         if hit.title:
-            hit.title = guard_past(hit.title, f"title of session {hit.session_id}")
+            hit.title = guard_past(cap_title(hit.title), f"title of session {hit.session_id}", also=hit.title)
 
 
 

@@ -47,6 +47,16 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False)
 MAX_TITLE_CHARS = 300  # characters of a session title kept from any source (titles reach the model)
 
 
+def cap_title(title: Any) -> Any:
+    """``title`` cut to :data:`MAX_TITLE_CHARS` (ending in ``…``); anything else unchanged.
+
+    The one cap of a session title: importers, the live API (create, rename) and what a model
+    is shown of a title stored before the cap (or written into the database by hand)."""
+    if isinstance(title, str) and len(title) > MAX_TITLE_CHARS:
+        return title[:MAX_TITLE_CHARS - 1] + "\u2026"
+    return title
+
+
 @dataclass
 class SessionRecord:
     """A session as read from a source; ``None`` fields leave stored values alone."""
@@ -63,8 +73,7 @@ class SessionRecord:
 
     def __post_init__(self) -> None:
         # a title reaches the model (session_search, recall): whatever the source, it is capped here
-        if isinstance(self.title, str) and len(self.title) > MAX_TITLE_CHARS:
-            self.title = self.title[:MAX_TITLE_CHARS - 1] + "\u2026"
+        self.title = cap_title(self.title)
 
 
 @dataclass(slots=True)
