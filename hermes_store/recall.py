@@ -28,6 +28,7 @@ from hermes_store.db import Database
 from hermes_store.facts.shown import guard_fact
 from hermes_store.home import Home
 from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
+from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, cap_chars
 from hermes_store.sessions.refs import message_ref
 from hermes_store.threats import sanitize_entry
 from hermes_store.tooling import (
@@ -349,7 +350,7 @@ class SessionsKind(Kind):
                 snippet=row.get("snippet"), kind_score=float(row.get("score") or 0.0), weight=recency,
                 provenance={
                     "session_id": row["session_id"], "seq": row.get("seq"), "role": row.get("role"),
-                    "timestamp": stamp, "time": _iso(stamp), "source": row.get("source"),
+                    "timestamp": stamp, "time": _iso(stamp), "source": cap_chars(row.get("source"), MAX_LABEL_CHARS),
                     "title": row.get("title"), "link": f"@session:{row['session_id']}",
                     "ref": message_ref(row["session_id"], row["seq"]) if row.get("seq") is not None else None,
                     **({"written_by": writers[row["session_id"]]} if row["session_id"] in writers else {}),

@@ -18,19 +18,24 @@ from hermes_store.tools import handle_tool_call
 LONG = "okapi " + "T" * 100_000
 
 
-def _titles(value) -> list[str]:
-    """Every "title" string anywhere in a JSON reply."""
+def _fields(value, name: str) -> list[str]:
+    """Every string under key ``name`` anywhere in a JSON reply."""
     found: list[str] = []
     if isinstance(value, dict):
         for key, item in value.items():
-            if key == "title" and isinstance(item, str):
+            if key == name and isinstance(item, str):
                 found.append(item)
             else:
-                found += _titles(item)
+                found += _fields(item, name)
     elif isinstance(value, list):
         for item in value:
-            found += _titles(item)
+            found += _fields(item, name)
     return found
+
+
+def _titles(value) -> list[str]:
+    """Every "title" string anywhere in a JSON reply."""
+    return _fields(value, "title")
 
 
 def test_the_live_api_caps_titles(engine, home):
@@ -85,3 +90,50 @@ def test_session_search_refuses_hostile_profile_names(home, profile):
     for args in ({"query": "okapi", "profile": profile}, {"session_id": f"{profile}/some-id"}):
         reply = json.loads(handle_tool_call("session_search", args, home=home))
         assert reply["success"] is False and "profile" in reply["error"], (args, reply)
+
+
+def test_model_source_workspace_and_snippets_are_capped(engine, home):
+    """The title's siblings: a 300k-character model and workspace through the live API, a model
+    and source stored by SQL, and one 50,000-letter word in a message (a snippet is cut at
+    ``MAX_SNIPPET_CHARS`` however the excerpt was built). Before: 1 MB per session_search."""
+    from hermes_store.sessions.importers.base import (
+        MAX_LABEL_CHARS,
+        MAX_SNIPPET_CHARS,
+        MAX_WORKSPACE_CHARS,
+    )
+
+    with SessionIndex(home) as index:
+        live = index.create_session(
+            title="live", model="M" * 300_000, workspace="W" * 300_000, source="S" * 5000
+        )
+        row = index.get_session(live)
+        assert len(row["model"]) == MAX_LABEL_CHARS and len(row["source"]) == MAX_LABEL_CHARS
+        assert len(row["workspace"]) == MAX_WORKSPACE_CHARS
+        sids = []
+        for i in range(3):
+            sid = index.create_session(title=f"okapi {i}")
+            index.append_message(sid, "user", "okapi question " + "q" * 50_000)
+            index.end_session(sid)
+            sids.append(sid)
+    db = home.open_db()
+    q = "%s" if engine == "postgresql" else "?"
+    with db.write():
+        for sid in sids:
+            db.execute(
+                f"UPDATE sessions SET model = {q}, source = {q} WHERE id = {q}",
+                ("M" * 300_000, "S" * 2000, sid),
+            )
+    db.close()
+    for name, args in [
+        ("session_search", {}),
+        ("session_search", {"query": "okapi"}),
+        ("session_search", {"query": "okapi", "detail": "full"}),
+        ("session_search", {"session_id": sids[0]}),
+        ("recall", {"query": "okapi", "budget_tokens": 100, "format": "json"}),
+    ]:
+        text = handle_tool_call(name, args, home=home)
+        assert len(text) < 40_000, (name, args, len(text))
+        assert "M" * (MAX_LABEL_CHARS + 1) not in text and "S" * (MAX_LABEL_CHARS + 1) not in text
+        snippets = _fields(json.loads(text), "snippet")
+        assert snippets or args.get("session_id") or not args, (name, args)
+        assert all(len(snippet) <= MAX_SNIPPET_CHARS for snippet in snippets), (name, args)
