@@ -27,6 +27,10 @@ import anyio
 
 REPLY_CAP_BYTES = 128 * 1024
 MAX_IN_FLIGHT = 8
+LOOKAHEAD = (
+    32  # messages read ahead while a request waits for a slot (so cancellations get through)
+)
+POLL_SECONDS = 0.05
 CUT_MARK = "…[cut by hermes-store: reply over the MCP size cap]"
 _NOTE = "reply over the MCP size cap: the longest lists and texts were cut; ask for fewer or smaller results"
 
@@ -122,42 +126,97 @@ class _InFlight:
     def __init__(self, limit: int) -> None:
         self.slots = anyio.Semaphore(limit)
         self.pending: set[Any] = set()
+        self.freed = anyio.Event()  # set when a slot is freed (a new one is made after each wait)
+
+    def take(self, request_id: Any) -> bool:
+        """Take a slot for ``request_id`` if one is free."""
+        try:
+            self.slots.acquire_nowait()
+        except anyio.WouldBlock:
+            return False
+        self.pending.add(request_id)
+        return True
 
     def done(self, request_id: Any) -> None:
+        """The request was answered (or cancelled: the SDK never answers a cancelled request)."""
         if request_id in self.pending:
             self.pending.discard(request_id)
             self.slots.release()
+            self.freed.set()
+
+    async def wait_freed(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` seconds) until a slot is freed."""
+        with anyio.move_on_after(timeout):
+            await self.freed.wait()
+        if self.freed.is_set():
+            self.freed = anyio.Event()
+
+
+def _is_request(item: Any) -> bool:
+    root = _root(item)
+    return getattr(root, "method", None) is not None and getattr(root, "id", None) is not None
+
+
+def _cancelled_id(item: Any) -> Any:
+    root = _root(item)
+    if (
+        getattr(root, "method", None) != "notifications/cancelled"
+        or getattr(root, "id", None) is not None
+    ):
+        return None
+    params = getattr(root, "params", None)
+    return params.get("requestId") if isinstance(params, dict) else None
 
 
 class BoundedReceive:
-    """The transport's read stream, handing a request on only when a slot is free."""
+    """The transport's read stream, handing a request on only when a slot is free.
+
+    While the next request waits for a slot, up to :data:`LOOKAHEAD` further messages are read
+    ahead: notifications and the client's replies go on at once (a ``notifications/cancelled``
+    frees its request's slot, since a cancelled request is never answered), requests wait in
+    order. Beyond that nothing is read, so a client that sends and never reads is blocked."""
 
     def __init__(self, inner: Any, inflight: _InFlight) -> None:
         self._inner = inner
         self._inflight = inflight
+        self._buffer: list[Any] = []
+        self._ended = False
 
     @property
     def last_context(self) -> Any:
         """The sender's context of the last item (the SDK restores it for the handler)."""
         return getattr(self._inner, "last_context", None)
 
+    def _pass_on(self, item: Any) -> Any:
+        cancelled = _cancelled_id(item)
+        if cancelled is not None:
+            self._inflight.done(cancelled)
+        return item
+
     async def receive(self) -> Any:
         """The next message; a request waits for a free slot first."""
-        item = await self._inner.receive()
-        root = _root(item)
-        method = getattr(root, "method", None)
-        if method is not None and getattr(root, "id", None) is not None:
-            await self._inflight.slots.acquire()
-            self._inflight.pending.add(root.id)
-        elif method == "notifications/cancelled":  # a cancelled request may never be answered
-            params = getattr(root, "params", None) or {}
-            request_id = (
-                params.get("requestId")
-                if isinstance(params, dict)
-                else getattr(params, "request_id", None)
-            )
-            self._inflight.done(request_id)
-        return item
+        while True:
+            for index, item in enumerate(self._buffer):
+                if not _is_request(item):
+                    return self._pass_on(self._buffer.pop(index))
+            if self._buffer and self._inflight.take(_root(self._buffer[0]).id):
+                return self._buffer.pop(0)
+            if not self._buffer:
+                if self._ended:
+                    raise anyio.EndOfStream
+                item = await self._inner.receive()
+                if not _is_request(item):
+                    return self._pass_on(item)
+                self._buffer.append(item)
+                continue
+            if self._ended or len(self._buffer) >= LOOKAHEAD:
+                await self._inflight.wait_freed(POLL_SECONDS)  # a reply written frees a slot
+                continue
+            with anyio.move_on_after(POLL_SECONDS):  # a memory stream's receive is safe to cancel
+                try:
+                    self._buffer.append(await self._inner.receive())
+                except anyio.EndOfStream:
+                    self._ended = True
 
     def __aiter__(self) -> BoundedReceive:
         return self

@@ -145,3 +145,49 @@ def test_a_client_that_never_reads_blocks_the_server_instead_of_growing_it(home,
         proc.kill()
         proc.wait()
     assert MAX_IN_FLIGHT <= 16
+
+
+def test_the_in_flight_bound_frees_a_slot_on_reply_and_on_cancel():
+    import anyio
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    from hermes_store.mcp_server.bounds import bounded_streams
+
+    def parse(obj: dict) -> SessionMessage:
+        return SessionMessage(
+            mcp_types.jsonrpc_message_adapter.validate_json(json.dumps(obj), by_name=False)
+        )
+
+    async def blocked(reader) -> bool:
+        with anyio.move_on_after(0.3):
+            await reader.receive()
+            return False
+        return True
+
+    async def main() -> None:
+        in_send, in_recv = anyio.create_memory_object_stream(10)
+        out_send, _out_recv = anyio.create_memory_object_stream(10)
+        reader, writer = bounded_streams(in_recv, out_send, limit=2)
+        for i in (1, 2, 3, 4):
+            await in_send.send(parse({"jsonrpc": "2.0", "id": i, "method": "tools/list"}))
+        assert (await reader.receive()).message.id == 1 and (await reader.receive()).message.id == 2
+        assert await blocked(reader)  # two in flight: request 3 waits
+        await writer.send(parse({"jsonrpc": "2.0", "id": 1, "result": {}}))  # a reply frees a slot
+        assert (await reader.receive()).message.id == 3
+        assert await blocked(reader)
+        # a cancellation behind the waiting request 4 is read ahead, passed on and frees 2's slot
+        await in_send.send(
+            parse(
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+            )
+        )
+        assert (await reader.receive()).message.method == "notifications/cancelled"
+        assert (await reader.receive()).message.id == 4
+        assert await blocked(reader)
+        in_send.close()
+        await writer.send(parse({"jsonrpc": "2.0", "id": 3, "result": {}}))
+        with pytest.raises(anyio.EndOfStream):
+            await reader.receive()
+
+    anyio.run(main)
