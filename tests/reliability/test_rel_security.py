@@ -416,6 +416,10 @@ ALLOWED = {
         "the engine's constant substring test with a placeholder (instr / strpos)",
     ("dbhealth.py", "item.kind.upper()"): "TRIGGER or VIEW: the kind sqlite_master gave an extra object",
     ("dbhealth.py", "_ident(item.name)"): "the extra object's name from sqlite_master, quoted as an identifier",
+    # PostgreSQL exact-schema check (issue 25): the scratch reference schema and doctor --fix's drops
+    ("dbhealth.py", "scratch"): "'hermes_store_reference_' + pid + monotonic ns: digits only",
+    ("dbhealth.py", "MIGRATIONS_TABLE"): "the constant name of the migrations table",
+    ("dbhealth.py", "on"): "'' or ' ON ' + the extra object's table from pg_catalog, quoted",
     # the one reader of other programs' SQLite files (read-only, bounded)
     ("foreign_db.py", "MAX_SCHEMA_OBJECTS"): "int constant",
     ("foreign_db.py", "quote_identifier(table)"): "a real table's name from sqlite_master, quoted as an identifier",
