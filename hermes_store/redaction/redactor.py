@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,14 +188,11 @@ class Redactor:
         whole batch (the bulk loader's), then the full rules on the few rows it flags."""
         if not self.enabled or not rows:
             return rows
-        texts: list[str] = []
-        owners: list[int] = []
-        for index, row in enumerate(rows):
-            for column in columns:
-                if row[column]:
-                    texts.append(row[column])
-                    owners.append(index)
-        flagged = range(len(rows)) if self._extra else {owners[i] for i in prefilter().candidates(texts)}
+        if self._extra:
+            flagged: Iterable[int] = range(len(rows))
+        else:  # column after column ("" for an empty value): text i belongs to row i % len(rows)
+            texts = [row[column] or "" for column in columns for row in rows]
+            flagged = {i % len(rows) for i in prefilter().candidates(texts)}
         out = list(rows)
         for index in flagged:
             row = list(out[index])
