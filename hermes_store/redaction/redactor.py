@@ -188,17 +188,25 @@ class Redactor:
         whole batch (the bulk loader's), then the full rules on the few rows it flags."""
         if not self.enabled or not rows:
             return rows
-        if self._extra:
-            flagged: Iterable[int] = range(len(rows))
-        else:  # column after column ("" for an empty value): text i belongs to row i % len(rows)
-            texts = [row[column] or "" for column in columns for row in rows]
-            flagged = {i % len(rows) for i in prefilter().candidates(texts)}
-        out = list(rows)
-        for index in flagged:
-            row = list(out[index])
+        if self._extra:  # extra patterns have no trigger: every text is read
+            cells: Iterable[tuple[int, int]] = ((index, column) for index in range(len(rows))
+                                                for column in columns)
+        else:  # only the texts a trigger occurs in: no other text can hold a finding
+            texts: list[str] = []
+            where: list[tuple[int, int]] = []
             for column in columns:
-                row[column] = self.redact(row[column])
-            out[index] = tuple(row)
+                present = [index for index, row in enumerate(rows) if row[column]]
+                texts.extend([rows[index][column] for index in present])
+                where.extend([(index, column) for index in present])
+            cells = sorted(where[i] for i in prefilter().candidates(texts))
+        out = list(rows)
+        for index, column in cells:
+            value = out[index][column]
+            redacted = self.redact(value)
+            if redacted is not value:
+                row = list(out[index])
+                row[column] = redacted
+                out[index] = tuple(row)
         return out
 
     def contains_secret(self, text: str) -> list[str]:
