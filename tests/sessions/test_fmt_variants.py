@@ -137,3 +137,23 @@ def test_generic_jsonl_system_and_error_lines_are_kept(store, format_fixtures):
     assert roles(rows) == ["system", "user", "system", "assistant", "tool", "system", "assistant"]
     assert rows[2]["content"] == "context window 80% full; older turns summarised"
     assert rows[5]["content"] == "push rejected: protected tag" and rows[4]["content"] == ""
+
+
+HERMES_THINKING = "hermes_json/reasoning/session_20260210_090000_c0ffee.json"
+
+
+def test_hermes_snapshot_thinking_is_indexed_as_reasoning(store, format_fixtures):
+    assert detect_format(format_fixtures / HERMES_THINKING) == "hermes-json"
+    assert index(store, format_fixtures / HERMES_THINKING)["errors"] == []
+    sid = "20260210_090000_c0ffee"
+    assert session(store, sid)["model"] == "deepseek/deepseek-r1"
+    rows = messages(store, sid)
+    assert roles(rows) == ["user", "reasoning", "assistant", "tool", "tool", "reasoning", "assistant", "assistant"]
+    assert rows[1]["content"] == "Net 15 from Jan 28 is Feb 12. I should check today's date first."
+    assert rows[2]["calls"] == [("terminal", {"command": "date +%F"}, "call_date")]
+    assert (rows[3]["tool_name"], rows[3]["content"]) == ("terminal", "2026-02-10")
+    assert (rows[4]["tool_call_id"], rows[4]["content"]) == ("call_none", "")  # an empty result is kept
+    assert rows[5]["content"] == "Feb 12 minus Feb 10 is 2."  # reasoning_content too
+    assert rows[7]["content"] == "Anything else?"  # blank reasoning adds no row
+    index(store, format_fixtures / HERMES_THINKING)
+    assert len(messages(store, sid)) == 8  # re-reading the snapshot adds nothing

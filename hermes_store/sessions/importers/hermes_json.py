@@ -15,6 +15,7 @@ from hermes_store.sessions.importers.base import (
     Event,
     Head,
     Importer,
+    MessageRecord,
     Problem,
     SessionRecord,
     SourceState,
@@ -110,9 +111,21 @@ class HermesJsonImporter(Importer):
                 problem.error = f"{where}: {problem.error}"
             if record is not None:
                 record.line = index
+                thinking = _reasoning(message) if record.role == "assistant" else None
+                if thinking:
+                    yield MessageRecord(session_id, "reasoning", thinking, timestamp=record.timestamp, line=index)
                 yield record
         yield from problems
         yield Checkpoint(str(size), 0)
+
+
+def _reasoning(message: dict) -> str | None:
+    """The thinking an assistant message carries in ``reasoning`` (or ``reasoning_content``)."""
+    for key in ("reasoning", "reasoning_content"):
+        text = message.get(key)
+        if isinstance(text, str) and text.strip():
+            return text
+    return None
 
 
 def _is_meta(message: object) -> bool:
