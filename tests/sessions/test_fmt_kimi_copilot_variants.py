@@ -1,0 +1,78 @@
+"""Kimi Code's wire.jsonl record log and Copilot CLI's newer event names and legacy history JSON
+(docs/formats-variants.md)."""
+
+from __future__ import annotations
+
+import pytest
+from format_helpers import index, messages, roles, session, ts
+
+from hermes_store.sessions import detect_format
+
+KIMI_SESSION = "6f1e2d3c-4b5a-4697-8877-a1b2c3d4e5f6"
+KIMI_DIR = f"kimi-cli/.kimi-code/sessions/3c9d2f7e81a4/{KIMI_SESSION}"
+
+
+def test_kimi_code_wire_logs_are_detected_as_kimi(format_fixtures):
+    assert detect_format(format_fixtures / KIMI_DIR / "agents/main/wire.jsonl") == "kimi-cli"
+    assert detect_format(format_fixtures / KIMI_DIR / "agents/agent-1/wire.jsonl") == "kimi-cli"
+
+
+def test_kimi_code_wire_log_is_read_whole(store, format_fixtures):
+    assert index(store, format_fixtures / KIMI_DIR / "agents/main/wire.jsonl")["errors"] == []
+    row = session(store, KIMI_SESSION)
+    assert row["origin_format"] == "kimi-cli" and row["title"] == "Why does the retry test hang?"
+    assert row["workspace"] == "/home/mei/fetcher" and row["model"] == "kimi-k2-thinking"
+    assert row["started_at"] == pytest.approx(ts("2026-07-01T10:00:00.000Z"))
+    rows = messages(store, KIMI_SESSION)
+    assert roles(rows) == [
+        "user",
+        "reasoning",
+        "assistant",
+        "assistant",
+        "assistant",
+        "tool",
+        "tool",
+        "system",
+        "assistant",
+        "user",
+    ]
+    assert (
+        rows[0]["content"] == "why does test_retry hang forever?"
+    )  # turn.prompt is not counted twice
+    assert rows[0]["timestamp"] == pytest.approx(1782900001.001)
+    assert rows[1]["content"] == "The backoff may never reach the deadline; read the test first."
+    assert rows[3]["calls"] == [("ReadFile", {"path": "tests/test_retry.py"}, "ReadFile:0")]
+    assert rows[4]["calls"] == [
+        ("Shell", {"command": "grep -n sleep src/fetcher/retry.py"}, "Shell:1")
+    ]
+    assert (rows[5]["tool_name"], rows[5]["tool_call_id"]) == ("ReadFile", "ReadFile:0")
+    assert rows[5]["content"].startswith("def test_retry():")
+    assert (rows[6]["tool_name"], rows[6]["content"]) == ("Shell", "")  # an empty result is kept
+    assert rows[7]["content"] == "[injection] <system-reminder>Plan mode is off.</system-reminder>"
+    assert rows[-1]["content"] == "thanks" and rows[-1]["timestamp"] == pytest.approx(1782900120.0)
+
+
+def test_kimi_code_subagent_log_is_a_child_session(store, format_fixtures):
+    assert index(store, format_fixtures / KIMI_DIR / "agents")["errors"] == []
+    child = session(store, f"{KIMI_SESSION}:agent-1")
+    assert child["parent_session_id"] == KIMI_SESSION and child["title"] is None
+    assert child["started_at"] == pytest.approx(ts("2026-07-01T10:00:00.000Z"))
+    assert roles(messages(store, f"{KIMI_SESSION}:agent-1")) == ["user", "assistant"]
+
+
+def test_kimi_code_log_appended_later_resumes(store, format_fixtures):
+    path = format_fixtures / KIMI_DIR / "agents/main/wire.jsonl"
+    index(store, path)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(
+            '{"type":"context.append_loop_event","event":{"type":"content.part","uuid":"p-9","turnId":"2",'
+            '"step":1,"stepUuid":"st-9","part":{"type":"text","text":"You are welcome."}},'
+            '"time":1782900121000}\n'
+            '{"type":"brand.new_record","x":1,"time":1782900122000}\n'
+        )
+    again = index(store, path)
+    assert again["messages_added"] == 1
+    assert [e["error"] for e in again["errors"]] == [
+        "unknown record type 'brand.new_record' (skipped; reported once per file)"
+    ]
+    assert messages(store, KIMI_SESSION)[-1]["content"] == "You are welcome."
