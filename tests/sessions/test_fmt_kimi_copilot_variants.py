@@ -76,3 +76,50 @@ def test_kimi_code_log_appended_later_resumes(store, format_fixtures):
         "unknown record type 'brand.new_record' (skipped; reported once per file)"
     ]
     assert messages(store, KIMI_SESSION)[-1]["content"] == "You are welcome."
+
+
+COPILOT_STATE = "copilot-cli/.copilot/session-state"
+COPILOT_NEW = "c4d5e6f7-0819-4a2b-9c3d-4e5f60718293"
+
+
+def test_copilot_cli_newer_event_names_are_read(store, format_fixtures):
+    path = format_fixtures / COPILOT_STATE / COPILOT_NEW / "events.jsonl"
+    assert detect_format(path) == "copilot-cli"
+    assert index(store, path)["errors"] == []  # every event name of the SDK's schema is known
+    row = session(store, COPILOT_NEW)
+    assert row["title"] == "Sitemap misses blog posts" and row["workspace"] == "/home/ola/site"
+    assert row["model"] == "claude-sonnet-4.6"  # the model the resumed session selected
+    assert row["started_at"] == pytest.approx(ts("2026-06-03T14:00:00.000Z"))
+    rows = messages(store, COPILOT_NEW)
+    assert roles(rows) == [
+        "system",
+        "user",
+        "reasoning",
+        "assistant",
+        "tool",
+        "system",
+        "assistant",
+        "assistant",
+        "tool",
+        "system",
+    ]
+    assert rows[0]["content"] == "[warning] Premium request quota is 90% used"
+    assert all(
+        "terminal assistant" not in r["content"] for r in rows
+    )  # the system prompt is not indexed
+    assert rows[1]["content"] == "the sitemap is missing the blog posts"
+    assert rows[2]["content"] == "The generator probably globs only top-level pages."
+    assert rows[3]["calls"] == [
+        ("grep", {"pattern": "glob\\(", "path": "scripts/sitemap.js"}, "call_g1")
+    ]
+    assert (rows[4]["tool_name"], rows[4]["content"]) == ("grep", "")  # an empty result is kept
+    assert rows[5]["content"] == "[error] upstream timeout after 60s"
+    assert rows[7]["calls"] == [
+        ("bash", {"command": "npm run sitemap"}, "user_bash_1")
+    ]  # the user's own command
+    assert (rows[8]["tool_name"], rows[8]["content"]) == (
+        "bash",
+        "wrote 48 urls to public/sitemap.xml",
+    )
+    assert rows[9]["content"] == "[task complete] Sitemap now includes the 31 blog posts."
+    assert rows[9]["timestamp"] == pytest.approx(ts("2026-06-03T14:02:04.000Z"))
