@@ -123,3 +123,53 @@ def test_copilot_cli_newer_event_names_are_read(store, format_fixtures):
     )
     assert rows[9]["content"] == "[task complete] Sitemap now includes the 31 blog posts."
     assert rows[9]["timestamp"] == pytest.approx(ts("2026-06-03T14:02:04.000Z"))
+
+
+HISTORY = "copilot-cli-history/.copilot/history-session-state"
+HISTORY_TIMELINE = "5b6c7d8e-9f01-4234-a567-89abcdef0123"
+HISTORY_CHAT = "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"
+
+
+def test_copilot_cli_legacy_history_timeline_is_read(store, format_fixtures):
+    path = format_fixtures / HISTORY / "session_2025-09-30T16-40-12-118Z_5b6c7d8e.json"
+    assert detect_format(path) == "copilot-cli-history"
+    assert index(store, path)["errors"] == []
+    row = session(store, HISTORY_TIMELINE)  # the document's sessionId, not the file name
+    assert row["origin_format"] == "copilot-cli-history" and row["source"] == "copilot-cli"
+    assert row["started_at"] == pytest.approx(ts("2025-09-30T16:40:12.118Z"))
+    rows = messages(store, HISTORY_TIMELINE)
+    assert roles(rows) == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert rows[0]["content"] == "[info] Logged in as ivo"
+    assert rows[1]["content"] == "why is /health returning 500?"
+    assert rows[1]["timestamp"] == pytest.approx(ts("2025-09-30T16:40:20.500Z"))
+    assert rows[2]["calls"] == [
+        ("str_replace_editor", {"command": "view", "path": "/home/ivo/api/health.py"}, "toolu_h1")
+    ]
+    assert rows[2]["content"] == "view the file at /home/ivo/api/health.py."
+    assert (rows[3]["tool_name"], rows[3]["content"]) == (
+        "str_replace_editor",
+        "def health():\n    return db.ping() / 0",
+    )
+    # a completion without its request still gives the call with its arguments, and its empty result
+    assert rows[4]["calls"] == [
+        (
+            "bash",
+            {"command": "pytest -q tests/test_health.py", "description": "Run tests"},
+            "toolu_h2",
+        )
+    ]
+    assert (rows[5]["tool_call_id"], rows[5]["content"]) == ("toolu_h2", "")
+    assert rows[6]["content"] == "health() divides by zero; return db.ping() instead."
+
+
+def test_copilot_cli_legacy_history_without_timeline_reads_chat_messages(store, format_fixtures):
+    path = format_fixtures / HISTORY / f"{HISTORY_CHAT}.json"
+    assert index(store, path)["errors"] == []
+    rows = messages(store, HISTORY_CHAT)
+    assert roles(rows) == ["user", "assistant", "tool", "assistant"]  # the system prompt left out
+    assert rows[1]["calls"] == [
+        ("bash", {"command": "du -sh /var/log/* | sort -h | tail -2"}, "call_l1")
+    ]
+    assert (rows[2]["tool_name"], rows[2]["content"]) == ("bash", "")
+    again = index(store, path)  # unchanged: nothing added twice
+    assert again["messages_added"] == 0 and len(messages(store, HISTORY_CHAT)) == 4
