@@ -338,7 +338,11 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         echo_json([location.as_dict() for location in found]
                   + [{"agent": row["format"], "path": row["path"], "exists": False,
-                      "status": SOURCE_DELETED, "sessions": row["sessions"]} for row in gone])
+                      "status": SOURCE_DELETED, "sessions": row["sessions"]} for row in gone]
+                  + [{"status": "forgotten", "session_id": item["session_id"],
+                      "whole_session": item["whole_session"], "messages": item["messages"],
+                      "path": item["source"], "forgotten_at": item["forgotten_at"]}
+                     for item in forgotten])  # ids, positions and times only, never the text
         return
     for location in found:
         state = (f"{location.files} files, {location.indexed_files} indexed "

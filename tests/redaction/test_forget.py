@@ -62,6 +62,11 @@ def test_forget_reference_session_and_matching(engine, home, tmp_path) -> None:
     assert code == 1 and "forgotten for good" in out
     sources = run(home, "sessions", "sources")[1]
     assert "1 session(s) (drop-2), 2 single message(s)" in sources and PRIVATE not in sources
+    listed = run(home, "sessions", "sources", "--json")[1]
+    gone = sorted((item["session_id"], item["whole_session"], item["messages"])
+                  for item in json.loads(listed) if item.get("status") == "forgotten")
+    assert gone == [("drop-2", True, []), ("keep-1", False, [1, 2])]
+    assert PRIVATE not in listed and "secret project" not in listed
     summary = reindex(home, source)
     assert summary["messages_added"] == 2 and summary["forgotten"] == 4  # orca + narwhal #0 only
     assert [h["seq"] for h in search(home, "narwhal")] == [0]
