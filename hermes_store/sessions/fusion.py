@@ -19,8 +19,8 @@ from typing import Any
 class Fusion:
     """How the two rankings are fused."""
 
-    weight: float = 0.5  # of the semantic ranking, against 1 for the lexical one
-    k: int = 10  # rank offset of reciprocal rank fusion
+    weight: float = 0.75  # of the semantic ranking, against 1 for the lexical one
+    k: int = 1  # rank offset of reciprocal rank fusion
     keep_top: int = 1  # lexical sessions kept at their place
     depth: int = 30  # semantic sessions considered
 
