@@ -352,7 +352,7 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     }
     if note:
         payload["query_note"] = note
-    if not groups and title_row is None:  # Hermes' no-match reply has no sessions_searched key
+    if not hits and not chosen and title_row is None:  # Hermes' no-match reply has no sessions_searched key
         del payload["sessions_searched"]
         payload["message"] = NO_MATCH_MESSAGE
     return payload
