@@ -186,7 +186,7 @@ def pg_backup(db: PgDatabase, dest: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         try:
             with db.snapshot():
-                report = postgres_to_sqlite(db, target)
+                report = postgres_to_sqlite(db, target, exact_schema=False)
                 fingerprint = _fingerprint(db)
             with target.write():
                 for key, value in ((BACKUP_STAMP_KEY, repr(stamp)), (FINGERPRINT_KEY, json.dumps(fingerprint))):

@@ -18,10 +18,13 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import apsw
+
+from hermes_store.fsutil import private_mkdir
 
 logger = logging.getLogger(__name__)
 
@@ -299,15 +302,37 @@ class Database:
 
     # -- queries ---------------------------------------------------------------
 
-    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> apsw.Cursor:
-        """Run one statement (or several without bindings) and return the cursor."""
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
+        """Run one statement (or several without bindings) to its end; return how many rows it
+        inserted, updated or deleted (0 for any other statement; a script: its last change),
+        as :meth:`hermes_store.pgdb.PgDatabase.execute` does. Rows to read: :meth:`query`,
+        or :meth:`iter_rows` to stream them."""
+        before = self.conn.total_changes()
+
+        def run() -> None:
+            for _ in self.conn.execute(sql, params):  # to the end: RETURNING rows and all
+                pass
+
         if ";" in sql.strip().rstrip(";"):  # a script: never re-run its first statements
-            return self.conn.execute(sql, params)
+            run()
+        else:
+            _retry_schema(run)
+        # changes() keeps the last INSERT/UPDATE/DELETE's count through other statements, and
+        # total_changes() also moves when FTS5 flushes its pending rows (before DDL, at COMMIT):
+        # the count is this statement's only when it is one of those and rows were written
+        if self.conn.total_changes() == before or not _changes_rows(sql):
+            return 0
+        return int(self.conn.changes())
+
+    def iter_rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> apsw.Cursor:
+        """The rows of ``sql`` as tuples, streamed from an open cursor (SQLite only: for the
+        table-agnostic readers that walk a whole table)."""
         return _retry_schema(lambda: self.conn.execute(sql, params))
 
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any] | dict[str, Any]]) -> apsw.Cursor:
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any] | dict[str, Any]]) -> None:
         """Run ``sql`` once per row of bindings."""
-        return self.conn.executemany(sql, rows)
+        for _ in self.conn.executemany(sql, rows):
+            pass
 
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         """Return all rows of ``sql`` as dicts keyed by column name."""
@@ -492,6 +517,21 @@ class Database:
         self.close()
 
 
+_LEADING_VERB = re.compile(r"\s*(?:(?:--[^\n]*(?:\n|$)|/\*.*?\*/)\s*)*(\w+)", re.S)
+_CHANGING_VERBS = frozenset({"INSERT", "UPDATE", "DELETE", "REPLACE"})
+_CHANGING_WORD = re.compile(r"\b(?:INSERT|UPDATE|DELETE|REPLACE)\b", re.I)
+
+
+@lru_cache(maxsize=1024)
+def _changes_rows(sql: str) -> bool:
+    """True when ``sql`` is an INSERT, UPDATE, DELETE or REPLACE (a ``WITH`` one included)."""
+    found = _LEADING_VERB.match(sql)
+    verb = found.group(1).upper() if found else ""
+    if verb == "WITH":
+        return _CHANGING_WORD.search(sql, found.end()) is not None
+    return verb in _CHANGING_VERBS
+
+
 def _retry_schema(action: Any, patience: float = 5.0) -> Any:
     """Call ``action`` again (for up to ``patience`` seconds) when SQLite reports a schema
     change mid-prepare.
@@ -555,3 +595,16 @@ def sqlite_url_path(url: str) -> Path | None:
     if not rest.startswith("/") or rest.strip("/") == "":
         raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db")
     return Path(rest[1:]).absolute()
+
+
+def open_home_store(home: Any, url: str | None, **kwargs: Any) -> Database:
+    """The SQLite engine's opener (:attr:`hermes_store.engines.Engine.opener`): ``home``'s
+    store file (its own ``hermes_store.db`` or the file ``url`` names), created with private
+    parent directories unless read-only; a read-only home (``mcp --read-only``) never writes."""
+    path = home.sqlite_path
+    if home.read_only:
+        kwargs = {**kwargs, "readonly": True}
+        kwargs.pop("migrate", None)
+    if not kwargs.get("readonly"):
+        private_mkdir(path.parent)
+    return Database(path, **kwargs)

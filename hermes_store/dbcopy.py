@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_store.db import Database, DatabaseError
-from hermes_store.dbhealth import schema_mismatches
+from hermes_store.dbhealth import pg_refuse_foreign, schema_mismatches
 from hermes_store.pgdb import PgDatabase
 
 # (table, identity column or None), parents before children
@@ -79,7 +79,7 @@ def _tables() -> list[tuple[str, str | None, bool]]:
 
 
 def _sqlite_rows(db: Database, table: str, cols: list[str]) -> Iterator[tuple[Any, ...]]:
-    for row in db.execute(f"SELECT {', '.join(cols)} FROM {table}"):
+    for row in db.iter_rows(f"SELECT {', '.join(cols)} FROM {table}"):
         yield tuple(row)
 
 
@@ -104,6 +104,8 @@ def sqlite_to_postgres(source: Database, target: PgDatabase,
     """
     started = time.monotonic()
     _exactly_ours(source)
+    # an extra trigger on the target (AFTER INSERT ON facts ... DELETE FROM messages) would run on every copied row
+    pg_refuse_foreign(target, "restore into it" if replace else "migrate into it")
     report = CopyReport(str(source.path), target.display_url)
     plan = []
     for table, ident, scoped in _tables():
@@ -161,11 +163,17 @@ def _empty_for_restore(target: PgDatabase, plan: list[tuple[str, str | None, boo
 
 
 def postgres_to_sqlite(source: PgDatabase, target: Database,
-                       progress: Callable[[str, int], None] | None = None) -> CopyReport:
+                       progress: Callable[[str, int], None] | None = None, *,
+                       exact_schema: bool = True) -> CopyReport:
     """Copy the shared tables and this home's memory rows of ``source`` into the empty ``target``.
 
     Every table is read in one REPEATABLE READ snapshot of ``source``: the copy is consistent
-    (all or none of each writer's transaction) even while other processes write."""
+    (all or none of each writer's transaction) even while other processes write. A source whose
+    schema is not exactly the migrations' (an extra trigger, a view in place of a table) is refused
+    unless ``exact_schema=False`` (a backup: only rows are copied, and the owner may want one
+    before ``doctor --fix``)."""
+    if exact_schema:
+        pg_refuse_foreign(source, "migrate from it")
     with source.snapshot():
         return _postgres_to_sqlite(source, target, progress)
 
@@ -227,3 +235,20 @@ def store_fingerprint(db: PgDatabase) -> dict[str, list[int]]:
         row = db.query_one(f"SELECT count(*) AS n, {top} AS top FROM {table}{where}", params) or {}
         out[table] = [int(row.get("n") or 0), int(row.get("top") or 0)]
     return out
+
+
+# (source engine, target engine) -> the copy between them; a new engine adds its pairs here
+COPIERS: dict[tuple[str, str], Callable[..., CopyReport]] = {
+    ("sqlite", "postgresql"): sqlite_to_postgres,
+    ("postgresql", "sqlite"): postgres_to_sqlite,
+}
+
+
+def copier(source_engine: str, target_engine: str) -> Callable[..., CopyReport]:
+    """The copy from ``source_engine`` to ``target_engine`` (``ValueError`` naming the pairs
+    that can be copied when there is none)."""
+    found = COPIERS.get((source_engine, target_engine))
+    if found is None:
+        pairs = ", ".join(f"{a} -> {b}" for a, b in COPIERS)
+        raise ValueError(f"cannot copy a store from {source_engine} to {target_engine} (possible: {pairs})")
+    return found

@@ -239,7 +239,7 @@ def _inspect_open(db: Database, report: Report) -> None:
             report.corrupt = True
             report.problems.append(f"{db.path}: table {name} cannot be read: {exc}")
     try:
-        rows = [str(r[0]) for r in db.execute("PRAGMA integrity_check(20)")]
+        rows = [str(r[0]) for r in db.iter_rows("PRAGMA integrity_check(20)")]
     except apsw.Error as exc:
         rows = [f"integrity_check failed: {exc}"]
     if rows != ["ok"]:
@@ -286,7 +286,7 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
         errors = 0
         for direction in ("", " DESC"):
             try:
-                for row in db.execute(f"SELECT {select} FROM {_ident(table)} ORDER BY 1{direction}, 2{direction}"):
+                for row in db.iter_rows(f"SELECT {select} FROM {_ident(table)} ORDER BY 1{direction}, 2{direction}"):
                     rows[row] = row
             except apsw.Error:
                 errors += 1
@@ -302,7 +302,7 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
     probes = 0
     while True:
         try:
-            cursor = db.execute(f"SELECT rowid, {select} FROM {_ident(table)} WHERE rowid >= ? ORDER BY rowid",
+            cursor = db.iter_rows(f"SELECT rowid, {select} FROM {_ident(table)} WHERE rowid >= ? ORDER BY rowid",
                                 (start,))
             for row in cursor:
                 found[int(row[0])] = tuple(row[1:])
@@ -320,7 +320,7 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
                 try:
                     nxt = db.scalar(f"SELECT rowid FROM {_ident(table)} WHERE rowid >= ? ORDER BY rowid LIMIT 1",
                                     (candidate,))
-                    db.execute(f"SELECT {select} FROM {_ident(table)} WHERE rowid = ?", (nxt,)).fetchall()
+                    db.iter_rows(f"SELECT {select} FROM {_ident(table)} WHERE rowid = ?", (nxt,)).fetchall()
                 except apsw.Error:
                     step *= 2
                     continue
@@ -331,7 +331,7 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
             if not resumed:
                 break
     try:  # and from the end backwards down to the first unreadable page, as sqlite3 .dump does
-        for row in db.execute(f"SELECT rowid, {select} FROM {_ident(table)} ORDER BY rowid DESC"):
+        for row in db.iter_rows(f"SELECT rowid, {select} FROM {_ident(table)} ORDER BY rowid DESC"):
             found.setdefault(int(row[0]), tuple(row[1:]))
     except apsw.Error:
         errors += 1
@@ -382,8 +382,7 @@ def salvage(path: str | os.PathLike[str]) -> dict[str, Any]:
             with fresh.write():
                 for row in rows:
                     try:
-                        fresh.execute(insert, row)
-                        copied += fresh.conn.changes()
+                        copied += fresh.execute(insert, row)
                     except apsw.Error:
                         errors += 1
             counts[table] = {"copied": copied, "read_errors": errors}
@@ -480,3 +479,126 @@ def pg_repair(db: Any) -> list[str]:
             conn.execute(path.read_text(encoding="utf-8"))
             done.append(f"re-applied {path.name}")
     return done
+
+
+# ----------------------------------------------------------- PostgreSQL: exactly our schema
+# The reference is built the robust way: the migrations (up to the store's version) applied to a
+# scratch schema inside a transaction that is always rolled back, then read from pg_catalog the
+# same way as the store's own schema. Compared: tables, indexes (definition), sequences, views,
+# materialized views, foreign tables, triggers (table, timing/events, function), rules and
+# functions (arguments, body), all in the store's schema only (``current_schema()``).
+_PG_CATALOGUE = """
+SELECT c.relname AS name,
+       CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'table' WHEN 'i' THEN 'index'
+            WHEN 'I' THEN 'index' WHEN 'S' THEN 'sequence' WHEN 'v' THEN 'view'
+            WHEN 'm' THEN 'materialized view' WHEN 'f' THEN 'foreign table' WHEN 'c' THEN 'type'
+            ELSE 'relation' END AS kind,
+       CASE WHEN c.relkind IN ('i', 'I') THEN pg_get_indexdef(c.oid) END AS def, NULL AS tbl
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = %(s)s AND c.relkind <> 't'
+UNION ALL
+SELECT t.tgname, 'trigger', c.relname || ' ' || t.tgtype::text || ' ' || p.proname, c.relname
+  FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+  JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_proc p ON p.oid = t.tgfoid
+ WHERE n.nspname = %(s)s AND NOT t.tgisinternal
+UNION ALL
+SELECT r.rulename, 'rule', c.relname || ' ' || r.ev_type::text, c.relname
+  FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class JOIN pg_namespace n ON n.oid = c.relnamespace
+ WHERE n.nspname = %(s)s AND r.rulename <> '_RETURN'
+UNION ALL
+SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')', 'function',
+       md5(coalesce(p.prosrc, '')), NULL
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+ WHERE n.nspname = %(s)s
+"""
+PG_DROPPABLE = ("trigger", "view", "rule")  # what ``doctor --fix`` drops; the rest is reported
+
+
+class _Rollback(Exception):
+    """Raised to roll the scratch schema's transaction back."""
+
+
+def _pg_catalogue(conn: Any, schema: str) -> dict[tuple[str, str], tuple[str | None, str | None]]:
+    rows = conn.execute(_PG_CATALOGUE, {"s": schema}).fetchall()
+    prefix = re.compile(rf'(?<![\w"])(?:"{re.escape(schema)}"|{re.escape(schema)})\.')
+    return {(r["kind"], r["name"]): (prefix.sub("", r["def"]) if r["def"] else r["def"], r["tbl"])
+            for r in rows}
+
+
+_PG_REFERENCE: dict[int, dict[tuple[str, str], tuple[str | None, str | None]]] = {}
+
+
+def pg_reference(db: Any, version: int) -> dict[tuple[str, str], tuple[str | None, str | None]]:
+    """``(kind, name) -> (definition, table)`` of what the migrations up to ``version`` create,
+    built in a scratch schema on ``db``'s server and rolled back (cached per version)."""
+    from hermes_store.pgdb import MIGRATIONS_TABLE, pg_migrations
+
+    if version in _PG_REFERENCE:
+        return _PG_REFERENCE[version]
+    scratch = f"hermes_store_reference_{os.getpid()}_{time.monotonic_ns()}"
+    found: dict[tuple[str, str], tuple[str | None, str | None]] = {}
+    try:
+        with db.transaction() as conn:
+            conn.execute(f"CREATE SCHEMA {scratch}")
+            conn.execute(f"SET LOCAL search_path TO {scratch}")
+            conn.execute(f"CREATE TABLE {MIGRATIONS_TABLE} (version integer PRIMARY KEY, name text NOT NULL,"
+                         " applied_at timestamptz NOT NULL DEFAULT now())")
+            for number, path in pg_migrations():
+                if number <= version:
+                    conn.execute(path.read_text(encoding="utf-8"))
+            found = _pg_catalogue(conn, scratch)
+            raise _Rollback
+    except _Rollback:
+        pass
+    _PG_REFERENCE[version] = found
+    return found
+
+
+def pg_schema_mismatches(db: Any) -> list[SchemaMismatch]:
+    """How the PostgreSQL store ``db``'s schema differs from what the migrations create up to
+    its version: every object of the kinds above that they never create (``extra``), or whose
+    definition differs (``definition``: an index, trigger, rule or function body). Empty for a
+    store written by a newer hermes_store (not judged)."""
+    from hermes_store.pgdb import pg_migrations
+
+    version = int(db.schema_version)
+    if version > max((number for number, _ in pg_migrations()), default=0):
+        return []
+    reference = pg_reference(db, version)
+    with db.transaction() as conn:
+        schema = conn.execute("SELECT current_schema() AS s").fetchone()["s"]
+        actual = _pg_catalogue(conn, schema)
+    found: list[SchemaMismatch] = []
+    for (kind, name), (definition, _) in sorted(actual.items()):
+        if (kind, name) not in reference:
+            found.append(SchemaMismatch(kind, name, "extra"))
+        elif reference[(kind, name)][0] != definition:
+            found.append(SchemaMismatch(kind, name, "definition"))
+    return found
+
+
+def pg_drop_foreign_objects(db: Any) -> list[str]:
+    """Drop the triggers, views and rules of the PostgreSQL store that the migrations never
+    create (``doctor --fix``); other extras are left for the user to judge. Returns what was dropped."""
+    extra = [m for m in pg_schema_mismatches(db) if m.reason == "extra" and m.kind in PG_DROPPABLE]
+    dropped: list[str] = []
+    if not extra:
+        return dropped
+    with db.transaction() as conn:
+        schema = conn.execute("SELECT current_schema() AS s").fetchone()["s"]
+        tables = _pg_catalogue(conn, schema)
+        for item in extra:
+            table = tables[(item.kind, item.name)][1]
+            on = f" ON {_ident(table)}" if item.kind in ("trigger", "rule") and table else ""
+            conn.execute(f"DROP {item.kind.upper()} IF EXISTS {_ident(item.name)}{on}")
+            dropped.append(f"dropped {item.kind} {item.name} (not part of the hermes_store schema)")
+    return dropped
+
+
+def pg_refuse_foreign(db: Any, doing: str) -> None:
+    """Raise :class:`DatabaseError` naming the objects when the PostgreSQL store's schema is not
+    exactly the migrations' (``doing``: e.g. ``migrate``)."""
+    foreign = pg_schema_mismatches(db)
+    if foreign:
+        raise DatabaseError(f"{db.display_url}: refusing to {doing}: " + "; ".join(m.message for m in foreign[:5])
+                            + (f" (and {len(foreign) - 5} more)" if len(foreign) > 5 else ""))

@@ -30,6 +30,19 @@ class Engine:
     database: str  # "module:Class" of its database object
     errors: tuple[str, ...]  # "module:Class" of the errors it raises for database trouble
     storages: Mapping[str, str] = field(default_factory=dict)  # area -> "module:Class"
+    # "module:function" ``(home, url, **options) -> database``: how a Home opens (creates,
+    # migrates) its store on this engine; ``url`` is None for the default engine's own file
+    opener: str = ""
+    # "module:function" ``url -> Path | None``: the local file a URL names, for an engine that
+    # keeps the store in a file (malformed URLs raise); "" for an engine on a server
+    url_file: str = ""
+    # "module:function" ``url -> str``: the URL fit to print (password masked); "" = as given
+    display_url: str = ""
+
+    @property
+    def file_based(self) -> bool:
+        """True when this engine keeps the store in a local file (see :attr:`url_file`)."""
+        return bool(self.url_file)
 
 
 ENGINES: dict[str, Engine] = {
@@ -41,7 +54,8 @@ ENGINES: dict[str, Engine] = {
             "builtin": "hermes_store.builtin.storage_sqlite:SqliteBuiltinStorage",
             "facts": "hermes_store.facts.storage_sqlite:SqliteFactStorage",
             "sessions": "hermes_store.sessions.storage_sqlite:SqliteSessionStorage",
-        }),
+        },
+        opener="hermes_store.db:open_home_store", url_file="hermes_store.db:sqlite_url_path"),
     "postgresql": Engine(
         name="postgresql", label="PostgreSQL", url_schemes=("postgresql", "postgres"), schema_folder="pg",
         database="hermes_store.pgdb:PgDatabase",
@@ -50,7 +64,8 @@ ENGINES: dict[str, Engine] = {
             "builtin": "hermes_store.builtin.storage_pg:PgBuiltinStorage",
             "facts": "hermes_store.facts.storage_pg:PgFactStorage",
             "sessions": "hermes_store.sessions.storage_pg:PgSessionStorage",
-        }),
+        },
+        opener="hermes_store.pgdb:open_home_store", display_url="hermes_store.pgdb:mask_url"),
 }
 DEFAULT_ENGINE = "sqlite"
 
@@ -88,6 +103,15 @@ def engine_for_url(url: str | None) -> Engine:
     raise ValueError(f"unsupported scheme in {scheme + ':' if scheme else '(no scheme)'!r} (use {forms})")
 
 
+def display_url(url: str) -> str:
+    """``url`` fit to print, as the engine it chooses masks it (an unknown scheme: the scheme only)."""
+    try:
+        engine = engine_for_url(url)
+    except ValueError:
+        return f"{url_scheme(url) or '(no scheme)'}:..."
+    return load(engine.display_url)(url) if engine.display_url else url
+
+
 def storage_registry(area: str) -> dict[str, str]:
     """``{engine name: "module:Class"}`` of ``area``'s storage on every engine that has one."""
     return {name: engine.storages[area] for name, engine in ENGINES.items() if area in engine.storages}
@@ -118,8 +142,12 @@ class StoreDatabase(Protocol):
     engine: str
     readonly: bool
 
-    def execute(self, sql: str, params: Any = ...) -> Any:
-        """Run one statement."""
+    def execute(self, sql: str, params: Any = ...) -> int:
+        """Run one statement to its end; the rows it inserted, updated or deleted (0 for any
+        other statement), the same on every engine."""
+
+    def executemany(self, sql: str, rows: Iterable[Any]) -> None:
+        """Run ``sql`` once per row of bindings."""
 
     def query(self, sql: str, params: Any = ...) -> list[dict[str, Any]]:
         """Every row as a dict."""
@@ -147,8 +175,11 @@ class StoreDatabase(Protocol):
 class PortableDatabase(Protocol):
     """The engine-neutral calls of :attr:`StoreDatabase.portable` (``?`` placeholders)."""
 
-    def execute(self, sql: str, params: Sequence[Any] = ...) -> Any:
-        """Run one statement."""
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> int:
+        """Run one statement; the rows it inserted, updated or deleted (0 for any other)."""
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run ``sql`` once per row of bindings."""
 
     def query(self, sql: str, params: Sequence[Any] = ...) -> list[dict[str, Any]]:
         """Every row as a dict."""
@@ -165,4 +196,4 @@ class PortableDatabase(Protocol):
 
 
 __all__ = ["AREAS", "DEFAULT_ENGINE", "ENGINES", "Engine", "PortableDatabase", "StoreDatabase",
-           "engine_for_url", "engine_named", "error_classes", "load", "storage_registry", "url_scheme"]
+           "display_url", "engine_for_url", "engine_named", "error_classes", "load", "storage_registry", "url_scheme"]

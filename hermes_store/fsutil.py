@@ -81,3 +81,20 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, *, mode: int | No
                       prefix: str | None = None) -> None:
     """UTF-8 text variant of :func:`atomic_write_bytes` (newlines written exactly as given)."""
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode, prefix=prefix)
+
+
+def private_mkdir(directory: str | os.PathLike[str]) -> Path:
+    """Create ``directory`` and every missing parent with mode 0700 (``mkdir(parents=True)``
+    would give the parents the umask's mode, e.g. a world-readable home); returns it."""
+    directory = Path(directory)
+    missing = []
+    current = directory
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for item in reversed(missing):
+        try:
+            item.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+    return directory

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from hermes_store.db import DB_FILENAME
+from hermes_store.fsutil import private_mkdir
 
 DATABASE_URL_ENV = "HERMES_STORE_DATABASE_URL"
 DEFAULT_MEMORY_CHAR_LIMIT = 2200
@@ -58,23 +59,6 @@ def coerce_int(value: Any, default: int, *, name: str = "value", minimum: int | 
     if minimum is not None and number < minimum:
         raise ConfigError(f"{name}: must be at least {minimum}, got {number}")
     return number
-
-
-def private_mkdir(directory: str | os.PathLike[str]) -> Path:
-    """Create ``directory`` and every missing parent with mode 0700 (``mkdir(parents=True)``
-    would give the parents the umask's mode, e.g. a world-readable home); returns it."""
-    directory = Path(directory)
-    missing = []
-    current = directory
-    while not current.exists() and current != current.parent:
-        missing.append(current)
-        current = current.parent
-    for item in reversed(missing):
-        try:
-            item.mkdir(mode=0o700)
-        except FileExistsError:
-            pass
-    return directory
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None, profile: str | None = None) -> Path:
@@ -266,72 +250,70 @@ class Home:
             raise ConfigError(f"{self.config_path}: store.database_url: expected a string URL")
         return url.strip()
 
-    @property
-    def engine(self) -> str:
-        """The engine :meth:`database_url` chooses (``"sqlite"`` without one), by the URL
-        schemes of :data:`hermes_store.engines.ENGINES`."""
-        from hermes_store.db import DatabaseError, sqlite_url_path
-        from hermes_store.engines import engine_for_url
+    def store_engine(self):  # -> engines.Engine (import lazy for CLI start-up)
+        """The :class:`~hermes_store.engines.Engine` :meth:`database_url` chooses (the default
+        engine without one), by the URL schemes of :data:`hermes_store.engines.ENGINES`; a
+        malformed or unknown URL raises :class:`ConfigError` now, not at first open."""
+        from hermes_store.db import DatabaseError
+        from hermes_store.engines import engine_for_url, load, url_scheme
 
         url = self.database_url()
         try:
             engine = engine_for_url(url)
-            if url is not None and engine.name == "sqlite":
-                sqlite_url_path(url)  # a malformed sqlite: URL is named now, not at first open
+            if url is not None and engine.url_file and load(engine.url_file)(url) is None:
+                raise ValueError(f"{url_scheme(url)}: the URL names no file ({engine.label} needs one)")
         except (ValueError, DatabaseError) as exc:
             raise ConfigError(f"database URL: {exc}") from exc
-        return engine.name
+        return engine
+
+    @property
+    def engine(self) -> str:
+        """The name of the engine :meth:`database_url` chooses (see :meth:`store_engine`)."""
+        return self.store_engine().name
 
     @property
     def sqlite_path(self) -> Path | None:
-        """The SQLite file this home's store lives in (this home's ``hermes_store.db`` or the
-        file a ``sqlite:///`` URL names); None when the store is on a server."""
-        from hermes_store.db import sqlite_url_path
+        """The local file this home's store lives in (this home's ``hermes_store.db``, or the
+        file the URL of a file-based engine such as ``sqlite:///`` names); None when the store
+        is on a server."""
+        from hermes_store.engines import load
 
-        if self.engine != "sqlite":
+        engine = self.store_engine()
+        if not engine.url_file:
             return None
         url = self.database_url()
-        return (sqlite_url_path(url) if url else None) or self.db_path
+        return (load(engine.url_file)(url) if url else None) or self.db_path
 
     def store_location(self) -> str:
-        """Where the store is, fit to print: the SQLite file's path or the server URL with its
+        """Where the store is, fit to print: the local file's path or the server URL with its
         password masked."""
         path = self.sqlite_path
         if path is not None:
             return str(path)
-        from hermes_store.pgdb import mask_url
+        from hermes_store.engines import display_url
 
-        return mask_url(self.database_url())
+        return display_url(self.database_url() or "")
 
     def store_exists(self) -> bool:
         """True when there is a store to read without creating one: a server is configured, or
-        the SQLite file (this home's, or the one a ``sqlite:///`` URL names) exists."""
+        the local file (this home's, or the one a ``sqlite:///`` URL names) exists."""
         path = self.sqlite_path
         return True if path is None else path.exists()
 
-    def open_db(self, **kwargs: Any):  # -> Database | PgDatabase (imports lazy for CLI start-up)
+    def open_db(self, **kwargs: Any):  # -> StoreDatabase (imports lazy for CLI start-up)
         """Open (create, migrate) this home's store: its ``hermes_store.db``, or the
-        database named by :meth:`database_url` (SQLite-only options are ignored for a server).
+        database named by :meth:`database_url`, through the opener its engine registers in
+        :data:`hermes_store.engines.ENGINES` (options an engine does not have are ignored).
 
         ``readonly=True`` opens an existing store without writing to it (an absent SQLite
         file raises :class:`~hermes_store.db.DatabaseError` instead of being created)."""
+        from hermes_store.engines import load
+
         settings = self.redaction_settings()
-        path = self.sqlite_path
-        if path is None:
-            from hermes_store.pgdb import PgDatabase, writer_label
-
-            db = PgDatabase(self.database_url() or "", migrate=kwargs.get("migrate", True) and not self.read_only,
-                            writer=writer_label(self.root))
-            db.readonly = db.readonly or self.read_only
-        else:
-            from hermes_store.db import Database
-
-            if self.read_only:  # a read-only front end (mcp --read-only): no write at all
-                kwargs = {**kwargs, "readonly": True}
-                kwargs.pop("migrate", None)
-            if not kwargs.get("readonly"):
-                private_mkdir(path.parent)
-            db = Database(path, **kwargs)
+        engine = self.store_engine()
+        if not engine.opener:
+            raise ConfigError(f"database URL: the {engine.label} engine has no opener")
+        db = load(engine.opener)(self, self.database_url(), **kwargs)
         db.redaction_settings = settings
         return db
 

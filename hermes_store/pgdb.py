@@ -177,6 +177,16 @@ def qmark_to_pyformat(sql: str) -> str:
     return "".join(out)
 
 
+_CHANGING_COMMANDS = frozenset({"INSERT", "UPDATE", "DELETE", "MERGE"})
+
+
+def changed_rows(status: str | None, rowcount: int) -> int:
+    """The rows a statement inserted, updated or deleted, from its command tag (``UPDATE 3``)
+    and the cursor's row count; 0 for any other command (a SELECT's rows are not changes)."""
+    command = (status or "").split(" ", 1)[0].upper()
+    return max(int(rowcount), 0) if command in _CHANGING_COMMANDS else 0
+
+
 class PortableSql:
     """The calls of :class:`hermes_store.db.Database` that storage code shares across engines,
     over a :class:`PgDatabase`: SQL written with ``?`` placeholders and ``IN ({marks})`` lists
@@ -186,7 +196,7 @@ class PortableSql:
         self.db = db
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Run one statement; return the row count."""
+        """Run one statement; return how many rows it inserted, updated or deleted."""
         return self.db.execute(qmark_to_pyformat(sql), tuple(params))
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
@@ -452,10 +462,12 @@ class PgDatabase:
     # -- queries ---------------------------------------------------------------
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> int:
-        """Run one statement (``%s`` placeholders, bound by the server); return the row count."""
+        """Run one statement (``%s`` placeholders, bound by the server); return how many rows
+        it inserted, updated or deleted (0 for any other statement), as
+        :meth:`hermes_store.db.Database.execute` does."""
         with self.connection() as conn, self._guard():
             cursor = conn.execute(sql, params)
-            return cursor.rowcount
+            return changed_rows(cursor.statusmessage, cursor.rowcount)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any] | dict[str, Any]]) -> None:
         """Run ``sql`` once per row of bindings (pipelined by psycopg)."""
@@ -567,3 +579,13 @@ class PgDatabase:
 
     def __repr__(self) -> str:
         return f"PgDatabase({self.display_url!r})"
+
+
+def open_home_store(home: Any, url: str | None, **kwargs: Any) -> PgDatabase:
+    """The PostgreSQL engine's opener (:attr:`hermes_store.engines.Engine.opener`): the
+    database at ``url``, migrated unless ``migrate=False`` or the home is read-only, written as
+    ``home``'s writer label; SQLite-only options (``readonly``, ``wal`` ...) are ignored."""
+    db = PgDatabase(url or "", migrate=kwargs.get("migrate", True) and not home.read_only,
+                    writer=writer_label(home.root))
+    db.readonly = db.readonly or home.read_only
+    return db

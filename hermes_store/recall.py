@@ -25,8 +25,10 @@ from hermes_store.builtin.provenance import Provenance
 from hermes_store.builtin.render import estimate_tokens
 from hermes_store.builtin.search import search_entries
 from hermes_store.db import Database
+from hermes_store.facts.shown import guard_fact
 from hermes_store.home import Home
 from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
+from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, cap_chars
 from hermes_store.sessions.refs import message_ref
 from hermes_store.threats import sanitize_entry
 from hermes_store.tooling import (
@@ -276,13 +278,14 @@ class FactsKind(Kind):
         rows = _fact_store(request.db).search(request.text, limit=request.limit * 2,
                                               min_trust=request.min_trust)
         items: list[RecallItem] = []
-        for row in rows:
-            if not _in_window(timeutil.to_epoch(row.get("created_at")), request.since, request.until):
+        for stored in rows:
+            if not _in_window(timeutil.to_epoch(stored.get("created_at")), request.since, request.until):
                 continue
+            row = guard_fact(stored)  # the one scan of recorded past, whenever the fact was stored
             trust = float(row.get("trust_score", DEFAULT_TRUST))
             items.append(RecallItem(
                 kind=self.name, id=row["fact_id"],
-                text=sanitize_entry(row["content"], f"fact #{row['fact_id']}"),
+                text=row["content"],
                 kind_score=float(row.get("score", 0.0)), weight=max(0.0, min(2.0, trust / DEFAULT_TRUST)),
                 provenance={
                     "trust_score": trust, "helpful_count": row.get("helpful_count", 0),
@@ -290,6 +293,7 @@ class FactsKind(Kind):
                     "tags": row.get("tags"), "entities": row.get("entities", []),
                     "created_at": _iso(row.get("created_at")), "updated_at": _iso(row.get("updated_at")),
                     **({"written_by": row["written_by"]} if row.get("written_by") else {}),
+                    **({"flagged": row["flagged"]} if row.get("flagged") else {}),
                 },
             ))
         return items[:request.limit]
@@ -346,7 +350,7 @@ class SessionsKind(Kind):
                 snippet=row.get("snippet"), kind_score=float(row.get("score") or 0.0), weight=recency,
                 provenance={
                     "session_id": row["session_id"], "seq": row.get("seq"), "role": row.get("role"),
-                    "timestamp": stamp, "time": _iso(stamp), "source": row.get("source"),
+                    "timestamp": stamp, "time": _iso(stamp), "source": cap_chars(row.get("source"), MAX_LABEL_CHARS),
                     "title": row.get("title"), "link": f"@session:{row['session_id']}",
                     "ref": message_ref(row["session_id"], row["seq"]) if row.get("seq") is not None else None,
                     **({"written_by": writers[row["session_id"]]} if row["session_id"] in writers else {}),

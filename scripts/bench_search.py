@@ -127,7 +127,7 @@ def _cjk_queries() -> list[str]:
 
 def query_set(db: Database) -> dict[str, list[str]]:
     """The mixed query set; rare/common words are chosen from the indexed vocabulary."""
-    vocab = [r[0] for r in db.execute(
+    vocab = [r[0] for r in db.iter_rows(
         "SELECT term, doc FROM messages_fts_bench_vocab WHERE col = 'search_content' ORDER BY doc DESC")]
     words = [w for w in vocab if w.isalpha() and w.isascii() and len(w) > 3]
     common = words[:8]

@@ -47,6 +47,81 @@ def test_a_third_engine_is_one_entry(monkeypatch, tmp_path):
     assert engines.storage_registry("sessions")["toy"].endswith("SqliteSessionStorage")
 
 
+class _ToyDatabase:
+    """What the toy engines' openers return: the arguments Home gave them."""
+
+    engine = "toy"
+
+    def __init__(self, home: Home, url: str | None, options: dict) -> None:
+        self.home, self.url, self.options = home, url, options
+
+
+def open_toy(home: Home, url: str | None, **options) -> _ToyDatabase:
+    return _ToyDatabase(home, url, options)
+
+
+def toy_file(url: str):
+    from pathlib import Path
+
+    rest = url.partition("://")[2]
+    return Path(rest) if rest.startswith("/") else None
+
+
+def test_home_opens_a_registered_third_engine_by_its_url_scheme(monkeypatch, tmp_path):
+    """Home has no engine names in it: a server engine registered here (with an opener and a
+    URL masker from this test module) is chosen by its scheme and opened by its own opener."""
+    toy = engines.Engine(name="toy", label="Toy", url_schemes=("toy", "toydb"), schema_folder="toy",
+                         database=f"{__name__}:_ToyDatabase", errors=(), opener=f"{__name__}:open_toy",
+                         display_url="hermes_store.pgdb:mask_url")
+    monkeypatch.setitem(engines.ENGINES, "toy", toy)
+    home = Home(tmp_path, database_url="toydb://me:hunter2@server/store")
+    db = home.open_db(migrate=False)
+    assert isinstance(db, _ToyDatabase) and db.home is home
+    assert db.url == "toydb://me:hunter2@server/store" and db.options == {"migrate": False}
+    assert db.redaction_settings is not None  # Home still hands every engine its settings
+    assert home.engine == "toy" and home.sqlite_path is None and home.store_exists()
+    assert "hunter2" not in home.store_location() and "server/store" in home.store_location()
+    assert not (tmp_path / "hermes_store.db").exists()
+
+
+def test_a_file_based_third_engine_opens_the_file_its_url_names(monkeypatch, tmp_path):
+    toy = engines.Engine(name="toyfile", label="Toy file", url_schemes=("toyfile",), schema_folder="toy",
+                         database=f"{__name__}:_ToyDatabase", errors=(), opener=f"{__name__}:open_toy",
+                         url_file=f"{__name__}:toy_file")
+    monkeypatch.setitem(engines.ENGINES, "toyfile", toy)
+    target = tmp_path / "elsewhere" / "toy.db"
+    home = Home(tmp_path, database_url=f"toyfile://{target}")
+    assert home.sqlite_path == target and home.store_location() == str(target)
+    assert not home.store_exists()
+    assert home.open_db().home.sqlite_path == target
+    with pytest.raises(ConfigError, match="names no file"):
+        _ = Home(tmp_path, database_url="toyfile://relative").engine
+
+
+def test_an_engine_without_an_opener_is_refused_by_name(monkeypatch, tmp_path):
+    bare = engines.Engine(name="bare", label="Bare", url_schemes=("bare",), schema_folder="bare",
+                          database="hermes_store.db:Database", errors=())
+    monkeypatch.setitem(engines.ENGINES, "bare", bare)
+    with pytest.raises(ConfigError, match="Bare engine has no opener"):
+        Home(tmp_path, database_url="bare://x").open_db()
+
+
+def test_no_module_picks_an_engine_by_comparing_its_name():
+    """Engine choice goes through the registry: no ``== "sqlite"`` / ``== "postgresql"``
+    comparisons and no ``startswith("postgres`` outside the engines' own modules."""
+    import re
+    from pathlib import Path
+
+    import hermes_store
+
+    root = Path(hermes_store.__file__).parent
+    pattern = re.compile(r"""[!=]=\s*["'](?:sqlite|postgresql|postgres)["']|startswith\(["']postgres""")
+    own = {"engines.py", "db.py", "pgdb.py"}
+    found = [f"{p.relative_to(root)}:{n}" for p in sorted(root.rglob("*.py")) if p.name not in own
+             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert not found, found
+
+
 def test_both_database_classes_satisfy_the_protocol(tmp_path):
     from hermes_store.pgdb import PgDatabase
 
@@ -55,3 +130,34 @@ def test_both_database_classes_satisfy_the_protocol(tmp_path):
     for name in ("execute", "query", "query_one", "scalar", "portable", "write", "table_exists", "close"):
         assert hasattr(PgDatabase, name), name
     assert engines.error_classes(["sqlite"])
+
+
+def test_execute_returns_the_changed_row_count_on_both_engines(home, engine):
+    """``execute`` answers the same on SQLite and PostgreSQL: the rows the statement inserted,
+    updated or deleted, 0 for anything else (a SELECT's rows are not changes, DDL changes none),
+    and never a cursor; ``executemany`` answers None. Through ``portable`` as well."""
+    db = home.open_db()
+    try:
+        assert db.engine == engine and isinstance(db, engines.StoreDatabase)
+        sql = db.portable
+        with db.write():
+            assert sql.execute("INSERT INTO store_meta (key, value) VALUES (?, ?), (?, ?)",
+                               ("k1", "a", "k2", "b")) == 2
+            assert sql.execute("UPDATE store_meta SET value = ? WHERE key IN (?, ?)", ("c", "k1", "k2")) == 2
+            assert sql.execute("UPDATE store_meta SET value = ? WHERE key = ?", ("x", "absent")) == 0
+            # a SELECT after a change: its rows are not changes (SQLite's changes() would say 2)
+            assert sql.execute("SELECT key FROM store_meta WHERE key IN (?, ?)", ("k1", "k2")) == 0
+            assert sql.executemany("INSERT INTO store_meta (key, value) VALUES (?, ?)",
+                                   [("k3", "d"), ("k4", "e")]) is None
+            assert sql.execute("DELETE FROM store_meta WHERE key IN (?, ?, ?) RETURNING key",
+                               ("k1", "k3", "k4")) == 3
+            # a table with triggers (the facts' text index): the statement's own rows only
+            assert sql.execute("INSERT INTO facts (content, category, tags, trust_score, cjk)"
+                               " VALUES (?, ?, ?, ?, ?)", ("the kettle is blue", "general", "", 0.5, None)) == 1
+            assert sql.execute("CREATE INDEX IF NOT EXISTS test_meta_value ON store_meta (value)") == 0
+        assert sql.scalar("SELECT value FROM store_meta WHERE key = ?", ("k2",)) == "c"
+        assert sql.scalar("SELECT count(*) FROM store_meta WHERE key IN (?, ?, ?)", ("k1", "k3", "k4")) == 0
+        with db.write():
+            assert sql.execute("DROP INDEX test_meta_value") == 0
+    finally:
+        db.close()

@@ -6,19 +6,27 @@ process never opens the store with anything but APSW. It opens mutable files wit
 ``datasette_metadata.json`` beside this module configures full-text search on
 ``messages``, ``facts`` and the built-in entry index and three canned queries:
 the memory history timeline, facts by trust, and sessions per day per source.
+
+Only the store's owner is served: every run makes a random token, the printed URL carries it,
+and the plugin ``browse/guard.py`` (an ``asgi_wrapper``) refuses every request without the token
+or the cookie it sets, and every request whose ``Host`` is not this loopback address and port.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hermes_store.browse.guard import PORT_ENV, TOKEN_ENV, TOKEN_PARAM, new_token
 from hermes_store.home import Home
 
 HOST = "127.0.0.1"
@@ -29,6 +37,17 @@ SETTINGS: tuple[tuple[str, str], ...] = (
     ("truncate_cells_html", "400"),  # long tool outputs stay readable in tables
     ("sql_time_limit_ms", "3000"),
 )
+# The plugin Datasette loads from --plugins-dir: the hook lives in the package (guard.py).
+PLUGIN_SOURCE = '''"""hermes-store browse: only the owner (token), only on the loopback Host."""
+from datasette import hookimpl
+
+from hermes_store.browse.guard import from_environment
+
+
+@hookimpl
+def asgi_wrapper(datasette):
+    return from_environment
+'''
 
 
 class BrowseUnavailable(RuntimeError):
@@ -44,10 +63,10 @@ def metadata(db_name: str) -> dict[str, Any]:
     return data
 
 
-def datasette_command(db_path: Path, port: int, metadata_path: Path) -> list[str]:
-    """The command line that serves ``db_path`` read-only on 127.0.0.1:``port``."""
+def datasette_command(db_path: Path, port: int, metadata_path: Path, plugins_dir: Path) -> list[str]:
+    """The command line that serves ``db_path`` read-only on 127.0.0.1:``port`` behind the guard plugin."""
     cmd = [sys.executable, "-m", "datasette", "serve", str(db_path), "--host", HOST, "--port", str(port),
-           "--metadata", str(metadata_path)]
+           "--metadata", str(metadata_path), "--plugins-dir", str(plugins_dir)]
     for name, value in SETTINGS:
         cmd += ["--setting", name, value]
     return cmd
@@ -70,15 +89,38 @@ def prepare(home: Home) -> Path:
     return path
 
 
-def run(home: Home, port: int = DEFAULT_PORT) -> int:
-    """Serve the home's store until interrupted; return Datasette's exit code."""
+def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on now (the guard must know the port it serves)."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def browse_url(port: int, token: str) -> str:
+    """The URL the owner opens: this run's token in the query string."""
+    return f"http://{HOST}:{port}/?{TOKEN_PARAM}={token}"
+
+
+def run(home: Home, port: int = DEFAULT_PORT, announce: Callable[[str], None] | None = None) -> int:
+    """Serve the home's store until interrupted; return Datasette's exit code.
+
+    ``port`` 0 picks a free port. ``announce`` is called with the URL to open (it carries the
+    run's token) before Datasette starts."""
     if importlib.util.find_spec("datasette") is None:
         raise BrowseUnavailable("Datasette is not installed; install it with: pip install 'hermes_store[browse]'")
     db_path = prepare(home)
+    port = port or free_port()
+    token = new_token()
     with tempfile.TemporaryDirectory(prefix="hermes-store-browse-") as tmp:
         meta_path = Path(tmp) / "metadata.json"
         meta_path.write_text(json.dumps(metadata(db_path.stem), indent=2), encoding="utf-8")
-        process = subprocess.Popen(datasette_command(db_path, port, meta_path))
+        plugins = Path(tmp) / "plugins"
+        plugins.mkdir()
+        (plugins / "hermes_store_guard.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
+        env = dict(os.environ, **{TOKEN_ENV: token, PORT_ENV: str(port)})
+        if announce is not None:
+            announce(browse_url(port, token))
+        process = subprocess.Popen(datasette_command(db_path, port, meta_path, plugins), env=env)
         previous = _stop_on_sigterm()
         try:
             return process.wait()

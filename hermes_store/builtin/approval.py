@@ -24,7 +24,7 @@ from typing import Any
 
 from hermes_store.builtin.fileio import atomic_write_bytes
 from hermes_store.builtin.store import MemoryStore
-from hermes_store.home import private_mkdir
+from hermes_store.fsutil import private_mkdir
 
 STAGED_MESSAGE = ("Staged for approval (memory.write_approval is on). Not yet saved — review with "
                   "/memory pending.")

@@ -11,7 +11,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from hermes_store import fsutil
-from hermes_store.home import private_mkdir
+from hermes_store.fsutil import private_mkdir
 
 LOCK_MODE = 0o600
 TEMP_PREFIX, TEMP_SUFFIX = ".mem_", ".tmp"

@@ -71,6 +71,21 @@ class Provenance:
 
     # -- connection ---------------------------------------------------------
 
+    def store_ready(self) -> bool:
+        """True when there is a store to record in (open, or there to open); without one a
+        load's sync has nothing to do (see :meth:`sync`)."""
+        return self._storage is not None or not self._no_store()
+
+    def _no_store(self) -> bool:
+        """True when the home has no store yet: a read answers empty and a load's sync waits
+        for the first write (which reconciles the file first), so reading memory never
+        creates a database. A home whose store cannot be located (bad URL) goes on to fail
+        and be logged on open, as before."""
+        try:
+            return not self.home.store_exists()
+        except Exception:  # noqa: BLE001 - the open below names the problem
+            return False
+
     def _database(self) -> BuiltinStorage:
         if self._storage is None:
             self._db = self.home.open_db(busy_patience=self.busy_patience)
@@ -164,7 +179,12 @@ class Provenance:
         return True
 
     def sync(self, target: str, entries: list[str], now: float | None = None) -> bool:
-        """Reconcile rows with the file's ``entries``; return False when the DB was unusable."""
+        """Reconcile rows with the file's ``entries``; return False when the DB was unusable.
+
+        Without a store there is nothing to reconcile: the first write records the file's
+        entries (as ``import``) before its own event, in the store it creates."""
+        if not self.store_ready():
+            return True
         try:
             clean = self._redacted(entries)
             self._write(lambda db: self._reconcile(db, target, clean, time.time() if now is None else now))
@@ -256,7 +276,9 @@ class Provenance:
     # -- reads --------------------------------------------------------------
 
     def entry_info(self, target: str) -> dict[str, dict[str, Any]]:
-        """``{entry text: provenance row}`` for a target (empty when the DB is unusable)."""
+        """``{entry text: provenance row}`` for a target (empty when the DB is unusable or absent)."""
+        if self._storage is None and self._no_store():
+            return {}
         try:
             rows = self._database().entry_rows(target)
         except Exception as exc:
@@ -277,7 +299,10 @@ class Provenance:
         return {entry: info[clean] for entry, clean in zip(entries, stored, strict=True) if clean in info}
 
     def history(self, target: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        """History events, newest first (optionally one target, at most ``limit``)."""
+        """History events, newest first (optionally one target, at most ``limit``); none before
+        the store exists (queued provenance still makes it, as the write it records would have)."""
+        if self._storage is None and self._no_store() and not self.pending_path.exists():
+            return []
         self.replay_pending()
         try:
             return self._database().history(target, limit)
@@ -287,6 +312,8 @@ class Provenance:
 
     def event(self, event_id: int) -> dict[str, Any] | None:
         """One history event by id, or None."""
+        if self._storage is None and self._no_store():
+            return None
         try:
             return self._database().history_event(int(event_id))
         except Exception as exc:

@@ -23,7 +23,7 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
-from hermes_store.engines import storage_registry
+from hermes_store.engines import StoreDatabase, storage_registry
 from hermes_store.query import QueryPlan
 from hermes_store.storage_base import EngineStorage, engine_class
 
@@ -109,6 +109,6 @@ class BuiltinStorage(EngineStorage):
         """
 
 
-def open_builtin_storage(db: Any) -> BuiltinStorage:
+def open_builtin_storage(db: StoreDatabase) -> BuiltinStorage:
     """The built-in memory storage over ``db`` (chosen by ``db.engine``)."""
     return engine_class(STORAGE_ENGINES, db.engine, "built-in memory storage")(db)

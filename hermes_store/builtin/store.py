@@ -190,7 +190,7 @@ class MemoryStore:
     def _sync_provenance(self, target: str) -> None:
         """Record hand edits made since the last write (under the file lock, best effort)."""
         prov = self.provenance
-        if prov is None:
+        if prov is None or not prov.store_ready():  # no store yet: the first write records the file
             return
         path = self.path_for(target)
         try:

@@ -16,15 +16,19 @@ from hermes_store.cli.common import get_home
 def browse(ctx: click.Context, port: int) -> None:
     """Serve the store in Datasette: full-text search on messages and facts, canned queries.
 
-    Read-only and bound to 127.0.0.1. Needs the `browse` extra: pip install 'hermes_store[browse]'.
+    Read-only and bound to 127.0.0.1, and only for you: open the printed URL (it carries this
+    run's token; requests without it, or with another Host, are refused). Needs the `browse`
+    extra: pip install 'hermes_store[browse]'.
     """
     from hermes_store.browse import BrowseUnavailable, prepare, run
 
-    where = f"http://127.0.0.1:{port}/" if port else "a free port on 127.0.0.1 (Datasette prints it)"
     try:
         path = prepare(get_home(ctx))
-        click.echo(f"Serving {path} read-only on {where} (Ctrl-C stops)", err=True)
-        code = run(get_home(ctx), port)
+
+        def announce(url: str) -> None:
+            click.echo(f"Serving {path} read-only; open {url} (Ctrl-C stops)", err=True)
+
+        code = run(get_home(ctx), port, announce)
     except BrowseUnavailable as exc:
         raise click.ClickException(str(exc)) from exc
     sys.exit(code)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -111,6 +111,7 @@ def _check_server(home: Home, fix: bool, record: Callable[..., None]) -> bool:
         if report.newer_schema:
             record("schema_version", report.problems[0])
             return False
+        _pg_foreign_objects(db, fix, record)
         if not report.missing:
             record("schema", None, schema_version=report.user_version)
             return True
@@ -196,6 +197,36 @@ def _foreign_objects(path: Path, report: Report, fix: bool, record: Callable[...
         with Database(path, readonly=True) as db:
             left = dbhealth.schema_mismatches(db, missing=False)
     except Exception as exc:  # doctor never crashes: it says what it could not do
+        record("foreign_objects", f"{problem}; drop failed: {type(exc).__name__}: {exc}")
+        return
+    record("foreign_objects", problem, not left, done=done,
+           **({"note": "left for you to judge: " + "; ".join(m.message for m in left)} if left else {}))
+
+
+def _pg_foreign_objects(db: Any, fix: bool, record: Callable[..., None]) -> None:
+    """The PostgreSQL side of :func:`_foreign_objects`: objects of the store's schema the
+    migrations never create or that differ from theirs; ``fix`` drops extra triggers, views and
+    rules (and re-applying the migrations restores a changed function)."""
+    from hermes_store import dbhealth
+
+    try:
+        found = dbhealth.pg_schema_mismatches(db)
+    except Exception as exc:  # doctor never crashes: it says what it could not do
+        record("foreign_objects", f"could not compare the schema: {type(exc).__name__}: {exc}")
+        return
+    if not found:
+        record("foreign_objects", None)
+        return
+    problem = "; ".join(m.message for m in found)
+    if not fix:
+        record("foreign_objects", problem + " (run `hermes-store doctor --fix` to drop extra triggers and views)")
+        return
+    try:
+        done = dbhealth.pg_drop_foreign_objects(db)
+        if any(m.reason == "definition" for m in found):
+            done += dbhealth.pg_repair(db)
+        left = dbhealth.pg_schema_mismatches(db)
+    except Exception as exc:
         record("foreign_objects", f"{problem}; drop failed: {type(exc).__name__}: {exc}")
         return
     record("foreign_objects", problem, not left, done=done,

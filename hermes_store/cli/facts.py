@@ -21,6 +21,7 @@ from hermes_store.facts.fact_tools import (
     run_fact_feedback,
     run_fact_store,
 )
+from hermes_store.facts.shown import mark_reply
 from hermes_store.facts.store import FactStore, FactStoreError
 from hermes_store.home import ConfigError, Home
 from hermes_store.tooling import ToolArgumentError
@@ -55,6 +56,7 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
         reply = {"success": False, "error": str(exc)}
     finally:
         store.close()
+    reply = mark_reply(reply)  # the stored text unchanged, a fact the threat scan flags marked
     if as_json:
         echo_json(reply)
         if reply.get("success") is False:
@@ -68,7 +70,8 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
 def _fact_line(fact: dict[str, Any]) -> str:
     score = f" score={fact['score']:.3f}" if fact.get("score") is not None else ""
     ents = f"  [{', '.join(fact['entities'])}]" if fact.get("entities") else ""
-    return f"#{fact['fact_id']} [{float(fact['trust_score']):.2f}]{score} {fact['content']}{ents}"
+    flagged = f"[flagged: {', '.join(fact['flagged'])}] " if fact.get("flagged") else ""
+    return f"#{fact['fact_id']} [{float(fact['trust_score']):.2f}]{score} {flagged}{fact['content']}{ents}"
 
 
 def _render_results(reply: dict[str, Any]) -> None:

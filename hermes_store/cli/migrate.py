@@ -6,16 +6,13 @@ import click
 
 from hermes_store.cli.common import echo_json, fail, get_home
 from hermes_store.cli.style import StatusLine
-from hermes_store.db import DatabaseError, sqlite_url_path
-from hermes_store.engines import engine_for_url
-from hermes_store.home import ConfigError, Home
-from hermes_store.pgdb import is_postgres_url, mask_url
+from hermes_store.db import DatabaseError
+from hermes_store.engines import display_url, engine_for_url
+from hermes_store.home import Home
 
 
 def _open_target(home: Home, url: str):
-    """The target database (SQLite file or PostgreSQL server) named by ``url``."""
-    if not is_postgres_url(url) and sqlite_url_path(url) is None:
-        raise ConfigError(f"--to: expected postgresql://... or sqlite:///path, got {mask_url(url)!r}")
+    """The target database (a file or a server, by the engine the URL's scheme chooses)."""
     return Home(home.root, database_url=url).open_db()
 
 
@@ -31,7 +28,7 @@ def migrate(ctx: click.Context, target_url: str, as_json: bool) -> None:
     be empty; every table's row count is verified before the copy is committed, and ids are
     kept. MEMORY.md / USER.md stay where they are (they are this home's own files).
     """
-    from hermes_store.dbcopy import postgres_to_sqlite, sqlite_to_postgres
+    from hermes_store.dbcopy import copier
 
     home = get_home(ctx)
     try:
@@ -46,12 +43,12 @@ def migrate(ctx: click.Context, target_url: str, as_json: bool) -> None:
             target = _open_target(home, target_url)
             try:
                 if not as_json:
-                    click.echo(f"Copying {source_engine} -> {target_engine} ({mask_url(target_url)})")
+                    click.echo(f"Copying {source_engine} -> {target_engine} ({display_url(target_url)})")
                 with StatusLine() as line:  # progress on a terminal's stderr only
                     def progress(table: str, n: int) -> None:
                         line.show(f"  copied {table:<16} {n:>9,} rows")
 
-                    copy = sqlite_to_postgres if source_engine == "sqlite" else postgres_to_sqlite
+                    copy = copier(source_engine, target_engine)
                     report = copy(source, target, progress)
             finally:
                 target.close()

@@ -20,6 +20,7 @@ from hermes_store.builtin.entries import (
 )
 from hermes_store.builtin.render import over_budget_warning
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.engines import engine_named
 from hermes_store.home import ConfigError, Home, MemoryConfig
 
 RULE = "\u2500" * 40
@@ -180,13 +181,13 @@ def _database_info(home: Home) -> dict[str, Any]:
             db_size += os.path.getsize(str(db_path) + suffix)
         except OSError:
             pass
-    return {"engine": "sqlite", "path": str(db_path), "exists": db_path.exists(), "size_bytes": db_size}
+    return {"engine": home.engine, "path": str(db_path), "exists": db_path.exists(), "size_bytes": db_size}
 
 
 def _counts(home: Home, database: dict[str, Any]) -> dict[str, Any]:
     """Sessions, messages and facts stored (zeros before the store exists; ``error`` when the
     database cannot be read, so status still shows everything else)."""
-    if database.get("engine") == "sqlite" and not database.get("exists"):
+    if database.get("exists") is False:  # a file-based store not created yet (a server: None)
         return {"sessions": 0, "messages": 0, "facts": 0}
     from hermes_store.facts.store import FactStore
     from hermes_store.sessions.live import SessionIndex
@@ -249,8 +250,8 @@ def render_status(data: dict[str, Any]) -> list[str]:
         if info["over_budget"]:
             lines.append(f"    {'':<11} {info['over_budget']}")
     db = data["database"]
-    if db.get("engine") == "postgresql":
-        lines.append(f"    {'Database:':<11} PostgreSQL  ({db['url']})")
+    if db.get("path") is None:  # on a server
+        lines.append(f"    {'Database:':<11} {engine_named(db['engine']).label}  ({db['url']})")
     else:
         size = f"{db['size_bytes']:,} bytes" if db["exists"] else "not created yet"
         lines.append(f"    {'Database:':<11} {size}  ({db['path']})")

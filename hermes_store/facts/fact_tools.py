@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_store.facts.config import load_fact_config
+from hermes_store.facts.shown import guard_reply
 from hermes_store.facts.store import MAX_FACT_ENTITIES, FactNotFound, FactStore, FactStoreError
 from hermes_store.tooling import (
     Tool,
@@ -178,7 +179,7 @@ def _fact_store_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any
     try:
         action = args.get("action")
         reads = isinstance(action, str) and action in READ_ACTIONS  # a list or dict is no action
-        return run_fact_store(args, store_for(ctx, reads=reads))
+        return guard_reply(run_fact_store(args, store_for(ctx, reads=reads)))  # stored facts re-scanned
     except ToolArgumentError as exc:
         return _error(str(exc))
 

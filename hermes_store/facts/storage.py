@@ -24,7 +24,7 @@ from abc import abstractmethod
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
-from hermes_store.engines import storage_registry
+from hermes_store.engines import StoreDatabase, storage_registry
 from hermes_store.query import QueryPlan
 from hermes_store.storage_base import EngineStorage, engine_class
 
@@ -252,6 +252,6 @@ def storage_class(engine: str) -> type[FactStorage]:
     return engine_class(STORAGE_ENGINES, engine, "fact storage")
 
 
-def open_fact_storage(db: Any) -> FactStorage:
+def open_fact_storage(db: StoreDatabase) -> FactStorage:
     """The fact storage over ``db`` (chosen by ``db.engine``)."""
     return storage_class(db.engine)(db)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_store.facts import trust
 from hermes_store.facts.storage import FactExists
@@ -27,6 +27,9 @@ from hermes_store.query import (
     compile_query,
     run_plan,
 )
+
+if TYPE_CHECKING:
+    from hermes_store.pgdb import PgDatabase
 
 NOW_TEXT = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
 K1, B = 1.2, 0.75
@@ -42,6 +45,7 @@ class PgFactStorage(SqlFactStorage):
 
     engine = "postgresql"
     now_sql = NOW_TEXT
+    db: PgDatabase
 
     def transaction(self) -> AbstractContextManager[Any]:
         return self.db.transaction()

@@ -70,8 +70,7 @@ class SqliteFactStorage(SqlFactStorage):
 
     def delete_fact(self, fact_id: int) -> bool:
         self.db.execute("DELETE FROM fact_entities WHERE fact_id = ?", (int(fact_id),))
-        self.db.execute("DELETE FROM facts WHERE fact_id = ?", (int(fact_id),))
-        return self.db.conn.changes() > 0
+        return self.db.execute("DELETE FROM facts WHERE fact_id = ?", (int(fact_id),)) > 0
 
     def increment_retrievals(self, ids: Sequence[int]) -> None:
         self.db.executemany("UPDATE facts SET retrieval_count = retrieval_count + 1 WHERE fact_id = ?",

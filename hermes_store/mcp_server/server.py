@@ -2,7 +2,8 @@
 
 Every tool call goes through :func:`hermes_store.tools.handle_tool_call`, so the
 text of a reply is byte for byte what ``hermes-store tool NAME ARGS`` prints, and
-the same fence, threat scan and query time budget apply. The reply carries that
+the same fence, threat scan and query time budget apply. Replies are capped in bytes and at
+most a few requests are in flight (``bounds.py``). The reply carries that
 JSON as text and as structured content; a reply whose ``success`` is false is a
 tool error (``isError``). Nothing a client sends can stop the server: unknown
 tools, bad arguments and internal failures all come back as tool errors.
@@ -33,6 +34,7 @@ from mcp.types.jsonrpc import INVALID_PARAMS
 from hermes_store import tools
 from hermes_store.home import Home
 from hermes_store.mcp_server import catalog
+from hermes_store.mcp_server.bounds import bounded_streams, cap_plain, cap_text
 from hermes_store.mcp_server.resources import RESOURCES, UnknownResource, read_resource
 
 logger = logging.getLogger(__name__)
@@ -115,7 +117,9 @@ def error_result(message: str) -> types.CallToolResult:
 
 
 def reply(text: str) -> types.CallToolResult:
-    """Wrap the JSON a tool returned: the same text, the parsed object, isError when it failed."""
+    """Wrap the JSON a tool returned: the same text (cut to the size cap, still JSON), the parsed
+    object, isError when it failed."""
+    text = cap_text(text)
     try:
         payload = json.loads(text)
     except json.JSONDecodeError:  # handle_tool_call always returns JSON; be safe anyway
@@ -172,7 +176,7 @@ def build_server(options: ServerOptions) -> Server:
         except UnknownResource as exc:  # the spec's answer for an unknown URI: invalid params
             raise MCPError(INVALID_PARAMS, exc.args[0]) from None
         return types.ReadResourceResult(contents=[
-            types.TextResourceContents(uri=uri, mime_type=RESOURCES[uri].mime_type, text=text)])
+            types.TextResourceContents(uri=uri, mime_type=RESOURCES[uri].mime_type, text=cap_plain(text))])
 
     return Server(SERVER_NAME, version=_version(), instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool,
@@ -207,6 +211,8 @@ def serve(options: ServerOptions) -> None:
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
+            # a client that never reads blocks the server's reading, never grows its memory
+            read_stream, write_stream = bounded_streams(read_stream, write_stream)
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
     with protocol_streams():

@@ -32,6 +32,7 @@ from hermes_store.facts.fact_tools import (
     run_fact_feedback,
     run_fact_store,
 )
+from hermes_store.facts.shown import guard_fact, guard_reply
 from hermes_store.facts.store import FactBlocked, FactStore, FactStoreError
 from hermes_store.home import Home, load_config
 from hermes_store.providers.base import MemoryProvider, RecallStatus
@@ -54,7 +55,8 @@ def format_prefetch(facts: list[dict[str, Any]]) -> str:
     if not facts:
         return ""
     lines = [PREFETCH_HEADER]
-    contents = sanitize_sequence([(str(fact["content"]), f"fact #{fact['fact_id']}") for fact in facts])
+    contents = sanitize_sequence([(str(guard_fact(fact)["content"]), f"fact #{fact['fact_id']}")
+                                  for fact in facts])
     for fact, content in zip(facts, contents, strict=True):
         lines.append(f"- [{float(fact['trust_score']):.1f}] {content} (#{fact['fact_id']})")
     return sanitize_context("\n".join(lines))
@@ -156,7 +158,7 @@ class FactStoreProvider(MemoryProvider):
             if not isinstance(args, dict):
                 raise ToolArgumentError("arguments must be a JSON object")
             if tool_name == "fact_store":
-                reply = run_fact_store(args, self.store)
+                reply = guard_reply(run_fact_store(args, self.store))  # stored facts re-scanned
             elif tool_name == "fact_feedback":
                 reply = run_fact_feedback(args, self.store)
             else:

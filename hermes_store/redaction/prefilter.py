@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import re
 import threading
 from typing import Any
@@ -39,6 +40,10 @@ class Prefilter:
                           flags=[hyperscan.HS_FLAG_CASELESS if rule.caseless else 0 for rule in RULES])
             self._every = every
         self._triggers = tuple(re.compile(rule.trigger, re.IGNORECASE if rule.caseless else 0) for rule in RULES)
+        # ASCII text: the literal pre-check (str.lower and re's IGNORECASE agree on ASCII)
+        self._literals = tuple(dict.fromkeys(literal for rule in RULES for literal in rule.literals))
+        self._checked = tuple((trigger, rule.literals, rule.anchored)
+                              for trigger, rule in zip(self._triggers, RULES, strict=True))
 
     @property
     def engine(self) -> str:
@@ -58,19 +63,39 @@ class Prefilter:
         A trigger match is attributed to the text it ends in; one that spans a separator
         only adds a candidate that the full rules then clear."""
         if self._hs is None:
-            return {i for i, text in enumerate(texts) if self.fired(text)}
+            return self._re_candidates(texts)
         found: set[int] = set()
         for start in range(0, len(texts), CANDIDATE_CHUNK):  # bounded memory: a few MB per scan
             found.update(start + i for i in self._candidates(texts[start:start + CANDIDATE_CHUNK]))
         return found
 
+    def _re_candidates(self, texts: list[str]) -> set[int]:
+        """:meth:`candidates` without Hyperscan: ASCII texts are joined and lower-cased, every
+        rule literal is looked for in the chunk, and only the texts holding one are checked
+        with :meth:`fired`; other texts are checked one by one."""
+        found = {i for i, text in enumerate(texts) if not text.isascii() and self.fired(text)}
+        plain = [i for i, text in enumerate(texts) if text.isascii()]
+        for start in range(0, len(plain), CANDIDATE_CHUNK):
+            chunk = plain[start:start + CANDIDATE_CHUNK]
+            pieces = [texts[i] for i in chunk]
+            ends = list(itertools.accumulate(len(piece) + 1 for piece in pieces))
+            low = "\x00".join(pieces).lower()
+            maybe: set[int] = set()
+            for literal in self._literals:
+                at = low.find(literal)
+                while at >= 0:
+                    k = bisect.bisect_right(ends, at)
+                    maybe.add(k)
+                    at = low.find(literal, ends[k]) if k < len(ends) else -1
+            found.update(chunk[k] for k in maybe if self.fired(pieces[k]))
+        return found
+
     def _candidates(self, texts: list[str]) -> set[int]:
-        ends: list[int] = []
-        position = 0
-        for text in texts:
-            position += len(text.encode("utf-8", "surrogatepass")) + 1 if not text.isascii() else len(text) + 1
-            ends.append(position)
-        blob = "\x00".join(texts).encode("utf-8", "surrogatepass")
+        # each text encoded on its own: joining first would widen the whole chunk to the widest
+        # character in it (one CJK message makes it 4 bytes a character) before encoding it back
+        pieces = [text.encode("utf-8", "surrogatepass") for text in texts]
+        ends = list(itertools.accumulate(len(piece) + 1 for piece in pieces))
+        blob = b"\x00".join(pieces)
         hits: set[int] = set()
 
         def on_match(rule: int, start: int, end: int, flags: int, context: Any) -> None:
@@ -90,6 +115,11 @@ class Prefilter:
         offsets are exact for ASCII text, so other text is read whole.
         """
         if self._hs is None:
+            if text.isascii():  # a trigger can match only where one of its rule's literals occurs
+                low = text.lower()
+                return {i: None for i, (trigger, literals, anchored) in enumerate(self._checked)
+                        if any(literal in low for literal in literals)
+                        and (_starts_at(trigger, text, low, literals) if anchored else trigger.search(text))}
             return {i: None for i, trigger in enumerate(self._triggers) if trigger.search(text)}
         ends: dict[int, list[int]] = {}
 
@@ -106,6 +136,18 @@ class Prefilter:
         exact = text.isascii()
         return {rule: _windows(hits, RULES[rule].window, len(text)) if exact and len(hits) < MAX_WINDOWS
                 else None for rule, hits in ends.items()}
+
+
+def _starts_at(trigger: re.Pattern[str], text: str, low: str, literals: tuple[str, ...]) -> bool:
+    """Whether ``trigger`` matches ``text`` at an occurrence of one of ``literals`` in ``low``
+    (``text`` lower-cased, same length): all its matches start with one."""
+    for literal in literals:
+        at = low.find(literal)
+        while at >= 0:
+            if trigger.match(text, at):
+                return True
+            at = low.find(literal, at + 1)
+    return False
 
 
 CANDIDATE_CHUNK = 2000  # texts joined into one scan

@@ -12,7 +12,7 @@ import hashlib
 import hmac
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,20 +188,25 @@ class Redactor:
         whole batch (the bulk loader's), then the full rules on the few rows it flags."""
         if not self.enabled or not rows:
             return rows
-        texts: list[str] = []
-        owners: list[int] = []
-        for index, row in enumerate(rows):
+        if self._extra:  # extra patterns have no trigger: every text is read
+            cells: Iterable[tuple[int, int]] = ((index, column) for index in range(len(rows))
+                                                for column in columns)
+        else:  # only the texts a trigger occurs in: no other text can hold a finding
+            texts: list[str] = []
+            where: list[tuple[int, int]] = []
             for column in columns:
-                if row[column]:
-                    texts.append(row[column])
-                    owners.append(index)
-        flagged = range(len(rows)) if self._extra else {owners[i] for i in prefilter().candidates(texts)}
+                present = [index for index, row in enumerate(rows) if row[column]]
+                texts.extend([rows[index][column] for index in present])
+                where.extend([(index, column) for index in present])
+            cells = sorted(where[i] for i in prefilter().candidates(texts))
         out = list(rows)
-        for index in flagged:
-            row = list(out[index])
-            for column in columns:
-                row[column] = self.redact(row[column])
-            out[index] = tuple(row)
+        for index, column in cells:
+            value = out[index][column]
+            redacted = self.redact(value)
+            if redacted is not value:
+                row = list(out[index])
+                row[column] = redacted
+                out[index] = tuple(row)
         return out
 
     def contains_secret(self, text: str) -> list[str]:

@@ -44,6 +44,11 @@ class Rule:
     #: the expression is tried only where its trigger starts, found within ``window``
     #: characters before a trigger match's end (the rule's match starts where the trigger does)
     window: int | None = None
+    #: lower-case strings one of which every trigger match holds (ignoring case): the pure-``re``
+    #: prefilter runs the trigger only on an ASCII text whose lower-case form holds one
+    literals: tuple[str, ...] = ()
+    #: every trigger match *starts* with one of ``literals``: it is tried only where one occurs
+    anchored: bool = False
 
 
 _ASSIGN_WORDS = (r"(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|apikey|private[_-]?key|access[_-]?key"
@@ -52,33 +57,36 @@ _ASSIGN_WORDS = (r"(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|apikey|private[
 RULES: tuple[Rule, ...] = (
     Rule("private_key", r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                         r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-                        r"|(?:[A-Za-z0-9+/=:,\s-]|\\[nr]){0,20000})", r"PRIVATE KEY"),
-    Rule("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,300}", r"sk-ant-"),
-    Rule("openai_key", r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,300}", r"sk-", priority=1),
-    Rule("stripe_key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,200}", r"k_(?:live|test)_"),
+                        r"|(?:[A-Za-z0-9+/=:,\s-]|\\[nr]){0,20000})", r"PRIVATE KEY", literals=("private key",)),
+    Rule("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,300}", r"sk-ant-", literals=("sk-ant-",)),
+    Rule("openai_key", r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,300}", r"sk-", priority=1, literals=("sk-",)),
+    Rule("stripe_key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,200}", r"k_(?:live|test)_", literals=("k_live_", "k_test_")),
     Rule("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b",
-         r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA)[A-Z0-9]{16}"),
-    Rule("google_api_key", r"\bAIza[0-9A-Za-z_-]{35,40}", r"AIza"),
-    Rule("huggingface_token", r"\bhf_[A-Za-z0-9]{30,60}\b", r"hf_[A-Za-z0-9]{30}"),
+         r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA)[A-Z0-9]{16}",
+         literals=("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka")),
+    Rule("google_api_key", r"\bAIza[0-9A-Za-z_-]{35,40}", r"AIza", literals=("aiza",)),
+    Rule("huggingface_token", r"\bhf_[A-Za-z0-9]{30,60}\b", r"hf_[A-Za-z0-9]{30}", literals=("hf_",)),
     Rule("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{10,300}",
-         r"hooks\.slack\.com/"),
-    Rule("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,300}", r"xox[abposr]-"),
+         r"hooks\.slack\.com/", literals=("hooks.slack.com/",)),
+    Rule("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,300}", r"xox[abposr]-", literals=("xox",)),
     Rule("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})",
-         r"gh[pousr]_|github_pat_"),
-    Rule("gitlab_token", r"\bglpat-[A-Za-z0-9_-]{20,100}", r"glpat-"),
-    Rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{0,4000}", r"\.eyJ"),
+         r"gh[pousr]_|github_pat_", literals=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    Rule("gitlab_token", r"\bglpat-[A-Za-z0-9_-]{20,100}", r"glpat-", literals=("glpat-",)),
+    Rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{0,4000}", r"\.eyJ", literals=(".eyj",)),
     Rule("azure_key", r"(?i:\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=)"
-                      r"(?P<v>[A-Za-z0-9+/%=&:._-]{16,1000})", r"(?:accountkey|sharedaccess)", caseless=True),
+                      r"(?P<v>[A-Za-z0-9+/%=&:._-]{16,1000})", r"(?:accountkey|sharedaccess)", caseless=True,
+         literals=("accountkey", "sharedaccess"), anchored=True),
     Rule("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@\"'<>\[\]]{1,200}:"
-                         r"(?P<v>[^\s@/\"'<>]{1,300})@", r"://[^\s/@:]{1,200}:[^\s@/]{1,300}@"),
+                         r"(?P<v>[^\s@/\"'<>]{1,300})@", r"://[^\s/@:]{1,200}:[^\s@/]{1,300}@", literals=("://",)),
     Rule("authorization", r"(?i:\b(?:authorization|proxy-authorization)[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
                           r"(?:bearer|basic|token|bot|digest)\s{1,4})(?P<v>[A-Za-z0-9._~+/=:-]{6,4000})",
-         r"authorization", caseless=True, window=64),
+         r"authorization", caseless=True, window=64, literals=("authorization",), anchored=True),
     Rule("bearer_token", r"(?i:\bbearer\s{1,4})(?P<v>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,4000}=*)",
-         r"bearer\s", caseless=True, priority=1, window=16),
+         r"bearer\s", caseless=True, priority=1, window=16, literals=("bearer",), anchored=True),
     Rule("assignment", r"(?i:(?P<n>" + _ASSIGN_WORDS + r")\b(?:\\{0,7}[\"'])?\s{0,4}(?P<sep>:=|=>|=|:)\s{0,4})"
                        r"(?P<v>" + _ESCAPED + "|" + _QUOTED + "|" + _BARE + ")",
-         _ASSIGN_WORDS + r"\\{0,7}[\"']?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=80),
+         _ASSIGN_WORDS + r"\\{0,7}[\"']?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=80,
+         literals=("secret", "token", "passw", "pwd", "api", "private", "access", "auth", "credential"), anchored=True),
 )
 COMPILED: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.expr) for rule in RULES)
 TRIGGERS: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.trigger, re.IGNORECASE if rule.caseless else 0)

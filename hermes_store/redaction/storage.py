@@ -121,25 +121,43 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool) -> dict[str, d
     return report
 
 
+def _sqlite_secure_deletes(db: Any) -> None:
+    db.execute("PRAGMA secure_delete=ON")
+
+
+def _sqlite_purge(db: Any, tables: list[str]) -> None:
+    db.execute("PRAGMA secure_delete=ON")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.execute("VACUUM")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _pg_purge(db: Any, tables: list[str]) -> None:
+    for table in tables:
+        db.execute(f"VACUUM (FULL, ANALYZE) {table}")
+
+
+# engine name -> (turn secure deletes on, purge the free space); an engine without an entry
+# needs neither
+_SCRUBBERS: dict[str, tuple[Any, Any]] = {
+    "sqlite": (_sqlite_secure_deletes, _sqlite_purge),
+    "postgresql": (lambda db: None, _pg_purge),
+}
+
+
 def secure_deletes(db: Any) -> None:
     """From now on this SQLite connection overwrites deleted content with zeros (PostgreSQL:
     nothing to set; its dead rows go with VACUUM FULL in :func:`purge_free_space`)."""
-    if db.engine == "sqlite":
-        db.execute("PRAGMA secure_delete=ON")
+    _SCRUBBERS.get(db.engine, (lambda db: None, None))[0](db)
 
 
 def _transaction(db: Any) -> Any:
-    return db.write() if db.engine == "sqlite" else db.transaction()
+    return db.write()
 
 
 def purge_free_space(db: Any, tables: list[str]) -> None:
     """Leave no copy of rewritten text behind: SQLite checkpoints and truncates the WAL, then
     VACUUMs (free pages dropped); PostgreSQL rewrites the changed ``tables`` (VACUUM FULL)."""
-    if db.engine == "sqlite":
-        db.execute("PRAGMA secure_delete=ON")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        db.execute("VACUUM")
-        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return
-    for table in tables:
-        db.execute(f"VACUUM (FULL, ANALYZE) {table}")
+    purge = _SCRUBBERS.get(db.engine, (None, None))[1]
+    if purge is not None:
+        purge(db, tables)

@@ -26,7 +26,14 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.pgdb import PgDatabase
 from hermes_store.redaction import Redactor, redactor_for
-from hermes_store.sessions.importers.base import MAX_CONTENT_CHARS, flatten_content
+from hermes_store.sessions.importers.base import (
+    MAX_CONTENT_CHARS,
+    MAX_LABEL_CHARS,
+    MAX_WORKSPACE_CHARS,
+    cap_chars,
+    cap_title,
+    flatten_content,
+)
 from hermes_store.sessions.loader import BulkLoader
 from hermes_store.sessions.maintenance import delete_session as _delete_session
 from hermes_store.sessions.maintenance import prune_sessions as _prune_sessions
@@ -96,8 +103,9 @@ class SessionIndex:
         sid = session_id or new_session_id(started)
         redact = self.redactor.redact
         added = self.storage.add_session(
-            sid, origin_format="live", source=source or "cli", title=redact(scrub(title)), model=scrub(model),
-            workspace=redact(scrub(workspace)), started_at=started, parent_session_id=parent_session_id,
+            sid, origin_format="live", source=cap_chars(source or "cli", MAX_LABEL_CHARS),
+            title=redact(cap_title(scrub(title))), model=cap_chars(scrub(model), MAX_LABEL_CHARS),
+            workspace=redact(cap_chars(scrub(workspace), MAX_WORKSPACE_CHARS)), started_at=started, parent_session_id=parent_session_id,
             meta=dict(meta or {}))
         if not added:
             raise ValueError(f"session already exists: {sid}")
@@ -141,8 +149,8 @@ class SessionIndex:
         self.storage.end_session(session_id, when, end_reason)
 
     def set_title(self, session_id: str, title: str | None) -> None:
-        """Set or clear a session's title."""
-        self.storage.set_title(session_id, self.redactor.redact(scrub(title)))
+        """Set or clear a session's title (cut at ``MAX_TITLE_CHARS`` like an imported one)."""
+        self.storage.set_title(session_id, self.redactor.redact(cap_title(scrub(title))))
 
     # -- reading ----------------------------------------------------------------
 

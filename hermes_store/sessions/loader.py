@@ -60,6 +60,7 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     clean_text,
 )
+from hermes_store.sessions.importers.detect import Probe
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_long
 from hermes_store.sessions.maintenance import backfill_calls, backfill_projection
 from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
@@ -326,10 +327,14 @@ class BulkLoader:
                 and row["mtime"] == info.st_mtime):
             summary.skipped += int(meta.get("messages", 0))  # unchanged since it was indexed
             return
-        importer = self._importer(path, fmt)
+        importer, probe = self._importer(path, fmt)
         if importer is None:
             return
-        state = SourceState()
+        if probe is not None and row is not None:  # known before: its read starts from the stored state
+            probe.close()
+            probe = None
+            importer = _again(importer)
+        state = SourceState() if probe is None else probe.state
         if row is not None:
             state = SourceState(resume_at=row["resume_at"], content_hash=row["content_hash"],
                                 lines=int(meta.get("lines", 0)), meta=dict(meta.get("state", {})))
@@ -346,7 +351,8 @@ class BulkLoader:
         )
         self._files[key] = current
         try:
-            self._consume(current)
+            # a new file continues the read detection checked its content with (not read twice)
+            self._consume(current, probe.replay() if probe is not None else importer.read(state))
             current.complete = True
         except (OSError, UnicodeError, ValueError) as exc:
             self._problem(current, None, f"read failed: {exc}")
@@ -356,15 +362,16 @@ class BulkLoader:
         if current.problems and not current.accepted and not current.messages:
             summary.failed_files += 1
 
-    def _importer(self, path: Path, fmt: str) -> Importer | None:
-        """The importer for ``path`` (detected when ``fmt`` is auto); None after reporting why."""
+    def _importer(self, path: Path, fmt: str) -> tuple[Importer | None, Probe | None]:
+        """The importer for ``path`` (detected when ``fmt`` is auto; (None, None) after reporting
+        why) and detection's paused content check of it, when there was one."""
         if fmt != "auto":
-            return IMPORTERS[fmt](path, self.options)
+            return IMPORTERS[fmt](path, self.options), None
         try:
-            found = detection(path, options=self.options)
+            found = detection(path, options=self.options, keep_probe=True)
         except (AmbiguousFormat, ForeignDBError) as exc:  # ForeignDBError: e.g. locked by its writer
             self._file_error(path, str(exc))
-            return None
+            return None, None
         if found.name is None and self.options.get("column_map") and found.ranked \
                 and found.ranked[0][0] == MAPPED_FORMAT:
             found.name = MAPPED_FORMAT  # --map names the columns: its read reports what is missing
@@ -372,16 +379,21 @@ class BulkLoader:
             if not found.ranked and first_line_too_long(path):
                 self._file_error(path, f"line 1 is longer than {MAX_LINE_BYTES:,} bytes, so its format cannot be "
                                        "recognised; nothing imported (pass --format to import the other lines)")
-                return None
+                return None, None
             self._file_error(path, describe_unknown(found.ranked, found.refused))
-            return None
+            return None, None
+        probe = found.probe
+        if probe is not None and type(probe.importer) is IMPORTERS[found.name]:
+            return probe.importer, probe
+        if probe is not None:
+            probe.close()
         importer = IMPORTERS[found.name](path, self.options)
         importer.head = found.head  # a whole document the detector parsed is not parsed again
-        return importer
+        return importer, None
 
-    def _consume(self, current: _File) -> None:
+    def _consume(self, current: _File, events: Iterator[Any]) -> None:
         add_message = self._add_message
-        for event in current.importer.read(current.state):
+        for event in events:
             kind = type(event)
             if kind is MessageRecord:
                 add_message(current, event)
@@ -566,6 +578,13 @@ class BulkLoader:
 
 
 REDACTED_COLUMNS = (3, 5, 9, 11)  # content, tool_calls, calls and search_text of a pending row (see _add_message)
+
+
+def _again(importer: Importer) -> Importer:
+    """A new importer of the same format for the same file (its detection head kept)."""
+    fresh = type(importer)(importer.path, importer.options)
+    fresh.head = importer.head
+    return fresh
 
 
 def _progress(current: _File) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from hermes_store.query import (
     highlight_excerpt,
     run_plan,
 )
+from hermes_store.sessions.importers.base import MAX_SNIPPET_CHARS, cap_chars, cap_title
 from hermes_store.sessions.storage import (
     SORTS,
     Filters,
@@ -392,10 +393,10 @@ def attach_snippets(db: Database | SessionStorage, hits: Sequence[Hit],
             if HIGHLIGHT_OPEN in excerpt:
                 snippet = f"[tool call] {excerpt}" if not snippet else f"{snippet} [tool call] {excerpt}"
         # the one threat scan of recorded text: a flagged message (or title) reaches no model
-        hit.snippet = guard_past(snippet, f"session message #{hit.message_id}",
+        hit.snippet = guard_past(cap_chars(snippet, MAX_SNIPPET_CHARS), f"session message #{hit.message_id}",
                                  also=content if content is not None else storage.message_content(hit.message_id))
         if hit.title:
-            hit.title = guard_past(hit.title, f"title of session {hit.session_id}")
+            hit.title = guard_past(cap_title(hit.title), f"title of session {hit.session_id}", also=hit.title)
 
 
 

@@ -25,6 +25,7 @@ from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.calltext import strip_boilerplate
 from hermes_store.sessions.fusion import fuse, session_ranking
+from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, MAX_SNIPPET_CHARS, cap_chars
 from hermes_store.sessions.refs import parse_ref
 from hermes_store.sessions.search import (
     HIDDEN_ROLES,
@@ -91,6 +92,11 @@ def _when(ts: float | None) -> str | None:
         return None
 
 
+def _label(value: Any) -> Any:
+    """A session's model or source as shown (cut: a value stored before the cap, or by hand)."""
+    return cap_chars(value, MAX_LABEL_CHARS)
+
+
 def _link(session_id: str, profile: str | None) -> str:
     return f"@session:{profile}/{session_id}" if profile else f"@session:{session_id}"
 
@@ -118,8 +124,8 @@ class _Store:
         return self.storage.get_session(session_id)
 
     def session_meta(self, row: dict[str, Any]) -> dict[str, Any]:
-        return {"when": _when(row.get("started_at")), "source": row.get("source"),
-                "model": row.get("model"), "title": _title(row)}
+        return {"when": _when(row.get("started_at")), "source": _label(row.get("source")),
+                "model": _label(row.get("model")), "title": _title(row)}
 
     def with_writer(self, fields: dict[str, Any], session_id: str) -> dict[str, Any]:
         """``fields`` plus ``written_by`` (``host:home``) when the session comes from a store
@@ -233,12 +239,13 @@ def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, mat
     entry: dict[str, Any] = {  # Hermes describes a hit by its lineage root's row
         "session_id": session["id"],
         "when": _when(root.get("started_at") or session.get("started_at")),
-        "source": root.get("source") or session.get("source") or "unknown",
-        "model": root.get("model") or session.get("model") or "unknown",
+        "source": _label(root.get("source") or session.get("source") or "unknown"),
+        "model": _label(root.get("model") or session.get("model") or "unknown"),
         "title": _title(root) or None,
         "matched_role": matched_role,
         "match_message_id": match_id,
-        "snippet": guard_past(snippet, f"session message #{match_id}"),
+        "snippet": guard_past(cap_chars(snippet, MAX_SNIPPET_CHARS), f"session message #{match_id}",
+                              also=snippet),
     }
     entry.update(_hydrate(store, session, match_id, match_seq, full=full, roles=roles, more=more))
     entry["link"] = _link(session["id"], store.profile)
@@ -524,7 +531,7 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
             "session_id": tip["id"],
             "link": _link(tip["id"], store.profile),
             "title": _title(tip) or None,
-            "source": tip.get("source") or root.get("source"),
+            "source": _label(tip.get("source") or root.get("source")),
             "started_at": root.get("started_at"),
             "last_active": _last_active(store, tip),  # the tip's own; the lineage's orders the list
             "message_count": tip.get("message_count") or store.count(tip["id"]),

@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from hermes_store.sessions.importers.base import cap_title
 from hermes_store.sessions.refs import message_ref
 from hermes_store.threats import guard_past, is_past_notice
 
@@ -43,8 +44,10 @@ def shown_message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dic
 
 
 def shown_title(row: dict[str, Any]) -> str:
-    """A session's title as a model may see it (scanned: a flagged one is a notice)."""
-    return guard_past(row.get("title"), f"title of session {row.get('id')}")
+    """A session's title as a model may see it: capped (a title stored before the cap, or by
+    hand, included) and scanned whole (a flagged one is a notice)."""
+    title = row.get("title")
+    return guard_past(cap_title(title), f"title of session {row.get('id')}", also=title)
 
 
 def tool_calls(value: Any) -> Any:

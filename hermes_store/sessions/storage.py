@@ -32,7 +32,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hermes_store.engines import storage_registry
+from hermes_store.engines import DEFAULT_ENGINE, StoreDatabase, storage_registry
 from hermes_store.query import Match
 from hermes_store.sessions.calltext import derived
 from hermes_store.storage_base import engine_class
@@ -211,7 +211,7 @@ class SessionStorage(ABC):
 
     engine: str = ""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: StoreDatabase) -> None:
         self.db = db
 
     # -- state ----------------------------------------------------------------
@@ -464,6 +464,6 @@ def storage_class(engine: str) -> type[SessionStorage]:
     return engine_class(STORAGE_ENGINES, engine, "session storage")
 
 
-def open_session_storage(db: Any) -> SessionStorage:
+def open_session_storage(db: StoreDatabase) -> SessionStorage:
     """The session storage over ``db`` (a database object with an ``engine`` name)."""
-    return storage_class(getattr(db, "engine", "sqlite"))(db)
+    return storage_class(getattr(db, "engine", DEFAULT_ENGINE))(db)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_store.db import current_budget
+from hermes_store.pgdb import PgDatabase
 from hermes_store.pgquery import (
     SEARCH_CONFIG,
     TERM_CAP,
@@ -65,6 +66,7 @@ from hermes_store.sessions.storage_pg_health import (
     SNIPPET_CHARS,
     PgIndexHealth,
 )
+from hermes_store.sessions.storage_pg_rank import average_length, row_counts, term_lexemes
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
 logger = logging.getLogger(__name__)
@@ -175,14 +177,14 @@ def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-
 class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
     """Every read and write of the session index, in PostgreSQL."""
 
     engine = "postgresql"
     dialect = _DIALECT
+    db: PgDatabase
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
         self._idf_seen: dict[tuple[str, int], tuple[float, float]] = {}  # -> (at, idf)
 
@@ -349,9 +351,7 @@ class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
                 rows = int(estimate)
             else:
                 rows = int(self.db.scalar("SELECT count(*) FROM messages") or 0)
-            avgdl = float(self.db.scalar(
-                "SELECT avg(length(tsv)) FROM (SELECT tsv FROM messages ORDER BY id DESC LIMIT %s) t",
-                (AVGDL_SAMPLE,)) or 1.0)
+            avgdl = average_length(self.db, AVGDL_SAMPLE)
             stats = _CORPUS_STATS[self.db] = (now, rows, max(avgdl, 1e-9))
         return stats[1], stats[2]
 
@@ -561,10 +561,13 @@ class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
             idf = [_sampled_idf(rows, int(budget), corpus_rows)]
         else:
             idf = [self._idf(text, corpus_rows, keys) for text, keys in compiled]
+        counts = row_counts(self.db, [int(r["id"]) for r in rows], [term_lexemes(t) for t in term_queries])
         hits = []
         for row in rows:
-            norm = bm25.length_norm(float(row["dl"] or 0), avgdl)
-            score = sum(bm25.term_score(weight, 1.0, norm) for i, weight in enumerate(idf) if row[f"t{i}"])
+            length, freqs = counts.get(int(row["id"]), (float(row["dl"] or 0), [1.0] * len(idf)))
+            norm = bm25.length_norm(length, avgdl)
+            score = sum(bm25.term_score(weight, max(freqs[i], 1.0), norm)
+                        for i, weight in enumerate(idf) if row[f"t{i}"])
             hits.append(Hit(int(row["id"]), row["session_id"], int(row["seq"]), row["role"],
                             row["timestamp"], row["source"], row["title"], score, match))
         return Hits(hits, note=walk.note())

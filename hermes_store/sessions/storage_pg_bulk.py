@@ -12,10 +12,13 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_store.sessions.rows import decode_meta
 from hermes_store.sessions.storage import MESSAGE_ROW_FIELDS, Batch, BulkWriter, full_rows
+
+if TYPE_CHECKING:
+    from hermes_store.pgdb import PgDatabase
 
 logger = logging.getLogger(__name__)
 
@@ -27,7 +30,7 @@ _COPY_MESSAGES = f"COPY {{table}} ({', '.join(MESSAGE_ROW_FIELDS)}) FROM STDIN"
 class PgBulkWriter(BulkWriter):
     """Bulk-loader batches in one transaction each: sources, sessions, then messages by COPY."""
 
-    def __init__(self, db: Any, *, pipeline: bool, on_commit: Callable[[int, int], None]) -> None:
+    def __init__(self, db: PgDatabase, *, pipeline: bool, on_commit: Callable[[int, int], None]) -> None:
         self.db = db
         self.on_commit = on_commit
         self.cpu_seconds = 0.0

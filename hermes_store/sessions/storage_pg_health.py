@@ -8,11 +8,14 @@ the CJK projection backfill and the search probe.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_store.pgquery import SEARCH_CONFIG
 from hermes_store.sessions.rows import cjk_for
 from hermes_store.sessions.storage_pg_bulk import MESSAGE_TEXT_INDEXES
+
+if TYPE_CHECKING:
+    from hermes_store.pgdb import PgDatabase
 
 PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (SQLite migration 0007)
 SNIPPET_CHARS = 65536  # prefix of a message ts_headline reads
@@ -21,7 +24,7 @@ SNIPPET_CHARS = 65536  # prefix of a message ts_headline reads
 class PgIndexHealth:
     """The maintenance methods of the PostgreSQL session storage (``self.db``: a PgDatabase)."""
 
-    db: Any  # the storage's PgDatabase; ``self.ready()`` and ``self.text_indexes()`` as the storage has them
+    db: PgDatabase  # the storage's; ``self.ready()`` and ``self.text_indexes()`` as the storage has them
 
     def stats(self) -> dict[str, Any]:
         per_source = {

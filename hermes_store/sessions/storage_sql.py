@@ -281,7 +281,7 @@ class SqlSessionStorage(SessionStorage):
     # -- forgetting for good (tombstones) ----------------------------------------------
 
     def _forget_transaction(self) -> Any:
-        return self.db.write() if self.db.engine == "sqlite" else self.db.transaction()
+        return self.db.write()
 
     def forget_messages(self, message_ids: Sequence[int], now: float) -> int:
         """Delete these messages and tombstone each (session id + hash of its content); the

@@ -182,8 +182,7 @@ class SqliteSessionStorage(SqlSessionStorage):
     def set_title(self, session_id: str, title: str | None) -> None:
         """Set or clear a title."""
         with self.db.write():
-            self.db.execute("UPDATE sessions SET title=? WHERE id=?", (title, session_id))
-            if self.db.conn.changes() == 0:
+            if self.db.execute("UPDATE sessions SET title=? WHERE id=?", (title, session_id)) == 0:
                 raise SessionNotFound(session_id)
 
     # -- reading sessions ---------------------------------------------------------
@@ -243,7 +242,7 @@ class SqliteSessionStorage(SqlSessionStorage):
             f"ORDER BY messages_fts.rowid {direction} LIMIT ?"
         )
         try:
-            rows = self.db.execute(sql, (to_fts5(match), *params, int(budget))).fetchall()
+            rows = self.db.iter_rows(sql, (to_fts5(match), *params, int(budget))).fetchall()
         except apsw.SQLError as exc:
             if is_query_error(exc):
                 raise QueryRejected(str(exc)) from exc
@@ -259,7 +258,7 @@ class SqliteSessionStorage(SqlSessionStorage):
                "FROM messages m LEFT JOIN sessions s ON s.id = m.session_id "
                f"WHERE m.session_id = ? AND m.seq = ?{where}")
         for sid, seq in sorted(positions):
-            row = self.db.execute(sql, (sid, seq, *params)).fetchone()
+            row = self.db.iter_rows(sql, (sid, seq, *params)).fetchone()
             if row is not None:
                 found.append(Hit(int(row[0]), row[1], int(row[2]), row[3], row[4], row[5], row[6],
                                  0.0, None))
@@ -270,7 +269,7 @@ class SqliteSessionStorage(SqlSessionStorage):
         """FTS5's ``snippet()`` of the content column, else of the tool calls when only they
         match (marked ``[tool call]``); None when it fails."""
         try:
-            row = self.db.execute(
+            row = self.db.iter_rows(
                 "SELECT snippet(messages_fts, 0, ?, ?, '...', ?),"
                 " snippet(messages_fts, 2, ?, ?, '...', ?) FROM messages_fts "
                 "WHERE messages_fts MATCH ? AND rowid = ?",
@@ -372,7 +371,7 @@ class SqliteSessionStorage(SqlSessionStorage):
 
     def integrity_problems(self) -> list[str]:
         """``PRAGMA integrity_check`` problems."""
-        rows = [str(r[0]) for r in self.db.execute("PRAGMA integrity_check")]
+        rows = [str(r[0]) for r in self.db.iter_rows("PRAGMA integrity_check")]
         return [] if rows == ["ok"] else rows
 
     def text_indexes(self) -> list[str]:

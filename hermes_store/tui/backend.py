@@ -110,10 +110,7 @@ class StoreView:
 
     def where(self) -> str:
         """The store's location for messages (path or server URL without secrets)."""
-        url = self.home.database_url()
-        if url and self.home.engine == "postgresql":
-            return url.split("@")[-1]
-        return str(self.home.db_path) if not url else url
+        return self.home.store_location()
 
     def db(self) -> Any:
         """The open store, or None when none exists (opened once, through ``Home``)."""

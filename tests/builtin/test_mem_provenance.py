@@ -91,11 +91,17 @@ def test_hand_edit_seen_by_a_write_is_not_blamed_on_the_writer(store, home):
 
 
 def test_preexisting_files_are_imported_without_history(home):
+    """Entries already in the file are recorded as ``import`` with no history: at load when a
+    store exists, else by the first write (reading never creates the store)."""
     home.memory_file.write_text("old one\n§\nold two")
     s = MemoryStore(home)
     s.load_from_disk()
-    assert {r["created_origin"] for r in s.describe("memory")} == {"import"}
     assert s.history() == []
+    s.add("memory", "new three")
+    rows = {r["text"]: r["created_origin"] for r in s.describe("memory")}
+    assert rows == {"old one": "import", "old two": "import", "new three": "api"}
+    assert [(e["action"], e["new_text"]) for e in s.history()] == [("add", "new three")]
+    s.close()
 
 
 def test_history_is_append_only(store, home):
@@ -179,7 +185,7 @@ def test_unwritable_database_never_blocks_memory_writes(home):
 
 @sqlite_only("a read-only open is an APSW file mode")
 def test_read_only_database_never_blocks_memory_writes(home, monkeypatch):
-    MemoryStore(home).load_from_disk()  # create and migrate the DB
+    home.open_db().close()  # create and migrate the DB (loading memory only reads)
     monkeypatch.setattr(type(home), "open_db",
                         lambda self, **kw: Database(self.db_path, readonly=True))
     s = MemoryStore(home)
@@ -189,6 +195,7 @@ def test_read_only_database_never_blocks_memory_writes(home, monkeypatch):
 
 def test_provenance_sync_is_idempotent(home):
     home.memory_file.write_text("a\n§\nb")
+    home.open_db().close()  # a store to sync with (without one a sync waits for the first write)
     prov = Provenance(home)
     assert prov.sync("memory", ["a", "b"]) and prov.sync("memory", ["a", "b"])
     assert prov.history() == [] and set(prov.entry_info("memory")) == {"a", "b"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -66,8 +67,14 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+PRINTED_URL = re.compile(r"open (http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]+))")
+
+
 def start_browse(home: Path, log: Path) -> tuple[subprocess.Popen, str]:
-    """Start ``hermes-store browse`` and wait until Datasette answers; return (process, base URL)."""
+    """Start ``hermes-store browse`` and wait until Datasette answers the URL it printed.
+
+    Returns (process, base URL); the run's token is in :data:`TOKENS` under the base URL, and
+    :func:`get_json` adds it (as the first request of a browser would, then its cookie)."""
     port = free_port()
     handle = open(log, "w", encoding="utf-8")  # noqa: SIM115 (closed with the process by the caller)
     proc = subprocess.Popen([sys.executable, "-c", "from hermes_store.cli import main; main()",
@@ -78,8 +85,14 @@ def start_browse(home: Path, log: Path) -> tuple[subprocess.Popen, str]:
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"browse exited with {proc.returncode}: {log.read_text()}")
+        printed = PRINTED_URL.search(log.read_text(encoding="utf-8"))
+        if printed is None:
+            time.sleep(0.2)
+            continue
+        assert printed.group(2) == str(port)
+        TOKENS[base] = printed.group(3)
         try:
-            with urllib.request.urlopen(base + "/-/versions.json", timeout=2):
+            with urllib.request.urlopen(printed.group(1), timeout=2):
                 return proc, base
         except OSError:
             time.sleep(0.2)
@@ -87,8 +100,20 @@ def start_browse(home: Path, log: Path) -> tuple[subprocess.Popen, str]:
     raise AssertionError(f"Datasette did not answer on {base}: {log.read_text()}")
 
 
+TOKENS: dict[str, str] = {}  # base URL -> the token its browse printed
+
+
+def with_token(url: str) -> str:
+    """``url`` with the token of the browse run it points at."""
+    for base, token in TOKENS.items():
+        if url.startswith(base):
+            return url + ("&" if "?" in url else "?") + "token=" + token
+    return url
+
+
 def get_json(url: str):
-    with urllib.request.urlopen(url, timeout=20) as response:
+    """GET ``url`` (with its browse run's token) and decode the JSON reply."""
+    with urllib.request.urlopen(with_token(url), timeout=20) as response:
         return json.loads(response.read().decode("utf-8"))
 
 

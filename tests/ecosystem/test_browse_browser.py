@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from eco_helpers import PLANTED, build_store, start_browse, stop
+from eco_helpers import PLANTED, TOKENS, build_store, start_browse, stop
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -49,6 +49,13 @@ def site(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def signed_in(site, browser):
+    """The browser opened the printed URL once: from then on its cookie lets it navigate."""
+    _load(browser, f"{site}/?token={TOKENS[site]}", "hermes_store")
+    return site
+
+
+@pytest.fixture(scope="module")
 def browser():
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
@@ -75,10 +82,23 @@ def _load(browser, url: str, text: str) -> None:
     WebDriverWait(browser, 30).until(lambda d: text in d.page_source)
 
 
-def test_search_box_finds_the_planted_message(site, browser):
+def test_without_the_printed_url_the_browser_is_refused(site, browser):
+    browser.delete_all_cookies()
+    _load(browser, f"{site}/hermes_store/messages", "open the URL")
+    assert "rows-and-columns" not in browser.page_source
+
+
+def test_cookie_is_http_only_and_strict(signed_in, browser):
+    cookies = [c for c in browser.get_cookies() if c["name"].startswith("hermes_store_browse_")]
+    assert len(cookies) == 1 and cookies[0]["httpOnly"] is True and cookies[0]["sameSite"] == "Strict"
+    assert browser.execute_script("return document.cookie") == ""  # not readable by page scripts
+
+
+def test_search_box_finds_the_planted_message(signed_in, browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
+    site = signed_in
     _load(browser, f"{site}/hermes_store/messages", "rows-and-columns")
     all_rows = browser.find_elements(By.CSS_SELECTOR, "table.rows-and-columns tbody tr")
     assert len(all_rows) > 1
@@ -94,9 +114,10 @@ def test_search_box_finds_the_planted_message(site, browser):
         browser.save_screenshot(SCREENSHOT)
 
 
-def test_canned_query_renders(site, browser):
+def test_canned_query_renders(signed_in, browser):
     from selenium.webdriver.common.by import By
 
+    site = signed_in
     _load(browser, f"{site}/hermes_store", "Facts by trust")
     links = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "a")]
     assert {"Memory history timeline", "Facts by trust", "Sessions per day per source"} <= set(links)

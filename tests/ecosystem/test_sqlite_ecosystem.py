@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from eco_helpers import (
     FACT_WORD,
     PAST_CAP,
     PLANTED,
+    TOKENS,
     build_store,
     get_json,
     run_cli,
@@ -134,6 +136,59 @@ def test_datasette_canned_queries(datasette):
     assert len(trust) == 2 and trust[0]["trust"] >= trust[1]["trust"]
     per_day = get_json(f"{datasette}/hermes_store/sessions_per_day.json?_shape=array")
     assert per_day == [{"day": "2026-01-05", "source": "telegram", "sessions": 1, "messages": 4}]
+
+
+def _request(base: str, path: str, host: str | None = None, cookie: str | None = None):
+    """GET ``path`` on the browse server at ``base`` with exactly these headers; (status, headers, body)."""
+    port = int(base.rsplit(":", 1)[1])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    conn.putrequest("GET", path, skip_host=True)
+    conn.putheader("Host", host if host is not None else f"127.0.0.1:{port}")
+    if cookie is not None:
+        conn.putheader("Cookie", cookie)
+    conn.endheaders()
+    response = conn.getresponse()
+    body = response.read().decode("utf-8", "replace")
+    conn.close()
+    return response.status, response.getheader("Set-Cookie"), body
+
+
+def test_browse_refuses_requests_without_the_token(datasette):
+    """Another local user can connect to 127.0.0.1 too: without this run's token nothing is served."""
+    for path in ("/", "/hermes_store/facts.json", "/-/versions.json", "/hermes_store.json?sql=select+1"):
+        status, cookie, body = _request(datasette, path)
+        assert status == 403 and cookie is None and "kestrel" not in body, path
+    status, _, _ = _request(datasette, "/hermes_store/facts.json?token=" + "A" * 43)
+    assert status == 403
+    status, _, _ = _request(datasette, "/", cookie=f"hermes_store_browse_{datasette.rsplit(':', 1)[1]}=wrong")
+    assert status == 403
+
+
+def test_browse_token_sets_a_strict_http_only_cookie_that_lets_one_navigate(datasette):
+    port = datasette.rsplit(":", 1)[1]
+    token = TOKENS[datasette]
+    status, set_cookie, _ = _request(datasette, f"/?token={token}")
+    assert status == 200
+    name_value, *flags = [part.strip() for part in set_cookie.split(";")]
+    assert name_value == f"hermes_store_browse_{port}={token}"
+    assert {"HttpOnly", "SameSite=Strict", "Path=/"} <= set(flags)
+    status, _, body = _request(datasette, "/hermes_store/facts.json?_shape=array", cookie=name_value)
+    assert status == 200 and FACT_WORD in body
+    # the token is taken out of the query string: Datasette never reads it as a column filter
+    status, _, body = _request(datasette, f"/hermes_store/facts.json?_shape=array&token={token}")
+    assert status == 200 and len(json.loads(body)) == 2
+
+
+def test_browse_refuses_a_foreign_host_even_with_the_token(datasette):
+    """DNS rebinding: a page of evil.example re-pointed at 127.0.0.1 sends Host: evil.example."""
+    port = datasette.rsplit(":", 1)[1]
+    token = TOKENS[datasette]
+    cookie = f"hermes_store_browse_{port}={token}"
+    for host in ("evil.example", f"evil.example:{port}", "127.0.0.1", f"127.0.0.1:{int(port) + 1}",
+                 f"localhost.evil.example:{port}", ""):
+        status, set_cookie, body = _request(datasette, f"/hermes_store/facts.json?token={token}", host, cookie)
+        assert status == 400 and set_cookie is None and FACT_WORD not in body, host
+    assert _request(datasette, f"/?token={token}", f"localhost:{port}")[0] == 200
 
 
 def test_stopping_browse_stops_datasette(store, tmp_path):

@@ -175,8 +175,10 @@ def test_every_tool_reply_is_fenced(home, disguise):
              ("memory", {"action": "add", "target": "user", "content": "likes zebras"})]
     for name, args in calls:
         out = handle_tool_call(name, args, home=home)
-        # a past session's text with an invisible character reaches the model as the scan's notice (issue 25)
-        assert name == "memory" or "zebra" in out or (name == "session_search" and "[BLOCKED:" in out), \
+        # a past session's text or a stored fact with an invisible character reaches the model as
+        # the scan's notice (issue 25)
+        assert name == "memory" or "zebra" in out or (name in ("session_search", "fact_store")
+                                                      and "[BLOCKED:" in out), \
             (name, args, out)
         assert not _LEFTOVER.search(_visible(json.loads(out).__repr__())), (name, args, out)
 

@@ -42,5 +42,5 @@ def test_writes_after_the_wal_vanished_are_not_lost(home):
     writer.wait(timeout=60)
     with Database(home.db_path) as db:
         final = db.scalar("SELECT count(*) FROM facts")
-        assert [r[0] for r in db.execute("PRAGMA integrity_check")] == ["ok"]
+        assert [r[0] for r in db.iter_rows("PRAGMA integrity_check")] == ["ok"]
     assert rescued == 10 and seen == 11 and final == 11

@@ -90,3 +90,59 @@ def test_batch_redaction_finds_secrets_past_scan_chunks() -> None:
     assert PLANTED["openai"][1] not in out[4001][2]
     assert [row for i, row in enumerate(out) if i not in (2999, 4001)] == \
         [row for i, row in enumerate(rows) if i not in (2999, 4001)]
+
+
+def _plain_prefilter(monkeypatch) -> Prefilter:
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_hyperscan(name, *args, **kwargs):
+        if name == "hyperscan":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_hyperscan)
+    plain = Prefilter()
+    monkeypatch.undo()
+    assert plain.engine == "re"
+    return plain
+
+
+def _variants() -> list[str]:
+    """Planted and harmless texts, upper/title-cased, wrapped in prose, with non-ASCII forms
+    that re's IGNORECASE matches (the Kelvin sign for k, the long s for s)."""
+    base = [text for text, _ in PLANTED.values()] + list(HARMLESS)
+    out: list[str] = []
+    for text in base:
+        out += [text, text.upper(), text.title(), f"before {text} after", f"{text}\n" * 3]
+        out.append(text.replace("k", "\u212a").replace("s", "\u017f"))
+        out.append("中文 " + text)
+    out += ["", "ſecret: Vq7xP2mmQ9zL", "TOKEN := 'Zq8vN3kkP1'", "aPi-KeY=Xk29dmQ0pl", "x" * 5000]
+    return out
+
+
+def test_re_prefilter_literal_check_is_exact(monkeypatch) -> None:
+    """The pure-re prefilter's literal pre-check fires exactly the rules the triggers alone fire."""
+    plain = _plain_prefilter(monkeypatch)
+    for text in _variants():
+        expected = {i for i, trigger in enumerate(plain._triggers) if trigger.search(text)}
+        assert set(plain.fired(text)) == expected, text
+
+
+def test_re_batch_candidates_match_hyperscan(monkeypatch) -> None:
+    """Batch candidates without Hyperscan (joined, lower-cased ASCII chunks) are the texts
+    whose triggers fire, past chunk boundaries too, and the same set Hyperscan finds."""
+    plain = _plain_prefilter(monkeypatch)
+    texts = _variants() * 5  # > CANDIDATE_CHUNK texts: several chunks
+    expected = {i for i, text in enumerate(texts)
+                if any(trigger.search(text) for trigger in plain._triggers)}
+    assert expected and len(expected) < len(texts)
+    assert plain.candidates(texts) == expected
+    fast = Prefilter()
+    if fast.engine == "hyperscan":  # its caseless mode is ASCII-only: compared on ASCII texts
+        ascii_only = {i for i in expected if texts[i].isascii()}
+        assert fast.candidates(texts) >= ascii_only  # it may add a cross-separator candidate
+    plain_redactor = Redactor(b"test-key")
+    rows = [(i, text) for i, text in enumerate(texts)]
+    assert plain_redactor.redact_rows(rows, (1,)) == [(i, R.redact(text)) for i, text in rows]

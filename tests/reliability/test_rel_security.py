@@ -304,7 +304,28 @@ ALLOWED = {
     ("db.py", "int(version)"): "migration number from the file name, an int",
     ("db.py", "<computed SQL> sql.format"):
         "query_in_chunks (Database/PortableSql.query_in): '?,?,?' placeholders into {marks}",
-    ("builtin/storage_sqlite.py", "HISTORY_COLUMNS"): "constant column list",
+    # built-in memory's shared statements: the scope columns (none, or PostgreSQL's "home") and
+    # the column names are constants chosen in code (builtin/storage_sql.py)
+    ("builtin/storage_sql.py", "ENTRY_COLUMNS"): "constant column list",
+    ("builtin/storage_sql.py", "self.history_columns"): "the engine's constant history column list",
+    ("builtin/storage_sql.py", "where"): "'col = ?' fragments over the constant scope columns and 'target'",
+    ("builtin/storage_sql.py", "self._where('id')"): "'col = ?' fragments over constant column names",
+    ("builtin/storage_sql.py", "self._where('target')"): "'col = ?' fragments over constant column names",
+    ("builtin/storage_sql.py", "self._where('target', 'text')"): "'col = ?' fragments over constant column names",
+    ("builtin/storage_sql.py", "self._columns('target')"): "constant column names",
+    ("builtin/storage_sql.py", "self._columns('target', 'text')"): "constant column names",
+    ("builtin/storage_sql.py", "self._columns(*columns)"): "constant column names",
+    ("builtin/storage_sql.py", "self._columns(*INDEX_COLUMNS)"): "constant column names",
+    ("builtin/storage_sql.py", "self._marks(*columns)"): "'?' placeholders, one per constant column",
+    ("builtin/storage_sql.py", "self._marks(*INDEX_COLUMNS)"): "'?' placeholders, one per constant column",
+    ("builtin/storage_pg.py", "self._columns(*INDEX_COLUMNS)"): "constant column names",
+    # the PostgreSQL ranking's per-row counts (sessions/storage_pg_rank.py)
+    ("sessions/storage_pg_rank.py", "_COUNT"): "constant SQL expression (a lexeme's position count)",
+    ("sessions/storage_pg_rank.py", "_only('m.tsv')"): "ts_filter/setweight of a column, %s placeholder",
+    ("sessions/storage_pg_rank.py", "_only(calls_vector)"):
+        "ts_filter/setweight of the constant calls expression, %s placeholder",
+    ("sessions/storage_pg_rank.py", "SEARCH_CONFIG"): "constant text search configuration name",
+    ("sessions/storage_pg_rank.py", "CALLS_CHARS"): "int constant",
     ("facts/hermes_import.py", "select"): "constant column names (or NULL AS <constant>)",
     ("facts/hermes_import.py", "eselect"): "constant column names (or NULL AS <constant>)",
     ("facts/hermes_import.py", "order"): "'fact_id' or 'rowid'",
@@ -353,7 +374,6 @@ ALLOWED = {
     ("dbcopy.py", "', '.join('?' * len(cols))"): "'?' placeholders",
     ("dbcopy.py", "where"): "constant ' WHERE home = %s' or ''",
     ("dbcopy.py", "ident"): "identity column name from the constant table list",
-    ("builtin/storage_pg.py", "HISTORY_COLUMNS"): "constant column list",
     ("builtin/storage_pg.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
     ("builtin/storage_pg.py", "SEARCH_CONFIG"): "constant text search configuration name",
     ("facts/storage_pg.py", "NOW_TEXT"): "constant SQL expression for the current UTC time",
@@ -396,6 +416,10 @@ ALLOWED = {
         "the engine's constant substring test with a placeholder (instr / strpos)",
     ("dbhealth.py", "item.kind.upper()"): "TRIGGER or VIEW: the kind sqlite_master gave an extra object",
     ("dbhealth.py", "_ident(item.name)"): "the extra object's name from sqlite_master, quoted as an identifier",
+    # PostgreSQL exact-schema check (issue 25): the scratch reference schema and doctor --fix's drops
+    ("dbhealth.py", "scratch"): "'hermes_store_reference_' + pid + monotonic ns: digits only",
+    ("dbhealth.py", "MIGRATIONS_TABLE"): "the constant name of the migrations table",
+    ("dbhealth.py", "on"): "'' or ' ON ' + the extra object's table from pg_catalog, quoted",
     # the one reader of other programs' SQLite files (read-only, bounded)
     ("foreign_db.py", "MAX_SCHEMA_OBJECTS"): "int constant",
     ("foreign_db.py", "quote_identifier(table)"): "a real table's name from sqlite_master, quoted as an identifier",

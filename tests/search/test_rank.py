@@ -23,7 +23,7 @@ def ranked_db(db):
 
 
 def scores(db, function, expression):
-    return db.execute(
+    return db.iter_rows(
         f"SELECT rowid, {function} FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid",
         (expression,),
     ).fetchall()

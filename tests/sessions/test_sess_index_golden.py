@@ -89,18 +89,18 @@ def _root_free(root: Path):
 def _digest(db: Database, root: Path) -> dict:
     clean = _root_free(root)
     rows = [tuple(clean(v) for v in row) for row in
-            db.execute(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY session_id, seq").fetchall()]
+            db.iter_rows(f"SELECT {MESSAGE_COLUMNS} FROM messages ORDER BY session_id, seq").fetchall()]
     rows.sort(key=lambda row: (row[0], row[1]))
     messages = hashlib.sha256(json.dumps(rows, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
-    seq_of = {mid: [clean(sid), seq] for mid, sid, seq in db.execute("SELECT id, session_id, seq FROM messages")}
+    seq_of = {mid: [clean(sid), seq] for mid, sid, seq in db.iter_rows("SELECT id, session_id, seq FROM messages")}
     db.execute("CREATE VIRTUAL TABLE temp.golden_vocab USING fts5vocab(main, messages_fts, 'instance')")
     try:
         entries = sorted((term, seq_of[doc], col, offset) for term, doc, col, offset
-                         in db.execute("SELECT term, doc, col, offset FROM temp.golden_vocab"))
+                         in db.iter_rows("SELECT term, doc, col, offset FROM temp.golden_vocab"))
     finally:
         db.execute("DROP TABLE temp.golden_vocab")
     index = hashlib.sha256(json.dumps(entries, ensure_ascii=False).encode("utf-8")).hexdigest()
-    sessions = sorted(tuple(clean(v) for v in row) for row in db.execute(
+    sessions = sorted(tuple(clean(v) for v in row) for row in db.iter_rows(
         "SELECT id, title, model, started_at, ended_at, parent_session_id, message_count FROM sessions"))
     return {
         "messages": len(rows),

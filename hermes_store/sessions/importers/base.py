@@ -47,6 +47,26 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False)
 MAX_TITLE_CHARS = 300  # characters of a session title kept from any source (titles reach the model)
 
 
+MAX_LABEL_CHARS = 300  # a session's model and source name (they reach the model too)
+MAX_WORKSPACE_CHARS = 4096  # a session's working directory (PATH_MAX)
+MAX_SNIPPET_CHARS = 1000  # a search snippet: one 50,000-letter "word" is no longer a 50 KB snippet
+
+
+def cap_chars(value: Any, limit: int) -> Any:
+    """``value`` cut to ``limit`` characters (ending in ``…``) when it is a longer string."""
+    if isinstance(value, str) and len(value) > limit:
+        return value[:limit - 1] + "\u2026"
+    return value
+
+
+def cap_title(title: Any) -> Any:
+    """``title`` cut to :data:`MAX_TITLE_CHARS` (ending in ``…``); anything else unchanged.
+
+    The one cap of a session title: importers, the live API (create, rename) and what a model
+    is shown of a title stored before the cap (or written into the database by hand)."""
+    return cap_chars(title, MAX_TITLE_CHARS)
+
+
 @dataclass
 class SessionRecord:
     """A session as read from a source; ``None`` fields leave stored values alone."""
@@ -63,8 +83,9 @@ class SessionRecord:
 
     def __post_init__(self) -> None:
         # a title reaches the model (session_search, recall): whatever the source, it is capped here
-        if isinstance(self.title, str) and len(self.title) > MAX_TITLE_CHARS:
-            self.title = self.title[:MAX_TITLE_CHARS - 1] + "\u2026"
+        self.title = cap_title(self.title)
+        self.model, self.source = cap_chars(self.model, MAX_LABEL_CHARS), cap_chars(self.source, MAX_LABEL_CHARS)
+        self.workspace = cap_chars(self.workspace, MAX_WORKSPACE_CHARS)
 
 
 @dataclass(slots=True)

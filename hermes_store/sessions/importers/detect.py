@@ -12,13 +12,19 @@ each found missing.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hermes_store.foreign_db import ForeignDBError
-from hermes_store.sessions.importers.base import Importer, MessageRecord, Problem, SourceState
+from hermes_store.sessions.importers.base import (
+    Event,
+    Importer,
+    MessageRecord,
+    Problem,
+    SourceState,
+)
 from hermes_store.sessions.importers.head import SQLITE_MAGIC, Head
 from hermes_store.sessions.importers.registry import IMPORTERS
 
@@ -26,7 +32,7 @@ THRESHOLD = 0.5
 PROBE_MESSAGES = 200  # messages a claim reads to show it carries content
 PROBE_EVENTS = 20_000  # events (lines, checkpoints, problems) read at most while probing
 
-__all__ = ["PROBE_MESSAGES", "SQLITE_MAGIC", "THRESHOLD", "Detection", "Head", "candidates",
+__all__ = ["PROBE_MESSAGES", "SQLITE_MAGIC", "THRESHOLD", "Detection", "Head", "Probe", "candidates",
            "content_gap", "detect", "detect_format", "detection"]
 
 
@@ -35,13 +41,42 @@ class AmbiguousFormat(ValueError):
 
 
 @dataclass
+class Probe:
+    """The content check's read of a claim, paused where the check stopped: an import that
+    starts from the beginning continues it (:meth:`replay`) instead of reading the file's
+    first messages a second time. ``state`` is the read's own (importers keep resume data in it)."""
+
+    importer: Importer
+    state: SourceState
+    events: list[Event]  # what the check read, in order
+    rest: Iterator[Event]  # the read itself, paused after ``events``
+
+    def replay(self) -> Iterator[Event]:
+        """Every event of the read from the start: the checked ones, then the rest of it."""
+        events, self.events = self.events, []
+        yield from events
+        yield from self.rest
+
+    def close(self) -> None:
+        """Stop the paused read (its file or database handle is released)."""
+        self.events = []
+        close = getattr(self.rest, "close", None)
+        if close is not None:
+            close()
+
+
+@dataclass
 class Detection:
-    """What detection found: the winner (or None), every candidate, and why claims were refused."""
+    """What detection found: the winner (or None), every candidate, and why claims were refused.
+
+    ``probe`` (only when :func:`detection` was asked to keep it): the winner's content check,
+    to be continued by the import or closed."""
 
     name: str | None
     ranked: list[tuple[str, float]]
     head: Head
     refused: dict[str, str] = field(default_factory=dict)  # format -> what its read found missing
+    probe: Probe | None = None
 
 
 def _sniff(cls: type[Importer], head: Head) -> float:
@@ -69,16 +104,28 @@ def content_gap(cls: type[Importer], head: Head) -> str | None:
     Reads at most :data:`PROBE_MESSAGES` messages (and :data:`PROBE_EVENTS` events):
     no message at all, or messages more than half empty with no tool call, is a gap.
     """
+    gap, probe = _content_probe(cls, head, keep=False)
+    return gap
+
+
+def _content_probe(cls: type[Importer], head: Head, *, keep: bool) -> tuple[str | None, Probe | None]:
+    """:func:`content_gap`, and with ``keep`` the paused read when the claim stands."""
     messages = empty = calls = 0
     problem: str | None = None  # the first problem the read reported (e.g. a --map column missing)
+    probe: Probe | None = None
     try:
         if cls.member_of(head) is not None:
-            return None  # read through its source, which is asked for content in its own turn
+            return None, None  # read through its source, which is asked for content in its own turn
         importer = cls(head.path, head.options)
         importer.head = head
-        events = importer.read(SourceState())
+        state = SourceState()
+        events = importer.read(state)
+        seen: list[Event] = []
+        keep_event = seen.append if keep else None
         try:
             for event in itertools.islice(events, PROBE_EVENTS):
+                if keep_event is not None:
+                    keep_event(event)
                 if event.__class__ is Problem and problem is None:
                     problem = event.error
                 if event.__class__ is MessageRecord:
@@ -89,43 +136,60 @@ def content_gap(cls: type[Importer], head: Head) -> str | None:
                         empty += 1
                     if messages >= PROBE_MESSAGES:
                         break
+            if keep:
+                probe = Probe(importer, state, seen, events)
         finally:
-            close = getattr(events, "close", None)
-            if close is not None:
-                close()
+            if probe is None:
+                close = getattr(events, "close", None)
+                if close is not None:
+                    close()
     except Exception as exc:  # a third-party read must never stop detection
-        return f"its read failed ({type(exc).__name__}: {exc})"
+        if probe is not None:
+            probe.close()
+        return f"its read failed ({type(exc).__name__}: {exc})", None
+    gap = None
     if not messages:
-        return f"it read no messages ({problem})" if problem else "it read no messages"
-    if not calls and empty * 2 > messages:
-        return f"{empty} of the first {messages} messages it read are empty and none has a tool call"
-    return None
+        gap = f"it read no messages ({problem})" if problem else "it read no messages"
+    elif not calls and empty * 2 > messages:
+        gap = f"{empty} of the first {messages} messages it read are empty and none has a tool call"
+    if gap is not None and probe is not None:
+        probe.close()
+        probe = None
+    return gap, probe
 
 
 def detection(path: Path | Head, importers: Mapping[str, type[Importer]] | None = None,
-              options: dict[str, Any] | None = None) -> Detection:
+              options: dict[str, Any] | None = None, *, keep_probe: bool = False) -> Detection:
     """Detect the format of ``path``: claims are sniffed, then checked for content.
 
-    Raises :class:`AmbiguousFormat` when two claims that carry content tie at the top.
+    With ``keep_probe`` the winner's content check is kept paused in ``Detection.probe``
+    (the caller continues or closes it). Raises :class:`AmbiguousFormat` when two claims
+    that carry content tie at the top.
     """
     head = path if isinstance(path, Head) else Head.read(Path(path), options)
     registry = IMPORTERS if importers is None else importers
     ranked = candidates(head, registry)
     found = Detection(None, ranked, head)
     standing: list[tuple[str, float]] = []
+    probes: list[Probe] = []
     for name, score in ranked:
         if score < THRESHOLD or (standing and score < standing[0][1]):
             break
-        gap = content_gap(registry[name], head)
+        gap, probe = _content_probe(registry[name], head, keep=keep_probe)
         if gap is None:
             standing.append((name, score))
+            if probe is not None:
+                probes.append(probe)
         else:
             found.refused[name] = gap
     if len(standing) > 1:
+        for probe in probes:
+            probe.close()
         tied = ", ".join(f"{n} ({s:.2f})" for n, s in standing)
         raise AmbiguousFormat(f"ambiguous format: {tied} claim it equally; pass --format")
     if standing:
         found.name = standing[0][0]
+        found.probe = probes[0] if probes else None
     return found
 
 

@@ -1,0 +1,101 @@
+"""What the PostgreSQL session ranking counts per row, the way SQLite's ranker counts it.
+
+SQLite's ``hs_bm25`` (:mod:`hermes_store.sessions.rank`) scores a row with each term's
+*frequency* in it (how many times the phrase occurs). A ``tsvector`` keeps each lexeme once
+with the positions it had, so here a term's frequency is the number of positions of its
+lexeme (a phrase: its rarest lexeme's; a prefix term scores by presence). The row's length
+stays its count of lexemes: counting tokens as SQLite does means unnesting every lexeme of
+every candidate row, which ``scripts/bench_search.py --messages 100000`` showed too slow.
+As on SQLite, a word of the tool calls (the vector's last part, schema/pg/0008) does not add
+to the frequency: a term found only there counts once.
+Without this, PostgreSQL scored presence over distinct lexemes and ranked a short message that
+names a word once above a message that is about it (issue 21: a CJK query ranked a different
+session first on the two engines).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from hermes_store.pgquery import SEARCH_CONFIG
+
+if TYPE_CHECKING:
+    from hermes_store.pgdb import PgDatabase
+
+_LEXEME = re.compile(r"'((?:[^'\\]|''|\\.)+)'(:\*)?")
+# a lexeme's occurrences: its positions (a stripped vector has none: it occurred once)
+_COUNT = "coalesce(array_length(u.positions, 1), 1)"
+CALLS_CHARS = 16384  # the part of the tool calls text the vector holds (schema/pg/0008)
+
+
+def _only(vector: str) -> str:
+    """``vector`` (an SQL expression) reduced to the lexemes of a bound array: they are marked
+    with weight A and kept by ``ts_filter``, both in C, so only they are unnested."""
+    return f"ts_filter(setweight({vector}, 'A', %s::text[]), '{{a}}')"
+
+
+def term_lexemes(tsquery: str) -> list[tuple[str, bool]]:
+    """``(lexeme, is_prefix)`` of every lexeme a term's ``tsquery`` text names."""
+    return [
+        (re.sub(r"\\(.)", r"\1", m.group(1).replace("''", "'")), bool(m.group(2)))
+        for m in _LEXEME.finditer(tsquery)
+    ]
+
+
+def row_counts(
+    db: PgDatabase, ids: Sequence[int], terms: Sequence[Sequence[tuple[str, bool]]]
+) -> dict[int, tuple[float, list[float]]]:
+    """``{message id: (length, [frequency of each term])}`` for the rows ``ids`` that hold
+    one of the terms' lexemes (a row missing here: presence, as before)."""
+    exact = sorted({lex for term in terms for lex, prefix in term if not prefix})
+    if not ids or not exact:
+        return {}
+    rows = db.query(
+        f"SELECT m.id, length(m.tsv) AS dl, array_agg(u.lexeme) AS lexemes, array_agg({_COUNT}) AS counts"
+        f" FROM messages m CROSS JOIN LATERAL unnest({_only('m.tsv')}) u"
+        " WHERE m.id = ANY(%s) GROUP BY m.id",
+        (exact, list(ids)),
+    )
+    calls_vector = f"to_tsvector('{SEARCH_CONFIG}', hermes_tokens(m.calls, {CALLS_CHARS}))"
+    in_calls = {
+        int(r["id"]): list(zip(r["lexemes"], r["counts"], strict=True))
+        for r in db.query(
+            f"SELECT m.id, array_agg(u.lexeme) AS lexemes, array_agg({_COUNT}) AS counts FROM messages m"
+            f" CROSS JOIN LATERAL unnest({_only(calls_vector)}) u"
+            " WHERE m.id = ANY(%s) AND m.calls IS NOT NULL GROUP BY m.id",
+            (exact, list(ids)),
+        )
+    }
+    found: dict[int, tuple[float, list[float]]] = {}
+    for row in rows:
+        seen = list(zip(row["lexemes"] or [], row["counts"] or [], strict=True))
+        calls = in_calls.get(int(row["id"]), [])
+        freqs = []
+        for term in terms:
+            # occurrences outside the tool calls, per lexeme of the term; the rarest counts
+            # (a prefix lexeme is not counted: its term scores by presence)
+            per_lexeme = [
+                _occurrences(seen, want) - _occurrences(calls, want)
+                for want, prefix in term
+                if not prefix
+            ]
+            freqs.append(float(max(0, min(per_lexeme))) if per_lexeme else 0.0)
+        found[int(row["id"])] = (float(row["dl"] or 0), freqs)
+    return found
+
+
+def _occurrences(counts: Sequence[tuple[str, int]], want: str) -> int:
+    return sum(n for lex, n in counts if lex == want)
+
+
+def average_length(db: PgDatabase, sample: int) -> float:
+    """The average row length (lexemes per vector) over the newest ``sample`` rows."""
+    return float(
+        db.scalar(
+            "SELECT avg(length(tsv)) FROM (SELECT tsv FROM messages ORDER BY id DESC LIMIT %s) t",
+            (int(sample),),
+        )
+        or 1.0
+    )

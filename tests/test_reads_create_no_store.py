@@ -1,0 +1,94 @@
+"""No command creates a database it was not asked to (issue 21): every read-only command run
+on a home with only MEMORY.md leaves no store file behind, and still answers from the file.
+
+The same with ``--database-url sqlite:///...`` naming a file that does not exist: it is not
+created either. A write (``memory add``) is what creates the store.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from hermes_store.cli import cli
+
+ENTRIES = ("The kettle is blue", "Deploy on Fridays never")
+
+# (argv, text the output must hold): every command that only reads
+READS = [
+    (["memory", "show"], "The kettle is blue"),
+    (["memory", "show", "--json"], "Deploy on Fridays never"),
+    (["memory", "history"], "No history yet."),
+    (["memory", "prompt"], "The kettle is blue"),
+    (["memory", "cost"], "MEMORY.md"),
+    (["memory", "pending"], ""),
+    (["status"], "not created yet"),
+    (["status", "--json"], '"exists": false'),
+    (["recall", "kettle"], "The kettle is blue"),
+    (["sessions", "search", "kettle"], "No matching messages."),
+    (["sessions", "list"], "No sessions indexed."),
+    (["facts", "list"], "No facts found."),
+    (["facts", "search", "kettle"], "No facts found."),
+    (["doctor"], "yet"),
+    (["tool", "session_search", json.dumps({"query": "kettle"})], '"success": true'),
+    (["tool", "recall", json.dumps({"query": "kettle"})], "The kettle is blue"),
+]
+
+
+@pytest.fixture
+def memory_only_home(home):
+    """A home holding MEMORY.md and nothing else (no store file)."""
+    home.memory_file.write_text("\n§\n".join(ENTRIES), encoding="utf-8")
+    assert not home.db_path.exists()
+    return home
+
+
+def _run(home, argv, *, url=None):
+    head = ["--home", str(home.root)] + (["--database-url", url] if url else [])
+    result = CliRunner().invoke(cli, [*head, *argv])
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        argv,
+        result.exception,
+    )
+    assert "Traceback" not in result.output, (argv, result.output)
+    return result
+
+
+def _files(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize(("argv", "expected"), READS, ids=[" ".join(a[:2]) for a, _ in READS])
+def test_a_read_command_creates_no_store(memory_only_home, argv, expected):
+    home = memory_only_home
+    before = _files(home.root)
+    result = _run(home, argv)
+    assert result.exit_code == 0, (argv, result.output)
+    assert expected in result.output, (argv, result.output)
+    assert not home.db_path.exists(), f"{argv} created {home.db_path}"
+    assert _files(home.root) == before, f"{argv} left files behind"
+
+
+@pytest.mark.parametrize(("argv", "expected"), READS, ids=[" ".join(a[:2]) for a, _ in READS])
+def test_a_read_command_does_not_create_the_file_a_url_names(
+    memory_only_home, tmp_path, argv, expected
+):
+    home = memory_only_home
+    other = tmp_path / "x" / "other.db"
+    result = _run(home, argv, url=f"sqlite:///{other}")
+    assert result.exit_code == 0, (argv, result.output)
+    if argv[0] != "status" and argv[0] != "doctor":  # those name the other file instead
+        assert expected in result.output, (argv, result.output)
+    assert not other.exists() and not other.parent.exists(), f"{argv} created {other}"
+    assert not home.db_path.exists()
+
+
+def test_the_first_write_creates_the_store_and_records_the_file(memory_only_home):
+    home = memory_only_home
+    assert _run(home, ["memory", "add", "Lunch at noon"]).exit_code == 0
+    assert home.db_path.exists()
+    shown = json.loads(_run(home, ["memory", "show", "--json"]).output)
+    origins = {row["text"]: row["created_origin"] for row in shown["memory"]["entries"]}
+    assert origins == {ENTRIES[0]: "import", ENTRIES[1]: "import", "Lunch at noon": "cli"}
