@@ -21,7 +21,8 @@ from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader, w
 
 @click.group(cls=LazyGroup, lazy={"search": "hermes_store.cli.sessions_search:search",
                                   "watch": "hermes_store.cli.watch:watch",
-                                  "export": "hermes_store.cli.export:export"})
+                                  "export": "hermes_store.cli.export:export",
+                                  "embed": "hermes_store.cli.embed:embed"})
 def sessions() -> None:
     """Index past transcripts (Hermes, Claude Code, Codex, OpenAI JSONL) and manage them."""
 
