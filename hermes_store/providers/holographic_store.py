@@ -118,6 +118,7 @@ class FactStoreProvider(MemoryProvider):
                 if not isinstance(self._explicit_config, (dict, FactConfig)):
                     self._config = None
         self._session_id = session_id or ""
+        self._turn_author = None  # a new session: no turn has named its author yet
         context = kwargs.get("agent_context")
         self._writes_enabled = context is None or str(context) in WRITING_CONTEXTS
 
