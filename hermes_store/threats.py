@@ -50,7 +50,12 @@ _BLANKS = str.maketrans(dict.fromkeys("\u115f\u1160\u3164\uffa0\u2800\u180e", " 
 
 _F = r"(?:\w+\s+){0,8}"  # bounded filler: up to eight words between keywords
 _SECRET_VAR = r"\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)S?\b"
-_SSH_WRITE = r"(?:echo|cat|cp|mv|dd|tee|install|printf|rsync|scp|ln|append|add|write)"
+# The write verbs of upstream's gated ``ssh_access``; the newest copy adds the in-place mutators
+# (sed, chmod, chown, truncate, rm, touch), the fetchers (curl, wget), git and ``open(``.
+_SSH_WRITE = (
+    r"(?:echo|cat|cp|mv|dd|tee|install|printf|rsync|scp|ln|append|add|write"
+    r"|sed|chmod|chown|truncate|rm|touch|curl|wget|git)"
+)
 _MODIFY = r"(?:update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
 
 # (id, regex) in reporting order; all compiled case-insensitive.
@@ -98,7 +103,7 @@ _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
     ("ssh_backdoor", r"authorized_keys"),
     # A write verb (word-bounded, so "address" is no "add") or a redirect before the path:
     # a mere mention ("check $HOME/.ssh is chmod 700") is documentation, as in Hermes.
-    ("ssh_access", rf"(?:\b{_SSH_WRITE}\b|>>?)[^\n]{{0,512}}?(?:\$HOME|~)/\.ssh\b"),
+    ("ssh_access", rf"(?:\b{_SSH_WRITE}\b|\bopen\s*\(|>>?)[^\n]{{0,512}}?(?:\$HOME|~)/\.ssh\b"),
     ("hermes_env", r"(?:\$HOME|~)/\.hermes/\.env"),
     ("agent_config_mod", rf"{_MODIFY}(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)"),
     ("hermes_config_mod", rf"{_MODIFY}\.hermes/(?:config\.yaml|SOUL\.md)"),

@@ -35,6 +35,7 @@ import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from rank_bm25 import BM25Okapi
 
@@ -202,7 +203,7 @@ def evaluate(data: Path, ks: list[int], database_url: str | None = None) -> dict
 SESSION_COLUMNS = ("hit@1", "hit@5", "hit@10", "mrr", "all@5", "evidence_any", "evidence_share")
 
 
-def evaluate_sessions(data: Path) -> dict:
+def evaluate_sessions(data: Path, semantic: Any = None) -> dict:
     """Session-level figures through the ``session_search`` tool (see the module docstring)."""
     from hermes_store.home import Home
     from hermes_store.tools import handle_tool_call
@@ -219,6 +220,8 @@ def evaluate_sessions(data: Path) -> dict:
             index_conversation(db, name, turns)
             where = {int(r["id"]): (int(r["session_id"].rsplit("-s", 1)[1]), int(r["seq"]))
                      for r in db.query("SELECT id, session_id, seq FROM messages")}
+            if semantic is not None:
+                semantic.prepare(home, db)
             db.close()
             for qa in conv.get("qa", []):
                 category, gold = qa.get("category"), evidence_keys(qa)
@@ -293,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level", choices=("turn", "session"), default="turn",
                         help="turn: evidence turns among the top-k messages (default); session: "
                              "through the session_search tool, per session")
+    parser.add_argument("--semantic", default=None, metavar="MODEL",
+                        help="with --level session: also embed with MODEL and search with the fusion")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"error: {args.data}: no such directory", file=sys.stderr)
@@ -302,11 +307,21 @@ def main(argv: list[str] | None = None) -> int:
             print("error: --level session runs on SQLite homes; --database-url is for --level turn",
                   file=sys.stderr)
             return 2
-        report = evaluate_sessions(args.data)
+        semantic = None
+        if args.semantic:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from eval_semantic import SemanticSetup
+
+            semantic = SemanticSetup(args.semantic)
+        report = evaluate_sessions(args.data, semantic)
+        if semantic is not None:
+            report["semantic"] = semantic.summary()
         if args.json:
             print(json.dumps(report, indent=2, default=str))
         else:
             print_session_table(report)
+            if semantic is not None:
+                print(report["semantic"])
         return 0
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from bench_pgserver import database_url

@@ -19,8 +19,11 @@ Figures, overall and per question type:
   turn is there, and which share of the question's evidence turns is;
 - latency p50/p95 of the ``limit=10`` call.
 
+With ``--semantic MODEL`` every haystack is also embedded (``sessions embed``'s code) and the
+calls run with ``semantic.model`` set, i.e. on the fused ranking (docs/retrieval.md).
+
 Usage: .venv/bin/python scripts/eval_longmemeval.py [--data DIR] [--limit 5] [--detail full]
-       [--only N] [--json]
+       [--only N] [--semantic MODEL] [--json]
 """
 
 from __future__ import annotations
@@ -76,7 +79,8 @@ def _returned_messages(reply: dict[str, Any]) -> list[tuple[str, int]]:
     return out
 
 
-def evaluate(data: Path, *, limit: int, detail: str | None, only: int | None = None) -> dict[str, Any]:
+def evaluate(data: Path, *, limit: int, detail: str | None, only: int | None = None,
+             semantic: Any = None) -> dict[str, Any]:
     """Run every question; returns per-type and overall figures."""
     buckets: dict[str, dict[str, float]] = {}
     latencies: list[float] = []
@@ -97,6 +101,8 @@ def evaluate(data: Path, *, limit: int, detail: str | None, only: int | None = N
                 BulkLoader(db).run([Path(tmp) / "sessions"], "hermes-jsonl")
                 seq_of = {int(r["id"]): (r["session_id"], int(r["seq"]))
                           for r in db.query("SELECT id, session_id, seq FROM messages")}
+                if semantic is not None:
+                    semantic.prepare(home, db)
             finally:
                 db.close()
             began = time.perf_counter()
@@ -156,16 +162,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=5, help="limit of the call whose messages are read")
     parser.add_argument("--detail", default=None, help="detail of that call (default: the tool's)")
     parser.add_argument("--only", type=int, default=None, help="only the first N question files")
+    parser.add_argument("--semantic", default=None, metavar="MODEL",
+                        help="also embed with MODEL and search with the fusion (semantic extra)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"{args.data}: no such directory (point --data at LongMemEval question files)", file=sys.stderr)
         return 2
-    report = evaluate(args.data, limit=args.limit, detail=args.detail, only=args.only)
+    semantic = None
+    if args.semantic:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from eval_semantic import SemanticSetup
+
+        semantic = SemanticSetup(args.semantic)
+    report = evaluate(args.data, limit=args.limit, detail=args.detail, only=args.only, semantic=semantic)
+    if semantic is not None:
+        report["semantic"] = semantic.summary()
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         print_table(report)
+        if semantic is not None:
+            print(report["semantic"])
     return 0
 
 

@@ -97,13 +97,14 @@ def unreadable(name: str) -> str:
 
 
 def drift(name: str, backup: str) -> str:
-    """Refusal when the file would not round-trip (Hermes' drift guard, issue #26045)."""
+    """Refusal when the file holds an entry longer than the whole store's limit (Hermes' drift
+    guard, issue #26045, narrowed upstream by #107270: layout differences are not drift)."""
     return (
-        f"Refusing to write {name}: file on disk has content that wouldn't round-trip through the "
-        "memory tool (likely added by the patch tool, a shell append, a manual edit, or a concurrent "
-        f"session). A snapshot was saved to {backup}. Resolve the drift first — either rewrite the "
-        "file as a clean §-delimited list of entries, or move the extra content out — then retry. "
-        "This guard exists to prevent silent data loss (issue #26045)."
+        f"Refusing to write {name}: it holds an entry larger than the whole store's char limit, "
+        "i.e. free-form text written without § delimiters (the patch tool, a shell append, a manual "
+        f"edit). Rewriting it would lose that text. A snapshot was saved to {backup}. Resolve the "
+        "drift first — either rewrite the file as a clean §-delimited list of entries, or move the "
+        "extra content out — then retry. This guard exists to prevent silent data loss (issue #26045)."
     )
 
 

@@ -114,6 +114,17 @@ def round_trips(raw: str, entries: list[str], limit: int) -> bool:
     return raw.strip() == join_entries(parts) and all(len(e) <= limit for e in parts)
 
 
+def drifted(raw: str, limit: int) -> bool:
+    """Hermes' current drift rule (#107270): some entry is longer than the whole store's limit.
+
+    No tool-written entry can be, so such an entry is free-form text added without delimiters and
+    rewriting the file would lose it. A file that merely does not round-trip (blank lines around
+    ``§``, empty entries, padding) is not drift: the next replace/remove rewrites it as the clean
+    joined entries, losing only whitespace.
+    """
+    return any(len(part) > limit for part in (x.strip() for x in raw.split(ENTRY_DELIMITER)))
+
+
 def check_content(content: str, secrets: Redactor | None = None) -> str | None:
     """Why ``content`` may not be stored (threat, delimiter, or -- with ``secrets``, the
     scanner of a home that does not allow them -- a secret), or None when it may."""

@@ -46,6 +46,7 @@ from hermes_store.builtin.operations import (
     batch_extras,
     batch_step,
     check_content,
+    drifted,
     edited,
     locate,
     no_match_failure,
@@ -265,6 +266,14 @@ class MemoryStore:
             return None
         return round_trips(raw, parse_entries(raw), self.limit_for(target))
 
+    def drifted(self, target: str) -> bool | None:
+        """True when the file holds an entry longer than the store's limit (Hermes' drift rule):
+        replace/remove/batch are refused until it is cleaned up; None when it cannot be read."""
+        raw, ok = read_raw_checked(self.path_for(target))
+        if not ok:
+            return None
+        return drifted(raw, self.limit_for(target))
+
     def cost(self, target: str) -> dict[str, Any]:
         """Bytes/chars/tokens of the block a new session would get for ``target``."""
         entries = sanitize_entries(self.entries_for(target), spec(target).file)
@@ -352,8 +361,7 @@ class MemoryStore:
 
     def _drift_refusal(self, target: str, path: Path, raw: str,
                        entries: list[str]) -> dict[str, Any] | None:
-        limit = self.limit_for(target)
-        if round_trips(raw, entries, limit):
+        if not drifted(raw, self.limit_for(target)):
             return None
         backup = self._write_backup(path, raw)
         return self._error(msg.drift(path.name, backup), drift_backup=backup,

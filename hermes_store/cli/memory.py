@@ -72,6 +72,7 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
         data[name] = {
             "file": str(store.path_for(name)),
             "round_trips": store.round_trips(name),
+            "drifted": store.drifted(name),
             "entry_count": len(rows),
             "chars": used,
             "limit": store.limit_for(name),
@@ -87,9 +88,12 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
         click.echo(f"{file_name(name)}  {info['entry_count']} entries, {info['usage']}  ({info['file']})")
         if info["over_budget"]:
             click.echo(f"  {info['over_budget']}")
-        if info["round_trips"] is False:
-            click.echo("  ⚠ the file does not round-trip (hand edit?): replace/remove are refused until "
-                       "entries are separated by lines holding only '§' and each fits the limit")
+        if info["drifted"]:
+            click.echo("  ⚠ the file holds an entry longer than the limit (text without '§'?): "
+                       "replace/remove are refused until it is split into entries that fit")
+        elif info["round_trips"] is False:
+            click.echo("  ⚠ the file does not round-trip (hand edit?): the next replace/remove "
+                       "rewrites it as a clean '§'-delimited list (only whitespace is lost)")
         elif info["round_trips"] is None:
             click.echo("  ⚠ the file cannot be read: every write is refused")
         if not info["entries"]:

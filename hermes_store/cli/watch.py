@@ -52,8 +52,17 @@ def watch(ctx: click.Context, paths: tuple[Path, ...], discover: bool, poll: boo
             where = error["path"] + (f":{error['line']}" if error["line"] is not None else "")
             click.echo(f"  {where}: {error['error']}", err=True)
 
+    embedder = _background_embedder(home, quiet)
+
+    def on_round(changed: list[Path], summary: Any) -> None:
+        report(changed, summary)
+        if embedder is not None and summary.messages_added:
+            embedder.schedule()  # embeds on its own thread: the next round does not wait
+
     db = home.open_db()
-    watcher = Watcher(db, watched, poll=poll, interval=interval, on_round=report)
+    watcher = Watcher(db, watched, poll=poll, interval=interval, on_round=on_round)
+    if embedder is not None:
+        embedder.schedule()
     previous = signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
     try:
         if not quiet:
@@ -64,4 +73,28 @@ def watch(ctx: click.Context, paths: tuple[Path, ...], discover: bool, poll: boo
         sys.exit(130)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if embedder is not None:
+            embedder.close()
         db.close()
+
+
+def _background_embedder(home: Any, quiet: bool) -> Any:
+    """The background embedder when config.yaml sets ``semantic.model`` (None otherwise, or
+    when the semantic extra is missing: the watch then only indexes, and says why)."""
+    from hermes_store.sessions.embeddings import (
+        SemanticUnavailable,
+        configured_model,
+        load_embedder,
+    )
+    from hermes_store.sessions.vectors import BackgroundEmbedder, VectorStore
+
+    model = configured_model(home.config())
+    if model is None:
+        return None
+    try:
+        embedder = load_embedder(model)
+    except SemanticUnavailable as exc:
+        if not quiet:
+            click.echo(f"semantic.model is set but not used: {exc}", err=True)
+        return None
+    return BackgroundEmbedder(home.open_db, VectorStore.for_home(home), embedder)

@@ -226,6 +226,27 @@ def find_hits(
                           expand_context=expand_context)
 
 
+def hits_at_positions(db: Database | SessionStorage, scored: Sequence[tuple[str, int, float]], *,
+                      roles: Iterable[str] | str | None = None,
+                      exclude_sources: Iterable[str] | str | None = None,
+                      after: Any = None, before: Any = None) -> list[Hit]:
+    """Hits for ``(session_id, seq, score)`` positions found another way (the semantic
+    index), narrowed by the same filters as :func:`find_hits`, in the order given."""
+    filters = Filters(roles=_clean_list(roles), exclude_roles=list(HIDDEN_ROLES) if roles is None else None,
+                      exclude_sources=_clean_list(exclude_sources),
+                      started_after=timeutil.parse_bound(after), started_before=timeutil.parse_bound(before))
+    storage = _storage(db)
+    with storage.one_connection():
+        found = {(h.session_id, h.seq): h for h in storage.hits_at([(sid, seq) for sid, seq, _ in scored], filters)}
+    out = []
+    for sid, seq, score in scored:
+        hit = found.get((sid, seq))
+        if hit is not None:
+            hit.score = score
+            out.append(hit)
+    return out
+
+
 def _find_hits(storage: SessionStorage, query: str | QueryPlan, filters: Filters, *, limit: int,
                sort: str, smooth: bool, expand_context: bool) -> tuple[list[Hit], str | None, str]:
     if not storage.ready():

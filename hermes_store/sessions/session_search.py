@@ -24,6 +24,7 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.calltext import strip_boilerplate
+from hermes_store.sessions.fusion import fuse, session_ranking
 from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, MAX_SNIPPET_CHARS, cap_chars
 from hermes_store.sessions.refs import parse_ref
 from hermes_store.sessions.search import (
@@ -33,6 +34,7 @@ from hermes_store.sessions.search import (
     SearchError,
     attach_snippets,
     find_hits,
+    hits_at_positions,
     index_ready,
 )
 from hermes_store.sessions.session_search_bounds import BOUND_MAX_CHARS, Bounds
@@ -41,6 +43,7 @@ from hermes_store.sessions.shown import ANSI as _ANSI
 from hermes_store.sessions.shown import shown_message as _message
 from hermes_store.sessions.shown import shown_title as _title
 from hermes_store.sessions.storage import open_session_storage
+from hermes_store.sessions.vectors import SemanticIndex, VectorStore, open_semantic
 from hermes_store.threats import guard_past
 from hermes_store.tooling import (
     Tool,
@@ -55,6 +58,7 @@ from hermes_store.tooling import (
 DEFAULT_ROLES = ("user", "assistant")
 HIDDEN_SOURCES = ("tool",)
 DISCOVER_SCAN_LIMIT = 300
+SEMANTIC_SCAN_LIMIT = 300  # nearest messages the semantic half ranks sessions by
 EXTRA_ANCHORS = 3  # further best-matching messages each result shows
 DEFAULT_LIMIT, MAX_LIMIT = 3, 10
 DEFAULT_WINDOW, MAX_WINDOW = 5, 20
@@ -106,8 +110,9 @@ class _Store:
     """The session storage a call works on, plus the calling session's lineage."""
 
     def __init__(self, db: Database, profile: str | None, current_session_id: str,
-                 hidden: tuple[str, ...] = HIDDEN_ROLES) -> None:
+                 hidden: tuple[str, ...] = HIDDEN_ROLES, semantic: SemanticIndex | None = None) -> None:
         self.storage = open_session_storage(db)
+        self.semantic = semantic  # None: lexical only (no model configured, or no vectors)
         self.hidden = hidden  # roles left out unless role_filter names them (reasoning)
         self.profile = profile
         self.lineage = Lineage(self.storage)
@@ -284,6 +289,24 @@ def _sessions_of(store: _Store, hits: list[Hit], seen_roots: set[str]) -> list[t
     return list(groups.items())
 
 
+def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles: tuple[str, ...],
+           bounds: Bounds, seen_roots: set[str]) -> list[tuple[str, list[Hit]]]:
+    """The lexical session groups fused with the semantic ranking (:mod:`.fusion`); sessions
+    only the semantic half found join with their nearest messages as anchors."""
+    semantic = store.semantic
+    assert semantic is not None
+    nearest = semantic.nearest(query, SEMANTIC_SCAN_LIMIT)
+    hits = hits_at_positions(store.storage, [(sid, seq, score) for _mid, sid, seq, score in nearest],
+                             roles=list(roles), exclude_sources=list(HIDDEN_SOURCES),
+                             after=bounds.after, before=bounds.before)
+    kept = [h for h in hits if h.session_id not in bounds.excluded
+            and store.lineage.root(h.session_id) not in bounds.excluded]
+    extra = dict(_sessions_of(store, kept, seen_roots))
+    lexical = dict(groups)
+    order = fuse(list(lexical), session_ranking([(0, root) for root in extra]), semantic.fusion)
+    return [(root, lexical.get(root) or extra[root]) for root in order]
+
+
 def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail: str,
              roles: tuple[str, ...], bounds: Bounds | None = None) -> dict[str, Any]:
     """DISCOVER: title match, then message hits grouped by lineage root (hits from sessions
@@ -313,6 +336,8 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     kept = [h for h in hits if h.session_id not in bounds.excluded
             and store.lineage.root(h.session_id) not in bounds.excluded]  # exclude_session_ids
     groups = _sessions_of(store, kept, seen_roots)
+    if store.semantic is not None and (sort or "relevance") == "relevance":
+        groups = _fused(store, query, groups, roles, bounds, seen_roots)
     chosen = groups[:max(0, limit - len(results))]
     seen_roots.update(root for root, _ in groups)
     attach_snippets(store.storage, [group[0] for _, group in chosen], plan)
@@ -334,7 +359,7 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     }
     if note:
         payload["query_note"] = note
-    if not hits and title_row is None:  # Hermes' no-match reply has no sessions_searched key
+    if not hits and not chosen and title_row is None:  # Hermes' no-match reply has no sessions_searched key
         del payload["sessions_searched"]
         payload["message"] = NO_MATCH_MESSAGE
     return payload
@@ -615,7 +640,9 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
             return {"success": False, "error": f"session_id not found: {session_id}"}
         return _empty(mode, query, detail)
     hidden = tuple(r for r in HIDDEN_ROLES if r not in roles)
-    store = _Store(db, link_profile, current, hidden)
+    semantic = None if profile else ctx.resource(
+        "session_search.semantic", lambda: open_semantic(ctx.home.config(), VectorStore.for_home(ctx.home)))
+    store = _Store(db, link_profile, current, hidden, semantic)
     if mode == "read" and "#" in session_id:  # a ref SESSION_ID#N (or old @session:ID #K): scroll there
         ref, mode = parse_ref(session_id), "scroll"
         at = store.messages(ref.session_id, None, at_seq=ref.seq) if ref.seq is not None else [{"id": -1}]

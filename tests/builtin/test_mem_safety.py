@@ -23,41 +23,52 @@ def store(home):
     s.close()
 
 
-def test_drift_blocks_replace_remove_batch_but_not_add(store, home):
-    hand_edited = "first entry\n\n§\n\nsecond entry\n# appended by a shell\n"
+DRIFT_MESSAGE = (
+    "Refusing to write MEMORY.md: it holds an entry larger than the whole store's char limit, i.e. "
+    "free-form text written without § delimiters (the patch tool, a shell append, a manual edit). "
+    "Rewriting it would lose that text. A snapshot was saved to {backup}. Resolve the drift first — "
+    "either rewrite the file as a clean §-delimited list of entries, or move the extra content out — "
+    "then retry. This guard exists to prevent silent data loss (issue #26045).")
+
+
+def test_drift_blocks_replace_remove_batch_but_not_add(home):
+    # Upstream's rule (#107270): only an entry longer than the whole store's limit is drift.
+    hand_edited = "first entry\n§\nsecond entry\n# appended by a shell " + "y" * 40 + "\n"
     home.memory_file.write_text(hand_edited)
+    store = MemoryStore(home, memory_char_limit=40)
+    store.load_from_disk()
     for result in (store.replace("memory", "first", "changed"),
-                   store.remove("memory", "second"),
+                   store.remove("memory", "first"),
                    store.apply_batch("memory", [{"action": "remove", "old_text": "first"}])):
         assert result["success"] is False
-        assert result["error"].startswith(
-            "Refusing to write MEMORY.md: file on disk has content that wouldn't round-trip through "
-            "the memory tool (likely added by the patch tool, a shell append, a manual edit, or a "
-            "concurrent session). A snapshot was saved to ")
         backup = result["drift_backup"]
-        # Hermes' _drift_error, word for word.
-        assert result["error"] == (
-            "Refusing to write MEMORY.md: file on disk has content that wouldn't round-trip through "
-            "the memory tool (likely added by the patch tool, a shell append, a manual edit, or a "
-            f"concurrent session). A snapshot was saved to {backup}. Resolve the drift first — either "
-            "rewrite the file as a clean §-delimited list of entries, or move the extra content out — "
-            "then retry. This guard exists to prevent silent data loss (issue #26045).")
+        # Hermes' _drift_error (zons 0c8ef8dc), word for word.
+        assert result["error"] == DRIFT_MESSAGE.format(backup=backup)
         assert result["remediation"] == (
             "Open the .bak file, integrate the missing entries into the memory tool one at a time via "
             "memory(action=add, content=...), then remove or rewrite the original file to a clean state.")
         assert os.path.basename(backup).startswith("MEMORY.md.bak.")
         assert open(backup, encoding="utf-8").read() == hand_edited
     assert home.memory_file.read_text() == hand_edited  # untouched by refused writes
-    added = store.add("memory", "third entry")
-    assert added["success"] is True
-    text = home.memory_file.read_text()
-    assert "first entry" in text and "# appended by a shell" in text and text.endswith("third entry")
+    store.close()
+
+
+def test_layout_only_difference_is_not_drift_and_the_edit_rewrites_cleanly(store, home):
+    # Blank lines around '§', an empty entry and padding: upstream no longer refuses (#107270);
+    # the user's replace rewrites the file as the clean joined entries, losing only whitespace.
+    home.memory_file.write_text("first entry\n\n§\n\n\n§\n  second entry  \n")
+    result = store.replace("memory", "first", "changed entry")
+    assert result["success"] is True and "drift_backup" not in result
+    assert home.memory_file.read_text() == "changed entry\n§\nsecond entry"
+    assert list(home.memories_dir.glob("MEMORY.md.bak.*")) == []
 
 
 def test_entry_longer_than_limit_counts_as_drift(home):
     home.memory_file.write_text("x" * 30)
     s = MemoryStore(home, memory_char_limit=20)
-    assert "drift_backup" in s.remove("memory", "x")
+    result = s.remove("memory", "x")
+    assert result["error"] == DRIFT_MESSAGE.format(backup=result["drift_backup"])
+    s.close()
 
 
 def test_clean_file_has_no_drift(store, home):

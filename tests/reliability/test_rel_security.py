@@ -247,7 +247,9 @@ def test_files_and_database_created_private(tmp_path):
         transcript.write_text(json.dumps({"role": "user", "content": "hi"}) + "\n")
         index_paths(home, [transcript])
         # a drift backup (.bak.<ts>) and a staged approval record are private too
-        home.memory_file.write_text("private entry\n\n§\n\nhand edit", encoding="utf-8")
+        # (drift = an entry over the store's whole limit, upstream's #107270 rule)
+        home.memory_file.write_text("private entry\n§\n" + "h" * (store.memory_char_limit + 1),
+                                    encoding="utf-8")
         refused = store.replace("memory", "private entry", "changed")
         assert not refused["success"] and refused.get("drift_backup")
         home.config_path.write_text("memory:\n  write_approval: true\n", encoding="utf-8")

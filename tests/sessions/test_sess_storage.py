@@ -27,6 +27,7 @@ SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|PRAGMA|CREATE|DROP|ALTER|VALUE
 SQL_HOMES = {"sessions/storage_sqlite.py", "sessions/storage_pg.py",
              "sessions/storage_pg_bulk.py", "sessions/storage_pg_health.py",  # parts of storage_pg
              "sessions/storage_sql.py",  # statements both engines share
+             "sessions/storage_vectors.py",  # the embeddings file beside the store (semantic extra)
              "sessions/storage_pg_rank.py",  # part of storage_pg: term counts for the ranking
              "sessions/importers/hermes_db.py"}  # reads a FOREIGN Hermes state.db, read-only
 # importers of other programs' SQLite files (Cursor, OpenCode, ...) may hold read-only statements

@@ -1,0 +1,65 @@
+"""``hermes-store sessions embed``: embed indexed messages for semantic search (optional extra)."""
+
+from __future__ import annotations
+
+import click
+
+from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.sessions.embeddings import SemanticUnavailable, configured_model, load_embedder
+from hermes_store.sessions.storage import open_session_storage
+from hermes_store.sessions.vectors import VectorStore, embed_pending
+
+
+@click.command("embed")
+@click.option(
+    "--model", default=None, help="Model path or name (default: semantic.model of config.yaml)."
+)
+@click.option(
+    "--batch",
+    type=click.IntRange(min=1, max=4096),
+    default=256,
+    show_default=True,
+    help="Messages embedded and committed per step.",
+)
+@click.option(
+    "--max",
+    "max_messages",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop after this many messages (run again to continue).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.pass_context
+def embed(
+    ctx: click.Context, model: str | None, batch: int, max_messages: int | None, as_json: bool
+) -> None:
+    """Embed the user/assistant messages that have no vector yet (incremental, resumable).
+
+    Needs the optional extra: pip install 'hermes_store[semantic]'. session_search fuses
+    the semantic ranking in once config.yaml sets semantic.model and vectors exist.
+    """
+    home = get_home(ctx)
+    name = model or configured_model(home.config())
+    if not name:
+        fail("no model: set semantic.model in config.yaml or pass --model")
+    try:
+        embedder = load_embedder(name)
+    except SemanticUnavailable as exc:
+        fail(str(exc))
+    if not home.store_exists():
+        fail("no session store yet: run 'hermes-store sessions index' first")
+    vectors = VectorStore.for_home(home)
+    with home.open_reader() as db:
+        result = embed_pending(
+            open_session_storage(db), vectors, embedder, batch=batch, max_messages=max_messages
+        )
+    result["vectors"] = vectors.count(embedder.name)
+    result["model"] = embedder.name
+    vectors.close()
+    if as_json:
+        echo_json(result)
+        return
+    click.echo(
+        f"Embedded {result['embedded']} messages ({result['pending']} left, "
+        f"{result['vectors']} vectors of {embedder.name})"
+    )

@@ -1,0 +1,191 @@
+"""Message embeddings, stored beside the session index (both engines).
+
+The vectors live in ``session_vectors.db``, an APSW SQLite file in the home next to
+``hermes_store.db`` (a PostgreSQL store keeps its vectors there too): one float32 BLOB per
+embedded message, keyed by the message's row id and tagged with the model that made it. A
+search is brute force over a numpy matrix (loaded once per open): measured at a few ms per
+query for tens of thousands of messages (docs/retrieval.md). sqlite-vec or pgvector can
+replace this seam later; a store without this file answers exactly as before.
+
+Embedding is incremental and resumable: :func:`embed_pending` embeds, in bounded batches, the
+user/assistant messages that have no vector for the model yet, committing after each batch.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hermes_store.sessions.embeddings import (
+    EMBED_ROLES,
+    Embedder,
+    SemanticUnavailable,
+    configured_model,
+    load_embedder,
+    text_of,
+)
+from hermes_store.sessions.fusion import Fusion
+from hermes_store.sessions.storage import SessionStorage, open_session_storage
+from hermes_store.sessions.storage_vectors import VECTORS_FILENAME, VectorStore
+
+__all__ = [
+    "VECTORS_FILENAME",
+    "BackgroundEmbedder",
+    "SemanticIndex",
+    "VectorStore",
+    "embed_pending",
+    "open_semantic",
+]
+
+
+def embed_pending(
+    storage: SessionStorage,
+    vectors: VectorStore,
+    embedder: Embedder,
+    *,
+    batch: int = 256,
+    max_messages: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, int]:
+    """Embed the user/assistant messages without a vector of ``embedder`` (a bounded, resumable
+    run: each batch is committed, so an interrupted run continues where it stopped).
+
+    Returns ``{"embedded", "pending", "pruned"}`` (``pending``: still left after
+    ``max_messages``).
+    """
+    known = vectors.known(embedder.name)
+    todo: list[tuple[int, str, int, str]] = []
+    existing: set[int] = set()
+    for session in storage.list_sessions(limit=None):
+        for message in storage.get_messages(session["id"], roles=list(EMBED_ROLES), nonempty=True):
+            existing.add(int(message["id"]))
+            text = text_of(message["role"], message.get("content"))
+            if text is not None and int(message["id"]) not in known:
+                todo.append((int(message["id"]), session["id"], int(message["seq"]), text))
+    pruned = vectors.drop_missing(existing) if known - existing else 0
+    limit = len(todo) if max_messages is None else min(len(todo), max_messages)
+    done = 0
+    while done < limit:
+        chunk = todo[done : min(limit, done + batch)]
+        encoded = embedder.encode([text for *_key, text in chunk])
+        vectors.put(
+            embedder.name,
+            [(mid, sid, seq, encoded[i]) for i, (mid, sid, seq, _t) in enumerate(chunk)],
+        )
+        done += len(chunk)
+        if progress is not None:
+            progress(done)
+    return {"embedded": done, "pending": len(todo) - done, "pruned": pruned}
+
+
+class SemanticIndex:
+    """What a search needs for its semantic half: the model, the vectors and the fusion."""
+
+    def __init__(self, embedder: Embedder, vectors: VectorStore, fusion: Fusion) -> None:
+        self.embedder = embedder
+        self.vectors = vectors
+        self.fusion = fusion
+
+    def nearest(self, query: str, k: int) -> list[tuple[int, str, int, float]]:
+        """The ``k`` embedded messages nearest to ``query`` (see :meth:`VectorStore.nearest`)."""
+        return self.vectors.nearest(self.embedder.name, self.embedder.encode([query])[0], k)
+
+    def close(self) -> None:
+        """Close the vector file."""
+        self.vectors.close()
+
+
+def open_semantic(config: dict[str, Any], vectors: VectorStore) -> SemanticIndex | None:
+    """The semantic index of a home whose config.yaml sets ``semantic.model`` and whose vectors
+    exist (None otherwise, or when the extra is not installed: the search stays lexical)."""
+    model = configured_model(config)
+    if model is None or not vectors.exists():
+        return None
+    try:
+        embedder = load_embedder(model)
+    except SemanticUnavailable:
+        return None
+    if not vectors.count(embedder.name):
+        return None
+    return SemanticIndex(embedder, vectors, Fusion.from_config(config.get("semantic")))
+
+
+class BackgroundEmbedder:
+    """Embeds new messages on a thread of its own, so indexing never waits for the model.
+
+    :meth:`schedule` (after each indexing round) wakes the thread; it opens its own store with
+    ``open_db``, embeds what is pending in bounded batches and sleeps again. ``close`` stops it
+    after the batch in progress (what was committed stays; the next run continues).
+    """
+
+    def __init__(
+        self,
+        open_db: Callable[[], Any],
+        vectors: VectorStore,
+        embedder: Embedder,
+        *,
+        batch: int = 256,
+    ) -> None:
+        self._open_db = open_db
+        self._vectors = vectors
+        self._embedder = embedder
+        self._batch = batch
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self.embedded = 0
+        self.error: str | None = None
+        self._asked = 0  # runs asked for
+        self._done = 0  # runs asked for before the last finished run began
+        self._thread = threading.Thread(target=self._run, name="hermes-embed", daemon=True)
+        self._thread.start()
+
+    def schedule(self) -> None:
+        """Ask for a run (returns at once)."""
+        self._asked += 1
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            asked = self._asked
+            try:
+                db = self._open_db()
+                try:
+                    while not self._stop.is_set():
+                        done = embed_pending(
+                            open_session_storage(db),
+                            self._vectors,
+                            self._embedder,
+                            batch=self._batch,
+                            max_messages=self._batch,
+                        )
+                        self.embedded += done["embedded"]
+                        if not done["pending"]:
+                            break
+                finally:
+                    db.close()
+            except Exception as exc:  # noqa: BLE001 - the watch keeps indexing; the error is kept
+                self.error = f"{type(exc).__name__}: {exc}"
+            finally:
+                self._done = asked
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no run is asked for or in progress (for tests and a clean stop)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._done >= self._asked:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def close(self) -> None:
+        """Stop the thread after the batch in progress and close the vector file."""
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=60)
+        self._vectors.close()

