@@ -253,3 +253,47 @@ def test_gemini_newest_recording_schema(store, format_fixtures):
     assert (rows[5]["tool_name"], rows[5]["content"]) == ("run_shell_command", "[success]")
     assert rows[6]["content"] == "Checkpoint saved."
     assert rows[7]["content"] == "Fixed: the fee is rounded once now and the tests pass."
+
+
+def test_amp_thread_with_uri_object_and_thread_summary(store, tmp_path):
+    """Amp thread files whose tree ``uri`` is a Uri object and whose compaction summary lives in
+    another thread (``summary.type == "thread"``)."""
+    path = tmp_path / "threads" / "T-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d.json"
+    path.parent.mkdir()
+    thread = {
+        "v": 3,
+        "id": path.stem,
+        "created": 1772442000000,
+        "title": "Trim the Docker image",
+        "env": {"initial": {"trees": [{"uri": {"scheme": "file", "fsPath": "/home/ola/svc"}}]}},
+        "messages": [
+            {
+                "role": "info",
+                "messageId": 0,
+                "content": [
+                    {
+                        "type": "summary",
+                        "summary": {
+                            "type": "thread",
+                            "thread": "T-99887766-5544-4332-8110-ffeeddccbbaa",
+                        },
+                    }
+                ],
+            },
+            {
+                "role": "user",
+                "messageId": 1,
+                "content": [{"type": "text", "text": "go on"}],
+                "meta": {"sentAt": 1772442001000},
+            },
+        ],
+    }
+    path.write_text(json.dumps(thread), encoding="utf-8")
+    assert detect_format(path) == "amp"
+    assert index(store, path)["errors"] == []
+    assert session(store, path.stem)["workspace"] == "/home/ola/svc"
+    rows = messages(store, path.stem)
+    assert [(r["role"], r["content"]) for r in rows] == [
+        ("system", "[summary in thread T-99887766-5544-4332-8110-ffeeddccbbaa]"),
+        ("user", "go on"),
+    ]
