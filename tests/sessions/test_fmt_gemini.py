@@ -56,7 +56,8 @@ def test_legacy_json_session(store, format_fixtures):
     assert rows[3]["timestamp"] == pytest.approx(ts("2025-09-14T10:02:19.400Z"))
     assert rows[4]["content"].startswith("Command exited with code 2")
     assert rows[5]["content"] == "Request cancelled."
-    assert rows[6]["content"] == "Here is the traceback screenshot\n[image/png]"  # the attachment, not its bytes
+    # the prompt as shown (displayContent), then the attachment, not its bytes
+    assert rows[6]["content"] == "Here is the traceback screenshot @shot.png\n[image/png]"
     assert rows[7]["content"].startswith("`parse` divides by")
     assert rows[7]["timestamp"] == pytest.approx(ts("2025-09-14T10:06:48.977Z"))
 

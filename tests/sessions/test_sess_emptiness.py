@@ -26,7 +26,8 @@ TEXT_KEYS = {"text", "content", "thinking", "output", "summary", "prompt", "resu
              "body", "reasoning", "query", "question", "error", "stdout", "stderr", "message", "delta",
              "description", "reasoning_content", "aggregated_output", "formatted_output", "response", "think",
              "displayText", "filename", "name", "url", "mime", "mimeType", "markdown", "parts", "images",
-             "subject", "variableData", "contentReferences", "file", "fileName", "title"}
+             "subject", "variableData", "contentReferences", "file", "fileName", "title", "displayContent",
+             "finalText"}
 # tool calls and their arguments (removed: a call is content)
 CALL_KEYS = {"data", "tool_calls", "toolCalls", "tool_use", "function_call", "functionCall", "toolInvocation",
              "calls", "input", "arguments", "args", "toolRequests", "tool_requests", "action", "recipient",

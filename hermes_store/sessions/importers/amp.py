@@ -8,7 +8,9 @@ messageId, content: [...], state: {type, stopReason}, usage: {model},
 meta: {sentAt (ms)}}``; content blocks are Anthropic-like: ``text``,
 ``thinking``, ``tool_use`` (``{id, name, input}``), ``tool_result``
 (``{toolUseID, run: {status, result | progress}}``), ``image``, and on ``info``
-messages ``summary`` (a compaction summary) blocks.
+messages ``summary`` (a compaction summary) blocks: ``{type: "message", summary:
+text}``, or ``{type: "thread", thread: id}`` naming the thread that holds it. A
+tree's ``uri`` may be a VS Code Uri object (``fsPath`` / ``path``), not a string.
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ def _workspace(thread: dict[str, Any]) -> str | None:
     trees = initial.get("trees")
     for tree in trees if isinstance(trees, list) else []:
         uri = tree.get("uri") if isinstance(tree, dict) else None
+        if isinstance(uri, dict):  # a VS Code Uri object rather than its string
+            uri = opt_str(uri.get("fsPath")) or opt_str(uri.get("path"))
+            if uri:
+                return uri
         if isinstance(uri, str) and uri:
             parsed = urlparse(uri)
             return unquote(parsed.path) if parsed.scheme == "file" else uri
@@ -167,6 +173,8 @@ class AmpImporter(ReplacedWhenChanged, Importer):
             elif kind == "summary":
                 summary = block.get("summary") if isinstance(block.get("summary"), dict) else {}
                 text = opt_str(summary.get("summary"))
+                if summary.get("type") == "thread" and opt_str(summary.get("thread")):
+                    text = f"[summary in thread {summary['thread']}]"  # the summary lives in that thread
                 if text:
                     texts.append(text)
             elif kind not in ("redacted_thinking",):

@@ -85,6 +85,8 @@ class ClaudeCodeImporter(Importer):
                 return 0.0  # a web session document holding these lines: claude-code-web
         for obj in head.objects():
             kind = obj.get("type")
+            if str(obj.get("session_id") or "").startswith("T-"):
+                return 0.0  # an Amp thread's stream JSON (Claude Code compatible): amp-stream
             if kind in ("user", "assistant"):
                 message = obj.get("message")
                 if not isinstance(message, dict):

@@ -21,9 +21,14 @@ project root in older versions, a short project slug in newer ones):
 
 Message ``type`` is ``user``, ``gemini`` (the model), or the UI notes ``info``,
 ``warning``, ``error`` (kept as ``system``). ``gemini`` messages carry
-``thoughts`` (``{subject, description}``, indexed as ``reasoning``) and
+``thoughts`` (``{subject, description}``, indexed as ``reasoning``),
 ``toolCalls`` (``{id, name, args, result: Part[], status, resultDisplay}``;
-results become ``tool`` rows).
+results become ``tool`` rows) and ``model`` (the session's model is the last
+one named). Newer recordings add ``displayContent`` (the prompt as typed and
+shown, preferred over ``content``, which may carry expanded ``@file`` text),
+user records of injected ``<session_context>`` / ``<hook_context>`` (kept as
+``system``: the UI hides them), a ``resultDisplay`` object (a ``fileDiff``) and
+a ``memoryScratchpad`` metadata update (its ``workflowSummary`` kept in meta).
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ from hermes_store.sessions.importers.doc_common import (
 
 _TYPE_ROLES = {"user": "user", "gemini": "assistant", "model": "assistant", "info": "system",
                "warning": "system", "error": "system"}
+_CONTEXT_PREFIXES = ("<session_context>", "<hook_context>")  # injected, hidden in the UI
 _FORK_DIRS = (".qwen",)  # Qwen Code keeps the same structure under ~/.qwen (its own importer)
 
 
@@ -72,6 +78,7 @@ class Parts:
         self.thoughts: list[str] = []
         self.calls: list[dict[str, Any]] = []
         self.responses: list[tuple[str | None, str | None, str]] = []  # (call id, name, text)
+        self.attachments: list[str] = []  # the markers of inline and file data (also in ``texts``)
         self._add(value)
 
     def _add(self, value: Any) -> None:
@@ -98,10 +105,12 @@ class Parts:
             self.responses.append((opt_str(response.get("id")), opt_str(response.get("name")),
                                    response_text(response.get("response"))))
         elif isinstance(part.get("inlineData"), dict):
-            self.texts.append(f"[{part['inlineData'].get('mimeType') or 'inline data'}]")
+            self.attachments.append(f"[{part['inlineData'].get('mimeType') or 'inline data'}]")
+            self.texts.append(self.attachments[-1])
         elif isinstance(part.get("fileData"), dict):
             data = part["fileData"]
-            self.texts.append(f"[file {data.get('fileUri') or ''}]".replace(" ]", "]"))
+            self.attachments.append(f"[file {data.get('fileUri') or ''}]".replace(" ]", "]"))
+            self.texts.append(self.attachments[-1])
         elif isinstance(part.get("executableCode"), dict):
             self.texts.append(str(part["executableCode"].get("code") or ""))
         elif isinstance(part.get("codeExecutionResult"), dict):
@@ -120,6 +129,8 @@ def response_text(response: Any) -> str:
             if response.get(key) not in (None, ""):
                 value = response[key]
                 return value if isinstance(value, str) else flatten_content(value) or dumps(value)
+        if any(response.get(key) == "" for key in ("output", "error", "content", "result")):
+            return ""  # an empty output is an empty result, not the JSON of its envelope
         return dumps(response) if response else ""
     return flatten_content(response)
 
@@ -138,6 +149,7 @@ def message_events(
         return
     stamp = safe_timestamp(msg.get("timestamp"), line, problems)
     parts = Parts(msg.get("content"))
+    shown = Parts(msg.get("displayContent")).text if msg.get("displayContent") else ""
     thoughts = list(parts.thoughts)
     for thought in msg.get("thoughts") or []:
         if isinstance(thought, dict):
@@ -159,15 +171,17 @@ def message_events(
         extra = result.text
         if extra:
             text = f"{text}\n{extra}" if text else extra
-        if not text and isinstance(call.get("resultDisplay"), str):
-            text = call["resultDisplay"]
+        if not text:
+            text = _display_text(call.get("resultDisplay"))
         status = opt_str(call.get("status"))
         if not text and status:
             text = f"[{status}]"
         results.append(MessageRecord(
             session_id, "tool", text, tool_name=name, tool_call_id=call_id,
             timestamp=safe_timestamp(call.get("timestamp"), line, problems) or stamp, line=line))
-    text = parts.text
+    text = "\n".join([shown, *parts.attachments]) if shown else parts.text
+    if role == "user" and text.lstrip().startswith(_CONTEXT_PREFIXES):
+        role = "system"
     if text or calls:
         yield MessageRecord(session_id, role, text, tool_calls=dumps(calls) if calls else None,
                             timestamp=stamp, line=line)
@@ -177,14 +191,35 @@ def message_events(
     yield from results
 
 
+def _display_text(display: Any) -> str:
+    """Text of a tool call's ``resultDisplay``: a string, or a ``fileDiff`` object."""
+    if isinstance(display, str):
+        return display
+    if isinstance(display, dict):
+        for key in ("fileDiff", "output", "content"):
+            if isinstance(display.get(key), str) and display[key]:
+                return display[key]
+    return ""
+
+
+def _last_model(messages: list[tuple[int | None, Any]]) -> str | None:
+    models = [m.get("model") for _, m in messages if isinstance(m, dict) and m.get("type") == "gemini"]
+    named = [m for m in models if isinstance(m, str) and m]
+    return named[-1] if named else None
+
+
 def _session_record(
-    meta: dict[str, Any], session_id: str, source: str, parent: str | None, problems: list[Problem]
+    meta: dict[str, Any], session_id: str, source: str, parent: str | None, problems: list[Problem],
+    model: str | None = None,
 ) -> SessionRecord:
     directories = meta.get("directories")
     workspace = directories[0] if isinstance(directories, list) and directories else None
     extra = {k: meta[k] for k in ("projectHash", "kind") if meta.get(k)}
+    scratchpad = meta.get("memoryScratchpad")
+    if isinstance(scratchpad, dict) and opt_str(scratchpad.get("workflowSummary")):
+        extra["workflowSummary"] = scratchpad["workflowSummary"]
     return SessionRecord(
-        id=session_id, source=source, title=opt_str(meta.get("summary")),
+        id=session_id, source=source, title=opt_str(meta.get("summary")), model=model,
         workspace=opt_str(workspace),
         started_at=safe_timestamp(meta.get("startTime"), None, problems),
         ended_at=safe_timestamp(meta.get("lastUpdated"), None, problems),
@@ -244,7 +279,7 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
         parent = None
         if meta.get("kind") == "subagent" and self.path.parent.name != "chats":
             parent = self.path.parent.name
-        yield _session_record(meta, session_id, self.source, parent, problems)
+        yield _session_record(meta, session_id, self.source, parent, problems, _last_model(messages))
         for index, (line, msg) in enumerate(messages):
             where = f"messages[{index}]" if line is None else f"line {line}"
             if not isinstance(msg, dict):

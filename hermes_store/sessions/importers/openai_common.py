@@ -118,6 +118,10 @@ def is_message_like(obj: Any) -> bool:
 
 
 def is_flat_event(obj: Any) -> bool:
-    """True for a flat ``{"type": "tool_call" | "tool_result" | "error", ...}`` line."""
+    """True for a flat ``{"type": "tool_call" | "tool_result" | "error", ...}`` line.
+
+    A ``{"type": "system", "subtype": "init"}`` line is not: it opens an agent's stream-json
+    output (Claude Code, Factory Droid, Amp), read by that agent's importer."""
     return (isinstance(obj, dict) and obj.get("type") in FLAT_TYPES and "role" not in obj
-            and not FOREIGN_KEYS & obj.keys())
+            and not FOREIGN_KEYS & obj.keys()
+            and not (obj.get("type") == "system" and obj.get("subtype") == "init"))

@@ -16,6 +16,7 @@ from importlib import metadata
 
 from hermes_store.sessions.importers.aider import AiderImporter
 from hermes_store.sessions.importers.amp import AmpImporter
+from hermes_store.sessions.importers.amp_stream import AmpStreamImporter
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
@@ -29,6 +30,7 @@ from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.cursor_agent import CursorAgentImporter
 from hermes_store.sessions.importers.factory_droid import FactoryDroidImporter
+from hermes_store.sessions.importers.factory_droid_stream import FactoryDroidStreamImporter
 from hermes_store.sessions.importers.gemini_cli import (
     GeminiCheckpointImporter,
     GeminiCliImporter,
@@ -77,8 +79,10 @@ BUNDLED: tuple[type[Importer], ...] = (
     GooseJsonlImporter,
     GooseDbImporter,
     AmpImporter,
+    AmpStreamImporter,
     CrushImporter,
     FactoryDroidImporter,
+    FactoryDroidStreamImporter,
     KimiCliImporter,
     PiImporter,
     OpenClawImporter,

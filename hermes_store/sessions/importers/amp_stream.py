@@ -1,0 +1,168 @@
+"""``amp-stream``: what ``amp --execute --stream-json`` prints, saved to a file.
+
+Amp's stream JSON follows Claude Code's stream-json: one event per line, each naming
+the thread as ``session_id`` (``T-<uuid>``):
+
+* ``{"type": "system", "subtype": "init", cwd, session_id, tools, mcp_servers}``;
+* ``{"type": "user" | "assistant", message: {role, content: [blocks]}, parent_tool_use_id,
+  session_id}``: Anthropic blocks (``text``, ``tool_use`` ``{id, name, input}``, in user
+  messages ``tool_result`` ``{tool_use_id, content, is_error}``, and ``thinking`` with
+  ``--stream-json-thinking``); ``message.model`` when present names the model. A non-null
+  ``parent_tool_use_id`` marks a subagent's message: it goes to a child session
+  ``<thread>/<tool use id>`` of the thread;
+* ``{"type": "result", subtype, duration_ms, is_error, num_turns, result | error, session_id}``:
+  the end of a run (``result`` repeats the last reply, kept only when it differs; an error
+  is kept as a ``system`` row). ``amp threads continue`` appends more runs of the thread.
+
+The stream has no times; the file is read whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from hermes_store.sessions.importers.anthropic_common import anthropic_rows
+from hermes_store.sessions.importers.base import (
+    Checkpoint,
+    Event,
+    Head,
+    Importer,
+    MessageRecord,
+    Problem,
+    SessionRecord,
+    SourceState,
+    opt_str,
+)
+from hermes_store.sessions.importers.doc_common import (
+    ReplacedWhenChanged,
+    iter_json_lines,
+    shape_guarded,
+)
+from hermes_store.sessions.importers.openai_common import ToolNames
+
+_EVENTS = {"system", "user", "assistant", "result"}
+
+
+def _is_thread(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith("T-")
+
+
+class AmpStreamImporter(ReplacedWhenChanged, Importer):
+    """A saved ``amp --execute --stream-json`` run (Claude Code compatible stream JSON)."""
+
+    name = "amp-stream"
+    agent = "Amp (amp --execute --stream-json)"
+    indexes = "messages, thinking, tool_use calls and tool_result results, run results and errors; subagents as child sessions"
+    source: str | None = "amp"
+    resumable_by_offset = False
+    snapshot = True
+    derives_end_time = False  # the stream has no times
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """Stream-json events whose ``session_id`` is an Amp thread id (``T-...``)."""
+        if head.is_sqlite:
+            return 0.0
+        objects = head.objects()
+        if not objects or not all(
+            o.get("type") in _EVENTS and _is_thread(o.get("session_id")) for o in objects
+        ):
+            return 0.0
+        first = objects[0]
+        if first.get("type") == "system" and first.get("subtype") == "init":
+            return 0.95
+        if any(isinstance(o.get("message"), dict) and "parent_tool_use_id" in o for o in objects):
+            return 0.85
+        return 0.0
+
+    @shape_guarded
+    def read(self, state: SourceState) -> Iterator[Event]:
+        records: dict[str, SessionRecord] = {}
+        rows: list[MessageRecord] = []
+        problems: list[Problem] = []
+        tools = ToolNames()
+        thread = self.path.stem
+        for line, obj, problem in iter_json_lines(self.path, self.hasher):
+            if problem is not None:
+                problems.append(problem)
+                continue
+            if not isinstance(obj, dict):
+                problems.append(Problem(line, "expected a JSON object"))
+                continue
+            thread = opt_str(obj.get("session_id")) or thread
+            main = records.setdefault(thread, SessionRecord(id=thread, source=self.source))
+            kind = obj.get("type")
+            if kind == "system":
+                main.workspace = opt_str(obj.get("cwd")) or main.workspace
+                if obj.get("subtype") not in ("init", None):
+                    problems.append(Problem(line, f"system event {obj.get('subtype')!r} (skipped)"))
+            elif kind in ("user", "assistant"):
+                message = obj.get("message")
+                if not isinstance(message, dict):
+                    problems.append(Problem(line, "field 'message': missing or not an object"))
+                    continue
+                parent_use = opt_str(obj.get("parent_tool_use_id"))
+                session_id = f"{thread}/{parent_use}" if parent_use else thread
+                if parent_use and session_id not in records:
+                    records[session_id] = SessionRecord(
+                        id=session_id,
+                        source=self.source,
+                        parent_session_id=thread,
+                        meta={"parent_tool_use_id": parent_use},
+                    )
+                if kind == "assistant" and opt_str(message.get("model")):
+                    records[session_id].model = str(message["model"])
+                found: list[Problem] = []
+                for row in anthropic_rows(message, session_id, None, f"line {line}", tools, found):
+                    row.line = line
+                    rows.append(row)
+                problems.extend(Problem(line, p.error) for p in found)
+            elif kind == "result":
+                main.meta.update(
+                    {
+                        k: obj[k]
+                        for k in ("num_turns", "duration_ms", "subtype")
+                        if obj.get(k) is not None
+                    }
+                )
+                rows.extend(_result_rows(obj, thread, rows, line))
+            else:
+                problems.append(Problem(line, f"unknown event type {kind!r} (skipped)"))
+        for record in records.values():
+            yield replace(record)  # built anew: the caps of SessionRecord apply
+        yield from rows
+        yield from problems
+        yield Checkpoint(str(self.path.stat().st_size), 0)
+
+
+def _result_rows(
+    obj: dict[str, Any], thread: str, rows: list[MessageRecord], line: int
+) -> list[MessageRecord]:
+    """The rows a ``result`` event adds: its error, or its text when no reply said it."""
+    if obj.get("is_error") or str(obj.get("subtype") or "").startswith("error"):
+        text = opt_str(obj.get("error")) or opt_str(
+            obj.get("result")
+        )  # no text: the subtype stays in meta
+        return (
+            [
+                MessageRecord(
+                    thread, "system", f"[{obj.get('subtype') or 'error'}] {text}", line=line
+                )
+            ]
+            if text
+            else []
+        )
+    text = opt_str(obj.get("result"))
+    last = next(
+        (
+            r
+            for r in reversed(rows)
+            if r.session_id == thread and r.role == "assistant" and r.content
+        ),
+        None,
+    )
+    if text and (last is None or last.content.strip() != text.strip()):
+        return [MessageRecord(thread, "assistant", text, line=line)]
+    return []
