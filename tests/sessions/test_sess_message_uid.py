@@ -31,12 +31,17 @@ def index(home, path: Path) -> tuple[BulkLoader, list[tuple]]:
     try:
         loader = BulkLoader(db)
         loader.run([path], "hermes-db")
-        rows = db.query("SELECT session_id, seq, content, message_uid FROM messages ORDER BY session_id, seq")
-        counts = {r["id"]: r["message_count"] for r in db.query("SELECT id, message_count FROM sessions")}
+        rows = db.query(
+            "SELECT id, session_id, seq, content, message_uid FROM messages ORDER BY session_id, seq"
+        )
+        counts = {
+            r["id"]: r["message_count"] for r in db.query("SELECT id, message_count FROM sessions")
+        }
     finally:
         db.close()
     assert not loader.summary.errors, loader.summary.errors
     stored = [(r["session_id"], r["seq"], r["content"], r["message_uid"]) for r in rows]
+    loader.row_ids = {(r["session_id"], r["seq"]): r["id"] for r in rows}  # type: ignore[attr-defined]
     for sid, count in counts.items():  # the session counters follow what is stored
         assert count == sum(1 for row in stored if row[0] == sid), sid
     return loader, stored
@@ -53,8 +58,10 @@ def rebuild(path: Path, *statements: str) -> None:
         columns = [r["name"] for r in db.query("PRAGMA table_info(messages)") if r["name"] != "id"]
         names = ", ".join(columns)
         db.execute("DELETE FROM messages")
-        db.execute(f"INSERT INTO messages({names}) SELECT {names} FROM old_messages"
-                   " ORDER BY session_id DESC, id")
+        db.execute(
+            f"INSERT INTO messages({names}) SELECT {names} FROM old_messages"
+            " ORDER BY session_id DESC, id"
+        )
         db.execute("DROP TABLE old_messages")
     finally:
         db.close()
@@ -69,35 +76,55 @@ def test_uids_are_stored_per_message(home, v31):
 
 
 def test_renumbered_table_keeps_refs_without_duplicates(home, v31):
-    _, before = index(home, v31)
-    rebuild(v31)
+    first, before = index(home, v31)
+    # the rebuilt table also lost the first message of root01: read afresh, the message after it
+    # would move to seq 0; found by uid, every stored row stays as it is
+    rebuild(v31, "DELETE FROM old_messages WHERE message_uid = 'a1b2c3d4e5f60718293a4b5c6d7e8f90'")
     loader, after = index(home, v31)
     assert after == before  # same seq (so the same SESSION_ID#N ref), same text, nothing twice
-    assert loader.summary.messages_added == 0 and loader.summary.skipped == 7
+    assert loader.row_ids == first.row_ids  # the very same rows, not re-created
+    assert loader.summary.messages_added == 0 and loader.summary.skipped == 6
     _, again = index(home, v31)  # and the read after that is incremental again
     assert again == before
 
 
 def test_edit_in_place_under_same_uid_updates_and_new_uids_append(home, v31, run):
-    _, before = index(home, v31)
-    rebuild(v31,
-            "UPDATE old_messages SET content = 'now production please, carefully'"
-            " WHERE message_uid = 'd1b2c3d4e5f60718293a4b5c6d7e8f90'")
+    first, before = index(home, v31)
+    rebuild(
+        v31,
+        "UPDATE old_messages SET content = 'now production please, carefully'"
+        " WHERE message_uid = 'd1b2c3d4e5f60718293a4b5c6d7e8f90'",
+    )
     db = Database(v31, migrate=False)
-    db.execute("INSERT INTO messages(session_id, role, content, timestamp, message_uid) VALUES"
-               f" ('{CONT}', 'assistant', 'production rollout complete', 1803891620,"
-               " 'ffffffffffffffffffffffffffffffff')")
+    db.execute(
+        "INSERT INTO messages(session_id, role, content, timestamp, message_uid) VALUES"
+        f" ('{CONT}', 'assistant', 'production rollout complete', 1803891620,"
+        " 'ffffffffffffffffffffffffffffffff')"
+    )
     db.close()
     loader, after = index(home, v31)
     assert loader.summary.messages_added == 1
-    expected = [row if row[3] != "d1b2c3d4e5f60718293a4b5c6d7e8f90"
-                else (CONT, 0, "now production please, carefully", row[3]) for row in before]
-    expected.insert(expected.index((CONT, 0, "now production please, carefully",
-                                    "d1b2c3d4e5f60718293a4b5c6d7e8f90")) + 1,
-                    (CONT, 1, "production rollout complete", "ffffffffffffffffffffffffffffffff"))
+    assert all(
+        loader.row_ids[key] == row_id for key, row_id in first.row_ids.items()
+    )  # updated in place
+    expected = [
+        row
+        if row[3] != "d1b2c3d4e5f60718293a4b5c6d7e8f90"
+        else (CONT, 0, "now production please, carefully", row[3])
+        for row in before
+    ]
+    expected.insert(
+        expected.index(
+            (CONT, 0, "now production please, carefully", "d1b2c3d4e5f60718293a4b5c6d7e8f90")
+        )
+        + 1,
+        (CONT, 1, "production rollout complete", "ffffffffffffffffffffffffffffffff"),
+    )
     assert after == expected
     found = json.loads(run("sessions", "search", "--json", "carefully").stdout)["results"]
-    assert [(r["session_id"], r["role"]) for r in found] == [(CONT, "user")]  # the index follows the edit
+    assert [(r["session_id"], r["role"]) for r in found] == [
+        (CONT, "user")
+    ]  # the index follows the edit
     assert json.loads(run("sessions", "search", "--json", "rollout complete").stdout)["results"]
 
 
@@ -105,12 +132,18 @@ def test_show_and_export_expose_the_uid(home, v31, run, state_db):
     index(home, v31)
     shown = json.loads(run("sessions", "show", "--json", CONT).stdout)
     assert [m["message_uid"] for m in shown["messages"]] == ["d1b2c3d4e5f60718293a4b5c6d7e8f90"]
-    lines = [json.loads(line) for line in
-             run("sessions", "export", ARCH, "--format", "jsonl").output.splitlines()]
+    lines = [
+        json.loads(line)
+        for line in run("sessions", "export", ARCH, "--format", "jsonl").output.splitlines()
+    ]
     uids = [line.get("message_uid") for line in lines if line["type"] == "message"]
-    assert uids[0] == "21b2c3d4e5f60718293a4b5c6d7e8f90" and len(uids[1]) == 32  # the trigger minted one
+    assert (
+        uids[0] == "21b2c3d4e5f60718293a4b5c6d7e8f90" and len(uids[1]) == 32
+    )  # the trigger minted one
     # a message without a uid (an older state.db) has no such key
-    old = json.loads(run("sessions", "index", "--json", "--format", "hermes-db", str(state_db)).stdout)
+    old = json.loads(
+        run("sessions", "index", "--json", "--format", "hermes-db", str(state_db)).stdout
+    )
     assert old["messages_added"] > 0
     db = home.open_db()
     try:
@@ -119,8 +152,10 @@ def test_show_and_export_expose_the_uid(home, v31, run, state_db):
         db.close()
     messages = json.loads(run("sessions", "show", "--json", other).stdout)["messages"]
     assert messages and all("message_uid" not in m for m in messages)
-    exported = [json.loads(line) for line in
-                run("sessions", "export", other, "--format", "jsonl").output.splitlines()]
+    exported = [
+        json.loads(line)
+        for line in run("sessions", "export", other, "--format", "jsonl").output.splitlines()
+    ]
     assert all("message_uid" not in line for line in exported if line["type"] == "message")
 
 
