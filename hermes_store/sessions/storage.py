@@ -261,8 +261,9 @@ class SessionStorage(ABC):
     @abstractmethod
     def append_message(self, session_id: str, *, role: str, content: str, tool_name: str | None,
                        tool_calls: str | None, tool_call_id: str | None, timestamp: float,
-                       cjk: str | None) -> int:
-        """Append a message at the session's next ``seq``; returns its id.
+                       cjk: str | None, message_uid: str | None = None) -> int:
+        """Append a message at the session's next ``seq``; returns its id. ``message_uid`` is
+        the source's own id of the message (unique within the session when given).
 
         Raises :class:`~hermes_store.sessions.rows.SessionNotFound`.
         """
@@ -388,6 +389,10 @@ class SessionStorage(ABC):
     @abstractmethod
     def message_uids(self, session_id: str) -> dict[str, str]:
         """``{message_uid: content}`` of a session's messages stored with a source uid."""
+
+    @abstractmethod
+    def message_id_by_uid(self, session_id: str, message_uid: str) -> int | None:
+        """The id of the session's message stored under ``message_uid``, or None."""
 
     @abstractmethod
     def session_cursor(self, session_id: str) -> tuple[int | None, int] | None:

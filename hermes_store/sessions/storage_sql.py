@@ -193,6 +193,13 @@ class SqlSessionStorage(SessionStorage):
                              " AND message_uid IS NOT NULL", (session_id,))
         return {str(r["message_uid"]): r["content"] or "" for r in rows}
 
+    def message_id_by_uid(self, session_id: str, message_uid: str) -> int | None:
+        """The id of the session's message stored under ``message_uid``, or None."""
+        p = self.dialect.param
+        found = self.db.scalar(f"SELECT id FROM messages WHERE session_id = {p} AND message_uid = {p}",
+                               (session_id, message_uid))
+        return None if found is None else int(found)
+
     def count_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
                        before_seq: int | None = None, after_seq: int | None = None) -> int:
         """How many messages pass the narrowing."""

@@ -152,7 +152,7 @@ class SqliteSessionStorage(SqlSessionStorage):
 
     def append_message(self, session_id: str, *, role: str, content: str, tool_name: str | None,
                        tool_calls: str | None, tool_call_id: str | None, timestamp: float,
-                       cjk: str | None) -> int:
+                       cjk: str | None, message_uid: str | None = None) -> int:
         """Append at the next ``seq`` in one transaction (the FTS triggers follow)."""
         with self.db.write():
             if not self.db.scalar("SELECT 1 FROM sessions WHERE id=?", (session_id,)):
@@ -161,10 +161,10 @@ class SqliteSessionStorage(SqlSessionStorage):
                 "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?", (session_id,))
             self.db.execute(
                 "INSERT INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
-                " tool_call_id, timestamp, cjk, calls, tools, search_text)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " tool_call_id, timestamp, cjk, calls, tools, search_text, message_uid)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (session_id, seq, role, content, tool_name, tool_calls, tool_call_id, timestamp, cjk,
-                 *derived(role, content, tool_name, tool_calls)),
+                 *derived(role, content, tool_name, tool_calls), message_uid),
             )
             message_id = self.db.conn.last_insert_rowid()
             self.db.execute(

@@ -177,3 +177,23 @@ def test_older_schema_without_uids_imports_and_rereads_afresh(home, tmp_path):
         db.close()
     _, after = index(home, old)
     assert len(after) == len(before) - 1 and len(set(after)) == len(after)
+
+
+def test_live_append_keeps_a_uid_once(home):
+    from hermes_store.sessions.live import SessionIndex
+
+    db = home.open_db()
+    try:
+        with SessionIndex(db) as live:
+            sid = live.create_session(source="cli")
+            first = live.append_message(sid, "user", "deploy it", message_uid="u-1")
+            again = live.append_message(sid, "user", "deploy it", message_uid="u-1")
+            other = live.append_message(sid, "assistant", "done", message_uid="u-2")
+            plain = live.append_message(sid, "assistant", "no uid here")
+            rows = live.get_messages(sid)
+            session = live.get_session(sid)
+    finally:
+        db.close()
+    assert again == first and len({first, other, plain}) == 3
+    assert [(m["seq"], m["message_uid"]) for m in rows] == [(0, "u-1"), (1, "u-2"), (2, None)]
+    assert session["message_count"] == 3
