@@ -39,6 +39,21 @@ class BackupError(DatabaseError):
     """A backup or restore that cannot be done (message names the file)."""
 
 
+
+def _fresh_copy_name(db_path: Path) -> Path:
+    """A new, private, empty ``<db>.before-restore-<stamp>`` file (``-2``, ``-3`` ... when a
+    restore in the same second already took the name): created with O_EXCL, never reused."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for n in range(1, 1000):
+        kept = db_path.with_name(f"{db_path.name}.before-restore-{stamp}" + (f"-{n}" if n > 1 else ""))
+        try:
+            fd = os.open(kept, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return kept
+    raise BackupError(f"{db_path}: 999 copies named before-restore-{stamp} exist already")
+
 def _copy(source: apsw.Connection, target: apsw.Connection) -> None:
     with target.backup("main", source, "main") as job:
         job.step(-1)  # all pages in one step: one read transaction, one consistent snapshot
@@ -127,9 +142,7 @@ def restore(db_path: Path, source: str | os.PathLike[str], *, force: bool = Fals
                 if problems and not force:
                     raise BackupError(f"{db_path}: refusing to overwrite it: {' and '.join(problems)} "
                                       "(pass --force to restore anyway)")
-                kept = db_path.with_name(f"{db_path.name}.before-restore-{time.strftime('%Y%m%d-%H%M%S')}")
-                fd = os.open(kept, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-                os.close(fd)
+                kept = _fresh_copy_name(db_path)
                 side = apsw.Connection(str(kept))
                 try:
                     _copy(live.conn, side)

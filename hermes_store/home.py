@@ -284,6 +284,12 @@ class Home:
         url = self.database_url()
         return (load(engine.url_file)(url) if url else None) or self.db_path
 
+    def beside_store(self, name: str) -> Path:
+        """Where a local file that belongs to the store goes: beside the store's own file (so
+        two homes naming one ``sqlite:///`` file share it too), or in this home when the store
+        is on a server."""
+        return (self.sqlite_path or self.db_path).parent / name
+
     def store_location(self) -> str:
         """Where the store is, fit to print: the local file's path or the server URL with its
         password masked."""

@@ -26,7 +26,7 @@ class SemanticSetup:
 
     def prepare(self, home: Home, db: Any) -> None:
         """Embed every message of ``db`` (the store of ``home``) and turn the fusion on."""
-        vectors = VectorStore.beside(home.db_path)
+        vectors = VectorStore.for_home(home)
         began = time.perf_counter()
         done = embed_pending(open_session_storage(db), vectors, self.embedder)
         self.seconds += time.perf_counter() - began

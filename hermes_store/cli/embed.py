@@ -48,7 +48,7 @@ def embed(
         fail(str(exc))
     if not home.store_exists():
         fail("no session store yet: run 'hermes-store sessions index' first")
-    vectors = VectorStore.beside(home.db_path)
+    vectors = VectorStore.for_home(home)
     with home.open_reader() as db:
         result = embed_pending(
             open_session_storage(db), vectors, embedder, batch=batch, max_messages=max_messages

@@ -11,6 +11,7 @@ from hermes_store.cli.common import echo_json, get_home
 from hermes_store.redaction import RedactionSettings, Redactor, redactor_for
 from hermes_store.redaction.storage import purge_free_space, rewrite_texts, secure_deletes
 from hermes_store.sessions.storage import open_session_storage
+from hermes_store.sessions.storage_vectors import VectorStore
 
 
 @click.command("redact")
@@ -101,6 +102,11 @@ def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching
             purge_free_space(db, ["messages", "sessions"])
     finally:
         db.close()
+    vectors = VectorStore.for_home(get_home(ctx))  # embeddings of what was forgotten go too
+    try:
+        vectors.forget(result["message_ids"], result["sessions"])
+    finally:
+        vectors.close()
     if as_json:
         echo_json({"success": True, "forgotten_sessions": result["sessions"], "forgotten_messages": result["messages"]})
         return

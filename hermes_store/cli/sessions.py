@@ -275,10 +275,16 @@ def delete_cmd(ctx: click.Context, session_id: str, for_good: bool) -> None:
     import time
 
     from hermes_store.sessions.live import SessionIndex
+    from hermes_store.sessions.storage_vectors import VectorStore
 
     with SessionIndex(get_home(ctx)) as index:
         sid = _resolve(index, session_id)
         removed = index.storage.forget_session(sid, time.time()) if for_good else index.delete_session(sid)
+    vectors = VectorStore.for_home(get_home(ctx))  # its embeddings go with it
+    try:
+        vectors.forget([], [sid])
+    finally:
+        vectors.close()
     click.echo(f"Deleted session {sid} ({removed} messages)" + ("; forgotten for good." if for_good else "."))
 
 

@@ -97,4 +97,4 @@ def _background_embedder(home: Any, quiet: bool) -> Any:
         if not quiet:
             click.echo(f"semantic.model is set but not used: {exc}", err=True)
         return None
-    return BackgroundEmbedder(home.open_db, VectorStore.beside(home.db_path), embedder)
+    return BackgroundEmbedder(home.open_db, VectorStore.for_home(home), embedder)

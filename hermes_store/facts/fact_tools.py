@@ -11,6 +11,7 @@ this package's ``success`` flag — with the Hermes messages
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from hermes_store.facts.config import load_fact_config
@@ -104,8 +105,12 @@ def _results(items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"success": True, "results": items, "count": len(items)}
 
 
-def run_fact_store(args: dict[str, Any], store: FactStore) -> dict[str, Any]:
-    """Execute one ``fact_store`` call against ``store`` and return the reply dict."""
+def run_fact_store(args: dict[str, Any], store: FactStore, *,
+                   author: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Execute one ``fact_store`` call against ``store`` and return the reply dict.
+
+    ``author`` (``{"id", "name", "is_bot"}``: who wrote the current turn, never taken from the
+    model's arguments) is recorded on a fact ``add`` stores."""
     action = args.get("action")
     if action is None or (isinstance(action, str) and not action.strip()):
         return _error("Missing required argument: 'action'")
@@ -120,7 +125,8 @@ def run_fact_store(args: dict[str, Any], store: FactStore) -> dict[str, Any]:
             if content is None:
                 return _error("Missing required argument: 'content'")
             reply = store.add_fact(content, category or "general", get_str(args, "tags") or "",
-                                   entities=get_str_list(args, "entities", max_items=MAX_FACT_ENTITIES))
+                                   entities=get_str_list(args, "entities", max_items=MAX_FACT_ENTITIES),
+                                   author=author)
             return {"success": True, **reply}
         if action == "search":
             query = _required_str(args, "query")

@@ -3,7 +3,7 @@
 The file starts with a header line ``{"kind": "hermes_store.facts", "version": 1}``,
 then one ``{"kind": "entity", ...}`` line per entity (id, name, type, aliases, created_at)
 and one ``{"kind": "fact", ...}`` line per fact (id, content, category, tags, trust,
-counters, timestamps, ``entity_ids``). Vectors and CJK projections are derived and
+counters, timestamps, the author trio (null without one), ``entity_ids``). Vectors and CJK projections are derived and
 rebuilt on import. Importing keeps ids where they are free, skips facts already stored,
 and runs every fact through the threat scan (as every way in does).
 """
@@ -24,7 +24,7 @@ MAX_LINE_CHARS = 1_000_000
 MAX_EXPORT_BYTES = 64 << 20  # a larger dump is refused before a line is parsed (all is held in memory)
 MAX_EXPORT_ROWS = 200_000  # facts plus entities in one dump
 FACT_FIELDS = ("fact_id", "content", "category", "tags", "trust_score", "retrieval_count", "helpful_count",
-               "created_at", "updated_at")
+               "created_at", "updated_at", "author_id", "author_name", "author_is_bot")
 
 
 def export_lines(store: FactStore) -> Iterator[str]:

@@ -26,7 +26,7 @@ import numpy as np
 from hermes_store.db import Database, DatabaseError
 from hermes_store.facts import hrr, trust
 from hermes_store.facts.config import FactConfig
-from hermes_store.facts.storage import FactStorage, open_fact_storage
+from hermes_store.facts.storage import AUTHOR_FIELDS, FactAuthor, FactStorage, open_fact_storage
 from hermes_store.home import Home
 from hermes_store.pgdb import PgDatabase
 
@@ -261,9 +261,13 @@ def normalize_tags(tags: Any) -> str:
 
 
 def public_fact(row: dict[str, Any], entity_names: list[str], written_by: str | None = None) -> dict[str, Any]:
-    """A fact row as returned to callers: trust clamped, entity names attached, and on a shared
-    store ``written_by``: the ``host:home`` that wrote it."""
+    """A fact row as returned to callers: trust clamped, entity names attached, the author
+    (``author_id``/``author_name``/``author_is_bot``, only when the turn that stored it named
+    one) and on a shared store ``written_by``: the ``host:home`` that wrote it."""
     out = dict(row)
+    author = FactAuthor.from_fields({key: out.pop(key, None) for key in AUTHOR_FIELDS})
+    if author is not None:
+        out.update(author.fields())
     out["trust_score"] = trust.clamp(out["trust_score"])
     out["entities"] = list(entity_names)
     if written_by:

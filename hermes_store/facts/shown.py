@@ -15,7 +15,7 @@ from typing import Any
 
 from hermes_store.threats import guard_past, past_findings
 
-TEXT_FIELDS = ("content", "category", "tags")  # a fact's own text fields
+TEXT_FIELDS = ("content", "category", "tags", "author_id", "author_name")  # a fact's own text fields
 NAME_FIELDS = ("entities", "related_entities")  # lists of entity names
 
 
@@ -24,7 +24,7 @@ def _is_fact(value: Any) -> bool:
 
 
 def fact_findings(fact: dict[str, Any]) -> list[str]:
-    """The threat findings of a stored fact's text, category, tags and entity names."""
+    """The threat findings of a stored fact's text, category, tags, author and entity names."""
     findings: list[str] = []
     texts = [fact.get(field) for field in TEXT_FIELDS]
     texts += [name for field in NAME_FIELDS for name in fact.get(field) or ()]

@@ -9,7 +9,8 @@ second engine is one more class. :func:`open_fact_storage` picks the class named
 Row shapes:
 
 * fact row: ``fact_id, content, category, tags, trust_score, retrieval_count,
-  helpful_count, created_at, updated_at`` (timestamps as ``YYYY-MM-DD HH:MM:SS`` UTC text);
+  helpful_count, created_at, updated_at, author_id, author_name, author_is_bot``
+  (timestamps as ``YYYY-MM-DD HH:MM:SS`` UTC text; the author columns None without one);
 * filtered row (:meth:`FactStorage.filter_facts`): ``fact_id, category, trust_score,
   updated_at, content, tags``;
 * entity: ``entity_id, name, entity_type, aliases`` (``aliases`` a list of names).
@@ -21,7 +22,8 @@ the tolerance of :func:`hermes_store.facts.trust.visible`.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hermes_store.engines import StoreDatabase, storage_registry
@@ -29,6 +31,40 @@ from hermes_store.query import QueryPlan
 from hermes_store.storage_base import EngineStorage, engine_class
 
 STORAGE_ENGINES: dict[str, str] = storage_registry("facts")  # from the one engine registry
+AUTHOR_FIELDS = ("author_id", "author_name", "author_is_bot")  # a fact row's author columns
+
+
+@dataclass(frozen=True)
+class FactAuthor:
+    """Who wrote the turn a fact was stored in (Hermes' ``on_turn_start`` author trio)."""
+
+    id: str | None = None
+    name: str | None = None
+    is_bot: bool | None = None
+
+    @classmethod
+    def of(cls, value: Mapping[str, Any] | FactAuthor | None) -> FactAuthor | None:
+        """An author from ``{"id", "name", "is_bot"}`` (the manager's turn author) or
+        ``{"author_id", "author_name", "author_is_bot"}`` (a row, a mirrored write's metadata);
+        None when neither an id nor a name is given."""
+        if value is None or isinstance(value, FactAuthor):
+            return value
+        prefix = "author_" if any(key in value for key in AUTHOR_FIELDS) else ""
+        author_id, name, is_bot = (value.get(prefix + key) for key in ("id", "name", "is_bot"))
+        if author_id in (None, "") and name in (None, ""):
+            return None
+        return cls(None if author_id in (None, "") else str(author_id),
+                   None if name in (None, "") else str(name), None if is_bot is None else bool(is_bot))
+
+    @classmethod
+    def from_fields(cls, row: Mapping[str, Any]) -> FactAuthor | None:
+        """The author in a mapping's ``author_id``/``author_name``/``author_is_bot`` keys (other
+        keys ignored); None when it names none."""
+        return cls.of({key: row.get(key) for key in AUTHOR_FIELDS})
+
+    def fields(self) -> dict[str, Any]:
+        """``{"author_id", "author_name", "author_is_bot"}`` (the column values)."""
+        return {"author_id": self.id, "author_name": self.name, "author_is_bot": self.is_bot}
 
 
 class FactExists(Exception):
@@ -86,8 +122,10 @@ class FactStorage(EngineStorage):
     def insert_fact(self, content: str, category: str, tags: str, trust_score: float, *,
                     retrieval_count: int = 0, helpful_count: int = 0,
                     created_at: str | None = None, updated_at: str | None = None,
-                    fact_id: int | None = None) -> int:
+                    fact_id: int | None = None, author: FactAuthor | None = None) -> int:
         """Insert a fact (timestamps default to now, the id to a new one); returns its id.
+
+        ``author`` is who wrote the turn the fact was stored in (NULL columns without one).
 
         A given ``fact_id`` must be free (the caller checks with :meth:`fact_rows`). Without
         one, a content another writer stored meanwhile raises :class:`FactExists` (with its id).

@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from hermes_store.facts import trust
-from hermes_store.facts.storage import FactExists
+from hermes_store.facts.storage import FactAuthor, FactExists
 from hermes_store.facts.storage_sql import SqlFactStorage, index_text
 from hermes_store.pgquery import TsQueryError, positive_terms, tsquery_sql
 from hermes_store.query import (
@@ -69,14 +69,16 @@ class PgFactStorage(SqlFactStorage):
     def insert_fact(self, content: str, category: str, tags: str, trust_score: float, *,
                     retrieval_count: int = 0, helpful_count: int = 0,
                     created_at: str | None = None, updated_at: str | None = None,
-                    fact_id: int | None = None) -> int:
+                    fact_id: int | None = None, author: FactAuthor | None = None) -> int:
+        who = author or FactAuthor()
         values = (content, category, tags, trust_score, int(retrieval_count), int(helpful_count),
-                  created_at, updated_at, index_text(content, tags))
+                  created_at, updated_at, index_text(content, tags), who.id, who.name, who.is_bot)
         if fact_id is None:
             new = self.db.scalar(
                 "INSERT INTO facts (content, category, tags, trust_score, retrieval_count, helpful_count,"
-                f" created_at, updated_at, cjk) VALUES (%s, %s, %s, %s, %s, %s, coalesce(%s, {NOW_TEXT}),"
-                f" coalesce(%s, {NOW_TEXT}), %s) ON CONFLICT (content) DO NOTHING RETURNING fact_id", values)
+                " created_at, updated_at, cjk, author_id, author_name, author_is_bot) VALUES (%s, %s, %s, %s,"
+                f" %s, %s, coalesce(%s, {NOW_TEXT}), coalesce(%s, {NOW_TEXT}), %s, %s, %s, %s)"
+                " ON CONFLICT (content) DO NOTHING RETURNING fact_id", values)
             if new is None:  # another host added the same content after the caller looked
                 existing = self.fact_id_by_content(content)
                 raise FactExists(int(existing) if existing is not None else 0)
@@ -84,8 +86,9 @@ class PgFactStorage(SqlFactStorage):
         with self.db.transaction():
             self.db.execute(
                 "INSERT INTO facts (fact_id, content, category, tags, trust_score, retrieval_count,"
-                " helpful_count, created_at, updated_at, cjk) VALUES (%s, %s, %s, %s, %s, %s, %s,"
-                f" coalesce(%s, {NOW_TEXT}), coalesce(%s, {NOW_TEXT}), %s)", (int(fact_id), *values))
+                " helpful_count, created_at, updated_at, cjk, author_id, author_name, author_is_bot)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s,"
+                f" coalesce(%s, {NOW_TEXT}), coalesce(%s, {NOW_TEXT}), %s, %s, %s, %s)", (int(fact_id), *values))
             self.db.execute("SELECT setval(pg_get_serial_sequence('facts', 'fact_id'),"
                             " greatest((SELECT max(fact_id) FROM facts), 1))")
         return int(fact_id)

@@ -20,7 +20,7 @@ from hermes_store.facts.storage import FactStorage
 from hermes_store.tokens import cjk_projection
 
 FACT_COLUMNS = ("fact_id, content, category, tags, trust_score, retrieval_count, helpful_count, "
-                "created_at, updated_at")
+                "created_at, updated_at, author_id, author_name, author_is_bot")
 FILTER_COLUMNS = "fact_id, category, trust_score, updated_at, content, tags"
 ENTITY_COLUMNS = "e.entity_id, e.name, e.entity_type, e.aliases"
 

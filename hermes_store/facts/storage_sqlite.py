@@ -15,6 +15,7 @@ from typing import Any
 
 from hermes_store.db import Database
 from hermes_store.facts import trust
+from hermes_store.facts.storage import FactAuthor
 from hermes_store.facts.storage_sql import SqlFactStorage, index_text
 from hermes_store.query import QueryPlan, run_match
 
@@ -44,13 +45,15 @@ class SqliteFactStorage(SqlFactStorage):
     def insert_fact(self, content: str, category: str, tags: str, trust_score: float, *,
                     retrieval_count: int = 0, helpful_count: int = 0,
                     created_at: str | None = None, updated_at: str | None = None,
-                    fact_id: int | None = None) -> int:
+                    fact_id: int | None = None, author: FactAuthor | None = None) -> int:
+        who = author or FactAuthor()
         self.db.execute(
             "INSERT INTO facts (fact_id, content, category, tags, trust_score, retrieval_count, helpful_count, "
-            "created_at, updated_at, cjk) VALUES (?, ?, ?, ?, ?, ?, ?, "
-            "coalesce(?, CURRENT_TIMESTAMP), coalesce(?, CURRENT_TIMESTAMP), ?)",
+            "created_at, updated_at, cjk, author_id, author_name, author_is_bot) VALUES (?, ?, ?, ?, ?, ?, ?, "
+            "coalesce(?, CURRENT_TIMESTAMP), coalesce(?, CURRENT_TIMESTAMP), ?, ?, ?, ?)",
             (fact_id, content, category, tags, trust_score, int(retrieval_count), int(helpful_count),
-             created_at, updated_at, index_text(content, tags)))
+             created_at, updated_at, index_text(content, tags), who.id, who.name,
+             None if who.is_bot is None else int(who.is_bot)))
         return int(self.db.conn.last_insert_rowid())
 
     def adjust_trust(self, fact_id: int, delta: float, *,

@@ -20,7 +20,7 @@ Public API (used by the tools, the provider and the recall layer)::
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hermes_store.facts import conflicts, hrr, retrieval, trust
@@ -37,7 +37,7 @@ from hermes_store.facts.rows import (
     entity_key,
     normalize_tags,
 )
-from hermes_store.facts.storage import FactExists
+from hermes_store.facts.storage import FactAuthor, FactExists
 from hermes_store.redaction import redactor_for
 from hermes_store.threats import scan_content
 
@@ -99,12 +99,16 @@ class FactStore(FactRows):
         return self.storage.transaction()
 
     def add_fact(self, content: str, category: str | None = "general", tags: str | None = "", *,
-                 entities: Iterable[str] | None = None) -> dict[str, Any]:
+                 entities: Iterable[str] | None = None,
+                 author: Mapping[str, Any] | FactAuthor | None = None) -> dict[str, Any]:
         """Store a fact; an identical content returns the existing id with ``status: exists``.
 
         Entities are extracted from the text (plus any given explicitly), linked,
-        and the fact's vector is encoded in the same transaction.
+        and the fact's vector is encoded in the same transaction. ``author`` (the turn's
+        writer, ``{"id", "name", "is_bot"}``) is recorded on a new fact; an existing one
+        keeps the author it has.
         """
+        who = FactAuthor.of(author)
         if entities is not None:
             entities = list(entities)
             if len(entities) > MAX_FACT_ENTITIES:  # refused before any scan, lookup or write
@@ -122,7 +126,7 @@ class FactStore(FactRows):
             if existing is not None:
                 return {"fact_id": int(existing), "status": "exists"}
             try:
-                fact_id = self.storage.insert_fact(content, category, tags, self.default_trust)
+                fact_id = self.storage.insert_fact(content, category, tags, self.default_trust, author=who)
             except FactExists as exc:  # a concurrent writer (another host) added it first
                 return {"fact_id": exc.fact_id, "status": "exists"}
             self._link_and_encode(fact_id, content, entities)
@@ -210,7 +214,8 @@ class FactStore(FactRows):
         """Insert exported/foreign fact and entity rows keeping their ids where free (one transaction).
 
         ``facts`` rows carry ``fact_id, content, category, tags, trust_score, retrieval_count,
-        helpful_count, created_at, updated_at``; ``entities`` rows ``entity_id, name,
+        helpful_count, created_at, updated_at`` and optionally ``author_id, author_name,
+        author_is_bot`` (kept); ``entities`` rows ``entity_id, name,
         entity_type, aliases`` and optionally ``created_at`` (kept; else now); ``links`` maps a fact id to its entity ids. ``label`` (a path)
         prefixes each blocked reason. The counts are those of :meth:`import_hermes`.
         """
@@ -239,7 +244,8 @@ class FactStore(FactRows):
                 tags = self._redact(normalize_tags(row["tags"])) or ""
                 try:
                     check_fact_text(content, tags, row.get("category"), _text_or_none(row.get("created_at")),
-                                    _text_or_none(row.get("updated_at")))
+                                    _text_or_none(row.get("updated_at")), _text_or_none(row.get("author_id")),
+                                    _text_or_none(row.get("author_name")))
                 except FactBlocked as exc:
                     blocked.append(f"{_record(path, row)}: fact {row['fact_id']}: {exc}")
                     continue
@@ -250,7 +256,7 @@ class FactStore(FactRows):
                     helpful_count=int(row["helpful_count"] or 0),
                     created_at=None if row["created_at"] is None else str(row["created_at"]),
                     updated_at=None if row["updated_at"] is None else str(row["updated_at"]),
-                    fact_id=int(wanted) if free else None)
+                    fact_id=int(wanted) if free else None, author=FactAuthor.from_fields(row))
                 renumbered += 0 if free or wanted is None else 1
                 linked = [entity_map[e] for e in links.get(int(wanted), []) if e in entity_map] \
                     if wanted is not None else []

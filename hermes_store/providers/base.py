@@ -22,6 +22,15 @@ PRE_COMPRESS_CHECKPOINT_API_VERSION = 2
 AUTHOR_KEYS = ("author_id", "author_name", "author_is_bot")  # on_turn_start's writer of the turn
 
 
+def turn_author_of(kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """``{"id", "name", "is_bot"}`` from on_turn_start's author trio; None when no author was named."""
+    author_id, name = kwargs.get("author_id"), kwargs.get("author_name")
+    if author_id in (None, "") and name in (None, ""):
+        return None
+    return {"id": None if author_id is None else str(author_id),
+            "name": None if name is None else str(name), "is_bot": bool(kwargs.get("author_is_bot"))}
+
+
 @dataclass(frozen=True)
 class RecallStatus:
     """What a provider recalled this turn, for a one-line status ("🧠 Label — recalled 3 memories")."""

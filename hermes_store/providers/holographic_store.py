@@ -4,7 +4,8 @@ Hooks: ``system_prompt_block`` (how to use the tools, fact count), ``prefetch``
 (top facts for the user message as ``- [trust] content (#id)`` lines, so the
 model can rate them), ``handle_tool_call`` (``fact_store``/``fact_feedback``),
 ``on_session_end`` (conservative auto-extraction, off unless ``auto_extract``),
-``on_memory_write`` (mirrors add, replace and remove of MEMORY.md/USER.md).
+``on_memory_write`` (mirrors add, replace and remove of MEMORY.md/USER.md),
+``on_turn_start`` (the turn's author trio, recorded on the facts the turn adds).
 No hook ever raises into the agent: failures are logged and answered with an
 empty result or an error JSON.
 """
@@ -33,9 +34,10 @@ from hermes_store.facts.fact_tools import (
     run_fact_store,
 )
 from hermes_store.facts.shown import guard_fact, guard_reply
+from hermes_store.facts.storage import FactAuthor
 from hermes_store.facts.store import FactBlocked, FactStore, FactStoreError
 from hermes_store.home import Home, load_config
-from hermes_store.providers.base import MemoryProvider, RecallStatus
+from hermes_store.providers.base import MemoryProvider, RecallStatus, turn_author_of
 from hermes_store.threats import sanitize_sequence
 from hermes_store.tooling import ToolArgumentError, fence_reply, sanitize_context
 
@@ -75,6 +77,7 @@ class FactStoreProvider(MemoryProvider):
         self._session_id = ""
         self._writes_enabled = True
         self._last_recalled: int | None = None
+        self._turn_author: dict[str, Any] | None = None  # who wrote the current turn
 
     # ------------------------------------------------------------------ identity
 
@@ -115,6 +118,7 @@ class FactStoreProvider(MemoryProvider):
                 if not isinstance(self._explicit_config, (dict, FactConfig)):
                     self._config = None
         self._session_id = session_id or ""
+        self._turn_author = None  # a new session: no turn has named its author yet
         context = kwargs.get("agent_context")
         self._writes_enabled = context is None or str(context) in WRITING_CONTEXTS
 
@@ -158,7 +162,7 @@ class FactStoreProvider(MemoryProvider):
             if not isinstance(args, dict):
                 raise ToolArgumentError("arguments must be a JSON object")
             if tool_name == "fact_store":
-                reply = guard_reply(run_fact_store(args, self.store))  # stored facts re-scanned
+                reply = guard_reply(run_fact_store(args, self.store, author=self._turn_author))  # re-scanned
             elif tool_name == "fact_feedback":
                 reply = run_fact_feedback(args, self.store)
             else:
@@ -215,6 +219,11 @@ class FactStoreProvider(MemoryProvider):
         return RecallStatus("Holographic", self._last_recalled)
 
     # ------------------------------------------------------------------ writes from the agent
+
+    def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
+        """Remember who wrote this turn (``author_id``/``author_name``/``author_is_bot``): facts
+        ``fact_store add`` stores until the next turn record it (none named: no author)."""
+        self._turn_author = turn_author_of(kwargs)
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
         """Store preference/decision clauses of the user's messages when ``auto_extract`` is on."""
@@ -309,16 +318,17 @@ def mirror_memory_write(store: FactStore, action: str, target: str, content: str
     previous_list = previous if isinstance(previous, list) else [previous]
     exact = [p for p in previous_list if isinstance(p, str)]
     old_text = metadata.get("old_text") if isinstance(metadata.get("old_text"), str) else None
+    author = FactAuthor.from_fields(metadata)  # the manager's author_* keys of the turn that wrote it
     if action == "add":
         if not content or not content.strip():
             return "skipped"
-        return store.add_fact(content, category)["status"]
+        return store.add_fact(content, category, author=author)["status"]
     if action == "replace":
         if not content or not content.strip():
             return "skipped"
         fact_id = _find_mirrored(store, category, exact, old_text)
         if fact_id is None:
-            return store.add_fact(content, category)["status"]
+            return store.add_fact(content, category, author=author)["status"]
         existing = store.find_by_content(content)
         if existing is not None and int(existing) != fact_id:
             store.remove_fact(fact_id)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from hermes_store.home import resolve_home
-from hermes_store.providers.base import BUILTIN_NAME, MemoryProvider
+from hermes_store.providers.base import BUILTIN_NAME, MemoryProvider, turn_author_of
 from hermes_store.providers.calls import call_filtered, call_memory_write
 from hermes_store.providers.fencing import build_memory_context_block
 from hermes_store.providers.mirroring import expand_memory_writes
@@ -525,15 +525,6 @@ class MemoryManager:
             logger.warning("memory shutdown abandoned background work: %s", self.abandoned)
         self._each("shutdown", logging.WARNING, lambda p: p.shutdown(), list(reversed(self._providers)))
         return dict(self.abandoned)
-
-
-def turn_author_of(kwargs: dict[str, Any]) -> dict[str, Any] | None:
-    """``{"id", "name", "is_bot"}`` from on_turn_start's author trio; None when no author was named."""
-    author_id, name = kwargs.get("author_id"), kwargs.get("author_name")
-    if author_id in (None, "") and name in (None, ""):
-        return None
-    return {"id": None if author_id is None else str(author_id),
-            "name": None if name is None else str(name), "is_bot": bool(kwargs.get("author_is_bot"))}
 
 
 def _normalize_messages(messages: Any) -> list[dict[str, str]]:

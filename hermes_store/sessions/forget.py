@@ -54,15 +54,18 @@ def forget(storage: Any, *, ref: str | None = None, session_id: str | None = Non
     """Remove and tombstone what is named: a ``SESSION_ID#N`` reference or session id (``ref``),
     a whole session (``session_id``), or every message holding the text ``matching``.
 
-    Returns ``{"sessions": [...ids forgotten whole], "messages": count removed}``.
+    Returns ``{"sessions": [...ids forgotten whole], "messages": count removed,
+    "message_ids": [...row ids of the single messages named]}``.
     """
     stamp = time.time() if now is None else now
     sessions: list[str] = []
     removed = 0
+    named: list[int] = []
     if ref:
         message_id = resolve_message(storage, ref)
         if message_id is not None:
             removed += storage.forget_messages([message_id], stamp)
+            named.append(message_id)
         else:
             session_id = ref if session_id is None else session_id
     if session_id:
@@ -74,4 +77,5 @@ def forget(storage: Any, *, ref: str | None = None, session_id: str | None = Non
             raise ForgetError("--matching: the text must not be empty")
         ids = storage.messages_containing(matching, MAX_MATCHING)
         removed += storage.forget_messages(ids, stamp)
-    return {"sessions": sessions, "messages": removed}
+        named.extend(ids)
+    return {"sessions": sessions, "messages": removed, "message_ids": named}

@@ -43,7 +43,7 @@ from hermes_store.sessions.shown import ANSI as _ANSI
 from hermes_store.sessions.shown import shown_message as _message
 from hermes_store.sessions.shown import shown_title as _title
 from hermes_store.sessions.storage import open_session_storage
-from hermes_store.sessions.vectors import SemanticIndex, open_semantic
+from hermes_store.sessions.vectors import SemanticIndex, VectorStore, open_semantic
 from hermes_store.threats import guard_past
 from hermes_store.tooling import (
     Tool,
@@ -641,7 +641,7 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
         return _empty(mode, query, detail)
     hidden = tuple(r for r in HIDDEN_ROLES if r not in roles)
     semantic = None if profile else ctx.resource(
-        "session_search.semantic", lambda: open_semantic(ctx.home.config(), ctx.home.db_path))
+        "session_search.semantic", lambda: open_semantic(ctx.home.config(), VectorStore.for_home(ctx.home)))
     store = _Store(db, link_profile, current, hidden, semantic)
     if mode == "read" and "#" in session_id:  # a ref SESSION_ID#N (or old @session:ID #K): scroll there
         ref, mode = parse_ref(session_id), "scroll"

@@ -31,9 +31,10 @@ class VectorStore:
         self._matrix: dict[str, tuple[list[int], list[tuple[str, int]], Any]] = {}
 
     @classmethod
-    def beside(cls, db_path: Path) -> VectorStore:
-        """The vector store next to the store file ``db_path``."""
-        return cls(Path(db_path).parent / VECTORS_FILENAME)
+    def for_home(cls, home: Any) -> VectorStore:
+        """The vector store of ``home``'s store (a :class:`~hermes_store.home.Home`): beside the
+        store's file, wherever the store is named (``Home.beside_store``)."""
+        return cls(home.beside_store(VECTORS_FILENAME))
 
     def exists(self) -> bool:
         """Whether any vectors were ever written."""
@@ -90,6 +91,25 @@ class VectorStore:
             conn.executemany("DELETE FROM vectors WHERE message_id = ?", gone)
         self._matrix.clear()
         return len(gone)
+
+    def forget(self, message_ids: list[int], session_ids: list[str]) -> int:
+        """Delete the vectors of these messages and of every message of these sessions, with
+        ``secure_delete`` on and the file vacuumed, so nothing of them stays in the file, its
+        WAL or free pages (``hermes-store forget``); returns how many went."""
+        if not self.exists() or not (message_ids or session_ids):
+            return 0
+        conn = self._connection()
+        conn.execute("PRAGMA secure_delete=ON")
+        before = self.count()
+        with conn:
+            conn.executemany("DELETE FROM vectors WHERE message_id = ?", [(int(m),) for m in message_ids])
+            conn.executemany("DELETE FROM vectors WHERE session_id = ?", [(s,) for s in session_ids])
+        gone = before - self.count()
+        if gone:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.execute("VACUUM")
+        self._matrix.clear()
+        return gone
 
     def count(self, model: str | None = None) -> int:
         """How many vectors (of ``model``, or of any)."""

@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from hermes_store.sessions.embeddings import (
@@ -98,11 +97,10 @@ class SemanticIndex:
         self.vectors.close()
 
 
-def open_semantic(config: dict[str, Any], db_path: Path) -> SemanticIndex | None:
+def open_semantic(config: dict[str, Any], vectors: VectorStore) -> SemanticIndex | None:
     """The semantic index of a home whose config.yaml sets ``semantic.model`` and whose vectors
     exist (None otherwise, or when the extra is not installed: the search stays lexical)."""
     model = configured_model(config)
-    vectors = VectorStore.beside(db_path)
     if model is None or not vectors.exists():
         return None
     try:

@@ -146,3 +146,18 @@ def test_memory_history_json_is_complete(home):
     assert set(events[0]) >= {"id", "target", "action", "old_text", "new_text", "at", "at_epoch", "origin",
                               "session_id", "restored_from"}
     assert events[0]["session_id"] == "s2" and isinstance(events[0]["at_epoch"], float)
+
+
+def test_two_restores_in_one_second_keep_two_copies(home, tmp_path, monkeypatch):
+    """The copy of the replaced store gets a fresh name each time (a second restore in the same
+    second used to fail with 'File exists')."""
+    with FactStore(home) as facts:
+        facts.add_fact("first fact about restores")
+    saved = tmp_path / "store.bak"
+    backup(home.db_path, saved)
+    monkeypatch.setattr(time, "strftime", lambda *_a, **_k: "20260101-000000")
+    restore(home.db_path, saved, force=True)
+    restore(home.db_path, saved, force=True)
+    kept = sorted(p.name for p in home.db_path.parent.glob("*.before-restore-*"))
+    assert kept == ["hermes_store.db.before-restore-20260101-000000",
+                    "hermes_store.db.before-restore-20260101-000000-2"]

@@ -140,3 +140,28 @@ def test_pg_backup_restores_into_a_sqlite_home(tmp_path, pg_server):
     assert result.exit_code == 0, result.stderr
     with Database(target / "hermes_store.db", readonly=True) as db:
         assert db.scalar("SELECT content FROM facts") == "crosses engines"
+
+
+def test_backup_and_restore_keep_fact_authors(tmp_path, pg_server):
+    from hermes_store.facts import FactStore
+    from hermes_store.home import Home
+
+    url = pg_server.create_database("backup_author")
+    with FactStore(Home(tmp_path / "home", database_url=url).ensure()) as store:
+        store.add_fact("Alice deploys on Fridays", author={"id": "u-42", "name": "Alice", "is_bot": False})
+        store.add_fact("Bob owns the cluster")
+    code, out, err = _cli(tmp_path / "home", url, "backup", str(tmp_path / "a.bak"), "--json")
+    assert code == 0, err
+    query = "SELECT content, author_id, author_name, author_is_bot FROM facts ORDER BY content"
+    target = tmp_path / "sqlite-home"  # a PostgreSQL backup restored into a SQLite home
+    result = CliRunner().invoke(cli, ["--home", str(target), "restore", str(tmp_path / "a.bak")])
+    assert result.exit_code == 0, result.stderr
+    with Database(target / "hermes_store.db", readonly=True) as db:
+        assert [tuple(r.values()) for r in db.query(query)] == [
+            ("Alice deploys on Fridays", "u-42", "Alice", 0), ("Bob owns the cluster", None, None, None)]
+    fresh = pg_server.create_database("backup_author_back")  # and back into PostgreSQL
+    code, _, err = _cli(tmp_path / "other", fresh, "restore", str(tmp_path / "a.bak"))
+    assert code == 0, err
+    with PgDatabase(fresh) as db:
+        assert [tuple(r.values()) for r in db.query(query)] == [
+            ("Alice deploys on Fridays", "u-42", "Alice", False), ("Bob owns the cluster", None, None, None)]

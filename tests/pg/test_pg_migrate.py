@@ -120,3 +120,30 @@ def test_round_trip_keeps_message_uids(home, pg_url, tmp_path):
     assert _cli(home, "migrate", "--to", f"sqlite:///{back}", "--json", url=pg_url).exit_code == 0
     with Database(back, readonly=True) as db:
         assert [tuple(r.values()) for r in db.query(query)] == uids
+
+
+AUTHOR_COLUMNS = "SELECT content, author_id, author_name, author_is_bot FROM facts ORDER BY content"
+
+
+def test_migrate_keeps_fact_authors_both_ways(home, pg_url, tmp_path):
+    from hermes_store.facts import FactStore
+
+    with FactStore(home) as store:
+        store.add_fact("Alice deploys on Fridays", author={"id": "u-42", "name": "Alice", "is_bot": False})
+        store.add_fact("The nightly job is a bot's note", author={"id": "b-7", "name": "Helper", "is_bot": True})
+        store.add_fact("Bob owns the cluster")
+    result = _cli(home, "migrate", "--to", pg_url, "--json")
+    assert result.exit_code == 0, result.output
+    with PgDatabase(pg_url) as pg:
+        assert [tuple(r.values()) for r in pg.query(AUTHOR_COLUMNS)] == [
+            ("Alice deploys on Fridays", "u-42", "Alice", False), ("Bob owns the cluster", None, None, None),
+            ("The nightly job is a bot's note", "b-7", "Helper", True)]
+    back = tmp_path / "back" / "store.db"
+    result = _cli(home, "migrate", "--to", f"sqlite:///{back}", "--json", url=pg_url)
+    assert result.exit_code == 0, result.output
+    with Database(back, readonly=True) as db, Database(home.db_path, readonly=True) as original:
+        assert db.query(AUTHOR_COLUMNS) == original.query(AUTHOR_COLUMNS)
+        assert db.query(AUTHOR_COLUMNS)[0]["author_is_bot"] == 0
+    with FactStore(Database(back)) as store:
+        alice = store.get_fact(store.find_by_content("Alice deploys on Fridays"))
+        assert (alice["author_name"], alice["author_is_bot"]) == ("Alice", False)

@@ -87,7 +87,7 @@ def _configure(home, model: str, **extra) -> None:
 def _embed(home) -> dict:
     from hermes_store.sessions.embeddings import load_embedder
 
-    vectors = VectorStore.beside(home.db_path)
+    vectors = VectorStore.for_home(home)
     db = home.open_db()
     try:
         return embed_pending(open_session_storage(db), vectors, load_embedder(MODEL), batch=2)
@@ -120,7 +120,7 @@ def test_store_without_embeddings_answers_as_today(home, engine):
     before = [_ask(home, q) for q in queries]
     _configure(home, "/nonexistent/model")
     assert [_ask(home, q) for q in queries] == before
-    assert not VectorStore.beside(home.db_path).exists()
+    assert not VectorStore.for_home(home).exists()
 
 
 @needs_model
@@ -138,7 +138,7 @@ def test_embed_is_incremental_and_search_finds_by_meaning(home, engine):
     _index(home, {"s-tax": [*SESSIONS["s-tax"], "What about deductions for my home office?"]})
     again = _embed(home)  # the new message; an engine that rewrote the session's rows re-embeds
     assert 1 <= again["embedded"] <= 3 and again["pending"] == 0  # them and prunes the old ids
-    assert VectorStore.beside(home.db_path).count() == 7
+    assert VectorStore.for_home(home).count() == 7
 
 
 @needs_model
@@ -164,7 +164,7 @@ def test_cli_embed_and_background_embedder(home, engine, run):
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["embedded"] == 4 and json.loads(out.output)["pending"] == 2
     worker = BackgroundEmbedder(
-        home.open_db, VectorStore.beside(home.db_path), load_embedder(MODEL), batch=1
+        home.open_db, VectorStore.for_home(home), load_embedder(MODEL), batch=1
     )
     try:
         worker.schedule()
@@ -172,7 +172,7 @@ def test_cli_embed_and_background_embedder(home, engine, run):
         assert worker.error is None and worker.embedded == 2
     finally:
         worker.close()
-    assert VectorStore.beside(home.db_path).count() == 6
+    assert VectorStore.for_home(home).count() == 6
 
 
 def test_cli_embed_without_a_model_says_how(home, engine, run):
@@ -180,3 +180,60 @@ def test_cli_embed_without_a_model_says_how(home, engine, run):
     _index(home, SESSIONS)
     out = run("sessions", "embed")
     assert out.exit_code == 1 and "semantic.model" in out.output
+
+
+def _plant_vectors(home) -> dict[tuple[str, int], int]:
+    """A unit vector for every stored user/assistant message (no model needed); returns
+    ``{(session_id, seq): message_id}``."""
+    import numpy as np
+
+    db = home.open_db()
+    try:
+        storage = open_session_storage(db)
+        rows = [(int(m["id"]), s["id"], int(m["seq"]))
+                for s in storage.list_sessions(limit=None) for m in storage.get_messages(s["id"])]
+    finally:
+        db.close()
+    vectors = VectorStore.for_home(home)
+    try:
+        vectors.put("planted", [(mid, sid, seq, np.ones(4, dtype=np.float32) / 2) for mid, sid, seq in rows])
+    finally:
+        vectors.close()
+    return {(sid, seq): mid for mid, sid, seq in rows}
+
+
+def test_forget_and_delete_take_the_embeddings_too(home, engine, run):
+    """``forget REF``, ``forget --session`` and ``sessions delete`` drop the vectors of what
+    they remove (nothing of a forgotten message is left in the vector file)."""
+    _index(home, SESSIONS)
+    planted = _plant_vectors(home)
+    assert VectorStore.for_home(home).count() == 6
+    assert run("forget", "s-hike#0").exit_code == 0
+    assert run("forget", "--session", "s-tax").exit_code == 0
+    assert run("sessions", "delete", "s-cake").exit_code == 0
+    vectors = VectorStore.for_home(home)
+    try:
+        left = sorted((sid, seq) for _mid, sid, seq, _score in vectors.nearest("planted", _unit(), 10))
+    finally:
+        vectors.close()
+    assert left == [("s-hike", 1)] and planted[("s-hike", 1)]
+
+
+def _unit():
+    import numpy as np
+
+    return np.ones(4, dtype=np.float32) / 2
+
+
+def test_vectors_live_beside_the_store_however_it_is_named(tmp_path, monkeypatch):
+    """A ``sqlite:///`` store keeps its vector file beside that file, not in the home; a
+    PostgreSQL store keeps it in the home."""
+    from hermes_store.home import Home
+
+    other = tmp_path / "elsewhere" / "team.db"
+    monkeypatch.setenv("HERMES_STORE_DATABASE_URL", f"sqlite:///{other}")
+    named = Home(tmp_path / "h1")
+    assert VectorStore.for_home(named).path == other.parent / "session_vectors.db"
+    monkeypatch.setenv("HERMES_STORE_DATABASE_URL", "postgresql://u@localhost/x")
+    served = Home(tmp_path / "h2")
+    assert VectorStore.for_home(served).path == Path(served.root) / "session_vectors.db"
