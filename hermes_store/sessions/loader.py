@@ -350,7 +350,7 @@ class BulkLoader:
                 if state.meta.get(UIDS_KEPT):  # renumbered: re-read, every message found by its uid
                     self._flush(wait=True)
                     self._sessions.clear()
-                    state = SourceState(meta=dict(state.meta))
+                    state = SourceState(meta={UIDS_KEPT: True})  # the read's counters start again
                     by_uid = True
                 else:
                     self._forget_source(int(row["id"]))

@@ -197,3 +197,17 @@ def test_live_append_keeps_a_uid_once(home):
     assert again == first and len({first, other, plain}) == 3
     assert [(m["seq"], m["message_uid"]) for m in rows] == [(0, "u-1"), (1, "u-2"), (2, None)]
     assert session["message_count"] == 3
+
+
+def test_state_db_sync_stores_uids_and_survives_a_renumbering(home, v31):
+    from hermes_store.sessions.state_sync import StateDbSync
+
+    sync = StateDbSync(home, v31)
+    assert sync.sync().status == "imported"
+    _, before = index(home, v31)  # nothing new: the stored rows as the sync wrote them
+    assert len(before) == 7 and all(row[3] for row in before)
+    rebuild(v31)
+    result = sync.sync()
+    assert result.status == "imported" and result.messages_added == 0
+    _, after = index(home, v31)
+    assert after == before
