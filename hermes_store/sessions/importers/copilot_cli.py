@@ -41,19 +41,136 @@ from hermes_store.sessions.importers.doc_common import dumps, shape_guarded, too
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _BOOKKEEPING = {
-    "assistant.turn_start", "assistant.turn_end", "assistant.message_delta", "assistant.reasoning_delta",
-    "assistant.intent", "assistant.usage", "tool.execution_start", "tool.execution_progress",
-    "tool.execution_partial_result", "tool.user_requested", "session.truncation", "session.compaction_start",
-    "session.compaction_complete", "session.usage_info", "session.resume", "session.idle", "session.shutdown",
-    "session.context_changed", "session.workspace_file_changed", "session.title_changed",
-    "session.auto_mode_resolved", "hook.start", "hook.end", "hook.progress", "subagent.started",
-    "subagent.completed", "subagent.failed", "subagent.selected", "permission.requested",
-    "permission.completed", "command.queued", "command.execute", "command.completed", "skill.invoked",
-    "system.notification", "pending_messages.modified", "session.handoff", "session.snapshot_rewind",
+    "assistant.turn_start",
+    "assistant.turn_end",
+    "assistant.message_delta",
+    "assistant.reasoning_delta",
+    "assistant.intent",
+    "assistant.usage",
+    "tool.execution_progress",
+    "tool.execution_partial_result",
+    "tool.user_requested",
+    "session.truncation",
+    "session.compaction_start",
+    "session.usage_info",
+    "session.idle",
+    "session.shutdown",
+    "session.context_changed",
+    "session.workspace_file_changed",
+    "session.auto_mode_resolved",
+    "hook.start",
+    "hook.end",
+    "hook.progress",
+    "subagent.started",
+    "subagent.completed",
+    "subagent.failed",
+    "subagent.selected",
+    "permission.requested",
+    "permission.completed",
+    "command.queued",
+    "command.execute",
+    "command.completed",
+    "skill.invoked",
+    "system.notification",
+    "pending_messages.modified",
+    "session.handoff",
+    "session.snapshot_rewind",
 }
-_KNOWN = _BOOKKEEPING | {"session.start", "session.model_change", "user.message", "assistant.message",
-                         "assistant.reasoning", "tool.execution_complete", "session.error", "abort",
-                         "session.info"}
+# the rest of the session event names of github/copilot-sdk's generated session-events.ts: state
+# changes, streaming and UI traffic with no conversation text of their own
+_BOOKKEEPING |= {
+    "assistant.idle",
+    "assistant.message_start",
+    "assistant.server_tool_progress",
+    "assistant.streaming_delta",
+    "assistant.tool_call_delta",
+    "auto_mode_switch.completed",
+    "auto_mode_switch.requested",
+    "capabilities.changed",
+    "commands.changed",
+    "elicitation.completed",
+    "elicitation.requested",
+    "exit_plan_mode.completed",
+    "exit_plan_mode.requested",
+    "external_tool.completed",
+    "external_tool.requested",
+    "factory.run_settled",
+    "factory.run_started",
+    "factory.run_updated",
+    "mcp.headers_refresh_completed",
+    "mcp.headers_refresh_required",
+    "mcp.oauth_completed",
+    "mcp.oauth_required",
+    "mcp.prompts.list_changed",
+    "mcp.resources.list_changed",
+    "mcp.tools.list_changed",
+    "mcp_app.tool_call_complete",
+    "sampling.completed",
+    "sampling.requested",
+    "session.autopilot_objective_changed",
+    "session.background_tasks_changed",
+    "session.binary_asset",
+    "session.canvas.closed",
+    "session.canvas.opened",
+    "session.canvas.recorded",
+    "session.canvas.registry_changed",
+    "session.canvas.removed",
+    "session.canvas.unavailable",
+    "session.context_cleared",
+    "session.custom_agents_updated",
+    "session.custom_notification",
+    "session.extensions.attachments_pushed",
+    "session.extensions_loaded",
+    "session.managed_settings_enforced",
+    "session.managed_settings_resolved",
+    "session.mcp_server_status_changed",
+    "session.mcp_servers_loaded",
+    "session.mode_changed",
+    "session.permissions_changed",
+    "session.plan_changed",
+    "session.remote_steerable_changed",
+    "session.schedule_cancelled",
+    "session.schedule_created",
+    "session.schedule_rearmed",
+    "session.session_limits_changed",
+    "session.skills_loaded",
+    "session.todos_changed",
+    "session.tools_updated",
+    "session.usage_checkpoint",
+    "session_limits_exhausted.completed",
+    "session_limits_exhausted.requested",
+    "subagent.deselected",
+    "tool_search.activated",
+    "ui.ephemeral_query",
+    "user_input.completed",
+    "user_input.requested",
+    "system.message",  # the system prompt, the same in every session (as Kimi's _system_prompt)
+}
+# notices kept as ``system`` rows: event type -> (label, the data fields holding the text, first wins)
+_NOTICES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "session.error": ("error", ("message", "errorType")),
+    "abort": ("aborted", ("reason",)),
+    "session.warning": ("warning", ("message", "warningType")),
+    "model.call_failure": ("error", ("errorMessage", "errorType", "failureKind")),
+    "session.task_complete": ("task complete", ("summary", "reason", "outcome")),
+    "session.compaction_complete": ("compaction", ("summaryContent",)),
+}
+_KNOWN = (
+    _BOOKKEEPING
+    | set(_NOTICES)
+    | {
+        "session.start",
+        "session.resume",
+        "session.model_change",
+        "session.title_changed",
+        "user.message",
+        "assistant.message",
+        "assistant.reasoning",
+        "tool.execution_start",
+        "tool.execution_complete",
+        "session.info",
+    }
+)
 
 
 def _read_yaml_map(path: Any) -> dict[str, str]:
@@ -87,8 +204,13 @@ class CopilotCliImporter(Importer):
         """``{type, data, id, timestamp}`` events with Copilot's dotted types (``session.start``, ...)."""
         if head.is_sqlite:
             return 0.0
-        events = [o for o in head.objects() if isinstance(o.get("type"), str) and isinstance(o.get("data"), dict)
-                  and "timestamp" in o]
+        events = [
+            o
+            for o in head.objects()
+            if isinstance(o.get("type"), str)
+            and isinstance(o.get("data"), dict)
+            and "timestamp" in o
+        ]
         if not events:
             return 0.0
         if any(e["type"] in ("session.start", "user.message", "assistant.message") for e in events):
@@ -103,10 +225,18 @@ class CopilotCliImporter(Importer):
         tools = ToolNames()
         session_id = self.default_session_id()
         reported: set[str] = set()
-        workspace = _read_yaml_map(self.path.parent / "workspace.yaml") if self.path.name == "events.jsonl" else {}
+        workspace = (
+            _read_yaml_map(self.path.parent / "workspace.yaml")
+            if self.path.name == "events.jsonl"
+            else {}
+        )
         if not state.resume_at:
-            yield SessionRecord(id=session_id, source=self.source, title=opt_str(workspace.get("summary")),
-                                workspace=opt_str(workspace.get("cwd")))
+            yield SessionRecord(
+                id=session_id,
+                source=self.source,
+                title=opt_str(workspace.get("summary")),
+                workspace=opt_str(workspace.get("cwd")),
+            )
 
         def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
             problems: list[Problem] = []
@@ -117,34 +247,71 @@ class CopilotCliImporter(Importer):
             if kind == "session.start":
                 context = data.get("context") if isinstance(data.get("context"), dict) else {}
                 yield SessionRecord(
-                    id=session_id, source=self.source, started_at=stamp,
+                    id=session_id,
+                    source=self.source,
+                    started_at=stamp,
                     workspace=opt_str(context.get("cwd")) or opt_str(workspace.get("cwd")),
                     model=opt_str(data.get("selectedModel")),
-                    meta={k: data[k] for k in ("copilotVersion", "producer") if data.get(k)})
+                    meta={k: data[k] for k in ("copilotVersion", "producer") if data.get(k)},
+                )
             elif kind == "session.model_change" and opt_str(data.get("newModel")):
                 yield SessionRecord(id=session_id, model=str(data["newModel"]))
+            elif kind == "session.resume" and opt_str(data.get("selectedModel")):
+                yield SessionRecord(id=session_id, model=str(data["selectedModel"]))
+            elif kind == "session.title_changed" and opt_str(data.get("title")):
+                yield SessionRecord(id=session_id, title=str(data["title"]))
             elif kind == "user.message":
                 text = flatten_content(data.get("content"))
                 for attachment in data.get("attachments") or []:
                     if isinstance(attachment, dict):
-                        label = attachment.get("displayName") or attachment.get("path") or attachment.get("type")
+                        label = (
+                            attachment.get("displayName")
+                            or attachment.get("path")
+                            or attachment.get("type")
+                        )
                         text += ("\n" if text else "") + f"[attachment {label}]"
                 yield MessageRecord(session_id, "user", text, timestamp=stamp, line=line)
             elif kind == "assistant.message":
                 reasoning = opt_str(data.get("reasoningText"))
                 if reasoning:
-                    yield MessageRecord(session_id, "reasoning", reasoning, timestamp=stamp, line=line)
-                calls = [tool_call(r.get("toolCallId"), r.get("name"), r.get("arguments"))
-                         for r in data.get("toolRequests") or [] if isinstance(r, dict)]
+                    yield MessageRecord(
+                        session_id, "reasoning", reasoning, timestamp=stamp, line=line
+                    )
+                calls = [
+                    tool_call(r.get("toolCallId"), r.get("name"), r.get("arguments"))
+                    for r in data.get("toolRequests") or []
+                    if isinstance(r, dict)
+                ]
                 tools.remember(calls)
                 text = flatten_content(data.get("content"))
                 if text or calls:
-                    yield MessageRecord(session_id, "assistant", text, tool_calls=dumps(calls) if calls else None,
-                                        timestamp=stamp, line=line)
+                    yield MessageRecord(
+                        session_id,
+                        "assistant",
+                        text,
+                        tool_calls=dumps(calls) if calls else None,
+                        timestamp=stamp,
+                        line=line,
+                    )
             elif kind == "assistant.reasoning":
                 text = flatten_content(data.get("content"))
                 if text.strip():
                     yield MessageRecord(session_id, "reasoning", text, timestamp=stamp, line=line)
+            elif kind == "tool.execution_start":
+                call_id = opt_str(data.get("toolCallId"))
+                if (
+                    call_id and tools.lookup(call_id) is None
+                ):  # started with no assistant request (user's)
+                    call = tool_call(call_id, data.get("toolName"), data.get("arguments"))
+                    tools.remember([call])
+                    yield MessageRecord(
+                        session_id,
+                        "assistant",
+                        "",
+                        tool_calls=dumps([call]),
+                        timestamp=stamp,
+                        line=line,
+                    )
             elif kind == "tool.execution_complete":
                 call_id = opt_str(data.get("toolCallId"))
                 result = data.get("result")
@@ -158,15 +325,28 @@ class CopilotCliImporter(Importer):
                 if not text and isinstance(error, dict):
                     text = str(error.get("message") or "")
                 name = tools.lookup(call_id) or opt_str(data.get("toolName"))
-                yield MessageRecord(session_id, "tool", text, tool_name=name, tool_call_id=call_id,
-                                    timestamp=stamp, line=line)
-            elif kind in ("session.error", "abort", "session.info"):
-                label = {"session.error": "error", "abort": "aborted"}.get(kind, str(data.get("infoType") or "info"))
-                text = opt_str(data.get("message")) or opt_str(data.get("reason")) or opt_str(data.get("errorType"))
+                yield MessageRecord(
+                    session_id,
+                    "tool",
+                    text,
+                    tool_name=name,
+                    tool_call_id=call_id,
+                    timestamp=stamp,
+                    line=line,
+                )
+            elif kind in _NOTICES or kind == "session.info":
+                label, fields = _NOTICES.get(
+                    str(kind), (str(data.get("infoType") or "info"), ("message",))
+                )
+                text = next((str(data[f]) for f in fields if opt_str(data.get(f))), None)
                 if text:
-                    yield MessageRecord(session_id, "system", f"[{label}] {text}", timestamp=stamp, line=line)
+                    yield MessageRecord(
+                        session_id, "system", f"[{label}] {text}", timestamp=stamp, line=line
+                    )
             elif kind not in _BOOKKEEPING and str(kind) not in reported:
                 reported.add(str(kind))
-                yield Problem(line, f"unknown event type {kind!r} (skipped; reported once per file)")
+                yield Problem(
+                    line, f"unknown event type {kind!r} (skipped; reported once per file)"
+                )
 
         yield from read_jsonl(self, state, handle)

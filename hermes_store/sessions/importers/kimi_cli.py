@@ -10,10 +10,15 @@ bookkeeping lines ``{"role": "_checkpoint", "id": N}``, ``{"role": "_usage",
 "token_count": N}``, ``{"role": "_system_prompt", content}``. Going back to a
 checkpoint rewrites the file (detected by its prefix hash: re-imported whole).
 Context files carry no times.
+
+Kimi Code's record log (``~/.kimi-code/sessions/*/*/agents/*/wire.jsonl``: ``metadata``,
+``turn.prompt``, ``context.append_message``, ``context.append_loop_event`` lines) is read
+by the same importer through :mod:`~hermes_store.sessions.importers.kimi_wire`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +35,7 @@ from hermes_store.sessions.importers.base import (
     read_jsonl,
 )
 from hermes_store.sessions.importers.doc_common import path_has_part, shape_guarded
+from hermes_store.sessions.importers.kimi_wire import WireReader, is_wire_record
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _PRIVATE = {"_checkpoint", "_usage", "_system_prompt"}
@@ -59,10 +65,23 @@ class KimiCliImporter(Importer):
 
     name = "kimi-cli"
     agent = "Kimi CLI"
-    indexes = "messages, think parts, tool calls and results; bookkeeping lines skipped"
+    indexes = (
+        "messages, think parts, tool calls and results; bookkeeping lines skipped; Kimi Code's"
+        " wire.jsonl record logs (prompts, loop events, subagents) with state.json titles"
+    )
     source: str | None = "kimi-cli"
-    default_locations = {"linux": ("~/.kimi/sessions/*/*/context.jsonl", "~/.kimi/sessions/*/*.jsonl"),
-                         "darwin": ("~/.kimi/sessions/*/*/context.jsonl", "~/.kimi/sessions/*/*.jsonl")}
+    default_locations = {
+        "linux": (
+            "~/.kimi/sessions/*/*/context.jsonl",
+            "~/.kimi/sessions/*/*.jsonl",
+            "~/.kimi-code/sessions/*/*/agents/*/wire.jsonl",
+        ),
+        "darwin": (
+            "~/.kimi/sessions/*/*/context.jsonl",
+            "~/.kimi/sessions/*/*.jsonl",
+            "~/.kimi-code/sessions/*/*/agents/*/wire.jsonl",
+        ),
+    }
 
     @classmethod
     def sniff(cls, head: Head) -> float:
@@ -70,24 +89,56 @@ class KimiCliImporter(Importer):
         if head.is_sqlite:
             return 0.0
         objects = head.objects()
+        if (
+            objects
+            and is_wire_record(objects[0])
+            and any(o.get("type") != "metadata" for o in objects)
+            and all(is_wire_record(o) or "." in str(o.get("type")) for o in objects)
+        ):
+            return 0.95  # Kimi Code's record log
+        if (
+            objects
+            and len(objects) == 1
+            and is_wire_record(objects[0])
+            and head.path.name == "wire.jsonl"
+        ):
+            return 0.9  # only the header written so far
         if any(o.get("role") in _PRIVATE for o in objects):
             return 0.95
-        if objects and head.path.name == "context.jsonl" and path_has_part(head.path, ".kimi") \
-                and all("role" in o for o in objects):
+        if (
+            objects
+            and head.path.name == "context.jsonl"
+            and path_has_part(head.path, ".kimi")
+            and all("role" in o for o in objects)
+        ):
             return 0.9
         return 0.0
 
     def default_session_id(self) -> str:
+        if self.path.name == "wire.jsonl":
+            return WireReader(self.path, self.source).session_id
         return self.path.parent.name if self.path.name == "context.jsonl" else self.path.stem
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        if self._is_wire():
+            wire = WireReader(self.path, self.source)
+            if not state.resume_at:
+                yield wire.start()
+            yield from read_jsonl(self, state, wire.handle)
+            return
         tools = ToolNames()
         session_id = self.default_session_id()
         if not state.resume_at:
-            yield SessionRecord(id=session_id, source=self.source,
-                                meta={"work_dir_hash": self.path.parent.parent.name
-                                      if self.path.name == "context.jsonl" else self.path.parent.name})
+            yield SessionRecord(
+                id=session_id,
+                source=self.source,
+                meta={
+                    "work_dir_hash": self.path.parent.parent.name
+                    if self.path.name == "context.jsonl"
+                    else self.path.parent.name
+                },
+            )
 
         def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
             role = obj.get("role")
@@ -106,7 +157,30 @@ class KimiCliImporter(Importer):
                 tools.remember(calls)
             call_id = opt_str(obj.get("tool_call_id"))
             if text or calls or role == "tool":
-                yield MessageRecord(session_id, role, text, tool_name=tools.lookup(call_id) if role == "tool" else None,
-                                    tool_calls=json_text(calls) if calls else None, tool_call_id=call_id, line=line)
+                yield MessageRecord(
+                    session_id,
+                    role,
+                    text,
+                    tool_name=tools.lookup(call_id) if role == "tool" else None,
+                    tool_calls=json_text(calls) if calls else None,
+                    tool_call_id=call_id,
+                    line=line,
+                )
 
         yield from read_jsonl(self, state, handle)
+
+    def _is_wire(self) -> bool:
+        """True when the file is a Kimi Code record log (its first object is a wire record)."""
+        head = self.head
+        if head is not None and head.path == self.path:
+            objects = head.objects()
+        else:
+            objects = []
+            try:
+                with open(self.path, "rb") as handle:
+                    first = handle.readline(1 << 20)
+                obj = json.loads(first.decode("utf-8", errors="replace")) if first.strip() else None
+                objects = [obj] if isinstance(obj, dict) else []
+            except (OSError, ValueError, RecursionError):
+                objects = []
+        return bool(objects) and is_wire_record(objects[0])

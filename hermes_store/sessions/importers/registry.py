@@ -24,6 +24,7 @@ from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
 from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
+from hermes_store.sessions.importers.copilot_cli_history import CopilotCliHistoryImporter
 from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.cursor_agent import CursorAgentImporter
@@ -72,6 +73,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     ClineImporter,
     CopilotChatImporter,
     CopilotCliImporter,
+    CopilotCliHistoryImporter,
     GooseJsonlImporter,
     GooseDbImporter,
     AmpImporter,
