@@ -206,6 +206,9 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
         messages = [m for m in messages if abs(m["seq"] - target) <= around]
     assert session is not None
     session.update(status or {"source_path": None, "source_deleted": False})
+    for message in messages:  # a uid only where the source gave one (hermes-db, schema 31)
+        if message.get("message_uid") is None:
+            message.pop("message_uid", None)
     for row in [session, *messages]:  # the stored text as it is, marked where the scan flags it
         findings = past_findings(row.get("title" if row is session else "content") or "")
         if findings:

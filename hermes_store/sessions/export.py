@@ -56,6 +56,8 @@ def _jsonl(session: dict[str, Any], messages: Iterator[dict[str, Any]]) -> Itera
     yield json.dumps({"type": "session", **session}, ensure_ascii=False) + "\n"
     for message in messages:
         row = {"type": "message", **message, "tool_calls": _decoded(message.get("tool_calls"))}
+        if row.get("message_uid") is None:  # only messages whose source gave them a uid
+            row.pop("message_uid", None)
         yield json.dumps(row, ensure_ascii=False) + "\n"
 
 

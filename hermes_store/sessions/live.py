@@ -121,15 +121,21 @@ class SessionIndex:
         tool_calls: Any = None,
         tool_call_id: str | None = None,
         timestamp: float | None = None,
+        message_uid: str | None = None,
     ) -> int:
         """Append one message to ``session_id`` and return its message id.
 
         ``content`` may be a string or multimodal parts (flattened to text);
-        ``tool_calls`` a list of OpenAI tool calls or JSON text. Raises
+        ``tool_calls`` a list of OpenAI tool calls or JSON text. ``message_uid`` is the
+        source's own id of the message (Hermes' ``message_uid``): a message already stored
+        under it in this session is not appended again, its id is returned. Raises
         SessionNotFound for an unknown session and ValueError for an empty role.
         """
         if not role or not isinstance(role, str):
             raise ValueError("role: expected a non-empty string")
+        uid = scrub(message_uid) or None
+        if uid is not None and (known := self.storage.message_id_by_uid(session_id, uid)) is not None:
+            return known
         text = scrub(flatten_content(content)) or ""
         if len(text) > MAX_CONTENT_CHARS:
             text = text[:MAX_CONTENT_CHARS]
@@ -140,7 +146,7 @@ class SessionIndex:
         text = redact(text) or ""
         return self.storage.append_message(
             session_id, role=role, content=text, tool_name=scrub(tool_name), tool_calls=redact(scrub(calls)),
-            tool_call_id=scrub(tool_call_id), timestamp=when, cjk=cjk_for(role, text))
+            tool_call_id=scrub(tool_call_id), timestamp=when, cjk=cjk_for(role, text), message_uid=uid)
 
     def end_session(self, session_id: str, *, ended_at: float | None = None,
                     end_reason: str | None = None) -> None:

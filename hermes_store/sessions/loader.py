@@ -196,6 +196,7 @@ class _Session:
     refused: int = 0  # messages of a colliding id not imported (reported, never "already indexed")
     stored: list[str] | None = None  # contents already indexed for a foreign session, by seq
     compared: int = 0  # messages of it compared so far in this file
+    uids: dict[str, str] | None = None  # {message_uid: stored content} while re-reading by uid
 
 
 @dataclass(slots=True)
@@ -218,6 +219,8 @@ class _File:
     pending: int = 0  # messages taken from this file and not yet committed
     snap_base: dict[str, int] = field(default_factory=dict)
     snap_seen: dict[str, int] = field(default_factory=dict)
+    by_uid: bool = False  # re-read after the source renumbered: known uids keep their rows
+    uids_kept: bool = False  # every message of this source read so far was stored with its uid
 
 
 class BulkLoader:
@@ -252,6 +255,7 @@ class BulkLoader:
         self._renamed: set[tuple[str, str]] = set()
         self._files: dict[str, _File] = {}  # files with state not yet committed
         self._pending: list[tuple[Any, ...]] = []
+        self._updates: list[tuple[Any, ...]] = []  # rows re-read under a stored uid, content changed
         own = str(Path(self.storage.location()).resolve())
         self._exclude = {own, own + "-wal", own + "-shm", own + "-journal"}
 
@@ -335,12 +339,22 @@ class BulkLoader:
             probe = None
             importer = _again(importer)
         state = SourceState() if probe is None else probe.state
+        by_uid = False
         if row is not None:
             state = SourceState(resume_at=row["resume_at"], content_hash=row["content_hash"],
                                 lines=int(meta.get("lines", 0)), meta=dict(meta.get("state", {})))
-            if row["format"] != importer.name or importer.is_rewritten(state):
+            if row["format"] != importer.name:
                 self._forget_source(int(row["id"]))
                 state, meta = SourceState(), {}
+            elif importer.is_rewritten(state):
+                if state.meta.get(UIDS_KEPT):  # renumbered: re-read, every message found by its uid
+                    self._flush(wait=True)
+                    self._sessions.clear()
+                    state = SourceState(meta={UIDS_KEPT: True})  # the read's counters start again
+                    by_uid = True
+                else:
+                    self._forget_source(int(row["id"]))
+                    state, meta = SourceState(), {}
             elif not importer.snapshot:
                 summary.skipped += int(meta.get("messages", 0))  # already indexed, not re-read
         current = _File(
@@ -348,6 +362,7 @@ class BulkLoader:
             source_id=int(row["id"]) if row is not None else None, state=state, importer=importer,
             derive_end=importer.derives_end_time, snapshot=importer.snapshot,
             default_source=importer.source_label(), size=info.st_size, mtime=info.st_mtime, messages=int(meta.get("messages", 0)),
+            by_uid=by_uid, uids_kept=by_uid or not state.resume_at or bool(state.meta.get(UIDS_KEPT)),
         )
         self._files[key] = current
         try:
@@ -504,7 +519,14 @@ class BulkLoader:
                 content_hash(self.redact(content)) in self._forgotten_messages[session_id]:
             self.summary.forgotten += 1
             return
-        role = record.role
+        uid = record.message_uid
+        if current.uids_kept and (uid is None or uid == ""):
+            current.uids_kept = False
+            current.state.meta.pop(UIDS_KEPT, None)
+        elif current.uids_kept:
+            current.state.meta[UIDS_KEPT] = True
+        if uid and current.by_uid and self._known_uid(info, session_id, uid, record, content, tool_calls):
+            return
         timestamp = record.timestamp
         if timestamp is not None:
             if info.min_ts is None or timestamp < info.min_ts:
@@ -516,17 +538,24 @@ class BulkLoader:
         current.pending += 1
         seq = info.next_seq
         info.next_seq = seq + 1
-        tool_name = record.tool_name
-        if tool_name is not None and not tool_name.isascii():
-            tool_name = scrub(tool_name)
-        call_id = record.tool_call_id
-        self._pending.append((
-            session_id, seq, role if role.isascii() else scrub(role), content, tool_name, tool_calls,
-            call_id if call_id is None or call_id.isascii() else scrub(call_id), timestamp,
-            None if ascii_only else cjk_for(role, content),
-            *(call_fields(tool_name, tool_calls) if tool_name or tool_calls else _NO_CALLS),
-            strip_boilerplate(content) if "<" in content else None,
-        ))
+        if uid and info.uids is not None:
+            info.uids[uid] = self.redact(content) or ""
+        self._pending.append(_row(session_id, seq, record, content, tool_calls, ascii_only))
+
+    def _known_uid(self, info: _Session, session_id: str, uid: str, record: MessageRecord,
+                   content: str, tool_calls: str | None) -> bool:
+        """True when a re-read message's uid is stored for the session: it keeps its row (seq
+        and ref); a changed content (edited in place under the same uid) is queued as an update."""
+        if info.uids is None:
+            info.uids = {} if info.is_new else self.storage.message_uids(session_id)
+        stored = info.uids.get(uid)
+        if stored is None:
+            return False
+        if stored != (self.redact(content) or ""):
+            self._updates.append(_row(session_id, None, record, content, tool_calls, content.isascii()))
+            info.uids[uid] = self.redact(content) or ""
+        self.summary.skipped += 1
+        return True
 
     def _committed(self, messages_added: int, sessions_added: int) -> None:
         """Called by the writer after each batch commits."""
@@ -552,9 +581,13 @@ class BulkLoader:
 
     def _flush(self, wait: bool = False) -> None:
         """Hand the pending batch to the writer (one transaction); ``wait`` for it to commit."""
-        if self._pending or self._files or self._sessions:
+        if self._pending or self._updates or self._files or self._sessions:
             job = Batch(rows=self.redactor.redact_rows(self._pending, REDACTED_COLUMNS), fts_mode=self.fts_mode)
             self._pending = []
+            if self._updates:
+                job.updates = [(r[3], r[5], r[8], r[9], r[10], r[11], r[0], r[12])
+                               for r in self.redactor.redact_rows(self._updates, REDACTED_COLUMNS)]
+                self._updates = []
             for session_id, info in self._sessions.items():
                 if info.owner is None or not (info.added or info.fields or info.is_new):
                     continue
@@ -577,7 +610,26 @@ class BulkLoader:
             self._sessions.clear()  # the store is up to date: re-read on demand
 
 
-REDACTED_COLUMNS = (3, 5, 9, 11)  # content, tool_calls, calls and search_text of a pending row (see _add_message)
+REDACTED_COLUMNS = (3, 5, 9, 11)  # content, tool_calls, calls and search_text of a pending row (see _row)
+UIDS_KEPT = "uids_kept"  # source state flag: every message of it is stored with its message_uid
+
+
+def _row(session_id: str, seq: int | None, record: MessageRecord, content: str, tool_calls: str | None,
+         ascii_only: bool) -> tuple[Any, ...]:
+    """A pending message row in ``MESSAGE_ROW_FIELDS`` order (content and tool_calls cleaned)."""
+    role = record.role
+    tool_name = record.tool_name
+    if tool_name is not None and not tool_name.isascii():
+        tool_name = scrub(tool_name)
+    call_id = record.tool_call_id
+    return (
+        session_id, seq, role if role.isascii() else scrub(role), content, tool_name, tool_calls,
+        call_id if call_id is None or call_id.isascii() else scrub(call_id), record.timestamp,
+        None if ascii_only else cjk_for(role, content),
+        *(call_fields(tool_name, tool_calls) if tool_name or tool_calls else _NO_CALLS),
+        strip_boilerplate(content) if "<" in content else None,
+        record.message_uid or None,
+    )
 
 
 def _again(importer: Importer) -> Importer:

@@ -21,7 +21,7 @@ TOOL_INDEX_CHARS = 8192  # the view indexes only this prefix of tool rows
 SESSION_COLUMNS = ("id", "origin_format", "source", "title", "model", "workspace", "started_at",
                    "ended_at", "parent_session_id", "message_count", "meta")
 MESSAGE_COLUMNS = ("id", "seq", "role", "content", "tool_name", "tool_calls", "tool_call_id",
-                   "timestamp")
+                   "timestamp", "message_uid")
 CALLS_BACKFILL_KEY = "sessions_calls_backfill"  # store_meta marker of SQLite 0010 / pg 0008
 
 

@@ -39,17 +39,28 @@ from hermes_store.storage_base import engine_class
 
 # the order of the values in one message row handed to BulkWriter.write
 MESSAGE_ROW_FIELDS = ("session_id", "seq", "role", "content", "tool_name", "tool_calls",
-                      "tool_call_id", "timestamp", "cjk", "calls", "tools", "search_text")
+                      "tool_call_id", "timestamp", "cjk", "calls", "tools", "search_text",
+                      "message_uid")
 LEGACY_ROW_LENGTH = 9  # a row without the derived values (calls, tools, search_text)
+NO_UID_ROW_LENGTH = 12  # a row without the source's message uid (SQLite 0012 / pg 0010)
+# the values UPDATE sets for a message re-read under a stored uid, then (session_id, message_uid)
+MESSAGE_UPDATE_FIELDS = ("content", "tool_calls", "cjk", "calls", "tools", "search_text")
 
 
 def full_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """Message rows in :data:`MESSAGE_ROW_FIELDS` order; rows given without the derived
-    values (the first nine fields only) get them computed here."""
-    if not rows or len(rows[0]) != LEGACY_ROW_LENGTH:
+    values (the first nine fields only) get them computed here, rows without a message uid
+    (twelve fields) get None for it."""
+    width = len(MESSAGE_ROW_FIELDS)
+    if not rows or all(len(row) == width for row in rows):
         return rows
-    return [(*row, *derived(row[2], row[3], row[4], row[5])) if len(row) == LEGACY_ROW_LENGTH else row
-            for row in rows]
+    return [_full_row(row) for row in rows]
+
+
+def _full_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    if len(row) == LEGACY_ROW_LENGTH:
+        row = (*row, *derived(row[2], row[3], row[4], row[5]))
+    return (*row, None) if len(row) == NO_UID_ROW_LENGTH else row
 
 
 # session fields the bulk loader may set or update
@@ -164,6 +175,9 @@ class Batch:
     fts_mode: str = "batch"
     sessions: list[SessionDelta] = field(default_factory=list)
     sources: list[tuple[SourceHandle, dict[str, Any]]] = field(default_factory=list)
+    # messages re-read under a stored uid with other content: MESSAGE_UPDATE_FIELDS values,
+    # then session_id and message_uid
+    updates: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 class IndexLockTimeout(TimeoutError):
@@ -247,8 +261,9 @@ class SessionStorage(ABC):
     @abstractmethod
     def append_message(self, session_id: str, *, role: str, content: str, tool_name: str | None,
                        tool_calls: str | None, tool_call_id: str | None, timestamp: float,
-                       cjk: str | None) -> int:
-        """Append a message at the session's next ``seq``; returns its id.
+                       cjk: str | None, message_uid: str | None = None) -> int:
+        """Append a message at the session's next ``seq``; returns its id. ``message_uid`` is
+        the source's own id of the message (unique within the session when given).
 
         Raises :class:`~hermes_store.sessions.rows.SessionNotFound`.
         """
@@ -370,6 +385,14 @@ class SessionStorage(ABC):
     def source_state(self, key: str) -> dict[str, Any] | None:
         """The stored resume state of one input file: ``id, path, format, size, mtime,
         content_hash, resume_at, meta`` (meta as JSON text), or None."""
+
+    @abstractmethod
+    def message_uids(self, session_id: str) -> dict[str, str]:
+        """``{message_uid: content}`` of a session's messages stored with a source uid."""
+
+    @abstractmethod
+    def message_id_by_uid(self, session_id: str, message_uid: str) -> int | None:
+        """The id of the session's message stored under ``message_uid``, or None."""
 
     @abstractmethod
     def session_cursor(self, session_id: str) -> tuple[int | None, int] | None:

@@ -238,18 +238,18 @@ class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
 
     def append_message(self, session_id: str, *, role: str, content: str, tool_name: str | None,
                        tool_calls: str | None, tool_call_id: str | None, timestamp: float,
-                       cjk: str | None) -> int:
+                       cjk: str | None, message_uid: str | None = None) -> int:
         with self.db.transaction() as conn:
             row = conn.execute("SELECT 1 FROM sessions WHERE id = %s FOR UPDATE", (session_id,)).fetchone()
             if row is None:
                 raise SessionNotFound(session_id)
             new = conn.execute(
                 "INSERT INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
-                " tool_call_id, timestamp, cjk, calls, tools, search_text)"
-                " SELECT %s, coalesce(max(seq) + 1, 0), %s, %s, %s, %s, %s, %s, %s, %s, %s, %s"
+                " tool_call_id, timestamp, cjk, calls, tools, search_text, message_uid)"
+                " SELECT %s, coalesce(max(seq) + 1, 0), %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s"
                 " FROM messages WHERE session_id = %s RETURNING id",
                 (session_id, role, content, tool_name, tool_calls, tool_call_id, timestamp, cjk,
-                 *derived(role, content, tool_name, tool_calls), session_id)).fetchone()
+                 *derived(role, content, tool_name, tool_calls), message_uid, session_id)).fetchone()
             conn.execute(
                 "UPDATE sessions SET message_count = message_count + 1,"
                 " started_at = coalesce(started_at, %s) WHERE id = %s", (timestamp, session_id))

@@ -15,7 +15,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from hermes_store.sessions.rows import decode_meta
-from hermes_store.sessions.storage import MESSAGE_ROW_FIELDS, Batch, BulkWriter, full_rows
+from hermes_store.sessions.storage import (
+    MESSAGE_ROW_FIELDS,
+    MESSAGE_UPDATE_FIELDS,
+    Batch,
+    BulkWriter,
+    full_rows,
+)
 
 if TYPE_CHECKING:
     from hermes_store.pgdb import PgDatabase
@@ -25,6 +31,8 @@ logger = logging.getLogger(__name__)
 SETTLE_AFTER = 20_000  # messages of one bulk load after which the index is settled (see settle)
 MESSAGE_TEXT_INDEXES = ("messages_tsv", "messages_pairs")  # GIN: words (pg 0001), phrase pairs (pg 0006)
 _COPY_MESSAGES = f"COPY {{table}} ({', '.join(MESSAGE_ROW_FIELDS)}) FROM STDIN"
+_UPDATE_BY_UID = (f"UPDATE messages SET {', '.join(f'{n} = %s' for n in MESSAGE_UPDATE_FIELDS)}"
+                  " WHERE session_id = %s AND message_uid = %s")
 
 
 class PgBulkWriter(BulkWriter):
@@ -112,6 +120,9 @@ class PgBulkWriter(BulkWriter):
             for delta in batch.sessions:
                 self._write_session(conn, delta)
             inserted = self._copy_messages(conn, full_rows(batch.rows)) if batch.rows else 0
+            if batch.updates:  # edited in place under the same uid
+                with conn.cursor() as cursor:
+                    cursor.executemany(_UPDATE_BY_UID, batch.updates)
             for delta in batch.sessions:
                 if delta.added:
                     conn.execute(
@@ -162,7 +173,8 @@ class PgBulkWriter(BulkWriter):
 
     @staticmethod
     def _copy_messages(conn: Any, rows: list[tuple[Any, ...]]) -> int:
-        """COPY the rows straight in; rows already stored (same session and seq) are skipped."""
+        """COPY the rows straight in; rows already stored (same session and seq, or same session
+        and message uid) are skipped."""
         import psycopg
 
         try:
@@ -178,11 +190,11 @@ class PgBulkWriter(BulkWriter):
                 "CREATE TEMP TABLE IF NOT EXISTS hs_message_batch (ord bigserial, session_id text,"
                 " seq integer, role text, content text, tool_name text, tool_calls text,"
                 " tool_call_id text, timestamp double precision, cjk text, calls text, tools text,"
-                " search_text text) ON COMMIT DELETE ROWS")
+                " search_text text, message_uid text) ON COMMIT DELETE ROWS")
             with cursor.copy(_COPY_MESSAGES.format(table="hs_message_batch")) as copy:
                 for row in rows:
                     copy.write_row(row)
             fields = ", ".join(MESSAGE_ROW_FIELDS)
             cursor.execute(f"INSERT INTO messages ({fields}) SELECT {fields} FROM hs_message_batch"
-                           " ORDER BY ord ON CONFLICT (session_id, seq) DO NOTHING")
+                           " ORDER BY ord ON CONFLICT DO NOTHING")
             return cursor.rowcount

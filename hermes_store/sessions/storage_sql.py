@@ -186,6 +186,20 @@ class SqlSessionStorage(SessionStorage):
             f" ORDER BY seq {order} LIMIT {p} OFFSET {p}",
             (session_id, *params, self.dialect.no_limit if limit is None else int(limit), int(offset)))
 
+    def message_uids(self, session_id: str) -> dict[str, str]:
+        """``{message_uid: content}`` of a session's messages stored with a source uid."""
+        p = self.dialect.param
+        rows = self.db.query(f"SELECT message_uid, content FROM messages WHERE session_id = {p}"
+                             " AND message_uid IS NOT NULL", (session_id,))
+        return {str(r["message_uid"]): r["content"] or "" for r in rows}
+
+    def message_id_by_uid(self, session_id: str, message_uid: str) -> int | None:
+        """The id of the session's message stored under ``message_uid``, or None."""
+        p = self.dialect.param
+        found = self.db.scalar(f"SELECT id FROM messages WHERE session_id = {p} AND message_uid = {p}",
+                               (session_id, message_uid))
+        return None if found is None else int(found)
+
     def count_messages(self, session_id: str, *, roles: Sequence[str] | None = None,
                        before_seq: int | None = None, after_seq: int | None = None) -> int:
         """How many messages pass the narrowing."""

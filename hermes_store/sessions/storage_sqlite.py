@@ -40,6 +40,8 @@ from hermes_store.sessions.rows import (
     session_row,
 )
 from hermes_store.sessions.storage import (
+    MESSAGE_ROW_FIELDS,
+    MESSAGE_UPDATE_FIELDS,
     SESSION_FIELDS,
     Batch,
     BulkWriter,
@@ -54,7 +56,7 @@ from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, 
 
 COLUMN_WEIGHTS: tuple[float, float, float] = (1.0, 1.0, 1.0)  # messages_fts(search_content, cjk, calls)
 CACHE_KIB = 65_536  # page cache of the bulk-writing connection
-ROWS_PER_INSERT = 200  # 12 columns x 200 rows = 2400 bound values per statement
+ROWS_PER_INSERT = 200  # 13 columns x 200 rows = 2600 bound values per statement
 _FTS5 = re.compile(r"\busing\s+fts5\b", re.I)
 _SESSION_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions"
 
@@ -64,9 +66,12 @@ PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # set by migration 000
 @functools.lru_cache(maxsize=8)
 def _multi_insert(count: int) -> str:
     """An INSERT of ``count`` message rows in one statement."""
-    return ("INSERT OR IGNORE INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
-            " tool_call_id, timestamp, cjk, calls, tools, search_text) VALUES "
-            + ",".join(["(?,?,?,?,?,?,?,?,?,?,?,?)"] * count))
+    return (f"INSERT OR IGNORE INTO messages({', '.join(MESSAGE_ROW_FIELDS)}) VALUES "
+            + ",".join([f"({','.join('?' * len(MESSAGE_ROW_FIELDS))})"] * count))
+
+
+_UPDATE_BY_UID = (f"UPDATE messages SET {', '.join(f'{n} = ?' for n in MESSAGE_UPDATE_FIELDS)}"
+                  " WHERE session_id = ? AND message_uid = ?")
 
 
 def _marks(values: Sequence[Any]) -> str:
@@ -147,7 +152,7 @@ class SqliteSessionStorage(SqlSessionStorage):
 
     def append_message(self, session_id: str, *, role: str, content: str, tool_name: str | None,
                        tool_calls: str | None, tool_call_id: str | None, timestamp: float,
-                       cjk: str | None) -> int:
+                       cjk: str | None, message_uid: str | None = None) -> int:
         """Append at the next ``seq`` in one transaction (the FTS triggers follow)."""
         with self.db.write():
             if not self.db.scalar("SELECT 1 FROM sessions WHERE id=?", (session_id,)):
@@ -156,10 +161,10 @@ class SqliteSessionStorage(SqlSessionStorage):
                 "SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE session_id=?", (session_id,))
             self.db.execute(
                 "INSERT INTO messages(session_id, seq, role, content, tool_name, tool_calls,"
-                " tool_call_id, timestamp, cjk, calls, tools, search_text)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " tool_call_id, timestamp, cjk, calls, tools, search_text, message_uid)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (session_id, seq, role, content, tool_name, tool_calls, tool_call_id, timestamp, cjk,
-                 *derived(role, content, tool_name, tool_calls)),
+                 *derived(role, content, tool_name, tool_calls), message_uid),
             )
             message_id = self.db.conn.last_insert_rowid()
             self.db.execute(
@@ -553,6 +558,8 @@ class SqliteBulkWriter(BulkWriter):
             first_id = int(db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages"))
             if batch.rows:
                 self._write_messages(batch, first_id)
+            if batch.updates:  # edited in place under the same uid (the FTS update trigger follows)
+                db.executemany(_UPDATE_BY_UID, batch.updates)
             inserted = int(db.scalar("SELECT COUNT(*) FROM messages WHERE id > ?", (first_id,)))
             for delta in batch.sessions:
                 if delta.added:

@@ -101,6 +101,27 @@ def test_server_down_is_one_clear_line(filled, tmp_path):
     assert "hunter2" not in result.output and "Traceback" not in result.output
 
 
+def test_round_trip_keeps_message_uids(home, pg_url, tmp_path):
+    """Hermes' message uids (SQLite 0012 / pg 0010) survive SQLite -> PostgreSQL -> SQLite."""
+    state = tmp_path / "hermes31" / "state.db"
+    state.parent.mkdir()
+    db = Database(state, migrate=False)
+    db.execute((FIXTURES.parent / "fixture_sql" / "hermes_state_v31.sql").read_text(encoding="utf-8"))
+    db.close()
+    assert _cli(home, "sessions", "index", "--format", "hermes-db", state).exit_code == 0
+    query = "SELECT session_id, seq, message_uid FROM messages ORDER BY session_id, seq"
+    with Database(home.db_path, readonly=True) as db:
+        uids = [tuple(r.values()) for r in db.query(query)]
+    assert len(uids) == 7 and all(u[2] for u in uids)
+    assert _cli(home, "migrate", "--to", pg_url, "--json").exit_code == 0
+    with PgDatabase(pg_url) as pg:
+        assert [tuple(r.values()) for r in pg.query(query)] == uids
+    back = tmp_path / "back" / "store.db"
+    assert _cli(home, "migrate", "--to", f"sqlite:///{back}", "--json", url=pg_url).exit_code == 0
+    with Database(back, readonly=True) as db:
+        assert [tuple(r.values()) for r in db.query(query)] == uids
+
+
 AUTHOR_COLUMNS = "SELECT content, author_id, author_name, author_is_bot FROM facts ORDER BY content"
 
 

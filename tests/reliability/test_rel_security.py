@@ -350,6 +350,11 @@ ALLOWED = {
     ("sessions/importers/hermes_db.py", "ended"): "constant aggregate expression (or '0')",
     ("sessions/importers/hermes_db.py", "titles"): "constant aggregate expression (or '0')",
     ("sessions/storage_sqlite.py", "', '.join(SESSION_COLUMNS)"): "constant column list",
+    ("sessions/storage_sqlite.py", "', '.join(MESSAGE_ROW_FIELDS)"): "constant column list",
+    ("sessions/storage_sqlite.py", "', '.join((f'{n} = ?' for n in MESSAGE_UPDATE_FIELDS))"):
+        "constant column list (message_uid re-read update)",
+    ("sessions/storage_pg_bulk.py", "', '.join((f'{n} = %s' for n in MESSAGE_UPDATE_FIELDS))"):
+        "constant column list (message_uid re-read update)",
     ("sessions/storage_sqlite.py", "', '.join(MESSAGE_COLUMNS)"): "constant column list",
     ("sessions/storage_sqlite.py", "_SESSION_SELECT"): "constant SELECT of the session columns",
     ("sessions/storage_sqlite.py", "_MESSAGE_SELECT"): "constant SELECT of the message columns",

@@ -100,6 +100,7 @@ class MessageRecord:
     tool_call_id: str | None = None
     timestamp: float | None = None
     line: int | None = None
+    message_uid: str | None = None  # the source's own stable id of the message (Hermes schema 31)
 
 
 @dataclass

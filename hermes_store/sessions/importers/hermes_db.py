@@ -211,6 +211,7 @@ class HermesDbImporter(Importer):
                     tool_call_id=opt_str(row.get("tool_call_id")),
                     timestamp=float(timestamp) if isinstance(timestamp, (int, float)) else None,
                     line=last_id,
+                    message_uid=opt_str(cursor_uid),
                 )
                 yield Checkpoint(str(last_id))
         state.meta["inactive_skipped"] = int(state.meta.get("inactive_skipped", 0)) + skipped
