@@ -258,7 +258,9 @@ def _prune_trials(tmp_path: Path, template, count: int) -> tuple[int, int]:
         started = time.perf_counter()
         run_forked(lambda calibrate=calibrate: prune_sessions(Database(calibrate), 30 * DAY, now=NOW))
         durations.append(time.perf_counter() - started)
-    duration = min(durations)
+    # three-quarters of it: the calibration's fork, open and exit are part of its time, and a
+    # delay drawn from its last part often came after a trial had finished (24 of 50 killed)
+    duration = 0.75 * min(durations)
     consistent = killed = 0
     for trial in range(count):
         home = Home(tmp_path / f"prune{trial}").ensure()
