@@ -35,29 +35,10 @@ from hermes_store.sessions.importers.base import (
     read_jsonl,
 )
 from hermes_store.sessions.importers.doc_common import path_has_part, shape_guarded
-from hermes_store.sessions.importers.kimi_wire import WireReader, is_wire_record
+from hermes_store.sessions.importers.kimi_wire import WireReader, content_parts, is_wire_record
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _PRIVATE = {"_checkpoint", "_usage", "_system_prompt"}
-
-
-def _parts(content: Any) -> tuple[str, str]:
-    """(text, thinking) of a kosong content value."""
-    if isinstance(content, str):
-        return content, ""
-    texts: list[str] = []
-    thoughts: list[str] = []
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("type")
-        if kind == "text":
-            texts.append(str(part.get("text") or ""))
-        elif kind == "think":
-            thoughts.append(str(part.get("think") or ""))
-        elif kind in ("image_url", "audio_url", "video_url"):
-            texts.append(f"[{kind.split('_')[0]}]")
-    return "\n".join(t for t in texts if t), "\n".join(t for t in thoughts if t)
 
 
 class KimiCliImporter(Importer):
@@ -149,7 +130,7 @@ class KimiCliImporter(Importer):
             if role not in ("user", "assistant", "tool", "system"):
                 yield Problem(line, f"field 'role': unknown role {role!r} (skipped)")
                 return
-            text, thinking = _parts(obj.get("content"))
+            text, thinking = content_parts(obj.get("content"))
             if thinking:
                 yield MessageRecord(session_id, "reasoning", thinking, line=line)
             calls = obj.get("tool_calls") if isinstance(obj.get("tool_calls"), list) else None

@@ -113,8 +113,9 @@ def _read_state(path: Path) -> dict[str, Any]:
     return state if isinstance(state, dict) else {}
 
 
-def _parts(content: Any) -> tuple[str, str]:
-    """(text, thinking) of a Kimi Code content list (``text``, ``think``, media parts)."""
+def content_parts(content: Any) -> tuple[str, str]:
+    """(text, thinking) of a Kimi content value (kosong's parts: ``text``, ``think``, media
+    parts), the same in Kimi CLI's ``context.jsonl`` and Kimi Code's wire log."""
     if isinstance(content, str):
         return content, ""
     texts: list[str] = []
@@ -206,7 +207,7 @@ class WireReader:
 
     def _message(self, message: dict[str, Any], stamp: float | None, line: int) -> Iterator[Event]:
         role = message.get("role")
-        text, thinking = _parts(message.get("content"))
+        text, thinking = content_parts(message.get("content"))
         origin = message.get("origin") if isinstance(message.get("origin"), dict) else {}
         origin_kind = str(origin.get("kind") or "user")
         if role == "user" and origin_kind not in _USER_ORIGINS:
@@ -242,7 +243,7 @@ class WireReader:
     def _loop_event(self, event: dict[str, Any], stamp: float | None, line: int) -> Iterator[Event]:
         kind = event.get("type")
         if kind == "content.part":
-            text, thinking = _parts([event.get("part")])
+            text, thinking = content_parts([event.get("part")])
             if thinking.strip():
                 yield MessageRecord(
                     self.session_id, "reasoning", thinking, timestamp=stamp, line=line
@@ -264,7 +265,7 @@ class WireReader:
             call_id = opt_str(event.get("toolCallId"))
             result = event.get("result") if isinstance(event.get("result"), dict) else {}
             output = result.get("output")
-            text = _parts(output)[0] if isinstance(output, list) else flatten_content(output)
+            text = content_parts(output)[0] if isinstance(output, list) else flatten_content(output)
             yield MessageRecord(
                 self.session_id,
                 "tool",
