@@ -66,7 +66,7 @@ from hermes_store.sessions.storage_pg_health import (
     SNIPPET_CHARS,
     PgIndexHealth,
 )
-from hermes_store.sessions.storage_pg_rank import average_length, row_counts, term_lexemes
+from hermes_store.sessions.storage_pg_rank import average_length, row_scores, term_lexemes
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
 logger = logging.getLogger(__name__)
@@ -561,15 +561,9 @@ class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
             idf = [_sampled_idf(rows, int(budget), corpus_rows)]
         else:
             idf = [self._idf(text, corpus_rows, keys) for text, keys in compiled]
-        counts = row_counts(self.db, [int(r["id"]) for r in rows], [term_lexemes(t) for t in term_queries])
-        hits = []
-        for row in rows:
-            length, freqs = counts.get(int(row["id"]), (float(row["dl"] or 0), [1.0] * len(idf)))
-            norm = bm25.length_norm(length, avgdl)
-            score = sum(bm25.term_score(weight, max(freqs[i], 1.0), norm)
-                        for i, weight in enumerate(idf) if row[f"t{i}"])
-            hits.append(Hit(int(row["id"]), row["session_id"], int(row["seq"]), row["role"],
-                            row["timestamp"], row["source"], row["title"], score, match))
+        scores = row_scores(self.db, rows, idf, avgdl, [term_lexemes(t) for t in term_queries])
+        hits = [Hit(int(row["id"]), row["session_id"], int(row["seq"]), row["role"], row["timestamp"],
+                    row["source"], row["title"], score, match) for row, score in zip(rows, scores, strict=True)]
         return Hits(hits, note=walk.note())
 
     def hits_at(self, positions: Iterable[tuple[str, int]], filters: Filters) -> list[Hit]:
