@@ -37,7 +37,7 @@ from hermes_store.sessions.importers.base import (
 )
 from hermes_store.sessions.importers.doc_common import (
     ReplacedWhenChanged,
-    iter_json_lines,
+    json_objects,
     shape_guarded,
 )
 from hermes_store.sessions.importers.openai_common import ToolNames
@@ -84,13 +84,7 @@ class AmpStreamImporter(ReplacedWhenChanged, Importer):
         problems: list[Problem] = []
         tools = ToolNames()
         thread = self.path.stem
-        for line, obj, problem in iter_json_lines(self.path, self.hasher):
-            if problem is not None:
-                problems.append(problem)
-                continue
-            if not isinstance(obj, dict):
-                problems.append(Problem(line, "expected a JSON object"))
-                continue
+        for line, obj in json_objects(self.path, self.hasher, problems):
             thread = opt_str(obj.get("session_id")) or thread
             main = records.setdefault(thread, SessionRecord(id=thread, source=self.source))
             kind = obj.get("type")

@@ -44,7 +44,7 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.doc_common import (
     ReplacedWhenChanged,
     dumps,
-    iter_json_lines,
+    json_objects,
     load_document,
     safe_rows,
     shape_guarded,
@@ -98,13 +98,7 @@ def workspace_of(directory: Path) -> str | None:
 def apply_operations(path: Path, hasher: Any, problems: list[Problem]) -> dict[str, Any] | None:
     """Replay a ``.jsonl`` operation log into the session object."""
     state: dict[str, Any] | None = None
-    for line, obj, problem in iter_json_lines(path, hasher):
-        if problem is not None:
-            problems.append(problem)
-            continue
-        if not isinstance(obj, dict):
-            problems.append(Problem(line, "expected a JSON object"))
-            continue
+    for line, obj in json_objects(path, hasher, problems):
         kind = obj.get("kind")
         if kind == 0:
             state = obj.get("v") if isinstance(obj.get("v"), dict) else None

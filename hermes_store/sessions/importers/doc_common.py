@@ -65,6 +65,18 @@ def load_document(importer: Importer, problems: list[Problem]) -> Any | None:
     return None
 
 
+def json_objects(path: Path, hasher: Any, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_no, object)`` for every JSONL line of ``path`` that is a JSON object; every other
+    line (malformed, too long, not an object) becomes a problem appended to ``problems``."""
+    for line, obj, problem in iter_json_lines(path, hasher):
+        if problem is not None:
+            problems.append(problem)
+        elif not isinstance(obj, dict):
+            problems.append(Problem(line, "expected a JSON object"))
+        else:
+            yield line, obj
+
+
 def iter_json_lines(
     path: Path, hasher: Any = None, max_line: int = MAX_LINE_BYTES
 ) -> Iterator[tuple[int, Any, Problem | None]]:

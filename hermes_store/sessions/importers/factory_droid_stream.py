@@ -40,7 +40,7 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.doc_common import (
     ReplacedWhenChanged,
     dumps,
-    iter_json_lines,
+    json_objects,
     shape_guarded,
     tool_call,
 )
@@ -121,13 +121,7 @@ class FactoryDroidStreamImporter(ReplacedWhenChanged, Importer):
         sessions: dict[str, _Session] = {}
         problems: list[Problem] = []
         current = self.path.stem
-        for line, obj, problem in iter_json_lines(self.path, self.hasher):
-            if problem is not None:
-                problems.append(problem)
-                continue
-            if not isinstance(obj, dict):
-                problems.append(Problem(line, "expected a JSON object"))
-                continue
+        for line, obj in json_objects(self.path, self.hasher, problems):
             current = opt_str(obj.get("session_id")) or current
             session = sessions.get(current)
             if session is None:
