@@ -379,13 +379,20 @@ def attach_snippets(db: Database | SessionStorage, hits: Sequence[Hit],
     user text or its compiled plan)."""
     storage = _storage(db)
     plan = compile_query(query)
+    groups: dict[int, tuple[Any, list[int]]] = {}  # one batch per expression (one in a plain search)
     for hit in hits:
-        snippet, content = None, None
         if hit.expression is not None:
-            snippet = storage.snippet(hit.expression, hit.message_id, open_mark=HIGHLIGHT_OPEN,
-                                      close_mark=HIGHLIGHT_CLOSE, tokens=SNIPPET_TOKENS)
+            groups.setdefault(id(hit.expression), (hit.expression, []))[1].append(hit.message_id)
+    snippets: dict[tuple[int, int], str | None] = {}
+    for key, (expression, ids) in groups.items():
+        for mid, text in storage.snippets(expression, ids, open_mark=HIGHLIGHT_OPEN,
+                                          close_mark=HIGHLIGHT_CLOSE, tokens=SNIPPET_TOKENS).items():
+            snippets[(key, mid)] = text
+    contents = storage.message_contents(hit.message_id for hit in hits)
+    for hit in hits:
+        content = contents.get(hit.message_id, "")
+        snippet = snippets.get((id(hit.expression), hit.message_id)) if hit.expression is not None else None
         if not snippet or HIGHLIGHT_OPEN not in snippet:
-            content = storage.message_content(hit.message_id)
             snippet = highlight_excerpt(content, plan) if content else (snippet or "")
         if HIGHLIGHT_OPEN not in snippet:  # found by its tool calls: show the call
             calls = storage.message_calls(hit.message_id)
@@ -394,10 +401,9 @@ def attach_snippets(db: Database | SessionStorage, hits: Sequence[Hit],
                 snippet = f"[tool call] {excerpt}" if not snippet else f"{snippet} [tool call] {excerpt}"
         # the one threat scan of recorded text: a flagged message (or title) reaches no model
         hit.snippet = guard_past(cap_chars(snippet, MAX_SNIPPET_CHARS), f"session message #{hit.message_id}",
-                                 also=content if content is not None else storage.message_content(hit.message_id))
+                                 also=content)
         if hit.title:
             hit.title = guard_past(cap_title(hit.title), f"title of session {hit.session_id}", also=hit.title)
-
 
 
 # --------------------------------------------------------------------------- lineage

@@ -379,6 +379,17 @@ class SessionStorage(ABC):
         """The engine's highlighted excerpt of the message for ``match`` (about ``tokens``
         words, matches between the marks), or None when it cannot make one."""
 
+    def snippets(self, match: Match, message_ids: Iterable[int], *, open_mark: str, close_mark: str,
+                 tokens: int) -> dict[int, str | None]:
+        """:meth:`snippet` of each of ``message_ids`` (an engine with a round trip per statement
+        makes them all at once)."""
+        return {int(mid): self.snippet(match, int(mid), open_mark=open_mark, close_mark=close_mark,
+                                       tokens=tokens) for mid in message_ids}
+
+    @abstractmethod
+    def message_contents(self, message_ids: Iterable[int]) -> dict[int, str]:
+        """``{id: content}`` of those of ``message_ids`` that exist."""
+
     # -- bulk loading ------------------------------------------------------------------
 
     @abstractmethod

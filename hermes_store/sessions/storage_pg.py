@@ -27,8 +27,6 @@ from typing import Any
 from hermes_store.db import current_budget
 from hermes_store.pgdb import PgDatabase
 from hermes_store.pgquery import (
-    SEARCH_CONFIG,
-    TERM_CAP,
     TsQueryError,
     pair_keys_sql,
     positive_terms,
@@ -38,16 +36,6 @@ from hermes_store.pgquery import (
 from hermes_store.query import Match, QueryRejected
 from hermes_store.sessions import bm25
 from hermes_store.sessions.calltext import derived
-from hermes_store.sessions.pg_highlight import (
-    _TOKEN,
-    HIGHLIGHT_TOKENS,
-    PARSER_WHOLE,
-    join_phrases,
-    marked_excerpt,
-    marks_tokens,
-    token_match,
-    with_ellipses,
-)
 from hermes_store.sessions.rows import (
     SESSION_COLUMNS,
     SessionNotFound,
@@ -63,10 +51,10 @@ from hermes_store.sessions.storage import (
 )
 from hermes_store.sessions.storage_pg_bulk import PgBulkWriter
 from hermes_store.sessions.storage_pg_health import (
-    SNIPPET_CHARS,
     PgIndexHealth,
 )
 from hermes_store.sessions.storage_pg_rank import average_length, row_scores, term_lexemes
+from hermes_store.sessions.storage_pg_snippets import PgSnippets
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
 logger = logging.getLogger(__name__)
@@ -177,7 +165,7 @@ def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
+class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
     """Every read and write of the session index, in PostgreSQL."""
 
     engine = "postgresql"
@@ -191,7 +179,9 @@ class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
     # -- state ----------------------------------------------------------------
 
     def ready(self) -> bool:
-        return self.db.table_exists("messages") and self.db.table_exists("sessions")
+        # one round trip (every search asks)
+        return self.db.scalar("SELECT to_regclass('messages') IS NOT NULL"
+                              " AND to_regclass('sessions') IS NOT NULL") is True
 
     def location(self) -> str:
         # not a file: nothing beside it to exclude from indexing (concurrent writers are kept
@@ -579,76 +569,6 @@ class PgSessionStorage(PgIndexHealth, SqlSessionStorage):
             ([sid for sid, _ in wanted], [int(seq) for _, seq in wanted], *params))
         return [Hit(int(r["id"]), r["session_id"], int(r["seq"]), r["role"], r["timestamp"],
                     r["source"], r["title"], 0.0, None) for r in rows]
-
-    def snippet(self, match: Match, message_id: int, *, open_mark: str, close_mark: str,
-                tokens: int) -> str | None:
-        """ts_headline of the content, else of the tool calls when only they match (marked
-        ``[tool call]``); None when neither can be marked."""
-        text = self._snippet_of("content", match, message_id, open_mark, close_mark, tokens)
-        if text and open_mark in text and self._text_matches(match, message_id):
-            return text
-        calls = self._snippet_of("calls", match, message_id, open_mark, close_mark, tokens)
-        if calls and open_mark in calls:
-            return f"[tool call] {calls}"
-        return text
-
-    def _text_matches(self, match: Match, message_id: int) -> bool:
-        """True when the message's own text (not its tool calls) matches ``match``."""
-        try:
-            query_sql, params = tsquery_sql(match)
-        except TsQueryError:
-            return True
-        return bool(self.db.scalar(
-            f"SELECT to_tsvector('{SEARCH_CONFIG}', hermes_tokens(coalesce(search_text, content), 262144))"
-            f" || to_tsvector('{SEARCH_CONFIG}', left(coalesce(cjk, ''), 262144)) @@ ({query_sql})"
-            " FROM messages WHERE id = %s", (*params, int(message_id))))
-
-    def _snippet_of(self, column: str, match: Match, message_id: int, open_mark: str,
-                    close_mark: str, tokens: int) -> str | None:
-        column = {"content": "content", "calls": "coalesce(calls, '')"}[column]
-        try:
-            query_sql, params = tsquery_sql(match)
-        except TsQueryError:
-            return None
-        words = max(3, int(tokens))
-        # MinWords just under MaxWords: a message of up to ``tokens`` words comes back whole, as
-        # FTS5's snippet() returns it (with words // 2 ts_headline cut short messages mid-way)
-        options = (f'StartSel="{open_mark}", StopSel="{close_mark}", MaxWords={words}, '
-                   f'MinWords={words - 1}, ShortWord=0, HighlightAll=false')
-        row = self.db.query_one(
-            f"SELECT left({column}, {SNIPPET_CHARS}) AS content,"
-            f" ts_headline('{SEARCH_CONFIG}', left({column}, {SNIPPET_CHARS}), {query_sql}, %s) AS headline"
-            " FROM messages WHERE id = %s", (*params, options, int(message_id)))
-        if row is None or row["headline"] is None:
-            return None
-        if (open_mark in row["headline"] and marks_tokens(row["headline"], open_mark, close_mark)
-                and not PARSER_WHOLE.search(row["content"])):
-            headline = join_phrases(row["headline"], match, open_mark, close_mark)
-            return with_ellipses(headline, row["content"], open_mark, close_mark)
-        # ts_headline reads the raw text with its own parser (no diacritics folding; a path,
-        # file name, e-mail address or URL is one token it never marks inside): where the text
-        # holds one, or the marks are not index tokens, mark the tokens the index sees ourselves
-        excerpt = self._highlight(row["content"], match, open_mark, close_mark, words)
-        return None if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark)
-
-    def _highlight(self, content: str, match: Match, open_mark: str, close_mark: str,
-                   words: int) -> str | None:
-        """An excerpt of ``content`` with every token marked that the index stems or folds to
-        a token of ``match`` (``runs`` for ``running``, ``cafés`` for ``cafe``): the tokens are
-        split as the index splits text and looked up with the index's own configuration."""
-        tokens_match = token_match(match)
-        if tokens_match is None:
-            return None
-        distinct = list(dict.fromkeys(m.group() for m in _TOKEN.finditer(content)))[:HIGHLIGHT_TOKENS]
-        if not distinct:
-            return None
-        query_sql, params = tsquery_sql(tokens_match)
-        with self.db.connection() as conn:
-            rows = conn.execute(
-                f"SELECT t FROM unnest(%s::text[]) AS t WHERE"
-                f" to_tsvector('{SEARCH_CONFIG}', hermes_tokens(t, {TERM_CAP})) @@ ({query_sql})",
-                (distinct, *params), prepare=False).fetchall()
-        return marked_excerpt(content, {r["t"] for r in rows}, open_mark, close_mark, words)
 
     # -- bulk loading ------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,6 +218,16 @@ class SqlSessionStorage(SessionStorage):
         """The content ("" when unknown)."""
         p = self.dialect.param
         return self.db.scalar(f"SELECT content FROM messages WHERE id = {p}", (int(message_id),)) or ""
+
+    def message_contents(self, message_ids: Iterable[int]) -> dict[int, str]:
+        """``{id: content}`` of the existing ones of ``message_ids``, 500 ids a statement."""
+        ids = list(dict.fromkeys(int(i) for i in message_ids))
+        found: dict[int, str] = {}
+        for start in range(0, len(ids), 500):
+            clause, params = self.dialect.in_values("id", ids[start:start + 500], False)
+            for row in self.db.query(f"SELECT id, content FROM messages WHERE {clause}", params):
+                found[int(row["id"])] = row["content"] or ""
+        return found
 
     def session_source_paths(self, session_ids: Sequence[str]) -> dict[str, str]:
         """``{session id: sources.path}`` for the sessions imported from a file."""

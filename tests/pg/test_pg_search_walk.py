@@ -163,3 +163,18 @@ def test_a_bulk_load_settles_the_index_and_statistics(pg_url, tmp_path, monkeypa
         BulkLoader(db).run([tmp_path / "big"])  # 60 >= SETTLE_AFTER: settled
         assert db.scalar("SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass") == 81
         assert db.scalar("SELECT count(*) FROM messages") == 81
+
+
+def test_a_page_of_hits_takes_the_same_few_statements_however_many_hits(corpus, monkeypatch):
+    """The excerpts of every hit come from one statement (plus one for the tokens ts_headline
+    cannot mark): the statement count does not grow with the page."""
+    search_messages(corpus, "common", limit=2)  # corpus statistics are cached from here on
+    counts = {}
+    for limit in (2, 10, 30):
+        statements = spy_statements(corpus, monkeypatch)
+        found = search_messages(corpus, "common", limit=limit)
+        assert len(found.results) == limit
+        assert all(">>>common<<<" in r["snippet"] for r in found.results)
+        counts[limit] = len(statements)
+        monkeypatch.undo()
+    assert counts[2] == counts[10] == counts[30], counts

@@ -29,6 +29,7 @@ SQL_HOMES = {"sessions/storage_sqlite.py", "sessions/storage_pg.py",
              "sessions/storage_sql.py",  # statements both engines share
              "sessions/storage_vectors.py",  # the embeddings file beside the store (semantic extra)
              "sessions/storage_pg_rank.py",  # part of storage_pg: term counts for the ranking
+             "sessions/storage_pg_snippets.py",  # part of storage_pg: excerpts of a page of hits
              "sessions/importers/hermes_db.py"}  # reads a FOREIGN Hermes state.db, read-only
 # importers of other programs' SQLite files (Cursor, OpenCode, ...) may hold read-only statements
 FOREIGN_READERS = ("sessions/importers/",)

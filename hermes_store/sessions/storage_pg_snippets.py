@@ -1,0 +1,141 @@
+"""PostgreSQL excerpts of search hits: ``ts_headline`` marks, our own marks where it cannot.
+
+The search shows up to a page of hits, each with an excerpt; one statement (and a server round
+trip) per hit per step made the excerpts most of a PostgreSQL search's time. :class:`PgSnippets`
+makes every hit's content excerpt in one statement (headline, whether the message's own text
+matches, and the text the excerpt is cut from), marks the tokens ``ts_headline`` cannot mark
+for all of them with one more, and keeps one statement per hit only for the rare hit found by
+its tool calls alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from hermes_store.pgquery import SEARCH_CONFIG, TERM_CAP, TsQueryError, tsquery_sql
+from hermes_store.query import Match
+from hermes_store.sessions.pg_highlight import (
+    _TOKEN,
+    HIGHLIGHT_TOKENS,
+    PARSER_WHOLE,
+    join_phrases,
+    marked_excerpt,
+    marks_tokens,
+    token_match,
+    with_ellipses,
+)
+from hermes_store.sessions.storage_pg_health import SNIPPET_CHARS
+
+_OWN_TEXT = (f"to_tsvector('{SEARCH_CONFIG}', hermes_tokens(coalesce(search_text, content), 262144))"
+             f" || to_tsvector('{SEARCH_CONFIG}', left(coalesce(cjk, ''), 262144))")
+_COLUMNS = {"content": "content", "calls": "coalesce(calls, '')"}
+
+
+def _options(open_mark: str, close_mark: str, words: int) -> str:
+    """ts_headline options: MinWords just under MaxWords, so a message of up to ``words`` words
+    comes back whole, as FTS5's snippet() returns it (with words // 2 ts_headline cut short
+    messages mid-way)."""
+    return (f'StartSel="{open_mark}", StopSel="{close_mark}", MaxWords={words}, '
+            f'MinWords={words - 1}, ShortWord=0, HighlightAll=false')
+
+
+class PgSnippets:
+    """The snippet methods of :class:`~hermes_store.sessions.storage_pg.PgSessionStorage`."""
+
+    db: Any
+
+    def snippet(self, match: Match, message_id: int, *, open_mark: str, close_mark: str,
+                tokens: int) -> str | None:
+        """ts_headline of the content, else of the tool calls when only they match (marked
+        ``[tool call]``); None when neither can be marked."""
+        return self.snippets(match, [message_id], open_mark=open_mark, close_mark=close_mark,
+                             tokens=tokens).get(int(message_id))
+
+    def snippets(self, match: Match, message_ids: Iterable[int], *, open_mark: str, close_mark: str,
+                 tokens: int) -> dict[int, str | None]:
+        """:meth:`snippet` of each of ``message_ids``, in two statements for all of them."""
+        ids = list(dict.fromkeys(int(i) for i in message_ids))
+        try:
+            query_sql, params = tsquery_sql(match)
+        except TsQueryError:
+            return dict.fromkeys(ids)
+        words = max(3, int(tokens))
+        rows = self.db.query(
+            f"SELECT id, left(content, {SNIPPET_CHARS}) AS content,"
+            f" ts_headline('{SEARCH_CONFIG}', left(content, {SNIPPET_CHARS}), {query_sql}, %s) AS headline,"
+            f" ({_OWN_TEXT} @@ ({query_sql})) AS own FROM messages WHERE id = ANY(%s)",
+            (*params, _options(open_mark, close_mark, words), *params, ids)) if ids else []
+        found: dict[int, str | None] = dict.fromkeys(ids)
+        unmarked: dict[int, str] = {}
+        headlines: dict[int, tuple[str, bool]] = {}
+        for row in rows:
+            if row["headline"] is None:
+                headlines[row["id"]] = ("", bool(row["own"]))
+                continue
+            if (open_mark in row["headline"] and marks_tokens(row["headline"], open_mark, close_mark)
+                    and not PARSER_WHOLE.search(row["content"])):
+                headline = join_phrases(row["headline"], match, open_mark, close_mark)
+                headlines[row["id"]] = (with_ellipses(headline, row["content"], open_mark, close_mark),
+                                        bool(row["own"]))
+            else:
+                unmarked[row["id"]] = row["content"]
+                headlines[row["id"]] = ("", bool(row["own"]))
+        # ts_headline reads the raw text with its own parser (no diacritics folding; a path,
+        # file name, e-mail address or URL is one token it never marks inside): where the text
+        # holds one, or the marks are not index tokens, mark the tokens the index sees ourselves
+        for mid, excerpt in self._highlights(unmarked, match, open_mark, close_mark, words).items():
+            headlines[mid] = ("" if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark),
+                              headlines[mid][1])
+        for mid, (text, own) in headlines.items():
+            if text and open_mark in text and own:
+                found[mid] = text
+                continue
+            calls = self._snippet_of_calls(match, mid, open_mark, close_mark, words)
+            found[mid] = f"[tool call] {calls}" if calls and open_mark in calls else (text or None)
+        return found
+
+    def _snippet_of_calls(self, match: Match, message_id: int, open_mark: str, close_mark: str,
+                          words: int) -> str | None:
+        """The excerpt of a message's tool-call text (the hit found by its calls alone)."""
+        query_sql, params = tsquery_sql(match)
+        column = _COLUMNS["calls"]
+        row = self.db.query_one(
+            f"SELECT left({column}, {SNIPPET_CHARS}) AS content,"
+            f" ts_headline('{SEARCH_CONFIG}', left({column}, {SNIPPET_CHARS}), {query_sql}, %s) AS headline"
+            " FROM messages WHERE id = %s", (*params, _options(open_mark, close_mark, words), int(message_id)))
+        if row is None or row["headline"] is None:
+            return None
+        if (open_mark in row["headline"] and marks_tokens(row["headline"], open_mark, close_mark)
+                and not PARSER_WHOLE.search(row["content"])):
+            headline = join_phrases(row["headline"], match, open_mark, close_mark)
+            return with_ellipses(headline, row["content"], open_mark, close_mark)
+        excerpt = self._highlights({message_id: row["content"]}, match, open_mark, close_mark, words)[message_id]
+        return None if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark)
+
+    def _highlights(self, contents: dict[int, str], match: Match, open_mark: str, close_mark: str,
+                    words: int) -> dict[int, str | None]:
+        """An excerpt of each of ``contents`` with every token marked that the index stems or
+        folds to a token of ``match`` (``runs`` for ``running``, ``cafés`` for ``cafe``): the
+        tokens are split as the index splits text and looked up, all texts' at once, with the
+        index's own configuration."""
+        tokens_match = token_match(match)
+        out: dict[int, str | None] = dict.fromkeys(contents)
+        if tokens_match is None or not contents:
+            return out
+        per_text = {mid: list(dict.fromkeys(m.group() for m in _TOKEN.finditer(text)))[:HIGHLIGHT_TOKENS]
+                    for mid, text in contents.items()}
+        distinct = list(dict.fromkeys(t for tokens in per_text.values() for t in tokens))
+        if not distinct:
+            return out
+        query_sql, params = tsquery_sql(tokens_match)
+        with self.db.connection() as conn:
+            rows = conn.execute(
+                f"SELECT t FROM unnest(%s::text[]) AS t WHERE"
+                f" to_tsvector('{SEARCH_CONFIG}', hermes_tokens(t, {TERM_CAP})) @@ ({query_sql})",
+                (distinct, *params), prepare=False).fetchall()
+        matching = {r["t"] for r in rows}
+        for mid, text in contents.items():
+            if per_text[mid]:
+                out[mid] = marked_excerpt(text, matching, open_mark, close_mark, words)
+        return out
