@@ -24,6 +24,7 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.calltext import strip_boilerplate
+from hermes_store.sessions.evidence import evidence_order, further_anchors
 from hermes_store.sessions.fusion import fuse, session_ranking
 from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, MAX_SNIPPET_CHARS, cap_chars
 from hermes_store.sessions.refs import parse_ref
@@ -59,7 +60,6 @@ DEFAULT_ROLES = ("user", "assistant")
 HIDDEN_SOURCES = ("tool",)
 DISCOVER_SCAN_LIMIT = 300
 SEMANTIC_SCAN_LIMIT = 300  # nearest messages the semantic half ranks sessions by
-EXTRA_ANCHORS = 3  # further best-matching messages each result shows
 DEFAULT_LIMIT, MAX_LIMIT = 3, 10
 DEFAULT_WINDOW, MAX_WINDOW = 5, 20
 HYDRATE_WINDOW = 5
@@ -205,8 +205,9 @@ class _Store:
 def _hydrate(store: _Store, session: dict[str, Any], anchor_id: int, anchor_seq: int, *,
              full: bool, roles: tuple[str, ...], more: tuple[int, ...] = ()) -> dict[str, Any]:
     """The messages a result shows: ``±HYDRATE_WINDOW`` around the anchor with bookends
-    (``full``), or the anchor alone (compact); either way the session's other best-matching
-    messages (``more``: their seqs) are added, marked ``anchor``, where the slice lacks them."""
+    (``full``), or the anchor alone (compact); either way up to three of the session's other
+    best-matching messages (``more``: their seqs, best first) that the slice lacks are added,
+    marked ``anchor`` (:func:`.evidence.further_anchors`)."""
     sid = session["id"]
     messages, before, after, lo, hi = store.window(sid, anchor_seq, HYDRATE_WINDOW, DEFAULT_ROLES,
                                                    WINDOW_CHARS)
@@ -217,7 +218,7 @@ def _hydrate(store: _Store, session: dict[str, Any], anchor_id: int, anchor_seq:
         bookend_start, bookend_end = [], []
     shown = {m["id"] for m in messages}
     extra = [_message(row, WINDOW_CHARS, anchor=True)
-             for seq in more if not (full and lo <= seq <= hi)
+             for seq in further_anchors(more, (lo, hi) if full else None)
              for row in store.messages(sid, None, at_seq=seq) if row["id"] not in shown]
     if extra:
         messages = sorted(messages + extra, key=lambda m: m["id"])
@@ -339,13 +340,15 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     if store.semantic is not None and (sort or "relevance") == "relevance":
         groups = _fused(store, query, groups, roles, bounds, seen_roots)
     chosen = groups[:max(0, limit - len(results))]
+    if (sort or "relevance") == "relevance":  # a time sort keeps each session's newest/oldest match first
+        chosen = [(root, evidence_order(group, query)) for root, group in chosen]
     seen_roots.update(root for root, _ in groups)
     attach_snippets(store.storage, [group[0] for _, group in chosen], plan)
     for _root, group in chosen:
         hit = group[0]
         session = store.session(hit.session_id) or {"id": hit.session_id, "source": hit.source,
                                                     "title": hit.title}
-        more = tuple(h.seq for h in group[1:1 + EXTRA_ANCHORS] if h.session_id == hit.session_id)
+        more = tuple(h.seq for h in group[1:] if h.session_id == hit.session_id)
         results.append(_result_entry(store, session, hit.role, hit.message_id, hit.seq, hit.snippet,
                                      full=full_for(len(results)), roles=roles, more=more))
     payload: dict[str, Any] = {
