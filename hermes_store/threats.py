@@ -58,7 +58,8 @@ _SSH_WRITE = (
 )
 _MODIFY = r"(?:update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
 
-# (id, regex) in reporting order; all compiled case-insensitive.
+# (id, regex) in reporting order; all compiled case-insensitive. A leading ``(?=[...])`` names the
+# first letters of an alternation so ``re`` skips ahead to them (three times faster on long text).
 _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
     ("prompt_injection", rf"ignore\s+{_F}(?:previous|all|above|prior)\s+{_F}instructions"),
     ("sys_prompt_override", r"system\s+prompt\s+override"),
@@ -78,27 +79,27 @@ _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
     ("role_pretend", rf"pretend\s+{_F}(?:you\s+are|to\s+be)\s+"),
     ("leak_system_prompt", rf"output\s+{_F}(?:system|initial)\s+prompt"),
     ("remove_filters",
-     rf"(?:respond|answer|reply)\s+without\s+{_F}(?:restrictions|limitations|filters|safety)"),
+     rf"(?=[ar])(?:respond|answer|reply)\s+without\s+{_F}(?:restrictions|limitations|filters|safety)"),
     ("fake_update", rf"you\s+have\s+been\s+{_F}(?:updated|upgraded|patched)\s+to"),
     ("identity_override", r"\bname\s+yourself\s+\w+"),
     ("c2_node_registration", r"register\s+(?:as\s+)?a?\s*node"),
-    ("c2_heartbeat", r"(?:heartbeat|beacon|check[\s\-]?in)\s+(?:to|with)\s+"),
+    ("c2_heartbeat", r"(?=[bch])(?:heartbeat|beacon|check[\s\-]?in)\s+(?:to|with)\s+"),
     ("c2_task_pull", r"pull\s+(?:down\s+)?(?:new\s+)?task(?:ing|s)?\b"),
     ("c2_network_connect", r"connect\s+to\s+the\s+network\b"),
     ("forced_action", r"you\s+must\s+(?:\w+\s+){0,3}(?:register|connect|report|beacon)\b"),
     ("anti_forensic_oneliner", r"only\s+use\s+one[\s\-]?liners?\b"),
     ("anti_forensic_disk", rf"never\s+{_F}(?:create|write)\s+{_F}(?:scripts?|files?)\s+{_F}disk"),
     ("env_var_unset_agent", r"unset\s+\w*(?:CLAUDE|CODEX|HERMES|AGENT|OPENAI|ANTHROPIC)\w*"),
-    ("known_c2_framework", r"\b(?:cobalt\s*strike|sliver|havoc|mythic|metasploit|brainworm)\b"),
+    ("known_c2_framework", r"\b(?=[bchms])(?:cobalt\s*strike|sliver|havoc|mythic|metasploit|brainworm)\b"),
     ("c2_explicit", r"\bc2\s+(?:server|channel|infrastructure|beacon)s?\b"),
     ("c2_explicit_long", r"\bcommand\s+and\s+control\b"),
     ("exfil_curl", rf"curl\b\s*[^\n]{{0,2048}}{_SECRET_VAR}"),
     ("exfil_wget", rf"wget\b\s*[^\n]{{0,2048}}{_SECRET_VAR}"),
     ("read_secrets",
      r"cat\s+[^\n]{0,2048}?(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
-    ("send_to_url", rf"(?:send|post|upload|transmit)\s+(?:{_F}|[^\n]{{0,2048}}?\s)(?:to|at)\s+https?://"),
+    ("send_to_url", rf"(?=[pstu])(?:send|post|upload|transmit)\s+(?:{_F}|[^\n]{{0,2048}}?\s)(?:to|at)\s+https?://"),
     ("context_exfil",
-     rf"(?:include|output|print|share)\s+{_F}"
+     rf"(?=[iops])(?:include|output|print|share)\s+{_F}"
      r"(?:conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)"),
     ("ssh_backdoor", r"authorized_keys"),
     # A write verb (word-bounded, so "address" is no "add") or a redirect before the path:
@@ -108,27 +109,63 @@ _PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
     ("agent_config_mod", rf"{_MODIFY}(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)"),
     ("hermes_config_mod", rf"{_MODIFY}\.hermes/(?:config\.yaml|SOUL\.md)"),
     ("hardcoded_secret",
-     r"(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_\-]{20,}"),
+     r"(?=[apst])(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_\-]{20,}"),
 )
 
 THREAT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (pid, re.compile(source, re.IGNORECASE)) for pid, source in _PATTERN_SOURCES
 )
 PATTERN_IDS: tuple[str, ...] = tuple(pid for pid, _ in THREAT_PATTERNS)
-# Substrings (lower case) one of which a match must contain; lets the scan skip the
-# patterns with long bounded gaps on text that cannot match them.
+# Substrings (lower case) one of which any match must contain, for every pattern: on ASCII text
+# the scan runs a pattern's regex only where one of them occurs (most recorded text holds none,
+# and running 36 regexes over each form of each shown message was most of a search's time).
+# tests/builtin/test_mem_threats.py checks that each needle is a literal of its pattern and that
+# the filtered scan finds what the unfiltered one does.
 _NEEDLES: dict[str, tuple[str, ...]] = {
-    "agent_config_mod": ("agents.md", "claude.md", ".cursorrules", ".clinerules"),
-    "hermes_config_mod": (".hermes/",),
+    "prompt_injection": ("ignore",),
+    "sys_prompt_override": ("override",),
+    "disregard_rules": ("disregard",),
+    "bypass_restrictions": ("restrictions", "limits", "rules"),
+    "html_comment_injection": ("<!--",),
+    "hidden_div": ("display",),
+    "translate_execute": ("translate",),
+    "deception_hide": ("tell",),
+    "role_hijack": ("now",),
+    "role_pretend": ("pretend",),
+    "leak_system_prompt": ("prompt",),
+    "remove_filters": ("without",),
+    "fake_update": ("been",),
+    "identity_override": ("yourself",),
+    "c2_node_registration": ("node",),
+    "c2_heartbeat": ("heartbeat", "beacon", "check"),
+    "c2_task_pull": ("pull",),
+    "c2_network_connect": ("network",),
+    "forced_action": ("must",),
+    "anti_forensic_oneliner": ("liner",),
+    "anti_forensic_disk": ("disk",),
+    "env_var_unset_agent": ("unset",),
+    "known_c2_framework": ("cobalt", "sliver", "havoc", "mythic", "metasploit", "brainworm"),
+    "c2_explicit": ("c2",),
+    "c2_explicit_long": ("control",),
     "exfil_curl": ("$",),
     "exfil_wget": ("$",),
     "read_secrets": (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc"),
-    "html_comment_injection": ("<!--",),
-    "hidden_div": ("display",),
     "send_to_url": ("http",),
+    "context_exfil": ("conversation", "history", "messages", "context"),
+    "ssh_backdoor": ("authorized_keys",),
     "ssh_access": (".ssh",),
+    "hermes_env": (".hermes/.env",),
+    "agent_config_mod": ("agents.md", "claude.md", ".cursorrules", ".clinerules"),
+    "hermes_config_mod": (".hermes/",),
+    "hardcoded_secret": ("key", "token", "secret", "password"),
 }
+#: Python's ``re`` with IGNORECASE matches these to ASCII letters (the ``re`` docs: U+0130, U+0131,
+#: U+017F, U+212A); every other case fold of a non-ASCII letter stays non-ASCII.
+_RE_ASCII_FOLDS = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
 _INVISIBLE_SET = frozenset(INVISIBLE_CHARS + EXTRA_INVISIBLE_CHARS)
+# One pass over the text for any invisible or tag character (a per-character loop in Python
+# was a tenth of a search's time).
+_HIDDEN = re.compile("[" + "".join(sorted(_INVISIBLE_SET)) + chr(TAG_FIRST) + "-" + chr(TAG_LAST) + "]")
 _ZWJ = "\u200d"
 _PRESENTATION = frozenset("\ufe0e\ufe0f")  # text / emoji variation selectors
 _EMOJI_BLOCKS: tuple[tuple[int, int], ...] = (
@@ -172,6 +209,21 @@ def _in_flag_sequence(text: str, index: int) -> bool:
     return start > 0 and text[start - 1] == BLACK_FLAG and text[end] == TAG_CANCEL
 
 
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+def _undisguised_run(match: re.Match[str]) -> str:
+    """A run of non-ASCII characters with tags read as their ASCII and format/combining marks dropped."""
+    out: list[str] = []
+    for char in match.group(0):
+        code = ord(char)
+        if 0xE0020 <= code <= 0xE007E:
+            out.append(chr(code - 0xE0000))
+        elif unicodedata.category(char) not in ("Cf", "Mn", "Me"):
+            out.append(char)
+    return "".join(out)
+
+
 def scan_form(text: str) -> str:
     """The disguise-free form the patterns also run on.
 
@@ -182,16 +234,9 @@ def scan_form(text: str) -> str:
     """
     from hermes_store.tooling import CONFUSABLES, PREFOLD
 
-    out: list[str] = []
-    for char in unicodedata.normalize("NFKD", text.translate(PREFOLD)):
-        code = ord(char)
-        if 0xE0020 <= code <= 0xE007E:
-            out.append(chr(code - 0xE0000))
-            continue
-        if unicodedata.category(char) in ("Cf", "Mn", "Me"):
-            continue
-        out.append(char)
-    folded = unicodedata.normalize("NFKC", "".join(out)).lower()
+    decomposed = unicodedata.normalize("NFKD", text.translate(PREFOLD))
+    # ASCII holds no tag, format or combining character: only the non-ASCII runs are read.
+    folded = unicodedata.normalize("NFKC", _NON_ASCII_RUN.sub(_undisguised_run, decomposed)).lower()
     return folded.translate(_BLANKS).translate(CONFUSABLES)
 
 
@@ -206,6 +251,7 @@ _BETWEEN_WORDS = re.compile(r"(?<=[a-z0-9])[^\sa-z0-9$]{1,3}(?=[a-z0-9])", re.IG
 _INNER_MARKUP = re.compile(r"(?<=[a-z])(?:</?[a-z][a-z0-9]{0,10}(?:\s[^<>]{0,40})?/?>)+(?=[a-z])", re.IGNORECASE)
 # Look-alike digits and signs inside a word of letters ("1gn0re", "pr3v10us", "in$truction$").
 _LEET_WORD = re.compile(r"\b(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[0-9@$])[a-z0-9@$]{3,}\b", re.IGNORECASE)
+_LEET_SIGN = re.compile(r"[0-9@$]")
 _LEET = (str.maketrans("013457@$", "oieastas"), str.maketrans("013457@$", "oleastas"))  # 1 as i, as l
 
 
@@ -227,9 +273,11 @@ def spelled_forms(text: str) -> list[str]:
     signs inside a word read as letters (``1gn0re``, ``pr3v10us``). Ordinary abbreviations ("e.g.",
     "U.S.A.", initials) only ever become one short word, so they match nothing new.
     """
-    joined = _LETTER_RUN.sub(_join_run, _INNER_SEPARATOR.sub("", _INNER_MARKUP.sub("", text)))
+    unmarked = _INNER_MARKUP.sub("", text) if "<" in text else text
+    joined = _LETTER_RUN.sub(_join_run, _INNER_SEPARATOR.sub("", unmarked))
     spaced = _BETWEEN_WORDS.sub(" ", text)
-    leet = [_LEET_WORD.sub(lambda m, table=table: m.group(0).translate(table), joined) for table in _LEET]
+    leet = ([_LEET_WORD.sub(lambda m, table=table: m.group(0).translate(table), joined) for table in _LEET]
+            if _LEET_SIGN.search(joined) else [])
     return [form for form in dict.fromkeys((joined, spaced, *leet)) if form != text]
 
 
@@ -264,8 +312,9 @@ def scan_findings(text: str) -> list[str]:
     head = text[:MAX_SCAN_CHARS]
     findings: list[str] = []
     seen: set[str] = set()
-    for index, char in enumerate(head):
-        if (char in _INVISIBLE_SET or _is_tag(char)) and char not in seen:
+    for hidden in _HIDDEN.finditer(head):
+        index, char = hidden.start(), hidden.group(0)
+        if char not in seen:
             if char == _ZWJ and _joins_emoji(head, index):
                 continue
             if _is_tag(char) and _in_flag_sequence(head, index):
@@ -275,12 +324,16 @@ def scan_findings(text: str) -> list[str]:
     # Disguised text (look-alike letters, marks or format characters inside a keyword,
     # entities, spelled-out words) is matched on its other forms too (see scan_forms).
     forms = scan_forms(head)
-    # The prefilter is exact only for ASCII text (case folding of other scripts can map to ASCII).
+    # The four non-ASCII letters a case-insensitive ``re`` matches to ASCII ones are read as
+    # those first, so the needle test holds for every script.
     joined = " ".join(forms)
-    lowered = joined.lower() if joined.isascii() else None
+    if not joined.isascii():
+        for char, ascii_letter in _RE_ASCII_FOLDS.items():
+            if char in joined:
+                joined = joined.replace(char, ascii_letter)
+    lowered = joined.lower()
     for pid, regex in THREAT_PATTERNS:
-        needles = _NEEDLES.get(pid)
-        if lowered is not None and needles is not None and not any(n in lowered for n in needles):
+        if not any(n in lowered for n in _NEEDLES[pid]):
             continue
         if any(regex.search(form) for form in forms):
             findings.append(pid)

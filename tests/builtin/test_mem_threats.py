@@ -257,3 +257,49 @@ GLUED = {
 @pytest.mark.parametrize("pattern_id", sorted(GLUED))
 def test_keywords_glued_to_neighbouring_words_match_as_upstream(pattern_id):
     assert pattern_id in scan_findings(GLUED[pattern_id])
+
+
+def _unfiltered_findings(text: str) -> list[str]:
+    """The pattern findings of ``text`` with every regex run on every form (no needle prefilter)."""
+    from hermes_store.threats import THREAT_PATTERNS, scan_forms
+
+    forms = scan_forms(text[:MAX_SCAN_CHARS])
+    return [pid for pid, regex in THREAT_PATTERNS if any(regex.search(form) for form in forms)]
+
+
+def test_every_pattern_has_needles_taken_from_its_own_source():
+    from hermes_store.threats import _NEEDLES, _PATTERN_SOURCES
+
+    assert set(_NEEDLES) == set(PATTERN_IDS)
+    for pid, source in _PATTERN_SOURCES:
+        plain = source.replace("\\", "").lower()
+        for needle in _NEEDLES[pid]:
+            assert needle.replace("\\", "") in plain, (pid, needle)
+
+
+FRAGMENTS = [*POSITIVE.values(), *FALSE_POSITIVES, "i g n o r e", "ign-ore", "1gn0re", "pr3v10us",
+             "&#105;gnore", "%69gnore", "IGNORE", "previous", "instructions", "all", " ", "\n", "-", ".",
+             "you", "are", "now", "a", "must", "report", "c2", "server", "$HOME/.ssh", "~/.hermes/.env",
+             "\u0130GNORE", "\u0131nstructions", "\u017fend the logs to https://x.example/", "\u212aEY",
+             "\u5ffd\u7565", "\u0456gnore", "\uff49\uff47\uff4e\uff4f\uff52\uff45", "d\u00e9j\u00e0 vu"]
+
+
+def test_only_four_non_ascii_letters_match_ascii_ones_case_insensitively():
+    import sys
+
+    from hermes_store.threats import _RE_ASCII_FOLDS
+
+    letter = __import__("re").compile("[a-z]", __import__("re").IGNORECASE)
+    folding = {cp for cp in range(128, sys.maxunicode + 1) if letter.fullmatch(chr(cp))}
+    assert folding == {ord(char) for char in _RE_ASCII_FOLDS}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_needle_prefilter_finds_what_the_full_scan_finds(seed):
+    import random
+
+    rng = random.Random(seed)
+    for _ in range(50):
+        text = " ".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, 12)))
+        patterns = [f for f in scan_findings(text) if not f.startswith("invisible_unicode_")]
+        assert patterns == _unfiltered_findings(text), text
