@@ -163,20 +163,23 @@ class _Store:
         return total
 
     def window(self, session_id: str, anchor_seq: int, size: int, keep: tuple[str, ...] | None,
-               cap: int) -> tuple[list[dict[str, Any]], int, int, int, int]:
+               cap: int, *, anchor_only: bool = False) -> tuple[list[dict[str, Any]], int, int, int, int]:
         """Hermes' ``get_messages_around`` (+ the role filter of ``get_anchored_view``).
 
         The slice is ``±size`` messages of every role around the anchor; ``keep`` (when given)
         then hides other roles except the anchor. Returns the shown messages, how many slice
         messages precede/follow the anchor (``messages_before``/``messages_after``: fewer than
         ``size`` means the session starts/ends there) and the first/last seq of the slice.
+        ``anchor_only`` (a compact result) shows the anchor alone, the counts unchanged (the
+        other slice messages are not prepared, so not threat-scanned, for nothing).
         """
         anchor = self.messages(session_id, None, at_seq=anchor_seq)
         before = self.messages(session_id, None, before_seq=anchor_seq, newest_first=True,
                                limit=size)[::-1]
         after = self.messages(session_id, None, after_seq=anchor_seq, limit=size) if size else []
         rows = before + anchor + after
-        shown = [r for r in rows if keep is None or r["seq"] == anchor_seq or r["role"] in keep]
+        shown = [r for r in rows if r["seq"] == anchor_seq
+                 or (not anchor_only and (keep is None or r["role"] in keep))]
         out = [_message(r, cap, anchor=r["seq"] == anchor_seq) for r in shown]
         first = rows[0]["seq"] if rows else anchor_seq
         last = rows[-1]["seq"] if rows else anchor_seq
@@ -210,11 +213,10 @@ def _hydrate(store: _Store, session: dict[str, Any], anchor_id: int, anchor_seq:
     marked ``anchor`` (:func:`.evidence.further_anchors`)."""
     sid = session["id"]
     messages, before, after, lo, hi = store.window(sid, anchor_seq, HYDRATE_WINDOW, DEFAULT_ROLES,
-                                                   WINDOW_CHARS)
+                                                   WINDOW_CHARS, anchor_only=not full)
     if full:
         bookend_start, bookend_end = store.bookends(sid, lo, hi)
     else:  # compact: only the anchor; the counts still describe the ±5 slice
-        messages = [m for m in messages if m.get("anchor")]
         bookend_start, bookend_end = [], []
     shown = {m["id"] for m in messages}
     extra = [_message(row, WINDOW_CHARS, anchor=True)
