@@ -302,7 +302,8 @@ def _smooth(storage: SessionStorage, hits: list[Hit], filters: Filters, *, stric
             for distance, weight in CONTEXT_WEIGHTS.items()
             for step in (-distance, distance)
         )
-        hit.score = raw.get((sid, seq), 0.0) + bonus
+        hit.own_score = raw.get((sid, seq), 0.0)
+        hit.score = hit.own_score + bonus
         scored.append((strict is not None and hit.expression == strict, hit.score, index, hit))
     scored.sort(key=lambda item: (not item[0], -item[1], item[2]))
     ordered = [item[3] for item in scored]

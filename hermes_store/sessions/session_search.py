@@ -24,6 +24,7 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.calltext import strip_boilerplate
+from hermes_store.sessions.evidence import evidence_order, further_anchors
 from hermes_store.sessions.fusion import fuse, session_ranking
 from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, MAX_SNIPPET_CHARS, cap_chars
 from hermes_store.sessions.refs import parse_ref
@@ -59,7 +60,6 @@ DEFAULT_ROLES = ("user", "assistant")
 HIDDEN_SOURCES = ("tool",)
 DISCOVER_SCAN_LIMIT = 300
 SEMANTIC_SCAN_LIMIT = 300  # nearest messages the semantic half ranks sessions by
-EXTRA_ANCHORS = 3  # further best-matching messages each result shows
 DEFAULT_LIMIT, MAX_LIMIT = 3, 10
 DEFAULT_WINDOW, MAX_WINDOW = 5, 20
 HYDRATE_WINDOW = 5
@@ -163,20 +163,23 @@ class _Store:
         return total
 
     def window(self, session_id: str, anchor_seq: int, size: int, keep: tuple[str, ...] | None,
-               cap: int) -> tuple[list[dict[str, Any]], int, int, int, int]:
+               cap: int, *, anchor_only: bool = False) -> tuple[list[dict[str, Any]], int, int, int, int]:
         """Hermes' ``get_messages_around`` (+ the role filter of ``get_anchored_view``).
 
         The slice is ``±size`` messages of every role around the anchor; ``keep`` (when given)
         then hides other roles except the anchor. Returns the shown messages, how many slice
         messages precede/follow the anchor (``messages_before``/``messages_after``: fewer than
         ``size`` means the session starts/ends there) and the first/last seq of the slice.
+        ``anchor_only`` (a compact result) shows the anchor alone, the counts unchanged (the
+        other slice messages are not prepared, so not threat-scanned, for nothing).
         """
         anchor = self.messages(session_id, None, at_seq=anchor_seq)
         before = self.messages(session_id, None, before_seq=anchor_seq, newest_first=True,
                                limit=size)[::-1]
         after = self.messages(session_id, None, after_seq=anchor_seq, limit=size) if size else []
         rows = before + anchor + after
-        shown = [r for r in rows if keep is None or r["seq"] == anchor_seq or r["role"] in keep]
+        shown = [r for r in rows if r["seq"] == anchor_seq
+                 or (not anchor_only and (keep is None or r["role"] in keep))]
         out = [_message(r, cap, anchor=r["seq"] == anchor_seq) for r in shown]
         first = rows[0]["seq"] if rows else anchor_seq
         last = rows[-1]["seq"] if rows else anchor_seq
@@ -205,19 +208,19 @@ class _Store:
 def _hydrate(store: _Store, session: dict[str, Any], anchor_id: int, anchor_seq: int, *,
              full: bool, roles: tuple[str, ...], more: tuple[int, ...] = ()) -> dict[str, Any]:
     """The messages a result shows: ``±HYDRATE_WINDOW`` around the anchor with bookends
-    (``full``), or the anchor alone (compact); either way the session's other best-matching
-    messages (``more``: their seqs) are added, marked ``anchor``, where the slice lacks them."""
+    (``full``), or the anchor alone (compact); either way up to three of the session's other
+    best-matching messages (``more``: their seqs, best first) that the slice lacks are added,
+    marked ``anchor`` (:func:`.evidence.further_anchors`)."""
     sid = session["id"]
     messages, before, after, lo, hi = store.window(sid, anchor_seq, HYDRATE_WINDOW, DEFAULT_ROLES,
-                                                   WINDOW_CHARS)
+                                                   WINDOW_CHARS, anchor_only=not full)
     if full:
         bookend_start, bookend_end = store.bookends(sid, lo, hi)
     else:  # compact: only the anchor; the counts still describe the ±5 slice
-        messages = [m for m in messages if m.get("anchor")]
         bookend_start, bookend_end = [], []
     shown = {m["id"] for m in messages}
     extra = [_message(row, WINDOW_CHARS, anchor=True)
-             for seq in more if not (full and lo <= seq <= hi)
+             for seq in further_anchors(more, (lo, hi) if full else None)
              for row in store.messages(sid, None, at_seq=seq) if row["id"] not in shown]
     if extra:
         messages = sorted(messages + extra, key=lambda m: m["id"])
@@ -339,13 +342,15 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     if store.semantic is not None and (sort or "relevance") == "relevance":
         groups = _fused(store, query, groups, roles, bounds, seen_roots)
     chosen = groups[:max(0, limit - len(results))]
+    if (sort or "relevance") == "relevance":  # a time sort keeps each session's newest/oldest match first
+        chosen = [(root, evidence_order(group, query)) for root, group in chosen]
     seen_roots.update(root for root, _ in groups)
     attach_snippets(store.storage, [group[0] for _, group in chosen], plan)
     for _root, group in chosen:
         hit = group[0]
         session = store.session(hit.session_id) or {"id": hit.session_id, "source": hit.source,
                                                     "title": hit.title}
-        more = tuple(h.seq for h in group[1:1 + EXTRA_ANCHORS] if h.session_id == hit.session_id)
+        more = tuple(h.seq for h in group[1:] if h.session_id == hit.session_id)
         results.append(_result_entry(store, session, hit.role, hit.message_id, hit.seq, hit.snippet,
                                      full=full_for(len(results)), roles=roles, more=more))
     payload: dict[str, Any] = {

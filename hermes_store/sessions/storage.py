@@ -106,7 +106,8 @@ class Hit:
     """One matching message (without its snippet until the search attaches one).
 
     ``score`` is higher-better; ``expression`` is the :class:`~hermes_store.query.Match`
-    that found it (None for a context neighbour found by position).
+    that found it (None for a context neighbour found by position); ``own_score`` is the
+    message's own score before context smoothing added its neighbours' (None when unsmoothed).
     """
 
     message_id: int
@@ -119,6 +120,7 @@ class Hit:
     score: float
     expression: Match | None
     snippet: str = ""
+    own_score: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of a result row."""
