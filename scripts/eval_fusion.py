@@ -11,11 +11,15 @@ records go to ``--out`` (JSON) with each question's type and gold sessions.
 ``grid``: replays :func:`hermes_store.sessions.fusion.fuse` with the settings of a small grid
 on the records and prints, per setting, the overall figures of both datasets and the lowest
 difference to lexical over every question type and figure (hit@1/5/10, MRR, all@5): a setting
-is admissible when that difference is >= 0 (it never lowers a lexical figure).
+is admissible when that difference is >= 0 (it never lowers a lexical figure). Without
+``--full`` the rows vary one parameter of :class:`Fusion` at a time around its default (the
+sensitivity table of docs/retrieval.md); with ``--full`` every combination of :data:`GRID` is
+replayed and the 20 admissible ones of the largest gain (overall hit@1 + hit@5 of both
+datasets) are printed.
 
 Usage: .venv/bin/python scripts/eval_fusion.py record --model bundled:all-MiniLM-L6-v2
        [--cache /tmp/sem27-cache] [--out /tmp/sem27-records.json]
-       .venv/bin/python scripts/eval_fusion.py grid [--records /tmp/sem27-records.json]
+       .venv/bin/python scripts/eval_fusion.py grid [--records /tmp/sem27-records.json] [--full]
 """
 
 from __future__ import annotations
@@ -127,25 +131,42 @@ def lowest_difference(fused: dict, lexical: dict) -> tuple[float, str]:
     return worst
 
 
-def grid(records: list[dict[str, Any]], settings: list[Fusion]) -> None:
-    """Print the replayed figures of each setting (see the module docstring)."""
+PICKS = (("lme", "all", "hit@1"), ("lme", "all", "hit@5"), ("lme", "single-session-preference", "hit@5"),
+         ("locomo", "all", "hit@1"), ("locomo", "all", "hit@5"), ("locomo", "3", "hit@5"))
+
+
+def gain(table: dict, lexical: dict) -> float:
+    """What a setting is ranked by: the sum of its overall hit@1 and hit@5 gains on both
+    datasets (percentage points)."""
+    return sum(100 * (table[(d, "all")][m] - lexical[(d, "all")][m])
+               for d in ("lme", "locomo") for m in ("hit@1", "hit@5"))
+
+
+def grid(records: list[dict[str, Any]], settings: list[Fusion], *, best: int | None = None) -> None:
+    """Print the replayed figures of each setting (see the module docstring); with ``best``,
+    only the ``best`` admissible settings of the largest gain."""
     lexical = replay(records, None)
     print("| setting | LME hit@1 | LME hit@5 | LME pref hit@5 | LoCoMo hit@1 | LoCoMo hit@5 |"
           " LoCoMo cat3 hit@5 | lowest difference |")
     print("|---|---|---|---|---|---|---|---|")
 
     def cells(table: dict) -> str:
-        picks = [("lme", "all", "hit@1"), ("lme", "all", "hit@5"),
-                 ("lme", "single-session-preference", "hit@5"), ("locomo", "all", "hit@1"),
-                 ("locomo", "all", "hit@5"), ("locomo", "3", "hit@5")]
-        return " | ".join(f"{100 * table[(d, t)][m]:.1f}" for d, t, m in picks)
+        return " | ".join(f"{100 * table[(d, t)][m]:.1f}" for d, t, m in PICKS)
 
-    print(f"| lexical | {cells(lexical)} | 0 |")
+    rows = []
     for fusion in settings:
         fused = replay(records, fusion)
         diff, where = lowest_difference(fused, lexical)
         label = ", ".join(f"{k}={v}" for k, v in fusion.__dict__.items() if v != getattr(Fusion(), k))
-        print(f"| {label or 'default'} | {cells(fused)} | {100 * diff:+.1f} ({where}) |")
+        rows.append((gain(fused, lexical), diff, f"| {label or 'default'} | {cells(fused)} | "
+                                                 f"{100 * diff:+.1f} ({where}) |"))
+    if best is not None:
+        admissible = [row for row in rows if row[1] >= -1e-9]
+        print(f"<!-- {len(admissible)} of {len(rows)} settings admissible -->")
+        rows = sorted(admissible, key=lambda row: -row[0])[:best]
+    print(f"| lexical | {cells(lexical)} | 0 |")
+    for _gain, _diff, line in rows:
+        print(line)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -176,12 +197,20 @@ def main(argv: list[str] | None = None) -> int:
         settings = [base] + [Fusion(**{**base.__dict__, name: value})
                              for name, values in GRID.items() for value in values
                              if value != getattr(base, name)]
-    grid(records, settings)
+    grid(records, settings, best=20 if args.full else None)
     return 0
 
 
 #: the parameters tried (the sensitivity rows vary one at a time around the default).
-GRID: dict[str, tuple[Any, ...]] = {}
+GRID: dict[str, tuple[Any, ...]] = {
+    "gate": (0.05, 0.1, 0.2, 0.3, 0.5, 1.01),
+    "weight": (0.5, 1.0, 2.0),
+    "k": (1, 5, 60),
+    "keep_top": (0, 1),
+    "window": (3, 5, 10),
+    "depth": (3, 5, 10),
+    "min_cosine": (0.0, 0.3, 0.5),
+}
 
 
 if __name__ == "__main__":

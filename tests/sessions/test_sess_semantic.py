@@ -150,9 +150,10 @@ def test_store_without_embeddings_answers_as_today(home, engine):
 
 @needs_model
 def test_embed_is_incremental_and_search_finds_by_meaning(home, engine):
-    """Vectors are made once per message; a question with no shared word finds the session."""
+    """Vectors are made once per user message; a question with no shared word finds the
+    session."""
     _index(home, SESSIONS)
-    assert _embed(home) == {"embedded": 6, "pending": 0, "pruned": 0}
+    assert _embed(home) == {"embedded": 3, "pending": 0, "pruned": 0}
     assert _embed(home)["embedded"] == 0  # resumable: nothing left
     query = "hiking outdoors with a puppy"
     lexical = _ask(home, query)
@@ -162,8 +163,8 @@ def test_embed_is_incremental_and_search_finds_by_meaning(home, engine):
     assert fused["results"][0]["session_id"] == "s-hike"
     _index(home, {"s-tax": [*SESSIONS["s-tax"], "What about deductions for my home office?"]})
     again = _embed(home)  # the new message; an engine that rewrote the session's rows re-embeds
-    assert 1 <= again["embedded"] <= 3 and again["pending"] == 0  # them and prunes the old ids
-    assert VectorStore.for_home(home).count() == 7
+    assert 1 <= again["embedded"] <= 2 and again["pending"] == 0  # them and prunes the old ids
+    assert VectorStore.for_home(home).count() == 4
 
 
 @needs_model
@@ -185,19 +186,19 @@ def test_cli_embed_and_background_embedder(home, engine, run):
 
     _index(home, SESSIONS)
     _configure(home, MODEL)
-    out = run("sessions", "embed", "--json", "--max", "4")
+    out = run("sessions", "embed", "--json", "--max", "2")
     assert out.exit_code == 0, out.output
-    assert json.loads(out.output)["embedded"] == 4 and json.loads(out.output)["pending"] == 2
+    assert json.loads(out.output)["embedded"] == 2 and json.loads(out.output)["pending"] == 1
     worker = BackgroundEmbedder(
         home.open_db, VectorStore.for_home(home), load_embedder(MODEL), batch=1
     )
     try:
         worker.schedule()
         assert worker.wait_idle(60)
-        assert worker.error is None and worker.embedded == 2
+        assert worker.error is None and worker.embedded == 1
     finally:
         worker.close()
-    assert VectorStore.for_home(home).count() == 6
+    assert VectorStore.for_home(home).count() == 3
 
 
 def test_cli_embed_without_a_model_says_how(home, engine, run):
