@@ -40,8 +40,9 @@ from hermes_store.sessions.fusion import Fusion, fuse  # noqa: E402
 METRICS = ("hit@1", "hit@5", "hit@10", "mrr", "all@5")
 
 
-def record(model: str, cache: Path, lme: Path, locomo: Path) -> list[dict[str, Any]]:
-    """Run both evaluations lexically, keeping what the fusion would have been given."""
+def record(model: str, cache: Path, lme: Path, locomo: Path, *, reuse: bool = False) -> list[dict[str, Any]]:
+    """Run both evaluations lexically, keeping what the fusion would have been given (the raw
+    calls are kept in /tmp/sem27-raw-calls.json; ``reuse`` pairs those again without a run)."""
     import eval_locomo
     import eval_longmemeval
     from eval_semantic import SemanticSetup
@@ -56,31 +57,50 @@ def record(model: str, cache: Path, lme: Path, locomo: Path) -> list[dict[str, A
                       "semantic": [[sid, score] for _mid, sid, _seq, score in nearest]})
         return groups
 
-    session_search._fused = recorder
-    setup = SemanticSetup(model, cache=cache)
-    eval_longmemeval.print_table(eval_longmemeval.evaluate(lme, limit=5, detail=None, semantic=setup))
-    lme_calls, calls[:] = calls[::2], []  # each question is asked twice (limit 10, limit 5)
-    eval_locomo.print_session_table(eval_locomo.evaluate_sessions(locomo, setup))
-    locomo_calls = calls[::2]
-    print(setup.summary())
-    out: list[dict[str, Any]] = []
+    raw = Path("/tmp/sem27-raw-calls.json")
+    if reuse and raw.is_file():
+        lme_calls, locomo_calls = json.loads(raw.read_text(encoding="utf-8"))
+    else:
+        session_search._fused = recorder
+        setup = SemanticSetup(model, cache=cache)
+        eval_longmemeval.print_table(eval_longmemeval.evaluate(lme, limit=5, detail=None, semantic=setup))
+        lme_calls, calls[:] = list(calls), []
+        eval_locomo.print_session_table(eval_locomo.evaluate_sessions(locomo, setup))
+        locomo_calls = list(calls)
+        print(setup.summary())
+        raw.write_text(json.dumps([lme_calls, locomo_calls]), encoding="utf-8")
     questions = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(lme.glob("*.json"))]
-    questions = [q for q in questions if not str(q.get("question_id", "")).endswith("_abs")]
-    for question, call in zip(questions, lme_calls, strict=True):
-        assert question["question"] == call["query"]
-        out.append({"dataset": "lme", "type": question["question_type"],
-                    "gold": sorted(question["answer_session_ids"]), **call})
+    out = [{"dataset": "lme", "type": q["question_type"], "gold": sorted(q["answer_session_ids"]),
+            **call} for q, call in _pair(
+                [(q["question"], q) for q in questions
+                 if not str(q.get("question_id", "")).endswith("_abs")], lme_calls)]
     asked = []
     for path in sorted(locomo.glob("*.json")):
         conv = json.loads(path.read_text(encoding="utf-8"))
         for qa in conv.get("qa", []):
             gold = eval_locomo.evidence_keys(qa)
             if qa.get("category") in eval_locomo.CATEGORIES and gold:
-                asked.append((qa, sorted({f"{path.stem}-s{n}" for n, _ in gold})))
-    for (qa, gold), call in zip(asked, locomo_calls, strict=True):
-        assert qa["question"] == call["query"]
-        out.append({"dataset": "locomo", "type": str(qa["category"]), "gold": gold, **call})
+                asked.append((qa["question"], {"type": str(qa["category"]),
+                                               "gold": sorted({f"{path.stem}-s{n}" for n, _ in gold})}))
+    out += [{"dataset": "locomo", **meta, **call} for meta, call in _pair(asked, locomo_calls)]
     return out
+
+
+def _pair(asked: list[tuple[str, Any]], calls: list[dict[str, Any]]) -> list[tuple[Any, dict[str, Any]]]:
+    """Each asked question with its recorded call (each question is asked twice, limit 10 and
+    limit 5; a question whose search never reached the fusion, e.g. a refused query, gets empty
+    rankings)."""
+    pairs, at = [], 0
+    for question, meta in asked:
+        question = question.strip()  # session_search strips the query
+        if at < len(calls) and calls[at]["query"] == question:
+            pairs.append((meta, calls[at]))
+            at += 2 if at + 1 < len(calls) and calls[at + 1]["query"] == question else 1
+        else:
+            pairs.append((meta, {"query": question, "lexical": [], "semantic": []}))
+    if at != len(calls):
+        print(f"warning: {len(calls) - at} recorded calls left unpaired", file=sys.stderr)
+    return pairs
 
 
 def figures(ranked: Sequence[Hashable], gold: set[Hashable]) -> dict[str, float]:
@@ -178,13 +198,14 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--cache", type=Path, default=Path("/tmp/sem27-cache"))
     rec.add_argument("--lme", type=Path, default=Path("/work/shared/data/longmemeval/s_dev"))
     rec.add_argument("--locomo", type=Path, default=Path("/work/shared/data/locomo"))
+    rec.add_argument("--reuse", action="store_true", help="pair the raw calls of the last run again")
     rec.add_argument("--out", type=Path, default=Path("/tmp/sem27-records.json"))
     gr = sub.add_parser("grid")
     gr.add_argument("--records", type=Path, default=Path("/tmp/sem27-records.json"))
     gr.add_argument("--full", action="store_true", help="the whole grid, not the sensitivity rows")
     args = parser.parse_args(argv)
     if args.command == "record":
-        records = record(args.model, args.cache, args.lme, args.locomo)
+        records = record(args.model, args.cache, args.lme, args.locomo, reuse=args.reuse)
         args.out.write_text(json.dumps(records), encoding="utf-8")
         print(f"{len(records)} questions recorded in {args.out}")
         return 0
@@ -203,13 +224,9 @@ def main(argv: list[str] | None = None) -> int:
 
 #: the parameters tried (the sensitivity rows vary one at a time around the default).
 GRID: dict[str, tuple[Any, ...]] = {
-    "gate": (0.05, 0.1, 0.2, 0.3, 0.5, 1.01),
-    "weight": (0.5, 1.0, 2.0),
-    "k": (1, 5, 60),
-    "keep_top": (0, 1),
-    "window": (3, 5, 10),
-    "depth": (3, 5, 10),
-    "min_cosine": (0.0, 0.3, 0.5),
+    "gate": (0.1, 0.2, 0.3, 0.5, 1.01),
+    "lead": (0.0, 0.05, 0.1, 0.15),
+    "window": (2, 3, 5, 10),
 }
 
 

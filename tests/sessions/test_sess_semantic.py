@@ -100,40 +100,33 @@ def _embed(home) -> dict:
 def test_a_confident_lexical_ranking_stands():
     """A first lexical score that leads the second by the gate or more: nothing moves."""
     lexical = [("a", 10.0), ("b", 5.0), ("c", 4.0)]
-    assert fuse(lexical, [("x", 0.9), ("c", 0.8)], Fusion(gate=0.5)) == ["a", "b", "c"]
+    assert fuse(lexical, [("b", 0.9), ("c", 0.1)], Fusion(gate=0.5)) == ["a", "b", "c"]
     assert lexical_margin(lexical) == 0.5
     assert lexical_margin([("a", 3.0)]) == 1.0 and lexical_margin([]) == 0.0
 
 
-def test_an_unsure_lexical_ranking_is_fused():
-    """Under the gate the two rankings are fused by reciprocal rank: a session found by both
-    climbs, one found only by meaning joins, and the kept lexical top stays."""
-    lexical = [("a", 10.0), ("b", 9.0), ("c", 8.0)]
-    semantic = [("x", 0.9), ("c", 0.8), ("a", 0.7)]
-    fused = fuse(lexical, semantic, Fusion(gate=0.5, weight=1.0, k=1, keep_top=1))
-    assert fused[0] == "a"
-    assert set(fused) == {"a", "b", "c", "x"}
-    assert fused.index("c") < fused.index("b")  # c is in both rankings
-    assert fuse(lexical, semantic, Fusion(gate=0.5, keep_top=0))[0] in {"a", "c"}
-    assert fuse([], [("x", 0.9)], Fusion()) == ["x"]  # no word matched: meaning alone
-    assert fuse(lexical, [], Fusion()) == ["a", "b", "c"]
+def test_an_unsure_ranking_promotes_a_sure_semantic_first():
+    """Under the gate, the semantic first session moves up from the lexical window when it leads
+    the semantic second by ``lead``; sessions only the semantic half found never join."""
+    lexical = [("a", 10.0), ("b", 9.5), ("c", 9.0)]
+    fusion = Fusion(gate=0.3, lead=0.1, window=2)
+    assert fuse(lexical, [("b", 0.6), ("a", 0.4)], fusion) == ["b", "a", "c"]
+    assert fuse(lexical, [("b", 0.6), ("a", 0.55)], fusion) == ["a", "b", "c"]  # lead too small
+    assert fuse(lexical, [("c", 0.6), ("a", 0.4)], fusion) == ["a", "b", "c"]  # outside window
+    assert fuse(lexical, [("x", 0.9), ("a", 0.1)], fusion) == ["a", "b", "c"]  # not lexical
+    assert fuse(lexical, [("c", 0.6), ("a", 0.4)], Fusion(window=3))[0] == "c"
+    assert fuse(lexical, [], fusion) == ["a", "b", "c"]
 
 
-def test_fusion_window_depth_and_cosine_floor():
-    """Only the first ``window`` lexical sessions may move; semantic sessions past ``depth`` or
-    under ``min_cosine`` are not considered."""
-    lexical = [("a", 1.0), ("b", 1.0), ("c", 1.0), ("d", 1.0)]
-    semantic = [("d", 0.9), ("y", 0.2)]
-    assert fuse(lexical, semantic, Fusion(gate=1.0, window=2, depth=1))[:1] == ["d"]
-    assert "y" not in fuse(lexical, semantic, Fusion(gate=1.0, depth=1))
-    assert "y" not in fuse(lexical, semantic, Fusion(gate=1.0, min_cosine=0.5))
-    assert fuse(lexical, semantic, Fusion(gate=1.0, window=0, depth=0)) == ["a", "b", "c", "d"]
+def test_no_lexical_hit_leaves_the_semantic_ranking():
+    """No word matched: the semantic ranking is the answer."""
+    assert fuse([], [("x", 0.9), ("y", 0.2)], Fusion()) == ["x", "y"]
 
 
 def test_fusion_reads_its_config_section():
     """Values from config.yaml override the defaults; bad ones are ignored."""
-    assert Fusion.from_config({"weight": "0.3", "keep_top": 2, "k": "x", "gate": "0.1"}) == Fusion(
-        weight=0.3, keep_top=2, gate=0.1
+    assert Fusion.from_config({"lead": "0.2", "window": 3, "gate": "x", "k": 5}) == Fusion(
+        lead=0.2, window=3
     )
     assert Fusion.from_config(None) == Fusion()
 
