@@ -298,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
                              "through the session_search tool, per session")
     parser.add_argument("--semantic", default=None, metavar="MODEL",
                         help="with --level session: also embed with MODEL and search with the fusion")
+    parser.add_argument("--semantic-cache", type=Path, default=None, metavar="DIR",
+                        help="with --semantic: vectors of texts already in DIR (scripts/semantic_cache.py) are read, not computed")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"error: {args.data}: no such directory", file=sys.stderr)
@@ -312,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.path.insert(0, str(Path(__file__).resolve().parent))
             from eval_semantic import SemanticSetup
 
-            semantic = SemanticSetup(args.semantic)
+            semantic = SemanticSetup(args.semantic, cache=args.semantic_cache)
         report = evaluate_sessions(args.data, semantic)
         if semantic is not None:
             report["semantic"] = semantic.summary()

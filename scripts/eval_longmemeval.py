@@ -23,7 +23,7 @@ With ``--semantic MODEL`` every haystack is also embedded (``sessions embed``'s 
 calls run with ``semantic.model`` set, i.e. on the fused ranking (docs/retrieval.md).
 
 Usage: .venv/bin/python scripts/eval_longmemeval.py [--data DIR] [--limit 5] [--detail full]
-       [--only N] [--semantic MODEL] [--json]
+       [--only N] [--semantic MODEL [--semantic-cache DIR]] [--json]
 """
 
 from __future__ import annotations
@@ -164,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", type=int, default=None, help="only the first N question files")
     parser.add_argument("--semantic", default=None, metavar="MODEL",
                         help="also embed with MODEL and search with the fusion (semantic extra)")
+    parser.add_argument("--semantic-cache", type=Path, default=None, metavar="DIR",
+                        help="with --semantic: vectors of texts already in DIR (scripts/semantic_cache.py) are read, not computed")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
@@ -174,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from eval_semantic import SemanticSetup
 
-        semantic = SemanticSetup(args.semantic)
+        semantic = SemanticSetup(args.semantic, cache=args.semantic_cache)
     report = evaluate(args.data, limit=args.limit, detail=args.detail, only=args.only, semantic=semantic)
     if semantic is not None:
         report["semantic"] = semantic.summary()

@@ -1,25 +1,86 @@
 """The ``--semantic MODEL`` part the retrieval evaluations share: embed a freshly indexed home
 with the same code ``hermes-store sessions embed`` runs and switch its session_search to the
-fused ranking (config.yaml ``semantic.model``), timing the embedding."""
+fused ranking (config.yaml ``semantic.model``), timing the embedding.
+
+With a cache directory (``--semantic-cache DIR``, filled by ``scripts/semantic_cache.py``) the
+model's vectors of texts already in the cache are read from it instead of computed: the same
+vectors, so the figures are those of the model, without its minutes of CPU per run."""
 
 from __future__ import annotations
 
+import hashlib
 import time
+from pathlib import Path
 from typing import Any
 
 from hermes_store.home import Home
-from hermes_store.sessions.embeddings import load_embedder
+from hermes_store.sessions import embeddings
+from hermes_store.sessions.embeddings import EMBED_CHARS, Embedder, load_embedder
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.vectors import VectorStore, embed_pending
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class EmbeddingCache:
+    """Vectors of one model keyed by the SHA-1 of the (cut) text, in ``DIR/<model>.npz``."""
+
+    def __init__(self, directory: Path, embedder: Embedder) -> None:
+        self.embedder = embedder
+        self.path = Path(directory) / (_digest(embedder.name)[:16] + ".npz")
+        self.rows: dict[str, Any] = {}
+        if self.path.is_file():
+            np = embeddings._numpy()
+            with np.load(self.path) as stored:
+                self.rows = dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
+
+    def missing(self, texts: list[str]) -> list[str]:
+        """The texts of ``texts`` without a cached vector."""
+        return [t for t in texts if _digest(t[:EMBED_CHARS]) not in self.rows]
+
+    def add(self, texts: list[str], vectors: Any) -> None:
+        """Remember ``vectors`` (one row per text)."""
+        for text, vector in zip(texts, vectors, strict=True):
+            self.rows[_digest(text[:EMBED_CHARS])] = vector
+
+    def save(self) -> None:
+        """Write the cache file."""
+        np = embeddings._numpy()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = list(self.rows)
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=np.array(keys), vectors=np.vstack([self.rows[k] for k in keys]))
+        tmp.replace(self.path)
+
+    def encode(self, texts: list[str]) -> Any:
+        """Vectors of ``texts``: cached ones read, the others computed (and remembered)."""
+        np = embeddings._numpy()
+        todo = list(dict.fromkeys(self.missing(texts)))
+        if todo:
+            self.add(todo, self.embedder.encode(todo))
+        return np.vstack([self.rows[_digest(t[:EMBED_CHARS])] for t in texts])
+
+
+def cached_embedder(model: str, directory: Path) -> Embedder:
+    """The model ``model`` behind the cache in ``directory``, registered so that
+    ``load_embedder(model)`` (what session_search calls) returns it too."""
+    embedder = load_embedder(model)
+    cache = EmbeddingCache(directory, embedder)
+    wrapped = Embedder(embedder.name, embedder.dim, cache.encode)
+    embeddings._CACHE[embeddings.resolve_model(model)] = wrapped
+    return wrapped
 
 
 class SemanticSetup:
     """Embeds homes for one model and counts messages and seconds spent."""
 
-    def __init__(self, model: str, extra: dict[str, Any] | None = None) -> None:
+    def __init__(self, model: str, extra: dict[str, Any] | None = None,
+                 cache: Path | None = None) -> None:
         self.model = model
         self.extra = extra or {}
-        self.embedder = load_embedder(model)
+        self.embedder = cached_embedder(model, cache) if cache else load_embedder(model)
         self.messages = 0
         self.seconds = 0.0
         self.vector_bytes = 0

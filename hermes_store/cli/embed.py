@@ -33,7 +33,7 @@ from hermes_store.sessions.vectors import VectorStore, embed_pending
 def embed(
     ctx: click.Context, model: str | None, batch: int, max_messages: int | None, as_json: bool
 ) -> None:
-    """Embed the user/assistant messages that have no vector yet (incremental, resumable).
+    """Embed the user messages that have no vector yet (incremental, resumable).
 
     Needs the optional extra: pip install 'hermes_store[semantic]'. session_search fuses
     the semantic ranking in once config.yaml sets semantic.model and vectors exist.

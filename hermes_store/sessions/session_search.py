@@ -306,7 +306,9 @@ def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles
             and store.lineage.root(h.session_id) not in bounds.excluded]
     extra = dict(_sessions_of(store, kept, seen_roots))
     lexical = dict(groups)
-    order = fuse(list(lexical), session_ranking([(0, root) for root in extra]), semantic.fusion)
+    order = fuse([(root, hits[0].score) for root, hits in groups],
+                 session_ranking([(0, root, 0, hits[0].score) for root, hits in extra.items()]),
+                 semantic.fusion)
     return [(root, lexical.get(root) or extra[root]) for root in order]
 
 

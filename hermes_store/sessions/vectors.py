@@ -8,7 +8,7 @@ query for tens of thousands of messages (docs/retrieval.md). sqlite-vec or pgvec
 replace this seam later; a store without this file answers exactly as before.
 
 Embedding is incremental and resumable: :func:`embed_pending` embeds, in bounded batches, the
-user/assistant messages that have no vector for the model yet, committing after each batch.
+user messages (``EMBED_ROLES``) that have no vector for the model yet, committing after each batch.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def embed_pending(
     max_messages: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, int]:
-    """Embed the user/assistant messages without a vector of ``embedder`` (a bounded, resumable
+    """Embed the messages of ``EMBED_ROLES`` without a vector of ``embedder`` (a bounded, resumable
     run: each batch is committed, so an interrupted run continues where it stopped).
 
     Returns ``{"embedded", "pending", "pruned"}`` (``pending``: still left after
