@@ -40,6 +40,16 @@ def _options(open_mark: str, close_mark: str, words: int) -> str:
             f'MinWords={words - 1}, ShortWord=0, HighlightAll=false')
 
 
+def _marked_headline(row: Any, match: Match, open_mark: str, close_mark: str) -> str | None:
+    """The row's ts_headline as the excerpt, or None where it cannot be trusted: no marks, marks
+    that are not index tokens, or text holding a path, address or URL its parser keeps whole."""
+    if (open_mark in row["headline"] and marks_tokens(row["headline"], open_mark, close_mark)
+            and not PARSER_WHOLE.search(row["content"])):
+        headline = join_phrases(row["headline"], match, open_mark, close_mark)
+        return with_ellipses(headline, row["content"], open_mark, close_mark)
+    return None
+
+
 class PgSnippets:
     """The snippet methods of :class:`~hermes_store.sessions.storage_pg.PgSessionStorage`."""
 
@@ -73,11 +83,9 @@ class PgSnippets:
             if row["headline"] is None:
                 headlines[row["id"]] = ("", bool(row["own"]))
                 continue
-            if (open_mark in row["headline"] and marks_tokens(row["headline"], open_mark, close_mark)
-                    and not PARSER_WHOLE.search(row["content"])):
-                headline = join_phrases(row["headline"], match, open_mark, close_mark)
-                headlines[row["id"]] = (with_ellipses(headline, row["content"], open_mark, close_mark),
-                                        bool(row["own"]))
+            marked = _marked_headline(row, match, open_mark, close_mark)
+            if marked is not None:
+                headlines[row["id"]] = (marked, bool(row["own"]))
             else:
                 unmarked[row["id"]] = row["content"]
                 headlines[row["id"]] = ("", bool(row["own"]))
@@ -106,10 +114,9 @@ class PgSnippets:
             " FROM messages WHERE id = %s", (*params, _options(open_mark, close_mark, words), int(message_id)))
         if row is None or row["headline"] is None:
             return None
-        if (open_mark in row["headline"] and marks_tokens(row["headline"], open_mark, close_mark)
-                and not PARSER_WHOLE.search(row["content"])):
-            headline = join_phrases(row["headline"], match, open_mark, close_mark)
-            return with_ellipses(headline, row["content"], open_mark, close_mark)
+        marked = _marked_headline(row, match, open_mark, close_mark)
+        if marked is not None:
+            return marked
         excerpt = self._highlights({message_id: row["content"]}, match, open_mark, close_mark, words)[message_id]
         return None if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark)
 
