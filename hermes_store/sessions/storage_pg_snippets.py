@@ -29,7 +29,7 @@ from hermes_store.sessions.storage_pg_health import SNIPPET_CHARS
 
 _OWN_TEXT = (f"to_tsvector('{SEARCH_CONFIG}', hermes_tokens(coalesce(search_text, content), 262144))"
              f" || to_tsvector('{SEARCH_CONFIG}', left(coalesce(cjk, ''), 262144))")
-_COLUMNS = {"content": "content", "calls": "coalesce(calls, '')"}
+_CALLS = "coalesce(calls, '')"
 
 
 def _options(open_mark: str, close_mark: str, words: int) -> str:
@@ -107,10 +107,9 @@ class PgSnippets:
                           words: int) -> str | None:
         """The excerpt of a message's tool-call text (the hit found by its calls alone)."""
         query_sql, params = tsquery_sql(match)
-        column = _COLUMNS["calls"]
         row = self.db.query_one(
-            f"SELECT left({column}, {SNIPPET_CHARS}) AS content,"
-            f" ts_headline('{SEARCH_CONFIG}', left({column}, {SNIPPET_CHARS}), {query_sql}, %s) AS headline"
+            f"SELECT left({_CALLS}, {SNIPPET_CHARS}) AS content,"
+            f" ts_headline('{SEARCH_CONFIG}', left({_CALLS}, {SNIPPET_CHARS}), {query_sql}, %s) AS headline"
             " FROM messages WHERE id = %s", (*params, _options(open_mark, close_mark, words), int(message_id)))
         if row is None or row["headline"] is None:
             return None

@@ -389,11 +389,11 @@ ALLOWED = {
     ("facts/storage_pg.py", "sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
     ("facts/storage_pg.py", "where"): "constant clauses with %s placeholders",
     # the excerpts of a page of hits (sessions/storage_pg_snippets.py, part of storage_pg)
-    ("sessions/storage_pg_snippets.py", "column"): "'coalesce(calls, '')', from a fixed dict",
+    ("sessions/storage_pg_snippets.py", "_CALLS"): "constant column expression of the tool-call text",
     ("sessions/storage_pg_snippets.py", "SNIPPET_CHARS"): "int constant",
     ("sessions/storage_pg_snippets.py", "SEARCH_CONFIG"): "constant text search configuration name",
     ("sessions/storage_pg_snippets.py", "TERM_CAP"): "int constant",
-    ("sessions/storage_pg_snippets.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
+    ("sessions/storage_pg_snippets.py", "query_sql"): "pgquery.tsquery_sql output: operators and bound %s parameters",
     ("sessions/storage_pg_snippets.py", "_OWN_TEXT"): "constant tsvector expression of the message's own text",
     ("sessions/storage_pg.py", "_SESSION_SELECT"): "constant SELECT of the session columns",
     ("sessions/storage_pg.py", "_MESSAGE_SELECT"): "constant SELECT of the message columns",
