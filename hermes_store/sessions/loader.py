@@ -68,6 +68,7 @@ from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, o
 from hermes_store.sessions.storage_sql import content_hash
 
 DEFAULT_BATCH = 20_000
+FIRST_BATCH = 2_000  # the writer thread starts this soon; batches then grow 4x up to batch_messages
 RUN_LOCK_TIMEOUT = 3600.0  # seconds a second indexing run waits for the first one
 SESSION_CACHE_LIMIT = 50_000  # sessions remembered between batches before the cache is reset
 MAX_PROBLEMS_PER_FILE = 200
@@ -245,6 +246,7 @@ class BulkLoader:
         # what `hermes-store forget` removed for good: never imported again
         self._forgotten_sessions, self._forgotten_messages = self.storage.tombstones()
         self.batch_messages = max(1, int(batch_messages))
+        self._limit = min(self.batch_messages, FIRST_BATCH)  # this batch's size (see FIRST_BATCH)
         self.fts_mode = fts_mode
         self.progress = progress
         self.pipeline = pipeline
@@ -415,8 +417,9 @@ class BulkLoader:
             elif kind is Checkpoint:
                 current.state.resume_at = event.resume_at
                 current.state.lines = event.lines
-                if len(self._pending) >= self.batch_messages:
+                if len(self._pending) >= self._limit:
                     self._flush()
+                    self._limit = min(self.batch_messages, self._limit * 4)
             elif kind is SessionRecord:
                 self._add_session(current, event)
             elif kind is Problem:
