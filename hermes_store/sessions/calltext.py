@@ -89,6 +89,11 @@ def _calls(tool_calls: str) -> list[dict[str, Any]]:
         decoded = json.loads(tool_calls)
     except ValueError:
         return []
+    return _call_list(decoded)
+
+
+def _call_list(decoded: Any) -> list[dict[str, Any]]:
+    """The call objects of decoded ``tool_calls`` JSON (one object counts as a list of one)."""
     if isinstance(decoded, dict):
         decoded = [decoded]
     return [c for c in decoded if isinstance(c, dict)] if isinstance(decoded, list) else []
@@ -102,14 +107,18 @@ def _name_and_args(call: dict[str, Any]) -> tuple[str, Any]:
     return str(call.get("name") or call.get("type") or ""), _arguments(args)
 
 
-def call_fields(tool_name: str | None, tool_calls: str | None) -> tuple[str | None, str | None]:
+def call_fields(tool_name: str | None, tool_calls: str | None,
+                decoded: Any = None) -> tuple[str | None, str | None]:
     """``(calls, tools)``: the indexed text of a message's tool calls and the names of the tools
-    it calls or answers for (see the module docstring), from one parse of ``tool_calls``."""
+    it calls or answers for (see the module docstring), from one parse of ``tool_calls``.
+
+    ``decoded``: ``tool_calls`` already decoded (``json.loads(tool_calls)``), when the caller has
+    it: the same result without parsing the text again."""
     names: list[str] = [tool_name] if tool_name else []
     lines: list[str] = []
     if tool_calls:
         budget = [CALLS_CHARS]
-        for call in _calls(tool_calls):
+        for call in _calls(tool_calls) if decoded is None else _call_list(decoded):
             name, args = _name_and_args(call)
             if name and name not in names:
                 names.append(name)

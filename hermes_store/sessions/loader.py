@@ -48,7 +48,6 @@ from typing import Any
 from hermes_store.db import Database
 from hermes_store.foreign_db import ForeignDBError
 from hermes_store.redaction import redactor_for
-from hermes_store.sessions.calltext import call_fields, strip_boilerplate
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detection
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
@@ -63,7 +62,8 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.detect import Probe
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_long
 from hermes_store.sessions.maintenance import backfill_calls, backfill_projection
-from hermes_store.sessions.rows import SURROGATE, cjk_for, scrub
+from hermes_store.sessions.pending import REDACTED_COLUMNS, pending_row
+from hermes_store.sessions.rows import SURROGATE, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
 from hermes_store.sessions.storage_sql import content_hash
 
@@ -77,7 +77,6 @@ DB_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
 # indexes that live next to transcripts but hold none: Hermes' gateway routing mirror, Codex's prompt history
 WALK_IGNORED = {"sessions.json", "history.jsonl"}
 FTS_MODES = ("batch", "trigger")
-_NO_CALLS = (None, None)  # (calls, tools) of a message without tool calls
 
 
 MAPPED_FORMAT = "dump"  # the importer --map/--role-map configure (message_dump)
@@ -543,7 +542,7 @@ class BulkLoader:
         info.next_seq = seq + 1
         if uid and info.uids is not None:
             info.uids[uid] = self.redact(content) or ""
-        self._pending.append(_row(session_id, seq, record, content, tool_calls, ascii_only))
+        self._pending.append(pending_row(session_id, seq, record, content, tool_calls, ascii_only))
 
     def _known_uid(self, info: _Session, session_id: str, uid: str, record: MessageRecord,
                    content: str, tool_calls: str | None) -> bool:
@@ -555,7 +554,7 @@ class BulkLoader:
         if stored is None:
             return False
         if stored != (self.redact(content) or ""):
-            self._updates.append(_row(session_id, None, record, content, tool_calls, content.isascii()))
+            self._updates.append(pending_row(session_id, None, record, content, tool_calls, content.isascii()))
             info.uids[uid] = self.redact(content) or ""
         self.summary.skipped += 1
         return True
@@ -613,26 +612,7 @@ class BulkLoader:
             self._sessions.clear()  # the store is up to date: re-read on demand
 
 
-REDACTED_COLUMNS = (3, 5, 9, 11)  # content, tool_calls, calls and search_text of a pending row (see _row)
 UIDS_KEPT = "uids_kept"  # source state flag: every message of it is stored with its message_uid
-
-
-def _row(session_id: str, seq: int | None, record: MessageRecord, content: str, tool_calls: str | None,
-         ascii_only: bool) -> tuple[Any, ...]:
-    """A pending message row in ``MESSAGE_ROW_FIELDS`` order (content and tool_calls cleaned)."""
-    role = record.role
-    tool_name = record.tool_name
-    if tool_name is not None and not tool_name.isascii():
-        tool_name = scrub(tool_name)
-    call_id = record.tool_call_id
-    return (
-        session_id, seq, role if role.isascii() else scrub(role), content, tool_name, tool_calls,
-        call_id if call_id is None or call_id.isascii() else scrub(call_id), record.timestamp,
-        None if ascii_only else cjk_for(role, content),
-        *(call_fields(tool_name, tool_calls) if tool_name or tool_calls else _NO_CALLS),
-        strip_boilerplate(content) if "<" in content else None,
-        record.message_uid or None,
-    )
 
 
 def _again(importer: Importer) -> Importer:

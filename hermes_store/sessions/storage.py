@@ -52,7 +52,7 @@ def full_rows(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     values (the first nine fields only) get them computed here, rows without a message uid
     (twelve fields) get None for it."""
     width = len(MESSAGE_ROW_FIELDS)
-    if not rows or all(len(row) == width for row in rows):
+    if not rows or set(map(len, rows)) == {width}:
         return rows
     return [_full_row(row) for row in rows]
 

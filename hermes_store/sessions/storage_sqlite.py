@@ -23,6 +23,7 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -466,6 +467,27 @@ def _ident(name: str) -> str:
     return name.replace('"', '""')
 
 
+_INSERT_SESSION = ("INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
+                   " ended_at, parent_session_id, source_id, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?)")
+_COUNT_SESSION = ("UPDATE sessions SET message_count = message_count + :added,"
+                  " started_at = CASE WHEN :min_ts IS NOT NULL"
+                  "   AND (started_at IS NULL OR :min_ts < started_at)"
+                  "   THEN :min_ts ELSE started_at END,"
+                  " ended_at = CASE WHEN :derive AND :max_ts IS NOT NULL"
+                  "   THEN max(COALESCE(ended_at, :max_ts), :max_ts) ELSE ended_at END"
+                  " WHERE id = :id")
+_UPDATE_SOURCE = ("UPDATE sources SET size=?, mtime=?, content_hash=?, resume_at=?, imported_at=?,"
+                  " meta=? WHERE id=?")
+
+
+def _new_session(delta: SessionDelta) -> tuple[Any, ...]:
+    """The ``_INSERT_SESSION`` values of a session the batch creates."""
+    fields, owner = delta.fields, delta.owner
+    return (delta.session_id, owner.format, fields.get("source") or owner.default_source, fields.get("title"),
+            fields.get("model"), fields.get("workspace"), fields.get("started_at"), fields.get("ended_at"),
+            fields.get("parent_session_id"), owner.source_id, json.dumps(fields.get("meta") or {}, ensure_ascii=False))
+
+
 class SqliteBulkWriter(BulkWriter):
     """Executes bulk batches on its own connection, in a background thread when pipelined.
 
@@ -556,32 +578,24 @@ class SqliteBulkWriter(BulkWriter):
         with db.write():
             for handle, _ in batch.sources:
                 handle.source_id = self._source_id(handle)
+            # one statement per kind of change, each run over the whole batch (few GIL hand-offs)
+            db.executemany(_INSERT_SESSION, [_new_session(delta) for delta in batch.sessions if delta.is_new])
             for delta in batch.sessions:
-                self._write_session(delta)
+                if not delta.is_new:
+                    self._write_session(delta)
             first_id = int(db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages"))
             if batch.rows:
                 self._write_messages(batch, first_id)
             if batch.updates:  # edited in place under the same uid (the FTS update trigger follows)
                 db.executemany(_UPDATE_BY_UID, batch.updates)
             inserted = int(db.scalar("SELECT COUNT(*) FROM messages WHERE id > ?", (first_id,)))
-            for delta in batch.sessions:
-                if delta.added:
-                    db.execute(
-                        "UPDATE sessions SET message_count = message_count + :added,"
-                        " started_at = CASE WHEN :min_ts IS NOT NULL"
-                        "   AND (started_at IS NULL OR :min_ts < started_at)"
-                        "   THEN :min_ts ELSE started_at END,"
-                        " ended_at = CASE WHEN :derive AND :max_ts IS NOT NULL"
-                        "   THEN max(COALESCE(ended_at, :max_ts), :max_ts) ELSE ended_at END"
-                        " WHERE id = :id",
-                        {"added": delta.added, "min_ts": delta.min_ts, "derive": int(delta.derive_end),
-                         "max_ts": delta.max_ts, "id": delta.session_id})
-            for handle, progress in batch.sources:
-                db.execute(
-                    "UPDATE sources SET size=?, mtime=?, content_hash=?, resume_at=?, imported_at=?,"
-                    " meta=? WHERE id=?",
-                    (progress["size"], progress["mtime"], progress["content_hash"],
-                     progress["resume_at"], time.time(), progress["meta"], handle.source_id))
+            db.executemany(_COUNT_SESSION, [
+                {"added": delta.added, "min_ts": delta.min_ts, "derive": int(delta.derive_end),
+                 "max_ts": delta.max_ts, "id": delta.session_id} for delta in batch.sessions if delta.added])
+            now = time.time()
+            db.executemany(_UPDATE_SOURCE, [
+                (progress["size"], progress["mtime"], progress["content_hash"], progress["resume_at"], now,
+                 progress["meta"], handle.source_id) for handle, progress in batch.sources])
         self.on_commit(inserted, sum(1 for delta in batch.sessions if delta.is_new))
         if self._checkpointer is not None:
             self._checkpointer.request()  # this batch, copied while the next one is written
@@ -589,26 +603,16 @@ class SqliteBulkWriter(BulkWriter):
             db.checkpoint()
 
     def _source_id(self, handle: SourceHandle) -> int:
-        self.db.execute(
+        rows = self.db.query(
             "INSERT INTO sources(path, format, imported_at) VALUES (?,?,?)"
-            " ON CONFLICT(path) DO UPDATE SET format=excluded.format",
+            " ON CONFLICT(path) DO UPDATE SET format=excluded.format RETURNING id",
             (handle.key, handle.format, time.time()))
-        return int(self.db.scalar("SELECT id FROM sources WHERE path=?", (handle.key,)))
+        return int(rows[0]["id"])
 
     def _write_session(self, delta: SessionDelta) -> None:
+        """The fields and meta a batch changes in a session stored before (new ones: _new_session)."""
         fields = dict(delta.fields)
         meta = fields.pop("meta", None)
-        owner = delta.owner
-        if delta.is_new:
-            self.db.execute(
-                "INSERT INTO sessions(id, origin_format, source, title, model, workspace, started_at,"
-                " ended_at, parent_session_id, source_id, meta) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (delta.session_id, owner.format, fields.get("source") or owner.default_source,
-                 fields.get("title"),
-                 fields.get("model"), fields.get("workspace"), fields.get("started_at"),
-                 fields.get("ended_at"), fields.get("parent_session_id"), owner.source_id,
-                 json.dumps(meta or {}, ensure_ascii=False)))
-            return
         names = sorted(name for name in fields if name in SESSION_FIELDS)
         if names:
             self.db.execute(
@@ -633,7 +637,7 @@ class SqliteBulkWriter(BulkWriter):
             self.db.executemany(_multi_insert(ROWS_PER_INSERT), _chunks(rows, full))
         if full < len(rows):
             tail = rows[full:]
-            self.db.execute(_multi_insert(len(tail)), [value for row in tail for value in row])
+            self.db.execute(_multi_insert(len(tail)), list(chain.from_iterable(tail)))
         if batch_fts:
             self.db.execute(
                 "INSERT INTO messages_fts(rowid, search_content, cjk, calls)"
@@ -644,4 +648,4 @@ class SqliteBulkWriter(BulkWriter):
 def _chunks(rows: list[tuple[Any, ...]], full: int) -> Iterator[list[Any]]:
     """The first ``full`` rows as flat parameter lists of :data:`ROWS_PER_INSERT` rows each."""
     for start in range(0, full, ROWS_PER_INSERT):
-        yield [value for row in rows[start:start + ROWS_PER_INSERT] for value in row]
+        yield list(chain.from_iterable(rows[start:start + ROWS_PER_INSERT]))

@@ -9,7 +9,7 @@ from engine_helpers import execute, scalar
 
 from hermes_store.cli import cli as main
 from hermes_store.home import Home
-from hermes_store.sessions.calltext import call_text, strip_boilerplate, tool_names
+from hermes_store.sessions.calltext import call_fields, call_text, strip_boilerplate, tool_names
 from hermes_store.sessions.live import SessionIndex
 from hermes_store.sessions.maintenance import backfill_calls
 from hermes_store.sessions.search import search_messages
@@ -130,3 +130,36 @@ def test_calltext_helpers():
     assert strip_boilerplate("<user_query>\nfix the build\n</user_query>") == "fix the build"
     assert strip_boilerplate("<environment_context><cwd>/x</cwd></environment_context>") == ""
     assert strip_boilerplate("a < b and <div>") is None
+
+
+CALL_SHAPES = [
+    [{"id": "1", "type": "function", "function": {"name": "Grep", "arguments": '{"pattern": "a", "n": 3.5}'}}],
+    {"name": "Read", "input": {"file_path": "/etc/hosts", "nested": [1, {"deep": "x"}, None, True]}},
+    [{"name": "Bash", "args": "ls -la"}, "not a call", 7, {"type": "web_search", "arguments": "[1, 2]"}],
+    [{"function": {"name": "Big", "arguments": json.dumps({"v": "y" * 9000, "w": "z" * 9000})}}],
+    5, "just text", [],
+]
+
+
+def test_decoded_tool_calls_give_the_same_text_as_parsing_them():
+    """The loader hands call_fields the importer's decoded tool_calls: same result as parsing."""
+    for shape in CALL_SHAPES:
+        text = json.dumps(shape, ensure_ascii=False)
+        assert call_fields("Tool", text, json.loads(text)) == call_fields("Tool", text), shape
+
+
+def test_hermes_record_carries_decoded_tool_calls(tmp_path):
+    """openai-style importers keep the decoded value beside the JSON text they store."""
+    from hermes_store.sessions.importers.base import MessageRecord, SourceState
+    from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
+
+    path = tmp_path / "20260105_101500_a1b2c3.jsonl"
+    lines = [{"role": "session_meta", "model": "m"},
+             {"role": "assistant", "content": "", "tool_calls": CALL_SHAPES[0]},
+             {"role": "assistant", "content": "", "tool_calls": json.dumps(CALL_SHAPES[1])},
+             {"role": "user", "content": "plain"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    records = [e for e in HermesJsonlImporter(path, {}).read(SourceState()) if type(e) is MessageRecord]
+    assert [r.tool_calls_value for r in records] == [CALL_SHAPES[0], None, None]
+    assert json.loads(records[0].tool_calls) == CALL_SHAPES[0]
+    assert records[1].tool_calls == json.dumps(CALL_SHAPES[1])  # text given as text: kept, not decoded

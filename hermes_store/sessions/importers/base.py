@@ -101,6 +101,9 @@ class MessageRecord:
     timestamp: float | None = None
     line: int | None = None
     message_uid: str | None = None  # the source's own stable id of the message (Hermes schema 31)
+    # ``tool_calls`` decoded, when the importer encoded it from a decoded value: the loader's
+    # tool-call text is derived from it instead of parsing ``tool_calls`` again
+    tool_calls_value: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -70,13 +70,13 @@ def openai_message(
     content = obj.get("content")
     if content.__class__ is not str or content.startswith("\x00json:"):
         content = flatten_content(content)
-    tool_calls = obj.get("tool_calls")
+    tool_calls = decoded = obj.get("tool_calls")
     tool_name = call_id = None
     if tool_calls:
         tools.remember(tool_calls)
         tool_calls = json_text(tool_calls)
     else:
-        tool_calls = None
+        tool_calls = decoded = None
     if role == "tool" or role == "function":
         call_id = opt_str(obj.get("tool_call_id"))
         tool_name = opt_str(obj.get("tool_name")) or opt_str(obj.get("name")) or tools.lookup(call_id)
@@ -86,7 +86,8 @@ def openai_message(
     stamp = obj.get("timestamp")
     if stamp is not None:
         stamp = safe_timestamp(stamp, line, problems)
-    return MessageRecord(session_id, role, content, tool_name, tool_calls, call_id, stamp, line)
+    return MessageRecord(session_id, role, content, tool_name, tool_calls, call_id, stamp, line,
+                         tool_calls_value=None if decoded is tool_calls else decoded)
 
 
 # --------------------------------------------------------------------------- sniffing

@@ -1,0 +1,36 @@
+"""The row the bulk loader buffers for one message, with the values derived from it.
+
+Built once per message on the parser thread (the writer only binds it): the cleaned fields in
+:data:`~hermes_store.sessions.storage.MESSAGE_ROW_FIELDS` order, the CJK projection, the
+tool-call text and tool names, and the content without agent boilerplate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_store.sessions.calltext import call_fields, strip_boilerplate
+from hermes_store.sessions.importers.base import MessageRecord
+from hermes_store.sessions.rows import cjk_for, scrub
+
+REDACTED_COLUMNS = (3, 5, 9, 11)  # content, tool_calls, calls and search_text of a pending row
+_NO_CALLS = (None, None)  # (calls, tools) of a message without tool calls
+
+
+def pending_row(session_id: str, seq: int | None, record: MessageRecord, content: str, tool_calls: str | None,
+                ascii_only: bool) -> tuple[Any, ...]:
+    """A pending message row in ``MESSAGE_ROW_FIELDS`` order (content and tool_calls cleaned)."""
+    role = record.role
+    tool_name = record.tool_name
+    if tool_name is not None and not tool_name.isascii():
+        tool_name = scrub(tool_name)
+    call_id = record.tool_call_id
+    return (
+        session_id, seq, role if role.isascii() else scrub(role), content, tool_name, tool_calls,
+        call_id if call_id is None or call_id.isascii() else scrub(call_id), record.timestamp,
+        None if ascii_only else cjk_for(role, content),
+        *(call_fields(tool_name, tool_calls, record.tool_calls_value if tool_calls is record.tool_calls else None)
+          if tool_name or tool_calls else _NO_CALLS),
+        strip_boilerplate(content) if "<" in content else None,
+        record.message_uid or None,
+    )
