@@ -9,9 +9,7 @@ locked raises ``ForeignDBError`` (kind ``locked``) so it is reported as locked.
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +54,7 @@ class Head:
         try:
             if path.is_file():
                 with open(path, "rb") as handle:
-                    data = _read_head(handle)
+                    data = handle.read(PROBE_BYTES)
         except OSError:
             data = b""
         return cls(path=path, data=data, is_sqlite=data.startswith(SQLITE_MAGIC), options=dict(options or {}))
@@ -143,20 +141,6 @@ def _loads(raw: bytes, bad: Any = None) -> Any:
         return _DECODER.decode(raw.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError):
         return bad
-
-
-def _read_head(handle: io.BufferedReader) -> bytes:
-    """The first :data:`PROBE_BYTES` of an open file, as ``handle.read(PROBE_BYTES)`` returns
-    them, without allocating the whole probe for a file shorter than it (most transcripts):
-    the file's size is read first, and bytes appended since are still read (``read1`` to EOF)."""
-    size = os.fstat(handle.fileno()).st_size
-    data = handle.read(min(size, PROBE_BYTES))
-    while len(data) < PROBE_BYTES:
-        more = handle.read1(PROBE_BYTES - len(data))
-        if not more:
-            break
-        data += more
-    return data
 
 
 def _long_first_line(path: Path) -> bytes:
