@@ -24,7 +24,7 @@ class BackgroundCheckpointer:
 
     :meth:`request` asks for a checkpoint of everything committed so far; requests made
     while one runs are merged into the next. :meth:`close` finishes the one running and
-    stops the thread (the caller checkpoints what is left, as before).
+    stops the thread; a request not started by then is dropped (the caller checkpoints what is left).
     """
 
     def __init__(self, path: str | Path) -> None:
