@@ -33,7 +33,6 @@ from filelock import FileLock, Timeout
 from hermes_store.db import Database
 from hermes_store.query import Match, QueryRejected, is_query_error, to_fts5
 from hermes_store.sessions.calltext import derived
-from hermes_store.sessions.checkpointer import BackgroundCheckpointer
 from hermes_store.sessions.rank import ensure_rank_function
 from hermes_store.sessions.rows import (
     SESSION_COLUMNS,
@@ -505,11 +504,10 @@ class SqliteBulkWriter(BulkWriter):
         self.db = Database(db.path, bounded=False) if pipeline else db
         self._restore_cache = None if pipeline else self.db.scalar("PRAGMA cache_size")
         self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")  # FTS segment merges like a warm cache
-        # Copying committed batches from the WAL into the database file (and its fsyncs) is done
-        # on a thread and connection of its own, on whichever core is idle at the time: on the
-        # writer it would hold up the next batch, on the parser it lengthened the busiest thread.
-        self._checkpointer = BackgroundCheckpointer(db.path) if pipeline else None
         if pipeline:
+            # Copying committed batches from the WAL into the database file (and its fsyncs) is
+            # done on the caller's thread and connection while the next batch is written: it
+            # would otherwise hold up the writer, the busiest thread, after every commit.
             self.db.execute("PRAGMA wal_autocheckpoint=0")
         self.on_commit = on_commit
         self.cpu_seconds = 0.0
@@ -542,8 +540,6 @@ class SqliteBulkWriter(BulkWriter):
         finally:
             if self._pool is not None:
                 self._pool.shutdown(wait=True)
-            if self._checkpointer is not None:
-                self._checkpointer.close()
             if self._own:
                 self.db.close()
                 self._caller.checkpoint()  # the last batch
@@ -556,6 +552,7 @@ class SqliteBulkWriter(BulkWriter):
             self._timed(job)
             return
         self._future = self._pool.submit(self._timed, job)
+        self._caller.checkpoint()  # the batches committed so far, while this one is written
         if wait:
             self.wait()
 
@@ -597,9 +594,7 @@ class SqliteBulkWriter(BulkWriter):
                 (progress["size"], progress["mtime"], progress["content_hash"], progress["resume_at"], now,
                  progress["meta"], handle.source_id) for handle, progress in batch.sources])
         self.on_commit(inserted, sum(1 for delta in batch.sessions if delta.is_new))
-        if self._checkpointer is not None:
-            self._checkpointer.request()  # this batch, copied while the next one is written
-        else:
+        if not self._own:
             db.checkpoint()
 
     def _source_id(self, handle: SourceHandle) -> int:
