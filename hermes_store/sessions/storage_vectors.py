@@ -190,6 +190,17 @@ class VectorStore:
         )
         return int(next(iter(self._connection().execute(sql, args)))[0])
 
+    def rows(self, model: str) -> Any:
+        """Every ``(message_id, session_id, seq, vector)`` of ``model`` by message id (the whole
+        table read once: what a search did before the cache file; ``scripts/bench_vectors.py``
+        times it)."""
+        np = _numpy()
+        for mid, sid, seq, blob in self._connection().execute(
+            "SELECT message_id, session_id, seq, vec FROM vectors WHERE model = ? ORDER BY message_id",
+            (model,),
+        ):
+            yield int(mid), sid, int(seq), np.frombuffer(blob, dtype=np.float32)
+
     def _epoch(self) -> int:
         row = next(iter(self._connection().execute("SELECT value FROM vector_meta WHERE name = 'epoch'")), None)
         return int(row[0]) if row else 0
