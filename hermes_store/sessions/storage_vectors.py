@@ -95,7 +95,7 @@ class VectorStore:
             if loaded.matrix is not None:
                 loaded.matrix.close()
         self._loaded.clear()
-        for cache in self.path.parent.glob(f"{self.path.name}.*.cache"):
+        for cache in self.path.parent.glob(f"{self.path.name}.*.cache*"):  # and temporary files
             cache.unlink(missing_ok=True)
 
     def _bump_epoch(self) -> None:

@@ -122,8 +122,10 @@ def test_forget_and_drop_missing_delete_the_cache_and_the_answers(tmp_path):
     other = VectorStore(tmp_path / "session_vectors.db")
     assert _ids(other.nearest(MODEL, vectors[12], 1)) == [12]  # other has mapped the file
     cache = store.cache_path(MODEL)
+    crashed = cache.with_name(cache.name + ".x1y2.tmp")  # a half-written file of a crashed writer
+    crashed.write_bytes(cache.read_bytes()[:1000])
     assert store.forget([12], ["s3"]) == 11
-    assert not cache.exists()  # no forgotten vector stays in a cache file
+    assert not cache.exists() and not crashed.exists()  # no forgotten vector stays in a cache
     left = _ids(other.nearest(MODEL, vectors[12], 100))
     assert 12 not in left and not set(range(30, 40)) & set(left) and len(left) == 89
     assert store.drop_missing(set(range(50))) == 50
