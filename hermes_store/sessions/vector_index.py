@@ -204,7 +204,9 @@ def _matrix_scores(matrix: VectorMatrix, query: Any, excluded: Any, exact_limit:
     distance[excluded] = np.iinfo(np.uint16).max
     counts = np.cumsum(np.bincount(distance, minlength=int(distance.max()) + 1))
     threshold = int(np.searchsorted(counts, candidates))
-    picked = np.flatnonzero(distance <= threshold)
+    below = np.flatnonzero(distance < threshold)
+    ties = np.flatnonzero(distance == threshold)[: max(0, candidates - len(below))]
+    picked = np.sort(np.concatenate((below, ties)))  # at most ``candidates``, read in file order
     picked = picked[distance[picked] < np.iinfo(np.uint16).max]
     return picked, matrix.vecs[picked] @ query
 
