@@ -21,7 +21,7 @@ asking for the nearest ``--k`` (``session_search`` asks for 300), it prints side
 
 Usage: .venv/bin/python scripts/bench_vectors.py [--vectors 1000000] [--dim 384] [--queries 50]
        [--k 300] [--data random|clustered] [--delta 5000] [--candidates 20000,10000]
-       [--embed-model bundled:all-MiniLM-L6-v2] [--lexical-p95 34.5] [--dir /tmp/bench-vectors]
+       [--embed-model bundled:all-MiniLM-L6-v2] [--lexical-p95 34.5] [--torch-threads 1] [--dir /tmp/bench-vectors]
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def _recall(got: list[list[int]], exact: list[list[int]], top: int) -> float:
     return float(np.mean([len(set(a[:top]) & set(b[:top])) / len(b[:top]) for a, b in zip(got, exact, strict=True)]))
 
 
-def _embed_p95(model: str) -> float | None:
+def _embed_p95(model: str, threads: int) -> float | None:
     if not model:
         return None
     try:
@@ -133,13 +133,18 @@ def _embed_p95(model: str) -> float | None:
     except (ImportError, SemanticUnavailable) as exc:
         print(f"query embedding: skipped ({exc})")
         return None
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
     embedder.encode(["warm up"])
     times = []
     for _ in range(50):
         began = time.perf_counter()
         embedder.encode(["what did I say about my sister's wedding?"])
         times.append(1000 * (time.perf_counter() - began))
-    print(f"query embedding ({model}, one short query, 50 runs): {_pcts(times)}")
+    print(f"query embedding ({model}, one short query, 50 runs, "
+          f"{'torch threads ' + str(threads) if threads else 'threads as loaded'}): {_pcts(times)}")
     return sorted(times)[int(len(times) * 0.95)]
 
 
@@ -156,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
                         default=[CANDIDATES], help="comma-separated; the first is the hybrid's")
     parser.add_argument("--embed-model", default="bundled:all-MiniLM-L6-v2")
     parser.add_argument("--lexical-p95", type=float, default=34.5)
+    parser.add_argument("--torch-threads", type=int, default=0,
+                        help="set torch's threads before timing the query embedding (0: as loaded)")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/bench-vectors"))
     args = parser.parse_args(argv)
     shutil.rmtree(args.dir, ignore_errors=True)
@@ -209,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
           f"then {_pcts(delta_times)}")
     store.close()
     vector_p95 = p95s[0]
-    embed_p95 = _embed_p95(args.embed_model)
+    embed_p95 = _embed_p95(args.embed_model, args.torch_threads)
     if embed_p95 is not None:
         print(f"hybrid p95 <= lexical {args.lexical_p95:.1f} + query embedding {embed_p95:.1f} + "
               f"vectors {vector_p95:.1f} = {args.lexical_p95 + embed_p95 + vector_p95:.1f} ms")
