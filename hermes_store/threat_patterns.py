@@ -232,9 +232,10 @@ _GATES = {variant: tuple(_gate(SKELETON_REQUIRED.get(pid, REQUIRED[pid]), varian
 
 #: What the base form itself must hold for a pattern to match any form of it. Spelled-out forms
 #: add no character but letters and spaces, and drop separators only between two letters, so a
-#: run of signs a match needs (``= "``, ``<!--``, ``/.``) stands in the base form already.
+#: run of signs a match needs (``= "``, ``<!--``, ``/.``) stands in the base form already, after
+#: the letter (or look-alike digit) it follows there.
 RAW_REQUIRED: dict[str, re.Pattern[str]] = {
-    "hardcoded_secret": re.compile(r"[=:]\s*[\"']"),
+    "hardcoded_secret": re.compile(r"[yntd7]\s*[=:]\s*[\"']", re.IGNORECASE),  # key|token|secret|password
     "html_comment_injection": re.compile(r"<!--"),
     "ssh_access": re.compile(r"/\."),
     "hermes_env": re.compile(r"/\."),
