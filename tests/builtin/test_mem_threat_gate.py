@@ -122,3 +122,16 @@ def test_disguised_positive_examples_get_the_same_findings_gated_and_ungated(pid
         text = _disguise(POSITIVE[pid], rng)
         found = [f for f in threats.scan_findings(text) if not f.startswith("invisible_unicode_")]
         assert found == _ungated(text), text
+
+
+def test_the_scan_benchmark_compares_the_three_scans_on_the_same_findings():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, str(root / "scripts" / "bench_scan.py"), "--messages", "300",
+                          "--sample", "150", "--rounds", "1"], capture_output=True, text=True, timeout=300,
+                         cwd=root, check=True).stdout
+    assert "same findings in all three scans" in out
+    assert "| gated (scan_findings) |" in out and "gated / needles:" in out
