@@ -58,6 +58,7 @@ from hermes_store.sessions.storage_pg_snippets import PgSnippets
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
 logger = logging.getLogger(__name__)
+_IDLE = 0  # psycopg.pq.TransactionStatus.IDLE: a connection outside any transaction
 IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
 IDF_KEPT = 256  # terms whose IDF one storage object keeps
 INDEX_RUN_LOCK = 0x48534958  # advisory lock key ("HSIX") held by a `sessions index` run
@@ -307,9 +308,10 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         except TsQueryError as exc:
             raise QueryRejected(str(exc)) from exc
 
-    def _tsqueries(self, matches: Sequence[Match]) -> list[tuple[str, list[int]]]:
+    def _tsqueries(self, matches: Sequence[Match]) -> tuple[list[tuple[str, list[int]]], tuple[int, int] | None]:
         """Each match compiled once by the server into ``tsquery`` text, with the phrase pair
-        keys (schema/pg/0006) every row matching it holds (one round trip).
+        keys (schema/pg/0006) every row matching it holds, and the table's ``(min, max)`` id
+        (None when it is empty) that a search walk starts from: one round trip.
 
         Later statements bind that text as a constant (``%s::tsquery``): the planner then
         estimates its selectivity from the column statistics, and nothing of the compiled
@@ -321,8 +323,10 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             keys_sql, key_params = pair_keys_sql(required_phrases(match))
             parts.append(f"({sql})::text AS q{i}, {keys_sql} AS k{i}")
             params.extend([*term_params, *key_params])
-        row = self.db.query_one("SELECT " + ", ".join(parts), params)
-        return [(row[f"q{i}"], list(row[f"k{i}"] or [])) for i in range(len(matches))]
+        row = self.db.query_one("SELECT " + ", ".join(parts) + ", (SELECT min(id) FROM messages) AS lo,"
+                                " (SELECT max(id) FROM messages) AS hi", params)
+        bounds = None if row["lo"] is None else (int(row["lo"]), int(row["hi"]))
+        return [(row[f"q{i}"], list(row[f"k{i}"] or [])) for i in range(len(matches))], bounds
 
     def _corpus(self) -> tuple[int, float]:
         """(rows, average lexemes per row) of this database, refreshed every :data:`STATS_TTL`
@@ -345,11 +349,10 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             stats = _CORPUS_STATS[self.db] = (now, rows, max(avgdl, 1e-9))
         return stats[1], stats[2]
 
-    def _walk(self, columns: str, tsquery: str, limit: int, *, where: str = "",
-              where_params: Sequence[Any] = (), descending: bool = True, joins: str = "",
-              where_joins: str | None = None,
-              column_params: Sequence[Any] = (), windowed: bool = True,
-              pair_keys: Sequence[int] = ()) -> Walk:
+    def _walk(self, columns: str, tsquery: str, limit: int, *, bounds: tuple[int, int] | None,
+              where: str = "", where_params: Sequence[Any] = (), descending: bool = True,
+              joins: str = "", where_joins: str | None = None, column_params: Sequence[Any] = (),
+              windowed: bool = True, pair_keys: Sequence[int] = (), joined: tuple[str, str] = ("", "")) -> Walk:
         """The first ``limit`` rows of ``messages m`` matching ``tsquery`` (and ``where``),
         newest (highest id) first, or oldest first.
 
@@ -377,15 +380,17 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         test, never a second index scan), and no row's keys are computed.
 
         ``joins`` give what ``columns`` and ``where`` read besides ``messages m``;
-        ``where_joins`` (when given) only what ``where`` reads: the rest of a walk through GIN
-        sorts matching ids without the others.
+        ``where_joins`` (when given) only what ``where`` reads. ``joined`` = ``(columns, join)``
+        is read besides ``columns`` for each row kept (the join over ``t``, the row's columns):
+        the rest of a walk through GIN sorts its matches' ``columns`` without it. ``bounds``
+        is the table's ``(min, max)`` id (None: empty).
 
         A walk that outlasts its time budget (:func:`walk_budget`) stops between windows and
         says how far it read (:attr:`Walk.partial`).
         """
         order = "DESC" if descending else "ASC"
         way_in, test, test_args = _match_test(tsquery, pair_keys)
-        base = f"SELECT {columns} FROM messages m{joins} WHERE {test}{where}"
+        base = f"SELECT {columns}{joined[0]} FROM messages m{joins} WHERE {test}{where}"
         params = (*column_params, *test_args, *where_params)
         with self.db.connection() as conn:
             def fetch(sql: str, args: Sequence[Any]) -> list[dict[str, Any]]:
@@ -394,15 +399,16 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
                 return list(conn.execute(sql, args, prepare=False).fetchall())
 
             inner_joins = joins if where_joins is None else where_joins
+            extra_columns, extra_join = joined
 
             def through_gin(first: int, last: int, want: int) -> list[dict[str, Any]]:
                 # "+ 0": the id index is no way in; the GIN matches are filtered and sorted by
-                # id alone (a join the filters do not read is removed by the planner), and
-                # only the rows kept are then read whole
+                # id with their own columns only (read in the same pass, the join the filters
+                # do not read removed by the planner), then the rows kept are joined
                 return fetch(
-                    f"SELECT {columns} FROM messages m{joins} WHERE m.id IN (SELECT m.id"
-                    f" FROM messages m{inner_joins} WHERE {test}{where} AND m.id + 0 BETWEEN %s AND %s"
-                    f" ORDER BY m.id + 0 {order} LIMIT %s) ORDER BY m.id {order}",
+                    f"SELECT t.*{extra_columns} FROM (SELECT {columns} FROM messages m{inner_joins}"
+                    f" WHERE {test}{where} AND m.id + 0 BETWEEN %s AND %s ORDER BY m.id + 0 {order}"
+                    f" LIMIT %s) t{extra_join} ORDER BY t.id {order}",
                     (*params, first, last, want))
 
             def candidates(first: int, last: int) -> float:
@@ -414,10 +420,9 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             if not windowed:
                 return Walk(fetch(f"{base} ORDER BY m.id + 0 {order} LIMIT %s", (*params, int(limit))))
             began, budget = time.monotonic(), walk_budget()
-            bounds = fetch("SELECT min(id) AS lo, max(id) AS hi FROM messages", ())
-            if not bounds or bounds[0]["lo"] is None:
+            if bounds is None:
                 return Walk([])
-            lo, hi = int(bounds[0]["lo"]), int(bounds[0]["hi"])
+            lo, hi = bounds
             statement = f"{base} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s"
             found: list[dict[str, Any]] = []
             span, edge = FIRST_WINDOW, hi if descending else lo
@@ -445,34 +450,44 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
                     span = covered * WINDOW_GROWTH
                 span = min(max(span, FIRST_WINDOW), MAX_WINDOW)
 
-    def _idf(self, tsquery: str, rows: int, pair_keys: Sequence[int] = ()) -> float:
-        """bm25's IDF of one term, kept by this storage object (one search opens one: its
-        strict and relaxed forms share their terms) for at most :data:`STATS_TTL` seconds,
-        :data:`IDF_KEPT` terms.
+    def _idfs(self, compiled: Sequence[tuple[str, Sequence[int]]], rows: int) -> list[float]:
+        """bm25's IDF of each term (``(tsquery, pair keys)``), kept by this storage object (one
+        search opens one: its strict and relaxed forms share their terms) for at most
+        :data:`STATS_TTL` seconds, :data:`IDF_KEPT` terms.
 
         A word among the planner's most common lexemes (:meth:`_lexeme_shares`) takes its
-        share of rows from there, at no cost per search; any other term is counted through
-        GIN (:meth:`_sampled_docs`), a word then at most as common as the least common word
-        listed."""
+        share of rows from there, at no cost per search; the other terms are counted through
+        GIN, all in one statement (:meth:`_sampled_docs`), a word then at most as common as
+        the least common word listed."""
         now = time.monotonic()
-        known = self._idf_seen.get((tsquery, rows))
-        if known is None or now - known[0] > STATS_TTL:
-            if len(self._idf_seen) >= IDF_KEPT:
+        found: dict[str, float] = {}
+        wanted: dict[str, Sequence[int]] = {}
+        for tsquery, pair_keys in compiled:
+            known = self._idf_seen.get((tsquery, rows))
+            if known is not None and now - known[0] <= STATS_TTL:
+                found[tsquery] = known[1]
+            else:
+                wanted.setdefault(tsquery, pair_keys)
+        if wanted:
+            if len(self._idf_seen) + len(wanted) > IDF_KEPT:
                 self._idf_seen.clear()
             # a store under COUNT_BELOW rows counts every term (cheap there): the planner's
             # sampled shares, present or not depending on when autovacuum last analysed the
             # table, made the same small store rank differently from one run to the next
             shares, floor = self._lexeme_shares() if rows >= COUNT_BELOW else ({}, None)
-            lexeme = _plain_lexeme(tsquery)
-            if lexeme is not None and lexeme in shares:
-                docs = shares[lexeme] * rows
-            else:
-                docs = self._sampled_docs(tsquery, pair_keys, rows)
-                if lexeme is not None and floor is not None:
-                    docs = min(docs, floor * rows)
-            idf = bm25.idf(rows, docs)
-            known = self._idf_seen[(tsquery, rows)] = (now, idf)
-        return known[1]
+            docs: dict[str, float] = {}
+            for tsquery in wanted:
+                lexeme = _plain_lexeme(tsquery)
+                if lexeme is not None and lexeme in shares:
+                    docs[tsquery] = shares[lexeme] * rows
+            counted = self._sampled_docs([(q, k) for q, k in wanted.items() if q not in docs], rows)
+            for tsquery, count in counted.items():
+                lexeme = _plain_lexeme(tsquery)
+                docs[tsquery] = min(count, floor * rows) if lexeme is not None and floor is not None else count
+            for tsquery, value in docs.items():
+                found[tsquery] = bm25.idf(rows, value)
+                self._idf_seen[(tsquery, rows)] = (now, found[tsquery])
+        return [found[tsquery] for tsquery, _ in compiled]
 
     def _lexeme_shares(self) -> tuple[dict[str, float], float | None]:
         """The planner's most common lexemes of ``messages.tsv``, each with the share of rows
@@ -497,34 +512,49 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             known = _LEXEME_SHARES[self.db] = (now, shares, floor)
         return known[1], known[2]
 
-    def _sampled_docs(self, tsquery: str, pair_keys: Sequence[int], rows: int) -> float:
-        """The rows matching one term, estimated from its first :data:`IDF_SAMPLE` matches
-        as GIN returns them (in table order, which is about id order): exact when it has
-        fewer, else ``IDF_SAMPLE * rows / id span`` as :func:`_sampled_idf` estimates.
+    def _sampled_docs(self, terms: Sequence[tuple[str, Sequence[int]]], rows: int) -> dict[str, float]:
+        """The rows matching each term (``(tsquery, pair keys)``), estimated from its first
+        :data:`IDF_SAMPLE` matches as GIN returns them (in table order, which is about id
+        order): exact when it has fewer, else ``IDF_SAMPLE * rows / id span`` as
+        :func:`_sampled_idf` estimates. One statement for all of them.
 
         The plan is held to the GIN index (a bitmap scan that stops at the sample), never a
         table scan: a rare word the planner took for a common one would make a table scan
         read every row. A phrase is read through its pair keys (schema/pg/0006)."""
-        _, test, args = _match_test(tsquery, pair_keys)
-        with self.db.connection() as conn, conn.transaction():
-            saved = conn.execute(
-                "SELECT current_setting('enable_seqscan') AS seq, current_setting('enable_indexscan') AS ix,"
-                " set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)"
-            ).fetchone()
-            found = conn.execute(
-                f"SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM"
-                f" (SELECT m.id FROM messages m WHERE {test} LIMIT %s) t",
-                (*args, IDF_SAMPLE), prepare=False).fetchone()
-            conn.execute("SELECT set_config('enable_seqscan', %s, true), set_config('enable_indexscan', %s, true)",
-                         (saved["seq"], saved["ix"]))
-        count = float(found["n"] or 0)
-        if count < IDF_SAMPLE:
-            return count
-        return IDF_SAMPLE * rows / max(1, int(found["hi"]) - int(found["lo"]) + 1)
+        if not terms:
+            return {}
+        parts, args = [], []
+        for i, (tsquery, pair_keys) in enumerate(terms):
+            _, test, test_args = _match_test(tsquery, pair_keys)
+            parts.append(f"(SELECT {i} AS term, m.id FROM messages m WHERE {test} LIMIT %s)")
+            args.extend([*test_args, IDF_SAMPLE])
+        with self.db.connection() as conn:
+            # outside a transaction the settings below end with this one; inside one (a
+            # savepoint here) they are put back
+            nested = conn.info.transaction_status != _IDLE
+            with conn.transaction():
+                saved = conn.execute(
+                    "SELECT current_setting('enable_seqscan') AS seq, current_setting('enable_indexscan') AS ix,"
+                    " set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)"
+                ).fetchone()
+                counts = {int(r["term"]): r for r in conn.execute(
+                    "SELECT term, count(*) AS n, min(id) AS lo, max(id) AS hi FROM ("
+                    + " UNION ALL ".join(parts) + ") t GROUP BY term", args, prepare=False).fetchall()}
+                if nested:
+                    conn.execute("SELECT set_config('enable_seqscan', %s, true),"
+                                 " set_config('enable_indexscan', %s, true)", (saved["seq"], saved["ix"]))
+        out: dict[str, float] = {}
+        for i, (tsquery, _) in enumerate(terms):
+            found = counts.get(i)
+            count = float(found["n"]) if found else 0.0
+            out[tsquery] = count if count < IDF_SAMPLE else (
+                IDF_SAMPLE * rows / max(1, int(found["hi"]) - int(found["lo"]) + 1))
+        return out
 
     def hits(self, match: Match, filters: Filters, *, sort: str, budget: int) -> list[Hit]:
         terms = positive_terms(match)
-        (query, pair_keys), *compiled = self._tsqueries([match, *terms])
+        compiled, bounds = self._tsqueries([match, *terms])
+        (query, pair_keys), *compiled = compiled
         term_queries = [text for text, _ in compiled]
         presence = "".join(f", (m.tsv @@ %s::tsquery) AS t{i}" for i in range(len(term_queries)))
         where, where_params = _filters_sql(filters)
@@ -534,10 +564,10 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
                  " WHERE s.id = m.session_id OFFSET 0) s ON true")
         by_source = any(field == "source" for field, _, _ in filters.value_filters())
         walk = self._walk(
-            "m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
-            f" s.title, length(m.tsv) AS dl{presence}", query, int(budget),
-            where=where, where_params=where_params, descending=sort != "oldest",
+            f"m.id, m.session_id, m.seq, m.role, m.timestamp, length(m.tsv) AS dl{presence}", query, int(budget),
+            bounds=bounds, where=where, where_params=where_params, descending=sort != "oldest",
             joins=joins, where_joins=joins if by_source else "", column_params=term_queries,
+            joined=(", coalesce(s.source, '') AS source, s.title", joins.replace("m.session_id", "t.session_id")),
             # a session filter: that session's few messages, through its own index
             windowed=filters.session_ids is None, pair_keys=pair_keys)
         rows = walk.rows
@@ -550,7 +580,7 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             # filter on hidden roles drops aside); one IDF only scales every score alike
             idf = [_sampled_idf(rows, int(budget), corpus_rows)]
         else:
-            idf = [self._idf(text, corpus_rows, keys) for text, keys in compiled]
+            idf = self._idfs(compiled, corpus_rows)
         scores = row_scores(self.db, rows, idf, avgdl, [term_lexemes(t) for t in term_queries])
         hits = [Hit(int(row["id"]), row["session_id"], int(row["seq"]), row["role"], row["timestamp"],
                     row["source"], row["title"], score, match) for row, score in zip(rows, scores, strict=True)]

@@ -103,9 +103,14 @@ def row_scores(
                    for i, weight in enumerate(idf) if row[f"t{i}"])
 
     ones = [1.0] * len(idf)
-    best = sorted(rows, key=lambda r: -score(r, float(r["dl"] or 0), ones))[:COUNTED_ROWS]
-    counts = row_counts(db, [int(r["id"]) for r in best], terms)
-    return [score(row, *counts.get(int(row["id"]), (float(row["dl"] or 0), ones))) for row in rows]
+    by_presence = [score(row, float(row["dl"] or 0), ones) for row in rows]
+    best = sorted(range(len(rows)), key=lambda i: -by_presence[i])[:COUNTED_ROWS]
+    counts = row_counts(db, [int(rows[i]["id"]) for i in best], terms)
+    for i in best:  # a row not counted (or not found by the count) keeps its presence score
+        found = counts.get(int(rows[i]["id"]))
+        if found is not None:
+            by_presence[i] = score(rows[i], *found)
+    return by_presence
 
 
 def _occurrences(counts: Sequence[tuple[str, int]], want: str) -> int:
