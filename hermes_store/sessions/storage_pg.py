@@ -323,8 +323,8 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             keys_sql, key_params = pair_keys_sql(required_phrases(match))
             parts.append(f"({sql})::text AS q{i}, {keys_sql} AS k{i}")
             params.extend([*term_params, *key_params])
-        row = self.db.query_one("SELECT " + ", ".join(parts) + ", (SELECT min(id) FROM messages) AS lo,"
-                                " (SELECT max(id) FROM messages) AS hi", params)
+        parts.append("(SELECT min(id) FROM messages) AS lo, (SELECT max(id) FROM messages) AS hi")
+        row = self.db.query_one("SELECT " + ", ".join(parts), params)
         bounds = None if row["lo"] is None else (int(row["lo"]), int(row["hi"]))
         return [(row[f"q{i}"], list(row[f"k{i}"] or [])) for i in range(len(matches))], bounds
 
@@ -390,7 +390,8 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         """
         order = "DESC" if descending else "ASC"
         way_in, test, test_args = _match_test(tsquery, pair_keys)
-        base = f"SELECT {columns}{joined[0]} FROM messages m{joins} WHERE {test}{where}"
+        kept_columns, kept_join = joined
+        base = f"SELECT {columns}{kept_columns} FROM messages m{joins} WHERE {test}{where}"
         params = (*column_params, *test_args, *where_params)
         with self.db.connection() as conn:
             def fetch(sql: str, args: Sequence[Any]) -> list[dict[str, Any]]:
@@ -399,16 +400,15 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
                 return list(conn.execute(sql, args, prepare=False).fetchall())
 
             inner_joins = joins if where_joins is None else where_joins
-            extra_columns, extra_join = joined
 
             def through_gin(first: int, last: int, want: int) -> list[dict[str, Any]]:
                 # "+ 0": the id index is no way in; the GIN matches are filtered and sorted by
                 # id with their own columns only (read in the same pass, the join the filters
                 # do not read removed by the planner), then the rows kept are joined
                 return fetch(
-                    f"SELECT t.*{extra_columns} FROM (SELECT {columns} FROM messages m{inner_joins}"
+                    f"SELECT t.*{kept_columns} FROM (SELECT {columns} FROM messages m{inner_joins}"
                     f" WHERE {test}{where} AND m.id + 0 BETWEEN %s AND %s ORDER BY m.id + 0 {order}"
-                    f" LIMIT %s) t{extra_join} ORDER BY t.id {order}",
+                    f" LIMIT %s) t{kept_join} ORDER BY t.id {order}",
                     (*params, first, last, want))
 
             def candidates(first: int, last: int) -> float:
@@ -526,8 +526,8 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         parts, args = [], []
         for i, (tsquery, pair_keys) in enumerate(terms):
             _, test, test_args = _match_test(tsquery, pair_keys)
-            parts.append(f"(SELECT {i} AS term, m.id FROM messages m WHERE {test} LIMIT %s)")
-            args.extend([*test_args, IDF_SAMPLE])
+            parts.append(f"(SELECT %s::integer AS term, m.id FROM messages m WHERE {test} LIMIT %s)")
+            args.extend([i, *test_args, IDF_SAMPLE])
         with self.db.connection() as conn:
             # outside a transaction the settings below end with this one; inside one (a
             # savepoint here) they are put back

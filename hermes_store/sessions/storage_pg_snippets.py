@@ -10,6 +10,7 @@ alone (a message without tool calls is never read twice).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -50,10 +51,36 @@ def _marked_headline(row: Any, match: Match, open_mark: str, close_mark: str) ->
     return None
 
 
+HANDOFF_SECONDS = 1.0  # how long the contents read for excerpts may answer message_contents
+
+
 class PgSnippets:
     """The snippet methods of :class:`~hermes_store.sessions.storage_pg.PgSessionStorage`."""
 
     db: Any
+    # (when read, {id: content or None when the message is gone}) of the messages the last
+    # excerpts were made from: the search asks for the same contents right after them
+    _contents_read: tuple[float, dict[int, str | None]] | None = None
+
+    def message_contents(self, message_ids: Iterable[int]) -> dict[int, str]:
+        """``{id: content}`` of the existing ones of ``message_ids``; the contents read by the
+        excerpts just made (within :data:`HANDOFF_SECONDS`, once) when they cover every id."""
+        ids = list(dict.fromkeys(int(i) for i in message_ids))
+        handed, self._contents_read = self._contents_read, None
+        if handed is not None and time.monotonic() - handed[0] <= HANDOFF_SECONDS:
+            read = handed[1]
+            if all(mid in read for mid in ids):
+                return {mid: text for mid in ids if (text := read[mid]) is not None}
+        return super().message_contents(ids)  # type: ignore[misc]
+
+    def _keep_contents(self, ids: list[int], rows: list[Any]) -> None:
+        """Remember the contents of the excerpts' messages for :meth:`message_contents`."""
+        now = time.monotonic()
+        kept = self._contents_read
+        read = kept[1] if kept is not None and now - kept[0] <= HANDOFF_SECONDS else {}
+        read.update(dict.fromkeys(ids))
+        read.update({row["id"]: row["whole"] or "" for row in rows})
+        self._contents_read = (now, read)
 
     def snippet(self, match: Match, message_id: int, *, open_mark: str, close_mark: str,
                 tokens: int) -> str | None:
@@ -77,8 +104,9 @@ class PgSnippets:
             f" ts_headline('{SEARCH_CONFIG}', left(content, {SNIPPET_CHARS}), {query_sql}, %s) AS headline,"
             # a message without tool calls: its vector is its own text (no second reading)
             f" CASE WHEN calls IS NULL THEN true ELSE ({_OWN_TEXT} @@ ({query_sql})) END AS own,"
-            " calls IS NOT NULL AS has_calls FROM messages WHERE id = ANY(%s)",
+            " calls IS NOT NULL AS has_calls, content AS whole FROM messages WHERE id = ANY(%s)",
             (*params, _options(open_mark, close_mark, words), *params, ids)) if ids else []
+        self._keep_contents(ids, rows)
         found: dict[int, str | None] = dict.fromkeys(ids)
         unmarked: dict[int, str] = {}
         headlines: dict[int, tuple[str, bool]] = {}
