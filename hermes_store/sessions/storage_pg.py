@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import re
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -33,7 +34,7 @@ from hermes_store.pgquery import (
     required_phrases,
     tsquery_sql,
 )
-from hermes_store.query import Match, QueryRejected
+from hermes_store.query import AllOf, AnyOf, Match, QueryRejected
 from hermes_store.sessions import bm25
 from hermes_store.sessions.calltext import derived
 from hermes_store.sessions.rows import (
@@ -54,7 +55,7 @@ from hermes_store.sessions.storage_pg_health import (
     PgIndexHealth,
 )
 from hermes_store.sessions.storage_pg_rank import average_length, row_scores, term_lexemes
-from hermes_store.sessions.storage_pg_snippets import PgSnippets
+from hermes_store.sessions.storage_pg_snippets import PgSnippets, SearchReads
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
 logger = logging.getLogger(__name__)
@@ -176,6 +177,7 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
     def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
         self._idf_seen: dict[tuple[str, int], tuple[float, float]] = {}  # -> (at, idf)
+        self._reads_local = threading.local()  # .reads: this thread's SearchReads (one_connection)
 
     # -- state ----------------------------------------------------------------
 
@@ -189,9 +191,24 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         # apart by the server's transactions and row locks, indexing runs by index_run_lock)
         return ""
 
-    def one_connection(self) -> contextlib.AbstractContextManager[None]:
-        """The block's statements over one pooled connection (:meth:`PgDatabase.held_connection`)."""
-        return self.db.held_connection()
+    @contextlib.contextmanager
+    def one_connection(self) -> Iterator[None]:
+        """The block's statements over one pooled connection (:meth:`PgDatabase.held_connection`).
+
+        The block is one search: what it read for one step and the next wants again (the
+        relaxed form of a question compiled with the strict one, the table's bounds, the
+        contents of the messages excerpted) is kept for the block and dropped at its end."""
+        reads = self._search()
+        if reads is None:
+            reads = self._reads_local.reads = SearchReads()
+        reads.depth += 1
+        try:
+            with self.db.held_connection():
+                yield
+        finally:
+            reads.depth -= 1
+            if reads.depth == 0:
+                self._reads_local.reads = None
 
     @contextlib.contextmanager
     def index_run_lock(self, timeout: float) -> Iterator[None]:
@@ -316,9 +333,20 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         Later statements bind that text as a constant (``%s::tsquery``): the planner then
         estimates its selectivity from the column statistics, and nothing of the compiled
         form (``hermes_tokens``, ``phraseto_tsquery``) is evaluated again for every row.
+
+        Inside one search (:meth:`one_connection`) the relaxed form of an all-words match
+        (any of its parts, what a question falls back to when too few rows hold every word) is
+        compiled in the same round trip, and its walk then needs none.
         """
+        search = self._search()
+        kept = search.compiled if search is not None else {}
+        if matches[0] in kept and all(m in kept for m in matches):
+            return [kept[m][:2] for m in matches], kept[matches[0]][2]
+        wanted = list(dict.fromkeys(matches))
+        if search is not None and isinstance(matches[0], AllOf) and len(matches[0].parts) > 1:
+            wanted.append(AnyOf(matches[0].parts))
         parts, params = [], []
-        for i, match in enumerate(matches):
+        for i, match in enumerate(wanted):
             sql, term_params = self._compile(match)
             keys_sql, key_params = pair_keys_sql(required_phrases(match))
             parts.append(f"({sql})::text AS q{i}, {keys_sql} AS k{i}")
@@ -326,7 +354,10 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         parts.append("(SELECT min(id) FROM messages) AS lo, (SELECT max(id) FROM messages) AS hi")
         row = self.db.query_one("SELECT " + ", ".join(parts), params)
         bounds = None if row["lo"] is None else (int(row["lo"]), int(row["hi"]))
-        return [(row[f"q{i}"], list(row[f"k{i}"] or [])) for i in range(len(matches))], bounds
+        compiled = {match: (row[f"q{i}"], list(row[f"k{i}"] or []), bounds) for i, match in enumerate(wanted)}
+        if search is not None:
+            search.compiled = compiled
+        return [compiled[m][:2] for m in matches], bounds
 
     def _corpus(self) -> tuple[int, float]:
         """(rows, average lexemes per row) of this database, refreshed every :data:`STATS_TTL`
@@ -530,16 +561,17 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             args.extend([i, *test_args, IDF_SAMPLE])
         with self.db.connection() as conn:
             # outside a transaction the settings below end with this one; inside one (a
-            # savepoint here) they are put back
+            # savepoint here) they are put back. Pipelined: one round trip, then the commit
             nested = conn.info.transaction_status != _IDLE
-            with conn.transaction():
-                saved = conn.execute(
+            with conn.pipeline(), conn.transaction():
+                setting = conn.execute(
                     "SELECT current_setting('enable_seqscan') AS seq, current_setting('enable_indexscan') AS ix,"
-                    " set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)"
-                ).fetchone()
-                counts = {int(r["term"]): r for r in conn.execute(
+                    " set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)")
+                counting = conn.execute(
                     "SELECT term, count(*) AS n, min(id) AS lo, max(id) AS hi FROM ("
-                    + " UNION ALL ".join(parts) + ") t GROUP BY term", args, prepare=False).fetchall()}
+                    + " UNION ALL ".join(parts) + ") t GROUP BY term", args, prepare=False)
+                counts = {int(r["term"]): r for r in counting.fetchall()}
+                saved = setting.fetchone()
                 if nested:
                     conn.execute("SELECT set_config('enable_seqscan', %s, true),"
                                  " set_config('enable_indexscan', %s, true)", (saved["seq"], saved["ix"]))

@@ -10,7 +10,7 @@ alone (a message without tool calls is never read twice).
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -51,36 +51,42 @@ def _marked_headline(row: Any, match: Match, open_mark: str, close_mark: str) ->
     return None
 
 
-HANDOFF_SECONDS = 1.0  # how long the contents read for excerpts may answer message_contents
+class SearchReads:
+    """What one search (one thread's ``one_connection`` block of the storage) read that a
+    later step of it wants again: compiled matches with the table's bounds, and the contents of
+    the messages excerpted."""
+
+    def __init__(self) -> None:
+        self.depth = 0  # nested one_connection blocks
+        self.compiled: dict[Match, tuple[str, list[int], tuple[int, int] | None]] = {}
+        self.contents: dict[int, str | None] = {}  # id -> content, None when the message is gone
 
 
 class PgSnippets:
     """The snippet methods of :class:`~hermes_store.sessions.storage_pg.PgSessionStorage`."""
 
     db: Any
-    # (when read, {id: content or None when the message is gone}) of the messages the last
-    # excerpts were made from: the search asks for the same contents right after them
-    _contents_read: tuple[float, dict[int, str | None]] | None = None
+    _reads_local: threading.local
+
+    def _search(self) -> SearchReads | None:
+        """This thread's current search, or None outside one."""
+        return getattr(self._reads_local, "reads", None)
 
     def message_contents(self, message_ids: Iterable[int]) -> dict[int, str]:
-        """``{id: content}`` of the existing ones of ``message_ids``; the contents read by the
-        excerpts just made (within :data:`HANDOFF_SECONDS`, once) when they cover every id."""
+        """``{id: content}`` of the existing ones of ``message_ids``; inside one search, the
+        contents read by its excerpts when they cover every id (no second reading)."""
         ids = list(dict.fromkeys(int(i) for i in message_ids))
-        handed, self._contents_read = self._contents_read, None
-        if handed is not None and time.monotonic() - handed[0] <= HANDOFF_SECONDS:
-            read = handed[1]
-            if all(mid in read for mid in ids):
-                return {mid: text for mid in ids if (text := read[mid]) is not None}
+        search = self._search()
+        if search is not None and search.contents and all(mid in search.contents for mid in ids):
+            return {mid: text for mid in ids if (text := search.contents[mid]) is not None}
         return super().message_contents(ids)  # type: ignore[misc]
 
     def _keep_contents(self, ids: list[int], rows: list[Any]) -> None:
-        """Remember the contents of the excerpts' messages for :meth:`message_contents`."""
-        now = time.monotonic()
-        kept = self._contents_read
-        read = kept[1] if kept is not None and now - kept[0] <= HANDOFF_SECONDS else {}
-        read.update(dict.fromkeys(ids))
-        read.update({row["id"]: row["whole"] or "" for row in rows})
-        self._contents_read = (now, read)
+        """Keep the contents of the excerpts' messages for :meth:`message_contents` (one search)."""
+        search = self._search()
+        if search is not None:
+            search.contents.update(dict.fromkeys(ids))
+            search.contents.update({row["id"]: row["whole"] or "" for row in rows})
 
     def snippet(self, match: Match, message_id: int, *, open_mark: str, close_mark: str,
                 tokens: int) -> str | None:
