@@ -71,14 +71,15 @@ FIRST_WINDOW = 4096  # ids the first window of a search walk covers
 WINDOW_GROWTH = 8  # a window after empty ones covers this many times the ids covered so far
 MAX_WINDOW = 262_144  # ids one window covers at most (the walk checks its time between windows)
 WALK_BUDGET = 1.0  # seconds a search walk may take when no query budget is set
+DENSE_PAIR_SHARE = 0.01  # a phrase's pair keys this common: its first window tests rows in id order
 GIN_REST_CAP = 100_000  # estimated GIN candidates one statement may recheck (~0.5 s; the rest of a walk)
 _SESSION_SELECT = ", ".join(SESSION_COLUMNS)
 
 
 # (at, rows, avgdl) per open database
 _CORPUS_STATS: weakref.WeakKeyDictionary[Any, tuple[float, int, float]] = weakref.WeakKeyDictionary()
-# (at, {lexeme: share of rows}, least share listed) per open database
-_LEXEME_SHARES: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, float], float | None]] = (
+# (at, {"tsv" | "pairs": ({element: share of rows}, least share listed)}) per open database
+_LEXEME_SHARES: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, tuple[dict[str, float], float | None]]]] = (
     weakref.WeakKeyDictionary())
 
 def _in_values(column: str, values: Sequence[Any], negate: bool) -> tuple[str, list[Any]]:
@@ -383,7 +384,8 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
     def _walk(self, columns: str, tsquery: str, limit: int, *, bounds: tuple[int, int] | None,
               where: str = "", where_params: Sequence[Any] = (), descending: bool = True,
               joins: str = "", where_joins: str | None = None, column_params: Sequence[Any] = (),
-              windowed: bool = True, pair_keys: Sequence[int] = (), joined: tuple[str, str] = ("", "")) -> Walk:
+              windowed: bool = True, pair_keys: Sequence[int] = (), joined: tuple[str, str] = ("", ""),
+              dense_pairs: bool = False) -> Walk:
         """The first ``limit`` rows of ``messages m`` matching ``tsquery`` (and ``where``),
         newest (highest id) first, or oldest first.
 
@@ -414,7 +416,8 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         ``where_joins`` (when given) only what ``where`` reads. ``joined`` = ``(columns, join)``
         is read besides ``columns`` for each row kept (the join over ``t``, the row's columns):
         the rest of a walk through GIN sorts its matches' ``columns`` without it. ``bounds``
-        is the table's ``(min, max)`` id (None: empty).
+        is the table's ``(min, max)`` id (None: empty). ``dense_pairs``: the phrase's pair keys
+        are common (:meth:`_dense_pairs`), its first window is tested row by row in id order.
 
         A walk that outlasts its time budget (:func:`walk_budget`) stops between windows and
         says how far it read (:attr:`Walk.partial`).
@@ -455,12 +458,19 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
                 return Walk([])
             lo, hi = bounds
             statement = f"{base} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s"
+            # a phrase of common pairs: its first window tests the newest rows in id order
+            # (ts_match_vq is no way into an index; every match holds the keys it skips)
+            plain = (f"SELECT {columns}{kept_columns} FROM messages m{joins} WHERE ts_match_vq(m.tsv, %s::tsquery)"
+                     f"{where} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s")
             found: list[dict[str, Any]] = []
             span, edge = FIRST_WINDOW, hi if descending else lo
             while True:
                 first, last = (max(lo, edge - span + 1), edge) if descending else (edge, min(hi, edge + span - 1))
                 want = limit - len(found)
-                rows = fetch(statement, (*params, first, last, want))
+                if dense_pairs:  # the first window only
+                    rows, dense_pairs = fetch(plain, (*column_params, tsquery, *where_params, first, last, want)), False
+                else:
+                    rows = fetch(statement, (*params, first, last, want))
                 found.extend(rows)
                 if len(rows) >= want or (first <= lo if descending else last >= hi):
                     return Walk(found)
@@ -520,28 +530,39 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
                 self._idf_seen[(tsquery, rows)] = (now, found[tsquery])
         return [found[tsquery] for tsquery, _ in compiled]
 
-    def _lexeme_shares(self) -> tuple[dict[str, float], float | None]:
-        """The planner's most common lexemes of ``messages.tsv``, each with the share of rows
-        holding it (ANALYZE's estimate from its sample of rows), and the smallest share a
-        lexeme needs to be listed (every lexeme not listed is rarer); ``({}, None)`` before the
-        table was first analysed. Refreshed every :data:`STATS_TTL` seconds, shared by every
-        storage object over the same database."""
+    def _lexeme_shares(self, column: str = "tsv") -> tuple[dict[str, float], float | None]:
+        """The planner's most common elements of ``messages.tsv`` (lexemes) or, for
+        ``column="pairs"``, of the pair index's keys (schema/pg/0006), each with the share of
+        rows holding it (ANALYZE's estimate from its sample of rows), and the smallest share
+        an element needs to be listed (every element not listed is rarer); ``({}, None)``
+        before the table was first analysed. Refreshed every :data:`STATS_TTL` seconds (one
+        statement for both), shared by every storage object over the same database."""
         now = time.monotonic()
         known = _LEXEME_SHARES.get(self.db)
         if known is None or now - known[0] > STATS_TTL:
-            row = self.db.query_one(
-                "SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS shares"
-                " FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'messages'"
-                " AND attname = 'tsv'")
-            shares: dict[str, float] = {}
-            floor = None
-            if row and row["elems"] and row["shares"]:
-                elems, values = list(row["elems"]), [float(v) for v in row["shares"]]
-                shares = dict(zip(elems, values[:len(elems)], strict=False))
-                # after the elements' shares come the least and greatest of them
-                floor = values[len(elems)] if len(values) > len(elems) else min(shares.values())
-            known = _LEXEME_SHARES[self.db] = (now, shares, floor)
-        return known[1], known[2]
+            rows = self.db.query(
+                "SELECT tablename, most_common_elems::text::text[] AS elems, most_common_elem_freqs AS shares"
+                " FROM pg_stats WHERE schemaname = current_schema() AND ((tablename = 'messages'"
+                " AND attname = 'tsv') OR (tablename = 'messages_pairs' AND attname = 'hermes_pair_keys'))")
+            stats: dict[str, tuple[dict[str, float], float | None]] = {"tsv": ({}, None), "pairs": ({}, None)}
+            for row in rows:
+                if row["elems"] and row["shares"]:
+                    elems, values = list(row["elems"]), [float(v) for v in row["shares"]]
+                    shares = dict(zip(elems, values[:len(elems)], strict=False))
+                    # after the elements' shares come the least and greatest of them
+                    floor = values[len(elems)] if len(values) > len(elems) else min(shares.values())
+                    stats["tsv" if row["tablename"] == "messages" else "pairs"] = (shares, floor)
+            known = _LEXEME_SHARES[self.db] = (now, stats)
+        return known[1][column]
+
+    def _dense_pairs(self, pair_keys: Sequence[int], rows: int) -> bool:
+        """True when every pair key of a phrase is held by at least :data:`DENSE_PAIR_SHARE`
+        of the rows: reading the keys' index costs more than testing the newest
+        :data:`FIRST_WINDOW` rows one by one."""
+        if not pair_keys or rows < COUNT_BELOW:
+            return False
+        shares, _ = self._lexeme_shares("pairs")
+        return all(shares.get(str(key), 0.0) >= DENSE_PAIR_SHARE for key in pair_keys)
 
     def _sampled_docs(self, terms: Sequence[tuple[str, Sequence[int]]], rows: int) -> dict[str, float]:
         """The rows matching each term (``(tsquery, pair keys)``), estimated from its first
@@ -601,7 +622,8 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             joins=joins, where_joins=joins if by_source else "", column_params=term_queries,
             joined=(", coalesce(s.source, '') AS source, s.title", joins.replace("m.session_id", "t.session_id")),
             # a session filter: that session's few messages, through its own index
-            windowed=filters.session_ids is None, pair_keys=pair_keys)
+            windowed=filters.session_ids is None, pair_keys=pair_keys,
+            dense_pairs=bool(pair_keys) and self._dense_pairs(pair_keys, self._corpus()[0]))
         rows = walk.rows
         if not rows:
             return Hits([], note=walk.note())
