@@ -176,7 +176,7 @@ class PgSnippets:
         out: dict[int, str | None] = dict.fromkeys(contents)
         if tokens_match is None or not contents:
             return out
-        per_text = {mid: list(dict.fromkeys(m.group() for m in _TOKEN.finditer(text)))[:HIGHLIGHT_TOKENS]
+        per_text = {mid: list(dict.fromkeys(_TOKEN.findall(text)))[:HIGHLIGHT_TOKENS]
                     for mid, text in contents.items()}
         distinct = list(dict.fromkeys(t for tokens in per_text.values() for t in tokens))
         if not distinct:
