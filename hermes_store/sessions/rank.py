@@ -13,7 +13,6 @@ Lower (more negative) is better, as with ``bm25()``.
 
 from __future__ import annotations
 
-import threading
 import weakref
 from typing import Any
 
@@ -38,18 +37,15 @@ class _Enough(Exception):
 
 
 class _Stats:
-    """Per-statement constants: weights, average row length, IDF per phrase (1.0 each with
-    ``unit``: the caller scales the scores itself, see :func:`hs_bm25_unit`)."""
+    """Per-statement constants: weights, average row length, IDF per phrase."""
 
-    def __init__(self, api: apsw.FTS5ExtensionApi, weights: tuple[Any, ...], *, unit: bool = False) -> None:
+    def __init__(self, api: apsw.FTS5ExtensionApi, weights: tuple[Any, ...]) -> None:
         columns = api.column_count
         self.weights = [float(weights[i]) if i < len(weights) and weights[i] is not None else 1.0
                         for i in range(columns)]
         rows = max(1, api.row_count)
-        _STATEMENT.rows = rows
         self.avgdl = max(1e-9, api.column_total_size(-1) / rows)
-        self.idf = ([1.0] * api.phrase_count if unit
-                    else [self._idf(api, i, rows) for i in range(api.phrase_count)])
+        self.idf = [self._idf(api, i, rows) for i in range(api.phrase_count)]
 
     @staticmethod
     def _idf(api: apsw.FTS5ExtensionApi, phrase: int, rows: int) -> float:
@@ -72,45 +68,11 @@ class _Stats:
         return bm25.idf(rows, docs)
 
 
-# The index's row count the last statement of this thread ranked over (for hs_bm25_unit's callers).
-_STATEMENT = threading.local()
-
-
 def hs_bm25(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
     """The FTS5 auxiliary function: minus the bm25 score of the current row."""
-    return _score(api, weights, unit=False)
-
-
-def hs_bm25_unit(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
-    """:func:`hs_bm25` with every IDF 1.0 and no walk for the document frequency. For a query of
-    one phrase the score is that IDF times this one, so a caller that reads every match anyway
-    counts them itself (:func:`phrase_idf`) and scales the scores: the walk read the same
-    position lists a second time (20 of the 48 ms of a rare phrase of two common words at 1M)."""
-    return _score(api, weights, unit=True)
-
-
-def hs_phrase_idf(api: apsw.FTS5ExtensionApi) -> float:
-    """The FTS5 auxiliary function: the IDF of the query's first phrase, as :func:`hs_bm25`
-    estimates it (called on one row)."""
-    rows = max(1, api.row_count)
-    return _Stats._idf(api, 0, rows)
-
-
-def rows_ranked() -> int:
-    """The index's row count seen by this thread's last :func:`hs_bm25_unit` statement."""
-    return int(getattr(_STATEMENT, "rows", 1))
-
-
-def phrase_idf(matches: int) -> float:
-    """The IDF of a phrase found in exactly ``matches`` rows of the index the last
-    :func:`hs_bm25_unit` statement of this thread ranked over."""
-    return bm25.idf(rows_ranked(), matches)
-
-
-def _score(api: apsw.FTS5ExtensionApi, weights: tuple[Any, ...], *, unit: bool) -> float:
     stats = api.aux_data
     if stats is None:
-        stats = _Stats(api, weights, unit=unit)
+        stats = _Stats(api, weights)
         api.aux_data = stats
     length = api.column_size(-1)
     norm = bm25.length_norm(length, stats.avgdl)
@@ -129,8 +91,6 @@ def _score(api: apsw.FTS5ExtensionApi, weights: tuple[Any, ...], *, unit: bool) 
     return -score
 
 
-UNIT_RANK_FUNCTION = "hs_bm25_unit"
-PHRASE_IDF_FUNCTION = "hs_phrase_idf"
 TEXT_PHRASES_FUNCTION = "hs_text_phrases"
 
 
@@ -144,14 +104,12 @@ def hs_text_phrases(api: apsw.FTS5ExtensionApi) -> str:
 
 
 def ensure_rank_function(db: Database) -> str:
-    """Register ``hs_bm25`` (and the other auxiliary functions of this module) on ``db``'s
-    connection (once) and return the rank function's SQL name."""
+    """Register ``hs_bm25`` (and ``hs_text_phrases``) on ``db``'s connection (once) and return
+    the rank function's SQL name."""
     conn = db.conn
     if conn not in _registered:
         conn.register_fts5_function(RANK_FUNCTION, hs_bm25)
         conn.register_fts5_function(TEXT_PHRASES_FUNCTION, hs_text_phrases)
-        conn.register_fts5_function(UNIT_RANK_FUNCTION, hs_bm25_unit)
-        conn.register_fts5_function(PHRASE_IDF_FUNCTION, hs_phrase_idf)
         _registered.add(conn)
     return RANK_FUNCTION
 
@@ -161,17 +119,3 @@ def ensure_text_phrases_function(db: Database) -> str:
     of ``hs_text_phrases``."""
     ensure_rank_function(db)
     return TEXT_PHRASES_FUNCTION
-
-
-def ensure_unit_rank_function(db: Database) -> str:
-    """Register the auxiliary functions on ``db``'s connection (once) and return the SQL name
-    of ``hs_bm25_unit``."""
-    ensure_rank_function(db)
-    return UNIT_RANK_FUNCTION
-
-
-def ensure_phrase_idf_function(db: Database) -> str:
-    """Register the auxiliary functions on ``db``'s connection (once) and return the SQL name
-    of ``hs_phrase_idf``."""
-    ensure_rank_function(db)
-    return PHRASE_IDF_FUNCTION

@@ -32,13 +32,7 @@ from filelock import FileLock, Timeout
 from hermes_store.db import Database
 from hermes_store.query import AllOf, Match, QueryRejected, Term, Without, is_query_error, to_fts5
 from hermes_store.sessions.calltext import derived
-from hermes_store.sessions.rank import (
-    ensure_phrase_idf_function,
-    ensure_rank_function,
-    ensure_text_phrases_function,
-    ensure_unit_rank_function,
-    phrase_idf,
-)
+from hermes_store.sessions.rank import ensure_rank_function, ensure_text_phrases_function
 from hermes_store.sessions.rows import (
     SESSION_COLUMNS,
     SessionNotFound,
@@ -239,36 +233,26 @@ class SqliteSessionStorage(SqlSessionStorage):
         """The newest (oldest) ``budget`` filtered matches, scored by ``hs_bm25``.
 
         FTS5 consumes the rowid ORDER BY, so the scan stops after ``budget``
-        filtered matches and the rank function runs only for those rows. A query of one
-        phrase is scored with unit IDF and scaled afterwards: by the exact count when the
-        unfiltered scan read every match, else by the sampled estimate of ``hs_phrase_idf``.
+        filtered matches and the rank function runs only for those rows.
         """
         where, params = filter_sql(filters)
         weights = ", ".join(str(w) for w in COLUMN_WEIGHTS)
         direction = "ASC" if sort == "oldest" else "DESC"
-        one_phrase = isinstance(match, Term)
-        rank_function = ensure_unit_rank_function(self.db) if one_phrase else ensure_rank_function(self.db)
         sql = (
             "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, COALESCE(s.source, ''), s.title, "
-            f"{rank_function}(messages_fts, {weights}) "
+            f"{ensure_rank_function(self.db)}(messages_fts, {weights}) "
             "FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
             "LEFT JOIN sessions s ON s.id = m.session_id "
             f"WHERE messages_fts MATCH ?{where} "
             f"ORDER BY messages_fts.rowid {direction} LIMIT ?"
         )
-        expression = to_fts5(match)
         try:
-            rows = self.db.iter_rows(sql, (expression, *params, int(budget))).fetchall()
-            scale = 1.0
-            if one_phrase and rows:
-                scale = (phrase_idf(len(rows)) if len(rows) < budget and not where else float(
-                    self.db.scalar(f"SELECT {ensure_phrase_idf_function(self.db)}(messages_fts) "
-                                   "FROM messages_fts WHERE messages_fts MATCH ? LIMIT 1", (expression,))))
+            rows = self.db.iter_rows(sql, (to_fts5(match), *params, int(budget))).fetchall()
         except apsw.SQLError as exc:
             if is_query_error(exc):
                 raise QueryRejected(str(exc)) from exc
             raise
-        return [Hit(int(r[0]), r[1], int(r[2]), r[3], r[4], r[5], r[6], -float(r[7]) * scale, match)
+        return [Hit(int(r[0]), r[1], int(r[2]), r[3], r[4], r[5], r[6], -float(r[7]), match)
                 for r in rows]
 
     def hits_at(self, positions: Iterable[tuple[str, int]], filters: Filters) -> list[Hit]:

@@ -77,23 +77,3 @@ def test_column_weights_apply(db):
 
 def test_registration_is_idempotent(db):
     assert ensure_rank_function(db) == ensure_rank_function(db) == "hs_bm25"
-
-
-@pytest.mark.parametrize("budget", [1000, 7])
-@pytest.mark.parametrize("query", ["alpha", "kappa", '"gamma delta"', '"eta theta"'])
-def test_one_phrase_scores_scaled_afterwards_equal_the_rank_function(ranked_db, query, budget):
-    # a query of one phrase is scored with unit IDF and scaled by the exact count of its matches
-    # (every match read) or by the sampled IDF (budget reached): the same scores as hs_bm25
-    from hermes_store.query import Term, compile_query, to_fts5
-    from hermes_store.sessions.search import _storage
-    from hermes_store.sessions.storage import Filters
-
-    match = compile_query(query).strict_match
-    assert isinstance(match, Term)
-    hits = _storage(ranked_db).hits(match, Filters(), sort="newest", budget=budget)
-    expected = ranked_db.iter_rows(
-        "SELECT rowid, hs_bm25(messages_fts, 1.0, 1.0, 1.0) FROM messages_fts WHERE messages_fts MATCH ? "
-        "ORDER BY rowid DESC LIMIT ?", (to_fts5(match), budget)).fetchall()
-    assert hits and [h.message_id for h in hits] == [r[0] for r in expected]
-    for hit, (_, score) in zip(hits, expected, strict=True):
-        assert hit.score == pytest.approx(-score, rel=1e-12)
