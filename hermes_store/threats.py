@@ -25,6 +25,15 @@ import logging
 import re
 import unicodedata
 
+from hermes_store.threat_patterns import (  # noqa: F401 - PATTERN_IDS is public here too
+    PATTERN_IDS,
+    RE_ASCII_FOLDS,
+    REQUIRED,
+    THREAT_PATTERNS,
+    needle_text,
+    possible_patterns,
+)
+
 logger = logging.getLogger(__name__)
 
 MAX_SCAN_CHARS = 65_536
@@ -48,120 +57,6 @@ TAG_FIRST, TAG_LAST, TAG_CANCEL, BLACK_FLAG = 0xE0000, 0xE007F, "\U000E007F", "\
 #: Characters that render as blank space and so may stand where a space is expected.
 _BLANKS = str.maketrans(dict.fromkeys("\u115f\u1160\u3164\uffa0\u2800\u180e", " "))
 
-_F = r"(?:\w+\s+){0,8}"  # bounded filler: up to eight words between keywords
-_SECRET_VAR = r"\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)S?\b"
-# The write verbs of upstream's gated ``ssh_access``; the newest copy adds the in-place mutators
-# (sed, chmod, chown, truncate, rm, touch), the fetchers (curl, wget), git and ``open(``.
-_SSH_WRITE = (
-    r"(?:echo|cat|cp|mv|dd|tee|install|printf|rsync|scp|ln|append|add|write"
-    r"|sed|chmod|chown|truncate|rm|touch|curl|wget|git)"
-)
-_MODIFY = r"(?:update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
-
-# (id, regex) in reporting order; all compiled case-insensitive. A leading ``(?=[...])`` names the
-# first letters of an alternation so ``re`` skips ahead to them (three times faster on long text).
-_PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
-    ("prompt_injection", rf"ignore\s+{_F}(?:previous|all|above|prior)\s+{_F}instructions"),
-    ("sys_prompt_override", r"system\s+prompt\s+override"),
-    ("disregard_rules", rf"disregard\s+{_F}(?:your|all|any)\s+{_F}(?:instructions|rules|guidelines)"),
-    ("bypass_restrictions",
-     rf"act\s+as\s+(?:if|though)\s+{_F}you\s+{_F}(?:have\s+no|don'?t\s+have|do\s+not\s+have)\s+{_F}"
-     r"(?:restrictions|limits|rules)"),
-    ("html_comment_injection",
-     r"<!--[\s\S]{0,512}?(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])[\s\S]{0,512}?-->"),
-    # One bounded gap per look (a style attribute, then display:none, inside one tag): nested or
-    # unbounded gaps made 64 KB of "<div " / '<div style="' take 11 s / 55 s.
-    ("hidden_div", r"<\s*div\s(?=[^>]{0,2048}?style\s*=)[^>]{0,2048}?display\s*:\s*none"),
-    ("translate_execute", rf"translate\s+(?:{_F}into\s+{_F}|[^\n]{{0,512}}?\s+into\s+\w+(?:[\s-]+\w+){{0,2}}\s+)"
-                          r"and\s+(?:execute|run|eval)\b"),
-    ("deception_hide", rf"(?:do\s+not|don'?t)\s+{_F}tell\s+{_F}the\s+user"),
-    ("role_hijack", rf"you\s+are\s+{_F}now\s+(?:a|an|the)\s+"),
-    ("role_pretend", rf"pretend\s+{_F}(?:you\s+are|to\s+be)\s+"),
-    ("leak_system_prompt", rf"output\s+{_F}(?:system|initial)\s+prompt"),
-    ("remove_filters",
-     rf"(?=[ar])(?:respond|answer|reply)\s+without\s+{_F}(?:restrictions|limitations|filters|safety)"),
-    ("fake_update", rf"you\s+have\s+been\s+{_F}(?:updated|upgraded|patched)\s+to"),
-    ("identity_override", r"\bname\s+yourself\s+\w+"),
-    ("c2_node_registration", r"register\s+(?:as\s+)?a?\s*node"),
-    ("c2_heartbeat", r"(?=[bch])(?:heartbeat|beacon|check[\s\-]?in)\s+(?:to|with)\s+"),
-    ("c2_task_pull", r"pull\s+(?:down\s+)?(?:new\s+)?task(?:ing|s)?\b"),
-    ("c2_network_connect", r"connect\s+to\s+the\s+network\b"),
-    ("forced_action", r"you\s+must\s+(?:\w+\s+){0,3}(?:register|connect|report|beacon)\b"),
-    ("anti_forensic_oneliner", r"only\s+use\s+one[\s\-]?liners?\b"),
-    ("anti_forensic_disk", rf"never\s+{_F}(?:create|write)\s+{_F}(?:scripts?|files?)\s+{_F}disk"),
-    ("env_var_unset_agent", r"unset\s+\w*(?:CLAUDE|CODEX|HERMES|AGENT|OPENAI|ANTHROPIC)\w*"),
-    ("known_c2_framework", r"\b(?=[bchms])(?:cobalt\s*strike|sliver|havoc|mythic|metasploit|brainworm)\b"),
-    ("c2_explicit", r"\bc2\s+(?:server|channel|infrastructure|beacon)s?\b"),
-    ("c2_explicit_long", r"\bcommand\s+and\s+control\b"),
-    ("exfil_curl", rf"curl\b\s*[^\n]{{0,2048}}{_SECRET_VAR}"),
-    ("exfil_wget", rf"wget\b\s*[^\n]{{0,2048}}{_SECRET_VAR}"),
-    ("read_secrets",
-     r"cat\s+[^\n]{0,2048}?(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
-    ("send_to_url", rf"(?=[pstu])(?:send|post|upload|transmit)\s+(?:{_F}|[^\n]{{0,2048}}?\s)(?:to|at)\s+https?://"),
-    ("context_exfil",
-     rf"(?=[iops])(?:include|output|print|share)\s+{_F}"
-     r"(?:conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)"),
-    ("ssh_backdoor", r"authorized_keys"),
-    # A write verb (word-bounded, so "address" is no "add") or a redirect before the path:
-    # a mere mention ("check $HOME/.ssh is chmod 700") is documentation, as in Hermes.
-    ("ssh_access", rf"(?:\b{_SSH_WRITE}\b|\bopen\s*\(|>>?)[^\n]{{0,512}}?(?:\$HOME|~)/\.ssh\b"),
-    ("hermes_env", r"(?:\$HOME|~)/\.hermes/\.env"),
-    ("agent_config_mod", rf"{_MODIFY}(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)"),
-    ("hermes_config_mod", rf"{_MODIFY}\.hermes/(?:config\.yaml|SOUL\.md)"),
-    ("hardcoded_secret",
-     r"(?=[apst])(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_\-]{20,}"),
-)
-
-THREAT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (pid, re.compile(source, re.IGNORECASE)) for pid, source in _PATTERN_SOURCES
-)
-PATTERN_IDS: tuple[str, ...] = tuple(pid for pid, _ in THREAT_PATTERNS)
-# Substrings (lower case) one of which any match must contain, for every pattern: on ASCII text
-# the scan runs a pattern's regex only where one of them occurs (most recorded text holds none,
-# and running 36 regexes over each form of each shown message was most of a search's time).
-# tests/builtin/test_mem_threats.py checks that each needle is a literal of its pattern and that
-# the filtered scan finds what the unfiltered one does.
-_NEEDLES: dict[str, tuple[str, ...]] = {
-    "prompt_injection": ("ignore",),
-    "sys_prompt_override": ("override",),
-    "disregard_rules": ("disregard",),
-    "bypass_restrictions": ("restrictions", "limits", "rules"),
-    "html_comment_injection": ("<!--",),
-    "hidden_div": ("display",),
-    "translate_execute": ("translate",),
-    "deception_hide": ("tell",),
-    "role_hijack": ("now",),
-    "role_pretend": ("pretend",),
-    "leak_system_prompt": ("prompt",),
-    "remove_filters": ("without",),
-    "fake_update": ("been",),
-    "identity_override": ("yourself",),
-    "c2_node_registration": ("node",),
-    "c2_heartbeat": ("heartbeat", "beacon", "check"),
-    "c2_task_pull": ("pull",),
-    "c2_network_connect": ("network",),
-    "forced_action": ("must",),
-    "anti_forensic_oneliner": ("liner",),
-    "anti_forensic_disk": ("disk",),
-    "env_var_unset_agent": ("unset",),
-    "known_c2_framework": ("cobalt", "sliver", "havoc", "mythic", "metasploit", "brainworm"),
-    "c2_explicit": ("c2",),
-    "c2_explicit_long": ("control",),
-    "exfil_curl": ("$",),
-    "exfil_wget": ("$",),
-    "read_secrets": (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc"),
-    "send_to_url": ("http",),
-    "context_exfil": ("conversation", "history", "messages", "context"),
-    "ssh_backdoor": ("authorized_keys",),
-    "ssh_access": (".ssh",),
-    "hermes_env": (".hermes/.env",),
-    "agent_config_mod": ("agents.md", "claude.md", ".cursorrules", ".clinerules"),
-    "hermes_config_mod": (".hermes/",),
-    "hardcoded_secret": ("key", "token", "secret", "password"),
-}
-#: Python's ``re`` with IGNORECASE matches these to ASCII letters (the ``re`` docs: U+0130, U+0131,
-#: U+017F, U+212A); every other case fold of a non-ASCII letter stays non-ASCII.
-_RE_ASCII_FOLDS = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
 _INVISIBLE_SET = frozenset(INVISIBLE_CHARS + EXTRA_INVISIBLE_CHARS)
 # One pass over the text for any invisible or tag character (a per-character loop in Python
 # was a tenth of a search's time).
@@ -242,15 +137,25 @@ def scan_form(text: str) -> str:
 
 # Spelled-out keywords: a run of three or more single letters with separators between them
 # ("i g n o r e", "i - g - n - o - r - e"), and separators inside a word ("ign-ore", "i.g.n.o.r.e").
-_LETTER_RUN = re.compile(r"(?<![a-z0-9])[a-z](?![a-z0-9])(?:[^a-z0-9]{1,3}[a-z](?![a-z0-9])){2,}", re.IGNORECASE)
+# ``[a-z]`` as IGNORECASE reads it (ASCII letters and the four non-ASCII ones ``re`` folds to
+# them), spelled out: the same matches as a case-insensitive pattern, without its per-character
+# case folding (a third of these substitutions' time).
+_LETTER_CLASS = "a-zA-Z" + "".join(RE_ASCII_FOLDS)
+
+
+def _letters(source: str) -> str:
+    return source.replace("{L}", _LETTER_CLASS)
+
+
+_LETTER_RUN = re.compile(_letters(r"(?<![{L}0-9])[{L}](?![{L}0-9])(?:[^{L}0-9]{1,3}[{L}](?![{L}0-9])){2,}"))
 _CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
-_RUN_PART = re.compile(r"[a-z]|[^a-z]+", re.IGNORECASE)
-_INNER_SEPARATOR = re.compile(r"(?<=[a-z])[^\sa-z0-9]{1,3}(?=[a-z])", re.IGNORECASE)
-_BETWEEN_WORDS = re.compile(r"(?<=[a-z0-9])[^\sa-z0-9$]{1,3}(?=[a-z0-9])", re.IGNORECASE)
+_RUN_PART = re.compile(_letters(r"[{L}]|[^{L}]+"))
+_INNER_SEPARATOR = re.compile(_letters(r"(?<=[{L}])[^\s{L}0-9]{1,3}(?=[{L}])"))
+_BETWEEN_WORDS = re.compile(_letters(r"(?<=[{L}0-9])[^\s{L}0-9$]{1,3}(?=[{L}0-9])"))
 # Markup inside a word ("ig<b></b>nore", "ig<span>no</span>re") renders as nothing.
-_INNER_MARKUP = re.compile(r"(?<=[a-z])(?:</?[a-z][a-z0-9]{0,10}(?:\s[^<>]{0,40})?/?>)+(?=[a-z])", re.IGNORECASE)
+_INNER_MARKUP = re.compile(_letters(r"(?<=[{L}])(?:</?[{L}][{L}0-9]{0,10}(?:\s[^<>]{0,40})?/?>)+(?=[{L}])"))
 # Look-alike digits and signs inside a word of letters ("1gn0re", "pr3v10us", "in$truction$").
-_LEET_WORD = re.compile(r"\b(?=[a-z0-9@$]*[a-z])(?=[a-z0-9@$]*[0-9@$])[a-z0-9@$]{3,}\b", re.IGNORECASE)
+_LEET_WORD = re.compile(_letters(r"\b(?=[{L}0-9@$]*[{L}])(?=[{L}0-9@$]*[0-9@$])[{L}0-9@$]{3,}\b"))
 _LEET_SIGN = re.compile(r"[0-9@$]")
 _LEET = (str.maketrans("013457@$", "oieastas"), str.maketrans("013457@$", "oleastas"))  # 1 as i, as l
 
@@ -281,10 +186,10 @@ def spelled_forms(text: str) -> list[str]:
     return [form for form in dict.fromkeys((joined, spaced, *leet)) if form != text]
 
 
-def scan_forms(head: str) -> list[str]:
-    """Every form of ``head`` the patterns run on: NFKC, the disguise-free :func:`scan_form`
-    (non-ASCII text), the same after HTML entities, percent and backslash escapes are decoded
-    (to a fixed point), and each with spelled-out keywords undone (:func:`spelled_forms`)."""
+def _base_forms(head: str) -> list[str]:
+    """The forms of ``head`` before spelled-out keywords are undone: NFKC, the disguise-free
+    :func:`scan_form` (non-ASCII text), each also after HTML entities, percent and backslash
+    escapes are decoded (to a fixed point) and control characters dropped or read as breaks."""
     from hermes_store.tooling import unescaped
 
     bases = [head]
@@ -297,9 +202,35 @@ def scan_forms(head: str) -> list[str]:
     for base in bases:
         folded = unicodedata.normalize("NFKC", base)
         forms += [folded] if base.isascii() else [folded, scan_form(base)]
+    return list(dict.fromkeys(forms))
+
+
+def scan_forms(head: str) -> list[str]:
+    """Every form of ``head`` the patterns run on: the base forms (NFKC, :func:`scan_form` for
+    non-ASCII text, the same decoded) and each with spelled-out keywords undone
+    (:func:`spelled_forms`)."""
+    forms = _base_forms(head)
     for form in list(forms):
         forms += spelled_forms(form)
     return list(dict.fromkeys(forms))
+
+
+def _forms_to_scan(head: str) -> tuple[list[str], set[str]]:
+    """:func:`scan_forms` less what cannot change a finding, and the patterns to run on them.
+
+    Only patterns with their literals in the skeleton of some base form can match (see
+    :func:`~hermes_store.threat_patterns.possible_patterns`); a base form none of them can
+    match is not spelled out (what the spelling would add was in the skeleton already).
+    """
+    forms = _base_forms(head)
+    possible: set[str] = set()
+    for form in list(forms):
+        unmarked = _INNER_MARKUP.sub("", form) if "<" in form else None  # markup goes with its letters
+        found = possible_patterns(form, unmarked)
+        if found:
+            forms += spelled_forms(form)
+            possible |= found
+    return list(dict.fromkeys(forms)), possible
 
 
 def invisible_id(char: str) -> str:
@@ -322,18 +253,14 @@ def scan_findings(text: str) -> list[str]:
             seen.add(char)
             findings.append(invisible_id(char))
     # Disguised text (look-alike letters, marks or format characters inside a keyword,
-    # entities, spelled-out words) is matched on its other forms too (see scan_forms).
-    forms = scan_forms(head)
-    # The four non-ASCII letters a case-insensitive ``re`` matches to ASCII ones are read as
-    # those first, so the needle test holds for every script.
-    joined = " ".join(forms)
-    if not joined.isascii():
-        for char, ascii_letter in _RE_ASCII_FOLDS.items():
-            if char in joined:
-                joined = joined.replace(char, ascii_letter)
-    lowered = joined.lower()
+    # entities, spelled-out words) is matched on its other forms too (see scan_forms); a
+    # pattern's regex runs only where each of its required literal groups occurs.
+    forms, possible = _forms_to_scan(head)
+    if not possible:
+        return findings
+    lowered = needle_text(forms)
     for pid, regex in THREAT_PATTERNS:
-        if not any(n in lowered for n in _NEEDLES[pid]):
+        if pid not in possible or not all(any(literal in lowered for literal in group) for group in REQUIRED[pid]):
             continue
         if any(regex.search(form) for form in forms):
             findings.append(pid)

@@ -8,6 +8,7 @@ engines' snippets read alike; :mod:`hermes_store.sessions.storage_pg` calls them
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 
@@ -54,16 +55,17 @@ def marked_excerpt(content: str, marked: set[str], open_mark: str, close_mark: s
                     words: int) -> str | None:
     """An excerpt of ``words`` tokens of ``content`` from a little before its first token in
     ``marked``, each such token between the marks; None when none occurs."""
-    spans = [m.span() for m in _TOKEN.finditer(content)]
-    hits = [i for i, (lo, hi) in enumerate(spans) if content[lo:hi] in marked]
+    tokens = _TOKEN.findall(content)
+    hits = [i for i, token in enumerate(tokens) if token in marked]
     if not hits:
         return None
     # a message of up to ``words`` tokens comes back whole, a longer one as ``words`` tokens
     # from a little before the first match (as FTS5's snippet() cuts it)
-    first = max(0, min(hits[0] - max(1, words // 4), len(spans) - words))
-    last = min(len(spans), first + words) - 1
+    first = max(0, min(hits[0] - max(1, words // 4), len(tokens) - words))
+    last = min(len(tokens), first + words) - 1
+    spans = [m.span() for m in itertools.islice(_TOKEN.finditer(content), last + 1)]  # those shown
     start = spans[first][0] if first else 0
-    end = spans[last][1] if last < len(spans) - 1 else len(content)
+    end = spans[last][1] if last < len(tokens) - 1 else len(content)
     pieces, cursor = [], start
     for i in hits:
         if i > last:

@@ -91,10 +91,31 @@ def hs_bm25(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
     return -score
 
 
+TEXT_PHRASES_FUNCTION = "hs_text_phrases"
+
+
+def hs_text_phrases(api: apsw.FTS5ExtensionApi) -> str:
+    """The FTS5 auxiliary function: one character per phrase of the query, ``1`` where the
+    current row's own text (any column but the tool calls) holds the phrase, else ``0``."""
+    return "".join(
+        "1" if any(offsets for column, offsets in enumerate(api.phrase_locations(phrase))
+                   if column not in PRESENCE_COLUMNS) else "0"
+        for phrase in range(api.phrase_count))
+
+
 def ensure_rank_function(db: Database) -> str:
-    """Register ``hs_bm25`` on ``db``'s connection (once) and return its SQL name."""
+    """Register ``hs_bm25`` (and ``hs_text_phrases``) on ``db``'s connection (once) and return
+    the rank function's SQL name."""
     conn = db.conn
     if conn not in _registered:
         conn.register_fts5_function(RANK_FUNCTION, hs_bm25)
+        conn.register_fts5_function(TEXT_PHRASES_FUNCTION, hs_text_phrases)
         _registered.add(conn)
     return RANK_FUNCTION
+
+
+def ensure_text_phrases_function(db: Database) -> str:
+    """Register the auxiliary functions on ``db``'s connection (once) and return the SQL name
+    of ``hs_text_phrases``."""
+    ensure_rank_function(db)
+    return TEXT_PHRASES_FUNCTION

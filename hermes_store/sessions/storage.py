@@ -101,7 +101,7 @@ class Filters:
         ) if values is not None]
 
 
-@dataclass
+@dataclass(slots=True)
 class Hit:
     """One matching message (without its snippet until the search attaches one).
 

@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import re
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -33,7 +34,7 @@ from hermes_store.pgquery import (
     required_phrases,
     tsquery_sql,
 )
-from hermes_store.query import Match, QueryRejected
+from hermes_store.query import AllOf, AnyOf, Match, QueryRejected
 from hermes_store.sessions import bm25
 from hermes_store.sessions.calltext import derived
 from hermes_store.sessions.rows import (
@@ -54,10 +55,11 @@ from hermes_store.sessions.storage_pg_health import (
     PgIndexHealth,
 )
 from hermes_store.sessions.storage_pg_rank import average_length, row_scores, term_lexemes
-from hermes_store.sessions.storage_pg_snippets import PgSnippets
+from hermes_store.sessions.storage_pg_snippets import PgSnippets, SearchReads
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 
 logger = logging.getLogger(__name__)
+_IDLE = 0  # psycopg.pq.TransactionStatus.IDLE: a connection outside any transaction
 IDF_SAMPLE = 500  # matches sampled to estimate a term's document frequency
 IDF_KEPT = 256  # terms whose IDF one storage object keeps
 INDEX_RUN_LOCK = 0x48534958  # advisory lock key ("HSIX") held by a `sessions index` run
@@ -69,14 +71,15 @@ FIRST_WINDOW = 4096  # ids the first window of a search walk covers
 WINDOW_GROWTH = 8  # a window after empty ones covers this many times the ids covered so far
 MAX_WINDOW = 262_144  # ids one window covers at most (the walk checks its time between windows)
 WALK_BUDGET = 1.0  # seconds a search walk may take when no query budget is set
+DENSE_PAIR_SHARE = 0.01  # a phrase's pair keys this common: its first window tests rows in id order
 GIN_REST_CAP = 100_000  # estimated GIN candidates one statement may recheck (~0.5 s; the rest of a walk)
 _SESSION_SELECT = ", ".join(SESSION_COLUMNS)
 
 
 # (at, rows, avgdl) per open database
 _CORPUS_STATS: weakref.WeakKeyDictionary[Any, tuple[float, int, float]] = weakref.WeakKeyDictionary()
-# (at, {lexeme: share of rows}, least share listed) per open database
-_LEXEME_SHARES: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, float], float | None]] = (
+# (at, {"tsv" | "pairs": ({element: share of rows}, least share listed)}) per open database
+_LEXEME_SHARES: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, tuple[dict[str, float], float | None]]]] = (
     weakref.WeakKeyDictionary())
 
 def _in_values(column: str, values: Sequence[Any], negate: bool) -> tuple[str, list[Any]]:
@@ -175,6 +178,7 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
     def __init__(self, db: PgDatabase) -> None:
         super().__init__(db)
         self._idf_seen: dict[tuple[str, int], tuple[float, float]] = {}  # -> (at, idf)
+        self._reads_local = threading.local()  # .reads: this thread's SearchReads (one_connection)
 
     # -- state ----------------------------------------------------------------
 
@@ -188,9 +192,24 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         # apart by the server's transactions and row locks, indexing runs by index_run_lock)
         return ""
 
-    def one_connection(self) -> contextlib.AbstractContextManager[None]:
-        """The block's statements over one pooled connection (:meth:`PgDatabase.held_connection`)."""
-        return self.db.held_connection()
+    @contextlib.contextmanager
+    def one_connection(self) -> Iterator[None]:
+        """The block's statements over one pooled connection (:meth:`PgDatabase.held_connection`).
+
+        The block is one search: what it read for one step and the next wants again (the
+        relaxed form of a question compiled with the strict one, the table's bounds, the
+        contents of the messages excerpted) is kept for the block and dropped at its end."""
+        reads = self._search()
+        if reads is None:
+            reads = self._reads_local.reads = SearchReads()
+        reads.depth += 1
+        try:
+            with self.db.held_connection():
+                yield
+        finally:
+            reads.depth -= 1
+            if reads.depth == 0:
+                self._reads_local.reads = None
 
     @contextlib.contextmanager
     def index_run_lock(self, timeout: float) -> Iterator[None]:
@@ -307,22 +326,39 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         except TsQueryError as exc:
             raise QueryRejected(str(exc)) from exc
 
-    def _tsqueries(self, matches: Sequence[Match]) -> list[tuple[str, list[int]]]:
+    def _tsqueries(self, matches: Sequence[Match]) -> tuple[list[tuple[str, list[int]]], tuple[int, int] | None]:
         """Each match compiled once by the server into ``tsquery`` text, with the phrase pair
-        keys (schema/pg/0006) every row matching it holds (one round trip).
+        keys (schema/pg/0006) every row matching it holds, and the table's ``(min, max)`` id
+        (None when it is empty) that a search walk starts from: one round trip.
 
         Later statements bind that text as a constant (``%s::tsquery``): the planner then
         estimates its selectivity from the column statistics, and nothing of the compiled
         form (``hermes_tokens``, ``phraseto_tsquery``) is evaluated again for every row.
+
+        Inside one search (:meth:`one_connection`) the relaxed form of an all-words match
+        (any of its parts, what a question falls back to when too few rows hold every word) is
+        compiled in the same round trip, and its walk then needs none.
         """
+        search = self._search()
+        kept = search.compiled if search is not None else {}
+        if matches[0] in kept and all(m in kept for m in matches):
+            return [kept[m][:2] for m in matches], kept[matches[0]][2]
+        wanted = list(dict.fromkeys(matches))
+        if search is not None and isinstance(matches[0], AllOf) and len(matches[0].parts) > 1:
+            wanted.append(AnyOf(matches[0].parts))
         parts, params = [], []
-        for i, match in enumerate(matches):
+        for i, match in enumerate(wanted):
             sql, term_params = self._compile(match)
             keys_sql, key_params = pair_keys_sql(required_phrases(match))
             parts.append(f"({sql})::text AS q{i}, {keys_sql} AS k{i}")
             params.extend([*term_params, *key_params])
+        parts.append("(SELECT min(id) FROM messages) AS lo, (SELECT max(id) FROM messages) AS hi")
         row = self.db.query_one("SELECT " + ", ".join(parts), params)
-        return [(row[f"q{i}"], list(row[f"k{i}"] or [])) for i in range(len(matches))]
+        bounds = None if row["lo"] is None else (int(row["lo"]), int(row["hi"]))
+        compiled = {match: (row[f"q{i}"], list(row[f"k{i}"] or []), bounds) for i, match in enumerate(wanted)}
+        if search is not None:
+            search.compiled = compiled
+        return [compiled[m][:2] for m in matches], bounds
 
     def _corpus(self) -> tuple[int, float]:
         """(rows, average lexemes per row) of this database, refreshed every :data:`STATS_TTL`
@@ -345,11 +381,11 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             stats = _CORPUS_STATS[self.db] = (now, rows, max(avgdl, 1e-9))
         return stats[1], stats[2]
 
-    def _walk(self, columns: str, tsquery: str, limit: int, *, where: str = "",
-              where_params: Sequence[Any] = (), descending: bool = True, joins: str = "",
-              where_joins: str | None = None,
-              column_params: Sequence[Any] = (), windowed: bool = True,
-              pair_keys: Sequence[int] = ()) -> Walk:
+    def _walk(self, columns: str, tsquery: str, limit: int, *, bounds: tuple[int, int] | None,
+              where: str = "", where_params: Sequence[Any] = (), descending: bool = True,
+              joins: str = "", where_joins: str | None = None, column_params: Sequence[Any] = (),
+              windowed: bool = True, pair_keys: Sequence[int] = (), joined: tuple[str, str] = ("", ""),
+              dense_pairs: bool = False) -> Walk:
         """The first ``limit`` rows of ``messages m`` matching ``tsquery`` (and ``where``),
         newest (highest id) first, or oldest first.
 
@@ -377,15 +413,19 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         test, never a second index scan), and no row's keys are computed.
 
         ``joins`` give what ``columns`` and ``where`` read besides ``messages m``;
-        ``where_joins`` (when given) only what ``where`` reads: the rest of a walk through GIN
-        sorts matching ids without the others.
+        ``where_joins`` (when given) only what ``where`` reads. ``joined`` = ``(columns, join)``
+        is read besides ``columns`` for each row kept (the join over ``t``, the row's columns):
+        the rest of a walk through GIN sorts its matches' ``columns`` without it. ``bounds``
+        is the table's ``(min, max)`` id (None: empty). ``dense_pairs``: the phrase's pair keys
+        are common (:meth:`_dense_pairs`), its first window is tested row by row in id order.
 
         A walk that outlasts its time budget (:func:`walk_budget`) stops between windows and
         says how far it read (:attr:`Walk.partial`).
         """
         order = "DESC" if descending else "ASC"
         way_in, test, test_args = _match_test(tsquery, pair_keys)
-        base = f"SELECT {columns} FROM messages m{joins} WHERE {test}{where}"
+        kept_columns, kept_join = joined
+        base = f"SELECT {columns}{kept_columns} FROM messages m{joins} WHERE {test}{where}"
         params = (*column_params, *test_args, *where_params)
         with self.db.connection() as conn:
             def fetch(sql: str, args: Sequence[Any]) -> list[dict[str, Any]]:
@@ -397,12 +437,12 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
 
             def through_gin(first: int, last: int, want: int) -> list[dict[str, Any]]:
                 # "+ 0": the id index is no way in; the GIN matches are filtered and sorted by
-                # id alone (a join the filters do not read is removed by the planner), and
-                # only the rows kept are then read whole
+                # id with their own columns only (read in the same pass, the join the filters
+                # do not read removed by the planner), then the rows kept are joined
                 return fetch(
-                    f"SELECT {columns} FROM messages m{joins} WHERE m.id IN (SELECT m.id"
-                    f" FROM messages m{inner_joins} WHERE {test}{where} AND m.id + 0 BETWEEN %s AND %s"
-                    f" ORDER BY m.id + 0 {order} LIMIT %s) ORDER BY m.id {order}",
+                    f"SELECT t.*{kept_columns} FROM (SELECT {columns} FROM messages m{inner_joins}"
+                    f" WHERE {test}{where} AND m.id + 0 BETWEEN %s AND %s ORDER BY m.id + 0 {order}"
+                    f" LIMIT %s) t{kept_join} ORDER BY t.id {order}",
                     (*params, first, last, want))
 
             def candidates(first: int, last: int) -> float:
@@ -414,17 +454,23 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             if not windowed:
                 return Walk(fetch(f"{base} ORDER BY m.id + 0 {order} LIMIT %s", (*params, int(limit))))
             began, budget = time.monotonic(), walk_budget()
-            bounds = fetch("SELECT min(id) AS lo, max(id) AS hi FROM messages", ())
-            if not bounds or bounds[0]["lo"] is None:
+            if bounds is None:
                 return Walk([])
-            lo, hi = int(bounds[0]["lo"]), int(bounds[0]["hi"])
+            lo, hi = bounds
             statement = f"{base} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s"
+            # a phrase of common pairs: its first window tests the newest rows in id order
+            # (ts_match_vq is no way into an index; every match holds the keys it skips)
+            plain = (f"SELECT {columns}{kept_columns} FROM messages m{joins} WHERE ts_match_vq(m.tsv, %s::tsquery)"
+                     f"{where} AND m.id BETWEEN %s AND %s ORDER BY m.id {order} LIMIT %s")
             found: list[dict[str, Any]] = []
             span, edge = FIRST_WINDOW, hi if descending else lo
             while True:
                 first, last = (max(lo, edge - span + 1), edge) if descending else (edge, min(hi, edge + span - 1))
                 want = limit - len(found)
-                rows = fetch(statement, (*params, first, last, want))
+                if dense_pairs:  # the first window only
+                    rows, dense_pairs = fetch(plain, (*column_params, tsquery, *where_params, first, last, want)), False
+                else:
+                    rows = fetch(statement, (*params, first, last, want))
                 found.extend(rows)
                 if len(rows) >= want or (first <= lo if descending else last >= hi):
                     return Walk(found)
@@ -445,86 +491,123 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
                     span = covered * WINDOW_GROWTH
                 span = min(max(span, FIRST_WINDOW), MAX_WINDOW)
 
-    def _idf(self, tsquery: str, rows: int, pair_keys: Sequence[int] = ()) -> float:
-        """bm25's IDF of one term, kept by this storage object (one search opens one: its
-        strict and relaxed forms share their terms) for at most :data:`STATS_TTL` seconds,
-        :data:`IDF_KEPT` terms.
+    def _idfs(self, compiled: Sequence[tuple[str, Sequence[int]]], rows: int) -> list[float]:
+        """bm25's IDF of each term (``(tsquery, pair keys)``), kept by this storage object (one
+        search opens one: its strict and relaxed forms share their terms) for at most
+        :data:`STATS_TTL` seconds, :data:`IDF_KEPT` terms.
 
         A word among the planner's most common lexemes (:meth:`_lexeme_shares`) takes its
-        share of rows from there, at no cost per search; any other term is counted through
-        GIN (:meth:`_sampled_docs`), a word then at most as common as the least common word
-        listed."""
+        share of rows from there, at no cost per search; the other terms are counted through
+        GIN, all in one statement (:meth:`_sampled_docs`), a word then at most as common as
+        the least common word listed."""
         now = time.monotonic()
-        known = self._idf_seen.get((tsquery, rows))
-        if known is None or now - known[0] > STATS_TTL:
-            if len(self._idf_seen) >= IDF_KEPT:
+        found: dict[str, float] = {}
+        wanted: dict[str, Sequence[int]] = {}
+        for tsquery, pair_keys in compiled:
+            known = self._idf_seen.get((tsquery, rows))
+            if known is not None and now - known[0] <= STATS_TTL:
+                found[tsquery] = known[1]
+            else:
+                wanted.setdefault(tsquery, pair_keys)
+        if wanted:
+            if len(self._idf_seen) + len(wanted) > IDF_KEPT:
                 self._idf_seen.clear()
             # a store under COUNT_BELOW rows counts every term (cheap there): the planner's
             # sampled shares, present or not depending on when autovacuum last analysed the
             # table, made the same small store rank differently from one run to the next
             shares, floor = self._lexeme_shares() if rows >= COUNT_BELOW else ({}, None)
-            lexeme = _plain_lexeme(tsquery)
-            if lexeme is not None and lexeme in shares:
-                docs = shares[lexeme] * rows
-            else:
-                docs = self._sampled_docs(tsquery, pair_keys, rows)
-                if lexeme is not None and floor is not None:
-                    docs = min(docs, floor * rows)
-            idf = bm25.idf(rows, docs)
-            known = self._idf_seen[(tsquery, rows)] = (now, idf)
-        return known[1]
+            docs: dict[str, float] = {}
+            for tsquery in wanted:
+                lexeme = _plain_lexeme(tsquery)
+                if lexeme is not None and lexeme in shares:
+                    docs[tsquery] = shares[lexeme] * rows
+            counted = self._sampled_docs([(q, k) for q, k in wanted.items() if q not in docs], rows)
+            for tsquery, count in counted.items():
+                lexeme = _plain_lexeme(tsquery)
+                docs[tsquery] = min(count, floor * rows) if lexeme is not None and floor is not None else count
+            for tsquery, value in docs.items():
+                found[tsquery] = bm25.idf(rows, value)
+                self._idf_seen[(tsquery, rows)] = (now, found[tsquery])
+        return [found[tsquery] for tsquery, _ in compiled]
 
-    def _lexeme_shares(self) -> tuple[dict[str, float], float | None]:
-        """The planner's most common lexemes of ``messages.tsv``, each with the share of rows
-        holding it (ANALYZE's estimate from its sample of rows), and the smallest share a
-        lexeme needs to be listed (every lexeme not listed is rarer); ``({}, None)`` before the
-        table was first analysed. Refreshed every :data:`STATS_TTL` seconds, shared by every
-        storage object over the same database."""
+    def _lexeme_shares(self, column: str = "tsv") -> tuple[dict[str, float], float | None]:
+        """The planner's most common elements of ``messages.tsv`` (lexemes) or, for
+        ``column="pairs"``, of the pair index's keys (schema/pg/0006), each with the share of
+        rows holding it (ANALYZE's estimate from its sample of rows), and the smallest share
+        an element needs to be listed (every element not listed is rarer); ``({}, None)``
+        before the table was first analysed. Refreshed every :data:`STATS_TTL` seconds (one
+        statement for both), shared by every storage object over the same database."""
         now = time.monotonic()
         known = _LEXEME_SHARES.get(self.db)
         if known is None or now - known[0] > STATS_TTL:
-            row = self.db.query_one(
-                "SELECT most_common_elems::text::text[] AS elems, most_common_elem_freqs AS shares"
-                " FROM pg_stats WHERE schemaname = current_schema() AND tablename = 'messages'"
-                " AND attname = 'tsv'")
-            shares: dict[str, float] = {}
-            floor = None
-            if row and row["elems"] and row["shares"]:
-                elems, values = list(row["elems"]), [float(v) for v in row["shares"]]
-                shares = dict(zip(elems, values[:len(elems)], strict=False))
-                # after the elements' shares come the least and greatest of them
-                floor = values[len(elems)] if len(values) > len(elems) else min(shares.values())
-            known = _LEXEME_SHARES[self.db] = (now, shares, floor)
-        return known[1], known[2]
+            rows = self.db.query(
+                "SELECT tablename, most_common_elems::text::text[] AS elems, most_common_elem_freqs AS shares"
+                " FROM pg_stats WHERE schemaname = current_schema() AND ((tablename = 'messages'"
+                " AND attname = 'tsv') OR (tablename = 'messages_pairs' AND attname = 'hermes_pair_keys'))")
+            stats: dict[str, tuple[dict[str, float], float | None]] = {"tsv": ({}, None), "pairs": ({}, None)}
+            for row in rows:
+                if row["elems"] and row["shares"]:
+                    elems, values = list(row["elems"]), [float(v) for v in row["shares"]]
+                    shares = dict(zip(elems, values[:len(elems)], strict=False))
+                    # after the elements' shares come the least and greatest of them
+                    floor = values[len(elems)] if len(values) > len(elems) else min(shares.values())
+                    stats["tsv" if row["tablename"] == "messages" else "pairs"] = (shares, floor)
+            known = _LEXEME_SHARES[self.db] = (now, stats)
+        return known[1][column]
 
-    def _sampled_docs(self, tsquery: str, pair_keys: Sequence[int], rows: int) -> float:
-        """The rows matching one term, estimated from its first :data:`IDF_SAMPLE` matches
-        as GIN returns them (in table order, which is about id order): exact when it has
-        fewer, else ``IDF_SAMPLE * rows / id span`` as :func:`_sampled_idf` estimates.
+    def _dense_pairs(self, pair_keys: Sequence[int], rows: int) -> bool:
+        """True when every pair key of a phrase is held by at least :data:`DENSE_PAIR_SHARE`
+        of the rows: reading the keys' index costs more than testing the newest
+        :data:`FIRST_WINDOW` rows one by one."""
+        if not pair_keys or rows < COUNT_BELOW:
+            return False
+        shares, _ = self._lexeme_shares("pairs")
+        return all(shares.get(str(key), 0.0) >= DENSE_PAIR_SHARE for key in pair_keys)
+
+    def _sampled_docs(self, terms: Sequence[tuple[str, Sequence[int]]], rows: int) -> dict[str, float]:
+        """The rows matching each term (``(tsquery, pair keys)``), estimated from its first
+        :data:`IDF_SAMPLE` matches as GIN returns them (in table order, which is about id
+        order): exact when it has fewer, else ``IDF_SAMPLE * rows / id span`` as
+        :func:`_sampled_idf` estimates. One statement for all of them.
 
         The plan is held to the GIN index (a bitmap scan that stops at the sample), never a
         table scan: a rare word the planner took for a common one would make a table scan
         read every row. A phrase is read through its pair keys (schema/pg/0006)."""
-        _, test, args = _match_test(tsquery, pair_keys)
-        with self.db.connection() as conn, conn.transaction():
-            saved = conn.execute(
-                "SELECT current_setting('enable_seqscan') AS seq, current_setting('enable_indexscan') AS ix,"
-                " set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)"
-            ).fetchone()
-            found = conn.execute(
-                f"SELECT count(*) AS n, min(id) AS lo, max(id) AS hi FROM"
-                f" (SELECT m.id FROM messages m WHERE {test} LIMIT %s) t",
-                (*args, IDF_SAMPLE), prepare=False).fetchone()
-            conn.execute("SELECT set_config('enable_seqscan', %s, true), set_config('enable_indexscan', %s, true)",
-                         (saved["seq"], saved["ix"]))
-        count = float(found["n"] or 0)
-        if count < IDF_SAMPLE:
-            return count
-        return IDF_SAMPLE * rows / max(1, int(found["hi"]) - int(found["lo"]) + 1)
+        if not terms:
+            return {}
+        parts, args = [], []
+        for i, (tsquery, pair_keys) in enumerate(terms):
+            _, test, test_args = _match_test(tsquery, pair_keys)
+            parts.append(f"(SELECT %s::integer AS term, m.id FROM messages m WHERE {test} LIMIT %s)")
+            args.extend([i, *test_args, IDF_SAMPLE])
+        with self.db.connection() as conn:
+            # outside a transaction the settings below end with this one; inside one (a
+            # savepoint here) they are put back. Pipelined: one round trip, then the commit
+            nested = conn.info.transaction_status != _IDLE
+            with conn.pipeline(), conn.transaction():
+                setting = conn.execute(
+                    "SELECT current_setting('enable_seqscan') AS seq, current_setting('enable_indexscan') AS ix,"
+                    " set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)")
+                counting = conn.execute(
+                    "SELECT term, count(*) AS n, min(id) AS lo, max(id) AS hi FROM ("
+                    + " UNION ALL ".join(parts) + ") t GROUP BY term", args, prepare=False)
+                counts = {int(r["term"]): r for r in counting.fetchall()}
+                saved = setting.fetchone()
+                if nested:
+                    conn.execute("SELECT set_config('enable_seqscan', %s, true),"
+                                 " set_config('enable_indexscan', %s, true)", (saved["seq"], saved["ix"]))
+        out: dict[str, float] = {}
+        for i, (tsquery, _) in enumerate(terms):
+            found = counts.get(i)
+            count = float(found["n"]) if found else 0.0
+            out[tsquery] = count if count < IDF_SAMPLE else (
+                IDF_SAMPLE * rows / max(1, int(found["hi"]) - int(found["lo"]) + 1))
+        return out
 
     def hits(self, match: Match, filters: Filters, *, sort: str, budget: int) -> list[Hit]:
         terms = positive_terms(match)
-        (query, pair_keys), *compiled = self._tsqueries([match, *terms])
+        compiled, bounds = self._tsqueries([match, *terms])
+        (query, pair_keys), *compiled = compiled
         term_queries = [text for text, _ in compiled]
         presence = "".join(f", (m.tsv @@ %s::tsquery) AS t{i}" for i in range(len(term_queries)))
         where, where_params = _filters_sql(filters)
@@ -534,12 +617,13 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
                  " WHERE s.id = m.session_id OFFSET 0) s ON true")
         by_source = any(field == "source" for field, _, _ in filters.value_filters())
         walk = self._walk(
-            "m.id, m.session_id, m.seq, m.role, m.timestamp, coalesce(s.source, '') AS source,"
-            f" s.title, length(m.tsv) AS dl{presence}", query, int(budget),
-            where=where, where_params=where_params, descending=sort != "oldest",
+            f"m.id, m.session_id, m.seq, m.role, m.timestamp, length(m.tsv) AS dl{presence}", query, int(budget),
+            bounds=bounds, where=where, where_params=where_params, descending=sort != "oldest",
             joins=joins, where_joins=joins if by_source else "", column_params=term_queries,
+            joined=(", coalesce(s.source, '') AS source, s.title", joins.replace("m.session_id", "t.session_id")),
             # a session filter: that session's few messages, through its own index
-            windowed=filters.session_ids is None, pair_keys=pair_keys)
+            windowed=filters.session_ids is None, pair_keys=pair_keys,
+            dense_pairs=bool(pair_keys) and self._dense_pairs(pair_keys, self._corpus()[0]))
         rows = walk.rows
         if not rows:
             return Hits([], note=walk.note())
@@ -550,7 +634,7 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             # filter on hidden roles drops aside); one IDF only scales every score alike
             idf = [_sampled_idf(rows, int(budget), corpus_rows)]
         else:
-            idf = [self._idf(text, corpus_rows, keys) for text, keys in compiled]
+            idf = self._idfs(compiled, corpus_rows)
         scores = row_scores(self.db, rows, idf, avgdl, [term_lexemes(t) for t in term_queries])
         hits = [Hit(int(row["id"]), row["session_id"], int(row["seq"]), row["role"], row["timestamp"],
                     row["source"], row["title"], score, match) for row, score in zip(rows, scores, strict=True)]

@@ -4,12 +4,13 @@ The search shows up to a page of hits, each with an excerpt; one statement (and 
 trip) per hit per step made the excerpts most of a PostgreSQL search's time. :class:`PgSnippets`
 makes every hit's content excerpt in one statement (headline, whether the message's own text
 matches, and the text the excerpt is cut from), marks the tokens ``ts_headline`` cannot mark
-for all of them with one more, and keeps one statement per hit only for the rare hit found by
-its tool calls alone.
+for all of them with one more, and does the same for the tool calls of the hits found by them
+alone (a message without tool calls is never read twice).
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -50,10 +51,42 @@ def _marked_headline(row: Any, match: Match, open_mark: str, close_mark: str) ->
     return None
 
 
+class SearchReads:
+    """What one search (one thread's ``one_connection`` block of the storage) read that a
+    later step of it wants again: compiled matches with the table's bounds, and the contents of
+    the messages excerpted."""
+
+    def __init__(self) -> None:
+        self.depth = 0  # nested one_connection blocks
+        self.compiled: dict[Match, tuple[str, list[int], tuple[int, int] | None]] = {}
+        self.contents: dict[int, str | None] = {}  # id -> content, None when the message is gone
+
+
 class PgSnippets:
     """The snippet methods of :class:`~hermes_store.sessions.storage_pg.PgSessionStorage`."""
 
     db: Any
+    _reads_local: threading.local
+
+    def _search(self) -> SearchReads | None:
+        """This thread's current search, or None outside one."""
+        return getattr(self._reads_local, "reads", None)
+
+    def message_contents(self, message_ids: Iterable[int]) -> dict[int, str]:
+        """``{id: content}`` of the existing ones of ``message_ids``; inside one search, the
+        contents read by its excerpts when they cover every id (no second reading)."""
+        ids = list(dict.fromkeys(int(i) for i in message_ids))
+        search = self._search()
+        if search is not None and search.contents and all(mid in search.contents for mid in ids):
+            return {mid: text for mid in ids if (text := search.contents[mid]) is not None}
+        return super().message_contents(ids)  # type: ignore[misc]
+
+    def _keep_contents(self, ids: list[int], rows: list[Any]) -> None:
+        """Keep the contents of the excerpts' messages for :meth:`message_contents` (one search)."""
+        search = self._search()
+        if search is not None:
+            search.contents.update(dict.fromkeys(ids))
+            search.contents.update({row["id"]: row["whole"] or "" for row in rows})
 
     def snippet(self, match: Match, message_id: int, *, open_mark: str, close_mark: str,
                 tokens: int) -> str | None:
@@ -64,7 +97,8 @@ class PgSnippets:
 
     def snippets(self, match: Match, message_ids: Iterable[int], *, open_mark: str, close_mark: str,
                  tokens: int) -> dict[int, str | None]:
-        """:meth:`snippet` of each of ``message_ids``, in two statements for all of them."""
+        """:meth:`snippet` of each of ``message_ids``: two statements for all of them, two more
+        for all those found by their tool calls alone."""
         ids = list(dict.fromkeys(int(i) for i in message_ids))
         try:
             query_sql, params = tsquery_sql(match)
@@ -74,11 +108,15 @@ class PgSnippets:
         rows = self.db.query(
             f"SELECT id, left(content, {SNIPPET_CHARS}) AS content,"
             f" ts_headline('{SEARCH_CONFIG}', left(content, {SNIPPET_CHARS}), {query_sql}, %s) AS headline,"
-            f" ({_OWN_TEXT} @@ ({query_sql})) AS own FROM messages WHERE id = ANY(%s)",
+            # a message without tool calls: its vector is its own text (no second reading)
+            f" CASE WHEN calls IS NULL THEN true ELSE ({_OWN_TEXT} @@ ({query_sql})) END AS own,"
+            " calls IS NOT NULL AS has_calls, content AS whole FROM messages WHERE id = ANY(%s)",
             (*params, _options(open_mark, close_mark, words), *params, ids)) if ids else []
+        self._keep_contents(ids, rows)
         found: dict[int, str | None] = dict.fromkeys(ids)
         unmarked: dict[int, str] = {}
         headlines: dict[int, tuple[str, bool]] = {}
+        with_calls = {row["id"] for row in rows if row["has_calls"]}
         for row in rows:
             if row["headline"] is None:
                 headlines[row["id"]] = ("", bool(row["own"]))
@@ -95,29 +133,38 @@ class PgSnippets:
         for mid, excerpt in self._highlights(unmarked, match, open_mark, close_mark, words).items():
             headlines[mid] = ("" if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark),
                               headlines[mid][1])
-        for mid, (text, own) in headlines.items():
-            if text and open_mark in text and own:
-                found[mid] = text
-                continue
-            calls = self._snippet_of_calls(match, mid, open_mark, close_mark, words)
-            found[mid] = f"[tool call] {calls}" if calls and open_mark in calls else (text or None)
+        need_calls = [mid for mid, (text, own) in headlines.items()
+                      if mid in with_calls and not (text and open_mark in text and own)]
+        calls = self._snippets_of_calls(match, need_calls, open_mark, close_mark, words)
+        for mid, (text, _) in headlines.items():
+            excerpt = calls.get(mid)
+            found[mid] = f"[tool call] {excerpt}" if excerpt and open_mark in excerpt else (text or None)
         return found
 
-    def _snippet_of_calls(self, match: Match, message_id: int, open_mark: str, close_mark: str,
-                          words: int) -> str | None:
-        """The excerpt of a message's tool-call text (the hit found by its calls alone)."""
+    def _snippets_of_calls(self, match: Match, message_ids: list[int], open_mark: str, close_mark: str,
+                           words: int) -> dict[int, str | None]:
+        """The excerpt of each message's tool-call text (the hits found by their calls alone),
+        in two statements for all of them."""
+        if not message_ids:
+            return {}
         query_sql, params = tsquery_sql(match)
-        row = self.db.query_one(
-            f"SELECT left({_CALLS}, {SNIPPET_CHARS}) AS content,"
+        rows = self.db.query(
+            f"SELECT id, left({_CALLS}, {SNIPPET_CHARS}) AS content,"
             f" ts_headline('{SEARCH_CONFIG}', left({_CALLS}, {SNIPPET_CHARS}), {query_sql}, %s) AS headline"
-            " FROM messages WHERE id = %s", (*params, _options(open_mark, close_mark, words), int(message_id)))
-        if row is None or row["headline"] is None:
-            return None
-        marked = _marked_headline(row, match, open_mark, close_mark)
-        if marked is not None:
-            return marked
-        excerpt = self._highlights({message_id: row["content"]}, match, open_mark, close_mark, words)[message_id]
-        return None if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark)
+            " FROM messages WHERE id = ANY(%s)", (*params, _options(open_mark, close_mark, words), message_ids))
+        found: dict[int, str | None] = {}
+        unmarked: dict[int, str] = {}
+        for row in rows:
+            if row["headline"] is None:
+                continue
+            marked = _marked_headline(row, match, open_mark, close_mark)
+            if marked is not None:
+                found[row["id"]] = marked
+            else:
+                unmarked[row["id"]] = row["content"]
+        for mid, excerpt in self._highlights(unmarked, match, open_mark, close_mark, words).items():
+            found[mid] = None if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark)
+        return found
 
     def _highlights(self, contents: dict[int, str], match: Match, open_mark: str, close_mark: str,
                     words: int) -> dict[int, str | None]:
@@ -129,7 +176,7 @@ class PgSnippets:
         out: dict[int, str | None] = dict.fromkeys(contents)
         if tokens_match is None or not contents:
             return out
-        per_text = {mid: list(dict.fromkeys(m.group() for m in _TOKEN.finditer(text)))[:HIGHLIGHT_TOKENS]
+        per_text = {mid: list(dict.fromkeys(_TOKEN.findall(text)))[:HIGHLIGHT_TOKENS]
                     for mid, text in contents.items()}
         distinct = list(dict.fromkeys(t for tokens in per_text.values() for t in tokens))
         if not distinct:

@@ -31,9 +31,9 @@ import apsw
 from filelock import FileLock, Timeout
 
 from hermes_store.db import Database
-from hermes_store.query import Match, QueryRejected, is_query_error, to_fts5
+from hermes_store.query import AllOf, Match, QueryRejected, Term, Without, is_query_error, to_fts5
 from hermes_store.sessions.calltext import derived
-from hermes_store.sessions.rank import ensure_rank_function
+from hermes_store.sessions.rank import ensure_rank_function, ensure_text_phrases_function
 from hermes_store.sessions.rows import (
     SESSION_COLUMNS,
     SessionNotFound,
@@ -277,7 +277,8 @@ class SqliteSessionStorage(SqlSessionStorage):
         try:
             row = self.db.iter_rows(
                 "SELECT snippet(messages_fts, 0, ?, ?, '...', ?),"
-                " snippet(messages_fts, 2, ?, ?, '...', ?) FROM messages_fts "
+                " snippet(messages_fts, 2, ?, ?, '...', ?),"
+                f" {ensure_text_phrases_function(self.db)}(messages_fts) FROM messages_fts "
                 "WHERE messages_fts MATCH ? AND rowid = ?",
                 (open_mark, close_mark, tokens, open_mark, close_mark, tokens, to_fts5(match),
                  message_id),
@@ -286,10 +287,15 @@ class SqliteSessionStorage(SqlSessionStorage):
             return None
         if row is None:
             return None
-        text, calls = row
-        if calls and open_mark in calls and not self._text_matches(match, message_id):
-            return f"[tool call] {calls}"
+        text, calls, in_text = row
+        if calls and open_mark in calls:
+            flags = str(in_text or "")
+            own = (_holds(match, iter(flags)) if len(flags) == len(match.terms())
+                   else self._text_matches(match, message_id))
+            if not own:
+                return f"[tool call] {calls}"
         return text
+
 
     def _text_matches(self, match: Match, message_id: int) -> bool:
         """True when the message's own text (not its tool calls) matches ``match``."""
@@ -644,3 +650,17 @@ def _chunks(rows: list[tuple[Any, ...]], full: int) -> Iterator[list[Any]]:
     """The first ``full`` rows as flat parameter lists of :data:`ROWS_PER_INSERT` rows each."""
     for start in range(0, full, ROWS_PER_INSERT):
         yield list(chain.from_iterable(rows[start:start + ROWS_PER_INSERT]))
+
+
+def _holds(match: Match, in_text: Iterator[str]) -> bool:
+    """Whether ``match`` holds on a row's own text, given for each of its phrases in order (FTS5
+    numbers a query's phrases as they appear) whether that text holds it (``hs_text_phrases``):
+    what ``{search_content cjk} : (match)`` would answer for the row (one flag per term)."""
+    if isinstance(match, Term):
+        return next(in_text) == "1"
+    if isinstance(match, Without):
+        keep = _holds(match.keep, in_text)
+        drop = _holds(match.drop, in_text)
+        return keep and not drop
+    parts = [_holds(part, in_text) for part in match.parts]  # type: ignore[attr-defined]
+    return all(parts) if isinstance(match, AllOf) else any(parts)

@@ -2,24 +2,60 @@
 
 ``session_vectors.db`` is an APSW SQLite file next to ``hermes_store.db`` (a PostgreSQL store
 keeps its vectors there too): one float32 BLOB per embedded message, keyed by the message's
-row id and tagged with the model that made it. A search is brute force over a numpy matrix
-(loaded once per open). The only module with the vector SQL.
+row id and tagged with the model that made it. The only module with the vector SQL.
+
+A search reads a cache file per model beside it (``session_vectors.db.<model hash>.cache``, a
+memory-mapped :class:`~hermes_store.sessions.vector_index.VectorMatrix`, searched by
+:func:`~hermes_store.sessions.vector_index.search`), so the first query of a process maps the
+file instead of reading every BLOB. Freshness: ``put`` appends its message ids to
+``vector_log`` in the same transaction; a search reads the log rows after the last one the file
+covers and scores those vectors exactly (the *delta*); past ``COMPACT_ROWS`` of them it rewrites
+the file. ``drop_missing`` and ``forget`` bump ``vector_meta.epoch`` and delete the cache files
+(a forgotten vector must not stay in one); a file of another epoch, truncated or failing its
+checks is rebuilt from the SQLite rows.
 """
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import apsw
 
 from hermes_store.sessions.embeddings import _numpy
+from hermes_store.sessions.vector_index import VectorMatrix, search
 
 VECTORS_FILENAME = "session_vectors.db"
+#: Delta rows (vectors written after the cache file) past which a search rewrites the file.
+COMPACT_ROWS = 50_000
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS vectors (message_id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,"
-    " seq INTEGER NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL)"
+    " seq INTEGER NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS vector_log (n INTEGER PRIMARY KEY, model TEXT NOT NULL,"
+    " message_id INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS vector_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
 )
+
+
+@dataclass
+class _Loaded:
+    """One model's searchable state in this process: the cache file's matrix and the delta."""
+
+    matrix: VectorMatrix | None
+    epoch: int
+    seen_n: int  # last log row read
+    delta: dict[int, Any]  # message id -> vector, written after the matrix
+    arrays: tuple[Any, Any] | None = None  # the delta as (ids, matrix), made when first searched
+
+    def delta_arrays(self) -> tuple[Any, Any]:
+        """The delta as an id array and a float32 matrix (kept until the delta changes)."""
+        if self.arrays is None:
+            np = _numpy()
+            ids = np.fromiter(self.delta, dtype=np.int64, count=len(self.delta))
+            self.arrays = (ids, np.vstack(list(self.delta.values())) if self.delta else None)
+        return self.arrays
 
 
 class VectorStore:
@@ -28,7 +64,7 @@ class VectorStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._conn: apsw.Connection | None = None
-        self._matrix: dict[str, tuple[list[int], list[tuple[str, int]], Any]] = {}
+        self._loaded: dict[str, _Loaded] = {}
 
     @classmethod
     def for_home(cls, home: Any) -> VectorStore:
@@ -48,8 +84,33 @@ class VectorStore:
             self._conn.execute(_SCHEMA)
         return self._conn
 
+    def cache_path(self, model: str) -> Path:
+        """The cache file of ``model``'s vectors (beside the vector file)."""
+        digest = hashlib.sha256(model.encode("utf-8")).hexdigest()[:16]
+        return self.path.with_name(f"{self.path.name}.{digest}.cache")
+
+    def _drop_caches(self) -> None:
+        """Forget the loaded matrices and delete every cache file of this vector file."""
+        for loaded in self._loaded.values():
+            if loaded.matrix is not None:
+                loaded.matrix.close()
+        self._loaded.clear()
+        for cache in self.path.parent.glob(f"{self.path.name}.*.cache*"):  # and temporary files
+            cache.unlink(missing_ok=True)
+
+    def _bump_epoch(self) -> None:
+        """Mark every cache file stale (inside the caller's transaction)."""
+        self._connection().execute(
+            "INSERT INTO vector_meta (name, value) VALUES ('epoch', 1)"
+            " ON CONFLICT (name) DO UPDATE SET value = value + 1"
+        )
+
     def close(self) -> None:
-        """Close the file."""
+        """Close the file (and the mapped cache files)."""
+        for loaded in self._loaded.values():
+            if loaded.matrix is not None:
+                loaded.matrix.close()
+        self._loaded.clear()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -75,7 +136,10 @@ class VectorStore:
                     for mid, sid, seq, vec in rows
                 ],
             )
-        self._matrix.pop(model, None)
+            conn.executemany(
+                "INSERT INTO vector_log (model, message_id) VALUES (?, ?)",
+                [(model, int(mid)) for mid, _sid, _seq, _vec in rows],
+            )
 
     def drop_missing(self, existing: set[int]) -> int:
         """Delete vectors of messages no longer in the store; returns how many."""
@@ -89,7 +153,10 @@ class VectorStore:
         ]
         with conn:
             conn.executemany("DELETE FROM vectors WHERE message_id = ?", gone)
-        self._matrix.clear()
+            if gone:
+                self._bump_epoch()
+        if gone:
+            self._drop_caches()
         return len(gone)
 
     def forget(self, message_ids: list[int], session_ids: list[str]) -> int:
@@ -104,11 +171,12 @@ class VectorStore:
         with conn:
             conn.executemany("DELETE FROM vectors WHERE message_id = ?", [(int(m),) for m in message_ids])
             conn.executemany("DELETE FROM vectors WHERE session_id = ?", [(s,) for s in session_ids])
+            self._bump_epoch()
         gone = before - self.count()
+        self._drop_caches()
         if gone:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             conn.execute("VACUUM")
-        self._matrix.clear()
         return gone
 
     def count(self, model: str | None = None) -> int:
@@ -122,31 +190,118 @@ class VectorStore:
         )
         return int(next(iter(self._connection().execute(sql, args)))[0])
 
-    def _load(self, model: str) -> tuple[list[int], list[tuple[str, int]], Any]:
-        if model not in self._matrix:
-            np = _numpy()
-            ids, positions, blobs = [], [], []
-            for mid, sid, seq, blob in self._connection().execute(
-                "SELECT message_id, session_id, seq, vec FROM vectors WHERE model = ? ORDER BY message_id",
-                (model,),
-            ):
-                ids.append(int(mid))
-                positions.append((sid, int(seq)))
-                blobs.append(np.frombuffer(blob, dtype=np.float32))
-            self._matrix[model] = (ids, positions, np.vstack(blobs) if blobs else None)
-        return self._matrix[model]
+    def rows(self, model: str) -> Any:
+        """Every ``(message_id, session_id, seq, vector)`` of ``model`` by message id (the whole
+        table read once: what a search did before the cache file; ``scripts/bench_vectors.py``
+        times it)."""
+        np = _numpy()
+        for mid, sid, seq, blob in self._connection().execute(
+            "SELECT message_id, session_id, seq, vec FROM vectors WHERE model = ? ORDER BY message_id",
+            (model,),
+        ):
+            yield int(mid), sid, int(seq), np.frombuffer(blob, dtype=np.float32)
 
-    def nearest(self, model: str, query: Any, k: int) -> list[tuple[int, str, int, float]]:
+    def _epoch(self) -> int:
+        row = next(iter(self._connection().execute("SELECT value FROM vector_meta WHERE name = 'epoch'")), None)
+        return int(row[0]) if row else 0
+
+    def _head(self) -> int:
+        row = next(iter(self._connection().execute("SELECT max(n) FROM vector_log")))
+        return int(row[0] or 0)
+
+    def _read_delta(self, model: str, loaded: _Loaded) -> None:
+        """Add the vectors of ``model`` logged after ``loaded.seen_n`` to its delta (one read
+        transaction, so no row written meanwhile is skipped)."""
+        np = _numpy()
+        conn = self._connection()
+        with conn:
+            head = self._head()
+            for mid, blob in conn.execute(
+                "SELECT l.message_id, v.vec FROM vector_log l JOIN vectors v"
+                " ON v.message_id = l.message_id AND v.model = l.model"
+                " WHERE l.n > ? AND l.n <= ? AND l.model = ? ORDER BY l.n",
+                (loaded.seen_n, head, model),
+            ):
+                loaded.delta[int(mid)] = np.frombuffer(blob, dtype=np.float32)
+                loaded.arrays = None
+        loaded.seen_n = head
+
+    def _build(self, model: str) -> VectorMatrix | None:
+        """Read every vector of ``model`` (one read transaction) into a matrix and write its
+        cache file; the file, mapped, is returned (the in-memory matrix when it cannot be written)."""
+        np = _numpy()
+        conn = self._connection()
+        with conn:
+            epoch, last_n = self._epoch(), self._head()
+            rows = self.count(model)
+            if not rows:
+                return None
+            ids = np.empty(rows, dtype=np.int64)
+            vecs = None
+            for i, (mid, blob) in enumerate(conn.execute(
+                "SELECT message_id, vec FROM vectors WHERE model = ? ORDER BY message_id", (model,)
+            )):
+                row = np.frombuffer(blob, dtype=np.float32)
+                if vecs is None:
+                    vecs = np.empty((rows, len(row)), dtype=np.float32)
+                ids[i] = mid
+                vecs[i] = row
+        matrix = VectorMatrix.from_rows(ids, vecs, epoch, last_n)
+        path = self.cache_path(model)
+        try:
+            matrix.write(path)
+        except OSError:
+            return matrix
+        return VectorMatrix.open(path) or matrix
+
+    def _state(self, model: str) -> _Loaded:
+        """This process's state of ``model``, brought up to date with the vector file."""
+        epoch, head = self._epoch(), self._head()
+        loaded = self._loaded.get(model)
+        if loaded is not None and loaded.epoch != epoch:
+            if loaded.matrix is not None:
+                loaded.matrix.close()
+            loaded = None
+        if loaded is None:
+            matrix = VectorMatrix.open(self.cache_path(model))
+            if matrix is not None and matrix.epoch != epoch:
+                matrix.close()
+                matrix = None
+            if matrix is None:
+                matrix = self._build(model)
+            start = matrix.last_n if matrix is not None else 0
+            loaded = _Loaded(matrix, epoch, start, {})
+            self._loaded[model] = loaded
+        if head > loaded.seen_n:
+            self._read_delta(model, loaded)
+        if len(loaded.delta) > COMPACT_ROWS:
+            if loaded.matrix is not None:
+                loaded.matrix.close()
+            matrix = self._build(model)
+            loaded = _Loaded(matrix, epoch, matrix.last_n if matrix is not None else 0, {})
+            self._loaded[model] = loaded
+            self._read_delta(model, loaded)
+        return loaded
+
+    def nearest(self, model: str, query: Any, k: int, **tuning: int) -> list[tuple[int, str, int, float]]:
         """The ``k`` messages most similar to the unit vector ``query``:
-        ``(message_id, session_id, seq, cosine)``, best first."""
+        ``(message_id, session_id, seq, cosine)``, best first. ``tuning``: ``exact_limit`` and
+        ``candidates`` of :func:`~hermes_store.sessions.vector_index.search`."""
         if not self.exists():
             return []
-        np = _numpy()
-        ids, positions, matrix = self._load(model)
-        if matrix is None:
+        loaded = self._state(model)
+        delta_ids, delta_vecs = loaded.delta_arrays()
+        found = search(loaded.matrix, delta_ids, delta_vecs, query, k, **tuning)
+        if not found:
             return []
-        scores = matrix @ query.astype(np.float32)
-        k = min(k, len(ids))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top])]
-        return [(ids[i], *positions[i], float(scores[i])) for i in top]
+        where = {}
+        wanted = [mid for mid, _score in found]
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            for mid, sid, seq in self._connection().execute(
+                "SELECT message_id, session_id, seq FROM vectors WHERE model = ? AND message_id IN"
+                f" ({','.join('?' * len(chunk))})",
+                (model, *chunk),
+            ):
+                where[int(mid)] = (sid, int(seq))
+        return [(mid, *where[mid], score) for mid, score in found if mid in where]

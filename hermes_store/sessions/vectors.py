@@ -3,9 +3,10 @@
 The vectors live in ``session_vectors.db``, an APSW SQLite file in the home next to
 ``hermes_store.db`` (a PostgreSQL store keeps its vectors there too): one float32 BLOB per
 embedded message, keyed by the message's row id and tagged with the model that made it. A
-search is brute force over a numpy matrix (loaded once per open): measured at a few ms per
-query for tens of thousands of messages (docs/retrieval.md). sqlite-vec or pgvector can
-replace this seam later; a store without this file answers exactly as before.
+search reads a memory-mapped cache file of the model's vectors beside it (exact float32 up to
+100k vectors, sign-bit candidates rescored in float32 above; :mod:`.vector_index`, kept fresh by
+:mod:`.storage_vectors`; figures in docs/retrieval.md). A store without the vector file answers
+exactly as before.
 
 Embedding is incremental and resumable: :func:`embed_pending` embeds, in bounded batches, the
 user messages (``EMBED_ROLES``) that have no vector for the model yet, committing after each batch.

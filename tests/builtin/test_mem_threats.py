@@ -268,13 +268,16 @@ def _unfiltered_findings(text: str) -> list[str]:
 
 
 def test_every_pattern_has_needles_taken_from_its_own_source():
-    from hermes_store.threats import _NEEDLES, _PATTERN_SOURCES
+    from hermes_store.threat_patterns import PATTERN_SOURCES, REQUIRED
 
-    assert set(_NEEDLES) == set(PATTERN_IDS)
-    for pid, source in _PATTERN_SOURCES:
+    assert set(REQUIRED) == set(PATTERN_IDS)
+    for pid, source in PATTERN_SOURCES:
         plain = source.replace("\\", "").lower()
-        for needle in _NEEDLES[pid]:
-            assert needle.replace("\\", "") in plain, (pid, needle)
+        assert REQUIRED[pid] and all(REQUIRED[pid]), pid
+        for group in REQUIRED[pid]:
+            for literal in group:
+                assert literal.replace("\\", "") in plain, (pid, literal)
+                assert not any(ch.isspace() for ch in literal), (pid, literal)
 
 
 FRAGMENTS = [*POSITIVE.values(), *FALSE_POSITIVES, "i g n o r e", "ign-ore", "1gn0re", "pr3v10us",
@@ -287,7 +290,7 @@ FRAGMENTS = [*POSITIVE.values(), *FALSE_POSITIVES, "i g n o r e", "ign-ore", "1g
 def test_only_four_non_ascii_letters_match_ascii_ones_case_insensitively():
     import sys
 
-    from hermes_store.threats import _RE_ASCII_FOLDS
+    from hermes_store.threat_patterns import RE_ASCII_FOLDS as _RE_ASCII_FOLDS
 
     letter = __import__("re").compile("[a-z]", __import__("re").IGNORECASE)
     folding = {cp for cp in range(128, sys.maxunicode + 1) if letter.fullmatch(chr(cp))}

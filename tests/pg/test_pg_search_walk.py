@@ -70,6 +70,27 @@ def test_windowed_walk_returns_exactly_the_first_matches(corpus, monkeypatch, te
             assert [h.message_id for h in hits] == _reference(corpus, match, filters, budget, sort != "oldest")
 
 
+@pytest.mark.parametrize(("text", "keyed"), [('"alpha beta"', True), ('"beta alpha gamma"', True),
+                                             ('"runs cafe"', True), ('"naive running" common', True),
+                                             ('"common alpha"*', False), ('"alpha beta" OR needle', False)])
+def test_a_phrase_of_common_pairs_opens_row_by_row_with_the_same_matches(corpus, monkeypatch, text, keyed):
+    """A phrase whose pair keys are common tests its first window in id order (no index);
+    the walk still returns exactly the first matches."""
+    monkeypatch.setattr(storage_pg, "FIRST_WINDOW", 3)
+    monkeypatch.setattr(storage_pg, "MAX_WINDOW", 40)
+    monkeypatch.setattr(storage_pg, "COUNT_BELOW", 0)
+    monkeypatch.setattr(storage_pg, "DENSE_PAIR_SHARE", 0.0)
+    storage = open_session_storage(corpus)
+    match = compile_query(text).strict_match
+    statements = spy_statements(corpus, monkeypatch)
+    for filters in (Filters(exclude_roles=["reasoning"]), Filters(sources=["cron"]), Filters()):
+        for budget in (1, 7, 50, 1000):
+            hits = storage.hits(match, filters, sort="relevance", budget=budget)
+            assert [h.message_id for h in hits] == _reference(corpus, match, filters, budget, True)
+    opened = [s for s in statements if "WHERE ts_match_vq(m.tsv, %s::tsquery)" in s]
+    assert bool(opened) == keyed  # only a phrase every match holds (pair keys) opens row by row
+
+
 def test_walk_is_not_vacuous(corpus, monkeypatch):
     """The windows really are many and small, and the result still spans the whole table."""
     monkeypatch.setattr(storage_pg, "FIRST_WINDOW", 3)

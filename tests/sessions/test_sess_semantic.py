@@ -181,7 +181,7 @@ def test_cli_embed_and_background_embedder(home, engine, run):
     _configure(home, MODEL)
     out = run("sessions", "embed", "--json", "--max", "2")
     assert out.exit_code == 0, out.output
-    assert json.loads(out.output)["embedded"] == 2 and json.loads(out.output)["pending"] == 1
+    assert json.loads(out.stdout)["embedded"] == 2 and json.loads(out.stdout)["pending"] == 1  # stdout: a model may report loading on stderr
     worker = BackgroundEmbedder(
         home.open_db, VectorStore.for_home(home), load_embedder(MODEL), batch=1
     )

@@ -132,6 +132,52 @@ def test_calltext_helpers():
     assert strip_boilerplate("a < b and <div>") is None
 
 
+def test_text_or_call_excerpt_decided_alike_for_and_or_not(engine, home, tmp_path):
+    # "Reading it." holds neither word; the calls hold pgbouncer and syslog: the excerpt is the
+    # call's unless the message's own text matches the whole query on its own
+    _index(home, tmp_path)
+    db = home.open_db()
+    try:
+        def snippet(query: str) -> str:
+            results = search_messages(db, query).results
+            return next(r["snippet"] for r in results if r["seq"] == 1)
+
+        assert snippet("pgbouncer syslog").startswith("[tool call]")
+        assert snippet("pgbouncer OR syslog").startswith("[tool call]")
+        assert snippet("pgbouncer NOT zebraword").startswith("[tool call]")
+        assert snippet("reading pgbouncer").startswith("[tool call]")  # text holds only one word
+        assert not snippet("reading OR pgbouncer").startswith("[tool call]")  # text alone matches
+    finally:
+        db.close()
+
+
+def test_sqlite_text_flags_answer_as_the_column_filtered_match(home, tmp_path):
+    from hermes_store.query import compile_query, to_fts5
+    from hermes_store.sessions.rank import ensure_text_phrases_function
+    from hermes_store.sessions.storage_sqlite import _holds
+
+    _index(home, tmp_path)
+    db = home.open_db()
+    try:
+        from hermes_store.sessions.search import _storage
+
+        storage = _storage(db)
+        function = ensure_text_phrases_function(db)
+        checked = 0
+        for query in ("pgbouncer syslog", "pooler OR syslog", "check NOT syslog", "reading pgbouncer",
+                      "(pooler OR pgbouncer) NOT zebraword", '"pooler config" OR tail', "kernel eth0"):
+            plan = compile_query(query)
+            for match in filter(None, (plan.strict_match, plan.relaxed_match)):
+                rows = db.conn.execute(f"SELECT rowid, {function}(messages_fts) FROM messages_fts "
+                                       "WHERE messages_fts MATCH ?", (to_fts5(match),)).fetchall()
+                for rowid, flags in rows:
+                    assert _holds(match, iter(flags)) == storage._text_matches(match, rowid), (query, rowid)
+                    checked += 1
+        assert checked >= 8
+    finally:
+        db.close()
+
+
 CALL_SHAPES = [
     [{"id": "1", "type": "function", "function": {"name": "Grep", "arguments": '{"pattern": "a", "n": 3.5}'}}],
     {"name": "Read", "input": {"file_path": "/etc/hosts", "nested": [1, {"deep": "x"}, None, True]}},
