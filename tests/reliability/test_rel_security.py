@@ -372,6 +372,7 @@ ALLOWED = {
     ("sessions/storage_sqlite.py", "exc"): "error text in a message, not SQL",
     ("sessions/storage_sqlite.py", "ensure_rank_function(self.db)"): "name of our registered rank function",
     ("sessions/storage_sqlite.py", "ensure_text_phrases_function(self.db)"): "name of our registered text-flags function",
+    ("sessions/storage_vectors.py", "','.join('?' * len(chunk))"): "'?,?,?' placeholders",
     ("sessions/storage_sqlite.py", "weights"): "constant column weights (floats)",
     ("sessions/storage_sqlite.py", "direction"): "ASC or DESC",
     ("pgdb.py", "MIGRATIONS_TABLE"): "constant table name",
