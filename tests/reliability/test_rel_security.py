@@ -372,7 +372,7 @@ ALLOWED = {
     ("sessions/storage_sqlite.py", "exc"): "error text in a message, not SQL",
     ("sessions/storage_sqlite.py", "ensure_rank_function(self.db)"): "name of our registered rank function",
     ("sessions/storage_sqlite.py", "ensure_text_phrases_function(self.db)"): "name of our registered text-flags function",
-    ("sessions/storage_vectors.py", "','.join('?' * len(chunk))"): "'?,?,?' placeholders",
+    ("sessions/storage_vectors.py", "','.join('?' * len(chunk))"): "bound '?' parameters, one per id",
     ("sessions/storage_sqlite.py", "weights"): "constant column weights (floats)",
     ("sessions/storage_sqlite.py", "direction"): "ASC or DESC",
     ("pgdb.py", "MIGRATIONS_TABLE"): "constant table name",
@@ -416,10 +416,10 @@ ALLOWED = {
     ("sessions/storage_pg.py", "kept_columns"): "constant column list chosen in code (search walk)",
     ("sessions/storage_pg.py", "kept_join"): "constant join clause chosen in code (search walk)",
     ("sessions/storage_pg.py", "' UNION ALL '.join(parts)"):
-        "the IDF sample's subqueries: constant SQL around the walk's match tests, %s placeholders",
+        "the IDF sample's subqueries: constant SQL around the walk's match tests, bound %s parameters",
     ("sessions/storage_pg.py", "<computed SQL> 'SELECT term, count(*) AS n, min(id) AS lo, max(id) AS hi"
      " FROM (' + ' UNION ALL '.join(parts) + ') t GROUP BY term'"):
-        "the IDF sample's subqueries: constant SQL around the walk's match tests, %s placeholders",
+        "the IDF sample's subqueries: constant SQL around the walk's match tests, bound %s parameters",
     ("sessions/storage_pg.py", "way_in"):
         "_match_test: one of two constant GIN conditions with a %s placeholder (pair keys or the vector)",
     ("sessions/storage_pg.py", "test"):
