@@ -40,9 +40,13 @@ from hermes_store.sessions.fusion import Fusion, fuse  # noqa: E402
 METRICS = ("hit@1", "hit@5", "hit@10", "mrr", "all@5")
 
 
-def record(model: str, cache: Path, lme: Path, locomo: Path, *, reuse: bool = False) -> list[dict[str, Any]]:
+def record(model: str, cache: Path, lme: Path, locomo: Path, *, reuse: bool = False,
+           raw: Path = Path("/tmp/sem27-raw-calls.json"),
+           roles: tuple[tuple[str, ...], tuple[str, ...]] = (("user",), ("user", "assistant")),
+           ) -> list[dict[str, Any]]:
     """Run both evaluations lexically, keeping what the fusion would have been given (the raw
-    calls are kept in /tmp/sem27-raw-calls.json; ``reuse`` pairs those again without a run)."""
+    calls are kept in ``raw``; ``reuse`` pairs those again without a run). ``roles``: the roles
+    embedded for LongMemEval and for LoCoMo (the evaluations' defaults)."""
     import eval_locomo
     import eval_longmemeval
     from eval_semantic import SemanticSetup
@@ -57,14 +61,14 @@ def record(model: str, cache: Path, lme: Path, locomo: Path, *, reuse: bool = Fa
                       "semantic": [[sid, score] for _mid, sid, _seq, score in nearest]})
         return groups
 
-    raw = Path("/tmp/sem27-raw-calls.json")
     if reuse and raw.is_file():
         lme_calls, locomo_calls = json.loads(raw.read_text(encoding="utf-8"))
     else:
         session_search._fused = recorder
-        setup = SemanticSetup(model, cache=cache)
+        setup = SemanticSetup(model, cache=cache, roles=roles[0])
         eval_longmemeval.print_table(eval_longmemeval.evaluate(lme, limit=5, detail=None, semantic=setup))
         lme_calls, calls[:] = list(calls), []
+        setup.roles = roles[1]
         eval_locomo.print_session_table(eval_locomo.evaluate_sessions(locomo, setup))
         locomo_calls = list(calls)
         print(setup.summary())
@@ -200,12 +204,18 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--locomo", type=Path, default=Path("/work/shared/data/locomo"))
     rec.add_argument("--reuse", action="store_true", help="pair the raw calls of the last run again")
     rec.add_argument("--out", type=Path, default=Path("/tmp/sem27-records.json"))
+    rec.add_argument("--raw", type=Path, default=Path("/tmp/sem27-raw-calls.json"))
+    rec.add_argument("--lme-roles", default="user")
+    rec.add_argument("--locomo-roles", default="user,assistant")
     gr = sub.add_parser("grid")
     gr.add_argument("--records", type=Path, default=Path("/tmp/sem27-records.json"))
     gr.add_argument("--full", action="store_true", help="the whole grid, not the sensitivity rows")
     args = parser.parse_args(argv)
     if args.command == "record":
-        records = record(args.model, args.cache, args.lme, args.locomo, reuse=args.reuse)
+        roles = tuple(tuple(r.strip() for r in value.split(",") if r.strip())
+                      for value in (args.lme_roles, args.locomo_roles))
+        records = record(args.model, args.cache, args.lme, args.locomo, reuse=args.reuse,
+                         raw=args.raw, roles=roles)
         args.out.write_text(json.dumps(records), encoding="utf-8")
         print(f"{len(records)} questions recorded in {args.out}")
         return 0

@@ -300,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --level session: also embed with MODEL and search with the fusion")
     parser.add_argument("--semantic-cache", type=Path, default=None, metavar="DIR",
                         help="with --semantic: vectors of texts already in DIR (scripts/semantic_cache.py) are read, not computed")
+    parser.add_argument("--semantic-roles", default="user,assistant", metavar="ROLES",
+                        help="with --semantic: the roles embedded, semantic.roles of config.yaml "
+                             "(default %(default)s: LoCoMo's two speakers are both people; the second is stored as the assistant)")
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         print(f"error: {args.data}: no such directory", file=sys.stderr)
@@ -314,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.path.insert(0, str(Path(__file__).resolve().parent))
             from eval_semantic import SemanticSetup
 
-            semantic = SemanticSetup(args.semantic, cache=args.semantic_cache)
+            semantic = SemanticSetup(args.semantic, cache=args.semantic_cache,
+                                     roles=tuple(r.strip() for r in args.semantic_roles.split(",") if r.strip()))
         report = evaluate_sessions(args.data, semantic)
         if semantic is not None:
             report["semantic"] = semantic.summary()

@@ -15,7 +15,7 @@ from typing import Any
 
 from hermes_store.home import Home
 from hermes_store.sessions import embeddings
-from hermes_store.sessions.embeddings import EMBED_CHARS, Embedder, load_embedder
+from hermes_store.sessions.embeddings import EMBED_ROLES, Embedder, load_embedder
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.vectors import VectorStore, embed_pending
 
@@ -25,11 +25,16 @@ def _digest(text: str) -> str:
 
 
 class EmbeddingCache:
-    """Vectors of one model keyed by the SHA-1 of the (cut) text, in ``DIR/<model>.npz``."""
+    """Vectors of one model keyed by the SHA-1 of the (cut) text, in ``DIR/<model>.npz``; with
+    ``query`` the model's question encoding (its own file, ``DIR/<model>.query.npz``, when the
+    model encodes a question otherwise than a message)."""
 
-    def __init__(self, directory: Path, embedder: Embedder) -> None:
+    def __init__(self, directory: Path, embedder: Embedder, *, query: bool = False) -> None:
         self.embedder = embedder
-        self.path = Path(directory) / (_digest(embedder.name)[:16] + ".npz")
+        self.chars = embedder.chars
+        self.query = query and embedder.query_raw is not None
+        suffix = ".query.npz" if self.query else ".npz"
+        self.path = Path(directory) / (_digest(embedder.name)[:16] + suffix)
         self.rows: dict[str, Any] = {}
         if self.path.is_file():
             np = embeddings._numpy()
@@ -38,16 +43,18 @@ class EmbeddingCache:
 
     def missing(self, texts: list[str]) -> list[str]:
         """The texts of ``texts`` without a cached vector."""
-        return [t for t in texts if _digest(t[:EMBED_CHARS]) not in self.rows]
+        return [t for t in texts if _digest(t[: self.chars]) not in self.rows]
 
     def add(self, texts: list[str], vectors: Any) -> None:
         """Remember ``vectors`` (one row per text)."""
         for text, vector in zip(texts, vectors, strict=True):
-            self.rows[_digest(text[:EMBED_CHARS])] = vector
+            self.rows[_digest(text[: self.chars])] = vector
 
     def save(self) -> None:
         """Write the cache file."""
         np = embeddings._numpy()
+        if not self.rows:
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         keys = list(self.rows)
         tmp = self.path.with_suffix(".tmp.npz")
@@ -59,8 +66,9 @@ class EmbeddingCache:
         np = embeddings._numpy()
         todo = list(dict.fromkeys(self.missing(texts)))
         if todo:
-            self.add(todo, self.embedder.encode(todo))
-        return np.vstack([self.rows[_digest(t[:EMBED_CHARS])] for t in texts])
+            model = self.embedder.encode_query if self.query else self.embedder.encode
+            self.add(todo, model(todo))
+        return np.vstack([self.rows[_digest(t[: self.chars])] for t in texts])
 
 
 def cached_embedder(model: str, directory: Path) -> Embedder:
@@ -68,7 +76,9 @@ def cached_embedder(model: str, directory: Path) -> Embedder:
     ``load_embedder(model)`` (what session_search calls) returns it too."""
     embedder = load_embedder(model)
     cache = EmbeddingCache(directory, embedder)
-    wrapped = Embedder(embedder.name, embedder.dim, cache.encode)
+    questions = EmbeddingCache(directory, embedder, query=True) if embedder.query_raw else None
+    wrapped = Embedder(embedder.name, embedder.dim, cache.encode,
+                       None if questions is None else questions.encode, chars=embedder.chars)
     embeddings._CACHE[embeddings.resolve_model(model)] = wrapped
     return wrapped
 
@@ -77,9 +87,10 @@ class SemanticSetup:
     """Embeds homes for one model and counts messages and seconds spent."""
 
     def __init__(self, model: str, extra: dict[str, Any] | None = None,
-                 cache: Path | None = None) -> None:
+                 cache: Path | None = None, roles: tuple[str, ...] = EMBED_ROLES) -> None:
         self.model = model
         self.extra = extra or {}
+        self.roles = tuple(roles)
         self.embedder = cached_embedder(model, cache) if cache else load_embedder(model)
         self.messages = 0
         self.seconds = 0.0
@@ -89,14 +100,15 @@ class SemanticSetup:
         """Embed every message of ``db`` (the store of ``home``) and turn the fusion on."""
         vectors = VectorStore.for_home(home)
         began = time.perf_counter()
-        done = embed_pending(open_session_storage(db), vectors, self.embedder)
+        done = embed_pending(open_session_storage(db), vectors, self.embedder, roles=self.roles)
         self.seconds += time.perf_counter() - began
         self.messages += done["embedded"]
         vectors.close()
         self.vector_bytes += sum(
             p.stat().st_size for p in vectors.path.parent.glob(vectors.path.name + "*")
         )
-        lines = [f"  model: {self.model}"] + [f"  {k}: {v}" for k, v in self.extra.items()]
+        lines = [f"  model: {self.model}", f"  roles: [{', '.join(self.roles)}]"]
+        lines += [f"  {k}: {v}" for k, v in self.extra.items()]
         home.config_path.write_text("semantic:\n" + "\n".join(lines) + "\n", encoding="utf-8")
 
     def summary(self) -> str:
@@ -104,7 +116,7 @@ class SemanticSetup:
         rate = self.messages / self.seconds if self.seconds else 0.0
         per = self.vector_bytes / self.messages if self.messages else 0.0
         return (
-            f"semantic {self.model}: {self.messages} messages embedded in {self.seconds:.1f} s "
+            f"semantic {self.model} ({'+'.join(self.roles)}): {self.messages} messages embedded in {self.seconds:.1f} s "
             f"({rate:.0f} messages/s), vector file {per:.0f} bytes/message "
             f"({per * 100_000 / 1e6:.0f} MB per 100k messages)"
         )

@@ -5,7 +5,12 @@ from __future__ import annotations
 import click
 
 from hermes_store.cli.common import echo_json, fail, get_home
-from hermes_store.sessions.embeddings import SemanticUnavailable, configured_model, load_embedder
+from hermes_store.sessions.embeddings import (
+    SemanticUnavailable,
+    configured_model,
+    configured_roles,
+    load_embedder,
+)
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.vectors import VectorStore, embed_pending
 
@@ -33,13 +38,15 @@ from hermes_store.sessions.vectors import VectorStore, embed_pending
 def embed(
     ctx: click.Context, model: str | None, batch: int, max_messages: int | None, as_json: bool
 ) -> None:
-    """Embed the user messages that have no vector yet (incremental, resumable).
+    """Embed the messages that have no vector yet (incremental, resumable): the user's, or
+    those of the roles semantic.roles of config.yaml names.
 
     Needs the optional extra: pip install 'hermes_store[semantic]'. session_search fuses
     the semantic ranking in once config.yaml sets semantic.model and vectors exist.
     """
     home = get_home(ctx)
-    name = model or configured_model(home.config())
+    config = home.config()
+    name = model or configured_model(config)
     if not name:
         fail("no model: set semantic.model in config.yaml or pass --model")
     try:
@@ -51,7 +58,12 @@ def embed(
     vectors = VectorStore.for_home(home)
     with home.open_reader() as db:
         result = embed_pending(
-            open_session_storage(db), vectors, embedder, batch=batch, max_messages=max_messages
+            open_session_storage(db),
+            vectors,
+            embedder,
+            batch=batch,
+            max_messages=max_messages,
+            roles=configured_roles(config),
         )
     result["vectors"] = vectors.count(embedder.name)
     result["model"] = embedder.name

