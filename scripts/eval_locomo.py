@@ -300,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --level session: also embed with MODEL and search with the fusion")
     parser.add_argument("--semantic-cache", type=Path, default=None, metavar="DIR",
                         help="with --semantic: vectors of texts already in DIR (scripts/semantic_cache.py) are read, not computed")
+    parser.add_argument("--semantic-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="with --semantic: a further semantic: setting of config.yaml "
+                             "(gate, lead, window), repeatable")
     parser.add_argument("--semantic-roles", default="user,assistant", metavar="ROLES",
                         help="with --semantic: the roles embedded, semantic.roles of config.yaml "
                              "(default %(default)s: LoCoMo's two speakers are both people; the second is stored as the assistant)")
@@ -317,7 +320,8 @@ def main(argv: list[str] | None = None) -> int:
             sys.path.insert(0, str(Path(__file__).resolve().parent))
             from eval_semantic import SemanticSetup
 
-            semantic = SemanticSetup(args.semantic, cache=args.semantic_cache,
+            semantic = SemanticSetup(args.semantic, dict(kv.split("=", 1) for kv in args.semantic_set),
+                                     cache=args.semantic_cache,
                                      roles=tuple(r.strip() for r in args.semantic_roles.split(",") if r.strip()))
         report = evaluate_sessions(args.data, semantic)
         if semantic is not None:

@@ -166,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also embed with MODEL and search with the fusion (semantic extra)")
     parser.add_argument("--semantic-cache", type=Path, default=None, metavar="DIR",
                         help="with --semantic: vectors of texts already in DIR (scripts/semantic_cache.py) are read, not computed")
+    parser.add_argument("--semantic-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="with --semantic: a further semantic: setting of config.yaml "
+                             "(gate, lead, window), repeatable")
     parser.add_argument("--semantic-roles", default="user", metavar="ROLES",
                         help="with --semantic: the roles embedded, semantic.roles of config.yaml "
                              "(default %(default)s: LongMemEval's evidence is 94.5 %% user turns)")
@@ -179,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from eval_semantic import SemanticSetup
 
-        semantic = SemanticSetup(args.semantic, cache=args.semantic_cache,
+        semantic = SemanticSetup(args.semantic, dict(kv.split("=", 1) for kv in args.semantic_set),
+                                     cache=args.semantic_cache,
                                      roles=tuple(r.strip() for r in args.semantic_roles.split(",") if r.strip()))
     report = evaluate(args.data, limit=args.limit, detail=args.detail, only=args.only, semantic=semantic)
     if semantic is not None:

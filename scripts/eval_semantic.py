@@ -78,7 +78,8 @@ def cached_embedder(model: str, directory: Path) -> Embedder:
     cache = EmbeddingCache(directory, embedder)
     questions = EmbeddingCache(directory, embedder, query=True) if embedder.query_raw else None
     wrapped = Embedder(embedder.name, embedder.dim, cache.encode,
-                       None if questions is None else questions.encode, chars=embedder.chars)
+                       None if questions is None else questions.encode, chars=embedder.chars,
+                       fusion_defaults=embedder.fusion_defaults)
     embeddings._CACHE[embeddings.resolve_model(model)] = wrapped
     return wrapped
 

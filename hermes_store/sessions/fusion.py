@@ -36,9 +36,10 @@ class Fusion:
     window: int = 2  # lexical places the semantic first may be promoted from
 
     @classmethod
-    def from_config(cls, section: Any) -> Fusion:
-        """The fusion of a ``semantic:`` config section (unknown or bad values: the default)."""
-        base = cls()
+    def from_config(cls, section: Any, defaults: dict[str, float] | None = None) -> Fusion:
+        """The fusion of a ``semantic:`` config section (unknown or bad values: the default,
+        ``defaults`` (the model's own, see ``Embedder.fusion_defaults``) over the class's)."""
+        base = cls(**{k: v for k, v in (defaults or {}).items() if k in cls.__dataclass_fields__})
         if not isinstance(section, dict):
             return base
         values: dict[str, Any] = {}

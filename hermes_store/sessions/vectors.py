@@ -113,7 +113,8 @@ def open_semantic(config: dict[str, Any], vectors: VectorStore) -> SemanticIndex
         return None
     if not vectors.count(embedder.name):
         return None
-    return SemanticIndex(embedder, vectors, Fusion.from_config(config.get("semantic")))
+    fusion = Fusion.from_config(config.get("semantic"), embedder.fusion_defaults)
+    return SemanticIndex(embedder, vectors, fusion)
 
 
 class BackgroundEmbedder:

@@ -197,3 +197,17 @@ def test_e5_with_both_roles_finds_by_meaning(home, engine):
         )
     )
     assert reply["results"][0]["session_id"] == "s-cake"
+
+
+def test_a_models_fusion_defaults_sit_under_the_config():
+    """A model's own fusion defaults replace the class's; config.yaml still wins."""
+    from hermes_store.sessions.fusion import Fusion
+
+    assert Fusion.from_config(None, {"lead": 0.0}).lead == 0.0
+    assert Fusion.from_config({"lead": 0.05}, {"lead": 0.0}).lead == 0.05
+    assert Fusion.from_config({}, {"nonsense": 1.0}) == Fusion()
+
+
+@needs_e5
+def test_e5_brings_its_own_lead():
+    assert load_embedder(E5).fusion_defaults == {"lead": 0.0}
