@@ -137,11 +137,11 @@ def _embed_p95(model: str, threads: int) -> float | None:
         import torch
 
         torch.set_num_threads(threads)
-    embedder.encode(["warm up"])
+    embedder.encode_query(["warm up"])
     times = []
     for _ in range(50):
         began = time.perf_counter()
-        embedder.encode(["what did I say about my sister's wedding?"])
+        embedder.encode_query(["what did I say about my sister's wedding?"])
         times.append(1000 * (time.perf_counter() - began))
     print(f"query embedding ({model}, one short query, 50 runs, "
           f"{'torch threads ' + str(threads) if threads else 'threads as loaded'}): {_pcts(times)}")

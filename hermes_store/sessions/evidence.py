@@ -53,15 +53,32 @@ def evidence_order(group: Sequence[Hit], query: str) -> list[Hit]:
     return [hit for _index, hit in indexed]
 
 
-def further_anchors(candidates: Sequence[int], shown: tuple[int, int] | None = None) -> tuple[int, ...]:
+def further_anchors(candidates: Sequence[int], shown: tuple[int, int] | None = None,
+                    limit: int = EXTRA_ANCHORS) -> tuple[int, ...]:
     """The further anchors among ``candidates`` (a session's matching seqs after its anchor,
-    best first): up to :data:`EXTRA_ANCHORS`, leaving out those in ``shown`` (the first and
-    last seq of the full result's slice, which already shows them)."""
+    best first): up to ``limit`` (:data:`EXTRA_ANCHORS`, more when :func:`with_nearest` added
+    some), leaving out those in ``shown`` (the first and last seq of the full result's slice,
+    which already shows them)."""
     out: list[int] = []
     for seq in candidates:
-        if len(out) == EXTRA_ANCHORS:
+        if len(out) == limit:
             break
         if seq in out or (shown is not None and shown[0] <= seq <= shown[1]):
             continue
         out.append(seq)
     return tuple(out)
+
+
+def with_nearest(group: Sequence[Hit], nearest: Sequence[Hit], count: int) -> tuple[list[Hit], int]:
+    """``group`` (one session's hits, best evidence first) with up to ``count`` of ``nearest``
+    (the session's messages nearest the question by meaning, nearest first) that it lacks,
+    placed after its first :data:`EXTRA_ANCHORS` further anchors, and how many were added (the
+    result shows that many further anchors more; the semantic extra's ``anchors``, 0 leaves the
+    group as it is)."""
+    if count <= 0 or not group:
+        return list(group), 0
+    have = {hit.message_id for hit in group}
+    owner = group[0].session_id
+    added = [hit for hit in nearest if hit.message_id not in have and hit.session_id == owner][:count]
+    at = 1 + EXTRA_ANCHORS
+    return [*group[:at], *added, *group[at:]], len(added)

@@ -11,6 +11,9 @@ only speaks where the words are unsure and the meaning is sure:
   moves to the first place (the sessions before it move down one).
 - Otherwise the lexical ranking stands as it is. Sessions only the semantic half found never
   push a lexical one out.
+- **Evidence** (``anchors``, not a ranking rule): each shown session also shows up to
+  ``anchors`` of its messages nearest the question by meaning, after its lexical further
+  anchors (:func:`hermes_store.sessions.evidence.with_nearest`).
 
 Reciprocal rank fusion of the two rankings (and its gated variants: weights, rank offsets,
 windows, cosine floors; 2 916 settings) lowered some lexical figure of some question type on
@@ -34,6 +37,7 @@ class Fusion:
     gate: float = 0.3  # lexical margin under which the semantic half may move a session
     lead: float = 0.1  # cosine lead of the semantic first over the semantic second
     window: int = 2  # lexical places the semantic first may be promoted from
+    anchors: int = 0  # a shown session's messages nearest by meaning shown as well
 
     @classmethod
     def from_config(cls, section: Any, defaults: dict[str, float] | None = None) -> Fusion:

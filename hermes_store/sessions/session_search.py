@@ -24,7 +24,12 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.calltext import strip_boilerplate
-from hermes_store.sessions.evidence import evidence_order, further_anchors
+from hermes_store.sessions.evidence import (
+    EXTRA_ANCHORS,
+    evidence_order,
+    further_anchors,
+    with_nearest,
+)
 from hermes_store.sessions.fusion import fuse, session_ranking
 from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, MAX_SNIPPET_CHARS, cap_chars
 from hermes_store.sessions.refs import parse_ref
@@ -206,11 +211,13 @@ class _Store:
 
 
 def _hydrate(store: _Store, session: dict[str, Any], anchor_id: int, anchor_seq: int, *,
-             full: bool, roles: tuple[str, ...], more: tuple[int, ...] = ()) -> dict[str, Any]:
+             full: bool, roles: tuple[str, ...], more: tuple[int, ...] = (),
+             further: int = EXTRA_ANCHORS) -> dict[str, Any]:
     """The messages a result shows: ``±HYDRATE_WINDOW`` around the anchor with bookends
-    (``full``), or the anchor alone (compact); either way up to three of the session's other
-    best-matching messages (``more``: their seqs, best first) that the slice lacks are added,
-    marked ``anchor`` (:func:`.evidence.further_anchors`)."""
+    (``full``), or the anchor alone (compact); either way up to ``further`` (three, more with
+    the semantic extra's ``anchors``) of the session's other best-matching messages (``more``:
+    their seqs, best first) that the slice lacks are added, marked ``anchor``
+    (:func:`.evidence.further_anchors`)."""
     sid = session["id"]
     messages, before, after, lo, hi = store.window(sid, anchor_seq, HYDRATE_WINDOW, DEFAULT_ROLES,
                                                    WINDOW_CHARS, anchor_only=not full)
@@ -220,7 +227,7 @@ def _hydrate(store: _Store, session: dict[str, Any], anchor_id: int, anchor_seq:
         bookend_start, bookend_end = [], []
     shown = {m["id"] for m in messages}
     extra = [_message(row, WINDOW_CHARS, anchor=True)
-             for seq in further_anchors(more, (lo, hi) if full else None)
+             for seq in further_anchors(more, (lo, hi) if full else None, further)
              for row in store.messages(sid, None, at_seq=seq) if row["id"] not in shown]
     if extra:
         messages = sorted(messages + extra, key=lambda m: m["id"])
@@ -236,7 +243,7 @@ def _hydrate(store: _Store, session: dict[str, Any], anchor_id: int, anchor_seq:
 
 def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, match_id: int,
                   match_seq: int, snippet: str, *, full: bool, roles: tuple[str, ...],
-                  more: tuple[int, ...] = ()) -> dict[str, Any]:
+                  more: tuple[int, ...] = (), further: int = EXTRA_ANCHORS) -> dict[str, Any]:
     root_id = store.lineage.root(session["id"])
     root = session if root_id == session["id"] else (store.session(root_id) or {})
     entry: dict[str, Any] = {  # Hermes describes a hit by its lineage root's row
@@ -250,7 +257,8 @@ def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, mat
         "snippet": guard_past(cap_chars(snippet, MAX_SNIPPET_CHARS), f"session message #{match_id}",
                               also=snippet),
     }
-    entry.update(_hydrate(store, session, match_id, match_seq, full=full, roles=roles, more=more))
+    entry.update(_hydrate(store, session, match_id, match_seq, full=full, roles=roles, more=more,
+                          further=further))
     entry["link"] = _link(session["id"], store.profile)
     if root_id != session["id"]:
         entry["parent_session_id"] = root_id
@@ -293,9 +301,12 @@ def _sessions_of(store: _Store, hits: list[Hit], seen_roots: set[str]) -> list[t
 
 
 def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles: tuple[str, ...],
-           bounds: Bounds, seen_roots: set[str]) -> list[tuple[str, list[Hit]]]:
+           bounds: Bounds, seen_roots: set[str]
+           ) -> tuple[list[tuple[str, list[Hit]]], dict[str, list[Hit]]]:
     """The lexical session groups fused with the semantic ranking (:mod:`.fusion`); sessions
-    only the semantic half found join with their nearest messages as anchors."""
+    only the semantic half found join with their nearest messages as anchors. Also returns,
+    per lineage root, its messages nearest the question (nearest first) for
+    :func:`.evidence.with_nearest`."""
     semantic = store.semantic
     assert semantic is not None
     nearest = semantic.nearest(query, SEMANTIC_SCAN_LIMIT)
@@ -309,7 +320,7 @@ def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles
     order = fuse([(root, hits[0].score) for root, hits in groups],
                  session_ranking([(0, root, 0, hits[0].score) for root, hits in extra.items()]),
                  semantic.fusion)
-    return [(root, lexical.get(root) or extra[root]) for root in order]
+    return [(root, lexical.get(root) or extra[root]) for root in order], extra
 
 
 def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail: str,
@@ -341,20 +352,26 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     kept = [h for h in hits if h.session_id not in bounds.excluded
             and store.lineage.root(h.session_id) not in bounds.excluded]  # exclude_session_ids
     groups = _sessions_of(store, kept, seen_roots)
+    nearest: dict[str, list[Hit]] = {}
     if store.semantic is not None and (sort or "relevance") == "relevance":
-        groups = _fused(store, query, groups, roles, bounds, seen_roots)
+        groups, nearest = _fused(store, query, groups, roles, bounds, seen_roots)
     chosen = groups[:max(0, limit - len(results))]
     if (sort or "relevance") == "relevance":  # a time sort keeps each session's newest/oldest match first
-        chosen = [(root, evidence_order(group, query)) for root, group in chosen]
+        anchors = store.semantic.fusion.anchors if store.semantic is not None else 0
+        chosen = [(root, *with_nearest(evidence_order(group, query), nearest.get(root, ()), anchors))
+                  for root, group in chosen]
+    else:
+        chosen = [(root, group, 0) for root, group in chosen]
     seen_roots.update(root for root, _ in groups)
-    attach_snippets(store.storage, [group[0] for _, group in chosen], plan)
-    for _root, group in chosen:
+    attach_snippets(store.storage, [group[0] for _, group, _added in chosen], plan)
+    for _root, group, added in chosen:
         hit = group[0]
         session = store.session(hit.session_id) or {"id": hit.session_id, "source": hit.source,
                                                     "title": hit.title}
         more = tuple(h.seq for h in group[1:] if h.session_id == hit.session_id)
         results.append(_result_entry(store, session, hit.role, hit.message_id, hit.seq, hit.snippet,
-                                     full=full_for(len(results)), roles=roles, more=more))
+                                     full=full_for(len(results)), roles=roles, more=more,
+                                     further=EXTRA_ANCHORS + added))
     payload: dict[str, Any] = {
         "success": True,
         "mode": "discover",

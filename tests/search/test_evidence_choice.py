@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 
 from hermes_store.home import Home
-from hermes_store.sessions.evidence import about_the_user
+from hermes_store.sessions.evidence import about_the_user, further_anchors, with_nearest
+from hermes_store.sessions.storage import Hit
 from hermes_store.tools import handle_tool_call
 from tests.search.conftest import DAY, T0, add_session
 
@@ -59,3 +60,19 @@ def test_first_person_questions_are_about_the_user():
     assert about_the_user("What did I say about my trip?")
     assert about_the_user("where's the thing i'm looking for")
     assert not about_the_user("What did Caroline say about the trip?")
+
+
+def _hit(mid: int, sid: str = "s") -> Hit:
+    return Hit(mid, sid, mid, "user", None, "cli", None, 1.0, None)
+
+
+def test_messages_nearest_by_meaning_come_after_the_three_further_anchors():
+    group = [_hit(1), _hit(2), _hit(3), _hit(4), _hit(5)]
+    nearest = [_hit(3), _hit(9), _hit(8, "other"), _hit(7)]
+    ordered, added = with_nearest(group, nearest, 1)
+    assert [h.message_id for h in ordered] == [1, 2, 3, 4, 9, 5] and added == 1  # 3 is there already
+    ordered, added = with_nearest(group, nearest, 2)
+    assert [h.message_id for h in ordered] == [1, 2, 3, 4, 9, 7, 5] and added == 2  # never another session's
+    assert with_nearest(group, nearest, 0) == (group, 0)
+    assert with_nearest([], nearest, 2) == ([], 0)
+    assert further_anchors([2, 3, 4, 9, 5], (2, 3), 3 + 1) == (4, 9, 5)

@@ -210,4 +210,27 @@ def test_a_models_fusion_defaults_sit_under_the_config():
 
 @needs_e5
 def test_e5_brings_its_own_lead():
-    assert load_embedder(E5).fusion_defaults == {"lead": 0.0}
+    assert load_embedder(E5).fusion_defaults == {"lead": 0.0, "anchors": 2}
+
+
+@needs_e5
+@pytest.mark.parametrize("anchors", [None, 0])
+def test_a_shown_session_adds_its_message_nearest_by_meaning(home, engine, anchors):
+    """With e5's default (``anchors: 2``) a result also shows the session's message nearest the
+    question by meaning when no word of it matches and it lies outside the anchor's slice; with
+    ``anchors: 0`` in config.yaml (over the model's default) it is not shown."""
+    filler = [f"small talk number {i}" for i in range(16)]
+    turns = ["I keep a list of chores about the garden fence", "ok", *filler,
+             "We finally adopted a little grey kitten from the shelter", "lovely"]
+    _index(home, {"s-home": turns, "s-other": ["the garden fence needs paint", "sure"]})
+    e5 = load_embedder(E5)
+    _embed(home, e5, ("user",))
+    Path(home.config_path).write_text(
+        f"semantic:\n  model: {E5}\n" + ("" if anchors is None else f"  anchors: {anchors}\n"),
+        encoding="utf-8",
+    )
+    reply = json.loads(handle_tool_call(
+        "session_search", {"query": "garden fence: which pet did we get?", "limit": 2}, home=home))
+    home_result = next(r for r in reply["results"] if r["session_id"] == "s-home")
+    shown = " ".join(m["content"] for m in home_result["messages"])
+    assert ("kitten" in shown) == (anchors is None)
