@@ -47,6 +47,7 @@ from hermes_store.db import bounded_query, current_budget
 from hermes_store.tokens import (
     emoji_tokens,
     has_cjk,
+    index_spans,
     is_emoji,
     split_cjk,
     tokenize,
@@ -640,24 +641,55 @@ def highlight_excerpt(content: str, query: str | QueryPlan, width: int = 160, *,
                       open_mark: str = HIGHLIGHT_OPEN, close_mark: str = HIGHLIGHT_CLOSE) -> str:
     """An excerpt of ``content`` around the first query word found, every query word marked.
 
-    For when FTS5's ``snippet()`` cannot mark the match (e.g. it was found
-    through the CJK projection column): query words (a plan's :attr:`QueryPlan.terms`)
-    are matched case-insensitively, and CJK words longer than two characters
-    also by their bigrams.
+    For when FTS5's ``snippet()`` cannot mark the match (found through the CJK projection
+    column, by position as a context neighbour, or by meaning): a word is marked when its
+    index token (:func:`hermes_store.tokens.index_spans`: folded and stemmed, as the index
+    matched it) is one of the query's (a plan's :attr:`QueryPlan.terms`), or starts with a
+    ``prefix*`` term's; CJK words longer than two characters also by their bigrams. A query
+    word is never marked inside another word (``i`` in ``edited``).
     """
     terms = query.terms if isinstance(query, QueryPlan) else query_terms(query)
-    words = sorted(set(terms), key=len, reverse=True)
-    pieces = []
-    for word in words:
-        pieces.append(re.escape(word))
-        if has_cjk(word) and len(word) > 2:
-            pieces.extend(re.escape(word[i : i + 2]) for i in range(len(word) - 1))
-    pattern = re.compile("|".join(pieces), re.IGNORECASE) if pieces else None
-    match = pattern.search(content) if pattern else None
-    if match is None:
-        text = content[:width]
-        return text + ("..." if len(content) > width else "")
-    start = max(0, match.start() - width // 3)
+    text = query.text if isinstance(query, QueryPlan) else query
+    spans = _term_spans(content, terms, text or "")
+    if not spans:
+        excerpt = content[:width]
+        return excerpt + ("..." if len(content) > width else "")
+    start = max(0, spans[0][0] - width // 3)
     end = min(len(content), start + width)
-    excerpt = pattern.sub(lambda m: f"{open_mark}{m.group(0)}{close_mark}", content[start:end])
-    return ("..." if start else "") + excerpt + ("..." if end < len(content) else "")
+    out, at = [], start
+    for lo, hi in spans:
+        if lo < at or hi > end:
+            continue
+        out += [content[at:lo], open_mark, content[lo:hi], close_mark]
+        at = hi
+    out.append(content[at:end])
+    return ("..." if start else "") + "".join(out) + ("..." if end < len(content) else "")
+
+
+def _term_spans(content: str, terms: list[str], text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` character spans of ``content`` to mark, in order, not overlapping."""
+    wanted = {token for term in terms if not has_cjk(term)
+              for _lo, _hi, token in index_spans(term, query=True)}
+    # a prefix* term matches words as written (folded, not stemmed), as FTS5 matches them
+    prefixes = tuple({_folded(word.rstrip("*")) for word in text.split()
+                      if word.endswith("*") and word.rstrip("*") and not has_cjk(word)})
+    spans = [(lo, hi) for lo, hi, token in index_spans(content)
+             if token in wanted or (prefixes and _folded(content[lo:hi]).startswith(prefixes))]
+    pieces = []
+    for word in sorted({t for t in terms if has_cjk(t)}, key=len, reverse=True):
+        pieces.append(re.escape(word))
+        if len(word) > 2:
+            pieces.extend(re.escape(word[i : i + 2]) for i in range(len(word) - 1))
+    if pieces:
+        spans += [m.span() for m in re.finditer("|".join(pieces), content, re.IGNORECASE)]
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if merged and lo < merged[-1][1]:
+            continue
+        merged.append((lo, hi))
+    return merged
+
+
+def _folded(word: str) -> str:
+    """``word`` lower-cased without diacritics (``remove_diacritics``' folding, unstemmed)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)).lower()

@@ -10,7 +10,10 @@ of every CJK run, plus Latin glued to CJK, plus one word per emoji code point), 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
+
+import apsw
 
 # Han, Hiragana, Katakana, Hangul and CJK compatibility ranges: the one definition of "CJK".
 CJK_RANGES: tuple[tuple[int, int, str], ...] = (
@@ -118,3 +121,41 @@ def cjk_projection(text: str | None) -> str | None:
                 out.append(run)
     out.extend(emoji)
     return " ".join(out) if out else None
+
+
+#: the tokenizer of every message full-text index (schema/*.sql: ``tokenize=``)
+INDEX_TOKENIZER = ("porter", ("unicode61", "remove_diacritics", "2"))
+_TOKENIZER: dict[str, object] = {}
+_TOKENIZER_LOCK = threading.Lock()
+
+
+def _index_tokenizer() -> object:
+    """SQLite's own FTS5 tokenizer of the index, on a private in-memory connection."""
+    with _TOKENIZER_LOCK:
+        if "tok" not in _TOKENIZER:
+            name, args = INDEX_TOKENIZER
+            _TOKENIZER["db"] = connection = apsw.Connection(":memory:")
+            _TOKENIZER["tok"] = connection.fts5_tokenizer(name, list(args))
+        return _TOKENIZER["tok"]
+
+
+def index_spans(text: str, *, query: bool = False) -> list[tuple[int, int, str]]:
+    """``(start, end, token)`` of every index token of ``text``: character offsets, and the
+    token as the full-text index stores it (folded, without diacritics, Porter-stemmed:
+    ``Edited`` -> ``edit``), so a word is marked where the index matched it and nowhere else."""
+    if not text:
+        return []
+    data = text.encode("utf-8", "surrogatepass")
+    tokenizer = _index_tokenizer()
+    reason = apsw.FTS5_TOKENIZE_QUERY if query else apsw.FTS5_TOKENIZE_DOCUMENT
+    with _TOKENIZER_LOCK:
+        found = tokenizer(data, reason, None)  # type: ignore[operator]
+    if text.isascii():
+        return [(int(start), int(end), str(token)) for start, end, token, *_ in found]
+    chars = [0] * (len(data) + 1)  # byte offset -> character offset
+    at = 0
+    for index, char in enumerate(text):
+        chars[at] = index
+        at += len(char.encode("utf-8", "surrogatepass"))
+    chars[at] = len(text)
+    return [(chars[int(start)], chars[int(end)], str(token)) for start, end, token, *_ in found]

@@ -206,3 +206,20 @@ def test_highlight_excerpt_marks_words_and_cjk():
     excerpt = highlight_excerpt(long_text, "needle", width=40)
     assert ">>>needle<<<" in excerpt and excerpt.startswith("...") and excerpt.endswith("...")
     assert highlight_excerpt("nothing here", "absent") == "nothing here"
+
+
+def test_highlight_excerpt_marks_whole_words_the_index_matched():
+    """A query word is marked where the index's porter/unicode61 tokens match it: whole words,
+    stems and folded diacritics, never a piece of another word (a one-letter ``I`` used to
+    mark every ``i`` of the excerpt)."""
+    from hermes_store.query import compile_query, highlight_excerpt
+
+    plan = compile_query("what pet do I have")
+    assert highlight_excerpt("Done, I edited the crontab instead.", plan) == \
+        "Done, >>>I<<< edited the crontab instead."
+    assert ">>>" not in highlight_excerpt("pytest fails with ImportError", plan)
+    assert highlight_excerpt("I was editing the Crontabs at the café", "edit crontab cafe") == \
+        "I was >>>editing<<< the >>>Crontabs<<< at the >>>café<<<"
+    assert highlight_excerpt("deployment of the deployer", compile_query("deploy*")) == \
+        ">>>deployment<<< of the >>>deployer<<<"
+    assert highlight_excerpt("naïve señor 数据库", "naive senor") == ">>>naïve<<< >>>señor<<< 数据库"

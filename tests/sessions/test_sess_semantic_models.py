@@ -234,3 +234,20 @@ def test_a_shown_session_adds_its_message_nearest_by_meaning(home, engine, ancho
     home_result = next(r for r in reply["results"] if r["session_id"] == "s-home")
     shown = " ".join(m["content"] for m in home_result["messages"])
     assert ("kitten" in shown) == (anchors is None)
+
+
+@needs_e5
+def test_a_session_found_by_meaning_marks_only_whole_query_words(home, engine):
+    """The snippet of a session found by meaning alone is not FTS5's: the query's words are
+    marked as the index would match them, never inside other words."""
+    import re
+
+    _index(home, {"s-pet": ["Finally I adopted a little grey kitten, it is tiny", "lovely"],
+                  "s-tax": SESSIONS["s-tax"]})
+    _embed(home, load_embedder(E5), ("user",))
+    Path(home.config_path).write_text(f"semantic:\n  model: {E5}\n", encoding="utf-8")
+    reply = json.loads(handle_tool_call(
+        "session_search", {"query": "which animal do I own", "limit": 1}, home=home))
+    snippet = reply["results"][0]["snippet"]
+    assert reply["results"][0]["session_id"] == "s-pet"
+    assert ">>>I<<<" in snippet and not re.search(r"\w>>>|<<<\w", snippet), snippet
