@@ -59,7 +59,7 @@ def record(model: str, cache: Path, lme: Path, locomo: Path, *, reuse: bool = Fa
         calls.append({"query": query,
                       "lexical": [[root, hits[0].score] for root, hits in groups],
                       "semantic": [[sid, score] for _mid, sid, _seq, score in nearest]})
-        return groups, {}
+        return groups
 
     if reuse and raw.is_file():
         lme_calls, locomo_calls = json.loads(raw.read_text(encoding="utf-8"))

@@ -71,14 +71,16 @@ def further_anchors(candidates: Sequence[int], shown: tuple[int, int] | None = N
 
 def with_nearest(group: Sequence[Hit], nearest: Sequence[Hit], count: int) -> tuple[list[Hit], int]:
     """``group`` (one session's hits, best evidence first) with up to ``count`` of ``nearest``
-    (the session's messages nearest the question by meaning, nearest first) that it lacks,
-    placed after its first :data:`EXTRA_ANCHORS` further anchors, and how many were added (the
-    result shows that many further anchors more; the semantic extra's ``anchors``, 0 leaves the
-    group as it is)."""
+    (the session's messages nearest the question by meaning, nearest first) that its anchor and
+    first :data:`EXTRA_ANCHORS` further anchors are not, placed right after those (moved up when
+    the group holds them further down), and how many were placed (the result shows that many
+    further anchors more; the semantic extra's ``anchors``, 0 leaves the group as it is)."""
     if count <= 0 or not group:
         return list(group), 0
-    have = {hit.message_id for hit in group}
+    head = list(group[: 1 + EXTRA_ANCHORS])
+    have = {hit.message_id for hit in head}
     owner = group[0].session_id
     added = [hit for hit in nearest if hit.message_id not in have and hit.session_id == owner][:count]
-    at = 1 + EXTRA_ANCHORS
-    return [*group[:at], *added, *group[at:]], len(added)
+    moved = {hit.message_id for hit in added}
+    rest = [hit for hit in group[1 + EXTRA_ANCHORS :] if hit.message_id not in moved]
+    return [*head, *added, *rest], len(added)

@@ -301,12 +301,9 @@ def _sessions_of(store: _Store, hits: list[Hit], seen_roots: set[str]) -> list[t
 
 
 def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles: tuple[str, ...],
-           bounds: Bounds, seen_roots: set[str]
-           ) -> tuple[list[tuple[str, list[Hit]]], dict[str, list[Hit]]]:
+           bounds: Bounds, seen_roots: set[str]) -> list[tuple[str, list[Hit]]]:
     """The lexical session groups fused with the semantic ranking (:mod:`.fusion`); sessions
-    only the semantic half found join with their nearest messages as anchors. Also returns,
-    per lineage root, its messages nearest the question (nearest first) for
-    :func:`.evidence.with_nearest`."""
+    only the semantic half found join with their nearest messages as anchors."""
     semantic = store.semantic
     assert semantic is not None
     nearest = semantic.nearest(query, SEMANTIC_SCAN_LIMIT)
@@ -320,7 +317,21 @@ def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles
     order = fuse([(root, hits[0].score) for root, hits in groups],
                  session_ranking([(0, root, 0, hits[0].score) for root, hits in extra.items()]),
                  semantic.fusion)
-    return [(root, lexical.get(root) or extra[root]) for root in order], extra
+    return [(root, lexical.get(root) or extra[root]) for root in order]
+
+
+def _nearest_in(store: _Store, query: str, anchors: list[Hit], roles: tuple[str, ...],
+                count: int) -> dict[str, list[Hit]]:
+    """Per shown session (each result anchor's), its messages nearest the question by meaning
+    as hits narrowed like the search's, nearest first (some more than ``count``: some are shown)."""
+    if store.semantic is None or count <= 0 or not anchors:
+        return {}
+    found = store.semantic.nearest_in(query, [hit.session_id for hit in anchors], count + EXTRA_ANCHORS + 1)
+    out: dict[str, list[Hit]] = {}
+    for hit in hits_at_positions(store.storage, [row[1:] for near in found.values() for row in near],
+                                 roles=list(roles), exclude_sources=list(HIDDEN_SOURCES)):
+        out.setdefault(hit.session_id, []).append(hit)
+    return out
 
 
 def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail: str,
@@ -352,14 +363,14 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     kept = [h for h in hits if h.session_id not in bounds.excluded
             and store.lineage.root(h.session_id) not in bounds.excluded]  # exclude_session_ids
     groups = _sessions_of(store, kept, seen_roots)
-    nearest: dict[str, list[Hit]] = {}
     if store.semantic is not None and (sort or "relevance") == "relevance":
-        groups, nearest = _fused(store, query, groups, roles, bounds, seen_roots)
+        groups = _fused(store, query, groups, roles, bounds, seen_roots)
     chosen = groups[:max(0, limit - len(results))]
     if (sort or "relevance") == "relevance":  # a time sort keeps each session's newest/oldest match first
         anchors = store.semantic.fusion.anchors if store.semantic is not None else 0
-        chosen = [(root, *with_nearest(evidence_order(group, query), nearest.get(root, ()), anchors))
-                  for root, group in chosen]
+        ordered = [(root, evidence_order(group, query)) for root, group in chosen]
+        nearest = _nearest_in(store, query, [group[0] for _root, group in ordered], roles, anchors)
+        chosen = [(root, *with_nearest(group, nearest.get(group[0].session_id, ()), anchors)) for root, group in ordered]
     else:
         chosen = [(root, group, 0) for root, group in chosen]
     seen_roots.update(root for root, _ in groups)

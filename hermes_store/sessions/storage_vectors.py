@@ -35,8 +35,11 @@ _SCHEMA = (
     " seq INTEGER NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL);"
     "CREATE TABLE IF NOT EXISTS vector_log (n INTEGER PRIMARY KEY, model TEXT NOT NULL,"
     " message_id INTEGER NOT NULL);"
-    "CREATE TABLE IF NOT EXISTS vector_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
+    "CREATE TABLE IF NOT EXISTS vector_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS vectors_by_session ON vectors (session_id, model)"
 )
+#: Vectors one :meth:`VectorStore.nearest_in` call reads at most (a bound on its time and memory).
+NEAREST_IN_ROWS = 20_000
 
 
 @dataclass
@@ -305,3 +308,28 @@ class VectorStore:
             ):
                 where[int(mid)] = (sid, int(seq))
         return [(mid, *where[mid], score) for mid, score in found if mid in where]
+
+    def nearest_in(self, model: str, session_ids: list[str], query: Any, k: int
+                   ) -> dict[str, list[tuple[int, str, int, float]]]:
+        """Per session of ``session_ids``, its ``k`` messages most similar to the unit vector
+        ``query`` (``(message_id, session_id, seq, cosine)``, best first), scored exactly over
+        that session's vectors (at most :data:`NEAREST_IN_ROWS` read in all)."""
+        if not self.exists() or not session_ids or k <= 0:
+            return {}
+        np = _numpy()
+        ids = list(dict.fromkeys(session_ids))
+        rows = list(self._connection().execute(
+            "SELECT message_id, session_id, seq, vec FROM vectors WHERE model = ? AND session_id IN"
+            f" ({','.join('?' * len(ids))}) LIMIT ?",
+            (model, *ids, NEAREST_IN_ROWS),
+        ))
+        if not rows:
+            return {}
+        scores = np.vstack([np.frombuffer(blob, dtype=np.float32) for *_rest, blob in rows]) @ query
+        out: dict[str, list[tuple[int, str, int, float]]] = {}
+        for at in np.argsort(-scores, kind="stable"):
+            mid, sid, seq, _blob = rows[int(at)]
+            best = out.setdefault(sid, [])
+            if len(best) < k:
+                best.append((int(mid), sid, int(seq), float(scores[int(at)])))
+        return out

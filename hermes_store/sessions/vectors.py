@@ -91,10 +91,23 @@ class SemanticIndex:
         self.embedder = embedder
         self.vectors = vectors
         self.fusion = fusion
+        self._last: tuple[str, Any] | None = None
+
+    def _query(self, query: str) -> Any:
+        """``query``'s embedding (the last one kept: a search asks twice for one question)."""
+        last = self._last  # one read: another thread may replace it
+        if last is None or last[0] != query:
+            last = self._last = (query, self.embedder.encode_query([query])[0])
+        return last[1]
 
     def nearest(self, query: str, k: int) -> list[tuple[int, str, int, float]]:
         """The ``k`` embedded messages nearest to ``query`` (see :meth:`VectorStore.nearest`)."""
-        return self.vectors.nearest(self.embedder.name, self.embedder.encode_query([query])[0], k)
+        return self.vectors.nearest(self.embedder.name, self._query(query), k)
+
+    def nearest_in(self, query: str, session_ids: list[str], k: int
+                   ) -> dict[str, list[tuple[int, str, int, float]]]:
+        """Per session, its ``k`` messages nearest to ``query`` (:meth:`VectorStore.nearest_in`)."""
+        return self.vectors.nearest_in(self.embedder.name, session_ids, self._query(query), k)
 
     def close(self) -> None:
         """Close the vector file."""

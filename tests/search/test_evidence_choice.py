@@ -76,3 +76,6 @@ def test_messages_nearest_by_meaning_come_after_the_three_further_anchors():
     assert with_nearest(group, nearest, 0) == (group, 0)
     assert with_nearest([], nearest, 2) == ([], 0)
     assert further_anchors([2, 3, 4, 9, 5], (2, 3), 3 + 1) == (4, 9, 5)
+    # a match the group holds beyond its three further anchors is not shown: it moves up
+    ordered, added = with_nearest(group + [_hit(6)], [_hit(6), _hit(2)], 2)
+    assert [h.message_id for h in ordered] == [1, 2, 3, 4, 6, 5] and added == 1

@@ -181,3 +181,23 @@ def test_each_model_has_its_own_cache(tmp_path):
     assert store.cache_path("a") != store.cache_path("b")
     assert set(_ids(store.nearest("a", a[0], 50))) == set(range(20))
     store.close()
+
+
+def test_nearest_in_scores_each_named_session_exactly(tmp_path, monkeypatch):
+    """A shown session's nearest messages are its own best, found however far the session is
+    from the question globally, and the read is bounded."""
+    vectors = _clustered(500)
+    store = _store(tmp_path, vectors)  # ten messages per session: s0 .. s49
+    query = vectors[0]
+    far = min(range(1, 50), key=lambda n: float(np.max(vectors[10 * n : 10 * n + 10] @ query)))
+    assert not {f"s{far}"} & {sid for _mid, sid, _seq, _c in store.nearest(MODEL, query, 50)}
+    found = store.nearest_in(MODEL, ["s0", f"s{far}", "missing"], query, 3)
+    assert set(found) == {"s0", f"s{far}"}
+    for sid, base in (("s0", 0), (f"s{far}", 10 * far)):
+        own = vectors[base : base + 10]
+        assert _ids(found[sid]) == [base + i for i in _exact(own, query, 3)]
+        assert all(s == sid for _m, s, _q, _c in found[sid])
+    monkeypatch.setattr(storage_vectors, "NEAREST_IN_ROWS", 10)
+    assert sum(len(v) for v in store.nearest_in(MODEL, ["s0", "s1"], query, 10).values()) == 10
+    assert store.nearest_in(MODEL, [], query, 3) == {} and store.nearest_in(MODEL, ["s0"], query, 0) == {}
+    store.close()
