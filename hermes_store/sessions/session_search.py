@@ -24,6 +24,7 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.calltext import strip_boilerplate
+from hermes_store.sessions.dated import dated_first
 from hermes_store.sessions.evidence import (
     EXTRA_ANCHORS,
     evidence_order,
@@ -305,8 +306,7 @@ def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles
     """The lexical session groups fused with the semantic ranking (:mod:`.fusion`); sessions
     only the semantic half found join with their nearest messages as anchors."""
     semantic = store.semantic
-    assert semantic is not None
-    nearest = semantic.nearest(query, SEMANTIC_SCAN_LIMIT)
+    nearest = semantic.nearest(query, SEMANTIC_SCAN_LIMIT) if semantic is not None else []
     hits = hits_at_positions(store.storage, [(sid, seq, score) for _mid, sid, seq, score in nearest],
                              roles=list(roles), exclude_sources=list(HIDDEN_SOURCES),
                              after=bounds.after, before=bounds.before)
@@ -322,8 +322,7 @@ def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles
 
 def _nearest_in(store: _Store, query: str, anchors: list[Hit], roles: tuple[str, ...],
                 count: int) -> dict[str, list[Hit]]:
-    """Per shown session (each result anchor's), its messages nearest the question by meaning
-    as hits narrowed like the search's, nearest first (some more than ``count``: some are shown)."""
+    """Per shown session, its messages nearest the question by meaning, as narrowed hits."""
     if store.semantic is None or count <= 0 or not anchors:
         return {}
     found = store.semantic.nearest_in(query, [hit.session_id for hit in anchors], count + EXTRA_ANCHORS + 1)
@@ -363,8 +362,9 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     kept = [h for h in hits if h.session_id not in bounds.excluded
             and store.lineage.root(h.session_id) not in bounds.excluded]  # exclude_session_ids
     groups = _sessions_of(store, kept, seen_roots)
-    if store.semantic is not None and (sort or "relevance") == "relevance":
-        groups = _fused(store, query, groups, roles, bounds, seen_roots)
+    if (sort or "relevance") == "relevance":  # the semantic half, then a date the query names
+        fused = groups if store.semantic is None else _fused(store, query, groups, roles, bounds, seen_roots)
+        groups = dated_first(fused, query)
     chosen = groups[:max(0, limit - len(results))]
     if (sort or "relevance") == "relevance":  # a time sort keeps each session's newest/oldest match first
         anchors = store.semantic.fusion.anchors if store.semantic is not None else 0
