@@ -9,8 +9,10 @@ each part in its own order. A question without such a date, or a date that does 
 (``31 February 2022``), leaves the ranking as it is. Relative dates ("last week") are not read
 here: their anchor is the asker's today, which Hermes' ``after``/``before`` arguments carry.
 
-Measured on LoCoMo (``scripts/eval_locomo.py --level session``, 79 of 760 questions name a
-date): docs/retrieval.md, "Dates named in the question".
+Both ``session_search``'s sessions (:func:`dated_first`) and a message search's messages
+(:func:`hits_dated_first`, over :data:`DATED_POOL` of them) are ordered so. Measured on LoCoMo
+(``scripts/eval_locomo.py``, both levels; 79 of 760 questions name a date): docs/retrieval.md,
+"Dates named in the question".
 """
 
 from __future__ import annotations
@@ -68,16 +70,28 @@ def named_window(query: str) -> tuple[float, float] | None:
     return None
 
 
+#: messages a message search reads when the query names a date, to reorder them (a bound)
+DATED_POOL = 50
+
+
+def _inside(hit: Hit, window: tuple[float, float]) -> bool:
+    return hit.timestamp is not None and window[0] <= hit.timestamp < window[1]
+
+
 def dated_first(groups: Sequence[tuple[str, list[Hit]]], query: str) -> list[tuple[str, list[Hit]]]:
     """``groups`` (lineage root, its hits) with those holding a hit inside the window the query
     names moved first, each part in its order; unchanged when it names none."""
     window = named_window(query)
     if window is None:
         return list(groups)
-    start, end = window
+    first = [group for group in groups if any(_inside(hit, window) for hit in group[1])]
+    return first + [group for group in groups if group not in first]
 
-    def inside(hits: list[Hit]) -> bool:
-        return any(hit.timestamp is not None and start <= hit.timestamp < end for hit in hits)
 
-    first = [group for group in groups if inside(group[1])]
-    return first + [group for group in groups if not inside(group[1])]
+def hits_dated_first(hits: Sequence[Hit], query: str) -> list[Hit]:
+    """``hits`` with those inside the window the query names first, each part in its order
+    (what ``hermes-store sessions search`` and ``recall`` read); unchanged when it names none."""
+    window = named_window(query)
+    if window is None:
+        return list(hits)
+    return [hit for hit in hits if _inside(hit, window)] + [hit for hit in hits if not _inside(hit, window)]

@@ -42,6 +42,7 @@ from hermes_store.query import (
     highlight_excerpt,
     run_plan,
 )
+from hermes_store.sessions.dated import DATED_POOL, hits_dated_first, named_window
 from hermes_store.sessions.importers.base import MAX_SNIPPET_CHARS, cap_chars, cap_title
 from hermes_store.sessions.storage import (
     SORTS,
@@ -355,17 +356,19 @@ def search_messages(
     """
     plan = compile_query(query)
     storage = _storage(db)
+    dated = sort == "relevance" and named_window(plan.text) is not None  # its messages first
     with storage.one_connection():
         hits, note, mode = find_hits(
-            storage, plan, limit=limit, roles=roles, sources=sources, exclude_sources=exclude_sources,
-            since=since, until=until, sort=sort, session_ids=session_ids, expand_context=expand_context,
-            after=after, before=before,
-            tools=tools,
+            storage, plan, limit=max(limit, DATED_POOL) if dated else limit, roles=roles, sources=sources,
+            exclude_sources=exclude_sources, since=since, until=until, sort=sort, session_ids=session_ids,
+            expand_context=expand_context, after=after, before=before, tools=tools,
         )
         if exclude_session_ids:
             lineage = Lineage(storage)
             roots = {lineage.root(sid) for sid in exclude_session_ids} | set(exclude_session_ids)
             hits = [h for h in hits if h.session_id not in roots and lineage.root(h.session_id) not in roots]
+        if dated:
+            hits = hits_dated_first(hits, plan.text)[: max(0, limit)]
         attach_snippets(storage, hits, plan)
     text = query.text if isinstance(query, QueryPlan) else query
     return SearchResult(text, note, [h.to_dict() for h in hits], mode)

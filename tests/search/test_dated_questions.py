@@ -55,3 +55,19 @@ def test_the_session_of_the_named_day_comes_first(home, db):
     by_time = json.loads(handle_tool_call(
         "session_search", {**ask, "query": "pottery class on 25 May, 2022", "sort": "newest"}, home=home))
     assert [r["session_id"] for r in by_time["results"]][0] == "june"  # a time sort stays a time sort
+
+
+def test_a_message_search_puts_the_named_days_messages_first(home, db):
+    """``hermes-store sessions search`` and ``recall`` read :func:`search_messages`: its
+    messages of the named day come first too, the rest in relevance order after them."""
+    from hermes_store.sessions.search import search_messages
+
+    add_session(db, "march", [("user", "pottery pottery class, pottery all day")],
+                start=_utc("2022-03-02T10:00:00"))
+    add_session(db, "may", [("user", "after work I went to a class about pottery, then we had a long "
+                                     "dinner with friends at the new place downtown")],
+                start=_utc("2022-05-25T18:00:00"))
+    plain = [r["session_id"] for r in search_messages(db, "pottery class", limit=5).results]
+    dated = [r["session_id"] for r in search_messages(db, "pottery class on 25 May, 2022", limit=5).results]
+    assert plain[0] == "march" and dated == ["may", "march"]
+    assert [r["session_id"] for r in search_messages(db, "pottery class on 25 May, 2022", limit=1).results] == ["may"]
