@@ -373,6 +373,7 @@ ALLOWED = {
     ("sessions/storage_sqlite.py", "ensure_rank_function(self.db)"): "name of our registered rank function",
     ("sessions/storage_sqlite.py", "ensure_text_phrases_function(self.db)"): "name of our registered text-flags function",
     ("sessions/storage_vectors.py", "','.join('?' * len(chunk))"): "bound '?' parameters, one per id",
+    ("sessions/storage_vectors.py", "','.join('?' * len(ids))"): "bound '?' parameters, one per session id",
     ("sessions/storage_sqlite.py", "weights"): "constant column weights (floats)",
     ("sessions/storage_sqlite.py", "direction"): "ASC or DESC",
     ("pgdb.py", "MIGRATIONS_TABLE"): "constant table name",
