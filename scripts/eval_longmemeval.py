@@ -29,6 +29,7 @@ Usage: .venv/bin/python scripts/eval_longmemeval.py [--data DIR] [--limit 5] [--
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import tempfile
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.home import Home
+from hermes_store.sessions import dated
 from hermes_store.sessions.loader import BulkLoader
 from hermes_store.tools import handle_tool_call
 
@@ -105,6 +107,9 @@ def evaluate(data: Path, *, limit: int, detail: str | None, only: int | None = N
                     semantic.prepare(home, db)
             finally:
                 db.close()
+            # relative dates ("two weeks ago") are read from the day the question was asked
+            asked = parse_date(question["question_date"]) if question.get("question_date") else None
+            dated.clock = time.time if asked is None else functools.partial(float, asked)
             began = time.perf_counter()
             ranked_reply = json.loads(handle_tool_call("session_search", {"query": question["question"],
                                                                           "limit": 10}, home=home))

@@ -5,9 +5,11 @@ that names a calendar date or a month *with its year* (``25 May, 2022``, ``May 2
 ``2022-05-25``, ``October 2023``) gets a window — that day with a day's slack on either side
 (the stored times are UTC, the asker's day may not be), or that month — and
 :func:`dated_first` moves the sessions with a matching message inside it before the others,
-each part in its own order. A question without such a date, or a date that does not parse
-(``31 February 2022``), leaves the ranking as it is. Relative dates ("last week") are not read
-here: their anchor is the asker's today, which Hermes' ``after``/``before`` arguments carry.
+each part in its own order. Without an absolute date, a relative one is read from :data:`clock`'s now
+(the current time; an evaluation replaying old questions sets it to the question's date):
+"N days / weeks / months ago" (a window around that day, wider the further back),
+"yesterday", "last weekend", "last week", "last month". A date that does not parse
+(``31 February 2022``) or a month without its year leaves the ranking as it is.
 
 Both ``session_search``'s sessions (:func:`dated_first`) and a message search's messages
 (:func:`hits_dated_first`, over :data:`DATED_POOL` of them) are ordered so. Measured on LoCoMo
@@ -18,7 +20,8 @@ Both ``session_search``'s sessions (:func:`dated_first`) and a message search's 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta, timezone
 
 from hermes_store.sessions.storage import Hit
@@ -35,6 +38,16 @@ _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH} {_DAY},? {_YEAR}\b", re.IGNORECASE)
 _ISO = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
 _MONTH_YEAR = re.compile(rf"\b{_MONTH},? {_YEAR}\b", re.IGNORECASE)
 SLACK = timedelta(days=1)  # on either side of a named day
+_COUNT = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+          "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2, "a few": 3}
+_AGO = re.compile(r"\b(\d{1,3}|a couple of|couple of|a few|an?|one|two|three|four|five|six|seven"
+                  r"|eight|nine|ten) (day|week|month)s? ago\b", re.IGNORECASE)
+_LAST = re.compile(r"\b(yesterday|last weekend|last week|last month)\b", re.IGNORECASE)
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30}
+_LAST_DAYS = {"yesterday": (2, 0), "last weekend": (9, 0), "last week": (14, 0), "last month": (62, 0)}
+#: the asker's now (epoch seconds) for relative dates; an evaluation replaying questions asked
+#: in the past sets it to the question's date
+clock: Callable[[], float] = time.time
 
 
 def _day(year: str, month: int, day: str) -> datetime | None:
@@ -67,6 +80,23 @@ def named_window(query: str) -> tuple[float, float] | None:
                 else moment.replace(month=moment.month + 1)
             return moment.timestamp(), after.timestamp()
         return (moment - SLACK).timestamp(), (moment + timedelta(days=1) + SLACK).timestamp()
+    return _relative_window(text) if not found else None
+
+
+def _relative_window(text: str) -> tuple[float, float] | None:
+    """The window of "two weeks ago", "a couple of days ago", "yesterday", "last week" ... before
+    :data:`clock`'s now (an N-units-ago window is wider the further back it lies)."""
+    now = clock()
+    match = _AGO.search(text)
+    if match:
+        count = _COUNT.get(match[1].lower()) or int(match[1])
+        unit = _UNIT_DAYS[match[2].lower()]
+        back, slack = count * unit, max(1, unit // 2) * max(1, count // 2)
+        return now - (back + slack) * 86400.0, now - (back - slack) * 86400.0
+    match = _LAST.search(text)
+    if match:
+        far, near = _LAST_DAYS[match[1].lower()]
+        return now - far * 86400.0, now - near * 86400.0
     return None
 
 

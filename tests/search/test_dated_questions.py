@@ -30,7 +30,7 @@ def test_a_named_date_or_month_is_read_with_its_year(question, first, end):
 
 
 @pytest.mark.parametrize("question", [
-    "what did I do last week?", "on 25 May", "31 February 2022", "May the 4th be with you",
+    "on 25 May", "31 February 2022", "May the 4th be with you", "31 February 2022, two weeks ago",
     "version 2022-13-45", "",
 ])
 def test_no_window_without_a_whole_date(question):
@@ -71,3 +71,18 @@ def test_a_message_search_puts_the_named_days_messages_first(home, db):
     dated = [r["session_id"] for r in search_messages(db, "pottery class on 25 May, 2022", limit=5).results]
     assert plain[0] == "march" and dated == ["may", "march"]
     assert [r["session_id"] for r in search_messages(db, "pottery class on 25 May, 2022", limit=1).results] == ["may"]
+
+
+@pytest.mark.parametrize(("question", "first", "end"), [
+    ("What gardening-related activity did I do two weeks ago?", "2023-05-13", "2023-05-19"),
+    ("I mentioned cooking something a couple of days ago", "2023-05-27", "2023-05-29"),
+    ("what did we decide yesterday", "2023-05-28", "2023-05-30"),
+    ("the plan from last week", "2023-05-16", "2023-05-30"),
+    ("the bug I fixed 3 days ago", "2023-05-26", "2023-05-28"),
+])
+def test_a_relative_date_is_read_from_the_clock(monkeypatch, question, first, end):
+    from hermes_store.sessions import dated
+
+    monkeypatch.setattr(dated, "clock", lambda: _utc("2023-05-30T00:00:00"))
+    assert named_window(question) == (_utc(first), _utc(end))
+    assert named_window("How many months ago did I go?") is None  # no count: nothing to read
