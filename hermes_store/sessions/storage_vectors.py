@@ -318,11 +318,12 @@ class VectorStore:
             return {}
         np = _numpy()
         ids = list(dict.fromkeys(session_ids))
-        rows = list(self._connection().execute(
+        size = 4 * int(query.shape[0])  # a damaged row of another size is left out, not fatal
+        rows = [row for row in self._connection().execute(
             "SELECT message_id, session_id, seq, vec FROM vectors WHERE model = ? AND session_id IN"
             f" ({','.join('?' * len(ids))}) LIMIT ?",
             (model, *ids, NEAREST_IN_ROWS),
-        ))
+        ) if isinstance(row[3], bytes) and len(row[3]) == size]
         if not rows:
             return {}
         scores = np.vstack([np.frombuffer(blob, dtype=np.float32) for *_rest, blob in rows]) @ query
