@@ -648,9 +648,7 @@ def highlight_excerpt(content: str, query: str | QueryPlan, width: int = 160, *,
     ``prefix*`` term's; CJK words longer than two characters also by their bigrams. A query
     word is never marked inside another word (``i`` in ``edited``).
     """
-    terms = query.terms if isinstance(query, QueryPlan) else query_terms(query)
-    text = query.text if isinstance(query, QueryPlan) else query
-    spans = _term_spans(content, terms, text or "")
+    spans = _term_spans(content, compile_query(query))
     if not spans:
         excerpt = content[:width]
         return excerpt + ("..." if len(content) > width else "")
@@ -666,13 +664,14 @@ def highlight_excerpt(content: str, query: str | QueryPlan, width: int = 160, *,
     return ("..." if start else "") + "".join(out) + ("..." if end < len(content) else "")
 
 
-def _term_spans(content: str, terms: list[str], text: str) -> list[tuple[int, int]]:
+def _term_spans(content: str, plan: QueryPlan) -> list[tuple[int, int]]:
     """The ``(start, end)`` character spans of ``content`` to mark, in order, not overlapping."""
+    terms = plan.terms
     wanted = {token for term in terms if not has_cjk(term)
               for _lo, _hi, token in index_spans(term, query=True)}
-    # a prefix* term matches words as written (folded, not stemmed), as FTS5 matches them
-    prefixes = tuple({_folded(word.rstrip("*")) for word in text.split()
-                      if word.endswith("*") and word.rstrip("*") and not has_cjk(word)})
+    # the plan's prefix* terms (those it honours) match words as written (folded, not stemmed)
+    prefixes = tuple({_folded(term.tokens[-1]) for match in (plan.strict_match, plan.literal_match)
+                      if match is not None for term in match.terms() if term.prefix and not term.cjk})
     spans = [(lo, hi) for lo, hi, token in index_spans(content)
              if token in wanted or (prefixes and _folded(content[lo:hi]).startswith(prefixes))]
     pieces = []

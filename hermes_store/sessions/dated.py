@@ -11,8 +11,8 @@ each part in its own order. Without an absolute date, a relative one is read fro
 "yesterday", "last weekend", "last week", "last month". A date that does not parse
 (``31 February 2022``) or a month without its year leaves the ranking as it is.
 
-Both ``session_search``'s sessions (:func:`dated_first`) and a message search's messages
-(:func:`hits_dated_first`, over :data:`DATED_POOL` of them) are ordered so. Measured on LoCoMo
+Both ``session_search``'s sessions and a message search's messages (over :data:`DATED_POOL`
+of them) are ordered so (:func:`dated_first`). Measured on LoCoMo
 (``scripts/eval_locomo.py``, both levels; 79 of 760 questions name a date): docs/retrieval.md,
 "Dates named in the question".
 """
@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta, timezone
+from typing import TypeVar
 
 from hermes_store.sessions.storage import Hit
+
+T = TypeVar("T")
 
 _MONTHS = {name: n for n, names in enumerate((
     ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
@@ -104,24 +107,17 @@ def _relative_window(text: str) -> tuple[float, float] | None:
 DATED_POOL = 50
 
 
-def _inside(hit: Hit, window: tuple[float, float]) -> bool:
-    return hit.timestamp is not None and window[0] <= hit.timestamp < window[1]
-
-
-def dated_first(groups: Sequence[tuple[str, list[Hit]]], query: str) -> list[tuple[str, list[Hit]]]:
-    """``groups`` (lineage root, its hits) with those holding a hit inside the window the query
-    names moved first, each part in its order; unchanged when it names none."""
-    window = named_window(query)
+def dated_first(items: Sequence[T], window: tuple[float, float] | None,
+                hits_of: Callable[[T], Iterable[Hit]]) -> list[T]:
+    """``items`` with those holding a hit (``hits_of``) whose time lies inside ``window``
+    (:func:`named_window`) moved first, each part in its order; unchanged for no window.
+    ``session_search`` orders its session groups so, a message search its hits."""
     if window is None:
-        return list(groups)
-    first = [group for group in groups if any(_inside(hit, window) for hit in group[1])]
-    return first + [group for group in groups if group not in first]
-
-
-def hits_dated_first(hits: Sequence[Hit], query: str) -> list[Hit]:
-    """``hits`` with those inside the window the query names first, each part in its order
-    (what ``hermes-store sessions search`` and ``recall`` read); unchanged when it names none."""
-    window = named_window(query)
-    if window is None:
-        return list(hits)
-    return [hit for hit in hits if _inside(hit, window)] + [hit for hit in hits if not _inside(hit, window)]
+        return list(items)
+    first: list[T] = []
+    rest: list[T] = []
+    for item in items:
+        inside = any(hit.timestamp is not None and window[0] <= hit.timestamp < window[1]
+                     for hit in hits_of(item))
+        (first if inside else rest).append(item)
+    return first + rest

@@ -21,8 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from hermes_store.sessions.storage import Hit
+from hermes_store.sessions.search import hits_at_positions
+from hermes_store.sessions.storage import Hit, SessionStorage
+
+if TYPE_CHECKING:
+    from hermes_store.sessions.vectors import SemanticIndex
 
 EXTRA_ANCHORS = 3  # further best-matching messages each result shows
 USER_WEIGHT = 2.0  # a user turn's score multiplier when the question is about the user
@@ -84,3 +89,19 @@ def with_nearest(group: Sequence[Hit], nearest: Sequence[Hit], count: int) -> tu
     moved = {hit.message_id for hit in added}
     rest = [hit for hit in group[1 + EXTRA_ANCHORS :] if hit.message_id not in moved]
     return [*head, *added, *rest], len(added)
+
+
+def nearest_by_meaning(semantic: SemanticIndex | None, storage: SessionStorage, query: str,
+                       anchors: Sequence[Hit], count: int, *, roles: Sequence[str],
+                       exclude_sources: Sequence[str]) -> dict[str, list[Hit]]:
+    """Per shown session (that of each of ``anchors``), its messages nearest the question by
+    meaning, nearest first, as hits narrowed like the search's: what :func:`with_nearest`
+    places (a few more than ``count``, as some are shown already). Empty without the extra."""
+    if semantic is None or count <= 0 or not anchors:
+        return {}
+    found = semantic.nearest_in(query, [hit.session_id for hit in anchors], count + EXTRA_ANCHORS + 1)
+    out: dict[str, list[Hit]] = {}
+    for hit in hits_at_positions(storage, [row[1:] for near in found.values() for row in near],
+                                 roles=list(roles), exclude_sources=list(exclude_sources)):
+        out.setdefault(hit.session_id, []).append(hit)
+    return out

@@ -42,7 +42,7 @@ from hermes_store.query import (
     highlight_excerpt,
     run_plan,
 )
-from hermes_store.sessions.dated import DATED_POOL, hits_dated_first, named_window
+from hermes_store.sessions.dated import DATED_POOL, dated_first, named_window
 from hermes_store.sessions.importers.base import MAX_SNIPPET_CHARS, cap_chars, cap_title
 from hermes_store.sessions.storage import (
     SORTS,
@@ -356,10 +356,10 @@ def search_messages(
     """
     plan = compile_query(query)
     storage = _storage(db)
-    dated = sort == "relevance" and named_window(plan.text) is not None  # its messages first
+    window = named_window(plan.text) if sort == "relevance" else None  # its messages first
     with storage.one_connection():
         hits, note, mode = find_hits(
-            storage, plan, limit=max(limit, DATED_POOL) if dated else limit, roles=roles, sources=sources,
+            storage, plan, limit=limit if window is None else max(limit, DATED_POOL), roles=roles, sources=sources,
             exclude_sources=exclude_sources, since=since, until=until, sort=sort, session_ids=session_ids,
             expand_context=expand_context, after=after, before=before, tools=tools,
         )
@@ -367,8 +367,8 @@ def search_messages(
             lineage = Lineage(storage)
             roots = {lineage.root(sid) for sid in exclude_session_ids} | set(exclude_session_ids)
             hits = [h for h in hits if h.session_id not in roots and lineage.root(h.session_id) not in roots]
-        if dated:
-            hits = hits_dated_first(hits, plan.text)[: max(0, limit)]
+        if window is not None:
+            hits = dated_first(hits, window, lambda hit: (hit,))[: max(0, limit)]
         attach_snippets(storage, hits, plan)
     text = query.text if isinstance(query, QueryPlan) else query
     return SearchResult(text, note, [h.to_dict() for h in hits], mode)

@@ -24,11 +24,12 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.calltext import strip_boilerplate
-from hermes_store.sessions.dated import dated_first
+from hermes_store.sessions.dated import dated_first, named_window
 from hermes_store.sessions.evidence import (
     EXTRA_ANCHORS,
     evidence_order,
     further_anchors,
+    nearest_by_meaning,
     with_nearest,
 )
 from hermes_store.sessions.fusion import fuse, session_ranking
@@ -306,7 +307,8 @@ def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles
     """The lexical session groups fused with the semantic ranking (:mod:`.fusion`); sessions
     only the semantic half found join with their nearest messages as anchors."""
     semantic = store.semantic
-    nearest = semantic.nearest(query, SEMANTIC_SCAN_LIMIT) if semantic is not None else []
+    assert semantic is not None
+    nearest = semantic.nearest(query, SEMANTIC_SCAN_LIMIT)
     hits = hits_at_positions(store.storage, [(sid, seq, score) for _mid, sid, seq, score in nearest],
                              roles=list(roles), exclude_sources=list(HIDDEN_SOURCES),
                              after=bounds.after, before=bounds.before)
@@ -318,19 +320,6 @@ def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles
                  session_ranking([(0, root, 0, hits[0].score) for root, hits in extra.items()]),
                  semantic.fusion)
     return [(root, lexical.get(root) or extra[root]) for root in order]
-
-
-def _nearest_in(store: _Store, query: str, anchors: list[Hit], roles: tuple[str, ...],
-                count: int) -> dict[str, list[Hit]]:
-    """Per shown session, its messages nearest the question by meaning, as narrowed hits."""
-    if store.semantic is None or count <= 0 or not anchors:
-        return {}
-    found = store.semantic.nearest_in(query, [hit.session_id for hit in anchors], count + EXTRA_ANCHORS + 1)
-    out: dict[str, list[Hit]] = {}
-    for hit in hits_at_positions(store.storage, [row[1:] for near in found.values() for row in near],
-                                 roles=list(roles), exclude_sources=list(HIDDEN_SOURCES)):
-        out.setdefault(hit.session_id, []).append(hit)
-    return out
 
 
 def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail: str,
@@ -364,13 +353,15 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     groups = _sessions_of(store, kept, seen_roots)
     if (sort or "relevance") == "relevance":  # the semantic half, then a date the query names
         fused = groups if store.semantic is None else _fused(store, query, groups, roles, bounds, seen_roots)
-        groups = dated_first(fused, query)
+        groups = dated_first(fused, named_window(query), lambda group: group[1])
     chosen = groups[:max(0, limit - len(results))]
     if (sort or "relevance") == "relevance":  # a time sort keeps each session's newest/oldest match first
         anchors = store.semantic.fusion.anchors if store.semantic is not None else 0
         ordered = [(root, evidence_order(group, query)) for root, group in chosen]
-        nearest = _nearest_in(store, query, [group[0] for _root, group in ordered], roles, anchors)
-        chosen = [(root, *with_nearest(group, nearest.get(group[0].session_id, ()), anchors)) for root, group in ordered]
+        nearest = nearest_by_meaning(store.semantic, store.storage, query, [g[0] for _r, g in ordered], anchors,
+                                     roles=roles, exclude_sources=HIDDEN_SOURCES)
+        chosen = [(root, *with_nearest(group, nearest.get(group[0].session_id, ()), anchors))
+                  for root, group in ordered]
     else:
         chosen = [(root, group, 0) for root, group in chosen]
     seen_roots.update(root for root, _ in groups)
