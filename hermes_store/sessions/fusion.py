@@ -37,7 +37,7 @@ class Fusion:
     gate: float = 0.3  # lexical margin under which the semantic half may move a session
     lead: float = 0.1  # cosine lead of the semantic first over the semantic second
     window: int = 2  # lexical places the semantic first may be promoted from
-    anchors: int = 2  # a shown session's messages nearest by meaning shown as well
+    anchors: int = 3  # a shown session's messages nearest by meaning shown as well
 
     @classmethod
     def from_config(cls, section: Any, defaults: dict[str, float] | None = None) -> Fusion:

@@ -216,7 +216,7 @@ def test_e5_brings_its_own_lead():
 @needs_e5
 @pytest.mark.parametrize("anchors", [None, 0])
 def test_a_shown_session_adds_its_message_nearest_by_meaning(home, engine, anchors):
-    """With the default ``anchors: 2`` a result also shows the session's message nearest the
+    """With the default ``anchors`` a result also shows the session's message nearest the
     question by meaning when no word of it matches and it lies outside the anchor's slice; with
     ``anchors: 0`` in config.yaml (over the model's default) it is not shown."""
     filler = [f"small talk number {i}" for i in range(16)]
@@ -234,6 +234,31 @@ def test_a_shown_session_adds_its_message_nearest_by_meaning(home, engine, ancho
     home_result = next(r for r in reply["results"] if r["session_id"] == "s-home")
     shown = " ".join(m["content"] for m in home_result["messages"])
     assert ("kitten" in shown) == (anchors is None)
+
+
+@needs_e5
+@pytest.mark.parametrize("anchors", [None, 2])
+def test_the_default_shows_three_messages_nearest_by_meaning(home, engine, anchors):
+    """The default ``anchors: 3`` shows a session's three messages nearest the question by
+    meaning (none of them sharing a word with it, all outside the anchor's slice); ``anchors: 2``
+    shows two of them."""
+    filler = [f"small talk number {i}" for i in range(12)]
+    animals = ["We finally adopted a little grey kitten from the shelter",
+               "The vet says our new puppy is healthy and growing fast",
+               "Two goldfish now swim in a small tank in the kitchen"]
+    turns = ["I keep a list of chores about the garden fence", "ok", *filler, animals[0], "ok",
+             *filler, animals[1], "ok", *filler, animals[2], "lovely"]  # the user's turns
+    _index(home, {"s-home": turns, "s-other": ["the garden fence needs paint", "sure"]})
+    _embed(home, load_embedder(E5), ("user",))
+    Path(home.config_path).write_text(
+        f"semantic:\n  model: {E5}\n" + ("" if anchors is None else f"  anchors: {anchors}\n"),
+        encoding="utf-8",
+    )
+    reply = json.loads(handle_tool_call(
+        "session_search", {"query": "garden fence: which pet did we get?", "limit": 2}, home=home))
+    home_result = next(r for r in reply["results"] if r["session_id"] == "s-home")
+    shown = [m["content"] for m in home_result["messages"]]
+    assert sum(text in shown for text in animals) == (3 if anchors is None else 2), shown
 
 
 @needs_e5
