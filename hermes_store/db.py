@@ -226,10 +226,8 @@ class Database:
         if readonly:
             if not self.path.exists():
                 raise DatabaseError(f"{self.path}: no such database file")
-            flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
-            uri = "file:" + _uri_path(self.path) + "?mode=ro"
             try:
-                self.conn = apsw.Connection(uri, flags=flags, vfs=vfs)
+                self.conn = read_only_connection(self.path, vfs)
             except apsw.Error as exc:
                 raise DatabaseError(f"{self.path}: cannot open read-only: {exc}") from exc
             self.conn.set_busy_timeout(int(self.busy_patience * 1000))
@@ -573,6 +571,12 @@ def _access_hint(path: Path) -> str:
     if info.f_bavail * info.f_frsize < 1 << 20:
         return f" (no space left on the device holding {path.parent})"
     return ""
+
+
+def read_only_connection(path: str | os.PathLike[str], vfs: str | None = None) -> apsw.Connection:
+    """An APSW connection that reads the existing file ``path`` and never writes to it."""
+    uri = "file:" + _uri_path(Path(path)) + "?mode=ro"
+    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, vfs=vfs)
 
 
 def _uri_path(path: Path) -> str:

@@ -385,6 +385,8 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     }
     if note:
         payload["query_note"] = note
+    if store.semantic is not None and store.semantic.failure:  # the results are lexical only
+        payload["semantic_note"] = f"semantic search failed, lexical results only: {store.semantic.failure}"
     if not hits and not chosen and title_row is None:  # Hermes' no-match reply has no sessions_searched key
         del payload["sessions_searched"]
         payload["message"] = NO_MATCH_MESSAGE

@@ -18,15 +18,18 @@ checks is rebuilt from the SQLite rows.
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import apsw
 
+from hermes_store.db import read_only_connection
 from hermes_store.sessions.embeddings import _numpy
 from hermes_store.sessions.vector_index import VectorMatrix, search
 
+log = logging.getLogger(__name__)
 VECTORS_FILENAME = "session_vectors.db"
 #: Delta rows (vectors written after the cache file) past which a search rewrites the file.
 COMPACT_ROWS = 50_000
@@ -64,27 +67,38 @@ class _Loaded:
 class VectorStore:
     """The embeddings file of one home (created on first write)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only  # nothing written: no schema, no WAL switch, no cache file
         self._conn: apsw.Connection | None = None
         self._loaded: dict[str, _Loaded] = {}
 
     @classmethod
     def for_home(cls, home: Any) -> VectorStore:
         """The vector store of ``home``'s store (a :class:`~hermes_store.home.Home`): beside the
-        store's file, wherever the store is named (``Home.beside_store``)."""
-        return cls(home.beside_store(VECTORS_FILENAME))
+        store's file, wherever the store is named (``Home.beside_store``); read-only for a
+        read-only home (``mcp --read-only``)."""
+        return cls(home.beside_store(VECTORS_FILENAME), read_only=bool(getattr(home, "read_only", False)))
 
     def exists(self) -> bool:
         """Whether any vectors were ever written."""
         return self.path.is_file()
 
     def _connection(self) -> apsw.Connection:
+        """The open vector file: read-write (WAL, the schema made), or read-only when it cannot
+        be written (a read-only file, folder or mount: searches still read it, writes fail)."""
+        if self._conn is None and self.read_only:
+            self._conn = read_only_connection(self.path)
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = apsw.Connection(str(self.path))
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(_SCHEMA)
+            conn = apsw.Connection(str(self.path))
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(_SCHEMA)
+            except (apsw.ReadOnlyError, apsw.CantOpenError):
+                conn.close()
+                conn = read_only_connection(self.path)
+            self._conn = conn
         return self._conn
 
     def cache_path(self, model: str) -> Path:
@@ -193,6 +207,16 @@ class VectorStore:
         )
         return int(next(iter(self._connection().execute(sql, args)))[0])
 
+    def usable(self, model: str) -> bool:
+        """Whether the file holds vectors of ``model`` and can be read (a damaged or unreadable
+        file: False, logged, and the file closed: a search stays lexical)."""
+        try:
+            return self.count(model) > 0
+        except apsw.Error as exc:
+            log.warning("the vector file %s cannot be read, the search stays lexical: %s", self.path, exc)
+            self.close()
+            return False
+
     def rows(self, model: str) -> Any:
         """Every ``(message_id, session_id, seq, vector)`` of ``model`` by message id (the whole
         table read once: what a search did before the cache file; ``scripts/bench_vectors.py``
@@ -250,6 +274,8 @@ class VectorStore:
                 ids[i] = mid
                 vecs[i] = row
         matrix = VectorMatrix.from_rows(ids, vecs, epoch, last_n)
+        if self.read_only:
+            return matrix
         path = self.cache_path(model)
         try:
             matrix.write(path)

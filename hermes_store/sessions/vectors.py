@@ -15,10 +15,11 @@ the model yet, committing after each batch.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from hermes_store.sessions.embeddings import (
     EMBED_ROLES,
@@ -31,6 +32,9 @@ from hermes_store.sessions.embeddings import (
 from hermes_store.sessions.fusion import Fusion
 from hermes_store.sessions.storage import SessionStorage, open_session_storage
 from hermes_store.sessions.storage_vectors import VECTORS_FILENAME, VectorStore
+
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 __all__ = [
     "VECTORS_FILENAME",
@@ -85,13 +89,27 @@ def embed_pending(
 
 
 class SemanticIndex:
-    """What a search needs for its semantic half: the model, the vectors and the fusion."""
+    """What a search needs for its semantic half: the model, the vectors and the fusion.
+
+    The half is optional, so it never fails a search: when the model or the vector file fails
+    (a damaged or unreadable file, a model error), :meth:`nearest` and :meth:`nearest_in`
+    answer nothing, the search stays lexical, and :attr:`failure` says why (logged, and named
+    in the reply's ``semantic_note``) until the next :meth:`nearest` that works."""
 
     def __init__(self, embedder: Embedder, vectors: VectorStore, fusion: Fusion) -> None:
         self.embedder = embedder
         self.vectors = vectors
         self.fusion = fusion
         self._last: tuple[str, Any] | None = None
+        self.failure: str | None = None
+
+    def _guarded(self, search: Callable[[], _T], empty: _T) -> _T:
+        try:
+            return search()
+        except Exception as exc:  # noqa: BLE001 - an optional half never fails the search
+            self.failure = f"{type(exc).__name__}: {exc}"[:300]
+            log.warning("semantic search failed, the results are lexical: %s", self.failure)
+            return empty
 
     def _query(self, query: str) -> Any:
         """``query``'s embedding (the last one kept: a search asks twice for one question)."""
@@ -101,13 +119,17 @@ class SemanticIndex:
         return last[1]
 
     def nearest(self, query: str, k: int) -> list[tuple[int, str, int, float]]:
-        """The ``k`` embedded messages nearest to ``query`` (see :meth:`VectorStore.nearest`)."""
-        return self.vectors.nearest(self.embedder.name, self._query(query), k)
+        """The ``k`` embedded messages nearest to ``query`` (see :meth:`VectorStore.nearest`;
+        none when the half fails)."""
+        self.failure = None
+        return self._guarded(lambda: self.vectors.nearest(self.embedder.name, self._query(query), k), [])
 
     def nearest_in(self, query: str, session_ids: list[str], k: int
                    ) -> dict[str, list[tuple[int, str, int, float]]]:
-        """Per session, its ``k`` messages nearest to ``query`` (:meth:`VectorStore.nearest_in`)."""
-        return self.vectors.nearest_in(self.embedder.name, session_ids, self._query(query), k)
+        """Per session, its ``k`` messages nearest to ``query`` (:meth:`VectorStore.nearest_in`;
+        none when the half fails)."""
+        return self._guarded(
+            lambda: self.vectors.nearest_in(self.embedder.name, session_ids, self._query(query), k), {})
 
     def close(self) -> None:
         """Close the vector file."""
@@ -116,7 +138,8 @@ class SemanticIndex:
 
 def open_semantic(config: dict[str, Any], vectors: VectorStore) -> SemanticIndex | None:
     """The semantic index of a home whose config.yaml sets ``semantic.model`` and whose vectors
-    exist (None otherwise, or when the extra is not installed: the search stays lexical)."""
+    exist (None otherwise, when the extra is not installed, or when the vector file cannot be
+    read: the search stays lexical)."""
     model = configured_model(config)
     if model is None or not vectors.exists():
         return None
@@ -124,7 +147,7 @@ def open_semantic(config: dict[str, Any], vectors: VectorStore) -> SemanticIndex
         embedder = load_embedder(model)
     except SemanticUnavailable:
         return None
-    if not vectors.count(embedder.name):
+    if not vectors.usable(embedder.name):
         return None
     fusion = Fusion.from_config(config.get("semantic"), embedder.fusion_defaults)
     return SemanticIndex(embedder, vectors, fusion)

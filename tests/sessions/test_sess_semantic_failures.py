@@ -1,0 +1,111 @@
+"""The semantic half never fails a search, and a read-only home writes nothing for it.
+
+A vector file that cannot be written is still read; a read-only home (``mcp --read-only``)
+neither switches the file to WAL, nor adds the index, nor writes a search cache file; a damaged
+vector file leaves the reply lexical with a ``semantic_note`` saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import apsw
+import pytest
+
+from hermes_store.sessions.vectors import VECTORS_FILENAME, VectorStore
+from tests.sessions.test_sess_semantic import MODEL, SESSIONS, _ask, _configure, _embed, _index, needs_model
+
+QUERY = "hiking outdoors with a puppy"  # no word shared with s-hike: only the vectors find it
+
+
+def _folder_state(path: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(path.parent.iterdir())
+            if p.name.startswith(VECTORS_FILENAME)}
+
+
+def _ready(home) -> Path:
+    _index(home, SESSIONS)
+    _embed(home)
+    _configure(home, MODEL)
+    path = VectorStore.for_home(home).path
+    for cache in path.parent.glob(f"{path.name}.*.cache*"):
+        cache.unlink()
+    conn = apsw.Connection(str(path))  # a file of an older version: no index by session, no WAL
+    conn.execute("DROP INDEX IF EXISTS vectors_by_session; PRAGMA journal_mode=DELETE")
+    conn.close()
+    return path
+
+
+def _make_unwritable(path: Path) -> bool:
+    """Make ``path`` unwritable even for root where the filesystem allows (``chattr +i``),
+    else by its mode (not for root); whether a write now fails."""
+    if shutil.which("chattr") and subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode == 0:
+        return True
+    os.chmod(path, 0o444)
+    try:
+        with open(path, "ab"):
+            return False
+    except OSError:
+        return True
+
+
+def _make_writable(path: Path) -> None:
+    if shutil.which("chattr"):
+        subprocess.run(["chattr", "-i", str(path)], capture_output=True)
+    os.chmod(path, 0o644)
+
+
+@needs_model
+def test_a_read_only_home_writes_nothing_for_the_semantic_half(home, engine):
+    path = _ready(home)
+    before = _folder_state(path)
+    home.read_only = True
+    reply = _ask(home, QUERY)
+    assert reply["results"][0]["session_id"] == "s-hike"  # found by meaning, read-only
+    assert "semantic_note" not in reply
+    after = _folder_state(path)
+    assert after.keys() - before.keys() <= {VECTORS_FILENAME + "-shm"}  # no cache file, no -wal
+    assert after[VECTORS_FILENAME] == before[VECTORS_FILENAME]
+
+
+@needs_model
+def test_a_vector_file_that_cannot_be_written_is_still_read(home, engine):
+    path = _ready(home)
+    if not _make_unwritable(path):
+        pytest.skip("SKIPPED LOUDLY: cannot make a file unwritable here (root without chattr)")
+    try:
+        reply = _ask(home, QUERY)
+    finally:
+        _make_writable(path)
+    assert reply["success"] is True, reply
+    assert reply["results"][0]["session_id"] == "s-hike"
+    assert "semantic_note" not in reply
+
+
+@needs_model
+def test_a_damaged_vector_file_leaves_the_reply_lexical_and_says_why(home, engine):
+    path = _ready(home)
+    lexical_first = _ask(home, "chocolate cake")["results"][0]["session_id"]
+    conn = apsw.Connection(str(path))
+    conn.execute("INSERT INTO vectors (message_id, session_id, seq, model, vec) VALUES (999999, 's-x', 0,"
+                 " (SELECT model FROM vectors LIMIT 1), x'00ff')")  # a vector of the wrong size
+    conn.close()
+    for cache in path.parent.glob(f"{path.name}.*.cache*"):
+        cache.unlink()
+    reply = _ask(home, "chocolate cake")
+    assert reply["success"] is True
+    assert reply["results"][0]["session_id"] == lexical_first == "s-cake"
+    assert "lexical results only" in reply["semantic_note"]
+
+
+@needs_model
+def test_a_vector_file_that_is_not_a_database_leaves_the_search_lexical(home, engine):
+    path = _ready(home)
+    lexical = _ask(home, "chocolate cake")
+    path.write_bytes(b"this is not an SQLite file " * 200)
+    reply = _ask(home, "chocolate cake")
+    assert reply["success"] is True
+    assert [r["session_id"] for r in reply["results"]] == [r["session_id"] for r in lexical["results"]]
