@@ -258,17 +258,17 @@ class SqliteSessionStorage(SqlSessionStorage):
 
     def hits_at(self, positions: Iterable[tuple[str, int]], filters: Filters) -> list[Hit]:
         """Score-0 hits for the ``(session_id, seq)`` positions that pass ``filters``."""
-        found: list[Hit] = []
+        wanted = sorted(set(positions))
+        if not wanted:
+            return []
         where, params = filter_sql(filters)
-        sql = ("SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, COALESCE(s.source, ''), s.title "
-               "FROM messages m LEFT JOIN sessions s ON s.id = m.session_id "
-               f"WHERE m.session_id = ? AND m.seq = ?{where}")
-        for sid, seq in sorted(positions):
-            row = self.db.iter_rows(sql, (sid, seq, *params)).fetchone()
-            if row is not None:
-                found.append(Hit(int(row[0]), row[1], int(row[2]), row[3], row[4], row[5], row[6],
-                                 0.0, None))
-        return found
+        rows = self.db.iter_rows(  # one statement: each position a lookup in UNIQUE (session_id, seq)
+            "SELECT m.id, m.session_id, m.seq, m.role, m.timestamp, COALESCE(s.source, ''), s.title"
+            " FROM json_each(?) p CROSS JOIN messages m"
+            " ON m.session_id = p.value ->> 0 AND m.seq = p.value ->> 1"
+            f" LEFT JOIN sessions s ON s.id = m.session_id WHERE 1{where} ORDER BY m.session_id, m.seq",
+            (json.dumps([[sid, int(seq)] for sid, seq in wanted]), *params)).fetchall()
+        return [Hit(int(r[0]), r[1], int(r[2]), r[3], r[4], r[5], r[6], 0.0, None) for r in rows]
 
     def snippet(self, match: Match, message_id: int, *, open_mark: str, close_mark: str,
                 tokens: int) -> str | None:
