@@ -312,6 +312,7 @@ def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles
     hits = hits_at_positions(store.storage, [(sid, seq, score) for _mid, sid, seq, score in nearest],
                              roles=list(roles), exclude_sources=list(HIDDEN_SOURCES),
                              after=bounds.after, before=bounds.before)
+    store.lineage.prefetch(h.session_id for h in hits)
     kept = [h for h in hits if h.session_id not in bounds.excluded
             and store.lineage.root(h.session_id) not in bounds.excluded]
     extra = dict(_sessions_of(store, kept, seen_roots))
@@ -348,6 +349,7 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
                                       after=bounds.after, before=bounds.before)
     except SearchError as exc:
         raise ToolArgumentError(str(exc)) from exc
+    store.lineage.prefetch(h.session_id for h in hits)
     kept = [h for h in hits if h.session_id not in bounds.excluded
             and store.lineage.root(h.session_id) not in bounds.excluded]  # exclude_session_ids
     groups = _sessions_of(store, kept, seen_roots)

@@ -313,6 +313,10 @@ class SessionStorage(ABC):
         """The parent session id (None for a root or an unknown session)."""
 
     @abstractmethod
+    def parents_of(self, session_ids: Iterable[str]) -> dict[str, str | None]:
+        """The parent session id of each known session of ``session_ids``."""
+
+    @abstractmethod
     def session_meta(self, session_id: str) -> dict[str, Any]:
         """The session's ``meta`` dict ({} when absent or unreadable)."""
 

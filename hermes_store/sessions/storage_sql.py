@@ -134,6 +134,13 @@ class SqlSessionStorage(SessionStorage):
         p = self.dialect.param
         return self.db.scalar(f"SELECT parent_session_id FROM sessions WHERE id = {p}", (session_id,)) or None
 
+    def parents_of(self, session_ids: Iterable[str]) -> dict[str, str | None]:
+        """The parent session id of each known session of ``session_ids`` (one statement per
+        chunk of ids; an unknown session is left out)."""
+        rows = self.db.portable.query_in("SELECT id, parent_session_id FROM sessions WHERE id IN ({marks})",
+                                         list(dict.fromkeys(session_ids)))
+        return {str(r["id"]): (r["parent_session_id"] or None) for r in rows}
+
     def session_meta(self, session_id: str) -> dict[str, Any]:
         """The decoded ``meta`` ({} when absent or unreadable)."""
         p = self.dialect.param

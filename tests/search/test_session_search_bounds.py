@@ -154,3 +154,33 @@ def test_wrong_typed_bound_names_the_argument_and_nul_query_is_no_crash(home, da
     assert out["success"] is False and "'before'" in out["error"] and len(out["error"]) < 300
     nul = call(home, {"query": "\x00"})
     assert "failed:" not in nul.get("error", "")
+
+
+def test_lineage_prefetch_reads_many_parents_in_one_go(db, monkeypatch):
+    """``Lineage.prefetch`` reads the parents of many sessions with one call (a discover
+    resolves every hit's lineage root this way); the roots are the ones a walk one by one finds."""
+    from hermes_store.sessions.search import Lineage
+    from hermes_store.sessions.storage import open_session_storage
+
+    add_session(db, "root", [("user", "a")])
+    add_session(db, "child", [("user", "b")], parent="root")
+    add_session(db, "grandchild", [("user", "c")], parent="child")
+    for n in range(30):
+        add_session(db, f"lone{n}", [("user", "d")])
+    ids = ["grandchild", "child", "root", "missing", *(f"lone{n}" for n in range(30))]
+    one_by_one = {sid: Lineage(db).root(sid) for sid in ids}
+    storage = open_session_storage(db)
+    calls = {"parent_of": 0, "parents_of": 0}
+    for name in calls:
+        real = getattr(storage, name)
+
+        def counting(*args, _real=real, _name=name):
+            calls[_name] += 1
+            return _real(*args)
+
+        monkeypatch.setattr(storage, name, counting)
+    lineage = Lineage(storage)
+    lineage.prefetch(ids)
+    assert {sid: lineage.root(sid) for sid in ids} == one_by_one
+    assert one_by_one["grandchild"] == "root" and one_by_one["missing"] == "missing"
+    assert calls == {"parent_of": 0, "parents_of": 1}
