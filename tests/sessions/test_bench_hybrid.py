@@ -1,0 +1,24 @@
+"""``scripts/bench_hybrid.py`` (session_search lexical and hybrid side by side) runs end to end."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bench_hybrid_times_both_sides_on_a_small_store(tmp_path):
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_hybrid.py"), "--messages", "3000", "--repeat", "1",
+         "--embed-model", "", "--work", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    vectors = int(re.search(r"([\d,]+) vectors of 384 dims", out.stdout).group(1).replace(",", ""))
+    assert 0 < vectors < 3000  # the user's messages only (the default roles)
+    row = re.search(r"^\| all \| 41 \| ([\d.]+) / ([\d.]+) \| ([\d.]+) / ([\d.]+) \| ([\d.]+) \|$", out.stdout, re.M)
+    assert row, out.stdout
+    assert all(float(v) > 0 for v in row.groups())
+    assert (tmp_path / "3000" / "session_vectors.db").is_file()  # beside the sqlite:/// store it names
