@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-AREAS = ("builtin", "facts", "sessions")
+AREAS = ("builtin", "facts", "sessions", "vectors")
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ ENGINES: dict[str, Engine] = {
             "builtin": "hermes_store.builtin.storage_sqlite:SqliteBuiltinStorage",
             "facts": "hermes_store.facts.storage_sqlite:SqliteFactStorage",
             "sessions": "hermes_store.sessions.storage_sqlite:SqliteSessionStorage",
+            "vectors": "hermes_store.sessions.storage_vectors_sql:SqliteVectorRows",
         },
         opener="hermes_store.db:open_home_store", url_file="hermes_store.db:sqlite_url_path"),
     "postgresql": Engine(
@@ -64,6 +65,7 @@ ENGINES: dict[str, Engine] = {
             "builtin": "hermes_store.builtin.storage_pg:PgBuiltinStorage",
             "facts": "hermes_store.facts.storage_pg:PgFactStorage",
             "sessions": "hermes_store.sessions.storage_pg:PgSessionStorage",
+            "vectors": "hermes_store.sessions.storage_vectors_pg:PgVectorRows",
         },
         opener="hermes_store.pgdb:open_home_store", display_url="hermes_store.pgdb:mask_url"),
 }

@@ -32,6 +32,7 @@ def test_every_area_reads_its_storages_from_the_registry():
     for module, area in ((builtin_storage, "builtin"), (fact_storage, "facts"), (session_storage, "sessions")):
         assert module.STORAGE_ENGINES == engines.storage_registry(area)
         assert set(module.STORAGE_ENGINES) == set(engines.ENGINES)
+    assert set(engines.storage_registry("vectors")) == set(engines.ENGINES)  # sessions' embeddings
     for engine in engines.ENGINES.values():
         assert set(engine.storages) == set(engines.AREAS)
         for target in engine.storages.values():

@@ -1,9 +1,11 @@
 """Message embeddings, stored beside the session index (both engines).
 
-The vectors live in ``session_vectors.db``, an APSW SQLite file in the home next to
-``hermes_store.db`` (a PostgreSQL store keeps its vectors there too): one float32 BLOB per
-embedded message, keyed by the message's row id and tagged with the model that made it. A
-search reads a memory-mapped cache file of the model's vectors beside it (exact float32 up to
+The vectors live where the store's engine keeps them (:mod:`.storage_vectors_sql`): on SQLite
+in ``session_vectors.db``, an APSW file next to the store's file; on PostgreSQL in the shared
+store's tables, so every home on the server searches them. One float32 vector per embedded
+message, keyed by the message's row id and tagged with the model that made it. A search reads
+a memory-mapped cache file of the model's vectors beside the store's file (in the home for a
+server) (exact float32 up to
 100k vectors, sign-bit candidates rescored in float32 above; :mod:`.vector_index`, kept fresh by
 :mod:`.storage_vectors`; figures in docs/retrieval.md). A store without the vector file answers
 exactly as before.

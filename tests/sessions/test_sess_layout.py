@@ -80,4 +80,4 @@ def test_only_the_storage_module_touches_sqlite():
                    and "import apsw" in p.read_text(encoding="utf-8")
                    or "hermes_store.sessions.rank" in _imports(p))
     assert users == ["hermes_store.sessions.rank", "hermes_store.sessions.storage_sqlite",
-                     "hermes_store.sessions.storage_vectors"]
+                     "hermes_store.sessions.storage_vectors_sql"]

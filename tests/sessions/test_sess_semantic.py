@@ -138,7 +138,8 @@ def test_store_without_embeddings_answers_as_today(home, engine):
     before = [_ask(home, q) for q in queries]
     _configure(home, "/nonexistent/model")
     assert [_ask(home, q) for q in queries] == before
-    assert not VectorStore.for_home(home).exists()
+    assert VectorStore.for_home(home).count() == 0  # no vector written, on either engine
+    assert not (Path(home.root) / "session_vectors.db").exists()  # and no file made
 
 
 @needs_model
@@ -246,7 +247,7 @@ def _unit():
 
 def test_vectors_live_beside_the_store_however_it_is_named(tmp_path, monkeypatch):
     """A ``sqlite:///`` store keeps its vector file beside that file, not in the home; a
-    PostgreSQL store keeps it in the home."""
+    PostgreSQL store keeps its vectors in its tables and this machine's cache files in the home."""
     from hermes_store.home import Home
 
     other = tmp_path / "elsewhere" / "team.db"
@@ -256,3 +257,52 @@ def test_vectors_live_beside_the_store_however_it_is_named(tmp_path, monkeypatch
     monkeypatch.setenv("HERMES_STORE_DATABASE_URL", "postgresql://u@localhost/x")
     served = Home(tmp_path / "h2")
     assert VectorStore.for_home(served).path == Path(served.root) / "session_vectors.db"
+    assert VectorStore.for_home(served).rows_store.engine == "postgresql"
+    assert VectorStore.for_home(served).cache_path("m") != VectorStore.for_home(named).cache_path("m")
+
+
+@needs_model
+def test_homes_on_one_store_share_its_vectors(home, engine, tmp_path):
+    """What one home embedded, another home on the same store finds by meaning: two homes
+    naming one ``sqlite:///`` file, or two gateways on one PostgreSQL server (whose vectors live
+    in the server's tables, not in either home)."""
+    from hermes_store.home import Home
+
+    if engine == "sqlite":
+        url = f"sqlite:///{tmp_path / 'team' / 'shared.db'}"
+        writer, reader = Home(home.root, database_url=url), Home(tmp_path / "reader", database_url=url)
+    else:  # $HERMES_STORE_DATABASE_URL names the server for every home
+        writer, reader = home, Home(tmp_path / "reader")
+    reader.ensure()
+    _index(writer, SESSIONS)
+    _embed(writer)
+    _configure(reader, MODEL)
+    assert _ask(reader, "hiking outdoors with a puppy")["results"][0]["session_id"] == "s-hike"
+    if engine == "postgresql":
+        assert not (Path(writer.root) / "session_vectors.db").exists()
+        assert not (Path(reader.root) / "session_vectors.db").exists()
+        assert list(Path(reader.root).glob("session_vectors.db.*.cache"))  # the reader's own cache
+
+
+@needs_model
+@pytest.mark.parametrize("engine", ["postgresql"], indirect=True)
+def test_a_servers_home_local_vectors_move_into_the_server(home, engine):
+    """A PostgreSQL home of an older version kept its vectors in its own ``session_vectors.db``:
+    the first open moves those whose message is the same on the server into its tables, drops
+    any other, and deletes the file (no second copy that ``forget`` would miss)."""
+    from hermes_store.sessions.embeddings import load_embedder
+
+    _index(home, SESSIONS)
+    legacy_path = Path(home.root) / "session_vectors.db"
+    legacy = VectorStore(legacy_path)  # the old layout: a SQLite file in the home
+    db = home.open_db()
+    try:
+        assert embed_pending(open_session_storage(db), legacy, load_embedder(MODEL))["embedded"] == 3
+    finally:
+        db.close()
+    legacy.rows_store.put(load_embedder(MODEL).name, [(987654, "s-elsewhere", 0, b"\0" * 1536)])  # not here
+    legacy.close()
+    _configure(home, MODEL)
+    assert _ask(home, "hiking outdoors with a puppy")["results"][0]["session_id"] == "s-hike"
+    assert not legacy_path.exists()
+    assert VectorStore.for_home(home).count() == 3

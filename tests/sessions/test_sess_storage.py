@@ -27,7 +27,8 @@ SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|PRAGMA|CREATE|DROP|ALTER|VALUE
 SQL_HOMES = {"sessions/storage_sqlite.py", "sessions/storage_pg.py",
              "sessions/storage_pg_bulk.py", "sessions/storage_pg_health.py",  # parts of storage_pg
              "sessions/storage_sql.py",  # statements both engines share
-             "sessions/storage_vectors.py",  # the embeddings file beside the store (semantic extra)
+             "sessions/storage_vectors_sql.py",  # the embeddings' rows, both engines (semantic extra)
+             "sessions/storage_vectors_pg.py",  # what PostgreSQL's embedding rows do otherwise
              "sessions/storage_pg_rank.py",  # part of storage_pg: term counts for the ranking
              "sessions/storage_pg_snippets.py",  # part of storage_pg: excerpts of a page of hits
              "sessions/importers/hermes_db.py"}  # reads a FOREIGN Hermes state.db, read-only

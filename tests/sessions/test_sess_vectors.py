@@ -197,7 +197,7 @@ def test_nearest_in_scores_each_named_session_exactly(tmp_path, monkeypatch):
         own = vectors[base : base + 10]
         assert _ids(found[sid]) == [base + i for i in _exact(own, query, 3)]
         assert all(s == sid for _m, s, _q, _c in found[sid])
-    store._connection().execute("UPDATE vectors SET vec = x'0102' WHERE message_id = ?", (base,))
+    store.rows_store._db().execute("UPDATE vectors SET vec = x'0102' WHERE message_id = ?", (base,))
     assert base not in _ids(store.nearest_in(MODEL, [f"s{far}"], query, 10)[f"s{far}"])  # damaged: left out
     monkeypatch.setattr(storage_vectors, "NEAREST_IN_ROWS", 10)
     assert sum(len(v) for v in store.nearest_in(MODEL, ["s0", "s1"], query, 10).values()) == 10

@@ -1,0 +1,88 @@
+"""The vector tables in a PostgreSQL store (``schema/pg/0011_vectors.sql``): what differs from
+SQLite (:mod:`.storage_vectors_sql` holds every shared statement).
+
+Writers lock ``vector_log`` against each other for their transaction, so its numbers follow
+commit order: a search that has read the log up to row ``n`` never meets a row numbered lower
+committed later (which it would skip for good). Readers never wait for the lock.
+
+A home that used this server before its vectors moved into it kept them in its own
+``session_vectors.db`` (keyed by the server's message ids): the first write-capable open moves
+them into the empty tables (each where the server's message of that id is the same session and
+place, so a file of another store attaches nothing) and deletes that file and its cache files, so hours of embedding are
+not redone and no second copy stays behind (one that ``forget`` would not reach).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from hermes_store.sessions.storage_vectors_sql import (
+    VECTORS_FILENAME,
+    SqliteVectorRows,
+    SqlVectorRows,
+)
+
+log = logging.getLogger(__name__)
+
+
+class PgVectorRows(SqlVectorRows):
+    """The vector tables of ``home``'s PostgreSQL store (its own pooled connection, opened on
+    first use through ``home.open_db``)."""
+
+    engine = "postgresql"
+
+    def __init__(self, home: Any) -> None:
+        self.home = home
+        self.read_only = bool(getattr(home, "read_only", False))
+        self._open: Any = None
+
+    @classmethod
+    def for_home(cls, home: Any) -> PgVectorRows:
+        """The vector tables of ``home``'s store."""
+        return cls(home)
+
+    def _db(self) -> Any:
+        if self._open is None:
+            self._open = self.home.open_db()
+            if not self.read_only:
+                self._adopt_local_file(Path(self.home.root) / VECTORS_FILENAME)
+        return self._open
+
+    def _adopt_local_file(self, path: Path) -> int:
+        """Move the vectors of an older home-local ``path`` into the tables when they hold none
+        (then delete the file and its cache files); returns how many moved."""
+        if not path.is_file() or self.count():
+            return 0
+        local = SqliteVectorRows(path, read_only=True)
+        moved = 0
+        try:
+            models = [r["model"] for r in local._db().portable.query("SELECT DISTINCT model FROM vectors")]
+            for model in models:
+                for page in local.pages(model, "message_id, session_id, seq, vec"):
+                    here = {int(r["id"]): (r["session_id"], int(r["seq"])) for r in self._db().portable.query_in(
+                        "SELECT id, session_id, seq FROM messages WHERE id IN ({marks})",
+                        [int(r["message_id"]) for r in page])}
+                    kept = [(int(r["message_id"]), r["session_id"], int(r["seq"]), bytes(r["vec"])) for r in page
+                            if here.get(int(r["message_id"])) == (r["session_id"], int(r["seq"]))]
+                    if kept:  # only where the server's message at that id is the one embedded
+                        self.put(model, kept)
+                    moved += len(kept)
+        finally:
+            local.close()
+        for leftover in [path, *path.parent.glob(f"{path.name}-*"), *path.parent.glob(f"{path.name}.*.cache*")]:
+            leftover.unlink(missing_ok=True)
+        log.warning("moved %d vectors from %s into the PostgreSQL store", moved, path)
+        return moved
+
+    def identity(self) -> str:
+        return self.home.store_location()
+
+    def _lock_log(self) -> None:
+        self._db().execute("LOCK TABLE vector_log IN SHARE ROW EXCLUSIVE MODE")
+
+    def close(self) -> None:
+        if self._open is not None:
+            self._open.close()
+            self._open = None

@@ -1,0 +1,225 @@
+"""The rows of message embeddings, written once for both engines (the seam of
+:class:`~hermes_store.sessions.storage_vectors.VectorStore`).
+
+Three tables hold them: ``vectors`` (one float32 BLOB / bytea per embedded message, keyed by the
+message's row id, tagged with the model that made it), ``vector_log`` (the message ids each
+``put`` wrote, in order: what a search's cache file has not seen yet) and ``vector_meta`` (the
+``epoch`` that ``drop``/``forget`` bump, so every cache file is rebuilt without the removed
+vectors). Every statement is written here once, over ``db.portable`` (``?`` placeholders,
+``IN ({marks})`` lists) and ``db.write()``; each engine adds only what differs:
+
+- **SQLite** (:class:`SqliteVectorRows`): the tables live in ``session_vectors.db``, an APSW file
+  of their own beside the store's file (created on first write, WAL); ``forget`` deletes with
+  ``secure_delete`` and vacuums the file. A file that cannot be written is read as it is.
+- **PostgreSQL** (:class:`~hermes_store.sessions.storage_vectors_pg.PgVectorRows`): the tables
+  live in the shared store (``schema/pg/0011_vectors.sql``), so every gateway and home on one
+  server searches the vectors any of them embedded.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from hermes_store.db import Database, DatabaseError
+
+log = logging.getLogger(__name__)
+VECTORS_FILENAME = "session_vectors.db"
+#: Rows read per statement when a whole model's vectors are read (bounded memory per read).
+PAGE_ROWS = 5000
+_SQLITE_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS vectors (message_id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,"
+    " seq INTEGER NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS vector_log (n INTEGER PRIMARY KEY, model TEXT NOT NULL,"
+    " message_id INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS vector_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS vectors_by_session ON vectors (session_id, model)"
+)
+
+
+class SqlVectorRows:
+    """The vector tables over an open store-like database (``portable`` and ``write``)."""
+
+    engine = ""
+    read_only = False
+
+    def _db(self) -> Any:
+        """The open database (opened on first use by the engine's class)."""
+        raise NotImplementedError
+
+    def exists(self) -> bool:
+        """Whether the tables can hold vectors here (False: no vector was ever written)."""
+        return True
+
+    def identity(self) -> str:
+        """What tells this store's vectors from another's in a cache file's name ("" for a file
+        of its own)."""
+        return ""
+
+    def close(self) -> None:
+        """Close what this object opened."""
+
+    def _lock_log(self) -> None:
+        """Inside a write: make ``vector_log`` numbers follow commit order (the engine's way)."""
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def put(self, model: str, rows: list[tuple[int, str, int, bytes]]) -> None:
+        """Store ``(message_id, session_id, seq, vector bytes)`` rows of ``model`` and log their
+        ids, in one transaction."""
+        db = self._db()
+        with db.write():
+            self._lock_log()
+            db.portable.executemany(
+                "INSERT INTO vectors (message_id, session_id, seq, model, vec) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (message_id) DO UPDATE SET session_id = excluded.session_id,"
+                " seq = excluded.seq, model = excluded.model, vec = excluded.vec",
+                [(int(mid), sid, int(seq), model, blob) for mid, sid, seq, blob in rows])
+            db.portable.executemany("INSERT INTO vector_log (model, message_id) VALUES (?, ?)",
+                                    [(model, int(mid)) for mid, _sid, _seq, _blob in rows])
+
+    def _bump_epoch(self) -> None:
+        self._db().portable.execute(
+            "INSERT INTO vector_meta (name, value) VALUES ('epoch', 1)"
+            " ON CONFLICT (name) DO UPDATE SET value = vector_meta.value + 1")
+
+    def drop(self, message_ids: list[int]) -> None:
+        """Delete the vectors of ``message_ids`` and bump the epoch, in one transaction."""
+        db = self._db()
+        with db.write():
+            for start in range(0, len(message_ids), PAGE_ROWS):
+                chunk = message_ids[start:start + PAGE_ROWS]
+                db.portable.execute(f"DELETE FROM vectors WHERE message_id IN ({','.join('?' * len(chunk))})",
+                                    chunk)
+            self._bump_epoch()
+
+    def forget(self, message_ids: list[int], session_ids: list[str]) -> int:
+        """Delete the vectors of these messages and of every message of these sessions (epoch
+        bumped); returns how many went."""
+        db = self._db()
+        before = self.count()
+        self._before_forget()
+        with db.write():
+            db.portable.executemany("DELETE FROM vectors WHERE message_id = ?", [(int(m),) for m in message_ids])
+            db.portable.executemany("DELETE FROM vectors WHERE session_id = ?", [(s,) for s in session_ids])
+            self._bump_epoch()
+        gone = before - self.count()
+        if gone:
+            self._after_forget()
+        return gone
+
+    def _before_forget(self) -> None:
+        """Engine hook: before a ``forget``'s deletes."""
+
+    def _after_forget(self) -> None:
+        """Engine hook: after a ``forget`` removed vectors."""
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def message_ids(self, model: str | None = None) -> list[int]:
+        """Ids of the messages with a vector (of ``model``, or of any)."""
+        sql, args = (("SELECT message_id FROM vectors WHERE model = ?", (model,)) if model
+                     else ("SELECT message_id FROM vectors", ()))
+        return [int(r["message_id"]) for r in self._db().portable.query(sql, args)]
+
+    def count(self, model: str | None = None) -> int:
+        """How many vectors (of ``model``, or of any)."""
+        sql, args = (("SELECT count(*) FROM vectors WHERE model = ?", (model,)) if model
+                     else ("SELECT count(*) FROM vectors", ()))
+        return int(self._db().portable.scalar(sql, args) or 0)
+
+    def epoch(self) -> int:
+        """The epoch (0 before any drop or forget)."""
+        return int(self._db().portable.scalar("SELECT value FROM vector_meta WHERE name = 'epoch'") or 0)
+
+    def head(self) -> int:
+        """The last log row's number (0 for none)."""
+        return int(self._db().portable.scalar("SELECT max(n) FROM vector_log") or 0)
+
+    def logged(self, model: str, after: int, upto: int) -> list[tuple[int, bytes]]:
+        """``(message_id, vector bytes)`` of ``model`` logged after row ``after`` up to ``upto``."""
+        return [(int(r["message_id"]), bytes(r["vec"])) for r in self._db().portable.query(
+            "SELECT l.message_id, v.vec FROM vector_log l JOIN vectors v"
+            " ON v.message_id = l.message_id AND v.model = l.model"
+            " WHERE l.n > ? AND l.n <= ? AND l.model = ? ORDER BY l.n", (after, upto, model))]
+
+    def pages(self, model: str, columns: str = "message_id, vec") -> Iterator[list[dict[str, Any]]]:
+        """Every vector row of ``model`` by message id, :data:`PAGE_ROWS` per page (``columns``:
+        of ``message_id, session_id, seq, vec``)."""
+        last = -(2**63)
+        while True:
+            page = self._db().portable.query(
+                f"SELECT {columns} FROM vectors WHERE model = ? AND message_id > ?"
+                f" ORDER BY message_id LIMIT {PAGE_ROWS}", (model, last))
+            if not page:
+                return
+            yield page
+            last = int(page[-1]["message_id"])
+
+    def positions(self, model: str, message_ids: list[int]) -> dict[int, tuple[str, int]]:
+        """``message_id -> (session_id, seq)`` of those of ``message_ids`` with a vector of ``model``."""
+        rows = self._db().portable.query_in(
+            "SELECT message_id, session_id, seq FROM vectors WHERE model = ? AND message_id IN ({marks})",
+            message_ids, before=(model,))
+        return {int(r["message_id"]): (r["session_id"], int(r["seq"])) for r in rows}
+
+    def in_sessions(self, model: str, session_ids: list[str], limit: int) -> list[tuple[int, str, int, Any]]:
+        """``(message_id, session_id, seq, vector bytes)`` of ``model`` in ``session_ids``, at most
+        ``limit`` rows."""
+        rows = self._db().portable.query(
+            "SELECT message_id, session_id, seq, vec FROM vectors WHERE model = ? AND session_id IN"
+            f" ({','.join('?' * len(session_ids))}) LIMIT ?", (model, *session_ids, int(limit)))
+        return [(int(r["message_id"]), r["session_id"], int(r["seq"]), r["vec"]) for r in rows]
+
+
+class SqliteVectorRows(SqlVectorRows):
+    """The vector tables in ``session_vectors.db``, a SQLite file of their own beside the store's."""
+
+    engine = "sqlite"
+
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+        self.path = Path(path)
+        self.read_only = read_only  # nothing written: no schema, no WAL switch
+        self._open: Database | None = None
+
+    @classmethod
+    def for_home(cls, home: Any) -> SqliteVectorRows:
+        """The vector file beside ``home``'s store file (read-only for a read-only home)."""
+        return cls(home.beside_store(VECTORS_FILENAME), read_only=bool(getattr(home, "read_only", False)))
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def _db(self) -> Database:
+        if self._open is None and self.read_only:
+            self._open = Database(self.path, readonly=True, migrate=False)
+        if self._open is None:
+            try:
+                db = Database(self.path, migrate=False)
+            except DatabaseError:  # a file, folder or mount that cannot be written: read it
+                db, self.read_only = Database(self.path, readonly=True, migrate=False), True
+            if not self.read_only:
+                try:
+                    db.conn.execute(_SQLITE_SCHEMA)
+                except (apsw.ReadOnlyError, apsw.CantOpenError):  # the file refuses the write
+                    db.close()
+                    db, self.read_only = Database(self.path, readonly=True, migrate=False), True
+            self._open = db
+        return self._open
+
+    def close(self) -> None:
+        if self._open is not None:
+            self._open.close()
+            self._open = None
+
+    def _before_forget(self) -> None:
+        self._db().execute("PRAGMA secure_delete=ON")
+
+    def _after_forget(self) -> None:
+        db = self._db()
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.execute("VACUUM")
