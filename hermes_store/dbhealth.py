@@ -8,8 +8,9 @@ read, and ``integrity_check`` problems.
 :func:`repair` recreates missing objects from the reference schema and rebuilds every
 full-text index (derived data). :func:`salvage` copies primary data row by row into a
 fresh store, skipping what cannot be read (forward scan, backward scan and probes past
-a damaged page, so at least what ``sqlite3 .dump`` recovers), keeps the damaged file
-beside it (``hermes_store.db.damaged-<stamp>``) and reports what it copied per table.
+a damaged page, each followed by a backward read down to the damage, so at least what
+``sqlite3 .dump`` recovers), keeps the damaged file beside it
+(``hermes_store.db.damaged-<stamp>``) and reports what it copied per table.
 """
 
 from __future__ import annotations
@@ -278,62 +279,84 @@ def _columns(db: Database, table: str) -> list[str]:
     return [r["name"] for r in db.query(f"PRAGMA table_info({_ident(table)})")]
 
 
+def _read_rows(db: Database, sql: str, params: tuple, found: dict[int, tuple],
+               within: tuple[int, int]) -> tuple[int | None, bool]:
+    """Read ``sql`` (rowid first, then the columns) into ``found`` until it ends or fails.
+
+    Rows already found are kept as first read; a rowid outside the open interval ``within``
+    (which the query cannot return: garbage decoded from a damaged page) is left out.
+    Returns the last rowid kept and whether the query ran to its end.
+    """
+    last = None
+    try:
+        for row in db.iter_rows(sql, params):
+            key = int(row[0])
+            if within[0] < key < within[1]:
+                found.setdefault(key, tuple(row[1:]))
+                last = key
+    except apsw.Error:
+        return last, False
+    return last, True
+
+
 def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[tuple], int]:
-    """Every readable row of ``table`` (by rowid where it has one) and the number of read errors."""
+    """Every readable row of ``table`` (by rowid where it has one) and the number of read errors.
+
+    A rowid table is read forwards; at a damaged page, rowids past the last row read are
+    probed with doubling gaps (at most ``PROBE_LIMIT`` probes in all) for a readable row, the
+    rows just below it are read backwards down to the damage (the probe may have jumped over
+    them) and the forward read resumes from it; last the table is read from its end backwards
+    down to the first unreadable page, as ``sqlite3 .dump`` does.
+    """
     select = ", ".join(_ident(c) for c in cols)
+    name = _ident(table)
     if not rowid:  # WITHOUT ROWID: a forward then a backward full scan
         rows: dict[tuple, tuple] = {}
         errors = 0
         for direction in ("", " DESC"):
             try:
-                for row in db.iter_rows(f"SELECT {select} FROM {_ident(table)} ORDER BY 1{direction}, 2{direction}"):
+                for row in db.iter_rows(f"SELECT {select} FROM {name} ORDER BY 1{direction}, 2{direction}"):
                     rows[row] = row
             except apsw.Error:
                 errors += 1
         return list(rows.values()), errors
     found: dict[int, tuple] = {}
-    errors = 0
-    last = None
     try:
-        top = db.scalar(f"SELECT max(rowid) FROM {_ident(table)}")
+        top = db.scalar(f"SELECT max(rowid) FROM {name}")
     except apsw.Error:
         top = None
-    start = -(2**63)
+    low, high = -(2**63) - 1, (top + 1 if top is not None else 2**63)  # no rowid outside
+    last, ended = _read_rows(db, f"SELECT rowid, {select} FROM {name} ORDER BY rowid", (), found, (low, high))
+    errors = 0 if ended else 1
     probes = 0
-    while True:
-        try:
-            cursor = db.iter_rows(f"SELECT rowid, {select} FROM {_ident(table)} WHERE rowid >= ? ORDER BY rowid",
-                                (start,))
-            for row in cursor:
-                found[int(row[0])] = tuple(row[1:])
-                last = int(row[0])
-            break  # reached the end
-        except apsw.Error:
+    while not ended:
+        base = last if last is not None else 0
+        step, resume = 1, None
+        while probes < PROBE_LIMIT:
+            probes += 1
+            candidate = base + step
+            if candidate >= high:
+                break
+            try:
+                nxt = db.scalar(f"SELECT rowid FROM {name} WHERE rowid >= ? ORDER BY rowid LIMIT 1", (candidate,))
+                db.iter_rows(f"SELECT {select} FROM {name} WHERE rowid = ?", (nxt,)).fetchall()
+            except apsw.Error:
+                step *= 2
+                continue
+            resume = None if nxt is None else int(nxt)
+            break
+        if resume is None:
+            break
+        # the rows between the damage and ``resume`` that the doubling gaps jumped over
+        if not _read_rows(db, f"SELECT rowid, {select} FROM {name} WHERE rowid > ? AND rowid < ? "
+                          "ORDER BY rowid DESC", (base, resume), found, (base, resume))[1]:
             errors += 1
-            base = last if last is not None else (start if start > -(2**63) else 0)
-            step, resumed = 1, False
-            while probes < PROBE_LIMIT:
-                probes += 1
-                candidate = base + step
-                if top is not None and candidate > top:
-                    break
-                try:
-                    nxt = db.scalar(f"SELECT rowid FROM {_ident(table)} WHERE rowid >= ? ORDER BY rowid LIMIT 1",
-                                    (candidate,))
-                    db.iter_rows(f"SELECT {select} FROM {_ident(table)} WHERE rowid = ?", (nxt,)).fetchall()
-                except apsw.Error:
-                    step *= 2
-                    continue
-                if nxt is None:
-                    break
-                start, resumed = int(nxt), True
-                break
-            if not resumed:
-                break
-    try:  # and from the end backwards down to the first unreadable page, as sqlite3 .dump does
-        for row in db.iter_rows(f"SELECT rowid, {select} FROM {_ident(table)} ORDER BY rowid DESC"):
-            found.setdefault(int(row[0]), tuple(row[1:]))
-    except apsw.Error:
+        read, ended = _read_rows(db, f"SELECT rowid, {select} FROM {name} WHERE rowid >= ? ORDER BY rowid",
+                                 (resume,), found, (resume - 1, high))
+        last = read if read is not None else resume  # the next probes start past it either way
+        errors += 0 if ended else 1
+    # and from the end backwards down to the first unreadable page, as sqlite3 .dump does
+    if not _read_rows(db, f"SELECT rowid, {select} FROM {name} ORDER BY rowid DESC", (), found, (low, high))[1]:
         errors += 1
     return [found[k] for k in sorted(found)], errors
 

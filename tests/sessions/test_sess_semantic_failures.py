@@ -16,7 +16,15 @@ import apsw
 import pytest
 
 from hermes_store.sessions.vectors import VECTORS_FILENAME, VectorStore
-from tests.sessions.test_sess_semantic import MODEL, SESSIONS, _ask, _configure, _embed, _index, needs_model
+from tests.sessions.test_sess_semantic import (
+    MODEL,
+    SESSIONS,
+    _ask,
+    _configure,
+    _embed,
+    _index,
+    needs_model,
+)
 
 QUERY = "hiking outdoors with a puppy"  # no word shared with s-hike: only the vectors find it
 
