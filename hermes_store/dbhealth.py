@@ -309,24 +309,24 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
     down to the first unreadable page, as ``sqlite3 .dump`` does.
     """
     select = ", ".join(_ident(c) for c in cols)
-    name = _ident(table)
+    quoted_table = _ident(table)
     if not rowid:  # WITHOUT ROWID: a forward then a backward full scan
         rows: dict[tuple, tuple] = {}
         errors = 0
         for direction in ("", " DESC"):
             try:
-                for row in db.iter_rows(f"SELECT {select} FROM {name} ORDER BY 1{direction}, 2{direction}"):
+                for row in db.iter_rows(f"SELECT {select} FROM {quoted_table} ORDER BY 1{direction}, 2{direction}"):
                     rows[row] = row
             except apsw.Error:
                 errors += 1
         return list(rows.values()), errors
     found: dict[int, tuple] = {}
     try:
-        top = db.scalar(f"SELECT max(rowid) FROM {name}")
+        top = db.scalar(f"SELECT max(rowid) FROM {quoted_table}")
     except apsw.Error:
         top = None
     low, high = -(2**63) - 1, (top + 1 if top is not None else 2**63)  # no rowid outside
-    last, ended = _read_rows(db, f"SELECT rowid, {select} FROM {name} ORDER BY rowid", (), found, (low, high))
+    last, ended = _read_rows(db, f"SELECT rowid, {select} FROM {quoted_table} ORDER BY rowid", (), found, (low, high))
     errors = 0 if ended else 1
     probes = 0
     while not ended:
@@ -338,8 +338,8 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
             if candidate >= high:
                 break
             try:
-                nxt = db.scalar(f"SELECT rowid FROM {name} WHERE rowid >= ? ORDER BY rowid LIMIT 1", (candidate,))
-                db.iter_rows(f"SELECT {select} FROM {name} WHERE rowid = ?", (nxt,)).fetchall()
+                nxt = db.scalar(f"SELECT rowid FROM {quoted_table} WHERE rowid >= ? ORDER BY rowid LIMIT 1", (candidate,))
+                db.iter_rows(f"SELECT {select} FROM {quoted_table} WHERE rowid = ?", (nxt,)).fetchall()
             except apsw.Error:
                 step *= 2
                 continue
@@ -348,15 +348,15 @@ def _scan(db: Database, table: str, cols: list[str], rowid: bool) -> tuple[list[
         if resume is None:
             break
         # the rows between the damage and ``resume`` that the doubling gaps jumped over
-        if not _read_rows(db, f"SELECT rowid, {select} FROM {name} WHERE rowid > ? AND rowid < ? "
+        if not _read_rows(db, f"SELECT rowid, {select} FROM {quoted_table} WHERE rowid > ? AND rowid < ? "
                           "ORDER BY rowid DESC", (base, resume), found, (base, resume))[1]:
             errors += 1
-        read, ended = _read_rows(db, f"SELECT rowid, {select} FROM {name} WHERE rowid >= ? ORDER BY rowid",
+        read, ended = _read_rows(db, f"SELECT rowid, {select} FROM {quoted_table} WHERE rowid >= ? ORDER BY rowid",
                                  (resume,), found, (resume - 1, high))
         last = read if read is not None else resume  # the next probes start past it either way
         errors += 0 if ended else 1
     # and from the end backwards down to the first unreadable page, as sqlite3 .dump does
-    if not _read_rows(db, f"SELECT rowid, {select} FROM {name} ORDER BY rowid DESC", (), found, (low, high))[1]:
+    if not _read_rows(db, f"SELECT rowid, {select} FROM {quoted_table} ORDER BY rowid DESC", (), found, (low, high))[1]:
         errors += 1
     return [found[k] for k in sorted(found)], errors
 
