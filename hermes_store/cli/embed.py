@@ -39,7 +39,8 @@ def embed(
     ctx: click.Context, model: str | None, batch: int, max_messages: int | None, as_json: bool
 ) -> None:
     """Embed the messages that have no vector yet (incremental, resumable): the user's, or
-    those of the roles semantic.roles of config.yaml names.
+    those of the roles semantic.roles of config.yaml names. A message edited since its
+    vector was made is embedded again.
 
     Needs the optional extra: pip install 'hermes_store[semantic]'. session_search fuses
     the semantic ranking in once config.yaml sets semantic.model and vectors exist.
@@ -71,7 +72,8 @@ def embed(
     if as_json:
         echo_json(result)
         return
+    again = f", {result['stale']} edited since their vector was made" if result["stale"] else ""
     click.echo(
-        f"Embedded {result['embedded']} messages ({result['pending']} left, "
+        f"Embedded {result['embedded']} messages ({result['pending']} left{again}, "
         f"{result['vectors']} vectors of {embedder.name})"
     )

@@ -26,10 +26,12 @@ def redact(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
     ``store.redact: false``. Then the full-text indexes are rebuilt and no copy of the old
     text is left: on SQLite the rewrite runs with ``secure_delete``, the WAL is truncated and
     the file VACUUMed; on PostgreSQL the changed tables are rewritten (VACUUM FULL).
-    MEMORY.md / USER.md are never rewritten.
+    The embeddings of rewritten messages are deleted too (made from the old text); the next
+    ``sessions embed`` embeds the redacted text. MEMORY.md / USER.md are never rewritten.
     """
     home = get_home(ctx)
     db = home.open_db()
+    changed_keys: dict[str, list[tuple[Any, ...]]] = {}
     try:
         settings = getattr(db, "redaction_settings", None) or RedactionSettings()
         redactor = redactor_for(db) if settings.enabled else None
@@ -37,7 +39,7 @@ def redact(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
             from hermes_store.redaction.storage import store_key
 
             redactor = Redactor(store_key(db)[0], RedactionSettings(patterns=settings.patterns, allow=settings.allow))
-        report = rewrite_texts(db, redactor.redact_counted, dry_run=dry_run)
+        report = rewrite_texts(db, redactor.redact_counted, dry_run=dry_run, changed_keys=changed_keys)
         changed = [table for table, row in report.items() if row["rows"]]
         rebuilt: list[str] = []
         if changed and not dry_run:
@@ -48,6 +50,12 @@ def redact(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
             purge_free_space(db, changed)
     finally:
         db.close()
+    if changed_keys.get("messages"):
+        vectors = VectorStore.for_home(home)
+        try:
+            vectors.forget([int(key[0]) for key in changed_keys["messages"]], [])
+        finally:
+            vectors.close()
     _report(report, rebuilt, dry_run, as_json)
 
 

@@ -79,11 +79,14 @@ def _rows(sql: Any, table: str, keys: tuple[str, ...], columns: tuple[str, ...])
         last = chunk[-1][key]
 
 
-def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool) -> dict[str, dict[str, int]]:
+def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool,
+                  changed_keys: dict[str, list[tuple[Any, ...]]] | None = None) -> dict[str, dict[str, int]]:
     """Redact every stored text column in place (in one transaction per table).
 
     ``redact_counted(text) -> (text, Counter)`` is the store's redactor. Returns, per table,
-    the rows changed and the secrets found per kind. ``dry_run`` changes nothing. On SQLite the
+    the rows changed and the secrets found per kind; ``changed_keys``, when given, receives per
+    table the keys of the rows changed (what was derived from them elsewhere, such as a
+    message's embedding, must go too). ``dry_run`` changes nothing. On SQLite the
     connection deletes with ``secure_delete`` on, so the old text is overwritten with zeros in
     the pages it leaves (see :func:`purge_free_space` for the WAL and the free pages).
     """
@@ -111,6 +114,8 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool) -> dict[str, d
             if changed:
                 changes.append((*new_values, *(row[k] for k in keys)))
         report[table] = {"rows": len(changes), **counts}
+        if changed_keys is not None and changes:
+            changed_keys[table] = [change[len(columns):] for change in changes]
         if dry_run or not changes:
             continue
         assignments = ", ".join(f"{c} = ?" for c in columns)

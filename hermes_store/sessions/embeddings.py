@@ -19,6 +19,7 @@ Vectors are unit length float32, so a dot product is the cosine similarity.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -70,6 +71,11 @@ class Embedder:
     def encode_query(self, texts: Sequence[str]) -> Any:
         """The unit-length float32 embeddings of questions (see the module docstring)."""
         return self._unit(self.query_raw or self.encode_raw, texts)
+
+    def digest(self, text: str) -> str:
+        """What tells one text this model reads from another: a hash of the characters it
+        reads (kept beside each vector, so an edited message is embedded again)."""
+        return hashlib.blake2b(text[: self.chars].encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
     def _unit(self, raw: Callable[[list[str]], Any], texts: Sequence[str]) -> Any:
         np = _numpy()

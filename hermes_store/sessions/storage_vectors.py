@@ -115,9 +115,16 @@ class VectorStore:
         """Ids of the messages with a vector of ``model``."""
         return set(self.rows_store.message_ids(model)) if self.exists() else set()
 
-    def put(self, model: str, rows: list[tuple[int, str, int, Any]]) -> None:
-        """Store ``(message_id, session_id, seq, vector)`` rows of ``model`` in one transaction."""
-        self.rows_store.put(model, [(mid, sid, seq, vec.astype("float32").tobytes()) for mid, sid, seq, vec in rows])
+    def states(self, model: str) -> dict[int, tuple[str, int, str | None]]:
+        """``message_id -> (session_id, seq, text hash)`` of ``model``'s vectors: what each was
+        made from, so an embed run can tell a vector gone stale (hash None: not recorded)."""
+        return self.rows_store.states(model) if self.exists() else {}
+
+    def put(self, model: str, rows: list[tuple[Any, ...]]) -> None:
+        """Store ``(message_id, session_id, seq, vector[, text hash])`` rows of ``model`` in one
+        transaction (a message's earlier vector replaced)."""
+        self.rows_store.put(model, [(row[0], row[1], row[2], row[3].astype("float32").tobytes(),
+                                     row[4] if len(row) > 4 else None) for row in rows])
 
     def drop_missing(self, existing: set[int]) -> int:
         """Delete vectors of messages no longer in the store; returns how many."""

@@ -64,7 +64,7 @@ class PgVectorRows(SqlVectorRows):
                     here = {int(r["id"]): (r["session_id"], int(r["seq"])) for r in self._db().portable.query_in(
                         "SELECT id, session_id, seq FROM messages WHERE id IN ({marks})",
                         [int(r["message_id"]) for r in page])}
-                    kept = [(int(r["message_id"]), r["session_id"], int(r["seq"]), bytes(r["vec"])) for r in page
+                    kept = [(int(r["message_id"]), r["session_id"], int(r["seq"]), bytes(r["vec"]), None) for r in page
                             if here.get(int(r["message_id"])) == (r["session_id"], int(r["seq"]))]
                     if kept:  # only where the server's message at that id is the one embedded
                         self.put(model, kept)

@@ -33,12 +33,14 @@ VECTORS_FILENAME = "session_vectors.db"
 PAGE_ROWS = 5000
 _SQLITE_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS vectors (message_id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,"
-    " seq INTEGER NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL);"
+    " seq INTEGER NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL, text_hash TEXT);"
     "CREATE TABLE IF NOT EXISTS vector_log (n INTEGER PRIMARY KEY, model TEXT NOT NULL,"
     " message_id INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS vector_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
     "CREATE INDEX IF NOT EXISTS vectors_by_session ON vectors (session_id, model)"
 )
+#: A vector file written before vectors recorded what they embedded gets the column.
+_SQLITE_TEXT_HASH = "ALTER TABLE vectors ADD COLUMN text_hash TEXT"
 
 
 class SqlVectorRows:
@@ -68,19 +70,20 @@ class SqlVectorRows:
 
     # -- writes ------------------------------------------------------------------------------
 
-    def put(self, model: str, rows: list[tuple[int, str, int, bytes]]) -> None:
-        """Store ``(message_id, session_id, seq, vector bytes)`` rows of ``model`` and log their
-        ids, in one transaction."""
+    def put(self, model: str, rows: list[tuple[int, str, int, bytes, str | None]]) -> None:
+        """Store ``(message_id, session_id, seq, vector bytes, text hash)`` rows of ``model``
+        (the hash: :func:`~hermes_store.sessions.embeddings.text_digest` of the text embedded,
+        or None) and log their ids, in one transaction; a message's earlier vector is replaced."""
         db = self._db()
         with db.write():
             self._lock_log()
             db.portable.executemany(
-                "INSERT INTO vectors (message_id, session_id, seq, model, vec) VALUES (?, ?, ?, ?, ?)"
+                "INSERT INTO vectors (message_id, session_id, seq, model, vec, text_hash) VALUES (?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (message_id) DO UPDATE SET session_id = excluded.session_id,"
-                " seq = excluded.seq, model = excluded.model, vec = excluded.vec",
-                [(int(mid), sid, int(seq), model, blob) for mid, sid, seq, blob in rows])
+                " seq = excluded.seq, model = excluded.model, vec = excluded.vec, text_hash = excluded.text_hash",
+                [(int(mid), sid, int(seq), model, blob, digest) for mid, sid, seq, blob, digest in rows])
             db.portable.executemany("INSERT INTO vector_log (model, message_id) VALUES (?, ?)",
-                                    [(model, int(mid)) for mid, _sid, _seq, _blob in rows])
+                                    [(model, int(mid)) for mid, *_rest in rows])
 
     def _bump_epoch(self) -> None:
         self._db().portable.execute(
@@ -125,6 +128,18 @@ class SqlVectorRows:
         sql, args = (("SELECT message_id FROM vectors WHERE model = ?", (model,)) if model
                      else ("SELECT message_id FROM vectors", ()))
         return [int(r["message_id"]) for r in self._db().portable.query(sql, args)]
+
+    def states(self, model: str) -> dict[int, tuple[str, int, str | None]]:
+        """``message_id -> (session_id, seq, text hash)`` of every vector of ``model``: what each
+        vector was made from (the hash None for a vector written before hashes were kept)."""
+        out: dict[int, tuple[str, int, str | None]] = {}
+        for page in self.pages(model, f"message_id, session_id, seq, {self._text_hash_column()}"):
+            out.update((int(r["message_id"]), (r["session_id"], int(r["seq"]), r["text_hash"])) for r in page)
+        return out
+
+    def _text_hash_column(self) -> str:
+        """The select expression of the text hash (an engine whose table may lack it says so)."""
+        return "text_hash"
 
     def count(self, model: str | None = None) -> int:
         """How many vectors (of ``model``, or of any)."""
@@ -205,6 +220,8 @@ class SqliteVectorRows(SqlVectorRows):
             if not self.read_only:
                 try:
                     db.conn.execute(_SQLITE_SCHEMA)
+                    if not self._has_text_hash(db):
+                        db.conn.execute(_SQLITE_TEXT_HASH)
                 except (apsw.ReadOnlyError, apsw.CantOpenError):  # the file refuses the write
                     db.close()
                     db, self.read_only = Database(self.path, readonly=True, migrate=False), True
@@ -215,6 +232,14 @@ class SqliteVectorRows(SqlVectorRows):
         if self._open is not None:
             self._open.close()
             self._open = None
+
+    @staticmethod
+    def _has_text_hash(db: Database) -> bool:
+        return any(r["name"] == "text_hash" for r in db.query("PRAGMA table_info(vectors)"))
+
+    def _text_hash_column(self) -> str:
+        # a file of an older version opened read-only keeps its columns
+        return "text_hash" if self._has_text_hash(self._db()) else "NULL AS text_hash"
 
     def _before_forget(self) -> None:
         self._db().execute("PRAGMA secure_delete=ON")

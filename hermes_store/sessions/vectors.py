@@ -11,8 +11,9 @@ server) (exact float32 up to
 exactly as before.
 
 Embedding is incremental and resumable: :func:`embed_pending` embeds, in bounded batches, the
-messages of the embedded roles (``EMBED_ROLES``, or ``semantic.roles``) that have no vector for
-the model yet, committing after each batch.
+messages of the embedded roles (``EMBED_ROLES``, or ``semantic.roles``) that have no current
+vector for the model (none yet, or one made from a text the message no longer holds),
+committing after each batch.
 """
 
 from __future__ import annotations
@@ -58,36 +59,49 @@ def embed_pending(
     progress: Callable[[int], None] | None = None,
     roles: Sequence[str] = EMBED_ROLES,
 ) -> dict[str, int]:
-    """Embed the messages of ``roles`` without a vector of ``embedder`` (a bounded, resumable
-    run: each batch is committed, so an interrupted run continues where it stopped). Vectors of
-    messages that are gone, or whose role is no longer in ``roles``, are pruned.
+    """Embed the messages of ``roles`` without a current vector of ``embedder`` (a bounded,
+    resumable run: each batch is committed, so an interrupted run continues where it stopped).
 
-    Returns ``{"embedded", "pending", "pruned"}`` (``pending``: still left after
-    ``max_messages``).
+    A vector is current when it was made from the message's present text at its present place
+    (the digest and the session and seq kept beside it): a message edited in place (a
+    transcript rewritten under the same uid, ``redact``) or a row id that now holds another
+    message is embedded again, its vector replaced. Vectors of messages that are gone, or whose
+    role is no longer in ``roles``, are pruned.
+
+    Returns ``{"embedded", "pending", "pruned", "stale"}`` (``pending``: still left after
+    ``max_messages``; ``stale``: of those found to embed, how many replace an outdated vector).
     """
-    known = vectors.known(embedder.name)
-    todo: list[tuple[int, str, int, str]] = []
+    states = vectors.states(embedder.name)
+    todo: list[tuple[int, str, int, str, str]] = []
     existing: set[int] = set()
+    stale = 0
     for session in storage.list_sessions(limit=None):
         for message in storage.get_messages(session["id"], roles=list(roles), nonempty=True):
-            existing.add(int(message["id"]))
+            mid = int(message["id"])
+            existing.add(mid)
             text = text_of(message["role"], message.get("content"), roles)
-            if text is not None and int(message["id"]) not in known:
-                todo.append((int(message["id"]), session["id"], int(message["seq"]), text))
-    pruned = vectors.drop_missing(existing) if known - existing else 0
+            if text is None:
+                continue
+            digest = embedder.digest(text)
+            state = states.get(mid)
+            if state is not None and state[:2] == (session["id"], int(message["seq"])) and state[2] in (None, digest):
+                continue  # current (a vector of an older version, with no digest, is kept as it is)
+            stale += state is not None
+            todo.append((mid, session["id"], int(message["seq"]), text, digest))
+    pruned = vectors.drop_missing(existing) if states.keys() - existing else 0
     limit = len(todo) if max_messages is None else min(len(todo), max_messages)
     done = 0
     while done < limit:
         chunk = todo[done : min(limit, done + batch)]
-        encoded = embedder.encode([text for *_key, text in chunk])
+        encoded = embedder.encode([text for _m, _s, _q, text, _d in chunk])
         vectors.put(
             embedder.name,
-            [(mid, sid, seq, encoded[i]) for i, (mid, sid, seq, _t) in enumerate(chunk)],
+            [(mid, sid, seq, encoded[i], digest) for i, (mid, sid, seq, _t, digest) in enumerate(chunk)],
         )
         done += len(chunk)
         if progress is not None:
             progress(done)
-    return {"embedded": done, "pending": len(todo) - done, "pruned": pruned}
+    return {"embedded": done, "pending": len(todo) - done, "pruned": pruned, "stale": stale}
 
 
 class SemanticIndex:

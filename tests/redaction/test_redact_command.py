@@ -60,3 +60,47 @@ def test_redact_rewrites_and_purges(engine, home, tmp_path) -> None:
                 blob = path.read_bytes()
                 assert SECRET.encode() not in blob and KEY.encode() not in blob, path
                 assert b"R2d2C3p0Bb8Yoda4Luke6Leia8" not in blob, path  # not even a token of it
+
+
+def test_redact_deletes_the_embeddings_of_what_it_rewrote(engine, home) -> None:
+    """A message's vector was made from the secret's text: it goes with the rewrite (the
+    others stay), and the next embed embeds the redacted text."""
+    import zlib
+
+    import numpy as np
+
+    from hermes_store.sessions.embeddings import Embedder
+    from hermes_store.sessions.storage import open_session_storage
+    from hermes_store.sessions.vectors import VectorStore, embed_pending
+
+    seen: list[str] = []
+
+    def words(texts: list[str]) -> np.ndarray:
+        seen.extend(texts)
+        out = np.ones((len(texts), 16), dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row, zlib.crc32(text.encode()) % 16] += 5
+        return out
+
+    sid = fill_unredacted(home)
+    with SessionIndex(home) as index:
+        index.append_message(sid, "user", "a plain question about okapis")
+
+    def embed() -> dict:
+        vectors, db = VectorStore.for_home(home), home.open_db()
+        try:
+            return embed_pending(open_session_storage(db), vectors, Embedder("w16", 16, words))
+        finally:
+            db.close()
+            vectors.close()
+
+    assert embed()["embedded"] == 2
+    assert run(home, "redact", "--json")[0] == 0
+    vectors = VectorStore.for_home(home)
+    try:
+        assert vectors.count("w16") == 1  # the plain question's vector stays
+    finally:
+        vectors.close()
+    seen.clear()
+    assert embed()["embedded"] == 1
+    assert len(seen) == 1 and SECRET not in seen[0] and "okapi" in seen[0]

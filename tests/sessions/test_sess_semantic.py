@@ -147,7 +147,7 @@ def test_embed_is_incremental_and_search_finds_by_meaning(home, engine):
     """Vectors are made once per user message; a question with no shared word finds the
     session."""
     _index(home, SESSIONS)
-    assert _embed(home) == {"embedded": 3, "pending": 0, "pruned": 0}
+    assert _embed(home) == {"embedded": 3, "pending": 0, "pruned": 0, "stale": 0}
     assert _embed(home)["embedded"] == 0  # resumable: nothing left
     query = "hiking outdoors with a puppy"
     lexical = _ask(home, query)
@@ -300,7 +300,7 @@ def test_a_servers_home_local_vectors_move_into_the_server(home, engine):
         assert embed_pending(open_session_storage(db), legacy, load_embedder(MODEL))["embedded"] == 3
     finally:
         db.close()
-    legacy.rows_store.put(load_embedder(MODEL).name, [(987654, "s-elsewhere", 0, b"\0" * 1536)])  # not here
+    legacy.rows_store.put(load_embedder(MODEL).name, [(987654, "s-elsewhere", 0, b"\0" * 1536, None)])  # not here
     legacy.close()
     _configure(home, MODEL)
     assert _ask(home, "hiking outdoors with a puppy")["results"][0]["session_id"] == "s-hike"

@@ -126,7 +126,7 @@ def test_roles_choose_what_is_embedded_and_a_narrower_choice_prunes(home, engine
     assert any(t.startswith("Sounds lovely") for t in seen)
     assert all(len(t) <= 40 for t in seen)  # the embedder's own cut
     again = _embed(home, embedder, ("user",))
-    assert again == {"embedded": 0, "pending": 0, "pruned": 3}
+    assert again == {"embedded": 0, "pending": 0, "pruned": 3, "stale": 0}
     assert VectorStore.for_home(home).count() == 3
 
 
