@@ -8,6 +8,7 @@ vectors, so the figures are those of the model, without its minutes of CPU per r
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from pathlib import Path
@@ -77,9 +78,8 @@ def cached_embedder(model: str, directory: Path) -> Embedder:
     embedder = load_embedder(model)
     cache = EmbeddingCache(directory, embedder)
     questions = EmbeddingCache(directory, embedder, query=True) if embedder.query_raw else None
-    wrapped = Embedder(embedder.name, embedder.dim, cache.encode,
-                       None if questions is None else questions.encode, chars=embedder.chars,
-                       fusion_defaults=embedder.fusion_defaults)
+    wrapped = dataclasses.replace(embedder, encode_raw=cache.encode,
+                                  query_raw=None if questions is None else questions.encode)
     embeddings._CACHE[embeddings.resolve_model(model)] = wrapped
     return wrapped
 

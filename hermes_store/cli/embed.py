@@ -67,7 +67,8 @@ def embed(
             roles=configured_roles(config),
         )
     result["vectors"] = vectors.count(embedder.name)
-    result["model"] = embedder.name
+    result["model"] = embedder.label or embedder.name
+    result["model_name"] = embedder.name  # what the vectors are stored under
     vectors.close()
     if as_json:
         echo_json(result)
@@ -75,5 +76,5 @@ def embed(
     again = f", {result['stale']} edited since their vector was made" if result["stale"] else ""
     click.echo(
         f"Embedded {result['embedded']} messages ({result['pending']} left{again}, "
-        f"{result['vectors']} vectors of {embedder.name})"
+        f"{result['vectors']} vectors of {result['model']})"
     )

@@ -25,9 +25,11 @@ import importlib.util
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+
+from hermes_store.sessions.model_identity import model_identity
 
 #: Characters of a message that are embedded (the models read MAX_TOKENS tokens at most anyway).
 EMBED_CHARS = 2000
@@ -63,6 +65,11 @@ class Embedder:
     #: the model's own defaults of the fusion settings (``lead``: cosines of some models are
     #: crowded into a narrow band; config.yaml still overrides them)
     fusion_defaults: dict[str, float] = field(default_factory=dict)
+    #: the model as config.yaml or ``--model`` named it (what is shown; ``name`` is what the
+    #: vectors are stored under: :mod:`.model_identity`)
+    label: str = ""
+    #: names older versions stored this model's vectors under (its path on this machine)
+    legacy_names: tuple[str, ...] = ()
 
     def encode(self, texts: Sequence[str]) -> Any:
         """The unit-length float32 embeddings of messages (a numpy array, one row per text)."""
@@ -253,15 +260,21 @@ _CACHE: dict[str, Embedder] = {}
 
 
 def load_embedder(model: str) -> Embedder:
-    """The loaded model ``model`` (loaded once per process)."""
+    """The loaded model ``model`` (loaded once per process), named by what it is
+    (:func:`~hermes_store.sessions.model_identity.model_identity`: the same weights give the
+    same name on every machine), labelled as ``model`` says."""
     location = resolve_model(model)
     if location not in _CACHE:
+        kind = model_kind(location)
         try:
-            _CACHE[location] = LOADERS[model_kind(location)](location)
+            loaded = LOADERS[kind](location)
         except SemanticUnavailable:
             raise
         except (OSError, ValueError) as exc:
             raise SemanticUnavailable(f"{model}: cannot be loaded offline ({exc})") from exc
+        identity = model_identity(location, kind)
+        _CACHE[location] = replace(loaded, name=identity, label=model,
+                                   legacy_names=() if identity == loaded.name else (loaded.name,))
     return _CACHE[location]
 
 

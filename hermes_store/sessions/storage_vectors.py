@@ -120,6 +120,24 @@ class VectorStore:
         made from, so an embed run can tell a vector gone stale (hash None: not recorded)."""
         return self.rows_store.states(model) if self.exists() else {}
 
+    def model_name(self, name: str, legacy_names: tuple[str, ...] = ()) -> str:
+        """The name this store's vectors of the model ``name`` are under. Vectors an older
+        version stored under one of ``legacy_names`` (the model's path on the machine that
+        embedded them) are renamed ``name`` when the store can be written (their cache files
+        deleted), else read under the old name; ``name`` when there are none."""
+        if not legacy_names or not self.exists() or self.has(name):
+            return name
+        for old in legacy_names:
+            if old == name or not self.has(old):
+                continue
+            if self.read_only:
+                return old
+            moved = self.rows_store.rename_model(old, name)
+            self._drop_caches()
+            log.warning("%d vectors of %s are now stored under the model's name %s", moved, old, name)
+            return name
+        return name
+
     def put(self, model: str, rows: list[tuple[Any, ...]]) -> None:
         """Store ``(message_id, session_id, seq, vector[, text hash])`` rows of ``model`` in one
         transaction (a message's earlier vector replaced)."""
@@ -150,11 +168,15 @@ class VectorStore:
         """How many vectors (of ``model``, or of any)."""
         return self.rows_store.count(model) if self.exists() else 0
 
+    def has(self, model: str) -> bool:
+        """Whether the store holds any vector of ``model`` (one row read)."""
+        return self.rows_store.has(model) if self.exists() else False
+
     def usable(self, model: str) -> bool:
         """Whether the store holds vectors of ``model`` that can be read (a damaged or
         unreadable file or table: False, logged, and closed: a search stays lexical)."""
         try:
-            return self.count(model) > 0
+            return self.has(model)
         except Exception as exc:  # noqa: BLE001 - either engine's error: the search stays lexical
             log.warning("the vectors of %s cannot be read, the search stays lexical: %s", self.path, exc)
             self.close()

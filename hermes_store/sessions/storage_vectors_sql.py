@@ -85,6 +85,17 @@ class SqlVectorRows:
             db.portable.executemany("INSERT INTO vector_log (model, message_id) VALUES (?, ?)",
                                     [(model, int(mid)) for mid, *_rest in rows])
 
+    def rename_model(self, old: str, new: str) -> int:
+        """Tag the vectors of model ``old`` as ``new`` (and their log rows), in one transaction;
+        returns how many."""
+        db = self._db()
+        with db.write():
+            self._lock_log()
+            moved = int(db.portable.scalar("SELECT count(*) FROM vectors WHERE model = ?", (old,)) or 0)
+            db.portable.execute("UPDATE vectors SET model = ? WHERE model = ?", (new, old))
+            db.portable.execute("UPDATE vector_log SET model = ? WHERE model = ?", (new, old))
+        return moved
+
     def _bump_epoch(self) -> None:
         self._db().portable.execute(
             "INSERT INTO vector_meta (name, value) VALUES ('epoch', 1)"
@@ -140,6 +151,10 @@ class SqlVectorRows:
     def _text_hash_column(self) -> str:
         """The select expression of the text hash (an engine whose table may lack it says so)."""
         return "text_hash"
+
+    def has(self, model: str) -> bool:
+        """Whether any vector of ``model`` is stored (one row read, not a count of them all)."""
+        return self._db().portable.scalar("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (model,)) is not None
 
     def count(self, model: str | None = None) -> int:
         """How many vectors (of ``model``, or of any)."""

@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from hermes_store.sessions.embeddings import (
@@ -71,6 +72,7 @@ def embed_pending(
     Returns ``{"embedded", "pending", "pruned", "stale"}`` (``pending``: still left after
     ``max_messages``; ``stale``: of those found to embed, how many replace an outdated vector).
     """
+    vectors.model_name(embedder.name, embedder.legacy_names)  # an older version's vectors, renamed
     states = vectors.states(embedder.name)
     todo: list[tuple[int, str, int, str, str]] = []
     existing: set[int] = set()
@@ -163,6 +165,16 @@ def open_semantic(config: dict[str, Any], vectors: VectorStore) -> SemanticIndex
         embedder = load_embedder(model)
     except SemanticUnavailable:
         return None
+    if not vectors.usable(embedder.name) and embedder.legacy_names:
+        try:
+            stored_as = vectors.model_name(embedder.name, embedder.legacy_names)
+        except Exception as exc:  # noqa: BLE001 - either engine's error: the search stays lexical
+            log.warning("the vectors of %s cannot be read, the search stays lexical: %s", vectors.path, exc)
+            return None
+    else:
+        stored_as = embedder.name
+    if stored_as != embedder.name:  # a read-only home over an older version's vectors
+        embedder = replace(embedder, name=stored_as)
     if not vectors.usable(embedder.name):
         return None
     fusion = Fusion.from_config(config.get("semantic"), embedder.fusion_defaults)
