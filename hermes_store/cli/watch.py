@@ -56,7 +56,7 @@ def watch(ctx: click.Context, paths: tuple[Path, ...], discover: bool, poll: boo
 
     def on_round(changed: list[Path], summary: Any) -> None:
         report(changed, summary)
-        if embedder is not None and summary.messages_added:
+        if embedder is not None and (summary.messages_added or summary.messages_updated):
             embedder.schedule()  # embeds on its own thread: the next round does not wait
 
     db = home.open_db()

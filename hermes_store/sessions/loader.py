@@ -93,6 +93,7 @@ class IndexSummary:
     errors: list[dict[str, Any]] = field(default_factory=list)
     failed_files: int = 0
     forgotten: int = 0  # messages not imported because `hermes-store forget` removed them for good
+    messages_updated: int = 0  # re-read under a stored uid with another text: edited in place
 
     @property
     def all_failed(self) -> bool:
@@ -100,13 +101,16 @@ class IndexSummary:
         return self.files > 0 and self.failed_files == self.files
 
     def as_dict(self) -> dict[str, Any]:
-        """The public summary: ``files, sessions_added, messages_added, skipped, errors``, and
-        ``forgotten`` when messages were left out because they were forgotten for good."""
+        """The public summary: ``files, sessions_added, messages_added, skipped, errors``,
+        ``forgotten`` when messages were left out because they were forgotten for good, and
+        ``messages_updated`` when stored messages were edited in place."""
         out: dict[str, Any] = {"files": self.files, "sessions_added": self.sessions_added,
                                "messages_added": self.messages_added, "skipped": self.skipped,
                                "errors": list(self.errors)}
         if self.forgotten:
             out["forgotten"] = self.forgotten
+        if self.messages_updated:
+            out["messages_updated"] = self.messages_updated
         return out
 
 
@@ -556,6 +560,7 @@ class BulkLoader:
         if stored != (self.redact(content) or ""):
             self._updates.append(pending_row(session_id, None, record, content, tool_calls, content.isascii()))
             info.uids[uid] = self.redact(content) or ""
+            self.summary.messages_updated += 1
         self.summary.skipped += 1
         return True
 

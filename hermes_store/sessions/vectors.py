@@ -59,9 +59,11 @@ def embed_pending(
     max_messages: int | None = None,
     progress: Callable[[int], None] | None = None,
     roles: Sequence[str] = EMBED_ROLES,
+    stop: Callable[[], bool] | None = None,
 ) -> dict[str, int]:
     """Embed the messages of ``roles`` without a current vector of ``embedder`` (a bounded,
-    resumable run: each batch is committed, so an interrupted run continues where it stopped).
+    resumable run: each batch is committed, so an interrupted run continues where it stopped;
+    ``stop``, asked before each batch, ends it early, what is left counted as pending).
 
     A vector is current when it was made from the message's present text at its present place
     (the digest and the session and seq kept beside it): a message edited in place (a
@@ -93,7 +95,7 @@ def embed_pending(
     pruned = vectors.drop_missing(existing) if states.keys() - existing else 0
     limit = len(todo) if max_messages is None else min(len(todo), max_messages)
     done = 0
-    while done < limit:
+    while done < limit and not (stop is not None and stop()):
         chunk = todo[done : min(limit, done + batch)]
         encoded = embedder.encode([text for _m, _s, _q, text, _d in chunk])
         vectors.put(
@@ -206,6 +208,7 @@ class BackgroundEmbedder:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self.embedded = 0
+        self._base = 0  # embedded before the run in progress
         self.error: str | None = None
         self._asked = 0  # runs asked for
         self._done = 0  # runs asked for before the last finished run began
@@ -224,27 +227,32 @@ class BackgroundEmbedder:
             if self._stop.is_set():
                 break
             asked = self._asked
+            self._base = self.embedded
             try:
                 db = self._open_db()
                 try:
-                    while not self._stop.is_set():
-                        done = embed_pending(
-                            open_session_storage(db),
-                            self._vectors,
-                            self._embedder,
-                            batch=self._batch,
-                            max_messages=self._batch,
-                            roles=self._roles,
-                        )
-                        self.embedded += done["embedded"]
-                        if not done["pending"]:
-                            break
+                    # one pass over the store per run (not one per batch: at 1M messages a
+                    # pass takes seconds), stopping between batches when closed
+                    done = embed_pending(
+                        open_session_storage(db),
+                        self._vectors,
+                        self._embedder,
+                        batch=self._batch,
+                        roles=self._roles,
+                        stop=self._stop.is_set,
+                        progress=self._count,
+                    )
+                    self.embedded = self._base + done["embedded"]
                 finally:
                     db.close()
             except Exception as exc:  # noqa: BLE001 - the watch keeps indexing; the error is kept
                 self.error = f"{type(exc).__name__}: {exc}"
             finally:
                 self._done = asked
+
+    def _count(self, done: int) -> None:
+        """Progress of the run in progress: ``embedded`` counts its committed batches too."""
+        self.embedded = self._base + done
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until no run is asked for or in progress (for tests and a clean stop)."""

@@ -104,6 +104,8 @@ def test_edit_in_place_under_same_uid_updates_and_new_uids_append(home, v31, run
     db.close()
     loader, after = index(home, v31)
     assert loader.summary.messages_added == 1
+    assert loader.summary.messages_updated == 1  # what wakes the background embedder too
+    assert loader.summary.as_dict()["messages_updated"] == 1
     assert all(
         loader.row_ids[key] == row_id for key, row_id in first.row_ids.items()
     )  # updated in place

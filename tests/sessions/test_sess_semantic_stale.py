@@ -134,3 +134,41 @@ def test_an_older_vector_file_is_kept_and_gets_the_digest_column(home, v31):  # 
         assert "text_hash" in [r["name"] for r in check.query("PRAGMA table_info(vectors)")]
     finally:
         check.close()
+
+
+def test_the_background_embedder_reads_the_store_once_per_run_and_stops_between_batches(
+        home, v31, monkeypatch):  # noqa: F811
+    """A run of the background embedder passes over the store once, however many batches it
+    embeds (a pass at 1M messages takes seconds), and ``close`` ends it between batches."""
+    from hermes_store.sessions.vectors import BackgroundEmbedder
+
+    index(home, v31)
+    db = home.open_db()
+    engine_storage = type(open_session_storage(db))  # this engine's
+    db.close()
+    passes = []
+    original = engine_storage.list_sessions
+
+    def counted(self, *args, **kwargs):
+        passes.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(engine_storage, "list_sessions", counted)
+    model = Counting()
+    worker = BackgroundEmbedder(home.open_db, VectorStore.for_home(home), model.embedder, batch=2,
+                                roles=("user", "assistant"))
+    try:
+        worker.schedule()
+        assert worker.wait_idle(60)
+        assert worker.error is None and worker.embedded == 7  # four batches of at most two
+        assert len(passes) == 1
+    finally:
+        worker.close()
+    vectors, db = VectorStore.for_home(home), home.open_db()
+    try:
+        stopped = embed_pending(open_session_storage(db), vectors, model.embedder, roles=("user", "assistant"),
+                                stop=lambda: True)
+    finally:
+        db.close()
+        vectors.close()
+    assert stopped["embedded"] == 0 and stopped["pending"] == 0  # nothing left to stop
