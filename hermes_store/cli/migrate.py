@@ -16,6 +16,19 @@ def _open_target(home: Home, url: str):
     return Home(home.root, database_url=url).open_db()
 
 
+def _copy_vectors(home: Home, target_url: str, line: StatusLine) -> int:
+    """Copy the store's message embeddings to the target's (ids are kept, so they still name
+    their messages); the source keeps its own."""
+    from hermes_store.sessions.storage_vectors import VectorStore
+
+    source, target = VectorStore.for_home(home), VectorStore.for_home(Home(home.root, database_url=target_url))
+    try:
+        return source.copy_into(target, lambda n: line.show(f"  copied {'vectors':<16} {n:>9,} rows"))
+    finally:
+        source.close()
+        target.close()
+
+
 @click.command("migrate")
 @click.option("--to", "target_url", required=True, metavar="URL",
               help="Where to copy the store: postgresql://user@host/db or sqlite:///path/to/file.db.")
@@ -50,6 +63,7 @@ def migrate(ctx: click.Context, target_url: str, as_json: bool) -> None:
 
                     copy = copier(source_engine, target_engine)
                     report = copy(source, target, progress)
+                    vectors = _copy_vectors(home, target_url, line)
             finally:
                 target.close()
         finally:
@@ -57,11 +71,13 @@ def migrate(ctx: click.Context, target_url: str, as_json: bool) -> None:
     except (ValueError, DatabaseError) as exc:  # ConfigError and an unknown URL scheme included
         fail(str(exc))
         return
+    data = {**report.as_dict(), "vectors": vectors}
     if as_json:
-        echo_json(report.as_dict())
+        echo_json(data)
         return
-    data = report.as_dict()
     for table, rows in data["tables"].items():
         click.echo(f"  {table:<16} {rows:>9,} rows")
+    if vectors:
+        click.echo(f"  {'vectors':<16} {vectors:>9,} rows (the semantic extra's embeddings)")
     click.echo(f"Done: {data['total_rows']:,} rows in {len(data['tables'])} tables, counts verified, "
                f"ids kept ({data['seconds']:.1f}s).")

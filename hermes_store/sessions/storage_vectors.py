@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,22 @@ class VectorStore:
             log.warning("%d vectors of %s are now stored under the model's name %s", moved, old, name)
             return name
         return name
+
+    def copy_into(self, target: VectorStore, progress: Callable[[int], None] | None = None) -> int:
+        """Copy every vector here (each model's, digests kept) into ``target``, the store of a
+        copy of this one with the same message ids (``hermes-store migrate``), a page per
+        transaction; returns how many."""
+        if not self.exists():
+            return 0
+        copied = 0
+        rows = self.rows_store
+        for model in rows.models():
+            for page in rows.full_pages(model):
+                target.rows_store.put(model, page)
+                copied += len(page)
+                if progress is not None:
+                    progress(copied)
+        return copied
 
     def put(self, model: str, rows: list[tuple[Any, ...]]) -> None:
         """Store ``(message_id, session_id, seq, vector[, text hash])`` rows of ``model`` in one

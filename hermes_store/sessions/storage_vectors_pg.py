@@ -9,7 +9,8 @@ A home that used this server before its vectors moved into it kept them in its o
 ``session_vectors.db`` (keyed by the server's message ids): the first write-capable open moves
 them into the empty tables (each where the server's message of that id is the same session and
 place, so a file of another store attaches nothing) and deletes that file and its cache files, so hours of embedding are
-not redone and no second copy stays behind (one that ``forget`` would not reach).
+not redone and no second copy stays behind (one that ``forget`` would not reach). A file beside a
+SQLite store (the home's ``hermes_store.db``: that store's own vectors) is copied and kept.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from hermes_store.db import DB_FILENAME
 from hermes_store.sessions.storage_vectors_sql import (
     VECTORS_FILENAME,
     SqliteVectorRows,
@@ -52,9 +54,12 @@ class PgVectorRows(SqlVectorRows):
 
     def _adopt_local_file(self, path: Path) -> int:
         """Move the vectors of an older home-local ``path`` into the tables when they hold none
-        (then delete the file and its cache files); returns how many moved."""
+        (then delete the file and its cache files); returns how many moved. A file beside a
+        SQLite store (this home's ``hermes_store.db``, say the source of ``migrate``) is that
+        store's: its vectors are copied and the file kept."""
         if not path.is_file() or self.count():
             return 0
+        keep = (path.parent / DB_FILENAME).exists()
         local = SqliteVectorRows(path, read_only=True)
         moved = 0
         try:
@@ -71,6 +76,10 @@ class PgVectorRows(SqlVectorRows):
                     moved += len(kept)
         finally:
             local.close()
+        if keep:
+            log.warning("copied %d vectors from %s (the SQLite store's beside it) into the PostgreSQL store",
+                        moved, path)
+            return moved
         for leftover in [path, *path.parent.glob(f"{path.name}-*"), *path.parent.glob(f"{path.name}.*.cache*")]:
             leftover.unlink(missing_ok=True)
         log.warning("moved %d vectors from %s into the PostgreSQL store", moved, path)

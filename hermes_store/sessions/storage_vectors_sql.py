@@ -148,9 +148,20 @@ class SqlVectorRows:
             out.update((int(r["message_id"]), (r["session_id"], int(r["seq"]), r["text_hash"])) for r in page)
         return out
 
+    def full_pages(self, model: str) -> Iterator[list[tuple[int, str, int, bytes, str | None]]]:
+        """Every vector row of ``model`` as ``(message_id, session_id, seq, vector bytes, text
+        hash)``, :data:`PAGE_ROWS` per page (what :meth:`put` takes: a copy of the store)."""
+        for page in self.pages(model, f"message_id, session_id, seq, vec, {self._text_hash_column()}"):
+            yield [(int(r["message_id"]), r["session_id"], int(r["seq"]), bytes(r["vec"]), r["text_hash"])
+                   for r in page]
+
     def _text_hash_column(self) -> str:
         """The select expression of the text hash (an engine whose table may lack it says so)."""
         return "text_hash"
+
+    def models(self) -> list[str]:
+        """The models that have vectors here."""
+        return [r["model"] for r in self._db().portable.query("SELECT DISTINCT model FROM vectors ORDER BY model")]
 
     def has(self, model: str) -> bool:
         """Whether any vector of ``model`` is stored (one row read, not a count of them all)."""

@@ -147,3 +147,52 @@ def test_migrate_keeps_fact_authors_both_ways(home, pg_url, tmp_path):
     with FactStore(Database(back)) as store:
         alice = store.get_fact(store.find_by_content("Alice deploys on Fridays"))
         assert (alice["author_name"], alice["author_is_bot"]) == ("Alice", False)
+
+
+def test_migrate_takes_the_embeddings_both_ways_and_the_source_keeps_its_own(filled, pg_url, tmp_path):
+    """The semantic extra's vectors go with the store (ids are kept, so each still names its
+    message, digest included), to PostgreSQL and back to a ``sqlite:///`` file; the SQLite
+    source keeps its vector file."""
+    import zlib
+
+    import numpy as np
+
+    from hermes_store.home import Home
+    from hermes_store.sessions.embeddings import Embedder
+    from hermes_store.sessions.storage import open_session_storage
+    from hermes_store.sessions.vectors import VectorStore, embed_pending
+
+    def words(texts):
+        out = np.full((len(texts), 8), 0.1, dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row, zlib.crc32(text.encode()) % 8] += 1
+        return out
+
+    embedder = Embedder("words-8", 8, words)
+    home = filled
+    vectors, db = VectorStore.for_home(home), home.open_db()
+    try:
+        embedded = embed_pending(open_session_storage(db), vectors, embedder)["embedded"]
+        before = vectors.states("words-8")
+    finally:
+        db.close()
+        vectors.close()
+    assert embedded > 5
+    result = _cli(home, "migrate", "--to", pg_url, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["vectors"] == embedded
+    served = VectorStore.for_home(Home(home.root, database_url=pg_url))
+    try:
+        assert served.states("words-8") == before and all(d for *_p, d in before.values())
+    finally:
+        served.close()
+    assert (Path(home.root) / "session_vectors.db").exists()  # the SQLite store keeps its own
+    back = tmp_path / "back" / "store.db"
+    result = _cli(home, "migrate", "--to", f"sqlite:///{back}", "--json", url=pg_url)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["vectors"] == embedded
+    returned = VectorStore.for_home(Home(home.root, database_url=f"sqlite:///{back}"))
+    try:
+        assert returned.path == back.parent / "session_vectors.db" and returned.states("words-8") == before
+    finally:
+        returned.close()
