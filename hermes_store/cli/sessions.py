@@ -107,6 +107,7 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
         click.echo(f"{summary.files} files: {summary.sessions_added} sessions and "
                    f"{summary.messages_added} messages added, {summary.skipped} messages already "
                    f"indexed, {len(summary.errors)} problems"
+                   + (f", {summary.messages_updated} edited in place" if summary.messages_updated else "")
                    + (f", {summary.forgotten} forgotten messages left out" if summary.forgotten else ""))
         for error in summary.errors:
             where = one_line(error["path"]) + (f":{error['line']}" if error["line"] is not None else "")

@@ -123,6 +123,10 @@ def test_edit_in_place_under_same_uid_updates_and_new_uids_append(home, v31, run
         (CONT, 1, "production rollout complete", "ffffffffffffffffffffffffffffffff"),
     )
     assert after == expected
+    rebuild(v31, "UPDATE old_messages SET content = 'now production please, very carefully'"
+                 " WHERE message_uid = 'd1b2c3d4e5f60718293a4b5c6d7e8f90'")
+    said = run("sessions", "index", str(v31))
+    assert "0 messages added" in said.stdout and ", 1 edited in place" in said.stdout  # told, not silent
     found = json.loads(run("sessions", "search", "--json", "carefully").stdout)["results"]
     assert [(r["session_id"], r["role"]) for r in found] == [
         (CONT, "user")
