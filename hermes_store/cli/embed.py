@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 import click
 
 from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.style import StatusLine
 from hermes_store.sessions.embeddings import (
     SemanticUnavailable,
     configured_model,
@@ -57,7 +60,15 @@ def embed(
     if not home.store_exists():
         fail("no session store yet: run 'hermes-store sessions index' first")
     vectors = VectorStore.for_home(home)
-    with home.open_reader() as db:
+    with home.open_reader() as db, StatusLine() as line:  # progress on a terminal's stderr only
+        line.show(f"Embedding: finding the messages without a vector of {embedder.label or embedder.name}")
+        began = time.monotonic()
+
+        def progress(done: int, total: int) -> None:
+            rate = done / max(time.monotonic() - began, 1e-6)
+            left = (total - done) / rate if rate else 0
+            line.show(f"Embedding {done:,} / {total:,} messages ({rate:.0f}/s, about {left / 60:.0f} min left)")
+
         result = embed_pending(
             open_session_storage(db),
             vectors,
@@ -65,6 +76,7 @@ def embed(
             batch=batch,
             max_messages=max_messages,
             roles=configured_roles(config),
+            progress=progress,
         )
     result["vectors"] = vectors.count(embedder.name)
     result["model"] = embedder.label or embedder.name

@@ -57,13 +57,14 @@ def embed_pending(
     *,
     batch: int = 256,
     max_messages: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
     roles: Sequence[str] = EMBED_ROLES,
     stop: Callable[[], bool] | None = None,
 ) -> dict[str, int]:
     """Embed the messages of ``roles`` without a current vector of ``embedder`` (a bounded,
     resumable run: each batch is committed, so an interrupted run continues where it stopped;
-    ``stop``, asked before each batch, ends it early, what is left counted as pending).
+    ``stop``, asked before each batch, ends it early, what is left counted as pending;
+    ``progress(done, total)`` is called after each batch).
 
     A vector is current when it was made from the message's present text at its present place
     (the digest and the session and seq kept beside it): a message edited in place (a
@@ -104,7 +105,7 @@ def embed_pending(
         )
         done += len(chunk)
         if progress is not None:
-            progress(done)
+            progress(done, limit)
     return {"embedded": done, "pending": len(todo) - done, "pruned": pruned, "stale": stale}
 
 
@@ -250,7 +251,7 @@ class BackgroundEmbedder:
             finally:
                 self._done = asked
 
-    def _count(self, done: int) -> None:
+    def _count(self, done: int, _total: int) -> None:
         """Progress of the run in progress: ``embedded`` counts its committed batches too."""
         self.embedded = self._base + done
 

