@@ -51,7 +51,7 @@ from hermes_store.sessions.shown import ANSI as _ANSI
 from hermes_store.sessions.shown import shown_message as _message
 from hermes_store.sessions.shown import shown_title as _title
 from hermes_store.sessions.storage import open_session_storage
-from hermes_store.sessions.vectors import SemanticIndex, VectorStore, open_semantic
+from hermes_store.sessions.vectors import SemanticIndex, SemanticSlot
 from hermes_store.threats import guard_past
 from hermes_store.tooling import (
     Tool,
@@ -120,6 +120,7 @@ class _Store:
                  hidden: tuple[str, ...] = HIDDEN_ROLES, semantic: SemanticIndex | None = None) -> None:
         self.storage = open_session_storage(db)
         self.semantic = semantic  # None: lexical only (no model configured, or no vectors)
+        self.semantic_off: str | None = None  # why not, when semantic.model asked for it
         self.hidden = hidden  # roles left out unless role_filter names them (reasoning)
         self.profile = profile
         self.lineage = Lineage(self.storage)
@@ -389,6 +390,8 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
         payload["query_note"] = note
     if store.semantic is not None and store.semantic.failure:  # the results are lexical only
         payload["semantic_note"] = f"semantic search failed, lexical results only: {store.semantic.failure}"
+    elif store.semantic_off:  # asked for in config.yaml, but not there (no vectors, no model)
+        payload["semantic_note"] = store.semantic_off
     if not hits and not chosen and title_row is None:  # Hermes' no-match reply has no sessions_searched key
         del payload["sessions_searched"]
         payload["message"] = NO_MATCH_MESSAGE
@@ -670,9 +673,10 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
             return {"success": False, "error": f"session_id not found: {session_id}"}
         return _empty(mode, query, detail)
     hidden = tuple(r for r in HIDDEN_ROLES if r not in roles)
-    semantic = None if profile else ctx.resource(
-        "session_search.semantic", lambda: open_semantic(ctx.home.config(), VectorStore.for_home(ctx.home)))
+    semantic, semantic_off = (None, None) if profile else ctx.resource(
+        "session_search.semantic", lambda: SemanticSlot(ctx.home)).get()
     store = _Store(db, link_profile, current, hidden, semantic)
+    store.semantic_off = semantic_off
     if mode == "read" and "#" in session_id:  # a ref SESSION_ID#N (or old @session:ID #K): scroll there
         ref, mode = parse_ref(session_id), "scroll"
         at = store.messages(ref.session_id, None, at_seq=ref.seq) if ref.seq is not None else [{"id": -1}]

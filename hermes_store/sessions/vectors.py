@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TypeVar
 
 from hermes_store.sessions.embeddings import (
@@ -44,6 +45,7 @@ __all__ = [
     "VECTORS_FILENAME",
     "BackgroundEmbedder",
     "SemanticIndex",
+    "SemanticSlot",
     "VectorStore",
     "embed_pending",
     "open_semantic",
@@ -157,31 +159,82 @@ class SemanticIndex:
         self.vectors.close()
 
 
-def open_semantic(config: dict[str, Any], vectors: VectorStore) -> SemanticIndex | None:
+def open_semantic(config: dict[str, Any], vectors: VectorStore) -> tuple[SemanticIndex | None, str | None]:
     """The semantic index of a home whose config.yaml sets ``semantic.model`` and whose vectors
-    exist (None otherwise, when the extra is not installed, or when the vector file cannot be
-    read: the search stays lexical)."""
+    of that model exist, and None otherwise (the search stays lexical) with the reason when
+    semantic search was asked for: the model cannot be loaded (or the extra is not installed),
+    nothing is embedded with it yet, or the vectors cannot be read. ``vectors`` is closed when
+    no index is made."""
     model = configured_model(config)
-    if model is None or not vectors.exists():
-        return None
+    if model is None:
+        vectors.close()
+        return None, None
     try:
         embedder = load_embedder(model)
-    except SemanticUnavailable:
-        return None
+    except SemanticUnavailable as exc:
+        vectors.close()
+        return None, f"semantic.model cannot be used ({str(exc)[:240]}): lexical results only"
+    unembedded = (f"nothing is embedded with semantic.model {model!r} yet (hermes-store sessions embed):"
+                  " lexical results only")
+    if not vectors.exists():
+        vectors.close()
+        return None, unembedded
     if not vectors.usable(embedder.name) and embedder.legacy_names:
         try:
             stored_as = vectors.model_name(embedder.name, embedder.legacy_names)
         except Exception as exc:  # noqa: BLE001 - either engine's error: the search stays lexical
             log.warning("the vectors of %s cannot be read, the search stays lexical: %s", vectors.path, exc)
-            return None
+            vectors.close()
+            return None, f"the vectors cannot be read ({type(exc).__name__}): lexical results only"
     else:
         stored_as = embedder.name
     if stored_as != embedder.name:  # a read-only home over an older version's vectors
         embedder = replace(embedder, name=stored_as)
     if not vectors.usable(embedder.name):
-        return None
+        vectors.close()
+        return None, unembedded
     fusion = Fusion.from_config(config.get("semantic"), embedder.fusion_defaults)
-    return SemanticIndex(embedder, vectors, fusion)
+    return SemanticIndex(embedder, vectors, fusion), None
+
+
+class SemanticSlot:
+    """The semantic half of a long-lived tool context (an MCP server, a Hermes plug-in): opened
+    on first use, opened again when config.yaml changes, and, while there is none (no vectors
+    yet, a model that failed to load), looked for again at most every :attr:`RECHECK_SECONDS`,
+    so vectors embedded after the server started are searched without a restart."""
+
+    RECHECK_SECONDS = 30.0
+
+    def __init__(self, home: Any) -> None:
+        self.home = home
+        self._index: SemanticIndex | None = None
+        self._note: str | None = None
+        self._config_stamp: tuple[int, int] | None = None
+        self._checked: float | None = None
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            st = Path(self.home.config_path).stat()
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    def get(self) -> tuple[SemanticIndex | None, str | None]:
+        """The index (or None) and the note saying why there is none when one was asked for."""
+        stamp, now = self._stamp(), time.monotonic()
+        fresh = self._checked is not None and stamp == self._config_stamp
+        if fresh and (self._index is not None or now - self._checked < self.RECHECK_SECONDS):
+            return self._index, self._note
+        self.close()
+        self._index, self._note = open_semantic(self.home.config(), VectorStore.for_home(self.home))
+        self._config_stamp, self._checked = stamp, now
+        return self._index, self._note
+
+    def close(self) -> None:
+        """Close the index's vectors (a later :meth:`get` opens them again)."""
+        if self._index is not None:
+            self._index.close()
+        self._index = None
 
 
 class BackgroundEmbedder:

@@ -132,12 +132,16 @@ def test_fusion_reads_its_config_section():
 
 
 def test_store_without_embeddings_answers_as_today(home, engine):
-    """semantic.model set but no vectors: every discover reply is the lexical one, unchanged."""
+    """semantic.model set but unusable (no such model, or nothing embedded with it): every
+    discover reply is the lexical one, unchanged but for a ``semantic_note`` saying why."""
     _index(home, SESSIONS)
     queries = ["mountain trail", "tax return", "birthday cake recipe", "outdoor trip with a pet"]
     before = [_ask(home, q) for q in queries]
     _configure(home, "/nonexistent/model")
-    assert [_ask(home, q) for q in queries] == before
+    after = [_ask(home, q) for q in queries]
+    notes = [reply.pop("semantic_note") for reply in after]
+    assert after == before
+    assert all("semantic.model cannot be used" in n and "/nonexistent/model" in n for n in notes)
     assert VectorStore.for_home(home).count() == 0  # no vector written, on either engine
     assert not (Path(home.root) / "session_vectors.db").exists()  # and no file made
 

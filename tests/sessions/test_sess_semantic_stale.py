@@ -172,3 +172,31 @@ def test_the_background_embedder_reads_the_store_once_per_run_and_stops_between_
         db.close()
         vectors.close()
     assert stopped["embedded"] == 0 and stopped["pending"] == 0  # nothing left to stop
+
+
+def test_a_long_lived_context_picks_up_vectors_embedded_after_it_started(home, v31, monkeypatch):  # noqa: F811
+    """An MCP server (one tool context for its life) asked before anything was embedded says
+    so in ``semantic_note``; once vectors exist it searches them without a restart."""
+    import json
+
+    from hermes_store.sessions import embeddings
+    from hermes_store.sessions.vectors import SemanticSlot
+    from hermes_store.tooling import ToolContext
+    from hermes_store.tools import handle_tool_call
+
+    index(home, v31)
+    model = Counting()
+    monkeypatch.setitem(embeddings._CACHE, embeddings.resolve_model("words-32"), model.embedder)
+    Path(home.config_path).write_text("semantic:\n  model: words-32\n  roles: [user, assistant]\n", encoding="utf-8")
+    monkeypatch.setattr(SemanticSlot, "RECHECK_SECONDS", 0.0)
+    ctx = ToolContext(home)
+    try:
+        first = json.loads(handle_tool_call("session_search", {"query": "production"}, ctx=ctx))
+        assert "nothing is embedded with semantic.model 'words-32' yet" in first["semantic_note"]
+        _embed(home, model)
+        model.texts.clear()
+        second = json.loads(handle_tool_call("session_search", {"query": "production"}, ctx=ctx))
+        assert "semantic_note" not in second and second["results"]
+        assert model.texts == ["production"]  # the semantic half ran: the question was encoded
+    finally:
+        ctx.close()
