@@ -143,6 +143,7 @@ def collect_status(home: Home) -> dict[str, Any]:
         provider_config = active["status_config"]
     database = _database_info(home)
     database["counts"] = _counts(home, database)
+    database["semantic"] = _semantic_info(home, database)
     return {
         "builtin": {
             "memory_injection": cfg.memory_enabled,
@@ -204,6 +205,34 @@ def _counts(home: Home, database: dict[str, Any]) -> dict[str, Any]:
     return counts
 
 
+def _semantic_info(home: Home, database: dict[str, Any]) -> dict[str, Any]:
+    """``semantic.model`` and how many vectors of it the store holds (the model is not loaded;
+    ``error`` when it cannot be found or the vectors cannot be read)."""
+    from hermes_store.sessions.embeddings import SemanticUnavailable, configured_model, stored_names
+    from hermes_store.sessions.storage_vectors import VectorStore
+
+    try:
+        model = configured_model(home.config())
+    except ConfigError:
+        return {"model": None}
+    if model is None:
+        return {"model": None}
+    if database.get("exists") is False:
+        return {"model": model, "vectors": 0}
+    try:
+        names = stored_names(model)
+        vectors = VectorStore.for_home(home)
+        try:
+            count = sum(vectors.count(name) for name in names)
+        finally:
+            vectors.close()
+    except SemanticUnavailable as exc:
+        return {"model": model, "vectors": None, "error": str(exc)}
+    except Exception as exc:  # noqa: BLE001 - status never fails: it says what it could not read
+        return {"model": model, "vectors": None, "error": f"the vectors cannot be read: {exc}"}
+    return {"model": model, "vectors": count}
+
+
 def render_status(data: dict[str, Any]) -> list[str]:
     """The human-readable lines (Hermes' layout first, then the store details)."""
     builtin = data["builtin"]
@@ -263,6 +292,12 @@ def render_status(data: dict[str, Any]) -> list[str]:
         lines.append(f"    {'Messages:':<11} {counts.get('messages', 0):,}")
         lines.append(f"    {'Facts:':<11} {counts.get('facts', 0):,}")
     lines.append(f"    {'Render:':<11} {data['render']}")
+    semantic = db.get("semantic") or {}
+    if semantic.get("model"):
+        state = (f"cannot be used ({semantic['error']})" if semantic.get("error")
+                 else f"{semantic['vectors']:,} messages embedded"
+                 + ("" if semantic["vectors"] else " (hermes-store sessions embed)"))
+        lines.append(f"    {'Semantic:':<11} {semantic['model']}, {state}")
     return lines
 
 

@@ -259,6 +259,15 @@ def resolve_model(model: str) -> str:
 _CACHE: dict[str, Embedder] = {}
 
 
+def stored_names(model: str) -> tuple[str, ...]:
+    """The names ``model``'s vectors are stored under (what :func:`load_embedder` names it,
+    then the name an older version used), without loading the model: for ``status``. Raises
+    :class:`SemanticUnavailable` when the model cannot be found."""
+    location = resolve_model(model)
+    identity = model_identity(location, model_kind(location))
+    return (identity,) if identity == location else (identity, location)
+
+
 def load_embedder(model: str) -> Embedder:
     """The loaded model ``model`` (loaded once per process), named by what it is
     (:func:`~hermes_store.sessions.model_identity.model_identity`: the same weights give the

