@@ -112,10 +112,6 @@ class VectorStore:
         self._loaded.clear()
         self.rows_store.close()
 
-    def known(self, model: str) -> set[int]:
-        """Ids of the messages with a vector of ``model``."""
-        return set(self.rows_store.message_ids(model)) if self.exists() else set()
-
     def states(self, model: str) -> dict[int, tuple[str, int, str | None]]:
         """``message_id -> (session_id, seq, text hash)`` of ``model``'s vectors: what each was
         made from, so an embed run can tell a vector gone stale (hash None: not recorded)."""
@@ -140,20 +136,25 @@ class VectorStore:
         return name
 
     def copy_into(self, target: VectorStore, progress: Callable[[int], None] | None = None) -> int:
-        """Copy every vector here (each model's, digests kept) into ``target``, the store of a
-        copy of this one with the same message ids (``hermes-store migrate``), a page per
-        transaction; returns how many."""
+        """Copy the vectors here (each model's, digests kept) that ``target`` lacks into it: the
+        store of a copy of this one with the same message ids (``hermes-store migrate``), a page
+        per transaction, so a copy cut short resumes and one the target already took (a server
+        adopting this file on open) is not written twice. Returns how many of these vectors
+        ``target`` holds."""
         if not self.exists():
             return 0
-        copied = 0
+        held = 0
         rows = self.rows_store
         for model in rows.models():
             for page in rows.full_pages(model):
-                target.rows_store.put(model, page)
-                copied += len(page)
+                present = target.rows_store.positions(model, [row[0] for row in page])
+                missing = [row for row in page if row[0] not in present]
+                if missing:
+                    target.rows_store.put(model, missing)
+                held += len(page)
                 if progress is not None:
-                    progress(copied)
-        return copied
+                    progress(held)
+        return held
 
     def put(self, model: str, rows: list[tuple[Any, ...]]) -> None:
         """Store ``(message_id, session_id, seq, vector[, text hash])`` rows of ``model`` in one

@@ -63,14 +63,11 @@ class PgVectorRows(SqlVectorRows):
         local = SqliteVectorRows(path, read_only=True)
         moved = 0
         try:
-            models = [r["model"] for r in local._db().portable.query("SELECT DISTINCT model FROM vectors")]
-            for model in models:
-                for page in local.pages(model, "message_id, session_id, seq, vec"):
+            for model in local.models():
+                for page in local.full_pages(model):  # digests kept (None from an older file)
                     here = {int(r["id"]): (r["session_id"], int(r["seq"])) for r in self._db().portable.query_in(
-                        "SELECT id, session_id, seq FROM messages WHERE id IN ({marks})",
-                        [int(r["message_id"]) for r in page])}
-                    kept = [(int(r["message_id"]), r["session_id"], int(r["seq"]), bytes(r["vec"]), None) for r in page
-                            if here.get(int(r["message_id"])) == (r["session_id"], int(r["seq"]))]
+                        "SELECT id, session_id, seq FROM messages WHERE id IN ({marks})", [row[0] for row in page])}
+                    kept = [row for row in page if here.get(row[0]) == (row[1], row[2])]
                     if kept:  # only where the server's message at that id is the one embedded
                         self.put(model, kept)
                     moved += len(kept)
