@@ -264,7 +264,13 @@ def stored_names(model: str) -> tuple[str, ...]:
     then the name an older version used), without loading the model: for ``status``. Raises
     :class:`SemanticUnavailable` when the model cannot be found."""
     location = resolve_model(model)
-    identity = model_identity(location, model_kind(location))
+    return _names(location, model_kind(location))
+
+
+def _names(location: str, kind: str) -> tuple[str, ...]:
+    """The tag of the model at ``location`` (:func:`model_identity`), then its path when that
+    differs: the name older versions stored its vectors under."""
+    identity = model_identity(location, kind)
     return (identity,) if identity == location else (identity, location)
 
 
@@ -281,9 +287,8 @@ def load_embedder(model: str) -> Embedder:
             raise
         except (OSError, ValueError) as exc:
             raise SemanticUnavailable(f"{model}: cannot be loaded offline ({exc})") from exc
-        identity = model_identity(location, kind)
-        _CACHE[location] = replace(loaded, name=identity, label=model,
-                                   legacy_names=() if identity == loaded.name else (loaded.name,))
+        identity, *legacy = _names(location, kind)  # a loader names its model by its location
+        _CACHE[location] = replace(loaded, name=identity, label=model, legacy_names=tuple(legacy))
     return _CACHE[location]
 
 

@@ -117,10 +117,11 @@ class _Store:
     """The session storage a call works on, plus the calling session's lineage."""
 
     def __init__(self, db: Database, profile: str | None, current_session_id: str,
-                 hidden: tuple[str, ...] = HIDDEN_ROLES, semantic: SemanticIndex | None = None) -> None:
+                 hidden: tuple[str, ...] = HIDDEN_ROLES, semantic: SemanticIndex | None = None,
+                 semantic_off: str | None = None) -> None:
         self.storage = open_session_storage(db)
         self.semantic = semantic  # None: lexical only (no model configured, or no vectors)
-        self.semantic_off: str | None = None  # why not, when semantic.model asked for it
+        self.semantic_off = semantic_off  # why not, when semantic.model asked for it
         self.hidden = hidden  # roles left out unless role_filter names them (reasoning)
         self.profile = profile
         self.lineage = Lineage(self.storage)
@@ -675,8 +676,7 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     hidden = tuple(r for r in HIDDEN_ROLES if r not in roles)
     semantic, semantic_off = (None, None) if profile else ctx.resource(
         "session_search.semantic", lambda: SemanticSlot(ctx.home)).get()
-    store = _Store(db, link_profile, current, hidden, semantic)
-    store.semantic_off = semantic_off
+    store = _Store(db, link_profile, current, hidden, semantic, semantic_off)
     if mode == "read" and "#" in session_id:  # a ref SESSION_ID#N (or old @session:ID #K): scroll there
         ref, mode = parse_ref(session_id), "scroll"
         at = store.messages(ref.session_id, None, at_seq=ref.seq) if ref.seq is not None else [{"id": -1}]

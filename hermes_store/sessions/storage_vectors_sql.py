@@ -72,8 +72,8 @@ class SqlVectorRows:
 
     def put(self, model: str, rows: list[tuple[int, str, int, bytes, str | None]]) -> None:
         """Store ``(message_id, session_id, seq, vector bytes, text hash)`` rows of ``model``
-        (the hash: :func:`~hermes_store.sessions.embeddings.text_digest` of the text embedded,
-        or None) and log their ids, in one transaction; a message's earlier vector is replaced."""
+        (the hash: :meth:`~hermes_store.sessions.embeddings.Embedder.digest` of the text
+        embedded, or None) and log their ids, in one transaction; a message's earlier vector is replaced."""
         db = self._db()
         with db.write():
             self._lock_log()

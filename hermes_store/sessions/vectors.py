@@ -179,15 +179,12 @@ def open_semantic(config: dict[str, Any], vectors: VectorStore) -> tuple[Semanti
     if not vectors.exists():
         vectors.close()
         return None, unembedded
-    if not vectors.usable(embedder.name) and embedder.legacy_names:
-        try:
-            stored_as = vectors.model_name(embedder.name, embedder.legacy_names)
-        except Exception as exc:  # noqa: BLE001 - either engine's error: the search stays lexical
-            log.warning("the vectors of %s cannot be read, the search stays lexical: %s", vectors.path, exc)
-            vectors.close()
-            return None, f"the vectors cannot be read ({type(exc).__name__}): lexical results only"
-    else:
-        stored_as = embedder.name
+    try:  # an older version's vectors are renamed (or, read-only, read under their old name)
+        stored_as = vectors.model_name(embedder.name, embedder.legacy_names)
+    except Exception as exc:  # noqa: BLE001 - either engine's error: the search stays lexical
+        log.warning("the vectors of %s cannot be read, the search stays lexical: %s", vectors.path, exc)
+        vectors.close()
+        return None, f"the vectors cannot be read ({type(exc).__name__}): lexical results only"
     if stored_as != embedder.name:  # a read-only home over an older version's vectors
         embedder = replace(embedder, name=stored_as)
     if not vectors.usable(embedder.name):
