@@ -109,6 +109,34 @@ def test_uid_stability_across_reimport(home, v31, tmp_path):
     assert contents3["20270301_090000_cont01"] == ["now production please", "production rollout complete"]
 
 
+def test_hidden_scaffolding_rows_are_not_messages(home, v31):
+    """``display_kind='hidden'`` rows (an interrupted turn's placeholder, a delegation result
+    handed to the model) are never painted, previewed or found by Hermes' own search; they are
+    not imported, so session_search cannot return them either."""
+    import json
+
+    from hermes_store.sessions.importers.base import MessageRecord, SourceState
+    from hermes_store.tools import handle_tool_call
+    db = Database(v31, migrate=False)
+    db.execute("INSERT INTO messages(session_id, role, content, timestamp, display_kind) VALUES "
+               "('20270301_090000_cont01', 'assistant', "
+               "'[This response was interrupted by a user correction.]', 1803891612, 'hidden'), "
+               "('20270301_090000_cont01', 'user', "
+               "'[ASYNC DELEGATION BATCH COMPLETE — deleg_9] 77 passed in 1.00s', 1803891614, 'hidden'), "
+               "('20270301_090000_cont01', 'assistant', 'production rollout complete', 1803891620, NULL)")
+    db.close()
+    summary, contents, _, total = run(home, v31)
+    assert not summary.errors, summary.errors
+    assert contents["20270301_090000_cont01"] == ["now production please", "production rollout complete"]
+    assert total == 8
+    for query in ("interrupted correction", "DELEGATION deleg_9"):
+        found = json.loads(handle_tool_call("session_search", {"query": query}, home=home))
+        assert found["success"] and found["results"] == [], (query, found)
+    state = SourceState()
+    records = [e for e in HermesDbImporter(v31).read(state) if isinstance(e, MessageRecord)]
+    assert len(records) == 8 and state.meta["hidden_skipped"] == 2
+
+
 def test_older_schema_still_imports(home, tmp_path):
     from tests.sessions.conftest import FIXTURES
     old = tmp_path / "old" / "state.db"

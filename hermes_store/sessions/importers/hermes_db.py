@@ -15,6 +15,9 @@ for a deliberate reset or /new, ``automatic`` for cleanup ends, ``recoverable`` 
 counting as resumable, ``compression``), and a pre-marker reset child (same non-empty
 ``session_key`` as a parent that ended at a reset boundary) gets ``meta["_reset_from"]``
 like a marked one, so it is its own conversation rather than its parent's continuation.
+A ``display_kind='hidden'`` row is model-facing scaffolding the person never saw (an
+interrupted turn's placeholder, a delegation result handed to the model); Hermes keeps it out
+of every search and preview, so it is never imported (``state.meta["hidden_skipped"]``).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ RECOVERABLE_END_REASONS = frozenset({"agent_close", "ws_orphan_reap", "supersede
                                      "startup_orphan_reap"})
 AUTOMATIC_END_REASONS = RECOVERABLE_END_REASONS | {"tui_shutdown", "ws_disconnect", "idle_timeout", "lru_evict"}
 QUEUED_PROMPT_KEY = "_queued_prompt"  # display_metadata flag of a busy-queue accept row
+HIDDEN_DISPLAY_KIND = "hidden"  # display_kind of model-facing scaffolding Hermes never shows
 
 
 def end_kind(reason: Any) -> str | None:
@@ -92,7 +96,8 @@ class HermesDbImporter(Importer):
     name = "hermes-db"
     agent = "Hermes Agent (state.db)"
     indexes = ("every session (lineage, titles, sources) and active message incl. tool calls; "
-               "compaction archives kept, rewound rows skipped; read-only, incremental by id")
+               "compaction archives kept, rewound and hidden scaffolding rows skipped; read-only, "
+               "incremental by id")
     source = "cli"
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
     resumable_by_offset = False
@@ -175,11 +180,11 @@ class HermesDbImporter(Importer):
             yield _session_record(row, scols, by_id)
         tools = ToolNames()
         wanted = [c for c in ("id", "session_id", "role", "content", "tool_call_id", "tool_calls",
-                              "tool_name", "timestamp", "active", "compacted", "display_metadata",
-                              "message_uid")
+                              "tool_name", "timestamp", "active", "compacted", "display_kind",
+                              "display_metadata", "message_uid")
                   if c in mcols]
         select = f"SELECT {', '.join(wanted)} FROM messages WHERE id > ? ORDER BY id LIMIT {CHUNK}"
-        skipped = queued = 0
+        skipped = queued = hidden = 0
         cursor_uid = None
         while True:
             rows = db.query(select, (last_id,), table="messages", key="id")
@@ -194,6 +199,9 @@ class HermesDbImporter(Importer):
                     continue
                 if is_queued_prompt(row.get("display_metadata")):
                     queued += 1  # a busy-queue accept row: its drained copy is the message
+                    continue
+                if row.get("display_kind") == HIDDEN_DISPLAY_KIND:
+                    hidden += 1  # scaffolding: Hermes' search and previews leave it out too
                     continue
                 if row.get("tool_calls"):
                     tools.remember(row["tool_calls"])
@@ -219,6 +227,8 @@ class HermesDbImporter(Importer):
             state.meta["cursor_uid"] = str(cursor_uid)
         if queued:
             state.meta["queued_skipped"] = int(state.meta.get("queued_skipped", 0)) + queued
+        if hidden:
+            state.meta["hidden_skipped"] = int(state.meta.get("hidden_skipped", 0)) + hidden
         yield Checkpoint(str(last_id))
 
 
