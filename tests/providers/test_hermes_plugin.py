@@ -16,6 +16,7 @@ import subprocess
 import sys
 import types
 
+import pytest
 import yaml
 
 from hermes_store.hermes_plugin import HermesStoreProvider, install_plugin, make_provider
@@ -162,3 +163,23 @@ def test_plugin_loads_in_a_python_without_hermes_store_on_its_path(tmp_path):
                          cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "hermes_store ['fact_store', 'fact_feedback', 'recall']"
+
+
+def test_hermes_finds_the_provider_through_its_entry_point_group():
+    """Hermes loads pip-installed memory providers from the entry-point group
+    ``hermes_agent.memory_providers`` (plugins/memory/__init__.py). The target is taken, in
+    Hermes' order, as a provider instance, a provider class, then a module with ``register(ctx)``."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text("utf-8"))
+    group = project["project"]["entry-points"]["hermes_agent.memory_providers"]
+    assert set(group) == {"hermes_store"}
+    module_name, _, attr = group["hermes_store"].partition(":")
+    loaded = importlib.import_module(module_name)
+    loaded = getattr(loaded, attr) if attr else loaded
+    assert not isinstance(loaded, type) and callable(loaded.register)
+    ctx = Collector()
+    loaded.register(ctx)
+    assert [p.name for p in ctx.providers] == ["hermes_store"]
+    assert {"fact_store", "fact_feedback", "recall"} <= {s["name"] for s in ctx.providers[0].get_tool_schemas()}
