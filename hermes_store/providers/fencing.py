@@ -27,32 +27,38 @@ logger = logging.getLogger(__name__)
 
 PREWRAPPED_WARNING = "memory provider returned pre-wrapped context; stripped"
 
-_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+\S")
-_HEADING = re.compile(r"^\s*#{1,6}\s")
+# A Markdown bullet at column 0: a marker, whitespace, then content (the whitespace keeps
+# ``**Heading**`` and ``*emphasis*`` out). Numbered items are left as written.
+_BULLET = re.compile(r"[-*+]\s+\S")
 
 
 def _drop_repeated_bullets(text: str) -> str:
     """Drop a bullet line that exactly repeats an earlier self-contained bullet of its section.
 
-    A section starts at a Markdown heading. A bullet followed by an indented continuation
-    line is not self-contained and is always kept.
+    Hermes' rule (``_drop_repeated_recall_lines``): a section starts at any non-blank line at
+    column 0 that is not a bullet (a heading of any style, a bold label, a rule, prose). An
+    indented line belongs to the bullet above it and is never dropped; a bullet followed by
+    one is not self-contained, so it is always kept and never hides a later one (two entries
+    may share a headline and differ in what is indented under it).
     """
     lines = text.split("\n")
     seen: set[str] = set()
     out: list[str] = []
     for index, line in enumerate(lines):
-        if _HEADING.match(line):
-            seen = set()
+        stripped = line.strip()
+        if stripped and line[0].isspace():
             out.append(line)
             continue
-        if _BULLET.match(line):
-            following = lines[index + 1] if index + 1 < len(lines) else ""
-            continued = bool(following.strip()) and following[:1] in (" ", "\t") and not _BULLET.match(following)
-            key = line.strip()
-            if not continued:
-                if key in seen:
-                    continue
-                seen.add(key)
+        if not _BULLET.match(stripped):
+            if stripped:
+                seen = set()
+            out.append(line)
+            continue
+        following = lines[index + 1] if index + 1 < len(lines) else ""
+        if not (following.strip() and following[0].isspace()):
+            if stripped in seen:
+                continue
+            seen.add(stripped)
         out.append(line)
     return "\n".join(out)
 

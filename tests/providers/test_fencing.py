@@ -70,6 +70,27 @@ def test_repeated_self_contained_bullets_are_dropped_within_a_section_only():
     assert body == "## A\n- tea\n- coffee\n## B\n- tea\n- multi\n  continued\n- multi\n  continued"
 
 
+def _body(block: str) -> str:
+    return block.split("\n\n", 1)[1].rsplit("\n</memory-context>", 1)[0]
+
+
+def test_any_column_zero_line_starts_a_dedupe_section_as_in_hermes():
+    # Hermes' _drop_repeated_recall_lines: a bold label, a rule or prose opens a new section,
+    # not only a Markdown heading; numbered items are never deduplicated
+    raw = ("**Project A**\n- uses Postgres\n**Project B**\n- uses Postgres\n- uses Postgres\n"
+           "---\n- uses Postgres\n1. step one\n1. step one")
+    assert _body(build_memory_context_block(raw)) == (
+        "**Project A**\n- uses Postgres\n**Project B**\n- uses Postgres\n"
+        "---\n- uses Postgres\n1. step one\n1. step one")
+
+
+def test_an_indented_line_is_never_dropped_nor_re_parented():
+    # two entries sharing a headline but differing in their provenance stay two entries
+    raw = ("- prefers draft PRs\n  - logged 12 Jan, builtin\n- prefers draft PRs\n"
+           "  - logged 3 Mar, facts\n- short\n  - same child\n- other\n  - same child")
+    assert _body(build_memory_context_block(raw)) == raw
+
+
 def test_inject_appends_to_the_user_message():
     assert inject_memory_context("hello", "") == "hello"
     assert inject_memory_context("hello", "- f") == "hello\n\n" + build_memory_context_block("- f")
