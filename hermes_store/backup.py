@@ -76,13 +76,34 @@ def _destination(dest: str | os.PathLike[str], stamp: float) -> Path:
     return path
 
 
+def _refuse_the_store_itself(db_path: Path, dest: Path) -> None:
+    """Refuse a backup file that is the store's own file or one of its -wal / -shm / -journal
+    files: the copy renamed over it would replace the live store under every process holding
+    it open (their later writes land in the replaced file, their WAL on the new one: lost
+    writes, a malformed store)."""
+    target = dest.resolve()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        live = db_path.with_name(db_path.name + suffix)
+        same = live.resolve() == target
+        if not same and live.exists() and dest.exists():
+            try:
+                same = os.path.samefile(live, dest)  # a hard link
+            except OSError:
+                same = False
+        if same:
+            what = "the store itself" if not suffix else f"the store itself (its {suffix[1:]} file)"
+            raise BackupError(f"{dest}: that is {what}; back up to another file or to a directory")
+
+
 def backup(db_path: Path, dest: str | os.PathLike[str]) -> dict[str, Any]:
-    """Copy the database at ``db_path`` to ``dest`` (a file, or a directory to put a stamped file in)."""
+    """Copy the database at ``db_path`` to ``dest`` (a file, or a directory to put a stamped file
+    in; never the store's own file)."""
     db_path = Path(db_path)
     if not db_path.exists():
         raise BackupError(f"{db_path}: no database to back up")
     stamp = time.time()
     dest = _destination(dest, stamp)
+    _refuse_the_store_itself(db_path, dest)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     source = Database(db_path, readonly=True)
     try:

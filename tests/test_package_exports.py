@@ -45,3 +45,19 @@ def test_unknown_lazy_name_is_an_attribute_error() -> None:
     providers = importlib.import_module("hermes_store.providers")
     with pytest.raises(AttributeError):
         providers.no_such_name  # noqa: B018
+
+
+def test_the_cli_runs_as_a_module(tmp_path) -> None:
+    """``python -m hermes_store.cli status`` (no console script on PATH, e.g. a bare checkout)
+    failed: "No module named hermes_store.cli.__main__; 'hermes_store.cli' is a package and
+    cannot be directly executed". It runs the same command line as ``hermes-store``."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "hermes_store.cli", "--home", str(tmp_path), "sessions", "list"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "No sessions indexed."
+    usage = subprocess.run([sys.executable, "-m", "hermes_store.cli", "--color", "sometimes", "status"],
+                           capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and "Usage: hermes-store" in usage.stderr

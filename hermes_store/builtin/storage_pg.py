@@ -7,7 +7,9 @@ storage's scope column, see :mod:`hermes_store.builtin.storage_sql`, where the s
 both engines share live). Here is only what PostgreSQL does its own way: history ids are
 numbered per home (the next id is taken under the home's advisory lock), so a home's history
 keeps the ids it had in SQLite after ``migrate``; index rows are loaded with ``COPY``; the
-entry search uses ``tsvector`` / ``ts_rank_cd``.
+entry search uses ``tsvector`` / ``ts_rank_cd``, its excerpts ``ts_headline`` put in the form of
+FTS5's ``snippet()`` (:mod:`hermes_store.pghighlight`), or the index's own tokens marked where
+``ts_headline`` cannot mark them.
 """
 
 from __future__ import annotations
@@ -18,7 +20,17 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from hermes_store.builtin.storage_sql import HISTORY_COLUMNS, INDEX_COLUMNS, SqlBuiltinStorage
-from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, tsquery_sql
+from hermes_store.pghighlight import (
+    _TOKEN,
+    HIGHLIGHT_TOKENS,
+    PARSER_WHOLE,
+    join_phrases,
+    marked_excerpt,
+    marks_tokens,
+    token_match,
+    with_ellipses,
+)
+from hermes_store.pgquery import SEARCH_CONFIG, TERM_CAP, TsQueryError, tsquery_sql
 from hermes_store.query import (
     HIGHLIGHT_CLOSE,
     HIGHLIGHT_OPEN,
@@ -31,7 +43,21 @@ from hermes_store.query import (
 if TYPE_CHECKING:
     from hermes_store.pgdb import PgDatabase
 
-SNIPPET_WORDS = 24
+SNIPPET_WORDS = 24  # as the SQLite engine's snippet(..., 24)
+SNIPPET_ELLIPSIS = "…"  # what the SQLite engine's snippet() puts where it cuts an entry
+
+
+def _excerpt(row: dict[str, Any], match: Match) -> str:
+    """The row's ts_headline in the form FTS5's snippet() gives (phrases one span, ``…`` where
+    it cuts the entry), or ``""`` where ts_headline cannot be trusted to mark what the index
+    matched (no marks, marks that are not index tokens, or an entry holding a path, address or
+    host its parser keeps whole, such as ``db.internal:5432``)."""
+    headline, content = row["snippet"] or "", row["content"] or ""
+    if (HIGHLIGHT_OPEN not in headline or not marks_tokens(headline, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
+            or PARSER_WHOLE.search(content)):
+        return ""
+    headline = join_phrases(headline, match, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
+    return with_ellipses(headline, content, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE, SNIPPET_ELLIPSIS)
 
 
 class PgBuiltinStorage(SqlBuiltinStorage):
@@ -101,11 +127,13 @@ class PgBuiltinStorage(SqlBuiltinStorage):
             query_sql, params = tsquery_sql(match)
         except TsQueryError as exc:
             raise QueryRejected(str(exc)) from exc
+        # MinWords just under MaxWords: an entry of up to SNIPPET_WORDS words comes back whole, as
+        # FTS5's snippet() returns it (with half of it, ts_headline cut the entry's start off)
         options = (
             f'StartSel="{HIGHLIGHT_OPEN}", StopSel="{HIGHLIGHT_CLOSE}", '
-            f"MaxWords={SNIPPET_WORDS}, MinWords={SNIPPET_WORDS // 2}, ShortWord=0"
+            f"MaxWords={SNIPPET_WORDS}, MinWords={SNIPPET_WORDS - 1}, ShortWord=0, HighlightAll=false"
         )
-        return self.db.query(
+        rows = self.db.query(
             f"WITH q AS (SELECT {query_sql} AS q)"
             " SELECT e.target, e.entry_index, e.content,"
             f" ts_headline('{SEARCH_CONFIG}', e.content, q.q, %s) AS snippet,"
@@ -114,6 +142,39 @@ class PgBuiltinStorage(SqlBuiltinStorage):
             " ORDER BY score DESC, e.target, e.entry_index LIMIT %s",
             (*params, options, self.home, list(targets), int(count)),
         )
+        unmarked: dict[int, str] = {}
+        for i, row in enumerate(rows):
+            row["snippet"] = _excerpt(row, match)
+            if not row["snippet"]:
+                unmarked[i] = row["content"] or ""
+        for i, excerpt in self._marked_tokens(unmarked, match).items():
+            rows[i]["snippet"] = excerpt  # still "": the caller highlights the entry itself
+        return rows
+
+    def _marked_tokens(self, contents: dict[int, str], match: Match) -> dict[int, str]:
+        """An excerpt of each of ``contents`` (the entries ts_headline could not mark) with
+        every token marked that the index stems or folds to a token of ``match``, cut as FTS5's
+        snippet() cuts (the tokens split as the index splits text, all looked up at once)."""
+        tokens_match = token_match(match)
+        if tokens_match is None or not contents:
+            return {}
+        per_text = {i: list(dict.fromkeys(_TOKEN.findall(text)))[:HIGHLIGHT_TOKENS]
+                    for i, text in contents.items()}
+        distinct = list(dict.fromkeys(t for tokens in per_text.values() for t in tokens))
+        if not distinct:
+            return {}
+        query_sql, params = tsquery_sql(tokens_match)
+        matching = {row["t"] for row in self.db.query(
+            f"SELECT t FROM unnest(%s::text[]) AS t WHERE"
+            f" to_tsvector('{SEARCH_CONFIG}', hermes_tokens(t, {TERM_CAP})) @@ ({query_sql})",
+            (distinct, *params))}
+        out: dict[int, str] = {}
+        for i, text in contents.items():
+            excerpt = marked_excerpt(text, matching, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE, SNIPPET_WORDS,
+                                     SNIPPET_ELLIPSIS)
+            if excerpt is not None:
+                out[i] = join_phrases(excerpt, match, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
+        return out
 
     def search_index(
         self, query: str | QueryPlan, targets: Sequence[str], limit: int
@@ -126,9 +187,4 @@ class PgBuiltinStorage(SqlBuiltinStorage):
             limit,
             key=lambda row: (row["target"], row["entry_index"]),
         )
-        rows = []
-        for row in outcome.rows:
-            if HIGHLIGHT_OPEN not in (row["snippet"] or ""):
-                row["snippet"] = ""  # the caller highlights it itself (see the module docstring)
-            rows.append(row)
-        return rows, outcome.note
+        return list(outcome.rows), outcome.note

@@ -13,7 +13,7 @@ import click
 
 from hermes_store.cli import LazyGroup
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing, one_line
-from hermes_store.cli.style import Progress, stderr_is_terminal, style
+from hermes_store.cli.style import Progress, progress_shown, style
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader, walk_inputs
@@ -86,7 +86,7 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
         paths = (*paths, *discovered_paths(found))
     db = home.open_db()
     try:
-        total = sum(_size(p) for p, _ in walk_inputs(paths)) if stderr_is_terminal() else 0
+        total = sum(_size(p) for p, _ in walk_inputs(paths)) if progress_shown() else 0
         with Progress(total, "Indexing") as bar:
             loader = BulkLoader(db, batch_messages=batch_size, fts_mode=fts_mode,
                                 progress=(lambda path, size: bar.update(size)) if bar.shown else None,

@@ -118,7 +118,9 @@ def raw_stream(stream: Any) -> Any:
 
 
 class Progress:
-    """A progress bar on stderr when stderr is a terminal; otherwise nothing is printed.
+    """A progress bar on stderr when stderr is a terminal that shows our styling
+    (:func:`progress_shown`: not with ``--color never``, ``NO_COLOR`` or ``TERM=dumb``);
+    otherwise nothing is printed.
 
     Use as a context manager; :meth:`update` adds to the count (a no-op off a terminal).
     The bar is click's, written to the real stderr: its text is ours, never stored text.
@@ -129,7 +131,7 @@ class Progress:
 
         self._bar: Any = None
         err = raw_stream(sys.stderr)
-        if _stream_is_tty(err):
+        if _progress_on(err):
             self._bar = click.progressbar(length=max(length, 1), label=label, file=err)
 
     @property
@@ -159,15 +161,23 @@ def _stream_is_tty(stream: Any) -> bool:
         return False
 
 
-def stderr_is_terminal() -> bool:
-    """Whether the real stderr is a terminal (progress is shown only there)."""
+def _progress_on(stream: Any) -> bool:
+    """Progress (a bar or a status line, drawn with ``\\r`` and escape sequences) is styling: only
+    on a terminal, and only where that terminal shows our styling (``--color never``,
+    ``NO_COLOR`` and ``TERM=dumb`` turn it off, as they turn off bold hits)."""
+    return _stream_is_tty(stream) and color_wanted(stream)
+
+
+def progress_shown() -> bool:
+    """Whether progress is drawn on the real stderr (see :func:`_progress_on`)."""
     import sys
 
-    return _stream_is_tty(raw_stream(sys.stderr))
+    return _progress_on(raw_stream(sys.stderr))
 
 
 class StatusLine:
-    """One self-overwriting line of progress on stderr when stderr is a terminal, else silent.
+    """One self-overwriting line of progress on stderr when stderr is a terminal that shows our
+    styling (:func:`progress_shown`), else silent.
 
     :meth:`show` replaces the line (its text is neutralised like stored text, since it may
     name a table or file from the store); leaving the context clears it.
@@ -177,7 +187,7 @@ class StatusLine:
         import sys
 
         self._err = raw_stream(sys.stderr)
-        self._on = _stream_is_tty(self._err)
+        self._on = _progress_on(self._err)
         self._drawn = False
 
     def __enter__(self) -> StatusLine:

@@ -14,9 +14,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from hermes_store.pgquery import SEARCH_CONFIG, TERM_CAP, TsQueryError, tsquery_sql
-from hermes_store.query import Match
-from hermes_store.sessions.pg_highlight import (
+from hermes_store.pghighlight import (
     _TOKEN,
     HIGHLIGHT_TOKENS,
     PARSER_WHOLE,
@@ -26,6 +24,8 @@ from hermes_store.sessions.pg_highlight import (
     token_match,
     with_ellipses,
 )
+from hermes_store.pgquery import SEARCH_CONFIG, TERM_CAP, TsQueryError, tsquery_sql
+from hermes_store.query import Match
 from hermes_store.sessions.storage_pg_health import SNIPPET_CHARS
 
 _OWN_TEXT = (f"to_tsvector('{SEARCH_CONFIG}', hermes_tokens(coalesce(search_text, content), 262144))"

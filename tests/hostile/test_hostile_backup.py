@@ -161,3 +161,33 @@ def test_two_restores_in_one_second_keep_two_copies(home, tmp_path, monkeypatch)
     kept = sorted(p.name for p in home.db_path.parent.glob("*.before-restore-*"))
     assert kept == ["hermes_store.db.before-restore-20260101-000000",
                     "hermes_store.db.before-restore-20260101-000000-2"]
+
+
+@pytest.mark.parametrize("name", ["hermes_store.db", "hermes_store.db-wal", "hermes_store.db-shm", "."])
+def test_backup_onto_the_live_store_is_refused(home, tmp_path, name):
+    """``hermes-store backup ~/.hermes/hermes_store.db`` printed 'backed up 61 pages ... to
+    .../hermes_store.db' and renamed the copy over the live store: a process holding the store
+    open (an agent, the MCP server) kept writing to the replaced file, and every such write was
+    lost. A DEST naming the store's own file (or its -wal / -shm) is refused; nothing is touched."""
+    with FactStore(home) as facts:
+        facts.add_fact("written before the backup")
+        dest = home.root / name if name != "." else home.root
+        result = run(home, "backup", str(dest))
+        if name == ".":  # a directory: a new time-stamped file in it, the store untouched
+            assert result.exit_code == 0, result.output
+        else:
+            assert result.exit_code == 1 and "the store itself" in result.output, result.output
+            with pytest.raises(BackupError, match="the store itself"):
+                backup(home.db_path, dest)
+        facts.add_fact("written by an agent that had the store open")
+    listed = run(home, "facts", "list")
+    assert "written by an agent" in listed.output and "written before" in listed.output
+
+
+def test_backup_onto_a_named_store_is_refused(home, tmp_path):
+    """The same through ``--database-url sqlite:///...``: the store named there is the one protected."""
+    url = f"sqlite:///{tmp_path}/other.db"
+    assert run(home, "--database-url", url, "facts", "add", "kept in other.db").exit_code == 0
+    result = run(home, "--database-url", url, "backup", str(tmp_path / "other.db"))
+    assert result.exit_code == 1 and "the store itself" in result.output, result.output
+    assert not home.db_path.exists()

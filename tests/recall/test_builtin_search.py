@@ -77,3 +77,27 @@ def test_cjk_hits_are_highlighted(home):
     write(home, "memory", ["周五在桂林部署数据库迁移"])
     hit = search_entries(None, home.memories_dir, "数据库").hits[0]
     assert ">>>数据库<<<" in hit.snippet
+
+
+PG_ENTRY = ("Production database is PostgreSQL 16 on db.internal:5432; migrations live in "
+            "migrations/ and run with alembic.")
+
+
+def test_a_short_entry_comes_back_whole_on_both_engines(home):
+    """``recall PostgreSQL`` on a PostgreSQL store showed ``PostgreSQL 16 on ... alembic``: the
+    entry's subject ("Production database is") and its full stop cut off (ts_headline's
+    MinWords was half the excerpt), where SQLite shows the whole entry."""
+    write(home, "memory", ["Backups run from cron", PG_ENTRY])
+    with home.open_db() as db:
+        hit = search_entries(db, home.memories_dir, "postgresql").hits[0]
+    assert hit.snippet == PG_ENTRY.replace("PostgreSQL", ">>>PostgreSQL<<<")
+
+
+def test_words_inside_a_host_name_are_marked_on_both_engines(home):
+    """ts_headline's parser keeps ``db.internal:5432`` whole and never marks ``internal`` in it;
+    the index (and FTS5's snippet) see the word: every matched word is marked."""
+    write(home, "memory", [PG_ENTRY])
+    with home.open_db() as db:
+        hit = search_entries(db, home.memories_dir, "postgresql internal").hits[0]
+    assert ">>>PostgreSQL<<<" in hit.snippet and ">>>internal<<<" in hit.snippet
+    assert hit.snippet.replace(">>>", "").replace("<<<", "") == PG_ENTRY

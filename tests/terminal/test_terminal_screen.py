@@ -28,7 +28,7 @@ HOSTILE = "zebrafish \x1b]52;c;cm0gLXJmIH4K\x07 tank \x1b[2J cleared"
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "HERMES_STORE_DEBUG")}
-    env.update(TERM="xterm-256color", COLUMNS="200", **extra)
+    env.update({"TERM": "xterm-256color", "COLUMNS": "200", **extra})
     return env
 
 
@@ -125,6 +125,23 @@ def test_index_progress_on_a_terminal_only(home: Path, tmp_path: Path) -> None:
     again = tmp_path / "h2"
     piped = run_in_pipe(["--home", str(again), "sessions", "index", str(home / "sessions")])
     assert piped.returncode == 0 and b"Indexing" not in piped.stderr + piped.stdout
+
+
+def test_progress_follows_color_never_no_color_and_dumb(home: Path, tmp_path: Path) -> None:
+    """docs/cli.md: the progress bar is styling, shown nowhere with ``--color never`` and not at
+    all with NO_COLOR or TERM=dumb. On a terminal, ``--color never sessions index`` drew
+    ``\\r\\x1b[?25lIndexing [###---]`` and doctor/backup their ``\\r...\\x1b[K`` status line."""
+    cases = [(["--color", "never"], {}), ([], {"NO_COLOR": "1"}), ([], {"TERM": "dumb"})]
+    for i, (opts, env) in enumerate(cases):
+        fresh = tmp_path / f"h{i}"
+        for args in (["sessions", "index", str(home / "sessions")], ["doctor"],
+                     ["backup", str(tmp_path / f"b{i}.db")]):
+            code, shown = run_in_pty([*opts, "--home", str(fresh), *args], **env)
+            assert code == 0, (opts, env, args, shown)
+            assert b"\x1b" not in shown and b"\r" not in shown.replace(b"\r\n", b"\n"), (opts, env, args, shown)
+            assert b"Indexing" not in shown and b"doctor:" not in shown and b"Backing up" not in shown
+    code, shown = run_in_pty(["--home", str(tmp_path / "shown"), "sessions", "index", str(home / "sessions")])
+    assert code == 0 and b"Indexing" in shown  # still shown on a terminal by default
 
 
 def test_closed_pipe_ends_quietly(home: Path) -> None:

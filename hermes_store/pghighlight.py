@@ -1,9 +1,10 @@
-"""Snippet marking for the PostgreSQL session index, in Python (no SQL).
+"""Snippet marking for the PostgreSQL indexes (session messages, memory entries), in Python (no SQL).
 
 ``ts_headline`` marks word by word, and its parser keeps an e-mail address, a URL or a path
 whole; FTS5's ``snippet()`` (what the SQLite engine returns) marks index tokens and a phrase as
 one span. These helpers turn a headline (or the message text) into the FTS5 form, so both
-engines' snippets read alike; :mod:`hermes_store.sessions.storage_pg` calls them.
+engines' snippets read alike; :mod:`hermes_store.sessions.storage_pg_snippets` and
+:mod:`hermes_store.builtin.storage_pg` call them.
 """
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ from hermes_store.pgquery import Op, Term, positive_terms
 from hermes_store.query import Match
 
 
-def with_ellipses(headline: str, content: str, open_mark: str, close_mark: str) -> str:
-    """``headline`` with ``...`` where it starts after / ends before the content (as FTS5's
+def with_ellipses(headline: str, content: str, open_mark: str, close_mark: str,
+                  ellipsis: str = "...") -> str:
+    """``headline`` with ``ellipsis`` where it starts after / ends before the content (as FTS5's
     snippet marks a cut)."""
     plain = headline.replace(open_mark, "").replace(close_mark, "").strip()
     text = content.strip()
     if not plain or plain == text:
         return headline
     start = text.find(plain)
-    prefix = "..." if start != 0 else ""
-    suffix = "..." if start == -1 or start + len(plain) < len(text) else ""
+    prefix = ellipsis if start != 0 else ""
+    suffix = ellipsis if start == -1 or start + len(plain) < len(text) else ""
     return prefix + headline.strip() + suffix
 
 
@@ -52,7 +54,7 @@ HIGHLIGHT_TOKENS = 4000  # distinct tokens of one message the highlighter looks 
 
 
 def marked_excerpt(content: str, marked: set[str], open_mark: str, close_mark: str,
-                    words: int) -> str | None:
+                    words: int, ellipsis: str = "...") -> str | None:
     """An excerpt of ``words`` tokens of ``content`` from a little before its first token in
     ``marked``, each such token between the marks; None when none occurs."""
     tokens = _TOKEN.findall(content)
@@ -75,7 +77,7 @@ def marked_excerpt(content: str, marked: set[str], open_mark: str, close_mark: s
             pieces += [content[cursor:lo], open_mark, content[lo:hi], close_mark]
             cursor = hi
     pieces.append(content[cursor:end])
-    return ("..." if start else "") + "".join(pieces) + ("..." if end < len(content) else "")
+    return (ellipsis if start else "") + "".join(pieces) + (ellipsis if end < len(content) else "")
 
 
 def marks_tokens(headline: str, open_mark: str, close_mark: str) -> bool:
