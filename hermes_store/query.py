@@ -419,6 +419,12 @@ class QueryPlan:
         return [t.lower() for t in self.terms]
 
 
+# "Caroline's" -> "Caroline": the index splits the possessive into its own token "s", so kept it
+# would be the phrase "caroline s" and miss every "Caroline" without one ("a gift from my
+# grandma" for "grandma's gift")
+_POSSESSIVE = re.compile(r"(?<=\w)['\u2019][sS](?=\W*$)")
+
+
 def _literal_terms(text: str, *, drop_stopwords: bool) -> list[Match]:
     """Every whitespace word of ``text`` as a literal match (quotes and operators made plain)."""
     words = [w for w in text.replace('"', " ").replace("(", " ").replace(")", " ").split()]
@@ -426,7 +432,7 @@ def _literal_terms(text: str, *, drop_stopwords: bool) -> list[Match]:
     chosen = content if (drop_stopwords and content) else words
     terms: list[Match] = []
     for word in chosen:
-        term = literal_match(word.rstrip("*"))
+        term = literal_match(_POSSESSIVE.sub("", word.rstrip("*")))
         if term is not None and term not in terms:
             terms.append(term)
         if len(terms) >= MAX_TERMS:

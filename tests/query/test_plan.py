@@ -16,6 +16,8 @@ from hermes_store.query import (
     run_plan,
     to_fts5,
 )
+from hermes_store.sessions.search import search_messages
+from tests.search.conftest import add_session
 
 
 def test_plain_words_compile_to_terms_and_fts5():
@@ -118,3 +120,22 @@ def test_one_plan_serves_several_indexes(home):
     assert by_plan == by_text and by_plan["query"] == "restic backup" and by_plan["count"] == 1
     outcome = query_mod.run_match(lambda expr, n: [(expr,)], plan, 3)
     assert outcome.plan is plan and outcome.rows == [(plan.strict,), (plan.relaxed,)]
+
+
+@pytest.mark.parametrize("question", ["What was grandma's gift to Caroline?",
+                                      "What was grandma\u2019s gift to Caroline?"])
+def test_a_possessive_matches_the_bare_name(question):
+    """The index splits "grandma's" into grandma + s: the question's possessive is read as the
+    name alone, so "a gift from my grandma" matches (the phrase "grandma s" would not)."""
+    plan = compile_query(question)
+    assert plan.relaxed_match is not None
+    assert to_fts5(plan.relaxed_match) == '"grandma" OR "gift" OR "Caroline"'
+
+
+def test_a_possessive_finds_the_message_without_one(home):
+    db = home.open_db()
+    ids = add_session(db, "s", [("user", "This necklace is a gift from my grandma in Sweden."),
+                                ("user", "The weather is fine today.")])
+    found = search_messages(db, "Caroline's grandma's necklace", limit=5)
+    db.close()
+    assert [r["message_id"] for r in found.results] == [ids[0]]
