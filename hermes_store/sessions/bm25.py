@@ -1,4 +1,10 @@
-"""The bm25 formula both engines rank with, written once (Okapi bm25, k1 = 1.2, b = 0.75).
+"""The bm25 formula both engines rank with, written once (Okapi bm25, k1 = 1.2, b = 0.5).
+
+b (how much a long message is marked down for its length) is 0.5, not the textbook 0.75: chat
+messages that hold the evidence are often the long ones (a story told, an image described), and
+0.75 let a short "I'm off to go ..." outrank "Yesterday I took the kids to the museum - ..." for
+"When did Melanie go to the museum?". Measured with ``scripts/eval_locomo.py`` and
+``scripts/eval_longmemeval.py`` (docs/retrieval.md, "Length normalisation").
 
 SQLite scores rows in the ``hs_bm25`` FTS5 function (:mod:`hermes_store.sessions.rank`),
 PostgreSQL in :mod:`hermes_store.sessions.storage_pg`; each estimates document frequencies its
@@ -9,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-K1, B = 1.2, 0.75
+K1, B = 1.2, 0.5
 IDF_FLOOR = 1e-6  # a term in more than half the rows still counts a little, never negatively
 
 

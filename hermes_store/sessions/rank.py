@@ -5,7 +5,7 @@ walking that phrase's *whole* doclist once per statement. Ranking even a
 small slice of matches for a common word then costs time linear in the
 corpus (measured at 1M messages: 50 ms for one common word, 250 ms for a
 phrase of two). ``hs_bm25`` scores rows with the same formula (k1 = 1.2,
-b = 0.75, per-column weights, IDF floored at 1e-6) but estimates the
+b = 0.5 (:mod:`.bm25`), per-column weights, IDF floored at 1e-6) but estimates the
 document frequency from the first :data:`IDF_SAMPLE` matches: exact when a
 phrase has fewer matches, otherwise ``sample * rows / rowid-span``.
 Lower (more negative) is better, as with ``bm25()``.

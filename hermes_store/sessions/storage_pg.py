@@ -4,7 +4,7 @@ Same tables and JSON as the SQLite implementation (schema/pg/0001). Full-text se
 ``tsv`` column (tsvector, GIN index) and a ``tsquery`` compiled from the same
 :class:`~hermes_store.query.Match` the SQLite engine renders as FTS5
 (:mod:`hermes_store.pgquery`, every term a bound parameter). Hits are scored with bm25
-(k1 = 1.2, b = 0.75) over the query's terms, document frequencies estimated from a bounded
+(k1 = 1.2, b = 0.5: :mod:`.bm25`) over the query's terms, document frequencies estimated from a bounded
 sample as the SQLite ranker does, so both engines order results alike.
 
 Concurrency across hosts: appending takes the session row's lock (``FOR UPDATE``) so two

@@ -7,6 +7,7 @@ import random
 import pytest
 
 import hermes_store.sessions.rank as rank_mod
+from hermes_store.sessions import bm25
 from hermes_store.sessions.rank import ensure_rank_function
 from tests.search.conftest import add_session
 
@@ -30,13 +31,32 @@ def scores(db, function, expression):
 
 
 @pytest.mark.parametrize("expression", ['"alpha"', '"beta" OR "kappa"', '"gamma" AND "delta"', '"eta theta"'])
-def test_matches_builtin_bm25_when_sample_covers_everything(ranked_db, expression):
+def test_matches_builtin_bm25_when_sample_covers_everything(ranked_db, expression, monkeypatch):
+    monkeypatch.setattr(bm25, "B", 0.75)  # FTS5's bm25() has b = 0.75 built in; ours ranks with bm25.B
     ours = scores(ranked_db, "hs_bm25(messages_fts, 1.0, 1.0)", expression)
     builtin = scores(ranked_db, "bm25(messages_fts, 1.0, 1.0)", expression)
     assert ours and [r[0] for r in ours] == [r[0] for r in builtin]
     for (_, a), (_, b) in zip(ours, builtin, strict=True):
         assert a == pytest.approx(b, rel=1e-9, abs=1e-9)
 
+
+
+def test_length_normalisation_follows_b(ranked_db, monkeypatch):
+    """hs_bm25 marks a long row down by :data:`bm25.B` (read when a statement starts): with
+    b = 0 one "omega" scores the same in a long row as in a short one, with b > 0 less."""
+    add_session(ranked_db, "long", [("user", "omega " + "filler " * 40), ("user", "omega")])
+
+    def long_over_short() -> float:
+        rows = dict(scores(ranked_db, "hs_bm25(messages_fts, 1.0, 1.0, 1.0)", '"omega"'))
+        long_id, short_id = sorted(rows)
+        return rows[long_id] / rows[short_id]
+
+    monkeypatch.setattr(bm25, "B", 0.0)
+    assert long_over_short() == pytest.approx(1.0)
+    monkeypatch.setattr(bm25, "B", 0.5)
+    half = long_over_short()
+    monkeypatch.setattr(bm25, "B", 0.75)
+    assert long_over_short() < half < 1.0
 
 
 @pytest.fixture
