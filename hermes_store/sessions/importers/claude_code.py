@@ -16,6 +16,14 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
   ``sessionId``: the title belongs to the session holding the ``leafUuid``
   message, which may be another file of the same project directory -- a file
   of summaries only creates no session).
+* ``attachment`` lines of type ``queued_command`` (2.1.x): a prompt typed while
+  the agent worked, folded into the running turn (``queue-operation`` ``remove``
+  with ``reason: "absorbed_mid_turn"``) and written with no ``user`` line of its
+  own. ``prompt`` (text or blocks) is the user's message; a queued item that is
+  not the human's (``commandMode: "task-notification"``, an ``origin.kind`` other
+  than ``human``, ``isMeta``) is a ``system`` row, as are ``user`` lines whose
+  ``origin.kind`` says a finished background task or another session sent them.
+  Other attachments (hook results, reminders, file snapshots) are bookkeeping.
 * bookkeeping without conversation: ``file-history-snapshot``,
   ``queue-operation``, ``progress``, ``permission-mode``, ``last-prompt``, ...
 
@@ -53,7 +61,9 @@ from hermes_store.sessions.importers.openai_common import ToolNames
 
 # line types that carry no conversation (skipped silently); anything else unknown is reported once
 BOOKKEEPING = {"file-history-snapshot", "queue-operation", "progress", "permission-mode", "mode",
-               "last-prompt", "agent-name", "attachment", "hook", "tag", "pr-link"}
+               "last-prompt", "agent-name", "attachment", "hook", "tag", "pr-link", "file-history-delta",
+               "bridge-session", "atis-latch", "worktree-state"}
+NOT_HUMAN = {"task-notification", "task_notification", "peer", "coordinator", "auto-continuation"}
 CLAUDE_LINE_TYPES = {"system", "progress", "attachment", *BOOKKEEPING}
 TITLE_RANK = {"summary": 1, "ai-title": 2, "custom-title": 3}
 SUMMARY_PROBE_BYTES = 64 * 1024  # the head of each sibling file searched for summary lines
@@ -145,6 +155,7 @@ class _Reader:
         self.titles: dict[str, tuple[int, str]] = {}  # session id -> (rank, title)
         self.ranks: dict[str, int] = dict(state.meta.get("title_rank", {}))
         self.unknown: set[str] = set()
+        self.queued: set[str] = set()  # source uuids of queued prompts already stored
 
     # -- sessions ------------------------------------------------------------------
 
@@ -191,6 +202,9 @@ class _Reader:
             session_id, _parent = self.session_of(obj)
             self.title(session_id, kind, obj.get("customTitle" if kind == "custom-title" else "aiTitle"))
             return
+        if kind == "attachment":
+            yield from self.attachment(obj, line)
+            return
         if kind in BOOKKEEPING:
             return
         if kind not in ("user", "assistant", "system", "tool_use", "tool_result"):
@@ -205,6 +219,8 @@ class _Reader:
         yield from self.announce(obj, session_id, parent)
         uuid = opt_str(obj.get("uuid"))
         if uuid:
+            if kind == "user" and uuid in self.queued:
+                return  # the queued prompt this line repeats is stored already
             self.uuids[uuid] = session_id
         if kind == "system":
             content = flatten_content(obj.get("content"))
@@ -223,8 +239,33 @@ class _Reader:
             if model and self.models.get(session_id) != model and not model.startswith("<"):
                 self.models[session_id] = model
                 yield SessionRecord(id=session_id, model=model)
+            if kind == "user" and _not_human(obj.get("origin")):
+                message = {**message, "role": "system"}  # a task's notice or another session's message
             yield from _message_events(message, session_id, timestamp, line, self.tools,
                                        obj.get("toolUseResult"))
+        yield from problems
+
+    def attachment(self, obj: dict[str, Any], line: int) -> Iterator[Event]:
+        """A ``queued_command`` attachment: a prompt typed mid-turn, stored nowhere else."""
+        attached = obj.get("attachment")
+        if not isinstance(attached, dict) or attached.get("type") != "queued_command":
+            return
+        text = flatten_content(attached.get("prompt"))
+        source = opt_str(attached.get("source_uuid"))
+        if not text.strip() or (source and source in self.uuids):
+            return  # empty, or the user line it repeats was read first
+        problems: list[Problem] = []
+        session_id, parent = self.session_of(obj)
+        timestamp = safe_timestamp(obj.get("timestamp"), line, problems)
+        yield from self.announce(obj, session_id, parent)
+        if source:
+            self.queued.add(source)
+        uuid = opt_str(obj.get("uuid"))
+        if uuid:
+            self.uuids[uuid] = session_id
+        human = not (_not_human(attached.get("origin")) or attached.get("isMeta") is True
+                     or attached.get("commandMode") in ("task-notification", "task_notification"))
+        yield MessageRecord(session_id, "user" if human else "system", text, timestamp=timestamp, line=line)
         yield from problems
 
     def finish(self) -> Iterator[Event]:
@@ -239,6 +280,11 @@ class _Reader:
             yield SessionRecord(id=session_id, title=title)
         if self.ranks:
             self.state.meta["title_rank"] = self.ranks
+
+
+def _not_human(origin: Any) -> bool:
+    """An ``origin`` (2.1.x) naming a sender other than the person at the keyboard."""
+    return isinstance(origin, dict) and origin.get("kind") in NOT_HUMAN
 
 
 def _message_events(message: dict[str, Any], session_id: str, timestamp: float | None, line: int,
