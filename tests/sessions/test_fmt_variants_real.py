@@ -44,3 +44,35 @@ def test_claude_code_queued_prompt_with_its_user_line_is_stored_once(store, tmp_
         '"message":{"role":"user","content":"second"}}']) + "\n", encoding="utf-8")
     assert index(store, path)["errors"] == []
     assert [r["content"] for r in messages(store, sid)] == ["first", "second"]
+
+
+CODEX_DAY = "codex_threads/sessions/2026/07/16"
+CODEX_ROOT = "019f8a10-4c2e-7b31-9d0a-5e6f7a8b9c0d"
+CODEX_SUB = "019f8a12-0b1c-7d2e-8f3a-4b5c6d7e8f90"
+
+
+def test_codex_subagent_names_its_parent_at_the_top_of_session_meta(store, format_fixtures):
+    """Newer rollouts carry ``session_id`` (the tree's) beside ``id`` and a top-level ``parent_thread_id``."""
+    assert index(store, format_fixtures / CODEX_DAY)["errors"] == []
+    sub = session(store, CODEX_SUB)
+    assert sub["parent_session_id"] == CODEX_ROOT and sub["model"] == "gpt-5.5-codex-mini"
+    assert session(store, CODEX_ROOT)["parent_session_id"] is None  # an empty parent_thread_id is no parent
+    rows = messages(store, CODEX_SUB)
+    assert roles(rows) == ["user", "assistant", "tool", "assistant"]
+    assert rows[1]["calls"][0][0] == "exec_command" and rows[2]["tool_call_id"] == "call_rg1"
+    root = messages(store, CODEX_ROOT)
+    assert roles(root) == ["user", "reasoning", "assistant", "tool", "assistant"]
+    assert root[3]["content"] == "yaml: 4 tests, toml: 3 tests, env: 2 tests"
+
+
+def test_codex_session_meta_with_session_id_only(store, tmp_path):
+    """0.144 wrote a root thread's id as ``session_id``; a renamed copy still gets that id."""
+    path = tmp_path / "saved-review.jsonl"
+    path.write_text(
+        '{"timestamp":"2026-07-20T13:40:17.039Z","type":"session_meta","payload":{"session_id":'
+        '"019f7fc1-8557-7141-b06d-a5cd08901260","cwd":"/tmp","originator":"codex_exec","cli_version":"0.144.6",'
+        '"source":"exec","thread_source":"user"}}\n'
+        '{"timestamp":"2026-07-20T13:40:18.000Z","type":"response_item","payload":{"type":"message","role":"user",'
+        '"content":[{"type":"input_text","text":"review the diff"}]}}\n', encoding="utf-8")
+    assert index(store, path)["errors"] == []
+    assert [r["content"] for r in messages(store, "019f7fc1-8557-7141-b06d-a5cd08901260")] == ["review the diff"]

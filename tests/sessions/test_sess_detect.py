@@ -25,7 +25,8 @@ from hermes_store.sessions.importers import (
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.registry import BUNDLED, load_registry
 
-LEGACY = {"claude": "claude-code", "openai": "openai-jsonl", "codex_rollouts": "codex", "codex_early": "codex"}
+LEGACY = {"claude": "claude-code", "openai": "openai-jsonl", "codex_rollouts": "codex", "codex_early": "codex",
+          "codex_threads": "codex"}
 NOT_TRANSCRIPTS = {"hermes_state.sql"}
 
 

@@ -3,7 +3,9 @@
 Current files wrap every record as ``{"timestamp", "type", "payload"}``:
 
 * ``session_meta`` (id, cwd, originator, cli_version, git, source -- a
-  subagent thread names its parent thread, kept as lineage);
+  subagent thread names its parent thread in ``source`` or, in newer files, in
+  ``parent_thread_id`` beside ``session_id`` (the id its whole tree shares),
+  kept as lineage; 0.144 wrote a root thread's id as ``session_id`` only);
 * ``turn_context`` (cwd, model);
 * ``response_item``: every item of codex-rs ``protocol::models::ResponseItem``
   -- ``message`` (``developer`` stored as ``system``), ``agent_message``
@@ -116,18 +118,23 @@ class CodexImporter(Importer):
             payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else None
             if kind == "session_meta" or (line == 1 and "id" in obj and kind is None):
                 meta = payload if payload is not None else obj
-                native = opt_str(meta.get("id"))
+                # the thread's id: ``id`` (0.145+ beside the ``session_id`` its whole tree shares);
+                # 0.144 wrote a root thread's id as ``session_id`` only
+                native = opt_str(meta.get("id")) or opt_str(meta.get("thread_id")) or opt_str(meta.get("session_id"))
                 if native and not context["announced"]:
                     context["session_id"] = native
                     state.meta["session_id"] = native
-                extra = {k: meta[k] for k in ("originator", "cli_version", "git") if meta.get(k)}
+                extra = {k: meta[k] for k in ("originator", "cli_version", "git", "thread_source", "agent_nickname",
+                                              "agent_role", "agent_path", "forked_from_id") if meta.get(k)}
                 if meta.get("source"):
                     extra["codex_source"] = meta["source"]
+                # a subagent names its parent in ``source.subagent.thread_spawn`` or, newer, at the top
+                parent = _parent_thread(meta.get("source")) or opt_str(meta.get("parent_thread_id"))
                 yield announce(
                     source="codex",
                     workspace=opt_str(meta.get("cwd")),
                     started_at=safe_timestamp(meta.get("timestamp"), line, problems) or timestamp,
-                    parent_session_id=_parent_thread(meta.get("source")),
+                    parent_session_id=parent if parent != context["session_id"] else None,
                     meta=extra,
                 )
             elif kind == "turn_context" and payload is not None:
