@@ -76,3 +76,51 @@ def test_codex_session_meta_with_session_id_only(store, tmp_path):
         '"content":[{"type":"input_text","text":"review the diff"}]}}\n', encoding="utf-8")
     assert index(store, path)["errors"] == []
     assert [r["content"] for r in messages(store, "019f7fc1-8557-7141-b06d-a5cd08901260")] == ["review the diff"]
+
+
+COPILOT = "copilot-cli/.copilot/session-state/7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"
+COPILOT_ID = "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d"
+
+
+def test_copilot_cli_subagent_events_go_to_a_child_session(store, format_fixtures):
+    """A sub-agent's events share the parent's events.jsonl, marked by the envelope's ``agentId``."""
+    path = format_fixtures / COPILOT / "events.jsonl"
+    assert detect_format(path) == "copilot-cli"
+    assert index(store, path)["errors"] == []
+    rows = messages(store, COPILOT_ID)
+    assert roles(rows) == ["user", "assistant", "tool", "reasoning", "assistant"]
+    assert rows[1]["calls"][0][0] == "task" and rows[2]["tool_call_id"] == "toolu_task1"
+    child_id = f"{COPILOT_ID}:toolu_task1"
+    child = session(store, child_id)
+    assert child["parent_session_id"] == COPILOT_ID
+    assert (child["title"], child["model"]) == ("Explore Agent", "claude-haiku-4.5")
+    sub = messages(store, child_id)
+    assert roles(sub) == ["assistant", "tool", "assistant"]
+    assert sub[0]["calls"] == [("grep", {"pattern": "applyDiscount\\(", "path": "src"}, "toolu_grep1")]
+    assert (sub[1]["tool_name"], sub[1]["content"]) == ("grep", "src/cart.ts:41\nsrc/checkout.ts:88")
+    assert sub[2]["timestamp"] == pytest.approx(ts("2026-08-30T09:00:10.000Z"))
+
+
+def test_copilot_cli_subagent_found_again_when_the_log_grows(store, format_fixtures):
+    """A later run resuming mid-log still files an ``agentId``-only event under the spawning call."""
+    path = format_fixtures / COPILOT / "events.jsonl"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:9]), encoding="utf-8")  # up to the start of the sub-agent's first call
+    index(store, path)
+    path.write_text("".join(lines), encoding="utf-8")
+    assert index(store, path)["errors"] == []
+    assert roles(messages(store, f"{COPILOT_ID}:toolu_task1")) == ["assistant", "tool", "assistant"]
+    assert session(store, f"{COPILOT_ID}:explore-1") is None
+
+
+def test_copilot_cli_ephemeral_events_are_not_stored(store, tmp_path):
+    """A saved ``--output-format json`` stream repeats messages as ephemeral events Copilot never logs."""
+    path = tmp_path / "run.jsonl"
+    path.write_text(
+        '{"type":"user.message","data":{"content":"summarise"},"id":"1","timestamp":"2026-08-01T00:00:00Z"}\n'
+        '{"type":"assistant.message","data":{"messageId":"m","content":"echo"},"ephemeral":true,'
+        '"id":"2","timestamp":"2026-08-01T00:00:01Z"}\n'
+        '{"type":"assistant.message","data":{"messageId":"m","content":"the summary"},'
+        '"id":"3","timestamp":"2026-08-01T00:00:01Z"}\n', encoding="utf-8")
+    assert index(store, path)["errors"] == []
+    assert [r["content"] for r in messages(store, "run")] == ["summarise", "the summary"]

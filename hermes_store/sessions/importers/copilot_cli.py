@@ -13,8 +13,15 @@ One event per line: ``{type, data, id, parentId, timestamp}``:
   ``error.message``): the tool's result;
 * ``session.error``, ``abort``, ``session.info``: kept as ``system`` rows;
 * bookkeeping (turn start/end, deltas, hooks, usage, permissions,
-  compaction, subagent lifecycle): skipped; an unknown event type is reported
-  once per file.
+  compaction): skipped; an unknown event type is reported once per file;
+  events marked ``ephemeral`` (never persisted by Copilot, only seen in a saved
+  ``--output-format json`` stream) are skipped.
+
+A sub-agent's events share the parent's log: they carry an envelope-level
+``agentId`` (older versions: ``data.parentToolCallId`` only). They go to the
+child session ``<sessionId>:<id of the tool call that spawned it>`` (its
+``agentId`` when no call is named), ``parent_session_id`` the session;
+``subagent.started`` (``toolCallId``) titles it (``agentDisplayName``, ``model``).
 
 The log is append-only: later runs resume at a byte offset.
 """
@@ -61,7 +68,6 @@ _BOOKKEEPING = {
     "hook.start",
     "hook.end",
     "hook.progress",
-    "subagent.started",
     "subagent.completed",
     "subagent.failed",
     "subagent.selected",
@@ -169,6 +175,7 @@ _KNOWN = (
         "tool.execution_start",
         "tool.execution_complete",
         "session.info",
+        "subagent.started",
     }
 )
 
@@ -238,13 +245,42 @@ class CopilotCliImporter(Importer):
                 workspace=opt_str(workspace.get("cwd")),
             )
 
+        main_id = session_id
+        children: set[str] = set()
+        spawned_by: dict[str, str] = dict(state.meta.get("spawned_by") or {})  # agentId -> its tool call
+
         def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
+            nonlocal session_id
+            if obj.get("ephemeral") is True:
+                return  # transient: Copilot never writes it to the log, a saved stream repeats it
+            data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+            agent_id = opt_str(obj.get("agentId"))
+            # the child is named by the tool call that spawned it (subagent.started's toolCallId, the
+            # deprecated data.parentToolCallId), else by its agentId
+            call = opt_str(data.get("toolCallId" if obj.get("type") == "subagent.started" else "parentToolCallId"))
+            if call and agent_id and agent_id not in spawned_by:
+                spawned_by[agent_id] = call
+                state.meta["spawned_by"] = spawned_by  # kept for a later run resuming mid-log
+            key = call or (spawned_by.get(agent_id, agent_id) if agent_id else None)
+            session_id = f"{main_id}:{key}" if key else main_id
+            if key and session_id not in children:
+                children.add(session_id)
+                yield SessionRecord(id=session_id, source=self.source, parent_session_id=main_id,
+                                    workspace=opt_str(workspace.get("cwd")),
+                                    meta={"agentId": agent_id} if agent_id else {})
+            yield from _event(obj, data, line)
+
+        def _event(obj: dict[str, Any], data: dict[str, Any], line: int) -> Iterator[Event]:
             problems: list[Problem] = []
             kind = obj.get("type")
-            data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
             stamp = safe_timestamp(obj.get("timestamp"), line, problems)
             yield from problems
-            if kind == "session.start":
+            if kind == "subagent.started":
+                yield SessionRecord(id=session_id, started_at=stamp, model=opt_str(data.get("model")),
+                                    title=opt_str(data.get("agentDisplayName")) or opt_str(data.get("agentName")),
+                                    meta={k: data[k] for k in ("agentName", "agentDescription", "toolCallId")
+                                          if data.get(k)})
+            elif kind == "session.start":
                 context = data.get("context") if isinstance(data.get("context"), dict) else {}
                 yield SessionRecord(
                     id=session_id,
