@@ -124,3 +124,24 @@ def test_copilot_cli_ephemeral_events_are_not_stored(store, tmp_path):
         '"id":"3","timestamp":"2026-08-01T00:00:01Z"}\n', encoding="utf-8")
     assert index(store, path)["errors"] == []
     assert [r["content"] for r in messages(store, "run")] == ["summarise", "the summary"]
+
+
+GOOSE_EXPORT = "goose-export/exports/20250929_3.json"
+
+
+def test_goose_session_export_json_is_read(store, format_fixtures):
+    """``goose session export --format json``: the session object with its ``conversation``."""
+    path = format_fixtures / GOOSE_EXPORT
+    assert detect_format(path) == "goose-export"
+    assert index(store, path)["errors"] == []
+    row = session(store, "20250929_3")
+    assert (row["title"], row["workspace"], row["model"]) == ("Flaky retry test", "/home/u/retry", "claude-sonnet-4-5")
+    assert row["started_at"] == pytest.approx(ts("2025-09-29T14:03:10Z"))
+    rows = messages(store, "20250929_3")
+    assert roles(rows) == ["user", "reasoning", "assistant", "tool", "system", "assistant"]
+    assert rows[2]["calls"] == [("developer__shell", {"command": "for i in 1 2 3; do cargo test test_retry; done"},
+                                 "toolu_01")]
+    assert (rows[3]["tool_name"], rows[3]["content"]) == ("developer__shell",
+                                                          "test test_retry ... FAILED (timeout after 100ms)")
+    assert rows[4]["content"].startswith("Summary so far")  # userVisible: false, Goose's not the user's
+    assert rows[0]["timestamp"] == pytest.approx(1759154590.0)

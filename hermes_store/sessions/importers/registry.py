@@ -37,6 +37,7 @@ from hermes_store.sessions.importers.gemini_cli import (
     GeminiLogsImporter,
 )
 from hermes_store.sessions.importers.goose import GooseDbImporter, GooseJsonlImporter
+from hermes_store.sessions.importers.goose_export import GooseExportImporter
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
@@ -78,6 +79,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     CopilotCliHistoryImporter,
     GooseJsonlImporter,
     GooseDbImporter,
+    GooseExportImporter,
     AmpImporter,
     AmpStreamImporter,
     CrushImporter,
