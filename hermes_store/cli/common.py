@@ -61,6 +61,16 @@ def explain_failure(exc: BaseException, home: Home | None) -> str:
     return text
 
 
+def store_home(ctx: click.Context) -> Home:
+    """:func:`get_home` for a command that reads the store: a bad store setting
+    (``store.database_url`` in config.yaml, ``$HERMES_STORE_DATABASE_URL``) raises
+    :class:`~hermes_store.home.ConfigError` now, before anything is done or printed (the
+    command group reports it as ``Error: <where>: <problem>``, exit 1)."""
+    home = get_home(ctx)
+    home.store_engine()
+    return home
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print ``Error: message`` to stderr and exit with ``code``."""
     click.echo(f"Error: {message}", err=True)

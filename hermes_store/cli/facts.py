@@ -48,7 +48,7 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
     try:
         store = _open(home, reads=args.get("action") in _READS, config=load_fact_config(home))
     except ConfigError as exc:
-        fail(str(exc), 2)
+        fail(str(exc))  # a bad config value: a failure (1), not a usage error
         return
     try:
         reply = runner({k: v for k, v in args.items() if v is not None}, store)
@@ -281,7 +281,7 @@ def _config(home):
     try:
         return load_fact_config(home)
     except ConfigError as exc:
-        fail(str(exc), 2)
+        fail(str(exc))  # a bad config value: a failure (1), not a usage error
         raise
 
 
