@@ -6,7 +6,7 @@ import re
 
 import click
 
-from hermes_store.cli.common import echo_json, fail, model_facing, store_home
+from hermes_store.cli.common import bold_terms, echo_json, fail, model_facing, store_home
 from hermes_store.cli.style import style
 from hermes_store.home import ConfigError
 from hermes_store.recall import KINDS, RECALL_KINDS, unknown_kinds_problem
@@ -76,7 +76,9 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
         for item in items:
             head, body = kind.describe(fence_reply(item.to_dict()))
             click.echo(head + style(f"   [{item.why}]", "dim"))
-            click.echo("    " + _highlight(" ".join(body.split())))
+            body = " ".join(body.split())
+            # sessions and memory come marked by the index; a fact is marked here, the same bold
+            click.echo("    " + (bold_terms(body, query) if kind.name == "facts" else _highlight(body)))
     for kind, note in result.notes.items():
         click.echo(style(f"note ({kind}): {note}", "dim"), err=True)
     for kind, error in result.errors.items():

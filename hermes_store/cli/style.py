@@ -83,14 +83,25 @@ def color_wanted(stream: Any) -> bool:
 def style(text: str, *names: str) -> str:
     """``text`` marked with our styles (``bold``, ``dim``, ``underline``, ``red``, ``green``,
     ``yellow``, ``cyan``); the output filter renders or drops the marks."""
+    if not names or not text:
+        style_marks(*names)  # an unknown name is an error even here
+        return text
+    on, off = style_marks(*names)
+    return f"{on}{text}{off}"
+
+
+def style_marks(*names: str) -> tuple[str, str]:
+    """The marks that open and close :func:`style`'s ``names`` (for a caller that marks spans
+    itself, e.g. ``query.highlight_excerpt``'s ``open_mark``/``close_mark``); ``("", "")`` for
+    no names."""
     unknown = [n for n in names if n not in _SGR]
     if unknown:
         raise ValueError(f"unknown style {unknown[0]!r} (valid: {', '.join(_SGR)})")
-    if not names or not text:
-        return text
+    if not names:
+        return "", ""
     on = ";".join(_SGR[n][0] for n in names)
     off = ";".join(dict.fromkeys(_SGR[n][1] for n in names))
-    return f"{_OPEN}{_TOKEN}{on}{_CLOSE}{text}{_OPEN}{_TOKEN}{off}{_CLOSE}"
+    return f"{_OPEN}{_TOKEN}{on}{_CLOSE}", f"{_OPEN}{_TOKEN}{off}{_CLOSE}"
 
 
 def strip_styles(text: str) -> str:

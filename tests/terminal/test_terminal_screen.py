@@ -117,6 +117,47 @@ def test_color_always_styles_a_pipe_and_keeps_stored_text_neutralised(home: Path
     assert bad.returncode == 2 and b"sometimes" in bad.stderr
 
 
+@pytest.fixture(scope="module")
+def fact_home(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fact_home")
+    shutil.copytree(home, root, dirs_exist_ok=True)
+    for fact in ("The backup host is stg-2", "Ana prefers PostgreSQL backups every night"):
+        done = run_in_pipe(["--home", str(root), "facts", "add", fact])
+        assert done.returncode == 0, done.stderr
+    return root
+
+
+FACT_COMMANDS = (["facts", "search", "backup"], ["recall", "backup", "--kinds", "facts"])
+
+
+def test_fact_hits_are_real_bold_on_a_terminal(fact_home: Path) -> None:
+    """Session and memory hits were bold on a terminal, facts never (``facts search``, recall's
+    facts lines): the words the query matched are bold the same way, stems included."""
+    for args in FACT_COMMANDS:
+        code, shown = run_in_pty(["--home", str(fact_home), *args])
+        assert code == 0, (args, shown)
+        assert b"The \x1b[1mbackup\x1b[22m host is stg-2" in shown, (args, shown)
+        assert b"Ana prefers PostgreSQL \x1b[1mbackups\x1b[22m every night" in shown, (args, shown)
+        assert b"\\u001b" not in shown
+    done = run_in_pipe(["--home", str(fact_home), "--color", "always", *FACT_COMMANDS[0]])
+    assert done.returncode == 0 and b"The \x1b[1mbackup\x1b[22m host" in done.stdout
+
+
+def test_fact_hits_plain_in_a_pipe_with_never_no_color_and_json(fact_home: Path) -> None:
+    for args in FACT_COMMANDS:
+        piped = run_in_pipe(["--home", str(fact_home), *args])
+        assert piped.returncode == 0 and b"The backup host is stg-2" in piped.stdout, piped
+        assert b"\x1b" not in piped.stdout + piped.stderr
+        for opts, env in ((["--color", "never"], {}), ([], {"NO_COLOR": "1"})):
+            code, shown = run_in_pty([*opts, "--home", str(fact_home), *args], **env)
+            assert code == 0 and b"The backup host is stg-2" in shown and b"\x1b" not in shown, (opts, env)
+        as_json = run_in_pipe(["--home", str(fact_home), "--color", "always", *args, "--json"])
+        assert as_json.returncode == 0 and b"\x1b" not in as_json.stdout
+        assert "The backup host is stg-2" in as_json.stdout.decode()
+        code, shown = run_in_pty(["--home", str(fact_home), *args, "--json"])
+        assert code == 0 and b"\x1b" not in shown
+
+
 def test_index_progress_on_a_terminal_only(home: Path, tmp_path: Path) -> None:
     fresh = tmp_path / "h"
     code, shown = run_in_pty(["--home", str(fresh), "sessions", "index", str(home / "sessions")])
