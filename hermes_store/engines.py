@@ -38,6 +38,9 @@ class Engine:
     url_file: str = ""
     # "module:function" ``url -> str``: the URL fit to print (password masked); "" = as given
     display_url: str = ""
+    # "module:function" ``url -> None``: raises ValueError for a URL this engine cannot parse,
+    # without connecting (so a malformed URL is a configuration error before any open)
+    url_check: str = ""
 
     @property
     def file_based(self) -> bool:
@@ -67,7 +70,8 @@ ENGINES: dict[str, Engine] = {
             "sessions": "hermes_store.sessions.storage_pg:PgSessionStorage",
             "vectors": "hermes_store.sessions.storage_vectors_pg:PgVectorRows",
         },
-        opener="hermes_store.pgdb:open_home_store", display_url="hermes_store.pgdb:mask_url"),
+        opener="hermes_store.pgdb:open_home_store", display_url="hermes_store.pgdb:mask_url",
+        url_check="hermes_store.pgdb:check_url"),
 }
 DEFAULT_ENGINE = "sqlite"
 

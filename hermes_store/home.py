@@ -238,6 +238,18 @@ class Home:
         env = os.environ.get(DATABASE_URL_ENV, "").strip()
         if env:
             return env
+        return self._configured_url()
+
+    def database_url_origin(self) -> str:
+        """Where :meth:`database_url` comes from, as an error message names it: ``--database-url``,
+        ``$HERMES_STORE_DATABASE_URL`` or ``<home>/config.yaml: store.database_url``."""
+        if self._database_url:
+            return "--database-url"
+        if os.environ.get(DATABASE_URL_ENV, "").strip():
+            return f"${DATABASE_URL_ENV}"
+        return f"{self.config_path}: store.database_url"
+
+    def _configured_url(self) -> str | None:
         store = self.config().get("store")
         if store is None:
             return None
@@ -253,7 +265,8 @@ class Home:
     def store_engine(self):  # -> engines.Engine (import lazy for CLI start-up)
         """The :class:`~hermes_store.engines.Engine` :meth:`database_url` chooses (the default
         engine without one), by the URL schemes of :data:`hermes_store.engines.ENGINES`; a
-        malformed or unknown URL raises :class:`ConfigError` now, not at first open."""
+        malformed or unknown URL raises :class:`ConfigError` now, not at first open, naming where
+        the URL comes from (:meth:`database_url_origin`)."""
         from hermes_store.db import DatabaseError
         from hermes_store.engines import engine_for_url, load, url_scheme
 
@@ -262,8 +275,10 @@ class Home:
             engine = engine_for_url(url)
             if url is not None and engine.url_file and load(engine.url_file)(url) is None:
                 raise ValueError(f"{url_scheme(url)}: the URL names no file ({engine.label} needs one)")
+            if url is not None and engine.url_check:
+                load(engine.url_check)(url)
         except (ValueError, DatabaseError) as exc:
-            raise ConfigError(f"database URL: {exc}") from exc
+            raise ConfigError(f"{self.database_url_origin()}: {exc}") from exc
         return engine
 
     @property

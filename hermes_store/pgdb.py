@@ -90,6 +90,21 @@ def mask_url(url: str | None) -> str:
     return text + (f"?{query}" if query else "") + (f"#{parts.fragment}" if parts.fragment else "")
 
 
+def check_url(url: str) -> None:
+    """``ValueError`` when ``url`` is not a connection string libpq can parse (the engine's
+    :attr:`~hermes_store.engines.Engine.url_check`; nothing is checked without psycopg, whose
+    absence the opener reports)."""
+    try:
+        from psycopg import Error
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
+        return
+    try:
+        conninfo_to_dict(url)
+    except Error as exc:
+        raise ValueError(f"invalid database URL: {' '.join(scrub(str(exc), url).split())}") from None
+
+
 def _secrets_of(url: str) -> list[str]:
     """The literal secret values held by ``url`` (to scrub them from error messages)."""
     found: list[str] = []
@@ -104,7 +119,9 @@ def _secrets_of(url: str) -> list[str]:
 
 
 def scrub(text: str, url: str) -> str:
-    """``text`` with every secret of ``url`` replaced by ``***`` (for messages from the driver)."""
+    """``text`` with every secret of ``url`` replaced by ``***`` (for messages from the driver;
+    one quoting the whole URL, as libpq's parse errors do, gets it masked even when unparsable)."""
+    text = text.replace(url, mask_url(url))
     for secret in _secrets_of(url):
         text = text.replace(secret, "***")
         text = text.replace(quote(secret, safe=""), "***")

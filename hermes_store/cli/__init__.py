@@ -108,6 +108,12 @@ def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_
         ctx.obj = Home(home_dir, profile, database_url=database_url)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
+    if database_url:  # a bad --database-url is a usage error (2); a bad configured URL fails (1)
+        try:
+            ctx.obj.store_engine()
+        except ConfigError as exc:
+            problem = str(exc).removeprefix(f"{ctx.obj.database_url_origin()}: ")
+            raise click.BadParameter(problem, param_hint="'--database-url'") from exc
     ctx.with_resource(terminal_safe_output())  # stored text never reaches the terminal raw
     # every search a command runs is bounded in time ($HERMES_STORE_CLI_QUERY_BUDGET seconds; 0 = off)
     ctx.with_resource(query_budget(configured_budget(CLI_BUDGET_ENV, DEFAULT_CLI_QUERY_BUDGET)))
@@ -124,8 +130,8 @@ def main() -> None:
         with terminal_safe_output():
             try:
                 cli(prog_name="hermes-store")
-            except ConfigError as exc:
+            except ConfigError as exc:  # a bad config value: a failure, as in LazyGroup.invoke
                 click.echo(f"Error: {exc}", err=True)
-                sys.exit(2)
+                sys.exit(1)
     except ReaderGone:
         sys.exit(EXIT_READER_GONE)

@@ -17,6 +17,7 @@ from hermes_store.cli.style import (
     has_styles,
     render_styles,
     strip_styles,
+    style_marks,
     terminal_safe,
 )
 from hermes_store.home import Home
@@ -59,6 +60,29 @@ def explain_failure(exc: BaseException, home: Home | None) -> str:
     if isinstance(exc, RecursionError):
         return "input nested too deeply to process"
     return text
+
+
+def store_home(ctx: click.Context) -> Home:
+    """:func:`get_home` for a command that reads the store: a bad store setting
+    (``store.database_url`` in config.yaml, ``$HERMES_STORE_DATABASE_URL``) raises
+    :class:`~hermes_store.home.ConfigError` now, before anything is done or printed (the
+    command group reports it as ``Error: <where>: <problem>``, exit 1)."""
+    home = get_home(ctx)
+    home.store_engine()
+    return home
+
+
+def bold_terms(text: str, query: str) -> str:
+    """All of ``text`` with every word ``query`` matches in our bold style, as session and memory
+    hits are shown (a terminal only), for text the index returns without marks (a fact). Words are
+    matched as the index matches them (``query.highlight_excerpt``: folded, stemmed, prefix*)."""
+    from hermes_store.query import highlight_excerpt
+
+    if not text:
+        return text
+    on, off = style_marks("bold")
+    # a width three times the text's: the excerpt is the whole text, never cut or given "..."
+    return highlight_excerpt(text, query, width=3 * len(text) + 3, open_mark=on, close_mark=off)
 
 
 def fail(message: str, code: int = 1) -> None:

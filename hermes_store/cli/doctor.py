@@ -45,7 +45,8 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
     except ConfigError as exc:
         record("config", str(exc))
         _report(checks, as_json)
-        sys.exit(2)
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(1)
     if path is None:
         if not _check_server(home, fix, record):
             _report(checks, as_json)

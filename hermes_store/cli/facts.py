@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.common import bold_terms, echo_json, fail, get_home, model_facing
 from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
 from hermes_store.facts.fact_tools import (
@@ -48,7 +48,7 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
     try:
         store = _open(home, reads=args.get("action") in _READS, config=load_fact_config(home))
     except ConfigError as exc:
-        fail(str(exc), 2)
+        fail(str(exc))  # a bad config value: a failure (1), not a usage error
         return
     try:
         reply = runner({k: v for k, v in args.items() if v is not None}, store)
@@ -67,19 +67,21 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
     render(reply)
 
 
-def _fact_line(fact: dict[str, Any]) -> str:
+def _fact_line(fact: dict[str, Any], query: str | None = None) -> str:
     score = f" score={fact['score']:.3f}" if fact.get("score") is not None else ""
     ents = f"  [{', '.join(fact['entities'])}]" if fact.get("entities") else ""
     flagged = f"[flagged: {', '.join(fact['flagged'])}] " if fact.get("flagged") else ""
-    return f"#{fact['fact_id']} [{float(fact['trust_score']):.2f}]{score} {flagged}{fact['content']}{ents}"
+    content = bold_terms(fact["content"], query) if query else fact["content"]
+    return f"#{fact['fact_id']} [{float(fact['trust_score']):.2f}]{score} {flagged}{content}{ents}"
 
 
-def _render_results(reply: dict[str, Any]) -> None:
+def _render_results(reply: dict[str, Any], query: str | None = None) -> None:
+    """The facts of ``reply``, one a line; the words ``query`` matched bold (a terminal only)."""
     results = reply.get("results", reply.get("facts", []))
     if not results:
         click.echo("No facts found.")
     for fact in results:
-        click.echo(_fact_line(fact))
+        click.echo(_fact_line(fact, query))
 
 
 def _render_pairs(reply: dict[str, Any]) -> None:
@@ -124,7 +126,8 @@ def search(ctx: click.Context, query: str, category: str | None, min_trust: floa
            as_json: bool) -> None:
     """Facts matching QUERY, ranked by relevance × trust."""
     _run(ctx, run_fact_store, {"action": "search", "query": query, "category": category,
-                               "min_trust": min_trust, "limit": limit}, as_json, _render_results)
+                               "min_trust": min_trust, "limit": limit}, as_json,
+         lambda reply: _render_results(reply, query))
 
 
 def _entity_command(action: str, doc: str) -> click.Command:
@@ -281,7 +284,7 @@ def _config(home):
     try:
         return load_fact_config(home)
     except ConfigError as exc:
-        fail(str(exc), 2)
+        fail(str(exc))  # a bad config value: a failure (1), not a usage error
         raise
 
 

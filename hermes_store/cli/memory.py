@@ -14,7 +14,7 @@ from hermes_store.builtin import approval
 from hermes_store.builtin.entries import char_count, file_name, usage_long
 from hermes_store.builtin.render import TextCost, over_budget_warning
 from hermes_store.builtin.store import MemoryStore
-from hermes_store.cli.common import echo_json, fenced_output, get_home, model_facing
+from hermes_store.cli.common import echo_json, fenced_output, get_home, model_facing, store_home
 from hermes_store.home import Home, MemoryConfig
 
 TARGET_CHOICE = click.Choice(["memory", "user"])
@@ -61,6 +61,7 @@ def memory() -> None:
 @model_facing
 def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
     """Live entries with index, chars and created/updated times."""
+    store_home(ctx)  # the times and origins are the store's: a bad store setting stops here
     store, _ = open_store(ctx)
     data: dict[str, Any] = {}
     for name in _targets(target):
@@ -240,6 +241,7 @@ def _short(text: str | None, width: int = 60) -> str:
 @click.pass_context
 def history(ctx: click.Context, target: str | None, limit: int | None, as_json: bool) -> None:
     """The append-only trail of add/replace/remove events (newest first)."""
+    store_home(ctx)  # the trail is the store's: a bad store setting stops here
     store, _ = open_store(ctx)
     events = store.history(target, limit)
     store.close()

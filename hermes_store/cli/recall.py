@@ -6,8 +6,9 @@ import re
 
 import click
 
-from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.common import bold_terms, echo_json, fail, model_facing, store_home
 from hermes_store.cli.style import style
+from hermes_store.home import ConfigError
 from hermes_store.recall import KINDS, RECALL_KINDS, unknown_kinds_problem
 from hermes_store.recall import recall as run_recall
 from hermes_store.tooling import fence_reply
@@ -45,11 +46,12 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
     problem = unknown_kinds_problem(wanted)
     if problem:
         raise click.BadParameter(problem, param_hint="--kinds")
+    home = store_home(ctx)  # a bad store setting stops here (exit 1), not as a kind's error
     try:
         result = run_recall(query, kinds=wanted, limit=limit, budget_tokens=budget, since=since, until=until,
-                            min_trust=min_trust, home=get_home(ctx), after=after, before=before)
-    except ValueError as exc:
-        fail(str(exc), 2)
+                            min_trust=min_trust, home=home, after=after, before=before)
+    except ValueError as exc:  # a bad --since/--until (a bad config value is a failure, exit 1)
+        fail(str(exc), 1 if isinstance(exc, ConfigError) else 2)
     if as_json:
         echo_json(result.to_dict())  # fenced like a tool reply (model_facing) unless --raw
         if result.errors:  # a kind that could not be searched is a failure, not "no results"
@@ -74,7 +76,9 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
         for item in items:
             head, body = kind.describe(fence_reply(item.to_dict()))
             click.echo(head + style(f"   [{item.why}]", "dim"))
-            click.echo("    " + _highlight(" ".join(body.split())))
+            body = " ".join(body.split())
+            # sessions and memory come marked by the index; a fact is marked here, the same bold
+            click.echo("    " + (bold_terms(body, query) if kind.name == "facts" else _highlight(body)))
     for kind, note in result.notes.items():
         click.echo(style(f"note ({kind}): {note}", "dim"), err=True)
     for kind, error in result.errors.items():

@@ -87,18 +87,20 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
     db = home.open_db()
     try:
         total = sum(_size(p) for p, _ in walk_inputs(paths)) if progress_shown() else 0
-        with Progress(total, "Indexing") as bar:
+        stopped: BaseException | None = None
+        with Progress(total, "Indexing") as bar:  # cleared when left: messages start on a clean line
             loader = BulkLoader(db, batch_messages=batch_size, fts_mode=fts_mode,
                                 progress=(lambda path, size: bar.update(size)) if bar.shown else None,
                                 options=options)
             try:
                 summary = loader.run(paths, fmt)
-            except KeyboardInterrupt:
-                click.echo("\nInterrupted: committed batches are kept; run the same command to resume.",
-                           err=True)
-                sys.exit(130)
-            except (DatabaseError, apsw.Error) as exc:
-                fail(f"indexing stopped: {exc} (committed batches are kept; re-run to resume)")
+            except (KeyboardInterrupt, DatabaseError, apsw.Error) as exc:
+                stopped = exc
+        if isinstance(stopped, KeyboardInterrupt):
+            click.echo("Interrupted: committed batches are kept; run the same command to resume.", err=True)
+            sys.exit(130)
+        if stopped is not None:
+            fail(f"indexing stopped: {stopped} (committed batches are kept; re-run to resume)")
     finally:
         db.close()
     if as_json:

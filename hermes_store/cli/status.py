@@ -310,8 +310,8 @@ def status(ctx: click.Context, as_json: bool) -> None:
     home = get_home(ctx)
     try:
         data = collect_status(home)
-    except ConfigError as exc:
-        fail(str(exc), 2)
+    except ConfigError as exc:  # a bad config value: a failure (1), not a usage error
+        fail(str(exc))
         return
     config_errors = home.read_memory_config().errors
     if as_json:

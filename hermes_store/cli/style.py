@@ -83,14 +83,25 @@ def color_wanted(stream: Any) -> bool:
 def style(text: str, *names: str) -> str:
     """``text`` marked with our styles (``bold``, ``dim``, ``underline``, ``red``, ``green``,
     ``yellow``, ``cyan``); the output filter renders or drops the marks."""
+    if not names or not text:
+        style_marks(*names)  # an unknown name is an error even here
+        return text
+    on, off = style_marks(*names)
+    return f"{on}{text}{off}"
+
+
+def style_marks(*names: str) -> tuple[str, str]:
+    """The marks that open and close :func:`style`'s ``names`` (for a caller that marks spans
+    itself, e.g. ``query.highlight_excerpt``'s ``open_mark``/``close_mark``); ``("", "")`` for
+    no names."""
     unknown = [n for n in names if n not in _SGR]
     if unknown:
         raise ValueError(f"unknown style {unknown[0]!r} (valid: {', '.join(_SGR)})")
-    if not names or not text:
-        return text
+    if not names:
+        return "", ""
     on = ";".join(_SGR[n][0] for n in names)
     off = ";".join(dict.fromkeys(_SGR[n][1] for n in names))
-    return f"{_OPEN}{_TOKEN}{on}{_CLOSE}{text}{_OPEN}{_TOKEN}{off}{_CLOSE}"
+    return f"{_OPEN}{_TOKEN}{on}{_CLOSE}", f"{_OPEN}{_TOKEN}{off}{_CLOSE}"
 
 
 def strip_styles(text: str) -> str:
@@ -124,6 +135,8 @@ class Progress:
 
     Use as a context manager; :meth:`update` adds to the count (a no-op off a terminal).
     The bar is click's, written to the real stderr: its text is ours, never stored text.
+    Leaving the context clears the bar, as :class:`StatusLine` clears its line: what is printed
+    next (the command's summary) starts on a clean line, and no finished bar is left behind.
     """
 
     def __init__(self, length: int, label: str) -> None:
@@ -132,7 +145,8 @@ class Progress:
         self._bar: Any = None
         err = raw_stream(sys.stderr)
         if _progress_on(err):
-            self._bar = click.progressbar(length=max(length, 1), label=label, file=err)
+            self._file = _BarFile(err)
+            self._bar = click.progressbar(length=max(length, 1), label=label, file=self._file)
 
     @property
     def shown(self) -> bool:
@@ -151,7 +165,26 @@ class Progress:
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
+            self._file.finishing = True
             self._bar.__exit__(None, None, None)
+
+
+class _BarFile:
+    """The stream click's progress bar writes to: ``stream`` itself, except that once
+    :attr:`finishing`, the newline click ends a finished bar with clears the line instead
+    (``\\r`` and erase to its end; the cursor is shown again as click does)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.finishing = False
+
+    def write(self, text: str) -> int:
+        if self.finishing:
+            text = text.replace("\n", "\r\x1b[K")
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, flush, encoding, ...
+        return getattr(self._stream, name)
 
 
 def _stream_is_tty(stream: Any) -> bool:

@@ -117,6 +117,47 @@ def test_color_always_styles_a_pipe_and_keeps_stored_text_neutralised(home: Path
     assert bad.returncode == 2 and b"sometimes" in bad.stderr
 
 
+@pytest.fixture(scope="module")
+def fact_home(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fact_home")
+    shutil.copytree(home, root, dirs_exist_ok=True)
+    for fact in ("The backup host is stg-2", "Ana prefers PostgreSQL backups every night"):
+        done = run_in_pipe(["--home", str(root), "facts", "add", fact])
+        assert done.returncode == 0, done.stderr
+    return root
+
+
+FACT_COMMANDS = (["facts", "search", "backup"], ["recall", "backup", "--kinds", "facts"])
+
+
+def test_fact_hits_are_real_bold_on_a_terminal(fact_home: Path) -> None:
+    """Session and memory hits were bold on a terminal, facts never (``facts search``, recall's
+    facts lines): the words the query matched are bold the same way, stems included."""
+    for args in FACT_COMMANDS:
+        code, shown = run_in_pty(["--home", str(fact_home), *args])
+        assert code == 0, (args, shown)
+        assert b"The \x1b[1mbackup\x1b[22m host is stg-2" in shown, (args, shown)
+        assert b"Ana prefers PostgreSQL \x1b[1mbackups\x1b[22m every night" in shown, (args, shown)
+        assert b"\\u001b" not in shown
+    done = run_in_pipe(["--home", str(fact_home), "--color", "always", *FACT_COMMANDS[0]])
+    assert done.returncode == 0 and b"The \x1b[1mbackup\x1b[22m host" in done.stdout
+
+
+def test_fact_hits_plain_in_a_pipe_with_never_no_color_and_json(fact_home: Path) -> None:
+    for args in FACT_COMMANDS:
+        piped = run_in_pipe(["--home", str(fact_home), *args])
+        assert piped.returncode == 0 and b"The backup host is stg-2" in piped.stdout, piped
+        assert b"\x1b" not in piped.stdout + piped.stderr
+        for opts, env in ((["--color", "never"], {}), ([], {"NO_COLOR": "1"})):
+            code, shown = run_in_pty([*opts, "--home", str(fact_home), *args], **env)
+            assert code == 0 and b"The backup host is stg-2" in shown and b"\x1b" not in shown, (opts, env)
+        as_json = run_in_pipe(["--home", str(fact_home), "--color", "always", *args, "--json"])
+        assert as_json.returncode == 0 and b"\x1b" not in as_json.stdout
+        assert "The backup host is stg-2" in as_json.stdout.decode()
+        code, shown = run_in_pty(["--home", str(fact_home), *args, "--json"])
+        assert code == 0 and b"\x1b" not in shown
+
+
 def test_index_progress_on_a_terminal_only(home: Path, tmp_path: Path) -> None:
     fresh = tmp_path / "h"
     code, shown = run_in_pty(["--home", str(fresh), "sessions", "index", str(home / "sessions")])
@@ -125,6 +166,61 @@ def test_index_progress_on_a_terminal_only(home: Path, tmp_path: Path) -> None:
     again = tmp_path / "h2"
     piped = run_in_pipe(["--home", str(again), "sessions", "index", str(home / "sessions")])
     assert piped.returncode == 0 and b"Indexing" not in piped.stderr + piped.stdout
+
+
+_CSI = re.compile(rb"\x1b\[([?0-9;]*)([A-Za-z])")
+
+
+def final_screen(shown: bytes, width: int = 200) -> list[str]:
+    """The lines a terminal shows after ``shown``: text, ``\\r``, ``\\n``, erase to the end of the
+    line (``ESC [ K``); SGR and cursor show/hide change no text. Any other escape fails the test
+    (the emulator would not know what it does to the screen)."""
+    lines: list[list[str]] = [[]]
+    row = col = at = 0
+    text = shown
+    while at < len(text):
+        if text[at:at + 1] == b"\x1b":
+            seq = _CSI.match(text, at)
+            assert seq is not None, text[at:at + 20]
+            params, final = seq.group(1), seq.group(2)
+            assert (final in (b"m", b"K") and b"?" not in params) or seq.group() in (
+                b"\x1b[?25l", b"\x1b[?25h"), seq.group()
+            if final == b"K":
+                del lines[row][col:]
+            at = seq.end()
+            continue
+        char = text[at:at + 1]
+        at += 1
+        if char == b"\r":
+            col = 0
+        elif char == b"\n":
+            row, col = row + 1, 0
+            if row == len(lines):
+                lines.append([])
+        else:
+            line = lines[row]
+            line.extend(" " * (col - len(line)))
+            line[col:col + 1] = [char.decode("latin-1")]
+            col = min(col + 1, width - 1)
+    return ["".join(line).rstrip() for line in lines]
+
+
+def test_finished_progress_is_cleared_like_doctor_and_backup(home: Path, tmp_path: Path) -> None:
+    """The finished ``Indexing [####] 100%`` bar stayed on the screen above the summary, while
+    doctor and backup clear their status line: now no progress is left on the final screen, and
+    the summary is a line of its own with nothing before or after it."""
+    fresh = tmp_path / "h"
+    code, shown = run_in_pty(["--home", str(fresh), "sessions", "index", str(home / "sessions")])
+    assert code == 0 and b"Indexing" in shown  # the bar was drawn
+    screen = [line for line in final_screen(shown) if line]
+    assert not any("Indexing" in line or "#" in line or "%" in line for line in screen), screen
+    assert len(screen) == 1 and re.fullmatch(r"\d+ files: \d+ sessions and \d+ messages added, \d+ messages "
+                                             r"already indexed, \d+ problems", screen[0]), screen
+    for args, summary in ((["doctor"], "ok"), (["backup", str(tmp_path / "b.db")], "backed up ")):
+        code, shown = run_in_pty(["--home", str(fresh), *args])
+        screen = [line for line in final_screen(shown) if line]
+        assert code == 0 and not any("doctor:" in line or "Backing up" in line for line in screen), screen
+        assert any(line.lstrip().startswith(summary) for line in screen), (args, screen)
 
 
 def test_progress_follows_color_never_no_color_and_dumb(home: Path, tmp_path: Path) -> None:
