@@ -389,6 +389,7 @@ ALLOWED = {
     ("dbcopy.py", "ident"): "identity column name from the constant table list",
     ("builtin/storage_pg.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
     ("builtin/storage_pg.py", "SEARCH_CONFIG"): "constant text search configuration name",
+    ("builtin/storage_pg.py", "TERM_CAP"): "int constant",
     ("facts/storage_pg.py", "NOW_TEXT"): "constant SQL expression for the current UTC time",
     ("facts/storage_pg.py", "presence"): "tsquery_sql fragments: operators and %s placeholders",
     ("facts/storage_pg.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
