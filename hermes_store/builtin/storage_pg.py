@@ -21,16 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_store.builtin.storage_sql import HISTORY_COLUMNS, INDEX_COLUMNS, SqlBuiltinStorage
 from hermes_store.pghighlight import (
-    _TOKEN,
-    HIGHLIGHT_TOKENS,
     PARSER_WHOLE,
     join_phrases,
-    marked_excerpt,
     marks_tokens,
-    token_match,
     with_ellipses,
 )
-from hermes_store.pgquery import SEARCH_CONFIG, TERM_CAP, TsQueryError, tsquery_sql
+from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, tsquery_sql
 from hermes_store.query import (
     HIGHLIGHT_CLOSE,
     HIGHLIGHT_OPEN,
@@ -39,6 +35,7 @@ from hermes_store.query import (
     QueryRejected,
     run_plan,
 )
+from hermes_store.storage_pg_marks import index_marked_excerpts
 
 if TYPE_CHECKING:
     from hermes_store.pgdb import PgDatabase
@@ -154,27 +151,11 @@ class PgBuiltinStorage(SqlBuiltinStorage):
     def _marked_tokens(self, contents: dict[int, str], match: Match) -> dict[int, str]:
         """An excerpt of each of ``contents`` (the entries ts_headline could not mark) with
         every token marked that the index stems or folds to a token of ``match``, cut as FTS5's
-        snippet() cuts (the tokens split as the index splits text, all looked up at once)."""
-        tokens_match = token_match(match)
-        if tokens_match is None or not contents:
-            return {}
-        per_text = {i: list(dict.fromkeys(_TOKEN.findall(text)))[:HIGHLIGHT_TOKENS]
-                    for i, text in contents.items()}
-        distinct = list(dict.fromkeys(t for tokens in per_text.values() for t in tokens))
-        if not distinct:
-            return {}
-        query_sql, params = tsquery_sql(tokens_match)
-        matching = {row["t"] for row in self.db.query(
-            f"SELECT t FROM unnest(%s::text[]) AS t WHERE"
-            f" to_tsvector('{SEARCH_CONFIG}', hermes_tokens(t, {TERM_CAP})) @@ ({query_sql})",
-            (distinct, *params))}
-        out: dict[int, str] = {}
-        for i, text in contents.items():
-            excerpt = marked_excerpt(text, matching, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE, SNIPPET_WORDS,
-                                     SNIPPET_ELLIPSIS)
-            if excerpt is not None:
-                out[i] = join_phrases(excerpt, match, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
-        return out
+        snippet() cuts (:func:`~hermes_store.storage_pg_marks.index_marked_excerpts`)."""
+        found = index_marked_excerpts(self.db, contents, match, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE,
+                                      SNIPPET_WORDS, SNIPPET_ELLIPSIS)
+        return {i: join_phrases(excerpt, match, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
+                for i, excerpt in found.items() if excerpt is not None}
 
     def search_index(
         self, query: str | QueryPlan, targets: Sequence[str], limit: int

@@ -15,18 +15,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from hermes_store.pghighlight import (
-    _TOKEN,
-    HIGHLIGHT_TOKENS,
     PARSER_WHOLE,
     join_phrases,
-    marked_excerpt,
     marks_tokens,
-    token_match,
     with_ellipses,
 )
-from hermes_store.pgquery import SEARCH_CONFIG, TERM_CAP, TsQueryError, tsquery_sql
+from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, tsquery_sql
 from hermes_store.query import Match
 from hermes_store.sessions.storage_pg_health import SNIPPET_CHARS
+from hermes_store.storage_pg_marks import index_marked_excerpts
 
 _OWN_TEXT = (f"to_tsvector('{SEARCH_CONFIG}', hermes_tokens(coalesce(search_text, content), 262144))"
              f" || to_tsvector('{SEARCH_CONFIG}', left(coalesce(cjk, ''), 262144))")
@@ -130,7 +127,7 @@ class PgSnippets:
         # ts_headline reads the raw text with its own parser (no diacritics folding; a path,
         # file name, e-mail address or URL is one token it never marks inside): where the text
         # holds one, or the marks are not index tokens, mark the tokens the index sees ourselves
-        for mid, excerpt in self._highlights(unmarked, match, open_mark, close_mark, words).items():
+        for mid, excerpt in index_marked_excerpts(self.db, unmarked, match, open_mark, close_mark, words).items():
             headlines[mid] = ("" if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark),
                               headlines[mid][1])
         need_calls = [mid for mid, (text, own) in headlines.items()
@@ -162,33 +159,6 @@ class PgSnippets:
                 found[row["id"]] = marked
             else:
                 unmarked[row["id"]] = row["content"]
-        for mid, excerpt in self._highlights(unmarked, match, open_mark, close_mark, words).items():
+        for mid, excerpt in index_marked_excerpts(self.db, unmarked, match, open_mark, close_mark, words).items():
             found[mid] = None if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark)
         return found
-
-    def _highlights(self, contents: dict[int, str], match: Match, open_mark: str, close_mark: str,
-                    words: int) -> dict[int, str | None]:
-        """An excerpt of each of ``contents`` with every token marked that the index stems or
-        folds to a token of ``match`` (``runs`` for ``running``, ``cafés`` for ``cafe``): the
-        tokens are split as the index splits text and looked up, all texts' at once, with the
-        index's own configuration."""
-        tokens_match = token_match(match)
-        out: dict[int, str | None] = dict.fromkeys(contents)
-        if tokens_match is None or not contents:
-            return out
-        per_text = {mid: list(dict.fromkeys(_TOKEN.findall(text)))[:HIGHLIGHT_TOKENS]
-                    for mid, text in contents.items()}
-        distinct = list(dict.fromkeys(t for tokens in per_text.values() for t in tokens))
-        if not distinct:
-            return out
-        query_sql, params = tsquery_sql(tokens_match)
-        with self.db.connection() as conn:
-            rows = conn.execute(
-                f"SELECT t FROM unnest(%s::text[]) AS t WHERE"
-                f" to_tsvector('{SEARCH_CONFIG}', hermes_tokens(t, {TERM_CAP})) @@ ({query_sql})",
-                (distinct, *params), prepare=False).fetchall()
-        matching = {r["t"] for r in rows}
-        for mid, text in contents.items():
-            if per_text[mid]:
-                out[mid] = marked_excerpt(text, matching, open_mark, close_mark, words)
-        return out

@@ -1,0 +1,47 @@
+"""The PostgreSQL statement behind marking an excerpt by the index's own tokens, written once
+for the session messages (:mod:`hermes_store.sessions.storage_pg_snippets`) and the memory
+entries (:mod:`hermes_store.builtin.storage_pg`).
+
+Where ``ts_headline`` cannot mark a hit (its parser keeps a host, a path or an address whole),
+each text's tokens are split as the index splits text and looked up, all texts' at once, with
+the index's own configuration: a token is marked when the index folds or stems it to a token
+of the match (``runs`` for ``running``, ``cafés`` for ``cafe``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any, TypeVar
+
+from hermes_store.pghighlight import _TOKEN, HIGHLIGHT_TOKENS, marked_excerpt, token_match
+from hermes_store.pgquery import SEARCH_CONFIG, TERM_CAP, tsquery_sql
+from hermes_store.query import Match
+
+K = TypeVar("K", bound=Hashable)
+
+
+def index_marked_excerpts(db: Any, contents: dict[K, str], match: Match, open_mark: str, close_mark: str,
+                          words: int, ellipsis: str = "...") -> dict[K, str | None]:
+    """An excerpt of ``words`` tokens of each of ``contents`` with every token marked that the
+    index folds to a token of ``match`` (None for a text where none is; all None when the match
+    has no positive term). ``db`` is the store's ``PgDatabase``."""
+    out: dict[K, str | None] = dict.fromkeys(contents)
+    tokens_match = token_match(match)
+    if tokens_match is None or not contents:
+        return out
+    per_text = {key: list(dict.fromkeys(_TOKEN.findall(text)))[:HIGHLIGHT_TOKENS]
+                for key, text in contents.items()}
+    distinct = list(dict.fromkeys(t for tokens in per_text.values() for t in tokens))
+    if not distinct:
+        return out
+    query_sql, params = tsquery_sql(tokens_match)
+    with db.connection() as conn:
+        rows = conn.execute(
+            f"SELECT t FROM unnest(%s::text[]) AS t WHERE"
+            f" to_tsvector('{SEARCH_CONFIG}', hermes_tokens(t, {TERM_CAP})) @@ ({query_sql})",
+            (distinct, *params), prepare=False).fetchall()
+    matching = {row["t"] for row in rows}
+    for key, text in contents.items():
+        if per_text[key]:
+            out[key] = marked_excerpt(text, matching, open_mark, close_mark, words, ellipsis)
+    return out
