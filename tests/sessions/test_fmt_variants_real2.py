@@ -1,0 +1,44 @@
+"""More variants seen in real files (docs/formats-variants.md): Roo Code / Cline, Aider, Cursor, Kimi CLI."""
+
+from __future__ import annotations
+
+from format_helpers import index, messages, roles, session
+
+from hermes_store.sessions import detect_format
+
+ROO_TASKS = "cline/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks"
+ROO_REASONING = f"{ROO_TASKS}/7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d"
+ROO_UI_ONLY = f"{ROO_TASKS}/1760100000000"
+
+
+def test_roo_reasoning_kept_outside_the_blocks(store, format_fixtures):
+    """Roo Code writes a non-Anthropic model's thinking as ``reasoning_details``, ``reasoning_content``
+    or a reasoning item of its own, and Gemini's ``thoughtSignature`` as a block."""
+    path = format_fixtures / ROO_REASONING / "api_conversation_history.json"
+    assert detect_format(path) == "cline"
+    assert index(store, path.parent)["errors"] == []
+    sid = "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d"
+    rows = messages(store, sid)
+    assert roles(rows) == ["user", "reasoning", "assistant", "tool", "reasoning", "assistant", "user",
+                           "reasoning", "assistant"]
+    assert rows[1]["content"] == "The loop probably uses range(1, 3) somewhere."  # encrypted detail left out
+    assert rows[2]["calls"] == [("read_file", {"path": "export.py"}, "call_m1")]
+    assert rows[3]["tool_call_id"] == "call_m1" and rows[3]["tool_name"] == "read_file"
+    assert rows[4]["content"] == "Range end is exclusive, so month 3 never runs."
+    assert rows[7]["content"] == "A year has twelve months, so the end must be 13."
+    assert rows[8]["content"] == "Changed it to range(1, 13)."
+    row = session(store, sid)
+    assert row["title"] == "Why does the nightly export skip March?"  # the task's say: text entry
+    assert row["source"] == "roo-code"
+
+
+def test_roo_task_opened_by_say_text_is_the_users(store, format_fixtures):
+    """Cline and Roo Code open the panel with ``say: "text"`` holding the task: the user's words."""
+    path = format_fixtures / ROO_UI_ONLY / "ui_messages.json"
+    assert detect_format(path) == "cline"
+    assert index(store, path)["errors"] == []
+    rows = messages(store, "1760100000000")
+    assert roles(rows) == ["user", "assistant", "assistant", "tool", "assistant"]
+    assert rows[0]["content"] == "Rename the cache flag to --no-cache"
+    assert rows[2]["calls"][0][0] == "execute_command"
+    assert session(store, "1760100000000")["title"] == "Rename the cache flag to --no-cache"
