@@ -42,3 +42,45 @@ def test_roo_task_opened_by_say_text_is_the_users(store, format_fixtures):
     assert rows[0]["content"] == "Rename the cache flag to --no-cache"
     assert rows[2]["calls"][0][0] == "execute_command"
     assert session(store, "1760100000000")["title"] == "Rename the cache flag to --no-cache"
+
+
+AIDER = "aider/.projects"
+
+
+def _local(*parts: int) -> float:
+    from datetime import datetime
+    return datetime(*parts).timestamp()  # aider writes local times
+
+
+def test_aider_prompt_history_times_the_chat_inputs(store, format_fixtures):
+    """``.aider.input.history`` beside the chat history gives each typed input its time."""
+    project = format_fixtures / AIDER / "ledger"
+    assert detect_format(project / ".aider.input.history") == "aider"
+    summary = index(store, project)
+    assert summary["errors"] == [] and summary["files"] == 2
+    from hermes_store.sessions import SessionIndex
+    ids = sorted(s["id"] for s in SessionIndex(store).list_sessions(limit=10))
+    assert len(ids) == 2 and not any(i.endswith("input-history") for i in ids)  # not stored twice
+    first = messages(store, ids[0])
+    users = [r for r in first if r["role"] == "user"]
+    assert [r["content"] for r in users] == ["/add ledger/report.py", "why are totals off by one cent",
+                                              "do it\nand add a test"]
+    assert [r["timestamp"] for r in users] == [_local(2025, 11, 4, 10, 0, 9, 412008),
+                                               _local(2025, 11, 4, 10, 0, 31, 100250),
+                                               _local(2025, 11, 4, 10, 1, 15, 1)]
+    second = [r for r in messages(store, ids[1]) if r["role"] == "user"]
+    assert second[0]["content"] == "do it" and second[0]["timestamp"] == _local(2025, 11, 5, 16, 20, 55, 730000)
+
+
+def test_aider_prompt_history_alone(store, format_fixtures):
+    """A prompt history with no chat history beside it is read as its prompts (it was 'unknown format')."""
+    path = format_fixtures / AIDER / "scratch" / ".aider.input.history"
+    assert detect_format(path) == "aider"
+    assert index(store, path)["errors"] == []
+    from hermes_store.sessions import SessionIndex
+    (sid,) = [s["id"] for s in SessionIndex(store).list_sessions(limit=10)]
+    rows = messages(store, sid)
+    assert roles(rows) == ["user", "user"]
+    assert rows[1]["content"] == "make it back off exponentially\nwith a cap of 30 seconds"
+    assert rows[1]["timestamp"] == _local(2025, 12, 1, 8, 16, 42, 250000)
+    assert session(store, sid)["started_at"] == _local(2025, 12, 1, 8, 15, 0, 100)
