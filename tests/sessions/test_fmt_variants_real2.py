@@ -84,3 +84,31 @@ def test_aider_prompt_history_alone(store, format_fixtures):
     assert rows[1]["content"] == "make it back off exponentially\nwith a cap of 30 seconds"
     assert rows[1]["timestamp"] == _local(2025, 12, 1, 8, 16, 42, 250000)
     assert session(store, sid)["started_at"] == _local(2025, 12, 1, 8, 15, 0, 100)
+
+
+CURSOR_TXT = ("cursor-agent-txt/.cursor/projects/home-ana-billing/agent-transcripts/"
+              "8d7c6b5a-4e3f-4a2b-9c1d-0e9f8a7b6c5d.txt")
+
+
+def test_cursor_text_transcript(store, format_fixtures):
+    """Cursor's plain-text agent transcripts (``user:``/``assistant:`` turns, ``[Thinking]``,
+    ``[Tool call]`` with indented arguments, ``[Tool result]``) were 'unknown format'."""
+    path = format_fixtures / CURSOR_TXT
+    assert detect_format(path) == "cursor-agent-txt"
+    assert index(store, path.parent)["errors"] == []  # the directory walk finds it too
+    sid = "8d7c6b5a-4e3f-4a2b-9c1d-0e9f8a7b6c5d"
+    rows = messages(store, sid)
+    assert roles(rows) == ["user", "reasoning", "assistant", "tool", "assistant", "tool", "assistant", "tool",
+                           "user", "assistant", "tool", "assistant"]
+    assert rows[0]["content"].startswith("the invoice totals test fails on leap years, find out why\n\n<user_info>")
+    assert rows[1]["content"] == ("The failure is date related; I should look at how the period length is computed.\n"
+                                  "Probably a hard-coded 365.")
+    assert rows[2]["calls"] == [("Grep", {"pattern": "365", "path": "/home/ana/billing/src"}, f"{sid}:call-1")]
+    assert rows[3]["tool_call_id"] == f"{sid}:call-1" and rows[3]["content"] == "src/period.py:14:    days = 365"
+    assert rows[4]["content"] == "The period length is hard-coded to 365 days in `src/period.py`."
+    assert rows[4]["calls"][0][:2] == ("Read", {"path": "/home/ana/billing/src/period.py", "limit": "30"})
+    assert rows[6]["calls"][0][1]["new_string"] == "    days = 366 if calendar.isleap(year) else 365"
+    assert rows[7]["content"] == "" and rows[7]["tool_name"] == "StrReplace"  # an empty result is kept
+    assert rows[8]["content"] == "run the tests again"
+    assert rows[10]["content"] == "exit_code: 0\n5 passed in 0.41s"
+    assert session(store, sid)["source"] == "cursor"
