@@ -112,3 +112,39 @@ def test_cursor_text_transcript(store, format_fixtures):
     assert rows[8]["content"] == "run the tests again"
     assert rows[10]["content"] == "exit_code: 0\n5 passed in 0.41s"
     assert session(store, sid)["source"] == "cursor"
+
+
+KIMI_DIR = "kimi-cli/.kimi/sessions/2c4e6a8b0d1f3a5c7e9b1d3f5a7c9e0b"
+KIMI_WITH_CONTEXT = "7b3d9f1e-2a4c-4e6a-8b0d-1f3a5c7e9b2d"
+KIMI_WIRE_ONLY = "0e2d4c6b-8a9f-4b1c-9d2e-3f4a5b6c7d8e"
+
+
+def test_kimi_cli_wire_log_beside_its_context(store, format_fixtures):
+    """Kimi CLI writes ``wire.jsonl`` beside ``context.jsonl``: it was 'unknown format'; now it is read
+    through the context (stored once) and gives the session the times the context lacks."""
+    folder = format_fixtures / KIMI_DIR / KIMI_WITH_CONTEXT
+    assert detect_format(folder / "wire.jsonl") == "kimi-cli"
+    summary = index(store, folder)
+    assert summary["errors"] == [] and summary["files"] == 2
+    rows = messages(store, KIMI_WITH_CONTEXT)
+    assert roles(rows) == ["user", "assistant", "tool", "assistant"]  # from the context, not twice
+    row = session(store, KIMI_WITH_CONTEXT)
+    assert row["started_at"] == 1763035200.125 and row["ended_at"] == 1763035203.7
+
+
+def test_kimi_cli_wire_log_alone(store, format_fixtures):
+    """A session folder whose context file is gone: the wire log is the conversation, with times,
+    thinking, calls, results and a subagent's events as its child session."""
+    path = format_fixtures / KIMI_DIR / KIMI_WIRE_ONLY / "wire.jsonl"
+    assert detect_format(path) == "kimi-cli"
+    assert index(store, path)["errors"] == []
+    rows = messages(store, KIMI_WIRE_ONLY)
+    assert roles(rows) == ["user", "reasoning", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert rows[0]["content"] == "why is the lockfile out of date" and rows[0]["timestamp"] == 1763121600.5
+    assert rows[2]["calls"] == [("Shell", {"command": "git diff --stat package.json"}, "Shell:1")]
+    assert rows[3]["tool_call_id"] == "Shell:1" and rows[3]["tool_name"] == "Shell"
+    assert rows[3]["content"] == " package.json | 2 +-"
+    assert rows[6]["content"].startswith("package.json bumped vitest")
+    child = f"{KIMI_WIRE_ONLY}:a7f3"
+    assert session(store, child)["parent_session_id"] == KIMI_WIRE_ONLY
+    assert [r["content"] for r in messages(store, child)] == ["Only vitest differs: 3.2.1 in package.json, 3.1.4 locked."]
