@@ -148,3 +148,27 @@ def test_kimi_cli_wire_log_alone(store, format_fixtures):
     child = f"{KIMI_WIRE_ONLY}:a7f3"
     assert session(store, child)["parent_session_id"] == KIMI_WIRE_ONLY
     assert [r["content"] for r in messages(store, child)] == ["Only vitest differs: 3.2.1 in package.json, 3.1.4 locked."]
+
+
+CURSOR_V3 = "cursor/Library/Application Support/Cursor/User/globalStorage/state.vscdb"
+
+
+def test_cursor3_composer_named_by_the_composer_index(store, format_fixtures, tmp_path):
+    """Cursor 3 keeps a composer's name and times only in ``composer.composerHeaders``, and the model
+    only on its bubbles: the session had no title and no model."""
+    from format_helpers import SQL_DIR, build_sqlite
+
+    from hermes_store.db import Database
+    built = build_sqlite(SQL_DIR / "cursor_v3.sql", tmp_path / "rebuilt.vscdb")
+    dump = "SELECT key, CAST(value AS TEXT) FROM ItemTable UNION ALL SELECT key, CAST(value AS TEXT) FROM cursorDiskKV ORDER BY 1"
+    with Database(built, readonly=True, migrate=False) as a, \
+            Database(format_fixtures / CURSOR_V3, readonly=True, migrate=False) as b:
+        assert a.query(dump) == b.query(dump)
+    path = format_fixtures / CURSOR_V3
+    assert detect_format(path) == "cursor"
+    assert index(store, path)["errors"] == []
+    sid = "4c3b2a19-0f8e-4d7c-b6a5-948372615a0b"
+    row = session(store, sid)
+    assert row["title"] == "Flaky upload retry" and row["model"] == "gpt-5.4"
+    assert row["started_at"] == 1776141470.16 and row["ended_at"] == 1776141590.0
+    assert roles(messages(store, sid)) == ["user", "assistant"]
