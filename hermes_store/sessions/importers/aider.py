@@ -12,7 +12,15 @@ Aider appends to one file per project, every run starting a new session:
   quotes or ``#### `` headings: those never end in the two spaces aider adds).
 
 The file is re-read whole when it grows; messages past those already stored
-are added. Times: the session start only (messages carry none).
+are added. Times: the session start, and each input's time from the prompt
+history aider keeps beside it.
+
+``.aider.input.history`` (prompt_toolkit's ``FileHistory``, in the same
+directory) holds every input typed, each as ``# 2025-03-02 14:05:20.123456``
+(local time) followed by its lines prefixed ``+``. Beside a chat history it is
+read through it: an input of the chat history takes the time of the next entry
+of the prompt history with the same text (not before the session's start). A
+prompt history alone is read as the prompts it holds, one session per file.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import hashlib
 import re
 from collections.abc import Iterator
 from datetime import datetime
+from pathlib import Path
 
 from hermes_store.sessions.importers.base import (
     Checkpoint,
@@ -34,6 +43,9 @@ from hermes_store.sessions.importers.base import (
 )
 from hermes_store.sessions.importers.doc_common import shape_guarded
 
+INPUT_HISTORY = ".aider.input.history"
+CHAT_HISTORY = ".aider.chat.history.md"
+ENTRY = re.compile(r"^# (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?)\s*$")
 HEADER = re.compile(r"^# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\s*$")
 MAX_FILE_BYTES = 512 * 1024 * 1024
 MAX_LINE_CHARS = 4 * 1024 * 1024
@@ -59,24 +71,69 @@ def _strip(kind: str, line: str) -> str:
     return line
 
 
+def input_entries(text: str) -> list[tuple[str, str, int]]:
+    """``(local time, input, line)`` of every entry of a prompt_toolkit history file."""
+    entries: list[tuple[str, str, int]] = []
+    stamp, lines, start = None, [], 0
+    for number, line in enumerate(text.split("\n"), 1):
+        line = line.rstrip("\r")
+        match = ENTRY.match(line)
+        if match:
+            if stamp is not None:
+                entries.append((stamp, "\n".join(lines), start))
+            stamp, lines, start = match.group(1), [], number
+        elif line.startswith("+") and stamp is not None:
+            lines.append(line[1:])
+    if stamp is not None:
+        entries.append((stamp, "\n".join(lines), start))
+    return entries
+
+
+class _InputTimes:
+    """Gives a chat history's inputs the times of the same inputs in the prompt history."""
+
+    def __init__(self, entries: list[tuple[str, str, int]]) -> None:
+        self.entries = entries
+        self.next = 0
+
+    def time_of(self, text: str, not_before: str | None) -> float | None:
+        wanted = text.strip()
+        for index in range(self.next, len(self.entries)):
+            stamp, entry, _ = self.entries[index]
+            if not_before is not None and stamp[:19] < not_before:
+                continue
+            if entry.strip() == wanted:
+                self.next = index + 1
+                return _local(stamp)
+        return None
+
+
 class AiderImporter(Importer):
     """Every session in one ``.aider.chat.history.md``."""
 
     name = "aider"
     agent = "Aider"
-    indexes = "sessions per header, user input, model replies, aider's own output as system rows"
+    indexes = ("sessions per header, user input (timed from .aider.input.history), model replies, aider's own"
+               " output as system rows; a prompt history alone as its prompts")
     source: str | None = "aider"
     resumable_by_offset = False
     snapshot = True
-    walk_names = (".aider.chat.history.md",)
+    walk_names = (".aider.chat.history.md", INPUT_HISTORY)
     # Aider writes its history in the project it runs in: only a run in $HOME itself has a
     # fixed location; project files are indexed when the user names them.
-    default_locations = {"linux": ("~/.aider.chat.history.md",), "darwin": ("~/.aider.chat.history.md",)}
-    project_files = (".aider.chat.history.md",)
+    default_locations = {"linux": ("~/.aider.chat.history.md", f"~/{INPUT_HISTORY}"),
+                         "darwin": ("~/.aider.chat.history.md", f"~/{INPUT_HISTORY}")}
+    project_files = (".aider.chat.history.md", INPUT_HISTORY)
 
     @classmethod
     def sniff(cls, head: Head) -> float:
-        """Aider's file name, or an ``# aider chat started at`` header line in Markdown."""
+        """Aider's file name, or an ``# aider chat started at`` header line in Markdown; Aider's
+        prompt history (``+`` lines under ``# <time>`` lines)."""
+        if head.path.name == INPUT_HISTORY and not head.is_sqlite:
+            lines = [line for line in head.text().splitlines() if line.strip()][:2]
+            if not lines:
+                return 0.9
+            return 0.95 if ENTRY.match(lines[0]) and (len(lines) == 1 or lines[1].startswith("+")) else 0.0
         if head.is_sqlite or (head.data.lstrip()[:1] in (b"{", b"[") and (head.objects() or head.document())):
             return 0.0
         text = head.text()
@@ -84,6 +141,33 @@ class AiderImporter(Importer):
         if head.path.name == ".aider.chat.history.md":
             return 0.95 if has_header or not text.strip() else 0.7
         return 0.8 if has_header and head.suffix == ".md" else 0.0
+
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """A prompt history beside a chat history is read through it (it times the inputs)."""
+        chat = head.path.parent / CHAT_HISTORY
+        return chat if head.path.name == INPUT_HISTORY and chat.is_file() else None
+
+    def _input_times(self) -> _InputTimes:
+        path = self.path.parent / INPUT_HISTORY
+        try:
+            if path.stat().st_size > MAX_FILE_BYTES:
+                return _InputTimes([])
+            return _InputTimes(input_entries(path.read_bytes().decode("utf-8", errors="replace")))
+        except OSError:
+            return _InputTimes([])
+
+    def _read_inputs(self, raw: bytes, digest: str) -> Iterator[Event]:
+        """A prompt history with no chat history beside it: its prompts, timed."""
+        session = f"aider:{digest}:input-history"
+        entries = input_entries(raw.decode("utf-8", errors="replace"))
+        if not entries:
+            return
+        yield SessionRecord(id=session, source=self.source, workspace=str(self.path.parent),
+                            started_at=_local(entries[0][0]), meta={"history_file": self.path.name})
+        for stamp, text, line in entries:
+            if text.strip():
+                yield MessageRecord(session, "user", text, timestamp=_local(stamp), line=line)
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
@@ -99,6 +183,15 @@ class AiderImporter(Importer):
             text = raw.decode("utf-8", errors="replace")
             yield Problem(raw.count(b"\n", 0, exc.start) + 1, "invalid UTF-8 (replaced with U+FFFD)")
         digest = hashlib.sha1(str(self.path.parent.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:10]
+        if self.path.name == INPUT_HISTORY:
+            if (self.path.parent / CHAT_HISTORY).is_file():
+                yield Checkpoint(str(size), 0)  # read through the chat history beside it
+                return
+            yield from self._read_inputs(raw, digest)
+            yield Checkpoint(str(size), 0)
+            return
+        times = self._input_times()
+        started: str | None = None
         session: str | None = None
         block: list[str] = []
         kind = ""
@@ -108,7 +201,8 @@ class AiderImporter(Importer):
             nonlocal block
             body = "\n".join(block).strip("\n")
             if session is not None and body.strip():
-                yield MessageRecord(session, _KIND_ROLE[kind], body, line=start_line)
+                stamp = times.time_of(body, started) if kind == "user" else None
+                yield MessageRecord(session, _KIND_ROLE[kind], body, timestamp=stamp, line=start_line)
             block = []
 
         lines = text.split("\n")
@@ -123,6 +217,7 @@ class AiderImporter(Importer):
             if match:
                 yield from flush()
                 session = f"aider:{digest}:{match.group(1).replace(' ', 'T')}"
+                started = match.group(1)
                 yield SessionRecord(id=session, source=self.source, workspace=str(self.path.parent),
                                     started_at=_local(match.group(1)), meta={"history_file": self.path.name})
                 kind = ""
@@ -155,6 +250,6 @@ class AiderImporter(Importer):
 def _local(text: str) -> float | None:
     """Epoch seconds of aider's local-time header (the zone of the machine reading it)."""
     try:
-        return datetime.strptime(text, "%Y-%m-%d %H:%M:%S").timestamp()
+        return datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f" if "." in text else "%Y-%m-%d %H:%M:%S").timestamp()
     except ValueError:
         return None

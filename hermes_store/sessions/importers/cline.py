@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hermes_store.sessions.importers.anthropic_common import anthropic_rows
+from hermes_store.sessions.importers.anthropic_common import anthropic_rows, is_reasoning_item
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
@@ -36,7 +36,7 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     parse_timestamp,
 )
-from hermes_store.sessions.importers.cline_ui import is_ui_entry, ui_rows
+from hermes_store.sessions.importers.cline_ui import is_task_entry, is_ui_entry, ui_rows
 from hermes_store.sessions.importers.doc_common import (
     ReplacedWhenChanged,
     load_document,
@@ -93,8 +93,8 @@ class ClineImporter(ReplacedWhenChanged, Importer):
             entries = doc[:8] if isinstance(doc, list) else []
             return 0.9 if entries and all(is_ui_entry(e) for e in entries) else 0.0
         doc = head.document()
-        if isinstance(doc, list) and all(isinstance(m, dict) and "role" in m and "content" in m
-                                         for m in doc[:8]):
+        if isinstance(doc, list) and all(isinstance(m, dict) and ("role" in m and "content" in m
+                                                                  or is_reasoning_item(m)) for m in doc[:8]):
             return 0.95
         return 0.6 if head.data.lstrip()[:1] == b"[" else 0.0
 
@@ -185,12 +185,12 @@ class ClineImporter(ReplacedWhenChanged, Importer):
             return None, None, None, [Problem(None, f"{UI}: expected a JSON list")]
         title = None
         stamps = []
-        for entry in ui:
+        for index, entry in enumerate(ui):
             if not isinstance(entry, dict):
                 continue
             stamp = _stamp(entry.get("ts"))
             if stamp is not None:
                 stamps.append(stamp)
-            if title is None and entry.get("say") == "task" and isinstance(entry.get("text"), str):
+            if title is None and is_task_entry(ui, index) and isinstance(entry.get("text"), str):
                 title = entry["text"].strip().splitlines()[0][:200] if entry["text"].strip() else None
         return title, min(stamps, default=None), max(stamps, default=None), problems

@@ -4,7 +4,8 @@ Used when a task folder has no ``api_conversation_history.json`` (deleted, or a
 folder copied without it): the panel's entries ``[{ts, type: "say" | "ask",
 say | ask, text}]`` are what the user saw, and they are read into rows:
 
-* ``say: task`` and ``say: user_feedback``: the user's words;
+* ``say: task`` (or the ``say: text`` entry opening the panel: how Cline and Roo Code
+  write the task) and ``say: user_feedback``: the user's words;
 * ``say: text`` and ``completion_result`` (say or ask), ``ask: followup``
   (its ``question``): the assistant's words;
 * ``say: reasoning``: ``reasoning``;
@@ -52,6 +53,15 @@ def _json(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def is_task_entry(entries: list[Any], index: int) -> bool:
+    """The task itself: a ``say: task`` entry, or the ``say: text`` entry that opens the panel
+    (Cline's and Roo Code's ``startTask`` write the task with ``say("text", task, images)``)."""
+    entry = entries[index] if 0 <= index < len(entries) else None
+    if not is_ui_entry(entry) or entry.get("type") != "say":
+        return False
+    return entry.get("say") == "task" or (index == 0 and entry.get("say") == "text")
+
+
 def ui_rows(entries: list[Any], session_id: str, problems: list[Problem]) -> list[MessageRecord]:
     """The rows of a task's panel entries (see the module docstring)."""
     rows: list[MessageRecord] = []
@@ -63,6 +73,8 @@ def ui_rows(entries: list[Any], session_id: str, problems: list[Problem]) -> lis
         if entry.get("partial"):
             continue  # a streaming update; the complete entry follows
         kind = entry[entry["type"]]
+        if is_task_entry(entries, index):
+            kind = "task"
         text = entry.get("text") if isinstance(entry.get("text"), str) else ""
         stamp = _stamp(entry.get("ts"))
         call_id = f"ui-{index}"

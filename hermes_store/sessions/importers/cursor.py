@@ -10,6 +10,10 @@ key/value tables, ``ItemTable`` and ``cursorDiskKV`` (``key TEXT, value BLOB``):
   either inline (``conversation: [...]``, early versions), in
   ``conversationMap``, or (current) as ``fullConversationHeadersOnly: [{bubbleId,
   type}]`` whose content is in ``bubbleId:<composerId>:<bubbleId>`` rows;
+* ``ItemTable`` ``composer.composerHeaders`` (Cursor 3): ``{allComposers: [{composerId,
+  name, createdAt, lastUpdatedAt, unifiedMode, ...}]}``, the composer index; Cursor 3's
+  ``composerData`` (``_v`` 14) no longer carries the name and times, so they are taken
+  from here (the model from the bubbles' ``modelInfo.modelName``);
 * a bubble: ``{type: 1 (user) | 2 (assistant), text, createdAt (ISO), thinking:
   {text}, toolFormerData: {name, toolCallId, params | rawArgs (JSON text),
   result (JSON text), status}, codeBlocks, images, ...}``; a bubble row can be
@@ -183,6 +187,7 @@ class CursorImporter(Importer):
         try:
             workspace = self._workspace()
             if db.table_exists("cursorDiskKV"):
+                self._headers = self._composer_headers(db) if db.table_exists("ItemTable") else {}
                 yield from self._composers(db, workspace)
             if db.table_exists("ItemTable"):
                 yield from self._chat_tabs(db, workspace)
@@ -209,6 +214,13 @@ class CursorImporter(Importer):
 
     # -- composers ---------------------------------------------------------------
 
+    def _composer_headers(self, db: ForeignDB) -> dict[str, dict[str, Any]]:
+        """Cursor 3's composer index (``composer.composerHeaders``), by composer id."""
+        index = self._item(db, "composer.composerHeaders")
+        found = index.get("allComposers") if isinstance(index, dict) else None
+        return {str(h["composerId"]): h for h in found or []
+                if isinstance(h, dict) and isinstance(h.get("composerId"), str)}
+
     def _composers(self, db: ForeignDB, workspace: str | None) -> Iterator[Event]:
         last = "composerData:"
         while True:
@@ -233,7 +245,14 @@ class CursorImporter(Importer):
         if not bubbles:
             yield from problems
             return  # opened and closed without a message: Cursor keeps these, nothing to index
+        header = getattr(self, "_headers", {}).get(composer_id, {})
+        data = {**{k: v for k, v in header.items() if k != "type"}, **{k: v for k, v in data.items()
+                                                                        if v not in (None, "")}}
         model = data.get("modelConfig", {}).get("modelName") if isinstance(data.get("modelConfig"), dict) else None
+        if not model or model == "default":
+            infos = [b.get("modelInfo") for b in bubbles if isinstance(b.get("modelInfo"), dict)]
+            names = [i["modelName"] for i in infos if isinstance(i.get("modelName"), str) and i["modelName"]]
+            model = names[-1] if names else model
         meta = {k: data[k] for k in ("unifiedMode", "forceMode", "status", "_v") if data.get(k) not in (None, "")}
         yield SessionRecord(
             id=composer_id, source=self.source, title=opt_str(data.get("name")),

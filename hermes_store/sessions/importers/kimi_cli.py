@@ -13,16 +13,21 @@ Context files carry no times.
 
 Kimi Code's record log (``~/.kimi-code/sessions/*/*/agents/*/wire.jsonl``: ``metadata``,
 ``turn.prompt``, ``context.append_message``, ``context.append_loop_event`` lines) is read
-by the same importer through :mod:`~hermes_store.sessions.importers.kimi_wire`.
+by the same importer through :mod:`~hermes_store.sessions.importers.kimi_wire`, and Kimi
+CLI's own ``wire.jsonl`` beside ``context.jsonl`` (``{timestamp, message: {type, payload}}``
+records) through :mod:`~hermes_store.sessions.importers.kimi_cli_wire`: read through the
+context file (whose session it times), or alone when the context file is gone.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from hermes_store.sessions.importers.base import (
+    Checkpoint,
     Event,
     Head,
     Importer,
@@ -35,6 +40,7 @@ from hermes_store.sessions.importers.base import (
     read_jsonl,
 )
 from hermes_store.sessions.importers.doc_common import path_has_part, shape_guarded
+from hermes_store.sessions.importers.kimi_cli_wire import CliWireReader, is_cli_wire_line, wire_span
 from hermes_store.sessions.importers.kimi_wire import WireReader, content_parts, is_wire_record
 from hermes_store.sessions.importers.openai_common import ToolNames
 
@@ -48,18 +54,21 @@ class KimiCliImporter(Importer):
     agent = "Kimi CLI"
     indexes = (
         "messages, think parts, tool calls and results; bookkeeping lines skipped; Kimi Code's"
-        " wire.jsonl record logs (prompts, loop events, subagents) with state.json titles"
+        " wire.jsonl record logs (prompts, loop events, subagents) with state.json titles; Kimi CLI's"
+        " wire.jsonl (session times, or the conversation when context.jsonl is gone)"
     )
     source: str | None = "kimi-cli"
     default_locations = {
         "linux": (
             "~/.kimi/sessions/*/*/context.jsonl",
             "~/.kimi/sessions/*/*.jsonl",
+            "~/.kimi/sessions/*/*/wire.jsonl",
             "~/.kimi-code/sessions/*/*/agents/*/wire.jsonl",
         ),
         "darwin": (
             "~/.kimi/sessions/*/*/context.jsonl",
             "~/.kimi/sessions/*/*.jsonl",
+            "~/.kimi/sessions/*/*/wire.jsonl",
             "~/.kimi-code/sessions/*/*/agents/*/wire.jsonl",
         ),
     }
@@ -84,6 +93,9 @@ class KimiCliImporter(Importer):
             and head.path.name == "wire.jsonl"
         ):
             return 0.9  # only the header written so far
+        if objects and all(is_cli_wire_line(o) for o in objects) and (
+                any("message" in o for o in objects) or head.path.name == "wire.jsonl"):
+            return 0.95 if head.path.name == "wire.jsonl" else 0.85  # Kimi CLI's own wire log
         if any(o.get("role") in _PRIVATE for o in objects):
             return 0.95
         if (
@@ -95,13 +107,27 @@ class KimiCliImporter(Importer):
             return 0.9
         return 0.0
 
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """Kimi CLI's ``wire.jsonl`` beside its ``context.jsonl`` is read through the context."""
+        context = head.path.parent / "context.jsonl"
+        if head.path.name != "wire.jsonl" or not context.is_file():
+            return None
+        objects = head.objects()
+        return context if objects and is_cli_wire_line(objects[0]) else None
+
     def default_session_id(self) -> str:
+        if self.path.name == "wire.jsonl" and self._is_cli_wire():
+            return self.path.parent.name
         if self.path.name == "wire.jsonl":
             return WireReader(self.path, self.source).session_id
         return self.path.parent.name if self.path.name == "context.jsonl" else self.path.stem
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        if self._is_cli_wire():
+            yield from self._read_cli_wire(state)
+            return
         if self._is_wire():
             wire = WireReader(self.path, self.source)
             if not state.resume_at:
@@ -110,6 +136,11 @@ class KimiCliImporter(Importer):
             return
         tools = ToolNames()
         session_id = self.default_session_id()
+        wire = self.path.parent / "wire.jsonl"
+        if self.path.name == "context.jsonl" and wire.is_file():
+            started, ended = wire_span(wire)  # the context carries no times; its wire log does
+            if started is not None:
+                yield SessionRecord(id=session_id, source=self.source, started_at=started, ended_at=ended)
         if not state.resume_at:
             yield SessionRecord(
                 id=session_id,
@@ -149,6 +180,37 @@ class KimiCliImporter(Importer):
                 )
 
         yield from read_jsonl(self, state, handle)
+
+    def _read_cli_wire(self, state: SourceState) -> Iterator[Event]:
+        """Kimi CLI's wire log: nothing beside its context file (read through it), else the conversation."""
+        if (self.path.parent / "context.jsonl").is_file():
+            yield Checkpoint(str(self.path.stat().st_size), 0)
+            return
+        session_id = self.default_session_id()
+        if not state.resume_at:
+            yield SessionRecord(id=session_id, source=self.source,
+                                meta={"work_dir_hash": self.path.parent.parent.name, "read_from": "wire.jsonl"})
+        yield from read_jsonl(self, state, CliWireReader(session_id, self.source).handle)
+
+    def _first_object(self) -> dict[str, Any] | None:
+        head = self.head
+        if head is not None and head.path == self.path:
+            objects = head.objects()
+            return objects[0] if objects else None
+        try:
+            with open(self.path, "rb") as handle:
+                first = handle.readline(1 << 20)
+            obj = json.loads(first.decode("utf-8", errors="replace")) if first.strip() else None
+        except (OSError, ValueError, RecursionError):
+            return None
+        return obj if isinstance(obj, dict) else None
+
+    def _is_cli_wire(self) -> bool:
+        """True for Kimi CLI's own wire log (``{timestamp, message}`` records, a header without ``created_at``)."""
+        if self.path.name != "wire.jsonl":
+            return False
+        obj = self._first_object()
+        return obj is not None and is_cli_wire_line(obj)
 
     def _is_wire(self) -> bool:
         """True when the file is a Kimi Code record log (its first object is a wire record)."""

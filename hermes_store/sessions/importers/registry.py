@@ -29,6 +29,7 @@ from hermes_store.sessions.importers.copilot_cli_history import CopilotCliHistor
 from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.cursor_agent import CursorAgentImporter
+from hermes_store.sessions.importers.cursor_agent_text import CursorAgentTextImporter
 from hermes_store.sessions.importers.factory_droid import FactoryDroidImporter
 from hermes_store.sessions.importers.factory_droid_stream import FactoryDroidStreamImporter
 from hermes_store.sessions.importers.gemini_cli import (
@@ -71,6 +72,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     OpenCodeJsonlImporter,
     CursorImporter,
     CursorAgentImporter,
+    CursorAgentTextImporter,
     ChatGptExportImporter,
     AiderImporter,
     ClineImporter,
