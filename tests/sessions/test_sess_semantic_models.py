@@ -209,8 +209,12 @@ def test_a_models_fusion_defaults_sit_under_the_config():
 
 
 @needs_e5
-def test_e5_brings_its_own_lead():
-    assert load_embedder(E5).fusion_defaults == {"lead": 0.0}
+def test_e5_brings_its_own_lead_and_window():
+    from hermes_store.sessions.fusion import Fusion
+
+    assert load_embedder(E5).fusion_defaults == {"lead": 0.005, "window": 3}
+    fusion = Fusion.from_config({"window": 2}, load_embedder(E5).fusion_defaults)
+    assert (fusion.lead, fusion.window, fusion.gate) == (0.005, 2, Fusion().gate)
 
 
 @needs_e5
