@@ -54,3 +54,30 @@ def test_flat_file_with_a_line_still_being_written(store, format_fixtures):
     again = index(store, path)
     assert again["messages_added"] == 1 and again["errors"] == []
     assert messages(store, OLD)[-1]["content"] == "The largest file is assets/video.mp4 (12M)."
+
+
+def _rows(store, session_id: str) -> list[tuple]:
+    return [(r["role"], r["content"], r["calls"], r["tool_name"], r["tool_call_id"], r["timestamp"])
+            for r in messages(store, session_id)]
+
+
+@pytest.mark.parametrize("cut", [6, 7, 8])  # after the tool request, after one start, after one result
+def test_resume_between_a_tool_request_and_its_execution(store, format_fixtures, tmp_path, cut):
+    """A run resuming after ``assistant.message``'s ``toolRequests`` still knows the calls it made:
+    the ``tool.execution_start`` is no new call and every result keeps its tool's name."""
+    lines = (format_fixtures / STATE / S / "events.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    whole = tmp_path / "whole" / "events.jsonl"
+    grown = tmp_path / "grown" / "events.jsonl"
+    for path in (whole, grown):
+        path.parent.mkdir()
+    whole.write_text("".join(lines), encoding="utf-8")
+    grown.write_text("".join(lines[:cut]), encoding="utf-8")
+    index(store, whole)
+    index(store, grown)
+    grown.write_text("".join(lines), encoding="utf-8")  # the rest arrives: start, results, next messages
+    index(store, grown)
+    assert _rows(store, "grown") == _rows(store, "whole")
+    rows = messages(store, "grown")
+    assert roles(rows) == ["system", "user", "reasoning", "assistant", "tool", "tool", "assistant", "user", "system"]
+    assert [(r["tool_name"], r["tool_call_id"]) for r in rows if r["role"] == "tool"] == [
+        ("bash", "toolu_cli_1"), ("view", "toolu_cli_2")]

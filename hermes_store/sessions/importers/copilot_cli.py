@@ -23,7 +23,10 @@ child session ``<sessionId>:<id of the tool call that spawned it>`` (its
 ``agentId`` when no call is named), ``parent_session_id`` the session;
 ``subagent.started`` (``toolCallId``) titles it (``agentDisplayName``, ``model``).
 
-The log is append-only: later runs resume at a byte offset.
+The log is append-only: later runs resume at a byte offset. The tool calls requested and not
+yet completed are kept in the source state (``open_calls``: call id -> tool name), so a run
+resuming between a request and its ``tool.execution_start`` / ``tool.execution_complete``
+still knows them (no second call row, the result keeps its tool's name).
 """
 
 from __future__ import annotations
@@ -161,6 +164,8 @@ _NOTICES: dict[str, tuple[str, tuple[str, ...]]] = {
     "session.task_complete": ("task complete", ("summary", "reason", "outcome")),
     "session.compaction_complete": ("compaction", ("summaryContent",)),
 }
+_OPEN_CALLS_KEPT = 1_000  # open calls remembered across runs (an aborted turn's never complete)
+
 _KNOWN = (
     _BOOKKEEPING
     | set(_NOTICES)
@@ -230,6 +235,27 @@ class CopilotCliImporter(Importer):
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         tools = ToolNames()
+        # requested and not yet completed: kept in the state for a later run resuming mid-turn
+        open_calls: dict[str, str] = {
+            str(k): str(v) for k, v in dict(state.meta.get("open_calls") or {}).items() if k and v
+        }
+        tools.remember([{"id": k, "name": v} for k, v in open_calls.items()])
+
+        def opened(calls: list[dict[str, Any]]) -> None:
+            tools.remember(calls)
+            for call in calls:
+                name = call.get("function", {}).get("name")
+                if call.get("id") and name:
+                    open_calls[str(call["id"])] = str(name)
+            while len(open_calls) > _OPEN_CALLS_KEPT:
+                del open_calls[next(iter(open_calls))]
+            kept()
+
+        def kept() -> None:
+            if open_calls:
+                state.meta["open_calls"] = open_calls
+            else:
+                state.meta.pop("open_calls", None)
         session_id = self.default_session_id()
         reported: set[str] = set()
         workspace = (
@@ -318,7 +344,7 @@ class CopilotCliImporter(Importer):
                     for r in data.get("toolRequests") or []
                     if isinstance(r, dict)
                 ]
-                tools.remember(calls)
+                opened(calls)
                 text = flatten_content(data.get("content"))
                 if text or calls:
                     yield MessageRecord(
@@ -339,7 +365,7 @@ class CopilotCliImporter(Importer):
                     call_id and tools.lookup(call_id) is None
                 ):  # started with no assistant request (user's)
                     call = tool_call(call_id, data.get("toolName"), data.get("arguments"))
-                    tools.remember([call])
+                    opened([call])
                     yield MessageRecord(
                         session_id,
                         "assistant",
@@ -361,6 +387,8 @@ class CopilotCliImporter(Importer):
                 if not text and isinstance(error, dict):
                     text = str(error.get("message") or "")
                 name = tools.lookup(call_id) or opt_str(data.get("toolName"))
+                if call_id and open_calls.pop(call_id, None) is not None:
+                    kept()
                 yield MessageRecord(
                     session_id,
                     "tool",
