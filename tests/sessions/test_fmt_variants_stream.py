@@ -1,5 +1,5 @@
-"""More variants read whole (docs/formats-variants.md): Factory Droid's and Amp's stream JSON
-output, and Gemini CLI recordings of the newest chatRecordingService schema."""
+"""More variants read whole (docs/formats-variants.md): Factory Droid's, Amp's and Goose's stream
+JSON output, and Gemini CLI recordings of the newest chatRecordingService schema."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ AMP = "amp-stream/runs/amp-kelvin.jsonl"
 AMP_ID = "T-019c6f2a-8b1d-74e3-a9c5-2d7e0f3b6a18"
 GEMINI = "gemini-cli/.gemini/tmp/ledger-api/chats/session-2026-08-18T07-40-b41c9e27.jsonl"
 GEMINI_ID = "b41c9e27-5d3a-4f6e-8a1b-2c7d9e0f3a64"
+GOOSE = "goose-stream/runs/goose-run-parser.jsonl"
+GOOSE_ID = "goose-run-parser"
 T0 = 1772442000.0  # 2026-03-02T09:00:00Z, the Droid run's clock
 
 
@@ -26,7 +28,8 @@ def store(engine_store):
 
 
 @pytest.mark.parametrize(
-    ("rel", "fmt"), [(DROID, "factory-droid-stream"), (AMP, "amp-stream"), (GEMINI, "gemini-cli")]
+    ("rel", "fmt"),
+    [(DROID, "factory-droid-stream"), (AMP, "amp-stream"), (GEMINI, "gemini-cli"), (GOOSE, "goose-stream")],
 )
 def test_each_stream_variant_is_detected_as_its_agent(format_fixtures, rel, fmt):
     assert detect_format(format_fixtures / rel) == fmt
@@ -297,3 +300,57 @@ def test_amp_thread_with_uri_object_and_thread_summary(store, tmp_path):
         ("system", "[summary in thread T-99887766-5544-4332-8110-ffeeddccbbaa]"),
         ("user", "go on"),
     ]
+
+
+def test_goose_stream_json_merges_the_chunks_of_each_message(store, format_fixtures):
+    """``goose run --output-format stream-json``: every chunk of a reply repeats the message id."""
+    assert index(store, format_fixtures / GOOSE)["errors"] == []
+    row = session(store, GOOSE_ID)
+    assert row["origin_format"] == "goose-stream" and row["source"] == "goose"
+    assert row["model"] == "claude-sonnet-4-5"
+    assert (row["meta"]["total_tokens"], row["meta"]["input_tokens"], row["meta"]["output_tokens"]) == (
+        18342, 17210, 1132)
+    rows = messages(store, GOOSE_ID)
+    assert roles(rows) == ["assistant", "system", "tool", "reasoning", "assistant", "tool", "assistant", "system"]
+    assert rows[0]["content"] == "I'll run the failing parser test first."
+    assert rows[0]["calls"] == [("developer__shell", {"command": "pytest -x tests/test_parser.py"}, "toolu_01Pa")]
+    assert rows[0]["timestamp"] == pytest.approx(1767003600.0)  # the first chunk's
+    assert rows[1]["content"] == "[developer] starting shell: pytest -x tests/test_parser.py"
+    assert (rows[2]["tool_name"], rows[2]["tool_call_id"]) == ("developer__shell", "toolu_01Pa")
+    assert rows[2]["content"].startswith("FAILED tests/test_parser.py::test_blank_line")
+    assert rows[2]["timestamp"] == pytest.approx(1767003604.0)
+    assert rows[3]["content"] == "split() on a blank line gives [], so tokens[0] raises."
+    assert rows[4]["content"] == "`parse_line` reads `tokens[0]` before checking the line is blank."
+    assert rows[4]["calls"][0][0] == "developer__text_editor"
+    assert rows[4]["calls"][0][1]["new_str"] == "    if not tokens:\n        return None\n    head = tokens[0]"
+    assert (rows[5]["tool_name"], rows[5]["content"]) == (
+        "developer__text_editor", "-32603: Permission denied: src/parser.py")
+    assert rows[6]["content"] == "I can't write src/parser.py here; the fix is the length check above."
+    assert rows[7]["content"] == "[error] Stream ended early: provider closed the connection"
+
+
+def test_goose_stream_json_growing_file_is_read_again_whole(store, format_fixtures, tmp_path):
+    """A run still writing: the reply cut mid-message is replaced, not stored twice."""
+    lines = (format_fixtures / GOOSE).read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "goose-run-parser.jsonl"
+    path.write_text("".join(lines[:10]), encoding="utf-8")  # up to the middle of the second reply
+    assert index(store, path)["errors"] == []
+    assert messages(store, GOOSE_ID)[-1]["content"] == "`parse_line` reads `tokens[0]`"
+    path.write_text("".join(lines), encoding="utf-8")
+    assert index(store, path)["errors"] == []
+    assert roles(messages(store, GOOSE_ID)) == [
+        "assistant", "system", "tool", "reasoning", "assistant", "tool", "assistant", "system"]
+
+
+@pytest.mark.parametrize("lines", [
+    # Gemini CLI's stream-json: message events with a string content, no Goose message inside
+    [{"type": "init", "session_id": "s", "model": "m"}, {"type": "message", "role": "assistant", "content": "hi"}],
+    # only the end of a run: nothing to read
+    [{"type": "complete", "total_tokens": 5}],
+    # a message event whose content parts are not Goose's
+    [{"type": "message", "message": {"role": "assistant", "content": [{"type": "output_text", "text": "x"}]}}],
+])
+def test_goose_stream_look_alikes_are_not_claimed(tmp_path, lines):
+    path = tmp_path / "run.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    assert detect_format(path) != "goose-stream"

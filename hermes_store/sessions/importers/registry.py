@@ -39,6 +39,7 @@ from hermes_store.sessions.importers.gemini_cli import (
 )
 from hermes_store.sessions.importers.goose import GooseDbImporter, GooseJsonlImporter
 from hermes_store.sessions.importers.goose_export import GooseExportImporter
+from hermes_store.sessions.importers.goose_stream import GooseStreamImporter
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
@@ -82,6 +83,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     GooseJsonlImporter,
     GooseDbImporter,
     GooseExportImporter,
+    GooseStreamImporter,
     AmpImporter,
     AmpStreamImporter,
     CrushImporter,
