@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
 #: the parameters tried (the sensitivity rows vary one at a time around the default).
 GRID: dict[str, tuple[Any, ...]] = {
     "gate": (0.1, 0.2, 0.3, 0.5, 1.01),
-    "lead": (0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.15),
+    "lead": (0.0, 0.01, 0.02, 0.03, 0.05, 0.1, 0.15, 0.2, 0.3),
     "window": (2, 3, 5, 10),
 }
 

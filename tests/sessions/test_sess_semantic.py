@@ -105,17 +105,26 @@ def test_a_confident_lexical_ranking_stands():
     assert lexical_margin([("a", 3.0)]) == 1.0 and lexical_margin([]) == 0.0
 
 
-def test_an_unsure_ranking_promotes_a_sure_semantic_first():
-    """Under the gate, the semantic first session moves up from the lexical window when it leads
-    the semantic second by ``lead``; sessions only the semantic half found never join."""
+def test_an_unsure_ranking_promotes_the_window_session_nearest_by_meaning():
+    """Under the gate, the session of the lexical window nearest the question by meaning moves
+    to the first place when its cosine exceeds the lexical first's by ``lead``; sessions only
+    the semantic half found never join, and a lexical first without a cosine (not embedded
+    yet) is not judged."""
     lexical = [("a", 10.0), ("b", 9.5), ("c", 9.0)]
     fusion = Fusion(gate=0.3, lead=0.1, window=2)
     assert fuse(lexical, [("b", 0.6), ("a", 0.4)], fusion) == ["b", "a", "c"]
     assert fuse(lexical, [("b", 0.6), ("a", 0.55)], fusion) == ["a", "b", "c"]  # lead too small
     assert fuse(lexical, [("c", 0.6), ("a", 0.4)], fusion) == ["a", "b", "c"]  # outside window
     assert fuse(lexical, [("x", 0.9), ("a", 0.1)], fusion) == ["a", "b", "c"]  # not lexical
-    assert fuse(lexical, [("c", 0.6), ("a", 0.4)], Fusion(window=3))[0] == "c"
+    assert fuse(lexical, [("c", 0.6), ("a", 0.4)], Fusion(window=3, lead=0.1))[0] == "c"
     assert fuse(lexical, [], fusion) == ["a", "b", "c"]
+    # the global semantic first is outside the window: the window's own nearest still counts
+    assert fuse(lexical, [("x", 0.95), ("b", 0.7), ("a", 0.5)], fusion) == ["b", "a", "c"]
+    # the lexical first has no cosine: nothing is compared
+    assert fuse(lexical, [("b", 0.9), ("c", 0.8)], fusion) == ["a", "b", "c"]
+    # of two window sessions that both lead, the nearer one moves up
+    assert fuse(lexical, [("c", 0.9), ("b", 0.7), ("a", 0.5)], Fusion(window=3, lead=0.1)) == ["c", "a", "b"]
+    assert fuse(lexical, [("b", 0.9), ("a", 0.1)], Fusion(window=0, lead=0.1)) == ["a", "b", "c"]
 
 
 def test_no_lexical_hit_leaves_the_semantic_ranking():
