@@ -41,7 +41,7 @@ from hermes_store.sessions.importers.base import (
     SessionRecord,
     SourceState,
 )
-from hermes_store.sessions.importers.doc_common import shape_guarded
+from hermes_store.sessions.importers.doc_common import load_text, shape_guarded
 
 INPUT_HISTORY = ".aider.input.history"
 CHAT_HISTORY = ".aider.chat.history.md"
@@ -157,10 +157,10 @@ class AiderImporter(Importer):
         except OSError:
             return _InputTimes([])
 
-    def _read_inputs(self, raw: bytes, digest: str) -> Iterator[Event]:
+    def _read_inputs(self, text: str, digest: str) -> Iterator[Event]:
         """A prompt history with no chat history beside it: its prompts, timed."""
         session = f"aider:{digest}:input-history"
-        entries = input_entries(raw.decode("utf-8", errors="replace"))
+        entries = input_entries(text)
         if not entries:
             return
         yield SessionRecord(id=session, source=self.source, workspace=str(self.path.parent),
@@ -171,23 +171,18 @@ class AiderImporter(Importer):
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
-        size = self.path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            yield Problem(None, f"file too large to load ({size} bytes)")
+        problems: list[Problem] = []
+        loaded = load_text(self, problems, MAX_FILE_BYTES, "file")
+        yield from problems
+        if loaded is None:
             return
-        raw = self.path.read_bytes()
-        self.hasher.update(raw)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            text = raw.decode("utf-8", errors="replace")
-            yield Problem(raw.count(b"\n", 0, exc.start) + 1, "invalid UTF-8 (replaced with U+FFFD)")
+        text, size = loaded
         digest = hashlib.sha1(str(self.path.parent.resolve()).encode("utf-8", "surrogatepass")).hexdigest()[:10]
         if self.path.name == INPUT_HISTORY:
             if (self.path.parent / CHAT_HISTORY).is_file():
                 yield Checkpoint(str(size), 0)  # read through the chat history beside it
                 return
-            yield from self._read_inputs(raw, digest)
+            yield from self._read_inputs(text, digest)
             yield Checkpoint(str(size), 0)
             return
         times = self._input_times()

@@ -38,7 +38,7 @@ from hermes_store.sessions.importers.base import (
     SourceState,
 )
 from hermes_store.sessions.importers.cursor_agent import unwrap_user_query
-from hermes_store.sessions.importers.doc_common import dumps, shape_guarded, tool_call
+from hermes_store.sessions.importers.doc_common import dumps, load_text, shape_guarded, tool_call
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 _TURN = re.compile(r"^(user|assistant):(?:\s+(.*))?$")
@@ -186,17 +186,12 @@ class CursorAgentTextImporter(Importer):
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
-        size = self.path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            yield Problem(None, f"file too large to load ({size} bytes)")
+        problems: list[Problem] = []
+        loaded = load_text(self, problems, MAX_FILE_BYTES, "file")
+        yield from problems
+        if loaded is None:
             return
-        raw = self.path.read_bytes()
-        self.hasher.update(raw)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            text = raw.decode("utf-8", errors="replace")
-            yield Problem(raw.count(b"\n", 0, exc.start) + 1, "invalid UTF-8 (replaced with U+FFFD)")
+        text, size = loaded
         session_id = self.default_session_id()
         parent = self.path.parent.parent.name if self.path.parent.name == "subagents" else None
         yield SessionRecord(id=session_id, source=self.source, parent_session_id=parent,

@@ -1,7 +1,8 @@
 """Helpers for importers of whole-document and foreign-database formats.
 
-* :func:`load_document` reads one JSON document with a size bound, feeding the
-  importer's content hash and reporting bad UTF-8 / bad JSON as Problems;
+* :func:`load_text` reads a whole text file with a size bound, feeding the importer's
+  content hash and reporting bad UTF-8 as a Problem; :func:`load_document` parses one JSON
+  document read so (bad JSON a Problem too);
 * :func:`iter_json_lines` streams a JSONL file with a per-line cap (longer lines
   are skipped and reported, never held whole in memory);
 * :func:`tool_call` builds one OpenAI-shaped tool call;
@@ -30,6 +31,24 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
 
 
+def load_text(importer: Importer, problems: list[Problem], limit: int,
+              what: str = "file") -> tuple[str, int] | None:
+    """The importer's whole file as ``(text, bytes read)`` (the bytes fed to the content hash;
+    invalid UTF-8 replaced, with a Problem naming the line); None, with a Problem, when it is
+    over ``limit`` bytes (``what`` names the file in it: "file", "document", "snapshot")."""
+    size = importer.path.stat().st_size
+    if size > limit:
+        problems.append(Problem(None, f"{what} too large to load ({size} bytes)"))
+        return None
+    raw = importer.path.read_bytes()
+    importer.hasher.update(raw)
+    try:
+        return raw.decode("utf-8"), len(raw)
+    except UnicodeDecodeError as exc:
+        problems.append(Problem(raw.count(b"\n", 0, exc.start) + 1, "invalid UTF-8 (replaced with U+FFFD)"))
+        return raw.decode("utf-8", errors="replace"), len(raw)
+
+
 def load_document(importer: Importer, problems: list[Problem]) -> Any | None:
     """The importer's file parsed as one JSON document; None (with a Problem) when unusable."""
     path = importer.path
@@ -43,17 +62,10 @@ def load_document(importer: Importer, problems: list[Problem]) -> Any | None:
         else:
             importer.hasher.update(raw)
             return head.document()
-    size = path.stat().st_size
-    if size > MAX_DOCUMENT_BYTES:
-        problems.append(Problem(None, f"document too large to load ({size} bytes)"))
+    loaded = load_text(importer, problems, MAX_DOCUMENT_BYTES, "document")
+    if loaded is None:
         return None
-    raw = path.read_bytes()
-    importer.hasher.update(raw)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        text = raw.decode("utf-8", errors="replace")
-        problems.append(Problem(raw.count(b"\n", 0, exc.start) + 1, "invalid UTF-8 (replaced with U+FFFD)"))
+    text = loaded[0]
     if text.startswith("\ufeff"):
         text = text[1:]
     try:

@@ -22,6 +22,7 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     safe_timestamp,
 )
+from hermes_store.sessions.importers.doc_common import load_text
 from hermes_store.sessions.importers.openai_common import ToolNames, is_message_like, openai_message
 
 MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024
@@ -57,17 +58,12 @@ class HermesJsonImporter(Importer):
         return stem[len("session_"):] if stem.startswith("session_") else stem
 
     def read(self, state: SourceState) -> Iterator[Event]:
-        size = self.path.stat().st_size
-        if size > MAX_SNAPSHOT_BYTES:
-            yield Problem(None, f"snapshot too large to load ({size} bytes)")
+        problems: list[Problem] = []
+        loaded = load_text(self, problems, MAX_SNAPSHOT_BYTES, "snapshot")
+        yield from problems
+        if loaded is None:
             return
-        raw = self.path.read_bytes()
-        self.hasher.update(raw)
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            text = raw.decode("utf-8", errors="replace")
-            yield Problem(_line_of(raw, exc.start), "invalid UTF-8 (replaced with U+FFFD)")
+        text, size = loaded
         try:
             doc = json.loads(text, strict=False)
         except ValueError as exc:
@@ -145,7 +141,3 @@ def _meta_record(session_id: str, entry: dict, problems: list[Problem]) -> Sessi
         started_at=safe_timestamp(entry.get("timestamp"), None, problems),
         meta={k: v for k, v in entry.items() if k not in taken},
     )
-
-
-def _line_of(raw: bytes, offset: int) -> int:
-    return raw.count(b"\n", 0, offset) + 1
