@@ -26,6 +26,8 @@ COMMANDS = [
     ["memory", "history"],
     ["doctor"],
     ["backup", "BACKUP"],
+    ["tui"],  # used to open a blank screen whose status line stayed empty, then exit 0
+    ["mcp"],  # used to serve, every store tool answering the ConfigError
 ]
 HAS_PSYCOPG = importlib.util.find_spec("psycopg") is not None
 CONFIGS = [

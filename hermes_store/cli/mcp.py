@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from hermes_store.cli.common import get_home
+from hermes_store.cli.common import store_home
 
 
 @click.command("mcp")
@@ -33,6 +33,6 @@ def mcp(ctx: click.Context, tool_list: str | None, read_only: bool, session_id: 
         names = catalog.select_tools(parse_tool_list(tool_list))
     except catalog.ToolSelectionError as exc:
         raise click.UsageError(f"--tools: {exc}") from exc
-    home = get_home(ctx)
+    home = store_home(ctx)  # a bad store URL fails here (exit 1), not in every tool call
     home.read_only = read_only  # no write at all, not even a search's retrieval_count
     serve(ServerOptions(home=home, tool_names=names, read_only=read_only, session_id=session_id))

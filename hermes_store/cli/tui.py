@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from hermes_store.cli.common import fail, get_home
+from hermes_store.cli.common import fail, store_home
 
 
 @click.command("tui")
@@ -21,9 +21,10 @@ def tui(ctx: click.Context, query: str) -> None:
             raise
         fail("the TUI needs Textual, the tui extra: pip install -e '.[tui]' in a clone")
         return
+    home = store_home(ctx)  # a bad store URL fails here, one line and exit 1, before the screen opens
     terminal = sys.stdin.isatty() and sys.__stderr__ is not None and sys.__stderr__.isatty()
     if not terminal:
         fail("hermes-store tui needs a terminal (stdin and stderr are not one); "
              "in a script use `hermes-store sessions search QUERY`")
         return
-    SearchApp(get_home(ctx), query=query).run()
+    SearchApp(home, query=query).run()

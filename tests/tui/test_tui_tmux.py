@@ -111,3 +111,26 @@ def test_no_store_in_tmux(tmp_path: Path) -> None:
     finally:
         tmux.close()
     assert not (home / "hermes_store.db").exists()
+
+
+def test_bad_store_url_in_config_fails_before_the_screen_opens(tmp_path: Path) -> None:
+    """A bad ``store.database_url`` in config.yaml used to open a blank TUI (no status line, no
+    results, exit 0 on ctrl+c); now it fails as every command does: one line, exit 1."""
+    exe = Path(sys.executable).with_name("hermes-store")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("store:\n  database_url: mysql://u:pw@h/d\n", encoding="utf-8")
+    done = tmp_path / "exit-status"
+    tmux = Tmux(f"env TERM=xterm-256color {exe} --home {home} tui; echo $? > {done}; sleep 30")
+    try:
+        deadline = time.monotonic() + 20
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        screen = tmux.screen("-J")  # wrapped lines joined
+        assert done.exists(), f"the TUI did not exit; the screen shows:\n{screen}"
+        assert done.read_text().strip() == "1"
+        assert f"Error: {home / 'config.yaml'}: store.database_url: unsupported scheme in 'mysql:'" in screen
+        assert "pw" not in screen
+    finally:
+        tmux.close()
+    assert sorted(p.name for p in home.iterdir()) == ["config.yaml"]
