@@ -50,8 +50,16 @@ def asgi_wrapper(datasette):
 '''
 
 
+# exit status after Ctrl-C (docs/cli.md, "Exit codes"); SIGTERM is a requested stop: 0
+EXIT_INTERRUPTED = 130
+
+
 class BrowseUnavailable(RuntimeError):
-    """Datasette is not installed."""
+    """Datasette is not installed, the store cannot be served, or the port is taken."""
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived: stop Datasette and end as asked."""
 
 
 def metadata(db_name: str) -> dict[str, Any]:
@@ -96,19 +104,35 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def check_port_free(port: int) -> None:
+    """Raise :class:`BrowseUnavailable` when something already listens on 127.0.0.1:``port``
+    (another browse run, say): the URL printed for this run would reach that server instead."""
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Datasette binds it
+        try:
+            sock.bind((HOST, port))
+        except OSError as exc:
+            raise BrowseUnavailable(f"{HOST}:{port} is already in use ({exc.strerror}; another "
+                                    "`hermes-store browse`?); pick another port with --port N, "
+                                    "or --port 0 for a free one") from exc
+
+
 def browse_url(port: int, token: str) -> str:
     """The URL the owner opens: this run's token in the query string."""
     return f"http://{HOST}:{port}/?{TOKEN_PARAM}={token}"
 
 
 def run(home: Home, port: int = DEFAULT_PORT, announce: Callable[[str], None] | None = None) -> int:
-    """Serve the home's store until interrupted; return Datasette's exit code.
+    """Serve the home's store until stopped; return the exit status: Datasette's own when it
+    ends by itself, 130 after Ctrl-C, 0 after SIGTERM.
 
-    ``port`` 0 picks a free port. ``announce`` is called with the URL to open (it carries the
+    ``port`` 0 picks a free port; a port something already listens on is refused. ``announce`` is called with the URL to open (it carries the
     run's token) before Datasette starts."""
     if importlib.util.find_spec("datasette") is None:
         raise BrowseUnavailable("Datasette is not installed; install it with: pip install 'hermes_store[browse]'")
     db_path = prepare(home)
+    if port:
+        check_port_free(port)
     port = port or free_port()
     token = new_token()
     with tempfile.TemporaryDirectory(prefix="hermes-store-browse-") as tmp:
@@ -125,7 +149,11 @@ def run(home: Home, port: int = DEFAULT_PORT, announce: Callable[[str], None] | 
         try:
             return process.wait()
         except KeyboardInterrupt:
-            return _stop(process)
+            _stop(process)
+            return EXIT_INTERRUPTED
+        except _Terminated:
+            _stop(process)
+            return 0
         finally:
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
@@ -143,13 +171,13 @@ def _stop(process: subprocess.Popen) -> int:
         return process.wait()
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+def _terminate(signum: int, frame: object) -> None:
+    raise _Terminated
 
 
 def _stop_on_sigterm() -> Any:
-    """Make SIGTERM end ``browse`` like Ctrl-C (so the Datasette child is stopped too)."""
+    """Make SIGTERM end ``browse`` as Ctrl-C does (so the Datasette child is stopped too)."""
     try:
-        return signal.signal(signal.SIGTERM, _interrupt)
+        return signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread: leave signal handling alone
         return None

@@ -199,3 +199,36 @@ def test_stopping_browse_stops_datasette(store, tmp_path):
     stop(proc)
     with pytest.raises(OSError):  # nothing answers on the port any more
         get_json(base + "/-/versions.json")
+
+
+def test_stopping_browse_exit_status(store, tmp_path):
+    """Ctrl-C ends `hermes-store browse` with 130 (docs/cli.md, "Exit codes") and SIGTERM with 0;
+    both used to give 241 (Datasette's -15 passed to sys.exit)."""
+    import signal
+
+    pytest.importorskip("datasette")
+    home, _ = store
+    proc, _ = start_browse(home, tmp_path / "int.log")
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 130
+    proc, _ = start_browse(home, tmp_path / "term.log")
+    proc.terminate()
+    assert proc.wait(timeout=30) == 0
+
+
+def test_browse_on_a_busy_port_says_so_before_printing_a_url(store, tmp_path):
+    """A second browse on a port in use used to print `Serving ...; open http://127.0.0.1:PORT/?token=NEW`
+    (a URL the other server answers) and then fail in Datasette's log; now it refuses first."""
+    pytest.importorskip("datasette")
+    home, _ = store
+    proc, base = start_browse(home, tmp_path / "first.log")
+    try:
+        port = base.rsplit(":", 1)[1]
+        done = subprocess.run([sys.executable, "-c", "from hermes_store.cli import main; main()",
+                               "--home", str(home), "browse", "--port", port],
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    finally:
+        stop(proc)
+    assert done.returncode == 1
+    assert f"127.0.0.1:{port} is already in use" in done.stderr and "--port 0" in done.stderr
+    assert "token=" not in done.stderr and "Serving" not in done.stderr
