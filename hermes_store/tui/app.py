@@ -36,7 +36,7 @@ HELP = 'words, "a phrase", a OR b, NOT word, prefix* — the language of `hermes
 CSS = """
 #query { height: 3; }
 #filters { height: 1; padding: 0 1; }
-#status { height: auto; max-height: 3; padding: 0 1; }
+#status { height: auto; max-height: 5; padding: 0 1; }
 #status.problem { color: $error; text-style: bold; }
 #results { height: 1fr; min-height: 4; border: none; }
 #results:focus { border-left: thick $accent; }
@@ -140,7 +140,7 @@ class SearchApp(App[None]):
         try:
             outcome = self.store.search(request)
         except Exception as exc:  # the store failed: say so on screen, keep the app usable
-            outcome = SearchOutcome(request, "invalid", problem=f"search failed: {type(exc).__name__}: {exc}")
+            outcome = SearchOutcome(request, "failed", problem=str(exc) or type(exc).__name__)
         if generation == self.generation:
             self.call_from_thread(self.show_outcome, outcome, generation)
 
@@ -168,6 +168,10 @@ class SearchApp(App[None]):
                     "to import your agents' sessions.", True)
         if outcome.state == "empty-store":
             return ("The store is empty: no sessions indexed yet. Run `hermes-store sessions index`.", True)
+        if outcome.state == "failed":  # the store, not the query: never labelled "Invalid"
+            problem = safe(outcome.problem or "")
+            at = "" if where in problem else f" at {where}"  # most errors name the store already
+            return (f"The store{at} could not be searched: {problem}", True)
         if outcome.state == "blank":
             return (f"Type to search: {HELP}", False)
         count = len(outcome.rows)

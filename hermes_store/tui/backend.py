@@ -66,8 +66,8 @@ class SearchOutcome:
     """What a search gave: rows (``sessions search --json`` result dicts), or why there are none.
 
     ``state`` is ``ok``, ``blank`` (nothing typed), ``no-store`` (no store file),
-    ``empty-store`` (a store without sessions) or ``invalid`` (bad query or filter:
-    ``problem`` says what). ``note`` is the search layer's remark (syntax read
+    ``empty-store`` (a store without sessions), ``invalid`` (bad query or filter:
+    ``problem`` says what) or ``failed`` (the store could not be read: ``problem`` says why). ``note`` is the search layer's remark (syntax read
     literally, relaxed to some words, partial results).
     """
 

@@ -268,3 +268,40 @@ def test_long_session_pages(tui_home: Path, monkeypatch: pytest.MonkeyPatch) -> 
             await pilot.press("p", "p")
             await wait_until(pilot, lambda: seqs(app) == list(range(15, 25)))
     asyncio.run(run())
+
+
+def test_a_store_that_cannot_be_read_is_not_called_an_invalid_query(tmp_path: Path) -> None:
+    """A store that fails (here a file that is no database; on PostgreSQL a database that does
+    not exist) used to read "Invalid: search failed: PgUnavailable: ..." as if the query were
+    at fault; the status line now names the store and why it could not be searched."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "hermes_store.db").write_bytes(b"this is not a database" * 100)
+
+    async def run() -> None:
+        app = SearchApp(Home(home), query="zebrafish")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "zebrafish")
+            text = status(app)
+            assert "Invalid" not in text, text
+            text = text.replace("\n", "")
+            assert "The store could not be searched: " in text and str(home / "hermes_store.db") in text
+            assert app.query_one("#status").has_class("problem")
+    asyncio.run(run())
+
+
+def test_a_postgresql_database_that_does_not_exist_is_named_with_its_cause(pg_server, tmp_path: Path) -> None:
+    """The PostgreSQL case of the test above, as `--database-url` names it: the status line says
+    the store could not be searched and why (the database does not exist), never "Invalid"."""
+    url = pg_server.url("no_such_database_here")
+    home = Home(tmp_path / "home", database_url=url)
+
+    async def run() -> None:
+        app = SearchApp(home, query="zebrafish")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "zebrafish")
+            text = status(app).replace("\n", " ")
+            assert "Invalid" not in text, text
+            assert "The store could not be searched: " in text and "no_such_database_here" in text
+            assert "does not exist" in text
+    asyncio.run(run())
