@@ -218,7 +218,9 @@ class RecallScreen(Screen[None]):
             body.append("    ")
             body.append_text(highlighted(text))
             body.append("\n")
-        if not result.results:
+        if not result.results and result.errors:  # not "no match": the search did not happen
+            body.append("No facts or memory entries found: the searches below failed.\n")
+        elif not result.results:
             body.append("No facts or memory entries match this query.\n")
         for kind, note in result.notes.items():
             body.append(f"note ({kind}): {one_line(note)}\n", style="dim")

@@ -305,3 +305,20 @@ def test_a_postgresql_database_that_does_not_exist_is_named_with_its_cause(pg_se
             assert "The store could not be searched: " in text and "no_such_database_here" in text
             assert "does not exist" in text
     asyncio.run(run())
+
+
+def test_facts_view_on_a_store_that_cannot_be_read_does_not_say_nothing_matches(pg_server, tmp_path: Path) -> None:
+    """ctrl+g on an unreachable store used to say "No facts or memory entries match this query."
+    above the error, as if the store had been searched."""
+    home = Home(tmp_path / "home", database_url=pg_server.url("no_such_database_here"))
+
+    async def run() -> None:
+        app = SearchApp(home, query="zebrafish")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, "zebrafish")
+            await pilot.press("ctrl+g")
+            await wait_until(pilot, lambda: "Searching" not in shown(app, "#recall-body"))
+            body = shown(app, "#recall-body")
+            assert "could not be searched" in body and "does not exist" in body.replace("\n", " ")
+            assert "match this query" not in body
+    asyncio.run(run())
