@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from hermes_store.db import Database, DatabaseError, latest_schema_version
+from hermes_store.db import Database, DatabaseError, foreign_objects, latest_schema_version
 from hermes_store.dbhealth import schema_mismatches
 
 if TYPE_CHECKING:
@@ -106,6 +106,11 @@ def backup(db_path: Path, dest: str | os.PathLike[str]) -> dict[str, Any]:
     _refuse_the_store_itself(db_path, dest)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     source = Database(db_path, readonly=True)
+    foreign = foreign_objects(source.conn)
+    if foreign:  # another program's file named as the store: its copy is no backup of ours
+        source.close()
+        raise BackupError(f"{db_path}: not a hermes_store database (it holds {', '.join(foreign[:3])}"
+                          f"{', ...' if len(foreign) > 3 else ''} and no hermes_store schema): nothing backed up")
     try:
         fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         os.close(fd)

@@ -186,6 +186,17 @@ def _create_private(path: Path) -> None:
     os.close(fd)
 
 
+def foreign_objects(conn: apsw.Connection) -> list[str]:
+    """Up to four table or view names of a database that has no hermes_store schema version
+    (``PRAGMA user_version`` 0) but tables of its own: another program's file. Empty for a
+    hermes_store database and for an empty file."""
+    if int(next(iter(conn.execute("PRAGMA user_version")))[0] or 0):
+        return []
+    return [str(row[0]) for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY name LIMIT 4")]
+
+
 class Database:
     """An APSW connection to one SQLite file, configured the project's way.
 
@@ -245,6 +256,8 @@ class Database:
         if bounded:
             self.conn.set_progress_handler(_past_deadline, PROGRESS_STEPS)
         try:
+            if migrate and not in_memory:  # the store (other files, e.g. the vector file, have
+                self._refuse_foreign()     # their own tables): before WAL would change the file
             self.journal_mode = self._set_journal_mode(wal and not in_memory)
             self.execute("PRAGMA foreign_keys=ON")
             self.execute("PRAGMA synchronous=NORMAL" if self.journal_mode == "wal" else "PRAGMA synchronous=FULL")
@@ -255,6 +268,17 @@ class Database:
             raise DatabaseError(f"{self.path}: cannot open for writing: {exc}{_access_hint(self.path)}") from exc
 
     # -- setup ---------------------------------------------------------------
+
+    def _refuse_foreign(self) -> None:
+        """Raise :class:`DatabaseError` when the file is another program's SQLite database (tables
+        of its own and no hermes_store schema version): named as the store by mistake, it must
+        not get our tables, a WAL journal or any other change."""
+        names = self._retry_busy(lambda: foreign_objects(self.conn))
+        if names:
+            self.conn.close()
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            raise DatabaseError(f"{self.path}: not a hermes_store database (it holds {shown} and no hermes_store "
+                                "schema); nothing was changed: name a new file or an existing store")
 
     def _set_journal_mode(self, wal: bool) -> str:
         """Ask for WAL; fall back to DELETE when the filesystem refuses it."""

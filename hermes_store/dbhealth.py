@@ -26,7 +26,13 @@ from typing import Any
 
 import apsw
 
-from hermes_store.db import Database, DatabaseError, latest_schema_version, migrations
+from hermes_store.db import (
+    Database,
+    DatabaseError,
+    foreign_objects,
+    latest_schema_version,
+    migrations,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -53,6 +59,7 @@ class Report:
     foreign: list[SchemaMismatch] = field(default_factory=list)  # objects the migrations never create
     corrupt: bool = False
     newer_schema: bool = False
+    not_a_store: bool = False  # another program's SQLite file: nothing here applies, nothing is fixed
     user_version: int | None = None
 
     @property
@@ -199,7 +206,17 @@ def inspect(path: str | os.PathLike[str]) -> Report:
         report.corrupt = True
         return report
     try:
+        foreign = foreign_objects(db.conn)
+        if foreign:  # another program's file: none of our checks (or fixes) apply
+            report.problems.append(f"{path}: not a hermes_store database (it holds {', '.join(foreign[:3])}"
+                                   f"{', ...' if len(foreign) > 3 else ''} and no hermes_store schema); "
+                                   "doctor --fix leaves it alone: name the store's own file")
+            report.not_a_store = True
+            return report
         _inspect_open(db, report)
+    except apsw.Error as exc:
+        report.problems.append(f"{path}: the schema cannot be read: {exc}")
+        report.corrupt = True
     finally:
         db.close()
     return report

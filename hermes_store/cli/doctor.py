@@ -137,6 +137,9 @@ def _check_file(path: Path, fix: bool, record: Callable[..., None]) -> bool:
     from hermes_store import dbhealth
 
     report = dbhealth.inspect(path)
+    if report.not_a_store:  # another program's file, named as the store: check nothing, fix nothing
+        record("store", report.problems[0])
+        return False
     if report.corrupt:
         problem = "; ".join(report.problems[:5])
         if not fix:
