@@ -546,6 +546,7 @@ class PgDatabase:
         found = pg_migrations()
         with self.transaction() as conn, self._guard():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            self._refuse_foreign(conn)
             conn.execute(
                 f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} ("
                 " version integer PRIMARY KEY, name text NOT NULL,"
@@ -567,6 +568,21 @@ class PgDatabase:
                              (version, path.name))
                 current = version
         return current
+
+    def _refuse_foreign(self, conn: Any) -> None:
+        """Raise :class:`DatabaseError` when the store's schema holds another application's
+        tables and no hermes_store migrations: named as the store by mistake, it gets nothing
+        of ours (the transaction is rolled back)."""
+        if conn.execute("SELECT to_regclass(%s) IS NOT NULL AS ours", (MIGRATIONS_TABLE,)).fetchone()["ours"]:
+            return
+        names = [row["table_name"] for row in conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+            " ORDER BY table_name LIMIT 4").fetchall()]
+        if names:
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            raise DatabaseError(f"{self.display_url}: not a hermes_store database (its schema holds {shown} and no "
+                                "hermes_store migrations); nothing was changed: name an empty database or an "
+                                "existing store")
 
     # -- life cycle ------------------------------------------------------------
 

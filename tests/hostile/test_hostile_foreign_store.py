@@ -65,3 +65,27 @@ def test_the_opener_refuses_it_and_still_opens_an_empty_file(tmp_path, foreign):
     sqlite3.connect(empty).close()  # a zero-table SQLite file becomes a store
     with Database(empty) as db:
         assert db.user_version > 0
+
+
+def test_a_postgresql_database_of_another_application_is_left_alone(tmp_path, pg_url):
+    """The same on PostgreSQL: a database whose schema holds another application's tables and
+    no hermes_store migrations gets nothing of ours."""
+    from hermes_store.pgdb import PgDatabase
+
+    admin = PgDatabase(pg_url, migrate=False)
+    try:
+        admin.execute("CREATE TABLE invoices (id integer PRIMARY KEY, total numeric)")
+        admin.execute("INSERT INTO invoices VALUES (1, 9.5)")
+    finally:
+        admin.close()
+    for args in (["sessions", "search", "invoice"], ["facts", "add", "a fact"], ["doctor"]):
+        result = CliRunner().invoke(cli, ["--home", str(tmp_path / "home"), "--database-url", pg_url, *args])
+        assert result.exit_code == 1, result.output
+        assert "not a hermes_store database" in result.output and "invoices" in result.output
+    check = PgDatabase(pg_url, migrate=False)
+    try:
+        tables = [r["table_name"] for r in check.query(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")]
+    finally:
+        check.close()
+    assert tables == ["invoices"]
