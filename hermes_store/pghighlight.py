@@ -46,7 +46,7 @@ def _fold(text: str) -> str:
     return "".join(out)
 
 
-_TOKEN = re.compile(r"[^\W_]+")  # a token as the index splits text (unicode61, hermes_tokens)
+INDEX_TOKEN = re.compile(r"[^\W_]+")  # a token as the index splits text (unicode61, hermes_tokens)
 # words joined by . / @ : - _ or a backslash (``login.spec.ts``, ``a@b.c``, ``src/x.py``): one token to
 # ts_headline's parser, several to the index
 PARSER_WHOLE = re.compile(r"[^\W_][./@:\\_-]+[^\W_]")
@@ -57,7 +57,7 @@ def marked_excerpt(content: str, marked: set[str], open_mark: str, close_mark: s
                     words: int, ellipsis: str = "...") -> str | None:
     """An excerpt of ``words`` tokens of ``content`` from a little before its first token in
     ``marked``, each such token between the marks; None when none occurs."""
-    tokens = _TOKEN.findall(content)
+    tokens = INDEX_TOKEN.findall(content)
     hits = [i for i, token in enumerate(tokens) if token in marked]
     if not hits:
         return None
@@ -65,7 +65,7 @@ def marked_excerpt(content: str, marked: set[str], open_mark: str, close_mark: s
     # from a little before the first match (as FTS5's snippet() cuts it)
     first = max(0, min(hits[0] - max(1, words // 4), len(tokens) - words))
     last = min(len(tokens), first + words) - 1
-    spans = [m.span() for m in itertools.islice(_TOKEN.finditer(content), last + 1)]  # those shown
+    spans = [m.span() for m in itertools.islice(INDEX_TOKEN.finditer(content), last + 1)]  # those shown
     start = spans[first][0] if first else 0
     end = spans[last][1] if last < len(tokens) - 1 else len(content)
     pieces, cursor = [], start
@@ -84,7 +84,7 @@ def marks_tokens(headline: str, open_mark: str, close_mark: str) -> bool:
     """True when every marked piece of ``headline`` is one index token (ts_headline marks a
     whole e-mail address or URL its parser saw as one word)."""
     pattern = re.escape(open_mark) + "(.*?)" + re.escape(close_mark)
-    return all(_TOKEN.fullmatch(piece) for piece in re.findall(pattern, headline, re.S))
+    return all(INDEX_TOKEN.fullmatch(piece) for piece in re.findall(pattern, headline, re.S))
 
 
 def token_match(match: Match) -> Op | Term | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, TypeVar
 
-from hermes_store.pghighlight import _TOKEN, HIGHLIGHT_TOKENS, marked_excerpt, token_match
+from hermes_store.pghighlight import HIGHLIGHT_TOKENS, INDEX_TOKEN, marked_excerpt, token_match
 from hermes_store.pgquery import SEARCH_CONFIG, TERM_CAP, tsquery_sql
 from hermes_store.query import Match
 
@@ -29,7 +29,7 @@ def index_marked_excerpts(db: Any, contents: dict[K, str], match: Match, open_ma
     tokens_match = token_match(match)
     if tokens_match is None or not contents:
         return out
-    per_text = {key: list(dict.fromkeys(_TOKEN.findall(text)))[:HIGHLIGHT_TOKENS]
+    per_text = {key: list(dict.fromkeys(INDEX_TOKEN.findall(text)))[:HIGHLIGHT_TOKENS]
                 for key, text in contents.items()}
     distinct = list(dict.fromkeys(t for tokens in per_text.values() for t in tokens))
     if not distinct:

@@ -28,6 +28,7 @@ from hermes_store.sessions.importers.base import (
 )
 from hermes_store.sessions.importers.claude_code import _Reader
 from hermes_store.sessions.importers.doc_common import (
+    NamedByDocument,
     ReplacedWhenChanged,
     load_document,
     shape_guarded,
@@ -39,7 +40,7 @@ def _is_logline(obj: Any) -> bool:
         isinstance(obj.get("message"), dict) or "uuid" in obj or "leafUuid" in obj)
 
 
-class ClaudeWebImporter(ReplacedWhenChanged, Importer):
+class ClaudeWebImporter(NamedByDocument, ReplacedWhenChanged, Importer):
     """A Claude Code web/cloud session document (``{"loglines": [Claude Code lines]}``)."""
 
     name = "claude-code-web"
@@ -60,9 +61,6 @@ class ClaudeWebImporter(ReplacedWhenChanged, Importer):
             return 0.0
         return 0.9 if all(_is_logline(obj) for obj in lines[:8]) else 0.0
 
-    def default_session_id(self) -> str:
-        """The document's own id when it has one (read by :meth:`read`), else the file stem."""
-        return getattr(self, "_doc_id", None) or self.path.stem
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
@@ -72,7 +70,7 @@ class ClaudeWebImporter(ReplacedWhenChanged, Importer):
         if not isinstance(doc, dict) or not isinstance(doc.get("loglines"), list):
             yield Problem(1, "expected an object with a 'loglines' list")
             return
-        self._doc_id = opt_str(doc.get("session_id")) or opt_str(doc.get("id"))
+        self.doc_id = opt_str(doc.get("session_id")) or opt_str(doc.get("id"))
         reader = _Reader(self, state)  # type: ignore[arg-type]
         sessions: list[str] = []
         for index, obj in enumerate(doc["loglines"], 1):

@@ -35,6 +35,7 @@ from hermes_store.sessions.importers.base import (
     safe_timestamp,
 )
 from hermes_store.sessions.importers.doc_common import (
+    NamedByDocument,
     ReplacedWhenChanged,
     dumps,
     load_document,
@@ -55,7 +56,7 @@ def _is_history(doc: Any) -> bool:
     )
 
 
-class CopilotCliHistoryImporter(ReplacedWhenChanged, Importer):
+class CopilotCliHistoryImporter(NamedByDocument, ReplacedWhenChanged, Importer):
     """One legacy ``history-session-state/<sessionId>.json`` document."""
 
     name = "copilot-cli-history"
@@ -76,9 +77,6 @@ class CopilotCliHistoryImporter(ReplacedWhenChanged, Importer):
             return 0.0
         return 0.9 if _is_history(head.document()) else 0.0
 
-    def default_session_id(self) -> str:
-        """The document's ``sessionId`` once read, else the file stem."""
-        return getattr(self, "_doc_id", None) or self.path.stem
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
@@ -91,7 +89,7 @@ class CopilotCliHistoryImporter(ReplacedWhenChanged, Importer):
                 "expected an object with 'sessionId', 'startTime' and 'chatMessages' or 'timeline'",
             )
             return
-        self._doc_id = opt_str(doc.get("sessionId"))
+        self.doc_id = opt_str(doc.get("sessionId"))
         session_id = self.default_session_id()
         times: list[Problem] = []
         started = safe_timestamp(doc.get("startTime"), None, times)

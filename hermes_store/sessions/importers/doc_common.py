@@ -10,6 +10,7 @@
   (e.g. ``.qwen``), used by sniffs that share a structure with a sibling format;
 * :func:`iter_json_array` streams the elements of a top-level JSON array;
 * :class:`ReplacedWhenChanged` re-imports a changed file whole (rewinds, branches);
+* :class:`NamedByDocument` names a one-document session by the id written inside it;
 * :func:`safe_rows` / :func:`shape_guarded` turn a record or document of an
   unexpected shape into a Problem instead of a traceback.
 """
@@ -253,6 +254,18 @@ class ReplacedWhenChanged:
         except OSError:
             return False
         return digest.hexdigest() != state.content_hash
+
+
+class NamedByDocument:
+    """Mixin for one-document formats whose session id is written inside the document: the id
+    :meth:`read` found (``doc_id``), else the file's stem."""
+
+    path: Path
+    doc_id: str | None = None
+
+    def default_session_id(self) -> str:
+        """The document's own session id once read, else the file stem."""
+        return self.doc_id or self.path.stem
 
 
 SHAPE_ERRORS = (TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError)

@@ -126,7 +126,8 @@ def goose_rows(message: dict[str, Any], session_id: str, line: int | None, tools
     return rows
 
 
-def _is_goose_message(obj: dict[str, Any]) -> bool:
+def is_goose_message(obj: dict[str, Any]) -> bool:
+    """True for a Goose message: a user or assistant role and a non-empty list of Goose content parts."""
     content = obj.get("content")
     return obj.get("role") in ("user", "assistant") and isinstance(content, list) and bool(content) and all(
         isinstance(p, dict) and p.get("type") in _PART_TYPES for p in content)
@@ -153,7 +154,7 @@ class GooseJsonlImporter(Importer):
         if _META_KEYS & set(objects[0]) and "working_dir" in objects[0] and "role" not in objects[0]:
             return 0.95
         messages = [o for o in objects if "role" in o]
-        if not messages or not all(_is_goose_message(o) for o in messages):
+        if not messages or not all(is_goose_message(o) for o in messages):
             return 0.0
         camel = any(p.get("type") in ("toolRequest", "toolResponse") for o in messages for p in o["content"])
         return 0.7 if camel or "created" in messages[0] else 0.0

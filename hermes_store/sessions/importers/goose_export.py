@@ -29,15 +29,16 @@ from hermes_store.sessions.importers.base import (
     safe_timestamp,
 )
 from hermes_store.sessions.importers.doc_common import (
+    NamedByDocument,
     ReplacedWhenChanged,
     load_document,
     shape_guarded,
 )
-from hermes_store.sessions.importers.goose import _is_goose_message, goose_rows
+from hermes_store.sessions.importers.goose import goose_rows, is_goose_message
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 
-class GooseExportImporter(ReplacedWhenChanged, Importer):
+class GooseExportImporter(NamedByDocument, ReplacedWhenChanged, Importer):
     """``goose session export --format json`` output."""
 
     name = "goose-export"
@@ -56,12 +57,10 @@ class GooseExportImporter(ReplacedWhenChanged, Importer):
         if not isinstance(doc, dict) or not isinstance(doc.get("conversation"), list):
             return 0.0
         messages = [m for m in doc["conversation"][:20] if isinstance(m, dict)]
-        if not messages or not all(_is_goose_message(m) for m in messages):
+        if not messages or not all(is_goose_message(m) for m in messages):
             return 0.0
         return 0.9 if "working_dir" in doc or "id" in doc else 0.7
 
-    def default_session_id(self) -> str:
-        return getattr(self, "_doc_id", None) or self.path.stem
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
@@ -71,7 +70,7 @@ class GooseExportImporter(ReplacedWhenChanged, Importer):
         if not isinstance(doc, dict) or not isinstance(doc.get("conversation"), list):
             yield Problem(1, "expected an object with a 'conversation' list")
             return
-        self._doc_id = opt_str(doc.get("id"))
+        self.doc_id = opt_str(doc.get("id"))
         session_id = self.default_session_id()
         times: list[Problem] = []
         config = doc.get("model_config") if isinstance(doc.get("model_config"), dict) else {}
@@ -92,12 +91,12 @@ class GooseExportImporter(ReplacedWhenChanged, Importer):
                 continue
             rows_problems: list[Problem] = []
             rows = goose_rows(message, session_id, index, tools, rows_problems)
-            yield from _visible(message, rows)
+            yield from visible_rows(message, rows)
             yield from rows_problems
         yield Checkpoint("done")
 
 
-def _visible(message: dict[str, Any], rows: list[MessageRecord]) -> Iterator[MessageRecord]:
+def visible_rows(message: dict[str, Any], rows: list[MessageRecord]) -> Iterator[MessageRecord]:
     """A user message the user never saw (``userVisible: false``) is Goose's, not the user's."""
     metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
     hidden = metadata.get("userVisible") is False

@@ -41,8 +41,8 @@ from hermes_store.sessions.importers.doc_common import (
     json_objects,
     shape_guarded,
 )
-from hermes_store.sessions.importers.goose import _is_goose_message, goose_rows
-from hermes_store.sessions.importers.goose_export import _visible
+from hermes_store.sessions.importers.goose import goose_rows, is_goose_message
+from hermes_store.sessions.importers.goose_export import visible_rows
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _EVENTS = {"message", "notification", "model_change", "error", "complete"}
@@ -65,7 +65,7 @@ def _merge(into: dict[str, Any], chunk: dict[str, Any]) -> None:
 
 def _is_chunk(message: dict[str, Any]) -> bool:
     """A Goose message, or a chunk of one with no part yet."""
-    return _is_goose_message(message) or (message.get("role") in ("user", "assistant")
+    return is_goose_message(message) or (message.get("role") in ("user", "assistant")
                                            and message.get("content") == [])
 
 
@@ -90,7 +90,7 @@ class GooseStreamImporter(ReplacedWhenChanged, Importer):
         wrapped = [o.get("message") for o in objects if o.get("type") == "message"]
         if not wrapped or not all(isinstance(m, dict) and _is_chunk(m) for m in wrapped):
             return 0.0
-        return 0.9 if any(_is_goose_message(m) for m in wrapped) else 0.0
+        return 0.9 if any(is_goose_message(m) for m in wrapped) else 0.0
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
@@ -109,7 +109,7 @@ class GooseStreamImporter(ReplacedWhenChanged, Importer):
             if pending is not None:
                 found: list[Problem] = []
                 built = goose_rows(pending, session_id, pending_line, tools, found)
-                rows.extend(_visible(pending, built))
+                rows.extend(visible_rows(pending, built))
                 problems.extend(found)
                 pending = None
             rows.extend(held)
