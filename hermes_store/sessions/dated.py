@@ -107,17 +107,26 @@ def _relative_window(text: str) -> tuple[float, float] | None:
 DATED_POOL = 50
 
 
+def split_dated(items: Sequence[T], window: tuple[float, float] | None,
+                hits_of: Callable[[T], Iterable[Hit]]) -> tuple[list[T], list[T]]:
+    """``(inside, rest)``: the ``items`` holding a hit (``hits_of``) whose time lies inside
+    ``window`` (:func:`named_window`), and the others, each part in its order (no window:
+    everything is the rest)."""
+    if window is None:
+        return [], list(items)
+    inside: list[T] = []
+    rest: list[T] = []
+    for item in items:
+        dated = any(hit.timestamp is not None and window[0] <= hit.timestamp < window[1]
+                    for hit in hits_of(item))
+        (inside if dated else rest).append(item)
+    return inside, rest
+
+
 def dated_first(items: Sequence[T], window: tuple[float, float] | None,
                 hits_of: Callable[[T], Iterable[Hit]]) -> list[T]:
     """``items`` with those holding a hit (``hits_of``) whose time lies inside ``window``
     (:func:`named_window`) moved first, each part in its order; unchanged for no window.
     ``session_search`` orders its session groups so, a message search its hits."""
-    if window is None:
-        return list(items)
-    first: list[T] = []
-    rest: list[T] = []
-    for item in items:
-        inside = any(hit.timestamp is not None and window[0] <= hit.timestamp < window[1]
-                     for hit in hits_of(item))
-        (first if inside else rest).append(item)
-    return first + rest
+    inside, rest = split_dated(items, window, hits_of)
+    return inside + rest

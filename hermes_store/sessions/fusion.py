@@ -13,6 +13,10 @@ only speaks where the words are unsure and the meaning is sure:
   so must the promoted one.
 - Otherwise the lexical ranking stands as it is. Sessions only the semantic half found never
   push a lexical one out.
+- **A date the question names** (:mod:`.dated`): the sessions of that date and the others are
+  fused each on their own (:func:`fuse_parts`), so the lexical margin and the ``window`` are
+  those of the date's own sessions (before, the window of the whole ranking held other days'
+  sessions and the date's session nearest by meaning could lie beyond it).
 - **Evidence** (``anchors``, not a ranking rule): each shown session also shows up to
   ``anchors`` of its messages nearest the question by meaning, after its lexical further
   anchors (:func:`hermes_store.sessions.evidence.with_nearest`).
@@ -94,6 +98,16 @@ def fuse(lexical: Ranked, semantic: Ranked, fusion: Fusion) -> list[Hashable]:
     if candidate == order[0] or cosine[candidate] - cosine[order[0]] < fusion.lead:
         return order
     return [candidate] + [key for key in order if key != candidate]
+
+
+def fuse_parts(parts: Sequence[Ranked], semantic: Ranked, fusion: Fusion) -> list[Hashable]:
+    """Each lexical part (e.g. the sessions of a date the question names, then the others)
+    fused on its own (:func:`fuse`), in the parts' order; the semantic ranking alone only when
+    no part holds a lexical session."""
+    filled = [part for part in parts if part]
+    if not filled:
+        return fuse((), semantic, fusion)
+    return [key for part in filled for key in fuse(part, semantic, fusion)]
 
 
 def session_ranking(nearest: Sequence[tuple[Any, Hashable, Any, float]]) -> list[tuple[Hashable, float]]:

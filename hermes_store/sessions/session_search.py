@@ -24,7 +24,7 @@ from hermes_store.db import Database
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions.calltext import strip_boilerplate
-from hermes_store.sessions.dated import dated_first, named_window
+from hermes_store.sessions.dated import dated_first, named_window, split_dated
 from hermes_store.sessions.evidence import (
     EXTRA_ANCHORS,
     evidence_order,
@@ -32,7 +32,7 @@ from hermes_store.sessions.evidence import (
     nearest_by_meaning,
     with_nearest,
 )
-from hermes_store.sessions.fusion import fuse, session_ranking
+from hermes_store.sessions.fusion import fuse_parts, session_ranking
 from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, MAX_SNIPPET_CHARS, cap_chars
 from hermes_store.sessions.refs import parse_ref
 from hermes_store.sessions.search import (
@@ -305,9 +305,9 @@ def _sessions_of(store: _Store, hits: list[Hit], seen_roots: set[str]) -> list[t
 
 
 def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles: tuple[str, ...],
-           bounds: Bounds, seen_roots: set[str]) -> list[tuple[str, list[Hit]]]:
-    """The lexical session groups fused with the semantic ranking (:mod:`.fusion`); sessions
-    only the semantic half found join with their nearest messages as anchors."""
+           bounds: Bounds, seen_roots: set[str], window: tuple[float, float] | None) -> list[tuple[str, list[Hit]]]:
+    """The lexical groups fused with the semantic ranking (:mod:`.fusion`), those of the date ``window``
+    and the others each on their own; semantic-only sessions join with their nearest messages."""
     semantic = store.semantic
     assert semantic is not None
     nearest = semantic.nearest(query, SEMANTIC_SCAN_LIMIT)
@@ -319,9 +319,9 @@ def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles
             and store.lineage.root(h.session_id) not in bounds.excluded]
     extra = dict(_sessions_of(store, kept, seen_roots))
     lexical = dict(groups)
-    order = fuse([(root, hits[0].score) for root, hits in groups],
-                 session_ranking([(0, root, 0, hits[0].score) for root, hits in extra.items()]),
-                 semantic.fusion)
+    parts = [[(root, hits[0].score) for root, hits in part] for part in split_dated(groups, window, lambda g: g[1])]
+    order = fuse_parts(parts, session_ranking([(0, root, 0, hits[0].score) for root, hits in extra.items()]),
+                       semantic.fusion)
     return [(root, lexical.get(root) or extra[root]) for root in order]
 
 
@@ -356,8 +356,9 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
             and store.lineage.root(h.session_id) not in bounds.excluded]  # exclude_session_ids
     groups = _sessions_of(store, kept, seen_roots)
     if (sort or "relevance") == "relevance":  # the semantic half, then a date the query names
-        fused = groups if store.semantic is None else _fused(store, query, groups, roles, bounds, seen_roots)
-        groups = dated_first(fused, named_window(query), lambda group: group[1])
+        window = named_window(query)
+        fused = groups if store.semantic is None else _fused(store, query, groups, roles, bounds, seen_roots, window)
+        groups = dated_first(fused, window, lambda group: group[1])
     chosen = groups[:max(0, limit - len(results))]
     if (sort or "relevance") == "relevance":  # a time sort keeps each session's newest/oldest match first
         anchors = store.semantic.fusion.anchors if store.semantic is not None else 0

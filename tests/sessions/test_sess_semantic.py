@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_store.sessions.fusion import Fusion, fuse, lexical_margin
+from hermes_store.sessions.fusion import Fusion, fuse, fuse_parts, lexical_margin
 from hermes_store.sessions.loader import BulkLoader
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.vectors import BackgroundEmbedder, VectorStore, embed_pending
@@ -130,6 +130,21 @@ def test_an_unsure_ranking_promotes_the_window_session_nearest_by_meaning():
 def test_no_lexical_hit_leaves_the_semantic_ranking():
     """No word matched: the semantic ranking is the answer."""
     assert fuse([], [("x", 0.9), ("y", 0.2)], Fusion()) == ["x", "y"]
+
+
+def test_a_named_dates_sessions_are_fused_on_their_own():
+    """The sessions of a date the question names (the first part) are fused among themselves:
+    the date's session nearest by meaning is promoted although five sessions of other days rank
+    above it lexically (fused as one ranking, it lay outside the window); the other days' part
+    is fused on its own and never moves before the date's."""
+    dated = [("a", 5.0), ("b", 4.5)]  # the date's sessions: margin 0.1, unsure
+    others = [(f"x{n}", 10.0 - n) for n in range(5)]
+    semantic = [("b", 0.8), ("a", 0.5), ("x0", 0.5), ("x3", 0.55)]
+    fusion = Fusion(gate=0.3, lead=0.1, window=5)
+    assert fuse(others + dated, semantic, fusion)[:2] == ["x0", "x1"]  # b is 7th: out of reach
+    assert fuse_parts([dated, others], semantic, fusion) == ["b", "a", "x0", "x1", "x2", "x3", "x4"]
+    assert fuse_parts([[], others], semantic, fusion) == fuse(others, semantic, fusion)
+    assert fuse_parts([[], []], semantic, fusion) == ["b", "a", "x0", "x3"]  # no lexical hit
 
 
 def test_fusion_reads_its_config_section():
