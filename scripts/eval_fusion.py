@@ -4,8 +4,10 @@
 ``record``: runs ``eval_longmemeval.evaluate`` and ``eval_locomo.evaluate_sessions`` with the
 semantic half on (vectors from the cache ``scripts/semantic_cache.py`` filled) but the fusion
 replaced by a recorder: for every question it keeps the lexical session groups (best hit score
-per session, in session_search's order) and the nearest messages of the semantic half, and
-answers with the lexical order, so the figures printed by the run are the lexical ones. The
+per session, in session_search's order), those of them inside a date the question names
+(``dated``: fused as a part of their own, :func:`hermes_store.sessions.fusion.fuse_parts`) and
+the nearest messages of the semantic half, and answers with the lexical order, so the figures
+printed by the run are the lexical ones. The
 records go to ``--out`` (JSON) with each question's type and gold sessions.
 
 ``grid``: replays :func:`hermes_store.sessions.fusion.fuse` with the settings of a small grid
@@ -35,7 +37,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hermes_store.sessions import session_search  # noqa: E402
-from hermes_store.sessions.fusion import Fusion, fuse  # noqa: E402
+from hermes_store.sessions.dated import split_dated  # noqa: E402
+from hermes_store.sessions.fusion import Fusion, fuse_parts  # noqa: E402
 
 METRICS = ("hit@1", "hit@5", "hit@10", "mrr", "all@5")
 
@@ -54,10 +57,12 @@ def record(model: str, cache: Path, lme: Path, locomo: Path, *, reuse: bool = Fa
     calls: list[dict[str, Any]] = []
 
     def recorder(store: Any, query: str, groups: list, roles: Any, bounds: Any,
-                 seen_roots: set[str]) -> list:
+                 seen_roots: set[str], window: Any) -> list:
         nearest = store.semantic.nearest(query, session_search.SEMANTIC_SCAN_LIMIT)
+        inside, _rest = split_dated(groups, window, lambda group: group[1])
         calls.append({"query": query,
                       "lexical": [[root, hits[0].score] for root, hits in groups],
+                      "dated": [root for root, _hits in inside],
                       "semantic": [[sid, score] for _mid, sid, _seq, score in nearest]})
         return groups
 
@@ -118,14 +123,15 @@ def figures(ranked: Sequence[Hashable], gold: set[Hashable]) -> dict[str, float]
 
 def replay(records: list[dict[str, Any]], fusion: Fusion | None) -> dict[tuple[str, str], dict[str, float]]:
     """Mean figures per (dataset, type) and (dataset, 'all'), fused with ``fusion`` (None:
-    lexical)."""
+    lexical), the sessions of a date the question names first (as ``session_search`` does)."""
     sums: dict[tuple[str, str], dict[str, float]] = {}
     for rec in records:
-        lexical = [root for root, _score in rec["lexical"]]
+        dated = set(rec.get("dated") or ())  # records made before the date parts have none
+        parts = [[pair for pair in rec["lexical"] if (pair[0] in dated) == inside] for inside in (True, False)]
         if fusion is None:
-            ranked = lexical
+            ranked = [root for part in parts for root, _score in part]
         else:
-            ranked = fuse(rec["lexical"], semantic_sessions(rec["semantic"]), fusion)
+            ranked = fuse_parts(parts, semantic_sessions(rec["semantic"]), fusion)
         row = figures(ranked[:10], set(rec["gold"]))
         for key in ((rec["dataset"], rec["type"]), (rec["dataset"], "all")):
             bucket = sums.setdefault(key, {"n": 0.0})
