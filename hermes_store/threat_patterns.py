@@ -27,6 +27,8 @@ _SSH_WRITE = (
     r"|sed|chmod|chown|truncate|rm|touch|curl|wget|git)"
 )
 _MODIFY = r"(?:update|modify|edit|write|change|append|add\s+to)\s+[^\n]{0,2048}"
+_SECRET_KEY = r"(?:api[_-]?key|token|secret|password)"
+_ENV_NAME = r"(?-i:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"  # SHOUTY_SNAKE, case-sensitive
 
 # (id, regex) in reporting order; all compiled case-insensitive. A leading ``(?=[...])`` names the
 # first letters of an alternation so ``re`` skips ahead to them (three times faster on long text).
@@ -78,9 +80,17 @@ PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
     ("hermes_env", r"(?:\$HOME|~)/\.hermes/\.env"),
     ("agent_config_mod", rf"{_MODIFY}(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)"),
     ("hermes_config_mod", rf"{_MODIFY}\.hermes/(?:config\.yaml|SOUL\.md)"),
+    # A value that is itself an environment-variable NAME (SHOUTY_SNAKE with two or more
+    # underscore-separated parts, case-sensitive) says where a secret lives, not what it is
+    # (upstream #116221): ``ENV_PASSWORD = "MYPLUGIN_APP_PASSWORD"`` is saved.
     ("hardcoded_secret",
-     r"(?=[apst])(?:api[_-]?key|token|secret|password)\s*[=:]\s*[\"'][A-Za-z0-9+/=_\-]{20,}"),
+     rf"(?=[apst]){_SECRET_KEY}\s*[=:]\s*[\"'](?!{_ENV_NAME}[\"'])[A-Za-z0-9+/=_\-]{{20,}}"),
 )
+
+#: An assignment whose quoted value is an environment-variable name (``hardcoded_secret``'s
+#: exemption); :mod:`hermes_store.threats` drops such values before the disguise-undoing forms
+#: are built, so joining ``MYPLUGIN_APP_PASSWORD`` into one word cannot bring the finding back.
+ENV_NAME_VALUE = re.compile(rf"({_SECRET_KEY}\s*[=:]\s*[\"']){_ENV_NAME}(?=[\"'])", re.IGNORECASE)
 
 THREAT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (pid, re.compile(source, re.IGNORECASE)) for pid, source in PATTERN_SOURCES

@@ -26,6 +26,7 @@ import re
 import unicodedata
 
 from hermes_store.threat_patterns import (  # noqa: F401 - PATTERN_IDS is public here too
+    ENV_NAME_VALUE,
     PATTERN_IDS,
     RE_ASCII_FOLDS,
     REQUIRED,
@@ -262,9 +263,17 @@ def scan_findings(text: str) -> list[str]:
     for pid, regex in THREAT_PATTERNS:
         if pid not in possible or not all(any(literal in lowered for literal in group) for group in REQUIRED[pid]):
             continue
-        if any(regex.search(form) for form in forms):
+        if any(regex.search(form) for form in _forms_for(pid, head, forms)):
             findings.append(pid)
     return findings
+
+
+def _forms_for(pid: str, head: str, forms: list[str]) -> list[str]:
+    """The forms ``pid`` runs on: for ``hardcoded_secret``, those of ``head`` with every quoted
+    environment-variable name dropped (its exemption, which a joined form would otherwise undo)."""
+    if pid != "hardcoded_secret" or not ENV_NAME_VALUE.search(head):
+        return forms
+    return _forms_to_scan(ENV_NAME_VALUE.sub(r"\1", head))[0]
 
 
 def too_large_message(length: int) -> str:

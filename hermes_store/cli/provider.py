@@ -11,6 +11,7 @@ import click
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
 from hermes_store.config_edit import set_config_value
 from hermes_store.home import ConfigError, Home
+from hermes_store.providers.base import is_core_provider
 from hermes_store.providers.discovery import (
     BUILTIN_NAME,
     describe_registry,
@@ -72,7 +73,7 @@ def list_providers(ctx: click.Context, as_json: bool, no_load: bool) -> None:
 def use(ctx: click.Context, name: str, force: bool) -> None:
     """Set memory.provider to NAME in config.yaml (comments and other keys are kept)."""
     home = get_home(ctx)
-    if name == BUILTIN_NAME:
+    if is_core_provider(name):
         _write(home, "")
         click.echo("✓ Memory provider: built-in only")
         click.echo(f"Saved to {home.config_path}")

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_store.home import ConfigError, Home
+from hermes_store.providers.base import is_core_provider
 from hermes_store.providers.discovery import (
-    BUILTIN_NAME,
     ProviderInfo,
     discover_providers,
     find_provider,
@@ -43,8 +43,8 @@ def select_provider(home: Home | None = None, infos: list[ProviderInfo] | None =
         message = f"{exc}; using built-in memory only"
         logger.warning(message)
         return Selection("", "", message, False, infos=infos or [])
-    if not requested or requested == BUILTIN_NAME:
-        label = "not set" if not requested else "'builtin'"
+    if is_core_provider(requested):
+        label = "not set" if not requested.strip() else f"'{requested}'"
         return Selection(requested, "", f"memory.provider is {label}: built-in memory only", True,
                          infos=infos or [])
     infos = discover_providers(home) if infos is None else infos

@@ -15,11 +15,19 @@ from dataclasses import dataclass
 from typing import Any
 
 BUILTIN_NAME = "builtin"  # the built-in memory provider's name (config.yaml ``memory.provider``)
+#: ``memory.provider`` values that select the built-in store and no external provider, compared
+#: stripped and case-insensitively (Hermes' ``CORE_MEMORY_PROVIDER_SENTINELS``).
+CORE_PROVIDER_NAMES = frozenset({"", "default", BUILTIN_NAME, "built-in", "none"})
 #: Hermes' pre-compress checkpoint API: 1 = best-effort ``on_pre_compress(messages)``; 2 = the
 #: opt-in fail-closed checkpoint (normalised evidence, failures propagate under
 #: ``compression.checkpoint_required``).
 PRE_COMPRESS_CHECKPOINT_API_VERSION = 2
 AUTHOR_KEYS = ("author_id", "author_name", "author_is_bot")  # on_turn_start's writer of the turn
+
+
+def is_core_provider(name: str | None) -> bool:
+    """True when a ``memory.provider`` value means the built-in store only (not a plug-in name)."""
+    return str(name or "").strip().lower() in CORE_PROVIDER_NAMES
 
 
 def turn_author_of(kwargs: dict[str, Any]) -> dict[str, Any] | None:

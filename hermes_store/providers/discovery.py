@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.home import ConfigError, Home, load_config
-from hermes_store.providers.base import BUILTIN_NAME, MemoryProvider
+from hermes_store.providers.base import BUILTIN_NAME, MemoryProvider, is_core_provider
 
 logger = logging.getLogger(__name__)
 
@@ -371,7 +371,7 @@ def describe_registry(home: Home | None = None, infos: list[ProviderInfo] | None
             configured, error = home.memory_config().provider, ""
         except ConfigError as exc:
             configured, error = "", str(exc)
-        chosen = find_provider(infos, configured) if configured and configured != BUILTIN_NAME else None
+        chosen = None if is_core_provider(configured) else find_provider(infos, configured)
         active = configured if chosen is not None and chosen.usable else ""
         rows = []
         for info in infos:
@@ -385,7 +385,7 @@ def describe_registry(home: Home | None = None, infos: list[ProviderInfo] | None
                                     "providers": rows}
         if error:
             document["config_error"] = error
-        elif configured and configured != BUILTIN_NAME and not active:
+        elif not is_core_provider(configured) and not active:
             problem = "not found" if chosen is None else f"not available: {chosen.reason}"
             document["warning"] = f"memory.provider '{configured}' {problem}; built-in memory only"
         return document

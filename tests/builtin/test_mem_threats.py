@@ -223,6 +223,34 @@ def test_ssh_access_ignores_a_read_only_mention(text):
     assert scan_content(text) is None
 
 
+# Upstream #116221 (zons tools/threat_patterns.py 35c6ba51): a quoted environment-variable NAME
+# says where a credential lives; it does not embed one.
+ENV_NAME_ASSIGNMENTS = [
+    'ENV_PASSWORD = "MYPLUGIN_APP_PASSWORD"',
+    "api_key: 'OPENROUTER_API_KEY_FOR_THIS_BOT'",
+    'token = "GITHUB_TOKEN_FOR_THE_RELEASE_BOT" — set it in .env',
+    'password="MYPLUGIN_APP_PASSWORD" (über-plugin)',  # non-ASCII text: the lower-cased form too
+]
+STILL_SECRETS = [
+    'password = "correct_horse_battery_staple"',  # lower-case snake: a passphrase
+    'api_key = "AKIAIOSFODNN7EXAMPLEKEY"',  # all caps but no underscore part: a key
+    'token = "MYPLUGIN_APP_PASSWORDabcdef"',  # the name does not end at the quote
+    'secret = "My_Plugin_App_Password_1234"',  # mixed case is no environment-variable name
+    'password = "MYPLUGIN_APP_PASSWORD" token = "abcdefghijklmnopqrstuvwxyz123456"',
+]
+
+
+@pytest.mark.parametrize("text", ENV_NAME_ASSIGNMENTS)
+def test_a_quoted_environment_variable_name_is_no_hardcoded_secret(text):
+    assert scan_findings(text) == []
+    assert scan_content(text) is None
+
+
+@pytest.mark.parametrize("text", STILL_SECRETS)
+def test_hardcoded_secret_still_fires_beside_the_env_name_exemption(text):
+    assert "hardcoded_secret" in scan_findings(text)
+
+
 @pytest.mark.parametrize("emoji", ["👨\u200d👩\u200d👧", "🐈\u200d⬛", "❤\ufe0f\u200d🔥", "🏄\u200d♂\ufe0f",
                                    "👩\U0001F3FD\u200d💻", "🏳\ufe0f\u200d🌈"])
 def test_zwj_inside_an_emoji_sequence_is_accepted(emoji):

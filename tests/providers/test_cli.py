@@ -68,6 +68,18 @@ def test_provider_use_and_off_keep_comments_and_other_keys(home):
     assert home.config_path.read_text() == CONFIG
 
 
+def test_core_provider_names_mean_built_in_only_as_in_hermes(home):
+    """``none``, ``default``, ``built-in`` (any case) select the built-in store: no warning, no lookup."""
+    for value in ("none", "default", "Built-In", "BUILTIN"):
+        home.config_path.write_text(f"memory:\n  provider: {value}\n")
+        doc = json.loads(run(home, "provider", "list", "--json").output)
+        assert doc["active"] == "builtin" and "warning" not in doc, (value, doc)
+    home.config_path.write_text(CONFIG.replace('provider: ""', "provider: holographic_store"))
+    result = run(home, "provider", "use", "none")
+    assert result.exit_code == 0 and "built-in only" in result.output
+    assert home.config_path.read_text() == CONFIG
+
+
 def test_provider_use_unknown_name_fails_listing_the_known_ones(home):
     result = run(home, "provider", "use", "nope")
     assert result.exit_code == 1

@@ -200,6 +200,10 @@ def test_failing_plugin_is_reported_not_raised(home):
 @pytest.mark.parametrize("config,active,ok,fragment", [
     ("", "", True, "not set"),
     ("memory:\n  provider: builtin\n", "", True, "'builtin'"),
+    # Hermes' CORE_MEMORY_PROVIDER_SENTINELS: these name the built-in store, not a plug-in.
+    ("memory:\n  provider: none\n", "", True, "memory.provider is 'none': built-in memory only"),
+    ("memory:\n  provider: default\n", "", True, "'default': built-in memory only"),
+    ("memory:\n  provider: Built-In\n", "", True, "'Built-In': built-in memory only"),
     ("memory:\n  provider: holographic_store\n", "holographic_store", True, "active"),
     ("memory:\n  provider: nonexistent\n", "", False, "Memory provider 'nonexistent' not found"),
 ])
