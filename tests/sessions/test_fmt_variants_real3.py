@@ -1,0 +1,56 @@
+"""Variants seen in real files, third round: Gemini CLI, Qwen Code, OpenCode, Crush, OpenHands,
+pi, Amp and Factory droid (fixtures reproduce the writers' structure, never real content)."""
+
+from __future__ import annotations
+
+from format_helpers import index, messages, roles, session
+
+from hermes_store.sessions import detect_format
+
+GEMINI_TMP = "gemini-cli/.gemini/tmp"
+GEMINI_COMPRESSED = f"{GEMINI_TMP}/cart-svc/chats/session-2026-07-01T09-00-aa11bb22.jsonl"
+GEMINI_MIGRATED = f"{GEMINI_TMP}/flags-cli/chats"
+
+
+def test_gemini_compression_keeps_the_turns_it_summarised(store, format_fixtures):
+    """A ``$set: {messages}`` checkpoint (a compression since mid-2026) replaces the writer's list with
+    the compressed history; the turns before it were said and stay, the snapshot is a system note,
+    and a tool result recorded both in the call and as a ``functionResponse`` record is kept once."""
+    path = format_fixtures / GEMINI_COMPRESSED
+    assert detect_format(path) == "gemini-cli"
+    assert index(store, path)["errors"] == []
+    rows = messages(store, "aa11bb22-0000-4000-8000-000000000001")
+    assert roles(rows) == ["user", "reasoning", "assistant", "tool", "assistant", "system", "assistant",
+                           "user", "assistant"]
+    assert rows[0]["content"] == "what does cart.py compute"
+    assert rows[2]["calls"] == [("read_file", {"path": "cart.py"}, "c1")]
+    assert rows[3]["content"] == "def total(items): return sum(items)" and rows[3]["tool_call_id"] == "c1"
+    assert rows[4]["content"] == "It sums the item prices."
+    assert rows[5]["content"].startswith("<state_snapshot>")
+    assert [r["content"] for r in rows[7:]] == ["add a discount parameter", "Added discount=0."]
+
+
+def test_gemini_legacy_json_resumed_into_jsonl(store, format_fixtures):
+    """Resuming a pre-2026 ``session-*.json`` copies it into ``session-*.jsonl`` and goes on there;
+    the ``.json`` left behind is read through its continuation, so the later turns are not refused
+    as a collision with the stale copy."""
+    folder = format_fixtures / GEMINI_MIGRATED
+    legacy = folder / "session-2025-10-02T08-00-cc33dd44.json"
+    assert detect_format(legacy) == "gemini-cli"
+    summary = index(store, folder)
+    assert summary["errors"] == []
+    rows = messages(store, "cc33dd44-0000-4000-8000-000000000002")
+    assert [r["content"] for r in rows] == ["rename the flag", "Renamed to --dry.", "also update the README",
+                                            "README updated."]
+    assert session(store, "cc33dd44-0000-4000-8000-000000000002")["model"] == "gemini-3-pro"
+
+
+def test_gemini_legacy_json_alone_still_imports(store, tmp_path, format_fixtures):
+    """Without its ``.jsonl`` continuation the legacy ``.json`` is the session."""
+    legacy = format_fixtures / GEMINI_MIGRATED / "session-2025-10-02T08-00-cc33dd44.json"
+    alone = tmp_path / "chats" / legacy.name
+    alone.parent.mkdir()
+    alone.write_bytes(legacy.read_bytes())
+    assert index(store, alone)["errors"] == []
+    rows = messages(store, "cc33dd44-0000-4000-8000-000000000002")
+    assert [r["content"] for r in rows] == ["rename the flag", "Renamed to --dry."]
