@@ -54,3 +54,24 @@ def test_gemini_legacy_json_alone_still_imports(store, tmp_path, format_fixtures
     assert index(store, alone)["errors"] == []
     rows = messages(store, "cc33dd44-0000-4000-8000-000000000002")
     assert [r["content"] for r in rows] == ["rename the flag", "Renamed to --dry."]
+
+
+QWEN_PROMPTS = ".qwen/projects/-home-li-inventory/chats/7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d0e.jsonl"
+
+
+def test_qwen_prompt_as_typed_and_notices(store, format_fixtures):
+    """Qwen Code 0.9 keeps the prompt as typed in ``systemPayload.displayText`` (its ``message`` adds
+    expanded @file text and hook context), records a message typed while tools ran as
+    ``mid_turn_user_message`` and background-task and cron prompts as ``user`` records the UI shows
+    as notices."""
+    path = format_fixtures / "qwen-code" / QWEN_PROMPTS
+    assert detect_format(path) == "qwen-code"
+    assert index(store, path)["errors"] == []
+    rows = messages(store, "7b8c9d0e-1f2a-4b3c-8d4e-5f6a7b8c9d0e")
+    assert roles(rows) == ["user", "assistant", "user", "tool", "system", "assistant", "system"]
+    assert rows[0]["content"] == "why is @stock.py slow"
+    assert rows[2]["content"] == "only the stock tests"
+    assert rows[3]["content"] == "3 passed in 41.2s"
+    assert rows[4]["content"] == ("Background shell shell-2 completed\n"
+                                  "<task-notification>shell-2 finished: exit 0</task-notification>")
+    assert rows[6]["content"] == "Scheduled: nightly stock report\nRun the nightly stock report"
