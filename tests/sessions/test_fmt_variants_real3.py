@@ -3,7 +3,7 @@ pi, Amp and Factory droid (fixtures reproduce the writers' structure, never real
 
 from __future__ import annotations
 
-from format_helpers import index, messages, roles, session
+from format_helpers import SQL_DIR, build_sqlite, index, messages, roles, session
 
 from hermes_store.sessions import detect_format
 
@@ -75,3 +75,26 @@ def test_qwen_prompt_as_typed_and_notices(store, format_fixtures):
     assert rows[4]["content"] == ("Background shell shell-2 completed\n"
                                   "<task-notification>shell-2 finished: exit 0</task-notification>")
     assert rows[6]["content"] == "Scheduled: nightly stock report\nRun the nightly stock report"
+
+
+def test_opencode_db_v2_session_messages(store, tmp_path):
+    """Newer OpenCode keeps a session's messages in ``session_message`` (content inline); such a
+    session was imported with no message at all. A session still in message/part reads as before."""
+    path = build_sqlite(SQL_DIR / "opencode_db_v2.sql", tmp_path / ".local/share/opencode/opencode.db")
+    assert detect_format(path) == "opencode-db"
+    assert index(store, path)["errors"] == []
+    rows = messages(store, "ses_7b8c9d0e1ffeV2Sess")
+    assert roles(rows) == ["user", "reasoning", "assistant", "tool", "assistant", "tool", "system", "assistant",
+                           "tool", "system", "system"]
+    assert rows[0]["content"] == "retry invoices that failed with a 503\n[image/png dashboard.png]"
+    assert rows[1]["content"] == "Find where invoices are charged."
+    assert rows[2]["calls"] == [("grep", {"pattern": "charge("}, "call_g1")]
+    assert rows[3]["content"] == "billing/run.py:42: charge(invoice)" and rows[3]["tool_call_id"] == "call_g1"
+    assert rows[4]["content"] == "The loop gives up after the first 503."
+    assert rows[5]["content"] == "$ pytest -q billing\n4 passed"
+    assert rows[8]["content"] == "file changed on disk"
+    assert rows[9]["content"] == "[MessageAbortedError] aborted by the user"
+    assert rows[10]["content"] == "Invoices now retry 503s with backoff."
+    assert "hidden" not in [r["content"] for r in rows]  # an ignored text item
+    assert session(store, "ses_7b8c9d0e1ffeV2Sess")["model"] == "anthropic/claude-sonnet-5"
+    assert [r["content"] for r in messages(store, "ses_7b8c9d0e0ffeV1Sess")] == ["list the billing jobs"]
