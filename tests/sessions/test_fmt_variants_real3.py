@@ -98,3 +98,22 @@ def test_opencode_db_v2_session_messages(store, tmp_path):
     assert "hidden" not in [r["content"] for r in rows]  # an ignored text item
     assert session(store, "ses_7b8c9d0e1ffeV2Sess")["model"] == "anthropic/claude-sonnet-5"
     assert [r["content"] for r in messages(store, "ses_7b8c9d0e0ffeV1Sess")] == ["list the billing jobs"]
+
+
+def test_crush_bang_mode_shell_command(store, tmp_path):
+    """Crush's bang mode (mid-2026) stores ``!command`` and its output as a ``shell_command`` part of a
+    user message; it was skipped as an unknown part type."""
+    path = build_sqlite(SQL_DIR / "crush.sql", tmp_path / "api" / ".crush" / "crush.db")
+    from hermes_store.db import Database
+    db = Database(path, migrate=False)
+    db.execute("INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at, finished_at, provider)"
+               " VALUES ('m9', 'a1f3c9e2-0b1d-4c55-9a7e-3d2f1e0c9b8a', 'user', ?, NULL, 1764000400, 1764000400,"
+               " 1764000400, NULL)",
+               ('[{"type": "shell_command", "data": {"command": "go test ./...", "output": "FAIL client_test.go:12",'
+                ' "exit_code": 1}}]',))
+    db.close()
+    assert detect_format(path) == "crush"
+    assert index(store, path)["errors"] == []
+    rows = messages(store, "a1f3c9e2-0b1d-4c55-9a7e-3d2f1e0c9b8a")
+    assert rows[-1]["role"] == "tool" and rows[-1]["tool_name"] == "shell"
+    assert rows[-1]["content"] == "$ go test ./...\nFAIL client_test.go:12\n[exit 1]"
