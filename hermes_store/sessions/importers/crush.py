@@ -109,7 +109,7 @@ class CrushImporter(Importer):
 
     name = "crush"
     agent = "Crush"
-    indexes = "parts JSON, tool messages, finish errors, sub-agent sessions (read-only)"
+    indexes = "parts JSON, tool messages, bang-mode shell commands, finish errors, sub-agent sessions (read-only)"
     source: str | None = "crush"
     resumable_by_offset = False
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime

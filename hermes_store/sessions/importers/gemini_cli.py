@@ -9,8 +9,11 @@ project root in older versions, a short project slug in newer ones):
   ``{sessionId, projectHash, startTime, ...}``, then one line per message
   record (a later line with the same ``id`` replaces the earlier one, e.g. when
   tool calls or token counts are added), ``{"$set": {...}}`` metadata updates
-  (``summary``, ``lastUpdated``, or a whole new ``messages`` list) and
-  ``{"$rewindTo": id}`` lines that drop that message and everything after it;
+  (``summary``, ``lastUpdated``, or a whole new ``messages`` list: the history after a
+  compression or masking, whose new turns are added while the turns it summarised are
+  kept) and ``{"$rewindTo": id}`` lines that drop that message and everything after it;
+  a pre-2026 ``session-*.json`` that was resumed goes on in ``session-*.jsonl`` and is
+  read through it;
 * ``chats/<parentSessionId>/<sessionId>.jsonl``: a subagent's recording
   (``kind: "subagent"``), imported as a child session of the parent;
 * ``logs.json``: a JSON array of the user's prompts ``{sessionId, messageId,
@@ -26,8 +29,9 @@ Message ``type`` is ``user``, ``gemini`` (the model), or the UI notes ``info``,
 results become ``tool`` rows) and ``model`` (the session's model is the last
 one named). Newer recordings add ``displayContent`` (the prompt as typed and
 shown, preferred over ``content``, which may carry expanded ``@file`` text),
-user records of injected ``<session_context>`` / ``<hook_context>`` (kept as
-``system``: the UI hides them), a ``resultDisplay`` object (a ``fileDiff``) and
+user records of injected ``<session_context>`` / ``<hook_context>`` and a
+compression's ``<state_snapshot>`` (kept as ``system``: nobody typed them); a tool
+result recorded both in the call and as a ``functionResponse`` user record is kept once, a ``resultDisplay`` object (a ``fileDiff``) and
 a ``memoryScratchpad`` metadata update (its ``workflowSummary`` kept in meta).
 """
 
@@ -249,7 +253,7 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
 
     name = "gemini-cli"
     agent = "Gemini CLI"
-    indexes = "recordings (JSON and JSONL with $set/$rewindTo applied), thoughts, tool calls and results, notes; subagents as child sessions"
+    indexes = "recordings (JSON and JSONL with $set/$rewindTo applied, compressed turns kept), thoughts, tool calls and results, notes; subagents as child sessions"
     resumable_by_offset = False  # JSONL records replace and rewind earlier ones
     snapshot = True
     default_locations = {

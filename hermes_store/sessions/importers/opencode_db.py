@@ -57,7 +57,7 @@ class OpenCodeDbImporter(Importer):
 
     name = "opencode-db"
     agent = "OpenCode (SQLite)"
-    indexes = "sessions, messages and parts from opencode.db (read-only)"
+    indexes = "sessions, messages and parts from opencode.db, or a session's session_message rows (read-only)"
     source: str | None = "opencode"
     resumable_by_offset = False
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
