@@ -10,7 +10,9 @@ created_at, updated_at, finished_at, is_summary_message)``, ``files``.
 ``reasoning`` (``{thinking}``), ``tool_call`` (``{id, name, input}``, ``input``
 being JSON text), ``tool_result`` (``{tool_call_id, name, content, is_error}``,
 in ``role = "tool"`` messages), ``image_url``, ``binary`` (attachments:
-``{Path, MIMEType, Data}``), ``finish`` (``{reason, time, message}``). Opened
+``{Path, MIMEType, Data}``), ``finish`` (``{reason, time, message}``) and, since
+mid-2026, ``shell_command`` (``{command, output, exit_code}``: a ``!command`` the
+user ran, in a ``user`` message; a ``tool`` row named ``shell``). Opened
 read-only; sub-agent sessions keep their ``parent_session_id``.
 """
 
@@ -85,6 +87,11 @@ def crush_rows(role: str, parts: list[Any], session_id: str, stamp: float | None
             texts.append(f"[{data.get('MIMEType') or 'file'} {data.get('Path') or ''}]".replace(" ]", "]"))
         elif kind == "image_url":
             texts.append("[image]")
+        elif kind == "shell_command":  # a command the user ran in bang mode (``!cmd``), with its output
+            code = data.get("exit_code")
+            text = "\n".join(t for t in (f"$ {data.get('command') or ''}", str(data.get("output") or ""),
+                                         f"[exit {code}]" if code not in (None, 0) else "") if t)
+            rows.append(MessageRecord(session_id, "tool", text, tool_name="shell", timestamp=stamp, line=line))
         elif kind == "finish":
             if data.get("reason") == "error" and opt_str(data.get("message")):
                 rows.append(MessageRecord(session_id, "system", f"[error] {data['message']}", timestamp=stamp, line=line))
@@ -102,7 +109,7 @@ class CrushImporter(Importer):
 
     name = "crush"
     agent = "Crush"
-    indexes = "parts JSON, tool messages, finish errors, sub-agent sessions (read-only)"
+    indexes = "parts JSON, tool messages, bang-mode shell commands, finish errors, sub-agent sessions (read-only)"
     source: str | None = "crush"
     resumable_by_offset = False
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime

@@ -9,8 +9,11 @@ project root in older versions, a short project slug in newer ones):
   ``{sessionId, projectHash, startTime, ...}``, then one line per message
   record (a later line with the same ``id`` replaces the earlier one, e.g. when
   tool calls or token counts are added), ``{"$set": {...}}`` metadata updates
-  (``summary``, ``lastUpdated``, or a whole new ``messages`` list) and
-  ``{"$rewindTo": id}`` lines that drop that message and everything after it;
+  (``summary``, ``lastUpdated``, or a whole new ``messages`` list: the history after a
+  compression or masking, whose new turns are added while the turns it summarised are
+  kept) and ``{"$rewindTo": id}`` lines that drop that message and everything after it;
+  a pre-2026 ``session-*.json`` that was resumed goes on in ``session-*.jsonl`` and is
+  read through it;
 * ``chats/<parentSessionId>/<sessionId>.jsonl``: a subagent's recording
   (``kind: "subagent"``), imported as a child session of the parent;
 * ``logs.json``: a JSON array of the user's prompts ``{sessionId, messageId,
@@ -26,18 +29,22 @@ Message ``type`` is ``user``, ``gemini`` (the model), or the UI notes ``info``,
 results become ``tool`` rows) and ``model`` (the session's model is the last
 one named). Newer recordings add ``displayContent`` (the prompt as typed and
 shown, preferred over ``content``, which may carry expanded ``@file`` text),
-user records of injected ``<session_context>`` / ``<hook_context>`` (kept as
-``system``: the UI hides them), a ``resultDisplay`` object (a ``fileDiff``) and
+user records of injected ``<session_context>`` / ``<hook_context>`` and a
+compression's ``<state_snapshot>`` (kept as ``system``: nobody typed them); a tool
+result recorded both in the call and as a ``functionResponse`` user record is kept once, a ``resultDisplay`` object (a ``fileDiff``) and
 a ``memoryScratchpad`` metadata update (its ``workflowSummary`` kept in meta).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 from hermes_store.sessions.importers.base import (
+    MAX_LINE_BYTES,
     Checkpoint,
     Event,
     Head,
@@ -63,7 +70,8 @@ from hermes_store.sessions.importers.doc_common import (
 
 _TYPE_ROLES = {"user": "user", "gemini": "assistant", "model": "assistant", "info": "system",
                "warning": "system", "error": "system"}
-_CONTEXT_PREFIXES = ("<session_context>", "<hook_context>")  # injected, hidden in the UI
+# injected context, hidden in the UI; ``<state_snapshot>`` is the summary a compression put in the user's place
+_CONTEXT_PREFIXES = ("<session_context>", "<hook_context>", "<state_snapshot>")
 _FORK_DIRS = (".qwen",)  # Qwen Code keeps the same structure under ~/.qwen (its own importer)
 
 
@@ -139,9 +147,16 @@ def response_text(response: Any) -> str:
 
 
 def message_events(
-    msg: dict[str, Any], session_id: str, line: int | None, where: str, problems: list[Problem]
+    msg: dict[str, Any], session_id: str, line: int | None, where: str, problems: list[Problem],
+    answered: set[str] | None = None,
 ) -> Iterator[MessageRecord]:
-    """The rows of one chat-recording message record (Gemini CLI and Qwen Code's old format)."""
+    """The rows of one chat-recording message record (Gemini CLI and Qwen Code's old format).
+
+    ``answered`` collects the ids of the tool calls whose result was already yielded: since
+    mid-2026 a tool's ``functionResponse`` is recorded twice, in the call's ``result`` and as a
+    ``user`` record of its own, and is indexed once.
+    """
+    answered = set() if answered is None else answered
     kind = msg.get("type")
     role = _TYPE_ROLES.get(kind) if isinstance(kind, str) else None
     if role is None:
@@ -165,7 +180,8 @@ def message_events(
             problems.append(Problem(line, f"{where}.toolCalls[{index}]: expected an object"))
             continue
         call_id, name = opt_str(call.get("id")), opt_str(call.get("name"))
-        calls.append(tool_call(call_id, name, call.get("args")))
+        if call_id is None or all(c["id"] != call_id for c in calls):  # also a functionCall part
+            calls.append(tool_call(call_id, name, call.get("args")))
         result = Parts(call.get("result"))
         text = "\n".join(r[2] for r in result.responses if r[2])
         extra = result.text
@@ -176,6 +192,8 @@ def message_events(
         status = opt_str(call.get("status"))
         if not text and status:
             text = f"[{status}]"
+        if call_id is not None:
+            answered.add(call_id)
         results.append(MessageRecord(
             session_id, "tool", text, tool_name=name, tool_call_id=call_id,
             timestamp=safe_timestamp(call.get("timestamp"), line, problems) or stamp, line=line))
@@ -186,6 +204,10 @@ def message_events(
         yield MessageRecord(session_id, role, text, tool_calls=dumps(calls) if calls else None,
                             timestamp=stamp, line=line)
     for call_id, name, response in parts.responses:
+        if call_id is not None and call_id in answered:
+            continue  # the call's ``result`` already gave it
+        if call_id is not None:
+            answered.add(call_id)
         yield MessageRecord(session_id, "tool", response, tool_name=name, tool_call_id=call_id,
                             timestamp=stamp, line=line)
     yield from results
@@ -231,7 +253,7 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
 
     name = "gemini-cli"
     agent = "Gemini CLI"
-    indexes = "recordings (JSON and JSONL with $set/$rewindTo applied), thoughts, tool calls and results, notes; subagents as child sessions"
+    indexes = "recordings (JSON and JSONL with $set/$rewindTo applied, compressed turns kept), thoughts, tool calls and results, notes; subagents as child sessions"
     resumable_by_offset = False  # JSONL records replace and rewind earlier ones
     snapshot = True
     default_locations = {
@@ -259,6 +281,14 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
             return 0.95
         return 0.0
 
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """The ``.jsonl`` a resumed legacy ``.json`` recording continues in (it holds the same start)."""
+        if head.path.suffix.lower() != ".json":
+            return None
+        doc = head.document()
+        return legacy_twin(head.path, doc.get("sessionId")) if isinstance(doc, dict) else None
+
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         problems: list[Problem] = []
@@ -270,6 +300,9 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
             if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
                 yield Problem(1, "expected a conversation object with a 'messages' list")
                 return
+            if legacy_twin(self.path, doc.get("sessionId")) is not None:
+                yield Checkpoint(str(self.path.stat().st_size), 0)  # read through its .jsonl continuation
+                return
             meta, messages = doc, [(None, m) for m in doc["messages"]]
         else:
             meta, messages = self._replay(problems)
@@ -280,12 +313,14 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
         if meta.get("kind") == "subagent" and self.path.parent.name != "chats":
             parent = self.path.parent.name
         yield _session_record(meta, session_id, self.source, parent, problems, _last_model(messages))
+        answered: set[str] = set()
         for index, (line, msg) in enumerate(messages):
             where = f"messages[{index}]" if line is None else f"line {line}"
             if not isinstance(msg, dict):
                 problems.append(Problem(line, f"{where}: expected an object"))
                 continue
-            yield from safe_rows(message_events, problems, line, where, msg, session_id, line, where, problems)
+            yield from safe_rows(message_events, problems, line, where, msg, session_id, line, where, problems,
+                                 answered)
             yield from problems
             problems = []
         yield Checkpoint(str(self.path.stat().st_size), 0)
@@ -311,16 +346,47 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
             elif isinstance(obj.get("$set"), dict):
                 update = obj["$set"]
                 if isinstance(update.get("messages"), list):
-                    messages = {str(m.get("id", i)) if isinstance(m, dict) else str(i): (line, m)
-                                for i, m in enumerate(update["messages"])}
+                    _merge_history(messages, update["messages"], line)
                 meta.update({k: v for k, v in update.items() if k != "messages"})
             elif isinstance(obj.get("id"), str):
                 messages[obj["id"]] = (line, obj)  # a re-recorded message keeps its first position
             elif "sessionId" in obj:
-                meta.update(obj)
+                if isinstance(obj.get("messages"), list):  # a whole legacy record on one line
+                    _merge_history(messages, obj["messages"], line)
+                meta.update({k: v for k, v in obj.items() if k != "messages"})
             else:
                 problems.append(Problem(line, "unknown record (no id, $set, $rewindTo or sessionId)"))
         return meta, list(messages.values())
+
+
+def _merge_history(messages: dict[str, tuple[int | None, Any]], history: list[Any], line: int) -> None:
+    """Apply a ``$set: {messages}`` checkpoint: the model's history after a compression or masking.
+
+    The writer replaces its list with it, but the turns a compression summarised away were
+    said and shown: they are kept, each with its first (unmasked) record; turns new to the
+    file (the ``<state_snapshot>`` summary and the model's acknowledgement) follow them.
+    """
+    for index, msg in enumerate(history):
+        key = str(msg.get("id", f"{line}:{index}")) if isinstance(msg, dict) else f"{line}:{index}"
+        if key not in messages:
+            messages[key] = (line, msg)
+
+
+def legacy_twin(path: Path, session_id: Any) -> Path | None:
+    """The ``.jsonl`` a resumed legacy ``session-*.json`` was migrated to (same name plus ``l``).
+
+    Resuming an old session copies its record into that file and goes on there; the ``.json``
+    is left behind, a stale copy of the twin's first messages.
+    """
+    if path.suffix.lower() != ".json" or not isinstance(session_id, str):
+        return None
+    twin = path.with_name(path.name + "l")
+    try:
+        with twin.open("rb") as handle:
+            first = json.loads(handle.readline(MAX_LINE_BYTES) or b"null")
+    except (OSError, ValueError):
+        return None
+    return twin if isinstance(first, dict) and first.get("sessionId") == session_id else None
 
 
 # --------------------------------------------------------------------------- logs.json

@@ -5,7 +5,9 @@ title, version, time_created, time_updated`` in ms, ...), ``message`` (``id,
 session_id, time_created, time_updated, data`` = the message header JSON without
 ``id``/``sessionID``) and ``part`` (``id, message_id, session_id, time_created,
 data`` = the part JSON without its ids). The JSON is the same as in the older
-storage tree, so rows are built by :mod:`opencode_json`'s helpers. Opened
+storage tree, so rows are built by :mod:`opencode_json`'s helpers. Newer versions
+keep a session's messages in ``session_message`` instead (content inline, see
+:mod:`opencode_v2`); a session with rows there is read from them. Opened
 read-only; every run re-reads it and adds messages past those already stored.
 """
 
@@ -22,6 +24,7 @@ from hermes_store.sessions.importers.base import (
     Head,
     Importer,
     Problem,
+    SessionRecord,
     SourceState,
 )
 from hermes_store.sessions.importers.doc_common import (
@@ -31,6 +34,7 @@ from hermes_store.sessions.importers.doc_common import (
     shape_guarded,
 )
 from hermes_store.sessions.importers.opencode_json import message_rows, model_of, session_record
+from hermes_store.sessions.importers.opencode_v2 import v2_message_rows, v2_model
 
 CHUNK = 2000
 _REQUIRED = {"session", "message", "part"}
@@ -53,7 +57,7 @@ class OpenCodeDbImporter(Importer):
 
     name = "opencode-db"
     agent = "OpenCode (SQLite)"
-    indexes = "sessions, messages and parts from opencode.db (read-only)"
+    indexes = "sessions, messages and parts from opencode.db, or a session's session_message rows (read-only)"
     source: str | None = "opencode"
     resumable_by_offset = False
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
@@ -90,6 +94,8 @@ class OpenCodeDbImporter(Importer):
             return
         sessions = db.query("SELECT * FROM session")  # columns differ between versions
         sessions.sort(key=lambda r: (r.get("time_created") or 0, str(r.get("id"))))
+        v2 = db.table_exists("session_message")
+        v2_order = "seq, id" if v2 and "seq" in db.columns("session_message") else "time_created, id"
         for row in sessions:
             info = {"id": row["id"], "projectID": row.get("project_id"), "parentID": row.get("parent_id"),
                     "slug": row.get("slug"), "directory": row.get("directory"), "title": row.get("title"),
@@ -97,6 +103,9 @@ class OpenCodeDbImporter(Importer):
                     "time": {"created": row.get("time_created"), "updated": row.get("time_updated")}}
             record = session_record(info, self.source or self.name, {})
             problems: list[Problem] = []
+            if v2 and db.query_one("SELECT 1 AS one FROM session_message WHERE session_id=? LIMIT 1", (row["id"],)):
+                yield from self._read_v2(db, record, v2_order)
+                continue
             headers = list(self._messages(db, str(row["id"]), problems))
             record.model = next((m for m in (model_of(h) for _, h in reversed(headers)) if m), None)
             yield record
@@ -110,6 +119,34 @@ class OpenCodeDbImporter(Importer):
                 yield from problems
             yield Checkpoint(str(row["id"]))
         yield Checkpoint("done")
+
+    @staticmethod
+    def _read_v2(db: ForeignDB, record: SessionRecord, order: str) -> Iterator[Event]:
+        """One session from its ``session_message`` rows, in their order."""
+        session_id = record.id
+        problems: list[Problem] = []
+        decoded: list[tuple[str, Any, dict[str, Any]]] = []
+        offset = 0
+        while True:
+            rows = db.query(f"SELECT id, type, data FROM session_message WHERE session_id=? ORDER BY {order}"
+                            " LIMIT ? OFFSET ?", (session_id, CHUNK, offset))
+            if not rows:
+                break
+            offset += len(rows)
+            for row in rows:
+                where = f"session_message {row['id']}"
+                data = _decode(row["data"], where, problems)
+                if data is not None:
+                    decoded.append((where, row["type"] or data.get("type"), data))
+        record.model = next((m for m in (v2_model(d) for _, k, d in reversed(decoded) if k == "assistant") if m),
+                            None)
+        yield record
+        yield from problems
+        for where, kind, data in decoded:
+            problems = []
+            yield from safe_rows(v2_message_rows, problems, None, where, session_id, kind, data, where, problems)
+            yield from problems
+        yield Checkpoint(session_id)
 
     @staticmethod
     def _messages(db: ForeignDB, session_id: str, problems: list[Problem]) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -10,6 +10,11 @@ rewind starts a new branch from an earlier record, so the conversation is the
 path from the last record back to the root (records on abandoned branches are
 counted in the session's ``meta``, not indexed). ``system`` records carry
 bookkeeping; ``custom_title`` sets the title and ``notification`` text is kept.
+A ``user`` record's ``systemPayload.displayText`` is the prompt as typed (its
+``message`` may add expanded ``@file`` text and hook context) and is preferred;
+``user`` records of subtype ``notification`` / ``cron`` (a background task's or
+scheduled prompt) are kept as ``system``; ``mid_turn_user_message`` (typed while
+tools ran) is the user's.
 
 Versions before the rewrite kept Gemini CLI's layout under
 ``~/.qwen/tmp/<hash>/chats/session-*.json``; those are read like Gemini CLI's.
@@ -58,6 +63,8 @@ _BOOKKEEPING = {
     "managed_session_event_v1", "managed_session_commit_v1", "custom_title", "notification",
     "mid_turn_user_message",
 }
+# ``type: "user"`` records the UI restores as notices (the model sees their ``message``)
+_NOTICES = {"notification", "cron", "background_task_completed"}
 MAX_RECORDS = 2_000_000  # records held to resolve the branch path (about one per message)
 
 
@@ -180,6 +187,10 @@ def _record_events(
     if role is None:
         problems.append(Problem(line, f"unknown record type {kind!r} (skipped)"))
         return
+    payload = obj.get("systemPayload") if isinstance(obj.get("systemPayload"), dict) else {}
+    shown = opt_str(payload.get("displayText"))
+    if role == "user" and obj.get("subtype") in _NOTICES:
+        role = "system"  # a background task's or cron job's prompt, shown as a notice, not typed
     message = obj.get("message")
     if not isinstance(message, dict):
         if role != "tool":
@@ -202,8 +213,13 @@ def _record_events(
         if parts.text:
             yield MessageRecord(session_id, "user", parts.text, timestamp=stamp, line=line)
         return
-    if parts.text or parts.calls:
-        yield MessageRecord(session_id, role, parts.text,
+    text = parts.text
+    if role == "user" and shown and shown.strip():
+        text = "\n".join([shown, *parts.attachments])  # as typed: no expanded @file text or hook context
+    elif role == "system" and shown and shown.strip() and shown.strip() not in text:
+        text = f"{shown}\n{text}" if text else shown  # the notice as shown, then what the model was told
+    if text or parts.calls:
+        yield MessageRecord(session_id, role, text,
                             tool_calls=dumps(parts.calls) if parts.calls else None,
                             timestamp=stamp, line=line)
     for call_id, name, text in parts.responses:
