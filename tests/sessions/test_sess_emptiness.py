@@ -27,7 +27,7 @@ from hermes_store.sessions.loader import BulkLoader
 TEXT_KEYS = {"text", "content", "thinking", "output", "summary", "prompt", "result", "display", "value",
              "body", "reasoning", "query", "question", "error", "stdout", "stderr", "message", "delta",
              "description", "reasoning_content", "aggregated_output", "formatted_output", "response", "think",
-             "displayText", "filename", "name", "url", "mime", "mimeType", "markdown", "parts", "images",
+             "displayText", "filename", "file_name", "name", "url", "mime", "mimeType", "markdown", "parts", "images",
              "subject", "variableData", "contentReferences", "file", "fileName", "title", "displayContent",
              "finalText"}
 # tool calls and their arguments (removed: a call is content)
