@@ -132,3 +132,13 @@ def test_bad_json_is_named_and_nothing_stored_is_lost(store, format_fixtures, tm
                       "[2].chat_messages[0].sender: unknown sender 7 (skipped)"]
     assert [r["content"] for r in messages(store, A)][1] == "Pass header=0 to read_csv."
     assert len(messages(store, B)) == 6  # not a whole export of conversations: nothing it held before is dropped
+
+
+def test_a_broken_single_conversation_file_keeps_what_was_indexed(store, format_fixtures):
+    single = format_fixtures / SINGLE
+    assert index(store, single)["messages_added"] == 2
+    single.write_text(single.read_text(encoding="utf-8")[:200], encoding="utf-8")
+    assert index(store, single)["errors"][0]["error"].startswith("unknown format")  # no longer recognisable
+    summary = index(store, single, "claude-ai-export")
+    assert summary["errors"][0]["error"].startswith("malformed JSON")
+    assert len(messages(store, "1a2b3c4d-0006-4000-8000-00000000000f")) == 2

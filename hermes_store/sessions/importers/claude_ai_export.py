@@ -237,8 +237,8 @@ class ClaudeAiExportImporter(ReplacedWhenChanged, Importer):
         if not super().is_rewritten(state):
             return False
         with open(self.path, "rb") as handle:
-            if handle.read(4096).lstrip()[:1] == b"{":
-                return True  # one conversation: its read replaces it only when it parses
+            if handle.read(4096).lstrip()[:1] == b"{":  # one conversation (a saved file is small)
+                return is_conversation(Head.read(self.path).document())
         return all(problem is None and is_conversation(value) for _index, value, problem in iter_json_array(self.path))
 
     @shape_guarded
