@@ -110,10 +110,13 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
                    f"{summary.messages_added} messages added, {summary.skipped} messages already "
                    f"indexed, {len(summary.errors)} problems"
                    + (f", {summary.messages_updated} edited in place" if summary.messages_updated else "")
-                   + (f", {summary.forgotten} forgotten messages left out" if summary.forgotten else ""))
+                   + (f", {summary.forgotten} forgotten messages left out" if summary.forgotten else "")
+                   + (f", {len(summary.notices)} with nothing to import" if summary.notices else ""))
         for error in summary.errors:
             where = one_line(error["path"]) + (f":{error['line']}" if error["line"] is not None else "")
             click.echo(f"  {where}: {one_line(str(error['error']))}", err=True)
+        for notice in summary.notices:  # a known format's input holding nothing: said, not a problem
+            click.echo(f"  {one_line(notice['path'])}: {one_line(str(notice['notice']))}")
     sys.exit(1 if summary.all_failed else 0)
 
 

@@ -54,6 +54,7 @@ from hermes_store.sessions.importers.base import (
     Checkpoint,
     Importer,
     MessageRecord,
+    Notice,
     Problem,
     SessionRecord,
     SourceState,
@@ -94,6 +95,7 @@ class IndexSummary:
     failed_files: int = 0
     forgotten: int = 0  # messages not imported because `hermes-store forget` removed them for good
     messages_updated: int = 0  # re-read under a stored uid with another text: edited in place
+    notices: list[dict[str, Any]] = field(default_factory=list)  # inputs of a format with nothing to import
 
     @property
     def all_failed(self) -> bool:
@@ -102,8 +104,9 @@ class IndexSummary:
 
     def as_dict(self) -> dict[str, Any]:
         """The public summary: ``files, sessions_added, messages_added, skipped, errors``,
-        ``forgotten`` when messages were left out because they were forgotten for good, and
-        ``messages_updated`` when stored messages were edited in place."""
+        ``forgotten`` when messages were left out because they were forgotten for good,
+        ``messages_updated`` when stored messages were edited in place, and ``notices`` when
+        inputs of a known format held nothing to import (``{path, line, notice}``)."""
         out: dict[str, Any] = {"files": self.files, "sessions_added": self.sessions_added,
                                "messages_added": self.messages_added, "skipped": self.skipped,
                                "errors": list(self.errors)}
@@ -111,6 +114,8 @@ class IndexSummary:
             out["forgotten"] = self.forgotten
         if self.messages_updated:
             out["messages_updated"] = self.messages_updated
+        if self.notices:
+            out["notices"] = list(self.notices)
         return out
 
 
@@ -427,6 +432,8 @@ class BulkLoader:
                 self._add_session(current, event)
             elif kind is Problem:
                 self._problem(current, event.line, event.error)
+            elif kind is Notice:
+                self.summary.notices.append({"path": current.shown, "line": event.line, "notice": event.text})
 
     # -- events -------------------------------------------------------------------
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 from format_helpers import index, messages, roles, session
 
@@ -53,3 +57,83 @@ def test_roo_native_tool_calls(store, format_fixtures):
 def test_walking_a_task_directory_reports_no_unknown_files(store, format_fixtures):
     summary = index(store, (format_fixtures / CLINE).parent)
     assert summary["errors"] == [] and summary["messages_added"] == 5
+
+
+ROO_V2 = f"{STORAGE}/rooveterinaryinc.roo-cline/tasks/3c9e8d7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f"
+KILO_UI = f"{STORAGE}/kilocode.kilo-code/tasks/1762000000000"
+META_ONLY = f"{STORAGE}/saoudrizwan.claude-dev/tasks/1763000000000"
+
+
+def test_roo_versioned_history_and_history_item(store, format_fixtures):
+    """Roo Code's RooMessage storage ({version: 2, messages}: AI SDK parts, tool messages) and
+    its per-task history_item.json (workspace, mode, parent task)."""
+    history = format_fixtures / ROO_V2 / "api_conversation_history.json"
+    assert detect_format(history) == "cline"
+    assert detect_format(history.parent / "history_item.json") == "cline"  # a member of the task
+    assert index(store, history.parent)["errors"] == []
+    sid = "3c9e8d7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f"
+    row = session(store, sid)
+    assert row["source"] == "roo-code" and row["title"] == "Count the TODO comments in src/"
+    assert row["workspace"] == "/home/dev/proj" and row["meta"]["mode"] == "code"
+    assert row["parent_session_id"] == "0f3e2d1c-4b5a-4968-8776-655443322110"
+    assert row["started_at"] == pytest.approx(1761000000.0) and row["ended_at"] == pytest.approx(1761000005.0)
+    rows = messages(store, sid)
+    assert roles(rows) == ["user", "reasoning", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert rows[0]["content"] == "<task>\nCount the TODO comments in src/\n</task>\n[image]"
+    assert rows[1]["content"] == "A search tool call will find them."
+    assert rows[2]["calls"] == [("search_files", {"path": "src", "regex": "TODO"}, "call_v2_1")]
+    assert (rows[3]["tool_name"], rows[3]["tool_call_id"], rows[3]["content"]) == (
+        "search_files", "call_v2_1", "src/a.py:3: # TODO split")
+    assert rows[5]["tool_name"] == "list_files" and json.loads(rows[5]["content"]) == {"files": ["a.py", "b.py"]}
+    assert rows[6]["content"] == "There is one TODO, in src/a.py."
+
+
+def test_task_folder_with_only_the_panel_and_metadata(store, format_fixtures):
+    """No api_conversation_history.json: the panel is read, task_metadata.json is its member."""
+    folder = format_fixtures / KILO_UI
+    assert detect_format(folder / "task_metadata.json") == "cline"
+    summary = index(store, folder)
+    assert summary["errors"] == [] and "notices" not in summary
+    row = session(store, "1762000000000")
+    assert row["source"] == "kilo-code" and row["title"] == "Add a docstring to parse()"
+    assert [(r["role"], r["content"]) for r in messages(store, "1762000000000")] == [
+        ("user", "Add a docstring to parse()"), ("assistant", "Added the docstring.")]
+
+
+def test_metadata_only_task_folder_is_skipped_with_one_line(store, format_fixtures, run):
+    folder = format_fixtures / META_ONLY
+    assert detect_format(folder / "task_metadata.json") == "cline"
+    summary = index(store, folder)
+    assert summary["errors"] == [] and summary["messages_added"] == 0
+    assert [n["notice"] for n in summary["notices"]] == [
+        "task folder 1763000000000 holds no conversation (no api_conversation_history.json or "
+        "ui_messages.json, only task_metadata.json); nothing to import"]
+    (folder / "settings.json").write_text('{"mode": "act"}', encoding="utf-8")
+    (folder / "task_metadata.json").touch()
+    summary = index(store, folder)  # still one line for the folder: settings.json is its member
+    assert summary["errors"] == [] and len(summary["notices"]) == 1
+    result = run("sessions", "index", str(folder))
+    assert result.exit_code == 0 and "unknown format" not in result.output
+
+
+def test_empty_history_falls_back_to_the_panel(store, format_fixtures, tmp_path):
+    folder = tmp_path / "tasks" / "1764000000000"
+    shutil.copytree(format_fixtures / KILO_UI, folder)
+    (folder / "api_conversation_history.json").write_text("[]", encoding="utf-8")
+    assert detect_format(folder / "api_conversation_history.json") == "cline"
+    assert index(store, folder)["errors"] == []
+    assert [r["role"] for r in messages(store, "1764000000000")] == ["user", "assistant"]
+    (folder / "ui_messages.json").unlink()
+    (folder / "api_conversation_history.json").write_text('{"version": 2, "messages": []}', encoding="utf-8")
+    summary = index(store, folder)
+    assert summary["errors"] == [] and len(summary["notices"]) == 1
+
+
+def test_walking_the_tasks_roots_reports_nothing_unknown(store, format_fixtures):
+    notices = {}
+    for extension in ("rooveterinaryinc.roo-cline", "saoudrizwan.claude-dev", "kilocode.kilo-code"):
+        summary = index(store, format_fixtures / STORAGE / extension / "tasks")
+        assert summary["errors"] == [], extension
+        notices[extension] = [Path(n["path"]).name for n in summary.get("notices", [])]
+    assert notices == {"rooveterinaryinc.roo-cline": ["_index.json"], "saoudrizwan.claude-dev": ["task_metadata.json"],
+                       "kilocode.kilo-code": []}

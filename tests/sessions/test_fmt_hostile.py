@@ -18,7 +18,7 @@ from format_helpers import index
 from sess_helpers import FIXTURES
 
 FORMAT_DIRS = ("gemini-cli", "gemini-cli-logs", "gemini-cli-checkpoint", "qwen-code", "qwen-code-legacy",
-               "opencode-json", "chatgpt-export", "cline", "copilot-chat", "copilot-cli", "copilot-cli-history",
+               "opencode-json", "chatgpt-export", "claude-ai-export", "cline", "copilot-chat", "copilot-cli", "copilot-cli-history",
                "goose-jsonl", "amp",
                "factory-droid", "kimi-cli", "pi", "openclaw", "openhands")
 REPLACEMENTS = (None, 7, "x", [], {}, [None], {"type": 3})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -18,6 +19,7 @@ from test_sess_detect import FILES
 
 from hermes_store.db import Database
 from hermes_store.sessions.importers import IMPORTERS, Head, detection
+from hermes_store.sessions.importers.base import Notice, SourceState
 from hermes_store.sessions.importers.detect import THRESHOLD, content_gap, describe_unknown
 from hermes_store.sessions.loader import BulkLoader
 
@@ -25,7 +27,7 @@ from hermes_store.sessions.loader import BulkLoader
 TEXT_KEYS = {"text", "content", "thinking", "output", "summary", "prompt", "result", "display", "value",
              "body", "reasoning", "query", "question", "error", "stdout", "stderr", "message", "delta",
              "description", "reasoning_content", "aggregated_output", "formatted_output", "response", "think",
-             "displayText", "filename", "name", "url", "mime", "mimeType", "markdown", "parts", "images",
+             "displayText", "filename", "file_name", "name", "url", "mime", "mimeType", "markdown", "parts", "images",
              "subject", "variableData", "contentReferences", "file", "fileName", "title", "displayContent",
              "finalText"}
 # tool calls and their arguments (removed: a call is content)
@@ -99,13 +101,20 @@ def _hollow_file(path: Path) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def _says_it_holds_nothing(cls, path: Path) -> bool:
+    """True when the importer's read of ``path`` is a Notice (its format's, nothing to import)."""
+    return any(type(event) is Notice for event in itertools.islice(cls(path).read(SourceState()), 100))
+
+
 def _sources_by_format() -> dict[str, list[Path]]:
-    """Each format's fixture files that are sources of their own (not members of another)."""
+    """Each format's fixture files that are sources of their own (not members of another) and
+    carry content (not a Notice that the file holds nothing, e.g. a Cline task's metadata alone)."""
     found: dict[str, list[Path]] = {}
     for path, fmt in FILES:
         cls = IMPORTERS[fmt]
         head = Head.read(path)
-        if cls.sniff(head) >= THRESHOLD and cls.member_of(head) is None and content_gap(cls, head) is None:
+        if (cls.sniff(head) >= THRESHOLD and cls.member_of(head) is None and content_gap(cls, head) is None
+                and not _says_it_holds_nothing(cls, path)):
             found.setdefault(fmt, []).append(path)
     return found
 

@@ -5,6 +5,8 @@ An importer turns one file (or foreign database) into a stream of *events*:
 * :class:`SessionRecord` -- create or update a session,
 * :class:`MessageRecord` -- one message, in session order,
 * :class:`Problem` -- a bad line or field, reported with its line number,
+* :class:`Notice` -- the source is the format's but holds nothing to import (said once,
+  not a problem: e.g. a Cline task folder holding only its metadata),
 * :class:`Checkpoint` -- everything yielded so far is complete; the loader may
   commit here and resume from ``resume_at`` after a crash.
 
@@ -114,6 +116,15 @@ class Problem:
     error: str
 
 
+@dataclass
+class Notice:
+    """The source belongs to the format but holds nothing to import: reported as one line,
+    never counted as a problem or a failed input (detection lets the claim stand)."""
+
+    line: int | None
+    text: str
+
+
 @dataclass(slots=True)
 class Checkpoint:
     """All events before this one are complete; ``resume_at`` restarts right after them."""
@@ -122,7 +133,7 @@ class Checkpoint:
     lines: int = 0
 
 
-Event = SessionRecord | MessageRecord | Problem | Checkpoint
+Event = SessionRecord | MessageRecord | Problem | Notice | Checkpoint
 
 
 @dataclass

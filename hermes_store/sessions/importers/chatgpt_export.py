@@ -24,6 +24,7 @@ The array is streamed one conversation at a time (exports reach gigabytes).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,6 +51,10 @@ from hermes_store.sessions.importers.doc_common import (
 )
 
 _TEXT_TYPES = {"text", "multimodal_text"}
+# keys of the document: a quote not escaped inside a JSON string
+_KEY_MAPPING = re.compile(r'(?<!\\)"mapping"\s*:\s*\{')
+_KEY_CONTENT_TYPE = re.compile(r'(?<!\\)"content_type"\s*:')
+_KEY_AUTHOR = re.compile(r'(?<!\\)"author"\s*:\s*\{')
 _TOOL_OUTPUT = {"execution_output", "tether_browsing_display", "tether_quote", "system_error",
                 "computer_output", "sonic_webpage", "super_widget"}
 _KNOWN = _TEXT_TYPES | _TOOL_OUTPUT | {"code", "thoughts", "reasoning_recap", "user_editable_context",
@@ -165,8 +170,8 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
                         and isinstance(n["message"].get("author"), dict)]
             return 0.85 if authored and all("children" in n or "parent" in n for n in nodes) else 0.0
         text = head.text()
-        if '"mapping"' not in text or '"content_type"' not in text or '"author"' not in text:
-            return 0.0
+        if not (_KEY_MAPPING.search(text) and _KEY_CONTENT_TYPE.search(text) and _KEY_AUTHOR.search(text)):
+            return 0.0  # keys of the document, not words quoted inside a message (Claude's export too)
         return 0.95 if head.path.name == "conversations.json" or '"current_node"' in text else 0.8
 
     @shape_guarded

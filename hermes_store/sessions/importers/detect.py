@@ -3,7 +3,8 @@
 An importer claims a file with a confidence >= :data:`THRESHOLD` *and* when what it
 reads carries content: its first :data:`PROBE_MESSAGES` messages are read (bounded)
 and a claim that finds no messages, or messages mostly empty with no tool call, is
-refused -- the next candidate is tried. Two importers whose claims stand with the
+refused -- the next candidate is tried -- unless its read said, with a :class:`Notice`,
+that the file is its format's and holds nothing to import. Two importers whose claims stand with the
 same top confidence is an error (a format signature must be unique), and a file
 nobody claims is ``unknown format`` with the closest candidates named and what
 each found missing.
@@ -22,6 +23,7 @@ from hermes_store.sessions.importers.base import (
     Event,
     Importer,
     MessageRecord,
+    Notice,
     Problem,
     SourceState,
 )
@@ -111,6 +113,7 @@ def content_gap(cls: type[Importer], head: Head) -> str | None:
 def _content_probe(cls: type[Importer], head: Head, *, keep: bool) -> tuple[str | None, Probe | None]:
     """:func:`content_gap`, and with ``keep`` the paused read when the claim stands."""
     messages = empty = calls = 0
+    noticed = False  # the read said the file is its format's and holds nothing to import
     problem: str | None = None  # the first problem the read reported (e.g. a --map column missing)
     probe: Probe | None = None
     try:
@@ -128,6 +131,8 @@ def _content_probe(cls: type[Importer], head: Head, *, keep: bool) -> tuple[str 
                     keep_event(event)
                 if event.__class__ is Problem and problem is None:
                     problem = event.error
+                elif event.__class__ is Notice:
+                    noticed = True
                 if event.__class__ is MessageRecord:
                     messages += 1
                     if event.tool_calls:
@@ -148,7 +153,7 @@ def _content_probe(cls: type[Importer], head: Head, *, keep: bool) -> tuple[str 
             probe.close()
         return f"its read failed ({type(exc).__name__}: {exc})", None
     gap = None
-    if not messages:
+    if not messages and not noticed:
         gap = f"it read no messages ({problem})" if problem else "it read no messages"
     elif not calls and empty * 2 > messages:
         gap = f"{empty} of the first {messages} messages it read are empty and none has a tool call"

@@ -19,6 +19,7 @@ from hermes_store.sessions.importers.amp import AmpImporter
 from hermes_store.sessions.importers.amp_stream import AmpStreamImporter
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
+from hermes_store.sessions.importers.claude_ai_export import ClaudeAiExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
 from hermes_store.sessions.importers.claude_web import ClaudeWebImporter
 from hermes_store.sessions.importers.cline import ClineImporter
@@ -75,6 +76,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     CursorAgentImporter,
     CursorAgentTextImporter,
     ChatGptExportImporter,
+    ClaudeAiExportImporter,
     AiderImporter,
     ClineImporter,
     CopilotChatImporter,
