@@ -92,7 +92,7 @@ class AmpImporter(ReplacedWhenChanged, Importer):
 
     name = "amp"
     agent = "Amp"
-    indexes = "text, thinking, tool_use / tool_result with run status, compaction summaries"
+    indexes = "text, thinking, tool_use / tool_result with run status, commands the user ran, compaction summaries"
     source: str | None = "amp"
     resumable_by_offset = False
     snapshot = True

@@ -174,7 +174,7 @@ class OpenHandsImporter(Importer):
 
     name = "openhands"
     agent = "OpenHands"
-    indexes = "messages, actions (tool calls, reasoning), observations, rejections"
+    indexes = "the active branch: messages, actions (tool calls, reasoning), observations, ACP tool runs, rejections, errors"
     source: str | None = "openhands"
     resumable_by_offset = False
     skip_when_unchanged = False  # new events are new files; base_state.json may not change

@@ -87,7 +87,7 @@ class QwenCodeImporter(ReplacedWhenChanged, Importer):
 
     name = "qwen-code"
     agent = "Qwen Code"
-    indexes = "the active branch of the uuid tree, thoughts, tool calls and results, custom titles, notifications"
+    indexes = "the active branch of the uuid tree, thoughts, tool calls and results, slash and @ commands as typed, custom titles, notifications"
     source: str | None = "qwen-code"
     resumable_by_offset = False  # a rewind changes which records form the conversation
     snapshot = True
