@@ -11,6 +11,10 @@ meta: {sentAt (ms)}}``; content blocks are Anthropic-like: ``text``,
 messages ``summary`` (a compaction summary) blocks: ``{type: "message", summary:
 text}``, or ``{type: "thread", thread: id}`` naming the thread that holds it. A
 tree's ``uri`` may be a VS Code Uri object (``fsPath`` / ``path``), not a string.
+``info`` messages also carry ``manual_bash_invocation`` blocks (a command the user
+ran: ``{args: {cmd}, toolRun: {status, result}, hidden}``), kept as ``bash`` tool rows
+``$ cmd`` and its output; ``server_tool_use`` blocks (a provider-run tool such as web
+search) are calls; a ``tool_result`` may hold its ``output`` flat instead of a ``run``.
 """
 
 from __future__ import annotations
@@ -70,8 +74,10 @@ def _workspace(thread: dict[str, Any]) -> str | None:
     return None
 
 
-def _result_text(block: dict[str, Any]) -> str:
-    run = block.get("run") if isinstance(block.get("run"), dict) else {}
+def _result_text(block: dict[str, Any], key: str = "run") -> str:
+    run = block.get(key) if isinstance(block.get(key), dict) else {}
+    if not run and block.get("output") not in (None, "", []):  # a result written flat
+        run = {"result": block["output"], "status": block.get("status")}
     for key in ("result", "progress"):
         value = run.get(key)
         if value not in (None, "", []):
@@ -86,7 +92,7 @@ class AmpImporter(ReplacedWhenChanged, Importer):
 
     name = "amp"
     agent = "Amp"
-    indexes = "text, thinking, tool_use / tool_result with run status, compaction summaries"
+    indexes = "text, thinking, tool_use / tool_result with run status, commands the user ran, compaction summaries"
     source: str | None = "amp"
     resumable_by_offset = False
     snapshot = True
@@ -168,6 +174,13 @@ class AmpImporter(ReplacedWhenChanged, Importer):
                 call_id = opt_str(block.get("toolUseID")) or opt_str(block.get("tool_use_id"))
                 results.append(MessageRecord(session_id, "tool", _result_text(block),
                                              tool_name=tools.lookup(call_id), tool_call_id=call_id, timestamp=stamp))
+            elif kind == "server_tool_use":  # a tool the model provider ran (web search)
+                calls.append(tool_call(block.get("id"), block.get("name"), block.get("input") or {}))
+            elif kind == "manual_bash_invocation":  # a command the user ran ($ in the prompt)
+                args = block.get("args") if isinstance(block.get("args"), dict) else {}
+                output = _result_text(block, "toolRun")
+                results.append(MessageRecord(session_id, "tool", f"$ {args.get('cmd') or ''}\n{output}".rstrip(),
+                                             tool_name="bash", timestamp=stamp))
             elif kind == "image":
                 texts.append("[image]")
             elif kind == "summary":

@@ -11,12 +11,27 @@ order: ``{kind, id, timestamp, source: "user" | "agent" | "environment", ...}``:
   arguments}``;
 * ``ObservationEvent`` (``observation.content``), ``UserRejectObservation``
   (``rejection_reason``), ``AgentErrorEvent`` (``error``): tool results;
-* ``SystemPromptEvent``, condensation, state-update and pause events: skipped.
+* ``ACPToolCallEvent`` (a tool run by an ACP agent server: ``title``, ``tool_kind``,
+  ``raw_input``, ``raw_output``, ``content`` blocks, ``status``, ``is_error``): the
+  call and its result in one event;
+* ``ConversationErrorEvent`` (``code``, ``detail``): a ``system`` row;
+* ``SystemPromptEvent``, condensation, state-update, pause, interrupt, hook and
+  token events: skipped.
+
+Thinking is ``reasoning_content`` or, for models that answer with thinking blocks,
+``thinking_blocks`` (``{type: "thinking", thinking}``). Since July 2026 (SDK
+``conversation history tree``) events carry a ``parent_id`` (``"__root__"`` for a
+root) and ``base_state.json`` the ``leaf_event_id`` HEAD: navigating back and
+continuing starts a branch, and the conversation is the path from the HEAD to the
+root (events of abandoned branches are counted in ``meta``). Events without
+``parent_id`` (earlier conversations) follow the one before them. Event files are
+ordered by their number (``event-<n>-<id>.json``, at least five digits).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,7 +60,12 @@ from hermes_store.sessions.importers.doc_common import (
 MAX_EVENT_BYTES = 64 * 1024 * 1024
 MAX_EVENTS = 200_000
 _SKIP = {"SystemPromptEvent", "Condensation", "CondensationRequest", "CondensationSummaryEvent",
-         "ConversationStateUpdateEvent", "PauseEvent", "TokenEvent", "ConversationErrorEvent"}
+         "ConversationStateUpdateEvent", "PauseEvent", "TokenEvent", "InterruptEvent",
+         "HookExecutionEvent", "LLMCompletionLogEvent", "StreamingDeltaEvent"}
+# events a newer writer may leave after the HEAD: not nodes of the conversation tree
+_ARTIFACTS = {"ConversationStateUpdateEvent", "ConversationErrorEvent"}
+ROOT_PARENT = "__root__"
+_EVENT_NUMBER = re.compile(r"^event-(\d+)-")
 
 
 def _stamp(value: Any) -> float | None:
@@ -53,6 +73,36 @@ def _stamp(value: Any) -> float | None:
         return parse_timestamp(value)
     except ValueError:
         return None
+
+
+def _thinking(owner: dict[str, Any]) -> str | None:
+    """``reasoning_content``, else the text of ``thinking_blocks`` (redacted blocks have none)."""
+    text = opt_str(owner.get("reasoning_content"))
+    if text:
+        return text
+    blocks = owner.get("thinking_blocks")
+    thoughts = [str(b.get("thinking")) for b in blocks if isinstance(b, dict) and opt_str(b.get("thinking"))] \
+        if isinstance(blocks, list) else []
+    return "\n".join(thoughts) or None
+
+
+def _acp_output(event: dict[str, Any]) -> str:
+    """What an ACP tool run gave: ``raw_output``, else its ``content`` blocks (text, diffs)."""
+    output = event.get("raw_output")
+    if output not in (None, "", [], {}):
+        return output if isinstance(output, str) else flatten_content(output) or dumps(output)
+    texts = []
+    for block in event.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "diff":
+            new = block.get("new_text", block.get("newText"))
+            texts.append(f"[diff] {block.get('path') or ''}\n{new or ''}".rstrip())
+        elif block.get("type") == "terminal":
+            texts.append(f"[terminal {block.get('terminal_id') or block.get('terminalId') or ''}]")
+        else:
+            texts.append(flatten_content(block.get("content", block)))
+    return "\n".join(t for t in texts if t) or f"[{event.get('status') or 'no result'}]"
 
 
 def event_rows(event: dict[str, Any], session_id: str, where: str, problems: list[Problem]) -> list[MessageRecord]:
@@ -64,7 +114,7 @@ def event_rows(event: dict[str, Any], session_id: str, where: str, problems: lis
         role = message.get("role") if message.get("role") in ("user", "assistant", "system") else (
             "user" if event.get("source") == "user" else "assistant")
         rows = []
-        reasoning = opt_str(message.get("reasoning_content"))
+        reasoning = _thinking(message)
         if reasoning:
             rows.append(MessageRecord(session_id, "reasoning", reasoning, timestamp=stamp))
         text = flatten_content(message.get("content"))
@@ -73,7 +123,7 @@ def event_rows(event: dict[str, Any], session_id: str, where: str, problems: lis
         return rows
     if kind == "ActionEvent":
         rows = []
-        reasoning = opt_str(event.get("reasoning_content"))
+        reasoning = _thinking(event)
         if reasoning:
             rows.append(MessageRecord(session_id, "reasoning", reasoning, timestamp=stamp))
         call = event.get("tool_call") if isinstance(event.get("tool_call"), dict) else {}
@@ -98,6 +148,22 @@ def event_rows(event: dict[str, Any], session_id: str, where: str, problems: lis
             text = str(event.get("error") or "")
         return [MessageRecord(session_id, "tool", text, tool_name=opt_str(event.get("tool_name")),
                               tool_call_id=opt_str(event.get("tool_call_id")), timestamp=stamp)]
+    if kind == "ACPToolCallEvent":
+        call_id = opt_str(event.get("tool_call_id"))
+        name = opt_str(event.get("tool_kind")) or opt_str(event.get("title")) or "tool"
+        arguments = event.get("raw_input")
+        arguments = arguments if isinstance(arguments, dict) else ({"input": arguments} if arguments else {})
+        if opt_str(event.get("title")):
+            arguments = {"title": event["title"], **arguments}  # what the UI shows for the run
+        text = _acp_output(event)
+        return [MessageRecord(session_id, "assistant", "", tool_calls=dumps([tool_call(call_id, name, arguments)]),
+                              timestamp=stamp),
+                MessageRecord(session_id, "tool", f"[error] {text}" if event.get("is_error") else text,
+                              tool_name=name, tool_call_id=call_id, timestamp=stamp)]
+    if kind == "ConversationErrorEvent":
+        detail = opt_str(event.get("detail"))
+        return [MessageRecord(session_id, "system", f"[{event.get('code') or 'error'}] {detail}",
+                              timestamp=stamp)] if detail else []
     if kind not in _SKIP:
         problems.append(Problem(None, f"{where}: unknown event kind {kind!r} (skipped)"))
     return []
@@ -108,7 +174,7 @@ class OpenHandsImporter(Importer):
 
     name = "openhands"
     agent = "OpenHands"
-    indexes = "messages, actions (tool calls, reasoning), observations, rejections"
+    indexes = "the active branch: messages, actions (tool calls, reasoning), observations, ACP tool runs, rejections, errors"
     source: str | None = "openhands"
     resumable_by_offset = False
     skip_when_unchanged = False  # new events are new files; base_state.json may not change
@@ -154,7 +220,7 @@ class OpenHandsImporter(Importer):
         agent = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
         llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
         workspace = doc.get("workspace") if isinstance(doc.get("workspace"), dict) else {}
-        files = sorted((self.path.parent / "events").glob("*.json"))
+        files = sorted((self.path.parent / "events").glob("*.json"), key=_event_order)
         stamps = []
         events: list[tuple[str, dict[str, Any]]] = []
         problems = []
@@ -176,14 +242,70 @@ class OpenHandsImporter(Importer):
                 stamps.append(stamp)
         if len(files) > MAX_EVENTS:
             problems.append(Problem(None, f"more than {MAX_EVENTS} events: the rest is not imported"))
+        active = _active_branch(events, doc)
+        meta: dict[str, Any] = {"agent_kind": agent["kind"]} if agent.get("kind") else {}
+        if len(active) < len(events):
+            meta["abandoned_branch_events"] = sum(
+                1 for _, e in events if e.get("kind") not in _SKIP) - sum(
+                1 for _, e in active if e.get("kind") not in _SKIP)
         yield SessionRecord(id=session_id, source=self.source, title=opt_str(doc.get("title")),
                             model=opt_str(llm.get("model")), workspace=opt_str(workspace.get("working_dir")),
-                            started_at=min(stamps, default=None), meta={"agent_kind": agent["kind"]}
-                            if agent.get("kind") else {})
+                            started_at=min(stamps, default=None), meta=meta)
         yield from problems
-        for name, event in events:
+        for name, event in active:
             problems = []
             where = f"events/{name}"
             yield from safe_rows(event_rows, problems, None, where, event, session_id, where, problems)
             yield from problems
         yield Checkpoint(str(len(events)), 0)
+
+
+def _event_order(path: Path) -> tuple[int, str]:
+    """``event-<n>-<id>.json`` by ``n`` (the writer pads to five digits, not more)."""
+    match = _EVENT_NUMBER.match(path.name)
+    return (int(match.group(1)) if match else -1, path.name)
+
+
+def _active_branch(events: list[tuple[str, dict[str, Any]]], state: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The events from the root to the conversation's HEAD (all of them in order when the
+    conversation has no tree, its HEAD is unknown or a parent is missing)."""
+    if not any(isinstance(e.get("parent_id"), str) for _, e in events):
+        return events  # written before the history tree: one linear chain
+    by_id: dict[str, int] = {}
+    parents: list[str | None] = []
+    for index, (_, event) in enumerate(events):
+        parent = event.get("parent_id")
+        if parent == ROOT_PARENT:
+            parent = None
+        elif not isinstance(parent, str):  # a legacy event: the one before it
+            parent = opt_str(events[index - 1][1].get("id")) if index else None
+        parents.append(parent)
+        if opt_str(event.get("id")):
+            by_id[str(event["id"])] = index
+    last = next((opt_str(e.get("id")) for _, e in reversed(events) if e.get("kind") not in _ARTIFACTS), None)
+    tail = _walk(last, by_id, parents)
+    leaf = opt_str(state.get("leaf_event_id"))
+    if tail is None:
+        return events  # a missing ancestor or a cycle: keep everything
+    if leaf is not None and leaf not in {opt_str(events[i][1].get("id")) for i in tail}:
+        # HEAD moved back to another branch (a HEAD on the last event's own path is a
+        # state file saved before the newest events: the last event is the HEAD then)
+        head = _walk(leaf, by_id, parents)
+        tail = head if head is not None else tail
+    return [events[i] for i in tail]
+
+
+def _walk(leaf: str | None, by_id: dict[str, int], parents: list[str | None]) -> list[int] | None:
+    """Indexes from the root to ``leaf`` (None on a missing ancestor or a cycle)."""
+    path: list[int] = []
+    seen: set[int] = set()
+    key = leaf
+    while key is not None:
+        index = by_id.get(key)
+        if index is None or index in seen:
+            return None
+        seen.add(index)
+        path.append(index)
+        key = parents[index]
+    path.reverse()
+    return path

@@ -2,10 +2,12 @@
 
 Pi: ``~/.pi/agent/sessions/--<cwd with / as ->--/<time>_<uuid>.jsonl``;
 OpenClaw: ``~/.openclaw/agents/<agent>/sessions/*.jsonl``. The first line is a
-header ``{type: "session", version, id, timestamp, cwd, parentSession?}``; then
+header ``{type: "session", version, id, timestamp, cwd, parentSession?}`` (version 1:
+no ``version``, the forked-from file in ``branchedFrom``); then
 entries ``{type, id, parentId, timestamp}``: ``message`` (``message`` = ``{role:
 "user" | "assistant" | "toolResult" | "bashExecution" | "custom", content,
-timestamp (ms), ...}``), ``model_change``, ``thinking_level_change``,
+timestamp (ms), ...}``; ``branchSummary`` / ``compactionSummary`` messages carry a
+``summary``, kept as ``system`` rows; version 2 called ``custom`` ``hookMessage``), ``model_change``, ``thinking_level_change``,
 ``compaction`` (``summary``), ``branch_summary``, ``custom`` (extension state, kept as a ``system`` row),
 ``custom_message``, ``label``, ``session_info`` (``name``: the title).
 
@@ -112,6 +114,11 @@ def entry_rows(entry: dict[str, Any], session_id: str, line: int, problems: list
     if role == "bashExecution":
         output = f"$ {message.get('command') or ''}\n{message.get('output') or ''}".rstrip()
         return [MessageRecord(session_id, "tool", output, tool_name="bash", timestamp=stamp, line=line)]
+    if role == "hookMessage":
+        role = "custom"  # version 2 name of an extension's message (Pi renamed it in version 3)
+    if role in ("branchSummary", "compactionSummary"):
+        summary = opt_str(message.get("summary")) or text
+        return [MessageRecord(session_id, "system", summary, timestamp=stamp, line=line)] if summary else []
     if role not in ("user", "assistant", "custom"):
         problems.append(Problem(line, f"unknown message role {role!r} (kept as system)"))
         summary = text or opt_str(message.get("summary")) or ""
@@ -182,7 +189,8 @@ class PiImporter(ReplacedWhenChanged, Importer):
             elif entry.get("type") == "message" and isinstance(entry.get("message"), dict) \
                     and entry["message"].get("role") == "assistant" and opt_str(entry["message"].get("model")):
                 model = str(entry["message"]["model"])
-        parent = opt_str(header.get("parentSession"))
+        # ``branchedFrom``: version 1 headers named the session a branch was made from there
+        parent = opt_str(header.get("parentSession")) or opt_str(header.get("branchedFrom"))
         if parent:
             parent = Path(parent).stem.rpartition("_")[2] or parent
         meta: dict[str, Any] = {k: header[k] for k in ("version",) if header.get(k) is not None}

@@ -14,7 +14,11 @@ A ``user`` record's ``systemPayload.displayText`` is the prompt as typed (its
 ``message`` may add expanded ``@file`` text and hook context) and is preferred;
 ``user`` records of subtype ``notification`` / ``cron`` (a background task's or
 scheduled prompt) are kept as ``system``; ``mid_turn_user_message`` (typed while
-tools ran) is the user's.
+tools ran) is the user's. ``slash_command`` records keep what the user typed (the
+``invocation``'s ``rawCommand``) and what the command showed (the ``result``'s
+``outputHistoryItems`` texts, a ``system`` row); an ``at_command`` record's
+``userText`` (the ``@file`` prompt as typed, with ``filesRead``) is the next user
+record's text when that has no ``displayText`` (see ``_Commands``).
 
 Versions before the rewrite kept Gemini CLI's layout under
 ``~/.qwen/tmp/<hash>/chats/session-*.json``; those are read like Gemini CLI's.
@@ -53,7 +57,7 @@ from hermes_store.sessions.importers.gemini_cli import (
 
 _ROLES = {"user": "user", "assistant": "assistant", "tool_result": "tool"}
 _BOOKKEEPING = {
-    "session_notes", "chat_compression", "slash_command", "ui_telemetry", "at_command",
+    "session_notes", "chat_compression", "ui_telemetry",
     "attribution_snapshot", "background_task_completed", "cron", "parent_session",
     "session_source", "session_execution_engine", "omni_recall", "session_model",
     "session_approval_mode", "rewind", "agent_bootstrap", "agent_launch_prompt", "agent_retry",
@@ -68,11 +72,14 @@ _NOTICES = {"notification", "cron", "background_task_completed"}
 MAX_RECORDS = 2_000_000  # records held to resolve the branch path (about one per message)
 
 
+_COMMANDS = {"slash_command", "at_command"}  # what the user typed, kept (see _Commands)
+
+
 def _is_qwen_record(obj: dict[str, Any]) -> bool:
     message = obj.get("message")
     if isinstance(message, dict) and isinstance(message.get("parts"), list):
         return True
-    return obj.get("type") == "tool_result" or obj.get("subtype") in _BOOKKEEPING - {"rewind"}
+    return obj.get("type") == "tool_result" or obj.get("subtype") in (_BOOKKEEPING | _COMMANDS) - {"rewind"}
 
 
 class QwenCodeImporter(ReplacedWhenChanged, Importer):
@@ -80,7 +87,7 @@ class QwenCodeImporter(ReplacedWhenChanged, Importer):
 
     name = "qwen-code"
     agent = "Qwen Code"
-    indexes = "the active branch of the uuid tree, thoughts, tool calls and results, custom titles, notifications"
+    indexes = "the active branch of the uuid tree, thoughts, tool calls and results, slash and @ commands as typed, custom titles, notifications"
     source: str | None = "qwen-code"
     resumable_by_offset = False  # a rewind changes which records form the conversation
     snapshot = True
@@ -146,11 +153,19 @@ class QwenCodeImporter(ReplacedWhenChanged, Importer):
             workspace=opt_str(first.get("cwd")), started_at=min(known) if known else None,
             parent_session_id=parent, meta=meta)
         yield from problems
+        commands = _Commands([records[k][1] for k in path])
         for key, stamp in zip(path, stamps, strict=True):
             line, obj = records[key]
             problems = []
+            if obj.get("type") in ("assistant", "tool_result"):
+                yield from commands.unanswered(session_id)  # an @ read that sent nothing
+            if obj.get("subtype") in _COMMANDS or commands.pending_for(obj):
+                yield from commands.rows(obj, session_id, stamp, line)
+                if obj.get("subtype") in _COMMANDS:
+                    continue
             yield from safe_rows(_record_events, problems, line, f"line {line}", obj, session_id, stamp, line, problems)
             yield from problems
+        yield from commands.unanswered(session_id)
         yield Checkpoint(str(self.path.stat().st_size), 0)
 
 
@@ -169,6 +184,89 @@ def _active_path(records: dict[str, tuple[int, dict[str, Any]]], leaf: str) -> l
         # a broken chain (parent not in this file): keep every record, in file order
         return list(records)
     return path
+
+
+def _shown(obj: dict[str, Any]) -> str:
+    """What a ``user`` record shows: ``displayText``, else its text parts."""
+    payload = obj.get("systemPayload") if isinstance(obj.get("systemPayload"), dict) else {}
+    message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+    return (opt_str(payload.get("displayText")) or Parts(message.get("parts")).text).strip()
+
+
+class _Commands:
+    """``slash_command`` and ``at_command`` records along the active path.
+
+    A slash command's ``invocation`` (``rawCommand``, unless ``hiddenInvocation``) is the
+    ``user`` row the UI restores, kept once when a ``user`` record beside it says the same;
+    its ``result`` (``outputHistoryItems`` with ``text``) is a ``system`` row ``[<command>]
+    text``. An ``at_command`` (``userText``, ``filesRead``, ``status``, ``message``) gives the
+    next ``user`` record its typed text (when it has no ``displayText``) and the files read;
+    a failed one (``status: "error"``), or one no ``user`` record follows, is kept as the
+    user's row (and its error as a ``system`` row).
+    """
+
+    def __init__(self, path: list[dict[str, Any]]) -> None:
+        self.pending: list[tuple[dict[str, Any], float | None, int]] = []
+        self.users: set[int] = set()  # records that answer an at_command
+        self.duplicate: set[int] = set()  # invocations a user record beside them repeats
+        for index, obj in enumerate(path):
+            payload = obj.get("systemPayload") if isinstance(obj.get("systemPayload"), dict) else {}
+            if obj.get("subtype") != "slash_command" or payload.get("phase") != "invocation":
+                continue
+            raw = str(payload.get("rawCommand") or "").strip()
+            for step in (-1, 1):
+                near = index + step
+                while 0 <= near < len(path) and path[near].get("type") == "system":
+                    near += step
+                if 0 <= near < len(path) and path[near].get("type") == "user" and _shown(path[near]) == raw:
+                    self.duplicate.add(id(obj))
+
+    def pending_for(self, obj: dict[str, Any]) -> bool:
+        """True when ``obj`` is the user record a pending ``at_command`` was typed for."""
+        return bool(self.pending) and obj.get("type") == "user" and obj.get("subtype") not in (
+            *_NOTICES, "mid_turn_user_message")
+
+    def rows(self, obj: dict[str, Any], session_id: str, stamp: float | None, line: int) -> Iterator[MessageRecord]:
+        """Rows of a command record; for the user record of an ``at_command``, none (it marks it)."""
+        payload = obj.get("systemPayload") if isinstance(obj.get("systemPayload"), dict) else {}
+        if obj.get("subtype") == "at_command":
+            self.pending.append((payload, stamp, line))
+            if payload.get("status") == "error":  # the read failed: nothing was sent with it
+                yield from self.unanswered(session_id)
+            return
+        if obj.get("subtype") == "slash_command":
+            raw = str(payload.get("rawCommand") or "").strip()
+            if payload.get("phase") == "invocation":
+                if raw and not payload.get("hiddenInvocation") and id(obj) not in self.duplicate:
+                    yield MessageRecord(session_id, "user", raw, timestamp=stamp, line=line)
+            elif payload.get("phase") == "result":
+                items = payload.get("outputHistoryItems")
+                texts = [str(i["text"]) for i in items if isinstance(i, dict) and opt_str(i.get("text"))] \
+                    if isinstance(items, list) else []
+                if texts:
+                    yield MessageRecord(session_id, "system", f"[{raw or 'command'}] " + "\n".join(texts),
+                                        timestamp=stamp, line=line)
+            return
+        payload_at, _, _ = self.pending.pop(0)
+        typed = opt_str(payload_at.get("userText"))
+        own = obj.get("systemPayload") if isinstance(obj.get("systemPayload"), dict) else {}
+        if typed and not opt_str(own.get("displayText")):
+            obj["systemPayload"] = {**own, "displayText": _with_files(typed, payload_at)}
+
+    def unanswered(self, session_id: str) -> Iterator[MessageRecord]:
+        """``at_command`` records no user record followed (the read failed; nothing was sent)."""
+        for payload, stamp, line in self.pending:
+            typed = opt_str(payload.get("userText"))
+            if typed:
+                yield MessageRecord(session_id, "user", _with_files(typed, payload), timestamp=stamp, line=line)
+            if payload.get("status") == "error" and opt_str(payload.get("message")):
+                yield MessageRecord(session_id, "system", f"[@ error] {payload['message']}", timestamp=stamp, line=line)
+        self.pending = []
+
+
+def _with_files(typed: str, payload: dict[str, Any]) -> str:
+    files = [str(f) for f in payload.get("filesRead") or [] if f]
+    return f"{typed}\n[files read: {', '.join(files)}]" if files else typed
 
 
 def _record_events(

@@ -51,6 +51,10 @@ from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
 from hermes_store.sessions.importers.opencode_export import OpenCodeJsonlImporter
 from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
 from hermes_store.sessions.importers.openhands import OpenHandsImporter
+from hermes_store.sessions.importers.openhands_v0 import (
+    OpenHandsEventsImporter,
+    OpenHandsTrajectoryImporter,
+)
 from hermes_store.sessions.importers.pi import OpenClawImporter, PiImporter
 from hermes_store.sessions.importers.qwen_code import (
     QwenCodeImporter,
@@ -95,6 +99,8 @@ BUNDLED: tuple[type[Importer], ...] = (
     PiImporter,
     OpenClawImporter,
     OpenHandsImporter,
+    OpenHandsEventsImporter,
+    OpenHandsTrajectoryImporter,
     MessageDumpImporter,
 )
 
