@@ -29,7 +29,7 @@ TEXT_KEYS = {"text", "content", "thinking", "output", "summary", "prompt", "resu
              "description", "reasoning_content", "aggregated_output", "formatted_output", "response", "think",
              "displayText", "filename", "file_name", "name", "url", "mime", "mimeType", "markdown", "parts", "images",
              "subject", "variableData", "contentReferences", "file", "fileName", "title", "displayContent",
-             "finalText"}
+             "finalText", "command", "rawCommand", "userText", "cmd", "detail"}
 # tool calls and their arguments (removed: a call is content)
 CALL_KEYS = {"data", "tool_calls", "toolCalls", "tool_use", "function_call", "functionCall", "toolInvocation",
              "calls", "input", "arguments", "args", "toolRequests", "tool_requests", "action", "recipient",

@@ -179,8 +179,9 @@ class AmpImporter(ReplacedWhenChanged, Importer):
             elif kind == "manual_bash_invocation":  # a command the user ran ($ in the prompt)
                 args = block.get("args") if isinstance(block.get("args"), dict) else {}
                 output = _result_text(block, "toolRun")
-                results.append(MessageRecord(session_id, "tool", f"$ {args.get('cmd') or ''}\n{output}".rstrip(),
-                                             tool_name="bash", timestamp=stamp))
+                command = str(args.get("cmd") or "")
+                shown = f"$ {command}\n{output}".rstrip() if command or output else ""
+                results.append(MessageRecord(session_id, "tool", shown, tool_name="bash", timestamp=stamp))
             elif kind == "image":
                 texts.append("[image]")
             elif kind == "summary":

@@ -143,7 +143,8 @@ def event_rows(event: dict[str, Any], session_id: str, where: str, problems: lis
             observation = event.get("observation") if isinstance(event.get("observation"), dict) else {}
             text = flatten_content(observation.get("content")) or str(observation.get("output") or "")
         elif kind == "UserRejectObservation":
-            text = f"Action rejected: {event.get('rejection_reason') or ''}".strip()
+            reason = str(event.get("rejection_reason") or "")
+            text = f"Action rejected: {reason}" if reason else ""  # no words: an empty result row
         else:
             text = str(event.get("error") or "")
         return [MessageRecord(session_id, "tool", text, tool_name=opt_str(event.get("tool_name")),

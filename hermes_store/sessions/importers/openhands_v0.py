@@ -174,8 +174,8 @@ class EventRows:
             self.last = None
         call_id = opt_str(meta.get("tool_call_id")) or (linked[1] if linked else None)
         name = opt_str(meta.get("function_name")) or (linked[0] if linked else kind)
-        if kind == "user_rejected":
-            text = f"Action rejected: {text}".strip()
+        if kind == "user_rejected" and text:
+            text = f"Action rejected: {text}"
         if kind in ("error", "loop_detection") and call_id is None:
             return [MessageRecord(sid, "system", f"[{kind}] {text}".strip(), timestamp=stamp)]
         return [MessageRecord(sid, "tool", text, tool_name=name, tool_call_id=call_id, timestamp=stamp)]

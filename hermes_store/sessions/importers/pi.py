@@ -112,7 +112,8 @@ def entry_rows(entry: dict[str, Any], session_id: str, line: int, problems: list
         return [MessageRecord(session_id, "tool", text, tool_name=opt_str(message.get("toolName")),
                               tool_call_id=opt_str(message.get("toolCallId")), timestamp=stamp, line=line)]
     if role == "bashExecution":
-        output = f"$ {message.get('command') or ''}\n{message.get('output') or ''}".rstrip()
+        command, result = str(message.get("command") or ""), str(message.get("output") or "")
+        output = f"$ {command}\n{result}".rstrip() if command or result else ""
         return [MessageRecord(session_id, "tool", output, tool_name="bash", timestamp=stamp, line=line)]
     if role == "hookMessage":
         role = "custom"  # version 2 name of an extension's message (Pi renamed it in version 3)
