@@ -7,8 +7,12 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
   Anthropic ``message`` whose ``content`` is a string or blocks (``text``,
   ``tool_use``, ``tool_result``, ``thinking``, ``redacted_thinking``,
   ``image``); tool results may also carry a structured ``toolUseResult``.
-  Tool results become ``tool`` rows linked by ``tool_call_id``; thinking text
-  becomes ``reasoning`` rows (left out of default searches).
+  Tool results become ``tool`` rows linked by ``tool_call_id`` (web search hits
+  as ``title url`` lines, ToolSearch's ``tool_reference`` blocks by the tool
+  loaded); thinking text becomes ``reasoning`` rows (left out of default
+  searches). ``user`` lines Claude Code wrote itself -- ``isMeta`` (command
+  caveats, expanded slash commands and skills) and the ``isCompactSummary``
+  summary that follows a ``compact_boundary`` -- are ``system`` rows.
 * top-level ``tool_use`` / ``tool_result`` lines (stream output): messages too.
 * ``system``: ``content`` text (compaction notices, hook output, errors).
 * titles: ``custom-title`` (``customTitle``, the user's rename) over
@@ -24,15 +28,22 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
   than ``human``, ``isMeta``) is a ``system`` row, as are ``user`` lines whose
   ``origin.kind`` says a finished background task or another session sent them.
   Other attachments (hook results, reminders, file snapshots) are bookkeeping.
+* ``progress`` lines of type ``agent_progress`` (2.0.x-2.1.x) repeat a running
+  subagent's messages (``data.message``); they are read into the subagent's
+  child session only when its own file is absent (a transcript copied alone, a
+  web export). Other progress lines are bookkeeping.
 * bookkeeping without conversation: ``file-history-snapshot``,
-  ``queue-operation``, ``progress``, ``permission-mode``, ``last-prompt``, ...
+  ``queue-operation``, ``permission-mode``, ``last-prompt``, ...
 
 Subagent (sidechain) transcripts -- ``<session>/subagents/agent-<id>.jsonl``
 (2.1.2+) or the older flat ``agent-<id>.jsonl`` -- carry the *parent's*
 ``sessionId``; each becomes a child session ``<sessionId>:agent-<id>`` (no ``/``: session_search reads ``a/b`` as profile/id) with
 ``parent_session_id`` set, so every file owns its own session and the result
-does not depend on the order files are walked. ``started_at`` is the earliest
-timestamp (lines are not always in time order).
+does not depend on the order files are walked. 1.0.x wrote Task subagents into
+the parent's file instead (``isSidechain: true``, no ``agentId``): each chain
+(a sidechain line without parent, then its ``parentUuid`` descendants) is a
+child session ``<sessionId>:sidechain-<first uuid, 8 chars>``. ``started_at``
+is the earliest timestamp (lines are not always in time order).
 """
 
 from __future__ import annotations
@@ -68,6 +79,7 @@ CLAUDE_LINE_TYPES = {"system", "progress", "attachment", *BOOKKEEPING}
 TITLE_RANK = {"summary": 1, "ai-title": 2, "custom-title": 3}
 SUMMARY_PROBE_BYTES = 64 * 1024  # the head of each sibling file searched for summary lines
 MAX_SIBLINGS = 5000
+MAX_CHAIN_LINKS = 200  # sidechain message -> chain links kept for an appended line
 
 
 class ClaudeCodeImporter(Importer):
@@ -76,7 +88,9 @@ class ClaudeCodeImporter(Importer):
     name = "claude-code"
     agent = "Claude Code"
     indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
-               "(role reasoning), system notices; subagent files as child sessions; titles from "
+               "(role reasoning), system notices and Claude Code's own user lines (meta, compaction "
+               "summary) as system; subagent files, 1.0 in-file sidechains and progress-only subagents "
+               "as child sessions; titles from "
                "custom-title, ai-title and summary lines")
     default_locations = {"linux": ("~/.claude/projects/*/*.jsonl",
                                    "~/.claude/projects/*/*/subagents/*.jsonl",
@@ -156,6 +170,9 @@ class _Reader:
         self.ranks: dict[str, int] = dict(state.meta.get("title_rank", {}))
         self.unknown: set[str] = set()
         self.queued: set[str] = set()  # source uuids of queued prompts already stored
+        # in-file sidechains (1.0.x, no agentId): message uuid -> uuid of its chain's first message
+        self.chains: dict[str, str] = dict(state.meta.get("sidechain_roots", {}))
+        self.progress_seen: set[str] = set()  # uuids of subagent messages read from progress lines
 
     # -- sessions ------------------------------------------------------------------
 
@@ -168,7 +185,17 @@ class _Reader:
             if session_id == self.stem:  # no sessionId at all: the file is all we know
                 return self.stem, None
             return f"{session_id}:{agent}", session_id
+        if obj.get("isSidechain") is True and opt_str(obj.get("uuid")):
+            return f"{session_id}:sidechain-{self.chain_root(obj)[:8]}", session_id
         return session_id, None
+
+    def chain_root(self, obj: dict[str, Any]) -> str:
+        """The first message of the in-file sidechain ``obj`` continues (a Task subagent's
+        conversation, written into the parent's file before subagent files existed)."""
+        uuid = str(obj["uuid"])
+        root = self.chains.get(opt_str(obj.get("parentUuid")) or "", uuid)
+        self.chains[uuid] = root
+        return root
 
     def announce(self, obj: dict[str, Any], session_id: str, parent: str | None) -> Iterator[Event]:
         if session_id in self.announced:
@@ -176,7 +203,9 @@ class _Reader:
         self.announced.add(session_id)
         meta = {k: obj[k] for k in ("gitBranch", "version", "userType") if obj.get(k)}
         if parent is not None:
-            meta["agentId"] = opt_str(obj.get("agentId")) or self.stem[len("agent-"):]
+            agent_id = opt_str(obj.get("agentId")) or (self.stem[len("agent-"):] if self.agent_file else None)
+            if agent_id:
+                meta["agentId"] = agent_id
             meta["sidechain"] = True
         yield SessionRecord(id=session_id, source="claude-code", workspace=opt_str(obj.get("cwd")),
                             parent_session_id=parent, meta=meta)
@@ -204,6 +233,9 @@ class _Reader:
             return
         if kind == "attachment":
             yield from self.attachment(obj, line)
+            return
+        if kind == "progress":
+            yield from self.progress(obj, line)
             return
         if kind in BOOKKEEPING:
             return
@@ -239,11 +271,51 @@ class _Reader:
             if model and self.models.get(session_id) != model and not model.startswith("<"):
                 self.models[session_id] = model
                 yield SessionRecord(id=session_id, model=model)
-            if kind == "user" and _not_human(obj.get("origin")):
-                message = {**message, "role": "system"}  # a task's notice or another session's message
+            if kind == "user" and (_not_human(obj.get("origin")) or obj.get("isCompactSummary") is True
+                                   or obj.get("isMeta") is True):
+                # a task's notice, another session's message, the compaction summary, or text Claude
+                # Code added itself (command caveats, an expanded slash command or skill)
+                message = {**message, "role": "system"}
             yield from _message_events(message, session_id, timestamp, line, self.tools,
                                        obj.get("toolUseResult"))
         yield from problems
+
+    def progress(self, obj: dict[str, Any], line: int) -> Iterator[Event]:
+        """An ``agent_progress`` line (2.0.x-2.1.x) carries one message of a running subagent. The
+        subagent's own file holds them all; without it (a file copied alone, a web export) these
+        lines are the only copy, read into the child session the file would have made."""
+        data = obj.get("data")
+        if not isinstance(data, dict) or data.get("type") != "agent_progress":
+            return
+        inner = data.get("message")
+        agent_id = opt_str(data.get("agentId")) or opt_str(obj.get("agentId"))
+        session_id = opt_str(obj.get("sessionId"))
+        if not (isinstance(inner, dict) and isinstance(inner.get("message"), dict) and agent_id and session_id):
+            return
+        uuid = opt_str(inner.get("uuid"))
+        if (uuid and uuid in self.progress_seen) or self.has_agent_file(session_id, agent_id):
+            return
+        if uuid:
+            self.progress_seen.add(uuid)
+        problems: list[Problem] = []
+        child = f"{session_id}:agent-{agent_id}"
+        timestamp = safe_timestamp(inner.get("timestamp") or obj.get("timestamp"), line, problems)
+        yield from self.announce({**obj, "agentId": agent_id}, child, session_id)
+        message = inner["message"]
+        model = opt_str(message.get("model"))
+        if model and self.models.get(child) != model and not model.startswith("<"):
+            self.models[child] = model
+            yield SessionRecord(id=child, model=model)
+        if not message.get("role") and inner.get("type") in ("user", "assistant"):
+            message = {**message, "role": inner["type"]}
+        yield from _message_events(message, child, timestamp, line, self.tools, inner.get("toolUseResult"))
+        yield from problems
+
+    def has_agent_file(self, session_id: str, agent_id: str) -> bool:
+        """Whether the subagent's own transcript lies where Claude Code writes it."""
+        folder = self.importer.path.parent
+        name = f"agent-{agent_id}.jsonl"
+        return (folder / session_id / "subagents" / name).is_file() or (folder / name).is_file()
 
     def attachment(self, obj: dict[str, Any], line: int) -> Iterator[Event]:
         """A ``queued_command`` attachment: a prompt typed mid-turn, stored nowhere else."""
@@ -280,6 +352,8 @@ class _Reader:
             yield SessionRecord(id=session_id, title=title)
         if self.ranks:
             self.state.meta["title_rank"] = self.ranks
+        if self.chains:  # the latest sidechain messages, so an appended line finds its chain
+            self.state.meta["sidechain_roots"] = dict(list(self.chains.items())[-MAX_CHAIN_LINKS:])
 
 
 def _not_human(origin: Any) -> bool:
@@ -320,7 +394,7 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
                                        "arguments": json_text(block.get("input") or {}) or "{}"}})
         elif kind in ("tool_result", "web_search_tool_result"):
             call_id = opt_str(block.get("tool_use_id"))
-            text = flatten_content(block.get("content"))
+            text = _result_text(block.get("content"))
             if not text and use_result is not None:
                 text = _use_result_text(use_result)
             after.append(MessageRecord(session_id, "tool", text, tool_name=tools.lookup(call_id),
@@ -348,6 +422,25 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
             if record.tool_name is None:
                 record.tool_name = tools.lookup(record.tool_call_id)
             yield record
+
+
+def _result_text(content: Any) -> str:
+    """Text of a tool result's content: web search hits as ``title url`` lines, a search error by
+    its code, ToolSearch's ``tool_reference`` blocks by the tool they load, the rest flattened."""
+    if isinstance(content, dict) and content.get("type") == "web_search_tool_result_error":
+        return f"[web search error: {content.get('error_code')}]"
+    if not isinstance(content, list):
+        return flatten_content(content)
+    parts: list[str] = []
+    for item in content:
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "web_search_result":
+            parts.append(" ".join(str(item[k]) for k in ("title", "url") if item.get(k)) or "[web_search_result]")
+        elif kind == "tool_reference" and opt_str(item.get("tool_name")):
+            parts.append(f"[tool loaded: {item['tool_name']}]")
+        else:
+            parts.append(flatten_content(item))
+    return "\n".join(p for p in parts if p)
 
 
 def _use_result_text(value: Any) -> str:

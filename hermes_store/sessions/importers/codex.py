@@ -18,7 +18,19 @@ Current files wrap every record as ``{"timestamp", "type", "payload"}``:
   ``compaction_trigger``, ``context_compaction``, ``additional_tools``;
 * ``event_msg``: UI events duplicating the items (skipped), except
   ``thread_name_updated``, which sets the title;
-* ``compacted`` (a compaction summary, stored as a ``system`` message).
+* ``compacted`` (a compaction summary, stored as a ``system`` message);
+* ``inter_agent_communication`` (0.15x+: a message between agents of one tree,
+  ``author`` / ``recipient`` agent paths and ``content``): the thread's own
+  agent's message is ``assistant``, another agent's is ``user``, as for
+  ``agent_message`` items; one delivery written both ways (same ``id``) is
+  stored once; encrypted-only ones hold no text;
+* ``token_usage_record``, ``world_state``, ``retained_context``,
+  ``security_risk_score``, ``inter_agent_communication_metadata``: no
+  conversation, skipped.
+
+A fork's rollout copies its ancestor's records after its own header, the
+ancestor's ``session_meta`` among them: only the first header (the file's own
+thread) sets the session's id, start, workspace and lineage.
 
 Any other record or item type is reported as a problem with its line. Older
 files put the items at the top level after a first ``{"id", "timestamp",
@@ -49,13 +61,17 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _UUID_TAIL = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
-ENVELOPE_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
+ENVELOPE_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted",
+                  "inter_agent_communication"}
+# records of newer rollouts that hold no conversation (usage, environment snapshots, guardian context)
+SILENT_RECORDS = {"token_usage_record", "world_state", "inter_agent_communication_metadata",
+                  "retained_context", "security_risk_score"}
 CALL_TYPES = {"function_call", "custom_tool_call", "local_shell_call", "tool_search_call",
               "web_search_call", "image_generation_call"}
 OUTPUT_TYPES = {"function_call_output", "custom_tool_call_output", "tool_search_output",
                 "mcp_tool_call_output"}
 SILENT_TYPES = {"ghost_snapshot", "compaction", "compaction_summary", "compaction_trigger",
-                "additional_tools", "other"}
+                "additional_tools", "configuration_update", "other"}
 ITEM_TYPES = {"message", "agent_message", "reasoning", "context_compaction",
               *CALL_TYPES, *OUTPUT_TYPES, *SILENT_TYPES}
 DEFAULT_CALL_NAMES = {"local_shell_call": "local_shell", "tool_search_call": "tool_search",
@@ -70,7 +86,7 @@ class CodexImporter(Importer):
     agent = "OpenAI Codex CLI / Desktop"
     indexes = ("every response_item: messages, agent messages, reasoning summaries (role reasoning), "
                "function/custom/local-shell/tool-search/web-search/image-generation calls and outputs, "
-               "compaction summaries; title from thread_name_updated; subagent lineage")
+               "compaction summaries, inter-agent messages; title from thread_name_updated; subagent lineage")
     default_locations = {"linux": ("~/.codex/sessions/**/rollout-*.jsonl",
                                    "~/.codex/archived_sessions/**/rollout-*.jsonl"),
                          "darwin": ("~/.codex/sessions/**/rollout-*.jsonl",
@@ -99,8 +115,10 @@ class CodexImporter(Importer):
     def read(self, state: SourceState) -> Iterator[Event]:
         tools = ToolNames()
         session_id = state.meta.get("session_id") or self.default_session_id()
-        context: dict[str, Any] = {"session_id": session_id, "announced": bool(state.resume_at)}
-        unknown: set[str] = set()
+        context: dict[str, Any] = {"session_id": session_id, "announced": bool(state.resume_at),
+                                   "thread": state.meta.get("session_id"), "agent_path": state.meta.get("agent_path")}
+        unknown: set[tuple[str, str]] = set()
+        delivered: set[str] = set()  # ids of inter-agent messages already stored (item or record)
 
         def announce(**fields: Any) -> SessionRecord:
             context["announced"] = True
@@ -121,9 +139,16 @@ class CodexImporter(Importer):
                 # the thread's id: ``id`` (0.145+ beside the ``session_id`` its whole tree shares);
                 # 0.144 wrote a root thread's id as ``session_id`` only
                 native = opt_str(meta.get("id")) or opt_str(meta.get("thread_id")) or opt_str(meta.get("session_id"))
+                if context["thread"] and native and native != context["thread"]:
+                    return  # an ancestor's header copied into a fork: the file's own thread is known
                 if native and not context["announced"]:
                     context["session_id"] = native
                     state.meta["session_id"] = native
+                if native:
+                    context["thread"] = native
+                path = opt_str(meta.get("agent_path")) or _agent_path(meta.get("source"))
+                if path and not context["agent_path"]:
+                    context["agent_path"] = state.meta["agent_path"] = path
                 extra = {k: meta[k] for k in ("originator", "cli_version", "git", "thread_source", "agent_nickname",
                                               "agent_role", "agent_path", "forked_from_id") if meta.get(k)}
                 if meta.get("source"):
@@ -144,6 +169,10 @@ class CodexImporter(Importer):
                 item = payload if payload is not None else obj
                 if not context["announced"]:
                     yield announce(source="codex")
+                if item.get("type") == "agent_message":
+                    if _delivered(item, delivered):
+                        return
+                    item = {**item, "role": _agent_role(item.get("author"), context["agent_path"])}
                 item_kind = str(item.get("type"))
                 if "type" not in item and isinstance(item.get("role"), str):
                     item = {**item, "type": "message"}  # an early writer left the message type out
@@ -162,6 +191,16 @@ class CodexImporter(Importer):
                 if text:
                     yield MessageRecord(context["session_id"], "system", text,
                                         timestamp=timestamp, line=line)
+            elif kind == "inter_agent_communication" and payload is not None:
+                # a message between agents of one tree (author/recipient agent paths), newer rollouts
+                text = opt_str(payload.get("content"))
+                if not context["announced"]:
+                    yield announce(source="codex")
+                if text and not _delivered(payload, delivered):
+                    yield MessageRecord(context["session_id"], _agent_role(payload.get("author"), context["agent_path"]),
+                                        text, timestamp=timestamp, line=line)
+            elif kind in SILENT_RECORDS:
+                pass  # usage, world state, guardian context: no conversation
             elif "record_type" in obj:
                 pass  # the older format's state lines
             elif kind is not None and kind not in ENVELOPE_TYPES:
@@ -187,6 +226,31 @@ def _parent_thread(source: Any) -> str | None:
     return None
 
 
+def _agent_path(source: Any) -> str | None:
+    """A subagent's own agent path (``source.subagent.thread_spawn.agent_path``)."""
+    spawn = source.get("subagent") if isinstance(source, dict) else None
+    spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+    return opt_str(spawn.get("agent_path")) if isinstance(spawn, dict) else None
+
+
+def _agent_role(author: Any, own_path: str | None) -> str:
+    """An inter-agent message this thread's agent wrote is its own (``assistant``); any other agent's
+    message is input to it (``user``). A root thread's path is ``/root``."""
+    return "assistant" if opt_str(author) and opt_str(author) == (own_path or "/root") else "user"
+
+
+def _delivered(message: dict[str, Any], seen: set[str]) -> bool:
+    """True when an inter-agent message with this ``id`` was stored already (Codex writes one
+    delivery both as an ``agent_message`` item and as an ``inter_agent_communication`` record)."""
+    message_id = opt_str(message.get("id"))
+    if message_id is None:
+        return False
+    if message_id in seen:
+        return True
+    seen.add(message_id)
+    return False
+
+
 def _item_events(item: dict[str, Any], session_id: str, timestamp: float | None,
                  line: int, tools: ToolNames) -> Iterator[Event]:
     kind = item.get("type")
@@ -202,7 +266,7 @@ def _item_events(item: dict[str, Any], session_id: str, timestamp: float | None,
                 yield from _item_events(part, session_id, timestamp, line, tools)
         return
     if kind in ("message", "agent_message"):
-        role = "user" if kind == "agent_message" else (opt_str(item.get("role")) or "user")
+        role = opt_str(item.get("role")) or "user"
         text = flatten_content(item.get("content"))
         if text or kind == "message":
             yield MessageRecord(session_id, ROLES.get(role, role), text, timestamp=timestamp, line=line)
