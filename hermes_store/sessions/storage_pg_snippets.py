@@ -26,7 +26,7 @@ from hermes_store.sessions.storage_pg_health import SNIPPET_CHARS
 from hermes_store.storage_pg_marks import index_marked_excerpts
 
 _OWN_TEXT = (f"to_tsvector('{SEARCH_CONFIG}', hermes_tokens(coalesce(search_text, content), 262144))"
-             f" || to_tsvector('{SEARCH_CONFIG}', left(coalesce(cjk, ''), 262144))")
+             f" || to_tsvector('{SEARCH_CONFIG}', hermes_tokens(cjk, 262144))")  # schema/pg/0014
 _CALLS = "coalesce(calls, '')"
 
 
