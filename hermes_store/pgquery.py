@@ -9,7 +9,8 @@ SQL expression of type ``tsquery`` in which every term is a bound parameter:
 
 * ``"a b c"`` -> ``phraseto_tsquery(cfg, hermes_tokens(%s))`` (adjacent positions, as an
   FTS5 phrase; ``hermes_tokens`` folds the term exactly as the index folds stored text);
-* ``"a b*"`` -> the phrase followed by ``to_tsquery(cfg, quote_literal(...) || ':*')``;
+* ``"a b*"`` -> the phrase followed by ``hermes_prefix_query(...)`` (schema/pg/0014: the
+  folded token as a prefix, stemmed only where FTS5's porter stems it, 3 to 64 bytes);
 * ``X AND Y`` -> ``(X && Y)``, ``X OR Y`` -> ``(X || Y)``, ``X NOT Y`` -> ``(X && !!Y)``.
 
 Nothing from the user is ever pasted into SQL text: the SQL skeleton is made only of the
@@ -169,7 +170,7 @@ def _term_sql(term: Term, config: str, params: list[str]) -> str:
         parts.append(f"phraseto_tsquery('{config}', hermes_tokens(%s, {TERM_CAP}))")
     if term.prefix:
         params.append(term.tokens[-1])
-        parts.append(f"to_tsquery('{config}', quote_literal(btrim(hermes_tokens(%s, {TERM_CAP}))) || ':*')")
+        parts.append("hermes_prefix_query(%s)")  # the index's configuration (schema/pg/0014)
     if len(parts) == 1:
         return parts[0]
     return f"tsquery_phrase({parts[0]}, {parts[1]})"

@@ -46,6 +46,7 @@ import apsw
 from hermes_store.db import bounded_query, current_budget
 from hermes_store.tokens import (
     emoji_tokens,
+    folded,
     has_cjk,
     index_spans,
     is_emoji,
@@ -676,10 +677,14 @@ def _term_spans(content: str, plan: QueryPlan) -> list[tuple[int, int]]:
     wanted = {token for term in terms if not has_cjk(term)
               for _lo, _hi, token in index_spans(term, query=True)}
     # the plan's prefix* terms (those it honours) match words as written (folded, not stemmed)
-    prefixes = tuple({_folded(term.tokens[-1]) for match in (plan.strict_match, plan.literal_match)
-                      if match is not None for term in match.terms() if term.prefix and not term.cjk})
-    spans = [(lo, hi) for lo, hi, token in index_spans(content)
-             if token in wanted or (prefixes and _folded(content[lo:hi]).startswith(prefixes))]
+    # and as the index matches them (the stored token begins with the prefix stemmed as a
+    # query's: ``deploy*`` is ``deploi*``, which ``déploiement`` begins with)
+    written = {term.tokens[-1] for match in (plan.strict_match, plan.literal_match)
+               if match is not None for term in match.terms() if term.prefix and not term.cjk}
+    prefixes = tuple(folded(word) for word in written)
+    stems = tuple(token for word in written for _lo, _hi, token in index_spans(word, query=True))
+    spans = [(lo, hi) for lo, hi, token in index_spans(content) if token in wanted or (
+        prefixes and (folded(content[lo:hi]).startswith(prefixes) or token.startswith(stems)))]
     pieces = []
     for word in sorted({t for t in terms if has_cjk(t)}, key=len, reverse=True):
         pieces.append(re.escape(word))
@@ -693,8 +698,3 @@ def _term_spans(content: str, plan: QueryPlan) -> list[tuple[int, int]]:
             continue
         merged.append((lo, hi))
     return merged
-
-
-def _folded(word: str) -> str:
-    """``word`` lower-cased without diacritics (``remove_diacritics``' folding, unstemmed)."""
-    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)).lower()

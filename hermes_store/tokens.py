@@ -82,6 +82,11 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+def folded(word: str) -> str:
+    """``word`` lower-cased without diacritics (``remove_diacritics``' folding, unstemmed)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)).lower()
+
+
 def split_cjk(token: str) -> list[tuple[bool, str]]:
     """Split one token into runs ``(is_cjk, text)``."""
     runs: list[tuple[bool, str]] = []

@@ -223,3 +223,16 @@ def test_highlight_excerpt_marks_whole_words_the_index_matched():
     assert highlight_excerpt("deployment of the deployer", compile_query("deploy*")) == \
         ">>>deployment<<< of the >>>deployer<<<"
     assert highlight_excerpt("naïve señor 数据库", "naive senor") == ">>>naïve<<< >>>señor<<< 数据库"
+
+
+def test_highlight_excerpt_marks_a_prefix_match_however_it_is_accented():
+    """``deploy*`` finds ``déploiement`` (the index stems the prefix to ``deploi``, which the folded
+    word begins with): the fallback highlighter, and the terminal's bold for facts, mark it too."""
+    from hermes_store.cli.common import bold_terms
+    from hermes_store.query import highlight_excerpt
+
+    for query in ("deploy*", "Deploy*", "déploi*", "DÉPLOI*"):
+        assert highlight_excerpt("le déploiement est fini", query) == "le >>>déploiement<<< est fini"
+    assert highlight_excerpt("we deploy the deployer", "deploy*") == "we >>>deploy<<< the >>>deployer<<<"
+    assert highlight_excerpt("Redéploiement demain", "deploy*") == "Redéploiement demain"
+    assert bold_terms("le déploiement est fini", "deploy*") != "le déploiement est fini"
