@@ -392,6 +392,9 @@ ALLOWED = {
     ("storage_pg_marks.py", "TERM_CAP"): "int constant",
     ("storage_pg_marks.py", "SEARCH_CONFIG"): "constant text search configuration name",
     ("storage_pg_marks.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
+    ("storage_pg_marks.py", "tests"): "'v @@ (...)' over pgquery.tsquery_sql fragments: operators and %s placeholders only",
+    ("sessions/importers/opencode_db.py", "order"):
+        "a constant ORDER BY column list ('seq, id' or 'time_created, id') chosen from the table's columns",
     ("facts/storage_pg.py", "NOW_TEXT"): "constant SQL expression for the current UTC time",
     ("facts/storage_pg.py", "presence"): "tsquery_sql fragments: operators and %s placeholders",
     ("facts/storage_pg.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
