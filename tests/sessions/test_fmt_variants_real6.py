@@ -78,3 +78,38 @@ def test_codex_revert_with_a_leading_rollout_reference(store, tmp_path):
     child = f"{THREAD}_{rollout}"
     assert _said(messages(store, child)) == [("user", "redo the pier")]
     assert session(store, child)["parent_session_id"] == f"{THREAD}_{REVERT_1}"
+
+
+OPENCODE_EXPORT = "opencode-export/exports/ses_4b1c2d3e4ffeA1b2C3d4E5f6G7.json"
+OPENCODE_V2 = "opencode-json/.local/share/opencode/project/home-ines-kiln/storage/session"
+
+
+def test_opencode_export_document_is_imported(store, format_fixtures):
+    """``opencode export`` prints one pretty-printed ``{info, messages: [{info, parts}], todos}``
+    document: its messages are imported with their text, reasoning, tool call and output."""
+    path = format_fixtures / OPENCODE_EXPORT
+    assert detect_format(path) == "opencode-export"
+    summary = index(store, path)
+    assert summary["errors"] == []
+    sid = "ses_4b1c2d3e4ffeA1b2C3d4E5f6G7"
+    rows = messages(store, sid)
+    assert [(r["role"], r["content"]) for r in rows if not r["calls"]] == [
+        ("user", "which pear rows need pruning this week"), ("reasoning", "check the row log first"),
+        ("tool", "row 4: pear, last pruned march"), ("assistant", "Row 4 pears are due for pruning.")]
+    assert [c[:2] for r in rows for c in r["calls"]] == [("read", {"filePath": "/home/kai/orchard/rows.md"})]
+    row = session(store, sid)
+    assert row["title"] == "Prune the orchard schedule" and row["workspace"] == "/home/kai/orchard"
+
+
+def test_opencode_messagev2_layout_reads_parts_from_session_part(store, format_fixtures):
+    """The summer-2025 layout under ``project/<project>/storage/session/``: ``info/``, headers in
+    ``message/<session>/`` and the parts in ``part/<session>/<message>/`` -- the parts are read, not
+    left out (the session used to be refused as holding no messages)."""
+    info = format_fixtures / OPENCODE_V2 / "info/ses_7c8d9e0f1ffeK2l3M4n5O6p7Q8.json"
+    assert detect_format(info) == "opencode-json"
+    summary = index(store, format_fixtures / OPENCODE_V2)
+    assert summary["errors"] == []
+    rows = messages(store, "ses_7c8d9e0f1ffeK2l3M4n5O6p7Q8")
+    assert [(r["role"], r["content"]) for r in rows if not r["calls"]] == [
+        ("user", "log the cone six glaze firing"), ("tool", ""), ("assistant", "Logged the cone six glaze firing.")]
+    assert [c[0] for r in rows for c in r["calls"]] == ["write"]
