@@ -32,6 +32,23 @@ A fork's rollout copies its ancestor's records after its own header, the
 ancestor's ``session_meta`` among them: only the first header (the file's own
 thread) sets the session's id, start, workspace and lineage.
 
+``thread/revert`` (paginated threads, 0.149+) keeps the thread id but starts a
+new rollout file, ``rollout-<time>-<thread id>_<rollout id>.jsonl``, beside the
+original. codex-rs does not copy the kept prefix into it: its ``session_meta``
+names the prefix by reference, ``history_base = {thread_id: <the predecessor's
+rollout id>, end_ordinal_exclusive, end_byte_offset}`` ("retained by
+history_base rather than rewritten"; a leading ``rollout_reference`` record in
+some versions), and the file holds only what was said after the revert. So the
+file is a session of its own, ``<thread id>_<rollout id>``, whose parent is the
+rollout it continues (the original thread, or an earlier revert's session):
+merging it under the thread id would either drop its messages (the thread is
+already indexed from the original file) or store the prefix twice, and the
+original keeps the turns the revert abandoned, which stay searchable there.
+``realtime_item`` records (voice sessions, paginated threads) store their
+``transcript_segment`` text (``role`` user / assistant, at the top of the
+payload or under ``data``); session start/close and ``bem_item_promoted``
+(a pointer to an agent item already stored) carry no text.
+
 Any other record or item type is reported as a problem with its line. Older
 files put the items at the top level after a first ``{"id", "timestamp",
 "instructions"}`` line.
@@ -41,7 +58,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hermes_store.sessions.importers.base import (
@@ -60,9 +77,13 @@ from hermes_store.sessions.importers.base import (
 )
 from hermes_store.sessions.importers.openai_common import ToolNames
 
-_UUID_TAIL = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_UUID_TAIL = re.compile(rf"({_UUID})$", re.I)
+# a reverted thread's rollout: ``rollout-<time>-<thread id>_<rollout id>``
+_REVERT_TAIL = re.compile(rf"({_UUID})_({_UUID})$", re.I)
 ENVELOPE_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted",
-                  "inter_agent_communication"}
+                  "inter_agent_communication", "realtime_item", "rollout_reference"}
+REALTIME_SILENT = {"realtime_session_started", "realtime_session_closed", "bem_item_promoted"}
 # records of newer rollouts that hold no conversation (usage, environment snapshots, guardian context)
 SILENT_RECORDS = {"token_usage_record", "world_state", "inter_agent_communication_metadata",
                   "retained_context", "security_risk_score"}
@@ -109,14 +130,26 @@ class CodexImporter(Importer):
         return 0.0
 
     def default_session_id(self) -> str:
+        revert = _REVERT_TAIL.search(self.path.stem)
+        if revert and revert.group(1).lower() != revert.group(2).lower():
+            return f"{revert.group(1)}_{revert.group(2)}"
         match = _UUID_TAIL.search(self.path.stem)
         return match.group(1) if match else self.path.stem
+
+    def _rollout_id(self) -> str | None:
+        """The rollout id of a ``thread/revert`` file (``…-<thread id>_<rollout id>``), else None."""
+        revert = _REVERT_TAIL.search(self.path.stem)
+        if revert and revert.group(1).lower() != revert.group(2).lower():
+            return revert.group(2)
+        return None
 
     def read(self, state: SourceState) -> Iterator[Event]:
         tools = ToolNames()
         session_id = state.meta.get("session_id") or self.default_session_id()
+        rollout_id = self._rollout_id()
         context: dict[str, Any] = {"session_id": session_id, "announced": bool(state.resume_at),
-                                   "thread": state.meta.get("session_id"), "agent_path": state.meta.get("agent_path")}
+                                   "thread": state.meta.get("thread") or state.meta.get("session_id"),
+                                   "agent_path": state.meta.get("agent_path")}
         unknown: set[tuple[str, str]] = set()
         delivered: set[str] = set()  # ids of inter-agent messages already stored (item or record)
 
@@ -142,10 +175,11 @@ class CodexImporter(Importer):
                 if context["thread"] and native and native != context["thread"]:
                     return  # an ancestor's header copied into a fork: the file's own thread is known
                 if native and not context["announced"]:
-                    context["session_id"] = native
-                    state.meta["session_id"] = native
+                    # a reverted thread's rollout is a session of its own (see the module docstring)
+                    context["session_id"] = f"{native}_{rollout_id}" if rollout_id else native
+                    state.meta["session_id"] = context["session_id"]
                 if native:
-                    context["thread"] = native
+                    context["thread"] = state.meta["thread"] = native
                 path = opt_str(meta.get("agent_path")) or _agent_path(meta.get("source"))
                 if path and not context["agent_path"]:
                     context["agent_path"] = state.meta["agent_path"] = path
@@ -155,6 +189,14 @@ class CodexImporter(Importer):
                     extra["codex_source"] = meta["source"]
                 # a subagent names its parent in ``source.subagent.thread_spawn`` or, newer, at the top
                 parent = _parent_thread(meta.get("source")) or opt_str(meta.get("parent_thread_id"))
+                base = meta.get("history_base") if isinstance(meta.get("history_base"), dict) else None
+                if rollout_id and native:
+                    extra["rollout_id"] = rollout_id
+                    if base is not None:
+                        extra["history_base"] = base
+                        parent = _rollout_session(native, opt_str(base.get("thread_id"))) or parent
+                    else:
+                        parent = parent or native  # reverted without a readable base: still the thread's
                 yield announce(
                     source="codex",
                     workspace=opt_str(meta.get("cwd")),
@@ -199,6 +241,16 @@ class CodexImporter(Importer):
                 if text and not _delivered(payload, delivered):
                     yield MessageRecord(context["session_id"], _agent_role(payload.get("author"), context["agent_path"]),
                                         text, timestamp=timestamp, line=line)
+            elif kind == "realtime_item" and payload is not None:
+                yield from _realtime_events(payload, context["session_id"], timestamp, line, report)
+            elif kind == "rollout_reference" and payload is not None:
+                # an older revert's (or a rotated segment's) pointer to the records it continues
+                target = opt_str(payload.get("thread_id"))
+                if rollout_id and target == context["thread"]:
+                    yield announce(parent_session_id=_rollout_session(target, opt_str(payload.get("rollout_id")))
+                                   or target, meta={"rollout_reference": {
+                                       k: payload[k] for k in ("rollout_id", "thread_id", "nth_user_message")
+                                       if payload.get(k) is not None}})
             elif kind in SILENT_RECORDS:
                 pass  # usage, world state, guardian context: no conversation
             elif "record_type" in obj:
@@ -210,6 +262,32 @@ class CodexImporter(Importer):
             yield from problems
 
         yield from read_jsonl(self, state, handle)
+
+
+def _rollout_session(thread: str, rollout: str | None) -> str | None:
+    """The session a rollout of ``thread`` was stored as: the thread's own id for its original
+    rollout, ``<thread>_<rollout>`` for a reverted one."""
+    if not rollout:
+        return None
+    return thread if rollout.lower() == thread.lower() else f"{thread}_{rollout}"
+
+
+def _realtime_events(payload: dict[str, Any], session_id: str, timestamp: float | None, line: int,
+                     report: Callable[[str, str, int], Iterator[Problem]]) -> Iterator[Event]:
+    """A voice session's ``realtime_item``: a ``transcript_segment`` is what was said (fields at the
+    top of the payload, or under ``data`` in the adjacently tagged shape); the others carry no text."""
+    kind = opt_str(payload.get("type"))
+    body = payload.get("data") if isinstance(payload.get("data"), dict) else payload
+    if kind == "transcript_segment":
+        role = opt_str(body.get("role"))
+        text = opt_str(body.get("text"))
+        if role not in ("user", "assistant"):
+            yield Problem(line, f"realtime_item transcript_segment: field 'role' is {role!r}, not user/assistant "
+                                "(skipped)")
+        elif text:
+            yield MessageRecord(session_id, role, text, timestamp=timestamp, line=line)
+    elif kind not in REALTIME_SILENT:
+        yield from report(str(kind), "realtime_item", line)
 
 
 def _parent_thread(source: Any) -> str | None:

@@ -1,4 +1,11 @@
-"""``opencode-jsonl``: OpenCode messages exported one per line.
+"""``opencode-jsonl`` and ``opencode-export``: OpenCode sessions exported from the CLI or SDK.
+
+``opencode export [sessionID]`` (``packages/opencode/src/cli/cmd/export.ts``) prints one
+pretty-printed JSON document, ``{"info": <session>, "messages": [{"info", "parts"}],
+"todos"?: [...]}`` (``todos`` since 2025; no conversation): the ``opencode-export``
+reader, re-read whole when the file changes.
+
+``opencode-jsonl``: OpenCode messages written one per line.
 
 What ``opencode export`` and the SDK's ``session.messages()`` give, written as
 JSONL: each line ``{"info": {id: "msg_...", sessionID: "ses_...", role,
@@ -16,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hermes_store.sessions.importers.base import (
+    Checkpoint,
     Event,
     Head,
     Importer,
@@ -24,6 +32,13 @@ from hermes_store.sessions.importers.base import (
     SourceState,
     opt_str,
     read_jsonl,
+)
+from hermes_store.sessions.importers.doc_common import (
+    NamedByDocument,
+    ReplacedWhenChanged,
+    load_document,
+    safe_rows,
+    shape_guarded,
 )
 from hermes_store.sessions.importers.opencode_json import (
     _time,
@@ -90,3 +105,62 @@ class OpenCodeJsonlImporter(Importer):
                 yield Problem(line, problem.error)
 
         yield from read_jsonl(self, state, handle)
+
+
+def _is_session_info(info: Any) -> bool:
+    return isinstance(info, dict) and "role" not in info and str(info.get("id", "")).startswith("ses_")
+
+
+class OpenCodeExportImporter(NamedByDocument, ReplacedWhenChanged, Importer):
+    """``opencode export`` output: one ``{info, messages: [{info, parts}], todos?}`` document."""
+
+    name = "opencode-export"
+    agent = "OpenCode (opencode export)"
+    indexes = "the exported session: every message's parts (text, reasoning, tool calls with input and output), " \
+              "title, directory, parent, times"
+    source: str | None = "opencode"
+    resumable_by_offset = False
+    snapshot = True
+
+    @classmethod
+    def sniff(cls, head: Head) -> float:
+        """One object whose ``info`` is a session (``ses_…``, no role) and whose ``messages`` are
+        ``{info: {sessionID, role}, parts}``."""
+        if head.is_sqlite or head.data.lstrip()[:1] != b"{":
+            return 0.0
+        doc = head.document()
+        if not isinstance(doc, dict) or not _is_session_info(doc.get("info")):
+            return 0.0
+        messages = doc.get("messages")
+        if not isinstance(messages, list):
+            return 0.0
+        sample = [m for m in messages[:20] if isinstance(m, dict)]
+        return 0.95 if sample and all(_is_message(m) for m in sample) else 0.0
+
+    @shape_guarded
+    def read(self, state: SourceState) -> Iterator[Event]:
+        problems: list[Problem] = []
+        doc = load_document(self, problems)
+        yield from problems
+        if not isinstance(doc, dict) or not _is_session_info(doc.get("info")) \
+                or not isinstance(doc.get("messages"), list):
+            yield Problem(1, "expected {info: <session ses_...>, messages: [{info, parts}]}")
+            return
+        info = doc["info"]
+        self.doc_id = str(info["id"])
+        yield session_record(info, self.source_label(), {})
+        model_seen = False
+        for index, message in enumerate(doc["messages"]):
+            where = f"messages[{index}]"
+            if not _is_message(message):
+                yield Problem(None, f"{where}: expected {{info: {{sessionID, role}}, parts}} (skipped)")
+                continue
+            header = message["info"]
+            if not model_seen and model_of(header):
+                model_seen = True
+                yield SessionRecord(id=self.doc_id, model=model_of(header))
+            rows_problems: list[Problem] = []
+            yield from safe_rows(message_rows, rows_problems, None, where, self.doc_id, header,
+                                 message["parts"], where, rows_problems)
+            yield from rows_problems  # each names its message and part (``where``)
+        yield Checkpoint("done")

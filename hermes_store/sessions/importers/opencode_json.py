@@ -16,7 +16,12 @@
 Early versions (mid 2025) kept ``session/info/<sessionID>.json`` and
 ``session/message/<sessionID>/<messageID>.json`` with the parts inline in the
 message (``parts: [{type: "text"}, {type: "tool-invocation", toolInvocation}]``)
-and the times under ``metadata``; both layouts are read. A session file is one
+and the times under ``metadata``. Between the two (MessageV2, summer 2025) the
+same ``session/`` directory held ``info/``, ``message/<sessionID>/<messageID>.json``
+(headers only) and ``part/<sessionID>/<messageID>/<partID>.json``, per project
+under ``~/.local/share/opencode/project/<project>/storage/`` (OpenCode's
+``storage.ts`` migration copies exactly these globs into the flat tree). All three
+layouts are read. A session file is one
 source; the loader re-reads it whole (messages and parts change as a session
 goes on), adding only the messages past those already stored.
 """
@@ -235,6 +240,10 @@ _MEMBER_PREFIXES = {"message": "msg", "part": "prt"}
 def _member(path: Path, doc: Any) -> bool:
     """True for a message, part, project, diff or todo file of an OpenCode storage tree."""
     parents = path.parents
+    if len(parents) > 3 and parents[2].name == "part" and parents[3].name == "session":
+        # the MessageV2 layout's ``session/part/<sessionID>/<messageID>/<partID>.json``
+        return path.stem.startswith("prt") if doc is None else (
+            isinstance(doc, dict) and str(doc.get("id", path.stem)).startswith("prt"))
     for depth in (0, 1):
         if len(parents) > depth and parents[depth].name in _MEMBER_DIRS \
                 and parents[depth].parent.name in ("storage", "session"):
@@ -258,8 +267,10 @@ class OpenCodeJsonImporter(Importer):
     skip_when_unchanged = False  # messages and parts change without the session file changing
     snapshot = True
     default_locations = {
-        "linux": ("~/.local/share/opencode/storage/session/*/*.json",),
-        "darwin": ("~/.local/share/opencode/storage/session/*/*.json",),
+        "linux": ("~/.local/share/opencode/storage/session/*/*.json",
+                  "~/.local/share/opencode/project/*/storage/session/info/*.json"),
+        "darwin": ("~/.local/share/opencode/storage/session/*/*.json",
+                   "~/.local/share/opencode/project/*/storage/session/info/*.json"),
     }
 
     @classmethod
@@ -283,14 +294,19 @@ class OpenCodeJsonImporter(Importer):
     def member_of(cls, head: Head) -> Path | None:
         """A message, part or project file: read through its session file (the storage tree)."""
         if head.path.parent.parent.name != "session" and _member(head.path, None):
-            return head.path.parent.parent
+            parents = head.path.parents
+            return parents[2] if len(parents) > 3 and parents[2].name == "part" else parents[1]
         return None
 
-    def _layout(self) -> tuple[Path, Path | None]:
-        """(message directory root, part directory root or None for inline parts)."""
+    def _layout(self, session_id: str) -> tuple[Path, Path | None]:
+        """(message directory root, directory holding a ``<messageID>/`` folder of parts per
+        message, or None when the parts are inline)."""
         session_dir = self.path.parent.parent
         if self.path.parent.name == "info" and (session_dir / "message").is_dir():
-            return session_dir / "message", None  # early layout: storage/session/{info,message}
+            # early layouts: storage/session/{info,message} with inline parts, or (MessageV2)
+            # with the parts in storage/session/part/<sessionID>/<messageID>/
+            parts = session_dir / "part" / session_id
+            return session_dir / "message", parts if parts.is_dir() else None
         storage = session_dir.parent
         return storage / "message", storage / "part"
 
@@ -309,7 +325,7 @@ class OpenCodeJsonImporter(Importer):
             yield Problem(1, "expected a session object with an 'id'")
             return
         session_id = str(info["id"])
-        message_root, part_root = self._layout()
+        message_root, part_root = self._layout(session_id)
         headers: list[tuple[float, str, dict[str, Any]]] = []
         problems = []
         message_dir = message_root / session_id

@@ -48,7 +48,10 @@ from hermes_store.sessions.importers.kimi_cli import KimiCliImporter
 from hermes_store.sessions.importers.message_dump import MessageDumpImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
 from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
-from hermes_store.sessions.importers.opencode_export import OpenCodeJsonlImporter
+from hermes_store.sessions.importers.opencode_export import (
+    OpenCodeExportImporter,
+    OpenCodeJsonlImporter,
+)
 from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
 from hermes_store.sessions.importers.openhands import OpenHandsImporter
 from hermes_store.sessions.importers.openhands_v0 import (
@@ -76,6 +79,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     OpenCodeJsonImporter,
     OpenCodeDbImporter,
     OpenCodeJsonlImporter,
+    OpenCodeExportImporter,
     CursorImporter,
     CursorAgentImporter,
     CursorAgentTextImporter,
