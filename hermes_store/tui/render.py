@@ -14,7 +14,7 @@ from typing import Any
 from rich.text import Text
 
 from hermes_store.cli.common import terminal_safe
-from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
+from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, highlight_excerpt
 from hermes_store.tui.backend import message_reference
 
 HIT_STYLE = "bold reverse"
@@ -56,6 +56,25 @@ def highlighted(snippet: str) -> Text:
         end = rest.find(HIGHLIGHT_CLOSE)
         word, rest = (rest, "") if end < 0 else (rest[:end], rest[end + len(HIGHLIGHT_CLOSE):])
         out.append(word, style=HIT_STYLE)
+    return out
+
+
+def terms_highlighted(text: str, query: str) -> Text:
+    """All of ``text`` (one line) with every word ``query`` matches in :data:`HIT_STYLE`, for
+    text its index returns without marks (a fact): words are matched as the index matches them
+    (:func:`hermes_store.query.highlight_excerpt`: folded, stemmed, ``prefix*``), the way
+    ``hermes-store recall`` bolds a fact. The marks are two private-use characters the text
+    does not hold, so nothing stored can pose as one."""
+    plain = " ".join(str(text or "").split())
+    pairs = (chr(code) for code in range(0xE000, 0xF8FF, 2))
+    open_mark, close_mark = next((a, chr(ord(a) + 1)) for a in pairs if a not in plain and chr(ord(a) + 1) not in plain)
+    marked = highlight_excerpt(plain, query, width=3 * len(plain) + 3, open_mark=open_mark, close_mark=close_mark)
+    out = Text()
+    for part in marked.split(open_mark):
+        word, closed, rest = part.partition(close_mark)
+        if closed:
+            out.append(safe(word), style=HIT_STYLE)
+        out.append(safe(rest if closed else word))
     return out
 
 

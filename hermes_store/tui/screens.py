@@ -16,7 +16,14 @@ from textual.widgets import Footer, Input, Label, Static
 from hermes_store import timeutil
 from hermes_store.recall import KIND_BY_NAME
 from hermes_store.tui.backend import ROLES, SESSION_PAGE, SearchRequest, StoreView, check_roles
-from hermes_store.tui.render import highlighted, message_text, one_line, safe, session_header
+from hermes_store.tui.render import (
+    highlighted,
+    message_text,
+    one_line,
+    safe,
+    session_header,
+    terms_highlighted,
+)
 from hermes_store.tui.resume import resume_command
 
 
@@ -216,7 +223,8 @@ class RecallScreen(Screen[None]):
             head, text = kind.describe(item.to_dict())
             body.append(one_line(head) + "\n", style="dim")
             body.append("    ")
-            body.append_text(highlighted(text))
+            # memory entries come marked by their index; a fact is marked here (as recall bolds it)
+            body.append_text(terms_highlighted(text, self.text) if kind.name == "facts" else highlighted(text))
             body.append("\n")
         if not result.results and result.errors:  # not "no match": the search did not happen
             body.append("No facts or memory entries found: the searches below failed.\n")
