@@ -78,3 +78,30 @@ def test_fact_hits_are_marked_in_the_facts_and_memory_view(french_home: Path, qu
     memory = next(line for line in lines if "progressif" in line)
     assert re.search(HIT.format(word=word), memory), memory
     assert re.search(HIT.format(word=word), fact), fact
+
+
+def test_preview_and_session_mark_what_the_index_matched(french_home: Path) -> None:
+    """The preview and the whole session (Enter) marked the query's words as written, anywhere
+    in a word: ``deploy*`` marked ``Deploy`` inside ``Deploying`` and never ``déploiement``,
+    ``cafe`` never ``café``, while the result list above marked the words the index matched.
+    Both now mark those words (folded, stemmed, prefix*), whole, as the result list does."""
+    for query, marked, unmarked in (("deploy*", ["déploiement"], ["café"]), ("cafe", ["café"], ["déploiement"])):
+        tmux = Tmux(f"env TERM=xterm-256color {' '.join(CLI)} --home {french_home} tui -q '{query}'; sleep 30")
+        try:
+            tmux.wait_for("[0] USER")  # the preview of the first hit
+            time.sleep(0.3)
+            styled = tmux.screen("-e").splitlines()
+            preview = styled[next(i for i, line in enumerate(styled) if "[0] USER" in line) + 1]
+            for word in marked:
+                assert re.search(HIT.format(word=word), preview), (query, preview)
+            for word in unmarked:
+                assert not re.search(HIT.format(word=word), preview), (query, preview)
+            tmux.keys("Enter")
+            tmux.wait_for("hit: fr000000")
+            time.sleep(0.3)
+            styled = tmux.screen("-e")
+            line = next(line for line in styled.splitlines() if "hier soir" in line)
+            for word in marked:
+                assert re.search(HIT.format(word=word), line), (query, line)
+        finally:
+            tmux.close()
