@@ -350,9 +350,12 @@ class PgDatabase:
             self.pool.open(wait=True, timeout=self.connect_timeout)
         except psycopg.Error as exc:
             self._close_pool()
+            reason = self._reason(exc)
+            # the server answered and said no (no such database, role or password): not a timeout
+            answered = "FATAL:" in reason
             raise PgUnavailable(
-                f"{self.display_url}: PostgreSQL server not reachable within "
-                f"{self.connect_timeout:.0f}s: {self._reason(exc)}"
+                f"{self.display_url}: PostgreSQL server refused the connection: {reason}" if answered else
+                f"{self.display_url}: PostgreSQL server not reachable within {self.connect_timeout:.0f}s: {reason}"
             ) from exc
         if migrate:
             try:

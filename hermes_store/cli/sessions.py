@@ -106,11 +106,11 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
     if as_json:
         echo_json(summary.as_dict())
     else:
-        click.echo(f"{summary.files} files: {summary.sessions_added} sessions and "
-                   f"{summary.messages_added} messages added, {summary.skipped} messages already "
-                   f"indexed, {len(summary.errors)} problems"
+        click.echo(f"{_count(summary.files, 'file')}: {_count(summary.sessions_added, 'session')} and "
+                   f"{_count(summary.messages_added, 'message')} added, {_count(summary.skipped, 'message')} "
+                   f"already indexed, {_count(len(summary.errors), 'problem')}"
                    + (f", {summary.messages_updated} edited in place" if summary.messages_updated else "")
-                   + (f", {summary.forgotten} forgotten messages left out" if summary.forgotten else "")
+                   + (f", {_count(summary.forgotten, 'forgotten message')} left out" if summary.forgotten else "")
                    + (f", {len(summary.notices)} with nothing to import" if summary.notices else ""))
         for error in summary.errors:
             where = one_line(error["path"]) + (f":{error['line']}" if error["line"] is not None else "")
@@ -118,6 +118,11 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
         for notice in summary.notices:  # a known format's input holding nothing: said, not a problem
             click.echo(f"  {one_line(notice['path'])}: {one_line(str(notice['notice']))}")
     sys.exit(1 if summary.all_failed else 0)
+
+
+def _count(number: int, noun: str) -> str:
+    """``number`` and ``noun``, plural unless it is one (``1 file``, ``0 files``, ``2 files``)."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _size(path: Path) -> int:

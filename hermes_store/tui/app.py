@@ -219,8 +219,8 @@ class SearchApp(App[None]):
             messages = self.store.context(row["session_id"], int(row["seq"]))
         except Exception:  # interrupted by a newer search, or the store went away: nothing to show
             return
-        terms = compile_query(self.request.query).terms
-        texts = [(m.get("seq") == int(row["seq"]), message_text(m, hit_seq=int(row["seq"]), terms=terms))
+        plan = compile_query(self.request.query)
+        texts = [(m.get("seq") == int(row["seq"]), message_text(m, hit_seq=int(row["seq"]), query=plan))
                  for m in messages]
         self.call_from_thread(self._set_preview, row, texts)
 
@@ -255,7 +255,7 @@ class SearchApp(App[None]):
         if row is None:
             self.notify("No result to open.", severity="warning")
             return
-        self.push_screen(SessionScreen(self.store, row, compile_query(self.request.query).terms))
+        self.push_screen(SessionScreen(self.store, row, compile_query(self.request.query)))
 
     def action_move(self, step: int) -> None:
         """Move the result highlight by ``step`` (works while typing)."""

@@ -14,7 +14,7 @@ from typing import Any
 from rich.text import Text
 
 from hermes_store.cli.common import terminal_safe
-from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
+from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, QueryPlan, highlight_excerpt
 from hermes_store.tui.backend import message_reference
 
 HIT_STYLE = "bold reverse"
@@ -57,6 +57,46 @@ def highlighted(snippet: str) -> Text:
         word, rest = (rest, "") if end < 0 else (rest[:end], rest[end + len(HIGHLIGHT_CLOSE):])
         out.append(word, style=HIT_STYLE)
     return out
+
+
+def hit_spans(text: str, query: str | QueryPlan) -> list[tuple[int, int]]:
+    """The ``(start, end)`` spans of ``text`` holding a word ``query`` matches as the index
+    matches it (:func:`hermes_store.query.highlight_excerpt`: folded, stemmed, ``prefix*``,
+    whole words): ``cafe`` finds ``café``, ``deploy*`` ``déploiement``. The excerpt's marks are
+    two private-use characters the text does not hold, so nothing stored can pose as one."""
+    if not text:
+        return []
+    pairs = (chr(code) for code in range(0xE000, 0xF8FF, 2))
+    open_mark = next(a for a in pairs if a not in text and chr(ord(a) + 1) not in text)
+    close_mark = chr(ord(open_mark) + 1)
+    # a width three times the text's: the excerpt is the whole text, never cut or given "..."
+    marked = highlight_excerpt(text, query, width=3 * len(text) + 3, open_mark=open_mark, close_mark=close_mark)
+    spans: list[tuple[int, int]] = []
+    at = start = 0
+    for char in marked:
+        if char == open_mark:
+            start = at
+        elif char == close_mark:
+            spans.append((start, at))
+        else:
+            at += 1
+    return spans
+
+
+def terms_highlighted(text: str, query: str | QueryPlan) -> Text:
+    """All of ``text`` (one line) with every word ``query`` matches in :data:`HIT_STYLE` (see
+    :func:`hit_spans`), for text its index returns without marks (a fact), the way
+    ``hermes-store recall`` bolds a fact."""
+    return _marked(one_line(text), query)
+
+
+def _marked(plain: str, query: str | QueryPlan | None) -> Text:
+    """``plain`` (already neutralised) with the words ``query`` matches in :data:`HIT_STYLE`."""
+    text = Text(plain)
+    if query is not None:
+        for lo, hi in hit_spans(plain, query):
+            text.stylize(HIT_STYLE, lo, hi)
+    return text
 
 
 def result_text(row: dict[str, Any]) -> Text:
@@ -103,11 +143,12 @@ def tool_call_lines(raw: Any) -> list[str]:
     return lines
 
 
-def message_text(message: dict[str, Any], *, hit_seq: int | None = None, terms: list[str] | None = None,
+def message_text(message: dict[str, Any], *, hit_seq: int | None = None, query: str | QueryPlan | None = None,
                  max_chars: int | None = PREVIEW_CHARS) -> Text:
     """A message as ``[seq] ROLE:tool  time`` then its content and tool calls.
 
-    The hit (``seq == hit_seq``) is marked; ``terms`` are highlighted in every message;
+    The hit (``seq == hit_seq``) is marked; the words ``query`` matches are highlighted in
+    every message's content and tool calls as the index matches them (:func:`hit_spans`);
     content longer than ``max_chars`` is cut (None: shown whole).
     """
     is_hit = hit_seq is not None and message.get("seq") == hit_seq
@@ -119,15 +160,16 @@ def message_text(message: dict[str, Any], *, hit_seq: int | None = None, terms: 
     text.append(f"[{message.get('seq')}] {head}", style="bold yellow" if is_hit else "bold")
     text.append(f"  {stamp(message.get('timestamp'))}\n", style="dim")
     body = safe(message.get("content")).strip()
+    cut = ""
     if max_chars is not None and len(body) > max_chars:
-        body = body[:max_chars] + f" … ({len(body) - max_chars} more characters: Enter shows all)"
+        body, cut = body[:max_chars], f" … ({len(body) - max_chars} more characters: Enter shows all)"
     if body:
-        text.append(body + "\n")
+        text.append_text(_marked(body, query))
+        text.append(cut + "\n")
     for line in tool_call_lines(message.get("tool_calls")):
         text.append("  ⚙ tool call ", style="magenta")
-        text.append(line + "\n")
-    if terms:
-        text.highlight_words([safe(t) for t in terms if t], HIT_STYLE, case_sensitive=False)
+        text.append_text(_marked(line, query))
+        text.append("\n")
     text.rstrip()
     return text
 

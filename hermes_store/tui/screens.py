@@ -14,9 +14,17 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Label, Static
 
 from hermes_store import timeutil
+from hermes_store.query import QueryPlan
 from hermes_store.recall import KIND_BY_NAME
 from hermes_store.tui.backend import ROLES, SESSION_PAGE, SearchRequest, StoreView, check_roles
-from hermes_store.tui.render import highlighted, message_text, one_line, safe, session_header
+from hermes_store.tui.render import (
+    highlighted,
+    message_text,
+    one_line,
+    safe,
+    session_header,
+    terms_highlighted,
+)
 from hermes_store.tui.resume import resume_command
 
 
@@ -31,9 +39,9 @@ class SessionScreen(Screen[None]):
         Binding("p", "page(-1)", "Prev page"),
     ]
 
-    def __init__(self, store: StoreView, row: dict[str, Any], terms: list[str]) -> None:
+    def __init__(self, store: StoreView, row: dict[str, Any], plan: QueryPlan) -> None:
         super().__init__()
-        self.store, self.row, self.terms = store, row, terms
+        self.store, self.row, self.plan = store, row, plan  # plan: the query, to mark its words
         self.session: dict[str, Any] | None = None
         count_hint = int(row.get("seq") or 0)
         self.start = max(0, count_hint - SESSION_PAGE // 2)
@@ -77,7 +85,7 @@ class SessionScreen(Screen[None]):
                 text.append(f"\nmessages {first}–{last} of {total} (n/p: next/previous page)", style="dim")
         header.update(text)
         hit_seq = int(self.row["seq"])
-        widgets = [Static(message_text(m, hit_seq=hit_seq, terms=self.terms, max_chars=None),
+        widgets = [Static(message_text(m, hit_seq=hit_seq, query=self.plan, max_chars=None),
                           classes="message hit" if m["seq"] == hit_seq else "message")
                    for m in messages]
         box.mount_all(widgets)
@@ -216,7 +224,8 @@ class RecallScreen(Screen[None]):
             head, text = kind.describe(item.to_dict())
             body.append(one_line(head) + "\n", style="dim")
             body.append("    ")
-            body.append_text(highlighted(text))
+            # memory entries come marked by their index; a fact is marked here (as recall bolds it)
+            body.append_text(terms_highlighted(text, self.text) if kind.name == "facts" else highlighted(text))
             body.append("\n")
         if not result.results and result.errors:  # not "no match": the search did not happen
             body.append("No facts or memory entries found: the searches below failed.\n")

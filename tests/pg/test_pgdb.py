@@ -148,3 +148,14 @@ def test_url_options_are_kept_beside_the_timeouts(pg_url):
         assert db.scalar("SELECT current_schema()") == "other"
         assert db.scalar("SHOW statement_timeout") == "7s"
         assert db.table_exists("messages") and db.scalar("SELECT count(*) FROM other.messages") == 0
+
+
+def test_a_database_the_server_refuses_is_not_called_unreachable(pg_server):
+    """A server that answered 'database "..." does not exist' was reported as 'PostgreSQL server
+    not reachable within 5s': the server was reached at once and said why it refused."""
+    with pytest.raises(PgUnavailable) as caught:
+        PgDatabase(pg_server.url("no_such_database_here"), connect_timeout=5)
+    message = str(caught.value)
+    assert "not reachable" not in message, message
+    assert "PostgreSQL server refused the connection: " in message
+    assert 'database "no_such_database_here" does not exist' in message

@@ -137,3 +137,24 @@ def test_walking_the_tasks_roots_reports_nothing_unknown(store, format_fixtures)
         notices[extension] = [Path(n["path"]).name for n in summary.get("notices", [])]
     assert notices == {"rooveterinaryinc.roo-cline": ["_index.json"], "saoudrizwan.claude-dev": ["task_metadata.json"],
                        "kilocode.kilo-code": []}
+
+
+def test_the_panel_beside_a_history_is_a_member_not_a_second_read(store, format_fixtures, tmp_path):
+    """ui_messages.json beside api_conversation_history.json was read as a conversation of its
+    own: a fresh walk counted its entries as 'messages already indexed', and once the task went on
+    (Cline rewrites both files) re-indexing reported 'session id ... is already indexed from
+    another file' for the panel. It is read through the history, as the task's member."""
+    folder = tmp_path / "tasks" / "0f3e2d1c-4b5a-4968-8776-655443322110"
+    shutil.copytree((format_fixtures / ROO).parent, folder)
+    summary = index(store, folder)
+    assert summary["errors"] == [] and summary["messages_added"] == 6 and summary["skipped"] == 0, summary
+    history = json.loads((folder / "api_conversation_history.json").read_text(encoding="utf-8"))
+    history.append({"role": "user", "content": [{"type": "text", "text": "and the tests?"}], "ts": 1760000020000})
+    (folder / "api_conversation_history.json").write_text(json.dumps(history), encoding="utf-8")
+    panel = json.loads((folder / "ui_messages.json").read_text(encoding="utf-8"))
+    panel.append({"ts": 1760000020000, "type": "say", "say": "user_feedback", "text": "and the tests?"})
+    (folder / "ui_messages.json").write_text(json.dumps(panel), encoding="utf-8")
+    summary = index(store, folder)
+    assert summary["errors"] == [], summary["errors"]
+    assert messages(store, folder.name)[-1]["content"] == "and the tests?"
+    assert len(messages(store, folder.name)) == 7

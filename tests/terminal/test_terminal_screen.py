@@ -293,3 +293,15 @@ def test_embed_progress_on_a_terminal_only(home: Path, tmp_path: Path) -> None:
     piped = run_in_pipe(["--home", str(tmp_path / "pipe"), "sessions", "embed", "--batch", "2"])
     assert piped.returncode == 0 and b"Embedding " not in piped.stderr + piped.stdout
     assert b"Embedded " in piped.stdout
+
+
+def test_index_summary_counts_one_in_the_singular(tmp_path: Path) -> None:
+    """Indexing one file read ``1 files: 1 sessions and 1 messages added, ... 1 problems``."""
+    source = tmp_path / "20260401_120000_aaaaaa.jsonl"
+    source.write_text(json.dumps({"role": "session_meta", "platform": "cli", "timestamp": 1775044800}) + "\n"
+                      + json.dumps({"role": "user", "content": "one line", "timestamp": 1775044810}) + "\n"
+                      + "{not json\n", encoding="utf-8")
+    code, shown = run_in_pty(["--home", str(tmp_path / "h"), "sessions", "index", str(source)])
+    screen = [line for line in final_screen(shown) if line]
+    assert code == 0 and screen[0] == ("1 file: 1 session and 1 message added, 0 messages already indexed, "
+                                       "1 problem"), screen

@@ -132,9 +132,9 @@ class ClineImporter(ReplacedWhenChanged, Importer):
     def read(self, state: SourceState) -> Iterator[Event]:
         task = self.path.parent
         name = self.path.name
-        if not in_task_folder(self.path) or name in (HISTORY, UI):
-            record = self.path  # a history or panel file named alone is read as its folder's record
-        else:
+        if not in_task_folder(self.path) or name == HISTORY:
+            record = self.path  # a history (or any file outside a task folder) is its own record
+        else:  # the panel too is read through the history when there is one (else it is the record)
             record = task_record(task) or self.path
         if record != self.path:
             yield Checkpoint(str(self.path.stat().st_size), 0)  # a member of the task: nothing alone
