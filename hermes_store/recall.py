@@ -30,6 +30,7 @@ from hermes_store.home import Home
 from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
 from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, cap_chars
 from hermes_store.sessions.refs import message_ref
+from hermes_store.sessions.shown import without_escapes
 from hermes_store.threats import sanitize_entry
 from hermes_store.tooling import (
     Tool,
@@ -340,18 +341,19 @@ class SessionsKind(Kind):
         for row in found.results:
             if own_root is not None and lineage.root(row["session_id"]) == own_root:
                 continue
-            if not (row.get("snippet") or "").strip():  # e.g. a tool-call-only assistant turn
+            snippet = without_escapes(row.get("snippet") or "")  # recorded escapes reach no model
+            if not snippet.strip():  # e.g. a tool-call-only assistant turn
                 continue
             stamp = row.get("timestamp")
             age_days = max(0.0, (now - stamp) / 86400) if stamp else None
             recency = 1.0 if age_days is None else 0.85 + 0.3 * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
             items.append(RecallItem(
-                kind=self.name, id=row["message_id"], text=row.get("snippet") or "",
-                snippet=row.get("snippet"), kind_score=float(row.get("score") or 0.0), weight=recency,
+                kind=self.name, id=row["message_id"], text=snippet,
+                snippet=snippet, kind_score=float(row.get("score") or 0.0), weight=recency,
                 provenance={
                     "session_id": row["session_id"], "seq": row.get("seq"), "role": row.get("role"),
                     "timestamp": stamp, "time": _iso(stamp), "source": cap_chars(row.get("source"), MAX_LABEL_CHARS),
-                    "title": row.get("title"), "link": f"@session:{row['session_id']}",
+                    "title": without_escapes(row["title"]) if row.get("title") else row.get("title"), "link": f"@session:{row['session_id']}",
                     "ref": message_ref(row["session_id"], row["seq"]) if row.get("seq") is not None else None,
                     **({"written_by": writers[row["session_id"]]} if row["session_id"] in writers else {}),
                 },

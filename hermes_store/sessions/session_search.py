@@ -47,9 +47,9 @@ from hermes_store.sessions.search import (
 )
 from hermes_store.sessions.session_search_bounds import BOUND_MAX_CHARS, Bounds
 from hermes_store.sessions.session_search_schema import SESSION_SEARCH_SCHEMA
-from hermes_store.sessions.shown import ANSI as _ANSI
 from hermes_store.sessions.shown import shown_message as _message
 from hermes_store.sessions.shown import shown_title as _title
+from hermes_store.sessions.shown import without_escapes
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.vectors import SemanticIndex, SemanticSlot
 from hermes_store.threats import guard_past
@@ -258,7 +258,7 @@ def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, mat
         "title": _title(root) or None,
         "matched_role": matched_role,
         "match_message_id": match_id,
-        "snippet": guard_past(cap_chars(snippet, MAX_SNIPPET_CHARS), f"session message #{match_id}",
+        "snippet": guard_past(cap_chars(without_escapes(snippet), MAX_SNIPPET_CHARS), f"session message #{match_id}",
                               also=snippet),
     }
     entry.update(_hydrate(store, session, match_id, match_seq, full=full, roles=roles, more=more,
@@ -560,7 +560,7 @@ def browse(store: _Store, limit: int) -> dict[str, Any]:
             first_user = text if first_user is None else first_user
             if first_user.strip():
                 break  # the first user turn that is the user's words, not an agent's wrapper
-        first_user = " ".join(_ANSI.sub("", first_user).split())
+        first_user = " ".join(without_escapes(first_user).split())
         preview = first_user[:PREVIEW_CHARS] + ("..." if len(first_user) > PREVIEW_CHARS else "")
         results.append(store.with_writer({
             "session_id": tip["id"],

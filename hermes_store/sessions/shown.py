@@ -15,9 +15,15 @@ from hermes_store.sessions.importers.base import cap_title
 from hermes_store.sessions.refs import message_ref
 from hermes_store.threats import guard_past, is_past_notice
 
-__all__ = ["ANSI", "shown_message", "shown_title", "tool_calls"]
+__all__ = ["ANSI", "shown_message", "shown_title", "tool_calls", "without_escapes"]
 
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+
+
+def without_escapes(text: str) -> str:
+    """``text`` without terminal escape sequences (:data:`ANSI`) and without any ESC left over
+    (a sequence a search excerpt cut or marked inside)."""
+    return ANSI.sub("", text).replace("\x1b", "")
 
 
 def shown_message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dict[str, Any]:
@@ -44,10 +50,11 @@ def shown_message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dic
 
 
 def shown_title(row: dict[str, Any]) -> str:
-    """A session's title as a model may see it: capped (a title stored before the cap, or by
-    hand, included) and scanned whole (a flagged one is a notice)."""
+    """A session's title as a model may see it: without terminal escapes, capped (a title stored
+    before the cap, or by hand, included) and scanned whole (a flagged one is a notice)."""
     title = row.get("title")
-    return guard_past(cap_title(title), f"title of session {row.get('id')}", also=title)
+    shown = without_escapes(title) if isinstance(title, str) else title
+    return guard_past(cap_title(shown), f"title of session {row.get('id')}", also=title)
 
 
 def tool_calls(value: Any) -> Any:

@@ -138,3 +138,19 @@ def test_tool_is_listed():
     schema = next(s for s in tool_schemas() if s["name"] == "recall")
     assert schema["parameters"]["required"] == ["query"]
     assert set(schema["parameters"]["properties"]["kinds"]["items"]["enum"]) == set(KINDS)
+
+
+def test_recorded_terminal_escapes_reach_no_snippet(home):
+    """A message recorded with terminal escapes (a tool's coloured output) is shown without
+    them: ``session_search``'s content was stripped, and now its snippet and title are too,
+    as ``recall``'s session items (no ESC reaches a model or a terminal)."""
+    with home.open_db() as db:
+        index = SessionIndex(db)
+        sid = index.create_session(source="cli", title="\x1b[1mbuild\x1b[0m log")
+        index.append_message(sid, "user", "the crème brûlée \x1b[31m deployment \x1b[0m failed again")
+    reply = json.loads(handle_tool_call("session_search", {"query": "deployment"}, home=home))
+    result = reply["results"][0]
+    assert "deployment" in result["snippet"] and "\x1b" not in json.dumps(result, ensure_ascii=False)
+    assert result["title"] == "build log"
+    items = recall("deployment", home=home, kinds=["sessions"]).results
+    assert items and all("\x1b" not in json.dumps(item.to_dict(), ensure_ascii=False) for item in items)
