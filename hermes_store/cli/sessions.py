@@ -16,7 +16,8 @@ from hermes_store.cli.common import echo_json, fail, get_home, model_facing, one
 from hermes_store.cli.style import Progress, progress_shown, style
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
-from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader, walk_inputs
+from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader
+from hermes_store.sessions.walk import walk_inputs
 
 
 @click.group(cls=LazyGroup, lazy={"search": "hermes_store.cli.sessions_search:search",
@@ -116,7 +117,11 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
             where = one_line(error["path"]) + (f":{error['line']}" if error["line"] is not None else "")
             click.echo(f"  {where}: {one_line(str(error['error']))}", err=True)
         for notice in summary.notices:  # a known format's input holding nothing: said, not a problem
-            click.echo(f"  {one_line(notice['path'])}: {one_line(str(notice['notice']))}")
+            click.echo(f"  note: {one_line(notice['path'])}: {one_line(str(notice['notice']))}")
+        if summary.unwalked:
+            shown = ", ".join(one_line(p) for p in summary.unwalked[:8]) + (", ..." if len(summary.unwalked) > 8 else "")
+            click.echo(f"  note: hidden folders not walked (agents keep data there): {shown}; name one to "
+                       "index it, or use --discover")
     sys.exit(1 if summary.all_failed else 0)
 
 

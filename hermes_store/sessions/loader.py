@@ -35,8 +35,6 @@ holds the batched INSERTs, the deferred FTS pass and the writer thread.
 from __future__ import annotations
 
 import errno
-import fnmatch
-import functools
 import gc
 import json
 import os
@@ -67,16 +65,13 @@ from hermes_store.sessions.pending import REDACTED_COLUMNS, pending_row
 from hermes_store.sessions.rows import SURROGATE, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
 from hermes_store.sessions.storage_sql import content_hash
+from hermes_store.sessions.walk import walk_inputs
 
 DEFAULT_BATCH = 20_000
 FIRST_BATCH = 2_000  # the writer thread starts this soon; batches then grow 4x up to batch_messages
 RUN_LOCK_TIMEOUT = 3600.0  # seconds a second indexing run waits for the first one
 SESSION_CACHE_LIMIT = 50_000  # sessions remembered between batches before the cache is reset
 MAX_PROBLEMS_PER_FILE = 200
-WALK_SUFFIXES = {".jsonl", ".json", ".db", ".sqlite", ".sqlite3"}
-DB_SUFFIXES = {".db", ".sqlite", ".sqlite3"}
-# indexes that live next to transcripts but hold none: Hermes' gateway routing mirror, Codex's prompt history
-WALK_IGNORED = {"sessions.json", "history.jsonl"}
 FTS_MODES = ("batch", "trigger")
 
 
@@ -96,6 +91,7 @@ class IndexSummary:
     forgotten: int = 0  # messages not imported because `hermes-store forget` removed them for good
     messages_updated: int = 0  # re-read under a stored uid with another text: edited in place
     notices: list[dict[str, Any]] = field(default_factory=list)  # inputs of a format with nothing to import
+    unwalked: list[str] = field(default_factory=list)  # hidden agent data folders a walk left out
 
     @property
     def all_failed(self) -> bool:
@@ -106,7 +102,8 @@ class IndexSummary:
         """The public summary: ``files, sessions_added, messages_added, skipped, errors``,
         ``forgotten`` when messages were left out because they were forgotten for good,
         ``messages_updated`` when stored messages were edited in place, and ``notices`` when
-        inputs of a known format held nothing to import (``{path, line, notice}``)."""
+        inputs of a known format held nothing to import (``{path, line, notice}``), ``unwalked``
+        when a walked directory held hidden folders named like an agent's (not walked)."""
         out: dict[str, Any] = {"files": self.files, "sessions_added": self.sessions_added,
                                "messages_added": self.messages_added, "skipped": self.skipped,
                                "errors": list(self.errors)}
@@ -116,80 +113,9 @@ class IndexSummary:
             out["messages_updated"] = self.messages_updated
         if self.notices:
             out["notices"] = list(self.notices)
+        if self.unwalked:
+            out["unwalked"] = list(self.unwalked)
         return out
-
-
-def walk_inputs(paths: Iterable[str | os.PathLike[str]],
-                loops: list[tuple[Path, Path]] | None = None) -> Iterator[tuple[Path, bool]]:
-    """Yield ``(file, explicit)`` for every input; directories are walked recursively.
-
-    Walked files are limited to transcript-like suffixes (.jsonl .json .db
-    .sqlite .sqlite3) and the names importers declare in ``walk_names``,
-    databases first, minus known non-transcript indexes (``sessions.json``,
-    ``history.jsonl``); files named explicitly are always yielded. Symlinked
-    directories are followed once; a symlink back to one of its own ancestors
-    (a directory loop) is not followed and, when ``loops`` is given, appended
-    to it as ``(link, target)``.
-    """
-    seen_dirs: set[tuple[int, int]] = set()
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if not path.is_dir():
-            yield path, True
-            continue
-        found: list[Path] = []
-        for root, dirs, files in os.walk(path, followlinks=True):
-            try:
-                info = os.stat(root)
-            except OSError:
-                dirs[:] = []
-                continue
-            key = (info.st_dev, info.st_ino)
-            if key in seen_dirs:
-                dirs[:] = []
-                continue
-            seen_dirs.add(key)
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _is_loop(root, d, loops))
-            for name in files:
-                candidate = Path(root) / name
-                if _walked(name):
-                    found.append(candidate)
-        found.sort(key=lambda p: (p.suffix.lower() not in DB_SUFFIXES, str(p)))
-        for candidate in found:
-            yield candidate, False
-
-
-def _is_loop(root: str, name: str, loops: list[tuple[Path, Path]] | None) -> bool:
-    """True when ``root/name`` is a symlink to ``root`` or one of its ancestors (recorded)."""
-    link = os.path.join(root, name)
-    if not os.path.islink(link):
-        return False
-    target = os.path.realpath(link)
-    here = os.path.realpath(root)
-    if here != target and not here.startswith(target.rstrip(os.sep) + os.sep):
-        return False
-    if loops is not None:
-        loops.append((Path(link), Path(target)))
-    return True
-
-
-def _walked(name: str) -> bool:
-    """True for a file name a directory walk imports (see :func:`walk_inputs`)."""
-    if name in WALK_IGNORED:
-        return False
-    if not name.startswith(".") and Path(name).suffix.lower() in WALK_SUFFIXES:
-        return True
-    return any(fnmatch.fnmatch(name, pattern) for pattern in _walk_names())
-
-
-def watched_name(name: str) -> bool:
-    """True for a file name that a directory walk (and ``sessions watch``) indexes."""
-    return _walked(name)
-
-
-@functools.lru_cache(maxsize=1)
-def _walk_names() -> tuple[str, ...]:
-    return tuple(pattern for cls in IMPORTERS.values() for pattern in cls.walk_names)
 
 
 @dataclass(slots=True)
@@ -294,7 +220,8 @@ class BulkLoader:
         gc.disable()  # millions of short-lived acyclic objects: cyclic GC passes are pure overhead
         try:
             loops: list[tuple[Path, Path]] = []
-            for path, explicit in walk_inputs(paths, loops):
+            unwalked: list[Path] = []
+            for path, explicit in walk_inputs(paths, loops, unwalked):
                 self._report_loops(loops)
                 key = _key(path, resolved_dirs)
                 if key in done or (key in self._exclude and not explicit):
@@ -304,6 +231,7 @@ class BulkLoader:
                 if self.progress is not None:
                     self.progress(path, _size(path))
             self._report_loops(loops)
+            self.summary.unwalked = [str(p) for p in dict.fromkeys(unwalked)]
             self._flush(wait=True)
         finally:
             if collecting:

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.db import Database
-from hermes_store.sessions.loader import BulkLoader, IndexSummary, walk_inputs, watched_name
+from hermes_store.sessions.loader import BulkLoader, IndexSummary
+from hermes_store.sessions.walk import walk_inputs, watched_name
 
 logger = logging.getLogger(__name__)
 

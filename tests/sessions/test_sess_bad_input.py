@@ -134,3 +134,26 @@ def test_self_referencing_symlinks_and_directory_loops_are_problems(run, tmp_pat
     assert errors["loop"].startswith("directory loop: links back to")
     code, summary = index_json(run, folder / "selfref.jsonl")  # named explicitly: same report, no traceback
     assert code == 1 and summary["errors"][0]["error"].startswith("symbolic link loop")
+
+
+def test_hidden_agent_folders_are_named_not_walked_in_silence(run, tmp_path):
+    """``sessions index ~`` walks no hidden folder (``.cache``, ``.git``: no transcripts, often
+    huge), but one named like an agent's data folder (``.claude``, ``.codex``, from the
+    importers' default locations) is reported, in the text summary and in ``--json``; naming
+    it indexes it."""
+    home = tmp_path / "me"
+    project = home / ".claude" / "projects" / "-home-me-app"
+    write_jsonl(project / "s1.jsonl", [{"type": "user", "sessionId": "s1", "uuid": "u1",
+                                        "timestamp": "2026-01-01T00:00:00Z",
+                                        "message": {"role": "user", "content": "where is the zebrafish tank"}}])
+    (home / ".cache").mkdir()
+    write_jsonl(home / ".cache" / "x.jsonl", [{"role": "user", "content": "cache"}])
+    write_jsonl(home / "notes.jsonl", [{"role": "user", "content": "plain notes"}])
+    code, summary = index_json(run, home)
+    assert code == 0 and summary["messages_added"] == 1  # notes.jsonl only
+    assert summary["unwalked"] == [str(home / ".claude")]  # .cache is not an agent's folder
+    result = run("sessions", "index", str(home))
+    assert result.exit_code == 0
+    assert f"note: hidden folders not walked (agents keep data there): {home / '.claude'}" in result.output
+    code, summary = index_json(run, home / ".claude")
+    assert code == 0 and summary["messages_added"] == 1 and "unwalked" not in summary
