@@ -189,9 +189,11 @@ class StoreView:
                     until=request.until or None)
         except SearchError as exc:
             return SearchOutcome(request, "invalid", problem=str(exc))
-        state = "invalid" if plan.note else "ok"
-        return SearchOutcome(request, state, result.results, note=result.note,
-                             problem=f"query not understood as written: {plan.note}" if plan.note else None)
+        # only syntax that could not be parsed is a problem; a question read as prose, a short
+        # prefix searched as a word or a cut query is a note (as the CLI says it)
+        syntax = bool(plan.note) and str(plan.note).startswith("query syntax not understood")
+        return SearchOutcome(request, "invalid" if syntax else "ok", result.results, note=result.note,
+                             problem=f"query not understood as written: {plan.note}" if syntax else None)
 
     # -- reading -----------------------------------------------------------------------
 

@@ -183,6 +183,19 @@ def test_invalid_query_is_said(tui_home: Path) -> None:
     asyncio.run(run())
 
 
+def test_a_question_read_as_prose_is_a_note_not_invalid(tui_home: Path) -> None:
+    """A question that holds "a quoted title" is read as prose (the CLI prints a note): the
+    status line gives the results and the note, not a red "Invalid"."""
+    async def run() -> None:
+        query = 'where did we talk about the "zebrafish" tank setup'
+        app = SearchApp(Home(tui_home), query=query)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot, query)
+            assert "Invalid" not in status(app) and "read as a question" in status(app)
+            assert not app.query_one("#status").has_class("problem")
+    asyncio.run(run())
+
+
 def test_facts_and_memory_view(tui_home: Path) -> None:
     async def run() -> None:
         app = SearchApp(Home(tui_home), query="zebrafish")
