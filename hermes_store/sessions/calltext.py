@@ -11,8 +11,10 @@ Three derived values are stored beside every message (computed once at ingest, n
   produced it), each between newlines (``"\\nBash\\nRead\\n"``): what ``--tool Bash`` filters on.
 * ``search_text`` -- the content with agent-injected boilerplate removed (Codex
   ``<environment_context>``, Claude Code ``<system-reminder>`` and command caveats, Cursor
-  ``<user_query>`` wrappers unwrapped), set only when it differs from the content. The index
-  and previews use it; the stored content keeps every byte.
+  ``<user_query>`` wrappers unwrapped) and without terminal escape sequences (a command's
+  coloured output: ``\x1b[31mERROR\x1b[0m`` would be the one token ``31merror``, so a search
+  for ``error`` missed it), set only when it differs from the content
+  (:func:`search_text_of`). The index and previews use it; the stored content keeps every byte.
 """
 
 from __future__ import annotations
@@ -40,6 +42,21 @@ _BLOCK = re.compile(rf"<({_NAMES})(?:\s[^>]*)?>.*?</\1\s*>", re.S)
 _WRAP = re.compile(rf"</?(?:{_WRAPS})(?:\s[^>]*)?>")
 _AGENTS_MD = re.compile(r"\A# AGENTS\.md instructions for [^\n]*\n+<INSTRUCTIONS>.*?</INSTRUCTIONS>\s*", re.S)
 _ANY_TAG = re.compile(rf"<(?:/?(?:{_NAMES}|{_WRAPS})|INSTRUCTIONS)[\s>]")
+
+
+#: A terminal escape sequence: CSI (colours, cursor moves) or OSC (titles, clipboard).
+TERMINAL_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+
+
+def search_text_of(content: str) -> str | None:
+    """What the index reads of ``content`` when it differs from it: without agent-injected
+    boilerplate (:func:`strip_boilerplate`) and terminal escape sequences; None when neither
+    is there."""
+    text = strip_boilerplate(content) if "<" in content else None
+    if "\x1b" in (text if text is not None else content):
+        plain = TERMINAL_ESCAPES.sub("", text if text is not None else content)
+        text = plain if plain != content else None
+    return text
 
 
 def strip_boilerplate(content: str) -> str | None:
@@ -146,7 +163,7 @@ def derived(role: str, content: str, tool_name: str | None,
             tool_calls: str | None) -> tuple[str | None, str | None, str | None]:
     """``(calls, tools, search_text)`` for one message."""
     calls, tools = call_fields(tool_name, tool_calls) if tool_name or tool_calls else (None, None)
-    return calls, tools, strip_boilerplate(content) if "<" in content else None
+    return calls, tools, search_text_of(content)
 
 
 def render_calls(tool_calls: str | None) -> list[str]:

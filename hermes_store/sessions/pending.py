@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_store.sessions.calltext import call_fields, strip_boilerplate
+from hermes_store.sessions.calltext import call_fields, search_text_of
 from hermes_store.sessions.importers.base import MessageRecord
 from hermes_store.sessions.rows import cjk_for, scrub
 
@@ -31,6 +31,6 @@ def pending_row(session_id: str, seq: int | None, record: MessageRecord, content
         None if ascii_only else cjk_for(role, content),
         *(call_fields(tool_name, tool_calls, record.tool_calls_value if tool_calls is record.tool_calls else None)
           if tool_name or tool_calls else _NO_CALLS),
-        strip_boilerplate(content) if "<" in content else None,
+        search_text_of(content),
         record.message_uid or None,
     )

@@ -8,16 +8,16 @@ Every piece of recorded text passes the one threat scan of the past
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from hermes_store.sessions.calltext import TERMINAL_ESCAPES
 from hermes_store.sessions.importers.base import cap_title
 from hermes_store.sessions.refs import message_ref
 from hermes_store.threats import guard_past, is_past_notice
 
 __all__ = ["ANSI", "shown_message", "shown_title", "tool_calls", "without_escapes"]
 
-ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07]*\x07")
+ANSI = TERMINAL_ESCAPES
 
 
 def without_escapes(text: str) -> str:

@@ -89,8 +89,11 @@ class PgSnippets:
             return dict.fromkeys(ids)
         words = max(3, int(tokens))
         rows = self.db.query(
-            f"SELECT id, left(content, {SNIPPET_CHARS}) AS content,"
-            f" ts_headline('{SEARCH_CONFIG}', left(content, {SNIPPET_CHARS}), {query_sql}, %s) AS headline,"
+            # the text the index reads (search_text: no boilerplate, no terminal escapes), as
+            # SQLite's snippet() reads its FTS column
+            f"SELECT id, left(coalesce(search_text, content), {SNIPPET_CHARS}) AS content,"
+            f" ts_headline('{SEARCH_CONFIG}', left(coalesce(search_text, content), {SNIPPET_CHARS}),"
+            f" {query_sql}, %s) AS headline,"
             # a message without tool calls: its vector is its own text (no second reading)
             f" CASE WHEN calls IS NULL THEN true ELSE ({_OWN_TEXT} @@ ({query_sql})) END AS own,"
             " calls IS NOT NULL AS has_calls, content AS whole FROM messages WHERE id = ANY(%s)",

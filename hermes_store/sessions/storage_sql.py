@@ -259,17 +259,22 @@ class SqlSessionStorage(SessionStorage):
     def backfill_calls(self, chunk: int) -> int:
         """After SQLite 0010 / pg 0008: fill ``calls``, ``tools`` and ``search_text`` of the
         messages stored before, chunk by chunk in id order, then drop the marker (an
-        interrupted backfill starts again next time)."""
+        interrupted backfill starts again next time). A marker valued ``escapes`` (SQLite 0013 /
+        pg 0016) refreshes only the messages holding a terminal escape."""
         p = self.dialect.param
-        if not self.ready() or self.db.scalar(
-                f"SELECT value FROM store_meta WHERE key = {p}", (CALLS_BACKFILL_KEY,)) is None:
+        marker = self.db.scalar(f"SELECT value FROM store_meta WHERE key = {p}",
+                                (CALLS_BACKFILL_KEY,)) if self.ready() else None
+        if marker is None:
             return 0
+        narrow = marker == "escapes"
+        which = f"content LIKE {p}" if narrow else \
+            f"(tool_calls IS NOT NULL OR tool_name IS NOT NULL OR content LIKE {p} OR content LIKE {p})"
+        patterns = ("%\x1b%",) if narrow else ("%<%", "%\x1b%")
         updated, last_id = 0, 0
         while True:
             rows = self.db.query(
                 "SELECT id, role, content, tool_name, tool_calls FROM messages"
-                f" WHERE id > {p} AND (tool_calls IS NOT NULL OR tool_name IS NOT NULL"
-                f"  OR content LIKE {p}) ORDER BY id LIMIT {p}", (last_id, "%<%", int(chunk)))
+                f" WHERE id > {p} AND {which} ORDER BY id LIMIT {p}", (last_id, *patterns, int(chunk)))
             if not rows:
                 break
             last_id = int(rows[-1]["id"])
