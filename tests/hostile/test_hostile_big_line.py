@@ -65,7 +65,7 @@ def _check(tmp_path: Path, size: int) -> list[float]:
     peaks.append(peak)
     code, out, peak = _index(tmp_path / "home2", "--format", "hermes-jsonl", str(source))
     assert "Traceback" not in out and f"{source}:1:" in out and "skipped" in out, out
-    assert "1 messages added" in out, out  # the good line still imported
+    assert "1 message added" in out, out  # the good line still imported
     peaks.append(peak)
     assert max(peaks) <= RSS_LIMIT_MB, peaks
     return peaks

@@ -82,11 +82,17 @@ def test_stored_escapes_stay_neutralised_on_a_terminal(home: Path) -> None:
     code, shown = run_in_pty(["--home", str(home), "sessions", "search", "zebrafish"])
     assert code == 0
     assert b"\x1b[1mzebrafish\x1b[22m" in shown
-    # the stored OSC 52 and screen clear arrive as visible text, never as escapes
-    assert b"\\u001b]52;c;cm0gLXJmIH4K\\u0007" in shown
-    assert b"\\u001b[2J" in shown
+    # a search excerpt is the text the index reads: without the stored escapes at all
+    assert b"\\u001b" not in shown and b"52;c;" not in shown
     assert SGR.sub(b"", shown).count(b"\x1b") == 0  # every real ESC is one of our SGR styles
     assert b"\x07" not in shown
+    # the whole message (byte for byte) shows the stored OSC 52 and screen clear as visible
+    # text, never as escapes
+    code, shown = run_in_pty(["--home", str(home), "sessions", "show", "20260401_120000_abcdef"])
+    assert code == 0
+    assert b"\\u001b]52;c;cm0gLXJmIH4K\\u0007" in shown
+    assert b"\\u001b[2J" in shown
+    assert SGR.sub(b"", shown).count(b"\x1b") == 0 and b"\x07" not in shown
 
 
 def test_pipes_get_no_escapes(home: Path) -> None:
@@ -112,7 +118,9 @@ def test_color_always_styles_a_pipe_and_keeps_stored_text_neutralised(home: Path
     assert done.returncode == 0
     assert b"\x1b[1mzebrafish\x1b[22m" in done.stdout
     assert SGR.sub(b"", done.stdout).count(b"\x1b") == 0
-    assert b"\\u001b]52;c;cm0gLXJmIH4K\\u0007" in done.stdout
+    shown = run_in_pipe(["--home", str(home), "--color", "always", "sessions", "show", "20260401_120000_abcdef"])
+    assert b"\\u001b]52;c;cm0gLXJmIH4K\\u0007" in shown.stdout
+    assert SGR.sub(b"", shown.stdout).count(b"\x1b") == 0
     bad = run_in_pipe(["--home", str(home), "--color", "sometimes", "status"])
     assert bad.returncode == 2 and b"sometimes" in bad.stderr
 
@@ -254,7 +262,8 @@ def test_closed_pipe_ends_quietly(home: Path) -> None:
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 def test_tmux_screen_shows_styled_hit_not_escape_text(home: Path, tmp_path: Path) -> None:
     sock = str(tmp_path / "tmux.sock")
-    cmd = " ".join([*(f"'{c}'" for c in CLI), "--home", str(home), "sessions", "search", "zebrafish",
+    cmd = " ".join([*(f"'{c}'" for c in CLI), "--home", str(home), "sessions", "search", "zebrafish", ";",
+                    *(f"'{c}'" for c in CLI), "--home", str(home), "sessions", "show", "20260401_120000_abcdef",
                     "; sleep 30"])
     subprocess.run(["tmux", "-S", sock, "new-session", "-d", "-x", "160", "-y", "30", cmd],
                    check=True, env=_env())
@@ -264,7 +273,7 @@ def test_tmux_screen_shows_styled_hit_not_escape_text(home: Path, tmp_path: Path
         while time.monotonic() < deadline:
             screen = subprocess.run(["tmux", "-S", sock, "capture-pane", "-p"], capture_output=True,
                                     text=True).stdout
-            if "zebrafish" in screen:
+            if "zebrafish" in screen and "\\u001b]52" in screen:
                 break
             time.sleep(0.2)
         styled = subprocess.run(["tmux", "-S", sock, "capture-pane", "-p", "-e"], capture_output=True,
@@ -273,7 +282,7 @@ def test_tmux_screen_shows_styled_hit_not_escape_text(home: Path, tmp_path: Path
         subprocess.run(["tmux", "-S", sock, "kill-server"], capture_output=True)
     assert "zebrafish" in screen
     assert "\\u001b[1m" not in screen  # the hit is not escape text on the screen
-    assert "\\u001b]52" in screen  # the stored clipboard write is shown, not obeyed
+    assert "\\u001b]52" in screen  # the stored clipboard write is shown (sessions show), not obeyed
     assert re.search(r"\x1b\[1mzebrafish", styled)  # tmux saw the hit as bold
 
 
