@@ -16,7 +16,6 @@ import re
 
 from hermes_store.pgquery import Term, positive_terms
 from hermes_store.query import Match
-from hermes_store.unicode61 import TOKEN
 
 
 def with_ellipses(headline: str, content: str, open_mark: str, close_mark: str,
@@ -33,7 +32,7 @@ def with_ellipses(headline: str, content: str, open_mark: str, close_mark: str,
     return prefix + headline.strip() + suffix
 
 
-INDEX_TOKEN = TOKEN  # a token as the index splits text (unicode61's own characters; hermes_tokens)
+INDEX_TOKEN = re.compile(r"[^\W_]+")  # a token as the index splits text (unicode61, hermes_tokens)
 # words joined by . / @ : - _ or a backslash (``login.spec.ts``, ``a@b.c``, ``src/x.py``): one token to
 # ts_headline's parser, several to the index
 PARSER_WHOLE = re.compile(r"[^\W_][./@:\\_-]+[^\W_]")

@@ -1,8 +1,7 @@
 """How text becomes index tokens: the one definition shared by every full-text index.
 
-A word is split the way SQLite's ``unicode61`` tokenizer splits text (its own table of token
-characters, :mod:`hermes_store.unicode61`: letters, digits, number-like symbols, private-use
-and code points its Unicode version does not know; everything else separates). CJK text has no
+A word is split the way SQLite's ``unicode61`` tokenizer splits text (letters, digits and
+private-use characters are token characters; everything else separates). CJK text has no
 spaces, so the index also stores a *projection* (:func:`cjk_projection`: bigrams and unigrams
 of every CJK run, plus Latin glued to CJK, plus one word per emoji code point), which
 :mod:`hermes_store.query` matches with the same form.
@@ -15,8 +14,6 @@ import threading
 import unicodedata
 
 import apsw
-
-from hermes_store.unicode61 import TOKEN
 
 # Han, Hiragana, Katakana, Hangul and CJK compatibility ranges: the one definition of "CJK".
 CJK_RANGES: tuple[tuple[int, int, str], ...] = (
@@ -65,16 +62,24 @@ def emoji_tokens(text: str) -> list[str]:
 
 
 def is_token_char(char: str) -> bool:
-    """True when the ``unicode61`` tokenizer starts or continues a token with ``char`` (its own
-    table, :mod:`hermes_store.unicode61`: a combining diacritic only continues one)."""
-    found = TOKEN.match("a" + char)
-    return found is not None and found.end() == 2
+    """True when the ``unicode61`` tokenizer keeps ``char`` inside a token."""
+    category = unicodedata.category(char)
+    return category[0] in "LN" or category in ("Co", "Mn", "Mc")
 
 
 def tokenize(text: str) -> list[str]:
-    """Split ``text`` into index tokens the way ``unicode61`` does (case kept): SQLite's own
-    token characters (:data:`hermes_store.unicode61.TOKEN`), not Python's idea of a letter."""
-    return TOKEN.findall(text)
+    """Split ``text`` into index tokens the way ``unicode61`` does (case kept)."""
+    tokens: list[str] = []
+    current: list[str] = []
+    for char in text:
+        if is_token_char(char):
+            current.append(char)
+        elif current:
+            tokens.append("".join(current))
+            current = []
+    if current:
+        tokens.append("".join(current))
+    return tokens
 
 
 def folded(word: str) -> str:
