@@ -260,7 +260,7 @@ class SqlSessionStorage(SessionStorage):
         """After SQLite 0010 / pg 0008: fill ``calls``, ``tools`` and ``search_text`` of the
         messages stored before, chunk by chunk in id order, then drop the marker (an
         interrupted backfill starts again next time). A marker valued ``escapes`` (SQLite 0013 /
-        pg 0016) refreshes only the messages holding a terminal escape."""
+        pg 0015) refreshes only the messages holding a terminal escape."""
         p = self.dialect.param
         marker = self.db.scalar(f"SELECT value FROM store_meta WHERE key = {p}",
                                 (CALLS_BACKFILL_KEY,)) if self.ready() else None

@@ -26,7 +26,7 @@ def test_coloured_output_is_found_by_its_words(db):
 
 def test_messages_stored_before_are_refreshed_once(db, engine, tmp_path):
     add_session(db, "s", [("user", "run the tests"), ("tool", COLOURED)], start=T0)
-    # as a store written before: no search text, and the marker SQLite 0013 / pg 0016 leave
+    # as a store written before: no search text, and the marker SQLite 0013 / pg 0015 leave
     db.execute("UPDATE messages SET search_text = NULL")
     assert _found(db, "error") == []
     p = "%s" if engine == "postgresql" else "?"

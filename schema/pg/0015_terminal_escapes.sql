@@ -1,4 +1,4 @@
--- pg 0016: the text index reads messages without terminal escape sequences (as SQLite 0013).
+-- pg 0015: the text index reads messages without terminal escape sequences (as SQLite 0013).
 -- messages.search_text (0008) now also holds the content without CSI/OSC escapes when it has
 -- any; messages stored before are refreshed once by the loader's backfill, narrowed by the
 -- marker's value 'escapes' to the messages holding an ESC (a pending 'calls' backfill covers
