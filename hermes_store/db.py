@@ -190,11 +190,14 @@ def foreign_objects(conn: apsw.Connection) -> list[str]:
     """Up to four table or view names of a database that has no hermes_store schema version
     (``PRAGMA user_version`` 0) but tables of its own: another program's file. Empty for a
     hermes_store database and for an empty file."""
-    if int(next(iter(conn.execute("PRAGMA user_version")))[0] or 0):
+    # one statement, so one snapshot: read apart, a store another process was creating could
+    # show version 0 and then its new tables (committed in between), and look foreign
+    rows = list(conn.execute(
+        "SELECT v.user_version, m.name FROM pragma_user_version AS v LEFT JOIN (SELECT name FROM sqlite_master"
+        " WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 4) AS m"))
+    if not rows or int(rows[0][0] or 0):
         return []
-    return [str(row[0]) for row in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
-        "ORDER BY name LIMIT 4")]
+    return [str(row[1]) for row in rows if row[1] is not None]
 
 
 class Database:
