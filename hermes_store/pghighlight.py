@@ -1,20 +1,19 @@
 """Snippet marking for the PostgreSQL indexes (session messages, memory entries), in Python (no SQL).
 
-``ts_headline`` marks word by word as its own parser reads the raw text: it keeps an e-mail
-address, a URL or a path whole, folds no diacritics, stems the words the index keeps as they
-are, and marks a phrase's words wherever they occur; FTS5's ``snippet()`` (what the SQLite
-engine returns) marks the index's tokens, a phrase as one span. These helpers mark a
-headline's window (or the message text) by the index's own tokens, each looked up with the
-index's configuration (:mod:`hermes_store.storage_pg_marks`), so both engines' snippets mark
-the same words; :mod:`hermes_store.sessions.storage_pg_snippets` and
+``ts_headline`` marks word by word, and its parser keeps an e-mail address, a URL or a path
+whole; FTS5's ``snippet()`` (what the SQLite engine returns) marks index tokens and a phrase as
+one span. These helpers turn a headline (or the message text) into the FTS5 form, so both
+engines' snippets read alike; :mod:`hermes_store.sessions.storage_pg_snippets` and
 :mod:`hermes_store.builtin.storage_pg` call them.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+import unicodedata
 
-from hermes_store.pgquery import Term, positive_terms
+from hermes_store.pgquery import Op, Term, positive_terms
 from hermes_store.query import Match
 
 
@@ -32,6 +31,21 @@ def with_ellipses(headline: str, content: str, open_mark: str, close_mark: str,
     return prefix + headline.strip() + suffix
 
 
+def _fold(text: str) -> str:
+    """``text`` lower-cased with Latin diacritics removed, character for character (offsets kept)."""
+    out = []
+    for char in text:
+        parts = unicodedata.normalize("NFD", char)
+        base = parts[0]
+        if len(parts) > 1 and base.isascii() and base.isalpha() and all(
+                unicodedata.category(p) == "Mn" for p in parts[1:]):
+            out.append(base.lower())
+        else:
+            low = char.lower()
+            out.append(low if len(low) == 1 else char)
+    return "".join(out)
+
+
 INDEX_TOKEN = re.compile(r"[^\W_]+")  # a token as the index splits text (unicode61, hermes_tokens)
 # words joined by . / @ : - _ or a backslash (``login.spec.ts``, ``a@b.c``, ``src/x.py``): one token to
 # ts_headline's parser, several to the index
@@ -39,13 +53,31 @@ PARSER_WHOLE = re.compile(r"[^\W_][./@:\\_-]+[^\W_]")
 HIGHLIGHT_TOKENS = 4000  # distinct tokens of one message the highlighter looks up at most
 
 
-def trusted_window(headline: str | None, content: str, open_mark: str, close_mark: str) -> bool:
-    """True when ``ts_headline``'s excerpt can give the window shown: it marked something, every
-    mark is one index token, and the text holds no path, address or URL its parser keeps whole
-    (it chose its window by words it could see). Its marks are never kept as they are: see
-    :func:`mark_text`."""
-    return bool(headline) and open_mark in headline and marks_tokens(headline, open_mark, close_mark) \
-        and not PARSER_WHOLE.search(content)
+def marked_excerpt(content: str, marked: set[str], open_mark: str, close_mark: str,
+                    words: int, ellipsis: str = "...") -> str | None:
+    """An excerpt of ``words`` tokens of ``content`` from a little before its first token in
+    ``marked``, each such token between the marks; None when none occurs."""
+    tokens = INDEX_TOKEN.findall(content)
+    hits = [i for i, token in enumerate(tokens) if token in marked]
+    if not hits:
+        return None
+    # a message of up to ``words`` tokens comes back whole, a longer one as ``words`` tokens
+    # from a little before the first match (as FTS5's snippet() cuts it)
+    first = max(0, min(hits[0] - max(1, words // 4), len(tokens) - words))
+    last = min(len(tokens), first + words) - 1
+    spans = [m.span() for m in itertools.islice(INDEX_TOKEN.finditer(content), last + 1)]  # those shown
+    start = spans[first][0] if first else 0
+    end = spans[last][1] if last < len(tokens) - 1 else len(content)
+    pieces, cursor = [], start
+    for i in hits:
+        if i > last:
+            break
+        if i >= first:
+            lo, hi = spans[i]
+            pieces += [content[cursor:lo], open_mark, content[lo:hi], close_mark]
+            cursor = hi
+    pieces.append(content[cursor:end])
+    return (ellipsis if start else "") + "".join(pieces) + (ellipsis if end < len(content) else "")
 
 
 def marks_tokens(headline: str, open_mark: str, close_mark: str) -> bool:
@@ -55,94 +87,72 @@ def marks_tokens(headline: str, open_mark: str, close_mark: str) -> bool:
     return all(INDEX_TOKEN.fullmatch(piece) for piece in re.findall(pattern, headline, re.S))
 
 
-def strip_marks(headline: str, open_mark: str, close_mark: str) -> str:
-    """``headline`` without its marks."""
-    return headline.replace(open_mark, "").replace(close_mark, "")
-
-
-def match_nodes(match: Match) -> tuple[list[Term], list[tuple[int, ...]]]:
-    """The single tokens of ``match``'s positive terms (a prefix where the term's last token is
-    one), each once, and every term as the indices of its tokens in that list: a word is marked
-    where it is a one-token term, or where it and its neighbours are a phrase's tokens in order
-    (as FTS5's ``snippet()`` marks a phrase, never its words alone). A CJK term's tokens are
-    projected bigrams: they mark a word of the text only where one is the whole word (``北京``),
-    as in SQLite, where the text's column holds the same word; the generic highlighter marks
-    the others."""
-    nodes: list[Term] = []
-    shapes: list[tuple[int, ...]] = []
+def token_match(match: Match) -> Op | Term | None:
+    """Any single token of ``match``'s positive, non-CJK terms (a prefix where the term's
+    last token is one): what marks a word of a snippet."""
+    nodes: list[Op | Term] = []
     for term in positive_terms(match):
-        shape = []
+        if getattr(term, "cjk", False):
+            continue  # projected bigrams: the generic highlighter marks CJK words
         for i, token in enumerate(term.tokens):
             node = Term((token,), bool(term.prefix and i == len(term.tokens) - 1))
             if node not in nodes:
                 nodes.append(node)
-            shape.append(nodes.index(node))
-        if tuple(shape) not in shapes:
-            shapes.append(tuple(shape))
-    return nodes, shapes
+    if not nodes:
+        return None
+    tree = nodes[0]
+    for node in nodes[1:]:
+        tree = Op("OR", tree, node)
+    return tree
 
 
-def _runs(tokens: list[str], found: dict[str, frozenset[int]],
-          shapes: list[tuple[int, ...]]) -> list[tuple[int, int]]:
-    """The ``[first, last)`` token ranges of ``tokens`` to mark, merged where they overlap:
-    every run of consecutive tokens that matches one of ``shapes`` (``found``: the nodes each
-    token matches, as the index folds and stems it)."""
-    runs: list[tuple[int, int]] = []
-    for shape in shapes:
-        width = len(shape)
-        for i in range(len(tokens) - width + 1):
-            if all(node in found.get(tokens[i + j], ()) for j, node in enumerate(shape)):
-                runs.append((i, i + width))
+def _marked_spans(headline: str, open_mark: str, close_mark: str) -> tuple[str, list[tuple[int, int]]]:
+    """``headline`` without its marks, and the marked ``(start, end)`` spans of that text."""
+    plain: list[str] = []
+    spans: list[tuple[int, int]] = []
+    length, cursor = 0, 0
+    while True:
+        lo = headline.find(open_mark, cursor)
+        hi = headline.find(close_mark, lo + len(open_mark)) if lo >= 0 else -1
+        if lo < 0 or hi < 0:
+            plain.append(headline[cursor:])
+            break
+        before, inside = headline[cursor:lo], headline[lo + len(open_mark):hi]
+        plain += [before, inside]
+        length += len(before)
+        spans.append((length, length + len(inside)))
+        length += len(inside)
+        cursor = hi + len(close_mark)
+    return "".join(plain), spans
+
+
+def join_phrases(headline: str, match: Match, open_mark: str, close_mark: str) -> str:
+    """``headline`` with each multi-token term (a phrase, ``ask-codex``, ``src/auth.py``) marked
+    as one span from its first to its last token, as FTS5's ``snippet()`` marks it
+    (``ts_headline`` marks word by word, and not at all inside what its parser keeps whole)."""
+    phrases = [t for t in positive_terms(match)
+               if len(getattr(t, "tokens", ())) > 1 and not getattr(t, "cjk", False)]
+    if not phrases or open_mark not in headline:
+        return headline
+    plain, spans = _marked_spans(headline, open_mark, close_mark)
+    folded = _fold(plain)
+    found: list[tuple[int, int]] = []
+    for term in phrases:
+        body = r"[\W_]+".join(re.escape(_fold(token)) for token in term.tokens)
+        tail = r"[^\W_]*" if term.prefix else r"(?![^\W_])"
+        found += [m.span() for m in re.finditer(r"(?<![^\W_])" + body + tail, folded)]
+    if not found:
+        return headline
+    kept = [s for s in spans if not any(lo < s[1] and s[0] < hi for lo, hi in found)]
     merged: list[tuple[int, int]] = []
-    for lo, hi in sorted(runs):
+    for lo, hi in sorted(kept + found):
         if merged and lo < merged[-1][1]:
             merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
         else:
             merged.append((lo, hi))
-    return merged
-
-
-def _marked(text: str, spans: list[tuple[int, int]], runs: list[tuple[int, int]], start: int, end: int,
-            open_mark: str, close_mark: str) -> str:
-    """``text[start:end]`` with each of ``runs`` (token ranges of ``spans``) inside it marked."""
-    pieces, cursor = [], start
-    for lo, hi in runs:
-        left, right = spans[lo][0], spans[hi - 1][1]
-        if left < cursor or right > end:
-            continue
-        pieces += [text[cursor:left], open_mark, text[left:right], close_mark]
-        cursor = right
-    pieces.append(text[cursor:end])
+    pieces, cursor = [], 0
+    for lo, hi in merged:
+        pieces += [plain[cursor:lo], open_mark, plain[lo:hi], close_mark]
+        cursor = hi
+    pieces.append(plain[cursor:])
     return "".join(pieces)
-
-
-def mark_text(text: str, found: dict[str, frozenset[int]], shapes: list[tuple[int, ...]],
-              open_mark: str, close_mark: str) -> str | None:
-    """All of ``text`` (``ts_headline``'s window, its marks removed) with the tokens the index
-    matched marked (:func:`_runs`); None when none is. ``ts_headline`` reads the raw text with
-    its own parser: it marks no folded word (``déploiement`` for ``deploy*``), no word kept
-    unstemmed (``js``, a long identifier) and every word of a phrase alone, so its window is
-    kept and its marks are not."""
-    spans = [m.span() for m in INDEX_TOKEN.finditer(text)]
-    runs = _runs([text[lo:hi] for lo, hi in spans], found, shapes)
-    if not runs:
-        return None
-    return _marked(text, spans, runs, 0, len(text), open_mark, close_mark)
-
-
-def marked_excerpt(content: str, found: dict[str, frozenset[int]], shapes: list[tuple[int, ...]],
-                   open_mark: str, close_mark: str, words: int, ellipsis: str = "...") -> str | None:
-    """An excerpt of ``words`` tokens of ``content`` from a little before its first marked run
-    (:func:`_runs`), each run between the marks; None when there is none."""
-    spans = [m.span() for m in INDEX_TOKEN.finditer(content)]
-    runs = _runs([content[lo:hi] for lo, hi in spans], found, shapes)
-    if not runs:
-        return None
-    # a message of up to ``words`` tokens comes back whole, a longer one as ``words`` tokens
-    # from a little before the first match (as FTS5's snippet() cuts it)
-    first = max(0, min(runs[0][0] - max(1, words // 4), len(spans) - words))
-    last = min(len(spans), first + words) - 1
-    start = spans[first][0] if first else 0
-    end = spans[last][1] if last < len(spans) - 1 else len(content)
-    body = _marked(content, spans, runs, start, end, open_mark, close_mark)
-    return (ellipsis if start else "") + body + (ellipsis if end < len(content) else "")

@@ -7,8 +7,9 @@ storage's scope column, see :mod:`hermes_store.builtin.storage_sql`, where the s
 both engines share live). Here is only what PostgreSQL does its own way: history ids are
 numbered per home (the next id is taken under the home's advisory lock), so a home's history
 keeps the ids it had in SQLite after ``migrate``; index rows are loaded with ``COPY``; the
-entry search uses ``tsvector`` / ``ts_rank_cd``, its excerpts ``ts_headline``'s window with the
-index's own tokens marked, as FTS5's ``snippet()`` marks them (:mod:`hermes_store.pghighlight`).
+entry search uses ``tsvector`` / ``ts_rank_cd``, its excerpts ``ts_headline`` put in the form of
+FTS5's ``snippet()`` (:mod:`hermes_store.pghighlight`), or the index's own tokens marked where
+``ts_headline`` cannot mark them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from hermes_store.builtin.storage_sql import HISTORY_COLUMNS, INDEX_COLUMNS, SqlBuiltinStorage
-from hermes_store.pghighlight import trusted_window
+from hermes_store.pghighlight import (
+    PARSER_WHOLE,
+    join_phrases,
+    marks_tokens,
+    with_ellipses,
+)
 from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, tsquery_sql
 from hermes_store.query import (
     HIGHLIGHT_CLOSE,
@@ -36,6 +42,19 @@ if TYPE_CHECKING:
 
 SNIPPET_WORDS = 24  # as the SQLite engine's snippet(..., 24)
 SNIPPET_ELLIPSIS = "…"  # what the SQLite engine's snippet() puts where it cuts an entry
+
+
+def _excerpt(row: dict[str, Any], match: Match) -> str:
+    """The row's ts_headline in the form FTS5's snippet() gives (phrases one span, ``…`` where
+    it cuts the entry), or ``""`` where ts_headline cannot be trusted to mark what the index
+    matched (no marks, marks that are not index tokens, or an entry holding a path, address or
+    host its parser keeps whole, such as ``db.internal:5432``)."""
+    headline, content = row["snippet"] or "", row["content"] or ""
+    if (HIGHLIGHT_OPEN not in headline or not marks_tokens(headline, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
+            or PARSER_WHOLE.search(content)):
+        return ""
+    headline = join_phrases(headline, match, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
+    return with_ellipses(headline, content, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE, SNIPPET_ELLIPSIS)
 
 
 class PgBuiltinStorage(SqlBuiltinStorage):
@@ -120,16 +139,23 @@ class PgBuiltinStorage(SqlBuiltinStorage):
             " ORDER BY score DESC, e.target, e.entry_index LIMIT %s",
             (*params, options, self.home, list(targets), int(count)),
         )
-        # ts_headline's window where it saw the match, every token the index matched marked
-        # (as FTS5's snippet() marks it; "" where nothing can be: the caller highlights the entry)
-        excerpts = index_marked_excerpts(
-            self.db, {i: row["content"] or "" for i, row in enumerate(rows)}, match, HIGHLIGHT_OPEN,
-            HIGHLIGHT_CLOSE, SNIPPET_WORDS, SNIPPET_ELLIPSIS,
-            headlines={i: row["snippet"] for i, row in enumerate(rows)
-                       if trusted_window(row["snippet"], row["content"] or "", HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)})
+        unmarked: dict[int, str] = {}
         for i, row in enumerate(rows):
-            row["snippet"] = excerpts[i] or ""
+            row["snippet"] = _excerpt(row, match)
+            if not row["snippet"]:
+                unmarked[i] = row["content"] or ""
+        for i, excerpt in self._marked_tokens(unmarked, match).items():
+            rows[i]["snippet"] = excerpt  # still "": the caller highlights the entry itself
         return rows
+
+    def _marked_tokens(self, contents: dict[int, str], match: Match) -> dict[int, str]:
+        """An excerpt of each of ``contents`` (the entries ts_headline could not mark) with
+        every token marked that the index stems or folds to a token of ``match``, cut as FTS5's
+        snippet() cuts (:func:`~hermes_store.storage_pg_marks.index_marked_excerpts`)."""
+        found = index_marked_excerpts(self.db, contents, match, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE,
+                                      SNIPPET_WORDS, SNIPPET_ELLIPSIS)
+        return {i: join_phrases(excerpt, match, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
+                for i, excerpt in found.items() if excerpt is not None}
 
     def search_index(
         self, query: str | QueryPlan, targets: Sequence[str], limit: int

@@ -1,12 +1,11 @@
-"""PostgreSQL excerpts of search hits: ``ts_headline``'s window, the index's own tokens marked.
+"""PostgreSQL excerpts of search hits: ``ts_headline`` marks, our own marks where it cannot.
 
 The search shows up to a page of hits, each with an excerpt; one statement (and a server round
 trip) per hit per step made the excerpts most of a PostgreSQL search's time. :class:`PgSnippets`
 makes every hit's content excerpt in one statement (headline, whether the message's own text
-matches, and the text the excerpt is cut from), marks the tokens the index matched in all of
-them with one more (:mod:`hermes_store.storage_pg_marks`: ``ts_headline`` reads the raw text
-with its own parser, so its marks are replaced), and does the same for the tool calls of the
-hits found by them alone (a message without tool calls is never read twice).
+matches, and the text the excerpt is cut from), marks the tokens ``ts_headline`` cannot mark
+for all of them with one more, and does the same for the tool calls of the hits found by them
+alone (a message without tool calls is never read twice).
 """
 
 from __future__ import annotations
@@ -15,7 +14,12 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from hermes_store.pghighlight import trusted_window
+from hermes_store.pghighlight import (
+    PARSER_WHOLE,
+    join_phrases,
+    marks_tokens,
+    with_ellipses,
+)
 from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, tsquery_sql
 from hermes_store.query import Match
 from hermes_store.sessions.storage_pg_health import SNIPPET_CHARS
@@ -32,6 +36,16 @@ def _options(open_mark: str, close_mark: str, words: int) -> str:
     messages mid-way)."""
     return (f'StartSel="{open_mark}", StopSel="{close_mark}", MaxWords={words}, '
             f'MinWords={words - 1}, ShortWord=0, HighlightAll=false')
+
+
+def _marked_headline(row: Any, match: Match, open_mark: str, close_mark: str) -> str | None:
+    """The row's ts_headline as the excerpt, or None where it cannot be trusted: no marks, marks
+    that are not index tokens, or text holding a path, address or URL its parser keeps whole."""
+    if (open_mark in row["headline"] and marks_tokens(row["headline"], open_mark, close_mark)
+            and not PARSER_WHOLE.search(row["content"])):
+        headline = join_phrases(row["headline"], match, open_mark, close_mark)
+        return with_ellipses(headline, row["content"], open_mark, close_mark)
+    return None
 
 
 class SearchReads:
@@ -100,19 +114,25 @@ class PgSnippets:
             (*params, _options(open_mark, close_mark, words), *params, ids)) if ids else []
         self._keep_contents(ids, rows)
         found: dict[int, str | None] = dict.fromkeys(ids)
-        headlines = {row["id"]: ("", bool(row["own"])) for row in rows}
+        unmarked: dict[int, str] = {}
+        headlines: dict[int, tuple[str, bool]] = {}
         with_calls = {row["id"] for row in rows if row["has_calls"]}
-        # ts_headline reads the raw text with its own parser (no diacritics folding, words the
-        # index keeps unstemmed stemmed, a path, file name, e-mail address or URL one token it
-        # never marks inside): its window is kept where it saw the match, and the tokens the
-        # index sees are marked (pghighlight.mark_text)
-        excerpts = index_marked_excerpts(
-            self.db, {row["id"]: row["content"] for row in rows if row["headline"] is not None}, match,
-            open_mark, close_mark, words,
-            headlines={row["id"]: row["headline"] for row in rows
-                       if trusted_window(row["headline"], row["content"], open_mark, close_mark)})
-        for mid, excerpt in excerpts.items():
-            headlines[mid] = (excerpt or "", headlines[mid][1])
+        for row in rows:
+            if row["headline"] is None:
+                headlines[row["id"]] = ("", bool(row["own"]))
+                continue
+            marked = _marked_headline(row, match, open_mark, close_mark)
+            if marked is not None:
+                headlines[row["id"]] = (marked, bool(row["own"]))
+            else:
+                unmarked[row["id"]] = row["content"]
+                headlines[row["id"]] = ("", bool(row["own"]))
+        # ts_headline reads the raw text with its own parser (no diacritics folding; a path,
+        # file name, e-mail address or URL is one token it never marks inside): where the text
+        # holds one, or the marks are not index tokens, mark the tokens the index sees ourselves
+        for mid, excerpt in index_marked_excerpts(self.db, unmarked, match, open_mark, close_mark, words).items():
+            headlines[mid] = ("" if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark),
+                              headlines[mid][1])
         need_calls = [mid for mid, (text, own) in headlines.items()
                       if mid in with_calls and not (text and open_mark in text and own)]
         calls = self._snippets_of_calls(match, need_calls, open_mark, close_mark, words)
@@ -132,8 +152,16 @@ class PgSnippets:
             f"SELECT id, left({_CALLS}, {SNIPPET_CHARS}) AS content,"
             f" ts_headline('{SEARCH_CONFIG}', left({_CALLS}, {SNIPPET_CHARS}), {query_sql}, %s) AS headline"
             " FROM messages WHERE id = ANY(%s)", (*params, _options(open_mark, close_mark, words), message_ids))
-        return index_marked_excerpts(
-            self.db, {row["id"]: row["content"] for row in rows if row["headline"] is not None}, match,
-            open_mark, close_mark, words,
-            headlines={row["id"]: row["headline"] for row in rows
-                       if trusted_window(row["headline"], row["content"], open_mark, close_mark)})
+        found: dict[int, str | None] = {}
+        unmarked: dict[int, str] = {}
+        for row in rows:
+            if row["headline"] is None:
+                continue
+            marked = _marked_headline(row, match, open_mark, close_mark)
+            if marked is not None:
+                found[row["id"]] = marked
+            else:
+                unmarked[row["id"]] = row["content"]
+        for mid, excerpt in index_marked_excerpts(self.db, unmarked, match, open_mark, close_mark, words).items():
+            found[mid] = None if excerpt is None else join_phrases(excerpt, match, open_mark, close_mark)
+        return found
