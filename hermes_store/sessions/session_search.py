@@ -22,7 +22,7 @@ from typing import Any
 from hermes_store import timeutil
 from hermes_store.db import Database
 from hermes_store.home import Home
-from hermes_store.query import compile_query
+from hermes_store.query import clean_query_text, compile_query
 from hermes_store.sessions.calltext import strip_boilerplate
 from hermes_store.sessions.dated import dated_first, named_window, split_dated
 from hermes_store.sessions.evidence import (
@@ -652,7 +652,7 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     detail = get_choice(args, "detail", ("adaptive", "full"), default="adaptive")
     roles = tuple(r.lower() for r in (get_str_list(args, "role_filter") or list(DEFAULT_ROLES)))
     if session_id is not None:
-        session_id = session_id.strip()
+        session_id = clean_query_text(session_id).strip()  # controls (NUL) read as on every engine
         if "/" in session_id and not profile:
             profile, session_id = session_id.split("/", 1)
         if not session_id:
