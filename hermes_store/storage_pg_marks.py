@@ -14,10 +14,32 @@ from collections.abc import Hashable
 from typing import Any, TypeVar
 
 from hermes_store.pghighlight import HIGHLIGHT_TOKENS, INDEX_TOKEN, marked_excerpt, token_match
-from hermes_store.pgquery import SEARCH_CONFIG, TERM_CAP, tsquery_sql
+from hermes_store.pgquery import SEARCH_CONFIG, TERM_CAP, Op, Term, tsquery_sql
 from hermes_store.query import Match
 
 K = TypeVar("K", bound=Hashable)
+
+
+def _first_letters(tokens_match: Op | Term) -> set[str] | None:
+    """The first characters a text's token must begin with to match ``tokens_match`` (None when
+    a query token begins with a character other than ASCII, which folding may reach from others).
+
+    The index folds a token (lower case, no diacritics) and stems it with Porter's rules, which
+    only ever change a word's ending; so an ASCII token can match only a query token that begins
+    with the same letter, and looking the others up in PostgreSQL (one call of the tokenizer
+    functions per token, thousands for a long tool output) cannot mark anything."""
+    firsts: set[str] = set()
+    stack: list[Op | Term] = [tokens_match]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Op):
+            stack += [node.left, node.right]
+            continue
+        for token in node.tokens:
+            if not token or not token[0].isascii():
+                return None
+            firsts.add(token[0].lower())
+    return firsts
 
 
 def index_marked_excerpts(db: Any, contents: dict[K, str], match: Match, open_mark: str, close_mark: str,
@@ -31,7 +53,9 @@ def index_marked_excerpts(db: Any, contents: dict[K, str], match: Match, open_ma
         return out
     per_text = {key: list(dict.fromkeys(INDEX_TOKEN.findall(text)))[:HIGHLIGHT_TOKENS]
                 for key, text in contents.items()}
-    distinct = list(dict.fromkeys(t for tokens in per_text.values() for t in tokens))
+    firsts = _first_letters(tokens_match)
+    distinct = list(dict.fromkeys(t for tokens in per_text.values() for t in tokens
+                                  if firsts is None or not t[0].isascii() or t[0].lower() in firsts))
     if not distinct:
         return out
     query_sql, params = tsquery_sql(tokens_match)

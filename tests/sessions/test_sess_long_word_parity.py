@@ -122,3 +122,28 @@ def test_a_store_indexed_before_pg_0014_is_reindexed_by_it(home, pg_url, monkeyp
                           " hermes_tokens('as', 10))") == 1  # its CJK projection, recomputed
     finally:
         new.close()
+
+
+def test_pg_0016_tokens_equal_pg_0014s_for_every_kind_of_text(pg_url):
+    """pg 0016 rewrote hermes_tokens() in PL/pgSQL for speed; stored vectors were not recomputed,
+    so it must give exactly pg 0014's text (its body is read from the migration file)."""
+    import re
+
+    from hermes_store.pgdb import pg_schema_dir
+
+    source = (pg_schema_dir() / "0014_long_words.sql").read_text(encoding="utf-8")
+    body = re.search(r"CREATE OR REPLACE FUNCTION hermes_tokens\(.*?\$\$;", source, re.S).group(0)
+    texts = [*MESSAGES.values(), *QUERIES, "", None, "as is by my", "Ünïcödé façade cafés",
+             f"{STEM} {STEM.upper()}S {WIDE}ing {WIDE}ings {'ж' * 40}", "日本語" * 30 + "ing",
+             f"x{'y' * 70} ok", "tab\tnew\nline  spaced", "a" * 17, "b" * 64, "c" * 65, "é" * 33, "ab1" * 30]
+    db = PgDatabase(pg_url)
+    try:
+        with db.connection() as conn:
+            conn.execute(body.replace("FUNCTION hermes_tokens(", "FUNCTION pg_temp.tokens_0014("))
+            for cap in (5, 64, 4096):
+                for text in texts:
+                    row = conn.execute("SELECT hermes_tokens(%s, %s) AS now, pg_temp.tokens_0014(%s, %s) AS was",
+                                       (text, cap, text, cap)).fetchone()
+                    assert row["now"] == row["was"], (text, cap)
+    finally:
+        db.close()
