@@ -11,12 +11,19 @@ only speaks where the words are unsure and the meaning is sure:
   down one) if its cosine exceeds the lexical first's by at least ``lead``. The lexical first
   must have a cosine itself (a session whose messages are not embedded yet is not judged), and
   so must the promoted one.
+- **Reach:** the session of lexical places ``window + 1`` to ``reach`` nearest the question
+  takes the window's last place (the sessions from there move down one) if its cosine exceeds
+  that place's session's by at least ``reach_lead``; that session must have a cosine too. The
+  first ``window - 1`` places never change by it, so hit@1 and all places before the last
+  shown one are the promotion's; it is what lets the semantic half raise hit@5.
 - Otherwise the lexical ranking stands as it is. Sessions only the semantic half found never
   push a lexical one out.
 - **A date the question names** (:mod:`.dated`): the sessions of that date and the others are
   fused each on their own (:func:`fuse_parts`), so the lexical margin and the ``window`` are
   those of the date's own sessions (before, the window of the whole ranking held other days'
-  sessions and the date's session nearest by meaning could lie beyond it).
+  sessions and the date's session nearest by meaning could lie beyond it). Only a session of
+  the first part reaches into the window, so another day's session never moves before one of
+  the date.
 - **Evidence** (``anchors``, not a ranking rule): each shown session also shows up to
   ``anchors`` of its messages nearest the question by meaning, after its lexical further
   anchors (:func:`hermes_store.sessions.evidence.with_nearest`).
@@ -46,6 +53,8 @@ class Fusion:
     gate: float = 0.3  # lexical margin under which the semantic half may move a session
     lead: float = 0.15  # cosine lead over the lexical first that a promoted session needs
     window: int = 5  # lexical places a session may be promoted from
+    reach: int = 20  # lexical places a session may take the window's last place from
+    reach_lead: float = 0.2  # cosine lead over the session in that place that it needs
     anchors: int = 3  # a shown session's messages nearest by meaning shown as well
 
     @classmethod
@@ -102,12 +111,37 @@ def fuse(lexical: Ranked, semantic: Ranked, fusion: Fusion) -> list[Hashable]:
 
 def fuse_parts(parts: Sequence[Ranked], semantic: Ranked, fusion: Fusion) -> list[Hashable]:
     """Each lexical part (e.g. the sessions of a date the question names, then the others)
-    fused on its own (:func:`fuse`), in the parts' order; the semantic ranking alone only when
-    no part holds a lexical session."""
+    fused on its own (:func:`fuse`), in the parts' order, then a session of the first part may
+    reach the window's last place (:func:`reach`); the semantic ranking alone only when no part
+    holds a lexical session."""
     filled = [part for part in parts if part]
     if not filled:
         return fuse((), semantic, fusion)
-    return [key for part in filled for key in fuse(part, semantic, fusion)]
+    order = [key for part in filled for key in fuse(part, semantic, fusion)]
+    return reach(order, {key for key, _score in filled[0]}, semantic, fusion)
+
+
+def reach(order: Sequence[Hashable], allowed: set[Hashable], semantic: Ranked, fusion: Fusion) -> list[Hashable]:
+    """``order`` with the session of places ``window + 1`` to ``reach`` (one of ``allowed``)
+    nearest the question in the window's last place, when its cosine leads that place's
+    session's by ``reach_lead`` (see the module docstring)."""
+    place = max(0, fusion.window) - 1
+    order = list(order)
+    if place < 0 or len(order) <= place + 1:
+        return order
+    cosine: dict[Hashable, float] = {}
+    for key, score in semantic:
+        cosine.setdefault(key, float(score))
+    if order[place] not in cosine:  # not embedded yet, or far from the question: nothing to compare
+        return order
+    pool = [key for key in order[place + 1: max(place + 1, fusion.reach)] if key in allowed and key in cosine]
+    if not pool:
+        return order
+    candidate = max(pool, key=lambda key: cosine[key])
+    if cosine[candidate] - cosine[order[place]] < fusion.reach_lead:
+        return order
+    rest = [key for key in order if key != candidate]
+    return rest[:place] + [candidate] + rest[place:]
 
 
 def session_ranking(nearest: Sequence[tuple[Any, Hashable, Any, float]]) -> list[tuple[Hashable, float]]:

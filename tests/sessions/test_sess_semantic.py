@@ -147,6 +147,27 @@ def test_a_named_dates_sessions_are_fused_on_their_own():
     assert fuse_parts([[], []], semantic, fusion) == ["b", "a", "x0", "x3"]  # no lexical hit
 
 
+def test_a_session_beyond_the_window_reaches_its_last_place():
+    """A session of places ``window + 1`` to ``reach`` whose cosine leads that of the window's
+    last session by ``reach_lead`` takes its place (the first places never change); not when the
+    lead is short, the last session has no cosine, the session lies beyond ``reach``, or it is
+    another day's than the date the question names."""
+    lexical = [(f"s{n}", 10.0 - n) for n in range(8)]
+    semantic = [("s7", 0.9), ("s0", 0.85), ("s4", 0.6), ("s5", 0.65)]
+    fusion = Fusion(gate=0.3, lead=0.5, window=5, reach=20, reach_lead=0.2)
+    plain = [key for key, _ in lexical]
+    assert fuse_parts([[], lexical], semantic, fusion) == ["s0", "s1", "s2", "s3", "s7", "s4", "s5", "s6"]
+    assert fuse_parts([[], lexical], semantic, Fusion(lead=0.5, reach_lead=0.35)) == plain  # lead short
+    assert fuse_parts([[], lexical], [("s7", 0.9), ("s0", 0.85)], fusion) == plain  # s4 not embedded
+    # s7 beyond reach; s5 within it leads s4 by 0.05 only
+    assert fuse_parts([[], lexical], semantic, Fusion(lead=0.5, reach=7, reach_lead=0.2)) == plain
+    assert fuse_parts([[], lexical], semantic, Fusion(lead=0.5, reach=7, reach_lead=0.05))[4] == "s5"
+    dated, others = lexical[:3], lexical[3:]
+    assert fuse_parts([dated, others], semantic, fusion) == plain  # s7 is another day's
+    many = [(f"d{n}", 10.0 - n) for n in range(7)]
+    assert fuse_parts([many, others], [("d6", 0.9), ("d4", 0.3)], fusion)[:6] == ["d0", "d1", "d2", "d3", "d6", "d4"]
+
+
 def test_fusion_reads_its_config_section():
     """Values from config.yaml override the defaults; bad ones are ignored."""
     assert Fusion.from_config({"lead": "0.2", "window": 3, "gate": "x", "k": 5}) == Fusion(

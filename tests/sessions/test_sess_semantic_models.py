@@ -212,9 +212,9 @@ def test_a_models_fusion_defaults_sit_under_the_config():
 def test_e5_brings_its_own_lead():
     from hermes_store.sessions.fusion import Fusion
 
-    assert load_embedder(E5).fusion_defaults == {"lead": 0.02}
+    assert load_embedder(E5).fusion_defaults == {"lead": 0.02, "reach_lead": 0.04}
     fusion = Fusion.from_config({"window": 2}, load_embedder(E5).fusion_defaults)
-    assert (fusion.lead, fusion.window, fusion.gate) == (0.02, 2, Fusion().gate)
+    assert (fusion.lead, fusion.reach_lead, fusion.window, fusion.gate) == (0.02, 0.04, 2, Fusion().gate)
 
 
 @needs_e5
