@@ -8,7 +8,8 @@ that names a calendar date or a month *with its year* (``25 May, 2022``, ``May 2
 each part in its own order. Without an absolute date, a relative one is read from :data:`clock`'s now
 (the current time; an evaluation replaying old questions sets it to the question's date):
 "N days / weeks / months ago" (a window around that day, wider the further back),
-"yesterday", "last weekend", "last week", "last month". A date that does not parse
+"yesterday", "last weekend", "last week", "last month", "the past month", "the past N days /
+weeks / months", "the last N ..." (from that far back until now, with an eighth's slack). A date that does not parse
 (``31 February 2022``) or a month without its year leaves the ranking as it is.
 
 Both ``session_search``'s sessions and a message search's messages (over :data:`DATED_POOL`
@@ -42,10 +43,13 @@ _ISO = re.compile(r"\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b")
 _MONTH_YEAR = re.compile(rf"\b{_MONTH},? {_YEAR}\b", re.IGNORECASE)
 SLACK = timedelta(days=1)  # on either side of a named day
 _COUNT = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-          "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2, "a few": 3}
+          "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "couple of": 2, "a few": 3, "few": 3}
 _AGO = re.compile(r"\b(\d{1,3}|a couple of|couple of|a few|an?|one|two|three|four|five|six|seven"
                   r"|eight|nine|ten) (day|week|month)s? ago\b", re.IGNORECASE)
 _LAST = re.compile(r"\b(yesterday|last weekend|last week|last month)\b", re.IGNORECASE)
+_COUNTS = r"(\d{1,3}|a couple of|couple of|a few|few|two|three|four|five|six|seven|eight|nine|ten)"
+# "the past month", "the past few days", "the last two weeks" (a bare "last week" is _LAST's)
+_PAST = re.compile(rf"\b(?:past(?: {_COUNTS})?|last {_COUNTS}) (day|week|month)s?\b", re.IGNORECASE)
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30}
 _LAST_DAYS = {"yesterday": (2, 0), "last weekend": (9, 0), "last week": (14, 0), "last month": (62, 0)}
 #: the asker's now (epoch seconds) for relative dates; an evaluation replaying questions asked
@@ -100,6 +104,11 @@ def _relative_window(text: str) -> tuple[float, float] | None:
     if match:
         far, near = _LAST_DAYS[match[1].lower()]
         return now - far * 86400.0, now - near * 86400.0
+    match = _PAST.search(text)
+    if match:
+        count = (match[1] or match[2] or "one").lower()
+        span = (_COUNT.get(count) or int(count)) * _UNIT_DAYS[match[3].lower()]
+        return now - (span + max(1, span // 8)) * 86400.0, now + 86400.0
     return None
 
 

@@ -79,6 +79,13 @@ def test_a_message_search_puts_the_named_days_messages_first(home, db):
     ("what did we decide yesterday", "2023-05-28", "2023-05-30"),
     ("the plan from last week", "2023-05-16", "2023-05-30"),
     ("the bug I fixed 3 days ago", "2023-05-26", "2023-05-28"),
+    # from that far back (and an eighth more) until now, with a day's slack after it
+    ("How many dinner parties have I attended in the past month?", "2023-04-27", "2023-05-31"),
+    ("what did I buy over the past week", "2023-05-22", "2023-05-31"),
+    ("How many pieces of jewelry did I acquire in the last two months?", "2023-03-24", "2023-05-31"),
+    ("How many MCU films did I watch in the last 3 months?", "2023-02-18", "2023-05-31"),
+    ("the cuisines I tried in the past few months", "2023-02-18", "2023-05-31"),
+    ("the past couple of days", "2023-05-27", "2023-05-31"),
 ])
 def test_a_relative_date_is_read_from_the_clock(monkeypatch, question, first, end):
     from hermes_store.sessions import dated
@@ -86,3 +93,4 @@ def test_a_relative_date_is_read_from_the_clock(monkeypatch, question, first, en
     monkeypatch.setattr(dated, "clock", lambda: _utc("2023-05-30T00:00:00"))
     assert named_window(question) == (_utc(first), _utc(end))
     assert named_window("How many months ago did I go?") is None  # no count: nothing to read
+    assert named_window("the last time we met, my past experience") is None
