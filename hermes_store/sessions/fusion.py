@@ -55,7 +55,7 @@ class Fusion:
     window: int = 5  # lexical places a session may be promoted from
     reach: int = 20  # lexical places a session may take the window's last place from
     reach_lead: float = 0.2  # cosine lead over the session in that place that it needs
-    anchors: int = 3  # a shown session's messages nearest by meaning shown as well
+    anchors: int = 5  # a shown session's messages nearest by meaning shown as well
 
     @classmethod
     def from_config(cls, section: Any, defaults: dict[str, float] | None = None) -> Fusion:

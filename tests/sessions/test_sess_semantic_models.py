@@ -242,16 +242,19 @@ def test_a_shown_session_adds_its_message_nearest_by_meaning(home, engine, ancho
 
 @needs_e5
 @pytest.mark.parametrize("anchors", [None, 2])
-def test_the_default_shows_three_messages_nearest_by_meaning(home, engine, anchors):
-    """The default ``anchors: 3`` shows a session's three messages nearest the question by
+def test_the_default_shows_five_messages_nearest_by_meaning(home, engine, anchors):
+    """The default ``anchors: 5`` shows a session's five messages nearest the question by
     meaning (none of them sharing a word with it, all outside the anchor's slice); ``anchors: 2``
     shows two of them."""
     filler = [f"small talk number {i}" for i in range(12)]
     animals = ["We finally adopted a little grey kitten from the shelter",
                "The vet says our new puppy is healthy and growing fast",
-               "Two goldfish now swim in a small tank in the kitchen"]
-    turns = ["I keep a list of chores about the garden fence", "ok", *filler, animals[0], "ok",
-             *filler, animals[1], "ok", *filler, animals[2], "lovely"]  # the user's turns
+               "Two goldfish now swim in a small tank in the kitchen",
+               "My daughter wants a hamster for her birthday",
+               "The parrot at home learned to say hello"]
+    turns = ["I keep a list of chores about the garden fence", "ok"]
+    for animal in animals:
+        turns += [*filler, animal, "ok"]  # the user's turns
     _index(home, {"s-home": turns, "s-other": ["the garden fence needs paint", "sure"]})
     _embed(home, load_embedder(E5), ("user",))
     Path(home.config_path).write_text(
@@ -262,7 +265,7 @@ def test_the_default_shows_three_messages_nearest_by_meaning(home, engine, ancho
         "session_search", {"query": "garden fence: which pet did we get?", "limit": 2}, home=home))
     home_result = next(r for r in reply["results"] if r["session_id"] == "s-home")
     shown = [m["content"] for m in home_result["messages"]]
-    assert sum(text in shown for text in animals) == (3 if anchors is None else 2), shown
+    assert sum(text in shown for text in animals) == (5 if anchors is None else 2), shown
 
 
 @needs_e5
