@@ -112,7 +112,8 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
                    f"already indexed, {_count(len(summary.errors), 'problem')}"
                    + (f", {summary.messages_updated} edited in place" if summary.messages_updated else "")
                    + (f", {_count(summary.forgotten, 'forgotten message')} left out" if summary.forgotten else "")
-                   + (f", {len(summary.notices)} with nothing to import" if summary.notices else ""))
+                   + (f", {len(summary.notices)} with nothing to import" if summary.notices else "")
+                   + (f", {_count(summary.reread, 'file')} read again by a newer reader" if summary.reread else ""))
         for error in summary.errors:
             where = one_line(error["path"]) + (f":{error['line']}" if error["line"] is not None else "")
             click.echo(f"  {where}: {one_line(str(error['error']))}", err=True)

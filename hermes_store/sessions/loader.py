@@ -92,6 +92,7 @@ class IndexSummary:
     messages_updated: int = 0  # re-read under a stored uid with another text: edited in place
     notices: list[dict[str, Any]] = field(default_factory=list)  # inputs of a format with nothing to import
     unwalked: list[str] = field(default_factory=list)  # hidden agent data folders a walk left out
+    reread: int = 0  # files read again because a newer version of their importer reads them better
 
     @property
     def all_failed(self) -> bool:
@@ -103,7 +104,8 @@ class IndexSummary:
         ``forgotten`` when messages were left out because they were forgotten for good,
         ``messages_updated`` when stored messages were edited in place, and ``notices`` when
         inputs of a known format held nothing to import (``{path, line, notice}``), ``unwalked``
-        when a walked directory held hidden folders named like an agent's (not walked)."""
+        when a walked directory held hidden folders named like an agent's (not walked), ``reread``
+        when files indexed by an older version of their importer were read again."""
         out: dict[str, Any] = {"files": self.files, "sessions_added": self.sessions_added,
                                "messages_added": self.messages_added, "skipped": self.skipped,
                                "errors": list(self.errors)}
@@ -115,6 +117,8 @@ class IndexSummary:
             out["notices"] = list(self.notices)
         if self.unwalked:
             out["unwalked"] = list(self.unwalked)
+        if self.reread:
+            out["reread"] = self.reread
         return out
 
 
@@ -263,10 +267,15 @@ class BulkLoader:
         row = self.storage.source_state(key)
         meta: dict[str, Any] = json.loads(row["meta"] or "{}") if row is not None else {}
         known = IMPORTERS.get(row["format"]) if row is not None else None
+        # read by an older version of its importer (a fix since changes what it yields): read
+        # again whole. Not a snapshot (a document rewritten whole, whose stored messages are
+        # matched by place): the agent may have cut messages from it that only the store keeps.
+        # An append-only file whose prefix is unchanged still holds all it gave.
+        outdated = known is not None and not known.snapshot and int(meta.get("reader", 1)) < known.reader
         # importer options (a dump's --map / --role-map) may read the same file differently: re-read
         if (known is not None and known.skip_when_unchanged and fmt in ("auto", known.name)
                 and not self.options and meta.get("complete") and row["size"] == info.st_size
-                and row["mtime"] == info.st_mtime):
+                and row["mtime"] == info.st_mtime and not outdated):
             summary.skipped += int(meta.get("messages", 0))  # unchanged since it was indexed
             return
         importer, probe = self._importer(path, fmt)
@@ -284,7 +293,8 @@ class BulkLoader:
             if row["format"] != importer.name:
                 self._forget_source(int(row["id"]))
                 state, meta = SourceState(), {}
-            elif importer.is_rewritten(state):
+            elif importer.is_rewritten(state) or outdated:
+                summary.reread += int(outdated)
                 if state.meta.get(UIDS_KEPT):  # renumbered: re-read, every message found by its uid
                     self._flush(wait=True)
                     self._sessions.clear()
@@ -565,7 +575,8 @@ def _again(importer: Importer) -> Importer:
 def _progress(current: _File) -> dict[str, Any]:
     """A snapshot of a file's resume state, as the ``sources`` row will hold it."""
     meta = {"lines": current.state.lines, "messages": current.messages + current.pending,
-            "complete": current.complete, "state": dict(current.state.meta)}
+            "complete": current.complete, "state": dict(current.state.meta),
+            "reader": current.importer.reader}
     return {"size": current.size if current.complete else 0,
             "mtime": current.mtime if current.complete else 0.0,
             "content_hash": current.importer.content_hash(),

@@ -169,7 +169,11 @@ class Importer(ABC):
       the path (``sessions sources`` says so);
     * ``walk_names``: file-name globs a directory walk picks up for this format
       beyond the usual ``*.jsonl``/``*.json``/``*.db``/``*.sqlite*`` (e.g.
-      ``"state.vscdb"``, ``".aider.chat.history.md"``; dot-files only this way).
+      ``"state.vscdb"``, ``".aider.chat.history.md"``; dot-files only this way);
+    * ``reader``: the version of what the importer makes of a file, raised whenever a fix
+      changes that for files already indexed (a message it dropped, a role it mistook): the
+      next ``sessions index`` reads each such file again once, unchanged or not, so the fix
+      reaches the store (a file indexed before versions were kept counts as version 1).
     """
 
     name: ClassVar[str] = ""
@@ -183,6 +187,7 @@ class Importer(ABC):
     walk_names: ClassVar[tuple[str, ...]] = ()
     project_files: ClassVar[tuple[str, ...]] = ()
     indexes: ClassVar[str] = ""  # what is indexed, one line (README table; docstring if empty)
+    reader: ClassVar[int] = 1  # raised when a fix changes what an indexed file yields (re-read once)
 
     @classmethod
     @abstractmethod

@@ -86,6 +86,7 @@ class ClaudeCodeImporter(Importer):
     """Claude Code per-session JSONL."""
 
     name = "claude-code"
+    reader = 2  # isMeta / compact-summary lines as system rows, queued prompts (2026-12-06)
     agent = "Claude Code"
     indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
                "(role reasoning), system notices and Claude Code's own user lines (meta, compaction "

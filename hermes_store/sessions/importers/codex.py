@@ -104,6 +104,7 @@ class CodexImporter(Importer):
     """Codex rollout JSONL (current envelope format and the older flat format)."""
 
     name = "codex"
+    reader = 2  # inter-agent messages, revert rollouts, fork headers (2026-12-06)
     agent = "OpenAI Codex CLI / Desktop"
     indexes = ("every response_item: messages, agent messages, reasoning summaries (role reasoning), "
                "function/custom/local-shell/tool-search/web-search/image-generation calls and outputs, "

@@ -203,6 +203,7 @@ class CopilotCliImporter(Importer):
     """One Copilot CLI session's ``events.jsonl``."""
 
     name = "copilot-cli"
+    reader = 2  # sub-agent events, resumed tool starts (2026-12-06)
     agent = "GitHub Copilot CLI"
     indexes = "user and assistant messages, tool requests and results, reasoning, aborts and errors"
     source: str | None = "copilot-cli"

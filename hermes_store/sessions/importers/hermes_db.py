@@ -94,6 +94,7 @@ class HermesDbImporter(Importer):
     """A Hermes SQLite ``state.db``; incremental by message id."""
 
     name = "hermes-db"
+    reader = 2  # hidden display rows left out (2026-12-06)
     agent = "Hermes Agent (state.db)"
     indexes = ("every session (lineage, titles, sources) and active message incl. tool calls; "
                "compaction archives kept, rewound and hidden scaffolding rows skipped; read-only, "

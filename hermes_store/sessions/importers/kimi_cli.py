@@ -51,6 +51,7 @@ class KimiCliImporter(Importer):
     """One Kimi CLI ``context.jsonl``."""
 
     name = "kimi-cli"
+    reader = 2  # wire log beside context.jsonl (2026-12-06)
     agent = "Kimi CLI"
     indexes = (
         "messages, think parts, tool calls and results; bookkeeping lines skipped; Kimi Code's"
