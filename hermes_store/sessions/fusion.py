@@ -87,6 +87,14 @@ def lexical_margin(lexical: Ranked) -> float:
     return max(0.0, 1.0 - max(0.0, second) / first)
 
 
+def _cosines(semantic: Ranked) -> dict[Hashable, float]:
+    """Each session's cosine (its first, best, entry of the semantic ranking)."""
+    cosine: dict[Hashable, float] = {}
+    for key, score in semantic:
+        cosine.setdefault(key, float(score))
+    return cosine
+
+
 def fuse(lexical: Ranked, semantic: Ranked, fusion: Fusion) -> list[Hashable]:
     """The fused ranking (see the module docstring): each session once."""
     order = list(dict.fromkeys(key for key, _score in lexical))
@@ -95,9 +103,7 @@ def fuse(lexical: Ranked, semantic: Ranked, fusion: Fusion) -> list[Hashable]:
         return semantic_order
     if not semantic or lexical_margin(lexical) >= fusion.gate:
         return order
-    cosine: dict[Hashable, float] = {}
-    for key, score in semantic:
-        cosine.setdefault(key, float(score))
+    cosine = _cosines(semantic)
     if order[0] not in cosine:  # not embedded yet, or far from the question: nothing to compare
         return order
     judged = [key for key in order[: max(0, fusion.window)] if key in cosine]
@@ -129,9 +135,7 @@ def reach(order: Sequence[Hashable], allowed: set[Hashable], semantic: Ranked, f
     order = list(order)
     if place < 0 or len(order) <= place + 1:
         return order
-    cosine: dict[Hashable, float] = {}
-    for key, score in semantic:
-        cosine.setdefault(key, float(score))
+    cosine = _cosines(semantic)
     if order[place] not in cosine:  # not embedded yet, or far from the question: nothing to compare
         return order
     pool = [key for key in order[place + 1: max(place + 1, fusion.reach)] if key in allowed and key in cosine]
