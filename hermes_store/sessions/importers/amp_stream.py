@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 from hermes_store.sessions.importers.anthropic_common import anthropic_rows
 from hermes_store.sessions.importers.base import (
@@ -59,6 +59,8 @@ class AmpStreamImporter(ReplacedWhenChanged, Importer):
     resumable_by_offset = False
     snapshot = True
     derives_end_time = False  # the stream has no times
+    quiet_events: ClassVar[frozenset[str]] = frozenset()  # event types skipped as bookkeeping
+    quiet_system: ClassVar[frozenset[str]] = frozenset({"init"})  # system subtypes skipped so
 
     @classmethod
     def sniff(cls, head: Head) -> float:
@@ -90,9 +92,15 @@ class AmpStreamImporter(ReplacedWhenChanged, Importer):
             kind = obj.get("type")
             if kind == "system":
                 main.workspace = opt_str(obj.get("cwd")) or main.workspace
-                if obj.get("subtype") not in ("init", None):
+                if obj.get("subtype") == "init":
+                    main.model = opt_str(obj.get("model")) or main.model
+                elif obj.get("subtype") is not None and obj.get("subtype") not in self.quiet_system:
                     problems.append(Problem(line, f"system event {obj.get('subtype')!r} (skipped)"))
+            elif kind in self.quiet_events:
+                continue
             elif kind in ("user", "assistant"):
+                if obj.get("isReplay") is True:
+                    continue  # a resumed run repeating a user message it already printed
                 message = obj.get("message")
                 if not isinstance(message, dict):
                     problems.append(Problem(line, "field 'message': missing or not an object"))

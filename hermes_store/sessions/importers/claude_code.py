@@ -112,6 +112,8 @@ class ClaudeCodeImporter(Importer):
             kind = obj.get("type")
             if str(obj.get("session_id") or "").startswith("T-"):
                 return 0.0  # an Amp thread's stream JSON (Claude Code compatible): amp-stream
+            if "parent_tool_use_id" in obj and "sessionId" not in obj:
+                return 0.0  # headless stream-json (claude -p, the Agent SDK): claude-stream
             if kind in ("user", "assistant"):
                 message = obj.get("message")
                 if not isinstance(message, dict):

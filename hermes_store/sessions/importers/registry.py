@@ -21,6 +21,7 @@ from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_ai_export import ClaudeAiExportImporter
 from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
+from hermes_store.sessions.importers.claude_stream import ClaudeStreamImporter
 from hermes_store.sessions.importers.claude_web import ClaudeWebImporter
 from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.codex import CodexImporter
@@ -96,6 +97,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     GooseStreamImporter,
     AmpImporter,
     AmpStreamImporter,
+    ClaudeStreamImporter,
     CrushImporter,
     FactoryDroidImporter,
     FactoryDroidStreamImporter,
