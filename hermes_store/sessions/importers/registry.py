@@ -39,6 +39,7 @@ from hermes_store.sessions.importers.gemini_cli import (
     GeminiCliImporter,
     GeminiLogsImporter,
 )
+from hermes_store.sessions.importers.gemini_stream import GeminiStreamImporter
 from hermes_store.sessions.importers.goose import GooseDbImporter, GooseJsonlImporter
 from hermes_store.sessions.importers.goose_export import GooseExportImporter
 from hermes_store.sessions.importers.goose_stream import GooseStreamImporter
@@ -74,6 +75,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     GeminiCliImporter,
     GeminiLogsImporter,
     GeminiCheckpointImporter,
+    GeminiStreamImporter,
     QwenCodeImporter,
     QwenLegacyImporter,
     QwenLogsImporter,
