@@ -178,9 +178,10 @@ class GeminiStreamImporter(ReplacedWhenChanged, Importer):
 
     @classmethod
     def sniff(cls, head: Head) -> float:
-        """Stream events, each timed, of Gemini CLI's shapes (at most a fifth of another type, one
-        added since), opened by ``init`` or holding a call, result or reply chunk of that shape;
-        or one ``--output-format json`` document."""
+        """Stream events, each timed, of Gemini CLI's shapes: opened by its ``init`` (at most half
+        the probed lines of types added since), or (a stream cut from a longer one, at most a fifth
+        of other types) holding a call, result or reply chunk of that shape; or one
+        ``--output-format json`` document."""
         if head.is_sqlite:
             return 0.0
         if _is_document(head):
@@ -190,10 +191,10 @@ class GeminiStreamImporter(ReplacedWhenChanged, Importer):
                                   for o in objects):
             return 0.0
         known = [o for o in objects if _is_gemini_event(o)]
+        if objects[0]["type"] == "init" and _is_gemini_event(objects[0]):
+            return 0.95 if len(known) * 2 >= len(objects) else 0.0
         if len(known) * 5 < len(objects) * 4:
             return 0.0
-        if objects[0]["type"] == "init" and _is_gemini_event(objects[0]):
-            return 0.95
         telling = any(o["type"] in ("tool_use", "tool_result") or o.get("delta") is True for o in known)
         return 0.85 if telling else 0.0
 
