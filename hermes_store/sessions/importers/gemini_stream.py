@@ -119,6 +119,15 @@ def _busiest_model(models: Any) -> str | None:
     return str(max(models, key=lambda name: _model_tokens(models[name])))
 
 
+def _error_row(error: Any) -> str | None:
+    """``[<type>] <message>`` of a run's ``error`` (``{type, message, code?}``, or a bare string)."""
+    if isinstance(error, dict):
+        message = opt_str(error.get("message"))
+        return f"[{opt_str(error.get('type')) or 'error'}] {message}" if message else None
+    message = opt_str(error) if isinstance(error, str) else None
+    return f"[error] {message}" if message else None
+
+
 def _tool_text(obj: dict[str, Any]) -> str:
     """A ``tool_result``'s text: its output, or for a failed call the error (with the output
     when that says more)."""
@@ -261,10 +270,9 @@ class GeminiStreamImporter(ReplacedWhenChanged, Importer):
         for warning in warnings if isinstance(warnings, list) else []:
             if opt_str(warning):
                 yield MessageRecord(session_id, "system", f"[warning] {warning}", line=1)
-        error = doc.get("error")
-        if isinstance(error, dict) and opt_str(error.get("message")):
-            kind = opt_str(error.get("type")) or "error"
-            yield MessageRecord(session_id, "system", f"[{kind}] {error['message']}", line=1)
+        error = _error_row(doc.get("error"))
+        if error:
+            yield MessageRecord(session_id, "system", error, line=1)
 
 
 def _init(run: _Run, obj: dict[str, Any], stamp: float | None, line: int, problems: list[Problem]) -> None:
@@ -324,11 +332,9 @@ def _result(run: _Run, obj: dict[str, Any], stamp: float | None, line: int, prob
         if (record.model or "").startswith("auto"):  # an alias (auto-gemini-2.5): the model that answered
             record.meta["requested_model"] = record.model
             record.model = _busiest_model(stats.get("models")) or record.model
-    error = obj.get("error")
-    if isinstance(error, dict) and opt_str(error.get("message")):
-        kind = opt_str(error.get("type")) or "error"
-        run.rows.append(MessageRecord(record.id, "system", f"[{kind}] {error['message']}", timestamp=stamp,
-                                      line=line))
+    error = _error_row(obj.get("error"))
+    if error:
+        run.rows.append(MessageRecord(record.id, "system", error, timestamp=stamp, line=line))
 
 
 _HANDLERS = {
