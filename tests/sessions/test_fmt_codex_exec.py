@@ -125,7 +125,7 @@ def test_errors_failed_turns_unfinished_items_and_a_resumed_run(store, tmp_path)
     assert session(store, "t-2")["meta"]["usage"]["input_tokens"] == 5
 
 
-def test_the_pre_0_44_json_output_is_read_too(store, tmp_path):
+def test_the_older_json_output_is_read_too(store, tmp_path):
     sid = "5d0c7a1e-2b3f-4c5d-8e9f-0a1b2c3d4e5f"
     path = _write(tmp_path / "old-exec.jsonl", [
         {"workdir": "/srv/app", "model": "gpt-5", "provider": "openai", "approval": "never",
@@ -174,3 +174,19 @@ def test_the_pre_0_44_json_output_is_read_too(store, tmp_path):
     assert rows[4]["calls"][0][1] == {"changes": [{"path": "/srv/app/package-lock.json", "kind": "update"}]}
     assert rows[6]["calls"][0][:2] == ("mcp__npm__audit", {"level": "high"})
     assert rows[7]["tool_name"] == "mcp__npm__audit"
+
+
+def test_the_first_stream_versions_item_type_and_session_created_are_read(store, tmp_path):
+    path = _write(tmp_path / "exec.jsonl", [
+        {"type": "session.created", "session_id": "s-early"},
+        {"type": "item.completed", "item": {"id": "itm_0", "item_type": "reasoning", "text": "Looking at the failing job"}},
+        {"type": "item.completed", "item": {"id": "itm_1", "item_type": "command_execution", "command": "ls",
+                                            "aggregated_output": "a.txt\n", "exit_code": 0, "status": "completed"}},
+        {"type": "item.completed", "item": {"id": "itm_2", "item_type": "assistant_message", "text": "Done."}},
+    ])
+    assert detect_format(path) == "codex-exec"
+    assert index(store, path)["errors"] == []
+    rows = messages(store, "s-early")
+    assert [(r["role"], r["content"]) for r in rows] == [
+        ("reasoning", "Looking at the failing job"), ("assistant", ""), ("tool", "a.txt"), ("assistant", "Done.")]
+    assert rows[1]["calls"] == [("shell", {"command": "ls"}, "itm_1")]

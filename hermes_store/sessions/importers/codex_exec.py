@@ -31,11 +31,11 @@ Codex CLI's headless mode prints one JSON object per line (``codex-rs/exec/src/e
 * ``{"type": "error", message}``: a fatal error, a ``system`` row; ``item.plan.delta`` is
   bookkeeping; ``request_user_input {call_id, questions}`` a call of that name.
 
-The stream does not carry the user's prompt. An earlier ``--experimental-json`` printed the
-same events with ``session.created {session_id}`` for ``thread.started`` and
-``assistant_message`` items: both read.
+The stream does not carry the user's prompt. Its first versions (``--experimental-json``, then
+``--json``) named the item type ``item_type`` and the agent's message ``assistant_message``, and
+opened with ``session.created {session_id}`` before ``thread.started``: all read.
 
-Before 0.44 ``codex exec --json`` printed Codex's protocol events themselves (the ``event_msg``
+Earlier versions of ``codex exec --json`` printed Codex's protocol events themselves (the ``event_msg``
 payloads of a rollout): a config summary object ``{workdir, model, provider, approval,
 sandbox, ...}``, ``{"prompt": <the user's prompt>}``, then ``{"id", "msg": {"type", ...}}``
 lines. Of these ``session_configured`` (id, model), ``user_message``, ``agent_message``,
@@ -101,8 +101,13 @@ def _is_stream_line(obj: dict[str, Any]) -> bool:
 
 def _is_item_event(obj: dict[str, Any]) -> bool:
     item = obj.get("item")
-    return obj.get("type") in ITEM_EVENTS and isinstance(item, dict) and isinstance(item.get("type"), str) \
+    return obj.get("type") in ITEM_EVENTS and isinstance(item, dict) and isinstance(item_type(item), str) \
         and "id" in item
+
+
+def item_type(item: dict[str, Any]) -> Any:
+    """An item's type: ``type``, or ``item_type`` in the first versions of the stream."""
+    return item.get("type", item.get("item_type"))
 
 
 @dataclass
@@ -124,7 +129,7 @@ class _Entry:
 
 
 class CodexExecImporter(ReplacedWhenChanged, Importer):
-    """A saved ``codex exec --json`` run (the JSONL event stream, current and pre-0.44 shapes)."""
+    """A saved ``codex exec --json`` run (the JSONL event stream, current and older shapes)."""
 
     name = "codex-exec"
     agent = "Codex (codex exec --json)"
@@ -139,7 +144,7 @@ class CodexExecImporter(ReplacedWhenChanged, Importer):
     def sniff(cls, head: Head) -> float:
         """The current stream (every line a ``thread.*``/``turn.*``/``item.*``/``error`` event,
         opened by ``thread.started`` with a ``thread_id``, or holding item events), or the
-        pre-0.44 stream (a config summary, ``{"prompt"}``, ``{"id", "msg": {"type"}}`` lines)."""
+        older stream (a config summary, ``{"prompt"}``, ``{"id", "msg": {"type"}}`` lines)."""
         if head.is_sqlite:
             return 0.0
         objects = head.objects()
@@ -274,7 +279,7 @@ def item_rows(entry: _Entry, session_id: str, problems: list[Problem],
               reported: set[tuple[str, str]]) -> list[MessageRecord]:
     """The rows one item of the current stream is stored as."""
     item, line = entry.item, entry.line
-    kind = str(item.get("type"))
+    kind = str(item_type(item))
     raw_id = opt_str(item.get("id"))
     # ``item_<n>`` starts over with every run of a resumed thread: the run keeps call ids apart
     call_id = raw_id if entry.run <= 1 or raw_id is None else f"{raw_id}@{entry.run}"

@@ -1,4 +1,4 @@
-"""The pre-0.44 shape of ``codex exec --json`` (read by :mod:`codex_exec`).
+"""The older shape of ``codex exec --json`` (read by :mod:`codex_exec`).
 
 Before the ``thread.*``/``item.*`` stream, ``codex exec --json`` printed Codex's protocol
 events as they were (``codex-rs/exec/src/event_processor_with_json_output.rs`` of that time):
@@ -58,7 +58,7 @@ def is_config_summary(obj: dict[str, Any]) -> bool:
 
 
 class LegacyRun:
-    """The rows of one pre-0.44 run, in order."""
+    """The rows of one run of the older shape, in order."""
 
     def __init__(self, session_id: str, source: str | None, reported: set[tuple[str, str]],
                  problems: list[Problem]) -> None:
