@@ -83,11 +83,14 @@ def test_unknown_types_are_reported_with_their_line_and_the_rest_is_read(store, 
         {"type": "item.completed", "item": {"id": "item_1", "type": "hologram", "text": "?"}},
         {"type": "item.completed", "item": {"id": "item_2", "type": "hologram", "text": "?"}},
         {"type": "item.completed", "item": {"id": "item_3", "type": "agent_message", "text": "second"}},
+        {"type": "warning", "message": "a type added since"},
         {"type": "turn.completed", "usage": {"input_tokens": 1, "cached_input_tokens": 0, "output_tokens": 1}},
     ])
+    assert detect_format(path) == "codex-exec"
     errors = index(store, path)["errors"]
-    assert [e["line"] for e in errors] == [4, 5]  # each unknown type once, at its first line
+    assert [e["line"] for e in errors] == [4, 5, 8]  # each unknown type once, at its first line
     assert "thread.renamed" in errors[0]["error"] and "hologram" in errors[1]["error"]
+    assert "warning" in errors[2]["error"]
     assert [r["content"] for r in messages(store, "t-1")] == ["first", "second"]
 
 

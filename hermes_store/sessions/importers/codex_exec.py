@@ -142,19 +142,22 @@ class CodexExecImporter(ReplacedWhenChanged, Importer):
 
     @classmethod
     def sniff(cls, head: Head) -> float:
-        """The current stream (every line a ``thread.*``/``turn.*``/``item.*``/``error`` event,
-        opened by ``thread.started`` with a ``thread_id``, or holding item events), or the
+        """The current stream (opened by ``thread.started`` with a ``thread_id``, at least four
+        lines in five a ``thread.*``/``turn.*``/``item.*``/``error`` event; or only such events,
+        item events among them), or the
         older stream (a config summary, ``{"prompt"}``, ``{"id", "msg": {"type"}}`` lines)."""
         if head.is_sqlite:
             return 0.0
         objects = head.objects()
         if not objects:
             return 0.0
-        if all(_is_stream_line(o) for o in objects):
-            first = objects[0]
-            if first.get("type") in ("thread.started", "session.created") and isinstance(
-                    first.get("thread_id", first.get("session_id")), str):
-                return 0.95
+        known = sum(_is_stream_line(o) for o in objects)
+        first = objects[0]
+        opened = first.get("type") in ("thread.started", "session.created") and "payload" not in first \
+            and isinstance(first.get("thread_id", first.get("session_id")), str)
+        if opened and known * 5 >= len(objects) * 4:
+            return 0.95  # a fifth of the lines may be of a type added since (read and reported)
+        if known == len(objects):
             return 0.9 if any(_is_item_event(o) for o in objects) else 0.0
         legacy = [o for o in objects if is_legacy_line(o)]
         if legacy and all(is_legacy_line(o) or is_config_summary(o) or set(o) == {"prompt"} for o in objects):
