@@ -25,6 +25,7 @@ from hermes_store.sessions.importers.claude_stream import ClaudeStreamImporter
 from hermes_store.sessions.importers.claude_web import ClaudeWebImporter
 from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.codex import CodexImporter
+from hermes_store.sessions.importers.codex_exec import CodexExecImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
 from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
 from hermes_store.sessions.importers.copilot_cli_history import CopilotCliHistoryImporter
@@ -71,7 +72,7 @@ ENTRY_POINT_GROUP = "hermes_store.importers"
 
 BUNDLED: tuple[type[Importer], ...] = (
     HermesDbImporter, HermesJsonlImporter, HermesJsonImporter,
-    ClaudeCodeImporter, ClaudeWebImporter, CodexImporter, OpenAIJsonlImporter,
+    ClaudeCodeImporter, ClaudeWebImporter, CodexImporter, CodexExecImporter, OpenAIJsonlImporter,
     GeminiCliImporter,
     GeminiLogsImporter,
     GeminiCheckpointImporter,
