@@ -103,7 +103,7 @@ class AmpStreamImporter(ReplacedWhenChanged, Importer):
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
-        run = StreamRun(self.path.stem, self.source)
+        run = self.new_run()
         for line, obj in json_objects(self.path, self.hasher, run.problems):
             run.thread = opt_str(obj.get("session_id")) or run.thread
             self.event(run, obj, line)
@@ -117,6 +117,10 @@ class AmpStreamImporter(ReplacedWhenChanged, Importer):
         yield from run.rows
         yield from run.problems
         yield Checkpoint(str(self.path.stat().st_size), 0)
+
+    def new_run(self) -> StreamRun:
+        """The state of one read (readers of similar streams keep more in a subclass)."""
+        return StreamRun(self.path.stem, self.source)
 
     def event(self, run: StreamRun, obj: dict[str, Any], line: int) -> None:
         """Read one event of the stream into ``run`` (readers of similar streams extend it)."""

@@ -30,6 +30,7 @@ from typing import Any
 
 from hermes_store.sessions.importers.amp_stream import AmpStreamImporter
 from hermes_store.sessions.importers.base import Head
+from hermes_store.sessions.importers.cursor_stream import is_cursor_event
 
 _QUIET = frozenset({
     "stream_event", "tool_progress", "tool_use_summary", "auth_status", "rate_limit_event",
@@ -65,7 +66,15 @@ class ClaudeStreamImporter(AmpStreamImporter):
         opens the same way, then writes ``message`` lines of its own): opened by
         ``system``/``init``, or (a stream cut from a longer one) a message carrying
         ``parent_tool_use_id``. At most a fifth of the lines may be of a type added since (read
-        and reported, not a reason to give the file to another reader)."""
+        and reported, not a reason to give the file to another reader). A line only Cursor's
+        stream has gives the file to cursor-stream."""
+        if any(is_cursor_event(o) for o in head.objects()):
+            return 0.0
+        return cls.sniff_stream(head)
+
+    @classmethod
+    def sniff_stream(cls, head: Head) -> float:
+        """The shape test of :meth:`sniff`, whichever agent wrote the stream."""
         if head.is_sqlite:
             return 0.0
         objects = head.objects()
@@ -79,13 +88,3 @@ class ClaudeStreamImporter(AmpStreamImporter):
         if first.get("type") == "system" and first.get("subtype") == "init":
             return 0.97
         return 0.9 if any("parent_tool_use_id" in o for o in messages) else 0.0
-        objects = head.objects()
-        if not objects or not all(_is_session_line(o) for o in objects):
-            return 0.0
-        first = objects[0]
-        if first.get("type") == "system" and first.get("subtype") == "init":
-            return 0.97
-        if all(o["type"] in _EVENTS for o in objects) and any(
-                isinstance(o.get("message"), dict) and "parent_tool_use_id" in o for o in objects):
-            return 0.9
-        return 0.0

@@ -32,6 +32,7 @@ from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.cursor_agent import CursorAgentImporter
 from hermes_store.sessions.importers.cursor_agent_text import CursorAgentTextImporter
+from hermes_store.sessions.importers.cursor_stream import CursorStreamImporter
 from hermes_store.sessions.importers.factory_droid import FactoryDroidImporter
 from hermes_store.sessions.importers.factory_droid_stream import FactoryDroidStreamImporter
 from hermes_store.sessions.importers.gemini_cli import (
@@ -98,6 +99,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     AmpImporter,
     AmpStreamImporter,
     ClaudeStreamImporter,
+    CursorStreamImporter,
     CrushImporter,
     FactoryDroidImporter,
     FactoryDroidStreamImporter,
