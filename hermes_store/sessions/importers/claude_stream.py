@@ -40,6 +40,12 @@ _QUIET = frozenset({
 _EVENTS = {"system", "user", "assistant", "result", *_QUIET}
 
 
+def is_qwen_event(obj: dict[str, Any]) -> bool:
+    """A line that names Qwen Code, whose headless stream copies this one: its init's
+    ``qwen_code_version`` (where Claude Code writes ``claude_code_version``): qwen-stream."""
+    return obj.get("type") == "system" and "qwen_code_version" in obj
+
+
 def _is_session_line(obj: dict[str, Any]) -> bool:
     session = obj.get("session_id")
     return isinstance(obj.get("type"), str) and isinstance(session, str) and bool(session) \
@@ -67,8 +73,8 @@ class ClaudeStreamImporter(AmpStreamImporter):
         ``system``/``init``, or (a stream cut from a longer one) a message carrying
         ``parent_tool_use_id``. At most a fifth of the lines may be of a type added since (read
         and reported, not a reason to give the file to another reader). A line only Cursor's
-        stream has gives the file to cursor-stream."""
-        if any(is_cursor_event(o) for o in head.objects()):
+        stream has, or a Qwen Code init line, gives the file to cursor-stream / qwen-stream."""
+        if any(is_cursor_event(o) or is_qwen_event(o) for o in head.objects()):
             return 0.0
         return cls.sniff_stream(head)
 

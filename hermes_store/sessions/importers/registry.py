@@ -66,6 +66,7 @@ from hermes_store.sessions.importers.qwen_code import (
     QwenLegacyImporter,
     QwenLogsImporter,
 )
+from hermes_store.sessions.importers.qwen_stream import QwenStreamImporter
 
 ENTRY_POINT_GROUP = "hermes_store.importers"
 
@@ -100,6 +101,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     AmpStreamImporter,
     ClaudeStreamImporter,
     CursorStreamImporter,
+    QwenStreamImporter,
     CrushImporter,
     FactoryDroidImporter,
     FactoryDroidStreamImporter,
