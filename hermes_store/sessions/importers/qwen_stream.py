@@ -5,9 +5,11 @@ stream-json messages (its ``types.ts`` declares them "from Anthropic SDK"), so t
 by claude-stream's reader; only the agent differs:
 
 * ``{"type": "system", "subtype": "init", uuid, session_id, cwd, tools, mcp_servers, model,
-  permission_mode, slash_commands, qwen_code_version, agents?, skills?}``: ``qwen_code_version``
-  (where Claude Code writes ``claude_code_version``) and ``permission_mode`` in snake case tell
-  the agent; its documentation shows the subtype as ``session_start``, read the same way;
+  permission_mode, slash_commands, qwen_code_version, agents}`` (``buildSystemMessage`` in
+  ``packages/cli/src/utils/nonInteractiveHelpers.ts``; older versions wrote ``permissionMode``,
+  ``apiKeySource: "none"``, ``output_style``, ``skills``): ``qwen_code_version`` (where Claude Code
+  writes ``claude_code_version``) tells the agent; its documentation shows the subtype as
+  ``session_start``, read the same way;
 * ``{"type": "user" | "assistant", uuid, session_id, parent_tool_use_id, message}``: an assistant
   message holds one kind of block only (``text``, ``thinking`` or ``tool_use``), tool results
   come back as ``user`` messages of ``tool_result`` blocks; a non-null ``parent_tool_use_id``
