@@ -177,3 +177,16 @@ def test_qwen_unknown_type_is_reported_and_an_error_result_kept(store, tmp_path)
     assert [e["line"] for e in errors] == [3] and "brand_new_event" in errors[0]["error"]
     assert [(r["role"], r["content"]) for r in messages(store, sid)] == [
         ("user", "count the todo items"), ("system", "[error_max_turns] Reached max session turns")]
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_qwen_json_output_array_is_read_as_the_stream(store, format_fixtures, tmp_path, indent):
+    """``qwen -p --output-format json`` prints the same messages gathered in one JSON array
+    (before: ``unknown format``)."""
+    events = [json.loads(line) for line in (format_fixtures / QWEN).read_text(encoding="utf-8").splitlines()]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(events, indent=indent), encoding="utf-8")
+    assert detect_format(path) == "qwen-stream"
+    assert index(store, path)["errors"] == []
+    assert session(store, QWEN_ID)["source"] == "qwen-code"
+    assert roles(messages(store, QWEN_ID)) == ["user", "reasoning", "assistant", "tool", "assistant"]

@@ -14,7 +14,9 @@ the thread as ``session_id`` (``T-<uuid>``):
   the end of a run (``result`` repeats the last reply, kept only when it differs; an error
   is kept as a ``system`` row). ``amp threads continue`` appends more runs of the thread.
 
-The stream has no times; the file is read whole.
+The stream has no times; the file is read whole. The same events gathered in one JSON array
+(``claude -p --output-format json --verbose``, Qwen Code's ``--output-format json``) are read
+the same way by the readers built on this one.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.doc_common import (
     ReplacedWhenChanged,
     dumps,
+    iter_json_array,
     json_objects,
     shape_guarded,
 )
@@ -48,6 +51,19 @@ _EVENTS = {"system", "user", "assistant", "result"}
 
 def _is_thread(value: Any) -> bool:
     return isinstance(value, str) and value.startswith("T-")
+
+
+def stream_objects(head: Head) -> list[dict[str, Any]]:
+    """The probed events: the first JSONL lines, or the first elements of a JSON array (what
+    ``--output-format json --verbose`` / Qwen Code's ``--output-format json`` print: the same
+    messages, gathered in one array)."""
+    objects = head.objects()
+    if objects or head.is_sqlite or head.data.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] != b"[":
+        return objects
+    doc = head.document()
+    if isinstance(doc, list) and doc and all(isinstance(o, dict) for o in doc[:8]):
+        return doc[:8]
+    return []
 
 
 @dataclass
@@ -89,7 +105,7 @@ class AmpStreamImporter(ReplacedWhenChanged, Importer):
         """Stream-json events whose ``session_id`` is an Amp thread id (``T-...``)."""
         if head.is_sqlite:
             return 0.0
-        objects = head.objects()
+        objects = stream_objects(head)
         if not objects or not all(
             o.get("type") in _EVENTS and _is_thread(o.get("session_id")) for o in objects
         ):
@@ -104,7 +120,7 @@ class AmpStreamImporter(ReplacedWhenChanged, Importer):
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
         run = self.new_run()
-        for line, obj in json_objects(self.path, self.hasher, run.problems):
+        for line, obj in self.events(run):
             run.thread = opt_str(obj.get("session_id")) or run.thread
             self.event(run, obj, line)
         self.finish(run)
@@ -117,6 +133,22 @@ class AmpStreamImporter(ReplacedWhenChanged, Importer):
         yield from run.rows
         yield from run.problems
         yield Checkpoint(str(self.path.stat().st_size), 0)
+
+    def events(self, run: StreamRun) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(line, event)`` of the file: its JSONL lines, or the elements of a JSON array (the
+        element's number given as its line); anything else is a problem in ``run``."""
+        with open(self.path, "rb") as handle:
+            start = handle.read(64).lstrip(b" \t\r\n\xef\xbb\xbf")[:1]
+        if start != b"[":
+            yield from json_objects(self.path, self.hasher, run.problems)
+            return
+        for index, obj, problem in iter_json_array(self.path, self.hasher):
+            if problem is not None:
+                run.problems.append(problem)
+            elif not isinstance(obj, dict):
+                run.problems.append(Problem(index + 1, "expected a JSON object"))
+            else:
+                yield index + 1, obj
 
     def new_run(self) -> StreamRun:
         """The state of one read (readers of similar streams keep more in a subclass)."""

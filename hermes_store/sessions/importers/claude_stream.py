@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_store.sessions.importers.amp_stream import AmpStreamImporter
+from hermes_store.sessions.importers.amp_stream import AmpStreamImporter, stream_objects
 from hermes_store.sessions.importers.base import Head
 from hermes_store.sessions.importers.cursor_stream import is_cursor_event
 
@@ -74,7 +74,7 @@ class ClaudeStreamImporter(AmpStreamImporter):
         ``parent_tool_use_id``. At most a fifth of the lines may be of a type added since (read
         and reported, not a reason to give the file to another reader). A line only Cursor's
         stream has, or a Qwen Code init line, gives the file to cursor-stream / qwen-stream."""
-        if any(is_cursor_event(o) or is_qwen_event(o) for o in head.objects()):
+        if any(is_cursor_event(o) or is_qwen_event(o) for o in stream_objects(head)):
             return 0.0
         return cls.sniff_stream(head)
 
@@ -83,7 +83,7 @@ class ClaudeStreamImporter(AmpStreamImporter):
         """The shape test of :meth:`sniff`, whichever agent wrote the stream."""
         if head.is_sqlite:
             return 0.0
-        objects = head.objects()
+        objects = stream_objects(head)
         if not objects or not all(_is_session_line(o) for o in objects):
             return 0.0
         messages = [o for o in objects if o["type"] in ("user", "assistant") and isinstance(o.get("message"), dict)]

@@ -19,12 +19,15 @@ by claude-stream's reader; only the agent differs:
 * ``stream_event`` (``--include-partial-messages``) and the ``control_*`` lines of the SDK's
   stdio protocol are bookkeeping.
 
-Before this reader such a file was read as Claude Code's stream (``claude-stream``) and stored
-under the ``claude-code`` source.
+``qwen -p --output-format json`` prints the same messages gathered in one JSON array, read the
+same way (amp-stream's reader takes either). Before this reader a stream-json file was read as
+Claude Code's stream (``claude-stream``) and stored under the ``claude-code`` source, and the
+JSON array was an ``unknown format``.
 """
 
 from __future__ import annotations
 
+from hermes_store.sessions.importers.amp_stream import stream_objects
 from hermes_store.sessions.importers.base import Head
 from hermes_store.sessions.importers.claude_stream import ClaudeStreamImporter, is_qwen_event
 
@@ -43,7 +46,7 @@ class QwenStreamImporter(ClaudeStreamImporter):
     @classmethod
     def sniff(cls, head: Head) -> float:
         """Claude Code's stream-json as claude-stream recognises it, with a Qwen Code init line."""
-        objects = head.objects()
+        objects = stream_objects(head)
         if not any(is_qwen_event(o) for o in objects):
             return 0.0
         return super().sniff_stream(head)
