@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from hermes_store.sessions.importers.amp_stream import AmpStreamImporter, StreamRun
 from hermes_store.sessions.importers.base import (
@@ -130,6 +130,7 @@ def _result_text(result: Any) -> str:
 
 
 def _normal(text: str) -> str:
+    """``text`` without whitespace (the run's result joins its messages without a separator)."""
     return _SPACE.sub("", text)
 
 
@@ -162,9 +163,10 @@ class CursorStreamImporter(AmpStreamImporter):
         first = objects[0]
         return 0.97 if first.get("type") == "system" and first.get("subtype") == "init" else 0.9
 
-    def _run(self, run: StreamRun) -> _CursorRun:
-        assert isinstance(run, _CursorRun)
-        return run
+    @staticmethod
+    def _run(run: StreamRun) -> _CursorRun:
+        """``run`` as made by :meth:`new_run`."""
+        return cast(_CursorRun, run)
 
     def new_run(self) -> StreamRun:
         """Cursor's run state (see :class:`_CursorRun`)."""
