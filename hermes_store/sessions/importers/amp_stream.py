@@ -14,13 +14,15 @@ the thread as ``session_id`` (``T-<uuid>``):
   the end of a run (``result`` repeats the last reply, kept only when it differs; an error
   is kept as a ``system`` row). ``amp threads continue`` appends more runs of the thread.
 
-The stream has no times; the file is read whole.
+The stream has no times; the file is read whole. The same events gathered in one JSON array
+(``claude -p --output-format json --verbose``, Qwen Code's ``--output-format json``) are read
+the same way by the readers built on this one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from hermes_store.sessions.importers.anthropic_common import anthropic_rows
@@ -37,6 +39,8 @@ from hermes_store.sessions.importers.base import (
 )
 from hermes_store.sessions.importers.doc_common import (
     ReplacedWhenChanged,
+    dumps,
+    iter_json_array,
     json_objects,
     shape_guarded,
 )
@@ -47,6 +51,39 @@ _EVENTS = {"system", "user", "assistant", "result"}
 
 def _is_thread(value: Any) -> bool:
     return isinstance(value, str) and value.startswith("T-")
+
+
+def stream_objects(head: Head) -> list[dict[str, Any]]:
+    """The probed events: the first JSONL lines, or the first elements of a JSON array (what
+    ``--output-format json --verbose`` / Qwen Code's ``--output-format json`` print: the same
+    messages, gathered in one array)."""
+    objects = head.objects()
+    if objects or head.is_sqlite or head.data.lstrip(b" \t\r\n\xef\xbb\xbf")[:1] != b"[":
+        return objects
+    doc = head.document()
+    if isinstance(doc, list) and doc and all(isinstance(o, dict) for o in doc[:8]):
+        return doc[:8]
+    return []
+
+
+@dataclass
+class StreamRun:
+    """What a stream reader has read so far: sessions, rows, problems, the current thread."""
+
+    thread: str
+    source: str | None
+    records: dict[str, SessionRecord] = field(default_factory=dict)
+    rows: list[MessageRecord] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    tools: ToolNames = field(default_factory=ToolNames)
+    calls: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # id(row) -> calls added later
+
+    def main(self) -> SessionRecord:
+        """The session record of the current thread (created on first use)."""
+        record = self.records.get(self.thread)
+        if record is None:
+            record = self.records[self.thread] = SessionRecord(id=self.thread, source=self.source)
+        return record
 
 
 class AmpStreamImporter(ReplacedWhenChanged, Importer):
@@ -61,13 +98,14 @@ class AmpStreamImporter(ReplacedWhenChanged, Importer):
     derives_end_time = False  # the stream has no times
     quiet_events: ClassVar[frozenset[str]] = frozenset()  # event types skipped as bookkeeping
     quiet_system: ClassVar[frozenset[str]] = frozenset({"init"})  # system subtypes skipped so
+    init_subtypes: ClassVar[frozenset[str]] = frozenset({"init"})  # system subtypes naming the model
 
     @classmethod
     def sniff(cls, head: Head) -> float:
         """Stream-json events whose ``session_id`` is an Amp thread id (``T-...``)."""
         if head.is_sqlite:
             return 0.0
-        objects = head.objects()
+        objects = stream_objects(head)
         if not objects or not all(
             o.get("type") in _EVENTS and _is_thread(o.get("session_id")) for o in objects
         ):
@@ -81,62 +119,93 @@ class AmpStreamImporter(ReplacedWhenChanged, Importer):
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
-        records: dict[str, SessionRecord] = {}
-        rows: list[MessageRecord] = []
-        problems: list[Problem] = []
-        tools = ToolNames()
-        thread = self.path.stem
-        for line, obj in json_objects(self.path, self.hasher, problems):
-            thread = opt_str(obj.get("session_id")) or thread
-            main = records.setdefault(thread, SessionRecord(id=thread, source=self.source))
-            kind = obj.get("type")
-            if kind == "system":
-                main.workspace = opt_str(obj.get("cwd")) or main.workspace
-                if obj.get("subtype") == "init":
-                    main.model = opt_str(obj.get("model")) or main.model
-                elif obj.get("subtype") is not None and obj.get("subtype") not in self.quiet_system:
-                    problems.append(Problem(line, f"system event {obj.get('subtype')!r} (skipped)"))
-            elif kind in self.quiet_events:
-                continue
-            elif kind in ("user", "assistant"):
-                if obj.get("isReplay") is True:
-                    continue  # a resumed run repeating a user message it already printed
-                message = obj.get("message")
-                if not isinstance(message, dict):
-                    problems.append(Problem(line, "field 'message': missing or not an object"))
-                    continue
-                parent_use = opt_str(obj.get("parent_tool_use_id"))
-                session_id = f"{thread}/{parent_use}" if parent_use else thread
-                if parent_use and session_id not in records:
-                    records[session_id] = SessionRecord(
-                        id=session_id,
-                        source=self.source,
-                        parent_session_id=thread,
-                        meta={"parent_tool_use_id": parent_use},
-                    )
-                if kind == "assistant" and opt_str(message.get("model")):
-                    records[session_id].model = str(message["model"])
-                found: list[Problem] = []
-                for row in anthropic_rows(message, session_id, None, f"line {line}", tools, found):
-                    row.line = line
-                    rows.append(row)
-                problems.extend(Problem(line, p.error) for p in found)
-            elif kind == "result":
-                main.meta.update(
-                    {
-                        k: obj[k]
-                        for k in ("num_turns", "duration_ms", "subtype")
-                        if obj.get(k) is not None
-                    }
-                )
-                rows.extend(_result_rows(obj, thread, rows, line))
-            else:
-                problems.append(Problem(line, f"unknown event type {kind!r} (skipped)"))
-        for record in records.values():
+        run = self.new_run()
+        for line, obj in self.events(run):
+            run.thread = opt_str(obj.get("session_id")) or run.thread
+            self.event(run, obj, line)
+        self.finish(run)
+        for record in run.records.values():
             yield replace(record)  # built anew: the caps of SessionRecord apply
-        yield from rows
-        yield from problems
+        for row in run.rows:
+            calls = run.calls.get(id(row))
+            if calls:
+                row.tool_calls = dumps(calls)
+        yield from run.rows
+        yield from run.problems
         yield Checkpoint(str(self.path.stat().st_size), 0)
+
+    def events(self, run: StreamRun) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(line, event)`` of the file: its JSONL lines, or the elements of a JSON array (the
+        element's number given as its line); anything else is a problem in ``run``."""
+        with open(self.path, "rb") as handle:
+            start = handle.read(64).lstrip(b" \t\r\n\xef\xbb\xbf")[:1]
+        if start != b"[":
+            yield from json_objects(self.path, self.hasher, run.problems)
+            return
+        for index, obj, problem in iter_json_array(self.path, self.hasher):
+            if problem is not None:
+                run.problems.append(problem)
+            elif not isinstance(obj, dict):
+                run.problems.append(Problem(index + 1, "expected a JSON object"))
+            else:
+                yield index + 1, obj
+
+    def new_run(self) -> StreamRun:
+        """The state of one read (readers of similar streams keep more in a subclass)."""
+        return StreamRun(self.path.stem, self.source)
+
+    def event(self, run: StreamRun, obj: dict[str, Any], line: int) -> None:
+        """Read one event of the stream into ``run`` (readers of similar streams extend it)."""
+        main = run.main()
+        kind = obj.get("type")
+        if kind == "system":
+            main.workspace = opt_str(obj.get("cwd")) or main.workspace
+            if obj.get("subtype") in self.init_subtypes:
+                main.model = opt_str(obj.get("model")) or main.model
+            elif obj.get("subtype") is not None and obj.get("subtype") not in self.quiet_system:
+                run.problems.append(Problem(line, f"system event {obj.get('subtype')!r} (skipped)"))
+        elif kind in self.quiet_events:
+            return
+        elif kind in ("user", "assistant"):
+            self.message_event(run, obj, line)
+        elif kind == "result":
+            main.meta.update({k: obj[k] for k in ("num_turns", "duration_ms", "subtype") if obj.get(k) is not None})
+            run.rows.extend(self.result_rows(run, obj, line))
+        else:
+            self.other_event(run, obj, line)
+
+    def message_event(self, run: StreamRun, obj: dict[str, Any], line: int) -> None:
+        """A ``user`` or ``assistant`` event: its Anthropic message's rows (a subagent's in a child)."""
+        if obj.get("isReplay") is True:
+            return  # a resumed run repeating a user message it already printed
+        message = obj.get("message")
+        if not isinstance(message, dict):
+            run.problems.append(Problem(line, "field 'message': missing or not an object"))
+            return
+        parent_use = opt_str(obj.get("parent_tool_use_id"))
+        session_id = f"{run.thread}/{parent_use}" if parent_use else run.thread
+        if parent_use and session_id not in run.records:
+            run.records[session_id] = SessionRecord(
+                id=session_id, source=self.source, parent_session_id=run.thread,
+                meta={"parent_tool_use_id": parent_use})
+        if obj.get("type") == "assistant" and opt_str(message.get("model")):
+            run.records[session_id].model = str(message["model"])
+        found: list[Problem] = []
+        for row in anthropic_rows(message, session_id, None, f"line {line}", run.tools, found):
+            row.line = line
+            run.rows.append(row)
+        run.problems.extend(Problem(line, p.error) for p in found)
+
+    def result_rows(self, run: StreamRun, obj: dict[str, Any], line: int) -> list[MessageRecord]:
+        """The rows a ``result`` event adds (see :func:`_result_rows`)."""
+        return _result_rows(obj, run.thread, run.rows, line)
+
+    def other_event(self, run: StreamRun, obj: dict[str, Any], line: int) -> None:
+        """An event of a type this reader does not know: reported, the rest is read."""
+        run.problems.append(Problem(line, f"unknown event type {obj.get('type')!r} (skipped)"))
+
+    def finish(self, run: StreamRun) -> None:
+        """Called once after the last line (a reader holding a half-built row completes it)."""
 
 
 def _result_rows(
@@ -144,9 +213,10 @@ def _result_rows(
 ) -> list[MessageRecord]:
     """The rows a ``result`` event adds: its error, or its text when no reply said it."""
     if obj.get("is_error") or str(obj.get("subtype") or "").startswith("error"):
-        text = opt_str(obj.get("error")) or opt_str(
-            obj.get("result")
-        )  # no text: the subtype stays in meta
+        error = obj.get("error")
+        if isinstance(error, dict):  # Qwen Code writes ``{"message": ...}``
+            error = error.get("message")
+        text = opt_str(error) or opt_str(obj.get("result"))  # no text: the subtype stays in meta
         return (
             [
                 MessageRecord(

@@ -68,6 +68,7 @@ from hermes_store.sessions.importers.base import (
     read_jsonl,
     safe_timestamp,
 )
+from hermes_store.sessions.importers.cursor_stream import is_cursor_event
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 # line types that carry no conversation (skipped silently); anything else unknown is reported once
@@ -114,6 +115,8 @@ class ClaudeCodeImporter(Importer):
                 return 0.0  # an Amp thread's stream JSON (Claude Code compatible): amp-stream
             if "parent_tool_use_id" in obj and "sessionId" not in obj:
                 return 0.0  # headless stream-json (claude -p, the Agent SDK): claude-stream
+            if is_cursor_event(obj):
+                return 0.0  # Cursor's headless stream (cursor-agent -p): cursor-stream
             if kind in ("user", "assistant"):
                 message = obj.get("message")
                 if not isinstance(message, dict):

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_store.sessions.importers.amp_stream import AmpStreamImporter
+from hermes_store.sessions.importers.amp_stream import AmpStreamImporter, stream_objects
 from hermes_store.sessions.importers.base import Head
+from hermes_store.sessions.importers.cursor_stream import is_cursor_event
 
 _QUIET = frozenset({
     "stream_event", "tool_progress", "tool_use_summary", "auth_status", "rate_limit_event",
@@ -37,6 +38,12 @@ _QUIET = frozenset({
     "control_request", "control_response", "control_cancel_request",
 })
 _EVENTS = {"system", "user", "assistant", "result", *_QUIET}
+
+
+def is_qwen_event(obj: dict[str, Any]) -> bool:
+    """A line that names Qwen Code, whose headless stream copies this one: its init's
+    ``qwen_code_version`` (where Claude Code writes ``claude_code_version``): qwen-stream."""
+    return obj.get("type") == "system" and "qwen_code_version" in obj
 
 
 def _is_session_line(obj: dict[str, Any]) -> bool:
@@ -65,10 +72,18 @@ class ClaudeStreamImporter(AmpStreamImporter):
         opens the same way, then writes ``message`` lines of its own): opened by
         ``system``/``init``, or (a stream cut from a longer one) a message carrying
         ``parent_tool_use_id``. At most a fifth of the lines may be of a type added since (read
-        and reported, not a reason to give the file to another reader)."""
+        and reported, not a reason to give the file to another reader). A line only Cursor's
+        stream has, or a Qwen Code init line, gives the file to cursor-stream / qwen-stream."""
+        if any(is_cursor_event(o) or is_qwen_event(o) for o in stream_objects(head)):
+            return 0.0
+        return cls.sniff_stream(head)
+
+    @classmethod
+    def sniff_stream(cls, head: Head) -> float:
+        """The shape test of :meth:`sniff`, whichever agent wrote the stream."""
         if head.is_sqlite:
             return 0.0
-        objects = head.objects()
+        objects = stream_objects(head)
         if not objects or not all(_is_session_line(o) for o in objects):
             return 0.0
         messages = [o for o in objects if o["type"] in ("user", "assistant") and isinstance(o.get("message"), dict)]
@@ -79,13 +94,3 @@ class ClaudeStreamImporter(AmpStreamImporter):
         if first.get("type") == "system" and first.get("subtype") == "init":
             return 0.97
         return 0.9 if any("parent_tool_use_id" in o for o in messages) else 0.0
-        objects = head.objects()
-        if not objects or not all(_is_session_line(o) for o in objects):
-            return 0.0
-        first = objects[0]
-        if first.get("type") == "system" and first.get("subtype") == "init":
-            return 0.97
-        if all(o["type"] in _EVENTS for o in objects) and any(
-                isinstance(o.get("message"), dict) and "parent_tool_use_id" in o for o in objects):
-            return 0.9
-        return 0.0

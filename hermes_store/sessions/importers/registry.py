@@ -33,6 +33,7 @@ from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.cursor_agent import CursorAgentImporter
 from hermes_store.sessions.importers.cursor_agent_text import CursorAgentTextImporter
+from hermes_store.sessions.importers.cursor_stream import CursorStreamImporter
 from hermes_store.sessions.importers.factory_droid import FactoryDroidImporter
 from hermes_store.sessions.importers.factory_droid_stream import FactoryDroidStreamImporter
 from hermes_store.sessions.importers.gemini_cli import (
@@ -67,6 +68,7 @@ from hermes_store.sessions.importers.qwen_code import (
     QwenLegacyImporter,
     QwenLogsImporter,
 )
+from hermes_store.sessions.importers.qwen_stream import QwenStreamImporter
 
 ENTRY_POINT_GROUP = "hermes_store.importers"
 
@@ -101,6 +103,8 @@ BUNDLED: tuple[type[Importer], ...] = (
     AmpImporter,
     AmpStreamImporter,
     ClaudeStreamImporter,
+    CursorStreamImporter,
+    QwenStreamImporter,
     CrushImporter,
     FactoryDroidImporter,
     FactoryDroidStreamImporter,
