@@ -59,3 +59,18 @@ def test_an_unknown_event_type_is_still_reported(store, tmp_path):
     errors = index(store, path)["errors"]
     assert [e["line"] for e in errors] == [3] and "brand_new_event" in errors[0]["error"]
     assert [r["content"] for r in messages(store, "s-1")] == ["hello", "hi"]
+
+
+def test_an_error_result_keeps_its_errors(store, tmp_path):
+    """Claude Code's error results list their text under ``errors``."""
+    path = tmp_path / "failed.jsonl"
+    lines = [{"type": "system", "subtype": "init", "session_id": "s-2", "cwd": "/x", "tools": []},
+             {"type": "user", "message": {"role": "user", "content": "run it"}, "parent_tool_use_id": None,
+              "session_id": "s-2"},
+             {"type": "result", "subtype": "error_during_execution", "is_error": True, "session_id": "s-2",
+              "errors": ["API Error: 529 overloaded", "retry budget spent"]}]
+    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    assert index(store, path)["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, "s-2")] == [
+        ("user", "run it"),
+        ("system", "[error_during_execution] API Error: 529 overloaded; retry budget spent")]

@@ -216,7 +216,10 @@ def _result_rows(
         error = obj.get("error")
         if isinstance(error, dict):  # Qwen Code writes ``{"message": ...}``
             error = error.get("message")
-        text = opt_str(error) or opt_str(obj.get("result"))  # no text: the subtype stays in meta
+        errors = obj.get("errors")  # Claude Code writes ``errors: [text, ...]``
+        listed = "; ".join(e for e in errors if isinstance(e, str) and e.strip()) if isinstance(errors, list) else ""
+        # no text: the subtype stays in meta
+        text = opt_str(error) or opt_str(listed) or opt_str(obj.get("result"))
         return (
             [
                 MessageRecord(
