@@ -290,7 +290,8 @@ class BulkLoader:
         if row is not None:
             state = SourceState(resume_at=row["resume_at"], content_hash=row["content_hash"],
                                 lines=int(meta.get("lines", 0)), meta=dict(meta.get("state", {})))
-            if row["format"] != importer.name:
+            if row["format"] != importer.name:  # read by another importer (now detected as this one)
+                summary.reread += int(outdated)
                 self._forget_source(int(row["id"]))
                 state, meta = SourceState(), {}
             elif importer.is_rewritten(state) or outdated:

@@ -79,3 +79,20 @@ def test_the_current_reader_skips_an_unchanged_file(run, store, tmp_path):
     assert index_json(run, path)[1]["messages_added"] == 4
     code, summary = index_json(run, path)
     assert "reread" not in summary and summary["skipped"] == 4 and summary["messages_added"] == 0
+
+
+def test_a_file_an_older_reader_mistook_for_its_format_goes_to_the_right_one(run, store, format_fixtures):
+    """Cursor's headless stream was read as a Claude Code transcript before claude-code's reader 2
+    (its thinking, tool calls and result dropped as unknown lines): indexed by that older version,
+    the unchanged file is detected again and read whole by cursor-stream."""
+    path = format_fixtures / "cursor-stream/runs/atlas-tile-cache.jsonl"
+    first = index_json(run, "--format", "claude-code", str(path))[1]
+    assert first["messages_added"] == 3 and len(first["errors"]) == 3
+    sql = store.portable
+    for row in sql.query("SELECT id, meta FROM sources"):
+        meta = json.loads(row["meta"])
+        meta.pop("reader")  # as versions before readers were versioned wrote it
+        sql.execute("UPDATE sources SET meta = ? WHERE id = ?", (json.dumps(meta), row["id"]))
+    again = index_json(run, str(path))[1]
+    assert again["reread"] == 1 and again["errors"] == [] and again["messages_added"] == 10
+    assert SessionIndex(store).stats()["messages"] == 10
