@@ -268,10 +268,11 @@ class BulkLoader:
         meta: dict[str, Any] = json.loads(row["meta"] or "{}") if row is not None else {}
         known = IMPORTERS.get(row["format"]) if row is not None else None
         # read by an older version of its importer (a fix since changes what it yields): read
-        # again whole. Not a snapshot (a document rewritten whole, whose stored messages are
-        # matched by place): the agent may have cut messages from it that only the store keeps.
-        # An append-only file whose prefix is unchanged still holds all it gave.
-        outdated = known is not None and not known.snapshot and int(meta.get("reader", 1)) < known.reader
+        # again whole. An append-only file whose prefix is unchanged still holds all it gave; a
+        # document replaced whole on any change is read so at its next change anyway. Not a
+        # snapshot matched by place: the agent may have cut messages only the store keeps.
+        outdated = (known is not None and (not known.snapshot or known.replaced_whole)
+                    and int(meta.get("reader", 1)) < known.reader)
         # importer options (a dump's --map / --role-map) may read the same file differently: re-read
         if (known is not None and known.skip_when_unchanged and fmt in ("auto", known.name)
                 and not self.options and meta.get("complete") and row["size"] == info.st_size

@@ -96,3 +96,50 @@ def test_a_file_an_older_reader_mistook_for_its_format_goes_to_the_right_one(run
     again = index_json(run, str(path))[1]
     assert again["reread"] == 1 and again["errors"] == [] and again["messages_added"] == 10
     assert SessionIndex(store).stats()["messages"] == 10
+
+
+def _older(monkeypatch, cls) -> None:
+    """``cls`` as an older release had it: version 1, dropping the assistant's rows."""
+    real = cls.read
+
+    def dropping(self, state):
+        for event in real(self, state):
+            if getattr(event, "role", None) != "assistant":
+                yield event
+
+    monkeypatch.setattr(cls, "read", dropping)
+    monkeypatch.setattr(cls, "reader", 1)
+
+
+def test_a_document_replaced_whole_on_change_is_read_again_too(run, store, format_fixtures, monkeypatch):
+    """A snapshot format that replaces all it imported whenever its file changes (Gemini CLI's
+    session files) is read again for a newer reader as well: nothing is lost that its next
+    change would not replace anyway."""
+    from hermes_store.sessions.importers.gemini_cli import GeminiCliImporter
+
+    path = format_fixtures / "gemini-cli/.gemini/tmp/cart-svc/chats/session-2026-07-01T09-00-aa11bb22.jsonl"
+    fresh = index_json(run, str(path))[1]["messages_added"]
+    with monkeypatch.context() as old:
+        _older(old, GeminiCliImporter)
+        sql = store.portable
+        sql.execute("DELETE FROM sources")
+        sql.execute("DELETE FROM messages")
+        sql.execute("DELETE FROM sessions")
+        dropped = index_json(run, str(path))[1]["messages_added"]
+    assert dropped < fresh
+    again = index_json(run, str(path))[1]
+    assert again["reread"] == 1 and again["errors"] == []
+    assert SessionIndex(store).stats()["messages"] == fresh
+
+
+def test_a_snapshot_matched_by_place_is_not_read_again_for_a_version(run, store, format_fixtures, monkeypatch):
+    """Aider's chat history is a snapshot whose stored messages are matched by place: a newer
+    reader alone does not read it again (the agent may have cut what only the store keeps)."""
+    from hermes_store.sessions.importers.aider import AiderImporter
+
+    assert AiderImporter.snapshot and not AiderImporter.replaced_whole
+    path = next((format_fixtures / "aider").rglob(".aider.chat.history.md"))
+    index_json(run, str(path))
+    monkeypatch.setattr(AiderImporter, "reader", AiderImporter.reader + 1)
+    again = index_json(run, str(path))[1]
+    assert "reread" not in again and again["messages_added"] == 0

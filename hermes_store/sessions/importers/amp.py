@@ -91,6 +91,7 @@ class AmpImporter(ReplacedWhenChanged, Importer):
     """One Amp thread file."""
 
     name = "amp"
+    reader = 2  # manual bash, server tools, flat outputs (2026-12-06)
     agent = "Amp"
     indexes = "text, thinking, tool_use / tool_result with run status, commands the user ran, compaction summaries"
     source: str | None = "amp"

@@ -173,7 +173,10 @@ class Importer(ABC):
     * ``reader``: the version of what the importer makes of a file, raised whenever a fix
       changes that for files already indexed (a message it dropped, a role it mistook): the
       next ``sessions index`` reads each such file again once, unchanged or not, so the fix
-      reaches the store (a file indexed before versions were kept counts as version 1).
+      reaches the store (a file indexed before versions were kept counts as version 1);
+    * ``replaced_whole``: a changed file replaces everything it imported before (set by
+      ``doc_common.ReplacedWhenChanged``); a snapshot format without it matches its stored
+      messages by place, so it is never read again for a new ``reader`` alone.
     """
 
     name: ClassVar[str] = ""
@@ -188,6 +191,7 @@ class Importer(ABC):
     project_files: ClassVar[tuple[str, ...]] = ()
     indexes: ClassVar[str] = ""  # what is indexed, one line (README table; docstring if empty)
     reader: ClassVar[int] = 1  # raised when a fix changes what an indexed file yields (re-read once)
+    replaced_whole: ClassVar[bool] = False  # a changed file replaces all it imported (see above)
 
     @classmethod
     @abstractmethod

@@ -22,7 +22,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from hermes_store.foreign_db import ForeignDB, ForeignDBError
 from hermes_store.sessions.importers.base import Importer, Problem
@@ -241,6 +241,7 @@ class ReplacedWhenChanged:
     """
 
     path: Path
+    replaced_whole: ClassVar[bool] = True  # the loader may read it again whole at any time
 
     def is_rewritten(self, state: Any) -> bool:
         """True when the file's bytes differ from those imported last time."""

@@ -252,6 +252,7 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
     """Gemini CLI ``chats/session-*.json`` and ``.jsonl`` recordings (and subagent files)."""
 
     name = "gemini-cli"
+    reader = 2  # compression $set kept earlier turns, tool results once (2026-12-06)
     agent = "Gemini CLI"
     indexes = "recordings (JSON and JSONL with $set/$rewindTo applied, compressed turns kept), thoughts, tool calls and results, notes; subagents as child sessions"
     resumable_by_offset = False  # JSONL records replace and rewind earlier ones

@@ -137,6 +137,7 @@ class PiImporter(ReplacedWhenChanged, Importer):
     """A Pi coding-agent session file."""
 
     name = "pi"
+    reader = 2  # v1 and v2 roles (2026-12-06)
     agent = "Pi (coding agent)"
     indexes = "the active branch of the entry tree, tool calls and results, summaries, titles"
     source: str | None = "pi"

@@ -86,6 +86,7 @@ class QwenCodeImporter(ReplacedWhenChanged, Importer):
     """Qwen Code ``chats/<sessionId>.jsonl`` (uuid tree of Gemini ``Content`` records)."""
 
     name = "qwen-code"
+    reader = 2  # model-facing text, notices, slash and @ commands (2026-12-06)
     agent = "Qwen Code"
     indexes = "the active branch of the uuid tree, thoughts, tool calls and results, slash and @ commands as typed, custom titles, notifications"
     source: str | None = "qwen-code"
