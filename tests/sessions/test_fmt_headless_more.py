@@ -119,3 +119,13 @@ def test_a_kimi_context_file_stays_kimi_cli(tmp_path):
         {"role": "assistant", "content": [{"type": "think", "think": "hm"}, {"type": "text", "text": "ok"}]},
     ])
     assert detect_format(path) == "kimi-cli"
+
+
+def test_kimi_final_message_only_stays_generic_and_keeps_its_reply(store, tmp_path):
+    """``--final-message-only`` prints one plain assistant line: nothing in it is Kimi's own, so
+    the generic reader keeps it (claiming it would take every such OpenAI JSONL file)."""
+    path = _write(tmp_path / "final.jsonl", [{"role": "assistant", "content": "Squash the last two commits."}])
+    assert detect_format(path) == "openai-jsonl"
+    assert index(store, path)["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, "final")] == [
+        ("assistant", "Squash the last two commits.")]

@@ -99,7 +99,7 @@ class KimiPrintImporter(ReplacedWhenChanged, Importer):
         if head.is_sqlite:
             return 0.0
         objects = head.objects()
-        if not objects or any(o.get("role") == "user" for o in objects):
+        if not objects or any(o.get("role") == "user" or str(o.get("role", "")).startswith("_") for o in objects):
             return 0.0
         known = sum(_is_message(o) or _is_notification(o) or _is_plan(o) for o in objects)
         if known * 5 < len(objects) * 4:
