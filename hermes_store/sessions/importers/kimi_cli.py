@@ -45,6 +45,35 @@ from hermes_store.sessions.importers.kimi_wire import WireReader, content_parts,
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _PRIVATE = {"_checkpoint", "_usage", "_system_prompt"}
+ROLES = ("user", "assistant", "tool", "system")
+
+
+def message_rows(obj: dict[str, Any], line: int, session_id: str, tools: ToolNames) -> Iterator[Event]:
+    """The rows of one kosong message line ``{role, content, tool_calls, tool_call_id}``: its
+    ``think`` parts as a ``reasoning`` row, then the message with its calls (a ``tool`` row named
+    after its call). The same line in ``context.jsonl`` and in ``kimi --print --output-format
+    stream-json`` output (:mod:`.kimi_print`)."""
+    role = obj.get("role")
+    if role not in ROLES:
+        yield Problem(line, f"field 'role': unknown role {role!r} (skipped)")
+        return
+    text, thinking = content_parts(obj.get("content"))
+    if thinking:
+        yield MessageRecord(session_id, "reasoning", thinking, line=line)
+    calls = obj.get("tool_calls") if isinstance(obj.get("tool_calls"), list) else None
+    if calls:
+        tools.remember(calls)
+    call_id = opt_str(obj.get("tool_call_id"))
+    if text or calls or role == "tool":
+        yield MessageRecord(
+            session_id,
+            str(role),
+            text,
+            tool_name=tools.lookup(call_id) if role == "tool" else None,
+            tool_calls=json_text(calls) if calls else None,
+            tool_call_id=call_id,
+            line=line,
+        )
 
 
 class KimiCliImporter(Importer):
@@ -159,26 +188,7 @@ class KimiCliImporter(Importer):
                 return
             if role == "_system_prompt":
                 return  # the agent's system prompt, identical across sessions
-            if role not in ("user", "assistant", "tool", "system"):
-                yield Problem(line, f"field 'role': unknown role {role!r} (skipped)")
-                return
-            text, thinking = content_parts(obj.get("content"))
-            if thinking:
-                yield MessageRecord(session_id, "reasoning", thinking, line=line)
-            calls = obj.get("tool_calls") if isinstance(obj.get("tool_calls"), list) else None
-            if calls:
-                tools.remember(calls)
-            call_id = opt_str(obj.get("tool_call_id"))
-            if text or calls or role == "tool":
-                yield MessageRecord(
-                    session_id,
-                    role,
-                    text,
-                    tool_name=tools.lookup(call_id) if role == "tool" else None,
-                    tool_calls=json_text(calls) if calls else None,
-                    tool_call_id=call_id,
-                    line=line,
-                )
+            yield from message_rows(obj, line, session_id, tools)
 
         yield from read_jsonl(self, state, handle)
 

@@ -56,6 +56,14 @@ def is_cli_wire_line(obj: dict[str, Any]) -> bool:
             and isinstance(message.get("payload"), dict))
 
 
+def notification_text(payload: dict[str, Any]) -> str:
+    """A ``Notification`` (``category``, ``title``, ``body``) as one ``system`` row's text:
+    ``[category] title\nbody``; empty when it has neither title nor body. The same object in
+    the wire log and in print mode's stream-json output."""
+    body = "\n".join(str(payload[k]) for k in ("title", "body") if opt_str(payload.get(k)))
+    return f"[{payload.get('category') or 'notice'}] {body}" if body else ""
+
+
 def wire_span(path: Path, window: int = 1 << 16) -> tuple[float | None, float | None]:
     """The first and last record times of a wire log (read from its two ends only)."""
     try:
@@ -164,9 +172,8 @@ class CliWireReader:
                 parent = opt_str(payload.get("parent_tool_call_id")) or opt_str(payload.get("task_tool_call_id"))
                 yield from self._event(event, stamp, line, child, parent)
         elif kind == "Notification":
-            body = "\n".join(str(payload[k]) for k in ("title", "body") if opt_str(payload.get(k)))
-            if body:
-                yield MessageRecord(agent.session, "system", f"[{payload.get('category') or 'notice'}] {body}",
-                                    timestamp=stamp, line=line)
+            text = notification_text(payload)
+            if text:
+                yield MessageRecord(agent.session, "system", text, timestamp=stamp, line=line)
         elif kind not in _BOOKKEEPING:
             yield Problem(line, f"unknown wire message type {kind!r} (skipped)")

@@ -49,6 +49,7 @@ from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
 from hermes_store.sessions.importers.kimi_cli import KimiCliImporter
+from hermes_store.sessions.importers.kimi_print import KimiPrintImporter
 from hermes_store.sessions.importers.message_dump import MessageDumpImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
 from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
@@ -57,6 +58,7 @@ from hermes_store.sessions.importers.opencode_export import (
     OpenCodeJsonlImporter,
 )
 from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
+from hermes_store.sessions.importers.opencode_run import OpenCodeRunImporter
 from hermes_store.sessions.importers.openhands import OpenHandsImporter
 from hermes_store.sessions.importers.openhands_v0 import (
     OpenHandsEventsImporter,
@@ -86,6 +88,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     OpenCodeDbImporter,
     OpenCodeJsonlImporter,
     OpenCodeExportImporter,
+    OpenCodeRunImporter,
     CursorImporter,
     CursorAgentImporter,
     CursorAgentTextImporter,
@@ -109,6 +112,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     FactoryDroidImporter,
     FactoryDroidStreamImporter,
     KimiCliImporter,
+    KimiPrintImporter,
     PiImporter,
     OpenClawImporter,
     OpenHandsImporter,
