@@ -29,6 +29,7 @@ from hermes_store.sessions.importers.codex_exec import CodexExecImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
 from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
 from hermes_store.sessions.importers.copilot_cli_history import CopilotCliHistoryImporter
+from hermes_store.sessions.importers.copilot_stream import CopilotStreamImporter
 from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.cursor_agent import CursorAgentImporter
@@ -96,6 +97,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     CopilotChatImporter,
     CopilotCliImporter,
     CopilotCliHistoryImporter,
+    CopilotStreamImporter,
     GooseJsonlImporter,
     GooseDbImporter,
     GooseExportImporter,
