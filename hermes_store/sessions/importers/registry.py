@@ -59,6 +59,7 @@ from hermes_store.sessions.importers.opencode_export import (
 )
 from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
 from hermes_store.sessions.importers.openhands import OpenHandsImporter
+from hermes_store.sessions.importers.openhands_stream import OpenHandsStreamImporter
 from hermes_store.sessions.importers.openhands_v0 import (
     OpenHandsEventsImporter,
     OpenHandsTrajectoryImporter,
@@ -116,6 +117,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     OpenHandsImporter,
     OpenHandsEventsImporter,
     OpenHandsTrajectoryImporter,
+    OpenHandsStreamImporter,
     MessageDumpImporter,
 )
 
