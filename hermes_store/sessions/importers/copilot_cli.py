@@ -230,23 +230,22 @@ def _last_line(path: Path, size: int = 8192) -> dict[str, Any] | None:
 
 
 def is_saved_stream(head: Head) -> bool:
-    """Copilot's events as ``copilot -p --output-format json`` prints them, saved to a file: no
-    ``session.start`` (the log on disk opens with it, the run prints none), and events marked
-    ``ephemeral`` (never written to the log) or the run's closing ``result`` line. A file named
-    ``events.jsonl`` is a session log."""
+    """Copilot's events as ``copilot -p --output-format json`` prints them, saved to a file: closed
+    by the run's ``result`` line, or (a run cut short) with events marked ``ephemeral`` (never
+    written to the log) and no ``session.start`` (the log on disk opens with it, the run prints
+    none). A file named ``events.jsonl`` is a session log."""
     if head.is_sqlite or head.path.name == "events.jsonl":
         return False
     objects = head.objects()
-    if not objects or any(o.get("type") == "session.start" for o in objects):
-        return False
     if any(run_result(o) for o in objects):
         return True
     if not any(isinstance(o.get("data"), dict) and isinstance(o.get("type"), str) for o in objects):
         return False
-    if any(o.get("ephemeral") is True for o in objects):
-        return True
     last = _last_line(head.path)
-    return last is not None and run_result(last)
+    if last is not None and run_result(last):
+        return True
+    return any(o.get("ephemeral") is True for o in objects) \
+        and not any(o.get("type") == "session.start" for o in objects)
 
 
 class CopilotCliImporter(Importer):
