@@ -37,6 +37,7 @@ from hermes_store.sessions.importers.base import (
     parse_timestamp,
 )
 from hermes_store.sessions.importers.doc_common import (
+    MAX_LINE_BYTES,
     ReplacedWhenChanged,
     safe_rows,
     shape_guarded,
@@ -102,7 +103,7 @@ class OpenHandsStreamImporter(ReplacedWhenChanged, Importer):
         conversation: str | None = None
         for line, obj, text in _lines(self):
             if obj is None and text.lstrip().startswith("{"):
-                problems.append(Problem(line, "malformed JSON (skipped)"))
+                problems.append(Problem(line, "not a complete JSON object (malformed or too long; skipped)"))
             elif obj is None:  # the CLI's closing text (summary box, goodbye, ids): not events
                 conversation = _conversation_id(text) or conversation
             elif not _is_event(obj):
@@ -144,10 +145,22 @@ def _stamp(value: Any) -> float | None:
 
 def _lines(importer: Importer) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
     """``(line_no, object or None, text)`` for every non-blank line: the object when the line is
-    one JSON object, else None and the line's text (cut to a few KB: only short lines matter)."""
+    one JSON object, else None and the line's text (cut to a few KB: only short lines matter).
+    A line longer than the cap is drained unread and given as text (reported as malformed)."""
     with open(importer.path, "rb") as handle:
-        for line_no, raw in enumerate(handle, start=1):
+        line_no = 0
+        while True:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                return
+            line_no += 1
             importer.hasher.update(raw)
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):
+                    raw = handle.readline(1 << 20)
+                    importer.hasher.update(raw)
+                yield line_no, None, "{ (a line too long to read)"
+                continue
             if raw.isspace():
                 continue
             text = raw.decode("utf-8", errors="replace")
