@@ -177,3 +177,18 @@ def test_a_copilot_run_indexed_as_a_session_log_is_read_again_as_copilot_stream(
     assert session(store, "todo-count") is None
     assert session(store, COPILOT_SID)["origin_format"] == "copilot-stream"
     assert len(messages(store, COPILOT_SID)) == 5
+
+
+def test_copilot_json_output_with_a_session_start_is_still_the_run(store, format_fixtures, tmp_path):
+    """Closed by its ``result`` line, a run is copilot-stream even if it prints a ``session.start``."""
+    start = {"type": "session.start", "data": {"sessionId": COPILOT_SID, "selectedModel": "claude-sonnet-4.6",
+                                                "context": {"cwd": "/home/ana/proj"}},
+             "id": "s-0", "timestamp": "2026-11-20T09:15:00.900Z", "parentId": None}
+    path = tmp_path / "started.jsonl"
+    path.write_text(json.dumps(start) + "\n" + (format_fixtures / COPILOT_RUN).read_text(encoding="utf-8"),
+                    encoding="utf-8")
+    assert detect_format(path) == "copilot-stream"
+    assert index(store, path)["errors"] == []
+    row = session(store, COPILOT_SID)
+    assert (row["model"], row["workspace"]) == ("claude-sonnet-4.6", "/home/ana/proj")
+    assert len(messages(store, COPILOT_SID)) == 5
