@@ -15,7 +15,9 @@ One event per line: ``{type, data, id, parentId, timestamp}``:
 * bookkeeping (turn start/end, deltas, hooks, usage, permissions,
   compaction): skipped; an unknown event type is reported once per file;
   events marked ``ephemeral`` (never persisted by Copilot, only seen in a saved
-  ``--output-format json`` stream) are skipped.
+  ``--output-format json`` stream) are skipped. Such a saved run is ``copilot-stream``
+  (:mod:`copilot_stream`, this reader with ``saved_stream`` set): no ``session.start``, and a
+  closing ``result`` line (``sessionId``, ``exitCode``, ``usage``: kept in the session's meta).
 
 A sub-agent's events share the parent's log: they carry an envelope-level
 ``agentId`` (older versions: ``data.parentToolCallId`` only). They go to the
@@ -31,7 +33,9 @@ still knows them (no second call row, the result keeps its tool's name).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from hermes_store.sessions.importers.base import (
@@ -181,6 +185,7 @@ _KNOWN = (
         "tool.execution_complete",
         "session.info",
         "subagent.started",
+        "result",
     }
 )
 
@@ -199,11 +204,56 @@ def _read_yaml_map(path: Any) -> dict[str, str]:
     return out
 
 
+def run_result(obj: dict[str, Any]) -> bool:
+    """The last line of a ``copilot -p --output-format json`` run: ``{type: "result", sessionId,
+    exitCode, usage}`` (no ``data``: not a session event)."""
+    return obj.get("type") == "result" and isinstance(obj.get("sessionId"), str) and "exitCode" in obj
+
+
+def _last_line(path: Path, size: int = 8192) -> dict[str, Any] | None:
+    """The file's last non-blank line as a JSON object (None when it is not one)."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            handle.seek(max(0, handle.tell() - size))
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    for raw in reversed(lines):
+        if raw.strip():
+            try:
+                obj = json.loads(raw.decode("utf-8", errors="replace"))
+            except ValueError:
+                return None
+            return obj if isinstance(obj, dict) else None
+    return None
+
+
+def is_saved_stream(head: Head) -> bool:
+    """Copilot's events as ``copilot -p --output-format json`` prints them, saved to a file: closed
+    by the run's ``result`` line, or (a run cut short) with events marked ``ephemeral`` (never
+    written to the log) and no ``session.start`` (the log on disk opens with it, the run prints
+    none). A file named ``events.jsonl`` is a session log."""
+    if head.is_sqlite or head.path.name == "events.jsonl":
+        return False
+    objects = head.objects()
+    if any(run_result(o) for o in objects):
+        return True
+    if not any(isinstance(o.get("data"), dict) and isinstance(o.get("type"), str) for o in objects):
+        return False
+    last = _last_line(head.path)
+    if last is not None and run_result(last):
+        return True
+    return any(o.get("ephemeral") is True for o in objects) \
+        and not any(o.get("type") == "session.start" for o in objects)
+
+
 class CopilotCliImporter(Importer):
     """One Copilot CLI session's ``events.jsonl``."""
 
     name = "copilot-cli"
-    reader = 2  # sub-agent events, resumed tool starts (2026-12-06)
+    # 3: a saved ``--output-format json`` run read before copilot-stream existed is detected again
+    reader = 3  # 2: sub-agent events, resumed tool starts (2026-12-06)
     agent = "GitHub Copilot CLI"
     indexes = "user and assistant messages, tool requests and results, reasoning, aborts and errors"
     source: str | None = "copilot-cli"
@@ -212,10 +262,13 @@ class CopilotCliImporter(Importer):
         "darwin": ("~/.copilot/session-state/*/events.jsonl", "~/.copilot/session-state/*.jsonl"),
     }
 
+    saved_stream = False  # copilot-stream: what ``copilot -p --output-format json`` printed
+
     @classmethod
     def sniff(cls, head: Head) -> float:
-        """``{type, data, id, timestamp}`` events with Copilot's dotted types (``session.start``, ...)."""
-        if head.is_sqlite:
+        """``{type, data, id, timestamp}`` events with Copilot's dotted types (``session.start``, ...),
+        a session log, not a saved ``--output-format json`` run (:func:`is_saved_stream`)."""
+        if head.is_sqlite or is_saved_stream(head) != cls.saved_stream:
             return 0.0
         events = [
             o
@@ -317,6 +370,8 @@ class CopilotCliImporter(Importer):
                     model=opt_str(data.get("selectedModel")),
                     meta={k: data[k] for k in ("copilotVersion", "producer") if data.get(k)},
                 )
+            elif kind == "result":  # the end of a ``copilot -p --output-format json`` run
+                yield SessionRecord(id=main_id, meta={k: obj[k] for k in ("exitCode", "usage") if k in obj})
             elif kind == "session.model_change" and opt_str(data.get("newModel")):
                 yield SessionRecord(id=session_id, model=str(data["newModel"]))
             elif kind == "session.resume" and opt_str(data.get("selectedModel")):

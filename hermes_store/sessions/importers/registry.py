@@ -29,6 +29,7 @@ from hermes_store.sessions.importers.codex_exec import CodexExecImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
 from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
 from hermes_store.sessions.importers.copilot_cli_history import CopilotCliHistoryImporter
+from hermes_store.sessions.importers.copilot_stream import CopilotStreamImporter
 from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.cursor_agent import CursorAgentImporter
@@ -60,6 +61,7 @@ from hermes_store.sessions.importers.opencode_export import (
 from hermes_store.sessions.importers.opencode_json import OpenCodeJsonImporter
 from hermes_store.sessions.importers.opencode_run import OpenCodeRunImporter
 from hermes_store.sessions.importers.openhands import OpenHandsImporter
+from hermes_store.sessions.importers.openhands_stream import OpenHandsStreamImporter
 from hermes_store.sessions.importers.openhands_v0 import (
     OpenHandsEventsImporter,
     OpenHandsTrajectoryImporter,
@@ -99,6 +101,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     CopilotChatImporter,
     CopilotCliImporter,
     CopilotCliHistoryImporter,
+    CopilotStreamImporter,
     GooseJsonlImporter,
     GooseDbImporter,
     GooseExportImporter,
@@ -118,6 +121,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     OpenHandsImporter,
     OpenHandsEventsImporter,
     OpenHandsTrajectoryImporter,
+    OpenHandsStreamImporter,
     MessageDumpImporter,
 )
 
