@@ -21,12 +21,13 @@ def index_json(run, *args) -> tuple[int, dict]:
     return result.exit_code, json.loads(result.stdout)
 
 
-def write_jsonl(path: Path, objects, mode: str = "w") -> None:
-    """Write (or append) JSON objects one per line."""
+def write_jsonl(path: Path, objects, mode: str = "w") -> Path:
+    """Write (or append) JSON objects one per line; ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, mode, encoding="utf-8") as handle:
         for obj in objects:
             handle.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    return path
 
 
 def matching_ids(db, query: str) -> list[int]:

@@ -10,6 +10,7 @@ import json
 
 import pytest
 from format_helpers import index, messages, roles, session
+from sess_helpers import write_jsonl
 
 from hermes_store.sessions import detect_format
 
@@ -28,7 +29,7 @@ def store(engine_store):
 
 
 def _write(path, lines: list[dict]) -> None:
-    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    write_jsonl(path, lines)
 
 
 def test_each_stream_is_detected_as_its_own_agent(format_fixtures):

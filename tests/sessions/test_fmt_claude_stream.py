@@ -6,10 +6,9 @@ a problem."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from format_helpers import index, messages, roles, session
+from sess_helpers import write_jsonl
 
 from hermes_store.sessions import detect_format
 
@@ -55,7 +54,7 @@ def test_an_unknown_event_type_is_still_reported(store, tmp_path):
              {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
               "parent_tool_use_id": None, "session_id": "s-1"},
              {"type": "result", "subtype": "success", "result": "hi", "session_id": "s-1"}]
-    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    write_jsonl(path, lines)
     errors = index(store, path)["errors"]
     assert [e["line"] for e in errors] == [3] and "brand_new_event" in errors[0]["error"]
     assert [r["content"] for r in messages(store, "s-1")] == ["hello", "hi"]
@@ -69,7 +68,7 @@ def test_an_error_result_keeps_its_errors(store, tmp_path):
               "session_id": "s-2"},
              {"type": "result", "subtype": "error_during_execution", "is_error": True, "session_id": "s-2",
               "errors": ["API Error: 529 overloaded", "retry budget spent"]}]
-    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    write_jsonl(path, lines)
     assert index(store, path)["errors"] == []
     assert [(r["role"], r["content"]) for r in messages(store, "s-2")] == [
         ("user", "run it"),

@@ -4,10 +4,9 @@ commands, patches and answer were not indexed at all."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from format_helpers import index, messages, roles, session
+from sess_helpers import write_jsonl
 
 from hermes_store.sessions import detect_format
 from hermes_store.sessions.importers import IMPORTERS, Head
@@ -21,11 +20,6 @@ TEST_CMD = "/bin/bash -lc 'pytest -q tests/test_due_dates.py'"
 def store(engine_store):
     """Every test here runs on SQLite and on PostgreSQL."""
     return engine_store
-
-
-def _write(path, lines):
-    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
-    return path
 
 
 def test_a_saved_run_is_detected_as_codex_exec_and_rollouts_stay_codex(format_fixtures):
@@ -75,7 +69,7 @@ def test_reindexing_the_unchanged_run_stores_nothing_twice(store, format_fixture
 
 
 def test_unknown_types_are_reported_with_their_line_and_the_rest_is_read(store, tmp_path):
-    path = _write(tmp_path / "exec.jsonl", [
+    path = write_jsonl(tmp_path / "exec.jsonl", [
         {"type": "thread.started", "thread_id": "t-1"},
         {"type": "turn.started"},
         {"type": "item.completed", "item": {"id": "item_0", "type": "agent_message", "text": "first"}},
@@ -95,7 +89,7 @@ def test_unknown_types_are_reported_with_their_line_and_the_rest_is_read(store, 
 
 
 def test_errors_failed_turns_unfinished_items_and_a_resumed_run(store, tmp_path):
-    path = _write(tmp_path / "exec.jsonl", [
+    path = write_jsonl(tmp_path / "exec.jsonl", [
         {"type": "thread.started", "thread_id": "t-2"},
         {"type": "turn.started"},
         {"type": "item.completed", "item": {"id": "item_0", "type": "error", "message": "model rerouted"}},
@@ -130,7 +124,7 @@ def test_errors_failed_turns_unfinished_items_and_a_resumed_run(store, tmp_path)
 
 def test_the_older_json_output_is_read_too(store, tmp_path):
     sid = "5d0c7a1e-2b3f-4c5d-8e9f-0a1b2c3d4e5f"
-    path = _write(tmp_path / "old-exec.jsonl", [
+    path = write_jsonl(tmp_path / "old-exec.jsonl", [
         {"workdir": "/srv/app", "model": "gpt-5", "provider": "openai", "approval": "never",
          "sandbox": "workspace-write"},
         {"prompt": "bump the lockfile"},
@@ -180,7 +174,7 @@ def test_the_older_json_output_is_read_too(store, tmp_path):
 
 
 def test_the_first_stream_versions_item_type_and_session_created_are_read(store, tmp_path):
-    path = _write(tmp_path / "exec.jsonl", [
+    path = write_jsonl(tmp_path / "exec.jsonl", [
         {"type": "session.created", "session_id": "s-early"},
         {"type": "item.completed", "item": {"id": "itm_0", "item_type": "reasoning", "text": "Looking at the failing job"}},
         {"type": "item.completed", "item": {"id": "itm_1", "item_type": "command_execution", "command": "ls",

@@ -4,10 +4,9 @@ were refused as ``unknown format``."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from format_helpers import index, messages, roles, session
+from sess_helpers import write_jsonl
 
 from hermes_store.sessions import detect_format
 
@@ -20,11 +19,6 @@ KIMI = "kimi-print/runs/upload-flake.jsonl"
 def store(engine_store):
     """Every test here runs on SQLite and on PostgreSQL."""
     return engine_store
-
-
-def _write(path, lines):
-    path.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
-    return path
 
 
 def test_both_streams_are_detected_as_their_own(format_fixtures):
@@ -58,7 +52,7 @@ def test_opencode_run_part_printed_twice_error_and_unknown_type(store, tmp_path)
     sid = "ses_3a0b1c2d3ffeQ9wE8rT7yU6iO5"
     part = {"id": "prt_1", "sessionID": sid, "messageID": "msg_1", "type": "text", "text": "draft",
             "time": {"start": 1765094400000, "end": 1765094400500}}
-    path = _write(tmp_path / "run.jsonl", [
+    path = write_jsonl(tmp_path / "run.jsonl", [
         {"type": "step_start", "timestamp": 1765094400000, "sessionID": sid,
          "part": {"id": "prt_0", "sessionID": sid, "messageID": "msg_1", "type": "step-start"}},
         {"type": "text", "timestamp": 1765094400600, "sessionID": sid, "part": part},
@@ -96,7 +90,7 @@ def test_kimi_print_keeps_replies_thinking_calls_results_notices(store, format_f
 
 
 def test_kimi_print_unknown_line_is_reported_and_the_rest_read(store, tmp_path):
-    path = _write(tmp_path / "kimi-run.jsonl", [
+    path = write_jsonl(tmp_path / "kimi-run.jsonl", [
         {"role": "assistant", "content": [{"type": "think", "think": "check the log", "encrypted": None},
                                           {"type": "text", "text": "Reading the log."}]},
         {"role": "assistant", "content": [], "tool_calls": [
@@ -114,7 +108,7 @@ def test_kimi_print_unknown_line_is_reported_and_the_rest_read(store, tmp_path):
 
 def test_a_kimi_context_file_stays_kimi_cli(tmp_path):
     """The same message lines with Kimi's private roles (a ``context.jsonl``) are not print output."""
-    path = _write(tmp_path / "context-copy.jsonl", [
+    path = write_jsonl(tmp_path / "context-copy.jsonl", [
         {"role": "_checkpoint", "id": 0},
         {"role": "assistant", "content": [{"type": "think", "think": "hm"}, {"type": "text", "text": "ok"}]},
     ])
@@ -124,7 +118,7 @@ def test_a_kimi_context_file_stays_kimi_cli(tmp_path):
 def test_kimi_final_message_only_stays_generic_and_keeps_its_reply(store, tmp_path):
     """``--final-message-only`` prints one plain assistant line: nothing in it is Kimi's own, so
     the generic reader keeps it (claiming it would take every such OpenAI JSONL file)."""
-    path = _write(tmp_path / "final.jsonl", [{"role": "assistant", "content": "Squash the last two commits."}])
+    path = write_jsonl(tmp_path / "final.jsonl", [{"role": "assistant", "content": "Squash the last two commits."}])
     assert detect_format(path) == "openai-jsonl"
     assert index(store, path)["errors"] == []
     assert [(r["role"], r["content"]) for r in messages(store, "final")] == [

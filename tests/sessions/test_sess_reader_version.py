@@ -27,16 +27,8 @@ def store(engine_store):
 
 
 def _old_reader(monkeypatch) -> None:
-    """The importer as an older release had it: version 1, and it dropped assistant turns."""
-    real = HermesJsonlImporter.read
-
-    def dropping(self, state):
-        for event in real(self, state):
-            if getattr(event, "role", None) != "assistant":
-                yield event
-
-    monkeypatch.setattr(HermesJsonlImporter, "read", dropping)
-    monkeypatch.setattr(HermesJsonlImporter, "reader", 1)
+    """The Hermes JSONL importer as an older release had it (see :func:`_older`)."""
+    _older(monkeypatch, HermesJsonlImporter)
 
 
 def test_a_file_read_by_an_older_reader_is_read_again_once(run, store, tmp_path, monkeypatch):
