@@ -17,8 +17,13 @@ with e5 at 25 texts/s is 11 hours). A real model adds its question embedding to 
 figure: printed beside it when ``--embed-model`` is installed (``scripts/bench_vectors.py``
 measures it the same way).
 
+``--reranker MODEL`` adds a third side, interleaved with the other two: the hybrid home with
+``semantic.reranker`` set, so the cross-encoder reads the corpus's real messages (two per each of
+the first ten sessions) beside each question; its figure includes that model's CPU time.
+
 Usage: .venv/bin/python scripts/bench_hybrid.py [--messages 1000000] [--repeat 3]
                                                 [--embed-model bundled:multilingual-e5-small]
+                                                [--reranker bundled:ms-marco-MiniLM-L-12-v2]
 """
 
 from __future__ import annotations
@@ -115,13 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--roles", default="user", help="roles embedded (comma-separated)")
     parser.add_argument("--embed-model", default="bundled:multilingual-e5-small",
                         help="a model whose question embedding is timed beside ('' for none)")
+    parser.add_argument("--reranker", default="", help="a cross-encoder timed as a third side ('' for none)")
     args = parser.parse_args(argv)
     work = args.work / str(args.messages)
     corpus, db_path = work / "corpus", work / "bench.db"
     if not corpus.exists():
         bench_search.generate(corpus, args.messages, None)
     url = f"sqlite:///{db_path}"
-    homes = {side: Home(work / f"home-{side}", database_url=url) for side in ("lexical", "hybrid")}
+    sides = ("lexical", "hybrid", "reranked") if args.reranker else ("lexical", "hybrid")
+    homes = {side: Home(work / f"home-{side}", database_url=url) for side in sides}
     for home in homes.values():
         home.ensure()
     db = Database(db_path)
@@ -145,12 +152,14 @@ def main(argv: list[str] | None = None) -> int:
     count = vectors.count(MODEL)
     vectors.close()
     db.close()
-    homes["hybrid"].config_path.write_text(
-        f"semantic:\n  model: {MODEL}\n  roles: [{', '.join(roles)}]\n", encoding="utf-8")
+    for side in sides[1:]:  # the reranked home reads the hybrid home's vectors (one store, one file)
+        homes[side].config_path.write_text(
+            f"semantic:\n  model: {MODEL}\n  roles: [{', '.join(roles)}]\n"
+            + (f"  reranker: {args.reranker}\n" if side == "reranked" else ""), encoding="utf-8")
     homes["lexical"].config_path.write_text("", encoding="utf-8")
 
     contexts = {side: ToolContext(home) for side, home in homes.items()}
-    samples: dict[str, dict[str, list[float]]] = {"lexical": {}, "hybrid": {}}
+    samples: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
     first: dict[str, float] = {}
     try:
         for side, ctx in contexts.items():  # the first call of a process: opens, maps the cache file
@@ -174,15 +183,20 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"store: {total:,} messages; {count:,} vectors of {args.dim} dims ({'+'.join(roles)}), "
           f"hashing embedder; session_search limit 5, {args.repeat} runs per query and side, interleaved")
-    print(f"first call of a process: lexical {1000 * first['lexical']:.0f} ms, hybrid {1000 * first['hybrid']:.0f} ms")
-    print("| class | queries | lexical p50 / p95 (ms) | hybrid p50 / p95 (ms) | hybrid / lexical p95 |")
-    print("|---|---:|---:|---:|---:|")
+    print("first call of a process: " + ", ".join(f"{side} {1000 * first[side]:.0f} ms" for side in sides))
+    reranked = " reranked p50 / p95 (ms) | reranked / hybrid p95 |" if args.reranker else ""
+    print(f"| class | queries | lexical p50 / p95 (ms) | hybrid p50 / p95 (ms) | hybrid / lexical p95 |{reranked}")
+    print("|---|---:|---:|---:|---:|" + ("---:|---:|" if args.reranker else ""))
     for cls in [*queries, "all"]:
-        lex = sum(samples["lexical"].values(), []) if cls == "all" else samples["lexical"][cls]
-        hyb = sum(samples["hybrid"].values(), []) if cls == "all" else samples["hybrid"][cls]
+        p = {side: percentiles(sum(samples[side].values(), []) if cls == "all" else samples[side][cls])
+             for side in sides}
         n = sum(len(v) for v in queries.values()) if cls == "all" else len(queries[cls])
-        (a50, a95), (b50, b95) = percentiles(lex), percentiles(hyb)
-        print(f"| {cls} | {n} | {a50:.1f} / {a95:.1f} | {b50:.1f} / {b95:.1f} | {b95 / a95:.2f} |")
+        (a50, a95), (b50, b95) = p["lexical"], p["hybrid"]
+        row = f"| {cls} | {n} | {a50:.1f} / {a95:.1f} | {b50:.1f} / {b95:.1f} | {b95 / a95:.2f} |"
+        if args.reranker:
+            c50, c95 = p["reranked"]
+            row += f" {c50:.1f} / {c95:.1f} | {c95 / b95:.2f} |"
+        print(row)
     if args.embed_model:
         timed = query_embedding_p95(args.embed_model, [q for items in queries.values() for q in items], 2)
         if timed is None:

@@ -38,7 +38,7 @@ class EmbeddingCache:
         self.path = Path(directory) / (_digest(embedder.name)[:16] + suffix)
         self.rows: dict[str, Any] = {}
         if self.path.is_file():
-            np = embeddings._numpy()
+            np = embeddings.numpy_module()
             with np.load(self.path) as stored:
                 self.rows = dict(zip(stored["keys"].tolist(), stored["vectors"], strict=True))
 
@@ -53,7 +53,7 @@ class EmbeddingCache:
 
     def save(self) -> None:
         """Write the cache file."""
-        np = embeddings._numpy()
+        np = embeddings.numpy_module()
         if not self.rows:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,7 +64,7 @@ class EmbeddingCache:
 
     def encode(self, texts: list[str]) -> Any:
         """Vectors of ``texts``: cached ones read, the others computed (and remembered)."""
-        np = embeddings._numpy()
+        np = embeddings.numpy_module()
         todo = list(dict.fromkeys(self.missing(texts)))
         if todo:
             model = self.embedder.encode_query if self.query else self.embedder.encode

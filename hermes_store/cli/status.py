@@ -230,7 +230,22 @@ def _semantic_info(home: Home, database: dict[str, Any]) -> dict[str, Any]:
         return {"model": model, "vectors": None, "error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - status never fails: it says what it could not read
         return {"model": model, "vectors": None, "error": f"the vectors cannot be read: {exc}"}
-    return {"model": model, "vectors": count}
+    return {"model": model, "vectors": count, **_reranker_info(home)}
+
+
+def _reranker_info(home: Home) -> dict[str, Any]:
+    """``semantic.reranker`` (found, not loaded), and ``reranker_error`` when it cannot be found."""
+    from hermes_store.sessions.embeddings import SemanticUnavailable
+    from hermes_store.sessions.reranker import configured_reranker, resolve_reranker
+
+    reranker = configured_reranker(home.config())
+    if reranker is None:
+        return {}
+    try:
+        resolve_reranker(reranker)
+    except SemanticUnavailable as exc:
+        return {"reranker": reranker, "reranker_error": str(exc)}
+    return {"reranker": reranker}
 
 
 def render_status(data: dict[str, Any]) -> list[str]:
@@ -298,6 +313,9 @@ def render_status(data: dict[str, Any]) -> list[str]:
                  else f"{semantic['vectors']:,} messages embedded"
                  + ("" if semantic["vectors"] else " (hermes-store sessions embed)"))
         lines.append(f"    {'Semantic:':<11} {semantic['model']}, {state}")
+        if semantic.get("reranker"):
+            error = semantic.get("reranker_error")
+            lines.append(f"    {'Reranker:':<11} {semantic['reranker']}" + (f", cannot be used ({error})" if error else ""))
     return lines
 
 

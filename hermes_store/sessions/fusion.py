@@ -16,6 +16,14 @@ only speaks where the words are unsure and the meaning is sure:
   that place's session's by at least ``reach_lead``; that session must have a cosine too. The
   first ``window - 1`` places never change by it, so hit@1 and all places before the last
   shown one are the promotion's; it is what lets the semantic half raise hit@5.
+- **Reranking** (only with ``semantic.reranker``, :mod:`.reranker`): a cross-encoder reads the
+  question beside the ``rerank_messages`` messages nearest it by meaning of each of the first
+  ``rerank_depth`` fused sessions, and a session's score is its best message's. The session of
+  the best score moves to the first place when that score leads the first session's by
+  ``rerank_lead``; then the best of places ``window + 1`` to ``rerank_depth`` takes the
+  window's last place when its score is at least ``rerank_sure`` (the model is sure it answers)
+  and leads that place's by ``rerank_lead`` (:func:`promote_reranked`). Where the question
+  names a date, only a session of that date may move.
 - Otherwise the lexical ranking stands as it is. Sessions only the semantic half found never
   push a lexical one out.
 - **A date the question names** (:mod:`.dated`): the sessions of that date and the others are
@@ -39,7 +47,7 @@ window's own sessions with the lexical first raised both datasets' hit@1 with ei
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -56,6 +64,10 @@ class Fusion:
     reach: int = 20  # lexical places a session may take the window's last place from
     reach_lead: float = 0.2  # cosine lead over the session in that place that it needs
     anchors: int = 5  # a shown session's messages nearest by meaning shown as well
+    rerank_depth: int = 10  # first fused places the reranker judges (``semantic.reranker``)
+    rerank_messages: int = 3  # a judged session's messages nearest by meaning that it reads
+    rerank_lead: float = 2.0  # reranker score lead that moves a session first (or fifth)
+    rerank_sure: float = 4.0  # reranker score a session from beyond the window needs to reach it
 
     @classmethod
     def from_config(cls, section: Any, defaults: dict[str, float] | None = None) -> Fusion:
@@ -115,16 +127,24 @@ def fuse(lexical: Ranked, semantic: Ranked, fusion: Fusion) -> list[Hashable]:
     return [candidate] + [key for key in order if key != candidate]
 
 
-def fuse_parts(parts: Sequence[Ranked], semantic: Ranked, fusion: Fusion) -> list[Hashable]:
+def fuse_parts(parts: Sequence[Ranked], semantic: Ranked, fusion: Fusion,
+               rerank: Callable[[list[Hashable]], dict[Hashable, float]] | None = None) -> list[Hashable]:
     """Each lexical part (e.g. the sessions of a date the question names, then the others)
     fused on its own (:func:`fuse`), in the parts' order, then a session of the first part may
     reach the window's last place (:func:`reach`); the semantic ranking alone only when no part
-    holds a lexical session."""
+    holds a lexical session. ``rerank`` (the first ``rerank_depth`` sessions -> their reranker
+    scores) lets a session of the first part move first (:func:`promote_reranked`)."""
     filled = [part for part in parts if part]
     if not filled:
-        return fuse((), semantic, fusion)
-    order = [key for part in filled for key in fuse(part, semantic, fusion)]
-    return reach(order, {key for key, _score in filled[0]}, semantic, fusion)
+        order = fuse((), semantic, fusion)
+        allowed = set(order)
+    else:
+        order = [key for part in filled for key in fuse(part, semantic, fusion)]
+        allowed = {key for key, _score in filled[0]}
+        order = reach(order, allowed, semantic, fusion)
+    if rerank is None or fusion.rerank_depth <= 1 or len(order) < 2:
+        return order
+    return promote_reranked(order, rerank(order[: fusion.rerank_depth]), allowed, fusion)
 
 
 def reach(order: Sequence[Hashable], allowed: set[Hashable], semantic: Ranked, fusion: Fusion) -> list[Hashable]:
@@ -155,3 +175,32 @@ def session_ranking(nearest: Sequence[tuple[Any, Hashable, Any, float]]) -> list
     for _mid, sid, _seq, score in nearest:
         best.setdefault(sid, float(score))
     return list(best.items())
+
+
+def promote_reranked(order: Sequence[Hashable], scores: dict[Hashable, float], allowed: set[Hashable],
+                     fusion: Fusion) -> list[Hashable]:
+    """``order`` after the reranker's two moves (see the module docstring): the session of the
+    first ``rerank_depth`` (one of ``allowed``) of the best score first, when it leads the first
+    session's by ``rerank_lead``; then the best of places ``window + 1`` to ``rerank_depth`` in
+    the window's last place, when its score is at least ``rerank_sure`` and leads that place's
+    by ``rerank_lead``. A session is only compared with one that has a score."""
+    order = list(order)
+    if not order:
+        return order
+    depth = max(1, fusion.rerank_depth)
+    judged = [key for key in order[1:depth] if key in allowed and key in scores]
+    if judged and order[0] in scores:
+        candidate = max(judged, key=lambda key: scores[key])
+        if scores[candidate] - scores[order[0]] >= fusion.rerank_lead:
+            order = [candidate] + [key for key in order if key != candidate]
+    place = max(0, fusion.window) - 1
+    if place < 0 or len(order) <= place + 1 or order[place] not in scores:
+        return order
+    pool = [key for key in order[place + 1: depth] if key in allowed and key in scores]
+    if not pool:
+        return order
+    candidate = max(pool, key=lambda key: scores[key])
+    if scores[candidate] < fusion.rerank_sure or scores[candidate] - scores[order[place]] < fusion.rerank_lead:
+        return order
+    rest = [key for key in order if key != candidate]
+    return rest[:place] + [candidate] + rest[place:]

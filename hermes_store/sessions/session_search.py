@@ -81,10 +81,8 @@ SCROLL_HINT = ("Scroll forward: re-call with around_message_id = the LAST messag
 PREVIEW_CHARS = 60
 PREVIEW_SCAN = 5  # user turns looked at for a preview that is not agent boilerplate
 NO_MATCH_MESSAGE = "No matching sessions found."
-LEFT_CONTEXT_REASONS = frozenset(
-    {"compression", "session_reset", "session_switch", "idle", "daily", "suspended",
-     "resume_pending_expired", "new_session"}
-)
+LEFT_CONTEXT_REASONS = frozenset({"compression", "session_reset", "session_switch", "idle", "daily", "suspended",
+                                  "resume_pending_expired", "new_session"})
 _COMPACTION_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 
 # --------------------------------------------------------------------------- helpers
@@ -318,11 +316,12 @@ def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles
     kept = [h for h in hits if h.session_id not in bounds.excluded
             and store.lineage.root(h.session_id) not in bounds.excluded]
     extra = dict(_sessions_of(store, kept, seen_roots))
-    lexical = dict(groups)
+    found = {**extra, **dict(groups)}  # a session's lexical hits where it has any
     parts = [[(root, hits[0].score) for root, hits in part] for part in split_dated(groups, window, lambda g: g[1])]
     order = fuse_parts(parts, session_ranking([(0, root, 0, hits[0].score) for root, hits in extra.items()]),
-                       semantic.fusion)
-    return [(root, lexical.get(root) or extra[root]) for root in order]
+                       semantic.fusion, lambda roots: semantic.rerank_scores(
+                           query, {root: found[root][0].session_id for root in roots}, store.storage.message_contents))
+    return [(root, found[root]) for root in order]
 
 
 def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail: str,
@@ -390,10 +389,9 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     }
     if note:
         payload["query_note"] = note
-    if store.semantic is not None and store.semantic.failure:  # the results are lexical only
-        payload["semantic_note"] = f"semantic search failed, lexical results only: {store.semantic.failure}"
-    elif store.semantic_off:  # asked for in config.yaml, but not there (no vectors, no model)
-        payload["semantic_note"] = store.semantic_off
+    note = store.semantic.note() if store.semantic is not None else None  # the half failed
+    if note or store.semantic_off:  # or was asked for in config.yaml but is not there
+        payload["semantic_note"] = note or store.semantic_off
     if not hits and not chosen and title_row is None:  # Hermes' no-match reply has no sessions_searched key
         del payload["sessions_searched"]
         payload["message"] = NO_MATCH_MESSAGE

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.engines import load, storage_registry
-from hermes_store.sessions.embeddings import _numpy
+from hermes_store.sessions.embeddings import numpy_module
 from hermes_store.sessions.storage_vectors_sql import (
     VECTORS_FILENAME,
     SqliteVectorRows,
@@ -55,7 +55,7 @@ class _Loaded:
     def delta_arrays(self) -> tuple[Any, Any]:
         """The delta as an id array and a float32 matrix (kept until the delta changes)."""
         if self.arrays is None:
-            np = _numpy()
+            np = numpy_module()
             ids = np.fromiter(self.delta, dtype=np.int64, count=len(self.delta))
             self.arrays = (ids, np.vstack(list(self.delta.values())) if self.delta else None)
         return self.arrays
@@ -204,7 +204,7 @@ class VectorStore:
         """Every ``(message_id, session_id, seq, vector)`` of ``model`` by message id (the whole
         table read page by page: what a search did before the cache file;
         ``scripts/bench_vectors.py`` times it)."""
-        np = _numpy()
+        np = numpy_module()
         for page in self.rows_store.pages(model, "message_id, session_id, seq, vec"):
             for r in page:
                 yield int(r["message_id"]), r["session_id"], int(r["seq"]), np.frombuffer(r["vec"], dtype=np.float32)
@@ -212,7 +212,7 @@ class VectorStore:
     def _read_delta(self, model: str, loaded: _Loaded) -> None:
         """Add the vectors of ``model`` logged after ``loaded.seen_n`` to its delta (the log's
         head read first: every row up to it is committed)."""
-        np = _numpy()
+        np = numpy_module()
         head = self.rows_store.head()
         for mid, blob in self.rows_store.logged(model, loaded.seen_n, head):
             loaded.delta[mid] = np.frombuffer(blob, dtype=np.float32)
@@ -223,7 +223,7 @@ class VectorStore:
         """Read every vector of ``model`` into a matrix and write its cache file; the file,
         mapped, is returned (the in-memory matrix when it cannot be written). The epoch and the
         log's head are read first: a vector written meanwhile is read again as the delta."""
-        np = _numpy()
+        np = numpy_module()
         epoch, last_n = self.rows_store.epoch(), self.rows_store.head()
         rows = self.rows_store.count(model)
         if not rows:
@@ -304,7 +304,7 @@ class VectorStore:
         that session's vectors (at most :data:`NEAREST_IN_ROWS` read in all)."""
         if not self.exists() or not session_ids or k <= 0:
             return {}
-        np = _numpy()
+        np = numpy_module()
         ids = list(dict.fromkeys(session_ids))
         size = 4 * int(query.shape[0])  # a damaged row of another size is left out, not fatal
         rows = [row for row in self.rows_store.in_sessions(model, ids, NEAREST_IN_ROWS)

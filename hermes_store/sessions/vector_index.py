@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_store.sessions.embeddings import _numpy
+from hermes_store.sessions.embeddings import numpy_module
 
 #: Up to this many rows a search scores every vector exactly (about 10 ms at 100k x 384).
 EXACT_LIMIT = 100_000
@@ -55,7 +55,7 @@ def _layout(dim: int, words: int, rows: int) -> tuple[int, int, int, int, int]:
 
 def _codes(vectors: Any, mean: Any) -> Any:
     """The sign bits of ``vectors - mean`` as ``words x rows`` uint64 (word-major)."""
-    np = _numpy()
+    np = numpy_module()
     rows, dim = vectors.shape
     words = -(-dim // 64)
     out = np.zeros((rows, words * 8), dtype=np.uint8)
@@ -82,7 +82,7 @@ class VectorMatrix:
     @classmethod
     def from_rows(cls, ids: Any, vecs: Any, epoch: int, last_n: int) -> VectorMatrix:
         """A matrix of rows already sorted by id (codes computed here)."""
-        np = _numpy()
+        np = numpy_module()
         vecs = np.ascontiguousarray(vecs, dtype=np.float32)
         sample = vecs[:: max(1, len(vecs) // 100_000)]
         mean = (sample.mean(axis=0) if len(sample) else np.zeros(vecs.shape[1])).astype(np.float32)
@@ -120,7 +120,7 @@ class VectorMatrix:
     def open(cls, path: Path) -> VectorMatrix | None:
         """The matrix in ``path``, memory-mapped; None when the file is missing, truncated, of
         another format or its header or ids fail their CRC (the caller rebuilds it)."""
-        np = _numpy()
+        np = numpy_module()
         try:
             with open(path, "rb") as handle:
                 size = os.fstat(handle.fileno()).st_size
@@ -154,7 +154,7 @@ class VectorMatrix:
 
     def positions(self, ids: Any) -> Any:
         """Row positions of those of ``ids`` that this matrix holds."""
-        np = _numpy()
+        np = numpy_module()
         ids = np.asarray(ids, dtype=np.int64)
         if not len(ids) or not self.rows:
             return np.zeros(0, dtype=np.int64)
@@ -174,7 +174,7 @@ class VectorMatrix:
 
 def hamming(matrix: VectorMatrix, query: Any) -> Any:
     """Hamming distance (uint16) of each row's code to the code of ``query``."""
-    np = _numpy()
+    np = numpy_module()
     code = _codes(query.reshape(1, -1), matrix.mean)[:, 0]
     distance = np.bitwise_count(matrix.bits[0] ^ code[0]).astype(np.uint16)
     for word in range(1, len(code)):
@@ -183,7 +183,7 @@ def hamming(matrix: VectorMatrix, query: Any) -> Any:
 
 
 def _top(scores: Any, k: int) -> Any:
-    np = _numpy()
+    np = numpy_module()
     k = min(k, len(scores))
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
@@ -195,7 +195,7 @@ def _matrix_scores(matrix: VectorMatrix, query: Any, excluded: Any, exact_limit:
                    candidates: int) -> tuple[Any, Any]:
     """(row positions, float32 cosines) of the rows worth ranking: all of them up to
     ``exact_limit`` rows, else the ``candidates`` nearest by code distance."""
-    np = _numpy()
+    np = numpy_module()
     if matrix.rows <= max(exact_limit, candidates):
         scores = matrix.vecs @ query
         scores[excluded] = -np.inf
@@ -216,7 +216,7 @@ def search(matrix: VectorMatrix | None, delta_ids: Any, delta_vecs: Any, query: 
     """The ``k`` ids nearest to the unit vector ``query`` with their cosines, best first, over
     ``matrix`` (rows whose id is in ``delta_ids`` excluded: the delta replaces them) and the
     delta rows (scored exactly)."""
-    np = _numpy()
+    np = numpy_module()
     query = np.asarray(query, dtype=np.float32)
     ids, scores = [], []
     if matrix is not None and matrix.rows:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,6 +35,7 @@ from hermes_store.sessions.embeddings import (
     text_of,
 )
 from hermes_store.sessions.fusion import Fusion
+from hermes_store.sessions.reranker import Reranker, configured_reranker, load_reranker
 from hermes_store.sessions.storage import SessionStorage, open_session_storage
 from hermes_store.sessions.storage_vectors import VECTORS_FILENAME, VectorStore
 
@@ -119,12 +120,15 @@ class SemanticIndex:
     answer nothing, the search stays lexical, and :attr:`failure` says why (logged, and named
     in the reply's ``semantic_note``) until the next :meth:`nearest` that works."""
 
-    def __init__(self, embedder: Embedder, vectors: VectorStore, fusion: Fusion) -> None:
+    def __init__(self, embedder: Embedder, vectors: VectorStore, fusion: Fusion,
+                 reranker: Reranker | None = None) -> None:
         self.embedder = embedder
         self.vectors = vectors
         self.fusion = fusion
+        self.reranker = reranker  # None: no ``semantic.reranker`` (or it could not be loaded)
         self._last: tuple[str, Any] | None = None
         self.failure: str | None = None
+        self.rerank_failure: str | None = None  # the reranker's, since the last :meth:`nearest`
 
     def _guarded(self, search: Callable[[], _T], empty: _T) -> _T:
         try:
@@ -144,7 +148,7 @@ class SemanticIndex:
     def nearest(self, query: str, k: int) -> list[tuple[int, str, int, float]]:
         """The ``k`` embedded messages nearest to ``query`` (see :meth:`VectorStore.nearest`;
         none when the half fails)."""
-        self.failure = None
+        self.failure = self.rerank_failure = None
         return self._guarded(lambda: self.vectors.nearest(self.embedder.name, self._query(query), k), [])
 
     def nearest_in(self, query: str, session_ids: list[str], k: int
@@ -153,6 +157,43 @@ class SemanticIndex:
         none when the half fails)."""
         return self._guarded(
             lambda: self.vectors.nearest_in(self.embedder.name, session_ids, self._query(query), k), {})
+
+    def rerank_scores(self, query: str, sessions: dict[Hashable, str],
+                      contents: Callable[[list[int]], dict[int, str]]) -> dict[Hashable, float]:
+        """Per key of ``sessions`` (a ranked session's key -> the id of the session whose
+        messages are read), the reranker's best score of the ``fusion.rerank_messages`` messages
+        nearest ``query`` (``contents``: message id -> text); a session without an embedded
+        message gets none. Empty without a reranker, and when the reranker fails."""
+        reranker, count = self.reranker, self.fusion.rerank_messages
+        if reranker is None or not sessions or count <= 0:
+            return {}
+
+        def scored() -> dict[Hashable, float]:
+            near = self.vectors.nearest_in(self.embedder.name, sorted(set(sessions.values())),
+                                           self._query(query), count)
+            ids = [row[0] for rows in near.values() for row in rows]
+            text = contents(ids)
+            pairs = [(sid, text[mid]) for sid, rows in near.items() for mid, *_rest in rows if text.get(mid)]
+            values = reranker.score(query, [body for _sid, body in pairs])
+            best: dict[str, float] = {}
+            for (sid, _body), value in zip(pairs, values, strict=True):
+                best[sid] = max(value, best.get(sid, value))
+            return {key: best[sid] for key, sid in sessions.items() if sid in best}
+
+        try:
+            return scored()
+        except Exception as exc:  # noqa: BLE001 - the fused ranking stands
+            self.rerank_failure = f"{type(exc).__name__}: {exc}"[:300]
+            log.warning("reranking failed, the results are not reranked: %s", self.rerank_failure)
+            return {}
+
+    def note(self) -> str | None:
+        """What the reply's ``semantic_note`` says of the last search's failure (None: none)."""
+        if self.failure:
+            return f"semantic search failed, lexical results only: {self.failure}"
+        if self.rerank_failure:
+            return f"reranking failed, results are not reranked: {self.rerank_failure}"
+        return None
 
     def close(self) -> None:
         """Close the vector file."""
@@ -190,8 +231,22 @@ def open_semantic(config: dict[str, Any], vectors: VectorStore) -> tuple[Semanti
     if not vectors.usable(embedder.name):
         vectors.close()
         return None, unembedded
-    fusion = Fusion.from_config(config.get("semantic"), embedder.fusion_defaults)
-    return SemanticIndex(embedder, vectors, fusion), None
+    reranker, note = _reranker(config)
+    fusion = Fusion.from_config(config.get("semantic"),
+                                {**embedder.fusion_defaults, **(reranker.fusion_defaults if reranker else {})})
+    return SemanticIndex(embedder, vectors, fusion, reranker), note
+
+
+def _reranker(config: dict[str, Any]) -> tuple[Reranker | None, str | None]:
+    """The cross-encoder ``semantic.reranker`` names (None when none is named, or, with the
+    note saying why, when it cannot be loaded: the search is then fused without it)."""
+    model = configured_reranker(config)
+    if model is None:
+        return None, None
+    try:
+        return load_reranker(model), None
+    except SemanticUnavailable as exc:
+        return None, f"semantic.reranker cannot be used ({str(exc)[:240]}): results are not reranked"
 
 
 class SemanticSlot:
