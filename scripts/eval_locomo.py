@@ -19,10 +19,13 @@ With ``--level session`` the question is asked as an agent asks it, through the
 MRR (an evidence session among the first k sessions of a ``limit=10`` call), all@5 (every
 evidence session among the first 5), and evidence ``any``/``share`` (whether any evidence
 turn, and which share of them, is among the messages one ``limit=5`` call returns), per
-category.
+category. With ``--semantic MODEL`` the calls run on the fused ranking, reranked by
+``--reranker`` (default ``auto``: ``bundled:ms-marco-MiniLM-L-12-v2`` when installed; ``none``
+for the fused ranking alone), as in ``scripts/eval_longmemeval.py``.
 
 Usage: .venv/bin/python scripts/eval_locomo.py [--data DIR] [--k 5 10] [--json] [--database-url URL|private]
        .venv/bin/python scripts/eval_locomo.py --level session [--data DIR] [--json]
+                 [--semantic MODEL [--semantic-cache DIR] [--reranker auto|none|MODEL]]
 """
 
 from __future__ import annotations
@@ -300,6 +303,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --level session: also embed with MODEL and search with the fusion")
     parser.add_argument("--semantic-cache", type=Path, default=None, metavar="DIR",
                         help="with --semantic: vectors of texts already in DIR (scripts/semantic_cache.py) are read, not computed")
+    from eval_semantic import add_reranker_argument, chosen_reranker
+
+    add_reranker_argument(parser)
     parser.add_argument("--semantic-set", action="append", default=[], metavar="KEY=VALUE",
                         help="with --semantic: a further semantic: setting of config.yaml "
                              "(gate, lead, window), repeatable")
@@ -321,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
             from eval_semantic import SemanticSetup
 
             semantic = SemanticSetup(args.semantic, dict(kv.split("=", 1) for kv in args.semantic_set),
-                                     cache=args.semantic_cache,
+                                     reranker=chosen_reranker(args.reranker), cache=args.semantic_cache,
                                      roles=tuple(r.strip() for r in args.semantic_roles.split(",") if r.strip()))
         report = evaluate_sessions(args.data, semantic)
         if semantic is not None:

@@ -20,10 +20,12 @@ Figures, overall and per question type:
 - latency p50/p95 of the ``limit=10`` call.
 
 With ``--semantic MODEL`` every haystack is also embedded (``sessions embed``'s code) and the
-calls run with ``semantic.model`` set, i.e. on the fused ranking (docs/retrieval.md).
+calls run with ``semantic.model`` set, i.e. on the fused ranking (docs/retrieval.md), reranked
+by ``--reranker`` (default ``auto``: ``bundled:ms-marco-MiniLM-L-12-v2`` when installed;
+``none`` for the fused ranking alone).
 
 Usage: .venv/bin/python scripts/eval_longmemeval.py [--data DIR] [--limit 5] [--detail full]
-       [--only N] [--semantic MODEL [--semantic-cache DIR]] [--json]
+       [--only N] [--semantic MODEL [--semantic-cache DIR] [--reranker auto|none|MODEL]] [--json]
 """
 
 from __future__ import annotations
@@ -171,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="also embed with MODEL and search with the fusion (semantic extra)")
     parser.add_argument("--semantic-cache", type=Path, default=None, metavar="DIR",
                         help="with --semantic: vectors of texts already in DIR (scripts/semantic_cache.py) are read, not computed")
+    from eval_semantic import add_reranker_argument, chosen_reranker
+
+    add_reranker_argument(parser)
     parser.add_argument("--semantic-set", action="append", default=[], metavar="KEY=VALUE",
                         help="with --semantic: a further semantic: setting of config.yaml "
                              "(gate, lead, window), repeatable")
@@ -188,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         from eval_semantic import SemanticSetup
 
         semantic = SemanticSetup(args.semantic, dict(kv.split("=", 1) for kv in args.semantic_set),
-                                     cache=args.semantic_cache,
+                                     reranker=chosen_reranker(args.reranker), cache=args.semantic_cache,
                                      roles=tuple(r.strip() for r in args.semantic_roles.split(",") if r.strip()))
     report = evaluate(args.data, limit=args.limit, detail=args.detail, only=args.only, semantic=semantic)
     if semantic is not None:

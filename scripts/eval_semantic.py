@@ -16,7 +16,13 @@ from typing import Any
 
 from hermes_store.home import Home
 from hermes_store.sessions import embeddings
-from hermes_store.sessions.embeddings import EMBED_ROLES, Embedder, load_embedder
+from hermes_store.sessions.embeddings import (
+    EMBED_ROLES,
+    Embedder,
+    SemanticUnavailable,
+    load_embedder,
+)
+from hermes_store.sessions.reranker import resolve_reranker
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.vectors import VectorStore, embed_pending
 
@@ -84,13 +90,39 @@ def cached_embedder(model: str, directory: Path) -> Embedder:
     return wrapped
 
 
+#: What ``--reranker auto`` (the default) names when an installed package ships it.
+DEFAULT_RERANKER = "bundled:ms-marco-MiniLM-L-12-v2"
+
+
+def add_reranker_argument(parser: Any) -> None:
+    """``--reranker`` of the evaluation scripts (with ``--semantic``)."""
+    parser.add_argument("--reranker", default="auto", metavar="MODEL",
+                        help="with --semantic: semantic.reranker (default auto: "
+                             f"{DEFAULT_RERANKER} when installed; none: no reranking)")
+
+
+def chosen_reranker(value: str | None) -> str | None:
+    """The reranker ``--reranker`` names: ``auto`` is :data:`DEFAULT_RERANKER` when a package
+    ships it (else none), ``none`` or empty is none, anything else as given."""
+    if not value or value.lower() == "none":
+        return None
+    if value.lower() != "auto":
+        return value
+    try:
+        resolve_reranker(DEFAULT_RERANKER)
+    except SemanticUnavailable:
+        return None
+    return DEFAULT_RERANKER
+
+
 class SemanticSetup:
     """Embeds homes for one model and counts messages and seconds spent."""
 
     def __init__(self, model: str, extra: dict[str, Any] | None = None,
-                 cache: Path | None = None, roles: tuple[str, ...] = EMBED_ROLES) -> None:
+                 cache: Path | None = None, roles: tuple[str, ...] = EMBED_ROLES,
+                 reranker: str | None = None) -> None:
         self.model = model
-        self.extra = extra or {}
+        self.extra = ({"reranker": reranker} if reranker else {}) | (extra or {})
         self.roles = tuple(roles)
         self.embedder = cached_embedder(model, cache) if cache else load_embedder(model)
         self.messages = 0
@@ -119,5 +151,6 @@ class SemanticSetup:
         return (
             f"semantic {self.model} ({'+'.join(self.roles)}): {self.messages} messages embedded in {self.seconds:.1f} s "
             f"({rate:.0f} messages/s), vector file {per:.0f} bytes/message "
-            f"({per * 100_000 / 1e6:.0f} MB per 100k messages)"
+            f"({per * 100_000 / 1e6:.0f} MB per 100k messages); "
+            + (f"reranked by {self.extra['reranker']}" if self.extra.get("reranker") else "not reranked")
         )
