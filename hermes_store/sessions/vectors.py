@@ -35,7 +35,7 @@ from hermes_store.sessions.embeddings import (
     text_of,
 )
 from hermes_store.sessions.fusion import Fusion
-from hermes_store.sessions.reranker import Reranker, configured_reranker, load_reranker
+from hermes_store.sessions.reranker import MAX_PAIRS, Reranker, configured_reranker, load_reranker
 from hermes_store.sessions.storage import SessionStorage, open_session_storage
 from hermes_store.sessions.storage_vectors import VECTORS_FILENAME, VectorStore
 
@@ -169,11 +169,11 @@ class SemanticIndex:
             return {}
 
         def scored() -> dict[Hashable, float]:
-            near = self.vectors.nearest_in(self.embedder.name, sorted(set(sessions.values())),
-                                           self._query(query), count)
-            ids = [row[0] for rows in near.values() for row in rows]
-            text = contents(ids)
-            pairs = [(sid, text[mid]) for sid, rows in near.items() for mid, *_rest in rows if text.get(mid)]
+            ranked = list(dict.fromkeys(sessions.values()))  # the first sessions' messages first
+            near = self.vectors.nearest_in(self.embedder.name, ranked, self._query(query), count)
+            rows = [row for sid in ranked for row in near.get(sid, ())][:MAX_PAIRS]
+            text = contents([row[0] for row in rows])
+            pairs = [(sid, text[mid]) for mid, sid, *_rest in rows if text.get(mid)]
             values = reranker.score(query, [body for _sid, body in pairs])
             best: dict[str, float] = {}
             for (sid, _body), value in zip(pairs, values, strict=True):

@@ -169,3 +169,25 @@ def test_status_names_the_reranker_and_says_when_it_cannot_be_found(home, engine
     _ready(home, reranker="bundled:no-such-cross-encoder")
     assert "Reranker:   bundled:no-such-cross-encoder, cannot be used (bundled:no-such-cross-encoder: no installed" in (
         run("status").stdout)
+
+
+@needs_models
+def test_a_search_scores_at_most_max_pairs_the_first_sessions_first(home, engine, monkeypatch):
+    """However deep config.yaml asks, one search reads at most MAX_PAIRS messages, those of the
+    first sessions first."""
+    from hermes_store.sessions import vectors as vectors_module
+
+    _ready(home, reranker=RERANKER, rerank_depth=50, rerank_messages=5)
+    monkeypatch.setattr(vectors_module, "MAX_PAIRS", 2)
+    reranker = load_reranker(RERANKER)
+    seen: list[str] = []
+    real = reranker.score_raw
+
+    def counting(question, texts):
+        seen.extend(texts)
+        return real(question, texts)
+
+    monkeypatch.setattr(reranker, "score_raw", counting)
+    _first(home)
+    assert len(seen) == 2
+    assert any("couch" in text for text in seen)  # the fused first session's message is read
