@@ -2,10 +2,14 @@
 
 Only agents whose command line takes the session id we store are listed (checked against each
 agent's documentation): Claude Code ``claude --resume ID``, Codex ``codex resume ID``, Gemini CLI
-``gemini --resume UUID``, and Hermes ``hermes --resume ID`` (``-r/--resume <id|prefix|title>``).
-A saved headless run names the same session the agent keeps (``claude -p``'s ``session_id``,
-``codex exec``'s ``thread_id``, ``gemini -p``'s ``session_id``), so it resumes the same way; a
-subagent's child session (``<session>/<tool use id>``) is no session of the agent's and has none.
+``gemini --resume UUID``, Qwen Code ``qwen --resume ID`` (its ``chats/<sessionId>.jsonl``; the
+``resume`` option of ``packages/cli/src/config/config.ts``), and Hermes ``hermes --resume ID``
+(``-r/--resume <id|prefix|title>``). A saved headless run names the same session the agent keeps
+(``claude -p``'s ``session_id``, ``codex exec``'s ``thread_id``, ``gemini -p``'s and ``qwen -p``'s
+``session_id``, and ``cursor-agent -p``'s, the chat ``cursor-agent --resume <chat-id>`` takes), so
+it resumes the same way; a subagent's child session (``<session>/<tool use id>``) is no session
+of the agent's and has none. Cursor's agent transcripts have none: the editor's agent writes
+them too, and its chats are not the CLI's.
 Other formats have no resume command here; the TUI says so instead of guessing.
 """
 
@@ -22,6 +26,9 @@ RESUME_COMMANDS: dict[str, Callable[[str], str]] = {
     "codex-exec": lambda sid: f"codex resume {shlex.quote(sid)}",
     "gemini-cli": lambda sid: f"gemini --resume {shlex.quote(sid)}",
     "gemini-stream": lambda sid: f"gemini --resume {shlex.quote(sid)}",
+    "qwen-code": lambda sid: f"qwen --resume {shlex.quote(sid)}",
+    "qwen-stream": lambda sid: f"qwen --resume {shlex.quote(sid)}",
+    "cursor-stream": lambda sid: f"cursor-agent --resume {shlex.quote(sid)}",
     "hermes-db": lambda sid: f"hermes --resume {shlex.quote(sid)}",
     "hermes-json": lambda sid: f"hermes --resume {shlex.quote(sid)}",
     "hermes-jsonl": lambda sid: f"hermes --resume {shlex.quote(sid)}",
