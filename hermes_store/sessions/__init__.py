@@ -16,6 +16,11 @@ What the package holds, top-down (a module imports only those below it):
   rank function) is the APSW/FTS5 implementation and holds every SQL statement of the
   package (the importers read foreign files with their own read-only SQL).
 * ``rows.py`` -- shared row helpers (storable text, the CJK column, session rows).
+* The optional semantic half of ``session_search``: ``vectors.py`` (what a search uses: the
+  model, the vectors, the fusion and the reranker), ``fusion.py`` (its rules, pure functions),
+  ``embeddings.py`` and ``reranker.py`` (loading the embedding model and the cross-encoder,
+  each a registry of loaders and of packages that ship models), ``storage_vectors*.py`` and
+  ``vector_index.py`` (where the vectors live and how they are searched).
 
 It may import the lowest layer (``db``, ``home``, ``query``, ``tooling``,
 ``fsutil``, ``timeutil``) and nothing above it; never ``builtin``, ``facts``,
