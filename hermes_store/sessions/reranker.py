@@ -45,7 +45,6 @@ MAX_CHARS = 2000
 #: pair at a time without padding was faster on 2 cores (30 LongMemEval pairs: 241 against
 #: 384 ms).
 BATCH = 1
-INSTALL_HINT = "pip install 'hermes_store[semantic]'"
 
 
 @dataclass
