@@ -216,7 +216,7 @@ def _semantic_info(home: Home, database: dict[str, Any]) -> dict[str, Any]:
     except ConfigError:
         return {"model": None}
     if model is None:
-        return {"model": None}
+        return {"model": None, **_reranker_info(home)}
     if database.get("exists") is False:
         return {"model": model, "vectors": 0}
     try:
@@ -313,9 +313,9 @@ def render_status(data: dict[str, Any]) -> list[str]:
                  else f"{semantic['vectors']:,} messages embedded"
                  + ("" if semantic["vectors"] else " (hermes-store sessions embed)"))
         lines.append(f"    {'Semantic:':<11} {semantic['model']}, {state}")
-        if semantic.get("reranker"):
-            error = semantic.get("reranker_error")
-            lines.append(f"    {'Reranker:':<11} {semantic['reranker']}" + (f", cannot be used ({error})" if error else ""))
+    if semantic.get("reranker"):
+        error = semantic.get("reranker_error") or (None if semantic.get("model") else "it needs semantic.model")
+        lines.append(f"    {'Reranker:':<11} {semantic['reranker']}" + (f", cannot be used ({error})" if error else ""))
     return lines
 
 

@@ -209,6 +209,8 @@ def open_semantic(config: dict[str, Any], vectors: VectorStore) -> tuple[Semanti
     model = configured_model(config)
     if model is None:
         vectors.close()
+        if configured_reranker(config) is not None:  # it reads the messages nearest by meaning
+            return None, "semantic.reranker needs semantic.model: results are lexical and not reranked"
         return None, None
     try:
         embedder = load_embedder(model)

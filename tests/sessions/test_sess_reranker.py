@@ -191,3 +191,18 @@ def test_a_search_scores_at_most_max_pairs_the_first_sessions_first(home, engine
     _first(home)
     assert len(seen) == 2
     assert any("couch" in text for text in seen)  # the fused first session's message is read
+
+
+def test_a_reranker_without_a_model_is_named_not_silently_ignored(home, engine, run):
+    """semantic.reranker alone: the search stays lexical and says why; status says so too."""
+    folder = _write(Path(home.root), SESSIONS)
+    db = home.open_db()
+    try:
+        BulkLoader(db).run([folder], "hermes-jsonl")
+    finally:
+        db.close()
+    Path(home.config_path).write_text(f"semantic:\n  reranker: {RERANKER}\n", encoding="utf-8")
+    first, reply = _first(home)
+    assert first == "s-couch"
+    assert reply["semantic_note"] == "semantic.reranker needs semantic.model: results are lexical and not reranked"
+    assert f"Reranker:   {RERANKER}, cannot be used (it needs semantic.model)" in run("status").stdout
