@@ -17,6 +17,7 @@ saves (``save_trajectory_path``: ``<sid>.json``, a JSON array of V0 events) was 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from format_helpers import index, messages, roles, session
@@ -35,6 +36,14 @@ def store(engine_store):
     """Every test here runs on SQLite and on PostgreSQL."""
     return engine_store
 
+
+
+def _with_line(fixture: Path, at: int, obj: dict, path: Path) -> Path:
+    """``fixture`` copied to ``path`` with ``obj`` as a JSON line inserted before line ``at + 1``."""
+    lines = fixture.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(at, json.dumps(obj) + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
 
 def test_copilot_json_output_is_detected_as_copilot_stream(format_fixtures):
     assert detect_format(format_fixtures / COPILOT_RUN) == "copilot-stream"
@@ -72,11 +81,8 @@ def test_copilot_json_output_cut_before_its_result_is_named_after_the_file(store
 
 
 def test_copilot_json_output_reports_an_unknown_event_type_with_its_line(store, format_fixtures, tmp_path):
-    lines = (format_fixtures / COPILOT_RUN).read_text(encoding="utf-8").splitlines(keepends=True)
     novel = {"type": "assistant.brand_new", "data": {"x": 1}, "id": "n-1", "timestamp": "2026-11-20T09:15:04.000Z"}
-    lines.insert(8, json.dumps(novel) + "\n")
-    path = tmp_path / "novel.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
+    path = _with_line(format_fixtures / COPILOT_RUN, 8, novel, tmp_path / "novel.jsonl")
     errors = index(store, path)["errors"]
     assert [e["line"] for e in errors] == [9] and "assistant.brand_new" in errors[0]["error"]
     assert len(messages(store, COPILOT_SID)) == 5  # the rest is read
@@ -116,11 +122,8 @@ def test_openhands_json_output_named_by_the_conversation_id_line_alone(store, fo
 
 
 def test_openhands_json_output_reports_an_unknown_kind_with_its_line(store, format_fixtures, tmp_path):
-    lines = (format_fixtures / OPENHANDS_RUN).read_text(encoding="utf-8").splitlines(keepends=True)
     novel = {"kind": "BrandNewEvent", "id": "n-1", "timestamp": "2026-11-21T14:02:15.000000", "source": "agent"}
-    lines.insert(3, json.dumps(novel) + "\n")
-    path = tmp_path / "novel.jsonl"
-    path.write_text("".join(lines), encoding="utf-8")
+    path = _with_line(format_fixtures / OPENHANDS_RUN, 3, novel, tmp_path / "novel.jsonl")
     errors = index(store, path)["errors"]
     assert [e["line"] for e in errors] == [4] and "BrandNewEvent" in errors[0]["error"]
     assert len(messages(store, OPENHANDS_SID)) == 6  # the rest is read
