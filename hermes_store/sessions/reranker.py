@@ -22,7 +22,6 @@ Nothing here downloads (the hub is switched offline first). Scores are the model
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,6 +30,7 @@ from typing import Any
 
 from hermes_store.sessions.embeddings import (
     SemanticUnavailable,
+    model_threads,
     numpy_module,
     optional_module,
     resolve_location,
@@ -71,10 +71,6 @@ class Reranker:
                 for value in self.score_raw(question, cut[start: start + BATCH])]
 
 
-def _threads() -> int:
-    return max(1, min(2, os.cpu_count() or 1))
-
-
 def _load_onnx(location: str) -> Reranker:
     """``model.onnx`` and ``tokenizer.json`` of a directory, run by ONNX Runtime."""
     ort = optional_module("onnxruntime")
@@ -85,7 +81,7 @@ def _load_onnx(location: str) -> Reranker:
     tokenizer.enable_truncation(MAX_TOKENS)
     tokenizer.enable_padding()
     options = ort.SessionOptions()
-    options.intra_op_num_threads = _threads()
+    options.intra_op_num_threads = model_threads()
     options.inter_op_num_threads = 1
     session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
     wanted = {item.name for item in session.get_inputs()}
@@ -106,7 +102,7 @@ def _load_onnx(location: str) -> Reranker:
 def _load_cross_encoder(location: str) -> Reranker:
     """A sentence-transformers ``CrossEncoder`` (a local directory or a cached name)."""
     torch = optional_module("torch")
-    torch.set_num_threads(_threads())
+    torch.set_num_threads(model_threads())
     model = optional_module("sentence_transformers").CrossEncoder(location, device="cpu", max_length=MAX_TOKENS)
 
     def run(question: str, texts: list[str]) -> list[float]:
