@@ -60,7 +60,6 @@ class Reranker:
     score_raw: Callable[[str, list[str]], list[float]]
     #: the model's own defaults of the fusion settings (its scores' scale; config.yaml overrides)
     fusion_defaults: dict[str, float] = field(default_factory=dict)
-    label: str = ""
 
     def score(self, question: str, texts: Sequence[str]) -> list[float]:
         """One score per text of how well it answers ``question`` (higher is better)."""
@@ -175,7 +174,7 @@ def load_reranker(model: str) -> Reranker:
                 raise SemanticUnavailable(f"{model}: cannot be loaded offline ({exc})") from exc
             key = model.removeprefix("bundled:").rsplit("/", 1)[-1].lower()
             defaults = MEASURED.get(key) or MEASURED.get(Path(location).name.lower(), {})
-            _CACHE[location] = replace(loaded, name=model_identity(location, kind), label=model,
+            _CACHE[location] = replace(loaded, name=model_identity(location, kind),
                                        fusion_defaults=dict(defaults))
         return _CACHE[location]
 
