@@ -36,6 +36,7 @@ from hermes_store.sessions.embeddings import (
     resolve_location,
 )
 from hermes_store.sessions.model_identity import model_identity
+from hermes_store.tooling import valid_text
 
 #: Tokens of a (question, message) pair the model reads: the question and the message's first
 #: 200 or so words (the ms-marco models were trained on 512, and CPU time grows with it).
@@ -65,7 +66,8 @@ class Reranker:
         """One score per text of how well it answers ``question`` (higher is better)."""
         if not texts:
             return []
-        cut = [text[:MAX_CHARS] for text in texts]
+        question = valid_text(question)  # a tokenizer refuses lone surrogates
+        cut = [valid_text(text[:MAX_CHARS]) for text in texts]
         return [float(value) for start in range(0, len(cut), BATCH)
                 for value in self.score_raw(question, cut[start: start + BATCH])]
 

@@ -199,3 +199,14 @@ def test_a_reranker_without_a_model_is_named_not_silently_ignored(home, engine, 
     assert first == "s-couch"
     assert reply["semantic_note"] == "semantic.reranker needs semantic.model: results are lexical and not reranked"
     assert f"Reranker:   {RERANKER}, cannot be used (it needs semantic.model)" in run("status").stdout
+
+
+@needs_models
+def test_hostile_text_is_scored_not_refused():
+    """Lone surrogates (which a tokenizer refuses), escapes and NUL bytes in a question or a
+    message are scored like any text; a huge message is cut before it reaches the tokenizer."""
+    reranker = load_reranker(RERANKER)
+    scores = reranker.score("where did I move \udfff", ["I moved to Lisbon \ud800", "\x00\x1b[31mred", "",
+                                                         "word " * 200_000])
+    assert len(scores) == 4 and all(isinstance(value, float) for value in scores)
+    assert scores[0] > scores[1]
