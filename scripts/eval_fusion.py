@@ -36,6 +36,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from benchmark_data import locomo_conversations, longmemeval_questions, run_script  # noqa: E402
+
 from hermes_store.sessions import session_search  # noqa: E402
 from hermes_store.sessions.dated import split_dated  # noqa: E402
 from hermes_store.sessions.fusion import Fusion, fuse_parts  # noqa: E402
@@ -78,19 +80,18 @@ def record(model: str, cache: Path, lme: Path, locomo: Path, *, reuse: bool = Fa
         locomo_calls = list(calls)
         print(setup.summary())
         raw.write_text(json.dumps([lme_calls, locomo_calls]), encoding="utf-8")
-    questions = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(lme.glob("*.json"))]
+    questions = list(longmemeval_questions(lme))
     out = [{"dataset": "lme", "type": q["question_type"], "gold": sorted(q["answer_session_ids"]),
             **call} for q, call in _pair(
                 [(q["question"], q) for q in questions
                  if not str(q.get("question_id", "")).endswith("_abs")], lme_calls)]
     asked = []
-    for path in sorted(locomo.glob("*.json")):
-        conv = json.loads(path.read_text(encoding="utf-8"))
+    for name, conv in locomo_conversations(locomo):
         for qa in conv.get("qa", []):
             gold = eval_locomo.evidence_keys(qa)
             if qa.get("category") in eval_locomo.CATEGORIES and gold:
                 asked.append((qa["question"], {"type": str(qa["category"]),
-                                               "gold": sorted({f"{path.stem}-s{n}" for n, _ in gold})}))
+                                               "gold": sorted({f"{name}-s{n}" for n, _ in gold})}))
     out += [{"dataset": "locomo", **meta, **call} for meta, call in _pair(asked, locomo_calls)]
     return out
 
@@ -247,4 +248,4 @@ GRID: dict[str, tuple[Any, ...]] = {
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_script(main))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Evidence retrieval on LoCoMo: our session search side by side with plain BM25.
 
-Each conversation of ``--data`` (default /work/shared/data/locomo) is indexed
+Each conversation of ``--data`` (default /work/shared/data/locomo: a directory of
+``conv-N.json`` files, or LoCoMo's own ``locomo10.json``; ``scripts/benchmark_data.py``) is indexed
 into a fresh temporary store: one LoCoMo session = one session (its date is
 the timestamp), one turn = one message (``dia_id`` Dn:k = session n, seq k-1;
 speaker A = user, speaker B = assistant; the turn text is ``Speaker: text``
@@ -23,8 +24,8 @@ category. With ``--semantic MODEL`` the calls run on the fused ranking, reranked
 ``--reranker`` (default ``auto``: ``bundled:ms-marco-MiniLM-L-12-v2`` when installed; ``none``
 for the fused ranking alone), as in ``scripts/eval_longmemeval.py``.
 
-Usage: .venv/bin/python scripts/eval_locomo.py [--data DIR] [--k 5 10] [--json] [--database-url URL|private]
-       .venv/bin/python scripts/eval_locomo.py --level session [--data DIR] [--json]
+Usage: .venv/bin/python scripts/eval_locomo.py [--data DIR|FILE] [--k 5 10] [--json] [--database-url URL|private]
+       .venv/bin/python scripts/eval_locomo.py --level session [--data DIR|FILE] [--json]
                  [--semantic MODEL [--semantic-cache DIR] [--reranker auto|none|MODEL]]
 """
 
@@ -40,6 +41,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from benchmark_data import locomo_conversations, run_script
 from rank_bm25 import BM25Okapi
 
 from hermes_store.db import Database
@@ -164,10 +166,8 @@ def evaluate(data: Path, ks: list[int], database_url: str | None = None) -> dict
             for k in ks:
                 bucket[k] += bool(gold & set(ranked[:k]))
 
-    for path in sorted(data.glob("*.json")):
-        conv = json.loads(path.read_text(encoding="utf-8"))
+    for name, conv in locomo_conversations(data):
         turns = turns_of(conv)
-        name = path.stem
         keys = [(t[0], t[1]) for t in turns]
         bm25 = BM25Okapi([bm25_tokens(t[3]) or ["_"] for t in turns])
         with tempfile.TemporaryDirectory() as tmp:
@@ -213,9 +213,8 @@ def evaluate_sessions(data: Path, semantic: Any = None) -> dict:
 
     totals: dict[int, dict[str, float]] = {}
     timings: list[float] = []
-    for path in sorted(data.glob("*.json")):
-        conv = json.loads(path.read_text(encoding="utf-8"))
-        turns, name = turns_of(conv), path.stem
+    for name, conv in locomo_conversations(data):
+        turns = turns_of(conv)
         with tempfile.TemporaryDirectory() as tmp:
             home = Home(Path(tmp) / "home")
             home.ensure()
@@ -313,8 +312,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --semantic: the roles embedded, semantic.roles of config.yaml "
                              "(default %(default)s: LoCoMo's two speakers are both people; the second is stored as the assistant)")
     args = parser.parse_args(argv)
-    if not args.data.is_dir():
-        print(f"error: {args.data}: no such directory", file=sys.stderr)
+    if not args.data.exists():
+        print(f"error: {args.data}: no such file or directory", file=sys.stderr)
         return 2
     if args.level == "session":
         if args.database_url:
@@ -352,4 +351,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

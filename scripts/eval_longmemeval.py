@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """LongMemEval retrieval through ``session_search``, as an agent meets it.
 
-For every question file of ``--data`` (one JSON file per question, the S split layout:
+For every question of ``--data`` (a directory of one JSON file per question, or the published
+``longmemeval_s.json`` list: ``scripts/benchmark_data.py``; each question in the S split layout:
 ``question``, ``question_type``, ``haystack_session_ids``, ``haystack_dates``,
 ``haystack_sessions``, ``answer_session_ids``; turns with ``has_answer: true`` are the evidence)
 the question's own haystack is written as Hermes session JSONL files into a fresh temporary
@@ -24,7 +25,7 @@ calls run with ``semantic.model`` set, i.e. on the fused ranking (docs/retrieval
 by ``--reranker`` (default ``auto``: ``bundled:ms-marco-MiniLM-L-12-v2`` when installed;
 ``none`` for the fused ranking alone).
 
-Usage: .venv/bin/python scripts/eval_longmemeval.py [--data DIR] [--limit 5] [--detail full]
+Usage: .venv/bin/python scripts/eval_longmemeval.py [--data DIR|FILE] [--limit 5] [--detail full]
        [--only N] [--semantic MODEL [--semantic-cache DIR] [--reranker auto|none|MODEL]] [--json]
 """
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import sys
 import tempfile
@@ -39,6 +41,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from benchmark_data import longmemeval_questions, run_script
 
 from hermes_store.home import Home
 from hermes_store.sessions import dated
@@ -88,11 +92,8 @@ def evaluate(data: Path, *, limit: int, detail: str | None, only: int | None = N
     """Run every question; returns per-type and overall figures."""
     buckets: dict[str, dict[str, float]] = {}
     latencies: list[float] = []
-    files = sorted(data.glob("*.json"))
-    if only:
-        files = files[:only]
-    for path in files:
-        question = json.loads(path.read_text(encoding="utf-8"))
+    questions = longmemeval_questions(data)
+    for question in itertools.islice(questions, only) if only else questions:
         if str(question.get("question_id", "")).endswith("_abs"):
             continue
         gold = set(question.get("answer_session_ids") or [])
@@ -184,8 +185,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(default %(default)s: LongMemEval's evidence is 94.5 %% user turns)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    if not args.data.is_dir():
-        print(f"{args.data}: no such directory (point --data at LongMemEval question files)", file=sys.stderr)
+    if not args.data.exists():
+        print(f"error: {args.data}: no such file or directory (point --data at LongMemEval question files)",
+              file=sys.stderr)
         return 2
     semantic = None
     if args.semantic:
@@ -208,4 +210,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

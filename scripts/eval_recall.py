@@ -20,7 +20,7 @@ Two scores per system, side by side in one run:
   (a message from it, or a fact derived from its events). This credits a fact
   that points the agent at the right conversation.
 
-Usage: .venv/bin/python scripts/eval_recall.py [--data DIR] [--k 10] [--json]
+Usage: .venv/bin/python scripts/eval_recall.py [--data DIR|FILE] [--k 10] [--json]
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from benchmark_data import locomo_conversations, run_script  # noqa: E402
 from eval_locomo import CATEGORIES, DEFAULT_DATA, evidence_keys, index_conversation, turns_of  # noqa: E402
 
 from hermes_store.facts import FactStore  # noqa: E402
@@ -86,13 +87,12 @@ def evaluate(data: Path, k: int) -> dict:
     totals = {s: {"n": 0, "turn": 0, "session": 0} for s in systems}
     timings: dict[str, list[float]] = {s: [] for s in systems}
     facts_total = 0
-    for path in sorted(data.glob("*.json")):
-        conv = json.loads(path.read_text(encoding="utf-8"))
+    for name, conv in locomo_conversations(data):
         turns = turns_of(conv)
         with tempfile.TemporaryDirectory() as tmp:
             home = Home(Path(tmp) / "home").ensure()
             db = home.open_db()
-            index_conversation(db, path.stem, turns)
+            index_conversation(db, name, turns)
             facts_total += add_event_facts(FactStore(db), conv)
             for qa in conv.get("qa", []):
                 gold = evidence_keys(qa)
@@ -143,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    if not args.data.is_dir():
-        print(f"error: {args.data}: no such directory", file=sys.stderr)
+    if not args.data.exists():
+        print(f"error: {args.data}: no such file or directory", file=sys.stderr)
         return 2
     report = evaluate(args.data, args.k)
     if args.json:
@@ -161,4 +161,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

@@ -11,14 +11,13 @@ embeds only what is missing. ``scripts/eval_semantic.py`` reads the cache (``--s
 so fusion experiments need no model time. The throughput is printed.
 
 Usage: .venv/bin/python scripts/semantic_cache.py --model bundled:all-MiniLM-L6-v2
-       [--cache /tmp/sem27-cache] [--lme DIR] [--locomo DIR] [--batch 256]
+       [--cache /tmp/sem27-cache] [--lme DIR|FILE] [--locomo DIR|FILE] [--batch 256]
        [--lme-roles user] [--locomo-roles user,assistant]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -26,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from benchmark_data import locomo_conversations, longmemeval_questions, run_script  # noqa: E402
 from eval_locomo import turns_of  # noqa: E402
 from eval_semantic import EmbeddingCache  # noqa: E402
 
@@ -36,8 +36,7 @@ def lme_texts(data: Path, roles: tuple[str, ...] = EMBED_ROLES) -> tuple[list[st
     """The embedded messages and the questions of every LongMemEval question file."""
     messages: list[str] = []
     questions: list[str] = []
-    for path in sorted(data.glob("*.json")):
-        question = json.loads(path.read_text(encoding="utf-8"))
+    for question in longmemeval_questions(data):
         questions.append(question["question"])
         for turns in question["haystack_sessions"]:
             for turn in turns:
@@ -51,8 +50,7 @@ def locomo_texts(data: Path, roles: tuple[str, ...] = EMBED_ROLES) -> tuple[list
     """The embedded turns and the questions of every LoCoMo conversation."""
     messages: list[str] = []
     questions: list[str] = []
-    for path in sorted(data.glob("*.json")):
-        conv = json.loads(path.read_text(encoding="utf-8"))
+    for _name, conv in locomo_conversations(data):
         messages.extend(
             text for _n, _seq, role, text, _ts in turns_of(conv) if text_of(role, text, roles)
         )
@@ -109,4 +107,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run_script(main))
