@@ -100,13 +100,23 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
         if not info["entries"]:
             click.echo("  (empty)")
         for row in info["entries"]:
-            who = row["updated_origin"] or "?"
-            click.echo(f"  [{row['index']}] {row['chars']} chars  created {row['created_at'] or '?'}"
-                       f"  updated {row['updated_at'] or '?'} by {who}")
+            click.echo(f"  [{row['index']}] {row['chars']} chars  {_history(row)}")
             if row["blocked"]:
                 click.echo(f"      ⚠ blocked in the prompt: {', '.join(row['blocked'])}")
             for line in row["text"].splitlines():
                 click.echo(f"      {line}")
+
+
+def _history(row: dict[str, Any]) -> str:
+    """An entry's known history (``created ...  updated ... by ...``), or that none is known: an
+    entry is recorded (as `import`) at the first write through hermes-store, not before."""
+    parts = []
+    if row["created_at"]:
+        parts.append(f"created {row['created_at']}")
+    if row["updated_at"]:
+        by = f" by {row['updated_origin']}" if row["updated_origin"] else ""
+        parts.append(f"updated {row['updated_at']}{by}")
+    return "  ".join(parts) or "(no history recorded yet)"
 
 
 def _refused(results: list[dict[str, Any]]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -57,6 +58,22 @@ def test_show_text(run):
     out = run("memory", "show").output
     assert "MEMORY.md  1 entries" in out and "[1] 17 chars" in out and "      line two" in out
     assert "USER.md  0 entries" in out and "(empty)" in out
+
+
+def test_show_text_says_when_no_history_is_known(run, home):
+    # entries written by hand (or by Hermes) have no provenance until the store records them
+    # (a SQLite store not created yet; a PostgreSQL one records them as `import` when read):
+    # said in words, not as "created ?  updated ? by ?"
+    home.memory_file.write_text("hand written\n§\nanother")
+    out = run("memory", "show", "--target", "memory").output
+    heads = [line for line in out.splitlines() if line.startswith("  [")]
+    assert len(heads) == 2 and "?" not in out
+    assert all(h.endswith("(no history recorded yet)") or h.endswith("by import") for h in heads)
+    run("memory", "add", "third")
+    out = run("memory", "show", "--target", "memory").output
+    assert "(no history recorded yet)" not in out
+    assert re.search(r"\[3\] 5 chars  created \S+Z  updated \S+Z by cli", out)
+    assert re.search(r"\[1\] 12 chars  created \S+Z  updated \S+Z by import", out)
 
 
 def test_prompt_is_exactly_the_session_blocks(run, home):
