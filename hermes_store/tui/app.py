@@ -93,6 +93,8 @@ class SearchApp(App[None]):
         self.last_copied: str | None = None
         self.changed_at = time.perf_counter()  # when the request last changed
         self.latency: float | None = None  # change -> its results on screen, for the last search shown
+        self.open_when_shown: int | None = None  # Enter pressed before this generation's results came
+        self.started = 0  # the last generation whose search began
 
     # -- layout --------------------------------------------------------------------------
 
@@ -127,8 +129,9 @@ class SearchApp(App[None]):
 
     def start_search(self, generation: int) -> None:
         """Run the search in a worker thread (a newer one cancels this one)."""
-        if generation != self.generation:
+        if generation != self.generation or generation == self.started:
             return
+        self.started = generation
         self.store.cancel()  # whatever search is still running answers an older query
         self.run_worker(partial(self.search_job, self.request, generation), thread=True,
                         exclusive=True, group="search", exit_on_error=False)
@@ -159,6 +162,9 @@ class SearchApp(App[None]):
             results.highlighted = 0
         else:
             self.query_one("#preview", VerticalScroll).remove_children()
+        if self.open_when_shown == generation:
+            self.open_when_shown = None
+            self.action_open()
 
     def status_for(self, outcome: SearchOutcome) -> tuple[str, bool]:
         """The status line for ``outcome`` and whether it reports a problem."""
@@ -241,9 +247,16 @@ class SearchApp(App[None]):
     # -- actions --------------------------------------------------------------------------
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        """Enter in the query box opens the highlighted result."""
-        if event.input.id == "query":
-            self.action_open()
+        """Enter in the query box opens the highlighted result; pressed before the results of what
+        was typed are on screen (the search waits for a pause in typing), it opens the first of
+        them once they are, not a result of the query before or "No result to open"."""
+        if event.input.id != "query":
+            return
+        if self.outcome is None or self.outcome.request != self.request:
+            self.open_when_shown = self.generation
+            self.start_search(self.generation)  # Enter ends the typing: no need to wait for the pause
+            return
+        self.action_open()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Enter on a result opens its session."""

@@ -83,6 +83,22 @@ def test_tui_in_tmux(tui_home: Path, tmp_path: Path) -> None:
         tmux.close()
 
 
+def test_enter_typed_with_the_query_opens_its_first_result(tui_home: Path, tmp_path: Path) -> None:
+    # a person types the words and Enter in one go (one send-keys: faster than the pause the
+    # search waits for); before, Enter found the previous (blank) query's results: "No result
+    # to open", and the session never opened
+    exe = Path(sys.executable).with_name("hermes-store")
+    tmux = Tmux(f"env TERM=xterm-256color {exe} --home {tui_home} tui; sleep 30")
+    try:
+        tmux.wait_for("Type to search")
+        tmux.keys("zebrafish", "Enter")
+        screen = tmux.wait_for(f"hit: {CLAUDE_ID}#0")
+        assert "The incubator got too cold overnight." in screen
+        assert "No result to open" not in screen
+    finally:
+        tmux.close()
+
+
 def test_q_quits_from_the_result_list(tui_home: Path, tmp_path: Path) -> None:
     exe = Path(sys.executable).with_name("hermes-store")
     done = tmp_path / "exit-status"
