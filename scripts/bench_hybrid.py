@@ -19,7 +19,9 @@ measures it the same way).
 
 ``--reranker MODEL`` adds a third side, interleaved with the other two: the hybrid home with
 ``semantic.reranker`` set, so the cross-encoder reads the corpus's real messages (two per each of
-the first ten sessions) beside each question; its figure includes that model's CPU time.
+the first ten sessions) beside each question; its figure includes that model's CPU time. The
+scores the reranker keeps are cleared before each timed call, so every call is timed as a new
+question's (a question asked again reads no pair twice: ``reranker.MEMO_PAIRS``).
 
 Usage: .venv/bin/python scripts/bench_hybrid.py [--messages 1000000] [--repeat 3]
                                                 [--embed-model bundled:multilingual-e5-small]
@@ -48,6 +50,7 @@ from hermes_store.db import Database  # noqa: E402
 from hermes_store.home import Home  # noqa: E402
 from hermes_store.sessions import embeddings  # noqa: E402
 from hermes_store.sessions.embeddings import Embedder  # noqa: E402
+from hermes_store.sessions.reranker import load_reranker  # noqa: E402
 from hermes_store.sessions.storage import open_session_storage  # noqa: E402
 from hermes_store.sessions.vectors import VectorStore, embed_pending  # noqa: E402
 from hermes_store.tooling import ToolContext  # noqa: E402
@@ -159,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     homes["lexical"].config_path.write_text("", encoding="utf-8")
 
     contexts = {side: ToolContext(home) for side, home in homes.items()}
+    cross_encoder = load_reranker(args.reranker) if args.reranker else None
     samples: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
     first: dict[str, float] = {}
     try:
@@ -174,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
                         raise SystemExit(f"{side} {text!r}: {reply}")
                 for _ in range(args.repeat):
                     for side, ctx in contexts.items():
+                        if cross_encoder is not None:  # timed as a new question: no kept scores
+                            cross_encoder.clear_scores()
                         began = time.perf_counter()
                         handle_tool_call("session_search", {"query": text, "limit": 5}, ctx=ctx)
                         samples[side].setdefault(cls, []).append(time.perf_counter() - began)

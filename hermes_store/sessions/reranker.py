@@ -21,8 +21,10 @@ Nothing here downloads (the hub is switched offline first). Scores are the model
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -51,6 +53,10 @@ MAX_CHARS = 2000
 #: pair at a time without padding was faster on 2 cores (30 LongMemEval pairs: 241 against
 #: 384 ms).
 BATCH = 1
+#: Scores kept per loaded model, by (question, message) digest: an agent asking the same question
+#: again (another ``limit`` or ``detail``, the next page) pays no model time for the pairs it
+#: already read. Exact, since a pair is scored alone (:data:`BATCH`); 16-byte keys, so bounded.
+MEMO_PAIRS = 4096
 
 
 @dataclass
@@ -61,15 +67,38 @@ class Reranker:
     score_raw: Callable[[str, list[str]], list[float]]
     #: the model's own defaults of the fusion settings (its scores' scale; config.yaml overrides)
     fusion_defaults: dict[str, float] = field(default_factory=dict)
+    _memo: OrderedDict[bytes, float] = field(default_factory=OrderedDict, init=False, repr=False,
+                                             compare=False)
+    _memo_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False,
+                                       compare=False)
 
     def score(self, question: str, texts: Sequence[str]) -> list[float]:
-        """One score per text of how well it answers ``question`` (higher is better)."""
+        """One score per text of how well it answers ``question`` (higher is better); a pair
+        scored before (:data:`MEMO_PAIRS`) is not read by the model again."""
         if not texts:
             return []
         question = valid_text(question)  # a tokenizer refuses lone surrogates
         cut = [valid_text(text[:MAX_CHARS]) for text in texts]
-        return [float(value) for start in range(0, len(cut), BATCH)
-                for value in self.score_raw(question, cut[start: start + BATCH])]
+        keys = [hashlib.blake2b(f"{question}\0{text}".encode(), digest_size=16).digest() for text in cut]
+        with self._memo_lock:
+            known = {key: self._memo[key] for key in keys if key in self._memo}
+        missing = [i for i, key in enumerate(keys) if key not in known]
+        fresh = [float(value) for start in range(0, len(missing), BATCH)
+                 for value in self.score_raw(question, [cut[i] for i in missing[start: start + BATCH]])]
+        with self._memo_lock:
+            for i, value in zip(missing, fresh, strict=True):
+                known[keys[i]] = self._memo[keys[i]] = value
+            for key in keys:
+                if key in self._memo:
+                    self._memo.move_to_end(key)
+            while len(self._memo) > MEMO_PAIRS:
+                self._memo.popitem(last=False)
+        return [known[key] for key in keys]
+
+    def clear_scores(self) -> None:
+        """Forget the kept scores (the next :meth:`score` reads every pair again)."""
+        with self._memo_lock:
+            self._memo.clear()
 
 
 def _load_onnx(location: str) -> Reranker:

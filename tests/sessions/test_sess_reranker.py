@@ -147,6 +147,7 @@ def test_the_reranker_puts_the_session_that_answers_first(home, engine):
 def test_a_reranker_that_fails_mid_search_leaves_the_fused_ranking(home, engine, monkeypatch):
     _ready(home, reranker=RERANKER)
     reranker = load_reranker(RERANKER)
+    reranker.clear_scores()  # scores kept from an earlier test of this process would answer
 
     def broken(_question, _texts):
         raise RuntimeError("onnx runtime fell over")
@@ -178,6 +179,7 @@ def test_a_search_scores_at_most_max_pairs_the_first_sessions_first(home, engine
     _ready(home, reranker=RERANKER, rerank_depth=50, rerank_messages=5)
     monkeypatch.setattr(vectors_module, "MAX_PAIRS", 2)
     reranker = load_reranker(RERANKER)
+    reranker.clear_scores()
     seen: list[str] = []
     real = reranker.score_raw
 
@@ -210,3 +212,34 @@ def test_hostile_text_is_scored_not_refused():
                                                          "word " * 200_000])
     assert len(scores) == 4 and all(isinstance(value, float) for value in scores)
     assert scores[0] > scores[1]
+
+
+@needs_models
+def test_a_pair_scored_once_is_not_read_again_and_the_memo_is_bounded(monkeypatch):
+    """Asking again (another limit, the next page) costs no model time for pairs already read;
+    the kept scores are exact and never more than MEMO_PAIRS."""
+    from hermes_store.sessions import reranker as reranker_module
+
+    reranker = load_reranker(RERANKER)
+    reranker.clear_scores()
+    calls: list[str] = []
+    real = reranker.score_raw
+
+    def counting(question, texts):
+        calls.extend(texts)
+        return real(question, texts)
+
+    monkeypatch.setattr(reranker, "score_raw", counting)
+    texts = ["I moved to Lisbon last year.", "The couch is by the window.", "Sort the files."]
+    first = reranker.score("Where did I move to?", texts)
+    assert len(calls) == 3
+    again = reranker.score("Where did I move to?", [texts[1], texts[0], "A new message."])
+    assert calls[3:] == ["A new message."]  # only the pair not read before
+    assert again[:2] == [first[1], first[0]]
+    assert reranker.score("Where did you move to?", texts[:1]) and len(calls) == 5  # another question
+
+    monkeypatch.setattr(reranker_module, "MEMO_PAIRS", 2)
+    reranker.score("q", ["a", "b", "c"])
+    assert len(reranker._memo) == 2
+    reranker.clear_scores()
+    assert not reranker._memo
