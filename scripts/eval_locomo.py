@@ -11,9 +11,10 @@ within its conversation, and hit@k is 1 when any evidence turn is among the
 top k. The baseline is rank-bm25 (BM25Okapi) over lowercase word tokens with
 the same stopwords removed, on the same turn texts.
 
-With ``--database-url postgresql://...`` each conversation is indexed into that database
-instead (a fresh schema ``locomo_eval``, dropped at the end) and searched there: the same
-search code on the PostgreSQL engine, for comparing hit@k between the engines.
+With ``--database-url postgresql://...`` (or ``private``: a throw-away server) each conversation
+is indexed into that database instead (a fresh schema, dropped at the end) and searched there:
+the same search code on the PostgreSQL engine, for comparing the figures of the engines (at
+either level; ``scripts/eval_store.py``).
 
 With ``--level session`` the question is asked as an agent asks it, through the
 ``session_search`` tool on a home holding the conversation (SQLite): session hit@1/5/10 and
@@ -25,7 +26,7 @@ category. With ``--semantic MODEL`` the calls run on the fused ranking, reranked
 for the fused ranking alone), as in ``scripts/eval_longmemeval.py``.
 
 Usage: .venv/bin/python scripts/eval_locomo.py [--data DIR|FILE] [--k 5 10] [--json] [--database-url URL|private]
-       .venv/bin/python scripts/eval_locomo.py --level session [--data DIR|FILE] [--json]
+       .venv/bin/python scripts/eval_locomo.py --level session [--data DIR|FILE] [--json] [--database-url URL|private]
                  [--semantic MODEL [--semantic-cache DIR] [--reranker auto|none|MODEL]]
 """
 
@@ -42,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmark_data import locomo_conversations, run_script
+from eval_store import fresh_home, reset_schema, schema_url
 from rank_bm25 import BM25Okapi
 
 from hermes_store.db import Database
@@ -84,8 +86,7 @@ def turns_of(conv: dict) -> list[tuple[int, int, str, str, float | None]]:
     return out
 
 
-def index_conversation(db: Database, name: str, turns: list) -> None:
-    """Write one conversation into the store's session index."""
+def _index_sqlite(db: Database, name: str, turns: list) -> None:
     with db.write():
         for n in sorted({t[0] for t in turns}):
             first = next(t for t in turns if t[0] == n)
@@ -101,26 +102,7 @@ def index_conversation(db: Database, name: str, turns: list) -> None:
         db.execute("INSERT INTO messages_fts(messages_fts) VALUES('rebuild')")
 
 
-PG_SCHEMA = "locomo_eval"
-
-
-def _pg_reset(url: str, *, create: bool = True) -> None:
-    from hermes_store.pgdb import PgDatabase
-
-    with PgDatabase(url, migrate=False) as admin:
-        admin.execute(f"DROP SCHEMA IF EXISTS {PG_SCHEMA} CASCADE")
-        if create:
-            admin.execute(f"CREATE SCHEMA {PG_SCHEMA}")
-
-
-def open_pg_conversation(url: str, name: str, turns: list):
-    """A fresh PostgreSQL store (schema ``locomo_eval`` of ``url``) holding one conversation."""
-    from urllib.parse import quote
-
-    from hermes_store.pgdb import PgDatabase
-
-    _pg_reset(url)
-    db = PgDatabase(url + ("&" if "?" in url else "?") + "options=" + quote(f"-csearch_path={PG_SCHEMA}"))
+def _index_postgresql(db: Any, name: str, turns: list) -> None:
     with db.transaction():
         sessions = []
         for n in sorted({t[0] for t in turns}):
@@ -131,6 +113,27 @@ def open_pg_conversation(url: str, name: str, turns: list):
                      [(f"{name}-s{n}", seq, role, text, ts, cjk_projection(text))
                       for n, seq, role, text, ts in turns])
     db.execute("ANALYZE")
+
+
+#: How each engine's store takes a conversation's rows (by ``db.engine``).
+INDEXERS = {"sqlite": _index_sqlite, "postgresql": _index_postgresql}
+
+
+def index_conversation(db: Any, name: str, turns: list) -> None:
+    """Write one conversation into the store's session index (either engine)."""
+    INDEXERS[db.engine](db, name, turns)
+
+
+PG_SCHEMA = "locomo_eval"
+
+
+def open_pg_conversation(url: str, name: str, turns: list):
+    """A fresh PostgreSQL store (schema ``locomo_eval`` of ``url``) holding one conversation."""
+    from hermes_store.pgdb import PgDatabase
+
+    reset_schema(url, schema=PG_SCHEMA)
+    db = PgDatabase(schema_url(url, PG_SCHEMA))
+    index_conversation(db, name, turns)
     return db
 
 
@@ -196,7 +199,7 @@ def evaluate(data: Path, ks: list[int], database_url: str | None = None) -> dict
                 add("bm25 (rank-bm25)", category, [keys[i] for i in order], gold)
             db.close()
     if database_url:
-        _pg_reset(database_url, create=False)
+        reset_schema(database_url, create=False, schema=PG_SCHEMA)
     timings.sort()
     return {"engine": "postgresql" if database_url else "sqlite", "totals": totals, "ks": ks,
             "p50_ms": 1000 * timings[len(timings) // 2] if timings else 0.0,
@@ -206,9 +209,9 @@ def evaluate(data: Path, ks: list[int], database_url: str | None = None) -> dict
 SESSION_COLUMNS = ("hit@1", "hit@5", "hit@10", "mrr", "all@5", "evidence_any", "evidence_share")
 
 
-def evaluate_sessions(data: Path, semantic: Any = None) -> dict:
-    """Session-level figures through the ``session_search`` tool (see the module docstring)."""
-    from hermes_store.home import Home
+def evaluate_sessions(data: Path, semantic: Any = None, database_url: str | None = None) -> dict:
+    """Session-level figures through the ``session_search`` tool (see the module docstring), on
+    a PostgreSQL store when ``database_url`` is given (``eval_store``)."""
     from hermes_store.tools import handle_tool_call
 
     totals: dict[int, dict[str, float]] = {}
@@ -216,8 +219,7 @@ def evaluate_sessions(data: Path, semantic: Any = None) -> dict:
     for name, conv in locomo_conversations(data):
         turns = turns_of(conv)
         with tempfile.TemporaryDirectory() as tmp:
-            home = Home(Path(tmp) / "home")
-            home.ensure()
+            home = fresh_home(Path(tmp), database_url)
             db = home.open_db()
             index_conversation(db, name, turns)
             where = {int(r["id"]): (int(r["session_id"].rsplit("-s", 1)[1]), int(r["seq"]))
@@ -252,7 +254,7 @@ def evaluate_sessions(data: Path, semantic: Any = None) -> dict:
                     for key, value in row.items():
                         bucket[key] = bucket.get(key, 0.0) + value
     timings.sort()
-    return {"level": "session", "totals": totals,
+    return {"level": "session", "engine": "postgresql" if database_url else "sqlite", "totals": totals,
             "p50_ms": 1000 * timings[len(timings) // 2] if timings else 0.0,
             "p95_ms": 1000 * timings[int(len(timings) * 0.95)] if timings else 0.0}
 
@@ -267,7 +269,8 @@ def print_session_table(report: dict) -> None:
         cells = [f"{b.get(c, 0.0) / b['n']:.3f}" if c == "mrr" else f"{100 * b.get(c, 0.0) / b['n']:.1f}"
                  for c in SESSION_COLUMNS]
         print(f"| {label} | {int(b['n'])} | " + " | ".join(cells) + " |")
-    print(f"\nsession_search latency per question: p50 {report['p50_ms']:.2f} ms, p95 {report['p95_ms']:.2f} ms")
+    print(f"\nengine: {report.get('engine', 'sqlite')}; session_search latency per question: "
+          f"p50 {report['p50_ms']:.2f} ms, p95 {report['p95_ms']:.2f} ms")
 
 
 def print_table(report: dict) -> None:
@@ -293,8 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, nargs="+", default=[5, 10])
     parser.add_argument("--json", action="store_true", help="print the raw report as JSON")
     parser.add_argument("--database-url", default=None, metavar="URL",
-                        help="index and search on this PostgreSQL database (schema locomo_eval;"
-                             " 'private': a throw-away server for this run)")
+                        help="index and search on this PostgreSQL database (a schema of its own,"
+                             " dropped at the end; 'private': a throw-away server for this run)")
     parser.add_argument("--level", choices=("turn", "session"), default="turn",
                         help="turn: evidence turns among the top-k messages (default); session: "
                              "through the session_search tool, per session")
@@ -315,11 +318,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.data.exists():
         print(f"error: {args.data}: no such file or directory", file=sys.stderr)
         return 2
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_pgserver import database_url
+
     if args.level == "session":
-        if args.database_url:
-            print("error: --level session runs on SQLite homes; --database-url is for --level turn",
-                  file=sys.stderr)
-            return 2
         semantic = None
         if args.semantic:
             sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -328,7 +330,12 @@ def main(argv: list[str] | None = None) -> int:
             semantic = SemanticSetup(args.semantic, dict(kv.split("=", 1) for kv in args.semantic_set),
                                      reranker=chosen_reranker(args.reranker), cache=args.semantic_cache,
                                      roles=tuple(r.strip() for r in args.semantic_roles.split(",") if r.strip()))
-        report = evaluate_sessions(args.data, semantic)
+        with database_url(args.database_url) as url:
+            try:
+                report = evaluate_sessions(args.data, semantic, url)
+            finally:
+                if url:
+                    reset_schema(url, create=False)
         if semantic is not None:
             report["semantic"] = semantic.summary()
         if args.json:
@@ -338,9 +345,6 @@ def main(argv: list[str] | None = None) -> int:
             if semantic is not None:
                 print(report["semantic"])
         return 0
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from bench_pgserver import database_url
-
     with database_url(args.database_url) as url:
         report = evaluate(args.data, sorted(set(args.k)), url)
     if args.json:

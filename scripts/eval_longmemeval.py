@@ -20,6 +20,10 @@ Figures, overall and per question type:
   turn is there, and which share of the question's evidence turns is;
 - latency p50/p95 of the ``limit=10`` call.
 
+With ``--database-url URL`` (or ``private``: a throw-away server) each haystack is indexed into
+a fresh schema of that PostgreSQL database instead (``scripts/eval_store.py``): the same
+figures on the other engine.
+
 With ``--semantic MODEL`` every haystack is also embedded (``sessions embed``'s code) and the
 calls run with ``semantic.model`` set, i.e. on the fused ranking (docs/retrieval.md), reranked
 by ``--reranker`` (default ``auto``: ``bundled:ms-marco-MiniLM-L-12-v2`` when installed;
@@ -27,6 +31,7 @@ by ``--reranker`` (default ``auto``: ``bundled:ms-marco-MiniLM-L-12-v2`` when in
 
 Usage: .venv/bin/python scripts/eval_longmemeval.py [--data DIR|FILE] [--limit 5] [--detail full]
        [--only N] [--semantic MODEL [--semantic-cache DIR] [--reranker auto|none|MODEL]] [--json]
+       [--database-url URL|private]
 """
 
 from __future__ import annotations
@@ -43,8 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmark_data import longmemeval_questions, run_script
+from eval_store import fresh_home, reset_schema
 
-from hermes_store.home import Home
 from hermes_store.sessions import dated
 from hermes_store.sessions.loader import BulkLoader
 from hermes_store.tools import handle_tool_call
@@ -88,8 +93,9 @@ def _returned_messages(reply: dict[str, Any]) -> list[tuple[str, int]]:
 
 
 def evaluate(data: Path, *, limit: int, detail: str | None, only: int | None = None,
-             semantic: Any = None) -> dict[str, Any]:
-    """Run every question; returns per-type and overall figures."""
+             semantic: Any = None, database_url: str | None = None) -> dict[str, Any]:
+    """Run every question; returns per-type and overall figures (on a PostgreSQL store when
+    ``database_url`` is given: ``eval_store``)."""
     buckets: dict[str, dict[str, float]] = {}
     latencies: list[float] = []
     questions = longmemeval_questions(data)
@@ -98,8 +104,7 @@ def evaluate(data: Path, *, limit: int, detail: str | None, only: int | None = N
             continue
         gold = set(question.get("answer_session_ids") or [])
         with tempfile.TemporaryDirectory() as tmp:
-            home = Home(Path(tmp) / "home")
-            home.ensure()
+            home = fresh_home(Path(tmp), database_url)
             evidence = write_haystack(question, Path(tmp) / "sessions")
             db = home.open_db()
             try:
@@ -137,7 +142,8 @@ def evaluate(data: Path, *, limit: int, detail: str | None, only: int | None = N
             bucket["n_evidence"] += 1 if gold_turns else 0
             for key, value in row.items():
                 bucket[key] = bucket.get(key, 0.0) + value
-    report: dict[str, Any] = {"limit": limit, "detail": detail or "default", "types": {}}
+    report: dict[str, Any] = {"limit": limit, "detail": detail or "default",
+                              "engine": "postgresql" if database_url else "sqlite", "types": {}}
     for name, bucket in buckets.items():
         n, ne = bucket.pop("n"), bucket.pop("n_evidence")
         report["types"][name] = {"n": int(n), **{
@@ -161,7 +167,8 @@ def print_table(report: dict[str, Any]) -> None:
         row = report["types"][name]
         cells = [f"{row.get(c, 0.0):.3f}" if c == "mrr" else f"{100 * row.get(c, 0.0):.1f}" for c in COLUMNS]
         print(f"| {name} | {row['n']} | " + " | ".join(cells) + " |")
-    print(f"latency p50 {report['p50_ms']:.1f} ms, p95 {report['p95_ms']:.1f} ms")
+    print(f"engine: {report.get('engine', 'sqlite')}; latency p50 {report['p50_ms']:.1f} ms, "
+          f"p95 {report['p95_ms']:.1f} ms")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--semantic-roles", default="user", metavar="ROLES",
                         help="with --semantic: the roles embedded, semantic.roles of config.yaml "
                              "(default %(default)s: LongMemEval's evidence is 94.5 %% user turns)")
+    parser.add_argument("--database-url", default=None, metavar="URL",
+                        help="index and search on this PostgreSQL database (a schema of its own, "
+                             "dropped at the end; 'private': a throw-away server for this run)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not args.data.exists():
@@ -197,7 +207,16 @@ def main(argv: list[str] | None = None) -> int:
         semantic = SemanticSetup(args.semantic, dict(kv.split("=", 1) for kv in args.semantic_set),
                                      reranker=chosen_reranker(args.reranker), cache=args.semantic_cache,
                                      roles=tuple(r.strip() for r in args.semantic_roles.split(",") if r.strip()))
-    report = evaluate(args.data, limit=args.limit, detail=args.detail, only=args.only, semantic=semantic)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_pgserver import database_url
+
+    with database_url(args.database_url) as url:
+        try:
+            report = evaluate(args.data, limit=args.limit, detail=args.detail, only=args.only,
+                              semantic=semantic, database_url=url)
+        finally:
+            if url:
+                reset_schema(url, create=False)
     if semantic is not None:
         report["semantic"] = semantic.summary()
     if args.json:

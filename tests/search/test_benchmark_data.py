@@ -125,3 +125,29 @@ def test_a_broken_file_is_named_in_one_line(tmp_path):
 
     out = _run("eval_longmemeval.py", "--data", str(tmp_path / "missing"))
     assert out.returncode == 2 and "no such file or directory" in out.stderr
+
+
+def test_the_session_level_evaluations_run_on_postgresql_too(tmp_path, pg_url):
+    """``--database-url`` at session level: the same haystacks indexed into a schema of a
+    PostgreSQL database and asked through session_search there; the schema is dropped at the end."""
+    import psycopg
+
+    split = tmp_path / "split"
+    split.mkdir()
+    (split / "conv-1.json").write_text(json.dumps(_conversation("pottery", "kayaking")), encoding="utf-8")
+    on_pg = _report("eval_locomo.py", "--level", "session", "--data", str(split), "--database-url", pg_url)
+    on_sqlite = _report("eval_locomo.py", "--level", "session", "--data", str(split))
+    assert (on_pg["engine"], on_sqlite["engine"]) == ("postgresql", "sqlite")
+    assert on_pg["totals"] == on_sqlite["totals"] and on_pg["totals"]["0"]["hit@1"] == 2.0
+
+    published = tmp_path / "longmemeval_s.json"
+    published.write_text(json.dumps([_question("q1", "sourdough"), _question("q2", "marathons")]),
+                         encoding="utf-8")
+    report = _report("eval_longmemeval.py", "--data", str(published), "--database-url", pg_url)
+    assert report["engine"] == "postgresql"
+    assert report["types"]["all"]["n"] == 2 and report["types"]["all"]["hit@1"] == 1.0
+    out = _run("eval_longmemeval.py", "--data", str(published), "--database-url", pg_url)
+    assert "engine: postgresql;" in out.stdout
+    with psycopg.connect(pg_url) as conn:
+        schemas = {row[0] for row in conn.execute("SELECT nspname FROM pg_namespace")}
+    assert "hs_eval" not in schemas
