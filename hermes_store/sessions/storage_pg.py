@@ -77,7 +77,7 @@ _SESSION_SELECT = ", ".join(SESSION_COLUMNS)
 
 
 # (at, rows, avgdl) per open database
-_CORPUS_STATS: weakref.WeakKeyDictionary[Any, tuple[float, int, float]] = weakref.WeakKeyDictionary()
+_CORPUS_STATS: weakref.WeakKeyDictionary[Any, tuple[float, int, float, float]] = weakref.WeakKeyDictionary()
 # (at, {"tsv" | "pairs": ({element: share of rows}, least share listed)}) per open database
 _LEXEME_SHARES: weakref.WeakKeyDictionary[Any, tuple[float, dict[str, tuple[dict[str, float], float | None]]]] = (
     weakref.WeakKeyDictionary())
@@ -377,9 +377,13 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
                 rows = int(estimate)
             else:
                 rows = int(self.db.scalar("SELECT count(*) FROM messages") or 0)
-            avgdl = average_length(self.db, AVGDL_SAMPLE)
-            stats = _CORPUS_STATS[self.db] = (now, rows, max(avgdl, 1e-9))
+            avgdl, ratio = average_length(self.db, AVGDL_SAMPLE)
+            stats = _CORPUS_STATS[self.db] = (now, rows, max(avgdl, 1e-9), ratio)
         return stats[1], stats[2]
+
+    def _tokens_per_lexeme(self) -> float:
+        self._corpus()
+        return _CORPUS_STATS[self.db][3]
 
     def _walk(self, columns: str, tsquery: str, limit: int, *, bounds: tuple[int, int] | None,
               where: str = "", where_params: Sequence[Any] = (), descending: bool = True,
@@ -637,7 +641,8 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
             idf = [_sampled_idf(rows, int(budget), corpus_rows)]
         else:
             idf = self._idfs(compiled, corpus_rows)
-        scores = row_scores(self.db, rows, idf, avgdl, [term_lexemes(t) for t in term_queries])
+        scores = row_scores(self.db, rows, idf, avgdl, [term_lexemes(t) for t in term_queries],
+                            self._tokens_per_lexeme())
         hits = [Hit(int(row["id"]), row["session_id"], int(row["seq"]), row["role"], row["timestamp"],
                     row["source"], row["title"], score, match) for row, score in zip(rows, scores, strict=True)]
         return Hits(hits, note=walk.note())

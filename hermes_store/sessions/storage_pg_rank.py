@@ -3,9 +3,14 @@
 SQLite's ``hs_bm25`` (:mod:`hermes_store.sessions.rank`) scores a row with each term's
 *frequency* in it (how many times the phrase occurs). A ``tsvector`` keeps each lexeme once
 with the positions it had, so here a term's frequency is the number of positions of its
-lexeme (a phrase: its rarest lexeme's; a prefix term scores by presence). The row's length
-stays its count of lexemes: counting tokens as SQLite does means unnesting every lexeme of
-every candidate row, which ``scripts/bench_search.py --messages 100000`` showed too slow.
+lexeme (a phrase: its rarest lexeme's; a prefix term scores by presence). A row's length is
+its count of tokens, as FTS5's: the sum of its lexemes' positions for the :data:`COUNTED_ROWS`
+rows whose frequencies are counted, and for the others (scored by presence) its count of
+lexemes times the tokens per lexeme of the store's newest rows (:func:`average_length`):
+unnesting every candidate's vector was too slow (``scripts/bench_search.py``). Before, the
+length was the count of lexemes, so a long message repeating a few words looked short and
+outranked what SQLite ranks first (LongMemEval lexical hit@1 84.4 against 86.7; the same
+86.7 now: ``tests/sessions/test_sess_length_parity.py``).
 As on SQLite, a word of the tool calls (the vector's last part, schema/pg/0008) does not add
 to the frequency: a term found only there counts once.
 Without this, PostgreSQL scored presence over distinct lexemes and ranked a short message that
@@ -28,6 +33,8 @@ if TYPE_CHECKING:
 _LEXEME = re.compile(r"'((?:[^'\\]|''|\\.)+)'(:\*)?")
 # a lexeme's occurrences: its positions (a stripped vector has none: it occurred once)
 _COUNT = "coalesce(array_length(u.positions, 1), 1)"
+# a row's length in tokens, as FTS5 counts it: every lexeme's occurrences
+_TOKENS = "(SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest({}) u)"
 CALLS_CHARS = 16384  # the part of the tool calls text the vector holds (schema/pg/0008)
 COUNTED_ROWS = 100  # best rows by presence whose term frequencies a search counts
 
@@ -56,7 +63,7 @@ def row_counts(
         return {}
     calls_vector = f"to_tsvector('{SEARCH_CONFIG}', hermes_tokens(m.calls, {CALLS_CHARS}))"
     rows = db.query(
-        f"SELECT m.id, length(m.tsv) AS dl, o.lexemes, o.counts, c.lexemes AS calls_lexemes,"
+        f"SELECT m.id, {_TOKENS.format('m.tsv')} AS dl, o.lexemes, o.counts, c.lexemes AS calls_lexemes,"
         f" c.counts AS calls_counts FROM messages m"
         f" CROSS JOIN LATERAL (SELECT array_agg(u.lexeme) AS lexemes, array_agg({_COUNT}) AS counts"
         f" FROM unnest({_only('m.tsv')}) u) o"
@@ -87,7 +94,7 @@ def row_counts(
 
 def row_scores(
     db: PgDatabase, rows: Sequence[Any], idf: Sequence[float], avgdl: float,
-    terms: Sequence[Sequence[tuple[str, bool]]],
+    terms: Sequence[Sequence[tuple[str, bool]]], tokens_per_lexeme: float = 1.0,
 ) -> list[float]:
     """The BM25 score of each of ``rows`` (``id``, ``dl`` and a ``t<i>`` presence flag per
     term), with term frequencies counted (:func:`row_counts`) for the :data:`COUNTED_ROWS`
@@ -99,7 +106,7 @@ def row_scores(
         return sum(bm25.term_score(weight, max(freqs[i], 1.0), norm)
                    for i, weight in enumerate(idf) if row[f"t{i}"])
 
-    by_presence = _presence_scores(rows, idf, avgdl)
+    by_presence = _presence_scores(rows, idf, avgdl, tokens_per_lexeme)
     best = sorted(range(len(rows)), key=lambda i: -by_presence[i])[:COUNTED_ROWS]
     counts = row_counts(db, [int(rows[i]["id"]) for i in best], terms)
     for i in best:  # a row not counted (or not found by the count) keeps its presence score
@@ -109,7 +116,8 @@ def row_scores(
     return by_presence
 
 
-def _presence_scores(rows: Sequence[Any], idf: Sequence[float], avgdl: float) -> list[float]:
+def _presence_scores(rows: Sequence[Any], idf: Sequence[float], avgdl: float,
+                     tokens_per_lexeme: float = 1.0) -> list[float]:
     """Each row's score with every term it holds counted once: the same arithmetic as
     :func:`bm25.term_score` at frequency 1, in the same order (equal floats), without a call
     per row and term (a walk reads up to a thousand rows)."""
@@ -117,7 +125,7 @@ def _presence_scores(rows: Sequence[Any], idf: Sequence[float], avgdl: float) ->
     flags = [(f"t{i}", weight * once) for i, weight in enumerate(idf)]
     scores = []
     for row in rows:
-        norm_once = 1.0 + bm25.length_norm(float(row["dl"] or 0), avgdl)
+        norm_once = 1.0 + bm25.length_norm(float(row["dl"] or 0) * tokens_per_lexeme, avgdl)
         total: float = 0
         for flag, weighted in flags:
             if row[flag]:
@@ -130,12 +138,13 @@ def _occurrences(counts: Sequence[tuple[str, int]], want: str) -> int:
     return sum(n for lex, n in counts if lex == want)
 
 
-def average_length(db: PgDatabase, sample: int) -> float:
-    """The average row length (lexemes per vector) over the newest ``sample`` rows."""
-    return float(
-        db.scalar(
-            "SELECT avg(length(tsv)) FROM (SELECT tsv FROM messages ORDER BY id DESC LIMIT %s) t",
-            (int(sample),),
-        )
-        or 1.0
-    )
+def average_length(db: PgDatabase, sample: int) -> tuple[float, float]:
+    """The average row length in tokens over the newest ``sample`` rows, and the tokens per
+    lexeme there (what estimates a row's tokens from its count of lexemes)."""
+    row = db.query(
+        f"SELECT avg({_TOKENS.format('tsv')}) AS tokens, avg(length(tsv)) AS lexemes"
+        " FROM (SELECT tsv FROM messages ORDER BY id DESC LIMIT %s) t",
+        (int(sample),),
+    )[0]
+    tokens, lexemes = float(row["tokens"] or 0.0), float(row["lexemes"] or 0.0)
+    return (tokens or 1.0), (tokens / lexemes if lexemes else 1.0)
