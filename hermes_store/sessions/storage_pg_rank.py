@@ -33,10 +33,14 @@ if TYPE_CHECKING:
 _LEXEME = re.compile(r"'((?:[^'\\]|''|\\.)+)'(:\*)?")
 # a lexeme's occurrences: its positions (a stripped vector has none: it occurred once)
 _COUNT = "coalesce(array_length(u.positions, 1), 1)"
-# a row's length in tokens, as FTS5 counts it: every lexeme's occurrences
-_TOKENS = "(SELECT coalesce(sum(coalesce(array_length(u.positions, 1), 1)), 0) FROM unnest({}) u)"
 CALLS_CHARS = 16384  # the part of the tool calls text the vector holds (schema/pg/0008)
 COUNTED_ROWS = 100  # best rows by presence whose term frequencies a search counts
+
+
+def _tokens(vector: str) -> str:
+    """A row's length in tokens as FTS5 counts it (every lexeme's occurrences) for ``vector``,
+    an SQL expression."""
+    return f"(SELECT coalesce(sum({_COUNT}), 0) FROM unnest({vector}) u)"
 
 
 def _only(vector: str) -> str:
@@ -63,7 +67,7 @@ def row_counts(
         return {}
     calls_vector = f"to_tsvector('{SEARCH_CONFIG}', hermes_tokens(m.calls, {CALLS_CHARS}))"
     rows = db.query(
-        f"SELECT m.id, {_TOKENS.format('m.tsv')} AS dl, o.lexemes, o.counts, c.lexemes AS calls_lexemes,"
+        f"SELECT m.id, {_tokens('m.tsv')} AS dl, o.lexemes, o.counts, c.lexemes AS calls_lexemes,"
         f" c.counts AS calls_counts FROM messages m"
         f" CROSS JOIN LATERAL (SELECT array_agg(u.lexeme) AS lexemes, array_agg({_COUNT}) AS counts"
         f" FROM unnest({_only('m.tsv')}) u) o"
@@ -142,7 +146,7 @@ def average_length(db: PgDatabase, sample: int) -> tuple[float, float]:
     """The average row length in tokens over the newest ``sample`` rows, and the tokens per
     lexeme there (what estimates a row's tokens from its count of lexemes)."""
     row = db.query(
-        f"SELECT avg({_TOKENS.format('tsv')}) AS tokens, avg(length(tsv)) AS lexemes"
+        f"SELECT avg({_tokens('tsv')}) AS tokens, avg(length(tsv)) AS lexemes"
         " FROM (SELECT tsv FROM messages ORDER BY id DESC LIMIT %s) t",
         (int(sample),),
     )[0]

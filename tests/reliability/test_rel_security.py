@@ -326,6 +326,9 @@ ALLOWED = {
     ("sessions/storage_pg_rank.py", "_only('m.tsv')"): "ts_filter/setweight of a column, %s placeholder",
     ("sessions/storage_pg_rank.py", "_only(calls_vector)"):
         "ts_filter/setweight of the constant calls expression, %s placeholder",
+    ("sessions/storage_pg_rank.py", "_tokens('m.tsv')"): "sum of position counts of a column",
+    ("sessions/storage_pg_rank.py", "_tokens('tsv')"): "sum of position counts of a column",
+    ("sessions/storage_pg_rank.py", "vector"): "_tokens: a constant column name chosen in code",
     ("sessions/storage_pg_rank.py", "SEARCH_CONFIG"): "constant text search configuration name",
     ("sessions/storage_pg_rank.py", "CALLS_CHARS"): "int constant",
     ("facts/hermes_import.py", "select"): "constant column names (or NULL AS <constant>)",
