@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # the original six-format tree; the per-format directories added since have their own tests
@@ -52,3 +55,20 @@ def text_index_problems(db) -> list[str]:
         if problem:
             problems.append(f"{name}: {problem}")
     return problems
+
+
+@contextmanager
+def both_engines(home, pg_url: str, fill: Callable[[Any], None]) -> Iterator[tuple[Any, Any]]:
+    """The home's SQLite store and a PostgreSQL store at ``pg_url``, each filled by ``fill``
+    (the parity tests' pair); both closed at the end."""
+    from hermes_store.pgdb import PgDatabase
+
+    sqlite = home.open_db()
+    pg = PgDatabase(pg_url)
+    try:
+        for db in (sqlite, pg):
+            fill(db)
+        yield sqlite, pg
+    finally:
+        sqlite.close()
+        pg.close()

@@ -7,8 +7,8 @@ different frequencies and lengths, beside distractors that share only one of its
 from __future__ import annotations
 
 import pytest
+from sess_helpers import both_engines
 
-from hermes_store.pgdb import PgDatabase
 from hermes_store.sessions import SessionIndex
 from hermes_store.sessions.search import search_messages
 
@@ -44,13 +44,8 @@ def _ranking(db, query: str) -> list[str]:
 
 @pytest.fixture
 def both(home, pg_url):
-    sqlite = home.open_db()
-    pg = PgDatabase(pg_url)
-    for db in (sqlite, pg):
-        _fill(db)
-    yield sqlite, pg
-    sqlite.close()
-    pg.close()
+    with both_engines(home, pg_url, _fill) as pair:
+        yield pair
 
 
 @pytest.mark.parametrize("query", QUERIES)

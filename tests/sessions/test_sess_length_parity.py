@@ -11,8 +11,8 @@ for the others (:mod:`hermes_store.sessions.storage_pg_rank`).
 from __future__ import annotations
 
 import pytest
+from sess_helpers import both_engines
 
-from hermes_store.pgdb import PgDatabase
 from hermes_store.sessions import SessionIndex
 from hermes_store.sessions.search import find_hits
 
@@ -40,13 +40,8 @@ def _fill(db) -> None:
 
 @pytest.fixture
 def both(home, pg_url):
-    sqlite = home.open_db()
-    pg = PgDatabase(pg_url)
-    for db in (sqlite, pg):
-        _fill(db)
-    yield sqlite, pg
-    sqlite.close()
-    pg.close()
+    with both_engines(home, pg_url, _fill) as pair:
+        yield pair
 
 
 @pytest.mark.parametrize("query", ["gardening", "gardening tulips"])  # the second relaxed: no tulips

@@ -8,6 +8,7 @@ now find the same messages and facts, and a store indexed before pg 0014 is upgr
 from __future__ import annotations
 
 import pytest
+from sess_helpers import both_engines
 
 from hermes_store.facts.store import FactStore
 from hermes_store.pgdb import PgDatabase
@@ -50,13 +51,8 @@ def _found(db, query: str) -> list[str]:
 
 @pytest.fixture
 def both(home, pg_url):
-    sqlite = home.open_db()
-    pg = PgDatabase(pg_url)
-    for db in (sqlite, pg):
-        _fill(db)
-    yield sqlite, pg
-    sqlite.close()
-    pg.close()
+    with both_engines(home, pg_url, _fill) as pair:
+        yield pair
 
 
 @pytest.mark.parametrize("query", QUERIES)

@@ -36,6 +36,20 @@ needs_models = pytest.mark.skipif(
 FUSION = Fusion(window=3, rerank_depth=5, rerank_lead=2.0, rerank_sure=4.0)
 
 
+def _texts_read(monkeypatch) -> list[str]:
+    """The bundled reranker's memo emptied; the list every text its model reads is added to."""
+    reranker = load_reranker(RERANKER)
+    reranker.clear_scores()
+    read: list[str] = []
+    real = reranker.score_raw
+
+    def counting(question, texts):
+        read.extend(texts)
+        return real(question, texts)
+
+    monkeypatch.setattr(reranker, "score_raw", counting)
+    return read
+
 def test_the_best_answer_moves_first_only_with_the_lead():
     order = ["a", "b", "c", "d", "e", "f"]
     every = set(order)
@@ -178,16 +192,7 @@ def test_a_search_scores_at_most_max_pairs_the_first_sessions_first(home, engine
 
     _ready(home, reranker=RERANKER, rerank_depth=50, rerank_messages=5)
     monkeypatch.setattr(vectors_module, "MAX_PAIRS", 2)
-    reranker = load_reranker(RERANKER)
-    reranker.clear_scores()
-    seen: list[str] = []
-    real = reranker.score_raw
-
-    def counting(question, texts):
-        seen.extend(texts)
-        return real(question, texts)
-
-    monkeypatch.setattr(reranker, "score_raw", counting)
+    seen = _texts_read(monkeypatch)
     _first(home)
     assert len(seen) == 2
     assert any("couch" in text for text in seen)  # the fused first session's message is read
@@ -221,15 +226,7 @@ def test_a_pair_scored_once_is_not_read_again_and_the_memo_is_bounded(monkeypatc
     from hermes_store.sessions import reranker as reranker_module
 
     reranker = load_reranker(RERANKER)
-    reranker.clear_scores()
-    calls: list[str] = []
-    real = reranker.score_raw
-
-    def counting(question, texts):
-        calls.extend(texts)
-        return real(question, texts)
-
-    monkeypatch.setattr(reranker, "score_raw", counting)
+    calls = _texts_read(monkeypatch)
     texts = ["I moved to Lisbon last year.", "The couch is by the window.", "Sort the files."]
     first = reranker.score("Where did I move to?", texts)
     assert len(calls) == 3
