@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 from pg_server import (  # noqa: F401  (PostgreSQL fixtures)
     pg_reused_store,
@@ -12,6 +14,15 @@ from pg_server import (  # noqa: F401  (PostgreSQL fixtures)
 )
 
 from hermes_store.home import Home
+
+
+def pytest_configure(config) -> None:
+    """Ctrl-C reaches the programs the tests start, however the suite was launched: a shell
+    starting it in the background without job control ignores SIGINT, and an ignored signal
+    stays ignored in every child (so `sessions watch` or `browse` would never see the SIGINT a
+    test sends). A handled signal is reset to its default in a child."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
