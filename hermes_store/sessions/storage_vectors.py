@@ -186,6 +186,10 @@ class VectorStore:
         """How many vectors (of ``model``, or of any)."""
         return self.rows_store.count(model) if self.exists() else 0
 
+    def stored_bytes(self) -> int:
+        """The bytes of every vector held, whichever engine holds them (0: none)."""
+        return self.rows_store.stored_bytes() if self.exists() else 0
+
     def has(self, model: str) -> bool:
         """Whether the store holds any vector of ``model`` (one row read)."""
         return self.rows_store.has(model) if self.exists() else False

@@ -173,6 +173,10 @@ class SqlVectorRows:
                      else ("SELECT count(*) FROM vectors", ()))
         return int(self._db().portable.scalar(sql, args) or 0)
 
+    def stored_bytes(self) -> int:
+        """The bytes of every vector held (their payload, without the table's own overhead)."""
+        return int(self._db().portable.scalar("SELECT coalesce(sum(length(vec)), 0) FROM vectors") or 0)
+
     def epoch(self) -> int:
         """The epoch (0 before any drop or forget)."""
         return int(self._db().portable.scalar("SELECT value FROM vector_meta WHERE name = 'epoch'") or 0)

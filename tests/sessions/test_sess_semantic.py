@@ -207,7 +207,10 @@ def test_embed_is_incremental_and_search_finds_by_meaning(home, engine):
     _index(home, {"s-tax": [*SESSIONS["s-tax"], "What about deductions for my home office?"]})
     again = _embed(home)  # the new message; an engine that rewrote the session's rows re-embeds
     assert 1 <= again["embedded"] <= 2 and again["pending"] == 0  # them and prunes the old ids
-    assert VectorStore.for_home(home).count() == 4
+    vectors = VectorStore.for_home(home)
+    assert vectors.count() == 4
+    assert vectors.stored_bytes() == 4 * 384 * 4  # four float32 vectors of 384 dims, either engine
+    vectors.close()
 
 
 @needs_model
