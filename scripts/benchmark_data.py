@@ -84,10 +84,13 @@ def locomo_conversations(data: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 
 def run_script(main: Callable[[], int]) -> int:
-    """A script's ``main()``, with a :class:`DataError` printed as ``error: ...`` (exit status 2)
-    instead of a traceback."""
+    """A script's ``main()``, with a :class:`DataError` or a store that cannot be opened (an
+    unreachable ``--database-url``, say: :class:`hermes_store.db.DatabaseError`) printed as
+    ``error: ...`` (exit status 2) instead of a traceback."""
+    from hermes_store.db import DatabaseError
+
     try:
         return main()
-    except DataError as exc:
+    except (DataError, DatabaseError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

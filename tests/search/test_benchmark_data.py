@@ -126,6 +126,14 @@ def test_a_broken_file_is_named_in_one_line(tmp_path):
     out = _run("eval_longmemeval.py", "--data", str(tmp_path / "missing"))
     assert out.returncode == 2 and "no such file or directory" in out.stderr
 
+    unreachable = f"postgresql://nobody@/x?host={tmp_path / 'no-server'}&connect_timeout=2"
+    out = _run("eval_longmemeval.py", "--data", str(wrong.parent / "missing"), "--database-url", unreachable)
+    assert out.returncode == 2 and "no such file or directory" in out.stderr
+    (split / "conv-2.json").unlink()
+    out = _run("eval_locomo.py", "--level", "session", "--data", str(split), "--database-url", unreachable)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith(f"error: {unreachable}") and "not reachable" in out.stderr
+
 
 def test_the_session_level_evaluations_run_on_postgresql_too(tmp_path, pg_url):
     """``--database-url`` at session level: the same haystacks indexed into a schema of a
