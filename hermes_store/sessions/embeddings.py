@@ -204,6 +204,16 @@ ONNX_TOKENS = 256
 ONNX_KNOWN: dict[str, dict[str, str]] = {
     "baai_bge-small-en": {"pooling": "cls", "query": "Represent this sentence for searching relevant passages: "},
 }
+#: Fusion defaults of known ONNX exports (same keys as :data:`ONNX_KNOWN`): bge's cosines spread
+#: wider than e5's and narrower than MiniLM's; the leads that lower no figure of the development
+#: slices (docs/retrieval.md, "bge-small-en (2026-12-07)").
+ONNX_FUSION: dict[str, dict[str, float]] = {"baai_bge-small-en": {"lead": 0.05, "reach_lead": 0.08}}
+
+
+def _known_name(folder: Path) -> str:
+    """The key of :data:`ONNX_KNOWN` for the export in ``folder`` ("" when it names nothing)."""
+    name = str(_read_json(folder / "config.json").get("_name_or_path", ""))
+    return name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -219,8 +229,7 @@ def onnx_settings(folder: Path) -> dict[str, str]:
     sentence-transformers layout (``1_Pooling/config.json``, the ``query`` prompt of
     ``config_sentence_transformers.json``), else :data:`ONNX_KNOWN`, else mean pooling and no
     prompt."""
-    known = ONNX_KNOWN.get(str(_read_json(folder / "config.json").get("_name_or_path", "")).rstrip("/")
-                           .replace("\\", "/").rsplit("/", 1)[-1].lower(), {})
+    known = ONNX_KNOWN.get(_known_name(folder), {})
     pooling_config = _read_json(folder / "1_Pooling" / "config.json")
     pooling = ("cls" if pooling_config.get("pooling_mode_cls_token") else "mean") if pooling_config \
         else known.get("pooling", "mean")
@@ -271,7 +280,8 @@ def _load_onnx(location: str) -> Embedder:
 
     probe = encoder("")(["dimension probe"])
     return Embedder(location, int(probe.shape[1]), encoder(""),
-                    encoder(settings["query"]) if settings["query"] else None)
+                    encoder(settings["query"]) if settings["query"] else None,
+                    fusion_defaults=dict(ONNX_FUSION.get(_known_name(folder), {})))
 
 
 def _is_onnx(location: str) -> bool:

@@ -55,6 +55,7 @@ def test_bundled_bge_encodes_questions_with_its_instruction_and_finds_by_meaning
     assert model_kind(location) == "onnx" and Path(location).name == "bge_small_en"
     bge = load_embedder(BGE)
     assert bge.dim == 384 and bge.name == model_identity(location, "onnx")
+    assert bge.fusion_defaults == embeddings.ONNX_FUSION["baai_bge-small-en"]  # its measured leads
     text = "I adopted a grey kitten last week"
     as_message, as_question = bge.encode([text])[0], bge.encode_query([text])[0]
     assert abs(float(np.linalg.norm(as_message)) - 1) < 1e-4
