@@ -238,23 +238,29 @@ def onnx_settings(folder: Path) -> dict[str, str]:
     return {"pooling": pooling, "query": str(query if query is not None else known.get("query", ""))}
 
 
-def _load_onnx(location: str) -> Embedder:
-    """``model.onnx`` and ``tokenizer.json`` of a directory (a BERT-style encoder exported to
-    ONNX), run by ONNX Runtime and pooled as :func:`onnx_settings` says."""
+def onnx_runtime(folder: Path, max_tokens: int) -> tuple[Any, Any, set[str], threading.Lock]:
+    """The tokenizer (cut at ``max_tokens``, padded), ONNX Runtime session (on
+    :func:`model_threads` threads), its input names and the lock its tokenizer is used under, of
+    ``model.onnx`` and ``tokenizer.json`` in ``folder`` (an embedder's or a reranker's)."""
     ort = optional_module("onnxruntime")
-    tokenizers = optional_module("tokenizers")
-    np = numpy_module()
-    folder = Path(location)
-    settings = onnx_settings(folder)
-    tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
-    tokenizer.enable_truncation(ONNX_TOKENS)
+    tokenizer = optional_module("tokenizers").Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tokenizer.enable_truncation(max_tokens)
     tokenizer.enable_padding()
     options = ort.SessionOptions()
     options.intra_op_num_threads = model_threads()
     options.inter_op_num_threads = 1
     session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
-    wanted = {item.name for item in session.get_inputs()}
-    lock = threading.Lock()  # one tokenizer: its padding and truncation are shared state
+    # one tokenizer: its padding and truncation are shared state, so it is used under a lock
+    return tokenizer, session, {item.name for item in session.get_inputs()}, threading.Lock()
+
+
+def _load_onnx(location: str) -> Embedder:
+    """``model.onnx`` and ``tokenizer.json`` of a directory (a BERT-style encoder exported to
+    ONNX), run by ONNX Runtime and pooled as :func:`onnx_settings` says."""
+    np = numpy_module()
+    folder = Path(location)
+    settings = onnx_settings(folder)
+    tokenizer, session, wanted, lock = onnx_runtime(folder, ONNX_TOKENS)
 
     def encoder(prompt: str) -> Callable[[list[str]], Any]:
         def run(texts: list[str]) -> Any:

@@ -34,6 +34,7 @@ from hermes_store.sessions.embeddings import (
     SemanticUnavailable,
     model_threads,
     numpy_module,
+    onnx_runtime,
     optional_module,
     resolve_location,
 )
@@ -103,19 +104,8 @@ class Reranker:
 
 def _load_onnx(location: str) -> Reranker:
     """``model.onnx`` and ``tokenizer.json`` of a directory, run by ONNX Runtime."""
-    ort = optional_module("onnxruntime")
-    tokenizers = optional_module("tokenizers")
     np = numpy_module()
-    folder = Path(location)
-    tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
-    tokenizer.enable_truncation(MAX_TOKENS)
-    tokenizer.enable_padding()
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = model_threads()
-    options.inter_op_num_threads = 1
-    session = ort.InferenceSession(str(folder / "model.onnx"), options, providers=["CPUExecutionProvider"])
-    wanted = {item.name for item in session.get_inputs()}
-    lock = threading.Lock()  # one tokenizer: its padding and truncation are shared state
+    tokenizer, session, wanted, lock = onnx_runtime(Path(location), MAX_TOKENS)
 
     def run(question: str, texts: list[str]) -> list[float]:
         with lock:
