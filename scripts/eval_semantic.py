@@ -128,7 +128,6 @@ class SemanticSetup:
         self.messages = 0
         self.seconds = 0.0
         self.vector_bytes = 0
-        self.engine = "sqlite"
 
     def prepare(self, home: Home, db: Any) -> None:
         """Embed every message of ``db`` (the store of ``home``) and turn the fusion on."""
@@ -137,15 +136,8 @@ class SemanticSetup:
         done = embed_pending(open_session_storage(db), vectors, self.embedder, roles=self.roles)
         self.seconds += time.perf_counter() - began
         self.messages += done["embedded"]
-        self.engine = home.engine
-        if home.engine == "sqlite":
-            vectors.close()
-            self.vector_bytes += sum(
-                p.stat().st_size for p in vectors.path.parent.glob(vectors.path.name + "*")
-            )
-        else:  # rows of the server's tables: their payload (the server's pages are not counted)
-            self.vector_bytes += vectors.stored_bytes()
-            vectors.close()
+        self.vector_bytes += vectors.disk_bytes()
+        vectors.close()
         lines = [f"  model: {self.model}", f"  roles: [{', '.join(self.roles)}]"]
         lines += [f"  {k}: {v}" for k, v in self.extra.items()]
         home.config_path.write_text("semantic:\n" + "\n".join(lines) + "\n", encoding="utf-8")
@@ -156,8 +148,7 @@ class SemanticSetup:
         per = self.vector_bytes / self.messages if self.messages else 0.0
         return (
             f"semantic {self.model} ({'+'.join(self.roles)}): {self.messages} messages embedded in {self.seconds:.1f} s "
-            f"({rate:.0f} messages/s), {'vector file' if self.engine == 'sqlite' else 'vectors in the database'}"
-            f" {per:.0f} bytes/message "
+            f"({rate:.0f} messages/s), vectors on disk {per:.0f} bytes/message "
             f"({per * 100_000 / 1e6:.0f} MB per 100k messages); "
             + (f"reranked by {self.extra['reranker']}" if self.extra.get("reranker") else "not reranked")
         )

@@ -190,6 +190,11 @@ class VectorStore:
         """The bytes of every vector held, whichever engine holds them (0: none)."""
         return self.rows_store.stored_bytes() if self.exists() else 0
 
+    def disk_bytes(self) -> int:
+        """The bytes the vectors take where the engine keeps them, indexes included (0: none
+        written); this machine's cache files are not counted."""
+        return self.rows_store.disk_bytes() if self.exists() else 0
+
     def has(self, model: str) -> bool:
         """Whether the store holds any vector of ``model`` (one row read)."""
         return self.rows_store.has(model) if self.exists() else False

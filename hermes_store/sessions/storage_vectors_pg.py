@@ -88,6 +88,12 @@ class PgVectorRows(SqlVectorRows):
     def _lock_log(self) -> None:
         self._db().execute("LOCK TABLE vector_log IN SHARE ROW EXCLUSIVE MODE")
 
+    def disk_bytes(self) -> int:
+        # the three tables of schema/pg/0011 with their indexes and TOAST, in the store's schema
+        return int(self._db().scalar(
+            "SELECT pg_total_relation_size('vectors') + pg_total_relation_size('vector_log')"
+            " + pg_total_relation_size('vector_meta')") or 0)
+
     def close(self) -> None:
         if self._open is not None:
             self._open.close()

@@ -177,6 +177,11 @@ class SqlVectorRows:
         """The bytes of every vector held (their payload, without the table's own overhead)."""
         return int(self._db().portable.scalar("SELECT coalesce(sum(length(vec)), 0) FROM vectors") or 0)
 
+    def disk_bytes(self) -> int:
+        """The bytes the vector tables take where they are kept, indexes included (the engine's
+        own measure)."""
+        raise NotImplementedError
+
     def epoch(self) -> int:
         """The epoch (0 before any drop or forget)."""
         return int(self._db().portable.scalar("SELECT value FROM vector_meta WHERE name = 'epoch'") or 0)
@@ -238,6 +243,11 @@ class SqliteVectorRows(SqlVectorRows):
 
     def exists(self) -> bool:
         return self.path.is_file()
+
+    def disk_bytes(self) -> int:
+        # the database's pages, whether or not the WAL has been checkpointed into the file yet
+        return int(self._db().portable.scalar(
+            "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()") or 0)
 
     def _db(self) -> Database:
         if self._open is None and self.read_only:

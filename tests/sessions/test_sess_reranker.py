@@ -50,6 +50,7 @@ def _texts_read(monkeypatch) -> list[str]:
     monkeypatch.setattr(reranker, "score_raw", counting)
     return read
 
+
 def test_the_best_answer_moves_first_only_with_the_lead():
     order = ["a", "b", "c", "d", "e", "f"]
     every = set(order)

@@ -210,6 +210,7 @@ def test_embed_is_incremental_and_search_finds_by_meaning(home, engine):
     vectors = VectorStore.for_home(home)
     assert vectors.count() == 4
     assert vectors.stored_bytes() == 4 * 384 * 4  # four float32 vectors of 384 dims, either engine
+    assert vectors.disk_bytes() > vectors.stored_bytes()  # the tables and indexes around them
     vectors.close()
 
 
