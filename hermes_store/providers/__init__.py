@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from hermes_store.providers.base import MemoryProvider, RecallStatus
+from hermes_store.providers.base import MemoryProvider, RecallStatus, is_trivial_prompt
 
 _LAZY = {
     "BuiltinMemoryProvider": "hermes_store.providers.builtin",
@@ -31,7 +31,7 @@ _LAZY = {
     "set_config_value": "hermes_store.config_edit",
 }
 
-__all__ = ["MemoryProvider", "RecallStatus", *_LAZY]
+__all__ = ["MemoryProvider", "RecallStatus", "is_trivial_prompt", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -10,6 +10,7 @@ written for one works in the other.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,27 @@ CORE_PROVIDER_NAMES = frozenset({"", "default", BUILTIN_NAME, "built-in", "none"
 #: ``compression.checkpoint_required``).
 PRE_COMPRESS_CHECKPOINT_API_VERSION = 2
 AUTHOR_KEYS = ("author_id", "author_name", "author_is_bot")  # on_turn_start's writer of the turn
+INDICATOR_GLYPH = "🧠"  # Hermes' default glyph of the recall status line
+
+#: Prompts with no semantic signal, where recall is skipped: Hermes' ``TRIVIAL_PROMPT_RE``
+#: (``agent/memory_provider.py``), word for word. Anchored and followed only by whitespace or
+#: punctuation, so "k8s", "yolo" and "note" do not match while "hi!", "thanks :)" and "done???" do.
+TRIVIAL_PROMPT_RE = re.compile(
+    r'^(yes|no|ok|okay|sure|thanks|thank you|y|n|yep|nope|yeah|nah|'
+    r'hi|hey|hello|yo|sup|'
+    r'continue|go ahead|do it|proceed|got it|cool|nice|great|done|next|lgtm|k)'
+    r'[\s!?.:;,"' + "'" + r'~\u2018\u2019\u201c\u201d\u2014\u2013\u2026()\[\]{}<>*&^%$#@!+=`\u00a0]*$',
+    re.IGNORECASE,
+)
+
+
+def is_trivial_prompt(text: str | None) -> bool:
+    """True for empty input, a slash command, or a bare greeting or acknowledgement (Hermes'
+    ``is_trivial_prompt``): recall is skipped for these."""
+    stripped = (text or "").strip()
+    if not stripped or stripped.startswith("/"):
+        return True
+    return bool(TRIVIAL_PROMPT_RE.match(stripped))
 
 
 def is_core_provider(name: str | None) -> bool:
@@ -45,7 +67,7 @@ class RecallStatus:
 
     provider_label: str
     count: int
-    glyph: str = "🧠"
+    glyph: str = INDICATOR_GLYPH
 
     def describe(self) -> str:
         """The status segment Hermes prints after a prefetch."""

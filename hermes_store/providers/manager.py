@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from hermes_store.home import resolve_home
-from hermes_store.providers.base import BUILTIN_NAME, MemoryProvider, turn_author_of
+from hermes_store.providers.base import (
+    BUILTIN_NAME,
+    MemoryProvider,
+    is_trivial_prompt,
+    turn_author_of,
+)
 from hermes_store.providers.calls import call_filtered, call_memory_write
 from hermes_store.providers.fencing import build_memory_context_block
 from hermes_store.providers.mirroring import expand_memory_writes
@@ -55,22 +59,6 @@ SHADOWS_CORE = (
 TOOL_CONFLICT = "Memory tool name conflict: '%s' already registered by %s, ignoring from %s"
 REGISTERED = "Memory provider '%s' registered (%d tools)"
 CHECKPOINT_FAILED = "No active memory provider completed pre-compress checkpoint API v2"
-
-TRIVIAL_PROMPT_RE = re.compile(
-    r"^\s*(?:y|n|yes|no|nope|yep|yeah|ok|okay|k|kk|sure|thanks|thank you|thx|ty|hi|hello|hey|"
-    r"continue|go on|go ahead|proceed|next|lgtm|done|cool|great|nice|good|got it|sounds good|"
-    r"perfect|alright|np)\s*[.!?…]*\s*$",
-    re.IGNORECASE,
-)
-
-
-def is_trivial_prompt(text: str | None) -> bool:
-    """True for prompts not worth a recall: empty, a slash command, or a bare ack/greeting."""
-    if text is None:
-        return True
-    stripped = text.strip()
-    return not stripped or stripped.startswith("/") or bool(TRIVIAL_PROMPT_RE.match(stripped))
-
 
 def tool_error(message: str) -> str:
     """The JSON error string a tool call returns."""

@@ -409,3 +409,13 @@ def test_oversized_external_recall_is_trimmed_at_a_line_boundary():
     assert kept.startswith("small builtin recall\n\n- fact number 0")
     assert len(kept) < 600 and kept.endswith("padding text")
     assert note.startswith("[… ") and note.endswith(" more chars of recalled memory omitted]")
+
+def test_trivial_prompts_are_hermes_list_word_for_word():
+    # Hermes' TRIVIAL_PROMPT_RE (agent/memory_provider.py): these skip recall ...
+    for prompt in ("nah", "yo", "sup", "do it", "thanks :)", "ok...", "done???", "k", "Yes!",
+                   "got it", "thanks”", "hi (:", "ok\u00a0—"):
+        assert is_trivial_prompt(prompt), prompt
+    # ... and these carry meaning (not in Hermes' list, or more than a bare word)
+    for prompt in ("thx", "ty", "np", "go on", "good", "sounds good", "perfect", "alright",
+                   "kk", "k8s", "yolo", "note", "ok so what now"):
+        assert not is_trivial_prompt(prompt), prompt
