@@ -3,6 +3,8 @@ argument order: ``after``/``before``/``exclude_session_ids`` follow ``detail``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from hermes_store.sessions.session_search_bounds import BOUND_PROPERTIES
 from hermes_store.tooling import function_schema
 
@@ -23,23 +25,43 @@ DESCRIPTION = (  # Hermes' text; our addition (past conversations of other agent
     "The index also holds the imported sessions of other coding agents."
 )
 
-SESSION_SEARCH_SCHEMA = function_schema(
-    "session_search",
-    DESCRIPTION,
-    {
-        "query": {"type": "string", "description": "Discover: keywords, \"phrases\", OR, NOT, prefix*. "
-                  "Omit to browse recent sessions."},
-        "limit": {"type": "integer", "description": "Discover/browse: sessions to return (1-10, default 3)."},
-        "sort": {"type": "string", "enum": ["newest", "oldest"],
-                 "description": "Discover: order by time instead of relevance."},
-        "detail": {"type": "string", "enum": ["adaptive", "full"],
-                   "description": "adaptive (default) hydrates only the top result; full hydrates all."},
-        "session_id": {"type": "string", "description": "Scroll (with around_message_id, or as a ref ID#N) or read."},
-        "around_message_id": {"type": "integer", "description": "Scroll anchor message id."},
-        "window": {"type": "integer", "description": "Scroll: messages either side (1-20, default 5)."},
-        "role_filter": {"type": "string", "description": "Comma-separated roles (default user,assistant; "
-                        "add tool to include tool output)."},
-        "profile": {"type": "string", "description": "Read another profile's store (read-only)."},
-        **BOUND_PROPERTIES,
-    },
-)
+#: Hermes' parameters, in Hermes' order, with its descriptions and defaults word for word
+#: (``SESSION_SEARCH_SCHEMA`` in ``tools/session_search_tool.py``, zons 03d70b32).
+PROPERTIES: dict[str, Any] = {
+    "query": {"type": "string", "description": (
+        "Search query (discovery shape). Keywords, phrases, or boolean expressions to find in past "
+        "sessions. Omit to browse recent sessions. Ignored when session_id + around_message_id are "
+        "set (scroll shape).")},
+    "limit": {"type": "integer", "description": (
+        "Discovery shape only. Max sessions to return (default 3, max 10). Bump to 5–10 when the "
+        "topic likely spans several sessions and you want to pick the right one to scroll into."),
+        "default": 3},
+    "sort": {"type": "string", "enum": ["newest", "oldest"], "description": (
+        "Discovery shape only. Temporal bias on top of FTS5 ranking: omit for relevance-only "
+        "(exploratory recall), 'newest' for \"where did we leave X\", 'oldest' for \"how did X "
+        "start\".")},
+    "detail": {"type": "string", "enum": ["adaptive", "full"], "description": (
+        "Discovery shape only. 'adaptive' (default) fully hydrates the top-ranked result and returns "
+        "only the exact anchor message for lower-ranked results. 'full' returns bookends and the "
+        "complete anchored window for every result."), "default": "adaptive"},
+    **BOUND_PROPERTIES,
+    "session_id": {"type": "string", "description": (
+        "Scroll shape. Session to read inside. Use the session_id returned from a prior discovery "
+        "call. Must be paired with around_message_id.")},
+    "around_message_id": {"type": "integer", "description": (
+        "Scroll shape. Message id to center the window on — use match_message_id from a discovery "
+        "result, or any id from a prior window.")},
+    "window": {"type": "integer", "description": (
+        "Scroll shape only. Messages to return on each side of the anchor (anchor itself always "
+        "included). Clamped to [1, 20]. Default 5."), "default": 5},
+    "role_filter": {"type": "string", "description": (
+        "Optional. Comma-separated roles to include. Discovery defaults to 'user,assistant' (tool "
+        "output is usually noise). Pass 'user,assistant,tool' to include tool output (debugging "
+        "tool behaviour) or 'tool' to search tool output only.")},
+    "profile": {"type": "string", "description": (
+        "Optional. Read sessions from another Hermes profile's database (read-only). Use when "
+        "resolving an `@session:<profile>/<id>` link: pass the profile segment here with session_id "
+        "as the id segment. Omit to use the current profile.")},
+}
+
+SESSION_SEARCH_SCHEMA = function_schema("session_search", DESCRIPTION, PROPERTIES)

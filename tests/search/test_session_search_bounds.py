@@ -121,6 +121,25 @@ def test_schema_lists_the_new_parameters():
     assert "Inclusive lower bound" in props["after"]["description"]
 
 
+def test_schema_parameters_are_hermes_in_order_with_defaults():
+    # Hermes' SESSION_SEARCH_SCHEMA (tools/session_search_tool.py): the same properties in the
+    # same order, the same defaults and the same parameter descriptions.
+    props = SESSION_SEARCH_SCHEMA["parameters"]["properties"]
+    assert list(props) == ["query", "limit", "sort", "detail", "after", "before", "exclude_session_ids",
+                           "session_id", "around_message_id", "window", "role_filter", "profile"]
+    assert {k: v["default"] for k, v in props.items() if "default" in v} == {
+        "limit": 3, "detail": "adaptive", "window": 5}
+    assert props["limit"]["description"].startswith(
+        "Discovery shape only. Max sessions to return (default 3, max 10). Bump to 5–10 when")
+    assert props["window"]["description"].endswith("Clamped to [1, 20]. Default 5.")
+    assert props["session_id"]["description"] == (
+        "Scroll shape. Session to read inside. Use the session_id returned from a prior discovery "
+        "call. Must be paired with around_message_id.")
+    assert props["role_filter"]["description"].endswith("or 'tool' to search tool output only.")
+    assert props["profile"]["description"].endswith("Omit to use the current profile.")
+    assert SESSION_SEARCH_SCHEMA["parameters"]["required"] == []
+
+
 def test_sessions_search_cli_bounds(home, dated):
     def run(*extra):
         result = CliRunner().invoke(cli, ["--home", str(home.root), "sessions", "search", "kubernetes",
