@@ -46,7 +46,13 @@ from hermes_store.sessions.search import (
     index_ready,
 )
 from hermes_store.sessions.session_search_bounds import BOUND_MAX_CHARS, Bounds
-from hermes_store.sessions.session_search_schema import SESSION_SEARCH_SCHEMA
+from hermes_store.sessions.session_search_schema import (
+    BROWSE_MESSAGE,
+    LINK_HINT,
+    NO_MATCH_MESSAGE,
+    SCROLL_HINT,
+    SESSION_SEARCH_SCHEMA,
+)
 from hermes_store.sessions.shown import shown_message as _message
 from hermes_store.sessions.shown import shown_title as _title
 from hermes_store.sessions.shown import without_escapes
@@ -75,12 +81,8 @@ WINDOW_CHARS = 4000
 BOOKEND_CHARS = 1200
 READ_HEAD, READ_TAIL = 20, 10
 READ_CHARS = 2000  # Hermes caps each message of a READ at 2,000 characters (#114344)
-SCROLL_HINT = ("Scroll forward: re-call with around_message_id = the LAST message's id; backward: the "
-               "FIRST message's id (the boundary message repeats as an orientation marker). "
-               "messages_before/messages_after < window means you've hit that end of the session.")
 PREVIEW_CHARS = 60
 PREVIEW_SCAN = 5  # user turns looked at for a preview that is not agent boilerplate
-NO_MATCH_MESSAGE = "No matching sessions found."
 LEFT_CONTEXT_REASONS = frozenset({"compression", "session_reset", "session_switch", "idle", "daily", "suspended",
                                   "resume_pending_expired", "new_session"})
 _COMPACTION_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
@@ -386,14 +388,15 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
         "results": results,
         "count": len(results),
         "sessions_searched": len(seen_roots),
+        "link_hint": LINK_HINT,
     }
     if note:
         payload["query_note"] = note
     note = store.semantic.note() if store.semantic is not None else None  # the half failed
     if note or store.semantic_off:  # or was asked for in config.yaml but is not there
         payload["semantic_note"] = note or store.semantic_off
-    if not hits and not chosen and title_row is None:  # Hermes' no-match reply has no sessions_searched key
-        del payload["sessions_searched"]
+    if not hits and not chosen and title_row is None:  # Hermes' no-match reply: no sessions_searched/link_hint
+        del payload["sessions_searched"], payload["link_hint"]
         payload["message"] = NO_MATCH_MESSAGE
     return payload
 
@@ -463,8 +466,6 @@ def read(store: _Store, session_id: str) -> dict[str, Any]:
 
 _SANE_EPOCH = (946684800.0, 4102444800.0)  # 2000-01-01 .. 2100-01-01
 _BRANCH_KEYS = ("_branched_from", "_reset_from", "branched_from", "reset_from")
-BROWSE_MESSAGE = ("Showing {n} most recent sessions. Pass a query= to search, or "
-                  "session_id+around_message_id to scroll.")
 MAX_CHAIN = 100
 
 

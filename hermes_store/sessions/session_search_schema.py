@@ -1,4 +1,4 @@
-"""The ``session_search`` tool's description and OpenAI function schema (Hermes' text and
+"""The ``session_search`` tool's description, OpenAI function schema and reply texts (Hermes' text and
 argument order: ``after``/``before``/``exclude_session_ids`` follow ``detail``)."""
 
 from __future__ import annotations
@@ -24,6 +24,20 @@ DESCRIPTION = (  # Hermes' text; our addition (past conversations of other agent
     "inline (it renders as a titled link). "
     "The index also holds the imported sessions of other coding agents."
 )
+
+# The replies' fixed texts (Hermes' words).
+SCROLL_HINT = ("Scroll forward: re-call with around_message_id = the LAST message's id; backward: the "
+               "FIRST message's id (the boundary message repeats as an orientation marker). "
+               "messages_before/messages_after < window means you've hit that end of the session.")
+NO_MATCH_MESSAGE = ("No matching sessions found. FTS5 ANDs all terms by default — broaden with OR "
+                    "(`alpha OR beta`), exact-match with quoted phrases, exclude with NOT, or "
+                    "prefix-match with `deploy*`.")  # Hermes' _discover, word for word
+LINK_HINT = ("When referring the user to a session, write its `link` value verbatim inline "
+             "mid-sentence (it renders as a titled link) — never as markdown, in backticks, on its "
+             "own line, or next to the title/id/date. To read more around a compact result, scroll: "
+             "session_search(session_id=..., around_message_id=match_message_id).")
+BROWSE_MESSAGE = ("Showing {n} most recent sessions. Pass a query= to search, or "
+                  "session_id+around_message_id to scroll.")
 
 #: Hermes' parameters, in Hermes' order, with its descriptions and defaults word for word
 #: (``SESSION_SEARCH_SCHEMA`` in ``tools/session_search_tool.py``, zons 03d70b32).

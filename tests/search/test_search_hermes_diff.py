@@ -25,25 +25,34 @@ def call(home: Home, args: dict) -> dict:
     return json.loads(handle_tool_call("session_search", args, home=home))
 
 
+NO_MATCH = ("No matching sessions found. FTS5 ANDs all terms by default — broaden with OR "
+            "(`alpha OR beta`), exact-match with quoted phrases, exclude with NOT, or prefix-match "
+            "with `deploy*`.")
+
+
 def test_discover_without_any_hit_has_hermes_keys_only(home, store):
-    # Hermes _discover, no FTS hit and no title match:
-    # {"success": True, "mode": "discover", "query": q, "results": [], "count": 0,
-    #  "message": "No matching sessions found."}  -- no sessions_searched key.
+    # Hermes _discover (zons 03d70b32), no FTS hit and no title match: _discover_payload with
+    # the FTS5 hint as message -- no sessions_searched and no link_hint key.
     out = call(home, {"query": "zzzqqqnothing"})
-    out.pop("detail", None)  # our documented extra key
-    assert out == {"success": True, "mode": "discover", "query": "zzzqqqnothing", "results": [],
-                   "count": 0, "message": "No matching sessions found."}
+    assert out == {"success": True, "mode": "discover", "query": "zzzqqqnothing", "detail": "adaptive",
+                   "results": [], "count": 0, "message": NO_MATCH}
 
 
 def test_discover_on_home_without_database_has_the_same_shape(home):
     out = call(home, {"query": "anything"})
-    assert "sessions_searched" not in out and out["message"] == "No matching sessions found."
+    assert "sessions_searched" not in out and out["message"] == NO_MATCH
 
 
-def test_discover_with_hits_keeps_sessions_searched(home, store):
+def test_discover_with_hits_keeps_sessions_searched_and_the_link_hint(home, store):
     out = call(home, {"query": "postgres"})
     assert out["count"] >= 1 and out["sessions_searched"] == out["count"]
     assert "message" not in out
+    assert out["link_hint"] == (
+        "When referring the user to a session, write its `link` value verbatim inline mid-sentence "
+        "(it renders as a titled link) — never as markdown, in backticks, on its own line, or next "
+        "to the title/id/date. To read more around a compact result, scroll: "
+        "session_search(session_id=..., around_message_id=match_message_id).")
+    assert list(out)[:7] == ["success", "mode", "query", "detail", "results", "count", "sessions_searched"]
 
 
 def test_browse_last_active_is_the_newest_message_not_ended_at(home, db):

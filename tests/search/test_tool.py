@@ -33,7 +33,7 @@ def conversation(topic: str, n: int) -> list[tuple[str, str]]:
 def test_home_without_database_answers_gracefully(home):
     assert not home.db_path.exists()
     found = call(home, {"query": "anything"})
-    assert found["success"] and found["count"] == 0 and found["message"] == "No matching sessions found."
+    assert found["success"] and found["count"] == 0 and found["message"].startswith("No matching sessions found. FTS5 ANDs")
     browsed = call(home, {})
     assert browsed["success"] and browsed["mode"] == "browse" and browsed["count"] == 0
     assert call(home, {"session_id": "nope"})["success"] is False
@@ -83,7 +83,7 @@ def test_limit_is_clamped(home, db):
 
 def test_no_match_message(home, store):
     out = call(home, {"query": "kubernetes"})
-    assert out["success"] and out["count"] == 0 and out["message"] == "No matching sessions found."
+    assert out["success"] and out["count"] == 0 and out["message"].startswith("No matching sessions found. FTS5 ANDs")
 
 
 def test_title_match_comes_first(home, store):
