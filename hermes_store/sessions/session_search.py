@@ -263,9 +263,9 @@ def _result_entry(store: _Store, session: dict[str, Any], matched_role: str, mat
     }
     entry.update(_hydrate(store, session, match_id, match_seq, full=full, roles=roles, more=more,
                           further=further))
-    entry["link"] = _link(session["id"], store.profile)
-    if root_id != session["id"]:
+    if root_id != session["id"]:  # Hermes' _discovery_entry sets it, then the link follows
         entry["parent_session_id"] = root_id
+    entry["link"] = _link(session["id"], store.profile)
     return store.with_writer(entry, session["id"])
 
 

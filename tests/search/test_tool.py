@@ -449,6 +449,8 @@ def test_discover_describes_a_continuation_by_its_root(home, compressed):
     out = call(home, {"query": "control plane"})
     hit = out["results"][0]
     assert hit["session_id"] == "cont" and hit["parent_session_id"] == "root"
+    keys = [k for k in hit if k != "written_by"]  # written_by: ours, on a shared PostgreSQL store
+    assert keys[-3:] == ["detail", "parent_session_id", "link"]  # Hermes' key order
     assert hit["title"] == "kubernetes upgrade"  # the root's title (the child has none)
     assert hit["model"] == "unknown"  # a missing model reads "unknown"
     assert out["sessions_searched"] == 1  # lineages, as Hermes counts them
