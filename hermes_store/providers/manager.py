@@ -419,8 +419,9 @@ class MemoryManager:
                                            parent_session_id=parent_session_id, reset=reset, **extra))
 
     def commit_session_boundary_async(self, messages: list[dict[str, Any]], new_session_id: str,
-                                      parent_session_id: str = "", reason: str = "") -> None:
-        """Queue session end followed by ``on_session_switch(reset=True)`` as one background task."""
+                                      parent_session_id: str = "", reason: str = "new_session") -> None:
+        """Queue session end followed by ``on_session_switch(reset=True, reason=...)`` as one
+        background task (Hermes' default reason is ``new_session``)."""
         def task() -> None:
             self.on_session_end(messages)
             self.on_session_switch(new_session_id, parent_session_id=parent_session_id,

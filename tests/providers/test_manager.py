@@ -295,6 +295,17 @@ def test_session_boundary_runs_end_then_switch_as_one_background_task():
     assert mgr.flush_pending(5)
     assert [hook for _, hook, _ in ext.events] == ["on_session_end", "on_session_switch"]
     assert ext.events[1][2]["reset"] is True and ext.events[1][2]["parent_session_id"] == "old"
+    assert ext.events[1][2]["reason"] == "reset"
+
+
+def test_session_boundary_reason_defaults_to_new_session_as_in_hermes():
+    # Hermes' MemoryManager.commit_session_boundary_async(..., reason="new_session")
+    ext = RecordingProvider("ext", tools=())
+    mgr = _manager()
+    mgr.add_provider(ext)
+    mgr.commit_session_boundary_async([], new_session_id="new", parent_session_id="old")
+    assert mgr.flush_pending(5)
+    assert ext.events[-1][2]["reason"] == "new_session"
 
 
 def test_memory_writes_are_mirrored_to_the_external_provider_only():
