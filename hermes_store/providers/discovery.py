@@ -7,8 +7,12 @@ Sources, in precedence order (the first one wins on a name clash):
    class, a zero-argument factory, or an instance);
 3. user plugins — ``$HERMES_HOME/plugins/<name>/`` holding ``plugin.yaml`` and an
    ``__init__.py`` whose ``register(ctx)`` calls ``ctx.register_memory_provider(...)``;
-   loaded the way Hermes loads user plugins (sibling modules first, then ``register``,
-   else the first ``MemoryProvider`` subclass).
+   recognised and loaded the way Hermes' ``plugins/memory`` loader does: a marker in
+   ``__init__.py`` or, failing that, a ``register_memory_provider(...)`` call or
+   ``MemoryProvider`` subclass in a top-level module (parsed, not imported); sibling modules
+   first, then ``register`` (a raise after registering keeps the provider), else the first
+   ``MemoryProvider`` subclass. A plug-in listed in config.yaml's ``plugins.disabled`` (by
+   directory or manifest name) is listed as unavailable and its code is not run.
 
 :func:`discover_providers` returns one :class:`ProviderInfo` per provider with its
 availability and, when unavailable, the reason — the single source for ``provider list``,
@@ -17,6 +21,7 @@ availability and, when unavailable, the reason — the single source for ``provi
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import logging
@@ -147,13 +152,47 @@ def read_plugin_yaml(plugin_dir: Path) -> dict[str, Any]:
 
 
 def looks_like_memory_plugin(plugin_dir: Path) -> bool:
-    """Hermes' acceptance test: ``__init__.py`` mentions a marker within its first 8192 chars."""
+    """Hermes' acceptance test (``_is_memory_provider_dir``): ``__init__.py`` mentions a marker
+    within its first 8192 chars, or, failing that, one of the package's top-level modules
+    calls ``register_memory_provider(...)`` or defines a ``MemoryProvider`` subclass."""
     init = plugin_dir / "__init__.py"
     try:
-        head = init.read_text(encoding="utf-8", errors="replace")[:MARKER_SCAN_CHARS]
+        head = init.read_text(encoding="utf-8-sig", errors="replace")[:MARKER_SCAN_CHARS]
     except OSError:
         return False
-    return any(marker in head for marker in PLUGIN_MARKERS)
+    return any(marker in head for marker in PLUGIN_MARKERS) or defines_memory_provider(plugin_dir)
+
+
+def defines_memory_provider(plugin_dir: Path) -> bool:
+    """True when a top-level module of ``plugin_dir`` (parsed, never imported) calls
+    ``register_memory_provider(...)`` or subclasses ``MemoryProvider`` (under any ``as`` name):
+    Hermes' ``_defines_memory_provider``. A docstring or comment naming them does not count."""
+    for module in sorted(plugin_dir.glob("*.py")):
+        try:
+            tree = ast.parse(module.read_text(encoding="utf-8-sig", errors="replace"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        bases = {"MemoryProvider"} | {alias.asname for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                                      for alias in node.names if alias.name == "MemoryProvider" and alias.asname}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and "register_memory_provider" in (
+                    getattr(node.func, "attr", None), getattr(node.func, "id", None)):
+                return True
+            if isinstance(node, ast.ClassDef) and any(
+                    (getattr(base, "attr", None) or getattr(base, "id", None)) in bases for base in node.bases):
+                return True
+    return False
+
+
+def disabled_plugin_names(home: Home) -> frozenset[str]:
+    """The names config.yaml's ``plugins.disabled`` lists (``hermes plugins disable`` writes it);
+    empty when the file, the key or the list is absent or unreadable, as Hermes reads it."""
+    try:
+        plugins = home.config().get("plugins")
+    except ConfigError:
+        return frozenset()
+    disabled = plugins.get("disabled") if isinstance(plugins, dict) else None
+    return frozenset(v for v in disabled if isinstance(v, str)) if isinstance(disabled, list) else frozenset()
 
 
 def load_plugin_dir(plugin_dir: str | Path, *, package: str = USER_PLUGIN_PACKAGE,
@@ -183,8 +222,16 @@ def load_plugin_dir(plugin_dir: str | Path, *, package: str = USER_PLUGIN_PACKAG
     module = _exec_module(module_name, init, package_dir=plugin_dir)
     ctx = PluginContext(hermes_home)
     register = getattr(module, "register", None)
+    failure = ""
     if callable(register):
-        register(ctx)
+        try:
+            register(ctx)
+        except Exception as exc:  # Hermes: a raise after registering keeps the registered provider
+            if not ctx.providers:
+                failure = f" (register() raised {type(exc).__name__}: {exc})"
+            else:
+                logger.warning("Memory provider '%s' raised after registering (%s) — using the registered "
+                               "provider; later registrations were skipped", plugin_dir.name, exc)
         if ctx.providers:
             return ctx.providers[0]
     for _, obj in inspect.getmembers(module, inspect.isclass):
@@ -193,7 +240,7 @@ def load_plugin_dir(plugin_dir: str | Path, *, package: str = USER_PLUGIN_PACKAG
     for _, obj in inspect.getmembers(module, inspect.isclass):
         if _is_provider_class(obj):
             return obj()
-    raise ImportError(f"{plugin_dir}: register(ctx) registered no memory provider and no "
+    raise ImportError(f"{plugin_dir}: register(ctx) registered no memory provider{failure} and no "
                       "MemoryProvider subclass was found")
 
 
@@ -271,6 +318,8 @@ def _entry_point_infos() -> list[ProviderInfo]:
 
 
 NOT_RUN_REASON = "plug-in code not run (this listing only reads plugin.yaml)"
+DISABLED_REASON = ("disabled by plugins.disabled in {config} (Hermes does not load it either); "
+                   "run `hermes plugins enable {name}` or remove it from that list")
 
 
 def _plugin_dir_infos(home: Home, run_code: bool | frozenset[str] = True) -> list[ProviderInfo]:
@@ -278,6 +327,7 @@ def _plugin_dir_infos(home: Home, run_code: bool | frozenset[str] = True) -> lis
     root = home.plugins_dir
     if not root.is_dir():
         return infos
+    disabled = disabled_plugin_names(home)
     for plugin_dir in sorted(root.iterdir()):
         if not plugin_dir.is_dir() or plugin_dir.name.startswith(("_", ".")):
             continue
@@ -287,6 +337,10 @@ def _plugin_dir_infos(home: Home, run_code: bool | frozenset[str] = True) -> lis
         try:
             manifest = read_plugin_yaml(plugin_dir)
             info.description = str(manifest.get("description") or "").strip()
+            if {plugin_dir.name, str(manifest.get("name") or "")} & disabled:
+                info.reason = DISABLED_REASON.format(name=plugin_dir.name, config=home.config_path)
+                infos.append(info)
+                continue
             if not (run_code is True or (run_code and plugin_dir.name in run_code)):
                 info.reason = NOT_RUN_REASON
                 infos.append(info)

@@ -244,3 +244,59 @@ def test_build_memory_manager_with_an_entry_point_provider(home, tmp_path, monke
         assert manager.external_provider.initialized == ("sess-1", str(home.root))
     finally:
         manager.shutdown_all()
+
+
+SIBLING_PROVIDER = '''
+from hermes_store.providers.base import MemoryProvider as Base
+
+
+class Sibling(Base):
+    name = "sibling_mem"
+
+    def is_available(self):
+        return True
+
+    def initialize(self, session_id, **kwargs):
+        pass
+
+    def get_tool_schemas(self):
+        return []
+
+
+def register(ctx):
+    ctx.register_memory_provider(Sibling())
+'''
+
+
+def test_a_provider_defined_only_in_a_sibling_module_is_found_as_in_hermes(home):
+    # Hermes' _is_memory_provider_dir: no marker in __init__.py -> parse (never import) the
+    # package's top-level modules for register_memory_provider(...) or a MemoryProvider subclass.
+    make_plugin_dir(home, "sibling_mem", init="from .impl import register  # the plug-in's entry\n",
+                    siblings={"impl.py": SIBLING_PROVIDER})
+    assert looks_like_memory_plugin(home.plugins_dir / "sibling_mem")
+    info = find_provider(discover_providers(home), "sibling_mem")
+    assert info is not None and info.usable and type(info.provider).__name__ == "Sibling"
+    # a mention in a comment or docstring is not a definition
+    make_plugin_dir(home, "mention_only", init="from .doc import x\n",
+                    siblings={"doc.py": '"""Not a MemoryProvider; never calls register_memory_provider."""\nx = 1\n'})
+    assert not looks_like_memory_plugin(home.plugins_dir / "mention_only")
+
+
+def test_plugins_disabled_keeps_a_plugin_dir_provider_from_loading_as_in_hermes(home):
+    # Hermes' load_memory_provider refuses a user provider parked in plugins.disabled (by its
+    # directory name or its plugin.yaml name) and falls back to the built-in store.
+    make_plugin_dir(home, "parked", manifest="name: parked_manifest\n", init=SIBLING_PROVIDER.replace(
+        "sibling_mem", "parked") + "\nraise SystemExit('must not run')\n")
+    for listed in ("parked", "parked_manifest"):
+        home.config_path.write_text(f"memory:\n  provider: parked\nplugins:\n  disabled: [{listed}]\n")
+        info = find_provider(discover_providers(home), "parked")
+        assert info is not None and not info.usable and "plugins.disabled" in info.reason
+        selection = select_provider(home)
+        assert selection.active == "" and "plugins.disabled" in selection.message
+
+
+def test_a_register_that_raises_after_registering_keeps_the_provider_as_in_hermes(home):
+    plugin = make_plugin_dir(home, "late_raise", init=SIBLING_PROVIDER.replace("sibling_mem", "late_raise").replace(
+        "    ctx.register_memory_provider(Sibling())",
+        "    ctx.register_memory_provider(Sibling())\n    raise RuntimeError('optional hook failed')"))
+    assert load_plugin_dir(plugin).name == "late_raise"
