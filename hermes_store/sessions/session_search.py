@@ -90,13 +90,14 @@ _COMPACTION_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY]:")
 # --------------------------------------------------------------------------- helpers
 
 
-def _when(ts: float | None) -> str | None:
+def _when(ts: float | None) -> str:
+    """Hermes' ``_format_timestamp``: "unknown" for no time, the raw value when it cannot be read."""
     if ts is None:
-        return None
+        return "unknown"
     try:
         return datetime.fromtimestamp(float(ts)).strftime("%B %d, %Y at %I:%M %p")
     except (OverflowError, OSError, ValueError):
-        return None
+        return str(ts)
 
 
 def _label(value: Any) -> Any:

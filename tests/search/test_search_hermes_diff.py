@@ -82,3 +82,16 @@ def test_unknown_profile_error_is_worded_as_hermes(home, db):
     out = call(home, {"session_id": "s1", "profile": "Nope"})
     assert out["success"] is False
     assert out["error"] == "profile 'Nope': profile 'nope' does not exist"
+
+
+def test_a_session_without_a_start_reads_when_unknown(home, db):
+    # Hermes' _format_timestamp: None -> "unknown" (discovery entries and session_meta alike).
+    from hermes_store.sessions.storage import open_session_storage
+    storage = open_session_storage(db)
+    storage.add_session("undated", origin_format="live", source="cli", title=None, model=None,
+                        workspace=None, started_at=None, parent_session_id=None, meta={})
+    storage.append_message("undated", role="user", content="the zebra migration plan", tool_name=None,
+                           tool_calls=None, tool_call_id=None, timestamp=None, cjk="")
+    hit = call(home, {"query": "zebra"})["results"][0]
+    assert hit["session_id"] == "undated" and hit["when"] == "unknown"
+    assert call(home, {"session_id": "undated"})["session_meta"]["when"] == "unknown"
