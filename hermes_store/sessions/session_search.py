@@ -70,7 +70,7 @@ from hermes_store.tooling import (
 )
 
 DEFAULT_ROLES = ("user", "assistant")
-HIDDEN_SOURCES = ("tool",)
+HIDDEN_SOURCES = ("kanban", "subagent", "tool")  # Hermes: integrations, delegate runs, kanban workers
 DISCOVER_SCAN_LIMIT = 300
 SEMANTIC_SCAN_LIMIT = 300  # nearest messages the semantic half ranks sessions by
 DEFAULT_LIMIT, MAX_LIMIT = 3, 10

@@ -144,6 +144,17 @@ def test_cron_is_demoted(home, db):
     assert [r["session_id"] for r in out["results"]] == ["human", "cronjob"]
 
 
+def test_subagent_and_kanban_sessions_are_hidden_from_discovery_and_browse(home, db):
+    # Hermes' _HIDDEN_SESSION_SOURCES = ("kanban", "subagent", "tool"): delegate subagent runs
+    # and kanban workers are not the user's history; an explicit read still works.
+    add_session(db, "sub", [("user", "quasar quasar quasar")], source="subagent", start=T0 + DAY)
+    add_session(db, "board", [("user", "quasar quasar notes")], source="kanban", start=T0 + DAY)
+    add_session(db, "human", [("user", "we talked about the quasar once")])
+    assert [r["session_id"] for r in call(home, {"query": "quasar", "limit": 10})["results"]] == ["human"]
+    assert [r["session_id"] for r in call(home, {})["results"]] == ["human"]
+    assert call(home, {"session_id": "sub"})["success"] is True
+
+
 def test_sort_newest(home, db):
     add_session(db, "early", [("user", "orbit orbit orbit")], start=T0)
     add_session(db, "late", [("user", "orbit once in a longer sentence")], start=T0 + 5 * DAY)
