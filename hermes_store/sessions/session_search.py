@@ -52,6 +52,8 @@ from hermes_store.sessions.session_search_schema import (
     NO_MATCH_MESSAGE,
     SCROLL_HINT,
     SESSION_SEARCH_SCHEMA,
+    folded_choice,
+    lenient_int,
 )
 from hermes_store.sessions.shown import shown_message as _message
 from hermes_store.sessions.shown import shown_title as _title
@@ -63,7 +65,6 @@ from hermes_store.tooling import (
     Tool,
     ToolArgumentError,
     ToolContext,
-    get_choice,
     get_int,
     get_str,
     get_str_list,
@@ -626,15 +627,6 @@ def _not_in_profile(session_id: str) -> dict[str, Any]:
                      "profile, pass profile=<name> (or the @session:<profile>/<id> link)."}
 
 
-def _lenient_int(args: dict[str, Any], name: str, default: int, maximum: int) -> int:
-    """``window`` / ``limit`` as Hermes reads them: clamped to [1, maximum]; not a number ⇒ default."""
-    try:
-        value = get_int(args, name, default=default, minimum=1, maximum=maximum, clamp=True)
-    except ToolArgumentError:
-        return default
-    return default if value is None else value
-
-
 def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     """Dispatch one ``session_search`` call to scroll, read, browse or discover."""
     query = get_str(args, "query", max_chars=10_000)
@@ -646,10 +638,10 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
         if session_id is not None and session_id.strip():
             return {"success": False, "error": "scroll requires integer around_message_id"}
         raise
-    window = _lenient_int(args, "window", DEFAULT_WINDOW, MAX_WINDOW)
-    limit = _lenient_int(args, "limit", DEFAULT_LIMIT, MAX_LIMIT)
-    sort = get_choice(args, "sort", ("newest", "oldest", "relevance"))
-    detail = get_choice(args, "detail", ("adaptive", "full"), default="adaptive")
+    window = lenient_int(args, "window", DEFAULT_WINDOW, MAX_WINDOW)
+    limit = lenient_int(args, "limit", DEFAULT_LIMIT, MAX_LIMIT)
+    sort = folded_choice(args, "sort", ("newest", "oldest", "relevance"), None)
+    detail = folded_choice(args, "detail", ("adaptive", "full"), "adaptive")
     roles = tuple(r.lower() for r in (get_str_list(args, "role_filter") or list(DEFAULT_ROLES)))
     if session_id is not None:
         session_id = clean_query_text(session_id).strip()  # controls (NUL) read as on every engine

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_store.sessions.session_search_bounds import BOUND_PROPERTIES
-from hermes_store.tooling import function_schema
+from hermes_store.tooling import ToolArgumentError, function_schema, get_choice, get_int, get_str
 
 DESCRIPTION = (  # Hermes' text; our addition (past conversations of other agents) last
     "Recall past conversations: search or read old Hermes sessions (FTS5), or "
@@ -79,3 +79,23 @@ PROPERTIES: dict[str, Any] = {
 }
 
 SESSION_SEARCH_SCHEMA = function_schema("session_search", DESCRIPTION, PROPERTIES)
+
+
+# The arguments read as Hermes reads them.
+
+
+def lenient_int(args: dict[str, Any], name: str, default: int, maximum: int) -> int:
+    """``window`` / ``limit`` as Hermes reads them: clamped to [1, maximum]; not a number ⇒ default."""
+    try:
+        value = get_int(args, name, default=default, minimum=1, maximum=maximum, clamp=True)
+    except ToolArgumentError:
+        return default
+    return default if value is None else value
+
+
+def folded_choice(args: dict[str, Any], name: str, choices: tuple[str, ...], default: str | None) -> str | None:
+    """``sort`` / ``detail`` as Hermes reads them (stripped, any case; "" means omitted); a value
+    outside ``choices`` is refused, naming the argument."""
+    value = get_str(args, name)
+    value = value.strip().lower() if value is not None else ""
+    return get_choice({name: value}, name, choices) if value else default

@@ -162,6 +162,18 @@ def test_sort_newest(home, db):
     assert call(home, {"query": "orbit", "sort": "oldest"})["results"][0]["session_id"] == "early"
 
 
+def test_sort_and_detail_are_read_as_hermes_reads_them(home, db):
+    # Hermes: sort.strip().lower(); detail "full" in any case; an empty string is an omitted
+    # value (strict providers send "" for optional fields). Ours refused all of these.
+    add_session(db, "early", [("user", "orbit orbit orbit")], start=T0)
+    add_session(db, "late", [("user", "orbit once in a longer sentence")], start=T0 + 5 * DAY)
+    assert call(home, {"query": "orbit", "sort": " Newest "})["results"][0]["session_id"] == "late"
+    assert call(home, {"query": "orbit", "sort": ""})["results"][0]["session_id"] == "early"
+    out = call(home, {"query": "orbit", "detail": "FULL"})
+    assert out["detail"] == "full" and all(r["detail"] == "full" for r in out["results"])
+    assert call(home, {"query": "orbit", "detail": ""})["detail"] == "adaptive"
+
+
 def test_caps_and_bookends(home, db):
     msgs = [("user", "opening question about the system"), ("assistant", "opening answer"),
             ("user", "[CONTEXT SUMMARY]: earlier stuff"), ("assistant", "more setup")]
