@@ -154,7 +154,7 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     new_text = get_str(args, "new_text")
     old_text = get_str(args, "old_text", exact=True)
     operations = args.get("operations")
-    if content is None and new_text is not None:
+    if not content and new_text:  # Hermes (#90468): an omitted optional string can arrive as ""
         content = new_text
     target = args.get("target")
     if target is None:

@@ -41,9 +41,7 @@ def expand_memory_writes(result: dict[str, Any],
         if action not in ("add", "replace", "remove"):
             continue
         target = op.get("target") or default_target
-        content = op.get("content")
-        if content is None:
-            content = op.get("new_text")
+        content = op.get("content") or op.get("new_text") or None  # Hermes: "" falls to the alias
         extra: dict[str, Any] = {}
         if op.get("old_text") is not None:
             extra["old_text"] = op["old_text"]

@@ -41,6 +41,16 @@ def test_content_wins_over_new_text(home):
     assert home.user_file.read_text() == "from content"
 
 
+def test_an_empty_content_falls_back_to_new_text_as_in_hermes(home):
+    # Hermes (#90468): `if not content and new_text: content = new_text` -- an omitted optional
+    # string can arrive as "". Ours refused it as "Content is required".
+    assert call(home, {"action": "add", "target": "memory", "content": "", "new_text": "from alias"})["success"]
+    result = call(home, {"action": "replace", "target": "memory", "old_text": "alias", "content": "",
+                         "new_text": "alias v2"})
+    assert result["success"] and result["new_entry"] == "alias v2"
+    assert home.memory_file.read_text() == "alias v2"
+
+
 def test_null_target_means_memory_and_null_action_is_missing(home):
     assert call(home, {"action": "add", "target": None, "content": "x"})["target"] == "memory"
     for args in ({"target": "memory"}, {"target": None, "action": None}, {"action": ""}):

@@ -364,6 +364,14 @@ def test_notify_memory_tool_write_mirrors_committed_writes_and_expands_batches()
     assert mirrored() == []
 
 
+def test_mirrored_content_falls_back_to_new_text_when_content_is_empty():
+    # Hermes' notify_memory_tool_write: str(op.get("content") or op.get("new_text") or "")
+    writes = expand_memory_writes({"success": True, "replaced_entry": "old"},
+                                  {"action": "replace", "target": "memory", "old_text": "o", "content": "",
+                                   "new_text": "new"})
+    assert [(a, c) for a, _t, c, _m in writes] == [("replace", "new")]
+
+
 def test_expand_memory_writes_accepts_one_based_dict_indexes():
     writes = expand_memory_writes({"success": True, "removed_entries": {"1": "gone"}},
                                   {"operations": [{"action": "remove", "old_text": "go"}]})
