@@ -77,6 +77,12 @@ def function_schema(name: str, description: str, properties: dict[str, Any],
     }
 
 
+def tool_error(message: str, **extra: Any) -> dict[str, Any]:
+    """An error reply shaped as Hermes' ``tools.registry.tool_error`` shapes it: ``error`` first,
+    then ``extra`` (the memory and session_search tools pass ``success=False``)."""
+    return {"error": str(message), **extra}
+
+
 _MISSING = object()
 SURROGATES = re.compile("[\ud800-\udfff]")  # lone UTF-16 surrogates: UTF-8 cannot hold them
 

@@ -23,7 +23,14 @@ from hermes_store.db import (
     query_budget,
 )
 from hermes_store.home import Home
-from hermes_store.tooling import Tool, ToolArgumentError, ToolContext, fence_reply, parse_arguments
+from hermes_store.tooling import (
+    Tool,
+    ToolArgumentError,
+    ToolContext,
+    fence_reply,
+    parse_arguments,
+    tool_error,
+)
 
 # tool name -> "module:attribute" holding its Tool
 TOOL_LOCATIONS: dict[str, str] = {
@@ -72,8 +79,8 @@ def _call_tool(name: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
         return {"success": False, "error": f"Unknown tool '{name}'. Available: {', '.join(TOOL_NAMES)}"}
     try:
         return get_tool(name).handler(parse_arguments(args), ctx)
-    except ToolArgumentError as exc:
-        return {"success": False, "error": str(exc)}
+    except ToolArgumentError as exc:  # shaped as Hermes' tool_error: error first
+        return tool_error(str(exc), success=False)
     except Exception as exc:  # a tool failure must never reach the agent as a traceback
         return {"success": False, "error": f"{name} failed: {type(exc).__name__}: {exc}"}
 

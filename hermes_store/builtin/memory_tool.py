@@ -27,7 +27,7 @@ from hermes_store.builtin.entries import TARGETS
 from hermes_store.builtin.operations import check_content
 from hermes_store.builtin.store import MemoryStore
 from hermes_store.home import ConfigError, MemoryConfig, coerce_bool
-from hermes_store.tooling import Tool, ToolContext, function_schema, get_str, shown
+from hermes_store.tooling import Tool, ToolContext, function_schema, get_str, shown, tool_error
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     """Handle one ``memory`` tool call (returns the result dict the agent sees as JSON)."""
     store = store_for(ctx)
     if store is None:
-        return {"error": NOT_AVAILABLE, "success": False}
+        return tool_error(NOT_AVAILABLE, success=False)
     origin = str(ctx.options.get("origin") or "tool")
     session_id = ctx.session_id
     action = args.get("action")
@@ -171,8 +171,8 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
                  gated=cfg.write_approval and not ctx.options.get("user_approved"))
     if operations:
         if not isinstance(operations, list):
-            return {"success": False,
-                    "error": "operations must be a list of {action, content?, old_text?} objects."}
+            return tool_error("operations must be a list of {action, content?, old_text?} objects.",
+                              success=False)
         if len(operations) > msg.MAX_BATCH_OPERATIONS:  # before staging, scanning or locking
             return {"success": False, "error": msg.BATCH_TOO_LARGE.format(count=len(operations))}
         payload = {"action": "batch", "target": target, "operations": operations}
@@ -181,9 +181,9 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             return held
         return store.apply_batch(target, operations, origin=origin, session_id=session_id)
     if action is None or action == "":
-        return {"success": False, "error": MISSING_ACTION}
+        return tool_error(MISSING_ACTION, success=False)
     if action not in ACTIONS:
-        return {"success": False, "error": f"Unknown action '{shown(action)}'. Use: add, replace, remove"}
+        return tool_error(f"Unknown action '{shown(action)}'. Use: add, replace, remove", success=False)
     invalid = _validate_single(store, action, target, content, old_text)
     if invalid is not None:
         return invalid
@@ -201,11 +201,11 @@ def _validate_single(store: MemoryStore, action: str, target: str, content: str 
                      old_text: str | None) -> dict[str, Any] | None:
     """Refuse an invalid single op before any gate, so it is never staged."""
     if action == "add" and not content:
-        return {"success": False, "error": "Content is required for 'add' action."}
+        return tool_error("Content is required for 'add' action.", success=False)
     if action != "add" and not old_text:
         return _missing_old_text(store, target, action)
     if action == "replace" and not content:
-        return {"success": False, "error": "content is required for 'replace' action."}
+        return tool_error("content is required for 'replace' action.", success=False)
     if content is not None and action in ("add", "replace"):
         stripped = content.strip()
         if not stripped:
@@ -235,7 +235,7 @@ class _Call:
                 return self._propose(payload)
             except OSError:
                 logger.warning("staging a background-review consolidation failed; denying", exc_info=True)
-                return {"success": False, "error": REVIEW_DENIED}
+                return tool_error(REVIEW_DENIED, success=False)
         if self.gated:
             return approval.stage(self.store, payload, origin=_record_origin(self.origin),
                                   session_id=self.session_id)

@@ -30,6 +30,7 @@ from hermes_store.providers.mirroring import expand_memory_writes
 from hermes_store.providers.worker import BackgroundWorker
 from hermes_store.threads import spawn_context_thread
 from hermes_store.tooling import ToolArgumentError, fence_reply, fence_reply_json, parse_arguments
+from hermes_store.tooling import tool_error as error_reply
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +62,8 @@ REGISTERED = "Memory provider '%s' registered (%d tools)"
 CHECKPOINT_FAILED = "No active memory provider completed pre-compress checkpoint API v2"
 
 def tool_error(message: str) -> str:
-    """The JSON error string a tool call returns."""
-    return json.dumps({"success": False, "error": message}, ensure_ascii=False)
+    """The JSON error string a routed tool call returns: Hermes' ``tool_error`` (``{"error": …}``)."""
+    return json.dumps(error_reply(message), ensure_ascii=False)
 
 
 def normalize_schema(schema: Any) -> dict[str, Any] | None:

@@ -68,6 +68,7 @@ from hermes_store.tooling import (
     get_int,
     get_str,
     get_str_list,
+    tool_error,
 )
 
 DEFAULT_ROLES = ("user", "assistant")
@@ -409,19 +410,18 @@ def scroll(store: _Store, session_id: str, around: int, window: int) -> dict[str
     anchor = store.storage.message_position(around)
     owner = anchor["session_id"] if anchor is not None else None
     if store.in_live_context(owner or session_id):
-        return {"success": False,
-                "error": "scroll rejected: anchor lives in the current session lineage (already in your "
-                         "active context)"}
+        return tool_error("scroll rejected: anchor lives in the current session lineage (already in your "
+                          "active context)", success=False)
     session = store.session(session_id)
     if session is None:
-        return {"success": False, "error": f"session_id not found: {session_id}"}
+        return tool_error(f"session_id not found: {session_id}", success=False)
     warning = None
     if owner is not None and owner != session_id \
             and store.lineage.root(owner) == store.lineage.root(session_id):
         warning = f"around_message_id {around} lives in {owner} (child of {session_id}); rebound transparently"
         session_id, session = owner, store.session(owner) or session
     if anchor is None or owner != session_id:
-        return {"success": False, "error": f"around_message_id {around} not in session_id {session_id}"}
+        return tool_error(f"around_message_id {around} not in session_id {session_id}", success=False)
     messages, before, after, _lo, _hi = store.window(session_id, anchor["seq"], window, None, WINDOW_CHARS)
     payload: dict[str, Any] = {
         "success": True,
@@ -444,7 +444,7 @@ def read(store: _Store, session_id: str) -> dict[str, Any]:
     """READ: a whole session (every role), or its first 20 and last 10 messages when larger."""
     session = store.session(session_id)
     if session is None:
-        return {"success": False, "error": f"session_id not found: {session_id}"}
+        return tool_error(f"session_id not found: {session_id}", success=False)
     total = store.count(session_id)
     payload: dict[str, Any] = {
         "success": True,
@@ -622,9 +622,8 @@ def _open(ctx: ToolContext, profile: str | None) -> tuple[Database | None, str |
 def _not_in_profile(session_id: str) -> dict[str, Any]:
     """Hermes' READ miss: profiles are isolated, so a bare id is never looked up in another
     profile's store (#106761); the reply says how to name the profile."""
-    return {"success": False,
-            "error": f"session_id not found in this profile: {session_id}. If it belongs to another "
-                     "profile, pass profile=<name> (or the @session:<profile>/<id> link)."}
+    return tool_error(f"session_id not found in this profile: {session_id}. If it belongs to another "
+                      "profile, pass profile=<name> (or the @session:<profile>/<id> link).", success=False)
 
 
 def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
@@ -636,7 +635,7 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
         around = get_int(args, "around_message_id")
     except ToolArgumentError:
         if session_id is not None and session_id.strip():
-            return {"success": False, "error": "scroll requires integer around_message_id"}
+            return tool_error("scroll requires integer around_message_id", success=False)
         raise
     window = lenient_int(args, "window", DEFAULT_WINDOW, MAX_WINDOW)
     limit = lenient_int(args, "limit", DEFAULT_LIMIT, MAX_LIMIT)
@@ -659,12 +658,12 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
         try:  # reported even when there is nothing to search yet
             Bounds.read(None, bound_args)
         except timeutil.TimeParseError as exc:
-            return {"success": False, "error": str(exc)}
+            return tool_error(str(exc), success=False)
     if db is None or not index_ready(db):
         if mode == "read" and not profile:
             return _not_in_profile(session_id)
         if mode in ("scroll", "read"):
-            return {"success": False, "error": f"session_id not found: {session_id}"}
+            return tool_error(f"session_id not found: {session_id}", success=False)
         return _empty(mode, query, detail)
     hidden = tuple(r for r in HIDDEN_ROLES if r not in roles)
     semantic, semantic_off = (None, None) if profile else ctx.resource(
@@ -684,7 +683,7 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     try:
         bounds = Bounds.read(store.lineage, bound_args)
     except timeutil.TimeParseError as exc:
-        return {"success": False, "error": str(exc)}
+        return tool_error(str(exc), success=False)
     return discover(store, query.strip(), limit=limit, sort=sort, detail=detail, roles=roles,
                     bounds=bounds)
 

@@ -184,3 +184,16 @@ def test_batch_errors_carry_the_all_or_nothing_suffix_where_hermes_puts_it(home)
         "Operation 2: Blocked: content matches threat pattern 'role_hijack'. Content is injected into "
         "the system prompt and must not contain injection or exfiltration payloads.")}
     assert home.memory_file.read_text() == "keep"
+
+
+def test_tool_error_replies_are_shaped_as_hermes_tool_error(home):
+    # Hermes answers these through tools.registry.tool_error(msg, success=False): "error" first.
+    from hermes_store.tools import handle_tool_call
+    assert handle_tool_call("memory", {"target": "memory"}, home=home) == (
+        '{"error": "Missing required parameter: provide \'action\' (add/replace/remove) or '
+        '\'operations\' (batch list). Got neither.", "success": false}')
+    assert handle_tool_call("memory", {"target": "memory", "action": "add"}, home=home) == (
+        '{"error": "Content is required for \'add\' action.", "success": false}')
+    assert list(call(home, {"target": "memory", "action": "frob"})) == ["error", "success"]
+    # the store's own refusals keep Hermes' MemoryStore._error shape: "success" first
+    assert list(call(home, {"target": "nope", "action": "add", "content": "x"}))[:2] == ["success", "error"]

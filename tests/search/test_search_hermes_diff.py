@@ -95,3 +95,12 @@ def test_a_session_without_a_start_reads_when_unknown(home, db):
     hit = call(home, {"query": "zebra"})["results"][0]
     assert hit["session_id"] == "undated" and hit["when"] == "unknown"
     assert call(home, {"session_id": "undated"})["session_meta"]["when"] == "unknown"
+
+
+def test_error_replies_are_shaped_as_hermes_tool_error(home, store):
+    # Hermes' session_search answers every error with tool_error(msg, success=False): "error" first.
+    from hermes_store.tools import handle_tool_call
+    assert handle_tool_call("session_search", {"session_id": "nope", "around_message_id": 1}, home=home) == (
+        '{"error": "session_id not found: nope", "success": false}')
+    assert list(call(home, {"query": "x", "after": "last tuesday"})) == ["error", "success"]
+    assert list(call(home, {"session_id": "nope"})) == ["error", "success"]
