@@ -77,10 +77,28 @@ def function_schema(name: str, description: str, properties: dict[str, Any],
     }
 
 
+MAX_TOOL_ERROR_CHARS = 2048  # Hermes' _MAX_TOOL_ERROR_CHARS: an error body longer than this is cut
+TOOL_ERROR_TRUNCATION_MARKER = "… [truncated]"
+
+
+def bound_error_text(text: str) -> str:
+    """Hermes' ``_bound_error_text``: at most 2,048 characters, then "… [truncated]"."""
+    return text if len(text) <= MAX_TOOL_ERROR_CHARS else text[:MAX_TOOL_ERROR_CHARS] + TOOL_ERROR_TRUNCATION_MARKER
+
+
 def tool_error(message: str, **extra: Any) -> dict[str, Any]:
-    """An error reply shaped as Hermes' ``tools.registry.tool_error`` shapes it: ``error`` first,
-    then ``extra`` (the memory and session_search tools pass ``success=False``)."""
-    return {"error": str(message), **extra}
+    """An error reply shaped as Hermes' ``tools.registry.tool_error`` shapes it: ``error`` first
+    (bounded), then ``extra`` (the memory and session_search tools pass ``success=False``)."""
+    return {"error": bound_error_text(str(message)), **extra}
+
+
+def bound_error_reply(reply: Any) -> Any:
+    """A tool reply whose ``error`` is longer than Hermes' cap, cut as Hermes' dispatch boundary
+    cuts it (``_bound_json_error_result``); any other reply is returned as it is."""
+    error = reply.get("error") if isinstance(reply, dict) else None
+    if not isinstance(error, str) or len(error) <= MAX_TOOL_ERROR_CHARS:
+        return reply
+    return {**reply, "error": bound_error_text(error)}
 
 
 _MISSING = object()

@@ -27,6 +27,7 @@ from hermes_store.tooling import (
     Tool,
     ToolArgumentError,
     ToolContext,
+    bound_error_reply,
     fence_reply,
     parse_arguments,
     tool_error,
@@ -71,7 +72,7 @@ def call_tool(name: str, args: Any, ctx: ToolContext) -> dict[str, Any]:
     """
     budget = ctx.options.get("query_budget", configured_budget(TOOL_BUDGET_ENV, DEFAULT_TOOL_QUERY_BUDGET))
     with query_budget(budget):  # every search of the call is bounded in time inside SQLite
-        return fence_reply(_call_tool(name, args, ctx))
+        return fence_reply(bound_error_reply(_call_tool(name, args, ctx)))
 
 
 def _call_tool(name: str, args: Any, ctx: ToolContext) -> dict[str, Any]:

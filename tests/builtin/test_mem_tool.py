@@ -197,3 +197,11 @@ def test_tool_error_replies_are_shaped_as_hermes_tool_error(home):
     assert list(call(home, {"target": "memory", "action": "frob"})) == ["error", "success"]
     # the store's own refusals keep Hermes' MemoryStore._error shape: "success" first
     assert list(call(home, {"target": "nope", "action": "add", "content": "x"}))[:2] == ["success", "error"]
+
+
+def test_an_error_body_is_bounded_as_hermes_bounds_it(home):
+    # Hermes' registry: an error longer than 2,048 characters is cut there and marked
+    # "… [truncated]" (_bound_error_text / _bound_json_error_result at the dispatch boundary).
+    result = call(home, {"target": "memory", "action": "remove", "old_text": "zz " * 2000})
+    assert result["success"] is False and result["error"].startswith("No entry matched 'zz zz")
+    assert len(result["error"]) == 2048 + len("… [truncated]") and result["error"].endswith("… [truncated]")
