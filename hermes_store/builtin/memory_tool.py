@@ -27,7 +27,15 @@ from hermes_store.builtin.entries import TARGETS
 from hermes_store.builtin.operations import check_content
 from hermes_store.builtin.store import MemoryStore
 from hermes_store.home import ConfigError, MemoryConfig, coerce_bool
-from hermes_store.tooling import Tool, ToolContext, function_schema, get_str, shown, tool_error
+from hermes_store.tooling import (
+    Tool,
+    ToolContext,
+    bound_error_text,
+    function_schema,
+    get_str,
+    tool_error,
+    valid_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +168,8 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if target is None:
         target = "memory"
     if target not in TARGETS:
-        return {"success": False, "error": f"Invalid memory target '{shown(target)}'. Use 'memory' or 'user'."}
+        return {"success": False,  # Hermes: the value in full, the message bounded like any tool error
+                "error": bound_error_text(f"Invalid memory target '{valid_text(str(target))}'. Use 'memory' or 'user'.")}
     cfg = memory_config(ctx)
     if cfg.write_refusal:  # fail closed: never write with settings we could not read
         return {"success": False, "error": cfg.write_refusal, "target": target}
@@ -183,7 +192,7 @@ def memory_tool(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if action is None or action == "":
         return tool_error(MISSING_ACTION, success=False)
     if action not in ACTIONS:
-        return tool_error(f"Unknown action '{shown(action)}'. Use: add, replace, remove", success=False)
+        return tool_error(f"Unknown action '{valid_text(str(action))}'. Use: add, replace, remove", success=False)
     invalid = _validate_single(store, action, target, content, old_text)
     if invalid is not None:
         return invalid

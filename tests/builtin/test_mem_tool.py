@@ -205,3 +205,13 @@ def test_an_error_body_is_bounded_as_hermes_bounds_it(home):
     result = call(home, {"target": "memory", "action": "remove", "old_text": "zz " * 2000})
     assert result["success"] is False and result["error"].startswith("No entry matched 'zz zz")
     assert len(result["error"]) == 2048 + len("… [truncated]") and result["error"].endswith("… [truncated]")
+
+
+def test_a_long_target_or_action_is_named_in_full_as_in_hermes(home):
+    # Hermes names the value whole (only the 2,048-character error bound applies); ours cut it at
+    # 60 characters and added "… (N chars)".
+    target, action = "t" * 100, "a" * 100
+    assert call(home, {"target": target, "action": "add", "content": "x"})["error"] == (
+        f"Invalid memory target '{target}'. Use 'memory' or 'user'.")
+    assert call(home, {"target": "memory", "action": action})["error"] == (
+        f"Unknown action '{action}'. Use: add, replace, remove")
