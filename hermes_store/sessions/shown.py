@@ -30,22 +30,24 @@ def shown_message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dic
     """A message as the tool shows it, content ANSI-stripped, capped at ``cap`` characters and
     scanned (``threats.guard_past``: a flagged message is a ``[BLOCKED: …]`` notice)."""
     content = ANSI.sub("", row.get("content") or "")
-    out: dict[str, Any] = {"id": row["id"], "role": row["role"]}
+    out: dict[str, Any] = {"id": row["id"], "role": row["role"]}  # keys in Hermes' _shape_message order
     shown = guard_past(content[:cap], f"session message #{row['id']}", also=content)
-    if is_past_notice(shown):
-        out["content"], out["flagged"] = shown, True  # the model sees the notice, never the text
-    elif len(content) > cap:
-        out.update(content=shown + "…", content_truncated=True, original_content_chars=len(content))
-    else:
-        out["content"] = shown
-    out["timestamp"] = row.get("timestamp")
+    flagged = is_past_notice(shown)  # the model sees the notice, never the text
+    cut = not flagged and len(content) > cap
+    out["content"] = shown + "…" if cut else shown
+    if row.get("timestamp") is not None:  # Hermes drops a None value (content excepted)
+        out["timestamp"] = row["timestamp"]
     for key in ("tool_name", "tool_calls", "tool_call_id"):
         if row.get(key):
             out[key] = tool_calls(row[key]) if key == "tool_calls" else row[key]
-    if row.get("session_id") is not None and row.get("seq") is not None:
-        out["ref"] = message_ref(row["session_id"], row["seq"])  # SESSION_ID#N, accepted back
     if anchor:
         out["anchor"] = True
+    if cut:
+        out.update(content_truncated=True, original_content_chars=len(content))
+    if flagged:
+        out["flagged"] = True
+    if row.get("session_id") is not None and row.get("seq") is not None:
+        out["ref"] = message_ref(row["session_id"], row["seq"])  # SESSION_ID#N, accepted back
     return out
 
 

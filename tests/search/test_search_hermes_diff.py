@@ -104,3 +104,17 @@ def test_error_replies_are_shaped_as_hermes_tool_error(home, store):
         '{"error": "session_id not found: nope", "success": false}')
     assert list(call(home, {"query": "x", "after": "last tuesday"})) == ["error", "success"]
     assert list(call(home, {"session_id": "nope"})) == ["error", "success"]
+
+
+def test_message_keys_are_in_hermes_order(home, db):
+    # Hermes' _shape_message: id, role, content, timestamp, tool fields, anchor, then
+    # content_truncated / original_content_chars; a None value (content excepted) is left out.
+    add_session(db, "long", [("user", "the needle " + "y " * 3000), ("assistant", "short reply")], start=T0)
+    hit = call(home, {"query": "needle"})["results"][0]
+    ours = ("ref", "flagged")  # our additions come last
+    anchored = next(m for m in hit["messages"] if m.get("anchor"))
+    assert [k for k in anchored if k not in ours] == [
+        "id", "role", "content", "timestamp", "anchor", "content_truncated", "original_content_chars"]
+    assert list(anchored)[-1] == "ref"
+    read = call(home, {"session_id": "long"})["messages"]
+    assert [k for k in read[1] if k not in ours] == ["id", "role", "content", "timestamp"]
