@@ -99,6 +99,14 @@ MEMORY_SCHEMA: dict[str, Any] = function_schema(
 )
 
 
+#: The ``target`` description when one store only is enabled (Hermes' words): the other store is
+#: not named, as the model cannot write it.
+SINGLE_TARGET_DESCRIPTIONS = {
+    "memory": "The enabled built-in store: 'memory' for personal notes.",
+    "user": "The enabled built-in store: 'user' for user profile.",
+}
+
+
 def memory_schema(cfg: MemoryConfig) -> dict[str, Any] | None:
     """The schema narrowed to the enabled stores (None when neither is enabled: no tool)."""
     enabled = [t for t, on in (("memory", cfg.memory_enabled), ("user", cfg.user_profile_enabled)) if on]
@@ -107,7 +115,9 @@ def memory_schema(cfg: MemoryConfig) -> dict[str, Any] | None:
     schema = copy.deepcopy(MEMORY_SCHEMA)
     if len(enabled) == 1:
         only = enabled[0]
-        schema["parameters"]["properties"]["target"]["enum"] = enabled
+        target = schema["parameters"]["properties"]["target"]
+        target["enum"] = enabled
+        target["description"] = SINGLE_TARGET_DESCRIPTIONS[only]  # Hermes' _SINGLE_TARGET_TEXT
         start = schema["description"].index("TARGETS:")
         end = schema["description"].index("\n\n", start)
         schema["description"] = (schema["description"][:start]

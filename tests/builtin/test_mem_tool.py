@@ -159,6 +159,12 @@ def test_schema_narrowed_to_enabled_stores():
     assert only_user["parameters"]["properties"]["target"]["enum"] == ["user"]
     assert "TARGET: only 'user' is enabled" in only_user["description"]
     assert "TARGETS:" not in only_user["description"]
+    # Hermes' _SINGLE_TARGET_TEXT: the target's own description names the enabled store only
+    assert only_user["parameters"]["properties"]["target"]["description"] == (
+        "The enabled built-in store: 'user' for user profile.")
+    only_memory = memory_schema(MemoryConfig(user_profile_enabled=False))
+    assert only_memory["parameters"]["properties"]["target"]["description"] == (
+        "The enabled built-in store: 'memory' for personal notes.")
     assert memory_schema(MemoryConfig(memory_enabled=False, user_profile_enabled=False)) is None
     assert MEMORY_TOOL.schema["parameters"]["properties"]["target"]["enum"] == ["memory", "user"]
 
