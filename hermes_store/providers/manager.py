@@ -39,13 +39,22 @@ DEFAULT_SHUTDOWN_TIMEOUT = 5.0
 DEFAULT_MAX_PREFETCH_CHARS = 16_000
 
 #: Tool names an external provider may never take over (the agent's core tools).
+#: Tool names a provider may not take: Hermes' ``_HERMES_CORE_TOOLS`` (``toolsets.py``, zons
+#: 03d70b32), plus the pre-rename names its dispatcher still maps onto three of them
+#: (``_LEGACY_TOOL_ALIASES``, the 2026-08 renames: todo, cronjob, process).
 CORE_TOOL_NAMES: frozenset[str] = frozenset({
-    "memory", "session_search", "terminal", "process", "read_file", "write_file", "patch",
-    "search_files", "web_search", "web_extract", "browser_navigate", "browser_snapshot",
-    "browser_click", "browser_type", "browser_scroll", "browser_back", "browser_press",
-    "browser_close", "browser_vision", "vision_analyze", "image_generate", "text_to_speech",
-    "todo", "clarify", "execute_code", "delegate_task", "skills_list", "skill_view",
-    "skill_manage", "send_message", "cronjob", "mixture_of_agents",
+    "web_search", "web_extract", "terminal", "process_manage", "read_file", "write_file", "patch",
+    "search_files", "vision_analyze", "image_generate", "skills_list", "skill_view", "skill_manage",
+    "browser_navigate", "browser_snapshot", "browser_click", "browser_type", "browser_scroll",
+    "browser_back", "browser_press", "browser_get_images", "browser_vision", "browser_console",
+    "browser_cdp", "browser_dialog", "browser_vault_list", "browser_vault_unlock", "browser_vault_fill",
+    "browser_vault_save_login", "browser_vault_enter_code", "browser_exec", "text_to_speech",
+    "todo_list", "memory", "session_search", "clarify", "execute_code", "delegate_task",
+    "cronjob_manage", "kanban_show", "kanban_list", "kanban_complete", "kanban_block",
+    "kanban_request_review", "kanban_request_changes", "kanban_heartbeat", "kanban_comment",
+    "kanban_create", "kanban_link", "kanban_unblock", "kanban_attach", "kanban_attach_url",
+    "kanban_attachments", "computer_use", "manage_connections",
+    "todo", "cronjob", "process",  # legacy aliases
 })
 
 REJECTED_EXTERNAL = (

@@ -438,3 +438,16 @@ def test_trivial_prompts_are_hermes_list_word_for_word():
     for prompt in ("thx", "ty", "np", "go on", "good", "sounds good", "perfect", "alright",
                    "kk", "k8s", "yolo", "note", "ok so what now"):
         assert not is_trivial_prompt(prompt), prompt
+
+
+def test_reserved_core_tool_names_are_the_newest_hermes_list():
+    # Hermes' _HERMES_CORE_TOOLS after the 2026-08 renames (todo_list, cronjob_manage,
+    # process_manage; the old names still reach the core tools through the dispatcher's aliases),
+    # with kanban_* / browser_* / computer_use / manage_connections; send_message,
+    # mixture_of_agents and browser_close are no longer core tools.
+    names = ("todo_list", "cronjob_manage", "process_manage", "kanban_show", "browser_cdp",
+             "computer_use", "manage_connections", "todo")
+    ext = RecordingProvider("ext", tools=(*names, "send_message", "mixture_of_agents", "browser_close"))
+    mgr = _manager()
+    mgr.add_provider(ext)
+    assert mgr.get_all_tool_names() == ["send_message", "mixture_of_agents", "browser_close"]
