@@ -51,6 +51,7 @@ from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
 from hermes_store.sessions.importers.kimi_cli import KimiCliImporter
 from hermes_store.sessions.importers.kimi_print import KimiPrintImporter
+from hermes_store.sessions.importers.kimi_print_text import KimiPrintTextImporter
 from hermes_store.sessions.importers.message_dump import MessageDumpImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
 from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
@@ -116,6 +117,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     FactoryDroidStreamImporter,
     KimiCliImporter,
     KimiPrintImporter,
+    KimiPrintTextImporter,
     PiImporter,
     OpenClawImporter,
     OpenHandsImporter,
