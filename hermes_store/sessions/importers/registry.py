@@ -34,6 +34,7 @@ from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.cursor_agent import CursorAgentImporter
 from hermes_store.sessions.importers.cursor_agent_text import CursorAgentTextImporter
+from hermes_store.sessions.importers.cursor_chats import CursorChatsImporter
 from hermes_store.sessions.importers.cursor_stream import CursorStreamImporter
 from hermes_store.sessions.importers.factory_droid import FactoryDroidImporter
 from hermes_store.sessions.importers.factory_droid_stream import FactoryDroidStreamImporter
@@ -95,6 +96,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     CursorImporter,
     CursorAgentImporter,
     CursorAgentTextImporter,
+    CursorChatsImporter,
     ChatGptExportImporter,
     ClaudeAiExportImporter,
     AiderImporter,
