@@ -33,7 +33,8 @@ TEXT_KEYS = {"text", "content", "thinking", "output", "summary", "prompt", "resu
 # tool calls and their arguments (removed: a call is content)
 CALL_KEYS = {"data", "tool_calls", "toolCalls", "tool_use", "function_call", "functionCall", "toolInvocation",
              "calls", "input", "arguments", "args", "toolRequests", "tool_requests", "action", "recipient",
-             "functionResponse", "function_response", "inlineData", "attachments"}
+             "functionResponse", "function_response", "inlineData", "attachments",
+             "outputHistoryItems"}  # and what a command showed (Qwen Code: every field of an item is its content)
 
 
 def _is_call(value) -> bool:
