@@ -24,6 +24,7 @@ from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
 from hermes_store.sessions.importers.claude_stream import ClaudeStreamImporter
 from hermes_store.sessions.importers.claude_web import ClaudeWebImporter
 from hermes_store.sessions.importers.cline import ClineImporter
+from hermes_store.sessions.importers.cline_sdk import ClineSdkImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.codex_exec import CodexExecImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
@@ -101,6 +102,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     ClaudeAiExportImporter,
     AiderImporter,
     ClineImporter,
+    ClineSdkImporter,
     CopilotChatImporter,
     CopilotCliImporter,
     CopilotCliHistoryImporter,
