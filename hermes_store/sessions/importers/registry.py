@@ -17,6 +17,7 @@ from importlib import metadata
 from hermes_store.sessions.importers.aider import AiderImporter
 from hermes_store.sessions.importers.amp import AmpImporter
 from hermes_store.sessions.importers.amp_stream import AmpStreamImporter
+from hermes_store.sessions.importers.antigravity import AntigravityImporter
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_ai_export import ClaudeAiExportImporter
@@ -113,6 +114,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     GooseStreamImporter,
     AmpImporter,
     AmpStreamImporter,
+    AntigravityImporter,
     ClaudeStreamImporter,
     CursorStreamImporter,
     QwenStreamImporter,
