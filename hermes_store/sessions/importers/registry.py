@@ -49,6 +49,7 @@ from hermes_store.sessions.importers.gemini_stream import GeminiStreamImporter
 from hermes_store.sessions.importers.goose import GooseDbImporter, GooseJsonlImporter
 from hermes_store.sessions.importers.goose_export import GooseExportImporter
 from hermes_store.sessions.importers.goose_stream import GooseStreamImporter
+from hermes_store.sessions.importers.grok import GrokCliImporter
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
@@ -112,6 +113,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     GooseDbImporter,
     GooseExportImporter,
     GooseStreamImporter,
+    GrokCliImporter,
     AmpImporter,
     AmpStreamImporter,
     AntigravityImporter,
