@@ -160,6 +160,8 @@ class _File:
     snap_seen: dict[str, int] = field(default_factory=dict)
     by_uid: bool = False  # re-read after the source renumbered: known uids keep their rows
     uids_kept: bool = False  # every message of this source read so far was stored with its uid
+    said: bool = False  # a message taken from this file in this run has text or a tool call
+    first_empty: int | None = None  # the line of the first message taken with neither
 
 
 class BulkLoader:
@@ -321,6 +323,11 @@ class BulkLoader:
             current.complete = True
         except (OSError, UnicodeError, ValueError) as exc:
             self._problem(current, None, f"read failed: {exc}")
+        if current.accepted and not current.said:
+            self._problem(current, current.first_empty,
+                          f"all {current.accepted} messages read as {current.format} are empty (no text, no tool "
+                          "call): the file's shape is not one this importer reads; pass --format to read it "
+                          "as another")
         if current.problems > MAX_PROBLEMS_PER_FILE:
             summary.errors.append({"path": current.shown, "line": None,
                                    "error": f"{current.problems - MAX_PROBLEMS_PER_FILE} further problems not listed"})
@@ -488,6 +495,11 @@ class BulkLoader:
                 info.max_ts = timestamp
         info.added += 1
         current.accepted += 1
+        if not current.said:
+            if tool_calls or content.strip():
+                current.said = True
+            elif current.first_empty is None:
+                current.first_empty = record.line
         current.pending += 1
         seq = info.next_seq
         info.next_seq = seq + 1

@@ -1,7 +1,8 @@
 """Which files a directory given to ``sessions index`` (or ``sessions watch``) stands for.
 
 A walk takes transcript-like files (:data:`WALK_SUFFIXES` and the names importers declare in
-``walk_names``), databases first, and leaves out hidden folders: a home directory's ``.cache``
+``walk_names``), databases first, and leaves out hidden folders (but those an agent keeps inside
+its own data folder, :func:`agent_inner_folder_names`): a home directory's ``.cache``
 or a project's ``.git`` hold no transcripts and can be huge. Agents keep their own data in
 hidden folders too (``~/.claude``, ``~/.codex``, ``~/.local/share/...``): such a folder is not
 walked either, but it is *reported* (:func:`agent_folder_names`, read from the importers'
@@ -60,7 +61,8 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]],
             seen_dirs.add(key)
             if unwalked is not None:
                 unwalked.extend(Path(root) / d for d in sorted(dirs) if d in agents)
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not _is_loop(root, d, loops))
+            inner = agent_inner_folder_names()
+            dirs[:] = sorted(d for d in dirs if (not d.startswith(".") or d in inner) and not _is_loop(root, d, loops))
             for name in files:
                 candidate = Path(root) / name
                 if _walked(name):
@@ -81,6 +83,20 @@ def agent_folder_names() -> frozenset[str]:
                 parts = pattern.replace("\\", "/").split("/")
                 if len(parts) > 2 and parts[0] == "~" and parts[1].startswith(".") and parts[1] != ".":
                     names.add(parts[1])
+    return frozenset(names)
+
+
+@functools.lru_cache(maxsize=1)
+def agent_inner_folder_names() -> frozenset[str]:
+    """Hidden folder names *inside* an agent's data folder that hold its transcripts (Antigravity's
+    ``brain/<id>/.system_generated/logs``), from the importers' ``default_locations``: walked, as
+    the agent's own structure, unlike hidden folders in general."""
+    names: set[str] = set()
+    for cls in IMPORTERS.values():
+        for patterns in cls.default_locations.values():
+            for pattern in patterns:
+                parts = pattern.replace("\\", "/").split("/")
+                names.update(p for p in parts[2:] if p.startswith(".") and p not in (".", "..") and "*" not in p)
     return frozenset(names)
 
 

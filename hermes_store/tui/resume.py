@@ -7,7 +7,8 @@ agent's documentation): Claude Code ``claude --resume ID``, Codex ``codex resume
 (``-r/--resume <id|prefix|title>``). A saved headless run names the same session the agent keeps
 (``claude -p``'s ``session_id``, ``codex exec``'s ``thread_id``, ``gemini -p``'s and ``qwen -p``'s
 ``session_id``, and ``cursor-agent -p``'s, the chat ``cursor-agent --resume <chat-id>`` takes), so
-it resumes the same way; a subagent's child session (``<session>/<tool use id>``) is no session
+it resumes the same way, as does a chat read from the CLI's own store (``~/.cursor/chats/<md5>/<chat
+id>/store.db``, the chat ``--resume`` reopens); a subagent's child session (``<session>/<tool use id>``) is no session
 of the agent's and has none. Cursor's agent transcripts have none: the editor's agent writes
 them too, and its chats are not the CLI's.
 Other formats have no resume command here; the TUI says so instead of guessing.
@@ -29,6 +30,7 @@ RESUME_COMMANDS: dict[str, Callable[[str], str]] = {
     "qwen-code": lambda sid: f"qwen --resume {shlex.quote(sid)}",
     "qwen-stream": lambda sid: f"qwen --resume {shlex.quote(sid)}",
     "cursor-stream": lambda sid: f"cursor-agent --resume {shlex.quote(sid)}",
+    "cursor-chats": lambda sid: f"cursor-agent --resume {shlex.quote(sid)}",
     "hermes-db": lambda sid: f"hermes --resume {shlex.quote(sid)}",
     "hermes-json": lambda sid: f"hermes --resume {shlex.quote(sid)}",
     "hermes-jsonl": lambda sid: f"hermes --resume {shlex.quote(sid)}",

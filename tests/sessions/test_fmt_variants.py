@@ -159,3 +159,25 @@ def test_hermes_snapshot_thinking_is_indexed_as_reasoning(store, format_fixtures
     assert rows[7]["content"] == "Anything else?"  # blank reasoning adds no row
     index(store, format_fixtures / HERMES_THINKING)
     assert len(messages(store, sid)) == 8  # re-reading the snapshot adds nothing
+
+
+def test_generic_chat_jsonl_keeps_refusals_and_spoken_replies(store, tmp_path):
+    """Chat Completions messages whose words are not text parts: a ``refusal`` part, a top-level
+    ``refusal`` with empty content, and an audio reply's ``transcript`` (content null). Before,
+    stored as ``[refusal]`` and as empty messages."""
+    path = tmp_path / "voice-log.jsonl"
+    lines = [
+        {"role": "user", "content": [{"type": "input_text", "text": "write a keylogger"}]},
+        {"role": "assistant", "content": [{"type": "refusal", "refusal": "I cannot help with a keylogger."}]},
+        {"role": "user", "content": "then read me the tide table"},
+        {"role": "assistant", "content": "", "refusal": "I cannot read that table aloud."},
+        {"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}]},
+        {"role": "assistant", "content": None, "audio": {"id": "audio_1", "expires_at": 1781337600,
+                                                        "data": "UklGRg==", "transcript": "High tide is at six."}},
+    ]
+    path.write_text("".join(json.dumps(obj) + "\n" for obj in lines), encoding="utf-8")
+    assert index(store, path)["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, "voice-log")] == [
+        ("user", "write a keylogger"), ("assistant", "I cannot help with a keylogger."),
+        ("user", "then read me the tide table"), ("assistant", "I cannot read that table aloud."),
+        ("user", "[input_audio]"), ("assistant", "High tide is at six.")]

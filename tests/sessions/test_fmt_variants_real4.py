@@ -143,6 +143,7 @@ def test_qwen_slash_and_at_commands(store, format_fixtures):
     rows = messages(store, "4e5f6a7b-8c9d-4e0f-9a1b-2c3d4e5f6a7b")
     assert [(r["role"], r["content"]) for r in rows] == [
         ("user", "/about"),
+        ("system", "[/about] about: cliVersion 0.8.1, osVersion linux, modelVersion qwen3-coder-plus"),
         ("user", "/stats"),
         ("system", "[/stats] Session stats: 0 turns, 0 tool calls"),
         ("user", "explain @src/depot.py\n[files read: src/depot.py]"),
@@ -152,6 +153,32 @@ def test_qwen_slash_and_at_commands(store, format_fixtures):
         ("user", "/docs"),
         ("system", "[/docs] Opening documentation in your browser"),
     ]
+
+
+def test_qwen_command_output_without_text_is_kept(store, tmp_path):
+    """A command's output items that carry no ``text`` (the ``/goal`` status Qwen Code records as a
+    ``goal_status`` item, an ``about`` box) are kept as their type and fields, not dropped."""
+    import json
+
+    sid = "6a7b8c9d-0e1f-4a2b-8c3d-4e5f6a7b8c9d"
+    base = {"sessionId": sid, "cwd": "/home/li/depot", "version": "0.21.0", "timestamp": "2026-11-04T08:00:00Z"}
+    records = [
+        {**base, "uuid": "u1", "parentUuid": None, "type": "system", "subtype": "slash_command",
+         "systemPayload": {"phase": "result", "rawCommand": "/goal",
+                           "outputHistoryItems": [{"type": "goal_status", "kind": "achieved",
+                                                   "condition": "all depot tests pass", "iterations": 3,
+                                                   "durationMs": 42000, "lastReason": "pytest exited 0"}]}},
+        {**base, "uuid": "u2", "parentUuid": "u1", "type": "user",
+         "message": {"role": "user", "parts": [{"text": "thanks"}]}},
+    ]
+    path = tmp_path / ".qwen" / "projects" / "-home-li-depot" / "chats" / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert index(store, path)["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, sid)] == [
+        ("system", "[/goal] goal_status: kind achieved, condition all depot tests pass, iterations 3, "
+                   "durationMs 42000, lastReason pytest exited 0"),
+        ("user", "thanks")]
 
 
 AMP_BASH = "amp/.local/share/amp/threads/T-7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.json"

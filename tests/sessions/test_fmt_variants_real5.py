@@ -141,3 +141,59 @@ def test_claude_code_1_0_sidechains_in_the_parent_file(store, format_fixtures):
     assert [r["content"] for r in second if not r["calls"]] == [
         "Find where exporters are defined", "No files found", "No exporters exist yet."]
     assert session(store, f"{CLAUDE_OLD_SESSION}:sidechain-x1")["parent_session_id"] == CLAUDE_OLD_SESSION
+
+
+def test_claude_code_hook_words_are_kept_as_system_rows(store, tmp_path):
+    """Hook attachments whose words reach the model or the user (additional context, a system
+    message, a blocking error of a tool hook, a SessionStart hook's content) are ``system`` rows;
+    a Stop hook's blocking error is not (its feedback follows as an isMeta user line) and other
+    hook results and listings stay bookkeeping. Before, all were dropped as bookkeeping."""
+    import json
+
+    sid = "7e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b"
+    base = {"sessionId": sid, "cwd": "/srv/depot", "version": "2.1.266", "isSidechain": False, "userType": "external"}
+
+    def line(n: int, kind: str, **fields) -> dict:
+        return {**base, "type": kind, "uuid": f"u{n}", "parentUuid": f"u{n - 1}" if n > 1 else None,
+                "timestamp": f"2026-11-04T08:00:{n:02d}Z", **fields}
+
+    def attach(n: int, **attached) -> dict:
+        return line(n, "attachment", attachment=attached)
+
+    lines = [
+        attach(1, type="hook_success", hookName="SessionStart:startup", hookEvent="SessionStart",
+               content="branch main is 3 commits ahead", stdout="branch main is 3 commits ahead\n", exitCode=0),
+        line(2, "user", message={"role": "user", "content": "tidy the depot module"}),
+        attach(3, type="hook_additional_context", hookName="UserPromptSubmit", hookEvent="UserPromptSubmit",
+               content=["house style: no wildcard imports"]),
+        line(4, "assistant", message={"role": "assistant", "model": "claude-opus-5", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ruff check depot"}}]}),
+        attach(5, type="hook_success", hookName="PreToolUse:Bash", hookEvent="PreToolUse", content="", exitCode=0),
+        line(6, "user", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "All checks passed!"}]}),
+        attach(7, type="hook_blocking_error", hookName="PostToolUse:Bash", hookEvent="PostToolUse", toolUseID="toolu_1",
+               blockingError={"blockingError": "[lint.sh]: depot/io.py has a wildcard import", "command": "lint.sh"}),
+        attach(8, type="hook_system_message", hookName="PostToolUse:Bash", hookEvent="PostToolUse",
+               content="lint guard ran in 0.4 s"),
+        line(9, "assistant", message={"role": "assistant", "model": "claude-opus-5", "content": [
+            {"type": "text", "text": "Removed the wildcard import."}]}),
+        attach(10, type="hook_blocking_error", hookName="Stop", hookEvent="Stop",
+               blockingError={"blockingError": "add a changelog entry", "command": "stop.sh"}),
+        line(11, "user", isMeta=True, message={"role": "user", "content": "Stop hook feedback:\nadd a changelog entry"}),
+        attach(12, type="skill_listing", skillCount=2, names=["a", "b"], content="- a\n- b"),
+    ]
+    path = tmp_path / "projects" / "-srv-depot" / f"{sid}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(obj) + "\n" for obj in lines), encoding="utf-8")
+    assert index(store, path)["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, sid)] == [
+        ("system", "[SessionStart:startup hook success] branch main is 3 commits ahead"),
+        ("user", "tidy the depot module"),
+        ("system", "[UserPromptSubmit hook additional context] house style: no wildcard imports"),
+        ("assistant", ""),
+        ("tool", "All checks passed!"),
+        ("system", "[PostToolUse:Bash hook blocking error] [lint.sh]: depot/io.py has a wildcard import"),
+        ("system", "[PostToolUse:Bash hook system message] lint guard ran in 0.4 s"),
+        ("assistant", "Removed the wildcard import."),
+        ("system", "Stop hook feedback:\nadd a changelog entry"),
+    ]

@@ -74,3 +74,17 @@ def test_formats_lists_bundled_importers(run):
     assert claude["agent"] == "Claude Code" and claude["origin"] == "bundled"
     assert "~/.claude/projects/*/*.jsonl" in claude["default_locations"]["linux"]
     assert "Claude Code" in run("sessions", "formats").stdout
+
+
+def test_discover_finds_the_cline_cli_task_folders(run, tmp_path, monkeypatch, home):
+    """The Cline CLI keeps its task folders in ~/.cline/data/tasks/<id>/ (the extension's files):
+    a default location (before, only the editors' globalStorage folders were)."""
+    root = tmp_path / "user"
+    source = next((FIXTURES / "cline").rglob("saoudrizwan.claude-dev/tasks"))
+    task = next(p for p in sorted(source.iterdir()) if (p / "api_conversation_history.json").is_file())
+    shutil.copytree(task, root / ".cline" / "data" / "tasks" / task.name)
+    monkeypatch.setenv("HOME", str(root))
+    rows = _sources(run)
+    assert rows[("cline", "~/.cline/data/tasks/*/api_conversation_history.json")]["files"] == 1
+    summary = json.loads(run("sessions", "index", "--discover", "--json").stdout)
+    assert summary["errors"] == [] and summary["messages_added"] > 0

@@ -33,7 +33,8 @@ TEXT_KEYS = {"text", "content", "thinking", "output", "summary", "prompt", "resu
 # tool calls and their arguments (removed: a call is content)
 CALL_KEYS = {"data", "tool_calls", "toolCalls", "tool_use", "function_call", "functionCall", "toolInvocation",
              "calls", "input", "arguments", "args", "toolRequests", "tool_requests", "action", "recipient",
-             "functionResponse", "function_response", "inlineData", "attachments"}
+             "functionResponse", "function_response", "inlineData", "attachments",
+             "outputHistoryItems"}  # and what a command showed (Qwen Code: every field of an item is its content)
 
 
 def _is_call(value) -> bool:
@@ -211,3 +212,21 @@ def test_a_whole_document_is_parsed_once(tmp_path, monkeypatch):
         summary = BulkLoader(db).run([path])
     assert summary.messages_added > 0 and summary.errors == []
     assert reads.count(path) <= 1  # the probe's read (files under 256 KiB: not even that)
+
+
+def test_a_forced_format_that_reads_only_empty_messages_says_so(tmp_path, store):
+    """``--format`` skips detection's content check: a file whose every message reads as empty
+    (no text, no tool call) is imported as read but reported, naming the file and the first such
+    line, never a silent success."""
+    from format_helpers import index
+
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"role": "user", "body": "where is the tide table"}\n'
+                    '{"role": "assistant", "body": "in the harbour log"}\n', encoding="utf-8")
+    summary = index(store, path, fmt="openai-jsonl")
+    assert [(e["path"], e["line"]) for e in summary["errors"]] == [(str(path), 1)]
+    assert "all 2 messages read as openai-jsonl are empty" in summary["errors"][0]["error"]
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"role": "user", "content": "where is the tide table"}\n'
+                    '{"role": "assistant", "content": ""}\n', encoding="utf-8")
+    assert index(store, good, fmt="openai-jsonl")["errors"] == []

@@ -373,7 +373,8 @@ def flatten_content(content: Any) -> str:
     """Text of a message content: a string, or multimodal parts flattened to their text.
 
     Handles OpenAI parts (``{"type": "text", "text": ...}``, ``input_text``,
-    ``output_text``), Anthropic blocks and Hermes' ``"\\x00json:"`` encoding.
+    ``output_text``, a ``refusal`` part's words, an audio part's ``transcript``), Anthropic
+    blocks and Hermes' ``"\\x00json:"`` encoding.
     Non-text parts (images, audio) become a short ``[image]`` style marker.
     """
     if content is None:
@@ -386,7 +387,7 @@ def flatten_content(content: Any) -> str:
                 return content[6:]
         return content
     if isinstance(content, dict):
-        for key in ("text", "content", "output", "thinking"):
+        for key in ("text", "content", "output", "thinking", "refusal", "transcript"):
             if key in content and content[key] is not None:
                 return flatten_content(content[key])
         kind = content.get("type")

@@ -27,7 +27,11 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
   not the human's (``commandMode: "task-notification"``, an ``origin.kind`` other
   than ``human``, ``isMeta``) is a ``system`` row, as are ``user`` lines whose
   ``origin.kind`` says a finished background task or another session sent them.
-  Other attachments (hook results, reminders, file snapshots) are bookkeeping.
+  A hook's words put before the model or shown to the user (``hook_additional_context``,
+  ``hook_system_message``, ``hook_stopped_continuation``, a non-Stop ``hook_blocking_error``,
+  a ``hook_success`` of SessionStart / UserPromptSubmit with ``content``) are ``system`` rows
+  ``[<hookName> hook <kind>] text``; other attachments (other hook results, reminders, file
+  snapshots, listings) are bookkeeping.
 * ``progress`` lines of type ``agent_progress`` (2.0.x-2.1.x) repeat a running
   subagent's messages (``data.message``); they are read into the subagent's
   child session only when its own file is absent (a transcript copied alone, a
@@ -50,7 +54,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +91,7 @@ class ClaudeCodeImporter(Importer):
     """Claude Code per-session JSONL."""
 
     name = "claude-code"
-    reader = 2  # isMeta / compact-summary lines as system rows, queued prompts (2026-12-06)
+    reader = 3  # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts (2026-12-07)
     agent = "Claude Code"
     indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
                "(role reasoning), system notices and Claude Code's own user lines (meta, compaction "
@@ -324,9 +328,25 @@ class _Reader:
         return (folder / session_id / "subagents" / name).is_file() or (folder / name).is_file()
 
     def attachment(self, obj: dict[str, Any], line: int) -> Iterator[Event]:
-        """A ``queued_command`` attachment: a prompt typed mid-turn, stored nowhere else."""
+        """A ``queued_command`` attachment (a prompt typed mid-turn, stored nowhere else), or a hook's
+        words the model or the user was shown (:data:`HOOK_TEXTS`), a ``system`` row."""
         attached = obj.get("attachment")
-        if not isinstance(attached, dict) or attached.get("type") != "queued_command":
+        if not isinstance(attached, dict):
+            return
+        hook = HOOK_TEXTS.get(str(attached.get("type")))
+        if hook is not None:
+            text = hook(attached)
+            if text.strip():
+                problems: list[Problem] = []
+                session_id, parent = self.session_of(obj)
+                yield from self.announce(obj, session_id, parent)
+                name = opt_str(attached.get("hookName")) or opt_str(attached.get("hookEvent")) or "hook"
+                what = str(attached["type"]).removeprefix("hook_").replace("_", " ")
+                yield MessageRecord(session_id, "system", f"[{name} hook {what}] {text.strip()}",
+                                    timestamp=safe_timestamp(obj.get("timestamp"), line, problems), line=line)
+                yield from problems
+            return
+        if attached.get("type") != "queued_command":
             return
         text = flatten_content(attached.get("prompt"))
         source = opt_str(attached.get("source_uuid"))
@@ -360,6 +380,34 @@ class _Reader:
             self.state.meta["title_rank"] = self.ranks
         if self.chains:  # the latest sidechain messages, so an appended line finds its chain
             self.state.meta["sidechain_roots"] = dict(list(self.chains.items())[-MAX_CHAIN_LINKS:])
+
+
+def _hook_lines(value: Any) -> str:
+    """A hook's text: a string, or a list of strings (``hook_additional_context``'s ``content``)."""
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value if isinstance(v, str))
+    return value if isinstance(value, str) else ""
+
+
+def _blocking(attached: dict[str, Any]) -> str:
+    """A blocking hook error's text, except a Stop hook's (its feedback follows as an ``isMeta``
+    user line, stored already)."""
+    if attached.get("hookEvent") in ("Stop", "SubagentStop"):
+        return ""
+    error = attached.get("blockingError")
+    return _hook_lines(error.get("blockingError") if isinstance(error, dict) else error)
+
+
+# attachment type -> the words a hook put before the model or the user (Claude Code renders these
+# into the model's context as system reminders, or shows them; other hook results are bookkeeping)
+HOOK_TEXTS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "hook_additional_context": lambda a: _hook_lines(a.get("content")),
+    "hook_system_message": lambda a: _hook_lines(a.get("content")),
+    "hook_stopped_continuation": lambda a: _hook_lines(a.get("message")),
+    "hook_blocking_error": _blocking,
+    "hook_success": lambda a: _hook_lines(a.get("content")) if a.get("hookEvent") in (
+        "SessionStart", "UserPromptSubmit", "UserPromptExpansion") else "",
+}
 
 
 def _not_human(origin: Any) -> bool:

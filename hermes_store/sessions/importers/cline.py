@@ -88,9 +88,11 @@ class ClineImporter(ReplacedWhenChanged, Importer):
     source: str | None = "cline"
     resumable_by_offset = False
     snapshot = True
+    # the extension's globalStorage in each editor, and ~/.cline/data (the Cline CLI and the JetBrains
+    # plugin's standalone core keep the same task folders there)
     default_locations = {
-        "linux": _locations("~/.config"),
-        "darwin": _locations("~/Library/Application Support"),
+        "linux": (*_locations("~/.config"), f"~/.cline/data/tasks/*/{HISTORY}"),
+        "darwin": (*_locations("~/Library/Application Support"), f"~/.cline/data/tasks/*/{HISTORY}"),
     }
 
     @classmethod

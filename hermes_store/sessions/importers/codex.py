@@ -49,6 +49,10 @@ original keeps the turns the revert abandoned, which stay searchable there.
 payload or under ``data``); session start/close and ``bem_item_promoted``
 (a pointer to an agent item already stored) carry no text.
 
+A rotated thread's live rollout begins with a ``rollout_reference`` to the immutable segment
+holding its earlier records: the read follows it (:mod:`.codex_segments`), and a segment
+met on its own is read through its live rollout.
+
 Any other record or item type is reported as a problem with its line. Older
 files put the items at the top level after a first ``{"id", "timestamp",
 "instructions"}`` line.
@@ -59,9 +63,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from hermes_store.sessions.importers.base import (
+    Checkpoint,
     Event,
     Head,
     Importer,
@@ -74,6 +80,13 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     read_jsonl,
     safe_timestamp,
+)
+from hermes_store.sessions.importers.codex_segments import (
+    MAX_SEGMENTS,
+    active_twin,
+    referenced_segment,
+    same_thread_reference,
+    segment_lines,
 )
 from hermes_store.sessions.importers.openai_common import ToolNames
 
@@ -104,7 +117,7 @@ class CodexImporter(Importer):
     """Codex rollout JSONL (current envelope format and the older flat format)."""
 
     name = "codex"
-    reader = 2  # inter-agent messages, revert rollouts, fork headers (2026-12-06)
+    reader = 3  # 2: inter-agent messages, revert rollouts, fork headers; 3: rotated segments followed (2026-12-07)
     agent = "OpenAI Codex CLI / Desktop"
     indexes = ("every response_item: messages, agent messages, reasoning summaries (role reasoning), "
                "function/custom/local-shell/tool-search/web-search/image-generation calls and outputs, "
@@ -130,6 +143,12 @@ class CodexImporter(Importer):
             return 0.8
         return 0.0
 
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """A rotated segment of a thread whose live rollout is on disk: read through that rollout
+        (:mod:`.codex_segments`)."""
+        return active_twin(head.path)
+
     def default_session_id(self) -> str:
         revert = _REVERT_TAIL.search(self.path.stem)
         if revert and revert.group(1).lower() != revert.group(2).lower():
@@ -145,6 +164,9 @@ class CodexImporter(Importer):
         return None
 
     def read(self, state: SourceState) -> Iterator[Event]:
+        if active_twin(self.path) is not None:  # a rotated segment: its live rollout reads it
+            yield Checkpoint(self.path.stat().st_size, 0)
+            return
         tools = ToolNames()
         session_id = state.meta.get("session_id") or self.default_session_id()
         rollout_id = self._rollout_id()
@@ -152,6 +174,7 @@ class CodexImporter(Importer):
                                    "thread": state.meta.get("thread") or state.meta.get("session_id"),
                                    "agent_path": state.meta.get("agent_path")}
         unknown: set[tuple[str, str]] = set()
+        followed: set[Path] = set()  # rotated segments already read (a reference cycle stops there)
         delivered: set[str] = set()  # ids of inter-agent messages already stored (item or record)
 
         def announce(**fields: Any) -> SessionRecord:
@@ -247,7 +270,9 @@ class CodexImporter(Importer):
             elif kind == "rollout_reference" and payload is not None:
                 # an older revert's (or a rotated segment's) pointer to the records it continues
                 target = opt_str(payload.get("thread_id"))
-                if rollout_id and target == context["thread"]:
+                if not rollout_id and same_thread_reference(payload, context["thread"]):
+                    yield from follow(payload, line)
+                elif rollout_id and target == context["thread"]:
                     yield announce(parent_session_id=_rollout_session(target, opt_str(payload.get("rollout_id")))
                                    or target, meta={"rollout_reference": {
                                        k: payload[k] for k in ("rollout_id", "thread_id", "nth_user_message")
@@ -261,6 +286,31 @@ class CodexImporter(Importer):
             elif line > 1 or kind is not None:
                 problems.append(Problem(line, "record without a type or payload (skipped)"))
             yield from problems
+
+        def follow(payload: dict[str, Any], line: int) -> Iterator[Event]:
+            """The records of the rotated segment a same-thread reference names, in place of the
+            reference (problems name the segment's file and line; messages carry no line of this file)."""
+            segment = referenced_segment(self.path, payload)
+            if segment is None:
+                where = opt_str(payload.get("rollout_path")) or opt_str(payload.get("segment_id")) or "?"
+                yield Problem(line, f"the thread's earlier records are in the rotated segment {where}, which was "
+                                    "not found: only the records after this line are read")
+                return
+            if segment.resolve() in followed or len(followed) >= MAX_SEGMENTS:
+                yield Problem(line, f"rotated segment {segment} already read (a reference cycle or over "
+                                    f"{MAX_SEGMENTS} segments): not read again")
+                return
+            followed.add(segment.resolve())
+            for number, obj, why in segment_lines(segment):
+                events = handle(obj, number) if obj is not None else [Problem(number, why)]
+                for event in events:
+                    if isinstance(event, Problem):
+                        yield Problem(line, f"{segment}:{event.line}: {event.error}" if event.line else
+                                      f"{segment}: {event.error}")
+                    else:
+                        if isinstance(event, MessageRecord):
+                            event.line = None
+                        yield event
 
         yield from read_jsonl(self, state, handle)
 

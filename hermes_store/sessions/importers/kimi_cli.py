@@ -7,9 +7,12 @@ versions). One line per record: messages in the ``kosong`` shape ``{role:
 "think", think} | {type: "image_url", image_url}], tool_calls: [{type:
 "function", id, function: {name, arguments}}], tool_call_id}``, and Kimi's own
 bookkeeping lines ``{"role": "_checkpoint", "id": N}``, ``{"role": "_usage",
-"token_count": N}``, ``{"role": "_system_prompt", content}``. Going back to a
-checkpoint rewrites the file (detected by its prefix hash: re-imported whole).
-Context files carry no times.
+"token_count": N}``, ``{"role": "_system_prompt", content}``. ``/clear`` and going
+back to a checkpoint rotate the file: the whole of it is renamed ``context_<n>.jsonl``
+(``<sessionId>_<n>.jsonl`` in the flat layout) and ``context.jsonl`` starts again (empty, or
+with the lines before the checkpoint); the live file is then re-imported whole (its prefix
+hash changed) and a rotated file is the session ``<sessionId>:rotated-<n>``, its parent the
+session, so the turns cleared or reverted away stay indexed. Context files carry no times.
 
 Kimi Code's record log (``~/.kimi-code/sessions/*/*/agents/*/wire.jsonl``: ``metadata``,
 ``turn.prompt``, ``context.append_message``, ``context.append_loop_event`` lines) is read
@@ -22,6 +25,7 @@ context file (whose session it times), or alone when the context file is gone.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,6 +49,8 @@ from hermes_store.sessions.importers.kimi_wire import WireReader, content_parts,
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _PRIVATE = {"_checkpoint", "_usage", "_system_prompt"}
+# a context file rotated away by /clear or a checkpoint revert (``kimi_cli.utils.path.next_available_rotation``)
+_ROTATED = re.compile(r"^(.+)_(\d+)\.jsonl$")
 ROLES = ("user", "assistant", "tool", "system")
 
 
@@ -80,7 +86,7 @@ class KimiCliImporter(Importer):
     """One Kimi CLI ``context.jsonl``."""
 
     name = "kimi-cli"
-    reader = 2  # wire log beside context.jsonl (2026-12-06)
+    reader = 3  # 2: wire log beside context.jsonl; 3: rotated context_<n>.jsonl files (2026-12-07)
     agent = "Kimi CLI"
     indexes = (
         "messages, think parts, tool calls and results; bookkeeping lines skipped; Kimi Code's"
@@ -91,12 +97,14 @@ class KimiCliImporter(Importer):
     default_locations = {
         "linux": (
             "~/.kimi/sessions/*/*/context.jsonl",
+            "~/.kimi/sessions/*/*/context_*.jsonl",
             "~/.kimi/sessions/*/*.jsonl",
             "~/.kimi/sessions/*/*/wire.jsonl",
             "~/.kimi-code/sessions/*/*/agents/*/wire.jsonl",
         ),
         "darwin": (
             "~/.kimi/sessions/*/*/context.jsonl",
+            "~/.kimi/sessions/*/*/context_*.jsonl",
             "~/.kimi/sessions/*/*.jsonl",
             "~/.kimi/sessions/*/*/wire.jsonl",
             "~/.kimi-code/sessions/*/*/agents/*/wire.jsonl",
@@ -130,7 +138,7 @@ class KimiCliImporter(Importer):
             return 0.95
         if (
             objects
-            and head.path.name == "context.jsonl"
+            and (head.path.name == "context.jsonl" or _ROTATED.match(head.path.name))
             and path_has_part(head.path, ".kimi")
             and all("role" in o for o in objects)
         ):
@@ -146,7 +154,22 @@ class KimiCliImporter(Importer):
         objects = head.objects()
         return context if objects and is_cli_wire_line(objects[0]) else None
 
+    def _rotated(self) -> tuple[str, str] | None:
+        """``(session, n)`` for a context file Kimi CLI rotated away on ``/clear`` or a revert
+        (``context_<n>.jsonl`` beside ``context.jsonl``; ``<sid>_<n>.jsonl`` beside a legacy
+        ``<sid>.jsonl``), else None."""
+        match = _ROTATED.match(self.path.name)
+        if match is None:
+            return None
+        base = match.group(1)
+        if base == "context":
+            return self.path.parent.name, match.group(2)
+        return (base, match.group(2)) if (self.path.parent / f"{base}.jsonl").is_file() else None
+
     def default_session_id(self) -> str:
+        rotated = self._rotated()
+        if rotated is not None:
+            return f"{rotated[0]}:rotated-{rotated[1]}"
         if self.path.name == "wire.jsonl" and self._is_cli_wire():
             return self.path.parent.name
         if self.path.name == "wire.jsonl":
@@ -171,14 +194,16 @@ class KimiCliImporter(Importer):
             started, ended = wire_span(wire)  # the context carries no times; its wire log does
             if started is not None:
                 yield SessionRecord(id=session_id, source=self.source, started_at=started, ended_at=ended)
+        rotated = self._rotated()
         if not state.resume_at:
+            in_dir = self.path.name == "context.jsonl" or (rotated is not None and self.path.name.startswith("context_"))
             yield SessionRecord(
                 id=session_id,
                 source=self.source,
+                parent_session_id=rotated[0] if rotated else None,
                 meta={
-                    "work_dir_hash": self.path.parent.parent.name
-                    if self.path.name == "context.jsonl"
-                    else self.path.parent.name
+                    "work_dir_hash": self.path.parent.parent.name if in_dir else self.path.parent.name,
+                    **({"rotated_context": self.path.name} if rotated else {}),
                 },
             )
 

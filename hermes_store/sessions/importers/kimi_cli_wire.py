@@ -130,6 +130,10 @@ class CliWireReader:
             yield Problem(line, f"field 'timestamp': not a time ({obj.get('timestamp')!r})")
         yield from self._event(obj["message"], stamp, line, None, None)
 
+    def message(self, message: dict[str, Any], stamp: float | None, line: int) -> Iterator[Event]:
+        """The events of one main-agent wire message ``{type, payload}`` (a record's ``message``)."""
+        yield from self._event(message, stamp, line, None, None)
+
     def _event(self, message: dict[str, Any], stamp: float | None, line: int, key: str | None,
                parent_call: str | None) -> Iterator[Event]:
         kind, payload = message.get("type"), message.get("payload")

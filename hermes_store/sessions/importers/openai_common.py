@@ -70,6 +70,8 @@ def openai_message(
     content = obj.get("content")
     if content.__class__ is not str or content.startswith("\x00json:"):
         content = flatten_content(content)
+    if not content and role == "assistant":
+        content = _spoken_or_refused(obj)
     tool_calls = decoded = obj.get("tool_calls")
     tool_name = call_id = None
     if tool_calls:
@@ -88,6 +90,17 @@ def openai_message(
         stamp = safe_timestamp(stamp, line, problems)
     return MessageRecord(session_id, role, content, tool_name, tool_calls, call_id, stamp, line,
                          tool_calls_value=None if decoded is tool_calls else decoded)
+
+
+def _spoken_or_refused(obj: dict[str, Any]) -> str:
+    """An assistant message whose words are outside ``content`` (Chat Completions): a
+    ``refusal``, or the ``transcript`` of its ``audio`` reply."""
+    refusal = obj.get("refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        return refusal
+    audio = obj.get("audio")
+    transcript = audio.get("transcript") if isinstance(audio, dict) else None
+    return transcript if isinstance(transcript, str) else ""
 
 
 # --------------------------------------------------------------------------- sniffing

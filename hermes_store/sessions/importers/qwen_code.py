@@ -86,7 +86,7 @@ class QwenCodeImporter(ReplacedWhenChanged, Importer):
     """Qwen Code ``chats/<sessionId>.jsonl`` (uuid tree of Gemini ``Content`` records)."""
 
     name = "qwen-code"
-    reader = 2  # model-facing text, notices, slash and @ commands (2026-12-06)
+    reader = 3  # 2: model-facing text, notices, slash and @ commands; 3: command output items without text (2026-12-07)
     agent = "Qwen Code"
     indexes = "the active branch of the uuid tree, thoughts, tool calls and results, slash and @ commands as typed, custom titles, notifications"
     source: str | None = "qwen-code"
@@ -242,8 +242,7 @@ class _Commands:
                     yield MessageRecord(session_id, "user", raw, timestamp=stamp, line=line)
             elif payload.get("phase") == "result":
                 items = payload.get("outputHistoryItems")
-                texts = [str(i["text"]) for i in items if isinstance(i, dict) and opt_str(i.get("text"))] \
-                    if isinstance(items, list) else []
+                texts = [t for t in (_item_text(i) for i in items) if t] if isinstance(items, list) else []
                 if texts:
                     yield MessageRecord(session_id, "system", f"[{raw or 'command'}] " + "\n".join(texts),
                                         timestamp=stamp, line=line)
@@ -263,6 +262,20 @@ class _Commands:
             if payload.get("status") == "error" and opt_str(payload.get("message")):
                 yield MessageRecord(session_id, "system", f"[@ error] {payload['message']}", timestamp=stamp, line=line)
         self.pending = []
+
+
+def _item_text(item: Any) -> str:
+    """What one history item a command showed says: its ``text``, else (an ``about`` box, a
+    ``/goal`` status, stats) its type and its scalar fields, ``type: key value, ...``."""
+    if not isinstance(item, dict):
+        return ""
+    if opt_str(item.get("text")):
+        return str(item["text"])
+    fields = ", ".join(f"{key} {value}" for key, value in item.items()
+                       if key not in ("type", "id") and isinstance(value, (str, int, float)) and not isinstance(value, bool)
+                       and str(value).strip())
+    kind = opt_str(item.get("type")) or "item"
+    return f"{kind}: {fields}" if fields else ""
 
 
 def _with_files(typed: str, payload: dict[str, Any]) -> str:

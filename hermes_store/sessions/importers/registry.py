@@ -17,6 +17,7 @@ from importlib import metadata
 from hermes_store.sessions.importers.aider import AiderImporter
 from hermes_store.sessions.importers.amp import AmpImporter
 from hermes_store.sessions.importers.amp_stream import AmpStreamImporter
+from hermes_store.sessions.importers.antigravity import AntigravityImporter
 from hermes_store.sessions.importers.base import Importer
 from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
 from hermes_store.sessions.importers.claude_ai_export import ClaudeAiExportImporter
@@ -24,6 +25,7 @@ from hermes_store.sessions.importers.claude_code import ClaudeCodeImporter
 from hermes_store.sessions.importers.claude_stream import ClaudeStreamImporter
 from hermes_store.sessions.importers.claude_web import ClaudeWebImporter
 from hermes_store.sessions.importers.cline import ClineImporter
+from hermes_store.sessions.importers.cline_sdk import ClineSdkImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.codex_exec import CodexExecImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
@@ -34,6 +36,7 @@ from hermes_store.sessions.importers.crush import CrushImporter
 from hermes_store.sessions.importers.cursor import CursorImporter
 from hermes_store.sessions.importers.cursor_agent import CursorAgentImporter
 from hermes_store.sessions.importers.cursor_agent_text import CursorAgentTextImporter
+from hermes_store.sessions.importers.cursor_chats import CursorChatsImporter
 from hermes_store.sessions.importers.cursor_stream import CursorStreamImporter
 from hermes_store.sessions.importers.factory_droid import FactoryDroidImporter
 from hermes_store.sessions.importers.factory_droid_stream import FactoryDroidStreamImporter
@@ -46,11 +49,13 @@ from hermes_store.sessions.importers.gemini_stream import GeminiStreamImporter
 from hermes_store.sessions.importers.goose import GooseDbImporter, GooseJsonlImporter
 from hermes_store.sessions.importers.goose_export import GooseExportImporter
 from hermes_store.sessions.importers.goose_stream import GooseStreamImporter
+from hermes_store.sessions.importers.grok import GrokCliImporter
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
 from hermes_store.sessions.importers.kimi_cli import KimiCliImporter
 from hermes_store.sessions.importers.kimi_print import KimiPrintImporter
+from hermes_store.sessions.importers.kimi_print_text import KimiPrintTextImporter
 from hermes_store.sessions.importers.message_dump import MessageDumpImporter
 from hermes_store.sessions.importers.openai_jsonl import OpenAIJsonlImporter
 from hermes_store.sessions.importers.opencode_db import OpenCodeDbImporter
@@ -94,10 +99,12 @@ BUNDLED: tuple[type[Importer], ...] = (
     CursorImporter,
     CursorAgentImporter,
     CursorAgentTextImporter,
+    CursorChatsImporter,
     ChatGptExportImporter,
     ClaudeAiExportImporter,
     AiderImporter,
     ClineImporter,
+    ClineSdkImporter,
     CopilotChatImporter,
     CopilotCliImporter,
     CopilotCliHistoryImporter,
@@ -106,8 +113,10 @@ BUNDLED: tuple[type[Importer], ...] = (
     GooseDbImporter,
     GooseExportImporter,
     GooseStreamImporter,
+    GrokCliImporter,
     AmpImporter,
     AmpStreamImporter,
+    AntigravityImporter,
     ClaudeStreamImporter,
     CursorStreamImporter,
     QwenStreamImporter,
@@ -116,6 +125,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     FactoryDroidStreamImporter,
     KimiCliImporter,
     KimiPrintImporter,
+    KimiPrintTextImporter,
     PiImporter,
     OpenClawImporter,
     OpenHandsImporter,
