@@ -314,3 +314,42 @@ def test_index_summary_counts_one_in_the_singular(tmp_path: Path) -> None:
     screen = [line for line in final_screen(shown) if line]
     assert code == 0 and screen[0] == ("1 file: 1 session and 1 message added, 0 messages already indexed, "
                                        "1 problem"), screen
+
+
+PROMPT_TEXT = "python repl: >>> import quokka then <<<<<<< HEAD conflict quokka >>>>>>> branch"
+
+
+@pytest.fixture(scope="module")
+def prompt_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store whose message and memory entry hold ``>>>`` and ``<<<`` as written text."""
+    root = tmp_path_factory.mktemp("prompt_home")
+    (root / "sessions").mkdir()
+    (root / "memories").mkdir()
+    (root / "sessions" / "20260402_120000_bbbbbb.jsonl").write_text(
+        json.dumps({"role": "session_meta", "platform": "cli", "timestamp": 1775131200}) + "\n"
+        + json.dumps({"role": "user", "content": PROMPT_TEXT, "timestamp": 1775131210}) + "\n", encoding="utf-8")
+    (root / "memories" / "MEMORY.md").write_text("In the REPL type >>> import quokka <<< to test\n", encoding="utf-8")
+    done = run_in_pipe(["--home", str(root), "sessions", "index", str(root / "sessions")])
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def test_stored_highlight_marks_stay_text(prompt_home: Path) -> None:
+    """A message holding ``>>> import quokka`` (a Python prompt) was printed by ``sessions search``
+    and ``recall`` as ``\\x1b[1m import >>>quokka\\x1b[22m`` on a terminal and ``import >>>quokka``
+    in a pipe (the stored ``>>>`` read as our hit mark, the real mark shown as text), and
+    ``recall --budget`` dropped every ``>>>``/``<<<`` of the stored text. The stored text is shown
+    as written now, only the matched word bold; ``--json`` keeps its ``>>>word<<<`` marks."""
+    bold = PROMPT_TEXT.replace("quokka", "\x1b[1mquokka\x1b[22m").encode()
+    for args in (["sessions", "search", "quokka"], ["recall", "quokka"]):
+        code, shown = run_in_pty(["--home", str(prompt_home), *args])
+        assert code == 0 and bold in shown, (args, shown)
+        piped = run_in_pipe(["--home", str(prompt_home), *args])
+        assert piped.returncode == 0 and PROMPT_TEXT.encode() in piped.stdout, (args, piped.stdout)
+    code, shown = run_in_pty(["--home", str(prompt_home), "recall", "quokka", "--kinds", "memory"])
+    assert code == 0 and b"In the REPL type >>> import \x1b[1mquokka\x1b[22m <<< to test" in shown, shown
+    budget = run_in_pipe(["--home", str(prompt_home), "recall", "quokka", "--budget", "200"])
+    assert budget.returncode == 0 and PROMPT_TEXT.encode() in budget.stdout, budget.stdout
+    assert b"In the REPL type >>> import quokka <<< to test" in budget.stdout, budget.stdout
+    as_json = json.loads(run_in_pipe(["--home", str(prompt_home), "sessions", "search", "quokka", "--json"]).stdout)
+    assert as_json["results"][0]["snippet"] == PROMPT_TEXT.replace("quokka", ">>>quokka<<<")
