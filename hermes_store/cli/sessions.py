@@ -188,8 +188,8 @@ def _resolve(index: Any, session_id: str) -> str:
 def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) -> None:
     """Show one session and its messages (ID may be a unique prefix).
 
-    ``ID#N`` (the reference search, recall and session_search print) shows message N with
-    --context messages either side, marked ``>``; ``@session:ID`` works as ID.
+    `ID#N` (the reference search, recall and session_search print) shows message N with
+    --context messages either side, marked `>`; `@session:ID` works as ID.
     """
     from hermes_store.sessions.calltext import render_calls
     from hermes_store.sessions.live import SessionIndex
