@@ -353,3 +353,30 @@ def test_stored_highlight_marks_stay_text(prompt_home: Path) -> None:
     assert b"In the REPL type >>> import quokka <<< to test" in budget.stdout, budget.stdout
     as_json = json.loads(run_in_pipe(["--home", str(prompt_home), "sessions", "search", "quokka", "--json"]).stdout)
     assert as_json["results"][0]["snippet"] == PROMPT_TEXT.replace("quokka", ">>>quokka<<<")
+
+
+def test_ctrl_c_exits_130_quietly(home: Path) -> None:
+    """Ctrl-C while a command waits (``tool memory -`` reading a terminal) printed click's
+    ``Aborted!`` and exited 1; docs/cli.md promises 130 after Ctrl-C, as ``sessions index`` gives."""
+    import signal
+
+    master, slave = os.openpty()
+    proc = subprocess.Popen([*CLI, "--home", str(home), "tool", "memory", "-"], stdin=slave, stdout=slave,
+                            stderr=slave, env=_env(), close_fds=True)
+    os.close(slave)
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(timeout=30)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    shown = b"".join(chunks)
+    assert code == 130 and b"Aborted" not in shown and b"Traceback" not in shown, (code, shown)
+    assert b"Interrupted" in shown
