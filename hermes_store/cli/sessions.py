@@ -370,12 +370,16 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
                       "path": item["source"], "forgotten_at": item["forgotten_at"]}
                      for item in forgotten])  # ids, positions and times only, never the text
         return
+    # columns as wide as their longest value: a long agent name or pattern shifted its row's
+    # later columns out of line with the rest
+    agent_width = max((len(location.agent) for location in found), default=0)
+    pattern_width = max((len(location.pattern) for location in found), default=0)
     for location in found:
         state = (f"{location.files} files, {location.indexed_files} indexed "
                  f"({location.sessions} sessions, {location.messages} messages)"
                  if location.exists else "not found")
         more = " (truncated)" if location.truncated else ""
-        click.echo(f"{location.agent:<36} {location.pattern:<52} {state}{more}")
+        click.echo(f"{location.agent:<{agent_width}}  {location.pattern:<{pattern_width}}  {state}{more}")
         for problem in location.problems:
             click.echo(f"  problem: {one_line(problem)}", err=True)
     click.echo("\nWritten inside each project, indexed only when you name the path "

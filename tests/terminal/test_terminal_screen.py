@@ -380,3 +380,14 @@ def test_ctrl_c_exits_130_quietly(home: Path) -> None:
     shown = b"".join(chunks)
     assert code == 130 and b"Aborted" not in shown and b"Traceback" not in shown, (code, shown)
     assert b"Interrupted" in shown
+
+
+def test_sessions_sources_columns_line_up(home: Path) -> None:
+    """``sessions sources`` padded its columns to 36 and 52 characters: ``Cursor agent (CLI and
+    editor transcripts)`` and the longer patterns pushed their row's later columns out of line."""
+    done = run_in_pipe(["--home", str(home), "sessions", "sources"])
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.decode().split("\n\n")[0].splitlines() if line.strip()]
+    assert len(rows) > 10
+    starts = {line.rfind(" not found") for line in rows if line.endswith(" not found")}
+    assert len(starts) == 1, rows  # the state column starts at one place on every row
