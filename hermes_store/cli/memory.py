@@ -14,7 +14,14 @@ from hermes_store.builtin import approval
 from hermes_store.builtin.entries import char_count, file_name, usage_long
 from hermes_store.builtin.render import TextCost, over_budget_warning
 from hermes_store.builtin.store import MemoryStore
-from hermes_store.cli.common import echo_json, fenced_output, get_home, model_facing, store_home
+from hermes_store.cli.common import (
+    echo_json,
+    fenced_output,
+    get_home,
+    model_facing,
+    one_line,
+    store_home,
+)
 from hermes_store.home import Home, MemoryConfig
 
 TARGET_CHOICE = click.Choice(["memory", "user"])
@@ -238,10 +245,12 @@ def cost(ctx: click.Context, as_json: bool) -> None:
 
 
 def _short(text: str | None, width: int = 60) -> str:
+    """``text`` quoted on one line, cut to ``width``: control characters shown as ``\\uXXXX`` as
+    every command shows them (``repr`` wrote ``\\x1b`` and doubled every backslash of a path)."""
     if text is None:
         return "-"
     flat = " ".join(text.split())
-    return repr(flat if len(flat) <= width else flat[: width - 3] + "...")
+    return "'" + one_line(flat if len(flat) <= width else flat[: width - 3] + "...") + "'"
 
 
 @memory.command("history")

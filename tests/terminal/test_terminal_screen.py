@@ -391,3 +391,18 @@ def test_sessions_sources_columns_line_up(home: Path) -> None:
     assert len(rows) > 10
     starts = {line.rfind(" not found") for line in rows if line.endswith(" not found")}
     assert len(starts) == 1, rows  # the state column starts at one place on every row
+
+
+def test_memory_history_shows_text_as_every_command_does(tmp_path: Path) -> None:
+    """``memory history`` printed entries with ``repr``: ``C:\\\\Users\\\\ana`` with every backslash
+    doubled and an ESC as ``\\x1b`` where every other command shows ``\\u001b``."""
+    home = tmp_path / "h"
+    done = run_in_pipe(["--home", str(home), "memory", "add", "Scripts live in C:\\Users\\ana\\bin"])
+    assert done.returncode == 0, done.stderr
+    memory_md = home / "memories" / "MEMORY.md"
+    memory_md.write_text(memory_md.read_text(encoding="utf-8") + "\n§\nhand \x1b[31mred\x1b[0m note\n", encoding="utf-8")
+    assert run_in_pipe(["--home", str(home), "memory", "show"]).returncode == 0  # records the hand edit
+    code, shown = run_in_pty(["--home", str(home), "memory", "history"])
+    assert code == 0, shown
+    assert b"'Scripts live in C:\\Users\\ana\\bin'" in shown, shown
+    assert b"'hand \\u001b[31mred\\u001b[0m note'" in shown and b"\x1b" not in shown, shown
