@@ -13,7 +13,7 @@ import click
 
 from hermes_store.cli import LazyGroup
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing, one_line
-from hermes_store.cli.style import Progress, progress_shown, style
+from hermes_store.cli.style import Progress, display_width, pad, progress_shown, style
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader
@@ -160,11 +160,15 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
     if not rows:
         click.echo("No sessions indexed.")
         return
-    for row in rows:
+    # columns as wide as their widest value on a terminal (a CJK id or source takes two columns a
+    # character; a control character is shown as \\uXXXX, six)
+    ids, sources = [one_line(row["id"]) for row in rows], [one_line(row["source"] or "") for row in rows]
+    id_width, source_width = max(map(display_width, ids)), max(map(display_width, sources))
+    for row, shown_id, source in zip(rows, ids, sources, strict=True):
         title = row["title"] or ""
         gone = f"  [{SOURCE_DELETED}]" if row["source_deleted"] else ""
-        click.echo(f"{row['id']:<40} {row['source']:<12} {_when(row['started_at']):<16} "
-                   f"{row['message_count']:>6}  {title}{gone}")
+        click.echo(f"{pad(shown_id, id_width)}  {pad(source, source_width)}  {_when(row['started_at']):<16} "
+                   f"{row['message_count']:>6}  {title}{gone}".rstrip())
 
 
 def _resolve(index: Any, session_id: str) -> str:
@@ -372,14 +376,14 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
         return
     # columns as wide as their longest value: a long agent name or pattern shifted its row's
     # later columns out of line with the rest
-    agent_width = max((len(location.agent) for location in found), default=0)
-    pattern_width = max((len(location.pattern) for location in found), default=0)
+    agent_width = max((display_width(location.agent) for location in found), default=0)
+    pattern_width = max((display_width(location.pattern) for location in found), default=0)
     for location in found:
         state = (f"{location.files} files, {location.indexed_files} indexed "
                  f"({location.sessions} sessions, {location.messages} messages)"
                  if location.exists else "not found")
         more = " (truncated)" if location.truncated else ""
-        click.echo(f"{location.agent:<{agent_width}}  {location.pattern:<{pattern_width}}  {state}{more}")
+        click.echo(f"{pad(location.agent, agent_width)}  {pad(location.pattern, pattern_width)}  {state}{more}")
         for problem in location.problems:
             click.echo(f"  problem: {one_line(problem)}", err=True)
     click.echo("\nWritten inside each project, indexed only when you name the path "

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import unicodedata
 from contextvars import ContextVar
 from typing import Any
 
@@ -58,6 +59,24 @@ def terminal_safe(text: str) -> str:
     """``text`` with every C0/C1 control character except newline and tab, and every bidi
     override or isolate, shown as ``\\uXXXX``."""
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def display_width(text: str) -> int:
+    """The columns ``text`` takes on a terminal: two for an East Asian wide or fullwidth character
+    (CJK, most emoji), none for a combining mark or a zero-width format character, else one."""
+    width = 0
+    for char in text:
+        if unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` followed by the spaces that make it ``width`` terminal columns wide (by
+    :func:`display_width`, so a CJK value lines up with an ASCII one); a wider ``text`` is kept
+    whole."""
+    return text + " " * max(0, width - display_width(text))
 
 
 def set_color_mode(mode: str) -> None:

@@ -406,3 +406,24 @@ def test_memory_history_shows_text_as_every_command_does(tmp_path: Path) -> None
     assert code == 0, shown
     assert b"'Scripts live in C:\\Users\\ana\\bin'" in shown, shown
     assert b"'hand \\u001b[31mred\\u001b[0m note'" in shown and b"\x1b" not in shown, shown
+
+
+def test_sessions_list_lines_up_wide_and_escaped_values(tmp_path: Path) -> None:
+    """``sessions list`` padded id and source by characters to 40 and 12: a CJK source (two
+    columns a character) or one holding a control character (shown as six-character ``\\u001b``)
+    pushed the date column of its row out of line. Columns are padded by terminal width now."""
+    from hermes_store.cli.style import display_width
+
+    sources = tmp_path / "src"
+    sources.mkdir()
+    for i, platform in enumerate(("电报", "cli", "x\x1by")):
+        (sources / f"20260401_12000{i}_aaaaa{i}.jsonl").write_text(
+            json.dumps({"role": "session_meta", "platform": platform, "timestamp": 1775044800 + i}) + "\n"
+            + json.dumps({"role": "user", "content": "hello", "timestamp": 1775044810 + i}) + "\n", encoding="utf-8")
+    home = tmp_path / "h"
+    assert run_in_pipe(["--home", str(home), "sessions", "index", str(sources)]).returncode == 0
+    code, shown = run_in_pty(["--home", str(home), "sessions", "list"])
+    lines = [line for line in shown.decode().splitlines() if line.strip()]
+    assert code == 0 and len(lines) == 3, shown
+    assert len({display_width(line[:line.index("2026-")]) for line in lines}) == 1, lines
+    assert not any(line.endswith(" ") for line in lines), lines
