@@ -32,9 +32,15 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_in_pty(args: list[str], timeout: float = 60, **env: str) -> tuple[int, bytes]:
-    """Run the CLI with stdout and stderr on a pseudo-terminal; return (exit code, bytes shown)."""
+def run_in_pty(args: list[str], timeout: float = 60, columns: int = 200, **env: str) -> tuple[int, bytes]:
+    """Run the CLI with stdout and stderr on a pseudo-terminal ``columns`` wide; return (exit
+    code, bytes shown)."""
+    import fcntl
+    import struct
+    import termios
+
     master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     proc = subprocess.Popen([*CLI, *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
                             env=_env(**env), close_fds=True)
     os.close(slave)
@@ -427,3 +433,22 @@ def test_sessions_list_lines_up_wide_and_escaped_values(tmp_path: Path) -> None:
     assert code == 0 and len(lines) == 3, shown
     assert len({display_width(line[:line.index("2026-")]) for line in lines}) == 1, lines
     assert not any(line.endswith(" ") for line in lines), lines
+
+
+def test_progress_fits_a_narrow_terminal(home: Path, tmp_path: Path) -> None:
+    """On a 40-column terminal the ``Indexing [###---] 2% 00:00:03`` bar (click's fixed 36-wide
+    bar) wrapped, and a wrapped line cannot be redrawn: every update left a line behind, the
+    screen filled with bars. doctor's and backup's status line (cut at 79 characters) wrapped
+    the same way. Every redraw now fits one line of the terminal, however narrow."""
+    for columns in (40, 30):
+        fresh = tmp_path / f"h{columns}"
+        for args, drawn in ((["sessions", "index", str(home / "sessions")], b"Indexing"), (["doctor"], b"doctor:"),
+                            (["backup", str(tmp_path / f"b{columns}.db")], b"Backing up")):
+            code, shown = run_in_pty(["--home", str(fresh), *args], columns=columns)
+            assert code == 0, (args, shown)
+            redraws = [SGR.sub(b"", _CSI.sub(b"", part)) for part in shown.split(b"\r") if drawn in part]
+            assert redraws or args[0] == "sessions", (args, shown)  # a bar too wide for 30 columns is not drawn
+            for line in redraws:
+                assert len(line.decode().rstrip("\n")) < columns, (columns, args, line)
+    code, shown = run_in_pty(["--home", str(tmp_path / "wide"), "sessions", "index", str(home / "sessions")])
+    assert code == 0 and b"Indexing" in shown  # a wide terminal still shows the bar
