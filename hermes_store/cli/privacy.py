@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import echo_json, get_home
+from hermes_store.cli.common import counted, echo_json, get_home
 from hermes_store.redaction import RedactionSettings, Redactor, redactor_for
 from hermes_store.redaction.storage import purge_free_space, rewrite_texts, secure_deletes
 from hermes_store.sessions.storage import open_session_storage
@@ -71,7 +71,7 @@ def _report(report: dict[str, dict[str, int]], rebuilt: list[str], dry_run: bool
         echo_json(result)
         return
     verb = "would redact" if dry_run else "redacted"
-    click.echo(f"{verb} {sum(kinds.values())} secret(s) in {rows} row(s)")
+    click.echo(f"{verb} {counted(sum(kinds.values()), 'secret')} in {counted(rows, 'row')}")
     for kind, n in sorted(kinds.items()):
         click.echo(f"  {kind}: {n}")
     if rebuilt:
@@ -119,4 +119,4 @@ def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching
         echo_json({"success": True, "forgotten_sessions": result["sessions"], "forgotten_messages": result["messages"]})
         return
     whole = f" (whole sessions: {', '.join(result['sessions'])})" if result["sessions"] else ""
-    click.echo(f"forgot {result['messages']} message(s){whole}; re-indexing will not bring them back")
+    click.echo(f"forgot {counted(result['messages'], 'message')}{whole}; re-indexing will not bring them back")

@@ -12,7 +12,7 @@ import apsw
 import click
 
 from hermes_store.cli import LazyGroup
-from hermes_store.cli.common import echo_json, fail, get_home, model_facing, one_line
+from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing, one_line
 from hermes_store.cli.style import Progress, display_width, pad, progress_shown, style
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
@@ -107,13 +107,13 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
     if as_json:
         echo_json(summary.as_dict())
     else:
-        click.echo(f"{_count(summary.files, 'file')}: {_count(summary.sessions_added, 'session')} and "
-                   f"{_count(summary.messages_added, 'message')} added, {_count(summary.skipped, 'message')} "
-                   f"already indexed, {_count(len(summary.errors), 'problem')}"
+        click.echo(f"{counted(summary.files, 'file')}: {counted(summary.sessions_added, 'session')} and "
+                   f"{counted(summary.messages_added, 'message')} added, {counted(summary.skipped, 'message')} "
+                   f"already indexed, {counted(len(summary.errors), 'problem')}"
                    + (f", {summary.messages_updated} edited in place" if summary.messages_updated else "")
-                   + (f", {_count(summary.forgotten, 'forgotten message')} left out" if summary.forgotten else "")
+                   + (f", {counted(summary.forgotten, 'forgotten message')} left out" if summary.forgotten else "")
                    + (f", {len(summary.notices)} with nothing to import" if summary.notices else "")
-                   + (f", {_count(summary.reread, 'file')} read again by a newer reader" if summary.reread else ""))
+                   + (f", {counted(summary.reread, 'file')} read again by a newer reader" if summary.reread else ""))
         for error in summary.errors:
             where = one_line(error["path"]) + (f":{error['line']}" if error["line"] is not None else "")
             click.echo(f"  {where}: {one_line(str(error['error']))}", err=True)
@@ -124,11 +124,6 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
             click.echo(f"  note: hidden folders not walked (agents keep data there): {shown}; name one to "
                        "index it, or use --discover")
     sys.exit(1 if summary.all_failed else 0)
-
-
-def _count(number: int, noun: str) -> str:
-    """``number`` and ``noun``, plural unless it is one (``1 file``, ``0 files``, ``2 files``)."""
-    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _size(path: Path) -> int:
@@ -249,7 +244,7 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
     click.echo(f"  started: {_when(session['started_at'])}  ended: {_when(session['ended_at'])}"
                f"  messages: {session['message_count']}")
     if forgotten:
-        click.echo(f"  forgotten for good: {len(forgotten)} message(s) (#{', #'.join(map(str, forgotten))})")
+        click.echo(f"  forgotten for good: {counted(len(forgotten), 'message')} (#{', #'.join(map(str, forgotten))})")
     for message in messages:
         head = message["role"].upper()
         if message["tool_name"]:
@@ -379,8 +374,8 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     agent_width = max((display_width(location.agent) for location in found), default=0)
     pattern_width = max((display_width(location.pattern) for location in found), default=0)
     for location in found:
-        state = (f"{location.files} files, {location.indexed_files} indexed "
-                 f"({location.sessions} sessions, {location.messages} messages)"
+        state = (f"{counted(location.files, 'file')}, {location.indexed_files} indexed "
+                 f"({counted(location.sessions, 'session')}, {counted(location.messages, 'message')})"
                  if location.exists else "not found")
         more = " (truncated)" if location.truncated else ""
         click.echo(f"{pad(location.agent, agent_width)}  {pad(location.pattern, pattern_width)}  {state}{more}")
@@ -393,12 +388,12 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     if gone:
         click.echo(f"\nIndexed files no longer on disk ({SOURCE_DELETED}; their sessions are kept):")
         for row in gone:
-            click.echo(f"  {row['path']}  [{row['format']}]  {row['sessions']} sessions")
+            click.echo(f"  {row['path']}  [{row['format']}]  {counted(row['sessions'], 'session')}")
     if forgotten:  # counts and ids only, never the text
         whole = [item["session_id"] for item in forgotten if item["whole_session"]]
         single = sum(len(item["messages"]) for item in forgotten)
-        click.echo(f"forgotten for good (hermes-store forget): {len(whole)} session(s)"
-                   f"{' (' + ', '.join(whole) + ')' if whole else ''}, {single} single message(s)"
+        click.echo(f"forgotten for good (hermes-store forget): {counted(len(whole), 'session')}"
+                   f"{' (' + ', '.join(whole) + ')' if whole else ''}, {counted(single, 'single message')}"
                    " -- indexing their sources again skips them")
 
 

@@ -452,3 +452,24 @@ def test_progress_fits_a_narrow_terminal(home: Path, tmp_path: Path) -> None:
                 assert len(line.decode().rstrip("\n")) < columns, (columns, args, line)
     code, shown = run_in_pty(["--home", str(tmp_path / "wide"), "sessions", "index", str(home / "sessions")])
     assert code == 0 and b"Indexing" in shown  # a wide terminal still shows the bar
+
+
+def test_counts_are_singular_or_plural_never_parenthesised(tmp_path: Path) -> None:
+    """``facts export`` said ``exported 1 fact(s) and 0 entit(ies)``, ``forget`` ``forgot 1
+    message(s)``, ``redact`` ``would redact 0 secret(s) in 0 row(s)``, while ``sessions index``
+    says ``1 file``: every count now reads as English."""
+    home = tmp_path / "h"
+    source = tmp_path / "20260401_120000_aaaaaa.jsonl"
+    source.write_text(json.dumps({"role": "session_meta", "platform": "cli", "timestamp": 1775044800}) + "\n"
+                      + json.dumps({"role": "user", "content": "the platypus note", "timestamp": 1775044810}) + "\n",
+                      encoding="utf-8")
+    assert run_in_pipe(["--home", str(home), "sessions", "index", str(source)]).returncode == 0
+    assert run_in_pipe(["--home", str(home), "facts", "add", "Platypus lays eggs"]).returncode == 0
+    exported = run_in_pipe(["--home", str(home), "facts", "export", str(tmp_path / "f.jsonl")])
+    assert exported.returncode == 0 and b"exported 1 fact and 1 entity to" in exported.stderr, exported.stderr
+    redacted = run_in_pipe(["--home", str(home), "redact", "--dry-run"])
+    assert redacted.returncode == 0 and redacted.stdout.startswith(b"would redact 0 secrets in "), redacted.stdout
+    forgot = run_in_pipe(["--home", str(home), "forget", "--matching", "platypus"])
+    assert forgot.returncode == 0 and forgot.stdout.startswith(b"forgot 1 message;"), forgot.stdout
+    for done in (exported, redacted, forgot):
+        assert b"(s)" not in done.stdout + done.stderr and b"(ies)" not in done.stdout + done.stderr
