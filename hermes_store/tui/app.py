@@ -19,6 +19,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.notifications import SeverityLevel
 from textual.timer import Timer
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -285,6 +286,14 @@ class SearchApp(App[None]):
     def action_focus_query(self) -> None:
         """Move the focus back to the query box."""
         self.query_one("#query", Input).focus()
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Textual's notification, always plain text (``markup`` is ignored): a notification may
+        name a session id or a format from the store, and ``[link=...]`` or an unbalanced ``[/]``
+        in one was read as markup (the latter stopped the TUI with "Expected markup value")."""
+        extra = {} if timeout is None else {"timeout": timeout}
+        super().notify(message, title=title, severity=severity, markup=False, **extra)
 
     def copy(self, text: str, what: str) -> None:
         """Copy ``text`` to the clipboard (OSC 52: works over SSH) and show it."""

@@ -128,3 +128,26 @@ def test_stored_prompt_marks_are_text_in_the_result_list(tmp_path: Path) -> None
     assert "python repl: >>> import quokka then <<<<<<< HEAD" in result, screen
     line = next(line for line in styled.splitlines() if "python repl" in line)
     assert re.search(HIT.format(word="import"), line) and not re.search(HIT.format(word=">>>"), line), line
+
+
+def test_copying_a_reference_that_looks_like_markup(tmp_path: Path) -> None:
+    """ctrl+r on a session whose id (its file name) holds ``[link=...]`` stopped the TUI with
+    "Error: Expected markup value": the notification read the copied reference as Textual markup.
+    Notifications are plain text now: the TUI keeps running and shows the reference as it is."""
+    source = tmp_path / "20260405_120001_x[link=http:__evil]click.jsonl"
+    source.write_text(json.dumps({"role": "session_meta", "platform": "cli", "timestamp": 1775044800}) + "\n"
+                      + json.dumps({"role": "user", "content": "bracket numbat", "timestamp": 1775044810}) + "\n",
+                      encoding="utf-8")
+    home = tmp_path / "home"
+    _cli(home, "sessions", "index", str(source))
+    tmux = Tmux(f"env TERM=xterm-256color {' '.join(CLI)} --home {home} tui -q numbat; echo EXITED $?; sleep 30")
+    try:
+        tmux.wait_for(" ms)")
+        tmux.keys("C-r")
+        screen = tmux.wait_for("copied message reference")
+        time.sleep(1)
+        screen = tmux.screen()
+    finally:
+        tmux.close()
+    assert "EXITED" not in screen and "markup" not in screen, screen
+    assert "20260405_120001_x[link=http:__evil]click#0" in screen, screen
