@@ -15,6 +15,7 @@ from hermes_store.builtin.entries import char_count, file_name, usage_long
 from hermes_store.builtin.render import TextCost, over_budget_warning
 from hermes_store.builtin.store import MemoryStore
 from hermes_store.cli.common import (
+    counted,
     echo_json,
     fenced_output,
     get_home,
@@ -93,7 +94,7 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
         echo_json(data)
         return
     for name, info in data.items():
-        click.echo(f"{file_name(name)}  {info['entry_count']} entries, {info['usage']}  ({info['file']})")
+        click.echo(f"{file_name(name)}  {counted(info['entry_count'], 'entry', 'entries')}, {info['usage']}  ({info['file']})")
         if info["over_budget"]:
             click.echo(f"  {info['over_budget']}")
         if info["drifted"]:
@@ -227,7 +228,7 @@ def cost(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"Render style: {data['style']}   (tokens are estimates: ~4 ASCII chars or 1 other char each)")
     for name, block in data["blocks"].items():
         state = "" if block["enabled"] else "  [disabled in config: not in the prompt]"
-        click.echo(f"\n{file_name(name)}  {block['entry_count']} entries, {block['used_chars']:,}/"
+        click.echo(f"\n{file_name(name)}  {counted(block['entry_count'], 'entry', 'entries')}, {block['used_chars']:,}/"
                    f"{block['limit']:,} chars{state}")
         if block["over_budget"]:
             click.echo(f"  {block['over_budget']}")

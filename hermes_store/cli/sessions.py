@@ -274,7 +274,7 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"Sessions: {data['sessions']}")
     click.echo(f"Messages: {data['messages']}")
     for source, counts in data["per_source"].items():
-        click.echo(f"  {source}: {counts['sessions']} sessions, {counts['messages']} messages")
+        click.echo(f"  {source}: {counted(counts['sessions'], 'session')}, {counted(counts['messages'], 'message')}")
     click.echo(f"Indexed files: {data['sources_indexed']}")
     click.echo(f"Database: {data['db_bytes'] / 1e6:.1f} MB")
     if data["index_bytes"] is not None:
@@ -301,7 +301,7 @@ def delete_cmd(ctx: click.Context, session_id: str, for_good: bool) -> None:
         vectors.forget([], [sid])
     finally:
         vectors.close()
-    click.echo(f"Deleted session {sid} ({removed} messages)" + ("; forgotten for good." if for_good else "."))
+    click.echo(f"Deleted session {sid} ({counted(removed, 'message')})" + ("; forgotten for good." if for_good else "."))
 
 
 @sessions.command("prune")
@@ -329,7 +329,7 @@ def prune_cmd(ctx: click.Context, older_than: str, dry_run: bool, as_json: bool)
         echo_json({"dry_run": dry_run, "sessions": ids, "count": len(ids)})
         return
     verb = "Would delete" if dry_run else "Deleted"
-    click.echo(f"{verb} {len(ids)} sessions.")
+    click.echo(f"{verb} {counted(len(ids), 'session')}.")
     for sid in ids:
         click.echo(f"  {sid}")
 

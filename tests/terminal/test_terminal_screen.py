@@ -473,3 +473,8 @@ def test_counts_are_singular_or_plural_never_parenthesised(tmp_path: Path) -> No
     assert forgot.returncode == 0 and forgot.stdout.startswith(b"forgot 1 message;"), forgot.stdout
     for done in (exported, redacted, forgot):
         assert b"(s)" not in done.stdout + done.stderr and b"(ies)" not in done.stdout + done.stderr
+    # ``memory show``, ``status`` and ``sessions stats`` said ``1 entries`` and ``1 sessions``
+    assert run_in_pipe(["--home", str(home), "memory", "add", "Platypus notes live in notes.md"]).returncode == 0
+    assert b"MEMORY.md  1 entry, " in run_in_pipe(["--home", str(home), "memory", "show"]).stdout
+    assert b"1 entry, " in run_in_pipe(["--home", str(home), "status"]).stdout
+    assert b"cli: 1 session, 0 messages" in run_in_pipe(["--home", str(home), "sessions", "stats"]).stdout
