@@ -46,9 +46,10 @@ CSS = """
 .message { padding: 0 1; margin-bottom: 1; }
 .hit { background: $boost; }
 FiltersScreen { align: center middle; }
-#filters-form { width: 76; height: auto; border: round $primary; padding: 0 1; background: $surface; }
+#filters-form { width: 76; max-width: 100%; height: auto; border: round $primary; padding: 0 1; background: $surface; }
 #filters-form Input { height: 3; }
-#recall-title { height: 1; padding: 0 1; }
+#filters-form Label { width: 100%; }
+#recall-title { height: auto; max-height: 3; padding: 0 1; }
 """
 
 
