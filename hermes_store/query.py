@@ -642,6 +642,27 @@ def run_match(
 # --------------------------------------------------------------------------- highlighting
 
 HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = ">>>", "<<<"
+#: The marks of a highlighted excerpt, ``(open, close)``: ``>>>``/``<<<`` in what a model or
+#: ``--json`` reads. A front end that turns marks into styling passes marks of its own that stored
+#: text cannot hold (``>>>`` is a Python prompt, ``<<<<<<<`` a merge conflict) to the searches.
+HIGHLIGHT_MARKS: tuple[str, str] = (HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
+
+
+def cap_marked(text: str, limit: int, marks: tuple[str, str] = HIGHLIGHT_MARKS) -> str:
+    """``text`` (an excerpt marked with ``marks``) cut to about ``limit`` characters, ending in
+    ``…``, never inside a mark and never leaving a span open."""
+    if len(text) <= limit:
+        return text
+    open_mark, close_mark = marks
+    cut = text[:limit - 1]
+    for mark in marks:  # a mark cut in two is dropped
+        for size in range(len(mark) - 1, 0, -1):
+            if text.startswith(mark, len(cut) - size):
+                cut = cut[:-size]
+                break
+    if cut.count(open_mark) > cut.count(close_mark):
+        cut += close_mark
+    return cut + "\u2026"
 
 
 def highlight_excerpt(content: str, query: str | QueryPlan, width: int = 160, *,

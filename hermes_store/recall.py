@@ -12,6 +12,7 @@ a kind that fails is reported in ``errors`` and never raises.
 
 from __future__ import annotations
 
+import secrets
 import time
 import weakref
 from abc import ABC, abstractmethod
@@ -27,7 +28,7 @@ from hermes_store.builtin.search import search_entries
 from hermes_store.db import Database
 from hermes_store.facts.shown import guard_fact
 from hermes_store.home import Home
-from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN
+from hermes_store.query import HIGHLIGHT_MARKS
 from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, cap_chars
 from hermes_store.sessions.refs import message_ref
 from hermes_store.sessions.shown import without_escapes
@@ -49,6 +50,21 @@ RRF_K = 20  # reciprocal-rank-fusion constant: small lists, so a small k keeps r
 DEFAULT_TRUST = 0.5
 RECENCY_HALF_LIFE_DAYS = 180.0
 MIN_TRIMMED_TOKENS = 24  # below this a trimmed item is not worth including
+
+
+# The marks recall's own searches put around matched words: a private-use pair holding a token
+# drawn per process, which no stored text holds. The budget block drops exactly them (a ``>>>``
+# prompt or a ``<<<<<<<`` conflict line in a message stays as written), and the items' snippets
+# get the caller's marks in their place.
+_TOKEN = secrets.token_hex(6)
+_OWN_MARKS: tuple[str, str] = (f"\ue000{_TOKEN}\ue001", f"\ue002{_TOKEN}\ue001")
+
+
+def _with_marks(text: str | None, marks: tuple[str, str]) -> str | None:
+    """``text`` with recall's own marks replaced by ``marks``."""
+    if not text:
+        return text
+    return text.replace(_OWN_MARKS[0], marks[0]).replace(_OWN_MARKS[1], marks[1])
 
 
 @dataclass
@@ -156,6 +172,7 @@ class RecallRequest:
     exclude_session_id: str = ""
     after: int | None = None  # past sessions only: their start, inclusive (Hermes' after)
     before: int | None = None  # past sessions only: their start, exclusive (Hermes' before)
+    marks: tuple[str, str] = HIGHLIGHT_MARKS  # around the matched words of a snippet
     notes: dict[str, str] = field(default_factory=dict)
     shared: dict[str, Any] = field(default_factory=dict)  # work kinds share within one call
 
@@ -217,7 +234,8 @@ class BuiltinKind(Kind):
 
 def _builtin_candidates(request: RecallRequest, targets: tuple[str, ...]) -> dict[str, list[RecallItem]]:
     home, db, limit = request.home, request.db, request.limit
-    found = search_entries(db, home.memories_dir, request.text, targets=targets, limit=limit * 3)
+    found = search_entries(db, home.memories_dir, request.text, targets=targets, limit=limit * 3,
+                           marks=request.marks)
     if found.note:
         for target in targets:
             request.notes[target] = found.note
@@ -331,7 +349,7 @@ class SessionsKind(Kind):
         # expand_context lets the neighbours of strong matches in: the best evidence recall (LoCoMo)
         found = search_messages(db, request.text, limit=limit * 2 if own_root else limit,
                                 since=request.since, until=request.until, expand_context=True,
-                                after=request.after, before=request.before)
+                                after=request.after, before=request.before, marks=request.marks)
         if found.note:
             request.notes[self.name] = found.note
         now = time.time()
@@ -426,10 +444,11 @@ def fuse(lists: dict[str, list[RecallItem]], limit: int) -> list[RecallItem]:
 # --------------------------------------------------------------------------- budget
 
 
-def render_item(item: RecallItem, text: str | None = None) -> str:
-    """One line of the recall block for ``item`` (``text`` overrides its text, e.g. trimmed)."""
+def render_item(item: RecallItem, text: str | None = None, marks: tuple[str, str] = HIGHLIGHT_MARKS) -> str:
+    """One line of the recall block for ``item`` (``text`` overrides its text, e.g. trimmed),
+    without the ``marks`` its snippet was made with."""
     body = " ".join((text if text is not None else item.text).split())
-    body = body.replace(HIGHLIGHT_OPEN, "").replace(HIGHLIGHT_CLOSE, "")
+    body = body.replace(marks[0], "").replace(marks[1], "")
     return sanitize_context(f"- {KIND_BY_NAME[item.kind].label(item)} {body}")
 
 
@@ -446,25 +465,27 @@ def _trim_to_tokens(text: str, tokens: int) -> str:
     return " ".join(words[:low]) + " …" if low else ""
 
 
-def pack(items: list[RecallItem], budget_tokens: int, query: str) -> tuple[list[RecallItem], list[dict[str, Any]], str, int]:
-    """Greedily pack the best items into a block of at most ``budget_tokens`` estimated tokens."""
+def pack(items: list[RecallItem], budget_tokens: int, query: str,
+         marks: tuple[str, str] = HIGHLIGHT_MARKS) -> tuple[list[RecallItem], list[dict[str, Any]], str, int]:
+    """Greedily pack the best items into a block of at most ``budget_tokens`` estimated tokens
+    (``marks``: those of the items' snippets, left out of the block)."""
     header = f"Recalled for: {' '.join(query.split())[:200]}"
     used = estimate_tokens(header) + 1
     lines = [header]
     kept: list[RecallItem] = []
     omitted: list[dict[str, Any]] = []
     for item in items:
-        line = render_item(item)
+        line = render_item(item, marks=marks)
         cost = estimate_tokens(line) + 1
         if used + cost <= budget_tokens:
             lines.append(line)
             kept.append(item)
             used += cost
             continue
-        room = budget_tokens - used - estimate_tokens(render_item(item, "")) - 1
+        room = budget_tokens - used - estimate_tokens(render_item(item, "", marks)) - 1
         trimmed = _trim_to_tokens(item.text, room) if room >= MIN_TRIMMED_TOKENS else ""
         if trimmed:
-            line = render_item(item, trimmed)
+            line = render_item(item, trimmed, marks)
             lines.append(line)
             used += estimate_tokens(line) + 1
             item.provenance = {**item.provenance, "trimmed": True}
@@ -489,7 +510,8 @@ def _open_existing_db(home: Home) -> Database | None:
 def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_tokens: int | None = None,
            since: Any = None, until: Any = None, min_trust: float | None = None,
            home: Home | str | None = None, db: Database | None = None,
-           exclude_session_id: str = "", after: Any = None, before: Any = None) -> RecallResult:
+           exclude_session_id: str = "", after: Any = None, before: Any = None,
+           marks: tuple[str, str] = HIGHLIGHT_MARKS) -> RecallResult:
     """Ask built-in memory, the fact store and past sessions at once and fuse the answers.
 
     ``kinds`` picks any of memory, user, facts, sessions. ``since``/``until``
@@ -497,7 +519,8 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
     the fact store's threshold. ``after``/``before`` bound the start of past sessions as
     ``session_search`` does (:func:`hermes_store.timeutil.parse_bound`: inclusive/exclusive, a
     date-only ``before`` is midnight UTC). Never raises on query text; a failing kind is
-    reported in ``errors``.
+    reported in ``errors``. ``marks`` (open, close) surround the matched words of memory and
+    session snippets (:data:`~hermes_store.query.HIGHLIGHT_MARKS` by default).
     """
     home = home if isinstance(home, Home) else Home(home)
     kinds = list(kinds)
@@ -523,7 +546,7 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
                                 kinds=tuple(k for k in KINDS if k in set(kinds)), since=since_ts,
                                 until=until_ts, min_trust=min_trust,
                                 exclude_session_id=exclude_session_id, notes=result.notes,
-                                after=after_ts, before=before_ts)
+                                after=after_ts, before=before_ts, marks=_OWN_MARKS)
         lists: dict[str, list[RecallItem]] = {}
         for kind in RECALL_KINDS:
             if kind.name not in request.kinds:
@@ -537,11 +560,14 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
                 result.errors[kind.name] = f"{type(exc).__name__}: {exc}"
         fused = fuse(lists, limit)
         if budget_tokens is not None:
-            kept, omitted, rendered, used = pack(fused, int(budget_tokens), result.query)
+            kept, omitted, rendered, used = pack(fused, int(budget_tokens), result.query, _OWN_MARKS)
             result.results, result.omitted, result.rendered = kept, omitted, rendered
             result.budget_tokens, result.used_tokens = int(budget_tokens), used
         else:
             result.results = fused
+        for item in result.results:
+            item.text = _with_marks(item.text, marks) or ""
+            item.snippet = _with_marks(item.snippet, marks)
         return result
     finally:
         if own_db is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from hermes_store.builtin.entries import TARGETS, file_name, parse_entries, read_raw_checked
 from hermes_store.builtin.storage import BuiltinStorage, open_builtin_storage
 from hermes_store.db import Database, DatabaseError
-from hermes_store.query import HIGHLIGHT_OPEN, compile_query, highlight_excerpt
+from hermes_store.query import HIGHLIGHT_MARKS, compile_query, highlight_excerpt
 from hermes_store.redaction import redactor_for
 
 
@@ -27,7 +27,7 @@ class EntryHit:
     target: str  # "memory" or "user"
     index: int  # 1-based position in the file, as `memory show` numbers it
     content: str
-    snippet: str  # matches wrapped in >>> <<<
+    snippet: str  # matches wrapped in the search's marks (>>> <<< by default)
     score: float  # higher is better (negated bm25)
 
 
@@ -66,8 +66,10 @@ def refresh_index(db: Database | BuiltinStorage, memories_dir: Path,
 
 
 def search_entries(db: Database | None, memories_dir: Path, query: str, *,
-                   targets: tuple[str, ...] = TARGETS, limit: int = 10) -> EntrySearch:
-    """Search the built-in entries of ``targets`` for ``query`` (never raises on query text).
+                   targets: tuple[str, ...] = TARGETS, limit: int = 10,
+                   marks: tuple[str, str] = HIGHLIGHT_MARKS) -> EntrySearch:
+    """Search the built-in entries of ``targets`` for ``query`` (never raises on query text);
+    each snippet's matched words are between ``marks`` (open, close).
 
     ``db`` is the home's database; pass None (or a read-only one) to search an
     in-memory index built from the files for this call only.
@@ -87,10 +89,11 @@ def search_entries(db: Database | None, memories_dir: Path, query: str, *,
             storage = open_builtin_storage(db)
             refresh_index(storage, memories_dir, targets)
         plan = compile_query(query)
-        rows, note = storage.search_index(plan, targets, limit)
+        rows, note = storage.search_index(plan, targets, limit, marks)
         hits = [EntryHit(r["target"], int(r["entry_index"]), r["content"],
-                         r["snippet"] if HIGHLIGHT_OPEN in (r["snippet"] or "") else
-                         highlight_excerpt(r["content"], plan), float(r["score"])) for r in rows]
+                         r["snippet"] if marks[0] in (r["snippet"] or "") else
+                         highlight_excerpt(r["content"], plan, open_mark=marks[0], close_mark=marks[1]),
+                         float(r["score"])) for r in rows]
         return EntrySearch(hits, note)
     finally:
         if own is not None:

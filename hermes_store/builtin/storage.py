@@ -13,7 +13,7 @@ Row shapes:
 * history event: ``id, target, action, old_text, new_text, at, origin, session_id,
   restored_from``;
 * index hit: ``target, entry_index, content, snippet, score`` (higher score is better;
-  the snippet marks matches with :data:`hermes_store.query.HIGHLIGHT_OPEN`/``CLOSE``
+  the snippet marks matches with the marks given, :data:`hermes_store.query.HIGHLIGHT_MARKS` by default,
   or is empty when the engine has no snippet).
 """
 
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hermes_store.engines import StoreDatabase, storage_registry
-from hermes_store.query import QueryPlan
+from hermes_store.query import HIGHLIGHT_MARKS, QueryPlan
 from hermes_store.storage_base import EngineStorage, engine_class
 
 STORAGE_ENGINES: dict[str, str] = storage_registry("builtin")  # from the one engine registry
@@ -99,9 +99,10 @@ class BuiltinStorage(EngineStorage):
         """
 
     @abstractmethod
-    def search_index(self, query: str | QueryPlan, targets: Sequence[str],
-                     limit: int) -> tuple[list[dict[str, Any]], str | None]:
-        """Index hits of a user query among ``targets``, best first, and the query note.
+    def search_index(self, query: str | QueryPlan, targets: Sequence[str], limit: int,
+                     marks: tuple[str, str] = HIGHLIGHT_MARKS) -> tuple[list[dict[str, Any]], str | None]:
+        """Index hits of a user query among ``targets``, best first, and the query note; each
+        snippet's matched words between ``marks`` (open, close).
 
         ``query`` is the text a person typed (the :mod:`hermes_store.query` language) or its
         compiled :class:`~hermes_store.query.QueryPlan` (engine-neutral :class:`~hermes_store.query.Match`

@@ -28,8 +28,7 @@ from hermes_store.pghighlight import (
 )
 from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, tsquery_sql
 from hermes_store.query import (
-    HIGHLIGHT_CLOSE,
-    HIGHLIGHT_OPEN,
+    HIGHLIGHT_MARKS,
     Match,
     QueryPlan,
     QueryRejected,
@@ -44,17 +43,16 @@ SNIPPET_WORDS = 24  # as the SQLite engine's snippet(..., 24)
 SNIPPET_ELLIPSIS = "…"  # what the SQLite engine's snippet() puts where it cuts an entry
 
 
-def _excerpt(row: dict[str, Any], match: Match) -> str:
+def _excerpt(row: dict[str, Any], match: Match, marks: tuple[str, str] = HIGHLIGHT_MARKS) -> str:
     """The row's ts_headline in the form FTS5's snippet() gives (phrases one span, ``…`` where
     it cuts the entry), or ``""`` where ts_headline cannot be trusted to mark what the index
     matched (no marks, marks that are not index tokens, or an entry holding a path, address or
     host its parser keeps whole, such as ``db.internal:5432``)."""
     headline, content = row["snippet"] or "", row["content"] or ""
-    if (HIGHLIGHT_OPEN not in headline or not marks_tokens(headline, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
-            or PARSER_WHOLE.search(content)):
+    if marks[0] not in headline or not marks_tokens(headline, *marks) or PARSER_WHOLE.search(content):
         return ""
-    headline = join_phrases(headline, match, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
-    return with_ellipses(headline, content, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE, SNIPPET_ELLIPSIS)
+    headline = join_phrases(headline, match, *marks)
+    return with_ellipses(headline, content, *marks, SNIPPET_ELLIPSIS)
 
 
 class PgBuiltinStorage(SqlBuiltinStorage):
@@ -119,7 +117,8 @@ class PgBuiltinStorage(SqlBuiltinStorage):
             f"COPY builtin_index_entries ({self._columns(*INDEX_COLUMNS)}) FROM STDIN", rows
         )
 
-    def _fetch(self, match: Match, count: int, targets: Sequence[str]) -> list[dict[str, Any]]:
+    def _fetch(self, match: Match, count: int, targets: Sequence[str],
+               marks: tuple[str, str] = HIGHLIGHT_MARKS) -> list[dict[str, Any]]:
         try:
             query_sql, params = tsquery_sql(match)
         except TsQueryError as exc:
@@ -127,7 +126,7 @@ class PgBuiltinStorage(SqlBuiltinStorage):
         # MinWords just under MaxWords: an entry of up to SNIPPET_WORDS words comes back whole, as
         # FTS5's snippet() returns it (with half of it, ts_headline cut the entry's start off)
         options = (
-            f'StartSel="{HIGHLIGHT_OPEN}", StopSel="{HIGHLIGHT_CLOSE}", '
+            f'StartSel="{marks[0]}", StopSel="{marks[1]}", '
             f"MaxWords={SNIPPET_WORDS}, MinWords={SNIPPET_WORDS - 1}, ShortWord=0, HighlightAll=false"
         )
         rows = self.db.query(
@@ -141,29 +140,30 @@ class PgBuiltinStorage(SqlBuiltinStorage):
         )
         unmarked: dict[int, str] = {}
         for i, row in enumerate(rows):
-            row["snippet"] = _excerpt(row, match)
+            row["snippet"] = _excerpt(row, match, marks)
             if not row["snippet"]:
                 unmarked[i] = row["content"] or ""
-        for i, excerpt in self._marked_tokens(unmarked, match).items():
+        for i, excerpt in self._marked_tokens(unmarked, match, marks).items():
             rows[i]["snippet"] = excerpt  # still "": the caller highlights the entry itself
         return rows
 
-    def _marked_tokens(self, contents: dict[int, str], match: Match) -> dict[int, str]:
+    def _marked_tokens(self, contents: dict[int, str], match: Match,
+                       marks: tuple[str, str] = HIGHLIGHT_MARKS) -> dict[int, str]:
         """An excerpt of each of ``contents`` (the entries ts_headline could not mark) with
         every token marked that the index stems or folds to a token of ``match``, cut as FTS5's
         snippet() cuts (:func:`~hermes_store.storage_pg_marks.index_marked_excerpts`)."""
-        found = index_marked_excerpts(self.db, contents, match, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE,
-                                      SNIPPET_WORDS, SNIPPET_ELLIPSIS)
-        return {i: join_phrases(excerpt, match, HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE)
+        found = index_marked_excerpts(self.db, contents, match, *marks, SNIPPET_WORDS, SNIPPET_ELLIPSIS)
+        return {i: join_phrases(excerpt, match, *marks)
                 for i, excerpt in found.items() if excerpt is not None}
 
     def search_index(
-        self, query: str | QueryPlan, targets: Sequence[str], limit: int
+        self, query: str | QueryPlan, targets: Sequence[str], limit: int,
+        marks: tuple[str, str] = HIGHLIGHT_MARKS,
     ) -> tuple[list[dict[str, Any]], str | None]:
         if not targets:
             return [], None
         outcome = run_plan(
-            lambda match, count: self._fetch(match, count, targets),
+            lambda match, count: self._fetch(match, count, targets, marks),
             query,
             limit,
             key=lambda row: (row["target"], row["entry_index"]),

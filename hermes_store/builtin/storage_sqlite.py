@@ -17,7 +17,7 @@ import apsw
 
 from hermes_store.builtin.storage_sql import SqlBuiltinStorage
 from hermes_store.db import Database, DatabaseError
-from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, QueryPlan, run_match
+from hermes_store.query import HIGHLIGHT_MARKS, QueryPlan, run_match
 
 _SEARCH_SQL = """
 SELECT e.target, e.entry_index, e.content,
@@ -71,13 +71,14 @@ class SqliteBuiltinStorage(SqlBuiltinStorage):
             raise DatabaseError(f"{self.db.path}: cannot write the entry index: {exc}") from exc
 
     def search_index(
-        self, query: str | QueryPlan, targets: Sequence[str], limit: int
+        self, query: str | QueryPlan, targets: Sequence[str], limit: int,
+        marks: tuple[str, str] = HIGHLIGHT_MARKS,
     ) -> tuple[list[dict[str, Any]], str | None]:
         sql = _SEARCH_SQL.format(marks=",".join("?" * len(targets)))
 
         def fetch(expression: str, count: int) -> list[dict[str, Any]]:
             return self.db.query(
-                sql, (HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE, expression, *targets, count)
+                sql, (*marks, expression, *targets, count)
             )
 
         outcome = run_match(

@@ -79,6 +79,9 @@ class LazyGroup(click.Group):
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
                 ReaderGone):
             raise
+        except KeyboardInterrupt:  # Ctrl-C: the status a shell reports for SIGINT (docs/cli.md), not click's 1
+            click.echo("Interrupted.", err=True)
+            ctx.exit(130)
         except Exception as exc:
             if os.environ.get("HERMES_STORE_DEBUG"):
                 raise

@@ -85,6 +85,13 @@ def bold_terms(text: str, query: str) -> str:
     return highlight_excerpt(text, query, width=3 * len(text) + 3, open_mark=on, close_mark=off)
 
 
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """``number`` and ``noun``, plural unless it is one: ``1 file``, ``0 files``, ``2 entities``
+    (``plural`` when the noun does not just take an ``s``). What every count a command prints
+    says, rather than ``file(s)``."""
+    return f"{number} {noun if number == 1 else (plural or noun + 's')}"
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print ``Error: message`` to stderr and exit with ``code``."""
     click.echo(f"Error: {message}", err=True)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_store.cli.common import echo_json, get_home
+from hermes_store.cli.common import counted, echo_json, get_home
 from hermes_store.cli.style import StatusLine, style
 from hermes_store.home import ConfigError, Home
 
@@ -153,7 +153,7 @@ def _check_file(path: Path, fix: bool, record: Callable[..., None]) -> bool:
         copied = ", ".join(f"{t} {c['copied']}" for t, c in salvaged["tables"].items() if c["copied"])
         errors = sum(c["read_errors"] for c in salvaged["tables"].values())
         record("salvage", problem, True, kept_as=salvaged["kept_as"], tables=salvaged["tables"],
-               note=f"copied into a fresh store: {copied or 'nothing readable'}; {errors} read error(s) "
+               note=f"copied into a fresh store: {copied or 'nothing readable'}; {counted(errors, 'read error')} "
                     f"skipped; the damaged file is kept as {salvaged['kept_as']}")
         report = dbhealth.inspect(path)
     if report.newer_schema:

@@ -6,7 +6,7 @@ import time
 
 import click
 
-from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.common import counted, echo_json, fail, get_home
 from hermes_store.cli.style import StatusLine
 from hermes_store.sessions.embeddings import (
     SemanticUnavailable,
@@ -87,6 +87,6 @@ def embed(
         return
     again = f", {result['stale']} edited since their vector was made" if result["stale"] else ""
     click.echo(
-        f"Embedded {result['embedded']} messages ({result['pending']} left{again}, "
-        f"{result['vectors']} vectors of {result['model']})"
+        f"Embedded {counted(result['embedded'], 'message')} ({result['pending']} left{again}, "
+        f"{counted(result['vectors'], 'vector')} of {result['model']})"
     )

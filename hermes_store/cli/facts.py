@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import bold_terms, echo_json, fail, get_home, model_facing
+from hermes_store.cli.common import bold_terms, counted, echo_json, fail, get_home, model_facing
 from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
 from hermes_store.facts.fact_tools import (
@@ -253,7 +253,7 @@ def entities(ctx: click.Context, limit: int, as_json: bool) -> None:
         click.echo("No entities.")
     for row in rows:
         aliases = f" (aka {', '.join(row['aliases'])})" if row["aliases"] else ""
-        click.echo(f"{row['name']}{aliases}: {row['fact_count']} fact(s)")
+        click.echo(f"{row['name']}{aliases}: {counted(row['fact_count'], 'fact')}")
 
 
 @facts.command("alias")
@@ -308,7 +308,7 @@ def import_hermes(ctx: click.Context, path: str | None, as_json: bool) -> None:
     if as_json:
         echo_json({"success": True, **counts})
         return
-    click.echo(f"imported {counts['imported']} fact(s) keeping their ids, skipped {counts['skipped']} already "
+    click.echo(f"imported {counted(counts['imported'], 'fact')} keeping their ids, skipped {counts['skipped']} already "
                f"stored, {counts['renumbered']} given a new id (theirs was taken), "
                f"{counts['entities']} entities kept with their ids")
     for reason in counts.get("blocked_reasons", []):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.common import counted, echo_json, fail, get_home
 from hermes_store.facts.portable import export_facts, import_facts
 from hermes_store.facts.store import FactStore, FactStoreError
 from hermes_store.fsutil import atomic_write_text
@@ -28,7 +28,8 @@ def export(ctx: click.Context, dest: str | None) -> None:
         sys.stdout.write(buffer.getvalue())
         return
     atomic_write_text(Path(dest), buffer.getvalue())
-    click.echo(f"exported {counts['facts']} fact(s) and {counts['entities']} entit(ies) to {dest}", err=True)
+    click.echo(f"exported {counted(counts['facts'], 'fact')} and {counted(counts['entities'], 'entity', 'entities')} "
+               f"to {dest}", err=True)
 
 
 @click.command("import")
@@ -50,7 +51,7 @@ def import_(ctx: click.Context, source: str, as_json: bool) -> None:
     if as_json:
         echo_json({"success": True, **counts})
         return
-    click.echo(f"imported {counts['imported']} fact(s), skipped {counts['skipped']} already stored, "
+    click.echo(f"imported {counted(counts['imported'], 'fact')}, skipped {counts['skipped']} already stored, "
                f"{counts['renumbered']} given a new id, {counts['entities']} entities kept with their ids")
     for reason in counts.get("blocked_reasons", []):
         click.echo(f"not imported: {reason}", err=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import fail, get_home
+from hermes_store.cli.common import counted, fail, get_home
 from hermes_store.config_edit import set_config_value
 from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
@@ -107,7 +107,7 @@ def _take_over_holographic(home: Home, name: str) -> None:
             counts = store.import_hermes(source)
     except (FactStoreError, DatabaseError, ConfigError) as exc:
         fail(str(exc))
-    click.echo(f"Imported {counts['imported']} fact(s) from {source} with their ids, trust and counts "
+    click.echo(f"Imported {counted(counts['imported'], 'fact')} from {source} with their ids, trust and counts "
                f"({counts['skipped']} already stored, {counts['renumbered']} given a new id, "
                f"{counts['entities']} entities kept); {source.name} itself was only read.")
     config_path = home.config_path

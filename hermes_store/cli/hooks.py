@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import fail, get_home
+from hermes_store.cli.common import counted, fail, get_home
 from hermes_store.fsutil import atomic_write_text
 
 EVENT = "SessionEnd"
@@ -147,4 +147,4 @@ def run(ctx: click.Context, agent: str) -> None:
         summary = BulkLoader(db, pipeline=False).run([path])
     finally:
         db.close()
-    click.echo(f"indexed {summary.messages_added} messages from {path}", err=True)
+    click.echo(f"indexed {counted(summary.messages_added, 'message')} from {path}", err=True)

@@ -14,7 +14,15 @@ from hermes_store.builtin import approval
 from hermes_store.builtin.entries import char_count, file_name, usage_long
 from hermes_store.builtin.render import TextCost, over_budget_warning
 from hermes_store.builtin.store import MemoryStore
-from hermes_store.cli.common import echo_json, fenced_output, get_home, model_facing, store_home
+from hermes_store.cli.common import (
+    counted,
+    echo_json,
+    fenced_output,
+    get_home,
+    model_facing,
+    one_line,
+    store_home,
+)
 from hermes_store.home import Home, MemoryConfig
 
 TARGET_CHOICE = click.Choice(["memory", "user"])
@@ -86,7 +94,7 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
         echo_json(data)
         return
     for name, info in data.items():
-        click.echo(f"{file_name(name)}  {info['entry_count']} entries, {info['usage']}  ({info['file']})")
+        click.echo(f"{file_name(name)}  {counted(info['entry_count'], 'entry', 'entries')}, {info['usage']}  ({info['file']})")
         if info["over_budget"]:
             click.echo(f"  {info['over_budget']}")
         if info["drifted"]:
@@ -220,7 +228,7 @@ def cost(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"Render style: {data['style']}   (tokens are estimates: ~4 ASCII chars or 1 other char each)")
     for name, block in data["blocks"].items():
         state = "" if block["enabled"] else "  [disabled in config: not in the prompt]"
-        click.echo(f"\n{file_name(name)}  {block['entry_count']} entries, {block['used_chars']:,}/"
+        click.echo(f"\n{file_name(name)}  {counted(block['entry_count'], 'entry', 'entries')}, {block['used_chars']:,}/"
                    f"{block['limit']:,} chars{state}")
         if block["over_budget"]:
             click.echo(f"  {block['over_budget']}")
@@ -238,10 +246,12 @@ def cost(ctx: click.Context, as_json: bool) -> None:
 
 
 def _short(text: str | None, width: int = 60) -> str:
+    """``text`` quoted on one line, cut to ``width``: control characters shown as ``\\uXXXX`` as
+    every command shows them (``repr`` wrote ``\\x1b`` and doubled every backslash of a path)."""
     if text is None:
         return "-"
     flat = " ".join(text.split())
-    return repr(flat if len(flat) <= width else flat[: width - 3] + "...")
+    return "'" + one_line(flat if len(flat) <= width else flat[: width - 3] + "...") + "'"
 
 
 @memory.command("history")

@@ -37,7 +37,7 @@ def _copy_vectors(home: Home, target_url: str, line: StatusLine) -> int:
 def migrate(ctx: click.Context, target_url: str, as_json: bool) -> None:
     """Copy sessions, facts and memory history to another database (SQLite <-> PostgreSQL).
 
-    The source is this home's store (``--database-url`` / config choose it). The target must
+    The source is this home's store (`--database-url` / config choose it). The target must
     be empty; every table's row count is verified before the copy is committed, and ids are
     kept. MEMORY.md / USER.md stay where they are (they are this home's own files).
     """

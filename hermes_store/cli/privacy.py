@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import echo_json, get_home
+from hermes_store.cli.common import counted, echo_json, get_home
 from hermes_store.redaction import RedactionSettings, Redactor, redactor_for
 from hermes_store.redaction.storage import purge_free_space, rewrite_texts, secure_deletes
 from hermes_store.sessions.storage import open_session_storage
@@ -22,12 +22,12 @@ def redact(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
     """Redact secrets already stored (sessions, tool calls, titles, facts, memory history).
 
     Every stored text passes through the same rules as new text (config.yaml
-    ``store.redact_patterns`` / ``store.redact_allow`` included), even when
-    ``store.redact: false``. Then the full-text indexes are rebuilt and no copy of the old
-    text is left: on SQLite the rewrite runs with ``secure_delete``, the WAL is truncated and
+    `store.redact_patterns` / `store.redact_allow` included), even when
+    `store.redact: false`. Then the full-text indexes are rebuilt and no copy of the old
+    text is left: on SQLite the rewrite runs with `secure_delete`, the WAL is truncated and
     the file VACUUMed; on PostgreSQL the changed tables are rewritten (VACUUM FULL).
     The embeddings of rewritten messages are deleted too (made from the old text); the next
-    ``sessions embed`` embeds the redacted text. MEMORY.md / USER.md are never rewritten.
+    `sessions embed` embeds the redacted text. MEMORY.md / USER.md are never rewritten.
     """
     home = get_home(ctx)
     db = home.open_db()
@@ -71,7 +71,7 @@ def _report(report: dict[str, dict[str, int]], rebuilt: list[str], dry_run: bool
         echo_json(result)
         return
     verb = "would redact" if dry_run else "redacted"
-    click.echo(f"{verb} {sum(kinds.values())} secret(s) in {rows} row(s)")
+    click.echo(f"{verb} {counted(sum(kinds.values()), 'secret')} in {counted(rows, 'row')}")
     for kind, n in sorted(kinds.items()):
         click.echo(f"  {kind}: {n}")
     if rebuilt:
@@ -86,12 +86,12 @@ def _report(report: dict[str, dict[str, int]], rebuilt: list[str], dry_run: bool
 @click.pass_context
 def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching: str | None,
            as_json: bool) -> None:
-    """Forget for good: REF (``SESSION_ID#N`` as ``sessions search`` prints it, or a session id),
-    ``--session ID`` or ``--matching TEXT``.
+    """Forget for good: REF (`SESSION_ID#N` as `sessions search` prints it, or a session id),
+    `--session ID` or `--matching TEXT`.
 
     The rows go, the full-text index follows, and no copy is left in the database file, its
     WAL or free pages (so backups taken afterwards hold none); a tombstone (session id and a
-    hash of the message, never its text) keeps ``sessions index`` from bringing it back.
+    hash of the message, never its text) keeps `sessions index` from bringing it back.
     """
     from hermes_store.sessions.forget import ForgetError
     from hermes_store.sessions.forget import forget as forget_items
@@ -119,4 +119,4 @@ def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching
         echo_json({"success": True, "forgotten_sessions": result["sessions"], "forgotten_messages": result["messages"]})
         return
     whole = f" (whole sessions: {', '.join(result['sessions'])})" if result["sessions"] else ""
-    click.echo(f"forgot {result['messages']} message(s){whole}; re-indexing will not bring them back")
+    click.echo(f"forgot {counted(result['messages'], 'message')}{whole}; re-indexing will not bring them back")

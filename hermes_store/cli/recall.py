@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 import click
 
 from hermes_store.cli.common import bold_terms, echo_json, fail, model_facing, store_home
-from hermes_store.cli.style import style
+from hermes_store.cli.style import style, style_marks
 from hermes_store.home import ConfigError
 from hermes_store.recall import KINDS, RECALL_KINDS, unknown_kinds_problem
 from hermes_store.recall import recall as run_recall
 from hermes_store.tooling import fence_reply
-
-_MARK = re.compile(r">>>(.*?)<<<", re.S)
-
-
-def _highlight(text: str) -> str:
-    """Turn >>>match<<< markers into bold text (plain when not on a terminal)."""
-    return _MARK.sub(lambda m: style(m.group(1), "bold"), text)
 
 
 @click.command("recall")
@@ -48,8 +39,11 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
         raise click.BadParameter(problem, param_hint="--kinds")
     home = store_home(ctx)  # a bad store setting stops here (exit 1), not as a kind's error
     try:
+        # listed for a person: memory and session hits come marked in our bold style, whose marks
+        # no stored text can hold (a ``>>>`` prompt stays text); --json and --budget keep >>> <<<
+        marks = {} if as_json or budget is not None else {"marks": style_marks("bold")}
         result = run_recall(query, kinds=wanted, limit=limit, budget_tokens=budget, since=since, until=until,
-                            min_trust=min_trust, home=home, after=after, before=before)
+                            min_trust=min_trust, home=home, after=after, before=before, **marks)
     except ValueError as exc:  # a bad --since/--until (a bad config value is a failure, exit 1)
         fail(str(exc), 1 if isinstance(exc, ConfigError) else 2)
     if as_json:
@@ -78,7 +72,7 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
             click.echo(head + style(f"   [{item.why}]", "dim"))
             body = " ".join(body.split())
             # sessions and memory come marked by the index; a fact is marked here, the same bold
-            click.echo("    " + (bold_terms(body, query) if kind.name == "facts" else _highlight(body)))
+            click.echo("    " + (bold_terms(body, query) if kind.name == "facts" else body))
     for kind, note in result.notes.items():
         click.echo(style(f"note ({kind}): {note}", "dim"), err=True)
     for kind, error in result.errors.items():

@@ -12,8 +12,8 @@ import apsw
 import click
 
 from hermes_store.cli import LazyGroup
-from hermes_store.cli.common import echo_json, fail, get_home, model_facing, one_line
-from hermes_store.cli.style import Progress, progress_shown, style
+from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing, one_line
+from hermes_store.cli.style import Progress, display_width, pad, progress_shown, style
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader
@@ -107,13 +107,13 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
     if as_json:
         echo_json(summary.as_dict())
     else:
-        click.echo(f"{_count(summary.files, 'file')}: {_count(summary.sessions_added, 'session')} and "
-                   f"{_count(summary.messages_added, 'message')} added, {_count(summary.skipped, 'message')} "
-                   f"already indexed, {_count(len(summary.errors), 'problem')}"
+        click.echo(f"{counted(summary.files, 'file')}: {counted(summary.sessions_added, 'session')} and "
+                   f"{counted(summary.messages_added, 'message')} added, {counted(summary.skipped, 'message')} "
+                   f"already indexed, {counted(len(summary.errors), 'problem')}"
                    + (f", {summary.messages_updated} edited in place" if summary.messages_updated else "")
-                   + (f", {_count(summary.forgotten, 'forgotten message')} left out" if summary.forgotten else "")
+                   + (f", {counted(summary.forgotten, 'forgotten message')} left out" if summary.forgotten else "")
                    + (f", {len(summary.notices)} with nothing to import" if summary.notices else "")
-                   + (f", {_count(summary.reread, 'file')} read again by a newer reader" if summary.reread else ""))
+                   + (f", {counted(summary.reread, 'file')} read again by a newer reader" if summary.reread else ""))
         for error in summary.errors:
             where = one_line(error["path"]) + (f":{error['line']}" if error["line"] is not None else "")
             click.echo(f"  {where}: {one_line(str(error['error']))}", err=True)
@@ -124,11 +124,6 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
             click.echo(f"  note: hidden folders not walked (agents keep data there): {shown}; name one to "
                        "index it, or use --discover")
     sys.exit(1 if summary.all_failed else 0)
-
-
-def _count(number: int, noun: str) -> str:
-    """``number`` and ``noun``, plural unless it is one (``1 file``, ``0 files``, ``2 files``)."""
-    return f"{number} {noun}" + ("" if number == 1 else "s")
 
 
 def _size(path: Path) -> int:
@@ -160,11 +155,15 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
     if not rows:
         click.echo("No sessions indexed.")
         return
-    for row in rows:
+    # columns as wide as their widest value on a terminal (a CJK id or source takes two columns a
+    # character; a control character is shown as \\uXXXX, six)
+    ids, sources = [one_line(row["id"]) for row in rows], [one_line(row["source"] or "") for row in rows]
+    id_width, source_width = max(map(display_width, ids)), max(map(display_width, sources))
+    for row, shown_id, source in zip(rows, ids, sources, strict=True):
         title = row["title"] or ""
         gone = f"  [{SOURCE_DELETED}]" if row["source_deleted"] else ""
-        click.echo(f"{row['id']:<40} {row['source']:<12} {_when(row['started_at']):<16} "
-                   f"{row['message_count']:>6}  {title}{gone}")
+        click.echo(f"{pad(shown_id, id_width)}  {pad(source, source_width)}  {_when(row['started_at']):<16} "
+                   f"{row['message_count']:>6}  {title}{gone}".rstrip())
 
 
 def _resolve(index: Any, session_id: str) -> str:
@@ -188,8 +187,8 @@ def _resolve(index: Any, session_id: str) -> str:
 def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) -> None:
     """Show one session and its messages (ID may be a unique prefix).
 
-    ``ID#N`` (the reference search, recall and session_search print) shows message N with
-    --context messages either side, marked ``>``; ``@session:ID`` works as ID.
+    `ID#N` (the reference search, recall and session_search print) shows message N with
+    --context messages either side, marked `>`; `@session:ID` works as ID.
     """
     from hermes_store.sessions.calltext import render_calls
     from hermes_store.sessions.live import SessionIndex
@@ -245,7 +244,7 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
     click.echo(f"  started: {_when(session['started_at'])}  ended: {_when(session['ended_at'])}"
                f"  messages: {session['message_count']}")
     if forgotten:
-        click.echo(f"  forgotten for good: {len(forgotten)} message(s) (#{', #'.join(map(str, forgotten))})")
+        click.echo(f"  forgotten for good: {counted(len(forgotten), 'message')} (#{', #'.join(map(str, forgotten))})")
     for message in messages:
         head = message["role"].upper()
         if message["tool_name"]:
@@ -275,7 +274,7 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"Sessions: {data['sessions']}")
     click.echo(f"Messages: {data['messages']}")
     for source, counts in data["per_source"].items():
-        click.echo(f"  {source}: {counts['sessions']} sessions, {counts['messages']} messages")
+        click.echo(f"  {source}: {counted(counts['sessions'], 'session')}, {counted(counts['messages'], 'message')}")
     click.echo(f"Indexed files: {data['sources_indexed']}")
     click.echo(f"Database: {data['db_bytes'] / 1e6:.1f} MB")
     if data["index_bytes"] is not None:
@@ -302,7 +301,7 @@ def delete_cmd(ctx: click.Context, session_id: str, for_good: bool) -> None:
         vectors.forget([], [sid])
     finally:
         vectors.close()
-    click.echo(f"Deleted session {sid} ({removed} messages)" + ("; forgotten for good." if for_good else "."))
+    click.echo(f"Deleted session {sid} ({counted(removed, 'message')})" + ("; forgotten for good." if for_good else "."))
 
 
 @sessions.command("prune")
@@ -330,7 +329,7 @@ def prune_cmd(ctx: click.Context, older_than: str, dry_run: bool, as_json: bool)
         echo_json({"dry_run": dry_run, "sessions": ids, "count": len(ids)})
         return
     verb = "Would delete" if dry_run else "Deleted"
-    click.echo(f"{verb} {len(ids)} sessions.")
+    click.echo(f"{verb} {counted(len(ids), 'session')}.")
     for sid in ids:
         click.echo(f"  {sid}")
 
@@ -370,12 +369,16 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
                       "path": item["source"], "forgotten_at": item["forgotten_at"]}
                      for item in forgotten])  # ids, positions and times only, never the text
         return
+    # columns as wide as their longest value: a long agent name or pattern shifted its row's
+    # later columns out of line with the rest
+    agent_width = max((display_width(location.agent) for location in found), default=0)
+    pattern_width = max((display_width(location.pattern) for location in found), default=0)
     for location in found:
-        state = (f"{location.files} files, {location.indexed_files} indexed "
-                 f"({location.sessions} sessions, {location.messages} messages)"
+        state = (f"{counted(location.files, 'file')}, {location.indexed_files} indexed "
+                 f"({counted(location.sessions, 'session')}, {counted(location.messages, 'message')})"
                  if location.exists else "not found")
         more = " (truncated)" if location.truncated else ""
-        click.echo(f"{location.agent:<36} {location.pattern:<52} {state}{more}")
+        click.echo(f"{pad(location.agent, agent_width)}  {pad(location.pattern, pattern_width)}  {state}{more}")
         for problem in location.problems:
             click.echo(f"  problem: {one_line(problem)}", err=True)
     click.echo("\nWritten inside each project, indexed only when you name the path "
@@ -385,12 +388,12 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
     if gone:
         click.echo(f"\nIndexed files no longer on disk ({SOURCE_DELETED}; their sessions are kept):")
         for row in gone:
-            click.echo(f"  {row['path']}  [{row['format']}]  {row['sessions']} sessions")
+            click.echo(f"  {row['path']}  [{row['format']}]  {counted(row['sessions'], 'session')}")
     if forgotten:  # counts and ids only, never the text
         whole = [item["session_id"] for item in forgotten if item["whole_session"]]
         single = sum(len(item["messages"]) for item in forgotten)
-        click.echo(f"forgotten for good (hermes-store forget): {len(whole)} session(s)"
-                   f"{' (' + ', '.join(whole) + ')' if whole else ''}, {single} single message(s)"
+        click.echo(f"forgotten for good (hermes-store forget): {counted(len(whole), 'session')}"
+                   f"{' (' + ', '.join(whole) + ')' if whole else ''}, {counted(single, 'single message')}"
                    " -- indexing their sources again skips them")
 
 

@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
 import click
 
 from hermes_store import timeutil
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
-from hermes_store.cli.style import style
+from hermes_store.cli.style import style_marks
 from hermes_store.sessions.live import SessionIndex
 from hermes_store.sessions.search import (
-    HIGHLIGHT_CLOSE,
-    HIGHLIGHT_OPEN,
     SORTS,
     SearchError,
     SearchResult,
     search_messages,
     unknown_roles_problem,
 )
-
-_HIT = re.compile(re.escape(HIGHLIGHT_OPEN) + "(.*?)" + re.escape(HIGHLIGHT_CLOSE), re.S)
-
-
-def _bold(snippet: str) -> str:
-    """Turn ``>>>word<<<`` markers into our bold style (shown only on a terminal)."""
-    return _HIT.sub(lambda m: style(m.group(1), "bold"), snippet)
 
 
 def _check_sources(known: list[str], *given: list[str] | None) -> None:
@@ -102,6 +92,9 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
                 exclude_sources=split(exclude_sources), since=since, until=until, sort=sort,
                 expand_context=expand_context, after=after, before=before,
                 exclude_session_ids=split(exclude_sessions), tools=split(tools),
+                # shown to a person: the hits are marked in our bold style, whose marks no stored
+                # text can hold (a ``>>>`` prompt stays text); --json keeps the >>> <<< marks
+                **({} if as_json else {"marks": style_marks("bold")}),
             )
         except SearchError as exc:
             fail(str(exc), 2)
@@ -120,4 +113,4 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
         title = f" — {row['title']}" if row.get("title") else ""
         click.echo(f"{_stamp(row['timestamp'])}  {row['source']}  {row['session_id']}#{row['seq']} "
                    f"[{row['role']}]{title}")
-        click.echo("    " + _bold(" ".join(str(row["snippet"]).split())))
+        click.echo("    " + " ".join(str(row["snippet"]).split()))

@@ -19,7 +19,7 @@ from hermes_store.builtin.entries import (
     usage_percent,
 )
 from hermes_store.builtin.render import over_budget_warning
-from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing
 from hermes_store.engines import engine_named
 from hermes_store.home import ConfigError, Home, MemoryConfig
 
@@ -290,7 +290,7 @@ def render_status(data: dict[str, Any]) -> list[str]:
     for target, label in (("memory", "MEMORY.md"), ("user", "USER.md")):
         info = data["stores"][target]
         state = info["usage"] if info["readable"] else "UNREADABLE"
-        lines.append(f"    {label + ':':<11} {info['entry_count']} entries, {state}  ({info['file']})")
+        lines.append(f"    {label + ':':<11} {counted(info['entry_count'], 'entry', 'entries')}, {state}  ({info['file']})")
         if info["over_budget"]:
             lines.append(f"    {'':<11} {info['over_budget']}")
     db = data["database"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import unicodedata
 from contextvars import ContextVar
 from typing import Any
 
@@ -58,6 +59,24 @@ def terminal_safe(text: str) -> str:
     """``text`` with every C0/C1 control character except newline and tab, and every bidi
     override or isolate, shown as ``\\uXXXX``."""
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def display_width(text: str) -> int:
+    """The columns ``text`` takes on a terminal: two for an East Asian wide or fullwidth character
+    (CJK, most emoji), none for a combining mark or a zero-width format character, else one."""
+    width = 0
+    for char in text:
+        if unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` followed by the spaces that make it ``width`` terminal columns wide (by
+    :func:`display_width`, so a CJK value lines up with an ASCII one); a wider ``text`` is kept
+    whole."""
+    return text + " " * max(0, width - display_width(text))
 
 
 def set_color_mode(mode: str) -> None:
@@ -137,16 +156,24 @@ class Progress:
     The bar is click's, written to the real stderr: its text is ours, never stored text.
     Leaving the context clears the bar, as :class:`StatusLine` clears its line: what is printed
     next (the command's summary) starts on a clean line, and no finished bar is left behind.
+    The bar fits one line of the terminal stderr is (a wrapped bar cannot be redrawn: each
+    update left a line behind on a narrow terminal); one too narrow for a bar shows none.
     """
+
+    # what click draws around the bar: two blanks, ``[``, ``]``, two blanks, ``100%``, two
+    # blanks and the ``hh:mm:ss`` ETA, plus the column a terminal needs to not wrap
+    _CLUTTER = 2 + 2 + 2 + 4 + 2 + 8 + 1
+    _MIN_BAR = 10
 
     def __init__(self, length: int, label: str) -> None:
         import sys
 
         self._bar: Any = None
         err = raw_stream(sys.stderr)
-        if _progress_on(err):
+        width = terminal_columns(err) - len(label) - self._CLUTTER
+        if _progress_on(err) and width >= self._MIN_BAR:
             self._file = _BarFile(err)
-            self._bar = click.progressbar(length=max(length, 1), label=label, file=self._file)
+            self._bar = click.progressbar(length=max(length, 1), label=label, file=self._file, width=width)
 
     @property
     def shown(self) -> bool:
@@ -187,6 +214,17 @@ class _BarFile:
         return getattr(self._stream, name)
 
 
+def terminal_columns(stream: Any, default: int = 80) -> int:
+    """The width of the terminal ``stream`` writes to (``default`` when it is none or will not
+    say), read from the stream itself: stdout may be a file while stderr is the terminal."""
+    import os
+
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or default
+    except (AttributeError, ValueError, OSError):
+        return default
+
+
 def _stream_is_tty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
@@ -208,6 +246,16 @@ def progress_shown() -> bool:
     return _progress_on(raw_stream(sys.stderr))
 
 
+def _fit(text: str, columns: int) -> str:
+    """The longest start of ``text`` that takes at most ``columns`` terminal columns."""
+    width = 0
+    for at, char in enumerate(text):
+        width += display_width(char)
+        if width > columns:
+            return text[:at]
+    return text
+
+
 class StatusLine:
     """One self-overwriting line of progress on stderr when stderr is a terminal that shows our
     styling (:func:`progress_shown`), else silent.
@@ -227,10 +275,11 @@ class StatusLine:
         return self
 
     def show(self, text: str) -> None:
-        """Replace the status line by ``text`` (cut to 79 characters)."""
+        """Replace the status line by ``text``, cut to one line of the terminal (a wrapped line
+        cannot be overwritten: each update would leave one behind)."""
         if not self._on:
             return
-        self._err.write("\r" + terminal_safe(text)[:79] + "\x1b[K")
+        self._err.write("\r" + _fit(terminal_safe(text), terminal_columns(self._err) - 1) + "\x1b[K")
         self._err.flush()
         self._drawn = True
 

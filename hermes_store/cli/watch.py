@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import get_home
+from hermes_store.cli.common import counted, get_home
 
 
 @click.command("watch")
@@ -46,8 +46,9 @@ def watch(ctx: click.Context, paths: tuple[Path, ...], discover: bool, poll: boo
     def report(changed: list[Path], summary: Any) -> None:
         if quiet or not (summary.messages_added or summary.errors):
             return
-        click.echo(f"indexed {summary.messages_added} messages ({summary.sessions_added} new sessions)"
-                   f" from {len(changed)} file(s)", err=True)
+        click.echo(f"indexed {counted(summary.messages_added, 'message')} "
+                   f"({counted(summary.sessions_added, 'new session')})"
+                   f" from {counted(len(changed), 'file')}", err=True)
         for error in summary.errors:
             where = error["path"] + (f":{error['line']}" if error["line"] is not None else "")
             click.echo(f"  {where}: {error['error']}", err=True)
@@ -66,7 +67,7 @@ def watch(ctx: click.Context, paths: tuple[Path, ...], discover: bool, poll: boo
     previous = signal.signal(signal.SIGTERM, lambda *_: watcher.stop())
     try:
         if not quiet:
-            click.echo(f"watching {len(watched)} path(s) ({watcher.mode}); Ctrl-C to stop", err=True)
+            click.echo(f"watching {counted(len(watched), 'path')} ({watcher.mode}); Ctrl-C to stop", err=True)
         watcher.run()
     except KeyboardInterrupt:
         click.echo("stopped: committed batches are kept", err=True)

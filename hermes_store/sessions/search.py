@@ -22,7 +22,7 @@ doclists that stops there, with the rank function
 those rows.
 
 Snippets are built only for the rows returned, with ``>>>``/``<<<`` around
-matched words.
+matched words (or the ``marks`` a front end passes, which stored text cannot hold).
 """
 
 from __future__ import annotations
@@ -34,16 +34,16 @@ from typing import Any
 from hermes_store import timeutil
 from hermes_store.db import Database
 from hermes_store.query import (
-    HIGHLIGHT_CLOSE,
-    HIGHLIGHT_OPEN,
+    HIGHLIGHT_MARKS,
     Match,
     QueryPlan,
+    cap_marked,
     compile_query,
     highlight_excerpt,
     run_plan,
 )
 from hermes_store.sessions.dated import DATED_POOL, dated_first, named_window
-from hermes_store.sessions.importers.base import MAX_SNIPPET_CHARS, cap_chars, cap_title
+from hermes_store.sessions.importers.base import MAX_SNIPPET_CHARS, cap_title
 from hermes_store.sessions.storage import (
     SORTS,
     Filters,
@@ -336,6 +336,7 @@ def search_messages(
     before: Any = None,
     exclude_session_ids: Iterable[str] | None = None,
     tools: Iterable[str] | str | None = None,
+    marks: tuple[str, str] = HIGHLIGHT_MARKS,
 ) -> SearchResult:
     """Search past messages; never raises on query syntax.
 
@@ -352,7 +353,8 @@ def search_messages(
     case). ``query`` may be
     a :class:`~hermes_store.query.QueryPlan` compiled once for several indexes. Raises
     :class:`SearchError` for bad arguments. ``exclude_session_ids`` leaves out those sessions and
-    every session of their lineages.
+    every session of their lineages. ``marks`` (open, close) surround the matched words of each
+    snippet (:data:`~hermes_store.query.HIGHLIGHT_MARKS` by default).
     """
     plan = compile_query(query)
     storage = _storage(db)
@@ -369,7 +371,7 @@ def search_messages(
             hits = [h for h in hits if h.session_id not in roots and lineage.root(h.session_id) not in roots]
         if window is not None:
             hits = dated_first(hits, window, lambda hit: (hit,))[: max(0, limit)]
-        attach_snippets(storage, hits, plan)
+        attach_snippets(storage, hits, plan, marks)
     text = query.text if isinstance(query, QueryPlan) else query
     return SearchResult(text, note, [h.to_dict() for h in hits], mode)
 
@@ -378,9 +380,10 @@ def search_messages(
 
 
 def attach_snippets(db: Database | SessionStorage, hits: Sequence[Hit],
-                    query: str | QueryPlan) -> None:
+                    query: str | QueryPlan, marks: tuple[str, str] = HIGHLIGHT_MARKS) -> None:
     """Fill ``hit.snippet`` with a highlighted excerpt of each hit's content (``query``: the
-    user text or its compiled plan)."""
+    user text or its compiled plan), the matched words between ``marks`` (open, close)."""
+    open_mark, close_mark = marks
     storage = _storage(db)
     plan = compile_query(query)
     groups: dict[int, tuple[Any, list[int]]] = {}  # one batch per expression (one in a plain search)
@@ -389,22 +392,23 @@ def attach_snippets(db: Database | SessionStorage, hits: Sequence[Hit],
             groups.setdefault(id(hit.expression), (hit.expression, []))[1].append(hit.message_id)
     snippets: dict[tuple[int, int], str | None] = {}
     for key, (expression, ids) in groups.items():
-        for mid, text in storage.snippets(expression, ids, open_mark=HIGHLIGHT_OPEN,
-                                          close_mark=HIGHLIGHT_CLOSE, tokens=SNIPPET_TOKENS).items():
+        for mid, text in storage.snippets(expression, ids, open_mark=open_mark,
+                                          close_mark=close_mark, tokens=SNIPPET_TOKENS).items():
             snippets[(key, mid)] = text
     contents = storage.message_contents(hit.message_id for hit in hits)
     for hit in hits:
         content = contents.get(hit.message_id, "")
         snippet = snippets.get((id(hit.expression), hit.message_id)) if hit.expression is not None else None
-        if not snippet or HIGHLIGHT_OPEN not in snippet:
-            snippet = highlight_excerpt(content, plan) if content else (snippet or "")
-        if HIGHLIGHT_OPEN not in snippet:  # found by its tool calls: show the call
+        if not snippet or open_mark not in snippet:
+            snippet = highlight_excerpt(content, plan, open_mark=open_mark, close_mark=close_mark) \
+                if content else (snippet or "")
+        if open_mark not in snippet:  # found by its tool calls: show the call
             calls = storage.message_calls(hit.message_id)
-            excerpt = highlight_excerpt(calls, plan) if calls else ""
-            if HIGHLIGHT_OPEN in excerpt:
+            excerpt = highlight_excerpt(calls, plan, open_mark=open_mark, close_mark=close_mark) if calls else ""
+            if open_mark in excerpt:
                 snippet = f"[tool call] {excerpt}" if not snippet else f"{snippet} [tool call] {excerpt}"
         # the one threat scan of recorded text: a flagged message (or title) reaches no model
-        hit.snippet = guard_past(cap_chars(snippet, MAX_SNIPPET_CHARS), f"session message #{hit.message_id}",
+        hit.snippet = guard_past(cap_marked(snippet, MAX_SNIPPET_CHARS, marks), f"session message #{hit.message_id}",
                                  also=content)
         if hit.title:
             hit.title = guard_past(cap_title(hit.title), f"title of session {hit.session_id}", also=hit.title)

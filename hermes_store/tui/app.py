@@ -19,6 +19,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.notifications import SeverityLevel
 from textual.timer import Timer
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -45,9 +46,10 @@ CSS = """
 .message { padding: 0 1; margin-bottom: 1; }
 .hit { background: $boost; }
 FiltersScreen { align: center middle; }
-#filters-form { width: 76; height: auto; border: round $primary; padding: 0 1; background: $surface; }
+#filters-form { width: 76; max-width: 100%; height: auto; border: round $primary; padding: 0 1; background: $surface; }
 #filters-form Input { height: 3; }
-#recall-title { height: 1; padding: 0 1; }
+#filters-form Label { width: 100%; }
+#recall-title { height: auto; max-height: 3; padding: 0 1; }
 """
 
 
@@ -285,6 +287,14 @@ class SearchApp(App[None]):
     def action_focus_query(self) -> None:
         """Move the focus back to the query box."""
         self.query_one("#query", Input).focus()
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Textual's notification, always plain text (``markup`` is ignored): a notification may
+        name a session id or a format from the store, and ``[link=...]`` or an unbalanced ``[/]``
+        in one was read as markup (the latter stopped the TUI with "Expected markup value")."""
+        extra = {} if timeout is None else {"timeout": timeout}
+        super().notify(message, title=title, severity=severity, markup=False, **extra)
 
     def copy(self, text: str, what: str) -> None:
         """Copy ``text`` to the clipboard (OSC 52: works over SSH) and show it."""

@@ -10,6 +10,7 @@ one: until ``home.store_exists()`` it answers "no store". Searches go through
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Sequence
@@ -29,6 +30,11 @@ SEARCH_BUDGET = 5.0  # seconds one TUI search may run (the statement is interrup
 CONTEXT_RADIUS = 3  # messages shown before and after the hit in the preview
 SESSION_PAGE = 300  # messages the session screen shows at once
 RECALL_KINDS: tuple[str, ...] = ("memory", "user", "facts")
+# The marks the TUI's searches put around matched words (rendered as the hit style): private-use
+# characters and a token drawn per process, which no stored text holds (``>>>`` marks what a model
+# reads, and is also a Python prompt in a transcript).
+_TOKEN = secrets.token_hex(6)
+SNIPPET_MARKS: tuple[str, str] = (f"\ue000{_TOKEN}\ue001", f"\ue002{_TOKEN}\ue001")
 
 
 def message_reference(session_id: str, seq: int) -> str:
@@ -186,7 +192,7 @@ class StoreView:
                 result = search_messages(
                     self.db(), plan, limit=request.limit, roles=list(request.roles) or None,
                     sources=list(request.sources) or None, since=request.since or None,
-                    until=request.until or None)
+                    until=request.until or None, marks=SNIPPET_MARKS)
         except SearchError as exc:
             return SearchOutcome(request, "invalid", problem=str(exc))
         # only syntax that could not be parsed is a problem; a question read as prose, a short
@@ -227,4 +233,4 @@ class StoreView:
 
     def memory_and_facts(self, query: str, limit: int = 30) -> RecallResult:
         """Facts and MEMORY.md/USER.md entries matching ``query`` (through the recall layer)."""
-        return recall(query, kinds=RECALL_KINDS, limit=limit, home=self.home)
+        return recall(query, kinds=RECALL_KINDS, limit=limit, home=self.home, marks=SNIPPET_MARKS)

@@ -14,8 +14,8 @@ from typing import Any
 from rich.text import Text
 
 from hermes_store.cli.common import terminal_safe
-from hermes_store.query import HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, QueryPlan, highlight_excerpt
-from hermes_store.tui.backend import message_reference
+from hermes_store.query import QueryPlan, highlight_excerpt
+from hermes_store.tui.backend import SNIPPET_MARKS, message_reference
 
 HIT_STYLE = "bold reverse"
 PREVIEW_CHARS = 1200  # characters of one message shown in the preview pane
@@ -43,18 +43,20 @@ def stamp(ts: float | None) -> str:
 
 
 def highlighted(snippet: str) -> Text:
-    """A snippet with ``>>>word<<<`` markers turned into :data:`HIT_STYLE` spans."""
+    """A snippet marked with :data:`~hermes_store.tui.backend.SNIPPET_MARKS` (the backend's
+    searches) with each marked word turned into a :data:`HIT_STYLE` span."""
+    open_mark, close_mark = SNIPPET_MARKS
     out = Text()
     rest = one_line(snippet)
     while rest:
-        start = rest.find(HIGHLIGHT_OPEN)
+        start = rest.find(open_mark)
         if start < 0:
             out.append(rest)
             break
         out.append(rest[:start])
-        rest = rest[start + len(HIGHLIGHT_OPEN):]
-        end = rest.find(HIGHLIGHT_CLOSE)
-        word, rest = (rest, "") if end < 0 else (rest[:end], rest[end + len(HIGHLIGHT_CLOSE):])
+        rest = rest[start + len(open_mark):]
+        end = rest.find(close_mark)
+        word, rest = (rest, "") if end < 0 else (rest[:end], rest[end + len(close_mark):])
         out.append(word, style=HIT_STYLE)
     return out
 

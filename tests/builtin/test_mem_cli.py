@@ -56,7 +56,7 @@ def test_show_json_has_index_chars_and_times(run):
 def test_show_text(run):
     run("memory", "add", "line one\nline two")
     out = run("memory", "show").output
-    assert "MEMORY.md  1 entries" in out and "[1] 17 chars" in out and "      line two" in out
+    assert "MEMORY.md  1 entry" in out and "[1] 17 chars" in out and "      line two" in out
     assert "USER.md  0 entries" in out and "(empty)" in out
 
 

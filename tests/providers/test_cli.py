@@ -127,7 +127,7 @@ def test_install_from_holographic_takes_over_and_reverts(home, tmp_path):
     before = source.read_bytes()
     result = run(home, "hermes", "install", "--hermes-home", str(hermes_home), "--from-holographic")
     assert result.exit_code == 0, result.output
-    assert (f"Imported 2 fact(s) from {source} with their ids, trust and counts (0 already stored, "
+    assert (f"Imported 2 facts from {source} with their ids, trust and counts (0 already stored, "
             "0 given a new id, 2 entities kept)") in result.output
     assert "Switched memory.provider from 'holographic' to 'hermes_store'" in result.output
     backups = list(hermes_home.glob("config.yaml.bak.*"))

@@ -154,3 +154,35 @@ def test_recorded_terminal_escapes_reach_no_snippet(home):
     assert result["title"] == "build log"
     items = recall("deployment", home=home, kinds=["sessions"]).results
     assert items and all("\x1b" not in json.dumps(item.to_dict(), ensure_ascii=False) for item in items)
+
+
+PROMPT_MESSAGE = "python repl: >>> import quokka then <<<<<<< HEAD conflict quokka >>>>>>> branch"
+PROMPT_ENTRY = "In the REPL type >>> import quokka <<< to test"
+
+
+def test_caller_marks_never_confuse_stored_marks(home):
+    """Stored ``>>>``/``<<<`` (a Python prompt, a merge conflict) were indistinguishable from the
+    hit marks: the CLI and the TUI bolded the wrong span, and the ``--budget`` block dropped them
+    from the stored text. A caller's own marks surround exactly the matched words now, on both
+    engines, in session snippets and memory snippets; the budget block keeps the text as written."""
+    from hermes_store.builtin.search import search_entries
+    from hermes_store.sessions.search import search_messages
+
+    (home.memories_dir / "MEMORY.md").write_text(PROMPT_ENTRY, encoding="utf-8")
+    with home.open_db() as db:
+        index = SessionIndex(db)
+        sid = index.create_session(source="cli", title="repl")
+        index.append_message(sid, "user", PROMPT_MESSAGE)
+        marks = ("\ue000[", "]\ue001")
+        found = search_messages(db, "quokka", marks=marks).results
+        assert [r["snippet"] for r in found] == [PROMPT_MESSAGE.replace("quokka", "\ue000[quokka]\ue001")]
+        assert search_messages(db, "quokka").results[0]["snippet"] == PROMPT_MESSAGE.replace("quokka", ">>>quokka<<<")
+        entry = search_entries(db, home.memories_dir, "quokka", marks=marks).hits[0]
+        assert entry.snippet == PROMPT_ENTRY.replace("quokka", "\ue000[quokka]\ue001")
+    result = recall("quokka", kinds=["memory", "sessions"], home=home, marks=marks)
+    assert sorted(item.snippet for item in result.results) == sorted(
+        text.replace("quokka", "\ue000[quokka]\ue001") for text in (PROMPT_MESSAGE, PROMPT_ENTRY))
+    default = recall("quokka", kinds=["memory", "sessions"], home=home).to_dict()
+    assert PROMPT_MESSAGE.replace("quokka", ">>>quokka<<<") in json.dumps(default, ensure_ascii=False)
+    block = recall("quokka", kinds=["memory", "sessions"], home=home, budget_tokens=300).rendered
+    assert PROMPT_MESSAGE in block and PROMPT_ENTRY in block, block

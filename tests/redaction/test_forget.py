@@ -61,7 +61,7 @@ def test_forget_reference_session_and_matching(engine, home, tmp_path) -> None:
     code, out = run(home, "sessions", "show", "drop-2")
     assert code == 1 and "forgotten for good" in out
     sources = run(home, "sessions", "sources")[1]
-    assert "1 session(s) (drop-2), 2 single message(s)" in sources and PRIVATE not in sources
+    assert "1 session (drop-2), 2 single messages" in sources and PRIVATE not in sources
     listed = run(home, "sessions", "sources", "--json")[1]
     gone = sorted((item["session_id"], item["whole_session"], item["messages"])
                   for item in json.loads(listed) if item.get("status") == "forgotten")

@@ -32,9 +32,15 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_in_pty(args: list[str], timeout: float = 60, **env: str) -> tuple[int, bytes]:
-    """Run the CLI with stdout and stderr on a pseudo-terminal; return (exit code, bytes shown)."""
+def run_in_pty(args: list[str], timeout: float = 60, columns: int = 200, **env: str) -> tuple[int, bytes]:
+    """Run the CLI with stdout and stderr on a pseudo-terminal ``columns`` wide; return (exit
+    code, bytes shown)."""
+    import fcntl
+    import struct
+    import termios
+
     master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     proc = subprocess.Popen([*CLI, *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
                             env=_env(**env), close_fds=True)
     os.close(slave)
@@ -314,3 +320,161 @@ def test_index_summary_counts_one_in_the_singular(tmp_path: Path) -> None:
     screen = [line for line in final_screen(shown) if line]
     assert code == 0 and screen[0] == ("1 file: 1 session and 1 message added, 0 messages already indexed, "
                                        "1 problem"), screen
+
+
+PROMPT_TEXT = "python repl: >>> import quokka then <<<<<<< HEAD conflict quokka >>>>>>> branch"
+
+
+@pytest.fixture(scope="module")
+def prompt_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store whose message and memory entry hold ``>>>`` and ``<<<`` as written text."""
+    root = tmp_path_factory.mktemp("prompt_home")
+    (root / "sessions").mkdir()
+    (root / "memories").mkdir()
+    (root / "sessions" / "20260402_120000_bbbbbb.jsonl").write_text(
+        json.dumps({"role": "session_meta", "platform": "cli", "timestamp": 1775131200}) + "\n"
+        + json.dumps({"role": "user", "content": PROMPT_TEXT, "timestamp": 1775131210}) + "\n", encoding="utf-8")
+    (root / "memories" / "MEMORY.md").write_text("In the REPL type >>> import quokka <<< to test\n", encoding="utf-8")
+    done = run_in_pipe(["--home", str(root), "sessions", "index", str(root / "sessions")])
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def test_stored_highlight_marks_stay_text(prompt_home: Path) -> None:
+    """A message holding ``>>> import quokka`` (a Python prompt) was printed by ``sessions search``
+    and ``recall`` as ``\\x1b[1m import >>>quokka\\x1b[22m`` on a terminal and ``import >>>quokka``
+    in a pipe (the stored ``>>>`` read as our hit mark, the real mark shown as text), and
+    ``recall --budget`` dropped every ``>>>``/``<<<`` of the stored text. The stored text is shown
+    as written now, only the matched word bold; ``--json`` keeps its ``>>>word<<<`` marks."""
+    bold = PROMPT_TEXT.replace("quokka", "\x1b[1mquokka\x1b[22m").encode()
+    for args in (["sessions", "search", "quokka"], ["recall", "quokka"]):
+        code, shown = run_in_pty(["--home", str(prompt_home), *args])
+        assert code == 0 and bold in shown, (args, shown)
+        piped = run_in_pipe(["--home", str(prompt_home), *args])
+        assert piped.returncode == 0 and PROMPT_TEXT.encode() in piped.stdout, (args, piped.stdout)
+    code, shown = run_in_pty(["--home", str(prompt_home), "recall", "quokka", "--kinds", "memory"])
+    assert code == 0 and b"In the REPL type >>> import \x1b[1mquokka\x1b[22m <<< to test" in shown, shown
+    budget = run_in_pipe(["--home", str(prompt_home), "recall", "quokka", "--budget", "200"])
+    assert budget.returncode == 0 and PROMPT_TEXT.encode() in budget.stdout, budget.stdout
+    assert b"In the REPL type >>> import quokka <<< to test" in budget.stdout, budget.stdout
+    as_json = json.loads(run_in_pipe(["--home", str(prompt_home), "sessions", "search", "quokka", "--json"]).stdout)
+    assert as_json["results"][0]["snippet"] == PROMPT_TEXT.replace("quokka", ">>>quokka<<<")
+
+
+def test_ctrl_c_exits_130_quietly(home: Path) -> None:
+    """Ctrl-C while a command waits (``tool memory -`` reading a terminal) printed click's
+    ``Aborted!`` and exited 1; docs/cli.md promises 130 after Ctrl-C, as ``sessions index`` gives."""
+    import signal
+
+    master, slave = os.openpty()
+    proc = subprocess.Popen([*CLI, "--home", str(home), "tool", "memory", "-"], stdin=slave, stdout=slave,
+                            stderr=slave, env=_env(), close_fds=True)
+    os.close(slave)
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(timeout=30)
+    chunks: list[bytes] = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    shown = b"".join(chunks)
+    assert code == 130 and b"Aborted" not in shown and b"Traceback" not in shown, (code, shown)
+    assert b"Interrupted" in shown
+
+
+def test_sessions_sources_columns_line_up(home: Path) -> None:
+    """``sessions sources`` padded its columns to 36 and 52 characters: ``Cursor agent (CLI and
+    editor transcripts)`` and the longer patterns pushed their row's later columns out of line."""
+    done = run_in_pipe(["--home", str(home), "sessions", "sources"])
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.decode().split("\n\n")[0].splitlines() if line.strip()]
+    assert len(rows) > 10
+    starts = {line.rfind(" not found") for line in rows if line.endswith(" not found")}
+    assert len(starts) == 1, rows  # the state column starts at one place on every row
+
+
+def test_memory_history_shows_text_as_every_command_does(tmp_path: Path) -> None:
+    """``memory history`` printed entries with ``repr``: ``C:\\\\Users\\\\ana`` with every backslash
+    doubled and an ESC as ``\\x1b`` where every other command shows ``\\u001b``."""
+    home = tmp_path / "h"
+    done = run_in_pipe(["--home", str(home), "memory", "add", "Scripts live in C:\\Users\\ana\\bin"])
+    assert done.returncode == 0, done.stderr
+    memory_md = home / "memories" / "MEMORY.md"
+    memory_md.write_text(memory_md.read_text(encoding="utf-8") + "\n§\nhand \x1b[31mred\x1b[0m note\n", encoding="utf-8")
+    assert run_in_pipe(["--home", str(home), "memory", "show"]).returncode == 0  # records the hand edit
+    code, shown = run_in_pty(["--home", str(home), "memory", "history"])
+    assert code == 0, shown
+    assert b"'Scripts live in C:\\Users\\ana\\bin'" in shown, shown
+    assert b"'hand \\u001b[31mred\\u001b[0m note'" in shown and b"\x1b" not in shown, shown
+
+
+def test_sessions_list_lines_up_wide_and_escaped_values(tmp_path: Path) -> None:
+    """``sessions list`` padded id and source by characters to 40 and 12: a CJK source (two
+    columns a character) or one holding a control character (shown as six-character ``\\u001b``)
+    pushed the date column of its row out of line. Columns are padded by terminal width now."""
+    from hermes_store.cli.style import display_width
+
+    sources = tmp_path / "src"
+    sources.mkdir()
+    for i, platform in enumerate(("电报", "cli", "x\x1by")):
+        (sources / f"20260401_12000{i}_aaaaa{i}.jsonl").write_text(
+            json.dumps({"role": "session_meta", "platform": platform, "timestamp": 1775044800 + i}) + "\n"
+            + json.dumps({"role": "user", "content": "hello", "timestamp": 1775044810 + i}) + "\n", encoding="utf-8")
+    home = tmp_path / "h"
+    assert run_in_pipe(["--home", str(home), "sessions", "index", str(sources)]).returncode == 0
+    code, shown = run_in_pty(["--home", str(home), "sessions", "list"])
+    lines = [line for line in shown.decode().splitlines() if line.strip()]
+    assert code == 0 and len(lines) == 3, shown
+    assert len({display_width(line[:line.index("2026-")]) for line in lines}) == 1, lines
+    assert not any(line.endswith(" ") for line in lines), lines
+
+
+def test_progress_fits_a_narrow_terminal(home: Path, tmp_path: Path) -> None:
+    """On a 40-column terminal the ``Indexing [###---] 2% 00:00:03`` bar (click's fixed 36-wide
+    bar) wrapped, and a wrapped line cannot be redrawn: every update left a line behind, the
+    screen filled with bars. doctor's and backup's status line (cut at 79 characters) wrapped
+    the same way. Every redraw now fits one line of the terminal, however narrow."""
+    for columns in (40, 30):
+        fresh = tmp_path / f"h{columns}"
+        for args, drawn in ((["sessions", "index", str(home / "sessions")], b"Indexing"), (["doctor"], b"doctor:"),
+                            (["backup", str(tmp_path / f"b{columns}.db")], b"Backing up")):
+            code, shown = run_in_pty(["--home", str(fresh), *args], columns=columns)
+            assert code == 0, (args, shown)
+            redraws = [SGR.sub(b"", _CSI.sub(b"", part)) for part in shown.split(b"\r") if drawn in part]
+            assert redraws or args[0] == "sessions", (args, shown)  # a bar too wide for 30 columns is not drawn
+            for line in redraws:
+                assert len(line.decode().rstrip("\n")) < columns, (columns, args, line)
+    code, shown = run_in_pty(["--home", str(tmp_path / "wide"), "sessions", "index", str(home / "sessions")])
+    assert code == 0 and b"Indexing" in shown  # a wide terminal still shows the bar
+
+
+def test_counts_are_singular_or_plural_never_parenthesised(tmp_path: Path) -> None:
+    """``facts export`` said ``exported 1 fact(s) and 0 entit(ies)``, ``forget`` ``forgot 1
+    message(s)``, ``redact`` ``would redact 0 secret(s) in 0 row(s)``, while ``sessions index``
+    says ``1 file``: every count now reads as English."""
+    home = tmp_path / "h"
+    source = tmp_path / "20260401_120000_aaaaaa.jsonl"
+    source.write_text(json.dumps({"role": "session_meta", "platform": "cli", "timestamp": 1775044800}) + "\n"
+                      + json.dumps({"role": "user", "content": "the platypus note", "timestamp": 1775044810}) + "\n",
+                      encoding="utf-8")
+    assert run_in_pipe(["--home", str(home), "sessions", "index", str(source)]).returncode == 0
+    assert run_in_pipe(["--home", str(home), "facts", "add", "Platypus lays eggs"]).returncode == 0
+    exported = run_in_pipe(["--home", str(home), "facts", "export", str(tmp_path / "f.jsonl")])
+    assert exported.returncode == 0 and b"exported 1 fact and 1 entity to" in exported.stderr, exported.stderr
+    redacted = run_in_pipe(["--home", str(home), "redact", "--dry-run"])
+    assert redacted.returncode == 0 and redacted.stdout.startswith(b"would redact 0 secrets in "), redacted.stdout
+    forgot = run_in_pipe(["--home", str(home), "forget", "--matching", "platypus"])
+    assert forgot.returncode == 0 and forgot.stdout.startswith(b"forgot 1 message;"), forgot.stdout
+    for done in (exported, redacted, forgot):
+        assert b"(s)" not in done.stdout + done.stderr and b"(ies)" not in done.stdout + done.stderr
+    # ``memory show``, ``status`` and ``sessions stats`` said ``1 entries`` and ``1 sessions``
+    assert run_in_pipe(["--home", str(home), "memory", "add", "Platypus notes live in notes.md"]).returncode == 0
+    assert b"MEMORY.md  1 entry, " in run_in_pipe(["--home", str(home), "memory", "show"]).stdout
+    assert b"1 entry, " in run_in_pipe(["--home", str(home), "status"]).stdout
+    assert b"cli: 1 session, 0 messages" in run_in_pipe(["--home", str(home), "sessions", "stats"]).stdout

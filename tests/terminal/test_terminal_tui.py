@@ -105,3 +105,49 @@ def test_preview_and_session_mark_what_the_index_matched(french_home: Path) -> N
                 assert re.search(HIT.format(word=word), line), (query, line)
         finally:
             tmux.close()
+
+
+def test_stored_prompt_marks_are_text_in_the_result_list(tmp_path: Path) -> None:
+    """A message holding ``>>> import quokka`` showed in the result list as ``python repl:
+    >>>import quokka`` with ``import`` marked: the stored ``>>>`` was read as the hit mark and
+    the real mark shown as text. The stored text is shown as written, only the hit marked."""
+    source = tmp_path / "20260402_120000_bbbbbb.jsonl"
+    source.write_text(json.dumps({"role": "session_meta", "platform": "cli", "timestamp": 1775131200}) + "\n"
+                      + json.dumps({"role": "user", "content": "python repl: >>> import quokka then <<<<<<< HEAD",
+                                    "timestamp": 1775131210}) + "\n", encoding="utf-8")
+    home = tmp_path / "home"
+    _cli(home, "sessions", "index", str(source))
+    tmux = Tmux(f"env TERM=xterm-256color {' '.join(CLI)} --home {home} tui -q 'import'; sleep 30")
+    try:
+        tmux.wait_for(" ms)")
+        time.sleep(0.3)
+        screen, styled = tmux.screen(), tmux.screen("-e")
+    finally:
+        tmux.close()
+    result = next(line for line in screen.splitlines() if "python repl" in line)
+    assert "python repl: >>> import quokka then <<<<<<< HEAD" in result, screen
+    line = next(line for line in styled.splitlines() if "python repl" in line)
+    assert re.search(HIT.format(word="import"), line) and not re.search(HIT.format(word=">>>"), line), line
+
+
+def test_copying_a_reference_that_looks_like_markup(tmp_path: Path) -> None:
+    """ctrl+r on a session whose id (its file name) holds ``[link=...]`` stopped the TUI with
+    "Error: Expected markup value": the notification read the copied reference as Textual markup.
+    Notifications are plain text now: the TUI keeps running and shows the reference as it is."""
+    source = tmp_path / "20260405_120001_x[link=http:__evil]click.jsonl"
+    source.write_text(json.dumps({"role": "session_meta", "platform": "cli", "timestamp": 1775044800}) + "\n"
+                      + json.dumps({"role": "user", "content": "bracket numbat", "timestamp": 1775044810}) + "\n",
+                      encoding="utf-8")
+    home = tmp_path / "home"
+    _cli(home, "sessions", "index", str(source))
+    tmux = Tmux(f"env TERM=xterm-256color {' '.join(CLI)} --home {home} tui -q numbat; echo EXITED $?; sleep 30")
+    try:
+        tmux.wait_for(" ms)")
+        tmux.keys("C-r")
+        screen = tmux.wait_for("copied message reference")
+        time.sleep(1)
+        screen = tmux.screen()
+    finally:
+        tmux.close()
+    assert "EXITED" not in screen and "markup" not in screen, screen
+    assert "20260405_120001_x[link=http:__evil]click#0" in screen, screen

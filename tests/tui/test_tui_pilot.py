@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("textual")
 
-from textual.widgets import Input, Static  # noqa: E402
+from textual.widgets import Input, Label, Static  # noqa: E402
 
 from hermes_store.home import Home  # noqa: E402
 from hermes_store.tui.app import SearchApp  # noqa: E402
@@ -336,4 +336,28 @@ def test_facts_view_on_a_store_that_cannot_be_read_does_not_say_nothing_matches(
             body = shown(app, "#recall-body")
             assert "could not be searched" in body and "does not exist" in body.replace("\n", " ")
             assert "match this query" not in body
+    asyncio.run(run())
+
+
+def test_facts_title_and_filters_form_fit_a_40_column_terminal(tui_home: Path) -> None:
+    """At 40x15 the facts and memory view's title (one line high) lost the query it names, and
+    the filters form (76 columns wide) ran off the right edge, its labels cut mid-word."""
+    async def run() -> None:
+        app = SearchApp(Home(tui_home), query="zebrafish")
+        async with app.run_test(size=(40, 15)) as pilot:
+            await settle(app, pilot, "zebrafish")
+            await pilot.press("ctrl+g")
+            await wait_until(pilot, lambda: isinstance(app.screen, RecallScreen))
+            await pilot.pause(0.2)
+            title = app.screen.query_one("#recall-title", Static)
+            lines = [strip.text for strip in title.render_lines(title.region.reset_offset)]
+            assert "zebrafish" in " ".join(lines), lines
+            await pilot.press("escape")
+            await pilot.press("ctrl+t")
+            await wait_until(pilot, lambda: isinstance(app.screen, FiltersScreen))
+            await pilot.pause(0.2)
+            form = app.screen.query_one("#filters-form")
+            assert form.region.right <= 40, form.region
+            for label in form.query(Label):  # wrapped within the form, never cut
+                assert label.region.right <= form.content_region.right, (label.region, form.content_region)
     asyncio.run(run())
