@@ -26,9 +26,9 @@ from hermes_store.builtin.provenance import Provenance
 from hermes_store.builtin.render import estimate_tokens
 from hermes_store.builtin.search import search_entries
 from hermes_store.db import Database
+from hermes_store.excerpts import HIGHLIGHT_MARKS
 from hermes_store.facts.shown import guard_fact
 from hermes_store.home import Home
-from hermes_store.query import HIGHLIGHT_MARKS
 from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, cap_chars
 from hermes_store.sessions.refs import message_ref
 from hermes_store.sessions.shown import without_escapes
@@ -520,7 +520,7 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
     ``session_search`` does (:func:`hermes_store.timeutil.parse_bound`: inclusive/exclusive, a
     date-only ``before`` is midnight UTC). Never raises on query text; a failing kind is
     reported in ``errors``. ``marks`` (open, close) surround the matched words of memory and
-    session snippets (:data:`~hermes_store.query.HIGHLIGHT_MARKS` by default).
+    session snippets (:data:`~hermes_store.excerpts.HIGHLIGHT_MARKS` by default).
     """
     home = home if isinstance(home, Home) else Home(home)
     kinds = list(kinds)

@@ -16,7 +16,8 @@ from pathlib import Path
 from hermes_store.builtin.entries import TARGETS, file_name, parse_entries, read_raw_checked
 from hermes_store.builtin.storage import BuiltinStorage, open_builtin_storage
 from hermes_store.db import Database, DatabaseError
-from hermes_store.query import HIGHLIGHT_MARKS, compile_query, highlight_excerpt
+from hermes_store.excerpts import HIGHLIGHT_MARKS, highlight_excerpt
+from hermes_store.query import compile_query
 from hermes_store.redaction import redactor_for
 
 

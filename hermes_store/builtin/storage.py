@@ -13,7 +13,7 @@ Row shapes:
 * history event: ``id, target, action, old_text, new_text, at, origin, session_id,
   restored_from``;
 * index hit: ``target, entry_index, content, snippet, score`` (higher score is better;
-  the snippet marks matches with the marks given, :data:`hermes_store.query.HIGHLIGHT_MARKS` by default,
+  the snippet marks matches with the marks given, :data:`hermes_store.excerpts.HIGHLIGHT_MARKS` by default,
   or is empty when the engine has no snippet).
 """
 
@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from hermes_store.engines import StoreDatabase, storage_registry
-from hermes_store.query import HIGHLIGHT_MARKS, QueryPlan
+from hermes_store.excerpts import HIGHLIGHT_MARKS
+from hermes_store.query import QueryPlan
 from hermes_store.storage_base import EngineStorage, engine_class
 
 STORAGE_ENGINES: dict[str, str] = storage_registry("builtin")  # from the one engine registry

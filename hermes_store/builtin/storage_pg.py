@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from hermes_store.builtin.storage_sql import HISTORY_COLUMNS, INDEX_COLUMNS, SqlBuiltinStorage
+from hermes_store.excerpts import HIGHLIGHT_MARKS
 from hermes_store.pghighlight import (
     PARSER_WHOLE,
     join_phrases,
@@ -27,13 +28,7 @@ from hermes_store.pghighlight import (
     with_ellipses,
 )
 from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, tsquery_sql
-from hermes_store.query import (
-    HIGHLIGHT_MARKS,
-    Match,
-    QueryPlan,
-    QueryRejected,
-    run_plan,
-)
+from hermes_store.query import Match, QueryPlan, QueryRejected, run_plan
 from hermes_store.storage_pg_marks import index_marked_excerpts
 
 if TYPE_CHECKING:

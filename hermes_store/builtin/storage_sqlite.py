@@ -17,7 +17,8 @@ import apsw
 
 from hermes_store.builtin.storage_sql import SqlBuiltinStorage
 from hermes_store.db import Database, DatabaseError
-from hermes_store.query import HIGHLIGHT_MARKS, QueryPlan, run_match
+from hermes_store.excerpts import HIGHLIGHT_MARKS
+from hermes_store.query import QueryPlan, run_match
 
 _SEARCH_SQL = """
 SELECT e.target, e.entry_index, e.content,

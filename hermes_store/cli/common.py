@@ -75,8 +75,8 @@ def store_home(ctx: click.Context) -> Home:
 def bold_terms(text: str, query: str) -> str:
     """All of ``text`` with every word ``query`` matches in our bold style, as session and memory
     hits are shown (a terminal only), for text the index returns without marks (a fact). Words are
-    matched as the index matches them (``query.highlight_excerpt``: folded, stemmed, prefix*)."""
-    from hermes_store.query import highlight_excerpt
+    matched as the index matches them (``excerpts.highlight_excerpt``: folded, stemmed, prefix*)."""
+    from hermes_store.excerpts import highlight_excerpt
 
     if not text:
         return text

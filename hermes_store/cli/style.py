@@ -111,7 +111,7 @@ def style(text: str, *names: str) -> str:
 
 def style_marks(*names: str) -> tuple[str, str]:
     """The marks that open and close :func:`style`'s ``names`` (for a caller that marks spans
-    itself, e.g. ``query.highlight_excerpt``'s ``open_mark``/``close_mark``); ``("", "")`` for
+    itself, e.g. ``excerpts.highlight_excerpt``'s ``open_mark``/``close_mark``); ``("", "")`` for
     no names."""
     unknown = [n for n in names if n not in _SGR]
     if unknown:

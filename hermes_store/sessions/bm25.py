@@ -25,6 +25,17 @@ def idf(rows: float, docs: float) -> float:
     return max(IDF_FLOOR, math.log((rows - docs + 0.5) / (docs + 0.5)))
 
 
+def sampled_idf(found: int, size: int, first_id: int, last_id: int, rows: float) -> float:
+    """IDF of a term from its first ``found`` matches in id order (ids ``first_id`` to
+    ``last_id``), read until ``size``: a full sample spread over its id span stands for
+    ``size * rows / span`` documents; a smaller one is every match. Both engines' rankers."""
+    docs = float(found)
+    if found >= size:
+        span = max(1, abs(int(last_id) - int(first_id)) + 1)
+        docs = size * rows / span
+    return idf(rows, docs)
+
+
 def length_norm(length: float, avgdl: float) -> float:
     """The denominator term ``k1 * (1 - b + b * length / avgdl)`` of a row ``length`` long."""
     return K1 * (1 - B + B * float(length) / avgdl) if avgdl else K1

@@ -13,6 +13,7 @@ Lower (more negative) is better, as with ``bm25()``.
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 from typing import Any
 
@@ -59,13 +60,9 @@ class _Stats:
             if state["count"] >= IDF_SAMPLE:
                 raise _Enough
 
-        try:
+        with contextlib.suppress(_Enough):
             api.query_phrase(phrase, visit, seen)
-            docs = float(seen["count"])
-        except _Enough:
-            span = max(1, seen["last"] - seen["first"] + 1)
-            docs = min(float(rows), IDF_SAMPLE * rows / span)
-        return bm25.idf(rows, docs)
+        return bm25.sampled_idf(seen["count"], IDF_SAMPLE, seen["first"], seen["last"], rows)
 
 
 def hs_bm25(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:

@@ -33,15 +33,8 @@ from typing import Any
 
 from hermes_store import timeutil
 from hermes_store.db import Database
-from hermes_store.query import (
-    HIGHLIGHT_MARKS,
-    Match,
-    QueryPlan,
-    cap_marked,
-    compile_query,
-    highlight_excerpt,
-    run_plan,
-)
+from hermes_store.excerpts import HIGHLIGHT_MARKS, cap_marked, highlight_excerpt
+from hermes_store.query import Match, QueryPlan, compile_query, run_plan
 from hermes_store.sessions.dated import DATED_POOL, dated_first, named_window
 from hermes_store.sessions.importers.base import MAX_SNIPPET_CHARS, cap_title
 from hermes_store.sessions.storage import (
@@ -354,7 +347,7 @@ def search_messages(
     a :class:`~hermes_store.query.QueryPlan` compiled once for several indexes. Raises
     :class:`SearchError` for bad arguments. ``exclude_session_ids`` leaves out those sessions and
     every session of their lineages. ``marks`` (open, close) surround the matched words of each
-    snippet (:data:`~hermes_store.query.HIGHLIGHT_MARKS` by default).
+    snippet (:data:`~hermes_store.excerpts.HIGHLIGHT_MARKS` by default).
     """
     plan = compile_query(query)
     storage = _storage(db)

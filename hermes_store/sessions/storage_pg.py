@@ -120,17 +120,6 @@ class Walk:
                 f"({len(self.rows)} found before it)")
 
 
-def _sampled_idf(sample: Sequence[dict[str, Any]], size: int, rows: int) -> float:
-    """bm25's IDF from ``sample``, a term's first matches in id order, at most ``size`` of
-    them: ``size`` matches spread over an id span stand for ``size * rows / span`` documents
-    (as the SQLite ranker estimates)."""
-    docs = float(len(sample))
-    if docs >= size:
-        span = max(1, abs(int(sample[0]["id"]) - int(sample[-1]["id"])) + 1)
-        docs = size * rows / span
-    return bm25.idf(rows, docs)  # the cached row count may lag behind other writers: capped there
-
-
 _PLAIN_LEXEME = re.compile(r"'((?:[^'\\]|''|\\.)+)'")
 
 
@@ -574,7 +563,7 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         """The rows matching each term (``(tsquery, pair keys)``), estimated from its first
         :data:`IDF_SAMPLE` matches as GIN returns them (in table order, which is about id
         order): exact when it has fewer, else ``IDF_SAMPLE * rows / id span`` as
-        :func:`_sampled_idf` estimates. One statement for all of them.
+        :func:`bm25.sampled_idf` estimates. One statement for all of them.
 
         The plan is held to the GIN index (a bitmap scan that stops at the sample), never a
         table scan: a rare word the planner took for a common one would make a table scan
@@ -638,7 +627,7 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
         if len(terms) == 1 and terms[0] == match and _corpus_wide(filters) and walk.partial is None:
             # one term: the walk itself is a larger sample of its newest matches (the rows a
             # filter on hidden roles drops aside); one IDF only scales every score alike
-            idf = [_sampled_idf(rows, int(budget), corpus_rows)]
+            idf = [bm25.sampled_idf(len(rows), int(budget), rows[0]["id"], rows[-1]["id"], corpus_rows)]
         else:
             idf = self._idfs(compiled, corpus_rows)
         scores = row_scores(self.db, rows, idf, avgdl, [term_lexemes(t) for t in term_queries],

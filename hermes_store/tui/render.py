@@ -14,7 +14,8 @@ from typing import Any
 from rich.text import Text
 
 from hermes_store.cli.common import terminal_safe
-from hermes_store.query import QueryPlan, highlight_excerpt
+from hermes_store.excerpts import highlight_excerpt
+from hermes_store.query import QueryPlan
 from hermes_store.tui.backend import SNIPPET_MARKS, message_reference
 
 HIT_STYLE = "bold reverse"
@@ -63,7 +64,7 @@ def highlighted(snippet: str) -> Text:
 
 def hit_spans(text: str, query: str | QueryPlan) -> list[tuple[int, int]]:
     """The ``(start, end)`` spans of ``text`` holding a word ``query`` matches as the index
-    matches it (:func:`hermes_store.query.highlight_excerpt`: folded, stemmed, ``prefix*``,
+    matches it (:func:`hermes_store.excerpts.highlight_excerpt`: folded, stemmed, ``prefix*``,
     whole words): ``cafe`` finds ``café``, ``deploy*`` ``déploiement``. The excerpt's marks are
     two private-use characters the text does not hold, so nothing stored can pose as one."""
     if not text:

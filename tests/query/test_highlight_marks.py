@@ -6,7 +6,7 @@ from __future__ import annotations
 def test_cap_marked_never_cuts_inside_a_mark() -> None:
     """A snippet cut to its cap could end inside a mark (``>>``) or with a span left open; with
     a front end's long marks that left raw mark characters or an unclosed bold on the screen."""
-    from hermes_store.query import cap_marked
+    from hermes_store.excerpts import cap_marked
 
     marks = ("\ue000abc\ue001", "\ue002abc\ue001")
     text = "aaaa " + marks[0] + "word" + marks[1] + " tail"

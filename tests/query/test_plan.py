@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import hermes_store.query as query_mod
+from hermes_store.excerpts import highlight_excerpt
 from hermes_store.query import (
     AllOf,
     AnyOf,
@@ -12,7 +13,6 @@ from hermes_store.query import (
     Term,
     Without,
     compile_query,
-    highlight_excerpt,
     run_plan,
     to_fts5,
 )

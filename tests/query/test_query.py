@@ -198,7 +198,7 @@ def test_issue_regressions(issue_fts, query, expected):
 
 
 def test_highlight_excerpt_marks_words_and_cjk():
-    from hermes_store.query import highlight_excerpt
+    from hermes_store.excerpts import highlight_excerpt
 
     assert highlight_excerpt("Run deploy.sh now", "DEPLOY") == "Run >>>deploy<<<.sh now"
     assert ">>>数据库<<<" in highlight_excerpt("我们的数据库很大", "数据库")
@@ -212,7 +212,8 @@ def test_highlight_excerpt_marks_whole_words_the_index_matched():
     """A query word is marked where the index's porter/unicode61 tokens match it: whole words,
     stems and folded diacritics, never a piece of another word (a one-letter ``I`` used to
     mark every ``i`` of the excerpt)."""
-    from hermes_store.query import compile_query, highlight_excerpt
+    from hermes_store.excerpts import highlight_excerpt
+    from hermes_store.query import compile_query
 
     plan = compile_query("what pet do I have")
     assert highlight_excerpt("Done, I edited the crontab instead.", plan) == \
@@ -229,7 +230,7 @@ def test_highlight_excerpt_marks_a_prefix_match_however_it_is_accented():
     """``deploy*`` finds ``déploiement`` (the index stems the prefix to ``deploi``, which the folded
     word begins with): the fallback highlighter, and the terminal's bold for facts, mark it too."""
     from hermes_store.cli.common import bold_terms
-    from hermes_store.query import highlight_excerpt
+    from hermes_store.excerpts import highlight_excerpt
 
     for query in ("deploy*", "Deploy*", "déploi*", "DÉPLOI*"):
         assert highlight_excerpt("le déploiement est fini", query) == "le >>>déploiement<<< est fini"
