@@ -73,6 +73,8 @@ def _destination(dest: str | os.PathLike[str], stamp: float) -> Path:
     path = Path(dest)
     if path.is_dir():
         path = path / f"hermes_store-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(stamp))}.db"
+    elif not path.parent.is_dir():  # on every engine alike (PostgreSQL's used to create it)
+        raise BackupError(f"{path}: cannot write the backup: no directory {path.parent}")
     return path
 
 
