@@ -249,6 +249,20 @@ class Home:
             return f"${DATABASE_URL_ENV}"
         return f"{self.config_path}: store.database_url"
 
+    def database_url_to_pass(self) -> str | None:
+        """The URL a process started elsewhere (a service, an agent's hook: another working
+        directory, another environment) must be given to open this same store; None when it finds
+        the store itself through this home (its ``config.yaml`` or its own file).
+
+        That is the ``--database-url`` or ``$HERMES_STORE_DATABASE_URL`` URL, and a relative
+        ``sqlite:///`` URL from anywhere, with the file's path made absolute."""
+        url = self.database_url()
+        if url is None:
+            return None
+        pinned = f"sqlite:///{self.sqlite_path}" if self.store_engine().url_file else url
+        from_config = not self._database_url and not os.environ.get(DATABASE_URL_ENV, "").strip()
+        return None if from_config and pinned == url else pinned
+
     def _configured_url(self) -> str | None:
         store = self.config().get("store")
         if store is None:

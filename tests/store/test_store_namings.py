@@ -4,6 +4,13 @@ the same command behaves the same on both engines (docs/store.md)."""
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
 from click.testing import CliRunner
 
 from hermes_store.cli import cli
@@ -37,3 +44,71 @@ def test_migrate_without_a_store_creates_none(home, tmp_path, pg_url):
     assert not home.db_path.exists()
     with PgDatabase(pg_url, migrate=False) as target:
         assert not target.table_exists("sessions")
+
+
+def _transcript(folder, word: str):
+    path = folder / "s.jsonl"
+    path.write_text(json.dumps({"type": "user", "sessionId": "hook-s", "uuid": "u1",
+                                "timestamp": "2026-11-03T10:00:00Z",
+                                "message": {"role": "user", "content": f"index me, {word}"}}) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("naming", ["option", "environment"])
+def test_the_claude_code_hook_indexes_into_the_store_named_at_install(home, tmp_path, monkeypatch, naming):
+    """The hook's command named only ``--home``: installed with ``--database-url`` or
+    ``$HERMES_STORE_DATABASE_URL``, it indexed every session into ``<home>/hermes_store.db`` (Claude
+    Code runs it with its own environment and working directory). A relative ``sqlite:///`` URL is
+    pinned to the file it named at install."""
+    user = tmp_path / "user"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    url = "sqlite:///stores/named.db"
+    argv = ["--database-url", url] if naming == "option" else []
+    if naming == "environment":
+        monkeypatch.setenv("HERMES_STORE_DATABASE_URL", url)
+    result = CliRunner().invoke(cli, ["--home", str(home.root), *argv, "hooks", "install", "claude-code"])
+    assert result.exit_code == 0, result.output
+    command = json.loads((user / ".claude" / "settings.json").read_text())["hooks"]["SessionEnd"][0]["hooks"][0]
+    monkeypatch.delenv("HERMES_STORE_DATABASE_URL", raising=False)  # Claude Code's environment
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    event = {"session_id": "hook-s", "transcript_path": str(_transcript(tmp_path, "capybara"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    ran = subprocess.run(shlex.split(command["command"]), input=json.dumps(event), text=True, capture_output=True,
+                         cwd=elsewhere, env=env, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    named = work / "stores" / "named.db"
+    assert named.is_file() and not home.db_path.exists() and not (elsewhere / "stores").exists()
+    found = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", f"sqlite:///{named}",
+                                     "sessions", "search", "capybara", "--json"])
+    assert [r["session_id"] for r in json.loads(found.stdout)["results"]] == ["hook-s"]
+
+
+@pytest.mark.parametrize("platform", ["linux", "macos"])
+def test_the_watch_service_is_given_the_store_named_at_install(home, tmp_path, monkeypatch, platform):
+    """The service's environment held only ``HERMES_HOME``: installed with ``--database-url`` (or
+    the variable), ``sessions watch`` indexed into ``<home>/hermes_store.db``. Its file may now
+    hold a password, so it is private."""
+    user = tmp_path / "user"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", "sqlite:///rel.db",
+                                      "service", "--platform", platform, "install", "--no-start"])
+    assert result.exit_code == 0, result.output
+    written = next(p for p in user.rglob("*") if p.is_file())
+    text = written.read_text()
+    pinned = f"sqlite:///{tmp_path / 'rel.db'}"
+    if platform == "linux":
+        assert f'Environment="HERMES_STORE_DATABASE_URL={pinned}"' in text
+    else:
+        assert f"<key>HERMES_STORE_DATABASE_URL</key>\n        <string>{pinned}</string>" in text
+    assert written.stat().st_mode & 0o077 == 0
+    plain = CliRunner().invoke(cli, ["--home", str(home.root), "service", "--platform", platform, "status",
+                                     "--json"])
+    assert json.loads(plain.stdout)["current"] is False  # installed for another store than the home's own
