@@ -112,3 +112,22 @@ def test_the_watch_service_is_given_the_store_named_at_install(home, tmp_path, m
     plain = CliRunner().invoke(cli, ["--home", str(home.root), "service", "--platform", platform, "status",
                                      "--json"])
     assert json.loads(plain.stdout)["current"] is False  # installed for another store than the home's own
+
+
+def test_hermes_install_refuses_a_store_the_plugin_will_not_open(home, tmp_path):
+    """``--database-url X hermes install --from-holographic`` imported the holographic facts into
+    ``<home>/hermes_store.db`` (the command built a Home without the option) while saying nothing
+    of X, and Hermes, which never sees this command line, would open the home's own store anyway:
+    refused now, naming both stores and where to name X, with nothing written."""
+    other = tmp_path / "other.db"
+    result = _run(home, "--database-url", f"sqlite:///{other}", "hermes", "install", "--from-holographic")
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (f"Error: --database-url names {other}, but Hermes loads the plugin with {home.root}'s "
+                             f"own store, {home.db_path}: name the store in {home.config_path} "
+                             "(store.database_url) or in $HERMES_STORE_DATABASE_URL of Hermes' environment "
+                             "instead; nothing was installed\n")
+    assert not (home.root / "plugins").exists() and not home.db_path.exists() and not other.exists()
+    home.config_path.write_text(f"store:\n  database_url: sqlite:///{other}\n", encoding="utf-8")
+    agreed = _run(home, "--database-url", f"sqlite:///{other}", "hermes", "install")
+    assert agreed.exit_code == 0, agreed.output
+    assert (home.root / "plugins" / "hermes_store" / "plugin.yaml").is_file()
