@@ -131,3 +131,26 @@ def test_hermes_install_refuses_a_store_the_plugin_will_not_open(home, tmp_path)
     agreed = _run(home, "--database-url", f"sqlite:///{other}", "hermes", "install")
     assert agreed.exit_code == 0, agreed.output
     assert (home.root / "plugins" / "hermes_store" / "plugin.yaml").is_file()
+
+
+@pytest.mark.parametrize("naming", ["environment", "config"])
+def test_the_hermes_plugin_names_a_store_outside_the_home_for_backup(home, tmp_path, monkeypatch, naming):
+    """``backup_paths()`` (what a Hermes backup adds to the home) was always empty: a store named
+    ``sqlite:///`` outside the home was left out of Hermes' backups."""
+    from hermes_store.hermes_plugin import make_provider
+
+    other = tmp_path / "stores" / "shared.db"
+    url = f"sqlite:///{other}"
+    if naming == "environment":
+        monkeypatch.setenv("HERMES_STORE_DATABASE_URL", url)
+    else:
+        home.config_path.write_text(f"store:\n  database_url: {url}\n", encoding="utf-8")
+    provider = make_provider()
+    provider.initialize("s1", hermes_home=str(home.root), platform="cli")
+    try:
+        assert provider.backup_paths() == [str(other)]
+        home.config_path.write_text("", encoding="utf-8")
+        monkeypatch.delenv("HERMES_STORE_DATABASE_URL", raising=False)
+        assert provider.backup_paths() == []  # the home's own file goes with the home
+    finally:
+        provider.shutdown()
