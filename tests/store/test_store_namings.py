@@ -154,3 +154,23 @@ def test_the_hermes_plugin_names_a_store_outside_the_home_for_backup(home, tmp_p
         assert provider.backup_paths() == []  # the home's own file goes with the home
     finally:
         provider.shutdown()
+
+
+def test_a_relative_url_in_config_yaml_is_the_same_store_from_every_directory(home, tmp_path, monkeypatch):
+    """``store.database_url: sqlite:///stores/shared.db`` in config.yaml was relative to the
+    working directory: each program started elsewhere (Hermes, an MCP client, the service, the
+    user in another folder) silently made and used a store of its own there. It is the home's."""
+    home.config_path.write_text("store:\n  database_url: sqlite:///stores/shared.db\n", encoding="utf-8")
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    monkeypatch.chdir(first)
+    assert _run(home, "facts", "add", "the deploy runs on fridays").exit_code == 0
+    monkeypatch.chdir(second)
+    found = _run(home, "facts", "search", "deploy", "--json")
+    assert found.exit_code == 0, found.output
+    assert [f["content"] for f in json.loads(found.stdout)["results"]] == ["the deploy runs on fridays"]
+    status = json.loads(_run(home, "status", "--json").stdout)
+    assert status["database"]["path"] == str(home.root / "stores" / "shared.db")
+    assert (home.root / "stores" / "shared.db").is_file()
+    assert list(first.iterdir()) == [] and list(second.iterdir()) == [] and not home.db_path.exists()
