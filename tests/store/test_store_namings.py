@@ -174,3 +174,18 @@ def test_a_relative_url_in_config_yaml_is_the_same_store_from_every_directory(ho
     assert status["database"]["path"] == str(home.root / "stores" / "shared.db")
     assert (home.root / "stores" / "shared.db").is_file()
     assert list(first.iterdir()) == [] and list(second.iterdir()) == [] and not home.db_path.exists()
+
+
+def test_doctor_names_the_store_it_checked(home, engine, tmp_path, monkeypatch):
+    """doctor's report said which checks passed but never of which store (status did): with
+    the store named by a variable or config.yaml, nothing showed which one was looked at."""
+    if engine == "sqlite":
+        monkeypatch.setenv("HERMES_STORE_DATABASE_URL", f"sqlite:///{tmp_path / 'other.db'}")
+    assert _run(home, "facts", "add", "doctor needs something to check").exit_code == 0
+    where = home.store_location()
+    text = _run(home, "doctor")
+    assert text.exit_code == 0, text.output
+    assert text.stdout.splitlines()[0] == f"store  {where} ({engine})"
+    report = json.loads(_run(home, "doctor", "--json").stdout)
+    assert report["ok"] and report["store"] == {"engine": engine, "location": where}
+    assert not home.db_path.exists()
