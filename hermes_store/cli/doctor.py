@@ -51,9 +51,10 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
         sys.exit(1)
     report = functools.partial(_report_on, store=store)  # every report names the store checked
     if path is None:
-        if not _check_server(home, fix, record):
+        state = _check_server(home, fix, record)
+        if not state:
             report(checks, as_json)
-            sys.exit(1)
+            sys.exit(0 if state is None else 1)  # None: no store there yet, as for a SQLite file
     elif not path.exists():
         record("store", None, note=f"no store at {path} yet (it is created by the first write)")
         report(checks, as_json)
@@ -100,9 +101,11 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
     sys.exit(0 if all(c["ok"] for c in checks) else 1)
 
 
-def _check_server(home: Home, fix: bool, record: Callable[..., None]) -> bool:
+def _check_server(home: Home, fix: bool, record: Callable[..., None]) -> bool | None:
     """The schema checks of a PostgreSQL store (version, missing objects; ``fix`` re-runs the
-    migrations); False when the rest of the checks cannot run."""
+    migrations); False when the rest of the checks cannot run, None when the database holds no
+    store yet (nothing of ours, nothing else): like an absent SQLite file, it is left as it is
+    (the rest of doctor would create the whole store while reporting it missing)."""
     from hermes_store import dbhealth
 
     try:
@@ -115,6 +118,9 @@ def _check_server(home: Home, fix: bool, record: Callable[..., None]) -> bool:
         if report.newer_schema:
             record("schema_version", report.problems[0])
             return False
+        if dbhealth.pg_store_absent(db):
+            record("store", None, note=f"no store at {db.display_url} yet (it is created by the first write)")
+            return None
         _pg_foreign_objects(db, fix, record)
         if not report.missing:
             record("schema", None, schema_version=report.user_version)

@@ -189,3 +189,18 @@ def test_doctor_names_the_store_it_checked(home, engine, tmp_path, monkeypatch):
     report = json.loads(_run(home, "doctor", "--json").stdout)
     assert report["ok"] and report["store"] == {"engine": engine, "location": where}
     assert not home.db_path.exists()
+
+
+@pytest.mark.parametrize("fix", [False, True])
+def test_doctor_on_an_empty_postgresql_database_says_no_store_and_creates_none(home, pg_url, fix):
+    """On a database with nothing in it doctor reported ``FAIL schema: schema version 0 ... missing
+    (run doctor --fix)``, then opened the store, which created the whole schema, and exited 1 (the
+    next run said all was well). Like an absent SQLite file: no store there yet, nothing created."""
+    from hermes_store.pgdb import PgDatabase, mask_url
+
+    result = _run(home, "--database-url", pg_url, "doctor", *(["--fix"] if fix else []))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1:] == [
+        f"ok     store: no store at {mask_url(pg_url)} yet (it is created by the first write)"]
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert not db.table_exists("hermes_store_migrations") and not db.table_exists("sessions")
