@@ -204,3 +204,14 @@ def test_doctor_on_an_empty_postgresql_database_says_no_store_and_creates_none(h
         f"ok     store: no store at {mask_url(pg_url)} yet (it is created by the first write)"]
     with PgDatabase(pg_url, migrate=False) as db:
         assert not db.table_exists("hermes_store_migrations") and not db.table_exists("sessions")
+
+
+def test_an_export_into_a_missing_directory_names_the_file_asked_for(home, tmp_path):
+    """``facts export missing/f.jsonl`` said ``[Errno 2] No such file or directory:
+    'missing/.f.jsonl.ce5j8qua.tmp'``: a temp file the user never named."""
+    assert _run(home, "facts", "add", "exported fact").exit_code == 0
+    dest = tmp_path / "missing" / "f.jsonl"
+    result = _run(home, "facts", "export", str(dest))
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {dest}: cannot write it: no directory {dest.parent}\n"
+    assert not dest.parent.exists()
