@@ -61,7 +61,7 @@ def open_toy(home: Home, url: str | None, **options) -> _ToyDatabase:
     return _ToyDatabase(home, url, options)
 
 
-def toy_file(url: str):
+def toy_file(url: str, base=None):  # the url_file contract: (url, base of a relative path)
     from pathlib import Path
 
     rest = url.partition("://")[2]
