@@ -215,3 +215,16 @@ def test_an_export_into_a_missing_directory_names_the_file_asked_for(home, tmp_p
     assert result.exit_code == 1
     assert result.stderr == f"Error: {dest}: cannot write it: no directory {dest.parent}\n"
     assert not dest.parent.exists()
+
+
+def test_restore_from_the_store_itself_is_refused(home, tmp_path, monkeypatch):
+    """``--database-url sqlite:///rel.db restore rel.db`` said "restored ... from rel.db" (exit 0)
+    and left a ``before-restore`` copy each time: the store named as its own backup, as ``backup``
+    already refuses for its destination."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["--database-url", "sqlite:///rel.db"]
+    assert _run(home, *argv, "facts", "add", "kept as it is").exit_code == 0
+    result = _run(home, *argv, "restore", "rel.db")
+    assert result.exit_code == 1, result.output
+    assert result.stderr == "Error: rel.db: that is the store itself; name a backup file to restore\n"
+    assert not any(".before-restore-" in p.name for p in tmp_path.iterdir())
