@@ -73,10 +73,13 @@ def _destination(dest: str | os.PathLike[str], stamp: float) -> Path:
     path = Path(dest)
     if path.is_dir():
         path = path / f"hermes_store-{time.strftime('%Y%m%d-%H%M%S', time.gmtime(stamp))}.db"
+    elif not path.parent.is_dir():  # on every engine alike (PostgreSQL's used to create it)
+        raise BackupError(f"{path}: cannot write the backup: no directory {path.parent}")
     return path
 
 
-def _refuse_the_store_itself(db_path: Path, dest: Path) -> None:
+def _refuse_the_store_itself(db_path: Path, dest: Path,
+                              advice: str = "back up to another file or to a directory") -> None:
     """Refuse a backup file that is the store's own file or one of its -wal / -shm / -journal
     files: the copy renamed over it would replace the live store under every process holding
     it open (their later writes land in the replaced file, their WAL on the new one: lost
@@ -92,7 +95,7 @@ def _refuse_the_store_itself(db_path: Path, dest: Path) -> None:
                 same = False
         if same:
             what = "the store itself" if not suffix else f"the store itself (its {suffix[1:]} file)"
-            raise BackupError(f"{dest}: that is {what}; back up to another file or to a directory")
+            raise BackupError(f"{dest}: that is {what}; {advice}")
 
 
 def backup(db_path: Path, dest: str | os.PathLike[str]) -> dict[str, Any]:
@@ -149,6 +152,7 @@ def _last_change(db_path: Path) -> float:
 def restore(db_path: Path, source: str | os.PathLike[str], *, force: bool = False) -> dict[str, Any]:
     """Replace the database at ``db_path`` by the backup ``source`` (see the module docstring)."""
     db_path, source = Path(db_path), Path(source)
+    _refuse_the_store_itself(db_path, source, "name a backup file to restore")  # else a no-op "restored"
     backup_db = _open_backup(source)
     try:
         version = backup_db.user_version

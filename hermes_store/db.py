@@ -614,18 +614,24 @@ def _uri_path(path: Path) -> str:
     return text
 
 
-def sqlite_url_path(url: str) -> Path | None:
+def sqlite_url_path(url: str, base: str | os.PathLike[str] | None = None) -> Path | None:
     """The file named by a SQLite URL, else None (``None`` for any other scheme).
 
-    As in SQLAlchemy: ``sqlite:///rel/file.db`` is relative to the working directory and
-    ``sqlite:////abs/file.db`` absolute.
+    As in SQLAlchemy: ``sqlite:///rel/file.db`` is relative to ``base`` (default: the working
+    directory) and ``sqlite:////abs/file.db`` absolute. A URL naming an existing directory
+    raises :class:`DatabaseError` (a store is a file).
     """
     if not url or not url.lower().startswith("sqlite://"):
         return None
     rest = url[len("sqlite://"):]
     if not rest.startswith("/") or rest.strip("/") == "":
         raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db")
-    return Path(rest[1:]).absolute()
+    path = Path(rest[1:])
+    path = Path(base, path).absolute() if base is not None and not path.is_absolute() else path.absolute()
+    if path.is_dir():  # opened, it fails obscurely; `doctor --fix` would "salvage" it by renaming it
+        raise DatabaseError(f"{path}: a directory, not a store file (name a file in it, "
+                            f"e.g. sqlite:///{path / DB_FILENAME})")
+    return path
 
 
 def open_home_store(home: Any, url: str | None, **kwargs: Any) -> Database:

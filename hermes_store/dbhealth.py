@@ -504,6 +504,12 @@ def pg_inspect(db: Any) -> Report:
     return report
 
 
+def pg_store_absent(db: Any) -> bool:
+    """True when the database's schema holds no store yet and nothing else (no relation at all):
+    what an absent file is on SQLite."""
+    return not db.scalar("SELECT count(*) FROM pg_class WHERE relnamespace = current_schema()::regnamespace")
+
+
 def pg_repair(db: Any) -> list[str]:
     """Apply the pending migrations, then re-apply every migration in one transaction (each is
     written to be re-run), recreating what is missing; returns what was done."""

@@ -33,7 +33,8 @@ class Engine:
     # "module:function" ``(home, url, **options) -> database``: how a Home opens (creates,
     # migrates) its store on this engine; ``url`` is None for the default engine's own file
     opener: str = ""
-    # "module:function" ``url -> Path | None``: the local file a URL names, for an engine that
+    # "module:function" ``(url, base) -> Path | None``: the local file a URL names (a relative
+    # path taken from the directory ``base``, None = the working directory), for an engine that
     # keeps the store in a file (malformed URLs raise); "" for an engine on a server
     url_file: str = ""
     # "module:function" ``url -> str``: the URL fit to print (password masked); "" = as given

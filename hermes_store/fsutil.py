@@ -62,6 +62,8 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, mode: int |
             mode = path.stat().st_mode & 0o777
         except OSError:
             mode = 0o600
+    if not path.parent.is_dir():  # else the error names the temp file, not what was asked for
+        raise OSError(f"{path}: cannot write it: no directory {path.parent}")
     fd, tmp = tempfile.mkstemp(prefix=prefix or f".{path.name}.", suffix=".tmp", dir=str(path.parent))
     try:
         with os.fdopen(fd, "wb") as handle:

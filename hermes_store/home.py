@@ -249,6 +249,18 @@ class Home:
             return f"${DATABASE_URL_ENV}"
         return f"{self.config_path}: store.database_url"
 
+    def database_url_to_pass(self) -> str | None:
+        """The URL a process started elsewhere (a service, an agent's hook: another working
+        directory, another environment) must be given to open this same store; None when it finds
+        the store itself through this home (its ``config.yaml`` or its own file).
+
+        That is the ``--database-url`` or ``$HERMES_STORE_DATABASE_URL`` URL, a relative
+        ``sqlite:///`` one with the file's path made absolute."""
+        url = self.database_url()
+        if url is None or self._url_base() is not None:  # none, or config.yaml's: found through the home
+            return None
+        return f"sqlite:///{self.sqlite_path}" if self.store_engine().url_file else url
+
     def _configured_url(self) -> str | None:
         store = self.config().get("store")
         if store is None:
@@ -273,7 +285,7 @@ class Home:
         url = self.database_url()
         try:
             engine = engine_for_url(url)
-            if url is not None and engine.url_file and load(engine.url_file)(url) is None:
+            if url is not None and engine.url_file and load(engine.url_file)(url, self._url_base()) is None:
                 raise ValueError(f"{url_scheme(url)}: the URL names no file ({engine.label} needs one)")
             if url is not None and engine.url_check:
                 load(engine.url_check)(url)
@@ -297,7 +309,14 @@ class Home:
         if not engine.url_file:
             return None
         url = self.database_url()
-        return (load(engine.url_file)(url) if url else None) or self.db_path
+        return (load(engine.url_file)(url, self._url_base()) if url else None) or self.db_path
+
+    def _url_base(self) -> Path | None:
+        """Where a relative file URL starts: the home for ``store.database_url`` in its
+        config.yaml (the same store from every working directory: a service, Hermes, an MCP
+        client), the working directory (None) for ``--database-url`` and the variable."""
+        from_config = not self._database_url and not os.environ.get(DATABASE_URL_ENV, "").strip()
+        return self.root if from_config else None
 
     def beside_store(self, name: str) -> Path:
         """Where a local file that belongs to the store goes: beside the store's own file (so

@@ -123,8 +123,10 @@ def scrub(text: str, url: str) -> str:
     one quoting the whole URL, as libpq's parse errors do, gets it masked even when unparsable)."""
     text = text.replace(url, mask_url(url))
     for secret in _secrets_of(url):
-        text = text.replace(secret, "***")
-        text = text.replace(quote(secret, safe=""), "***")
+        for form in {secret, quote(secret, safe="")}:
+            # as a whole token only: a short password ("p") replaced inside every word made the
+            # message unreadable ("Servname not su***orted") without hiding anything more
+            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(form)}(?![A-Za-z0-9])", "***", text)
     return text
 
 

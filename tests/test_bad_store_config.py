@@ -73,3 +73,19 @@ def test_bad_database_url_option_is_a_usage_error(home, argv):
     result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", "mysql://x", *argv])
     assert result.exit_code == 2
     assert "Invalid value for '--database-url': unsupported scheme in 'mysql:'" in result.stderr
+
+
+@pytest.mark.parametrize("argv", [["doctor", "--fix"], ["status"], ["facts", "add", "x"], ["backup", "BACKUP"]])
+def test_a_url_naming_a_directory_is_refused_and_the_directory_left_alone(home, tmp_path, argv):
+    """``sqlite:///DIR`` used to be opened as a store: `doctor --fix` renamed the user's directory
+    to ``DIR.damaged-<stamp>`` and made a fresh store in its place, `status` said "unable to open
+    database file" and `backup` "disk I/O error"."""
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n", encoding="utf-8")
+    result = _invoke(home, argv, HERMES_STORE_DATABASE_URL=f"sqlite:///{folder}")
+    assert result.exit_code == 1, result.output
+    assert result.stderr.strip() == (f"Error: $HERMES_STORE_DATABASE_URL: {folder}: a directory, not a store file "
+                                     f"(name a file in it, e.g. sqlite:///{folder / 'hermes_store.db'})")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hermes_home", "projects"]
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]

@@ -61,7 +61,7 @@ def open_toy(home: Home, url: str | None, **options) -> _ToyDatabase:
     return _ToyDatabase(home, url, options)
 
 
-def toy_file(url: str):
+def toy_file(url: str, base=None):  # the url_file contract: (url, base of a relative path)
     from pathlib import Path
 
     rest = url.partition("://")[2]
@@ -162,3 +162,17 @@ def test_execute_returns_the_changed_row_count_on_both_engines(home, engine):
             assert sql.execute("DROP INDEX test_meta_value") == 0
     finally:
         db.close()
+
+
+def test_scrub_hides_a_short_password_without_garbling_the_message():
+    """A one-letter password used to be replaced inside every word of the driver's message:
+    ``failed to resolve host 'host': Servname not su***orted for ai_sockty***e``."""
+    from hermes_store.pgdb import scrub
+
+    url = "postgresql://u:p@host:notaport/db"
+    message = ("failed to resolve host 'host': [Errno -8] Servname not supported for ai_socktype; "
+               "password=p; user u:p@host")
+    assert scrub(message, url) == ("failed to resolve host 'host': [Errno -8] Servname not supported for "
+                                   "ai_socktype; password=***; user u:***@host")
+    assert scrub("auth failed for s3cr%2Fet and s3cr/et", "postgresql://u:s3cr%2Fet@h/db") == \
+        "auth failed for *** and ***"

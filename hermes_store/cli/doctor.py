@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -42,27 +43,30 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
     home = get_home(ctx)
     try:
         path = home.sqlite_path
+        store = {"engine": home.engine, "location": home.store_location()}
     except ConfigError as exc:
         record("config", str(exc))
-        _report(checks, as_json)
+        _report_on(checks, as_json)
         click.echo(f"Error: {exc}", err=True)
         sys.exit(1)
+    report = functools.partial(_report_on, store=store)  # every report names the store checked
     if path is None:
-        if not _check_server(home, fix, record):
-            _report(checks, as_json)
-            sys.exit(1)
+        state = _check_server(home, fix, record)
+        if not state:
+            report(checks, as_json)
+            sys.exit(0 if state is None else 1)  # None: no store there yet, as for a SQLite file
     elif not path.exists():
         record("store", None, note=f"no store at {path} yet (it is created by the first write)")
-        _report(checks, as_json)
+        report(checks, as_json)
         sys.exit(0)
     elif not _check_file(path, fix, record):
-        _report(checks, as_json)
+        report(checks, as_json)
         sys.exit(1)
     try:
         db = home.open_db()
     except Exception as exc:
         record("open", str(exc))
-        _report(checks, as_json)
+        report(checks, as_json)
         sys.exit(1)
     try:
         with StatusLine() as line:  # progress on a terminal's stderr only
@@ -93,13 +97,15 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
                 record("match_probe", f"{type(exc).__name__}: {exc}")
     finally:
         db.close()
-    _report(checks, as_json)
+    report(checks, as_json)
     sys.exit(0 if all(c["ok"] for c in checks) else 1)
 
 
-def _check_server(home: Home, fix: bool, record: Callable[..., None]) -> bool:
+def _check_server(home: Home, fix: bool, record: Callable[..., None]) -> bool | None:
     """The schema checks of a PostgreSQL store (version, missing objects; ``fix`` re-runs the
-    migrations); False when the rest of the checks cannot run."""
+    migrations); False when the rest of the checks cannot run, None when the database holds no
+    store yet (nothing of ours, nothing else): like an absent SQLite file, it is left as it is
+    (the rest of doctor would create the whole store while reporting it missing)."""
     from hermes_store import dbhealth
 
     try:
@@ -112,6 +118,9 @@ def _check_server(home: Home, fix: bool, record: Callable[..., None]) -> bool:
         if report.newer_schema:
             record("schema_version", report.problems[0])
             return False
+        if dbhealth.pg_store_absent(db):
+            record("store", None, note=f"no store at {db.display_url} yet (it is created by the first write)")
+            return None
         _pg_foreign_objects(db, fix, record)
         if not report.missing:
             record("schema", None, schema_version=report.user_version)
@@ -237,10 +246,13 @@ def _pg_foreign_objects(db: Any, fix: bool, record: Callable[..., None]) -> None
            **({"note": "left for you to judge: " + "; ".join(m.message for m in left)} if left else {}))
 
 
-def _report(checks: list[dict], as_json: bool) -> None:
+def _report_on(checks: list[dict], as_json: bool, store: dict[str, str] | None = None) -> None:
+    """Print the checks (``--json``: ``{"ok", "store", "checks"}``), after the store they are of."""
     if as_json:
-        echo_json({"ok": all(c["ok"] for c in checks), "checks": checks})
+        echo_json({"ok": all(c["ok"] for c in checks), **({"store": store} if store else {}), "checks": checks})
         return
+    if store:
+        click.echo(f"store  {store['location']} ({store['engine']})")
     for check in checks:
         if check["problem"] is None:
             note = f": {check['note']}" if check.get("note") else ""

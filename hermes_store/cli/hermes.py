@@ -21,7 +21,7 @@ from hermes_store.hermes_plugin import (
     install_plugin,
     valid_plugin_name,
 )
-from hermes_store.home import ConfigError, Home
+from hermes_store.home import DATABASE_URL_ENV, ConfigError, Home
 from hermes_store.providers.discovery import load_plugin_dir
 
 
@@ -49,6 +49,7 @@ def install(ctx: click.Context, hermes_home: str | None, name: str, activate: bo
         fail(f"invalid plugin name {name!r}: use letters, digits and _ (not starting with _)", 2)
     home = get_home(ctx)
     root = home.root if hermes_home is None else click.format_filename(hermes_home)
+    _refuse_a_store_hermes_will_not_use(home, Home(root))
     try:
         plugin_dir = install_plugin(root, name)
     except OSError as exc:
@@ -76,6 +77,23 @@ def install(ctx: click.Context, hermes_home: str | None, name: str, activate: bo
         click.echo(f"Activate it: set memory.provider: {name} in {config_path} "
                    f"(or: hermes config set memory.provider {name})")
     click.echo("Start a new session to activate.")
+
+
+def _refuse_a_store_hermes_will_not_use(home: Home, plugin_home: Home) -> None:
+    """Fail (exit 1, nothing written) when ``--database-url`` names a store other than the one
+    the plugin will open inside Hermes, which never sees this command line: ``plugin_home``'s
+    ``$HERMES_STORE_DATABASE_URL`` (Hermes' environment), ``config.yaml`` or own file. Else the
+    takeover's facts land in one store and the agent reads another."""
+    if home.database_url_origin() != "--database-url":
+        return
+    try:
+        named, used = home.store_location(), plugin_home.store_location()
+    except ConfigError as exc:
+        fail(str(exc))
+    if named != used:
+        fail(f"--database-url names {named}, but Hermes loads the plugin with {plugin_home.root}'s own "
+             f"store, {used}: name the store in {plugin_home.config_path} (store.database_url) or in "
+             f"${DATABASE_URL_ENV} of Hermes' environment instead; nothing was installed")
 
 
 TAKEOVER_FILE = "hermes_store_takeover.json"  # what `install --from-holographic` changed, for `revert`
@@ -126,7 +144,7 @@ def _take_over_holographic(home: Home, name: str) -> None:
     (home.root / TAKEOVER_FILE).write_text(json.dumps(record, indent=2), encoding="utf-8")
     click.echo(f"Switched memory.provider from {previous or '(none)'!r} to {name!r} in {config_path}")
     click.echo("Undo with: hermes-store hermes revert (sets memory.provider back; the imported facts stay "
-               "in hermes_store.db and memory_store.db is unchanged)")
+               f"in {home.store_location()} and {source.name} is unchanged)")
 
 
 @hermes.command("revert")

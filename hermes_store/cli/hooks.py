@@ -20,8 +20,9 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import counted, fail, get_home
+from hermes_store.cli.common import counted, fail, get_home, store_home
 from hermes_store.fsutil import atomic_write_text
+from hermes_store.home import Home
 
 EVENT = "SessionEnd"
 MARKER = "hooks run claude-code"  # how our own hook command is recognised
@@ -33,10 +34,14 @@ def _settings_path() -> Path:
     return Path.home() / ".claude" / "settings.json"
 
 
-def _command(home_root: str) -> str:
+def _command(home: Home) -> str:
+    """The hook's command: this home, and the store named on this command line or in this
+    environment, which Claude Code's own environment and working directory would not name."""
     script = shutil.which("hermes-store")
     argv = [script] if script else [sys.executable, "-c", "from hermes_store.cli import main; main()"]
-    return shlex.join([*argv, "--home", home_root, *MARKER.split()])
+    url = home.database_url_to_pass()
+    store = ["--database-url", url] if url else []
+    return shlex.join([*argv, "--home", str(Path(home.root).absolute()), *store, *MARKER.split()])
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -77,7 +82,7 @@ def install(ctx: click.Context, agent: str) -> None:
     """Add the index-on-session-end hook to the agent's settings."""
     path = _settings_path()
     data = _load(path)
-    command = _command(str(Path(get_home(ctx).root).absolute()))
+    command = _command(store_home(ctx))
     groups = data.setdefault("hooks", {}).setdefault(EVENT, [])
     present = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _ours(h)]
     if any(h.get("command") == command for h in present):

@@ -51,6 +51,10 @@ def migrate(ctx: click.Context, target_url: str, as_json: bool) -> None:
             fail(f"the store is already on {source_engine}; --to must name the other engine "
                  "(postgresql://... from SQLite, sqlite:///path from PostgreSQL)", 2)
             return
+        if not home.store_exists():  # opening it would create an empty store just to copy nothing
+            fail(f"{home.store_location()}: no store to migrate yet (nothing was created there); "
+                 "nothing was copied")
+            return
         source = home.open_db()
         try:
             target = _open_target(home, target_url)

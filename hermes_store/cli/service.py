@@ -19,8 +19,9 @@ from xml.sax.saxutils import escape
 
 import click
 
-from hermes_store.cli.common import echo_json, fail, get_home
+from hermes_store.cli.common import echo_json, fail, store_home
 from hermes_store.fsutil import atomic_write_text
+from hermes_store.home import DATABASE_URL_ENV, Home
 
 UNIT_NAME = "hermes-store-watch.service"
 AGENT_LABEL = "io.hermes-store.watch"
@@ -54,32 +55,33 @@ class ServiceKind:
     name: str
     tool: str
     path: Callable[[Path], Path]
-    render: Callable[[list[str], str], str]
+    render: Callable[[list[str], dict[str, str]], str]  # (argv, environment) -> the file
     start: Callable[[Path], list[list[str]]]
     stop: Callable[[Path], list[list[str]]]
     enabled: Callable[[Path], list[str]]
     running: Callable[[Path], list[str]]
 
 
-def _systemd_unit(argv: list[str], hermes_home: str) -> str:
+def _systemd_unit(argv: list[str], environment: dict[str, str]) -> str:
     return ("[Unit]\nDescription=hermes-store: index agent transcripts as they are written\n\n"
             "[Service]\nType=simple\n"
-            f"Environment={_systemd_quote('HERMES_HOME=' + hermes_home)}\n"
+            + "".join(f"Environment={_systemd_quote(f'{k}={v}')}\n" for k, v in environment.items()) +
             f"ExecStart={' '.join(_systemd_quote(a) for a in argv)}\n"
             "Restart=on-failure\nRestartSec=10\nNice=10\n\n"
             "[Install]\nWantedBy=default.target\n")
 
 
-def _launchd_plist(argv: list[str], hermes_home: str) -> str:
+def _launchd_plist(argv: list[str], environment: dict[str, str]) -> str:
     args = "".join(f"\n        <string>{escape(a)}</string>" for a in argv)
+    env = "".join(f"\n        <key>{escape(k)}</key>\n        <string>{escape(v)}</string>"
+                  for k, v in environment.items())
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             '<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" '
             '"http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n'
             '<plist version="1.0">\n<dict>\n'
             f"    <key>Label</key>\n    <string>{AGENT_LABEL}</string>\n"
             f"    <key>ProgramArguments</key>\n    <array>{args}\n    </array>\n"
-            "    <key>EnvironmentVariables</key>\n    <dict>\n"
-            f"        <key>HERMES_HOME</key>\n        <string>{escape(hermes_home)}</string>\n    </dict>\n"
+            f"    <key>EnvironmentVariables</key>\n    <dict>{env}\n    </dict>\n"
             "    <key>RunAtLoad</key>\n    <true/>\n    <key>KeepAlive</key>\n    <true/>\n"
             "    <key>ProcessType</key>\n    <string>Background</string>\n"
             "</dict>\n</plist>\n")
@@ -122,11 +124,21 @@ def service(ctx: click.Context, platform_name: str | None) -> None:
     ctx.meta["service_kind"] = KINDS[platform_name or _platform()]
 
 
+def _environment(home: Home) -> dict[str, str]:
+    """The service's environment: this home, and the store named on this command line or in
+    this environment (the service manager's own environment and working directory would not
+    name it; a store named in the home's config.yaml the service finds itself)."""
+    environment = {"HERMES_HOME": str(Path(home.root).absolute())}
+    url = home.database_url_to_pass()
+    if url:
+        environment[DATABASE_URL_ENV] = url
+    return environment
+
+
 def _context(ctx: click.Context) -> tuple[ServiceKind, Path, str]:
     kind: ServiceKind = ctx.meta["service_kind"]
-    home = get_home(ctx)
     path = kind.path(Path.home())
-    return kind, path, kind.render(_watch_argv(), str(Path(home.root).absolute()))
+    return kind, path, kind.render(_watch_argv(), _environment(store_home(ctx)))
 
 
 @service.command("install")
@@ -147,7 +159,7 @@ def install(ctx: click.Context, force: bool, no_start: bool) -> None:
         click.echo(f"{kind.name} already installed: {path}")
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, text)
+        atomic_write_text(path, text, mode=0o600)  # it may hold the store URL's password
         click.echo(f"wrote {kind.name}: {path}")
     if no_start:
         return
@@ -166,7 +178,8 @@ def install(ctx: click.Context, force: bool, no_start: bool) -> None:
 @click.pass_context
 def uninstall(ctx: click.Context) -> None:
     """Stop and disable the service (where the manager is present) and remove its file."""
-    kind, path, _text = _context(ctx)
+    kind: ServiceKind = ctx.meta["service_kind"]
+    path = kind.path(Path.home())  # the store is not needed (nor checked) to remove the service
     if not path.exists():
         click.echo(f"not installed: {path}")
         return

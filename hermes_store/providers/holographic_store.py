@@ -143,6 +143,17 @@ class FactStoreProvider(MemoryProvider):
                     log.exception("fact store: close failed")
                 self._store = None
 
+    def backup_paths(self) -> list[str]:
+        """The store's file when it lies outside the Hermes home (``sqlite:///`` elsewhere), so
+        a backup of the home takes it too; none for the home's own file or a server's store."""
+        try:
+            path = self.home.sqlite_path
+        except ValueError:  # a bad store URL (ConfigError): the tools report it; nothing to add
+            return []
+        if path is None or path.absolute().is_relative_to(self.home.root):
+            return []
+        return [str(path)]
+
     # ------------------------------------------------------------------ tools
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:

@@ -1,0 +1,230 @@
+"""The store named every way (home, ``--database-url``, ``$HERMES_STORE_DATABASE_URL``,
+``store.database_url``) on both engines: each command reads and writes exactly that store, and
+the same command behaves the same on both engines (docs/store.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hermes_store.cli import cli
+
+
+def _run(home, *argv: str):
+    return CliRunner().invoke(cli, ["--home", str(home.root), *argv])
+
+
+def test_backup_into_a_missing_directory_is_refused_alike_on_both_engines(home, engine, tmp_path):
+    """A backup into ``missing/dir/`` failed on SQLite but created the directories on
+    PostgreSQL: the same command now fails the same way on both, creating nothing."""
+    assert _run(home, "facts", "add", "kept in the backup").exit_code == 0
+    dest = tmp_path / "missing" / "dir" / "store.bak"
+    result = _run(home, "backup", str(dest))
+    assert result.exit_code == 1, result.output
+    assert result.stderr == f"Error: {dest}: cannot write the backup: no directory {dest.parent}\n"
+    assert not (tmp_path / "missing").exists()
+
+
+def test_migrate_without_a_store_creates_none(home, tmp_path, pg_url):
+    """``migrate --to URL`` on a home with no store yet created ``<home>/hermes_store.db`` (and a
+    migrated, empty target) and said "Done: 0 rows"; like ``backup``, it now says there is nothing
+    to copy and creates nothing."""
+    from hermes_store.pgdb import PgDatabase
+
+    result = _run(home, "migrate", "--to", pg_url)
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (f"Error: {home.db_path}: no store to migrate yet (nothing was created there); "
+                             "nothing was copied\n")
+    assert not home.db_path.exists()
+    with PgDatabase(pg_url, migrate=False) as target:
+        assert not target.table_exists("sessions")
+
+
+def _transcript(folder, word: str):
+    path = folder / "s.jsonl"
+    path.write_text(json.dumps({"type": "user", "sessionId": "hook-s", "uuid": "u1",
+                                "timestamp": "2026-11-03T10:00:00Z",
+                                "message": {"role": "user", "content": f"index me, {word}"}}) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("naming", ["option", "environment"])
+def test_the_claude_code_hook_indexes_into_the_store_named_at_install(home, tmp_path, monkeypatch, naming):
+    """The hook's command named only ``--home``: installed with ``--database-url`` or
+    ``$HERMES_STORE_DATABASE_URL``, it indexed every session into ``<home>/hermes_store.db`` (Claude
+    Code runs it with its own environment and working directory). A relative ``sqlite:///`` URL is
+    pinned to the file it named at install."""
+    user = tmp_path / "user"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    url = "sqlite:///stores/named.db"
+    argv = ["--database-url", url] if naming == "option" else []
+    if naming == "environment":
+        monkeypatch.setenv("HERMES_STORE_DATABASE_URL", url)
+    result = CliRunner().invoke(cli, ["--home", str(home.root), *argv, "hooks", "install", "claude-code"])
+    assert result.exit_code == 0, result.output
+    command = json.loads((user / ".claude" / "settings.json").read_text())["hooks"]["SessionEnd"][0]["hooks"][0]
+    monkeypatch.delenv("HERMES_STORE_DATABASE_URL", raising=False)  # Claude Code's environment
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    event = {"session_id": "hook-s", "transcript_path": str(_transcript(tmp_path, "capybara"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    ran = subprocess.run(shlex.split(command["command"]), input=json.dumps(event), text=True, capture_output=True,
+                         cwd=elsewhere, env=env, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    named = work / "stores" / "named.db"
+    assert named.is_file() and not home.db_path.exists() and not (elsewhere / "stores").exists()
+    found = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", f"sqlite:///{named}",
+                                     "sessions", "search", "capybara", "--json"])
+    assert [r["session_id"] for r in json.loads(found.stdout)["results"]] == ["hook-s"]
+
+
+@pytest.mark.parametrize("platform", ["linux", "macos"])
+def test_the_watch_service_is_given_the_store_named_at_install(home, tmp_path, monkeypatch, platform):
+    """The service's environment held only ``HERMES_HOME``: installed with ``--database-url`` (or
+    the variable), ``sessions watch`` indexed into ``<home>/hermes_store.db``. Its file may now
+    hold a password, so it is private."""
+    user = tmp_path / "user"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", "sqlite:///rel.db",
+                                      "service", "--platform", platform, "install", "--no-start"])
+    assert result.exit_code == 0, result.output
+    written = next(p for p in user.rglob("*") if p.is_file())
+    text = written.read_text()
+    pinned = f"sqlite:///{tmp_path / 'rel.db'}"
+    if platform == "linux":
+        assert f'Environment="HERMES_STORE_DATABASE_URL={pinned}"' in text
+    else:
+        assert f"<key>HERMES_STORE_DATABASE_URL</key>\n        <string>{pinned}</string>" in text
+    assert written.stat().st_mode & 0o077 == 0
+    plain = CliRunner().invoke(cli, ["--home", str(home.root), "service", "--platform", platform, "status",
+                                     "--json"])
+    assert json.loads(plain.stdout)["current"] is False  # installed for another store than the home's own
+
+
+def test_hermes_install_refuses_a_store_the_plugin_will_not_open(home, tmp_path):
+    """``--database-url X hermes install --from-holographic`` imported the holographic facts into
+    ``<home>/hermes_store.db`` (the command built a Home without the option) while saying nothing
+    of X, and Hermes, which never sees this command line, would open the home's own store anyway:
+    refused now, naming both stores and where to name X, with nothing written."""
+    other = tmp_path / "other.db"
+    result = _run(home, "--database-url", f"sqlite:///{other}", "hermes", "install", "--from-holographic")
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (f"Error: --database-url names {other}, but Hermes loads the plugin with {home.root}'s "
+                             f"own store, {home.db_path}: name the store in {home.config_path} "
+                             "(store.database_url) or in $HERMES_STORE_DATABASE_URL of Hermes' environment "
+                             "instead; nothing was installed\n")
+    assert not (home.root / "plugins").exists() and not home.db_path.exists() and not other.exists()
+    home.config_path.write_text(f"store:\n  database_url: sqlite:///{other}\n", encoding="utf-8")
+    agreed = _run(home, "--database-url", f"sqlite:///{other}", "hermes", "install")
+    assert agreed.exit_code == 0, agreed.output
+    assert (home.root / "plugins" / "hermes_store" / "plugin.yaml").is_file()
+
+
+@pytest.mark.parametrize("naming", ["environment", "config"])
+def test_the_hermes_plugin_names_a_store_outside_the_home_for_backup(home, tmp_path, monkeypatch, naming):
+    """``backup_paths()`` (what a Hermes backup adds to the home) was always empty: a store named
+    ``sqlite:///`` outside the home was left out of Hermes' backups."""
+    from hermes_store.hermes_plugin import make_provider
+
+    other = tmp_path / "stores" / "shared.db"
+    url = f"sqlite:///{other}"
+    if naming == "environment":
+        monkeypatch.setenv("HERMES_STORE_DATABASE_URL", url)
+    else:
+        home.config_path.write_text(f"store:\n  database_url: {url}\n", encoding="utf-8")
+    provider = make_provider()
+    provider.initialize("s1", hermes_home=str(home.root), platform="cli")
+    try:
+        assert provider.backup_paths() == [str(other)]
+        home.config_path.write_text("", encoding="utf-8")
+        monkeypatch.delenv("HERMES_STORE_DATABASE_URL", raising=False)
+        assert provider.backup_paths() == []  # the home's own file goes with the home
+    finally:
+        provider.shutdown()
+
+
+def test_a_relative_url_in_config_yaml_is_the_same_store_from_every_directory(home, tmp_path, monkeypatch):
+    """``store.database_url: sqlite:///stores/shared.db`` in config.yaml was relative to the
+    working directory: each program started elsewhere (Hermes, an MCP client, the service, the
+    user in another folder) silently made and used a store of its own there. It is the home's."""
+    home.config_path.write_text("store:\n  database_url: sqlite:///stores/shared.db\n", encoding="utf-8")
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    monkeypatch.chdir(first)
+    assert _run(home, "facts", "add", "the deploy runs on fridays").exit_code == 0
+    monkeypatch.chdir(second)
+    found = _run(home, "facts", "search", "deploy", "--json")
+    assert found.exit_code == 0, found.output
+    assert [f["content"] for f in json.loads(found.stdout)["results"]] == ["the deploy runs on fridays"]
+    status = json.loads(_run(home, "status", "--json").stdout)
+    assert status["database"]["path"] == str(home.root / "stores" / "shared.db")
+    assert (home.root / "stores" / "shared.db").is_file()
+    assert list(first.iterdir()) == [] and list(second.iterdir()) == [] and not home.db_path.exists()
+
+
+def test_doctor_names_the_store_it_checked(home, engine, tmp_path, monkeypatch):
+    """doctor's report said which checks passed but never of which store (status did): with
+    the store named by a variable or config.yaml, nothing showed which one was looked at."""
+    if engine == "sqlite":
+        monkeypatch.setenv("HERMES_STORE_DATABASE_URL", f"sqlite:///{tmp_path / 'other.db'}")
+    assert _run(home, "facts", "add", "doctor needs something to check").exit_code == 0
+    where = home.store_location()
+    text = _run(home, "doctor")
+    assert text.exit_code == 0, text.output
+    assert text.stdout.splitlines()[0] == f"store  {where} ({engine})"
+    report = json.loads(_run(home, "doctor", "--json").stdout)
+    assert report["ok"] and report["store"] == {"engine": engine, "location": where}
+    assert not home.db_path.exists()
+
+
+@pytest.mark.parametrize("fix", [False, True])
+def test_doctor_on_an_empty_postgresql_database_says_no_store_and_creates_none(home, pg_url, fix):
+    """On a database with nothing in it doctor reported ``FAIL schema: schema version 0 ... missing
+    (run doctor --fix)``, then opened the store, which created the whole schema, and exited 1 (the
+    next run said all was well). Like an absent SQLite file: no store there yet, nothing created."""
+    from hermes_store.pgdb import PgDatabase, mask_url
+
+    result = _run(home, "--database-url", pg_url, "doctor", *(["--fix"] if fix else []))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1:] == [
+        f"ok     store: no store at {mask_url(pg_url)} yet (it is created by the first write)"]
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert not db.table_exists("hermes_store_migrations") and not db.table_exists("sessions")
+
+
+def test_an_export_into_a_missing_directory_names_the_file_asked_for(home, tmp_path):
+    """``facts export missing/f.jsonl`` said ``[Errno 2] No such file or directory:
+    'missing/.f.jsonl.ce5j8qua.tmp'``: a temp file the user never named."""
+    assert _run(home, "facts", "add", "exported fact").exit_code == 0
+    dest = tmp_path / "missing" / "f.jsonl"
+    result = _run(home, "facts", "export", str(dest))
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {dest}: cannot write it: no directory {dest.parent}\n"
+    assert not dest.parent.exists()
+
+
+def test_restore_from_the_store_itself_is_refused(home, tmp_path, monkeypatch):
+    """``--database-url sqlite:///rel.db restore rel.db`` said "restored ... from rel.db" (exit 0)
+    and left a ``before-restore`` copy each time: the store named as its own backup, as ``backup``
+    already refuses for its destination."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["--database-url", "sqlite:///rel.db"]
+    assert _run(home, *argv, "facts", "add", "kept as it is").exit_code == 0
+    result = _run(home, *argv, "restore", "rel.db")
+    assert result.exit_code == 1, result.output
+    assert result.stderr == "Error: rel.db: that is the store itself; name a backup file to restore\n"
+    assert not any(".before-restore-" in p.name for p in tmp_path.iterdir())
