@@ -29,6 +29,7 @@ from hermes_store.redaction.rules import (
 from hermes_store.redaction.settings import RedactionSettings
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9_-]{1,40}:[0-9a-f]{6}\]")
+_ESCAPE = re.compile(r"[nrtbf]|u[0-9A-Fa-f]{4}")  # what follows the backslash of a JSON escape
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +87,10 @@ def _name_before(text: str, at: int) -> str:
     start = at
     while start > 0 and at - start < 60 and text[start - 1] in NAME_CHARS:
         start -= 1
+    if start > 0 and text[start - 1] == "\\":  # a JSON escape ends right before the name: ``\nDB_PASSWORD``
+        escape = _ESCAPE.match(text, start, at)
+        if escape is not None:
+            start = escape.end()
     return text[start:at]
 
 
@@ -116,12 +121,17 @@ class Redactor:
         if not found:
             return []
         found.sort(key=lambda item: (item[0].start, -item[0].end, item[1]))
+        # a marker already in the text is never redacted again, nor anything inside it
+        # (``[REDACTED:url-password:7743f1]`` reads as a ``password: value`` pair)
+        markers = [m.span() for m in MARKER.finditer(text)] if "[REDACTED:" in text else []
         kept: list[Finding] = []
         for item, _priority in found:
             if kept and item.start < kept[-1].end:
                 continue
+            if markers and any(lo < item.end and item.start < hi for lo, hi in markers):
+                continue
             value = text[item.start:item.end]
-            if MARKER.fullmatch(value) or any(rx.search(value) for rx in self._allow):
+            if any(rx.search(value) for rx in self._allow):
                 continue
             kept.append(item)
         return kept
