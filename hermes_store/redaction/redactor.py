@@ -120,7 +120,9 @@ class Redactor:
                          for m in rx.finditer(text) if m.end() > m.start())
         if not found:
             return []
-        found.sort(key=lambda item: (item[0].start, -item[0].end, item[1]))
+        # leftmost first; at one start the more specific rule (lower priority) wins over a longer
+        # key-position value: ``token:ghp_…@github.com`` is a URL password, not a token up to ``.git``
+        found.sort(key=lambda item: (item[0].start, item[1], -item[0].end))
         # a marker already in the text is never redacted again, nor anything inside it
         # (``[REDACTED:url-password:7743f1]`` reads as a ``password: value`` pair)
         markers = [m.span() for m in MARKER.finditer(text)] if "[REDACTED:" in text else []
@@ -152,8 +154,9 @@ class Redactor:
                     lead, trail = quote_widths(match.group("v"))
                     start, end = start + lead, end - trail
                     kind = _token_kind(text[start:end]) or _assignment_kind(name, match.group("n"))
-                elif "v" in match.re.groupindex:
-                    start, end = match.span("v")
+                elif "v" in match.re.groupindex:  # a value that is itself a known token keeps its kind
+                    start, end = match.span("v")  # (one secret, one marker: ``https://x:ghp_…@host``)
+                    kind = _token_kind(text[start:end]) or kind
                 else:
                     start, end = match.span()
                 if end > start:

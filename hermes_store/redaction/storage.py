@@ -7,7 +7,9 @@ written (a read-only reader) gets a key for this process only: it stores nothing
 
 from __future__ import annotations
 
+import json
 import secrets
+from collections import Counter
 from typing import Any
 
 KEY_NAME = "redaction_key"
@@ -37,9 +39,9 @@ def store_key(db: Any) -> tuple[bytes, bool]:
 # Every stored text column a secret could sit in: (table, key columns, text columns). The CJK
 # projection columns hold only CJK bigrams and FTS/GIN indexes are rebuilt from these rows.
 TEXT_COLUMNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("sessions", ("id",), ("title", "workspace")),
+    ("sessions", ("id",), ("title", "workspace", "model", "source", "meta")),
     ("messages", ("id",), ("content", "tool_calls", "calls", "search_text")),
-    ("facts", ("fact_id",), ("content", "tags")),
+    ("facts", ("fact_id",), ("content", "category", "tags")),
     ("memory_history", ("id",), ("old_text", "new_text")),
     ("memory_entries", ("target", "text"), ("text",)),
     ("builtin_index_entries", ("id",), ("content",)),
@@ -48,6 +50,36 @@ CHUNK = 2000
 # columns the session index derives from content and tool_calls when a message is written (the
 # calls' words, the text without agent boilerplate): rewritten with them, secrets not counted twice
 DERIVED = frozenset({"calls", "search_text"})
+# columns holding a JSON document: each string in it is redacted, so the document stays valid
+JSON_COLUMNS = frozenset({"meta"})
+
+
+def _redact_json_text(text: str | None, redact_counted: Any) -> tuple[str | None, Counter[str]]:
+    """A JSON column's text with every string value redacted (``redact_counted`` of the store)."""
+    total: Counter[str] = Counter()
+    if not text:
+        return text, total
+    try:
+        document = json.loads(text)
+    except ValueError:  # not JSON after all: redacted as text
+        return redact_counted(text)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            new, found = redact_counted(value)
+            total.update(found)
+            return new
+        if isinstance(value, dict):
+            return {key: walk(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        return value
+
+    try:
+        cleaned = walk(document)
+    except RecursionError:  # nested beyond Python's stack: redacted as text
+        return redact_counted(text)
+    return (text, total) if not total else (json.dumps(cleaned, ensure_ascii=False), total)
 
 
 def _has_column(db: Any, table: str, column: str) -> bool:
@@ -105,7 +137,8 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool,
             new_values = []
             changed = False
             for column in columns:
-                new, found = redact_counted(row[column])
+                new, found = (_redact_json_text(row[column], redact_counted) if column in JSON_COLUMNS
+                              else redact_counted(row[column]))
                 if column not in DERIVED:  # a derived copy holds the same secrets: counted once
                     for kind, n in found.items():
                         counts[kind] = counts.get(kind, 0) + n

@@ -62,7 +62,7 @@ from hermes_store.sessions.importers.detect import Probe
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_long
 from hermes_store.sessions.maintenance import backfill_calls, backfill_projection
 from hermes_store.sessions.pending import REDACTED_COLUMNS, pending_row
-from hermes_store.sessions.rows import SURROGATE, scrub
+from hermes_store.sessions.rows import SURROGATE, clean_tree, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
 from hermes_store.sessions.storage_sql import content_hash
 from hermes_store.sessions.walk import walk_inputs
@@ -430,8 +430,8 @@ class BulkLoader:
             value = getattr(record, name)
             if value is not None:
                 fields[name] = self.redact(scrub(value)) if isinstance(value, str) else value
-        if record.meta:
-            fields.setdefault("meta", {}).update(record.meta)
+        if record.meta:  # stored like the fields: a Codex header's git URL may hold a token
+            fields.setdefault("meta", {}).update(clean_tree(record.meta, lambda text: self.redact(scrub(text))))
 
     def _add_message(self, current: _File, record: MessageRecord) -> None:
         session_id = record.session_id

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -49,6 +50,25 @@ def scrub(text: str | None) -> str | None:
     if SURROGATE.search(text):
         text = SURROGATE.sub("\ufffd", text)
     return text
+
+
+MAX_TREE_DEPTH = 64  # deeper parts of a session's meta are stored as (cleaned) JSON text
+
+
+def clean_tree(value: Any, clean: Callable[[str], str | None], depth: int = 0) -> Any:
+    """``value`` (decoded JSON, such as a session's ``meta``) with every string passed through
+    ``clean`` (scrub + redact) and every key scrubbed: what a transcript or a caller puts in a
+    session's meta is stored like its title. A part nested deeper than ``MAX_TREE_DEPTH`` is
+    kept as its cleaned JSON text."""
+    if isinstance(value, str):
+        return clean(value)
+    if depth >= MAX_TREE_DEPTH and isinstance(value, (dict, list, tuple)):
+        return clean(json.dumps(value, ensure_ascii=False, default=str))
+    if isinstance(value, dict):
+        return {scrub(str(key)): clean_tree(item, clean, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_tree(item, clean, depth + 1) for item in value]
+    return value
 
 
 def new_session_id(now: float | None = None) -> str:

@@ -87,3 +87,14 @@ def test_value_positions(text: str, secret: str) -> None:
 ])
 def test_still_left_alone(text: str) -> None:
     assert R.redact(text) == text
+
+
+def test_token_as_url_password_keeps_host_and_its_marker() -> None:
+    """``token:`` before the password of a URL made the key-position rule take the value up to
+    the end of the URL (host and path lost) under the kind ``token``: one secret, two markers."""
+    token = TOKENS["github-token"]
+    out = R.redact(f"git remote set-url origin https://x-access-token:{token}@github.com/org/repo.git")
+    alone = R.redact(f"the token is {token}")
+    assert out.endswith("@github.com/org/repo.git") and token not in out
+    marker = alone.rsplit(" ", 1)[1]
+    assert marker.startswith("[REDACTED:github-token:") and marker in out
