@@ -95,6 +95,14 @@ def valid_text(text: str) -> str:
     return SURROGATES.sub("\ufffd", text) if SURROGATES.search(text) else text
 
 
+def storable_text(text: str) -> str:
+    """``text`` as both engines can store it: lone surrogates replaced (:func:`valid_text`) and
+    NUL bytes dropped (PostgreSQL text cannot hold one; SQLite would keep it and give the
+    other engine a row it refuses). The one cleaner of stored text: transcripts (``scrub``),
+    facts and their lookups, memory provenance and index."""
+    return valid_text(text.replace("\x00", "") if "\x00" in text else text)
+
+
 def parse_arguments(args: Any) -> dict[str, Any]:
     """Tool-call arguments as a dict: a JSON object (text or bytes), a dict, or None/"" for ``{}``.
 
@@ -121,6 +129,8 @@ def get_str(args: dict[str, Any], name: str, *, required: bool = False, default:
     Lone surrogates (from JSON ``\\ud800`` escapes) become U+FFFD, except with
     ``exact=True`` — for text that must match stored text, such as ``old_text`` —
     where they are refused: UTF-8 files can never hold them, so nothing could match.
+    NUL bytes are kept (an identifier holding one is refused by its reader); the stores drop
+    them (:func:`storable_text`).
     """
     value = args.get(name, _MISSING)
     if value is _MISSING or value is None:

@@ -40,6 +40,7 @@ from hermes_store.facts.rows import (
 from hermes_store.facts.storage import FactAuthor, FactExists
 from hermes_store.redaction import redactor_for
 from hermes_store.threats import scan_content
+from hermes_store.tooling import storable_text
 
 __all__ = ["CACHE_BUDGET", "META_DIM", "META_ENCODING", "SCAN_CHUNK", "FactBlocked", "FactNotFound",
            "FactStore", "FactStoreError", "check_fact_text"]
@@ -90,7 +91,7 @@ class FactStore(FactRows):
 
     def _redact(self, text: str | None) -> str | None:
         """``text`` with its secrets replaced (the store's redactor): every stored text passes here."""
-        return redactor_for(self.storage.db).redact(text)
+        return redactor_for(self.storage.db).redact(None if text is None else storable_text(text))
 
     def _writing(self) -> Any:
         """The write transaction of a content change (vectors brought up to date first)."""

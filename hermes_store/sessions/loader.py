@@ -62,10 +62,11 @@ from hermes_store.sessions.importers.detect import Probe
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_long
 from hermes_store.sessions.maintenance import backfill_calls, backfill_projection
 from hermes_store.sessions.pending import REDACTED_COLUMNS, pending_row
-from hermes_store.sessions.rows import SURROGATE, clean_tree, scrub
+from hermes_store.sessions.rows import clean_tree, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
 from hermes_store.sessions.storage_sql import content_hash
 from hermes_store.sessions.walk import walk_inputs
+from hermes_store.tooling import SURROGATES as SURROGATE
 
 DEFAULT_BATCH = 20_000
 FIRST_BATCH = 2_000  # the writer thread starts this soon; batches then grow 4x up to batch_messages

@@ -16,7 +16,7 @@ from typing import Any
 
 from hermes_store.tokens import PROJECTED_CHARS as _CJK  # CJK and emoji: the projection's pre-check
 from hermes_store.tokens import cjk_projection
-from hermes_store.tooling import SURROGATES as SURROGATE
+from hermes_store.tooling import storable_text
 
 TOOL_INDEX_CHARS = 8192  # the view indexes only this prefix of tool rows
 SESSION_COLUMNS = ("id", "origin_format", "source", "title", "model", "workspace", "started_at",
@@ -43,13 +43,7 @@ def cjk_for(role: str, content: str) -> str | None:
 
 def scrub(text: str | None) -> str | None:
     """Make a string storable: no NUL bytes, no lone surrogates."""
-    if text is None:
-        return None
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-    if SURROGATE.search(text):
-        text = SURROGATE.sub("\ufffd", text)
-    return text
+    return None if text is None else storable_text(text)
 
 
 MAX_TREE_DEPTH = 64  # deeper parts of a session's meta are stored as (cleaned) JSON text
