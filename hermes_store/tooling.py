@@ -215,7 +215,8 @@ def get_str_list(args: dict[str, Any], name: str, *, default: list[str] | None =
                  max_items: int | None = None) -> list[str] | None:
     """Read a list of strings; a comma-separated string is accepted too.
 
-    More than ``max_items`` items is refused (checked before any item is looked at)."""
+    More than ``max_items`` items is refused (checked before any item is looked at), and so is
+    an item (or the comma-separated string) longer than ``MAX_ARGUMENT_CHARS``, as for :func:`get_str`."""
     value = args.get(name, _MISSING)
     if value is _MISSING or value is None:
         return default
@@ -224,9 +225,15 @@ def get_str_list(args: dict[str, Any], name: str, *, default: list[str] | None =
         if count > max_items:
             raise ToolArgumentError(f"'{name}' has too many items: {count:,} (at most {max_items})")
     if isinstance(value, str):
+        if len(value) > MAX_ARGUMENT_CHARS:
+            raise ToolArgumentError(f"'{name}' is too long ({len(value):,} chars; limit {MAX_ARGUMENT_CHARS:,})")
         return [valid_text(part.strip()) for part in value.split(",") if part.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ToolArgumentError(f"'{name}' must be a list of strings")
+    for index, item in enumerate(value):  # each item is bounded as a single string argument is
+        if len(item) > MAX_ARGUMENT_CHARS:
+            raise ToolArgumentError(f"'{name}' item {index} is too long ({len(item):,} chars; "
+                                    f"limit {MAX_ARGUMENT_CHARS:,})")
     return [valid_text(v) for v in value]
 
 

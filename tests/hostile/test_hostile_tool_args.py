@@ -1,4 +1,4 @@
-"""NUL bytes in tool arguments, on both engines.
+"""NUL bytes and oversized list items in tool arguments, on both engines.
 
 On PostgreSQL a NUL in ``fact_store`` content, tags, an entity name or a search made the call
 fail with ``fact_store failed: DataError: PostgreSQL text fields cannot contain NUL (0x00)
@@ -56,3 +56,15 @@ def test_memory_write_with_nul_keeps_provenance(engine, home, capsys) -> None:
     history = json.loads(CliRunner().invoke(cli, ["--home", str(home.root), "memory", "history", "--json"]).output)
     assert "okapi likes tea" in json.dumps(history)
     assert call(home, "memory", {"action": "remove", "target": "memory", "old_text": "okapi\x00"})["success"]
+
+
+@pytest.mark.parametrize(("tool", "args"), [
+    ("fact_store", {"action": "reason", "entities": ["okapi", "x" * 20_000_000]}),
+    ("fact_store", {"action": "add", "content": "okapi", "entities": ["y" * 2_000_000]}),
+    ("recall", {"query": "okapi", "kinds": "facts," + "z" * 2_000_000}),
+])
+def test_list_items_are_bounded_like_string_arguments(home, tool, args) -> None:
+    """A list item had no size limit (a 20 MB entity made ``reason`` work for seconds) while
+    a string argument over 1,000,000 characters is refused."""
+    out = call(home, tool, args)
+    assert out["success"] is False and "too long" in out["error"] and "limit 1,000,000" in out["error"]
