@@ -45,7 +45,7 @@ from typing import Any
 
 from hermes_store.db import Database
 from hermes_store.foreign_db import ForeignDBError
-from hermes_store.redaction import redactor_for
+from hermes_store.redaction import Redactor, redactor_for, rules_redactor
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detection
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
@@ -181,6 +181,7 @@ class BulkLoader:
         self.db = db
         self.storage = open_session_storage(db)
         self.redactor = redactor_for(db)  # secrets replaced before anything is buffered
+        self._rules: Redactor | None = None  # the rules whatever store.redact says (tombstones)
         self.redact = self.redactor.redact
         # what `hermes-store forget` removed for good: never imported again
         self._forgotten_sessions, self._forgotten_messages = self.storage.tombstones()
@@ -434,6 +435,14 @@ class BulkLoader:
         if record.meta:  # stored like the fields: a Codex header's git URL may hold a token
             fields.setdefault("meta", {}).update(clean_tree(record.meta, lambda text: self.redact(scrub(text))))
 
+    def _forgotten(self, hashes: Any, content: str) -> bool:
+        """Whether ``content`` is a forgotten message: its tombstone holds the hash of the text
+        as stored then -- redacted, or as it came when ``store.redact`` was off -- so both forms
+        are compared, and turning redaction off (or on) never brings a forgotten message back."""
+        if self._rules is None:
+            self._rules = rules_redactor(self.db)
+        return content_hash(content) in hashes or content_hash(self._rules.redact(content) or "") in hashes
+
     def _add_message(self, current: _File, record: MessageRecord) -> None:
         session_id = record.session_id
         if not session_id.isascii() or "\x00" in session_id:
@@ -468,9 +477,9 @@ class BulkLoader:
             self._problem(current, record.line, "field 'tool_calls': NUL bytes or lone surrogates replaced")
             tool_calls = scrub(tool_calls)
         # secrets are replaced for the whole batch in _flush (one prefilter scan); a session
-        # with forgotten messages compares the stored, redacted form now
+        # with forgotten messages compares the stored forms now
         if self._forgotten_messages and session_id in self._forgotten_messages and \
-                content_hash(self.redact(content)) in self._forgotten_messages[session_id]:
+                self._forgotten(self._forgotten_messages[session_id], content):
             self.summary.forgotten += 1
             return
         uid = record.message_uid
