@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 import secrets
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
+
+from hermes_store.tokens import cjk_projection, fact_projection, message_projection
 
 KEY_NAME = "redaction_key"
 
@@ -36,8 +39,8 @@ def store_key(db: Any) -> tuple[bytes, bool]:
     return bytes.fromhex(row["value"]), True
 
 
-# Every stored text column a secret could sit in: (table, key columns, text columns). The CJK
-# projection columns hold only CJK bigrams and FTS/GIN indexes are rebuilt from these rows.
+# Every stored text column a secret could sit in: (table, key columns, text columns). FTS/GIN
+# indexes are rebuilt from these rows; the CJK projection columns are made again (PROJECTIONS).
 TEXT_COLUMNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
     ("sessions", ("id",), ("title", "workspace", "model", "source", "meta")),
     ("messages", ("id",), ("content", "tool_calls", "calls", "search_text")),
@@ -50,6 +53,13 @@ CHUNK = 2000
 # columns the session index derives from content and tool_calls when a message is written (the
 # calls' words, the text without agent boilerplate): rewritten with them, secrets not counted twice
 DERIVED = frozenset({"calls", "search_text"})
+# table -> (the columns its ``cjk`` projection is made of, how): the projection keeps the Latin
+# part glued to CJK text (``密钥sk-proj-…``), so a rewritten row gets it made again from the new text
+PROJECTIONS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], str | None]]] = {
+    "messages": (("role", "content"), lambda row: message_projection(str(row["role"]), row["content"] or "")),
+    "facts": (("content", "tags"), lambda row: fact_projection(row["content"] or "", row["tags"] or "")),
+    "builtin_index_entries": (("content",), lambda row: cjk_projection(row["content"])),
+}
 # columns holding a JSON document: each string in it is redacted, so the document stays valid
 JSON_COLUMNS = frozenset({"meta"})
 
@@ -133,7 +143,9 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool,
         changes: list[tuple[Any, ...]] = []
         present = [c for c in columns if c not in DERIVED or _has_column(db, table, c)]
         columns = tuple(present)
-        for row in _rows(sql, table, keys, columns):
+        projection = PROJECTIONS.get(table) if _has_column(db, table, "cjk") else None
+        inputs = projection[0] if projection else ()
+        for row in _rows(sql, table, keys, (*columns, *inputs)):
             new_values = []
             changed = False
             for column in columns:
@@ -145,7 +157,12 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool,
                 changed = changed or new != row[column]
                 new_values.append(new)
             if changed:
+                if projection is not None:
+                    made = {c: row[c] for c in inputs} | dict(zip(columns, new_values, strict=True))
+                    new_values.append(projection[1](made))
                 changes.append((*new_values, *(row[k] for k in keys)))
+        if projection is not None:
+            columns = (*columns, "cjk")
         report[table] = {"rows": len(changes), **counts}
         if changed_keys is not None and changes:
             changed_keys[table] = [change[len(columns):] for change in changes]

@@ -38,8 +38,9 @@ from hermes_store.sessions.loader import BulkLoader
 from hermes_store.sessions.maintenance import delete_session as _delete_session
 from hermes_store.sessions.maintenance import prune_sessions as _prune_sessions
 from hermes_store.sessions.maintenance import stats as _stats
-from hermes_store.sessions.rows import SessionNotFound, cjk_for, clean_tree, new_session_id, scrub
+from hermes_store.sessions.rows import SessionNotFound, clean_tree, new_session_id, scrub
 from hermes_store.sessions.storage import SessionStorage, open_session_storage
+from hermes_store.tokens import message_projection
 
 __all__ = ["SessionIndex", "SessionNotFound", "index_paths", "new_session_id", "open_database"]
 
@@ -146,7 +147,7 @@ class SessionIndex:
         text = redact(text) or ""
         return self.storage.append_message(
             session_id, role=role, content=text, tool_name=scrub(tool_name), tool_calls=redact(scrub(calls)),
-            tool_call_id=scrub(tool_call_id), timestamp=when, cjk=cjk_for(role, text), message_uid=uid)
+            tool_call_id=scrub(tool_call_id), timestamp=when, cjk=message_projection(role, text), message_uid=uid)
 
     def end_session(self, session_id: str, *, ended_at: float | None = None,
                     end_reason: str | None = None) -> None:

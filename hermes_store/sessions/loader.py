@@ -61,7 +61,7 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.detect import Probe
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_long
 from hermes_store.sessions.maintenance import backfill_calls, backfill_projection
-from hermes_store.sessions.pending import REDACTED_COLUMNS, pending_row
+from hermes_store.sessions.pending import pending_row, redacted_rows
 from hermes_store.sessions.rows import clean_tree, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
 from hermes_store.sessions.storage_sql import content_hash
@@ -546,11 +546,11 @@ class BulkLoader:
     def _flush(self, wait: bool = False) -> None:
         """Hand the pending batch to the writer (one transaction); ``wait`` for it to commit."""
         if self._pending or self._updates or self._files or self._sessions:
-            job = Batch(rows=self.redactor.redact_rows(self._pending, REDACTED_COLUMNS), fts_mode=self.fts_mode)
+            job = Batch(rows=redacted_rows(self.redactor, self._pending), fts_mode=self.fts_mode)
             self._pending = []
             if self._updates:
                 job.updates = [(r[3], r[5], r[8], r[9], r[10], r[11], r[0], r[12])
-                               for r in self.redactor.redact_rows(self._updates, REDACTED_COLUMNS)]
+                               for r in redacted_rows(self.redactor, self._updates)]
                 self._updates = []
             for session_id, info in self._sessions.items():
                 if info.owner is None or not (info.added or info.fields or info.is_new):

@@ -14,11 +14,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from hermes_store.tokens import PROJECTED_CHARS as _CJK  # CJK and emoji: the projection's pre-check
-from hermes_store.tokens import cjk_projection
 from hermes_store.tooling import storable_text
 
-TOOL_INDEX_CHARS = 8192  # the view indexes only this prefix of tool rows
 SESSION_COLUMNS = ("id", "origin_format", "source", "title", "model", "workspace", "started_at",
                    "ended_at", "parent_session_id", "message_count", "meta")
 MESSAGE_COLUMNS = ("id", "seq", "role", "content", "tool_name", "tool_calls", "tool_call_id",
@@ -31,14 +28,6 @@ class SessionNotFound(KeyError):
 
     def __str__(self) -> str:
         return f"session not found: {self.args[0]}"
-
-
-def cjk_for(role: str, content: str) -> str | None:
-    """The ``cjk`` column value for a message (projection of the indexed part)."""
-    text = content[:TOOL_INDEX_CHARS] if role == "tool" else content
-    if not _CJK.search(text):
-        return None
-    return cjk_projection(text)
 
 
 def scrub(text: str | None) -> str | None:

@@ -106,3 +106,36 @@ def test_redact_command_rewrites_meta_and_category(engine, home) -> None:
     if engine == "sqlite":
         blob = stored_bytes(home)
         assert GH.encode() not in blob and AK.encode() not in blob
+
+
+CJK_TEXT = "okapi 我的密钥sk-proj-Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj请保密"
+CJK_SECRET = "Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj"
+
+
+def test_redact_command_remakes_the_cjk_projection(engine, home, tmp_path) -> None:
+    """The ``cjk`` column keeps the Latin part glued to CJK text: a store written with
+    redaction off held the secret there, and ``redact`` rewrote the content but left the
+    projection (a search for the secret still found the message; the file still held it)."""
+    home.config_path.write_text("store:\n  redact: false\n", encoding="utf-8")
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"session_id": "c1", "role": "user", "content": CJK_TEXT}) + "\n", encoding="utf-8")
+    assert run(home, "sessions", "index", str(path))[0] == 0
+    assert run(home, "facts", "add", CJK_TEXT)[0] == 0
+    assert json.loads(run(home, "sessions", "search", "--json", CJK_SECRET)[1])["results"]
+    code, out = run(home, "redact", "--json")
+    assert code == 0, out
+    assert not json.loads(run(home, "sessions", "search", "--json", CJK_SECRET)[1])["results"]
+    assert not json.loads(run(home, "facts", "search", "--json", CJK_SECRET)[1]).get("results")
+    assert json.loads(run(home, "sessions", "search", "--json", "密钥")[1])["results"]  # CJK still searchable
+    if engine == "sqlite":
+        assert CJK_SECRET.encode() not in stored_bytes(home)
+
+
+def test_bulk_index_projection_is_made_from_the_redacted_text(engine, home, tmp_path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps({"session_id": "c1", "role": "user", "content": CJK_TEXT}) + "\n", encoding="utf-8")
+    assert run(home, "sessions", "index", str(path))[0] == 0
+    assert not json.loads(run(home, "sessions", "search", "--json", CJK_SECRET)[1])["results"]
+    assert json.loads(run(home, "sessions", "search", "--json", "密钥")[1])["results"]
+    if engine == "sqlite":
+        assert CJK_SECRET.encode() not in stored_bytes(home)
