@@ -10,6 +10,7 @@ import click
 from hermes_store.cli.common import echo_json, get_home
 from hermes_store.redaction import rules_redactor
 from hermes_store.redaction.storage import purge_free_space, rewrite_texts, secure_deletes
+from hermes_store.sessions.pending import message_deriver
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.storage_vectors import VectorStore
 
@@ -34,7 +35,8 @@ def redact(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
     changed_keys: dict[str, list[tuple[Any, ...]]] = {}
     try:
         redactor = rules_redactor(db)  # off for new text, an explicit rescan still uses the rules
-        report = rewrite_texts(db, redactor.redact_counted, dry_run=dry_run, changed_keys=changed_keys)
+        report = rewrite_texts(db, redactor.redact_counted, dry_run=dry_run, changed_keys=changed_keys,
+                               derive={"messages": message_deriver(redactor)})
         changed = [table for table, row in report.items() if row["rows"]]
         rebuilt: list[str] = []
         if changed and not dry_run:

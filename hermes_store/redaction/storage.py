@@ -53,12 +53,15 @@ CHUNK = 2000
 # columns the session index derives from content and tool_calls when a message is written (the
 # calls' words, the text without agent boilerplate): rewritten with them, secrets not counted twice
 DERIVED = frozenset({"calls", "search_text"})
-# table -> (the columns its ``cjk`` projection is made of, how): the projection keeps the Latin
-# part glued to CJK text (``密钥sk-proj-…``), so a rewritten row gets it made again from the new text
-PROJECTIONS: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], str | None]]] = {
-    "messages": (("role", "content"), lambda row: message_projection(str(row["role"]), row["content"] or "")),
-    "facts": (("content", "tags"), lambda row: fact_projection(row["content"] or "", row["tags"] or "")),
-    "builtin_index_entries": (("content",), lambda row: cjk_projection(row["content"])),
+# How a rewritten row's derived columns are made again: table -> (the columns they are made of,
+# a function of those (new values) giving ``{column: value}``). The ``cjk`` projection keeps the
+# Latin part glued to CJK text (``密钥sk-proj-…``), so it is made again from the new text; a caller
+# may add more (``hermes-store redact``: a message's call text, from its redacted tool calls).
+Deriver = tuple[tuple[str, ...], Callable[[dict[str, Any]], dict[str, Any]]]
+PROJECTIONS: dict[str, Deriver] = {
+    "messages": (("role", "content"), lambda row: {"cjk": message_projection(str(row["role"]), row["content"] or "")}),
+    "facts": (("content", "tags"), lambda row: {"cjk": fact_projection(row["content"] or "", row["tags"] or "")}),
+    "builtin_index_entries": (("content",), lambda row: {"cjk": cjk_projection(row["content"])}),
 }
 # columns holding a JSON document: each string in it is redacted, so the document stays valid
 JSON_COLUMNS = frozenset({"meta"})
@@ -122,7 +125,8 @@ def _rows(sql: Any, table: str, keys: tuple[str, ...], columns: tuple[str, ...])
 
 
 def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool,
-                  changed_keys: dict[str, list[tuple[Any, ...]]] | None = None) -> dict[str, dict[str, int]]:
+                  changed_keys: dict[str, list[tuple[Any, ...]]] | None = None,
+                  derive: dict[str, Deriver] | None = None) -> dict[str, dict[str, int]]:
     """Redact every stored text column in place (in one transaction per table).
 
     ``redact_counted(text) -> (text, Counter)`` is the store's redactor. Returns, per table,
@@ -131,6 +135,8 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool,
     message's embedding, must go too). ``dry_run`` changes nothing. On SQLite the
     connection deletes with ``secure_delete`` on, so the old text is overwritten with zeros in
     the pages it leaves (see :func:`purge_free_space` for the WAL and the free pages).
+    A changed row's derived columns are made again from its new values (:data:`PROJECTIONS`,
+    and ``derive`` per table, which replaces the table's entry there).
     """
     report: dict[str, dict[str, int]] = {}
     sql = db.portable
@@ -143,8 +149,9 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool,
         changes: list[tuple[Any, ...]] = []
         present = [c for c in columns if c not in DERIVED or _has_column(db, table, c)]
         columns = tuple(present)
-        projection = PROJECTIONS.get(table) if _has_column(db, table, "cjk") else None
+        projection = (derive or {}).get(table) or (PROJECTIONS.get(table) if _has_column(db, table, "cjk") else None)
         inputs = projection[0] if projection else ()
+        made_columns: tuple[str, ...] = ()
         for row in _rows(sql, table, keys, (*columns, *inputs)):
             new_values = []
             changed = False
@@ -157,12 +164,14 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool,
                 changed = changed or new != row[column]
                 new_values.append(new)
             if changed:
-                if projection is not None:
-                    made = {c: row[c] for c in inputs} | dict(zip(columns, new_values, strict=True))
-                    new_values.append(projection[1](made))
+                if projection is not None:  # derived again from the new values, overriding theirs
+                    values = dict(zip(columns, new_values, strict=True))
+                    made = projection[1]({c: row[c] for c in inputs} | values)
+                    made_columns = tuple(c for c in made if c not in columns)
+                    values.update(made)
+                    new_values = [values[c] for c in (*columns, *made_columns)]
                 changes.append((*new_values, *(row[k] for k in keys)))
-        if projection is not None:
-            columns = (*columns, "cjk")
+        columns = (*columns, *made_columns)
         report[table] = {"rows": len(changes), **counts}
         if changed_keys is not None and changes:
             changed_keys[table] = [change[len(columns):] for change in changes]

@@ -139,3 +139,42 @@ def test_bulk_index_projection_is_made_from_the_redacted_text(engine, home, tmp_
     assert json.loads(run(home, "sessions", "search", "--json", "密钥")[1])["results"]
     if engine == "sqlite":
         assert CJK_SECRET.encode() not in stored_bytes(home)
+
+
+CALL_ARGS = [{"password": "hunter2isnotsafe"}, {"api_key": "Zt5Yx3Wv1Ut9Sr7Qp5On3Ml1"},
+             {"env": {"DB_PASSWORD": "walrus22x"}}]
+CALL_SECRETS = ("hunter2isnotsafe", "Zt5Yx3Wv1Ut9Sr7Qp5On3Ml1", "walrus22x")
+
+
+def calls_transcript(path: Path) -> Path:
+    lines = [{"session_id": "k1", "role": "user", "content": "okapi call the api"}]
+    lines += [{"session_id": "k1", "type": "tool_call", "id": f"c{i}", "name": "http", "arguments": args}
+              for i, args in enumerate(CALL_ARGS)]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_call_text_is_made_from_the_redacted_tool_calls(engine, home, tmp_path) -> None:
+    """The indexed call text keeps argument values without their keys: made from the tool calls
+    as they came, ``{"password": "hunter2isnotsafe"}`` stored and indexed ``hunter2isnotsafe``
+    (the tool_calls column held the marker); a search for the password found the message."""
+    assert run(home, "sessions", "index", str(calls_transcript(tmp_path / "t.jsonl")))[0] == 0
+    for secret in CALL_SECRETS:
+        assert not json.loads(run(home, "sessions", "search", "--json", secret)[1])["results"], secret
+    assert json.loads(run(home, "sessions", "search", "--json", "http")[1])["results"]
+    if engine == "sqlite":
+        blob = stored_bytes(home)
+        assert not [s for s in CALL_SECRETS if s.encode() in blob]
+
+
+def test_redact_command_remakes_the_call_text(engine, home, tmp_path) -> None:
+    home.config_path.write_text("store:\n  redact: false\n", encoding="utf-8")
+    assert run(home, "sessions", "index", str(calls_transcript(tmp_path / "t.jsonl")))[0] == 0
+    assert json.loads(run(home, "sessions", "search", "--json", CALL_SECRETS[0])[1])["results"]
+    code, out = run(home, "redact", "--json")
+    assert code == 0 and json.loads(out)["secrets"]["password"] == 2, out
+    for secret in CALL_SECRETS:
+        assert not json.loads(run(home, "sessions", "search", "--json", secret)[1])["results"], secret
+    if engine == "sqlite":
+        blob = stored_bytes(home)
+        assert not [s for s in CALL_SECRETS if s.encode() in blob]
