@@ -68,3 +68,17 @@ def test_list_items_are_bounded_like_string_arguments(home, tool, args) -> None:
     a string argument over 1,000,000 characters is refused."""
     out = call(home, tool, args)
     assert out["success"] is False and "too long" in out["error"] and "limit 1,000,000" in out["error"]
+
+
+@pytest.mark.parametrize("args", [
+    ("forget", "--matching", "okapi\udcff"),
+    ("sessions", "show", "okapi\udcff"),
+    ("sessions", "list", "--source", "s\udcff"),
+])
+def test_cli_argument_that_is_not_utf8_is_named(engine, home, args) -> None:
+    """Bytes that are not UTF-8 on the command line reach Python as lone surrogates; a lookup
+    with one failed with "Error: 'utf-8' codec can't encode character '\\udcff' in position 5:
+    surrogates not allowed", naming neither the value nor what to do."""
+    result = CliRunner().invoke(cli, ["--home", str(home.root), *args])
+    assert result.exit_code == 1
+    assert f"Error: {args[-1]!r} holds bytes that are not valid UTF-8" in result.output
