@@ -126,11 +126,14 @@ class Redactor:
         # a marker already in the text is never redacted again, nor anything inside it
         # (``[REDACTED:url-password:7743f1]`` reads as a ``password: value`` pair)
         markers = [m.span() for m in MARKER.finditer(text)] if "[REDACTED:" in text else []
+        next_marker = 0  # findings come by start, markers too: one walk over both
         kept: list[Finding] = []
         for item, _priority in found:
             if kept and item.start < kept[-1].end:
                 continue
-            if markers and any(lo < item.end and item.start < hi for lo, hi in markers):
+            while next_marker < len(markers) and markers[next_marker][1] <= item.start:
+                next_marker += 1
+            if next_marker < len(markers) and markers[next_marker][0] < item.end:
                 continue
             value = text[item.start:item.end]
             if any(rx.search(value) for rx in self._allow):

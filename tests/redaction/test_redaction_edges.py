@@ -98,3 +98,15 @@ def test_token_as_url_password_keeps_host_and_its_marker() -> None:
     assert out.endswith("@github.com/org/repo.git") and token not in out
     marker = alone.rsplit(" ", 1)[1]
     assert marker.startswith("[REDACTED:github-token:") and marker in out
+
+
+def test_many_markers_and_findings_stay_linear() -> None:
+    """Each finding was checked against every marker already in the text: 32,000 of each
+    (1.3 MB, a re-redacted tool output) took minutes."""
+    import time
+
+    text = "[REDACTED:x:abcdef] password: hunter22 " * 32_000
+    started = time.process_time()
+    out = R.redact(text)
+    assert time.process_time() - started < 5
+    assert "hunter22" not in out and out.count("[REDACTED:x:abcdef]") == 32_000
