@@ -118,6 +118,9 @@ _CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[A-Z
 _CONSTANT = re.compile(r"^[A-Z][A-Z_]*$")  # "DOMAIN_PASSWORD", YOUR_API_KEY: a name, not a value
 _ENV_LINE_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _PASSWORD_NAME = re.compile(r"(?i)(?:passw(?:or)?d|pwd)$")
+# a filesystem path (``PWD=/home/ana/work`` in ``env`` output, ``DB_PASSWORD_FILE=/run/secrets/db``):
+# where a secret is kept, never the secret
+_PATH = re.compile(r"^(?:~|\.{1,2})?/(?:[\w.@+-]+/?)*$")
 
 
 _LEAD = re.compile(r"^\\*[\"']")
@@ -151,7 +154,7 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
     lead, trail = quote_widths(raw)
     quoted = bool(lead)
     value = raw[lead:len(raw) - trail] if quoted else raw
-    if len(value) < 4 or _PLACEHOLDER.match(value) or _CONSTANT.match(value):
+    if len(value) < 4 or _PLACEHOLDER.match(value) or _CONSTANT.match(value) or _is_path(value):
         return False
     if quoted:
         return " " not in value.strip() or len(value) >= 12 and entropy(value) >= 3.5
@@ -164,6 +167,13 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
     if len(value) < shortest or value.isdigit() or _CODE.match(value) and not _mixed(value):
         return False
     return _mixed(value) or len(value) >= 16 and entropy(value) >= 4.0
+
+
+def _is_path(value: str) -> bool:
+    """A filesystem path whose parts are names, not random strings (a base64 secret may start
+    with ``/`` too: ``/K7MDENG/bPxRfiCYEXAMPLEKEY`` has a long high-entropy part)."""
+    return bool(_PATH.match(value)) and not any(len(part) >= 16 and entropy(part) >= 3.5
+                                                for part in value.split("/"))
 
 
 def _mixed(value: str) -> bool:

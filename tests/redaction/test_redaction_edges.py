@@ -64,6 +64,8 @@ def test_env_file_written_through_a_tool_call_is_redacted() -> None:
     ("db_password=hunter2", "hunter2"),
     ("SECRET_KEY=django-insecure-abc", "django-insecure-abc"),
     ('app.config["SECRET_KEY"] = "q8Zr3Lw9XbT2mN5v"', "q8Zr3Lw9XbT2mN5v"),
+    ("DB_PASSWORD=/Zt5Yx3Wv1Ut9Sr7Qp5On3Ml1", "Zt5Yx3Wv1Ut9Sr7Qp5On3Ml1"),  # base64 may start with /
+    ("aws_secret_access_key = /K7MDENG/bPxRfiCYEXAMPLEKEYwJalrXUtnFE", "bPxRfiCYEXAMPLEKEYwJalrXUtnFE"),
 ])
 def test_value_positions(text: str, secret: str) -> None:
     out = R.redact(text)
@@ -77,6 +79,9 @@ def test_value_positions(text: str, secret: str) -> None:
     "password: getpass()",
     "password = get_password(user)",
     "pwd: /home/ana/work",
+    "PWD=/home/ana/proj2",  # env output: the working directory stays searchable
+    "OLDPWD=/home/ana/.local/lib/python3.11/site-packages",
+    "password: /run/secrets/db_password",
     "the secret key is kept in the vault",
     "secret_key = os.environ['SECRET_KEY']",
     "redis://cache:6379/0",
