@@ -128,6 +128,22 @@ def cjk_projection(text: str | None) -> str | None:
     return " ".join(out) if out else None
 
 
+TOOL_INDEX_CHARS = 8192  # the message index reads only this prefix of tool rows
+
+
+def message_projection(role: str, content: str) -> str | None:
+    """A message's ``cjk`` column: the projection of its indexed part (a tool row's prefix)."""
+    text = content[:TOOL_INDEX_CHARS] if role == "tool" else content
+    if not PROJECTED_CHARS.search(text):
+        return None
+    return cjk_projection(text)
+
+
+def fact_projection(content: str, tags: str) -> str | None:
+    """A fact's ``cjk`` column: the projection of its content and tags (None without CJK)."""
+    return cjk_projection(f"{content}\n{tags}")
+
+
 #: the tokenizer of every message full-text index (schema/*.sql: ``tokenize=``)
 INDEX_TOKENIZER = ("porter", ("unicode61", "remove_diacritics", "2"))
 _TOKENIZER: dict[str, object] = {}

@@ -119,6 +119,14 @@ def valid_text(text: str) -> str:
     return SURROGATES.sub("\ufffd", text) if SURROGATES.search(text) else text
 
 
+def storable_text(text: str) -> str:
+    """``text`` as both engines can store it: lone surrogates replaced (:func:`valid_text`) and
+    NUL bytes dropped (PostgreSQL text cannot hold one; SQLite would keep it and give the
+    other engine a row it refuses). The one cleaner of stored text: transcripts (``scrub``),
+    facts and their lookups, memory provenance and index."""
+    return valid_text(text.replace("\x00", "") if "\x00" in text else text)
+
+
 def parse_arguments(args: Any) -> dict[str, Any]:
     """Tool-call arguments as a dict: a JSON object (text or bytes), a dict, or None/"" for ``{}``.
 
@@ -145,6 +153,8 @@ def get_str(args: dict[str, Any], name: str, *, required: bool = False, default:
     Lone surrogates (from JSON ``\\ud800`` escapes) become U+FFFD, except with
     ``exact=True`` — for text that must match stored text, such as ``old_text`` —
     where they are refused: UTF-8 files can never hold them, so nothing could match.
+    NUL bytes are kept (an identifier holding one is refused by its reader); the stores drop
+    them (:func:`storable_text`).
     """
     value = args.get(name, _MISSING)
     if value is _MISSING or value is None:
@@ -229,7 +239,8 @@ def get_str_list(args: dict[str, Any], name: str, *, default: list[str] | None =
                  max_items: int | None = None) -> list[str] | None:
     """Read a list of strings; a comma-separated string is accepted too.
 
-    More than ``max_items`` items is refused (checked before any item is looked at)."""
+    More than ``max_items`` items is refused (checked before any item is looked at), and so is
+    an item (or the comma-separated string) longer than ``MAX_ARGUMENT_CHARS``, as for :func:`get_str`."""
     value = args.get(name, _MISSING)
     if value is _MISSING or value is None:
         return default
@@ -238,9 +249,15 @@ def get_str_list(args: dict[str, Any], name: str, *, default: list[str] | None =
         if count > max_items:
             raise ToolArgumentError(f"'{name}' has too many items: {count:,} (at most {max_items})")
     if isinstance(value, str):
+        if len(value) > MAX_ARGUMENT_CHARS:
+            raise ToolArgumentError(f"'{name}' is too long ({len(value):,} chars; limit {MAX_ARGUMENT_CHARS:,})")
         return [valid_text(part.strip()) for part in value.split(",") if part.strip()]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ToolArgumentError(f"'{name}' must be a list of strings")
+    for index, item in enumerate(value):  # each item is bounded as a single string argument is
+        if len(item) > MAX_ARGUMENT_CHARS:
+            raise ToolArgumentError(f"'{name}' item {index} is too long ({len(item):,} chars; "
+                                    f"limit {MAX_ARGUMENT_CHARS:,})")
     return [valid_text(v) for v in value]
 
 

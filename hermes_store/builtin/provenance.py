@@ -34,6 +34,7 @@ from hermes_store.builtin.entries import join_entries
 from hermes_store.builtin.fileio import locked
 from hermes_store.builtin.storage import BuiltinStorage, open_builtin_storage
 from hermes_store.redaction import redactor_for
+from hermes_store.tooling import storable_text
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class Provenance:
     def _redacted(self, texts: list[str]) -> list[str]:
         """Entry texts as the rows hold them: secrets replaced by the store's markers."""
         redact = redactor_for(self._database().db).redact
-        return [redact(t) or "" for t in texts]
+        return [redact(storable_text(t)) or "" for t in texts]
 
     def _redacted_item(self, item: dict[str, Any]) -> dict[str, Any]:
         """A provenance record with every text redacted (before it is stored or queued)."""

@@ -19,6 +19,7 @@ from hermes_store.db import Database, DatabaseError
 from hermes_store.excerpts import HIGHLIGHT_MARKS, highlight_excerpt
 from hermes_store.query import compile_query
 from hermes_store.redaction import redactor_for
+from hermes_store.tooling import storable_text
 
 
 @dataclass
@@ -61,7 +62,7 @@ def refresh_index(db: Database | BuiltinStorage, memories_dir: Path,
         if storage.indexed_hash(target) == digest:
             continue
         redact = redactor_for(storage.db).redact  # the index holds only the redacted text
-        storage.replace_index(target, digest, [redact(e) or "" for e in entries], time.time())
+        storage.replace_index(target, digest, [redact(storable_text(e)) or "" for e in entries], time.time())
         changed.append(target)
     return changed
 

@@ -21,7 +21,7 @@ from hermes_store.cli.style import (
     terminal_safe,
 )
 from hermes_store.home import Home
-from hermes_store.tooling import fence_reply, sanitize_context
+from hermes_store.tooling import PREVIEW_CHARS, SURROGATES, fence_reply, sanitize_context
 
 
 def get_home(ctx: click.Context) -> Home:
@@ -59,6 +59,10 @@ def explain_failure(exc: BaseException, home: Home | None) -> str:
         return f"{exc.filename}: {text}"
     if isinstance(exc, RecursionError):
         return "input nested too deeply to process"
+    if isinstance(exc, UnicodeEncodeError) and isinstance(exc.object, str) and SURROGATES.search(exc.object):
+        # an argument given as bytes that are not UTF-8 (the shell passes them as lone surrogates)
+        value = exc.object if len(exc.object) <= PREVIEW_CHARS else f"{exc.object[:PREVIEW_CHARS]}…"
+        return f"{value!r} holds bytes that are not valid UTF-8, so it cannot be stored or looked up; give it as text"
     return text
 
 

@@ -8,8 +8,9 @@ from typing import Any
 import click
 
 from hermes_store.cli.common import counted, echo_json, get_home
-from hermes_store.redaction import RedactionSettings, Redactor, redactor_for
+from hermes_store.redaction import rules_redactor
 from hermes_store.redaction.storage import purge_free_space, rewrite_texts, secure_deletes
+from hermes_store.sessions.pending import message_deriver
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.storage_vectors import VectorStore
 
@@ -33,13 +34,9 @@ def redact(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
     db = home.open_db()
     changed_keys: dict[str, list[tuple[Any, ...]]] = {}
     try:
-        settings = getattr(db, "redaction_settings", None) or RedactionSettings()
-        redactor = redactor_for(db) if settings.enabled else None
-        if redactor is None:  # off for new text, but an explicit rescan still uses the rules
-            from hermes_store.redaction.storage import store_key
-
-            redactor = Redactor(store_key(db)[0], RedactionSettings(patterns=settings.patterns, allow=settings.allow))
-        report = rewrite_texts(db, redactor.redact_counted, dry_run=dry_run, changed_keys=changed_keys)
+        redactor = rules_redactor(db)  # off for new text, an explicit rescan still uses the rules
+        report = rewrite_texts(db, redactor.redact_counted, dry_run=dry_run, changed_keys=changed_keys,
+                               derive={"messages": message_deriver(redactor)})
         changed = [table for table, row in report.items() if row["rows"]]
         rebuilt: list[str] = []
         if changed and not dry_run:

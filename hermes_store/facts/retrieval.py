@@ -18,7 +18,7 @@ from hermes_store.facts.rows import FactRows
 from hermes_store.facts.text import content_words, coverage, words
 from hermes_store.query import STOPWORDS, bounded_query_text
 from hermes_store.tokens import tokenize
-from hermes_store.tooling import valid_text
+from hermes_store.tooling import storable_text
 
 PRESENCE_FLOOR = 0.12   # presence similarity of an absent entity is ~0 ± 0.03 at dim 1024
 PRESENCE_FULL = 0.35    # presence at which the HRR term counts fully
@@ -89,7 +89,7 @@ def search(store: FactRows, query: str, *, category: str | None = None,
     threshold = store.min_trust if min_trust is None else float(min_trust)
     limit = max(1, int(limit))
     pool = max(limit * 4, 40)
-    query = valid_text(bounded_query_text(query or ""))
+    query = storable_text(bounded_query_text(query or ""))
     ranks, _ = fts_ranks(store, query, pool, category=category, min_trust=threshold)
     linked: set[int] = set()
     named: set[str] = set()
@@ -133,7 +133,7 @@ def search(store: FactRows, query: str, *, category: str | None = None,
 
 
 def _names_of(store: FactRows, entity: str) -> tuple[dict[str, Any] | None, list[str]]:
-    entity = valid_text(entity or "")
+    entity = storable_text(entity or "")
     found = store.resolve_entity(entity)
     if found is None:
         return None, [" ".join(entity.split())]

@@ -17,7 +17,7 @@ from typing import Any
 
 from hermes_store.facts import trust
 from hermes_store.facts.storage import FactStorage
-from hermes_store.tokens import cjk_projection
+from hermes_store.tokens import fact_projection
 
 FACT_COLUMNS = ("fact_id, content, category, tags, trust_score, retrieval_count, helpful_count, "
                 "created_at, updated_at, author_id, author_name, author_is_bot")
@@ -25,9 +25,7 @@ FILTER_COLUMNS = "fact_id, category, trust_score, updated_at, content, tags"
 ENTITY_COLUMNS = "e.entity_id, e.name, e.entity_type, e.aliases"
 
 
-def index_text(content: str, tags: str) -> str | None:
-    """The CJK projection indexed beside content and tags (None for text without CJK)."""
-    return cjk_projection(f"{content}\n{tags}")
+index_text = fact_projection  # the CJK projection indexed beside content and tags
 
 
 def _aliases(value: str | None) -> list[str]:

@@ -40,6 +40,7 @@ from hermes_store.facts.rows import (
 from hermes_store.facts.storage import FactAuthor, FactExists
 from hermes_store.redaction import redactor_for
 from hermes_store.threats import scan_content
+from hermes_store.tooling import storable_text
 
 __all__ = ["CACHE_BUDGET", "META_DIM", "META_ENCODING", "SCAN_CHUNK", "FactBlocked", "FactNotFound",
            "FactStore", "FactStoreError", "check_fact_text"]
@@ -90,7 +91,7 @@ class FactStore(FactRows):
 
     def _redact(self, text: str | None) -> str | None:
         """``text`` with its secrets replaced (the store's redactor): every stored text passes here."""
-        return redactor_for(self.storage.db).redact(text)
+        return redactor_for(self.storage.db).redact(None if text is None else storable_text(text))
 
     def _writing(self) -> Any:
         """The write transaction of a content change (vectors brought up to date first)."""
@@ -117,7 +118,7 @@ class FactStore(FactRows):
         content = redact((content or "").strip()) or ""
         if not content:
             raise FactStoreError("content must not be empty")
-        category = (category or "general").strip() or "general"
+        category = redact((category or "general").strip()) or "general"
         tags = redact(normalize_tags(tags)) or ""
         entities = [redact(e) or "" for e in entities] if entities is not None else None
         check_fact_text(content, tags, category, *(entities or ()))
@@ -158,8 +159,8 @@ class FactStore(FactRows):
                 check_fact_text(new_content, new_tags, category)
             self.storage.update_fact(fact_id, content=new_content if changed else None,
                                      tags=new_tags if changed else None,
-                                     category=category.strip() if category is not None and category.strip()
-                                     else None)
+                                     category=self._redact(category.strip())
+                                     if category is not None and category.strip() else None)
             if trust_delta is not None:
                 self.storage.adjust_trust(fact_id, float(trust_delta))
             if new_content != row["content"]:
@@ -250,7 +251,7 @@ class FactStore(FactRows):
                     blocked.append(f"{_record(path, row)}: fact {row['fact_id']}: {exc}")
                     continue
                 fact_id = self.storage.insert_fact(
-                    content, row["category"] or "general", tags,
+                    content, self._redact(str(row["category"] or "").strip()) or "general", tags,
                     trust.clamp(self.default_trust if row["trust_score"] is None else float(row["trust_score"])),
                     retrieval_count=int(row["retrieval_count"] or 0),
                     helpful_count=int(row["helpful_count"] or 0),
@@ -274,7 +275,7 @@ class FactStore(FactRows):
 
     def _import_entity(self, row: dict[str, Any]) -> tuple[int, int]:
         """Our id for a holographic entity row, keeping its id when free: ``(entity_id, 1 if kept)``."""
-        name = " ".join(str(row["name"] or "").split())
+        name = self._redact(" ".join(str(row["name"] or "").split())) or ""
         existing = self.resolve_entity(name) if name else None
         if existing is not None:
             return int(existing["entity_id"]), 0
@@ -305,6 +306,7 @@ class FactStore(FactRows):
         return added
 
     def _entity_id(self, name: str, *, create: bool) -> int | None:
+        name = self._redact(name) or ""  # an entity's name is stored text like the fact's
         found = self.resolve_entity(name)
         if found is not None:
             return int(found["entity_id"])
@@ -314,7 +316,7 @@ class FactStore(FactRows):
         return self.storage.insert_entity(name, entity_key(name))
 
     def _add_alias(self, entity_id: int, alias: str) -> bool:
-        alias = " ".join((alias or "").split())
+        alias = self._redact(" ".join((alias or "").split())) or ""
         key = entity_key(alias)
         if not key or self.storage.key_in_use(key):
             return False

@@ -15,7 +15,7 @@ from hermes_store.redaction.redactor import MARKER, Finding, Redactor, scan
 from hermes_store.redaction.settings import RedactionConfigError, RedactionSettings
 
 __all__ = ["MARKER", "Finding", "RedactionConfigError", "RedactionSettings", "Redactor", "redactor_for",
-           "scan"]
+           "rules_redactor", "scan"]
 
 
 def redactor_for(db: Any) -> Redactor:
@@ -34,3 +34,15 @@ def redactor_for(db: Any) -> Redactor:
         except AttributeError:  # a database object without a __dict__: computed per call
             pass
     return redactor
+
+
+def rules_redactor(db: Any) -> Redactor:
+    """The store's rules applied whatever ``store.redact`` says: :func:`redactor_for` when
+    redaction is on, else a redactor with the store's key, extra patterns and allowlist (what
+    ``hermes-store redact`` rescans with, and what a tombstone is compared in)."""
+    settings = getattr(db, "redaction_settings", None) or RedactionSettings()
+    if settings.enabled:
+        return redactor_for(db)
+    from hermes_store.redaction.storage import store_key
+
+    return Redactor(store_key(db)[0], RedactionSettings(patterns=settings.patterns, allow=settings.allow))

@@ -29,6 +29,7 @@ from hermes_store.redaction.rules import (
 from hermes_store.redaction.settings import RedactionSettings
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9_-]{1,40}:[0-9a-f]{6}\]")
+_ESCAPE = re.compile(r"[nrtbf]|u[0-9A-Fa-f]{4}")  # what follows the backslash of a JSON escape
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +87,10 @@ def _name_before(text: str, at: int) -> str:
     start = at
     while start > 0 and at - start < 60 and text[start - 1] in NAME_CHARS:
         start -= 1
+    if start > 0 and text[start - 1] == "\\":  # a JSON escape ends right before the name: ``\nDB_PASSWORD``
+        escape = _ESCAPE.match(text, start, at)
+        if escape is not None:
+            start = escape.end()
     return text[start:at]
 
 
@@ -115,13 +120,23 @@ class Redactor:
                          for m in rx.finditer(text) if m.end() > m.start())
         if not found:
             return []
-        found.sort(key=lambda item: (item[0].start, -item[0].end, item[1]))
+        # leftmost first; at one start the more specific rule (lower priority) wins over a longer
+        # key-position value: ``token:ghp_…@github.com`` is a URL password, not a token up to ``.git``
+        found.sort(key=lambda item: (item[0].start, item[1], -item[0].end))
+        # a marker already in the text is never redacted again, nor anything inside it
+        # (``[REDACTED:url-password:7743f1]`` reads as a ``password: value`` pair)
+        markers = [m.span() for m in MARKER.finditer(text)] if "[REDACTED:" in text else []
+        next_marker = 0  # findings come by start, markers too: one walk over both
         kept: list[Finding] = []
         for item, _priority in found:
             if kept and item.start < kept[-1].end:
                 continue
+            while next_marker < len(markers) and markers[next_marker][1] <= item.start:
+                next_marker += 1
+            if next_marker < len(markers) and markers[next_marker][0] < item.end:
+                continue
             value = text[item.start:item.end]
-            if MARKER.fullmatch(value) or any(rx.search(value) for rx in self._allow):
+            if any(rx.search(value) for rx in self._allow):
                 continue
             kept.append(item)
         return kept
@@ -142,8 +157,9 @@ class Redactor:
                     lead, trail = quote_widths(match.group("v"))
                     start, end = start + lead, end - trail
                     kind = _token_kind(text[start:end]) or _assignment_kind(name, match.group("n"))
-                elif "v" in match.re.groupindex:
-                    start, end = match.span("v")
+                elif "v" in match.re.groupindex:  # a value that is itself a known token keeps its kind
+                    start, end = match.span("v")  # (one secret, one marker: ``https://x:ghp_…@host``)
+                    kind = _token_kind(text[start:end]) or kind
                 else:
                     start, end = match.span()
                 if end > start:

@@ -26,6 +26,20 @@ from dataclasses import dataclass
 _ESCAPED = r"\\{1,7}\"(?:[^\"\\\n]|\\{1,7}[^\"\\\n]){1,4000}?\\{1,7}\""
 _QUOTED = r"\"(?:[^\"\\\n]|\\.){1,4000}\"|'(?:[^'\\\n]|\\.){1,4000}'"
 _BARE = r"[^\s\"',;&|<>(){}\[\]\\]{1,400}"
+# Where a token may start or end: not inside an ASCII word (``\b`` would also refuse a token glued
+# to a non-ASCII letter, ``密钥sk-…``; ``KEY_`` may go before a token), and right after a JSON escape (``\n``, ``\t``, ``\u5bc6``):
+# tool-call arguments are stored as JSON, so a token on its own line follows ``\n``.
+_START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrtbf])|(?<=\\u[0-9A-Fa-f]{4}))"
+_END = r"(?![A-Za-z0-9_])"
+
+
+def _after(prefix: str, width: int) -> str:
+    """``prefix`` (a literal of ``width`` characters) where :data:`_START` holds before it, the
+    check written after the literal: ``re`` then scans for the literal first (several times
+    faster than a leading lookaround, which it tries at every position of a long text)."""
+    any_width = f"(?s:.){{{width}}}"
+    return (f"{prefix}(?:(?<=(?<![A-Za-z0-9]){any_width})|(?<=\\\\[nrtbf]{any_width})"
+            f"|(?<=\\\\u[0-9A-Fa-f]{{4}}{any_width}))")
 
 @dataclass(frozen=True)
 class Rule:
@@ -51,41 +65,41 @@ class Rule:
     anchored: bool = False
 
 
-_ASSIGN_WORDS = (r"(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|apikey|private[_-]?key|access[_-]?key"
+_ASSIGN_WORDS = (r"(?:secret(?:[_-]?key)?|token|passw(?:or)?d|pwd|api[_-]?key|apikey|private[_-]?key|access[_-]?key"
                  r"|auth[_-]?key|credentials?)")
 
 RULES: tuple[Rule, ...] = (
     Rule("private_key", r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                         r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                         r"|(?:[A-Za-z0-9+/=:,\s-]|\\[nr]){0,20000})", r"PRIVATE KEY", literals=("private key",)),
-    Rule("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,300}", r"sk-ant-", literals=("sk-ant-",)),
-    Rule("openai_key", r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,300}", r"sk-", priority=1, literals=("sk-",)),
-    Rule("stripe_key", r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,200}", r"k_(?:live|test)_", literals=("k_live_", "k_test_")),
-    Rule("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[A-Z0-9]{16}\b",
+    Rule("anthropic_key", _after("sk-ant-", 7) + r"[A-Za-z0-9_-]{20,300}", r"sk-ant-", literals=("sk-ant-",)),
+    Rule("openai_key", _after("sk-", 3) + r"(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,300}", r"sk-", priority=1, literals=("sk-",)),
+    Rule("stripe_key", _after("[rs]k_", 3) + r"(?:live|test)_[A-Za-z0-9]{16,200}", r"k_(?:live|test)_", literals=("k_live_", "k_test_")),
+    Rule("aws_access_key_id", _after("(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)", 4) + r"[A-Z0-9]{16}" + _END,
          r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA)[A-Z0-9]{16}",
          literals=("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka")),
-    Rule("google_api_key", r"\bAIza[0-9A-Za-z_-]{35,40}", r"AIza", literals=("aiza",)),
-    Rule("huggingface_token", r"\bhf_[A-Za-z0-9]{30,60}\b", r"hf_[A-Za-z0-9]{30}", literals=("hf_",)),
+    Rule("google_api_key", _after("AIza", 4) + r"[0-9A-Za-z_-]{35,40}", r"AIza", literals=("aiza",)),
+    Rule("huggingface_token", _after("hf_", 3) + r"[A-Za-z0-9]{30,60}" + _END, r"hf_[A-Za-z0-9]{30}", literals=("hf_",)),
     Rule("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{10,300}",
          r"hooks\.slack\.com/", literals=("hooks.slack.com/",)),
-    Rule("slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,300}", r"xox[abposr]-", literals=("xox",)),
-    Rule("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})",
+    Rule("slack_token", _after("xox[abposr]-", 5) + r"[A-Za-z0-9-]{10,300}", r"xox[abposr]-", literals=("xox",)),
+    Rule("github_token", "(?:" + _after("gh[pousr]_", 4) + r"[A-Za-z0-9]{36,255}|" + _after("github_pat_", 11) + r"[A-Za-z0-9_]{50,255})",
          r"gh[pousr]_|github_pat_", literals=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    Rule("gitlab_token", r"\bglpat-[A-Za-z0-9_-]{20,100}", r"glpat-", literals=("glpat-",)),
-    Rule("jwt", r"\beyJ[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{0,4000}", r"\.eyJ", literals=(".eyj",)),
-    Rule("azure_key", r"(?i:\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=)"
+    Rule("gitlab_token", _after("glpat-", 6) + r"[A-Za-z0-9_-]{20,100}", r"glpat-", literals=("glpat-",)),
+    Rule("jwt", _after("eyJ", 3) + r"[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{0,4000}", r"\.eyJ", literals=(".eyj",)),
+    Rule("azure_key", _START + r"(?i:(?:AccountKey|SharedAccessKey|SharedAccessSignature)=)"
                       r"(?P<v>[A-Za-z0-9+/%=&:._-]{16,1000})", r"(?:accountkey|sharedaccess)", caseless=True,
          literals=("accountkey", "sharedaccess"), anchored=True),
-    Rule("url_password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@\"'<>\[\]]{1,200}:"
-                         r"(?P<v>[^\s@/\"'<>]{1,300})@", r"://[^\s/@:]{1,200}:[^\s@/]{1,300}@", literals=("://",)),
-    Rule("authorization", r"(?i:\b(?:authorization|proxy-authorization)[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
+    Rule("url_password", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@\"'<>\[\]]{0,200}:"
+                         r"(?P<v>[^\s@/\"'<>]{1,300})@", r"://[^\s/@:]{0,200}:[^\s@/]{1,300}@", literals=("://",)),
+    Rule("authorization", _START + r"(?i:(?:authorization|proxy-authorization)[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
                           r"(?:bearer|basic|token|bot|digest)\s{1,4})(?P<v>[A-Za-z0-9._~+/=:-]{6,4000})",
          r"authorization", caseless=True, window=64, literals=("authorization",), anchored=True),
-    Rule("bearer_token", r"(?i:\bbearer\s{1,4})(?P<v>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,4000}=*)",
+    Rule("bearer_token", _START + r"(?i:bearer\s{1,4})(?P<v>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,4000}=*)",
          r"bearer\s", caseless=True, priority=1, window=16, literals=("bearer",), anchored=True),
-    Rule("assignment", r"(?i:(?P<n>" + _ASSIGN_WORDS + r")\b(?:\\{0,7}[\"'])?\s{0,4}(?P<sep>:=|=>|=|:)\s{0,4})"
+    Rule("assignment", r"(?i:(?P<n>" + _ASSIGN_WORDS + r")\b(?:\\{0,7}[\"'])?\]?\s{0,4}(?P<sep>:=|=>|=|:)\s{0,4})"
                        r"(?P<v>" + _ESCAPED + "|" + _QUOTED + "|" + _BARE + ")",
-         _ASSIGN_WORDS + r"\\{0,7}[\"']?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=80,
+         _ASSIGN_WORDS + r"\\{0,7}[\"']?\]?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=80,
          literals=("secret", "token", "passw", "pwd", "api", "private", "access", "auth", "credential"), anchored=True),
 )
 COMPILED: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.expr) for rule in RULES)
@@ -103,6 +117,10 @@ _PLACEHOLDER = re.compile(
 _CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[A-Za-z_][A-Za-z0-9_]*$")
 _CONSTANT = re.compile(r"^[A-Z][A-Z_]*$")  # "DOMAIN_PASSWORD", YOUR_API_KEY: a name, not a value
 _ENV_LINE_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_PASSWORD_NAME = re.compile(r"(?i)(?:passw(?:or)?d|pwd)$")
+# a filesystem path (``PWD=/home/ana/work`` in ``env`` output, ``DB_PASSWORD_FILE=/run/secrets/db``):
+# where a secret is kept, never the secret
+_PATH = re.compile(r"^(?:~|\.{1,2})?/(?:[\w.@+-]+/?)*$")
 
 
 _LEAD = re.compile(r"^\\*[\"']")
@@ -136,7 +154,7 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
     lead, trail = quote_widths(raw)
     quoted = bool(lead)
     value = raw[lead:len(raw) - trail] if quoted else raw
-    if len(value) < 4 or _PLACEHOLDER.match(value) or _CONSTANT.match(value):
+    if len(value) < 4 or _PLACEHOLDER.match(value) or _CONSTANT.match(value) or _is_path(value):
         return False
     if quoted:
         return " " not in value.strip() or len(value) >= 12 and entropy(value) >= 3.5
@@ -144,9 +162,18 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
         return False  # a call or an index: code, not a value
     if separator_equals and _ENV_LINE_NAME.match(name):
         return True
-    if len(value) < 8 or value.isdigit() or _CODE.match(value) and not _mixed(value):
+    # a password is often short: one with letters and digits counts from 6 characters (``password: hunter2``)
+    shortest = 6 if _PASSWORD_NAME.search(name) else 8
+    if len(value) < shortest or value.isdigit() or _CODE.match(value) and not _mixed(value):
         return False
     return _mixed(value) or len(value) >= 16 and entropy(value) >= 4.0
+
+
+def _is_path(value: str) -> bool:
+    """A filesystem path whose parts are names, not random strings (a base64 secret may start
+    with ``/`` too: ``/K7MDENG/bPxRfiCYEXAMPLEKEY`` has a long high-entropy part)."""
+    return bool(_PATH.match(value)) and not any(len(part) >= 16 and entropy(part) >= 3.5
+                                                for part in value.split("/"))
 
 
 def _mixed(value: str) -> bool:

@@ -7,8 +7,13 @@ written (a read-only reader) gets a key for this process only: it stores nothing
 
 from __future__ import annotations
 
+import json
 import secrets
+from collections import Counter
+from collections.abc import Callable
 from typing import Any
+
+from hermes_store.tokens import cjk_projection, fact_projection, message_projection
 
 KEY_NAME = "redaction_key"
 
@@ -34,12 +39,12 @@ def store_key(db: Any) -> tuple[bytes, bool]:
     return bytes.fromhex(row["value"]), True
 
 
-# Every stored text column a secret could sit in: (table, key columns, text columns). The CJK
-# projection columns hold only CJK bigrams and FTS/GIN indexes are rebuilt from these rows.
+# Every stored text column a secret could sit in: (table, key columns, text columns). FTS/GIN
+# indexes are rebuilt from these rows; the CJK projection columns are made again (PROJECTIONS).
 TEXT_COLUMNS: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = (
-    ("sessions", ("id",), ("title", "workspace")),
+    ("sessions", ("id",), ("title", "workspace", "model", "source", "meta")),
     ("messages", ("id",), ("content", "tool_calls", "calls", "search_text")),
-    ("facts", ("fact_id",), ("content", "tags")),
+    ("facts", ("fact_id",), ("content", "category", "tags")),
     ("memory_history", ("id",), ("old_text", "new_text")),
     ("memory_entries", ("target", "text"), ("text",)),
     ("builtin_index_entries", ("id",), ("content",)),
@@ -48,6 +53,46 @@ CHUNK = 2000
 # columns the session index derives from content and tool_calls when a message is written (the
 # calls' words, the text without agent boilerplate): rewritten with them, secrets not counted twice
 DERIVED = frozenset({"calls", "search_text"})
+# How a rewritten row's derived columns are made again: table -> (the columns they are made of,
+# a function of those (new values) giving ``{column: value}``). The ``cjk`` projection keeps the
+# Latin part glued to CJK text (``密钥sk-proj-…``), so it is made again from the new text; a caller
+# may add more (``hermes-store redact``: a message's call text, from its redacted tool calls).
+Deriver = tuple[tuple[str, ...], Callable[[dict[str, Any]], dict[str, Any]]]
+PROJECTIONS: dict[str, Deriver] = {
+    "messages": (("role", "content"), lambda row: {"cjk": message_projection(str(row["role"]), row["content"] or "")}),
+    "facts": (("content", "tags"), lambda row: {"cjk": fact_projection(row["content"] or "", row["tags"] or "")}),
+    "builtin_index_entries": (("content",), lambda row: {"cjk": cjk_projection(row["content"])}),
+}
+# columns holding a JSON document: each string in it is redacted, so the document stays valid
+JSON_COLUMNS = frozenset({"meta"})
+
+
+def _redact_json_text(text: str | None, redact_counted: Any) -> tuple[str | None, Counter[str]]:
+    """A JSON column's text with every string value redacted (``redact_counted`` of the store)."""
+    total: Counter[str] = Counter()
+    if not text:
+        return text, total
+    try:
+        document = json.loads(text)
+    except ValueError:  # not JSON after all: redacted as text
+        return redact_counted(text)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            new, found = redact_counted(value)
+            total.update(found)
+            return new
+        if isinstance(value, dict):
+            return {key: walk(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [walk(item) for item in value]
+        return value
+
+    try:
+        cleaned = walk(document)
+    except RecursionError:  # nested beyond Python's stack: redacted as text
+        return redact_counted(text)
+    return (text, total) if not total else (json.dumps(cleaned, ensure_ascii=False), total)
 
 
 def _has_column(db: Any, table: str, column: str) -> bool:
@@ -80,7 +125,8 @@ def _rows(sql: Any, table: str, keys: tuple[str, ...], columns: tuple[str, ...])
 
 
 def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool,
-                  changed_keys: dict[str, list[tuple[Any, ...]]] | None = None) -> dict[str, dict[str, int]]:
+                  changed_keys: dict[str, list[tuple[Any, ...]]] | None = None,
+                  derive: dict[str, Deriver] | None = None) -> dict[str, dict[str, int]]:
     """Redact every stored text column in place (in one transaction per table).
 
     ``redact_counted(text) -> (text, Counter)`` is the store's redactor. Returns, per table,
@@ -89,6 +135,8 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool,
     message's embedding, must go too). ``dry_run`` changes nothing. On SQLite the
     connection deletes with ``secure_delete`` on, so the old text is overwritten with zeros in
     the pages it leaves (see :func:`purge_free_space` for the WAL and the free pages).
+    A changed row's derived columns are made again from its new values (:data:`PROJECTIONS`,
+    and ``derive`` per table, which replaces the table's entry there).
     """
     report: dict[str, dict[str, int]] = {}
     sql = db.portable
@@ -101,18 +149,29 @@ def rewrite_texts(db: Any, redact_counted: Any, *, dry_run: bool,
         changes: list[tuple[Any, ...]] = []
         present = [c for c in columns if c not in DERIVED or _has_column(db, table, c)]
         columns = tuple(present)
-        for row in _rows(sql, table, keys, columns):
+        projection = (derive or {}).get(table) or (PROJECTIONS.get(table) if _has_column(db, table, "cjk") else None)
+        inputs = projection[0] if projection else ()
+        made_columns: tuple[str, ...] = ()
+        for row in _rows(sql, table, keys, (*columns, *inputs)):
             new_values = []
             changed = False
             for column in columns:
-                new, found = redact_counted(row[column])
+                new, found = (_redact_json_text(row[column], redact_counted) if column in JSON_COLUMNS
+                              else redact_counted(row[column]))
                 if column not in DERIVED:  # a derived copy holds the same secrets: counted once
                     for kind, n in found.items():
                         counts[kind] = counts.get(kind, 0) + n
                 changed = changed or new != row[column]
                 new_values.append(new)
             if changed:
+                if projection is not None:  # derived again from the new values, overriding theirs
+                    values = dict(zip(columns, new_values, strict=True))
+                    made = projection[1]({c: row[c] for c in inputs} | values)
+                    made_columns = tuple(c for c in made if c not in columns)
+                    values.update(made)
+                    new_values = [values[c] for c in (*columns, *made_columns)]
                 changes.append((*new_values, *(row[k] for k in keys)))
+        columns = (*columns, *made_columns)
         report[table] = {"rows": len(changes), **counts}
         if changed_keys is not None and changes:
             changed_keys[table] = [change[len(columns):] for change in changes]

@@ -38,8 +38,9 @@ from hermes_store.sessions.loader import BulkLoader
 from hermes_store.sessions.maintenance import delete_session as _delete_session
 from hermes_store.sessions.maintenance import prune_sessions as _prune_sessions
 from hermes_store.sessions.maintenance import stats as _stats
-from hermes_store.sessions.rows import SessionNotFound, cjk_for, new_session_id, scrub
+from hermes_store.sessions.rows import SessionNotFound, clean_tree, new_session_id, scrub
 from hermes_store.sessions.storage import SessionStorage, open_session_storage
+from hermes_store.tokens import message_projection
 
 __all__ = ["SessionIndex", "SessionNotFound", "index_paths", "new_session_id", "open_database"]
 
@@ -103,10 +104,10 @@ class SessionIndex:
         sid = session_id or new_session_id(started)
         redact = self.redactor.redact
         added = self.storage.add_session(
-            sid, origin_format="live", source=cap_chars(source or "cli", MAX_LABEL_CHARS),
-            title=redact(cap_title(scrub(title))), model=cap_chars(scrub(model), MAX_LABEL_CHARS),
+            sid, origin_format="live", source=redact(cap_chars(scrub(source) or "cli", MAX_LABEL_CHARS)),
+            title=redact(cap_title(scrub(title))), model=redact(cap_chars(scrub(model), MAX_LABEL_CHARS)),
             workspace=redact(cap_chars(scrub(workspace), MAX_WORKSPACE_CHARS)), started_at=started, parent_session_id=parent_session_id,
-            meta=dict(meta or {}))
+            meta=self._clean_meta(meta or {}))
         if not added:
             raise ValueError(f"session already exists: {sid}")
         return sid
@@ -146,13 +147,18 @@ class SessionIndex:
         text = redact(text) or ""
         return self.storage.append_message(
             session_id, role=role, content=text, tool_name=scrub(tool_name), tool_calls=redact(scrub(calls)),
-            tool_call_id=scrub(tool_call_id), timestamp=when, cjk=cjk_for(role, text), message_uid=uid)
+            tool_call_id=scrub(tool_call_id), timestamp=when, cjk=message_projection(role, text), message_uid=uid)
 
     def end_session(self, session_id: str, *, ended_at: float | None = None,
                     end_reason: str | None = None) -> None:
         """Mark ``session_id`` ended (now by default); ``end_reason`` goes into ``meta``."""
         when = float(ended_at) if ended_at is not None else time.time()
-        self.storage.end_session(session_id, when, end_reason)
+        self.storage.end_session(session_id, when, self.redactor.redact(scrub(end_reason)))
+
+    def _clean_meta(self, meta: dict[str, Any]) -> dict[str, Any]:
+        """``meta`` as stored: every string scrubbed and redacted like the session's title."""
+        redact = self.redactor.redact
+        return dict(clean_tree(dict(meta), lambda text: redact(scrub(text))))
 
     def set_title(self, session_id: str, title: str | None) -> None:
         """Set or clear a session's title (cut at ``MAX_TITLE_CHARS`` like an imported one)."""

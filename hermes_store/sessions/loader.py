@@ -45,7 +45,7 @@ from typing import Any
 
 from hermes_store.db import Database
 from hermes_store.foreign_db import ForeignDBError
-from hermes_store.redaction import redactor_for
+from hermes_store.redaction import Redactor, redactor_for, rules_redactor
 from hermes_store.sessions.importers import IMPORTERS, AmbiguousFormat, describe_unknown, detection
 from hermes_store.sessions.importers.base import (
     MAX_CONTENT_CHARS,
@@ -61,11 +61,12 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.detect import Probe
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, first_line_too_long
 from hermes_store.sessions.maintenance import backfill_calls, backfill_projection
-from hermes_store.sessions.pending import REDACTED_COLUMNS, pending_row
-from hermes_store.sessions.rows import SURROGATE, scrub
+from hermes_store.sessions.pending import pending_row, redacted_rows
+from hermes_store.sessions.rows import clean_tree, scrub
 from hermes_store.sessions.storage import SESSION_FIELDS, Batch, SessionDelta, open_session_storage
 from hermes_store.sessions.storage_sql import content_hash
 from hermes_store.sessions.walk import walk_inputs
+from hermes_store.tooling import SURROGATES as SURROGATE
 
 DEFAULT_BATCH = 20_000
 FIRST_BATCH = 2_000  # the writer thread starts this soon; batches then grow 4x up to batch_messages
@@ -182,6 +183,7 @@ class BulkLoader:
         self.db = db
         self.storage = open_session_storage(db)
         self.redactor = redactor_for(db)  # secrets replaced before anything is buffered
+        self._rules: Redactor | None = None  # the rules whatever store.redact says (tombstones)
         self.redact = self.redactor.redact
         # what `hermes-store forget` removed for good: never imported again
         self._forgotten_sessions, self._forgotten_messages = self.storage.tombstones()
@@ -437,8 +439,16 @@ class BulkLoader:
             value = getattr(record, name)
             if value is not None:
                 fields[name] = self.redact(scrub(value)) if isinstance(value, str) else value
-        if record.meta:
-            fields.setdefault("meta", {}).update(record.meta)
+        if record.meta:  # stored like the fields: a Codex header's git URL may hold a token
+            fields.setdefault("meta", {}).update(clean_tree(record.meta, lambda text: self.redact(scrub(text))))
+
+    def _forgotten(self, hashes: Any, content: str) -> bool:
+        """Whether ``content`` is a forgotten message: its tombstone holds the hash of the text
+        as stored then -- redacted, or as it came when ``store.redact`` was off -- so both forms
+        are compared, and turning redaction off (or on) never brings a forgotten message back."""
+        if self._rules is None:
+            self._rules = rules_redactor(self.db)
+        return content_hash(content) in hashes or content_hash(self._rules.redact(content) or "") in hashes
 
     def _add_message(self, current: _File, record: MessageRecord) -> None:
         session_id = record.session_id
@@ -474,9 +484,9 @@ class BulkLoader:
             self._problem(current, record.line, "field 'tool_calls': NUL bytes or lone surrogates replaced")
             tool_calls = scrub(tool_calls)
         # secrets are replaced for the whole batch in _flush (one prefilter scan); a session
-        # with forgotten messages compares the stored, redacted form now
+        # with forgotten messages compares the stored forms now
         if self._forgotten_messages and session_id in self._forgotten_messages and \
-                content_hash(self.redact(content)) in self._forgotten_messages[session_id]:
+                self._forgotten(self._forgotten_messages[session_id], content):
             self.summary.forgotten += 1
             return
         uid = record.message_uid
@@ -548,11 +558,11 @@ class BulkLoader:
     def _flush(self, wait: bool = False) -> None:
         """Hand the pending batch to the writer (one transaction); ``wait`` for it to commit."""
         if self._pending or self._updates or self._files or self._sessions:
-            job = Batch(rows=self.redactor.redact_rows(self._pending, REDACTED_COLUMNS), fts_mode=self.fts_mode)
+            job = Batch(rows=redacted_rows(self.redactor, self._pending), fts_mode=self.fts_mode)
             self._pending = []
             if self._updates:
                 job.updates = [(r[3], r[5], r[8], r[9], r[10], r[11], r[0], r[12])
-                               for r in self.redactor.redact_rows(self._updates, REDACTED_COLUMNS)]
+                               for r in redacted_rows(self.redactor, self._updates)]
                 self._updates = []
             for session_id, info in self._sessions.items():
                 if info.owner is None or not (info.added or info.fields or info.is_new):

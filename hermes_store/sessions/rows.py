@@ -10,14 +10,12 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from hermes_store.tokens import PROJECTED_CHARS as _CJK  # CJK and emoji: the projection's pre-check
-from hermes_store.tokens import cjk_projection
-from hermes_store.tooling import SURROGATES as SURROGATE
+from hermes_store.tooling import storable_text
 
-TOOL_INDEX_CHARS = 8192  # the view indexes only this prefix of tool rows
 SESSION_COLUMNS = ("id", "origin_format", "source", "title", "model", "workspace", "started_at",
                    "ended_at", "parent_session_id", "message_count", "meta")
 MESSAGE_COLUMNS = ("id", "seq", "role", "content", "tool_name", "tool_calls", "tool_call_id",
@@ -32,23 +30,28 @@ class SessionNotFound(KeyError):
         return f"session not found: {self.args[0]}"
 
 
-def cjk_for(role: str, content: str) -> str | None:
-    """The ``cjk`` column value for a message (projection of the indexed part)."""
-    text = content[:TOOL_INDEX_CHARS] if role == "tool" else content
-    if not _CJK.search(text):
-        return None
-    return cjk_projection(text)
-
-
 def scrub(text: str | None) -> str | None:
     """Make a string storable: no NUL bytes, no lone surrogates."""
-    if text is None:
-        return None
-    if "\x00" in text:
-        text = text.replace("\x00", "")
-    if SURROGATE.search(text):
-        text = SURROGATE.sub("\ufffd", text)
-    return text
+    return None if text is None else storable_text(text)
+
+
+MAX_TREE_DEPTH = 64  # deeper parts of a session's meta are stored as (cleaned) JSON text
+
+
+def clean_tree(value: Any, clean: Callable[[str], str | None], depth: int = 0) -> Any:
+    """``value`` (decoded JSON, such as a session's ``meta``) with every string passed through
+    ``clean`` (scrub + redact) and every key scrubbed: what a transcript or a caller puts in a
+    session's meta is stored like its title. A part nested deeper than ``MAX_TREE_DEPTH`` is
+    kept as its cleaned JSON text."""
+    if isinstance(value, str):
+        return clean(value)
+    if depth >= MAX_TREE_DEPTH and isinstance(value, (dict, list, tuple)):
+        return clean(json.dumps(value, ensure_ascii=False, default=str))
+    if isinstance(value, dict):
+        return {scrub(str(key)): clean_tree(item, clean, depth + 1) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_tree(item, clean, depth + 1) for item in value]
+    return value
 
 
 def new_session_id(now: float | None = None) -> str:

@@ -11,11 +11,11 @@ import json
 from typing import Any
 
 from hermes_store.sessions.calltext import TERMINAL_ESCAPES
-from hermes_store.sessions.importers.base import cap_title
+from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, cap_chars, cap_title
 from hermes_store.sessions.refs import message_ref
 from hermes_store.threats import guard_past, is_past_notice
 
-__all__ = ["ANSI", "shown_message", "shown_title", "tool_calls", "without_escapes"]
+__all__ = ["ANSI", "shown_calls", "shown_message", "shown_title", "tool_calls", "without_escapes"]
 
 ANSI = TERMINAL_ESCAPES
 
@@ -37,13 +37,23 @@ def shown_message(row: dict[str, Any], cap: int, *, anchor: bool = False) -> dic
     out["content"] = shown + "…" if cut else shown
     if row.get("timestamp") is not None:  # Hermes drops a None value (content excepted)
         out["timestamp"] = row["timestamp"]
-    for key in ("tool_name", "tool_calls", "tool_call_id"):
-        if row.get(key):
-            out[key] = tool_calls(row[key]) if key == "tool_calls" else row[key]
+    calls_cut = 0
+    if row.get("tool_name"):
+        out["tool_name"] = guard_past(cap_chars(row["tool_name"], MAX_LABEL_CHARS),
+                                      f"tool name of session message #{row['id']}")
+    if row.get("tool_calls"):  # a call's arguments are recorded text like the content: scanned and cut
+        calls, calls_flagged, calls_cut = shown_calls(row["tool_calls"], cap,
+                                                      f"tool calls of session message #{row['id']}")
+        out["tool_calls"] = calls
+        flagged = flagged or calls_flagged
+    if row.get("tool_call_id"):
+        out["tool_call_id"] = row["tool_call_id"]
     if anchor:
         out["anchor"] = True
     if cut:
         out.update(content_truncated=True, original_content_chars=len(content))
+    if calls_cut and not flagged:
+        out.update(tool_calls_truncated=True, original_tool_calls_chars=calls_cut)
     if flagged:
         out["flagged"] = True
     if row.get("session_id") is not None and row.get("seq") is not None:
@@ -57,6 +67,22 @@ def shown_title(row: dict[str, Any]) -> str:
     title = row.get("title")
     shown = without_escapes(title) if isinstance(title, str) else title
     return guard_past(cap_title(shown), f"title of session {row.get('id')}", also=title)
+
+
+def shown_calls(value: Any, cap: int, source: str) -> tuple[Any, bool, int]:
+    """A message's ``tool_calls`` as a model may see them: ``(shown, flagged, full_chars)``.
+
+    Their JSON text is scanned like a message (``threats.guard_past``: flagged, the model sees
+    the notice); up to ``cap`` characters they are the decoded calls (:func:`tool_calls`),
+    longer ones are their text cut at ``cap`` (``full_chars`` is then the whole text's length),
+    so one huge recorded call (a file written in one tool call) never makes a huge reply."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    shown = guard_past(text[:cap], source, also=text)
+    if is_past_notice(shown):
+        return shown, True, 0
+    if len(text) <= cap:
+        return tool_calls(value), False, 0
+    return shown + "…", False, len(text)
 
 
 def tool_calls(value: Any) -> Any:

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hermes_store.pgquery import SEARCH_CONFIG
-from hermes_store.sessions.rows import cjk_for
 from hermes_store.sessions.storage_pg_bulk import MESSAGE_TEXT_INDEXES
+from hermes_store.tokens import message_projection
 
 if TYPE_CHECKING:
     from hermes_store.pgdb import PgDatabase
@@ -102,7 +102,7 @@ class PgIndexHealth:
                 break
             last_id = int(rows[-1]["id"])
             changes = [(new, row["id"]) for row in rows
-                       if (new := cjk_for(str(row["role"]), str(row["content"]))) != row["cjk"]]
+                       if (new := message_projection(str(row["role"]), str(row["content"]))) != row["cjk"]]
             if changes:
                 self.db.executemany("UPDATE messages SET cjk = %s WHERE id = %s", changes)
                 updated += len(changes)

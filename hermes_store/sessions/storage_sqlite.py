@@ -37,7 +37,6 @@ from hermes_store.sessions.rank import ensure_rank_function, ensure_text_phrases
 from hermes_store.sessions.rows import (
     SESSION_COLUMNS,
     SessionNotFound,
-    cjk_for,
     session_row,
 )
 from hermes_store.sessions.storage import (
@@ -54,6 +53,7 @@ from hermes_store.sessions.storage import (
     full_rows,
 )
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
+from hermes_store.tokens import message_projection
 
 COLUMN_WEIGHTS: tuple[float, float, float] = (1.0, 1.0, 1.0)  # messages_fts(search_content, cjk, calls)
 CACHE_KIB = 65_536  # page cache of the bulk-writing connection
@@ -435,7 +435,7 @@ class SqliteSessionStorage(SqlSessionStorage):
                 break
             last_id = int(rows[-1]["id"])
             changes = [(new, row["id"]) for row in rows
-                       if (new := cjk_for(str(row["role"]), str(row["content"]))) != row["cjk"]]
+                       if (new := message_projection(str(row["role"]), str(row["content"]))) != row["cjk"]]
             if changes:
                 with self.db.write():
                     self.db.executemany("UPDATE messages SET cjk = ? WHERE id = ?", changes)

@@ -49,6 +49,12 @@ PLANTED: dict[str, tuple[str, str]] = {
     "env-password": ("DB_PASSWORD=hunter2isnotsafe", "hunter2isnotsafe"),
     "json-token": ('{"api_token": "Zt5Yx3Wv1Ut9Sr7Qp5On3Ml1"}', "Zt5Yx3Wv1Ut9Sr7Qp5On3Ml1"),
     "yaml-secret": ("client_secret: 9dK2mQ7vX4pL8sR1tW6yZ3", "9dK2mQ7vX4pL8sR1tW6yZ3"),
+    "openai-after-cjk": ("我的密钥sk-proj-Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj请保密", "Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj"),
+    "env-file-in-json": ('{"file_path": ".env", "content": "DEBUG=1\\nDB_PASSWORD=walrusbatterystaple\\n"}',
+                         "walrusbatterystaple"),
+    "redis-no-user": ("REDIS_URL=redis://:Pz4Wq8Lm2Nr6@cache.internal:6379/0", "Pz4Wq8Lm2Nr6"),
+    "codex-git-url": ("https://x-access-token:ghs_Tq9xW2mZ8vK4nR7pL1sY5uH3jB6cF0dG2aE8@github.com/o/r.git",
+                      "ghs_Tq9xW2mZ8vK4nR7pL1sY5uH3jB6cF0dG2aE8"),
 }
 
 # What must stay as it is (and searchable): no marker may appear in these.

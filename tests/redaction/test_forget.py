@@ -94,3 +94,34 @@ def test_forget_needs_a_target(home) -> None:
     assert code == 2 and "REF, --session ID or --matching TEXT" in out
     code, out = run(home, "forget", "nosuch#3")
     assert code != 0
+
+
+TOKEN = "ghp_R2d2C3p0Bb8Yoda4Luke6Leia8Han0Solo2Xy"
+
+
+def test_forgotten_message_stays_forgotten_when_redaction_is_toggled(engine, home, tmp_path) -> None:
+    """The tombstone holds the hash of the text as stored: the redacted form. With
+    ``store.redact: false`` set afterwards, a re-index compared the raw form and brought the
+    forgotten message back -- with the secret it was redacted of. Both ways round."""
+    path = tmp_path / "t.jsonl"
+    lines = [{"session_id": "keep-1", "role": "user", "content": "narwhal plans"},
+             {"session_id": "keep-1", "role": "user", "content": f"narwhal token {TOKEN}"},
+             {"session_id": "keep-1", "role": "user", "content": "narwhal done"}]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    assert run(home, "sessions", "index", str(path))[0] == 0
+    assert run(home, "forget", "keep-1#1")[0] == 0
+    home.config_path.write_text("store:\n  redact: false\n", encoding="utf-8")
+    summary = reindex(home, path)
+    assert summary["forgotten"] == 1, summary
+    shown = run(home, "sessions", "show", "--json", "keep-1")[1]
+    assert TOKEN not in shown and "narwhal token" not in shown
+    # the other way: forgotten with redaction off (raw text hashed), re-indexed with it on
+    other = tmp_path / "u.jsonl"
+    other.write_text(json.dumps({"session_id": "keep-2", "role": "user", "content": f"walrus token {TOKEN}"}) + "\n"
+                     + json.dumps({"session_id": "keep-2", "role": "user", "content": "walrus done"}) + "\n",
+                     encoding="utf-8")
+    assert run(home, "sessions", "index", str(other))[0] == 0
+    assert run(home, "forget", "keep-2#0")[0] == 0
+    home.config_path.write_text("store:\n  redact: true\n", encoding="utf-8")
+    assert reindex(home, other)["forgotten"] == 1
+    assert "walrus token" not in run(home, "sessions", "show", "--json", "keep-2")[1]
