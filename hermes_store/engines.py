@@ -42,6 +42,9 @@ class Engine:
     # "module:function" ``url -> None``: raises ValueError for a URL this engine cannot parse,
     # without connecting (so a malformed URL is a configuration error before any open)
     url_check: str = ""
+    # "module:function" ``url -> bool``: whether the database a URL names holds a store yet, for
+    # an engine on a server (a file engine's store is its file: :attr:`url_file`); "" = always
+    store_check: str = ""
 
     @property
     def file_based(self) -> bool:
@@ -72,7 +75,7 @@ ENGINES: dict[str, Engine] = {
             "vectors": "hermes_store.sessions.storage_vectors_pg:PgVectorRows",
         },
         opener="hermes_store.pgdb:open_home_store", display_url="hermes_store.pgdb:mask_url",
-        url_check="hermes_store.pgdb:check_url"),
+        url_check="hermes_store.pgdb:check_url", store_check="hermes_store.pgdb:store_present"),
 }
 DEFAULT_ENGINE = "sqlite"
 

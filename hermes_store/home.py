@@ -335,10 +335,17 @@ class Home:
         return display_url(self.database_url() or "")
 
     def store_exists(self) -> bool:
-        """True when there is a store to read without creating one: a server is configured, or
-        the local file (this home's, or the one a ``sqlite:///`` URL names) exists."""
+        """True when there is a store to read without creating one: the local file (this
+        home's, or the one a ``sqlite:///`` URL names) exists, or the server database holds a
+        store (the engine's :attr:`~hermes_store.engines.Engine.store_check`), so a read of an
+        empty PostgreSQL database creates nothing there, as on SQLite."""
         path = self.sqlite_path
-        return True if path is None else path.exists()
+        if path is not None:
+            return path.exists()
+        from hermes_store.engines import load
+
+        check = self.store_engine().store_check
+        return bool(load(check)(self.database_url())) if check else True
 
     def open_db(self, **kwargs: Any):  # -> StoreDatabase (imports lazy for CLI start-up)
         """Open (create, migrate) this home's store: its ``hermes_store.db``, or the

@@ -105,6 +105,32 @@ def check_url(url: str) -> None:
         raise ValueError(f"invalid database URL: {' '.join(scrub(str(exc), url).split())}") from None
 
 
+_STORES_SEEN: set[str] = set()  # URLs whose database held a store in this process (it stays one)
+
+
+def store_present(url: str) -> bool:
+    """Whether the database ``url`` names holds a store (its migrations table, in the schema the
+    URL's ``search_path`` chooses): the engine's :attr:`~hermes_store.engines.Engine.store_check`,
+    so a command that only reads creates nothing in an empty database. One short connection the
+    first time a URL is asked in a process (a store found is remembered); True when the driver
+    is missing or the server cannot be asked, so the opener reports that in its own words."""
+    if url in _STORES_SEEN:
+        return True
+    try:
+        import psycopg
+    except ImportError:
+        return True
+    try:
+        with psycopg.connect(url, connect_timeout=max(2, int(round(DEFAULT_CONNECT_TIMEOUT))),
+                             autocommit=True) as conn:
+            present = bool(conn.execute("SELECT to_regclass(%s) IS NOT NULL", (MIGRATIONS_TABLE,)).fetchone()[0])
+    except psycopg.Error:  # unreachable, refused, not a URL: the opener says so in its own words
+        return True
+    if present:
+        _STORES_SEEN.add(url)
+    return present
+
+
 def _secrets_of(url: str) -> list[str]:
     """The literal secret values held by ``url`` (to scrub them from error messages)."""
     found: list[str] = []

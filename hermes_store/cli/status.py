@@ -171,11 +171,16 @@ def collect_status(home: Home) -> dict[str, Any]:
 
 
 def _database_info(home: Home) -> dict[str, Any]:
-    """Engine and location of the store (a server URL with its password masked; never opened)."""
+    """Engine and location of the store (a server URL with its password masked; never opened:
+    ``exists`` False before the first write, None when a server cannot be asked)."""
     db_path = home.sqlite_path
     if db_path is None:
+        try:  # the server is asked once whether its database holds a store (never created here)
+            exists: bool | None = home.store_exists()
+        except Exception:  # noqa: BLE001 - unreachable: the counts say so
+            exists = None
         return {"engine": home.engine, "url": home.store_location(), "path": None,
-                "exists": None, "size_bytes": None}
+                "exists": exists, "size_bytes": None}
     db_size = 0
     for suffix in ("", "-wal"):
         try:
@@ -188,7 +193,7 @@ def _database_info(home: Home) -> dict[str, Any]:
 def _counts(home: Home, database: dict[str, Any]) -> dict[str, Any]:
     """Sessions, messages and facts stored (zeros before the store exists; ``error`` when the
     database cannot be read, so status still shows everything else)."""
-    if database.get("exists") is False:  # a file-based store not created yet (a server: None)
+    if database.get("exists") is False:  # no store created yet (None: a server that cannot be asked)
         return {"sessions": 0, "messages": 0, "facts": 0}
     from hermes_store.facts.store import FactStore
     from hermes_store.sessions.live import SessionIndex
@@ -295,7 +300,8 @@ def render_status(data: dict[str, Any]) -> list[str]:
             lines.append(f"    {'':<11} {info['over_budget']}")
     db = data["database"]
     if db.get("path") is None:  # on a server
-        lines.append(f"    {'Database:':<11} {engine_named(db['engine']).label}  ({db['url']})")
+        label = engine_named(db["engine"]).label + (", not created yet" if db["exists"] is False else "")
+        lines.append(f"    {'Database:':<11} {label}  ({db['url']})")
     else:
         size = f"{db['size_bytes']:,} bytes" if db["exists"] else "not created yet"
         lines.append(f"    {'Database:':<11} {size}  ({db['path']})")

@@ -179,8 +179,8 @@ def test_status_json_with_provider_and_flags(run, home, monkeypatch, engine):
                                 "url": "https://example.invalid/keys"}]
     assert data["provider_config"] == {"workspace": "w1"}
     assert data["stores"]["memory"]["entry_count"] == 0
-    # no SQLite file yet; status never contacts a server, so there it cannot say
-    assert data["database"]["exists"] is {"sqlite": False, "postgresql": None}[engine]
+    # no SQLite file yet; the PostgreSQL database of the fixture holds a (migrated, empty) store
+    assert data["database"]["exists"] is {"sqlite": False, "postgresql": True}[engine]
     text = run("status").output
     assert "  Provider:  honcho" in text and "  honcho config:" in text and "    workspace: w1" in text
     assert "  Plugin:    installed ✓" in text and "  Status:    not available ✗" in text

@@ -228,3 +228,35 @@ def test_restore_from_the_store_itself_is_refused(home, tmp_path, monkeypatch):
     assert result.exit_code == 1, result.output
     assert result.stderr == "Error: rel.db: that is the store itself; name a backup file to restore\n"
     assert not any(".before-restore-" in p.name for p in tmp_path.iterdir())
+
+
+READS = [
+    ("status",), ("sessions", "list"), ("sessions", "search", "anything"), ("recall", "anything", "--json"),
+    ("facts", "list"), ("memory", "history"), ("tool", "session_search", '{"query": "anything"}'),
+    ("tool", "fact_store", '{"action": "search", "query": "anything"}'),
+]
+
+
+def test_reads_of_an_empty_postgresql_database_create_nothing_and_answer_as_sqlite(home, pg_url, tmp_path):
+    """Every read command against an empty PostgreSQL database created the whole schema (18
+    tables), and ``recall --json`` listed other kinds as searched than on a fresh SQLite home.
+    Now a read creates nothing on either engine and answers the same; the first write creates
+    the store."""
+    from hermes_store.home import Home
+    from hermes_store.pgdb import PgDatabase
+
+    fresh = Home(tmp_path / "fresh-sqlite-home").ensure()
+    for argv in READS:
+        on_pg = _run(home, "--database-url", pg_url, *argv)
+        on_sqlite = _run(fresh, *argv)
+        with PgDatabase(pg_url, migrate=False) as db:
+            assert not db.table_exists("hermes_store_migrations"), argv
+        assert on_pg.exit_code == on_sqlite.exit_code, (argv, on_pg.output, on_sqlite.output)
+        if argv[0] == "recall":
+            assert json.loads(on_pg.stdout)["kinds_searched"] == json.loads(on_sqlite.stdout)["kinds_searched"]
+    assert not fresh.db_path.exists()
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert not db.table_exists("hermes_store_migrations") and not db.table_exists("sessions")
+    assert _run(home, "--database-url", pg_url, "facts", "add", "the first write creates it").exit_code == 0
+    found = _run(home, "--database-url", pg_url, "recall", "first write", "--json")
+    assert found.exit_code == 0 and "first write" in found.stdout
