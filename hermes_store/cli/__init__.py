@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 
 import click
@@ -127,8 +128,22 @@ def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_
 EXIT_READER_GONE = 141
 
 
+# exit status after SIGTERM, as a process the signal killed reports it (128 + 15)
+EXIT_TERMINATED = 143
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM: end as an exit does, so every ``with`` and ``finally`` on the way out runs (a
+    progress bar shows the cursor again, a transaction is rolled back, a lock is released)."""
+    raise SystemExit(EXIT_TERMINATED)
+
+
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point. SIGTERM unwinds like an exit (:func:`_terminated`) unless it
+    was ignored when we started; commands that stop on it on their own (``sessions watch``,
+    ``browse``) set their own handler while they run."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         with terminal_safe_output():
             try:
