@@ -507,7 +507,9 @@ def pg_inspect(db: Any) -> Report:
 def pg_store_absent(db: Any) -> bool:
     """True when the database's schema holds no store yet and nothing else (no relation at all):
     what an absent file is on SQLite."""
-    return not db.scalar("SELECT count(*) FROM pg_class WHERE relnamespace = current_schema()::regnamespace")
+    from hermes_store.pgdb import SCHEMA_HOLDS_ANYTHING
+
+    return not db.scalar(SCHEMA_HOLDS_ANYTHING)
 
 
 def pg_repair(db: Any) -> list[str]:

@@ -106,14 +106,19 @@ def check_url(url: str) -> None:
 
 
 _STORES_SEEN: set[str] = set()  # URLs whose database held a store in this process (it stays one)
+#: Whether the connection's current schema holds any relation: none is what an absent file is on
+#: SQLite (a schema of another application's tables is there: its opening is refused, by name)
+SCHEMA_HOLDS_ANYTHING = "SELECT EXISTS (SELECT 1 FROM pg_class WHERE relnamespace = current_schema()::regnamespace)"
 
 
 def store_present(url: str) -> bool:
-    """Whether the database ``url`` names holds a store (its migrations table, in the schema the
-    URL's ``search_path`` chooses): the engine's :attr:`~hermes_store.engines.Engine.store_check`,
-    so a command that only reads creates nothing in an empty database. One short connection the
-    first time a URL is asked in a process (a store found is remembered); True when the driver
-    is missing or the server cannot be asked, so the opener reports that in its own words."""
+    """Whether the database ``url`` names holds a store, or anything else, in the schema the
+    URL's ``search_path`` chooses (:data:`SCHEMA_HOLDS_ANYTHING`): the engine's
+    :attr:`~hermes_store.engines.Engine.store_check`, so a command that only reads creates
+    nothing in an empty database, and another application's schema is still refused by the
+    opener. One short connection the first time a URL is asked in a process (a store found is
+    remembered); True when the driver is missing or the server cannot be asked, so the opener
+    reports that in its own words."""
     if url in _STORES_SEEN:
         return True
     try:
@@ -123,7 +128,7 @@ def store_present(url: str) -> bool:
     try:
         with psycopg.connect(url, connect_timeout=max(2, int(round(DEFAULT_CONNECT_TIMEOUT))),
                              autocommit=True) as conn:
-            present = bool(conn.execute("SELECT to_regclass(%s) IS NOT NULL", (MIGRATIONS_TABLE,)).fetchone()[0])
+            present = bool(conn.execute(SCHEMA_HOLDS_ANYTHING).fetchone()[0])
     except psycopg.Error:  # unreachable, refused, not a URL: the opener says so in its own words
         return True
     if present:
