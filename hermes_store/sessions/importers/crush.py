@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
-from hermes_store.foreign_db import ForeignDBError
+from hermes_store.foreign_db import ForeignDB
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
@@ -37,11 +37,9 @@ from hermes_store.sessions.importers.base import (
 )
 from hermes_store.sessions.importers.doc_common import (
     dumps,
-    foreign_guarded,
-    foreign_open,
+    foreign_read,
     path_has_part,
     safe_rows,
-    shape_guarded,
     tool_call,
 )
 
@@ -130,52 +128,43 @@ class CrushImporter(Importer):
             return 0.0
         return 0.95 if head.path.name == "crush.db" or path_has_part(head.path, ".crush", ".opencode") else 0.75
 
-    @shape_guarded
-    @foreign_guarded
-    def read(self, state: SourceState) -> Iterator[Event]:
-        try:
-            db = foreign_open(self)
-        except ForeignDBError as exc:
-            yield Problem(None, str(exc))
-            return
+    @foreign_read
+    def read(self, db: ForeignDB, state: SourceState) -> Iterator[Event]:
         source = "opencode" if self.path.name == "opencode.db" else self.source
         workspace = str(self.path.parent.parent) if self.path.parent.name in (".crush", ".opencode") else None
-        try:
-            columns = set(db.columns("messages"))
-            if "parts" not in columns:
-                yield Problem(None, "not a Crush database (messages has no parts column)")
-                return
-            models: dict[str, str] = {}
-            for row in db.query("SELECT session_id, model FROM messages WHERE model IS NOT NULL AND model != ''"
-                                " ORDER BY created_at"):
-                models[str(row["session_id"])] = str(row["model"])
-            for row in db.query("SELECT * FROM sessions ORDER BY created_at, id"):
-                sid = str(row["id"])
-                yield SessionRecord(
-                    id=sid, source=source, title=opt_str(row.get("title")), model=models.get(sid),
-                    workspace=workspace, started_at=_stamp(row.get("created_at")),
-                    ended_at=_stamp(row.get("updated_at")), parent_session_id=opt_str(row.get("parent_session_id")),
-                    meta={k: row[k] for k in ("cost", "prompt_tokens", "completion_tokens") if row.get(k)})
-            last = (-1, "")
-            while True:
-                rows = db.query("SELECT rowid AS n, id, session_id, role, parts, created_at FROM messages"
-                                " WHERE rowid > ? ORDER BY rowid LIMIT ?", (last[0], CHUNK))
-                if not rows:
-                    break
-                for row in rows:
-                    last = (int(row["n"]), str(row["id"]))
-                    problems: list[Problem] = []
-                    try:
-                        parts = json.loads(row["parts"] or "[]", strict=False)
-                    except (TypeError, ValueError) as exc:
-                        yield Problem(last[0], f"message {row['id']}: bad parts JSON ({exc})")
-                        continue
-                    if not isinstance(parts, list):
-                        yield Problem(last[0], f"message {row['id']}: parts is not a list")
-                        continue
-                    yield from safe_rows(crush_rows, problems, last[0], f"message {row['id']}", str(row["role"]), parts,
-                                         str(row["session_id"]), _stamp(row.get("created_at")), last[0], problems)
-                    yield from problems
-        finally:
-            db.close()
+        columns = set(db.columns("messages"))
+        if "parts" not in columns:
+            yield Problem(None, "not a Crush database (messages has no parts column)")
+            return
+        models: dict[str, str] = {}
+        for row in db.query("SELECT session_id, model FROM messages WHERE model IS NOT NULL AND model != ''"
+                            " ORDER BY created_at"):
+            models[str(row["session_id"])] = str(row["model"])
+        for row in db.query("SELECT * FROM sessions ORDER BY created_at, id"):
+            sid = str(row["id"])
+            yield SessionRecord(
+                id=sid, source=source, title=opt_str(row.get("title")), model=models.get(sid),
+                workspace=workspace, started_at=_stamp(row.get("created_at")),
+                ended_at=_stamp(row.get("updated_at")), parent_session_id=opt_str(row.get("parent_session_id")),
+                meta={k: row[k] for k in ("cost", "prompt_tokens", "completion_tokens") if row.get(k)})
+        last = (-1, "")
+        while True:
+            rows = db.query("SELECT rowid AS n, id, session_id, role, parts, created_at FROM messages"
+                            " WHERE rowid > ? ORDER BY rowid LIMIT ?", (last[0], CHUNK))
+            if not rows:
+                break
+            for row in rows:
+                last = (int(row["n"]), str(row["id"]))
+                problems: list[Problem] = []
+                try:
+                    parts = json.loads(row["parts"] or "[]", strict=False)
+                except (TypeError, ValueError) as exc:
+                    yield Problem(last[0], f"message {row['id']}: bad parts JSON ({exc})")
+                    continue
+                if not isinstance(parts, list):
+                    yield Problem(last[0], f"message {row['id']}: parts is not a list")
+                    continue
+                yield from safe_rows(crush_rows, problems, last[0], f"message {row['id']}", str(row["role"]), parts,
+                                     str(row["session_id"]), _stamp(row.get("created_at")), last[0], problems)
+                yield from problems
         yield Checkpoint("done")

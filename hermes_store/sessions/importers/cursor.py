@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from hermes_store.foreign_db import ForeignDB, ForeignDBError
+from hermes_store.foreign_db import ForeignDB
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
@@ -52,11 +52,9 @@ from hermes_store.sessions.importers.base import (
 )
 from hermes_store.sessions.importers.doc_common import (
     dumps,
-    foreign_guarded,
-    foreign_open,
+    foreign_read,
     path_has_part,
     safe_rows,
-    shape_guarded,
     tool_call,
 )
 
@@ -176,24 +174,15 @@ class CursorImporter(Importer):
             return 0.95
         return 0.9 if path_has_part(head.path, "Cursor") else 0.0
 
-    @shape_guarded
-    @foreign_guarded
-    def read(self, state: SourceState) -> Iterator[Event]:
-        try:
-            db = foreign_open(self)
-        except ForeignDBError as exc:
-            yield Problem(None, str(exc))
-            return
-        try:
-            workspace = self._workspace()
-            if db.table_exists("cursorDiskKV"):
-                self._headers = self._composer_headers(db) if db.table_exists("ItemTable") else {}
-                yield from self._composers(db, workspace)
-            if db.table_exists("ItemTable"):
-                yield from self._chat_tabs(db, workspace)
-                yield from self._prompts(db, workspace)
-        finally:
-            db.close()
+    @foreign_read
+    def read(self, db: ForeignDB, state: SourceState) -> Iterator[Event]:
+        workspace = self._workspace()
+        if db.table_exists("cursorDiskKV"):
+            self._headers = self._composer_headers(db) if db.table_exists("ItemTable") else {}
+            yield from self._composers(db, workspace)
+        if db.table_exists("ItemTable"):
+            yield from self._chat_tabs(db, workspace)
+            yield from self._prompts(db, workspace)
         yield Checkpoint("done")
 
     def _workspace(self) -> str | None:

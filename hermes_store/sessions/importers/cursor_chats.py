@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_store.foreign_db import ForeignDB, ForeignDBError
+from hermes_store.foreign_db import ForeignDB
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
@@ -45,9 +45,7 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.cursor_agent import unwrap_user_query
 from hermes_store.sessions.importers.doc_common import (
     dumps,
-    foreign_guarded,
-    foreign_open,
-    shape_guarded,
+    foreign_read,
     tool_call,
 )
 
@@ -190,20 +188,8 @@ class CursorChatsImporter(Importer):
             return 0.0
         return 0.95 if head.path.name == "store.db" else 0.8
 
-    @shape_guarded
-    @foreign_guarded
-    def read(self, state: SourceState) -> Iterator[Event]:
-        try:
-            db = foreign_open(self)
-        except ForeignDBError as exc:
-            yield Problem(None, str(exc))
-            return
-        try:
-            yield from self._read(db)
-        finally:
-            db.close()
-
-    def _read(self, db: ForeignDB) -> Iterator[Event]:
+    @foreign_read
+    def read(self, db: ForeignDB, state: SourceState) -> Iterator[Event]:
         if not all(db.table_exists(t) for t in _REQUIRED):
             yield Problem(None, "not a cursor-agent chat store (no meta/blobs tables)")
             return

@@ -327,3 +327,24 @@ def foreign_guarded(read: Any) -> Any:
             yield Problem(*self.foreign_problems.pop(0))
 
     return guarded
+
+
+def foreign_read(read_db: Any) -> Any:
+    """Decorate a foreign-database importer's ``read(self, db, state)`` into the importer's
+    ``read(self, state)``: its file opened by :func:`foreign_open` (a file that cannot be opened
+    is one Problem), closed after, what the reader noticed reported (:func:`foreign_guarded`),
+    and an unexpected value's type a Problem (:func:`shape_guarded`)."""
+
+    @functools.wraps(read_db)
+    def read(self: Any, state: Any) -> Iterator[Any]:
+        try:
+            db = foreign_open(self)
+        except ForeignDBError as exc:
+            yield Problem(None, str(exc))
+            return
+        try:
+            yield from read_db(self, db, state)
+        finally:
+            db.close()
+
+    return shape_guarded(foreign_guarded(read))

@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_store.foreign_db import ForeignDBError
+from hermes_store.foreign_db import ForeignDB
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
@@ -41,7 +41,7 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.doc_common import (
     dumps,
     foreign_guarded,
-    foreign_open,
+    foreign_read,
     safe_rows,
     shape_guarded,
     tool_call,
@@ -205,45 +205,36 @@ class GooseDbImporter(Importer):
             return 0.9
         return 0.0
 
-    @shape_guarded
-    @foreign_guarded
-    def read(self, state: SourceState) -> Iterator[Event]:
-        try:
-            db = foreign_open(self)
-        except ForeignDBError as exc:
-            yield Problem(None, str(exc))
+    @foreign_read
+    def read(self, db: ForeignDB, state: SourceState) -> Iterator[Event]:
+        columns = set(db.columns("messages"))
+        if "content_json" not in columns:
+            yield Problem(None, "not a Goose sessions.db (messages has no content_json column)")
             return
-        try:
-            columns = set(db.columns("messages"))
-            if "content_json" not in columns:
-                yield Problem(None, "not a Goose sessions.db (messages has no content_json column)")
-                return
-            for row in db.query("SELECT * FROM sessions ORDER BY created_at, id"):
-                name = opt_str(row.get("name")) or opt_str(row.get("description"))
-                yield SessionRecord(
-                    id=str(row["id"]), source=self.source, title=name, workspace=opt_str(row.get("working_dir")),
-                    started_at=_stamp(row.get("created_at")), ended_at=_stamp(row.get("updated_at")),
-                    meta={k: row[k] for k in ("session_type", "schedule_id", "accumulated_total_tokens")
-                          if row.get(k) not in (None, "", "user")})
-            last = 0
-            tools = ToolNames()
-            while True:
-                rows = db.query("SELECT id, session_id, role, content_json, created_timestamp FROM messages"
-                                " WHERE id > ? ORDER BY id LIMIT ?", (last, CHUNK))
-                if not rows:
-                    break
-                for row in rows:
-                    last = int(row["id"])
-                    problems: list[Problem] = []
-                    try:
-                        content = json.loads(row["content_json"], strict=False)
-                    except (TypeError, ValueError) as exc:
-                        yield Problem(last, f"message {last}: bad content_json ({exc})")
-                        continue
-                    message = {"role": row["role"], "content": content}
-                    yield from safe_rows(goose_rows, problems, last, f"message {last}", message, str(row["session_id"]),
-                                         last, tools, problems, _stamp(row.get("created_timestamp")))
-                    yield from problems
-        finally:
-            db.close()
+        for row in db.query("SELECT * FROM sessions ORDER BY created_at, id"):
+            name = opt_str(row.get("name")) or opt_str(row.get("description"))
+            yield SessionRecord(
+                id=str(row["id"]), source=self.source, title=name, workspace=opt_str(row.get("working_dir")),
+                started_at=_stamp(row.get("created_at")), ended_at=_stamp(row.get("updated_at")),
+                meta={k: row[k] for k in ("session_type", "schedule_id", "accumulated_total_tokens")
+                      if row.get(k) not in (None, "", "user")})
+        last = 0
+        tools = ToolNames()
+        while True:
+            rows = db.query("SELECT id, session_id, role, content_json, created_timestamp FROM messages"
+                            " WHERE id > ? ORDER BY id LIMIT ?", (last, CHUNK))
+            if not rows:
+                break
+            for row in rows:
+                last = int(row["id"])
+                problems: list[Problem] = []
+                try:
+                    content = json.loads(row["content_json"], strict=False)
+                except (TypeError, ValueError) as exc:
+                    yield Problem(last, f"message {last}: bad content_json ({exc})")
+                    continue
+                message = {"role": row["role"], "content": content}
+                yield from safe_rows(goose_rows, problems, last, f"message {last}", message, str(row["session_id"]),
+                                     last, tools, problems, _stamp(row.get("created_timestamp")))
+                yield from problems
         yield Checkpoint("done")

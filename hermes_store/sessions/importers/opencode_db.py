@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from hermes_store.foreign_db import ForeignDB, ForeignDBError
+from hermes_store.foreign_db import ForeignDB
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
@@ -28,10 +28,8 @@ from hermes_store.sessions.importers.base import (
     SourceState,
 )
 from hermes_store.sessions.importers.doc_common import (
-    foreign_guarded,
-    foreign_open,
+    foreign_read,
     safe_rows,
-    shape_guarded,
 )
 from hermes_store.sessions.importers.opencode_json import message_rows, model_of, session_record
 from hermes_store.sessions.importers.opencode_v2 import v2_message_rows, v2_model
@@ -75,20 +73,8 @@ class OpenCodeDbImporter(Importer):
             return 0.0
         return 0.95 if "project" in tables else 0.7
 
-    @shape_guarded
-    @foreign_guarded
-    def read(self, state: SourceState) -> Iterator[Event]:
-        try:
-            db = foreign_open(self)
-        except ForeignDBError as exc:
-            yield Problem(None, str(exc))
-            return
-        try:
-            yield from self._read(db)
-        finally:
-            db.close()
-
-    def _read(self, db: ForeignDB) -> Iterator[Event]:
+    @foreign_read
+    def read(self, db: ForeignDB, state: SourceState) -> Iterator[Event]:
         if not all(db.table_exists(t) for t in _REQUIRED):
             yield Problem(None, "not an OpenCode database (no session/message/part tables)")
             return
