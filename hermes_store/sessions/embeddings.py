@@ -49,7 +49,11 @@ INSTALL_HINT = "pip install 'hermes_store[semantic]' (and torch for sentence-tra
 
 
 class SemanticUnavailable(RuntimeError):
-    """The semantic extra is not installed, or the configured model cannot be loaded."""
+    """The semantic extra is not installed, or the configured model cannot be loaded. The
+    message is one line (a library's own several-line reason is folded), as every error is."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))
 
 
 @dataclass

@@ -119,3 +119,22 @@ def test_a_vector_file_that_is_not_a_database_leaves_the_search_lexical(home):  
     reply = _ask(home, "chocolate cake")
     assert reply["success"] is True
     assert [r["session_id"] for r in reply["results"]] == [r["session_id"] for r in lexical["results"]]
+
+
+def test_a_model_that_cannot_be_loaded_is_one_error_line(home, monkeypatch):
+    """``sessions embed --model x`` offline printed the loading library's own two-line reason
+    ("... cached files.\nCheck your internet connection ..."): every error is one line."""
+    from click.testing import CliRunner
+
+    from hermes_store.cli import cli
+    from hermes_store.sessions import embeddings
+
+    def offline(location):
+        raise OSError("We couldn't connect to 'https://huggingface.co' to load the files.\n"
+                      "Check your internet connection.")
+
+    monkeypatch.setitem(embeddings.LOADERS, "sentence-transformers", offline)
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "sessions", "embed", "--model", "no-such-model-x"])
+    assert result.exit_code == 1, result.output
+    assert result.stderr == ("Error: no-such-model-x: cannot be loaded offline (We couldn't connect to "
+                             "'https://huggingface.co' to load the files. Check your internet connection.)\n")
