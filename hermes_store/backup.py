@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import apsw
 
 from hermes_store.db import Database, DatabaseError, foreign_objects, latest_schema_version
+from hermes_store.dbcopy import store_fingerprint
 from hermes_store.dbhealth import schema_mismatches
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ def restore(db_path: Path, source: str | os.PathLike[str], *, force: bool = Fals
                 problems = []
                 if live.user_version > version:
                     problems.append(f"its schema (version {live.user_version}) is newer than the backup's ({version})")
-                if changed > taken_at:
+                if changed > taken_at and _fingerprint(live) != _fingerprint(backup_db):
                     problems.append("it changed after the backup was taken")
                 if problems and not force:
                     raise BackupError(f"{db_path}: refusing to overwrite it: {' and '.join(problems)} "
@@ -207,11 +208,13 @@ def restore(db_path: Path, source: str | os.PathLike[str], *, force: bool = Fals
 # is, into a SQLite home.
 
 
-def _fingerprint(db: PgDatabase) -> dict[str, list[int]]:
-    """Rows and highest id per copied table of a PostgreSQL store (this home's memory rows)."""
-    from hermes_store.dbcopy import store_fingerprint
-
-    return store_fingerprint(db)
+def _fingerprint(db: Database | PgDatabase, home: str | None = None) -> dict[str, list[int]]:
+    """Rows and highest id per copied table of a store (of ``home``'s memory rows when given),
+    the backup's own stamp and fingerprint left out: a restored store holds them, copied from
+    the backup (counted, they made the same backup refused the second time). A store holding
+    exactly a backup's rows, e.g. just restored from it, loses nothing to it, though its SQLite
+    file is newer than the backup."""
+    return store_fingerprint(db, home=home, meta_keys_left_out=(BACKUP_STAMP_KEY, FINGERPRINT_KEY))
 
 
 def pg_backup(db: PgDatabase, dest: str | os.PathLike[str]) -> dict[str, Any]:
@@ -230,7 +233,7 @@ def pg_backup(db: PgDatabase, dest: str | os.PathLike[str]) -> dict[str, Any]:
         try:
             with db.snapshot():
                 report = postgres_to_sqlite(db, target, exact_schema=False)
-                fingerprint = _fingerprint(db)
+                fingerprint = _fingerprint(db, db.writer)
             with target.write():
                 for key, value in ((BACKUP_STAMP_KEY, repr(stamp)), (FINGERPRINT_KEY, json.dumps(fingerprint))):
                     target.execute("INSERT OR REPLACE INTO store_meta(key, value) VALUES (?, ?)", (key, value))
@@ -299,7 +302,7 @@ def pg_restore(db: PgDatabase, source: str | os.PathLike[str], *, force: bool = 
         taken = _meta(backup_db, BACKUP_STAMP_KEY)
         taken_at = float(taken) if taken else os.path.getmtime(source)
         recorded = _meta(backup_db, FINGERPRINT_KEY)
-        current = _fingerprint(db)
+        current = _fingerprint(db, db.writer)
         holds_rows = any(rows for rows, _ in current.values())
         if holds_rows and not force:
             unchanged = recorded is not None and json.loads(recorded) == current

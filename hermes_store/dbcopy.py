@@ -71,7 +71,7 @@ def _common(sqlite_cols: list[str], pg_cols: list[str]) -> list[str]:
     return [c for c in sqlite_cols if c in wanted]
 
 
-def _tables() -> list[tuple[str, str | None, bool]]:
+def copied_tables() -> list[tuple[str, str | None, bool]]:
     """(table, identity column, home-scoped) in copy order."""
     out = [(t, ident, False) for t, ident in SHARED_TABLES]
     out += [(t, "id" if t == "memory_history" else None, True) for t in HOME_TABLES]
@@ -108,7 +108,7 @@ def sqlite_to_postgres(source: Database, target: PgDatabase,
     pg_refuse_foreign(target, "restore into it" if replace else "migrate into it")
     report = CopyReport(str(source.path), target.display_url)
     plan = []
-    for table, ident, scoped in _tables():
+    for table, ident, scoped in copied_tables():
         if not source.table_exists(table):
             continue
         cols = _common(_sqlite_columns(source, table), _pg_columns(target, table))
@@ -184,7 +184,7 @@ def _postgres_to_sqlite(source: PgDatabase, target: Database,
     _exactly_ours(target)
     report = CopyReport(source.display_url, str(target.path))
     plan = []
-    for table, _, scoped in _tables():
+    for table, _, scoped in copied_tables():
         if not (target.table_exists(table) and source.table_exists(table)):
             continue
         cols = _common(_sqlite_columns(target, table), _pg_columns(source, table))
@@ -222,17 +222,24 @@ def _sqlite_value(value: Any) -> Any:
     return bytes(value) if isinstance(value, memoryview) else value
 
 
-def store_fingerprint(db: PgDatabase) -> dict[str, list[int]]:
-    """``{table: [rows, highest id]}`` of every copied table of the PostgreSQL store ``db``
-    (this home's rows for the memory tables): what a restore compares to tell an untouched
-    store from one that changed."""
+def store_fingerprint(db: Database | PgDatabase, *, home: str | None = None,
+                      meta_keys_left_out: tuple[str, ...] = ()) -> dict[str, list[int]]:
+    """``{table: [rows, highest id]}`` of every copied table of the store ``db`` (either engine;
+    the memory tables' rows of ``home`` only when given: a shared PostgreSQL store holds every
+    home's): what a restore compares to tell an untouched store from one that changed.
+    ``store_meta`` rows of ``meta_keys_left_out`` (what a backup file says of itself, which a
+    restore brings along) are not counted."""
+    sql = db.portable
     out: dict[str, list[int]] = {}
-    for table, ident, scoped in _tables():
+    for table, ident, scoped in copied_tables():
         if not db.table_exists(table):
             continue
-        where, params = (" WHERE home = %s", (db.writer,)) if scoped else ("", ())
+        where, params = (" WHERE home = ?", [home]) if scoped and home is not None else ("", [])
+        if table == "store_meta" and meta_keys_left_out:
+            where = f" WHERE key NOT IN ({', '.join('?' * len(meta_keys_left_out))})"
+            params = list(meta_keys_left_out)
         top = f"coalesce(max({ident}), 0)" if ident else "0"
-        row = db.query_one(f"SELECT count(*) AS n, {top} AS top FROM {table}{where}", params) or {}
+        row = sql.query_one(f"SELECT count(*) AS n, {top} AS top FROM {table}{where}", params) or {}
         out[table] = [int(row.get("n") or 0), int(row.get("top") or 0)]
     return out
 

@@ -182,7 +182,11 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self._bar is not None:
-            self._bar.__enter__()
+            try:
+                self._bar.__enter__()  # draws the bar, the cursor hidden
+            except BaseException:  # Ctrl-C or SIGTERM after the first draw: ``with`` calls no __exit__
+                self.__exit__()
+                raise
         return self
 
     def update(self, steps: int) -> None:

@@ -388,6 +388,7 @@ ALLOWED = {
     ("dbcopy.py", "table"): "table names from the constant SHARED_TABLES / HOME_TABLES lists",
     ("dbcopy.py", "', '.join(cols)"): "column names read from our own schema on both engines",
     ("dbcopy.py", "', '.join('?' * len(cols))"): "'?' placeholders",
+    ("dbcopy.py", "', '.join('?' * len(meta_keys_left_out))"): "'?' placeholders (store_fingerprint)",
     ("dbcopy.py", "where"): "constant ' WHERE home = %s' or ''",
     ("dbcopy.py", "ident"): "identity column name from the constant table list",
     ("builtin/storage_pg.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",

@@ -260,3 +260,19 @@ def test_reads_of_an_empty_postgresql_database_create_nothing_and_answer_as_sqli
     assert _run(home, "--database-url", pg_url, "facts", "add", "the first write creates it").exit_code == 0
     found = _run(home, "--database-url", pg_url, "recall", "first write", "--json")
     assert found.exit_code == 0 and "first write" in found.stdout
+
+
+def test_restoring_the_same_backup_twice_is_no_change(home, engine, tmp_path):
+    """A restore brought the backup's own stamp and fingerprint into the store (PostgreSQL) and
+    made its file newer than the backup (SQLite), so restoring the same backup again, with
+    nothing written in between, was refused as "changed after the backup was taken" on both
+    engines. Refused it still is once something was written."""
+    assert _run(home, "facts", "add", "kept in the backup").exit_code == 0
+    dest = tmp_path / "b.db"
+    assert _run(home, "backup", str(dest)).exit_code == 0
+    for _ in range(2):
+        again = _run(home, "restore", str(dest))
+        assert again.exit_code == 0, again.output
+    assert _run(home, "facts", "add", "written after the restore").exit_code == 0
+    refused = _run(home, "restore", str(dest))
+    assert refused.exit_code == 1 and "pass --force" in refused.stderr, refused.output
