@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from hermes_store.cli.common import counted, fail, get_home, store_home
+from hermes_store.engines import display_url
 from hermes_store.fsutil import atomic_write_text
 from hermes_store.home import Home
 
@@ -96,6 +97,11 @@ def install(ctx: click.Context, agent: str) -> None:
                                             "timeout": HOOK_TIMEOUT}]})
     _save(path, data)
     click.echo(f"added a {EVENT} hook to {path} (previous file kept as {path.name}.bak)")
+    url = store_home(ctx).database_url_to_pass()
+    if url and display_url(url) != url:  # the mask changed it: the URL holds a password
+        click.echo(f"warning: the hook's command in {path} holds the store URL with its password; to keep "
+                   "it out, name the store in config.yaml (store.database_url) and the password in "
+                   "~/.pgpass, then install again (docs/watch.md)", err=True)
 
 
 @hooks.command("uninstall")

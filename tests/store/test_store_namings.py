@@ -276,3 +276,19 @@ def test_restoring_the_same_backup_twice_is_no_change(home, engine, tmp_path):
     assert _run(home, "facts", "add", "written after the restore").exit_code == 0
     refused = _run(home, "restore", str(dest))
     assert refused.exit_code == 1 and "pass --force" in refused.stderr, refused.output
+
+
+@pytest.mark.parametrize(("url", "warned"), [("postgresql://hermes:s3cret@db.invalid/hermes", True),
+                                             ("postgresql://hermes@db.invalid/hermes", False)])
+def test_a_hook_given_a_password_says_so(home, tmp_path, monkeypatch, url, warned):
+    """Installed with a ``--database-url`` holding a password, the hook's command carried it into
+    ``~/.claude/settings.json`` without a word: the install now warns (the URL without one: no
+    warning), and says how to keep it out."""
+    user = tmp_path / "user"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", url, "hooks", "install", "claude-code"])
+    assert result.exit_code == 0, result.output
+    assert url in (user / ".claude" / "settings.json").read_text()  # the hook needs it: Claude Code has no env of ours
+    assert ("warning: the hook's command" in result.stderr) is warned, result.stderr
+    assert "s3cret" not in result.stderr and "s3cret" not in result.stdout
