@@ -19,6 +19,7 @@ vectors). Every statement is written here once, over ``db.portable`` (``?`` plac
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -43,15 +44,16 @@ _SQLITE_SCHEMA = (
 _SQLITE_TEXT_HASH = "ALTER TABLE vectors ADD COLUMN text_hash TEXT"
 
 
-class SqlVectorRows:
-    """The vector tables over an open store-like database (``portable`` and ``write``)."""
+class SqlVectorRows(ABC):
+    """The vector tables over an open store-like database (``portable`` and ``write``); each
+    engine's subclass says how the database is opened and how much disk the tables take."""
 
     engine = ""
     read_only = False
 
+    @abstractmethod
     def _db(self) -> Any:
         """The open database (opened on first use by the engine's class)."""
-        raise NotImplementedError
 
     def exists(self) -> bool:
         """Whether the tables can hold vectors here (False: no vector was ever written)."""
@@ -64,9 +66,11 @@ class SqlVectorRows:
 
     def close(self) -> None:
         """Close what this object opened."""
+        return None  # an engine hook: nothing unless the engine says otherwise
 
     def _lock_log(self) -> None:
         """Inside a write: make ``vector_log`` numbers follow commit order (the engine's way)."""
+        return None  # an engine hook: nothing unless the engine says otherwise
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -128,9 +132,11 @@ class SqlVectorRows:
 
     def _before_forget(self) -> None:
         """Engine hook: before a ``forget``'s deletes."""
+        return None  # an engine hook: nothing unless the engine says otherwise
 
     def _after_forget(self) -> None:
         """Engine hook: after a ``forget`` removed vectors."""
+        return None  # an engine hook: nothing unless the engine says otherwise
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -177,10 +183,10 @@ class SqlVectorRows:
         """The bytes of every vector held (their payload, without the table's own overhead)."""
         return int(self._db().portable.scalar("SELECT coalesce(sum(length(vec)), 0) FROM vectors") or 0)
 
+    @abstractmethod
     def disk_bytes(self) -> int:
         """The bytes the vector tables take where they are kept, indexes included (the engine's
         own measure)."""
-        raise NotImplementedError
 
     def epoch(self) -> int:
         """The epoch (0 before any drop or forget)."""
