@@ -61,6 +61,18 @@ def emoji_tokens(text: str) -> list[str]:
     return [f"emoji{ord(char):x}" for char in text if is_emoji(char)]
 
 
+def display_width(text: str) -> int:
+    """The columns ``text`` takes on a terminal: two for an East Asian wide or fullwidth character
+    (CJK, most emoji), none for a combining mark or a zero-width format character, else one
+    (what the CLI pads by, and how Kimi's printed lines were wrapped)."""
+    width = 0
+    for char in text:
+        if unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
 def is_token_char(char: str) -> bool:
     """True when the ``unicode61`` tokenizer keeps ``char`` inside a token."""
     category = unicodedata.category(char)

@@ -13,11 +13,12 @@ import click
 
 from hermes_store.cli import LazyGroup
 from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing, one_line
-from hermes_store.cli.style import Progress, display_width, pad, progress_shown, style
+from hermes_store.cli.style import Progress, pad, progress_shown, style
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader
 from hermes_store.sessions.walk import walk_inputs
+from hermes_store.tokens import display_width
 
 
 @click.group(cls=LazyGroup, lazy={"search": "hermes_store.cli.sessions_search:search",

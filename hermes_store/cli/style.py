@@ -19,11 +19,12 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import unicodedata
 from contextvars import ContextVar
 from typing import Any
 
 import click
+
+from hermes_store.tokens import display_width
 
 COLOR_MODES = ("auto", "always", "never")
 
@@ -59,17 +60,6 @@ def terminal_safe(text: str) -> str:
     """``text`` with every C0/C1 control character except newline and tab, and every bidi
     override or isolate, shown as ``\\uXXXX``."""
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def display_width(text: str) -> int:
-    """The columns ``text`` takes on a terminal: two for an East Asian wide or fullwidth character
-    (CJK, most emoji), none for a combining mark or a zero-width format character, else one."""
-    width = 0
-    for char in text:
-        if unicodedata.category(char) in ("Mn", "Me", "Cf"):
-            continue
-        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
-    return width
 
 
 def pad(text: str, width: int) -> str:

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import ast
 import re
-import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,6 +55,7 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.doc_common import ReplacedWhenChanged, load_text, shape_guarded
 from hermes_store.sessions.importers.kimi_cli import KimiCliImporter
 from hermes_store.sessions.importers.kimi_cli_wire import CliWireReader
+from hermes_store.tokens import display_width
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -73,12 +73,6 @@ class _Obj(dict[str, Any]):
     def __init__(self, cls: str, fields: dict[str, Any]) -> None:
         super().__init__(fields)
         self.cls = cls
-
-
-def _cells(line: str) -> int:
-    """The line's width in terminal cells (wide East Asian characters take two)."""
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
-               for c in line)
 
 
 def _value(node: ast.AST) -> Any:
@@ -124,7 +118,7 @@ class _Scan:
             previous = self.parts[-1]
             if not self.quote:
                 self.parts.append("\n")
-            elif not previous[-1:].isspace() and _cells(previous) >= self.width \
+            elif not previous[-1:].isspace() and display_width(previous) >= self.width \
                     and any(c.isspace() for c in previous.strip()):
                 self.parts.append(" ")
         escaped = False
@@ -163,7 +157,7 @@ def printed_objects(text: str) -> Iterator[tuple[int, _Obj | None, str]]:
     """``(line, object, "")`` per printed wire message; ``(line, None, what)`` for a resume hint
     (``what`` is ``resume:<id>``) or a line that is neither (``what`` says why)."""
     lines = [_ANSI.sub("", line.rstrip("\r")) for line in text.split("\n")]
-    width = max((_cells(line) for line in lines), default=0)
+    width = max((display_width(line) for line in lines), default=0)
     scan: _Scan | None = None
     begun = 0
     for number, line in enumerate(lines, 1):
