@@ -273,7 +273,8 @@ def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[E
 
     ``handle_obj`` returns a MessageRecord, an iterable of events, or None.
     Emits a :class:`Checkpoint` after every line so a crash loses nothing.
-    Invalid UTF-8 is replaced with U+FFFD and reported. A final line without a
+    Invalid UTF-8 is replaced with U+FFFD and reported; a byte order mark opening the file is
+    skipped. A final line without a
     newline is used only if it parses (a writer may still be appending it).
     Updates ``importer.hasher`` with every consumed byte.
     """
@@ -306,6 +307,8 @@ def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[E
             except UnicodeDecodeError as exc:
                 text = raw.decode("utf-8", errors="replace")
                 yield Problem(line_no, f"invalid UTF-8 at byte {exc.start} of the line (replaced with U+FFFD)")
+            if offset == 0 and text.startswith("\ufeff"):  # a byte order mark opens the file
+                text = text[1:]
             if not raw.isspace():
                 try:
                     obj = decode(text)

@@ -35,8 +35,9 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False)
 def load_text(importer: Importer, problems: list[Problem], limit: int,
               what: str = "file") -> tuple[str, int] | None:
     """The importer's whole file as ``(text, bytes read)`` (the bytes fed to the content hash;
-    invalid UTF-8 replaced, with a Problem naming the line); None, with a Problem, when it is
-    over ``limit`` bytes (``what`` names the file in it: "file", "document", "snapshot")."""
+    invalid UTF-8 replaced, with a Problem naming the line; a byte order mark opening it left out);
+    None, with a Problem, when it is over ``limit`` bytes (``what`` names the file in it: "file",
+    "document", "snapshot")."""
     size = importer.path.stat().st_size
     if size > limit:
         problems.append(Problem(None, f"{what} too large to load ({size} bytes)"))
@@ -44,10 +45,10 @@ def load_text(importer: Importer, problems: list[Problem], limit: int,
     raw = importer.path.read_bytes()
     importer.hasher.update(raw)
     try:
-        return raw.decode("utf-8"), len(raw)
+        return raw.decode("utf-8-sig"), len(raw)
     except UnicodeDecodeError as exc:
         problems.append(Problem(raw.count(b"\n", 0, exc.start) + 1, "invalid UTF-8 (replaced with U+FFFD)"))
-        return raw.decode("utf-8", errors="replace"), len(raw)
+        return raw.decode("utf-8-sig", errors="replace"), len(raw)
 
 
 def load_document(importer: Importer, problems: list[Problem]) -> Any | None:
@@ -66,11 +67,8 @@ def load_document(importer: Importer, problems: list[Problem]) -> Any | None:
     loaded = load_text(importer, problems, MAX_DOCUMENT_BYTES, "document")
     if loaded is None:
         return None
-    text = loaded[0]
-    if text.startswith("\ufeff"):
-        text = text[1:]
     try:
-        return json.loads(text, strict=False)
+        return json.loads(loaded[0], strict=False)
     except RecursionError:
         problems.append(Problem(None, "malformed JSON: nested too deeply"))
     except ValueError as exc:
@@ -117,7 +115,7 @@ def iter_json_lines(
                 continue
             if raw.isspace():
                 continue
-            text = raw.decode("utf-8", errors="replace")
+            text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8", errors="replace")
             try:
                 obj = json.loads(text, strict=False)
             except RecursionError:

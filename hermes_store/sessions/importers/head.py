@@ -18,6 +18,7 @@ from typing import Any
 from hermes_store.foreign_db import ForeignDBError, foreign_tables
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+UTF8_BOM = b"\xef\xbb\xbf"  # Windows tools (PowerShell 5's Out-File, Notepad) start UTF-8 text with it
 PROBE_BYTES = 256 * 1024
 PROBE_LINES = 8
 MAX_LINE_BYTES = 64 * 1024 * 1024  # the longest JSONL line ever held in memory (longer: skipped, reported)
@@ -34,7 +35,7 @@ class Head:
     """The first bytes of ``path`` and lazily parsed views of them."""
 
     path: Path
-    data: bytes
+    data: bytes  # the probed bytes, a leading UTF-8 byte order mark left out (see ``bom``)
     is_sqlite: bool
     # indexing options the user gave (e.g. ``{"column_map": {...}}`` from ``--map``)
     options: dict[str, Any] = field(default_factory=dict)
@@ -46,6 +47,8 @@ class Head:
     # the bytes :meth:`document` parsed (whole file), so a reader can hash them without reading again
     document_bytes: bytes | None = field(default=None, repr=False)
     _tables: frozenset[str] | None = field(default=None, repr=False)
+    # the file starts with a UTF-8 byte order mark, which ``data`` leaves out
+    bom: bool = False
 
     @classmethod
     def read(cls, path: Path, options: dict[str, Any] | None = None) -> Head:
@@ -57,7 +60,14 @@ class Head:
                     data = handle.read(PROBE_BYTES)
         except OSError:
             data = b""
-        return cls(path=path, data=data, is_sqlite=data.startswith(SQLITE_MAGIC), options=dict(options or {}))
+        bom = data.startswith(UTF8_BOM)
+        return cls(path=path, data=data[len(UTF8_BOM):] if bom else data, is_sqlite=data.startswith(SQLITE_MAGIC),
+                   options=dict(options or {}), bom=bom)
+
+    @property
+    def probed(self) -> int:
+        """How many bytes of the file were read (the byte order mark included)."""
+        return len(self.data) + (len(UTF8_BOM) if self.bom else 0)
 
     @property
     def suffix(self) -> str:
@@ -76,10 +86,10 @@ class Head:
 
     def _parse_objects(self) -> list[dict[str, Any]]:
         data = self.data
-        if len(data) == PROBE_BYTES and b"\n" not in data:
+        if self.probed == PROBE_BYTES and b"\n" not in data:
             data = _long_first_line(self.path)
         found: list[dict[str, Any]] = []
-        cut = len(data) >= PROBE_BYTES and not data.endswith(b"\n")  # the last line may be cut
+        cut = self.probed >= PROBE_BYTES and not data.endswith(b"\n")  # the last line may be cut
         first = True
         start = 0
         while start < len(data):
@@ -114,7 +124,8 @@ class Head:
             if stripped[:1] in (b"{", b"[") and not self.is_sqlite and not self._jsonl():
                 try:
                     if self.path.stat().st_size <= MAX_DOCUMENT_BYTES:
-                        raw = self.data if len(self.data) < PROBE_BYTES else self.path.read_bytes()
+                        raw = (UTF8_BOM * self.bom + self.data if self.probed < PROBE_BYTES
+                               else self.path.read_bytes())
                         self._document = _loads(raw)
                         if self._document is not None:
                             self.document_bytes = raw
@@ -136,9 +147,10 @@ class Head:
 
 
 def _loads(raw: bytes, bad: Any = None) -> Any:
-    """``raw`` parsed as one JSON value (control characters in strings allowed); ``bad`` if not."""
+    """``raw`` parsed as one JSON value (control characters in strings allowed, a leading byte
+    order mark skipped); ``bad`` if not."""
     try:
-        return _DECODER.decode(raw.decode("utf-8", errors="replace"))
+        return _DECODER.decode(raw.decode("utf-8-sig", errors="replace"))
     except (ValueError, RecursionError):
         return bad
 
@@ -152,6 +164,7 @@ def _long_first_line(path: Path) -> bytes:
         return b""
     if not line.endswith(b"\n") and len(line) >= LONG_LINE_BYTES:
         return b""
+    line = line.removeprefix(UTF8_BOM)
     return line + (b"" if line.endswith(b"\n") else b"\n")
 
 

@@ -163,7 +163,7 @@ def _lines(importer: Importer) -> Iterator[tuple[int, dict[str, Any] | None, str
                 continue
             if raw.isspace():
                 continue
-            text = raw.decode("utf-8", errors="replace")
+            text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8", errors="replace")
             try:
                 obj = json.loads(text) if text.lstrip().startswith("{") else None
             except (ValueError, RecursionError):
