@@ -28,6 +28,7 @@ from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.cline_sdk import ClineSdkImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.codex_exec import CodexExecImporter
+from hermes_store.sessions.importers.continue_dev import ContinueImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
 from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
 from hermes_store.sessions.importers.copilot_cli_history import CopilotCliHistoryImporter
@@ -105,6 +106,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     AiderImporter,
     ClineImporter,
     ClineSdkImporter,
+    ContinueImporter,
     CopilotChatImporter,
     CopilotCliImporter,
     CopilotCliHistoryImporter,
