@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -75,10 +76,20 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.cursor_stream import is_cursor_event
 from hermes_store.sessions.importers.openai_common import ToolNames
 
-# line types that carry no conversation (skipped silently); anything else unknown is reported once
+# line types that carry no conversation (skipped silently); anything else unknown is reported once.
+# Claude Code's own record types (its transcript-compaction table, as third-party readers transcribe it,
+# and ``src/types/logs.ts``' ``Entry`` union): state, titles and sidecars; a status line a fork wrote
+# (``task-summary``) is not the conversation either.
 BOOKKEEPING = {"file-history-snapshot", "queue-operation", "progress", "permission-mode", "mode",
                "last-prompt", "agent-name", "attachment", "hook", "tag", "pr-link", "file-history-delta",
-               "bridge-session", "atis-latch", "worktree-state"}
+               "bridge-session", "atis-latch", "worktree-state",
+               "agent-color", "agent-setting", "attribution-snapshot", "speculation-accept", "task-summary",
+               "content-replacement", "marble-origami-snapshot", "marble-origami-reset", "continued-in",
+               "fork-context-ref", "frame-link", "ended-by-model", "relocated", "history-suppression",
+               "isolation-latch", "cost-state", "observer-ref", "artifact-comment-monitor",
+               "artifact-autoreact-ledger"}
+COLLAPSE_COMMIT = "marble-origami-commit"  # a context collapse: the summary the model saw for a span
+_COLLAPSED = re.compile(r"</?collapsed[^>]*>")  # the wrapper of a collapse's ``summaryContent``
 NOT_HUMAN = {"task-notification", "task_notification", "peer", "coordinator", "auto-continuation"}
 CLAUDE_LINE_TYPES = {"system", "progress", "attachment", *BOOKKEEPING}
 TITLE_RANK = {"summary": 1, "ai-title": 2, "custom-title": 3}
@@ -91,7 +102,7 @@ class ClaudeCodeImporter(Importer):
     """Claude Code per-session JSONL."""
 
     name = "claude-code"
-    reader = 3  # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts (2026-12-07)
+    reader = 4  # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts; 4: context-collapse summaries (2026-12-07)
     agent = "Claude Code"
     indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
                "(role reasoning), system notices and Claude Code's own user lines (meta, compaction "
@@ -249,6 +260,9 @@ class _Reader:
             return
         if kind in BOOKKEEPING:
             return
+        if kind == COLLAPSE_COMMIT:
+            yield from self.collapse(obj, line)
+            return
         if kind not in ("user", "assistant", "system", "tool_use", "tool_result"):
             if kind not in self.unknown:
                 self.unknown.add(str(kind))
@@ -289,6 +303,16 @@ class _Reader:
             yield from _message_events(message, session_id, timestamp, line, self.tools,
                                        obj.get("toolUseResult"))
         yield from problems
+
+    def collapse(self, obj: dict[str, Any], line: int) -> Iterator[Event]:
+        """A ``marble-origami-commit`` line: Claude Code collapsed a span of the conversation
+        (``firstArchivedUuid`` .. ``lastArchivedUuid``, still in the file) into a summary the model
+        sees in its place, like a compaction summary: a ``system`` row (no time of its own)."""
+        summary = opt_str(obj.get("summary")) or _COLLAPSED.sub("", opt_str(obj.get("summaryContent")) or "")
+        if summary.strip():
+            session_id, parent = self.session_of(obj)
+            yield from self.announce(obj, session_id, parent)
+            yield MessageRecord(session_id, "system", summary.strip(), line=line)
 
     def progress(self, obj: dict[str, Any], line: int) -> Iterator[Event]:
         """An ``agent_progress`` line (2.0.x-2.1.x) carries one message of a running subagent. The
