@@ -1,6 +1,7 @@
-"""A transcript that starts with a UTF-8 byte order mark (Windows tools write one: PowerShell 5's
-``Out-File`` / ``Set-Content -Encoding utf8``, Notepad's "UTF-8 with BOM", a copy made through them)
-is read exactly as the same file without it: detection, JSONL lines and whole documents alike."""
+"""Bytes around the JSON. A transcript that starts with a UTF-8 byte order mark (Windows tools write
+one: PowerShell 5's ``Out-File`` / ``Set-Content -Encoding utf8``, Notepad's "UTF-8 with BOM", a copy
+made through them) is read exactly as the same file without it: detection, JSONL lines and whole documents alike; NUL
+bytes a crash left before a line do not lose it."""
 
 from __future__ import annotations
 
@@ -65,3 +66,20 @@ def test_a_marked_single_line_transcript_is_not_an_unknown_format(store, tmp_pat
     assert detect_format(path) == "claude-code"
     assert index(store, path)["errors"] == []
     assert [m["content"] for m in SessionIndex(store).get_messages("bom-1")] == ["hello from windows"]
+
+
+def test_nul_bytes_a_crash_left_before_a_line_lose_nothing(store, tmp_path):
+    """A crash mid-append leaves a zero-filled hole; the agent's next line is written right after
+    it (Claude Code's own reader strips the NULs). Before: that line was ``malformed JSON`` and
+    lost. A line of NULs alone is reported, never taken for a message."""
+    path = tmp_path / "n.jsonl"
+    line = ('{{"type": "user", "message": {{"role": "user", "content": "{text}"}}, "uuid": "{uuid}", '
+            '"parentUuid": null, "sessionId": "nul-1", "timestamp": "2026-01-01T00:00:0{n}Z", "cwd": "/w"}}\n')
+    path.write_bytes(b"\x00" * 7 + line.format(text="written after the hole", uuid="u1", n=0).encode()
+                     + b"\x00" * 5 + b"\n" + line.format(text="and the next one", uuid="u2", n=1).encode())
+    assert detect_format(path) == "claude-code"
+    summary = index(store, path)
+    assert [e["line"] for e in summary["errors"]] == [2]
+    assert "NUL" in summary["errors"][0]["error"]
+    assert [m["content"] for m in SessionIndex(store).get_messages("nul-1")] == [
+        "written after the hole", "and the next one"]

@@ -274,7 +274,8 @@ def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[E
     ``handle_obj`` returns a MessageRecord, an iterable of events, or None.
     Emits a :class:`Checkpoint` after every line so a crash loses nothing.
     Invalid UTF-8 is replaced with U+FFFD and reported; a byte order mark opening the file is
-    skipped. A final line without a
+    skipped, as are NUL bytes opening a line (the zero-filled hole a crash mid-append leaves: the
+    next line is written right after it). A final line without a
     newline is used only if it parses (a writer may still be appending it).
     Updates ``importer.hasher`` with every consumed byte.
     """
@@ -309,7 +310,12 @@ def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[E
                 yield Problem(line_no, f"invalid UTF-8 at byte {exc.start} of the line (replaced with U+FFFD)")
             if offset == 0 and text.startswith("\ufeff"):  # a byte order mark opens the file
                 text = text[1:]
-            if not raw.isspace():
+            if text.startswith("\x00"):  # a crash's zero-filled hole, the next line written after it
+                text = text.lstrip("\x00")
+                if not text.strip():
+                    yield Problem(line_no, "a run of NUL bytes (a hole a crash left in the file); skipped")
+                    text = ""
+            if text and not raw.isspace():
                 try:
                     obj = decode(text)
                 except RecursionError:

@@ -115,7 +115,10 @@ def iter_json_lines(
                 continue
             if raw.isspace():
                 continue
-            text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8", errors="replace")
+            text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8", errors="replace").lstrip("\x00")
+            if not text.strip():  # only NUL bytes: a hole a crash left
+                yield line_no, None, Problem(line_no, "a run of NUL bytes (a hole a crash left in the file); skipped")
+                continue
             try:
                 obj = json.loads(text, strict=False)
             except RecursionError:

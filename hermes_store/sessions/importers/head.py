@@ -148,9 +148,9 @@ class Head:
 
 def _loads(raw: bytes, bad: Any = None) -> Any:
     """``raw`` parsed as one JSON value (control characters in strings allowed, a leading byte
-    order mark skipped); ``bad`` if not."""
+    order mark or run of NUL bytes skipped); ``bad`` if not."""
     try:
-        return _DECODER.decode(raw.decode("utf-8-sig", errors="replace"))
+        return _DECODER.decode(raw.decode("utf-8-sig", errors="replace").lstrip("\x00"))
     except (ValueError, RecursionError):
         return bad
 
