@@ -81,6 +81,7 @@ def test_the_late_2024_shape_and_the_session_list(store, format_fixtures):
     assert _said(rows) == [("user", "what does cache.py do?"), ("assistant", ""), ("tool", "LRU = {}"),
                            ("assistant", "It keeps an LRU dict.")]
     assert rows[1]["calls"] == [("builtin_read_file", {"filepath": "cache.py"}, "tc_1")]
+    assert session(store, OLD)["workspace"] == "c:/Users/ana/shop"  # a Windows folder's file:// URI
     listed = index(store, folder / "sessions.json")
     assert listed["errors"] == [] and listed["sessions_added"] == 0
     assert "nothing to import" in listed["notices"][0]["notice"]

@@ -31,6 +31,7 @@ Continue itself has filtered out since 2024) is not read.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,7 @@ from hermes_store.sessions.importers.doc_common import (
 INDEX = "sessions.json"
 ROLES = {"user", "assistant", "thinking", "system", "tool"}
 _STATUS_TEXT = {"canceled": "[canceled]", "errored": "[error]"}
+_DRIVE = re.compile(r"^/[A-Za-z]:/")
 
 
 def is_continue_session(doc: Any) -> bool:
@@ -111,7 +113,9 @@ def _workspace(value: Any) -> str | None:
     """``workspaceDirectory``: a path, or (newer versions) a ``file://`` URI."""
     text = opt_str(value)
     if text and text.startswith("file://"):
-        return unquote(urlparse(text).path) or None
+        text = unquote(urlparse(text).path)
+        if _DRIVE.match(text):  # file:///c%3A/Users/...: a Windows path
+            text = text[1:]
     return text or None
 
 
