@@ -52,3 +52,26 @@ def test_without_summary_the_folder_names_the_workspace(store, tmp_path):
     row = session(store, "s1")
     assert (row["workspace"], row["model"]) == ("/home/li/depot", "grok-4")
     assert [(r["role"], r["content"]) for r in messages(store, "s1")] == [("user", "hello"), ("assistant", "hi")]
+
+
+def test_a_forks_session_store_file_is_read(store, format_fixtures):
+    """The superagent Grok CLI's forks save ``~/.grok/sessions/<id>.json`` (``SessionStore``:
+    ``{id, name, workingDirectory, model, messages: [{type, content, timestamp, toolCallName,
+    toolCallSuccess}]}``). Before: ``unknown format``. A result whose call entry the agent replaced
+    is preceded by the implied call; a failed empty result is ``[error]``."""
+    path = format_fixtures / "grok-cli/.grok/sessions/session_mjv3k2a0_x7q9rt.json"
+    assert detect_format(path) == "grok-cli-session"
+    assert index(store, path)["errors"] == []
+    rows = messages(store, "session_mjv3k2a0_x7q9rt")
+    assert [(r["role"], r["content"]) for r in rows] == [
+        ("user", "why is the nightly build red?"),
+        ("assistant", "Let me look at the last log."),
+        ("assistant", ""), ("tool", "error: missing symbol kiln_init"),
+        ("assistant", "Executing..."), ("tool", "[error]"),
+        ("assistant", "kiln_init was renamed; the build script still calls the old name."),
+    ]
+    assert [r["calls"][0][0] for r in rows if r["calls"]] == ["bash", "view_file"]
+    assert [(r["tool_name"], r["tool_call_id"]) for r in rows if r["role"] == "tool"] == [
+        (call["calls"][0][0], call["calls"][0][2]) for call in rows if call["calls"]]
+    row = session(store, "session_mjv3k2a0_x7q9rt")
+    assert (row["source"], row["workspace"], row["model"]) == ("grok", "/srv/kiln", "grok-4-latest")

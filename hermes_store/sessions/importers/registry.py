@@ -51,6 +51,7 @@ from hermes_store.sessions.importers.goose import GooseDbImporter, GooseJsonlImp
 from hermes_store.sessions.importers.goose_export import GooseExportImporter
 from hermes_store.sessions.importers.goose_stream import GooseStreamImporter
 from hermes_store.sessions.importers.grok import GrokCliImporter
+from hermes_store.sessions.importers.grok_sessions import GrokSessionStoreImporter
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
@@ -116,6 +117,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     GooseExportImporter,
     GooseStreamImporter,
     GrokCliImporter,
+    GrokSessionStoreImporter,
     AmpImporter,
     AmpStreamImporter,
     AntigravityImporter,
