@@ -244,7 +244,7 @@ class CodexImporter(Importer):
                     item = {**item, "type": "message"}  # an early writer left the message type out
                     item_kind = "message"
                 if item_kind in ITEM_TYPES:
-                    yield from _item_events(item, context["session_id"], timestamp, line, tools)
+                    yield from item_events(item, context["session_id"], timestamp, line, tools)
                 else:
                     yield from report(item_kind, "response_item", line)
             elif kind == "event_msg" and payload is not None:
@@ -380,8 +380,10 @@ def _delivered(message: dict[str, Any], seen: set[str]) -> bool:
     return False
 
 
-def _item_events(item: dict[str, Any], session_id: str, timestamp: float | None,
-                 line: int, tools: ToolNames) -> Iterator[Event]:
+def item_events(item: dict[str, Any], session_id: str, timestamp: float | None,
+                line: int, tools: ToolNames) -> Iterator[Event]:
+    """The rows of one Responses API item of a rollout (``response_item`` payloads, the TypeScript
+    CLI's ``items``): messages, reasoning, calls with their arguments, outputs as ``tool`` rows."""
     kind = item.get("type")
     content = item.get("content")
     if kind == "message" and isinstance(content, list) and any(
@@ -389,10 +391,10 @@ def _item_events(item: dict[str, Any], session_id: str, timestamp: float | None,
         # an early shape: calls and their outputs as parts of a message -- each read as its own item
         text_parts = [p for p in content if not (isinstance(p, dict) and p.get("type") in CALL_TYPES | OUTPUT_TYPES)]
         if text_parts:
-            yield from _item_events({**item, "content": text_parts}, session_id, timestamp, line, tools)
+            yield from item_events({**item, "content": text_parts}, session_id, timestamp, line, tools)
         for part in content:
             if isinstance(part, dict) and part.get("type") in CALL_TYPES | OUTPUT_TYPES:
-                yield from _item_events(part, session_id, timestamp, line, tools)
+                yield from item_events(part, session_id, timestamp, line, tools)
         return
     if kind in ("message", "agent_message"):
         role = opt_str(item.get("role")) or "user"

@@ -28,6 +28,7 @@ from hermes_store.sessions.importers.cline import ClineImporter
 from hermes_store.sessions.importers.cline_sdk import ClineSdkImporter
 from hermes_store.sessions.importers.codex import CodexImporter
 from hermes_store.sessions.importers.codex_exec import CodexExecImporter
+from hermes_store.sessions.importers.codex_json import CodexJsonImporter
 from hermes_store.sessions.importers.continue_dev import ContinueImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
 from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
@@ -85,7 +86,7 @@ ENTRY_POINT_GROUP = "hermes_store.importers"
 
 BUNDLED: tuple[type[Importer], ...] = (
     HermesDbImporter, HermesJsonlImporter, HermesJsonImporter,
-    ClaudeCodeImporter, ClaudeWebImporter, CodexImporter, CodexExecImporter, OpenAIJsonlImporter,
+    ClaudeCodeImporter, ClaudeWebImporter, CodexImporter, CodexExecImporter, CodexJsonImporter, OpenAIJsonlImporter,
     GeminiCliImporter,
     GeminiLogsImporter,
     GeminiCheckpointImporter,
