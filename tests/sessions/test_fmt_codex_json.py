@@ -12,7 +12,7 @@ from format_helpers import index, messages, session, ts
 from hermes_store.sessions import detect_format
 
 SESSION = "6b1d3e5f-7a9c-4b2d-8e0f-1a3c5e7b9d2f"
-PATH = f"codex_ts/.codex/sessions/rollout-2025-04-22-{SESSION}.json"
+PATH = f"codex-json/.codex/sessions/rollout-2025-04-22-{SESSION}.json"
 
 
 def test_the_typescript_cli_rollout_is_read(store, format_fixtures):

@@ -59,7 +59,7 @@ def test_a_forks_session_store_file_is_read(store, format_fixtures):
     ``{id, name, workingDirectory, model, messages: [{type, content, timestamp, toolCallName,
     toolCallSuccess}]}``). Before: ``unknown format``. A result whose call entry the agent replaced
     is preceded by the implied call; a failed empty result is ``[error]``."""
-    path = format_fixtures / "grok-cli/.grok/sessions/session_mjv3k2a0_x7q9rt.json"
+    path = format_fixtures / "grok-cli-session/.grok/sessions/session_mjv3k2a0_x7q9rt.json"
     assert detect_format(path) == "grok-cli-session"
     assert index(store, path)["errors"] == []
     rows = messages(store, "session_mjv3k2a0_x7q9rt")
