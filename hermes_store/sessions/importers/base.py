@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from hermes_store import timeutil
+from hermes_store.sessions.importers.compressed import CompressedUnreadable, open_source
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, Head
 from hermes_store.tooling import SURROGATES as _SURROGATE
 
@@ -276,17 +277,27 @@ def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[E
     Invalid UTF-8 is replaced with U+FFFD and reported; a byte order mark opening the file is
     skipped, as are NUL bytes opening a line (the zero-filled hole a crash mid-append leaves: the
     next line is written right after it). A final line without a
-    newline is used only if it parses (a writer may still be appending it).
+    newline is used only if it parses (a writer may still be appending it). A compressed file
+    (``*.zst``, :mod:`.compressed`) is read as what it decompresses to.
     Updates ``importer.hasher`` with every consumed byte.
     """
     offset = int(state.resume_at or 0)
     line_no = state.lines
     decode = decode_line
     update = importer.hasher.update
-    with open(importer.path, "rb", buffering=READ_BUFFER) as handle:
+    try:
+        source = open_source(importer.path, READ_BUFFER)
+    except CompressedUnreadable as exc:
+        yield Problem(None, str(exc))
+        return
+    with source as handle:
         handle.seek(offset)
         while True:
-            raw = handle.readline(MAX_JSONL_LINE_BYTES + 1)
+            try:
+                raw = handle.readline(MAX_JSONL_LINE_BYTES + 1)
+            except CompressedUnreadable as exc:  # a damaged compressed file: what came before is kept
+                yield Problem(line_no + 1, str(exc))
+                return
             if not raw:
                 return
             line_no += 1

@@ -88,6 +88,7 @@ from hermes_store.sessions.importers.codex_segments import (
     same_thread_reference,
     segment_lines,
 )
+from hermes_store.sessions.importers.compressed import is_compressed, plain_path
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -123,16 +124,22 @@ class CodexImporter(Importer):
                "function/custom/local-shell/tool-search/web-search/image-generation calls and outputs, "
                "compaction summaries, inter-agent messages; title from thread_name_updated; subagent lineage")
     default_locations = {"linux": ("~/.codex/sessions/**/rollout-*.jsonl",
-                                   "~/.codex/archived_sessions/**/rollout-*.jsonl"),
+                                   "~/.codex/archived_sessions/**/rollout-*.jsonl",
+                                   "~/.codex/sessions/**/rollout-*.jsonl.zst",
+                                   "~/.codex/archived_sessions/**/rollout-*.jsonl.zst"),
                          "darwin": ("~/.codex/sessions/**/rollout-*.jsonl",
-                                    "~/.codex/archived_sessions/**/rollout-*.jsonl")}
+                                    "~/.codex/archived_sessions/**/rollout-*.jsonl",
+                                    "~/.codex/sessions/**/rollout-*.jsonl.zst",
+                                    "~/.codex/archived_sessions/**/rollout-*.jsonl.zst")}
+    walk_names = ("rollout-*.jsonl.zst",)  # cold rollouts Codex compressed (see :mod:`.compressed`)
 
     @classmethod
     def sniff(cls, head: Head) -> float:
         """``{"timestamp", "type", "payload"}`` envelopes, or the older flat rollout first line."""
         objects = head.objects()
         if not objects:
-            return 0.0
+            # a compressed rollout that cannot be decompressed here: claimed, so its read says why
+            return 0.9 if is_compressed(head.path) and head.path.name.startswith("rollout-") else 0.0
         for obj in objects:
             if obj.get("type") in ENVELOPE_TYPES and isinstance(obj.get("payload"), dict):
                 return 0.95
@@ -146,25 +153,28 @@ class CodexImporter(Importer):
     @classmethod
     def member_of(cls, head: Head) -> Path | None:
         """A rotated segment of a thread whose live rollout is on disk: read through that rollout
-        (:mod:`.codex_segments`)."""
-        return active_twin(head.path)
+        (:mod:`.codex_segments`); a compressed rollout whose plain copy is beside it (a resume
+        decompressed it and went on there): read as that copy."""
+        return _plain_twin(head.path) or active_twin(head.path)
 
     def default_session_id(self) -> str:
-        revert = _REVERT_TAIL.search(self.path.stem)
+        stem = plain_path(self.path).stem  # a compressed rollout is named for its plain file
+        revert = _REVERT_TAIL.search(stem)
         if revert and revert.group(1).lower() != revert.group(2).lower():
             return f"{revert.group(1)}_{revert.group(2)}"
-        match = _UUID_TAIL.search(self.path.stem)
-        return match.group(1) if match else self.path.stem
+        match = _UUID_TAIL.search(stem)
+        return match.group(1) if match else stem
 
     def _rollout_id(self) -> str | None:
         """The rollout id of a ``thread/revert`` file (``…-<thread id>_<rollout id>``), else None."""
-        revert = _REVERT_TAIL.search(self.path.stem)
+        revert = _REVERT_TAIL.search(plain_path(self.path).stem)
         if revert and revert.group(1).lower() != revert.group(2).lower():
             return revert.group(2)
         return None
 
     def read(self, state: SourceState) -> Iterator[Event]:
-        if active_twin(self.path) is not None:  # a rotated segment: its live rollout reads it
+        if active_twin(self.path) is not None or _plain_twin(self.path) is not None:
+            # a rotated segment (its live rollout reads it), or a compressed copy of a plain rollout
             yield Checkpoint(self.path.stat().st_size, 0)
             return
         tools = ToolNames()
@@ -313,6 +323,12 @@ class CodexImporter(Importer):
                         yield event
 
         yield from read_jsonl(self, state, handle)
+
+
+def _plain_twin(path: Path) -> Path | None:
+    """The plain rollout beside a compressed one (Codex reads that one first: it is newer)."""
+    plain = plain_path(path)
+    return plain if plain != path and plain.is_file() else None
 
 
 def _rollout_session(thread: str, rollout: str | None) -> str | None:

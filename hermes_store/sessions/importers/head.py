@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hermes_store.foreign_db import ForeignDBError, foreign_tables
+from hermes_store.sessions.importers.compressed import is_compressed, read_prefix
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 UTF8_BOM = b"\xef\xbb\xbf"  # Windows tools (PowerShell 5's Out-File, Notepad) start UTF-8 text with it
@@ -32,7 +33,7 @@ _NOT_JSON_SPACE = re.compile(rb"[^ \t\r\n]")  # after a whole value, any of thes
 
 @dataclass
 class Head:
-    """The first bytes of ``path`` and lazily parsed views of them."""
+    """The first bytes of ``path`` (decompressed, for a ``.zst`` file) and lazily parsed views of them."""
 
     path: Path
     data: bytes  # the probed bytes, a leading UTF-8 byte order mark left out (see ``bom``)
@@ -55,7 +56,9 @@ class Head:
         """Probe ``path`` (a directory or an unreadable file gives empty data)."""
         data = b""
         try:
-            if path.is_file():
+            if path.is_file() and is_compressed(path):
+                data = read_prefix(path, PROBE_BYTES)  # what it decompresses to (b"" when it cannot be)
+            elif path.is_file():
                 with open(path, "rb") as handle:
                     data = handle.read(PROBE_BYTES)
         except OSError:
@@ -86,7 +89,7 @@ class Head:
 
     def _parse_objects(self) -> list[dict[str, Any]]:
         data = self.data
-        if self.probed == PROBE_BYTES and b"\n" not in data:
+        if self.probed == PROBE_BYTES and b"\n" not in data and not is_compressed(self.path):
             data = _long_first_line(self.path)
         found: list[dict[str, Any]] = []
         cut = self.probed >= PROBE_BYTES and not data.endswith(b"\n")  # the last line may be cut
@@ -121,7 +124,8 @@ class Head:
         if self._document is _UNSET:
             self._document = None
             stripped = self.data.lstrip()
-            if stripped[:1] in (b"{", b"[") and not self.is_sqlite and not self._jsonl():
+            whole = self.probed < PROBE_BYTES or not is_compressed(self.path)  # a longer .zst: not parsed here
+            if stripped[:1] in (b"{", b"[") and not self.is_sqlite and not self._jsonl() and whole:
                 try:
                     if self.path.stat().st_size <= MAX_DOCUMENT_BYTES:
                         raw = (UTF8_BOM * self.bom + self.data if self.probed < PROBE_BYTES
