@@ -100,3 +100,16 @@ def test_a_rewritten_session_replaces_what_it_imported(store, format_fixtures):
     said = _said(messages(store, OLD))
     assert said[0] == ("user", "what does cache.py store?")
     assert said[-1] == ("user", "and when is it cleared?") and len(said) == 5
+
+
+def test_a_session_saved_before_its_first_message_is_said_once(store, tmp_path):
+    """Before: ``unknown format (closest: continue 0.95: it read no messages ...)`` for a new chat
+    Continue saved empty; now one notice, nothing imported, no problem."""
+    folder = tmp_path / ".continue" / "sessions"
+    folder.mkdir(parents=True)
+    path = folder / "e0e0e0e0-1111-4222-8333-444455556666.json"
+    path.write_text(json.dumps({"sessionId": path.stem, "title": "New Session", "workspaceDirectory": "/home/ana",
+                                "history": []}), encoding="utf-8")
+    summary = index(store, path)
+    assert summary["errors"] == [] and summary["sessions_added"] == 0
+    assert "no messages" in summary["notices"][0]["notice"]

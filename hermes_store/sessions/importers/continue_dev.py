@@ -164,6 +164,9 @@ class ContinueImporter(NamedByDocument, ReplacedWhenChanged, Importer):
         if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
             yield Problem(1, "expected a Continue session: an object with a 'history' list")
             return
+        if not doc["history"]:  # a new chat saved before its first message
+            yield Notice(None, "the Continue session holds no messages yet; nothing to import")
+            return
         self.doc_id = opt_str(doc.get("sessionId"))
         session_id = self.default_session_id()
         listed = self._listed(session_id)
