@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -352,6 +352,34 @@ def read_jsonl(importer: Importer, state: SourceState, handle_obj) -> Iterator[E
             offset += len(raw)
             update(raw)
             yield Checkpoint(offset, line_no)
+
+
+def said_if_empty(events: Iterator[Event], state: SourceState, what: str,
+                  wordless: Callable[[], bool] = lambda: True) -> Iterator[Event]:
+    """``events`` passed through; a read from the start that gave no message and no problem (a
+    file of the format's own records only: a session begun and left before its first prompt)
+    ends with a :class:`Notice` saying ``what`` holds nothing to import, so it is claimed and
+    said once rather than refused as ``unknown format``. ``wordless`` (asked at the end) says the
+    file had no message records at all: a file whose messages were all empty is still refused."""
+    messages = problems = 0
+    held: list[Event] = []  # the session and resume points before the first message: no empty session
+    for event in events:
+        kind = event.__class__
+        if not messages and not problems and (kind is SessionRecord or kind is Checkpoint):
+            held.append(event)
+            continue
+        if kind is MessageRecord:
+            messages += 1
+        elif kind is Problem:
+            problems += 1
+        yield from held
+        held.clear()
+        yield event
+    if not messages and not problems and not state.resume_at and wordless():
+        # nothing stored, no resume point: once the agent writes a message the file is read whole
+        yield Notice(None, f"{what} holds no messages yet; nothing to import")
+    else:
+        yield from held
 
 
 # --------------------------------------------------------------------------- value helpers

@@ -52,6 +52,7 @@ is the earliest timestamp (lines are not always in time order).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -72,6 +73,7 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     read_jsonl,
     safe_timestamp,
+    said_if_empty,
 )
 from hermes_store.sessions.importers.cursor_stream import is_cursor_event
 from hermes_store.sessions.importers.openai_common import ToolNames
@@ -170,8 +172,8 @@ class ClaudeCodeImporter(Importer):
 
     def read(self, state: SourceState) -> Iterator[Event]:
         reader = _Reader(self, state)
-        yield from read_jsonl(self, state, reader.handle)
-        yield from reader.finish()
+        yield from said_if_empty(itertools.chain(read_jsonl(self, state, reader.handle), reader.finish()), state,
+                                 "the transcript", lambda: not reader.spoken)
 
 
 class _Reader:
@@ -180,6 +182,7 @@ class _Reader:
     def __init__(self, importer: ClaudeCodeImporter, state: SourceState) -> None:
         self.importer = importer
         self.state = state
+        self.spoken = False  # a line of the conversation was met (not only Claude Code's own records)
         self.tools = ToolNames()
         self.stem = importer.default_session_id()
         self.agent_file = self.stem.startswith("agent-")
@@ -243,6 +246,8 @@ class _Reader:
 
     def handle(self, obj: dict[str, Any], line: int) -> Iterator[Event]:
         kind = obj.get("type")
+        if kind not in BOOKKEEPING and kind not in TITLE_RANK:
+            self.spoken = True
         if kind == "summary":
             leaf = opt_str(obj.get("leafUuid"))
             if leaf and opt_str(obj.get("summary")):

@@ -80,6 +80,7 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     read_jsonl,
     safe_timestamp,
+    said_if_empty,
 )
 from hermes_store.sessions.importers.codex_segments import (
     MAX_SEGMENTS,
@@ -322,7 +323,7 @@ class CodexImporter(Importer):
                             event.line = None
                         yield event
 
-        yield from read_jsonl(self, state, handle)
+        yield from said_if_empty(read_jsonl(self, state, handle), state, "the rollout")
 
 
 def _plain_twin(path: Path) -> Path | None:

@@ -231,7 +231,9 @@ class ContinueImporter(NamedByDocument, ReplacedWhenChanged, Importer):
             if not isinstance(call, dict):
                 continue
             function = call.get("function") if isinstance(call.get("function"), dict) else {}
-            name = opt_str(function.get("name")) or "tool"
+            name = opt_str(function.get("name"))
+            if name is None:  # a delta the stream never completed: no call was made
+                continue
             calls.append(tool_call(call.get("id"), name, function.get("arguments") or {}))
             if opt_str(call.get("id")):
                 names[str(call["id"])] = name

@@ -50,6 +50,7 @@ from hermes_store.sessions.importers.base import (
     Head,
     Importer,
     MessageRecord,
+    Notice,
     Problem,
     SessionRecord,
     SourceState,
@@ -309,6 +310,9 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
             meta, messages = self._replay(problems)
             yield from problems
             problems = []
+        if not messages and not problems:  # a session recorded before its first message: no empty session
+            yield Notice(None, "the session holds no messages yet; nothing to import")
+            return
         session_id = opt_str(meta.get("sessionId")) or self.path.stem
         parent = None
         if meta.get("kind") == "subagent" and self.path.parent.name != "chats":

@@ -1,0 +1,61 @@
+"""Files an agent writes before the session's first message (a session started and left, a new
+chat saved empty): before, ``unknown format (closest: <the agent> 0.95: it read no messages)`` -- an
+error on a file the agent wrote. Now it is said once (a notice), no empty session is stored, and
+once the agent writes a message the file is read whole, session fields included."""
+
+from __future__ import annotations
+
+import json
+
+from format_helpers import index, messages, session
+
+CODEX = "019b0000-aaaa-7bbb-8ccc-000000000001"
+META = {"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
+        "payload": {"id": CODEX, "timestamp": "2026-01-01T00:00:00Z", "cwd": "/srv/tide", "originator": "codex_cli_rs",
+                    "cli_version": "0.77.0"}}
+TURN = {"timestamp": "2026-01-01T00:00:01Z", "type": "turn_context",
+        "payload": {"cwd": "/srv/tide", "model": "gpt-5-codex", "approval_policy": "on-request"}}
+PROMPT = {"timestamp": "2026-01-01T00:05:00Z", "type": "response_item",
+          "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "chart the tides"}]}}
+
+
+def _lines(*objs):
+    return "".join(json.dumps(o) + "\n" for o in objs)
+
+
+def test_a_codex_rollout_without_a_message_is_said_then_read_when_it_grows(store, tmp_path):
+    path = tmp_path / "sessions/2026/01/01" / f"rollout-2026-01-01T00-00-00-{CODEX}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(_lines(META, TURN), encoding="utf-8")
+    first = index(store, path)
+    assert first["errors"] == [] and first["sessions_added"] == 0
+    assert "no messages" in first["notices"][0]["notice"]
+    assert session(store, CODEX) is None
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(_lines(PROMPT))
+    second = index(store, path)
+    assert second["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, CODEX)] == [("user", "chart the tides")]
+    row = session(store, CODEX)
+    assert (row["workspace"], row["model"]) == ("/srv/tide", "gpt-5-codex")
+
+
+def test_an_empty_gemini_session_and_a_claude_code_snapshot_only_file(store, tmp_path):
+    chats = tmp_path / ".gemini/tmp/abc/chats"
+    chats.mkdir(parents=True)
+    (chats / "session-2026-01-01T00-00-e1.json").write_text(json.dumps(
+        {"sessionId": "g-empty", "projectHash": "abc", "startTime": "2026-01-01T00:00:00.000Z",
+         "lastUpdated": "2026-01-01T00:00:00.000Z", "messages": []}), encoding="utf-8")
+    (chats / "session-2026-01-01T00-00-e2.jsonl").write_text(json.dumps(
+        {"sessionId": "g-empty2", "projectHash": "abc", "startTime": "2026-01-01T00:00:00.000Z",
+         "lastUpdated": "2026-01-01T00:00:00.000Z", "kind": "main"}) + "\n", encoding="utf-8")
+    project = tmp_path / ".claude/projects/-srv-tide"
+    project.mkdir(parents=True)
+    (project / "11111111-0000-4000-8000-000000000009.jsonl").write_text(json.dumps(
+        {"type": "file-history-snapshot", "messageId": "m1", "isSnapshotUpdate": False,
+         "snapshot": {"messageId": "m1", "trackedFileBackups": {}, "timestamp": "2026-01-01T00:00:00Z"}}) + "\n",
+        encoding="utf-8")
+    for folder in (chats, project):
+        summary = index(store, folder)
+        assert summary["errors"] == [] and summary["sessions_added"] == 0
+        assert summary["notices"] and all("no messages" in n["notice"] for n in summary["notices"])
