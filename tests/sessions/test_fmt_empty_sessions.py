@@ -59,3 +59,31 @@ def test_an_empty_gemini_session_and_a_claude_code_snapshot_only_file(store, tmp
         summary = index(store, folder)
         assert summary["errors"] == [] and summary["sessions_added"] == 0
         assert summary["notices"] and all("no messages" in n["notice"] for n in summary["notices"])
+
+
+def test_kimi_copilot_and_qwen_sessions_left_before_the_first_prompt(store, tmp_path):
+    """Kimi CLI's context of its bookkeeping lines only, a Copilot CLI event log of
+    ``session.start`` only (Copilot writes it when it starts), a Qwen Code recording of system
+    records only: each said once, nothing stored, no error."""
+    kimi = tmp_path / ".kimi/sessions/2c4e/0e2d4c6b-8a9f-4b1c-9d2e-3f4a5b6c7d8e/context.jsonl"
+    kimi.parent.mkdir(parents=True)
+    kimi.write_text(_lines({"role": "_system_prompt", "content": "You are Kimi"}, {"role": "_checkpoint", "id": 0}),
+                    encoding="utf-8")
+    copilot = tmp_path / ".copilot/session-state/7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0e/events.jsonl"
+    copilot.parent.mkdir(parents=True)
+    copilot.write_text(_lines({"type": "session.start", "id": "e1", "parentId": None,
+                               "timestamp": "2026-01-01T00:00:00.000Z",
+                               "data": {"sessionId": "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0e", "version": 1,
+                                        "producer": "copilot-agent", "copilotVersion": "0.0.350",
+                                        "startTime": "2026-01-01T00:00:00.000Z", "context": {"cwd": "/srv/tide"}}}),
+                       encoding="utf-8")
+    qwen = tmp_path / ".qwen/projects/-srv-tide/chats/5a6b7c8d-0000-4a1b-8c2d-3e4f5a6b7c8d.jsonl"
+    qwen.parent.mkdir(parents=True)
+    qwen.write_text(_lines({"uuid": "r1", "parentUuid": None, "sessionId": "5a6b7c8d-0000-4a1b-8c2d-3e4f5a6b7c8d",
+                            "timestamp": "2026-01-01T00:00:00Z", "type": "system", "subtype": "ui_telemetry",
+                            "cwd": "/srv/tide", "version": "0.9.0", "systemPayload": {"uiEvent": {}}}),
+                    encoding="utf-8")
+    for path in (kimi, copilot, qwen):
+        summary = index(store, path)
+        assert summary["errors"] == [] and summary["sessions_added"] == 0, path
+        assert "no messages" in summary["notices"][0]["notice"]

@@ -50,6 +50,7 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     read_jsonl,
     safe_timestamp,
+    said_if_empty,
 )
 from hermes_store.sessions.importers.doc_common import dumps, shape_guarded, tool_call
 from hermes_store.sessions.importers.openai_common import ToolNames
@@ -288,6 +289,11 @@ class CopilotCliImporter(Importer):
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        spoken = [False]  # an event other than the session's own (start, resume, info...) was met
+        yield from said_if_empty(self._read(state, spoken), state, "the session's event log", lambda: not spoken[0])
+
+    def _read(self, state: SourceState, spoken: list[bool]) -> Iterator[Event]:
+        """The event log's rows; ``spoken[0]`` set once an event other than ``session.*`` is met."""
         tools = ToolNames()
         # requested and not yet completed: kept in the state for a later run resuming mid-turn
         open_calls: dict[str, str] = {
@@ -333,6 +339,8 @@ class CopilotCliImporter(Importer):
             nonlocal session_id
             if obj.get("ephemeral") is True:
                 return  # transient: Copilot never writes it to the log, a saved stream repeats it
+            if not str(obj.get("type") or "").startswith("session."):
+                spoken[0] = True
             data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
             agent_id = opt_str(obj.get("agentId"))
             # the child is named by the tool call that spawned it (subagent.started's toolCallId, the

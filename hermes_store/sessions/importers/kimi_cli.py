@@ -42,6 +42,7 @@ from hermes_store.sessions.importers.base import (
     json_text,
     opt_str,
     read_jsonl,
+    said_if_empty,
 )
 from hermes_store.sessions.importers.doc_common import path_has_part, shape_guarded
 from hermes_store.sessions.importers.kimi_cli_wire import CliWireReader, is_cli_wire_line, wire_span
@@ -187,6 +188,12 @@ class KimiCliImporter(Importer):
                 yield wire.start()
             yield from read_jsonl(self, state, wire.handle)
             return
+        spoken = [False]  # a line of the conversation was met (not only bookkeeping)
+        yield from said_if_empty(self._read_context(state, spoken), state, "the context", lambda: not spoken[0])
+
+    def _read_context(self, state: SourceState, spoken: list[bool]) -> Iterator[Event]:
+        """A ``context.jsonl`` (or a rotated / flat-layout one): its messages; ``spoken[0]`` set once
+        a line other than the bookkeeping ones is met."""
         tools = ToolNames()
         session_id = self.default_session_id()
         wire = self.path.parent / "wire.jsonl"
@@ -213,6 +220,7 @@ class KimiCliImporter(Importer):
                 return
             if role == "_system_prompt":
                 return  # the agent's system prompt, identical across sessions
+            spoken[0] = True
             yield from message_rows(obj, line, session_id, tools)
 
         yield from read_jsonl(self, state, handle)

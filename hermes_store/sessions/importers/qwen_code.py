@@ -35,6 +35,7 @@ from hermes_store.sessions.importers.base import (
     Head,
     Importer,
     MessageRecord,
+    Notice,
     Problem,
     SessionRecord,
     SourceState,
@@ -127,6 +128,11 @@ class QwenCodeImporter(ReplacedWhenChanged, Importer):
             records[obj["uuid"]] = (line, obj)
             last = obj["uuid"]
         if last is None:
+            return
+        if not any(obj.get("type") in _ROLES or obj.get("subtype") in _COMMANDS or obj.get("type") == "user"
+                   for _, obj in records.values()):
+            # only the recorder's own system records: a session begun and left before its first prompt
+            yield Notice(None, "the session holds no messages yet; nothing to import")
             return
         path = _active_path(records, last)
         on_path = set(path)
