@@ -87,3 +87,29 @@ def test_kimi_copilot_and_qwen_sessions_left_before_the_first_prompt(store, tmp_
         summary = index(store, path)
         assert summary["errors"] == [] and summary["sessions_added"] == 0, path
         assert "no messages" in summary["notices"][0]["notice"]
+
+
+def test_opencode_goose_amp_and_pi_sessions_with_nothing_said(store, tmp_path):
+    """An OpenCode session the TUI opened (its info file, no message files), a Goose session file of
+    its metadata line, an Amp thread saved with ``messages: []``, a pi session header alone."""
+    opencode = tmp_path / ".local/share/opencode/storage/session/proj1/ses_4b1c2d3e4ffeA1b2C3d4E5f6G8.json"
+    opencode.parent.mkdir(parents=True)
+    opencode.write_text(json.dumps({"id": "ses_4b1c2d3e4ffeA1b2C3d4E5f6G8", "version": "0.3.0", "projectID": "proj1",
+                                    "directory": "/srv/tide", "title": "New session - 2026-01-01T00:00:00.000Z",
+                                    "time": {"created": 1767225600000, "updated": 1767225600000}}), encoding="utf-8")
+    goose = tmp_path / ".local/share/goose/sessions/20260101_120000.jsonl"
+    goose.parent.mkdir(parents=True)
+    goose.write_text(_lines({"working_dir": "/srv/tide", "description": "", "schedule_id": None, "message_count": 0,
+                             "total_tokens": None}), encoding="utf-8")
+    amp = tmp_path / ".local/share/amp/threads/T-7c1d2e3f-0000-4000-8000-000000000001.json"
+    amp.parent.mkdir(parents=True)
+    amp.write_text(json.dumps({"v": 1, "id": amp.stem, "created": 1767225600000, "messages": [],
+                               "env": {"initial": {"trees": []}}}), encoding="utf-8")
+    pi = tmp_path / ".pi/agent/sessions/--srv-tide--/2026-01-01T00-00-00-000Z_0d9c8b7a-6e5f-4d3c-2b1a-0f9e8d7c6b5b.jsonl"
+    pi.parent.mkdir(parents=True)
+    pi.write_text(_lines({"type": "session", "version": 3, "id": "0d9c8b7a-6e5f-4d3c-2b1a-0f9e8d7c6b5b",
+                          "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/srv/tide"}), encoding="utf-8")
+    for path in (opencode, goose, amp, pi):
+        summary = index(store, path)
+        assert summary["errors"] == [] and summary["sessions_added"] == 0, path
+        assert "nothing to import" in summary["notices"][0]["notice"]

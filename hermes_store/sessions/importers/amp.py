@@ -29,6 +29,7 @@ from hermes_store.sessions.importers.base import (
     Head,
     Importer,
     MessageRecord,
+    Notice,
     Problem,
     SessionRecord,
     SourceState,
@@ -128,6 +129,9 @@ class AmpImporter(ReplacedWhenChanged, Importer):
             return
         if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
             yield Problem(1, "expected a thread object with a 'messages' list")
+            return
+        if not doc["messages"]:  # a thread Amp opened (a new thread is saved at once) with nothing said yet
+            yield Notice(None, "the thread holds no messages yet; nothing to import")
             return
         session_id = opt_str(doc.get("id")) or self.path.stem
         models = [m["usage"].get("model") for m in doc["messages"]

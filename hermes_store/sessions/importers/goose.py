@@ -37,6 +37,7 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
     read_jsonl,
+    said_if_empty,
 )
 from hermes_store.sessions.importers.doc_common import (
     dumps,
@@ -162,12 +163,18 @@ class GooseJsonlImporter(Importer):
     @shape_guarded
     @foreign_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        spoken = [False]  # a message line was met (not only the metadata line)
+        yield from said_if_empty(self._read(state, spoken), state, "the session", lambda: not spoken[0])
+
+    def _read(self, state: SourceState, spoken: list[bool]) -> Iterator[Event]:
+        """The session's rows; ``spoken[0]`` set once a line other than the metadata line is met."""
         tools = ToolNames()
         session_id = self.path.stem
         if not state.resume_at:
             yield SessionRecord(id=session_id, source=self.source)
 
         def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
+            spoken[0] = spoken[0] or "role" in obj or "working_dir" not in obj
             if "role" not in obj and "working_dir" in obj:
                 yield SessionRecord(id=session_id, source=self.source, title=opt_str(obj.get("description")),
                                     workspace=opt_str(obj.get("working_dir")),

@@ -39,6 +39,7 @@ from hermes_store.sessions.importers.base import (
     Head,
     Importer,
     MessageRecord,
+    Notice,
     Problem,
     SessionRecord,
     SourceState,
@@ -336,6 +337,10 @@ class OpenCodeJsonImporter(Importer):
             header = _read_member(path, problems)
             if header is not None:
                 headers.append((_time(header, "created") or 0.0, str(header.get("id") or path.stem), header))
+        if not headers and not problems and not (info.get("messages") or info.get("parts")):
+            # a session OpenCode opened (the TUI makes one at start) with no message written yet
+            yield Notice(None, "the session holds no messages yet; nothing to import")
+            return
         headers.sort(key=lambda item: (item[0], item[1]))
         model = next((m for m in (model_of(h) for _, _, h in reversed(headers)) if m), None)
         record = session_record(info, self.source or self.name, {})

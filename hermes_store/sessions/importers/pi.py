@@ -31,6 +31,7 @@ from hermes_store.sessions.importers.base import (
     Head,
     Importer,
     MessageRecord,
+    Notice,
     Problem,
     SessionRecord,
     SourceState,
@@ -177,6 +178,9 @@ class PiImporter(ReplacedWhenChanged, Importer):
                 obj = {**obj, "parentId": last}
             entries[key] = (line, obj)
             last = key
+        if header and not entries:  # the session header alone: a session begun and left before its first prompt
+            yield Notice(None, "the session holds no entries yet; nothing to import")
+            return
         session_id = opt_str(header.get("id")) or self.path.stem
         path = _active_path(entries, last)
         on_path = set(path)
