@@ -113,3 +113,20 @@ def test_opencode_goose_amp_and_pi_sessions_with_nothing_said(store, tmp_path):
         summary = index(store, path)
         assert summary["errors"] == [] and summary["sessions_added"] == 0, path
         assert "nothing to import" in summary["notices"][0]["notice"]
+
+
+def test_grok_and_factory_droid_sessions_with_nothing_said(store, tmp_path):
+    """A Grok CLI history holding only its system prompt (before: claimed by the generic Hermes JSONL
+    reader as a session named ``chat_history`` holding the system prompt), a Factory Droid session
+    of its ``session_start`` line only (before: ``unknown format``)."""
+    grok = tmp_path / ".grok/sessions/%2Fsrv%2Ftide/0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c/chat_history.jsonl"
+    grok.parent.mkdir(parents=True)
+    grok.write_text(_lines({"type": "system", "content": "You are Grok, a coding agent."}), encoding="utf-8")
+    droid = tmp_path / ".factory/sessions/-srv-tide/3c2b1a09-8f7e-4d6c-b5a4-938271605f4f.jsonl"
+    droid.parent.mkdir(parents=True)
+    droid.write_text(_lines({"type": "session_start", "id": droid.stem, "title": "New session", "owner": "ana",
+                             "version": 2, "cwd": "/srv/tide"}), encoding="utf-8")
+    for path in (grok, droid):
+        summary = index(store, path)
+        assert summary["errors"] == [] and summary["sessions_added"] == 0, path
+        assert "nothing to import" in summary["notices"][0]["notice"]

@@ -26,6 +26,7 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     read_jsonl,
     safe_timestamp,
+    said_if_empty,
 )
 from hermes_store.sessions.importers.doc_common import path_has_part, shape_guarded
 from hermes_store.sessions.importers.openai_common import ToolNames
@@ -63,6 +64,11 @@ class FactoryDroidImporter(Importer):
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        spoken = [False]  # a message entry was met (not only session_start and bookkeeping)
+        yield from said_if_empty(self._read(state, spoken), state, "the session", lambda: not spoken[0])
+
+    def _read(self, state: SourceState, spoken: list[bool]) -> Iterator[Event]:
+        """The session's rows; ``spoken[0]`` set once a ``message`` entry is met."""
         tools = ToolNames()
         session_id = self.path.stem
         slug = self.path.parent.name
@@ -77,6 +83,7 @@ class FactoryDroidImporter(Importer):
                                     workspace=opt_str(obj.get("cwd")) or workspace,
                                     meta={k: obj[k] for k in ("id", "owner") if obj.get(k)})
                 return
+            spoken[0] = spoken[0] or kind == "message"
             if kind != "message":
                 if kind not in _BOOKKEEPING:
                     yield Problem(line, f"unknown entry type {kind!r} (skipped)")

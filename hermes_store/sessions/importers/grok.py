@@ -42,6 +42,7 @@ from hermes_store.sessions.importers.base import (
     opt_str,
     parse_timestamp,
     read_jsonl,
+    said_if_empty,
 )
 from hermes_store.sessions.importers.doc_common import dumps, tool_call
 
@@ -99,6 +100,8 @@ class GrokCliImporter(Importer):
             return 0.6
         objects = head.objects()
         known = sum(o.get("type") in _TYPES for o in objects)
+        if objects and known == len(objects) and head.path.name == HISTORY and path_in_grok(head.path):
+            return 0.95  # the session's history, perhaps only its system prompt so far
         if not objects or not any(o.get("type") in ("user", "assistant") for o in objects):
             return 0.0
         if head.path.name == HISTORY and known * 2 >= len(objects):
@@ -122,12 +125,18 @@ class GrokCliImporter(Importer):
             else:
                 yield Checkpoint(str(self.path.stat().st_size), 0)
             return
+        spoken = [False]  # a record other than the system prompt was met
+        yield from said_if_empty(self._read(state, spoken), state, "the session", lambda: not spoken[0])
+
+    def _read(self, state: SourceState, spoken: list[bool]) -> Iterator[Event]:
+        """The history's rows; ``spoken[0]`` set once a record other than ``system`` is met."""
         session_id = self.default_session_id()
         yield self._session(session_id)
         names: dict[str, str] = {}
 
         def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
             kind = obj.get("type")
+            spoken[0] = spoken[0] or kind != "system"
             if kind == "system":
                 return  # the system prompt
             if kind == "user":
