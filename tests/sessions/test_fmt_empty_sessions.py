@@ -130,3 +130,26 @@ def test_grok_and_factory_droid_sessions_with_nothing_said(store, tmp_path):
         summary = index(store, path)
         assert summary["errors"] == [] and summary["sessions_added"] == 0, path
         assert "nothing to import" in summary["notices"][0]["notice"]
+
+
+def test_copilot_chat_cline_sdk_and_copilot_history_saved_before_anything_was_said(store, tmp_path):
+    """VS Code saves every Copilot chat it opens (``requests: []``), the Cline SDK its session when it
+    starts (``messages: []``), Copilot CLI's legacy history an empty timeline: before, each was
+    ``unknown format``."""
+    chat = tmp_path / "workspaceStorage/3f7a/chatSessions/11111111-2222-4333-8444-555555555556.json"
+    chat.parent.mkdir(parents=True)
+    chat.write_text(json.dumps({"version": 3, "requesterUsername": "ana", "responderUsername": "GitHub Copilot",
+                                "initialLocation": "panel", "requests": [], "sessionId": chat.stem,
+                                "creationDate": 1767225600000, "lastMessageDate": 1767225600000}), encoding="utf-8")
+    cline = tmp_path / ".cline/data/sessions/sess_01JD7QK4M3/sess_01JD7QK4M3.messages.json"
+    cline.parent.mkdir(parents=True)
+    cline.write_text(json.dumps({"version": 1, "updated_at": "2026-01-01T00:00:00.000Z", "agent": "lead",
+                                 "sessionId": "sess_01JD7QK4M3", "messages": []}), encoding="utf-8")
+    history = tmp_path / ".copilot/history-session-state/session_abc-1.json"
+    history.parent.mkdir(parents=True)
+    history.write_text(json.dumps({"sessionId": "abc-1", "startTime": "2026-01-01T00:00:00.000Z",
+                                   "chatMessages": [], "timeline": []}), encoding="utf-8")
+    for path in (chat, cline, history):
+        summary = index(store, path)
+        assert summary["errors"] == [] and summary["sessions_added"] == 0, path
+        assert "nothing to import" in summary["notices"][0]["notice"]

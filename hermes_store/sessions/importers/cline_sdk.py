@@ -33,6 +33,7 @@ from hermes_store.sessions.importers.base import (
     Event,
     Head,
     Importer,
+    Notice,
     Problem,
     SessionRecord,
     SourceState,
@@ -138,6 +139,9 @@ class ClineSdkImporter(ReplacedWhenChanged, Importer):
             return
         if not _is_contract(doc):
             yield Problem(None, "expected a messages document {version, sessionId, messages: [{role, content}]}")
+            return
+        if not doc["messages"]:  # a session saved when it started, before its first message
+            yield Notice(None, "the session holds no messages yet; nothing to import")
             return
         session_id = opt_str(doc.get("sessionId")) or self.default_session_id()
         root = _root(self.path)

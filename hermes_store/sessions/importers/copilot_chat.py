@@ -35,6 +35,7 @@ from hermes_store.sessions.importers.base import (
     Head,
     Importer,
     MessageRecord,
+    Notice,
     Problem,
     SessionRecord,
     SourceState,
@@ -305,6 +306,9 @@ class CopilotChatImporter(ReplacedWhenChanged, Importer):
             return
         if not isinstance(doc, dict) or not isinstance(doc.get("requests"), list):
             yield Problem(1, "expected a chat session with a 'requests' list")
+            return
+        if not doc["requests"]:  # VS Code saves every chat it opens, before the first request too
+            yield Notice(None, "the chat session holds no requests yet; nothing to import")
             return
         session_id = opt_str(doc.get("sessionId")) or self.path.stem
         storage = self.path.parent.parent

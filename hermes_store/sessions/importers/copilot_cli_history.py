@@ -27,6 +27,7 @@ from hermes_store.sessions.importers.base import (
     Head,
     Importer,
     MessageRecord,
+    Notice,
     Problem,
     SessionRecord,
     SourceState,
@@ -88,6 +89,9 @@ class CopilotCliHistoryImporter(NamedByDocument, ReplacedWhenChanged, Importer):
                 1,
                 "expected an object with 'sessionId', 'startTime' and 'chatMessages' or 'timeline'",
             )
+            return
+        if not doc.get("timeline") and not doc.get("chatMessages"):  # saved before anything was said
+            yield Notice(None, "the session holds no messages yet; nothing to import")
             return
         self.doc_id = opt_str(doc.get("sessionId"))
         session_id = self.default_session_id()
