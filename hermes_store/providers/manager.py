@@ -150,17 +150,15 @@ class MemoryManager:
         return None
 
     def add_provider(self, provider: MemoryProvider) -> bool:
-        """Register ``provider``; False (with a warning) when refused.
+        """Register ``provider``; False (with a warning) when refused: a second external
+        provider or a duplicate name.
 
-        Refused: a second external provider, a duplicate name, or a provider whose name or
-        tool schemas cannot be read (read before any state changes).
+        A provider whose name or tool schemas cannot be read raises what it raised, as Hermes'
+        ``add_provider`` does (#9948); both are read before any state changes, so the manager
+        is left as it was and a later provider still registers.
         """
-        try:
-            name = _provider_name(provider)
-            raw_schemas = list(provider.get_tool_schemas() or [])
-        except Exception as exc:
-            logger.warning("Memory provider %r could not be registered: %s", provider, exc)
-            return False
+        name = _provider_name(provider)
+        raw_schemas = list(provider.get_tool_schemas() or [])
         if self.get_provider(name) is not None:
             logger.warning("Memory provider '%s' is already registered; ignoring the duplicate", name)
             return False
@@ -202,14 +200,18 @@ class MemoryManager:
 
     # ---- tools ----------------------------------------------------------------------------
 
-    def get_all_tool_names(self) -> list[str]:
-        """Names of every routed tool, in provider order (builtin's first), deduplicated."""
+    def _routed_in_order(self) -> list[str]:
+        """Every routed tool, in provider order (builtin's first)."""
         return [tool for provider in self._providers
                 for tool, owner in self._tool_routes.items() if owner is provider]
 
+    def get_all_tool_names(self) -> set[str]:
+        """Names of every routed tool: a set, as Hermes' (callers union it into their own)."""
+        return set(self._tool_routes)
+
     def get_all_tool_schemas(self) -> list[dict[str, Any]]:
-        """Schemas of every routed tool, in the order of ``get_all_tool_names``."""
-        return [self._tool_schemas[tool] for tool in self.get_all_tool_names()]
+        """Schemas of every routed tool, in provider order (builtin's first)."""
+        return [self._tool_schemas[tool] for tool in self._routed_in_order()]
 
     def has_tool(self, name: str) -> bool:
         """True when some provider handles tool ``name``."""

@@ -240,7 +240,7 @@ def test_build_memory_manager_with_an_entry_point_provider(home, tmp_path, monke
     try:
         assert selection.active == "acme2"
         assert [manager.name_of(p) for p in manager.providers] == ["builtin", "acme2"]
-        assert manager.get_all_tool_names() == ["memory", "acme2_search"]
+        assert manager.get_all_tool_names() == {"memory", "acme2_search"}
         assert manager.external_provider.initialized == ("sess-1", str(home.root))
     finally:
         manager.shutdown_all()
@@ -300,3 +300,20 @@ def test_a_register_that_raises_after_registering_keeps_the_provider_as_in_herme
         "    ctx.register_memory_provider(Sibling())",
         "    ctx.register_memory_provider(Sibling())\n    raise RuntimeError('optional hook failed')"))
     assert load_plugin_dir(plugin).name == "late_raise"
+
+
+def test_a_provider_whose_tool_schemas_raise_falls_back_to_builtin_naming_the_error(home):
+    """Hermes' ``add_provider`` lets a provider's ``get_tool_schemas()`` error out (#9948); our
+    manager now does too, and ``build_memory_manager`` turns it into the fallback message."""
+    make_plugin_dir(home, "bad_schemas", init=SIBLING_PROVIDER.replace("sibling_mem", "bad_schemas").replace(
+        "    def get_tool_schemas(self):\n        return []",
+        "    def get_tool_schemas(self):\n        raise RuntimeError('schema file missing')"))
+    home.config_path.write_text("memory:\n  provider: bad_schemas\n")
+    manager, selection = build_memory_manager(home, session_id="s")
+    try:
+        assert [manager.name_of(p) for p in manager.providers] == ["builtin"]
+        assert not selection.ok and selection.active == ""
+        assert selection.message == ("Memory provider 'bad_schemas' could not be registered: "
+                                     "RuntimeError: schema file missing; using built-in memory only.")
+    finally:
+        manager.shutdown_all()
