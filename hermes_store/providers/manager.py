@@ -351,8 +351,9 @@ class MemoryManager:
 
     def sync_all(self, user_content: str | None, assistant_content: str, *, session_id: str = "",
                  messages: list[dict[str, Any]] | None = None, turn_author: Any = None) -> None:
-        """Queue ``sync_turn`` for every provider on the ordered background worker."""
-        if user_content is None:
+        """Queue ``sync_turn`` for every provider on the ordered background worker (none for
+        an empty user turn, as Hermes' ``sync_all``)."""
+        if not user_content:
             return
         session_id = session_id or self.session_id
         kwargs: dict[str, Any] = {"session_id": session_id, "messages": messages}
@@ -369,7 +370,10 @@ class MemoryManager:
         self._worker.submit("sync", task)
 
     def queue_prefetch_all(self, query: str, *, session_id: str = "") -> None:
-        """Queue ``queue_prefetch`` for every provider on the same worker (after the sync)."""
+        """Queue ``queue_prefetch`` for every provider on the same worker (after the sync);
+        nothing for an empty query, as Hermes' ``queue_prefetch_all``."""
+        if not query:
+            return
         session_id = session_id or self.session_id
         providers = list(self._providers)
 

@@ -260,3 +260,15 @@ def test_on_memory_write_tolerates_provider_failure():
     mgr.add_provider(good)
     mgr.on_memory_write("add", "user", "test")
     assert good.memory_writes == [("add", "user", "test")]
+
+
+def test_an_empty_turn_or_query_reaches_no_provider():
+    """Upstream's sync_all / queue_prefetch_all return early when the (skill-stripped) user text
+    is empty: nothing is queued for the providers."""
+    mgr = MemoryManager()
+    p = FakeMemoryProvider("external")
+    mgr.add_provider(p)
+    mgr.sync_all("", "assistant reply")
+    mgr.queue_prefetch_all("")
+    mgr.flush_pending(timeout=5)
+    assert p.synced_turns == [] and p.queued_prefetches == []
