@@ -272,3 +272,18 @@ def test_an_empty_turn_or_query_reaches_no_provider():
     mgr.queue_prefetch_all("")
     mgr.flush_pending(timeout=5)
     assert p.synced_turns == [] and p.queued_prefetches == []
+
+
+def test_hermes_module_names_are_importable_from_our_base():
+    """A provider written against Hermes' ``agent/memory_provider.py`` (zons 35c6ba51) imports
+    these names; our base module answers to the same spellings."""
+    from hermes_store.providers import base
+
+    assert base.CORE_MEMORY_PROVIDER_SENTINELS == frozenset({"", "default", "builtin", "built-in", "none"})
+    assert base.is_core_memory_provider(" None ") and not base.is_core_memory_provider("honcho")
+    assert base.PRE_COMPRESS_CHECKPOINT_API_VERSION == 2 and base.INDICATOR_GLYPH == "🧠"
+    seen = []
+    thread = base.spawn_context_thread(lambda: seen.append(1), name="t")
+    thread.start()
+    thread.join(5)
+    assert seen == [1] and base.ctx_bound(lambda x: x + 1)(1) == 2
