@@ -193,6 +193,12 @@ def test_in_place_compaction_after_an_import_is_found_from_the_compacted_session
                                         session_id="20270301_090000_cont01"))
     assert [r["session_id"] for r in found["results"]] == ["20270301_090000_cont01"]
     assert found["results"][0]["messages"][0]["content"] == "now production please"
+    # scroll accepts an archived anchor on the calling session (upstream _anchor_in_live_context)
+    anchor = found["results"][0]["match_message_id"]
+    scrolled = json.loads(handle_tool_call("session_search", {"session_id": "20270301_090000_cont01",
+                                                              "around_message_id": anchor}, home=home,
+                                           session_id="20270301_090000_cont01"))
+    assert scrolled["success"] is True and scrolled["mode"] == "scroll"
     # the summary row is live: the calling session's own live rows stay out
     live = json.loads(handle_tool_call("session_search", {"query": "REFERENCE"}, home=home,
                                        session_id="20270301_090000_cont01"))
