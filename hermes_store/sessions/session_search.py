@@ -138,7 +138,7 @@ class _Store:
 
     def session_meta(self, row: dict[str, Any]) -> dict[str, Any]:
         return {"when": _when(row.get("started_at")), "source": _label(row.get("source")),
-                "model": _label(row.get("model")), "title": _title(row)}
+                "model": _label(row.get("model")), "title": _title(row) or None}  # Hermes: None when untitled
 
     def with_writer(self, fields: dict[str, Any], session_id: str) -> dict[str, Any]:
         """``fields`` plus ``written_by`` (``host:home``) when the session comes from a store

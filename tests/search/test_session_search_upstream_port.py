@@ -614,3 +614,16 @@ def test_exclude_session_ids_drops_whole_lineage(db):
     assert {r["session_id"] for r in found["results"]} & {"s_root", "s_child"}
     excluded = db.search(query="unique lineage token alpha", limit=5, exclude_session_ids=["s_child"])
     assert not {r["session_id"] for r in excluded["results"]} & {"s_root", "s_child"}
+
+
+def test_an_untitled_session_meta_block_has_title_null(db):
+    """Upstream ``_session_meta_block`` passes ``meta.get("title")`` through: None for a session
+    without a title, in read and scroll replies alike (browse and discovery say null too)."""
+    db.create_session("s_untitled")
+    db.append_message("s_untitled", "user", "an untitled chat about zebras")
+    read = db.search(session_id="s_untitled")
+    assert read["session_meta"]["title"] is None
+    mid = read["messages"][0]["id"]
+    assert db.search(session_id="s_untitled", around_message_id=mid)["session_meta"]["title"] is None
+    assert db.search()["results"][0]["title"] is None
+    assert db.search(query="zebras")["results"][0]["title"] is None
