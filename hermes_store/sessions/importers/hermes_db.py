@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
+from hermes_store.db import query_in_chunks
 from hermes_store.foreign_db import ForeignDB, ForeignDBError, quote_identifier
 from hermes_store.sessions.importers.base import (
     Checkpoint,
@@ -265,12 +267,14 @@ def _compaction_archives(db: ForeignDB, columns: list[str], since_id: int) -> di
     written to since keeps the count stored before (a compaction always appends rows)."""
     if not {"active", "compacted"} <= set(columns):
         return {}
-    wanted = ", ".join(c for c in ("session_id", "active", "compacted", "display_kind", "display_metadata")
-                       if c in columns)
-    rows = db.query(f"SELECT {wanted} FROM messages WHERE active = 0 AND compacted = 1 AND session_id IN "
-                    "(SELECT DISTINCT session_id FROM messages WHERE id > ?)", (since_id,), table="messages")
+    # the new rows by primary key, then each touched session through Hermes' session index
+    touched = sorted({str(r["session_id"]) for r in
+                      db.query("SELECT session_id FROM messages WHERE id > ?", (since_id,), table="messages")})
+    wanted = [c for c in ("session_id", "active", "compacted", "display_kind", "display_metadata") if c in columns]
     counts: dict[str, int] = {}
-    for row in rows:
+    for row in query_in_chunks(partial(db.query, table="messages"),
+                               f"SELECT {', '.join(wanted)} FROM messages WHERE session_id IN ({{marks}}) "
+                               "AND active = 0 AND compacted = 1", touched):
         if _skip_reason(row) is None:
             counts[str(row["session_id"])] = counts.get(str(row["session_id"]), 0) + 1
     return counts
