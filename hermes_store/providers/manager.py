@@ -68,7 +68,16 @@ SHADOWS_CORE = (
 )
 TOOL_CONFLICT = "Memory tool name conflict: '%s' already registered by %s, ignoring from %s"
 REGISTERED = "Memory provider '%s' registered (%d tools)"
-CHECKPOINT_FAILED = "No active memory provider completed pre-compress checkpoint API v2"
+CHECKPOINT_FAILED = "No active memory provider completed pre-compress checkpoint API v{version}"
+
+
+def _checkpoint_api_version(provider: MemoryProvider) -> int:
+    """A provider's ``pre_compress_checkpoint_api_version`` (1, the legacy contract, when absent
+    or not a number), as Hermes reads it."""
+    try:
+        return int(getattr(provider, "pre_compress_checkpoint_api_version", 1))
+    except (TypeError, ValueError):
+        return 1
 
 def tool_error(message: str) -> str:
     """The JSON error string a routed tool call returns: Hermes' ``tool_error`` (``{"error": …}``)."""
@@ -387,33 +396,36 @@ class MemoryManager:
     def on_pre_compress(self, messages: list[dict[str, Any]], *,
                         evidence_messages: list[dict[str, Any]] | None = None,
                         require_checkpoint: bool = False, checkpoint_api_version: int = 2) -> str:
-        """Before compression: provider texts joined by a blank line.
+        """Before compression: provider texts joined by a blank line (Hermes' ``on_pre_compress``).
 
-        Providers opting into checkpoint API v2 also receive normalised ``evidence_messages``;
-        with ``require_checkpoint`` a v2 failure propagates and, when no v2 provider
-        succeeded, ``RuntimeError(CHECKPOINT_FAILED)`` is raised.
+        A checkpoint provider (``pre_compress_checkpoint_api_version`` at least
+        ``checkpoint_api_version``) gets ``evidence_messages`` as its messages when the host
+        gives them, ``require_checkpoint`` when its signature takes it, and (ours) the evidence
+        normalised as ``evidence_messages=`` when it declares that; any other provider gets
+        ``messages``. With ``require_checkpoint`` a checkpoint provider's failure propagates and,
+        when none succeeded, ``RuntimeError`` names the version asked for.
         """
-        evidence = _normalize_messages(evidence_messages if evidence_messages is not None else messages)
+        given = evidence_messages if evidence_messages is not None else messages
         texts: list[str] = []
-        v2_ok = False
+        checkpointed = False
         for provider in list(self._providers):
-            v2 = checkpoint_api_version >= 2 and getattr(provider, "pre_compress_checkpoint_api_version", 1) >= 2
+            checkpoint = _checkpoint_api_version(provider) >= checkpoint_api_version
             try:
-                if v2:
-                    value = call_filtered(provider.on_pre_compress, messages, evidence_messages=evidence,
-                                          require_checkpoint=require_checkpoint)
-                    v2_ok = True
+                if checkpoint:
+                    value = call_filtered(provider.on_pre_compress, given, require_checkpoint=require_checkpoint,
+                                          evidence_messages=_normalize_messages(given))
+                    checkpointed = True
                 else:
                     value = provider.on_pre_compress(messages)
             except Exception as exc:
-                if v2 and require_checkpoint:
+                if checkpoint and require_checkpoint:
                     raise
                 logger.debug("Memory provider '%s' on_pre_compress: %s", self.name_of(provider), exc)
                 continue
             if isinstance(value, str) and value.strip():
                 texts.append(value.strip())
-        if require_checkpoint and not v2_ok:
-            raise RuntimeError(CHECKPOINT_FAILED)
+        if require_checkpoint and not checkpointed:
+            raise RuntimeError(CHECKPOINT_FAILED.format(version=checkpoint_api_version))
         return "\n\n".join(texts)
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:

@@ -401,7 +401,7 @@ def test_pre_compress_checkpoint_v2():
 
     plain = _manager()
     plain.add_provider(RecordingProvider("ext", tools=()))
-    with pytest.raises(RuntimeError, match=CHECKPOINT_FAILED):
+    with pytest.raises(RuntimeError, match=CHECKPOINT_FAILED.format(version=2)):
         plain.on_pre_compress([], require_checkpoint=True)
     broken = _manager()
     broken.add_provider(BrokenV2("ext", tools=()))

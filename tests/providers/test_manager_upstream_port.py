@@ -287,3 +287,45 @@ def test_hermes_module_names_are_importable_from_our_base():
     thread.start()
     thread.join(5)
     assert seen == [1] and base.ctx_bound(lambda x: x + 1)(1) == 2
+
+
+def test_pre_compress_hands_a_checkpoint_provider_the_evidence_as_its_messages():
+    """Upstream ``on_pre_compress`` (zons agent/memory_manager.py @03d70b32): a provider at or past
+    ``checkpoint_api_version`` gets ``evidence_messages`` (when the host gives them) as its one
+    positional argument and ``require_checkpoint`` only when its signature takes it; a v1 provider
+    gets the raw messages; the failure names the version asked for."""
+    class V1(FakeMemoryProvider):
+        def on_pre_compress(self, messages):
+            self.got = messages
+            return "v1 text"
+
+    class V2(FakeMemoryProvider):
+        pre_compress_checkpoint_api_version = 2
+
+        def on_pre_compress(self, messages, *, require_checkpoint=False):
+            self.got = (messages, require_checkpoint)
+            return "v2 text"
+
+    class V2Bare(FakeMemoryProvider):
+        pre_compress_checkpoint_api_version = 2
+
+        def on_pre_compress(self, messages):
+            self.got = messages
+            return ""
+
+    raw = [{"role": "user", "content": "raw turn"}]
+    evidence = [{"role": "user", "content": "normalized turn"}]
+    mgr = MemoryManager()
+    v1, v2 = V1("builtin"), V2("ext")
+    mgr.add_provider(v1)
+    mgr.add_provider(v2)
+    assert mgr.on_pre_compress(raw, evidence_messages=evidence, require_checkpoint=True) == "v1 text\n\nv2 text"
+    assert v1.got == raw and v2.got == (evidence, True)
+    assert mgr.on_pre_compress(raw) == "v1 text\n\nv2 text" and v2.got == (raw, False)
+    bare_mgr = MemoryManager()
+    bare = V2Bare("ext")
+    bare_mgr.add_provider(bare)
+    assert bare_mgr.on_pre_compress(raw, evidence_messages=evidence, require_checkpoint=True) == ""
+    assert bare.got == evidence
+    with pytest.raises(RuntimeError, match="^No active memory provider completed pre-compress checkpoint API v3$"):
+        mgr.on_pre_compress(raw, require_checkpoint=True, checkpoint_api_version=3)
