@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -127,6 +128,8 @@ class MemoryManager:
         self._stuck: dict[str, threading.Thread] = {}
         self._shut_down = False
         self.abandoned: dict[str, int] = {}
+        self._drain_state: dict[str, Any] = {"status": "not_started", "abandoned_writes": 0,
+                                              "abandoned_prefetches": 0, "active_tasks": 0}
         self.session_id = ""
         self.parent_session_id = ""
         self._write_context: dict[str, Any] = {}
@@ -529,6 +532,13 @@ class MemoryManager:
         """Wait up to ``timeout`` seconds for queued background work; True when it all ran."""
         return self._worker.flush(timeout)
 
+    @property
+    def shutdown_drain_state(self) -> dict[str, Any]:
+        """Hermes' report of the last bounded shutdown drain: ``status`` (``not_started``,
+        ``drained`` or ``timed_out``), queued writes and prefetches abandoned unrun, and
+        ``active_tasks`` still running detached."""
+        return dict(self._drain_state)
+
     def shutdown_all(self) -> dict[str, int]:
         """Drain background work (bounded), then ``shutdown()`` providers in reverse order.
 
@@ -538,6 +548,13 @@ class MemoryManager:
             return dict(self.abandoned)
         self._shut_down = True
         self.abandoned = self._worker.stop(self.shutdown_timeout)
+        running = self._worker.running if self.abandoned else None
+        queued = Counter(self.abandoned)
+        if running is not None:
+            queued[running] -= 1  # the task still on the thread is detached, not abandoned unrun
+        self._drain_state = {"status": "timed_out" if self.abandoned else "drained",
+                             "abandoned_writes": sum(n for kind, n in queued.items() if kind != "prefetch"),
+                             "abandoned_prefetches": queued["prefetch"], "active_tasks": int(running is not None)}
         if self.abandoned:
             logger.warning("memory shutdown abandoned background work: %s", self.abandoned)
         self._each("shutdown", logging.WARNING, lambda p: p.shutdown(), list(reversed(self._providers)))

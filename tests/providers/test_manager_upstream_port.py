@@ -329,3 +329,33 @@ def test_pre_compress_hands_a_checkpoint_provider_the_evidence_as_its_messages()
     assert bare.got == evidence
     with pytest.raises(RuntimeError, match="^No active memory provider completed pre-compress checkpoint API v3$"):
         mgr.on_pre_compress(raw, require_checkpoint=True, checkpoint_api_version=3)
+
+
+def test_shutdown_drain_state_reports_the_bounded_drain():
+    """Upstream ``shutdown_drain_state`` (zons agent/memory_manager.py @03d70b32): not_started
+    before shutdown; drained when the queue ran; timed_out with the queued writes and prefetches
+    abandoned unrun and the one task still running counted as active."""
+    clean = MemoryManager()
+    clean.add_provider(FakeMemoryProvider("ext"))
+    assert clean.shutdown_drain_state == {"status": "not_started", "abandoned_writes": 0,
+                                          "abandoned_prefetches": 0, "active_tasks": 0}
+    clean.sync_all("user", "assistant")
+    clean.shutdown_all()
+    assert clean.shutdown_drain_state["status"] == "drained"
+
+    release = threading.Event()
+
+    class Stuck(FakeMemoryProvider):
+        def sync_turn(self, user_content, assistant_content, *, session_id=""):
+            release.wait(5)
+
+    mgr = MemoryManager(shutdown_timeout=0.2)
+    mgr.add_provider(Stuck("ext"))
+    mgr.sync_all("one", "a")  # runs and hangs
+    mgr.sync_all("two", "b")  # queued behind it
+    mgr.queue_prefetch_all("next")  # queued too
+    time.sleep(0.1)
+    mgr.shutdown_all()
+    release.set()
+    assert mgr.shutdown_drain_state == {"status": "timed_out", "abandoned_writes": 1,
+                                        "abandoned_prefetches": 1, "active_tasks": 1}
