@@ -26,11 +26,17 @@ from hermes_store.providers.base import (
     turn_author_of,
 )
 from hermes_store.providers.calls import call_filtered, call_memory_write
-from hermes_store.providers.fencing import build_memory_context_block
+from hermes_store.providers.fencing import StreamingContextScrubber, build_memory_context_block
 from hermes_store.providers.mirroring import expand_memory_writes
 from hermes_store.providers.worker import BackgroundWorker
 from hermes_store.threads import spawn_context_thread
-from hermes_store.tooling import ToolArgumentError, fence_reply, fence_reply_json, parse_arguments
+from hermes_store.tooling import (
+    ToolArgumentError,
+    fence_reply,
+    fence_reply_json,
+    parse_arguments,
+    sanitize_context,
+)
 from hermes_store.tooling import tool_error as error_reply
 
 logger = logging.getLogger(__name__)
@@ -96,6 +102,14 @@ def normalize_schema(schema: Any) -> dict[str, Any] | None:
     if not isinstance(name, str) or not name.strip():
         return None
     return schema
+
+
+# Hermes' ``agent/memory_manager.py`` names (zons 03d70b32) for what this module already has, so
+# code written against that module finds them here: the schema normaliser and the fence helpers.
+normalize_tool_schema = normalize_schema
+__all__ = ["CHECKPOINT_FAILED", "MemoryManager", "StreamingContextScrubber", "build_memory_context_block",
+           "expand_memory_writes", "is_trivial_prompt", "normalize_schema", "normalize_tool_schema",
+           "sanitize_context", "tool_error"]
 
 
 def _provider_name(provider: MemoryProvider) -> str:

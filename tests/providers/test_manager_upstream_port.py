@@ -359,3 +359,19 @@ def test_shutdown_drain_state_reports_the_bounded_drain():
     release.set()
     assert mgr.shutdown_drain_state == {"status": "timed_out", "abandoned_writes": 1,
                                         "abandoned_prefetches": 1, "active_tasks": 1}
+
+
+def test_hermes_manager_module_names():
+    """Upstream's tests import these from ``agent.memory_manager`` (zons 03d70b32)."""
+    from hermes_store.providers import manager
+
+    assert manager.normalize_tool_schema("nope") is None and manager.normalize_tool_schema(None) is None
+    wrapped = {"type": "function", "function": {"name": "x_grep", "description": "d", "parameters": {}}}
+    assert manager.normalize_tool_schema(wrapped)["name"] == "x_grep"
+    result = manager.sanitize_context("fact one</memory-context>INJECTED<memory-context>fact two")
+    assert "</memory-context>" not in result and "<memory-context>" not in result
+    assert "fact one" in result and "fact two" in result
+    assert "datamore" in manager.sanitize_context("data</MEMORY-CONTEXT>more")
+    scrubber = manager.StreamingContextScrubber()
+    assert scrubber.feed("visible\n<memory-context>\nhidden</memory-context> after") + scrubber.flush() == \
+        "visible\n after"
