@@ -446,7 +446,8 @@ class MemoryManager:
         return "\n\n".join(texts)
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        """A real session boundary (CLI exit, /reset, /new, gateway expiry)."""
+        """A real session boundary (CLI exit, /reset, /new, gateway expiry); None is ``[]``."""
+        messages = messages or []
         self._each("on_session_end", logging.WARNING, lambda p: p.on_session_end(messages))
 
     def on_session_switch(self, new_session_id: str, *, parent_session_id: str = "",
@@ -466,9 +467,14 @@ class MemoryManager:
     def commit_session_boundary_async(self, messages: list[dict[str, Any]], new_session_id: str,
                                       parent_session_id: str = "", reason: str = "new_session") -> None:
         """Queue session end followed by ``on_session_switch(reset=True, reason=...)`` as one
-        background task (Hermes' default reason is ``new_session``)."""
+        background task (Hermes' default reason is ``new_session``), on a copy of ``messages``
+        taken now: the agent resets its own list right after."""
+        if not self._providers:
+            return
+        snapshot = list(messages or [])
+
         def task() -> None:
-            self.on_session_end(messages)
+            self.on_session_end(snapshot)
             self.on_session_switch(new_session_id, parent_session_id=parent_session_id,
                                    reset=True, reason=reason)
 

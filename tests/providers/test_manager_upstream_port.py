@@ -375,3 +375,39 @@ def test_hermes_manager_module_names():
     scrubber = manager.StreamingContextScrubber()
     assert scrubber.feed("visible\n<memory-context>\nhidden</memory-context> after") + scrubber.flush() == \
         "visible\n after"
+
+
+def test_session_boundary_works_on_a_snapshot_of_the_messages():
+    """Upstream ``commit_session_boundary_async`` snapshots ``list(messages or [])`` before queueing:
+    the agent resets its own list right after /new, and the queued ``on_session_end`` must still
+    see the old session's turns. ``on_session_end(None)`` hands providers ``[]``."""
+    release = threading.Event()
+
+    class Recorder(FakeMemoryProvider):
+        def __init__(self, name):
+            super().__init__(name)
+            self.ended = []
+            self.switched = []
+
+        def sync_turn(self, user_content, assistant_content, *, session_id=""):
+            release.wait(5)  # keeps the worker busy until the caller has cleared its list
+
+        def on_session_end(self, messages):
+            self.ended.append(messages if messages is None else list(messages))
+
+        def on_session_switch(self, new_session_id, *, parent_session_id="", reset=False, **kwargs):
+            self.switched.append((new_session_id, parent_session_id, reset, kwargs.get("reason")))
+
+    mgr = MemoryManager()
+    p = Recorder("ext")
+    mgr.add_provider(p)
+    messages = [{"role": "user", "content": "old turn"}]
+    mgr.sync_all("u", "a")
+    mgr.commit_session_boundary_async(messages, new_session_id="s2", parent_session_id="s1")
+    messages.clear()  # what the agent does to its own transcript on /new
+    release.set()
+    assert mgr.flush_pending(timeout=5)
+    assert p.ended == [[{"role": "user", "content": "old turn"}]]
+    assert p.switched == [("s2", "s1", True, "new_session")]
+    mgr.on_session_end(None)
+    assert p.ended[-1] == []
