@@ -292,9 +292,9 @@ class MemoryManager:
                    lambda p: call_filtered(p.initialize, session_id, **kwargs))
 
     def build_system_prompt(self) -> str:
-        """Non-empty provider system-prompt blocks joined by a blank line."""
+        """Non-blank provider system-prompt blocks, each as written, joined by a blank line."""
         blocks = self._each("system_prompt_block", logging.WARNING, lambda p: p.system_prompt_block())
-        return "\n\n".join(b.strip() for _, b in blocks if isinstance(b, str) and b.strip())
+        return "\n\n".join(b for _, b in blocks if isinstance(b, str) and b.strip())  # as written, as Hermes
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
         """A user turn begins (extra kwargs reach only providers that accept them). The author
@@ -351,7 +351,7 @@ class MemoryManager:
             return self._cap(self._names[id(provider)], self._run_with_timeout(provider, query, session_id))
 
         results = self._each("prefetch", logging.DEBUG, one)
-        return "\n\n".join(r.strip() for _, r in results if r and r.strip())
+        return "\n\n".join(r for _, r in results if r and r.strip())  # each text as written, as Hermes
 
     def _cap(self, name: str, text: str) -> str:
         """Trim an oversized external recall at a line boundary, saying how much was left out."""

@@ -411,3 +411,27 @@ def test_session_boundary_works_on_a_snapshot_of_the_messages():
     assert p.switched == [("s2", "s1", True, "new_session")]
     mgr.on_session_end(None)
     assert p.ended[-1] == []
+
+
+def test_blocks_and_recall_are_joined_as_the_providers_wrote_them():
+    """Upstream joins ``system_prompt_block()`` and ``prefetch()`` texts with a blank line, leaving
+    each non-blank text as written (zons agent/memory_manager.py @03d70b32): the system prompt is
+    byte-for-byte what the providers returned."""
+    class Block(FakeMemoryProvider):
+        def __init__(self, name, block, recall):
+            super().__init__(name)
+            self._block = block
+            self._prefetch_result = recall
+
+        def system_prompt_block(self):
+            return self._block
+
+    mgr = MemoryManager()
+    mgr.add_provider(Block("builtin", "BUILTIN BLOCK\n", "  - tea\n"))
+    mgr.add_provider(Block("ext", "\n", "- coffee"))
+    assert mgr.build_system_prompt() == "BUILTIN BLOCK\n"
+    mgr2 = MemoryManager()
+    mgr2.add_provider(Block("builtin", "## Memory\n", "  - tea\n"))
+    mgr2.add_provider(Block("ext", "EXT\n", "- coffee"))
+    assert mgr2.build_system_prompt() == "## Memory\n\n\nEXT\n"
+    assert mgr2.prefetch_all("what do I drink?") == "  - tea\n\n\n- coffee"
