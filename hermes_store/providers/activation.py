@@ -80,8 +80,9 @@ def build_memory_manager(home: Home | None = None, *, session_id: str | None = N
     manager = MemoryManager(**manager_kwargs)
     manager.add_provider(BuiltinMemoryProvider(home))
     selection = select_provider(home, infos)
-    if selection.provider is not None and not manager.add_provider(selection.provider):
-        selection.message = (f"Memory provider '{selection.requested}' could not be registered; "
+    refusal = _registration_refusal(manager, selection.provider) if selection.provider is not None else None
+    if refusal is not None:
+        selection.message = (f"Memory provider '{selection.requested}' could not be registered{refusal}; "
                              "using built-in memory only.")
         selection.ok = False
         selection.active = ""
@@ -90,3 +91,13 @@ def build_memory_manager(home: Home | None = None, *, session_id: str | None = N
     if session_id is not None:
         manager.initialize_all(session_id, hermes_home=str(home.root))
     return manager, selection
+
+
+def _registration_refusal(manager: Any, provider: Any) -> str | None:
+    """None when ``manager`` registered ``provider``; else what to add to the message (the
+    provider's own error, when reading its name or tool schemas raised)."""
+    try:
+        return None if manager.add_provider(provider) else ""
+    except Exception as exc:  # a plug-in's get_tool_schemas/name: anything can come out
+        logger.warning("Memory provider %r could not be registered: %s", provider, exc)
+        return f": {type(exc).__name__}: {exc}"

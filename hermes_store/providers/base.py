@@ -15,6 +15,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_store.threads import ctx_bound, spawn_context_thread
+
 BUILTIN_NAME = "builtin"  # the built-in memory provider's name (config.yaml ``memory.provider``)
 #: ``memory.provider`` values that select the built-in store and no external provider, compared
 #: stripped and case-insensitively (Hermes' ``CORE_MEMORY_PROVIDER_SENTINELS``).
@@ -50,6 +52,16 @@ def is_trivial_prompt(text: str | None) -> bool:
 def is_core_provider(name: str | None) -> bool:
     """True when a ``memory.provider`` value means the built-in store only (not a plug-in name)."""
     return str(name or "").strip().lower() in CORE_PROVIDER_NAMES
+
+
+# The same names under Hermes' spelling (``agent/memory_provider.py``, zons 35c6ba51), so a provider
+# module written against Hermes' imports them from here unchanged.
+CORE_MEMORY_PROVIDER_SENTINELS = CORE_PROVIDER_NAMES
+is_core_memory_provider = is_core_provider
+__all__ = ["AUTHOR_KEYS", "BUILTIN_NAME", "CORE_MEMORY_PROVIDER_SENTINELS", "CORE_PROVIDER_NAMES",
+           "INDICATOR_GLYPH", "PRE_COMPRESS_CHECKPOINT_API_VERSION", "TRIVIAL_PROMPT_RE", "MemoryProvider",
+           "RecallStatus", "ctx_bound", "is_core_memory_provider", "is_core_provider", "is_trivial_prompt",
+           "spawn_context_thread", "turn_author_of"]
 
 
 def turn_author_of(kwargs: dict[str, Any]) -> dict[str, Any] | None:

@@ -244,15 +244,37 @@ def load_plugin_dir(plugin_dir: str | Path, *, package: str = USER_PLUGIN_PACKAG
                       "MemoryProvider subclass was found")
 
 
+def _registered(register: Any) -> Any:
+    """The provider ``register(ctx)`` registers (None when it registers none)."""
+    ctx = PluginContext()
+    register(ctx)
+    return ctx.providers[0] if ctx.providers else None
+
+
 def _instantiate(target: Any) -> Any:
-    """Turn an entry-point target (class, factory or instance) into a provider instance."""
+    """Turn an entry-point target into a provider instance, in Hermes' order
+    (``_load_provider_from_entry_point``): an instance, a provider class, a module with
+    ``register(ctx)``, a factory or ``register`` callable, or a module holding a subclass."""
     if is_provider_like(target):
         return target
-    if callable(target):
-        instance = target()
+    if _is_provider_class(target):
+        return target()
+    if isinstance(target, types.ModuleType) and callable(getattr(target, "register", None)):
+        provider = _registered(target.register)
+        if provider is not None:
+            return provider
+    if callable(target) and not isinstance(target, type):
+        try:
+            instance = target()
+        except TypeError:  # a register(ctx) callable
+            instance = _registered(target)
         if is_provider_like(instance):
             return instance
-        raise TypeError(f"{target!r} did not return a memory provider")
+        raise TypeError(f"{target!r} did not return or register a memory provider")
+    if isinstance(target, types.ModuleType):
+        for _, obj in inspect.getmembers(target, inspect.isclass):
+            if _is_provider_class(obj, target.__name__):
+                return obj()
     raise TypeError(f"{target!r} is not a memory provider")
 
 

@@ -75,8 +75,8 @@ def build_memory_context_block(raw: str | None) -> str:
     clean = sanitize_context(raw)
     if clean != raw:
         logger.warning(PREWRAPPED_WARNING)
-    clean = _drop_repeated_bullets(clean).strip()
-    if not clean:
+    clean = _drop_repeated_bullets(clean)  # kept as written (Hermes: f"{clean}\n"), not stripped
+    if not clean.strip():  # ours: nothing left once the fence syntax is gone, no empty fence
         return ""
     return f"{OPEN_TAG}\n{SYSTEM_NOTE}\n\n{clean}\n{CLOSE_TAG}"
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -25,11 +26,17 @@ from hermes_store.providers.base import (
     turn_author_of,
 )
 from hermes_store.providers.calls import call_filtered, call_memory_write
-from hermes_store.providers.fencing import build_memory_context_block
+from hermes_store.providers.fencing import StreamingContextScrubber, build_memory_context_block
 from hermes_store.providers.mirroring import expand_memory_writes
 from hermes_store.providers.worker import BackgroundWorker
 from hermes_store.threads import spawn_context_thread
-from hermes_store.tooling import ToolArgumentError, fence_reply, fence_reply_json, parse_arguments
+from hermes_store.tooling import (
+    ToolArgumentError,
+    fence_reply,
+    fence_reply_json,
+    parse_arguments,
+    sanitize_context,
+)
 from hermes_store.tooling import tool_error as error_reply
 
 logger = logging.getLogger(__name__)
@@ -68,7 +75,16 @@ SHADOWS_CORE = (
 )
 TOOL_CONFLICT = "Memory tool name conflict: '%s' already registered by %s, ignoring from %s"
 REGISTERED = "Memory provider '%s' registered (%d tools)"
-CHECKPOINT_FAILED = "No active memory provider completed pre-compress checkpoint API v2"
+CHECKPOINT_FAILED = "No active memory provider completed pre-compress checkpoint API v{version}"
+
+
+def _checkpoint_api_version(provider: MemoryProvider) -> int:
+    """A provider's ``pre_compress_checkpoint_api_version`` (1, the legacy contract, when absent
+    or not a number), as Hermes reads it."""
+    try:
+        return int(getattr(provider, "pre_compress_checkpoint_api_version", 1))
+    except (TypeError, ValueError):
+        return 1
 
 def tool_error(message: str) -> str:
     """The JSON error string a routed tool call returns: Hermes' ``tool_error`` (``{"error": …}``)."""
@@ -86,6 +102,14 @@ def normalize_schema(schema: Any) -> dict[str, Any] | None:
     if not isinstance(name, str) or not name.strip():
         return None
     return schema
+
+
+# Hermes' ``agent/memory_manager.py`` names (zons 03d70b32) for what this module already has, so
+# code written against that module finds them here: the schema normaliser and the fence helpers.
+normalize_tool_schema = normalize_schema
+__all__ = ["CHECKPOINT_FAILED", "MemoryManager", "StreamingContextScrubber", "build_memory_context_block",
+           "expand_memory_writes", "is_trivial_prompt", "normalize_schema", "normalize_tool_schema",
+           "sanitize_context", "tool_error"]
 
 
 def _provider_name(provider: MemoryProvider) -> str:
@@ -118,6 +142,8 @@ class MemoryManager:
         self._stuck: dict[str, threading.Thread] = {}
         self._shut_down = False
         self.abandoned: dict[str, int] = {}
+        self._drain_state: dict[str, Any] = {"status": "not_started", "abandoned_writes": 0,
+                                              "abandoned_prefetches": 0, "active_tasks": 0}
         self.session_id = ""
         self.parent_session_id = ""
         self._write_context: dict[str, Any] = {}
@@ -150,17 +176,15 @@ class MemoryManager:
         return None
 
     def add_provider(self, provider: MemoryProvider) -> bool:
-        """Register ``provider``; False (with a warning) when refused.
+        """Register ``provider``; False (with a warning) when refused: a second external
+        provider or a duplicate name.
 
-        Refused: a second external provider, a duplicate name, or a provider whose name or
-        tool schemas cannot be read (read before any state changes).
+        A provider whose name or tool schemas cannot be read raises what it raised, as Hermes'
+        ``add_provider`` does (#9948); both are read before any state changes, so the manager
+        is left as it was and a later provider still registers.
         """
-        try:
-            name = _provider_name(provider)
-            raw_schemas = list(provider.get_tool_schemas() or [])
-        except Exception as exc:
-            logger.warning("Memory provider %r could not be registered: %s", provider, exc)
-            return False
+        name = _provider_name(provider)
+        raw_schemas = list(provider.get_tool_schemas() or [])
         if self.get_provider(name) is not None:
             logger.warning("Memory provider '%s' is already registered; ignoring the duplicate", name)
             return False
@@ -202,14 +226,18 @@ class MemoryManager:
 
     # ---- tools ----------------------------------------------------------------------------
 
-    def get_all_tool_names(self) -> list[str]:
-        """Names of every routed tool, in provider order (builtin's first), deduplicated."""
+    def _routed_in_order(self) -> list[str]:
+        """Every routed tool, in provider order (builtin's first)."""
         return [tool for provider in self._providers
                 for tool, owner in self._tool_routes.items() if owner is provider]
 
+    def get_all_tool_names(self) -> set[str]:
+        """Names of every routed tool: a set, as Hermes' (callers union it into their own)."""
+        return set(self._tool_routes)
+
     def get_all_tool_schemas(self) -> list[dict[str, Any]]:
-        """Schemas of every routed tool, in the order of ``get_all_tool_names``."""
-        return [self._tool_schemas[tool] for tool in self.get_all_tool_names()]
+        """Schemas of every routed tool, in provider order (builtin's first)."""
+        return [self._tool_schemas[tool] for tool in self._routed_in_order()]
 
     def has_tool(self, name: str) -> bool:
         """True when some provider handles tool ``name``."""
@@ -264,9 +292,9 @@ class MemoryManager:
                    lambda p: call_filtered(p.initialize, session_id, **kwargs))
 
     def build_system_prompt(self) -> str:
-        """Non-empty provider system-prompt blocks joined by a blank line."""
+        """Non-blank provider system-prompt blocks, each as written, joined by a blank line."""
         blocks = self._each("system_prompt_block", logging.WARNING, lambda p: p.system_prompt_block())
-        return "\n\n".join(b.strip() for _, b in blocks if isinstance(b, str) and b.strip())
+        return "\n\n".join(b for _, b in blocks if isinstance(b, str) and b.strip())  # as written, as Hermes
 
     def on_turn_start(self, turn_number: int, message: str, **kwargs: Any) -> None:
         """A user turn begins (extra kwargs reach only providers that accept them). The author
@@ -323,7 +351,7 @@ class MemoryManager:
             return self._cap(self._names[id(provider)], self._run_with_timeout(provider, query, session_id))
 
         results = self._each("prefetch", logging.DEBUG, one)
-        return "\n\n".join(r.strip() for _, r in results if r and r.strip())
+        return "\n\n".join(r for _, r in results if r and r.strip())  # each text as written, as Hermes
 
     def _cap(self, name: str, text: str) -> str:
         """Trim an oversized external recall at a line boundary, saying how much was left out."""
@@ -349,8 +377,9 @@ class MemoryManager:
 
     def sync_all(self, user_content: str | None, assistant_content: str, *, session_id: str = "",
                  messages: list[dict[str, Any]] | None = None, turn_author: Any = None) -> None:
-        """Queue ``sync_turn`` for every provider on the ordered background worker."""
-        if user_content is None:
+        """Queue ``sync_turn`` for every provider on the ordered background worker (none for
+        an empty user turn, as Hermes' ``sync_all``)."""
+        if not user_content:
             return
         session_id = session_id or self.session_id
         kwargs: dict[str, Any] = {"session_id": session_id, "messages": messages}
@@ -367,7 +396,10 @@ class MemoryManager:
         self._worker.submit("sync", task)
 
     def queue_prefetch_all(self, query: str, *, session_id: str = "") -> None:
-        """Queue ``queue_prefetch`` for every provider on the same worker (after the sync)."""
+        """Queue ``queue_prefetch`` for every provider on the same worker (after the sync);
+        nothing for an empty query, as Hermes' ``queue_prefetch_all``."""
+        if not query:
+            return
         session_id = session_id or self.session_id
         providers = list(self._providers)
 
@@ -381,37 +413,41 @@ class MemoryManager:
     def on_pre_compress(self, messages: list[dict[str, Any]], *,
                         evidence_messages: list[dict[str, Any]] | None = None,
                         require_checkpoint: bool = False, checkpoint_api_version: int = 2) -> str:
-        """Before compression: provider texts joined by a blank line.
+        """Before compression: provider texts joined by a blank line (Hermes' ``on_pre_compress``).
 
-        Providers opting into checkpoint API v2 also receive normalised ``evidence_messages``;
-        with ``require_checkpoint`` a v2 failure propagates and, when no v2 provider
-        succeeded, ``RuntimeError(CHECKPOINT_FAILED)`` is raised.
+        A checkpoint provider (``pre_compress_checkpoint_api_version`` at least
+        ``checkpoint_api_version``) gets ``evidence_messages`` as its messages when the host
+        gives them, ``require_checkpoint`` when its signature takes it, and (ours) the evidence
+        normalised as ``evidence_messages=`` when it declares that; any other provider gets
+        ``messages``. With ``require_checkpoint`` a checkpoint provider's failure propagates and,
+        when none succeeded, ``RuntimeError`` names the version asked for.
         """
-        evidence = _normalize_messages(evidence_messages if evidence_messages is not None else messages)
+        given = evidence_messages if evidence_messages is not None else messages
         texts: list[str] = []
-        v2_ok = False
+        checkpointed = False
         for provider in list(self._providers):
-            v2 = checkpoint_api_version >= 2 and getattr(provider, "pre_compress_checkpoint_api_version", 1) >= 2
+            checkpoint = _checkpoint_api_version(provider) >= checkpoint_api_version
             try:
-                if v2:
-                    value = call_filtered(provider.on_pre_compress, messages, evidence_messages=evidence,
-                                          require_checkpoint=require_checkpoint)
-                    v2_ok = True
+                if checkpoint:
+                    value = call_filtered(provider.on_pre_compress, given, require_checkpoint=require_checkpoint,
+                                          evidence_messages=_normalize_messages(given))
+                    checkpointed = True
                 else:
                     value = provider.on_pre_compress(messages)
             except Exception as exc:
-                if v2 and require_checkpoint:
+                if checkpoint and require_checkpoint:
                     raise
                 logger.debug("Memory provider '%s' on_pre_compress: %s", self.name_of(provider), exc)
                 continue
             if isinstance(value, str) and value.strip():
                 texts.append(value.strip())
-        if require_checkpoint and not v2_ok:
-            raise RuntimeError(CHECKPOINT_FAILED)
+        if require_checkpoint and not checkpointed:
+            raise RuntimeError(CHECKPOINT_FAILED.format(version=checkpoint_api_version))
         return "\n\n".join(texts)
 
     def on_session_end(self, messages: list[dict[str, Any]]) -> None:
-        """A real session boundary (CLI exit, /reset, /new, gateway expiry)."""
+        """A real session boundary (CLI exit, /reset, /new, gateway expiry); None is ``[]``."""
+        messages = messages or []
         self._each("on_session_end", logging.WARNING, lambda p: p.on_session_end(messages))
 
     def on_session_switch(self, new_session_id: str, *, parent_session_id: str = "",
@@ -431,9 +467,14 @@ class MemoryManager:
     def commit_session_boundary_async(self, messages: list[dict[str, Any]], new_session_id: str,
                                       parent_session_id: str = "", reason: str = "new_session") -> None:
         """Queue session end followed by ``on_session_switch(reset=True, reason=...)`` as one
-        background task (Hermes' default reason is ``new_session``)."""
+        background task (Hermes' default reason is ``new_session``), on a copy of ``messages``
+        taken now: the agent resets its own list right after."""
+        if not self._providers:
+            return
+        snapshot = list(messages or [])
+
         def task() -> None:
-            self.on_session_end(messages)
+            self.on_session_end(snapshot)
             self.on_session_switch(new_session_id, parent_session_id=parent_session_id,
                                    reset=True, reason=reason)
 
@@ -511,6 +552,13 @@ class MemoryManager:
         """Wait up to ``timeout`` seconds for queued background work; True when it all ran."""
         return self._worker.flush(timeout)
 
+    @property
+    def shutdown_drain_state(self) -> dict[str, Any]:
+        """Hermes' report of the last bounded shutdown drain: ``status`` (``not_started``,
+        ``drained`` or ``timed_out``), queued writes and prefetches abandoned unrun, and
+        ``active_tasks`` still running detached."""
+        return dict(self._drain_state)
+
     def shutdown_all(self) -> dict[str, int]:
         """Drain background work (bounded), then ``shutdown()`` providers in reverse order.
 
@@ -520,6 +568,13 @@ class MemoryManager:
             return dict(self.abandoned)
         self._shut_down = True
         self.abandoned = self._worker.stop(self.shutdown_timeout)
+        running = self._worker.running if self.abandoned else None
+        queued = Counter(self.abandoned)
+        if running is not None:
+            queued[running] -= 1  # the task still on the thread is detached, not abandoned unrun
+        self._drain_state = {"status": "timed_out" if self.abandoned else "drained",
+                             "abandoned_writes": sum(n for kind, n in queued.items() if kind != "prefetch"),
+                             "abandoned_prefetches": queued["prefetch"], "active_tasks": int(running is not None)}
         if self.abandoned:
             logger.warning("memory shutdown abandoned background work: %s", self.abandoned)
         self._each("shutdown", logging.WARNING, lambda p: p.shutdown(), list(reversed(self._providers)))

@@ -32,6 +32,7 @@ class BackgroundWorker:
         self._stopped = False
         self.completed: Counter[str] = Counter()
         self.failed: Counter[str] = Counter()
+        self.running: str | None = None  # the kind of the task on the thread now
 
     @property
     def stopped(self) -> bool:
@@ -64,6 +65,7 @@ class BackgroundWorker:
             if item is _STOP:
                 return
             kind, task = item
+            self.running = kind
             try:
                 task()
                 ok = True
@@ -71,6 +73,7 @@ class BackgroundWorker:
                 logger.warning("background %s task failed: %s", kind, exc)
                 ok = False
             with self._lock:
+                self.running = None
                 self._pending[kind] -= 1
                 (self.completed if ok else self.failed)[kind] += 1
 

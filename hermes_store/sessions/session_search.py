@@ -34,6 +34,7 @@ from hermes_store.sessions.evidence import (
 )
 from hermes_store.sessions.fusion import fuse_parts, session_ranking
 from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, MAX_SNIPPET_CHARS, cap_chars
+from hermes_store.sessions.importers.hermes_db import COMPACTED_META_KEY
 from hermes_store.sessions.refs import parse_ref
 from hermes_store.sessions.search import (
     HIDDEN_ROLES,
@@ -137,7 +138,7 @@ class _Store:
 
     def session_meta(self, row: dict[str, Any]) -> dict[str, Any]:
         return {"when": _when(row.get("started_at")), "source": _label(row.get("source")),
-                "model": _label(row.get("model")), "title": _title(row)}
+                "model": _label(row.get("model")), "title": _title(row) or None}  # Hermes: None when untitled
 
     def with_writer(self, fields: dict[str, Any], session_id: str) -> dict[str, Any]:
         """``fields`` plus ``written_by`` (``host:home``) when the session comes from a store
@@ -148,16 +149,16 @@ class _Store:
             fields["written_by"] = self._writers[session_id]
         return fields
 
-    def in_live_context(self, session_id: str) -> bool:
-        """True when ``session_id`` belongs to the caller's lineage and has not left its context."""
-        if not self.current:
+    def in_live_context(self, session_id: str, seq: int | None = None) -> bool:
+        """True when ``session_id`` belongs to the caller's lineage and has not left its context;
+        its message at ``seq`` never has when in-place compaction archived it (Hermes'
+        ``_is_compacted_message``: the importer's ``compacted_messages``, the leading ones)."""
+        if not self.current or (session_id != self.current and self.lineage.root(session_id) != self.current_root):
             return False
-        if session_id == self.current:
-            return True
-        if self.lineage.root(session_id) != self.current_root:
+        meta = self.storage.session_meta(session_id)
+        if seq is not None and seq < int(meta.get(COMPACTED_META_KEY) or 0):
             return False
-        reason = self.storage.session_meta(session_id).get("end_reason")
-        return reason not in LEFT_CONTEXT_REASONS
+        return session_id == self.current or meta.get("end_reason") not in LEFT_CONTEXT_REASONS
 
     def messages(self, session_id: str, roles: tuple[str, ...] | None, **narrow: Any) -> list[dict[str, Any]]:
         """The session's messages (see :meth:`SessionStorage.get_messages` for ``narrow``);
@@ -299,7 +300,7 @@ def _sessions_of(store: _Store, hits: list[Hit], seen_roots: set[str]) -> list[t
     """
     groups: dict[str, list[Hit]] = {}
     for hit in hits:
-        if store.in_live_context(hit.session_id):
+        if store.in_live_context(hit.session_id, hit.seq):
             continue
         root = store.lineage.root(hit.session_id)
         if root not in seen_roots:
@@ -409,7 +410,7 @@ def scroll(store: _Store, session_id: str, around: int, window: int) -> dict[str
     checks: current-lineage guard, session, window, then a same-lineage rebind)."""
     anchor = store.storage.message_position(around)
     owner = anchor["session_id"] if anchor is not None else None
-    if store.in_live_context(owner or session_id):
+    if store.in_live_context(owner or session_id, anchor["seq"] if anchor is not None else None):
         return tool_error("scroll rejected: anchor lives in the current session lineage (already in your "
                           "active context)", success=False)
     session = store.session(session_id)

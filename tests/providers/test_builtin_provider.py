@@ -35,7 +35,7 @@ def test_builtin_is_first_and_owns_the_memory_tool(home):
     manager, _ = _session(home)
     try:
         assert [manager.name_of(p) for p in manager.providers] == ["builtin", "ext"]
-        assert manager.get_all_tool_names() == ["memory", "ext_tool"]
+        assert manager.get_all_tool_names() == {"memory", "ext_tool"}
         schema = manager.get_all_tool_schemas()[0]
         assert schema["name"] == "memory" and "operations" in schema["parameters"]["properties"]
     finally:
@@ -112,7 +112,7 @@ def test_build_memory_manager_with_the_fact_store_mirrors_builtin_writes(home):
     manager, selection = build_memory_manager(home, session_id="s-9")
     try:
         assert selection.active == "holographic_store", selection.message
-        assert manager.get_all_tool_names() == ["memory", "fact_store", "fact_feedback"]
+        assert manager.get_all_tool_names() == {"memory", "fact_store", "fact_feedback"}
         assert call(manager, {"action": "add", "target": "user",
                               "content": "Alice works at Acme Robotics as a firmware engineer"})["success"]
         found = json.loads(manager.handle_tool_call("fact_store", {"action": "search", "query": "firmware"}))

@@ -240,7 +240,7 @@ def test_build_memory_manager_with_an_entry_point_provider(home, tmp_path, monke
     try:
         assert selection.active == "acme2"
         assert [manager.name_of(p) for p in manager.providers] == ["builtin", "acme2"]
-        assert manager.get_all_tool_names() == ["memory", "acme2_search"]
+        assert manager.get_all_tool_names() == {"memory", "acme2_search"}
         assert manager.external_provider.initialized == ("sess-1", str(home.root))
     finally:
         manager.shutdown_all()
@@ -300,3 +300,69 @@ def test_a_register_that_raises_after_registering_keeps_the_provider_as_in_herme
         "    ctx.register_memory_provider(Sibling())",
         "    ctx.register_memory_provider(Sibling())\n    raise RuntimeError('optional hook failed')"))
     assert load_plugin_dir(plugin).name == "late_raise"
+
+
+def test_a_provider_whose_tool_schemas_raise_falls_back_to_builtin_naming_the_error(home):
+    """Hermes' ``add_provider`` lets a provider's ``get_tool_schemas()`` error out (#9948); our
+    manager now does too, and ``build_memory_manager`` turns it into the fallback message."""
+    make_plugin_dir(home, "bad_schemas", init=SIBLING_PROVIDER.replace("sibling_mem", "bad_schemas").replace(
+        "    def get_tool_schemas(self):\n        return []",
+        "    def get_tool_schemas(self):\n        raise RuntimeError('schema file missing')"))
+    home.config_path.write_text("memory:\n  provider: bad_schemas\n")
+    manager, selection = build_memory_manager(home, session_id="s")
+    try:
+        assert [manager.name_of(p) for p in manager.providers] == ["builtin"]
+        assert not selection.ok and selection.active == ""
+        assert selection.message == ("Memory provider 'bad_schemas' could not be registered: "
+                                     "RuntimeError: schema file missing; using built-in memory only.")
+    finally:
+        manager.shutdown_all()
+
+
+EP_MODULE = '''
+from hermes_store.providers.base import MemoryProvider
+
+
+class Provider(MemoryProvider):
+    name = "entrymem"
+
+    def is_available(self):
+        return True
+
+    def initialize(self, session_id, **kwargs):
+        pass
+
+    def get_tool_schemas(self):
+        return []
+
+
+def register(ctx):
+    ctx.register_memory_provider(Provider())
+
+
+def make_provider():
+    return Provider()
+'''
+
+
+@pytest.mark.parametrize("target", ["{m}:register", "{m}:Provider", "{m}:make_provider", "{m}"])
+def test_an_entry_point_may_name_register_a_class_a_factory_or_the_module(home, tmp_path, monkeypatch, target):
+    """Upstream ``_load_provider_from_entry_point`` (zons plugins/memory/__init__.py @03d70b32, its
+    test ``test_load_entry_point_provider[register|Provider|make_provider]``): an instance, a
+    subclass, a module with ``register(ctx)``, a factory or ``register`` callable, or a namespace
+    holding a subclass. Ours called every callable with no argument, so ``register`` failed."""
+    site = tmp_path / "site"
+    site.mkdir()
+    module = "ep_mem_" + target.replace("{m}", "").strip(":") + "_target"
+    (site / f"{module}.py").write_text(EP_MODULE)
+    info = site / f"{module}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[hermes_store.providers]\nentrymem = {target.format(m=module)}\n")
+    monkeypatch.syspath_prepend(str(site))
+    found = find_provider(discover_providers(home), "entrymem")
+    try:
+        assert found is not None and found.usable, found and found.reason
+        assert found.provider.name == "entrymem"
+    finally:
+        release_unused([found] if found else [])

@@ -136,3 +136,12 @@ def test_scrubber_holds_back_partial_tags_and_resets():
     assert scrubber.feed("<memory-context>\nnew response, new scrubber state") == ""
     assert scrubber.flush() == ""  # unterminated span discarded
     assert not scrubber.in_span
+
+
+
+def test_recalled_text_is_kept_as_written_inside_the_fence_as_in_hermes():
+    # Hermes' build_memory_context_block (zons agent/memory_manager.py @03d70b32): f"{clean}\n"
+    # with clean the sanitised, de-duplicated text, not stripped
+    assert build_memory_context_block("  - tea\n- coffee\n") == (
+        f"<memory-context>\n{NOTE}\n\n  - tea\n- coffee\n\n</memory-context>")
+    assert build_memory_context_block("<memory-context>only the fence</memory-context>") == ""

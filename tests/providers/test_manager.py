@@ -102,7 +102,7 @@ def test_tool_routing_shadowing_and_duplicates(caplog):
     with caplog.at_level(logging.WARNING):
         mgr.add_provider(builtin)
         mgr.add_provider(ext)
-    assert mgr.get_all_tool_names() == ["memory", "ext_tool"]
+    assert mgr.get_all_tool_names() == {"memory", "ext_tool"}
     assert [s["name"] for s in mgr.get_all_tool_schemas()] == ["memory", "ext_tool"]
     assert "Memory provider 'ext' tool 'memory' shadows a reserved core tool name" in caplog.text
     assert "Memory provider 'ext' tool 'terminal' shadows a reserved core tool name" in caplog.text
@@ -141,10 +141,11 @@ def test_schema_failure_refuses_provider_without_blocking_later_registration():
             raise RuntimeError("schemas broken")
 
     mgr = _manager()
-    assert not mgr.add_provider(BadSchemas("bad"))
-    assert mgr.providers == [] and mgr.get_all_tool_names() == []
+    with pytest.raises(RuntimeError, match="schemas broken"):  # raised as Hermes' add_provider does (#9948)
+        mgr.add_provider(BadSchemas("bad"))
+    assert mgr.providers == [] and mgr.get_all_tool_names() == set()
     assert mgr.add_provider(RecordingProvider("good"))
-    assert mgr.get_all_tool_names() == ["fake_tool"]
+    assert mgr.get_all_tool_names() == {"fake_tool"}
 
 
 def test_tool_exception_becomes_an_error_string():
@@ -400,7 +401,7 @@ def test_pre_compress_checkpoint_v2():
 
     plain = _manager()
     plain.add_provider(RecordingProvider("ext", tools=()))
-    with pytest.raises(RuntimeError, match=CHECKPOINT_FAILED):
+    with pytest.raises(RuntimeError, match=CHECKPOINT_FAILED.format(version=2)):
         plain.on_pre_compress([], require_checkpoint=True)
     broken = _manager()
     broken.add_provider(BrokenV2("ext", tools=()))
@@ -450,4 +451,4 @@ def test_reserved_core_tool_names_are_the_newest_hermes_list():
     ext = RecordingProvider("ext", tools=(*names, "send_message", "mixture_of_agents", "browser_close"))
     mgr = _manager()
     mgr.add_provider(ext)
-    assert mgr.get_all_tool_names() == ["send_message", "mixture_of_agents", "browser_close"]
+    assert mgr.get_all_tool_names() == {"send_message", "mixture_of_agents", "browser_close"}

@@ -80,7 +80,7 @@ def test_worked_example_end_to_end(home, tmp_path, monkeypatch):
     manager, selection = build_memory_manager(home, session_id="s1")
     try:
         assert selection.active == "notes"
-        assert manager.get_all_tool_names() == ["memory", "note"]
+        assert manager.get_all_tool_names() == {"memory", "note"}
         assert json.loads(manager.handle_tool_call("note", {"text": "standup moved to 10:30"}))["success"]
         block = manager.prefetch_context("when is standup now?")
         assert "- standup moved to 10:30" in block and block.startswith("<memory-context>")

@@ -169,3 +169,37 @@ def test_copy_keeps_fixture_readable_by_stock_sqlite(v31, tmp_path):
         assert con.execute("SELECT count(*) FROM messages_fts WHERE messages_fts MATCH 'helm'").fetchone()[0] >= 1
     finally:
         con.close()
+
+
+def test_in_place_compaction_after_an_import_is_found_from_the_compacted_session(home, v31):
+    """Hermes' in-place compaction (``archive_and_compact``) archives every live row of the session
+    (``active=0, compacted=1``) and appends the summary. Its archives have left the live context,
+    so upstream ``session_search`` (zons 03d70b32 ``_is_compacted_message``) returns them even on
+    the calling session; the rows were imported live before, so the next run must learn of it."""
+    import json
+
+    from hermes_store.tools import handle_tool_call
+    run(home, v31)
+    db = Database(v31, migrate=False)
+    db.execute("UPDATE messages SET active = 0, compacted = 1 "
+               "WHERE session_id = '20270301_090000_cont01' AND active = 1")
+    db.execute("INSERT INTO messages(session_id, role, content, timestamp) VALUES "
+               "('20270301_090000_cont01', 'user', '[CONTEXT COMPACTION — REFERENCE ONLY] summary', 1803891630)")
+    db.close()
+    summary, contents, metas, _ = run(home, v31)
+    assert not summary.errors, summary.errors
+    assert metas["20270301_090000_cont01"]["compacted_messages"] == 1
+    found = json.loads(handle_tool_call("session_search", {"query": "production"}, home=home,
+                                        session_id="20270301_090000_cont01"))
+    assert [r["session_id"] for r in found["results"]] == ["20270301_090000_cont01"]
+    assert found["results"][0]["messages"][0]["content"] == "now production please"
+    # scroll accepts an archived anchor on the calling session (upstream _anchor_in_live_context)
+    anchor = found["results"][0]["match_message_id"]
+    scrolled = json.loads(handle_tool_call("session_search", {"session_id": "20270301_090000_cont01",
+                                                              "around_message_id": anchor}, home=home,
+                                           session_id="20270301_090000_cont01"))
+    assert scrolled["success"] is True and scrolled["mode"] == "scroll"
+    # the summary row is live: the calling session's own live rows stay out
+    live = json.loads(handle_tool_call("session_search", {"query": "REFERENCE"}, home=home,
+                                       session_id="20270301_090000_cont01"))
+    assert live["results"] == []

@@ -3,7 +3,8 @@
 Sessions are upserted on every run (titles and end times change); messages are
 read incrementally by native id. Lineage comes from ``parent_session_id``.
 Rows with ``active=0`` are skipped unless they are compaction archives
-(``compacted=1``). Multimodal ``"\\x00json:"`` contents are flattened to text.
+(``compacted=1``); how many of a session's messages are such archives is kept in its meta
+(``compacted_messages``) for ``session_search``. Multimodal ``"\\x00json:"`` contents are flattened to text.
 
 Schema 31 (the newest Hermes): ``sessions.auto_archived`` is kept in the session's meta
 beside ``archived``; a busy-queue accept row (``display_metadata._queued_prompt``) is never
@@ -24,8 +25,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
+from hermes_store.db import query_in_chunks
 from hermes_store.foreign_db import ForeignDB, ForeignDBError, quote_identifier
 from hermes_store.sessions.importers.base import (
     Checkpoint,
@@ -53,6 +56,7 @@ RECOVERABLE_END_REASONS = frozenset({"agent_close", "ws_orphan_reap", "supersede
 AUTOMATIC_END_REASONS = RECOVERABLE_END_REASONS | {"tui_shutdown", "ws_disconnect", "idle_timeout", "lru_evict"}
 QUEUED_PROMPT_KEY = "_queued_prompt"  # display_metadata flag of a busy-queue accept row
 HIDDEN_DISPLAY_KIND = "hidden"  # display_kind of model-facing scaffolding Hermes never shows
+COMPACTED_META_KEY = "compacted_messages"  # session meta: its leading messages archived by compaction
 
 
 def end_kind(reason: Any) -> str | None:
@@ -177,8 +181,9 @@ class HermesDbImporter(Importer):
         quoted = ", ".join(quote_identifier(c) for c in scols)
         rows = db.query(f"SELECT {quoted} FROM sessions ORDER BY started_at, id", table="sessions", key="id")
         by_id = {str(r["id"]): r for r in rows}
+        archived = _compaction_archives(db, mcols, last_id)
         for row in rows:
-            yield _session_record(row, scols, by_id)
+            yield _session_record(row, scols, by_id, archived.get(str(row["id"]), 0))
         tools = ToolNames()
         wanted = [c for c in ("id", "session_id", "role", "content", "tool_call_id", "tool_calls",
                               "tool_name", "timestamp", "active", "compacted", "display_kind",
@@ -194,15 +199,11 @@ class HermesDbImporter(Importer):
             for row in rows:
                 last_id = int(row["id"])
                 cursor_uid = row.get("message_uid")
-                active = row.get("active", 1)
-                if active == 0 and not row.get("compacted"):
-                    skipped += 1
-                    continue
-                if is_queued_prompt(row.get("display_metadata")):
-                    queued += 1  # a busy-queue accept row: its drained copy is the message
-                    continue
-                if row.get("display_kind") == HIDDEN_DISPLAY_KIND:
-                    hidden += 1  # scaffolding: Hermes' search and previews leave it out too
+                reason = _skip_reason(row)
+                if reason is not None:
+                    skipped += reason == "inactive"
+                    queued += reason == "queued"
+                    hidden += reason == "hidden"
                     continue
                 if row.get("tool_calls"):
                     tools.remember(row["tool_calls"])
@@ -246,9 +247,44 @@ def _columns(db: ForeignDB, table: str) -> list[str]:
     return db.columns(table)
 
 
+def _skip_reason(row: dict[str, Any]) -> str | None:
+    """Why a message row is not imported: ``inactive`` (rewound or undone: ``active=0`` and not a
+    compaction archive), ``queued`` (a busy-queue accept row: its drained copy is the message),
+    ``hidden`` (scaffolding Hermes' search and previews leave out too); None when it is."""
+    if row.get("active", 1) == 0 and not row.get("compacted"):
+        return "inactive"
+    if is_queued_prompt(row.get("display_metadata")):
+        return "queued"
+    return "hidden" if row.get("display_kind") == HIDDEN_DISPLAY_KIND else None
+
+
+def _compaction_archives(db: ForeignDB, columns: list[str], since_id: int) -> dict[str, int]:
+    """How many imported messages of each session written to after message ``since_id`` are
+    in-place compaction archives (``active=0, compacted=1``). Hermes compacts by archiving every
+    live row and appending the summary, so the archives are the session's first messages in id
+    order: :data:`COMPACTED_META_KEY` counts them, and ``session_search`` lets a hit among them
+    through on the calling session (its live context no longer holds them). A session not
+    written to since keeps the count stored before (a compaction always appends rows)."""
+    if not {"active", "compacted"} <= set(columns):
+        return {}
+    # the new rows by primary key, then each touched session through Hermes' session index
+    touched = sorted({str(r["session_id"]) for r in
+                      db.query("SELECT session_id FROM messages WHERE id > ?", (since_id,), table="messages")})
+    wanted = [c for c in ("session_id", "active", "compacted", "display_kind", "display_metadata") if c in columns]
+    counts: dict[str, int] = {}
+    for row in query_in_chunks(partial(db.query, table="messages"),
+                               f"SELECT {', '.join(wanted)} FROM messages WHERE session_id IN ({{marks}}) "
+                               "AND active = 0 AND compacted = 1", touched):
+        if _skip_reason(row) is None:
+            counts[str(row["session_id"])] = counts.get(str(row["session_id"]), 0) + 1
+    return counts
+
+
 def _session_record(row: dict[str, Any], columns: list[str],
-                    by_id: dict[str, dict[str, Any]] | None = None) -> SessionRecord:
+                    by_id: dict[str, dict[str, Any]] | None = None, archived: int = 0) -> SessionRecord:
     meta = {k: row[k] for k in _SESSION_EXTRA if k in row and row[k] not in (None, "", 0)}
+    if archived:
+        meta[COMPACTED_META_KEY] = archived
     kind = end_kind(row.get("end_reason"))
     if kind is not None:
         meta["end_kind"] = kind
