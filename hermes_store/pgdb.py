@@ -463,6 +463,7 @@ class PgDatabase:
             self._local.conn = held
             try:
                 with self._guard(), held.transaction():
+                    self._limit_lock_wait(held)
                     yield held
             finally:
                 self._local.conn = None
@@ -471,9 +472,28 @@ class PgDatabase:
             self._local.conn = conn
             try:
                 with conn.transaction():
+                    self._limit_lock_wait(conn)
                     yield conn
             finally:
                 self._local.conn = None
+
+    @contextmanager
+    def lock_patience(self, seconds: float) -> Iterator[None]:
+        """Within: a transaction begun on this thread waits at most ``seconds`` for a lock
+        another session holds (``lock_timeout``, never longer than the statement timeout),
+        then fails with :class:`PgUnavailable`. For bookkeeping a read does on the side."""
+        previous = getattr(self._local, "lock_wait", None)
+        wait = min(self.statement_timeout, max(0.001, float(seconds)))
+        self._local.lock_wait = wait if previous is None else min(previous, wait)
+        try:
+            yield
+        finally:
+            self._local.lock_wait = previous
+
+    def _limit_lock_wait(self, conn: Any) -> None:
+        wait = getattr(self._local, "lock_wait", None)
+        if wait is not None:  # transaction-local: the pooled connection keeps its own setting
+            conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{max(1, int(wait * 1000))}ms",))
 
     write = transaction  # the name the SQLite Database uses for the same thing
 
