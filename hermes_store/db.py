@@ -500,6 +500,23 @@ class Database:
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.25)
 
+    @contextmanager
+    def lock_patience(self, seconds: float) -> Iterator[None]:
+        """Within: a write waits at most ``seconds`` (never longer than :attr:`busy_patience`)
+        for another connection's lock, then fails with :class:`DatabaseError`.
+
+        For bookkeeping a read does on the side: SQLite's own busy handler is bounded too,
+        since the connection's busy timeout (set when it opened) is what a write waits on."""
+        with self._lock:
+            saved = self.busy_patience
+            self.busy_patience = min(saved, max(0.0, float(seconds)))
+            self.conn.set_busy_timeout(int(self.busy_patience * 1000))
+            try:
+                yield
+            finally:
+                self.busy_patience = saved
+                self.conn.set_busy_timeout(int(saved * 1000))
+
     def checkpoint(self) -> None:
         """Request a PASSIVE WAL checkpoint (never blocks readers or writers)."""
         if self.journal_mode == "wal" and not self.readonly:

@@ -175,6 +175,10 @@ class StoreDatabase(Protocol):
     def write(self) -> AbstractContextManager[Any]:
         """A write transaction: committed on success, rolled back on error; nested use joins."""
 
+    def lock_patience(self, seconds: float) -> AbstractContextManager[None]:
+        """Within: a write transaction begun here waits at most ``seconds`` for another
+        session's lock, then fails with ``DatabaseError`` (bookkeeping a read does on the side)."""
+
     def table_exists(self, name: str) -> bool:
         """True when a table or view called ``name`` exists."""
 

@@ -19,6 +19,7 @@ import os
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
+from hermes_store import pgreach
 from hermes_store.db import IN_CHUNK, DatabaseError, query_in_chunks, schema_dir
 from hermes_store.engines import ENGINES
 
@@ -117,19 +119,23 @@ def store_present(url: str) -> bool:
     :attr:`~hermes_store.engines.Engine.store_check`, so a command that only reads creates
     nothing in an empty database, and another application's schema is still refused by the
     opener. One short connection the first time a URL is asked in a process (a store found is
-    remembered); True when the driver is missing or the server cannot be asked, so the opener
+    remembered); True when the driver is missing or the server cannot be asked (one that did
+    not answer is not asked again for a while: :mod:`hermes_store.pgreach`), so the opener
     reports that in its own words."""
-    if url in _STORES_SEEN:
+    if url in _STORES_SEEN or pgreach.recent_silence(url) is not None:
         return True
     try:
         import psycopg
     except ImportError:
         return True
+    started = time.monotonic()
     try:
         with psycopg.connect(url, connect_timeout=max(2, int(round(DEFAULT_CONNECT_TIMEOUT))),
                              autocommit=True) as conn:
             present = bool(conn.execute(SCHEMA_HOLDS_ANYTHING).fetchone()[0])
-    except psycopg.Error:  # unreachable, refused, not a URL: the opener says so in its own words
+    except psycopg.Error as exc:  # unreachable, refused, not a URL: the opener says so in its own words
+        if "FATAL:" not in str(exc) and time.monotonic() - started >= pgreach.SILENT_AFTER:
+            pgreach.remember_silent(url, scrub(" ".join(str(exc).split()), url))
         return True
     if present:
         _STORES_SEEN.add(url)
@@ -376,6 +382,11 @@ class PgDatabase:
             reconnect_timeout=max(30.0, self.connect_timeout * 4),
             name="hermes_store",
         )
+        silent = pgreach.recent_silence(self._url)
+        if silent is not None:  # it did not answer a moment ago: fail now, not after another wait
+            raise PgUnavailable(f"{self.display_url}: PostgreSQL server not reachable within "
+                                f"{self.connect_timeout:.0f}s: {silent}")
+        started = time.monotonic()
         try:
             # one direct connection first: a refused or unknown server is named in the driver's
             # own words (the pool only says it did not fill in time)
@@ -386,10 +397,13 @@ class PgDatabase:
             reason = self._reason(exc)
             # the server answered and said no (no such database, role or password): not a timeout
             answered = "FATAL:" in reason
+            if not answered and time.monotonic() - started >= pgreach.SILENT_AFTER:
+                pgreach.remember_silent(self._url, reason)
             raise PgUnavailable(
                 f"{self.display_url}: PostgreSQL server refused the connection: {reason}" if answered else
                 f"{self.display_url}: PostgreSQL server not reachable within {self.connect_timeout:.0f}s: {reason}"
             ) from exc
+        pgreach.forget(self._url)
         if migrate:
             try:
                 self.migrate()
@@ -463,6 +477,7 @@ class PgDatabase:
             self._local.conn = held
             try:
                 with self._guard(), held.transaction():
+                    self._limit_lock_wait(held)
                     yield held
             finally:
                 self._local.conn = None
@@ -471,9 +486,28 @@ class PgDatabase:
             self._local.conn = conn
             try:
                 with conn.transaction():
+                    self._limit_lock_wait(conn)
                     yield conn
             finally:
                 self._local.conn = None
+
+    @contextmanager
+    def lock_patience(self, seconds: float) -> Iterator[None]:
+        """Within: a transaction begun on this thread waits at most ``seconds`` for a lock
+        another session holds (``lock_timeout``, never longer than the statement timeout),
+        then fails with :class:`PgUnavailable`. For bookkeeping a read does on the side."""
+        previous = getattr(self._local, "lock_wait", None)
+        wait = min(self.statement_timeout, max(0.001, float(seconds)))
+        self._local.lock_wait = wait if previous is None else min(previous, wait)
+        try:
+            yield
+        finally:
+            self._local.lock_wait = previous
+
+    def _limit_lock_wait(self, conn: Any) -> None:
+        wait = getattr(self._local, "lock_wait", None)
+        if wait is not None:  # transaction-local: the pooled connection keeps its own setting
+            conn.execute("SELECT set_config('lock_timeout', %s, true)", (f"{max(1, int(wait * 1000))}ms",))
 
     write = transaction  # the name the SQLite Database uses for the same thing
 

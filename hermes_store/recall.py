@@ -622,7 +622,7 @@ def _recall_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         if isinstance(value, str) and len(value) > 100:
             raise ToolArgumentError(f"'{name}' is too long ({len(value):,} chars) for a date or an age")
         try:
-            timeutil.parse_when(value, name=name)
+            timeutil.parse_when(value)  # the error is prefixed with the name below, once
         except ValueError as exc:
             raise ToolArgumentError(f"'{name}': {exc}") from exc
     for name in ("after", "before"):

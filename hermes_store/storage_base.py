@@ -36,6 +36,11 @@ class EngineStorage(ABC):
     def transaction(self) -> AbstractContextManager[Any]:
         """A write transaction: committed on success, rolled back on error; nested use joins."""
 
+    def lock_patience(self, seconds: float) -> AbstractContextManager[None]:
+        """Within: a write transaction begun here waits at most ``seconds`` for a lock another
+        process holds, then fails with ``DatabaseError`` (see ``StoreDatabase.lock_patience``)."""
+        return self.db.lock_patience(seconds)
+
 
 def engine_class(registry: Mapping[str, str], engine: str, what: str) -> type:
     """The class ``registry`` names for ``engine`` (a ``"module:Class"`` string, imported now).

@@ -3,7 +3,8 @@
 The files stay the truth. Each search first compares every file's sha256 with
 the hash recorded when it was last indexed and rebuilds that target's rows
 when they differ, so hand edits are searchable at once. When the home's
-database cannot be written, the same index is built in memory instead.
+database cannot be written (or another process holds its write lock for more than
+``REFRESH_PATIENCE``), the same index is built in memory instead.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from hermes_store.excerpts import HIGHLIGHT_MARKS, highlight_excerpt
 from hermes_store.query import compile_query
 from hermes_store.redaction import redactor_for
 from hermes_store.tooling import storable_text
+
+#: Seconds a search waits to bring the stored index up to date while another process holds the
+#: write lock; then it searches an index built in memory for the call instead.
+REFRESH_PATIENCE = 0.5
 
 
 @dataclass
@@ -85,7 +90,8 @@ def search_entries(db: Database | None, memories_dir: Path, query: str, *,
     try:
         try:
             storage = open_builtin_storage(db)
-            refresh_index(storage, memories_dir, targets)
+            with storage.lock_patience(REFRESH_PATIENCE):  # never wait long behind another writer
+                refresh_index(storage, memories_dir, targets)
         except DatabaseError:
             own = db = Database(":memory:")
             storage = open_builtin_storage(db)

@@ -145,19 +145,12 @@ class FactRows:
         ids = [int(i) for i in fact_ids]
         if not ids or self.storage.readonly:
             return
-        db = getattr(self.storage, "db", None)
         with self._lock:
-            saved = getattr(db, "busy_patience", None)
-            if saved is not None:
-                db.busy_patience = min(saved, RETRIEVAL_PATIENCE)
             try:
-                with self.storage.transaction():
+                with self.storage.lock_patience(RETRIEVAL_PATIENCE), self.storage.transaction():
                     self.storage.increment_retrievals(ids)
             except (DatabaseError, apsw.BusyError) as exc:
                 logger.info("retrieval counts not recorded (database busy): %s", exc)
-            finally:
-                if saved is not None:
-                    db.busy_patience = saved
 
     # ------------------------------------------------------------------ entities
 

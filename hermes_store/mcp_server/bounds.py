@@ -25,6 +25,8 @@ from typing import Any
 
 import anyio
 
+from hermes_store.mcp_server.inbound import repaired
+
 REPLY_CAP_BYTES = 128 * 1024
 MAX_IN_FLIGHT = 8
 LOOKAHEAD = (
@@ -174,7 +176,8 @@ class BoundedReceive:
     While the next request waits for a slot, up to :data:`LOOKAHEAD` further messages are read
     ahead: notifications and the client's replies go on at once (a ``notifications/cancelled``
     frees its request's slot, since a cancelled request is never answered), requests wait in
-    order. Beyond that nothing is read, so a client that sends and never reads is blocked."""
+    order. Beyond that nothing is read, so a client that sends and never reads is blocked.
+    A line the SDK refused only for its lone surrogates is read anyway (:mod:`.inbound`)."""
 
     def __init__(self, inner: Any, inflight: _InFlight) -> None:
         self._inner = inner
@@ -204,7 +207,7 @@ class BoundedReceive:
             if not self._buffer:
                 if self._ended:
                     raise anyio.EndOfStream
-                item = await self._inner.receive()
+                item = repaired(await self._inner.receive())
                 if not _is_request(item):
                     return self._pass_on(item)
                 self._buffer.append(item)
@@ -214,7 +217,7 @@ class BoundedReceive:
                 continue
             with anyio.move_on_after(POLL_SECONDS):  # a memory stream's receive is safe to cancel
                 try:
-                    self._buffer.append(await self._inner.receive())
+                    self._buffer.append(repaired(await self._inner.receive()))
                 except anyio.EndOfStream:
                     self._ended = True
 

@@ -22,6 +22,7 @@ from hermes_store.config_edit import set_config_values
 from hermes_store.db import (
     DEFAULT_TOOL_QUERY_BUDGET,
     TOOL_BUDGET_ENV,
+    DatabaseError,
     configured_budget,
     query_budget,
 )
@@ -38,6 +39,7 @@ from hermes_store.facts.storage import FactAuthor
 from hermes_store.facts.store import FactBlocked, FactStore, FactStoreError
 from hermes_store.home import Home, load_config
 from hermes_store.providers.base import MemoryProvider, RecallStatus, turn_author_of
+from hermes_store.providers.worker import BackgroundWorker
 from hermes_store.threats import sanitize_sequence
 from hermes_store.tooling import ToolArgumentError, fence_reply, sanitize_context
 
@@ -46,6 +48,8 @@ log = logging.getLogger(__name__)
 PREFETCH_HEADER = "## Holographic Memory"
 PREFETCH_MIN_COVERAGE = 0.34  # a prefetched fact holds a third of the message's words or names its entity
 WRITING_CONTEXTS = ("primary", "")  # cron/flush/subagent contexts read but never write
+MIRROR_PATIENCE = 0.5  # seconds a mirrored memory write waits for a lock inside the agent's tool call
+MIRROR_DRAIN = 5.0  # seconds shutdown waits for mirrored writes finishing in the background
 
 
 def format_prefetch(facts: list[dict[str, Any]]) -> str:
@@ -78,6 +82,7 @@ class FactStoreProvider(MemoryProvider):
         self._writes_enabled = True
         self._last_recalled: int | None = None
         self._turn_author: dict[str, Any] | None = None  # who wrote the current turn
+        self._worker = BackgroundWorker("hermes-store-fact-mirror")  # mirrored writes deferred by a lock
 
     # ------------------------------------------------------------------ identity
 
@@ -134,13 +139,22 @@ class FactStoreProvider(MemoryProvider):
             return self._store
 
     def shutdown(self) -> None:
-        """Close the store."""
+        """Finish deferred mirrored writes (waiting at most ``MIRROR_DRAIN`` seconds), then close
+        the store."""
+        abandoned: dict[str, int] = {}
+        if self._worker.pending():
+            abandoned = self._worker.stop(MIRROR_DRAIN)
+            self._worker = BackgroundWorker("hermes-store-fact-mirror")
+            if abandoned:
+                log.warning("fact store: deferred mirrored writes still waiting for the database "
+                            "after %.0fs; left to finish in the background: %s", MIRROR_DRAIN, abandoned)
         with self._lock:
             if self._store is not None:
-                try:
-                    self._store.close()
-                except Exception:  # closing must never raise into the agent
-                    log.exception("fact store: close failed")
+                if not abandoned:  # else a deferred write still uses it: the process exit closes it
+                    try:
+                        self._store.close()
+                    except Exception:  # closing must never raise into the agent
+                        log.exception("fact store: close failed")
                 self._store = None
 
     def backup_paths(self) -> list[str]:
@@ -254,12 +268,27 @@ class FactStoreProvider(MemoryProvider):
 
     def on_memory_write(self, action: str, target: str, content: str,
                         metadata: dict[str, Any] | None = None) -> None:
-        """Mirror a committed built-in memory write: add, replace or remove."""
+        """Mirror a committed built-in memory write: add, replace or remove.
+
+        It runs inside the agent's ``memory`` tool call, so it waits at most
+        ``MIRROR_PATIENCE`` for another process's write lock; then it is finished on the
+        background worker with the store's full patience (``shutdown`` waits for it, bounded)."""
+        if not self._writes_enabled:
+            return
+        metadata = dict(metadata or {})
+        store: FactStore | None = None
         try:
-            if self._writes_enabled:
-                mirror_memory_write(self.store, action, target, content, metadata or {})
+            store = self.store
+            with store.storage.lock_patience(MIRROR_PATIENCE):
+                mirror_memory_write(store, action, target, content, metadata)
+            return
+        except DatabaseError as exc:  # busy (or the server away): try again off the agent's turn
+            log.info("fact store: mirroring %s deferred: %s", action, exc)
         except Exception:
             log.exception("fact store: mirroring %s failed", action)
+            return
+        if store is not None:  # the store is open and was busy: not one it could not open
+            self._worker.submit("mirror", lambda: _mirror_later(store, action, target, content, metadata))
 
     # ------------------------------------------------------------------ setup wizard
 
@@ -295,6 +324,14 @@ class FactStoreProvider(MemoryProvider):
             for key, value in section_values.items()
         })
         self._config = None if not isinstance(self._explicit_config, (dict, FactConfig)) else self._config
+
+
+def _mirror_later(store: FactStore, action: str, target: str, content: str, metadata: dict[str, Any]) -> None:
+    """A mirrored write deferred by a lock, on the background worker (full patience)."""
+    try:
+        mirror_memory_write(store, action, target, content, metadata)
+    except Exception:
+        log.exception("fact store: mirroring %s failed", action)
 
 
 def _category_for(target: str) -> str:

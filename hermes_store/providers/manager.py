@@ -560,9 +560,11 @@ class MemoryManager:
         return dict(self._drain_state)
 
     def shutdown_all(self) -> dict[str, int]:
-        """Drain background work (bounded), then ``shutdown()`` providers in reverse order.
+        """Drain background work (bounded), then ``shutdown()`` providers in reverse order, each
+        waited for at most ``shutdown_timeout`` seconds.
 
-        Returns the abandoned background tasks by kind (empty when everything ran).
+        Returns the abandoned background tasks by kind (empty when everything ran); a provider
+        whose ``shutdown()`` was still running counts under ``"shutdown"``.
         """
         if self._shut_down:
             return dict(self.abandoned)
@@ -577,8 +579,33 @@ class MemoryManager:
                              "abandoned_prefetches": queued["prefetch"], "active_tasks": int(running is not None)}
         if self.abandoned:
             logger.warning("memory shutdown abandoned background work: %s", self.abandoned)
-        self._each("shutdown", logging.WARNING, lambda p: p.shutdown(), list(reversed(self._providers)))
+        hung = [provider for provider, done in self._each("shutdown", logging.WARNING, self._close_bounded,
+                                                   list(reversed(self._providers))) if not done]
+        if hung:
+            self.abandoned["shutdown"] = len(hung)
         return dict(self.abandoned)
+
+    def _close_bounded(self, provider: MemoryProvider) -> bool:
+        """``provider.shutdown()`` on its own daemon thread, waited for at most
+        ``shutdown_timeout`` seconds; False (logged) when it was still running then."""
+        box: dict[str, BaseException] = {}
+
+        def target() -> None:
+            try:
+                provider.shutdown()
+            except Exception as exc:
+                box["error"] = exc
+
+        thread = spawn_context_thread(target, name=f"shutdown-{self.name_of(provider)}")
+        thread.start()
+        thread.join(self.shutdown_timeout)
+        if thread.is_alive():
+            logger.warning("Memory provider '%s' shutdown still running after %.1fs; not waited for",
+                           self.name_of(provider), self.shutdown_timeout)
+            return False
+        if "error" in box:
+            raise box["error"]
+        return True
 
 
 def _normalize_messages(messages: Any) -> list[dict[str, str]]:

@@ -82,3 +82,10 @@ def test_cli_argument_that_is_not_utf8_is_named(engine, home, args) -> None:
     result = CliRunner().invoke(cli, ["--home", str(home.root), *args])
     assert result.exit_code == 1
     assert f"Error: {args[-1]!r} holds bytes that are not valid UTF-8" in result.output
+
+
+@pytest.mark.parametrize(("name", "value"), [("since", "-5d"), ("until", "last tuesday"), ("after", "garbage")])
+def test_a_bad_recall_date_is_one_line_naming_the_argument_once(home, name, value) -> None:
+    """Found driving hermes-store mcp: ``since: "-5d"`` answered "'since': since: not a date: ..."."""
+    error = call(home, "recall", {"query": "okapi", name: value})["error"]
+    assert error.startswith(f"'{name}': ") and error.count(name) == 1 and "\n" not in error, error

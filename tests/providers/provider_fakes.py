@@ -163,3 +163,15 @@ class SlowSyncProvider(RecordingProvider):
     def sync_turn(self, user_content: str, assistant_content: str, **kwargs: Any) -> None:
         self.release.wait(30)
         super().sync_turn(user_content, assistant_content, **kwargs)
+
+
+class HangingShutdownProvider(RecordingProvider):
+    """shutdown blocks until ``release`` is set (a provider stuck closing a network client)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.release = threading.Event()
+
+    def shutdown(self) -> None:
+        self.release.wait(60)
+        super().shutdown()

@@ -9,6 +9,7 @@ import time
 import pytest
 from provider_fakes import (
     HangingPrefetchProvider,
+    HangingShutdownProvider,
     LegacyProvider,
     PositionalWriteProvider,
     RaisingProvider,
@@ -251,6 +252,24 @@ def test_shutdown_drains_with_a_bound_and_reports_abandoned_work():
     mgr.sync_all("late", "late")  # dropped after shutdown, does not raise
     assert mgr.shutdown_all() == abandoned  # idempotent
     slow.release.set()
+
+
+def test_a_provider_whose_shutdown_hangs_is_not_waited_for_beyond_the_bound(caplog):
+    """Found driving the lifecycle with a hanging provider: the drain was bounded, but each
+    provider's shutdown() ran inline, so one stuck close held the agent's exit forever."""
+    builtin = RecordingProvider("builtin", tools=())
+    stuck = HangingShutdownProvider("ext", tools=())
+    mgr = _manager(shutdown_timeout=0.3)
+    mgr.add_provider(builtin)
+    mgr.add_provider(stuck)
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING):
+        abandoned = mgr.shutdown_all()
+    assert time.monotonic() - started < 3
+    assert abandoned == {"shutdown": 1}
+    assert ("builtin", "shutdown", None) in builtin.events  # the others are still closed
+    assert "'ext' shutdown still running" in caplog.text
+    stuck.release.set()
 
 
 def test_legacy_signatures_are_called_correctly():

@@ -1,0 +1,49 @@
+"""Messages the SDK's JSON parser refuses only for lone UTF-16 surrogates, read anyway.
+
+A JSON text may escape half of a surrogate pair (``"\\ud83d"``): JavaScript's
+``JSON.stringify`` writes one for a string cut between the two halves of an emoji, so an MCP
+client in Node can send it. The SDK's parser (pydantic) refuses such a line and its stdio
+transport hands the server an exception instead of the message, which the server drops: the
+client never gets an answer and its tool call hangs until its own timeout. :func:`repaired`
+reads such a message with Python's ``json`` module, each lone surrogate replaced by U+FFFD (as
+every tool argument is: :func:`hermes_store.tooling.valid_text`); anything else the SDK refused
+goes on as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp.types as types
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+from hermes_store.tooling import valid_text
+
+
+def _clean(value: Any) -> Any:
+    """``value`` (parsed JSON) with every string's lone surrogates replaced by U+FFFD."""
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, list):
+        return [_clean(item) for item in value]
+    if isinstance(value, dict):
+        return {valid_text(key): _clean(item) for key, item in value.items()}
+    return value
+
+
+def repaired(item: Any) -> Any:
+    """``item`` from the transport's read stream; a parse failure whose text is JSON that only
+    holds lone surrogates becomes the message it carries."""
+    if not isinstance(item, ValidationError):
+        return item
+    errors = item.errors(include_url=False)
+    text = errors[0].get("input") if len(errors) == 1 and errors[0].get("type") == "json_invalid" else None
+    if not isinstance(text, str) or "\\u" not in text:
+        return item
+    try:
+        message = types.jsonrpc_message_adapter.validate_python(_clean(json.loads(text)), by_name=False)
+    except (ValueError, RecursionError):  # not JSON, or not a message once read: as the SDK said
+        return item
+    return SessionMessage(message)

@@ -1,0 +1,66 @@
+"""A request holding half of a UTF-16 surrogate pair gets its answer (it used to get none).
+
+JavaScript's ``JSON.stringify`` writes a lone surrogate as ``\\ud83d`` (a string cut between
+the two halves of an emoji), so an MCP client in Node can send one. The SDK's JSON parser
+refuses the line and the server dropped it without a word: found with a raw stdio client, the
+``recall`` call never got a reply and the client waited until its own timeout. Now the message
+is read with each lone surrogate as U+FFFD, as every tool argument is (``tooling.valid_text``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+
+from mcp_helpers import SERVER_CMD, build_home
+
+REPLY_WAIT = 30.0
+
+
+class RawClient:
+    """``hermes-store mcp`` spoken to line by line, as a client that writes its own JSON does."""
+
+    def __init__(self, home) -> None:
+        self.proc = subprocess.Popen([*SERVER_CMD, "--home", str(home), "mcp"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(os.environ))
+        self.send('{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": '
+                  '"2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}')
+        assert self.reply()["id"] == 0
+        self.send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+
+    def send(self, line: str) -> None:
+        self.proc.stdin.write(line.encode("ascii") + b"\n")
+        self.proc.stdin.flush()
+
+    def reply(self) -> dict | None:
+        ready, _, _ = select.select([self.proc.stdout], [], [], REPLY_WAIT)
+        return json.loads(self.proc.stdout.readline()) if ready else None
+
+    def call(self, request_id: int, name: str, arguments_json: str) -> dict | None:
+        self.send(f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "tools/call", '
+                  f'"params": {{"name": "{name}", "arguments": {arguments_json}}}}}')
+        return self.reply()
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def test_lone_surrogates_in_arguments_are_answered_and_the_next_call_works(tmp_path):
+    root = tmp_path / "home"
+    build_home(root)
+    client = RawClient(root)
+    try:
+        answer = client.call(1, "recall", r'{"query": "zebrafish \ud83d"}')
+        assert answer is not None, "no reply to a request holding a lone surrogate"
+        payload = json.loads(answer["result"]["content"][0]["text"])
+        assert answer["id"] == 1 and payload["success"] is True and payload["count"] >= 1, payload
+        answer = client.call(2, "fact_store", r'{"action": "add", "content": "Ada likes tea \udc00 a lot"}')
+        assert answer is not None and answer["id"] == 2
+        assert json.loads(answer["result"]["content"][0]["text"])["success"] is True
+        answer = client.call(3, "fact_store", '{"action": "search", "query": "tea"}')
+        assert "Ada likes tea \ufffd a lot" in answer["result"]["content"][0]["text"]
+    finally:
+        client.close()
