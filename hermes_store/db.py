@@ -24,8 +24,6 @@ from typing import Any
 
 import apsw
 
-from hermes_store.fsutil import private_mkdir
-
 logger = logging.getLogger(__name__)
 
 DB_FILENAME = "hermes_store.db"
@@ -636,12 +634,14 @@ def sqlite_url_path(url: str, base: str | os.PathLike[str] | None = None) -> Pat
 
 def open_home_store(home: Any, url: str | None, **kwargs: Any) -> Database:
     """The SQLite engine's opener (:attr:`hermes_store.engines.Engine.opener`): ``home``'s
-    store file (its own ``hermes_store.db`` or the file ``url`` names), created with private
-    parent directories unless read-only; a read-only home (``mcp --read-only``) never writes."""
+    store file (its own ``hermes_store.db`` or the file ``url`` names), created unless
+    read-only (in the directory :meth:`~hermes_store.home.Home.prepare_store_directory` makes
+    ready: a mistyped folder in a URL is refused); a read-only home (``mcp --read-only``) never
+    writes."""
     path = home.sqlite_path
     if home.read_only:
         kwargs = {**kwargs, "readonly": True}
         kwargs.pop("migrate", None)
     if not kwargs.get("readonly"):
-        private_mkdir(path.parent)
+        home.prepare_store_directory()
     return Database(path, **kwargs)

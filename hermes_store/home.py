@@ -165,10 +165,11 @@ class Home:
     """A resolved Hermes home: the paths inside it and its configuration."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None, profile: str | None = None,
-                 database_url: str | None = None) -> None:
+                 database_url: str | None = None, url_option: str = "--database-url") -> None:
         self.root = resolve_home(root, profile)
         self.profile = profile
         self._database_url = database_url or None
+        self._url_option = url_option  # how errors name the option ``database_url`` came from
         # Set by a read-only front end (``mcp --read-only``): every store opened from this home
         # is read-only, so not even a read's bookkeeping (facts' retrieval_count) is written.
         self.read_only = False
@@ -241,10 +242,11 @@ class Home:
         return self._configured_url()
 
     def database_url_origin(self) -> str:
-        """Where :meth:`database_url` comes from, as an error message names it: ``--database-url``,
+        """Where :meth:`database_url` comes from, as an error message names it: ``--database-url``
+        (or the option a command built this home from, ``url_option``: ``migrate --to``),
         ``$HERMES_STORE_DATABASE_URL`` or ``<home>/config.yaml: store.database_url``."""
         if self._database_url:
-            return "--database-url"
+            return self._url_option
         if os.environ.get(DATABASE_URL_ENV, "").strip():
             return f"${DATABASE_URL_ENV}"
         return f"{self.config_path}: store.database_url"
@@ -317,6 +319,32 @@ class Home:
         client), the working directory (None) for ``--database-url`` and the variable."""
         from_config = not self._database_url and not os.environ.get(DATABASE_URL_ENV, "").strip()
         return self.root if from_config else None
+
+    def store_directory_problem(self) -> str | None:
+        """Why the store's local file cannot be created, else None: a file a URL names must be
+        in a directory that exists (as for ``sqlite3`` and SQLAlchemy; the message names it and
+        where the URL comes from). This home's own ``hermes_store.db`` and a store on a server
+        have none: the home is made on the first write."""
+        path = self.sqlite_path
+        if path is None or self.database_url() is None or path.parent.is_dir():
+            return None
+        return (f"{path}: cannot create the store: no directory {path.parent} "
+                f"(named by {self.database_url_origin()}; create it first)")
+
+    def prepare_store_directory(self) -> None:
+        """Make ready the directory the store's local file is created in (nothing for a store
+        on a server): this home's own ``hermes_store.db`` gets the home's private directories; a
+        mistyped folder in a URL (:meth:`store_directory_problem`) raises
+        :class:`~hermes_store.db.DatabaseError` and creates nothing, rather than an empty store
+        somewhere nobody looks."""
+        from hermes_store.db import DatabaseError
+
+        problem = self.store_directory_problem()
+        if problem:
+            raise DatabaseError(f"{problem}; nothing was created")
+        path = self.sqlite_path
+        if path is not None and self.database_url() is None:
+            private_mkdir(path.parent)
 
     def beside_store(self, name: str) -> Path:
         """Where a local file that belongs to the store goes: beside the store's own file (so

@@ -56,9 +56,13 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
             report(checks, as_json)
             sys.exit(0 if state is None else 1)  # None: no store there yet, as for a SQLite file
     elif not path.exists():
-        record("store", None, note=f"no store at {path} yet (it is created by the first write)")
+        problem = home.store_directory_problem()  # a URL's mistyped folder: no write would work
+        if problem:
+            record("store", problem)
+        else:
+            record("store", None, note=f"no store at {path} yet (it is created by the first write)")
         report(checks, as_json)
-        sys.exit(0)
+        sys.exit(1 if problem else 0)
     elif not _check_file(path, fix, record):
         report(checks, as_json)
         sys.exit(1)

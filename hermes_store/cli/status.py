@@ -187,7 +187,10 @@ def _database_info(home: Home) -> dict[str, Any]:
             db_size += os.path.getsize(str(db_path) + suffix)
         except OSError:
             pass
-    return {"engine": home.engine, "path": str(db_path), "exists": db_path.exists(), "size_bytes": db_size}
+    exists = db_path.exists()
+    info = {"engine": home.engine, "path": str(db_path), "exists": exists, "size_bytes": db_size}
+    problem = None if exists else home.store_directory_problem()
+    return {**info, "problem": problem} if problem else info
 
 
 def _counts(home: Home, database: dict[str, Any]) -> dict[str, Any]:
@@ -304,6 +307,8 @@ def render_status(data: dict[str, Any]) -> list[str]:
         lines.append(f"    {'Database:':<11} {label}  ({db['url']})")
     else:
         size = f"{db['size_bytes']:,} bytes" if db["exists"] else "not created yet"
+        if db.get("problem"):  # a URL's folder that does not exist: the first write is refused
+            size += f" (no directory {os.path.dirname(db['path'])}: the first write is refused)"
         lines.append(f"    {'Database:':<11} {size}  ({db['path']})")
     counts = db.get("counts") or {}
     if counts.get("error"):

@@ -1,0 +1,95 @@
+"""A store named by mistake (found walking every SQLite naming from a terminal): a URL whose
+folder does not exist, a file that is no SQLite database, a path given where a URL is asked.
+Each is refused in one line naming the file and where the name comes from, and creates nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from hermes_store.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "examples" / "sample_home" / "sessions"
+# naming -> (the URL, given how, where it is relative to: "abs", the working directory or the home)
+NAMINGS = ["option-absolute", "option-relative", "environment", "config-relative"]
+
+
+def _name(home, tmp_path, monkeypatch, naming: str, target: Path) -> list[str]:
+    """Name ``target`` as the store the way ``naming`` says; the CLI's leading options."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    monkeypatch.chdir(work)
+    head = ["--home", str(home.root)]
+    if naming == "option-absolute":
+        head += ["--database-url", f"sqlite:///{target}"]
+    elif naming == "option-relative":
+        head += ["--database-url", f"sqlite:///{target.relative_to(work)}"]
+    elif naming == "environment":
+        monkeypatch.setenv("HERMES_STORE_DATABASE_URL", f"sqlite:///{target}")
+    else:
+        home.config_path.write_text(f"store:\n  database_url: sqlite:///{target.relative_to(home.root)}\n",
+                                    encoding="utf-8")
+    return head
+
+
+ORIGIN = {"option-absolute": "--database-url", "option-relative": "--database-url",
+          "environment": "$HERMES_STORE_DATABASE_URL", "config-relative": "{config}: store.database_url"}
+
+
+@pytest.mark.parametrize("naming", NAMINGS)
+@pytest.mark.parametrize("argv", [["facts", "add", "hello"], ["sessions", "index", str(SAMPLE)],
+                                  ["restore", "BACKUP"]], ids=["facts-add", "sessions-index", "restore"])
+def test_a_url_whose_folder_is_missing_is_refused_and_creates_nothing(home, tmp_path, monkeypatch, naming, argv):
+    """``--database-url sqlite:////typo/dir/x.db facts add ...`` made ``/typo/dir`` and a fresh
+    empty store there (exit 0): every later command without the typo went on using another
+    store. sqlite3 and SQLAlchemy refuse such a name; so do we, before creating anything."""
+    base = home.root if naming == "config-relative" else tmp_path / "work"
+    base.mkdir(exist_ok=True)
+    target = base / "typo" / "dir" / "x.db"
+    if argv[0] == "restore":
+        backup = tmp_path / "store.bak"
+        assert CliRunner().invoke(cli, ["--home", str(tmp_path / "other"), "facts", "add", "x"]).exit_code == 0
+        assert CliRunner().invoke(cli, ["--home", str(tmp_path / "other"), "backup", str(backup)]).exit_code == 0
+        argv = ["restore", str(backup)]
+    head = _name(home, tmp_path, monkeypatch, naming, target)
+    before = sorted(p for p in tmp_path.rglob("*") if "other" not in p.parts)
+    result = CliRunner().invoke(cli, [*head, *argv])
+    assert result.exit_code == 1, result.output
+    origin = ORIGIN[naming].format(config=home.config_path)
+    assert result.stderr == (f"Error: {target}: cannot create the store: no directory {target.parent} "
+                             f"(named by {origin}; create it first); nothing was created\n")
+    assert sorted(p for p in tmp_path.rglob("*") if "other" not in p.parts) == before
+    assert not (base / "typo").exists() and not home.db_path.exists()
+
+
+def test_the_home_own_store_still_makes_the_home(tmp_path):
+    """The home's own ``hermes_store.db`` is not named by a URL: a new home is made on the first
+    write, as Hermes makes ``~/.hermes``."""
+    root = tmp_path / "new" / "home"
+    result = CliRunner().invoke(cli, ["--home", str(root), "facts", "add", "hello"])
+    assert result.exit_code == 0, result.output
+    assert (root / "hermes_store.db").is_file()
+
+
+@pytest.mark.parametrize("naming", NAMINGS)
+def test_doctor_and_status_say_the_folder_is_missing(home, tmp_path, monkeypatch, naming):
+    """doctor said "ok: no store yet (it is created by the first write)" and exit 0 for a URL
+    whose folder is missing, though every write would be refused: it fails naming the folder;
+    status says the first write is refused. Neither creates anything."""
+    base = home.root if naming == "config-relative" else tmp_path / "work"
+    base.mkdir(exist_ok=True)
+    target = base / "typo" / "x.db"
+    head = _name(home, tmp_path, monkeypatch, naming, target)
+    origin = ORIGIN[naming].format(config=home.config_path)
+    doctor = CliRunner().invoke(cli, [*head, "doctor"])
+    assert doctor.exit_code == 1, doctor.output
+    assert doctor.stdout.splitlines()[1] == (f"FAIL   store: {target}: cannot create the store: no directory "
+                                             f"{target.parent} (named by {origin}; create it first)")
+    status = CliRunner().invoke(cli, [*head, "status"])
+    assert status.exit_code == 0, status.output
+    assert (f"Database:   not created yet (no directory {target.parent}: the first write is refused)  ({target})"
+            in status.stdout)
+    assert not (base / "typo").exists() and not home.db_path.exists()
