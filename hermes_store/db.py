@@ -264,6 +264,10 @@ class Database:
             self.execute("PRAGMA synchronous=NORMAL" if self.journal_mode == "wal" else "PRAGMA synchronous=FULL")
             if migrate:
                 self.migrate()
+        except apsw.NotADBError as exc:  # another kind of file named as the store (or its header gone)
+            self.conn.close()
+            raise DatabaseError(f"{self.path}: not a SQLite database, so not a store; nothing was changed "
+                                "(name the store's own file, or run `hermes-store doctor`)") from exc
         except apsw.Error as exc:  # SQLite opens lazily: a read-only home fails only here
             self.conn.close()
             raise DatabaseError(f"{self.path}: cannot open for writing: {exc}{_access_hint(self.path)}") from exc

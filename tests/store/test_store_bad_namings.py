@@ -93,3 +93,30 @@ def test_doctor_and_status_say_the_folder_is_missing(home, tmp_path, monkeypatch
     assert (f"Database:   not created yet (no directory {target.parent}: the first write is refused)  ({target})"
             in status.stdout)
     assert not (base / "typo").exists() and not home.db_path.exists()
+
+
+@pytest.mark.parametrize("naming", ["option-absolute", "environment", "config-relative"])
+@pytest.mark.parametrize("content", [b"my notes, not a database\n", bytes(range(256)) * 16], ids=["text", "binary"])
+def test_a_file_that_is_not_sqlite_is_named_as_such_and_left_alone(home, tmp_path, monkeypatch, naming, content):
+    """A text file named as the store: ``sessions list`` (a read) said "cannot open for writing:
+    file is not a database", and doctor "not a SQLite database ... (run `hermes-store doctor
+    --fix` to salvage it)", though --fix can salvage nothing from it ("salvage failed:
+    NotADBError"). Each command now says it is not a SQLite database, and the file is untouched."""
+    base = home.root if naming == "config-relative" else tmp_path / "work"
+    base.mkdir(exist_ok=True)
+    target = base / "notes.db"
+    target.write_bytes(content)
+    head = _name(home, tmp_path, monkeypatch, naming, target)
+    for argv in (["sessions", "list"], ["facts", "add", "x"], ["recall", "x"]):
+        result = CliRunner().invoke(cli, [*head, *argv])
+        assert result.exit_code == 1, (argv, result.output)
+        assert f"{target}: not a SQLite database, so not a store; nothing was changed" in result.stderr, argv
+        assert "for writing" not in result.stderr and len(result.stderr.splitlines()) == 1, argv
+    for argv in (["doctor"], ["doctor", "--fix"]):
+        result = CliRunner().invoke(cli, [*head, *argv])
+        assert result.exit_code == 1, (argv, result.output)
+        assert result.stdout.splitlines()[1] == (f"FAIL   store: {target}: not a SQLite database (its first bytes "
+                                                 "are not the SQLite header); doctor --fix leaves it alone: name "
+                                                 "the store's own file"), argv
+    assert target.read_bytes() == content
+    assert sorted(p.name for p in base.iterdir() if p.name.startswith("notes")) == ["notes.db"]
