@@ -623,11 +623,12 @@ def sqlite_url_path(url: str, base: str | os.PathLike[str] | None = None) -> Pat
     directory) and ``sqlite:////abs/file.db`` absolute. A URL naming an existing directory
     raises :class:`DatabaseError` (a store is a file).
     """
-    if not url or not url.lower().startswith("sqlite://"):
+    if not url or url.partition(":")[0].strip().lower() != "sqlite":
         return None
-    rest = url[len("sqlite://"):]
-    if not rest.startswith("/") or rest.strip("/") == "":
-        raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db")
+    rest = url[len("sqlite://"):] if url.lower().startswith("sqlite://") else ""
+    if not rest.startswith("/") or rest.strip("/") == "":  # sqlite:x.db, sqlite://x.db, sqlite:///
+        raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db (three slashes, then the path: "
+                            "sqlite:///rel.db, sqlite:////abs/file.db)")
     path = Path(rest[1:])
     path = Path(base, path).absolute() if base is not None and not path.is_absolute() else path.absolute()
     if path.is_dir():  # opened, it fails obscurely; `doctor --fix` would "salvage" it by renaming it

@@ -120,3 +120,22 @@ def test_a_file_that_is_not_sqlite_is_named_as_such_and_left_alone(home, tmp_pat
                                                  "the store's own file"), argv
     assert target.read_bytes() == content
     assert sorted(p.name for p in base.iterdir() if p.name.startswith("notes")) == ["notes.db"]
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("/srv/hermes/store.db", "'/srv/hermes/store.db' is a path, not a URL: name a file as sqlite:////srv/hermes/store.db"),
+    ("store.db", "'store.db' is a path, not a URL: name a file as sqlite:///store.db"),
+    ("sqlite:store.db", "sqlite:store.db: expected sqlite:///path/to/file.db (three slashes, then the path: "
+                        "sqlite:///rel.db, sqlite:////abs/file.db)"),
+    ("sqlite://store.db", "sqlite://store.db: expected sqlite:///path/to/file.db (three slashes"),
+])
+def test_a_path_or_a_short_sqlite_url_gets_the_url_to_write(home, tmp_path, monkeypatch, value, problem):
+    """A path given as the URL said "unsupported scheme in '(no scheme)'", and ``sqlite:store.db``
+    "sqlite: the URL names no file (SQLite needs one)": neither said what to write instead."""
+    monkeypatch.chdir(tmp_path)
+    option = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", value, "status"])
+    assert option.exit_code == 2 and f"Invalid value for '--database-url': {problem}" in option.stderr
+    monkeypatch.setenv("HERMES_STORE_DATABASE_URL", value)
+    variable = CliRunner().invoke(cli, ["--home", str(home.root), "facts", "add", "x"])
+    assert variable.exit_code == 1 and variable.stderr.startswith(f"Error: $HERMES_STORE_DATABASE_URL: {problem}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hermes_home"] and not home.db_path.exists()
