@@ -115,5 +115,7 @@ def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching
     if as_json:
         echo_json({"success": True, "forgotten_sessions": result["sessions"], "forgotten_messages": result["messages"]})
         return
-    whole = f" (whole sessions: {', '.join(result['sessions'])})" if result["sessions"] else ""
-    click.echo(f"forgot {counted(result['messages'], 'message')}{whole}; re-indexing will not bring them back")
+    sessions = result["sessions"]
+    whole = f" ({counted(len(sessions), 'whole session')}: {', '.join(sessions)})" if sessions else ""
+    them = "it" if result["messages"] == 1 else "them"
+    click.echo(f"forgot {counted(result['messages'], 'message')}{whole}; re-indexing will not bring {them} back")
