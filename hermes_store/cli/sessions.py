@@ -13,7 +13,7 @@ import click
 
 from hermes_store.cli import LazyGroup
 from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing, one_line
-from hermes_store.cli.style import Progress, pad, progress_shown, style
+from hermes_store.cli.style import Progress, clip, fill, output_columns, pad, progress_shown, style
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader
@@ -160,11 +160,19 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
     # character; a control character is shown as \\uXXXX, six)
     ids, sources = [one_line(row["id"]) for row in rows], [one_line(row["source"] or "") for row in rows]
     id_width, source_width = max(map(display_width, ids)), max(map(display_width, sources))
+    # on a terminal a row never wraps: a long title is cut with "…"; when even the ids do not
+    # leave room (a subagent's id, a narrow window), each id gets a line of its own
+    columns = output_columns()
+    stacked = columns is not None and id_width + source_width + 27 > columns  # + the fixed columns
     for row, shown_id, source in zip(rows, ids, sources, strict=True):
-        title = row["title"] or ""
         gone = f"  [{SOURCE_DELETED}]" if row["source_deleted"] else ""
-        click.echo(f"{pad(shown_id, id_width)}  {pad(source, source_width)}  {_when(row['started_at']):<16} "
-                   f"{row['message_count']:>6}  {title}{gone}".rstrip())
+        rest = (f"{pad(source, source_width)}  {_when(row['started_at']):<16} {row['message_count']:>6}  "
+                f"{one_line(row['title'] or '')}{gone}").rstrip()
+        if stacked:
+            click.echo(shown_id)
+            click.echo(clip("    " + rest, columns))
+        else:
+            click.echo(clip(f"{pad(shown_id, id_width)}  {rest}", columns))
 
 
 def _resolve(index: Any, session_id: str) -> str:
@@ -371,21 +379,36 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
                      for item in forgotten])  # ids, positions and times only, never the text
         return
     # columns as wide as their longest value: a long agent name or pattern shifted its row's
-    # later columns out of line with the rest
+    # later columns out of line with the rest; on a terminal too narrow for the rows (any under
+    # ~150 columns) each location's pattern goes on a line of its own below its agent and state
+    patterns = [_shown_pattern(location.pattern, Path(home.root)) for location in found]
+    states = [(f"{counted(location.files, 'file')}, {location.indexed_files} indexed "
+               f"({counted(location.sessions, 'session')}, {counted(location.messages, 'message')})"
+               if location.exists else "not found") + (" (truncated)" if location.truncated else "")
+              for location in found]
     agent_width = max((display_width(location.agent) for location in found), default=0)
-    pattern_width = max((display_width(location.pattern) for location in found), default=0)
-    for location in found:
-        state = (f"{counted(location.files, 'file')}, {location.indexed_files} indexed "
-                 f"({counted(location.sessions, 'session')}, {counted(location.messages, 'message')})"
-                 if location.exists else "not found")
-        more = " (truncated)" if location.truncated else ""
-        click.echo(f"{pad(location.agent, agent_width)}  {pad(location.pattern, pattern_width)}  {state}{more}")
+    pattern_width = max(map(display_width, patterns), default=0)
+    state_width = max(map(display_width, states), default=0)
+    columns = output_columns()
+    stacked = columns is not None and agent_width + pattern_width + state_width + 4 > columns
+    for location, pattern, state in zip(found, patterns, states, strict=True):
+        if stacked:  # the agent and its state on one line where they fit, the pattern below
+            if agent_width + state_width + 2 <= columns:
+                click.echo(f"{pad(location.agent, agent_width)}  {state}")
+            else:
+                fits = display_width(location.agent) + display_width(state) + 2 <= columns
+                click.echo(f"{location.agent}  {state}" if fits
+                           else f"{fill(location.agent, columns)}\n{fill(state, columns, '    ')}")
+            click.echo(f"    {pattern}")
+        else:
+            click.echo(f"{pad(location.agent, agent_width)}  {pad(pattern, pattern_width)}  {state}")
         for problem in location.problems:
             click.echo(f"  problem: {one_line(problem)}", err=True)
-    click.echo("\nWritten inside each project, indexed only when you name the path "
-               "(hermes-store sessions index PATH; --discover never looks in projects):")
+    click.echo("\n" + fill("Written inside each project, indexed only when you name the path "
+                           "(hermes-store sessions index PATH; --discover never looks in projects):", columns))
     for agent, files in project_formats():
-        click.echo(f"  {agent:<34} {', '.join(files)}")
+        row = f"  {agent:<34} {', '.join(files)}"
+        click.echo(row if columns is None or display_width(row) <= columns else f"  {agent}\n    {', '.join(files)}")
     if gone:
         click.echo(f"\nIndexed files no longer on disk ({SOURCE_DELETED}; their sessions are kept):")
         for row in gone:
@@ -396,6 +419,18 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"forgotten for good (hermes-store forget): {counted(len(whole), 'session')}"
                    f"{' (' + ', '.join(whole) + ')' if whole else ''}, {counted(single, 'single message')}"
                    " -- indexing their sources again skips them")
+
+
+def _shown_pattern(pattern: str, hermes_home: Path) -> str:
+    """A default location as a person reads it: ``{hermes_home}`` is this Hermes home, written
+    with ``~`` when it is under the user's home like the other locations."""
+    if "{hermes_home}" not in pattern:
+        return pattern
+    user = Path.home()
+    shown = str(hermes_home)
+    if hermes_home.is_relative_to(user):
+        shown = "/".join(["~", *hermes_home.relative_to(user).parts])
+    return pattern.replace("{hermes_home}", shown)
 
 
 @sessions.command("formats")

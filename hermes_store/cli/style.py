@@ -219,6 +219,35 @@ def terminal_columns(stream: Any, default: int = 80) -> int:
         return default
 
 
+def output_columns() -> int | None:
+    """The width of the terminal standard output is shown on; None when it goes to a file or a
+    pipe, where a table keeps each row on one line whatever its width (for grep, cut, scripts)."""
+    import sys
+
+    stream = raw_stream(sys.stdout)
+    return terminal_columns(stream) if _stream_is_tty(stream) else None
+
+
+def clip(text: str, columns: int | None) -> str:
+    """``text`` cut to ``columns`` terminal columns, ending in ``…`` where it was cut (whole when
+    ``columns`` is None: not on a terminal)."""
+    if columns is None or display_width(text) <= columns:
+        return text
+    return _fit(text, max(0, columns - 1)) + "…"
+
+
+def fill(text: str, columns: int | None, indent: str = "") -> str:
+    """The prose ``text`` wrapped at word boundaries to ``columns``, each line after ``indent``
+    (one line when ``columns`` is None: not on a terminal), so a narrow terminal never splits a
+    word."""
+    import textwrap
+
+    if columns is None:
+        return indent + text
+    return textwrap.fill(text, columns, initial_indent=indent, subsequent_indent=indent,
+                         break_long_words=False, break_on_hyphens=False)
+
+
 def _stream_is_tty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())
