@@ -407,9 +407,10 @@ class Home:
         return self.open_db(**kwargs) if self.store_exists() else None
 
     def open_reader(self):  # -> Database | PgDatabase
-        """The store for a command that only reads: :meth:`open_db` when it exists, else an
-        empty private in-memory database with the full schema (reads answer empty and no file
-        is created). Close it when done, like any database."""
+        """The store for a command that only reads, or only changes or removes what is already
+        stored (``forget``, ``sessions delete``, ``redact``): :meth:`open_db` when it exists, else
+        an empty private in-memory database with the full schema (reads answer empty, there is
+        nothing to change, and no file is created). Close it when done, like any database."""
         if self.store_exists():
             return self.open_db()
         from hermes_store.db import Database

@@ -17,6 +17,7 @@ from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
 from hermes_store.facts.fact_tools import (
     CATEGORIES,
+    CHANGE_ACTIONS,
     READ_ACTIONS,
     run_fact_feedback,
     run_fact_store,
@@ -32,7 +33,9 @@ CATEGORY_OPTION = click.option("--category", default=None,
 LIMIT_OPTION = click.option("--limit", type=int, default=10, show_default=True, help="Maximum results.")
 
 
-_READS = READ_ACTIONS  # actions that only read: on a home without a store they answer empty
+# actions that only read or change stored facts: on a home without a store they answer empty
+# ("not found" for a change), making no file
+_READS = READ_ACTIONS | CHANGE_ACTIONS
 
 
 def _open(home: Home, *, reads: bool, config: Any = None) -> FactStore:
