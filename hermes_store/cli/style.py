@@ -219,12 +219,13 @@ def terminal_columns(stream: Any, default: int = 80) -> int:
         return default
 
 
-def output_columns() -> int | None:
-    """The width of the terminal standard output is shown on; None when it goes to a file or a
-    pipe, where a table keeps each row on one line whatever its width (for grep, cut, scripts)."""
+def output_columns(err: bool = False) -> int | None:
+    """The width of the terminal standard output (``err``: standard error) is shown on; None
+    when it goes to a file or a pipe, where a table keeps each row on one line whatever its
+    width (for grep, cut, scripts)."""
     import sys
 
-    stream = raw_stream(sys.stdout)
+    stream = raw_stream(sys.stderr if err else sys.stdout)
     return terminal_columns(stream) if _stream_is_tty(stream) else None
 
 
@@ -236,16 +237,25 @@ def clip(text: str, columns: int | None) -> str:
     return _fit(text, max(0, columns - 1)) + "…"
 
 
-def fill(text: str, columns: int | None, indent: str = "") -> str:
-    """The prose ``text`` wrapped at word boundaries to ``columns``, each line after ``indent``
-    (one line when ``columns`` is None: not on a terminal), so a narrow terminal never splits a
-    word."""
-    import textwrap
-
+def fill(text: str, columns: int | None, indent: str = "", then: str | None = None) -> str:
+    """The one-line prose ``text`` wrapped at spaces to ``columns`` (one line when ``columns``
+    is None: not on a terminal), its first line after ``indent``, the others after ``then``
+    (default: ``indent``), so a narrow terminal never splits a word. Widths are terminal columns
+    of the text as shown: our style marks take none, a CJK character two. A word wider than the
+    line gets a line of its own."""
     if columns is None:
         return indent + text
-    return textwrap.fill(text, columns, initial_indent=indent, subsequent_indent=indent,
-                         break_long_words=False, break_on_hyphens=False)
+    then = indent if then is None else then
+    lines: list[str] = []
+    line, width, fresh = indent, display_width(indent), True
+    for word in text.split(" "):
+        shown = display_width(strip_styles(word))
+        if not fresh and width + 1 + shown > columns:
+            lines.append(line)
+            line, width, fresh = then, display_width(then), True
+        line, width, fresh = line + ("" if fresh else " ") + word, width + (0 if fresh else 1) + shown, False
+    lines.append(line)
+    return "\n".join(lines)
 
 
 def _stream_is_tty(stream: Any) -> bool:

@@ -79,3 +79,23 @@ def test_sessions_sources_fits_the_terminal(home: Path, columns: int) -> None:
     piped = run_in_pipe(["--home", str(home), "sessions", "sources"], HOME=str(user))
     first = piped.stdout.decode().splitlines()[0]
     assert first.startswith("Hermes Agent (state.db)") and first.endswith("not found") and "state.db " in first
+
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@pytest.mark.parametrize("argv", [["sessions", "search", "backup cron", "--limit", "3"],
+                                  ["recall", "backup", "--limit", "4"]], ids=["search", "recall"])
+def test_results_wrap_at_words_on_a_narrow_terminal(home: Path, argv: list[str]) -> None:
+    """At 40 columns the terminal split snippets, notes and reasons mid-word ("bac" / "kup.sh");
+    each line is now wrapped at a space with its indent kept, nothing lost: the same words as in
+    a pipe, in the same order."""
+    code, shown = run_in_pty(["--home", str(home), *argv], columns=40)
+    assert code == 0
+    lines = [SGR.sub("", line) for line in _lines(shown)]
+    for line in lines:
+        assert display_width(line) <= 40 or " " not in line.strip(), line
+    assert sum(line.startswith("    ") for line in lines) > 3  # wrapped lines keep the indent
+    piped = run_in_pipe(["--home", str(home), *argv])
+    assert piped.returncode == 0
+    assert " ".join(lines).split() == (piped.stderr + piped.stdout).decode().split()
