@@ -6,6 +6,7 @@ Read-only: nothing is created or written (the database is not opened).
 from __future__ import annotations
 
 import os
+import re
 from importlib import metadata
 from typing import Any
 
@@ -20,6 +21,7 @@ from hermes_store.builtin.entries import (
 )
 from hermes_store.builtin.render import over_budget_warning
 from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing
+from hermes_store.cli.style import fill, output_columns
 from hermes_store.engines import engine_named
 from hermes_store.home import ConfigError, Home, MemoryConfig
 
@@ -168,6 +170,10 @@ def collect_status(home: Home) -> dict[str, Any]:
         },
         "database": database,
     }
+
+
+# where a status line's value starts: after its indent and its "Label:" with the spaces after it
+_VALUE_START = re.compile(r" *(?:[A-Za-z][A-Za-z .]*: +)?")
 
 
 def _database_info(home: Home) -> dict[str, Any]:
@@ -348,4 +354,6 @@ def status(ctx: click.Context, as_json: bool) -> None:
         return
     for problem in config_errors:
         click.echo(f"Warning: {problem} (memory writes are refused until it is fixed)", err=True)
-    click.echo("\n".join(render_status(data)))
+    columns = output_columns()  # on a terminal a long value wraps at words, under its value column
+    click.echo("\n".join(fill(line, columns, "", " " * len(_VALUE_START.match(line).group()))
+                         for line in render_status(data)))

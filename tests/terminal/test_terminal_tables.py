@@ -89,8 +89,8 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 @pytest.mark.parametrize("argv", [["sessions", "search", "backup cron", "--limit", "3"],
                                   ["recall", "backup", "--limit", "4"], ["facts", "search", "backup"],
-                                  ["facts", "list"], ["memory", "show"]],
-                         ids=["search", "recall", "facts-search", "facts-list", "memory-show"])
+                                  ["facts", "list"], ["memory", "show"], ["status"]],
+                         ids=["search", "recall", "facts-search", "facts-list", "memory-show", "status"])
 def test_results_wrap_at_words_on_a_narrow_terminal(home: Path, argv: list[str]) -> None:
     """At 40 columns the terminal split snippets, notes and reasons mid-word ("bac" / "kup.sh");
     each line is now wrapped at a space with its indent kept, nothing lost: the same words as in
