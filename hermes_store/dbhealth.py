@@ -181,8 +181,9 @@ def _check_header(path: Path, report: Report) -> bool:
         report.corrupt = True
         return False
     if head and not head.startswith(SQLITE_MAGIC):
-        report.problems.append(f"{path}: not a SQLite database (its first bytes are not the SQLite header); "
-                               "doctor --fix leaves it alone: name the store's own file")
+        report.problems.append(f"{path}: not a SQLite database (its first bytes are not the SQLite header), so "
+                               "nothing in it can be salvaged; doctor --fix leaves it alone: name the store's own "
+                               "file, or move this one aside for a fresh store")
         report.not_a_store = True
         return False
     problem = _size_problem(path, head)

@@ -116,8 +116,9 @@ def test_a_file_that_is_not_sqlite_is_named_as_such_and_left_alone(home, tmp_pat
         result = CliRunner().invoke(cli, [*head, *argv])
         assert result.exit_code == 1, (argv, result.output)
         assert result.stdout.splitlines()[1] == (f"FAIL   store: {target}: not a SQLite database (its first bytes "
-                                                 "are not the SQLite header); doctor --fix leaves it alone: name "
-                                                 "the store's own file"), argv
+                                                 "are not the SQLite header), so nothing in it can be salvaged; "
+                                                 "doctor --fix leaves it alone: name the store's own file, or move "
+                                                 "this one aside for a fresh store"), argv
     assert target.read_bytes() == content
     assert sorted(p.name for p in base.iterdir() if p.name.startswith("notes")) == ["notes.db"]
 
