@@ -264,7 +264,12 @@ class Home:
         return f"sqlite:///{self.sqlite_path}" if self.store_engine().url_file else url
 
     def _configured_url(self) -> str | None:
-        store = self.config().get("store")
+        config = self.config()
+        if "database_url" in config:  # meant for the store, but never read there: no silent default
+            raise ConfigError(f"{self.config_path}:{config_line(self.config_path, ('database_url',))}: "
+                              "database_url: not read at the top level (the store would be another file); "
+                              "write it under store:, as store.database_url")
+        store = config.get("store")
         if store is None:
             return None
         if not isinstance(store, dict):
@@ -435,14 +440,28 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         data = _load_yaml(text, path)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ConfigError(f"{where}: invalid YAML: {exc}") from exc
+        raise ConfigError(yaml_problem(path, exc)) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     return data
+
+
+def yaml_problem(path: str | os.PathLike[str], exc: yaml.YAMLError) -> str:
+    """One line for a person: ``FILE:LINE: invalid YAML: what (column), and what it was in``
+    (PyYAML's own message spans five lines and names ``"<unicode string>"``). LINE is where the
+    parser stopped; the construct it was reading is named with the line it began on (an
+    unclosed quote's opening line)."""
+    context, problem = getattr(exc, "context", None), getattr(exc, "problem", None)
+    start, stop = getattr(exc, "context_mark", None), getattr(exc, "problem_mark", None)
+    if problem is None:
+        return f"{path}: invalid YAML: {' '.join(str(exc).split())}"
+    mark = stop or start
+    where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+    column = f" (column {stop.column + 1})" if stop is not None else ""
+    began = f", {context} begun on line {start.line + 1}" if context and start else ""
+    return f"{where}: invalid YAML: {problem}{column}{began}"
 
 
 MAX_CONFIG_BYTES = 1 << 20  # a config.yaml larger than this is refused unread

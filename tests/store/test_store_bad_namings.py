@@ -140,3 +140,31 @@ def test_a_path_or_a_short_sqlite_url_gets_the_url_to_write(home, tmp_path, monk
     variable = CliRunner().invoke(cli, ["--home", str(home.root), "facts", "add", "x"])
     assert variable.exit_code == 1 and variable.stderr.startswith(f"Error: $HERMES_STORE_DATABASE_URL: {problem}")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hermes_home"] and not home.db_path.exists()
+
+
+def test_a_database_url_at_the_top_of_config_yaml_is_refused_not_ignored(home, tmp_path):
+    """``database_url: sqlite:///x.db`` written at the top level of config.yaml (not under
+    ``store:``) was ignored without a word: every command used ``<home>/hermes_store.db``."""
+    home.config_path.write_text("memory:\n  memory_enabled: true\ndatabase_url: sqlite:///x.db\n", encoding="utf-8")
+    for argv in (["facts", "add", "x"], ["sessions", "list"], ["status"]):
+        result = CliRunner().invoke(cli, ["--home", str(home.root), *argv])
+        assert result.exit_code == 1, (argv, result.output)
+        assert result.stderr == (f"Error: {home.config_path}:3: database_url: not read at the top level (the store "
+                                 "would be another file); write it under store:, as store.database_url\n"), argv
+    assert sorted(p.name for p in home.root.iterdir()) == ["config.yaml", "memories"]
+    named = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", f"sqlite:///{tmp_path / 'o.db'}",
+                                     "facts", "add", "x"])
+    assert named.exit_code == 0, named.output  # the option decides: config.yaml's URL is not asked for
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('store:\n  database_url: "sqlite:///x.db\nmemory:\n  x: 1\n',
+     ":5: invalid YAML: found unexpected end of stream (column 1), while scanning a quoted scalar begun on line 2"),
+    ("a: b: c\n", ":1: invalid YAML: mapping values are not allowed here (column 5)"),
+])
+def test_invalid_yaml_is_one_line(home, text, said):
+    """PyYAML's message took five lines, naming ``"<unicode string>"`` and drawing a caret."""
+    home.config_path.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "sessions", "list"])
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {home.config_path}{said}\n"
