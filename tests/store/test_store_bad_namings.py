@@ -112,6 +112,7 @@ def test_a_file_that_is_not_sqlite_is_named_as_such_and_left_alone(home, tmp_pat
         assert result.exit_code == 1, (argv, result.output)
         assert f"{target}: not a SQLite database, so not a store; nothing was changed" in result.stderr, argv
         assert "for writing" not in result.stderr and len(result.stderr.splitlines()) == 1, argv
+        assert "DatabaseError" not in result.stderr, argv  # our explained error, not a class name
     for argv in (["doctor"], ["doctor", "--fix"]):
         result = CliRunner().invoke(cli, [*head, *argv])
         assert result.exit_code == 1, (argv, result.output)
