@@ -13,7 +13,16 @@ import click
 
 from hermes_store.cli import LazyGroup
 from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing, one_line
-from hermes_store.cli.style import Progress, clip, fill, output_columns, pad, progress_shown, style
+from hermes_store.cli.style import (
+    Progress,
+    clip,
+    echo_after_ctrl_c,
+    fill,
+    output_columns,
+    pad,
+    progress_shown,
+    style,
+)
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader
@@ -99,7 +108,7 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
             except (KeyboardInterrupt, DatabaseError, apsw.Error) as exc:
                 stopped = exc
         if isinstance(stopped, KeyboardInterrupt):
-            click.echo("Interrupted: committed batches are kept; run the same command to resume.", err=True)
+            echo_after_ctrl_c("Interrupted: committed batches are kept; run the same command to resume.")
             sys.exit(130)
         if stopped is not None:
             fail(f"indexing stopped: {stopped} (committed batches are kept; re-run to resume)")

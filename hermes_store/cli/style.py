@@ -219,6 +219,19 @@ def terminal_columns(stream: Any, default: int = 80) -> int:
         return default
 
 
+def echo_after_ctrl_c(text: str) -> None:
+    """Print the line ``text`` on stderr after Ctrl-C. On a terminal a carriage return goes
+    first, straight to the terminal (the stored-text filter would show it as ``\\u000d``), so
+    the line replaces the ``^C`` the terminal echoed at the cursor ("^CInterrupted." before)."""
+    import sys
+
+    err = raw_stream(sys.stderr)
+    if _stream_is_tty(err):
+        err.write("\r")
+        err.flush()
+    click.echo(text, err=True)
+
+
 def output_columns(err: bool = False) -> int | None:
     """The width of the terminal standard output (``err``: standard error) is shown on; None
     when it goes to a file or a pipe, where a table keeps each row on one line whatever its
