@@ -108,6 +108,9 @@ def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_
         color: str) -> None:
     """hermes-store: built-in memory, past sessions and facts for AI agents."""
     set_color_mode(color)
+    if database_url is not None and not database_url.strip():  # "$UNSET_VAR": never the default store silently
+        raise click.BadParameter("empty: name a store URL (sqlite:///path/to/file.db or postgresql://...), "
+                                 "or leave the option out for the default store", param_hint="'--database-url'")
     try:
         ctx.obj = Home(home_dir, profile, database_url=database_url)
     except ConfigError as exc:

@@ -169,3 +169,12 @@ def test_invalid_yaml_is_one_line(home, text, said):
     result = CliRunner().invoke(cli, ["--home", str(home.root), "sessions", "list"])
     assert result.exit_code == 1
     assert result.stderr == f"Error: {home.config_path}{said}\n"
+
+
+@pytest.mark.parametrize("value", ["", "  "])
+def test_an_empty_database_url_option_is_a_usage_error(home, value):
+    """``--database-url "$DB"`` with ``DB`` unset silently used ``<home>/hermes_store.db``."""
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", value, "facts", "add", "x"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--database-url': empty: name a store URL" in result.stderr
+    assert not home.db_path.exists()
