@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_store.cli.common import counted, echo_json, get_home
-from hermes_store.cli.style import StatusLine, style
+from hermes_store.cli.style import StatusLine, fill, output_columns, style
 from hermes_store.home import ConfigError, Home
 
 if TYPE_CHECKING:
@@ -255,15 +255,17 @@ def _report_on(checks: list[dict], as_json: bool, store: dict[str, str] | None =
     if as_json:
         echo_json({"ok": all(c["ok"] for c in checks), **({"store": store} if store else {}), "checks": checks})
         return
-    if store:
-        click.echo(f"store  {store['location']} ({store['engine']})")
+    columns = output_columns()  # on a terminal, a long line wraps at words under its text
+    lines = [f"store  {store['location']} ({store['engine']})"] if store else []
     for check in checks:
         if check["problem"] is None:
             note = f": {check['note']}" if check.get("note") else ""
-            click.echo(style("ok", "green") + f"     {check['check']}{note}")
+            lines.append(style("ok", "green") + f"     {check['check']}{note}")
         elif check["fixed"]:
-            click.echo(f"fixed  {check['check']}: {check['problem']}")
+            lines.append(f"fixed  {check['check']}: {check['problem']}")
             if check.get("note"):
-                click.echo(f"       {check['note']}")
+                lines.append(f"       {check['note']}")
         else:
-            click.echo(style("FAIL", "red") + f"   {check['check']}: {check['problem']}")
+            lines.append(style("FAIL", "red") + f"   {check['check']}: {check['problem']}")
+    for line in lines:
+        click.echo(fill(line, columns, "", " " * 7))

@@ -250,19 +250,21 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
     if as_json:
         echo_json({"session": session, "messages": messages, **({"forgotten_messages": forgotten} if forgotten else {})})
         return
-    click.echo(f"Session {session['id']}  [{session['source']}, {session['origin_format']}]")
+    columns = output_columns()  # on a terminal, lines wrap at words (a header's under its indent)
+    lines = [f"Session {session['id']}  [{session['source']}, {session['origin_format']}]"]
     if session.get("flagged"):
-        click.echo(f"  [flagged: {', '.join(session['flagged'])}] (the title)")
-    for label in ("title", "model", "workspace", "parent_session_id"):
-        if session.get(label):
-            click.echo(f"  {label}: {session[label]}")
+        lines.append(f"  [flagged: {', '.join(session['flagged'])}] (the title)")
+    lines += [f"  {label}: {session[label]}" for label in ("title", "model", "workspace", "parent_session_id")
+              if session.get(label)]
     if session["source_path"]:
         gone = f"  ({SOURCE_DELETED}; the session is kept here)" if session["source_deleted"] else ""
-        click.echo(f"  source file: {session['source_path']}{gone}")
-    click.echo(f"  started: {_when(session['started_at'])}  ended: {_when(session['ended_at'])}"
-               f"  messages: {session['message_count']}")
+        lines.append(f"  source file: {session['source_path']}{gone}")
+    lines.append(f"  started: {_when(session['started_at'])}  ended: {_when(session['ended_at'])}"
+                 f"  messages: {session['message_count']}")
     if forgotten:
-        click.echo(f"  forgotten for good: {counted(len(forgotten), 'message')} (#{', #'.join(map(str, forgotten))})")
+        lines.append(f"  forgotten for good: {counted(len(forgotten), 'message')} (#{', #'.join(map(str, forgotten))})")
+    for line in lines:
+        click.echo(fill(line, columns, "", "    "))
     for message in messages:
         head = message["role"].upper()
         if message["tool_name"]:
@@ -274,7 +276,9 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
         mark = "> " if message["seq"] == target else ""
         ref = style(f"{session['id']}#{message['seq']}", "bold" if mark else "dim")
         flag = f"[flagged: {', '.join(message['flagged'])}]\n" if message.get("flagged") else ""
-        click.echo(f"\n{mark}{ref} {head} ({_when(message['timestamp'])})\n{flag}{body}")
+        text = "\n".join(fill(line, columns) for line in f"{flag}{body}".split("\n"))
+        heading = fill(f"{mark}{ref} {head} ({_when(message['timestamp'])})", columns, "", "    ")
+        click.echo(f"\n{heading}\n{text}")
 
 
 @sessions.command("stats")
