@@ -117,22 +117,25 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
     if as_json:
         echo_json(summary.as_dict())
     else:
-        click.echo(f"{counted(summary.files, 'file')}: {counted(summary.sessions_added, 'session')} and "
+        columns, err_columns = output_columns(), output_columns(err=True)  # wrapped at words on a terminal
+        click.echo(fill(f"{counted(summary.files, 'file')}: {counted(summary.sessions_added, 'session')} and "
                    f"{counted(summary.messages_added, 'message')} added, {counted(summary.skipped, 'message')} "
                    f"already indexed, {counted(len(summary.errors), 'problem')}"
                    + (f", {summary.messages_updated} edited in place" if summary.messages_updated else "")
                    + (f", {counted(summary.forgotten, 'forgotten message')} left out" if summary.forgotten else "")
                    + (f", {len(summary.notices)} with nothing to import" if summary.notices else "")
-                   + (f", {counted(summary.reread, 'file')} read again by a newer reader" if summary.reread else ""))
+                   + (f", {counted(summary.reread, 'file')} read again by a newer reader" if summary.reread else ""),
+                        columns, "", "  "))
         for error in summary.errors:
             where = one_line(error["path"]) + (f":{error['line']}" if error["line"] is not None else "")
-            click.echo(f"  {where}: {one_line(str(error['error']))}", err=True)
+            click.echo(fill(f"{where}: {one_line(str(error['error']))}", err_columns, "  ", "    "), err=True)
         for notice in summary.notices:  # a known format's input holding nothing: said, not a problem
-            click.echo(f"  note: {one_line(notice['path'])}: {one_line(str(notice['notice']))}")
+            click.echo(fill(f"note: {one_line(notice['path'])}: {one_line(str(notice['notice']))}", columns, "  ",
+                            "    "))
         if summary.unwalked:
             shown = ", ".join(one_line(p) for p in summary.unwalked[:8]) + (", ..." if len(summary.unwalked) > 8 else "")
-            click.echo(f"  note: hidden folders not walked (agents keep data there): {shown}; name one to "
-                       "index it, or use --discover")
+            click.echo(fill(f"note: hidden folders not walked (agents keep data there): {shown}; name one to "
+                            "index it, or use --discover", columns, "  ", "    "))
     sys.exit(1 if summary.all_failed else 0)
 
 
