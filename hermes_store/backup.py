@@ -335,6 +335,7 @@ def _sqlite_backup(home: Home, dest: str | os.PathLike[str]) -> dict[str, Any]:
 def _sqlite_restore(home: Home, source: str | os.PathLike[str], force: bool) -> dict[str, Any]:
     path = home.sqlite_path
     assert path is not None
+    home.prepare_store_directory()  # a URL's mistyped folder is refused, not made
     return {**restore(path, source, force=force), "engine": "sqlite"}
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from hermes_store.fsutil import atomic_write_text
-from hermes_store.home import ConfigError, load_yaml_text
+from hermes_store.home import ConfigError, load_yaml_text, yaml_problem
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
 _YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "none", "~", "y", "n"}
@@ -189,9 +189,7 @@ def set_yaml_text(text: str, dotted_key: str, value: Any, *, source: str = "conf
     try:
         before = load_yaml_text(body, source) or {}  # budgeted: an alias bomb is refused fast
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark is not None else source
-        raise ConfigError(f"{where}: invalid YAML: {exc}") from exc
+        raise ConfigError(yaml_problem(source, exc)) from exc
     if not isinstance(before, dict):
         raise ConfigError(f"{source}: expected a mapping at the top level")
     if body.lstrip().startswith("{"):

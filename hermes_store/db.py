@@ -24,8 +24,6 @@ from typing import Any
 
 import apsw
 
-from hermes_store.fsutil import private_mkdir
-
 logger = logging.getLogger(__name__)
 
 DB_FILENAME = "hermes_store.db"
@@ -266,6 +264,10 @@ class Database:
             self.execute("PRAGMA synchronous=NORMAL" if self.journal_mode == "wal" else "PRAGMA synchronous=FULL")
             if migrate:
                 self.migrate()
+        except apsw.NotADBError as exc:  # another kind of file named as the store (or its header gone)
+            self.conn.close()
+            raise DatabaseError(f"{self.path}: not a SQLite database, so not a store; nothing was changed "
+                                "(name the store's own file, or run `hermes-store doctor`)") from exc
         except apsw.Error as exc:  # SQLite opens lazily: a read-only home fails only here
             self.conn.close()
             raise DatabaseError(f"{self.path}: cannot open for writing: {exc}{_access_hint(self.path)}") from exc
@@ -638,11 +640,12 @@ def sqlite_url_path(url: str, base: str | os.PathLike[str] | None = None) -> Pat
     directory) and ``sqlite:////abs/file.db`` absolute. A URL naming an existing directory
     raises :class:`DatabaseError` (a store is a file).
     """
-    if not url or not url.lower().startswith("sqlite://"):
+    if not url or url.partition(":")[0].strip().lower() != "sqlite":
         return None
-    rest = url[len("sqlite://"):]
-    if not rest.startswith("/") or rest.strip("/") == "":
-        raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db")
+    rest = url[len("sqlite://"):] if url.lower().startswith("sqlite://") else ""
+    if not rest.startswith("/") or rest.strip("/") == "":  # sqlite:x.db, sqlite://x.db, sqlite:///
+        raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db (three slashes, then the path: "
+                            "sqlite:///rel.db, sqlite:////abs/file.db)")
     path = Path(rest[1:])
     path = Path(base, path).absolute() if base is not None and not path.is_absolute() else path.absolute()
     if path.is_dir():  # opened, it fails obscurely; `doctor --fix` would "salvage" it by renaming it
@@ -653,12 +656,14 @@ def sqlite_url_path(url: str, base: str | os.PathLike[str] | None = None) -> Pat
 
 def open_home_store(home: Any, url: str | None, **kwargs: Any) -> Database:
     """The SQLite engine's opener (:attr:`hermes_store.engines.Engine.opener`): ``home``'s
-    store file (its own ``hermes_store.db`` or the file ``url`` names), created with private
-    parent directories unless read-only; a read-only home (``mcp --read-only``) never writes."""
+    store file (its own ``hermes_store.db`` or the file ``url`` names), created unless
+    read-only (in the directory :meth:`~hermes_store.home.Home.prepare_store_directory` makes
+    ready: a mistyped folder in a URL is refused); a read-only home (``mcp --read-only``) never
+    writes."""
     path = home.sqlite_path
     if home.read_only:
         kwargs = {**kwargs, "readonly": True}
         kwargs.pop("migrate", None)
     if not kwargs.get("readonly"):
-        private_mkdir(path.parent)
+        home.prepare_store_directory()
     return Database(path, **kwargs)

@@ -166,20 +166,38 @@ def _is_fts_part(name: str, fts: list[str]) -> bool:
     return name in fts or any(name == f"{t}{s}" for t in fts for s in FTS_SUFFIXES)
 
 
-def header_problem(path: Path) -> str | None:
-    """Why ``path`` cannot be a SQLite database (missing, empty, truncated, foreign), or None."""
+def _check_header(path: Path, report: Report) -> bool:
+    """False, with the problem in ``report``, when ``path`` cannot be a SQLite database: a file
+    that does not start with SQLite's header is another kind of file named as the store
+    (``not_a_store``: nothing can be salvaged from it, nothing is changed); an unreadable or
+    truncated store is ``corrupt``."""
     try:
-        size = path.stat().st_size
         with open(path, "rb") as handle:
             head = handle.read(100)
     except FileNotFoundError:
-        return None
+        return True
     except OSError as exc:
-        return f"{path}: cannot read: {exc.strerror or exc}"
+        report.problems.append(f"{path}: cannot read: {exc.strerror or exc}")
+        report.corrupt = True
+        return False
+    if head and not head.startswith(SQLITE_MAGIC):
+        report.problems.append(f"{path}: not a SQLite database (its first bytes are not the SQLite header), so "
+                               "nothing in it can be salvaged; doctor --fix leaves it alone: name the store's own "
+                               "file, or move this one aside for a fresh store")
+        report.not_a_store = True
+        return False
+    problem = _size_problem(path, head)
+    if problem:
+        report.problems.append(problem)
+        report.corrupt = True
+    return not problem
+
+
+def _size_problem(path: Path, head: bytes) -> str | None:
+    """Why the SQLite file ``path`` (whose first bytes are ``head``) is truncated, or None."""
+    size = path.stat().st_size
     if size == 0:
         return None  # SQLite treats an empty file as a new database
-    if not head.startswith(SQLITE_MAGIC):
-        return f"{path}: not a SQLite database (its first bytes are not the SQLite header)"
     page_size = int.from_bytes(head[16:18], "big") or 65536
     pages = int.from_bytes(head[28:32], "big")
     if size < 100 or (pages and size < pages * page_size and not Path(f"{path}-wal").exists()):
@@ -191,10 +209,7 @@ def inspect(path: str | os.PathLike[str]) -> Report:
     """Check the database at ``path`` without changing it (never raises)."""
     path = Path(path)
     report = Report(path)
-    problem = header_problem(path)
-    if problem:
-        report.problems.append(problem)
-        report.corrupt = True
+    if not _check_header(path, report):
         return report
     if not path.exists():
         report.problems.append(f"{path}: no database yet (it is created on first use)")

@@ -110,6 +110,10 @@ def engine_for_url(url: str | None) -> Engine:
         if scheme in engine.url_schemes:
             return engine
     forms = " or ".join(f"{s}://..." for e in ENGINES.values() for s in e.url_schemes[:1])
+    if not scheme and url.strip():  # a path given for a URL (no ':', so no password to hide)
+        default = ENGINES[DEFAULT_ENGINE].url_schemes[0]
+        raise ValueError(f"{url.strip()!r} is a path, not a URL: name a file as {default}:///{url.strip()} "
+                         f"(use {forms})")
     raise ValueError(f"unsupported scheme in {scheme + ':' if scheme else '(no scheme)'!r} (use {forms})")
 
 

@@ -165,10 +165,11 @@ class Home:
     """A resolved Hermes home: the paths inside it and its configuration."""
 
     def __init__(self, root: str | os.PathLike[str] | None = None, profile: str | None = None,
-                 database_url: str | None = None) -> None:
+                 database_url: str | None = None, url_option: str = "--database-url") -> None:
         self.root = resolve_home(root, profile)
         self.profile = profile
         self._database_url = database_url or None
+        self._url_option = url_option  # how errors name the option ``database_url`` came from
         # Set by a read-only front end (``mcp --read-only``): every store opened from this home
         # is read-only, so not even a read's bookkeeping (facts' retrieval_count) is written.
         self.read_only = False
@@ -241,10 +242,11 @@ class Home:
         return self._configured_url()
 
     def database_url_origin(self) -> str:
-        """Where :meth:`database_url` comes from, as an error message names it: ``--database-url``,
+        """Where :meth:`database_url` comes from, as an error message names it: ``--database-url``
+        (or the option a command built this home from, ``url_option``: ``migrate --to``),
         ``$HERMES_STORE_DATABASE_URL`` or ``<home>/config.yaml: store.database_url``."""
         if self._database_url:
-            return "--database-url"
+            return self._url_option
         if os.environ.get(DATABASE_URL_ENV, "").strip():
             return f"${DATABASE_URL_ENV}"
         return f"{self.config_path}: store.database_url"
@@ -262,7 +264,12 @@ class Home:
         return f"sqlite:///{self.sqlite_path}" if self.store_engine().url_file else url
 
     def _configured_url(self) -> str | None:
-        store = self.config().get("store")
+        config = self.config()
+        if "database_url" in config:  # meant for the store, but never read there: no silent default
+            raise ConfigError(f"{self.config_path}:{config_line(self.config_path, ('database_url',))}: "
+                              "database_url: not read at the top level (the store would be another file); "
+                              "write it under store:, as store.database_url")
+        store = config.get("store")
         if store is None:
             return None
         if not isinstance(store, dict):
@@ -317,6 +324,32 @@ class Home:
         client), the working directory (None) for ``--database-url`` and the variable."""
         from_config = not self._database_url and not os.environ.get(DATABASE_URL_ENV, "").strip()
         return self.root if from_config else None
+
+    def store_directory_problem(self) -> str | None:
+        """Why the store's local file cannot be created, else None: a file a URL names must be
+        in a directory that exists (as for ``sqlite3`` and SQLAlchemy; the message names it and
+        where the URL comes from). This home's own ``hermes_store.db`` and a store on a server
+        have none: the home is made on the first write."""
+        path = self.sqlite_path
+        if path is None or self.database_url() is None or path.parent.is_dir():
+            return None
+        return (f"{path}: cannot create the store: no directory {path.parent} "
+                f"(named by {self.database_url_origin()}; create it first)")
+
+    def prepare_store_directory(self) -> None:
+        """Make ready the directory the store's local file is created in (nothing for a store
+        on a server): this home's own ``hermes_store.db`` gets the home's private directories; a
+        mistyped folder in a URL (:meth:`store_directory_problem`) raises
+        :class:`~hermes_store.db.DatabaseError` and creates nothing, rather than an empty store
+        somewhere nobody looks."""
+        from hermes_store.db import DatabaseError
+
+        problem = self.store_directory_problem()
+        if problem:
+            raise DatabaseError(f"{problem}; nothing was created")
+        path = self.sqlite_path
+        if path is not None and self.database_url() is None:
+            private_mkdir(path.parent)
 
     def beside_store(self, name: str) -> Path:
         """Where a local file that belongs to the store goes: beside the store's own file (so
@@ -379,9 +412,10 @@ class Home:
         return self.open_db(**kwargs) if self.store_exists() else None
 
     def open_reader(self):  # -> Database | PgDatabase
-        """The store for a command that only reads: :meth:`open_db` when it exists, else an
-        empty private in-memory database with the full schema (reads answer empty and no file
-        is created). Close it when done, like any database."""
+        """The store for a command that only reads, or only changes or removes what is already
+        stored (``forget``, ``sessions delete``, ``redact``): :meth:`open_db` when it exists, else
+        an empty private in-memory database with the full schema (reads answer empty, there is
+        nothing to change, and no file is created). Close it when done, like any database."""
         if self.store_exists():
             return self.open_db()
         from hermes_store.db import Database
@@ -406,14 +440,28 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         data = _load_yaml(text, path)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ConfigError(f"{where}: invalid YAML: {exc}") from exc
+        raise ConfigError(yaml_problem(path, exc)) from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping at the top level")
     return data
+
+
+def yaml_problem(path: str | os.PathLike[str], exc: yaml.YAMLError) -> str:
+    """One line for a person: ``FILE:LINE: invalid YAML: what (column), and what it was in``
+    (PyYAML's own message spans five lines and names ``"<unicode string>"``). LINE is where the
+    parser stopped; the construct it was reading is named with the line it began on (an
+    unclosed quote's opening line)."""
+    context, problem = getattr(exc, "context", None), getattr(exc, "problem", None)
+    start, stop = getattr(exc, "context_mark", None), getattr(exc, "problem_mark", None)
+    if problem is None:
+        return f"{path}: invalid YAML: {' '.join(str(exc).split())}"
+    mark = stop or start
+    where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+    column = f" (column {stop.column + 1})" if stop is not None else ""
+    began = f", {context} begun on line {start.line + 1}" if context and start else ""
+    return f"{where}: invalid YAML: {problem}{column}{began}"
 
 
 MAX_CONFIG_BYTES = 1 << 20  # a config.yaml larger than this is refused unread

@@ -564,6 +564,12 @@ def is_query_error(exc: BaseException) -> bool:
     return any(s in message for s in ("fts5", "no such column", "syntax error", "unterminated", "unknown special query"))
 
 
+def relaxed_note(exact: int, added: int) -> str:
+    """The note of a search relaxed to some of the words: how many results matched every word
+    and how many were added (worded for any count: "1 matched", never "1 result(s)")."""
+    return f"only {exact} matched every word; added {added} matching some of the words"
+
+
 def run_plan(
     fetch: Callable[[Match, int], Sequence[Row]],
     plan: QueryPlan,
@@ -609,10 +615,7 @@ def run_plan(
                             break
                 if len(rows) > strict_count:
                     mode = "relaxed"
-                    note = note or (
-                        f"{strict_count} result(s) matched every word; "
-                        f"added {len(rows) - strict_count} matching some of the words"
-                    )
+                    note = note or relaxed_note(strict_count, len(rows) - strict_count)
     except apsw.InterruptError:
         stopped = (f"the search stopped at its {current_budget() or 0:.1f} s time budget; "
                    f"results are partial ({len(rows)} found before it)")

@@ -15,7 +15,7 @@ import sys
 import click
 
 from hermes_store.cli.common import ReaderGone, explain_failure, terminal_safe_output
-from hermes_store.cli.style import COLOR_MODES, set_color_mode
+from hermes_store.cli.style import COLOR_MODES, echo_after_ctrl_c, set_color_mode
 from hermes_store.db import (
     CLI_BUDGET_ENV,
     DEFAULT_CLI_QUERY_BUDGET,
@@ -81,7 +81,7 @@ class LazyGroup(click.Group):
                 ReaderGone):
             raise
         except KeyboardInterrupt:  # Ctrl-C: the status a shell reports for SIGINT (docs/cli.md), not click's 1
-            click.echo("Interrupted.", err=True)
+            echo_after_ctrl_c("Interrupted.")
             ctx.exit(130)
         except Exception as exc:
             if os.environ.get("HERMES_STORE_DEBUG"):
@@ -108,6 +108,9 @@ def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_
         color: str) -> None:
     """hermes-store: built-in memory, past sessions and facts for AI agents."""
     set_color_mode(color)
+    if database_url is not None and not database_url.strip():  # "$UNSET_VAR": never the default store silently
+        raise click.BadParameter("empty: name a store URL (sqlite:///path/to/file.db or postgresql://...), "
+                                 "or leave the option out for the default store", param_hint="'--database-url'")
     try:
         ctx.obj = Home(home_dir, profile, database_url=database_url)
     except ConfigError as exc:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from hermes_store.cli.common import counted, echo_json, get_home
-from hermes_store.cli.style import StatusLine, style
+from hermes_store.cli.style import StatusLine, fill, output_columns, style
 from hermes_store.home import ConfigError, Home
 
 if TYPE_CHECKING:
@@ -56,9 +56,13 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
             report(checks, as_json)
             sys.exit(0 if state is None else 1)  # None: no store there yet, as for a SQLite file
     elif not path.exists():
-        record("store", None, note=f"no store at {path} yet (it is created by the first write)")
+        problem = home.store_directory_problem()  # a URL's mistyped folder: no write would work
+        if problem:
+            record("store", problem)
+        else:
+            record("store", None, note=f"no store at {path} yet (it is created by the first write)")
         report(checks, as_json)
-        sys.exit(0)
+        sys.exit(1 if problem else 0)
     elif not _check_file(path, fix, record):
         report(checks, as_json)
         sys.exit(1)
@@ -251,15 +255,17 @@ def _report_on(checks: list[dict], as_json: bool, store: dict[str, str] | None =
     if as_json:
         echo_json({"ok": all(c["ok"] for c in checks), **({"store": store} if store else {}), "checks": checks})
         return
-    if store:
-        click.echo(f"store  {store['location']} ({store['engine']})")
+    columns = output_columns()  # on a terminal, a long line wraps at words under its text
+    lines = [f"store  {store['location']} ({store['engine']})"] if store else []
     for check in checks:
         if check["problem"] is None:
             note = f": {check['note']}" if check.get("note") else ""
-            click.echo(style("ok", "green") + f"     {check['check']}{note}")
+            lines.append(style("ok", "green") + f"     {check['check']}{note}")
         elif check["fixed"]:
-            click.echo(f"fixed  {check['check']}: {check['problem']}")
+            lines.append(f"fixed  {check['check']}: {check['problem']}")
             if check.get("note"):
-                click.echo(f"       {check['note']}")
+                lines.append(f"       {check['note']}")
         else:
-            click.echo(style("FAIL", "red") + f"   {check['check']}: {check['problem']}")
+            lines.append(style("FAIL", "red") + f"   {check['check']}: {check['problem']}")
+    for line in lines:
+        click.echo(fill(line, columns, "", " " * 7))

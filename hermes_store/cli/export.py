@@ -22,7 +22,7 @@ def export(ctx: click.Context, session_id: str, fmt: str, output: Path | None) -
     from hermes_store.sessions.export import export_session
     from hermes_store.sessions.live import SessionIndex
 
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:  # a read: never makes a store
         matches = index.resolve_id(session_id)
         if len(matches) != 1:
             fail(f"session id prefix {session_id!r} is ambiguous" if matches

@@ -13,10 +13,12 @@ from typing import Any
 import click
 
 from hermes_store.cli.common import bold_terms, counted, echo_json, fail, get_home, model_facing
+from hermes_store.cli.style import fill, output_columns
 from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
 from hermes_store.facts.fact_tools import (
     CATEGORIES,
+    CHANGE_ACTIONS,
     READ_ACTIONS,
     run_fact_feedback,
     run_fact_store,
@@ -32,7 +34,9 @@ CATEGORY_OPTION = click.option("--category", default=None,
 LIMIT_OPTION = click.option("--limit", type=int, default=10, show_default=True, help="Maximum results.")
 
 
-_READS = READ_ACTIONS  # actions that only read: on a home without a store they answer empty
+# actions that only read or change stored facts: on a home without a store they answer empty
+# ("not found" for a change), making no file
+_READS = READ_ACTIONS | CHANGE_ACTIONS
 
 
 def _open(home: Home, *, reads: bool, config: Any = None) -> FactStore:
@@ -80,8 +84,9 @@ def _render_results(reply: dict[str, Any], query: str | None = None) -> None:
     results = reply.get("results", reply.get("facts", []))
     if not results:
         click.echo("No facts found.")
+    columns = output_columns()  # on a terminal, a long fact wraps at words, indented
     for fact in results:
-        click.echo(_fact_line(fact, query))
+        click.echo(fill(_fact_line(fact, query), columns, "", "    "))
 
 
 def _render_pairs(reply: dict[str, Any]) -> None:

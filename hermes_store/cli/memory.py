@@ -23,6 +23,7 @@ from hermes_store.cli.common import (
     one_line,
     store_home,
 )
+from hermes_store.cli.style import fill, output_columns
 from hermes_store.home import Home, MemoryConfig
 
 TARGET_CHOICE = click.Choice(["memory", "user"])
@@ -93,8 +94,10 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
     if as_json:
         echo_json(data)
         return
+    columns = output_columns()  # on a terminal, long lines wrap at words with their indent kept
     for name, info in data.items():
-        click.echo(f"{file_name(name)}  {counted(info['entry_count'], 'entry', 'entries')}, {info['usage']}  ({info['file']})")
+        click.echo(fill(f"{file_name(name)}  {counted(info['entry_count'], 'entry', 'entries')}, {info['usage']}  "
+                        f"({info['file']})", columns, "", "  "))
         if info["over_budget"]:
             click.echo(f"  {info['over_budget']}")
         if info["drifted"]:
@@ -108,11 +111,11 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
         if not info["entries"]:
             click.echo("  (empty)")
         for row in info["entries"]:
-            click.echo(f"  [{row['index']}] {row['chars']} chars  {_history(row)}")
+            click.echo(fill(f"[{row['index']}] {row['chars']} chars  {_history(row)}", columns, "  ", "      "))
             if row["blocked"]:
                 click.echo(f"      ⚠ blocked in the prompt: {', '.join(row['blocked'])}")
             for line in row["text"].splitlines():
-                click.echo(f"      {line}")
+                click.echo(fill(line, columns, "      "))
 
 
 def _history(row: dict[str, Any]) -> str:

@@ -13,7 +13,7 @@ from hermes_store.home import Home
 
 def _open_target(home: Home, url: str):
     """The target database (a file or a server, by the engine the URL's scheme chooses)."""
-    return Home(home.root, database_url=url).open_db()
+    return Home(home.root, database_url=url, url_option="--to").open_db()
 
 
 def _copy_vectors(home: Home, target_url: str, line: StatusLine) -> int:

@@ -31,7 +31,7 @@ def redact(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
     `sessions embed` embeds the redacted text. MEMORY.md / USER.md are never rewritten.
     """
     home = get_home(ctx)
-    db = home.open_db()
+    db = home.open_reader()  # no store yet: nothing to redact, and no file made to say so
     changed_keys: dict[str, list[tuple[Any, ...]]] = {}
     try:
         redactor = rules_redactor(db)  # off for new text, an explicit rescan still uses the rules
@@ -72,7 +72,8 @@ def _report(report: dict[str, dict[str, int]], rebuilt: list[str], dry_run: bool
     for kind, n in sorted(kinds.items()):
         click.echo(f"  {kind}: {n}")
     if rebuilt:
-        click.echo(f"rebuilt {len(rebuilt)} full-text index(es); old text purged from the database")
+        click.echo(f"rebuilt {counted(len(rebuilt), 'full-text index', 'full-text indexes')}; "
+                   "old text purged from the database")
 
 
 @click.command("forget")
@@ -95,7 +96,7 @@ def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching
 
     if not (ref or session_id or matching is not None):
         raise click.UsageError("name what to forget: REF, --session ID or --matching TEXT")
-    db = get_home(ctx).open_db()
+    db = get_home(ctx).open_reader()  # no store yet: nothing to forget, and no file made to say so
     try:
         storage = open_session_storage(db)
         secure_deletes(db)
@@ -115,5 +116,10 @@ def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching
     if as_json:
         echo_json({"success": True, "forgotten_sessions": result["sessions"], "forgotten_messages": result["messages"]})
         return
-    whole = f" (whole sessions: {', '.join(result['sessions'])})" if result["sessions"] else ""
-    click.echo(f"forgot {counted(result['messages'], 'message')}{whole}; re-indexing will not bring them back")
+    sessions = result["sessions"]
+    if not result["messages"] and not sessions:
+        click.echo("nothing was forgotten: no stored message holds that text")
+        return
+    whole = f" ({counted(len(sessions), 'whole session')}: {', '.join(sessions)})" if sessions else ""
+    them = "it" if result["messages"] == 1 else "them"
+    click.echo(f"forgot {counted(result['messages'], 'message')}{whole}; re-indexing will not bring {them} back")

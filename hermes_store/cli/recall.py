@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from hermes_store.cli.common import bold_terms, echo_json, fail, model_facing, store_home
-from hermes_store.cli.style import style, style_marks
+from hermes_store.cli.style import fill, output_columns, style, style_marks
 from hermes_store.home import ConfigError
 from hermes_store.recall import KINDS, RECALL_KINDS, unknown_kinds_problem
 from hermes_store.recall import recall as run_recall
@@ -62,6 +62,7 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
         return
     if not result.results and not result.errors:
         click.echo("No results.")
+    columns = output_columns()  # on a terminal, lines wrap at words with their indent kept
     for kind in RECALL_KINDS:
         items = [it for it in result.results if it.kind == kind.name]
         if not items:
@@ -69,12 +70,12 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
         click.echo(style(kind.title, "bold", "cyan"))
         for item in items:
             head, body = kind.describe(fence_reply(item.to_dict()))
-            click.echo(head + style(f"   [{item.why}]", "dim"))
+            click.echo(fill(head + style(f"   [{item.why}]", "dim"), columns, "", "      "))
             body = " ".join(body.split())
             # sessions and memory come marked by the index; a fact is marked here, the same bold
-            click.echo("    " + (bold_terms(body, query) if kind.name == "facts" else body))
+            click.echo(fill(bold_terms(body, query) if kind.name == "facts" else body, columns, "    "))
     for kind, note in result.notes.items():
-        click.echo(style(f"note ({kind}): {note}", "dim"), err=True)
+        click.echo(style(fill(f"note ({kind}): {note}", output_columns(err=True), "", "  "), "dim"), err=True)
     for kind, error in result.errors.items():
         click.echo(style(f"error: {kind} could not be searched: {error}", "red"), err=True)
     if result.errors:

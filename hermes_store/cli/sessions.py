@@ -13,7 +13,16 @@ import click
 
 from hermes_store.cli import LazyGroup
 from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing, one_line
-from hermes_store.cli.style import Progress, pad, progress_shown, style
+from hermes_store.cli.style import (
+    Progress,
+    clip,
+    echo_after_ctrl_c,
+    fill,
+    output_columns,
+    pad,
+    progress_shown,
+    style,
+)
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader
@@ -99,7 +108,7 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
             except (KeyboardInterrupt, DatabaseError, apsw.Error) as exc:
                 stopped = exc
         if isinstance(stopped, KeyboardInterrupt):
-            click.echo("Interrupted: committed batches are kept; run the same command to resume.", err=True)
+            echo_after_ctrl_c("Interrupted: committed batches are kept; run the same command to resume.")
             sys.exit(130)
         if stopped is not None:
             fail(f"indexing stopped: {stopped} (committed batches are kept; re-run to resume)")
@@ -108,22 +117,25 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
     if as_json:
         echo_json(summary.as_dict())
     else:
-        click.echo(f"{counted(summary.files, 'file')}: {counted(summary.sessions_added, 'session')} and "
+        columns, err_columns = output_columns(), output_columns(err=True)  # wrapped at words on a terminal
+        click.echo(fill(f"{counted(summary.files, 'file')}: {counted(summary.sessions_added, 'session')} and "
                    f"{counted(summary.messages_added, 'message')} added, {counted(summary.skipped, 'message')} "
                    f"already indexed, {counted(len(summary.errors), 'problem')}"
                    + (f", {summary.messages_updated} edited in place" if summary.messages_updated else "")
                    + (f", {counted(summary.forgotten, 'forgotten message')} left out" if summary.forgotten else "")
                    + (f", {len(summary.notices)} with nothing to import" if summary.notices else "")
-                   + (f", {counted(summary.reread, 'file')} read again by a newer reader" if summary.reread else ""))
+                   + (f", {counted(summary.reread, 'file')} read again by a newer reader" if summary.reread else ""),
+                        columns, "", "  "))
         for error in summary.errors:
             where = one_line(error["path"]) + (f":{error['line']}" if error["line"] is not None else "")
-            click.echo(f"  {where}: {one_line(str(error['error']))}", err=True)
+            click.echo(fill(f"{where}: {one_line(str(error['error']))}", err_columns, "  ", "    "), err=True)
         for notice in summary.notices:  # a known format's input holding nothing: said, not a problem
-            click.echo(f"  note: {one_line(notice['path'])}: {one_line(str(notice['notice']))}")
+            click.echo(fill(f"note: {one_line(notice['path'])}: {one_line(str(notice['notice']))}", columns, "  ",
+                            "    "))
         if summary.unwalked:
             shown = ", ".join(one_line(p) for p in summary.unwalked[:8]) + (", ..." if len(summary.unwalked) > 8 else "")
-            click.echo(f"  note: hidden folders not walked (agents keep data there): {shown}; name one to "
-                       "index it, or use --discover")
+            click.echo(fill(f"note: hidden folders not walked (agents keep data there): {shown}; name one to "
+                            "index it, or use --discover", columns, "  ", "    "))
     sys.exit(1 if summary.all_failed else 0)
 
 
@@ -160,11 +172,19 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
     # character; a control character is shown as \\uXXXX, six)
     ids, sources = [one_line(row["id"]) for row in rows], [one_line(row["source"] or "") for row in rows]
     id_width, source_width = max(map(display_width, ids)), max(map(display_width, sources))
+    # on a terminal a row never wraps: a long title is cut with "…"; when even the ids do not
+    # leave room (a subagent's id, a narrow window), each id gets a line of its own
+    columns = output_columns()
+    stacked = columns is not None and id_width + source_width + 27 > columns  # + the fixed columns
     for row, shown_id, source in zip(rows, ids, sources, strict=True):
-        title = row["title"] or ""
         gone = f"  [{SOURCE_DELETED}]" if row["source_deleted"] else ""
-        click.echo(f"{pad(shown_id, id_width)}  {pad(source, source_width)}  {_when(row['started_at']):<16} "
-                   f"{row['message_count']:>6}  {title}{gone}".rstrip())
+        rest = (f"{pad(source, source_width)}  {_when(row['started_at']):<16} {row['message_count']:>6}  "
+                f"{one_line(row['title'] or '')}{gone}").rstrip()
+        if stacked:
+            click.echo(shown_id)
+            click.echo(clip("    " + rest, columns))
+        else:
+            click.echo(clip(f"{pad(shown_id, id_width)}  {rest}", columns))
 
 
 def _resolve(index: Any, session_id: str) -> str:
@@ -233,19 +253,21 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
     if as_json:
         echo_json({"session": session, "messages": messages, **({"forgotten_messages": forgotten} if forgotten else {})})
         return
-    click.echo(f"Session {session['id']}  [{session['source']}, {session['origin_format']}]")
+    columns = output_columns()  # on a terminal, lines wrap at words (a header's under its indent)
+    lines = [f"Session {session['id']}  [{session['source']}, {session['origin_format']}]"]
     if session.get("flagged"):
-        click.echo(f"  [flagged: {', '.join(session['flagged'])}] (the title)")
-    for label in ("title", "model", "workspace", "parent_session_id"):
-        if session.get(label):
-            click.echo(f"  {label}: {session[label]}")
+        lines.append(f"  [flagged: {', '.join(session['flagged'])}] (the title)")
+    lines += [f"  {label}: {session[label]}" for label in ("title", "model", "workspace", "parent_session_id")
+              if session.get(label)]
     if session["source_path"]:
         gone = f"  ({SOURCE_DELETED}; the session is kept here)" if session["source_deleted"] else ""
-        click.echo(f"  source file: {session['source_path']}{gone}")
-    click.echo(f"  started: {_when(session['started_at'])}  ended: {_when(session['ended_at'])}"
-               f"  messages: {session['message_count']}")
+        lines.append(f"  source file: {session['source_path']}{gone}")
+    lines.append(f"  started: {_when(session['started_at'])}  ended: {_when(session['ended_at'])}"
+                 f"  messages: {session['message_count']}")
     if forgotten:
-        click.echo(f"  forgotten for good: {counted(len(forgotten), 'message')} (#{', #'.join(map(str, forgotten))})")
+        lines.append(f"  forgotten for good: {counted(len(forgotten), 'message')} (#{', #'.join(map(str, forgotten))})")
+    for line in lines:
+        click.echo(fill(line, columns, "", "    "))
     for message in messages:
         head = message["role"].upper()
         if message["tool_name"]:
@@ -257,7 +279,9 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
         mark = "> " if message["seq"] == target else ""
         ref = style(f"{session['id']}#{message['seq']}", "bold" if mark else "dim")
         flag = f"[flagged: {', '.join(message['flagged'])}]\n" if message.get("flagged") else ""
-        click.echo(f"\n{mark}{ref} {head} ({_when(message['timestamp'])})\n{flag}{body}")
+        text = "\n".join(fill(line, columns) for line in f"{flag}{body}".split("\n"))
+        heading = fill(f"{mark}{ref} {head} ({_when(message['timestamp'])})", columns, "", "    ")
+        click.echo(f"\n{heading}\n{text}")
 
 
 @sessions.command("stats")
@@ -294,7 +318,7 @@ def delete_cmd(ctx: click.Context, session_id: str, for_good: bool) -> None:
     from hermes_store.sessions.live import SessionIndex
     from hermes_store.sessions.storage_vectors import VectorStore
 
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:  # no store: nothing to delete
         sid = _resolve(index, session_id)
         removed = index.storage.forget_session(sid, time.time()) if for_good else index.delete_session(sid)
     vectors = VectorStore.for_home(get_home(ctx))  # its embeddings go with it
@@ -324,7 +348,7 @@ def prune_cmd(ctx: click.Context, older_than: str, dry_run: bool, as_json: bool)
         age = parse_age(older_than)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--older-than") from exc
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:  # no store: nothing to prune
         ids = index.prune(age, dry_run=dry_run)
     if as_json:
         echo_json({"dry_run": dry_run, "sessions": ids, "count": len(ids)})
@@ -371,21 +395,36 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
                      for item in forgotten])  # ids, positions and times only, never the text
         return
     # columns as wide as their longest value: a long agent name or pattern shifted its row's
-    # later columns out of line with the rest
+    # later columns out of line with the rest; on a terminal too narrow for the rows (any under
+    # ~150 columns) each location's pattern goes on a line of its own below its agent and state
+    patterns = [_shown_pattern(location.pattern, Path(home.root)) for location in found]
+    states = [(f"{counted(location.files, 'file')}, {location.indexed_files} indexed "
+               f"({counted(location.sessions, 'session')}, {counted(location.messages, 'message')})"
+               if location.exists else "not found") + (" (truncated)" if location.truncated else "")
+              for location in found]
     agent_width = max((display_width(location.agent) for location in found), default=0)
-    pattern_width = max((display_width(location.pattern) for location in found), default=0)
-    for location in found:
-        state = (f"{counted(location.files, 'file')}, {location.indexed_files} indexed "
-                 f"({counted(location.sessions, 'session')}, {counted(location.messages, 'message')})"
-                 if location.exists else "not found")
-        more = " (truncated)" if location.truncated else ""
-        click.echo(f"{pad(location.agent, agent_width)}  {pad(location.pattern, pattern_width)}  {state}{more}")
+    pattern_width = max(map(display_width, patterns), default=0)
+    state_width = max(map(display_width, states), default=0)
+    columns = output_columns()
+    stacked = columns is not None and agent_width + pattern_width + state_width + 4 > columns
+    for location, pattern, state in zip(found, patterns, states, strict=True):
+        if stacked:  # the agent and its state on one line where they fit, the pattern below
+            if agent_width + state_width + 2 <= columns:
+                click.echo(f"{pad(location.agent, agent_width)}  {state}")
+            else:
+                fits = display_width(location.agent) + display_width(state) + 2 <= columns
+                click.echo(f"{location.agent}  {state}" if fits
+                           else f"{fill(location.agent, columns)}\n{fill(state, columns, '    ')}")
+            click.echo(f"    {pattern}")
+        else:
+            click.echo(f"{pad(location.agent, agent_width)}  {pad(pattern, pattern_width)}  {state}")
         for problem in location.problems:
             click.echo(f"  problem: {one_line(problem)}", err=True)
-    click.echo("\nWritten inside each project, indexed only when you name the path "
-               "(hermes-store sessions index PATH; --discover never looks in projects):")
+    click.echo("\n" + fill("Written inside each project, indexed only when you name the path "
+                           "(hermes-store sessions index PATH; --discover never looks in projects):", columns))
     for agent, files in project_formats():
-        click.echo(f"  {agent:<34} {', '.join(files)}")
+        row = f"  {agent:<34} {', '.join(files)}"
+        click.echo(row if columns is None or display_width(row) <= columns else f"  {agent}\n    {', '.join(files)}")
     if gone:
         click.echo(f"\nIndexed files no longer on disk ({SOURCE_DELETED}; their sessions are kept):")
         for row in gone:
@@ -396,6 +435,18 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"forgotten for good (hermes-store forget): {counted(len(whole), 'session')}"
                    f"{' (' + ', '.join(whole) + ')' if whole else ''}, {counted(single, 'single message')}"
                    " -- indexing their sources again skips them")
+
+
+def _shown_pattern(pattern: str, hermes_home: Path) -> str:
+    """A default location as a person reads it: ``{hermes_home}`` is this Hermes home, written
+    with ``~`` when it is under the user's home like the other locations."""
+    if "{hermes_home}" not in pattern:
+        return pattern
+    user = Path.home()
+    shown = str(hermes_home)
+    if hermes_home.is_relative_to(user):
+        shown = "/".join(["~", *hermes_home.relative_to(user).parts])
+    return pattern.replace("{hermes_home}", shown)
 
 
 @sessions.command("formats")

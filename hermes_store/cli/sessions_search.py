@@ -8,7 +8,7 @@ import click
 
 from hermes_store import timeutil
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
-from hermes_store.cli.style import style_marks
+from hermes_store.cli.style import fill, output_columns, style_marks
 from hermes_store.sessions.live import SessionIndex
 from hermes_store.sessions.search import (
     SORTS,
@@ -105,12 +105,13 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
         echo_json(result.to_json())
         return
     if result.note:
-        click.echo(f"note: {result.note}", err=True)
+        click.echo(fill(f"note: {result.note}", output_columns(err=True), "", "  "), err=True)
     if not result.results:
         click.echo("No matching messages.")
         return
+    columns = output_columns()  # on a terminal, lines wrap at words with their indent kept
     for row in result.results:
         title = f" — {row['title']}" if row.get("title") else ""
-        click.echo(f"{_stamp(row['timestamp'])}  {row['source']}  {row['session_id']}#{row['seq']} "
-                   f"[{row['role']}]{title}")
-        click.echo("    " + " ".join(str(row["snippet"]).split()))
+        click.echo(fill(f"{_stamp(row['timestamp'])}  {row['source']}  {row['session_id']}#{row['seq']} "
+                        f"[{row['role']}]{title}", columns, "", "    "))
+        click.echo(fill(" ".join(str(row["snippet"]).split()), columns, "    "))

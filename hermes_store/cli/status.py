@@ -6,6 +6,7 @@ Read-only: nothing is created or written (the database is not opened).
 from __future__ import annotations
 
 import os
+import re
 from importlib import metadata
 from typing import Any
 
@@ -20,6 +21,7 @@ from hermes_store.builtin.entries import (
 )
 from hermes_store.builtin.render import over_budget_warning
 from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing
+from hermes_store.cli.style import fill, output_columns
 from hermes_store.engines import engine_named
 from hermes_store.home import ConfigError, Home, MemoryConfig
 
@@ -170,6 +172,10 @@ def collect_status(home: Home) -> dict[str, Any]:
     }
 
 
+# where a status line's value starts: after its indent and its "Label:" with the spaces after it
+_VALUE_START = re.compile(r" *(?:[A-Za-z][A-Za-z .]*: +)?")
+
+
 def _database_info(home: Home) -> dict[str, Any]:
     """Engine and location of the store (a server URL with its password masked; never opened:
     ``exists`` False before the first write, None when a server cannot be asked)."""
@@ -187,7 +193,10 @@ def _database_info(home: Home) -> dict[str, Any]:
             db_size += os.path.getsize(str(db_path) + suffix)
         except OSError:
             pass
-    return {"engine": home.engine, "path": str(db_path), "exists": db_path.exists(), "size_bytes": db_size}
+    exists = db_path.exists()
+    info = {"engine": home.engine, "path": str(db_path), "exists": exists, "size_bytes": db_size}
+    problem = None if exists else home.store_directory_problem()
+    return {**info, "problem": problem} if problem else info
 
 
 def _counts(home: Home, database: dict[str, Any]) -> dict[str, Any]:
@@ -304,6 +313,8 @@ def render_status(data: dict[str, Any]) -> list[str]:
         lines.append(f"    {'Database:':<11} {label}  ({db['url']})")
     else:
         size = f"{db['size_bytes']:,} bytes" if db["exists"] else "not created yet"
+        if db.get("problem"):  # a URL's folder that does not exist: the first write is refused
+            size += f" (no directory {os.path.dirname(db['path'])}: the first write is refused)"
         lines.append(f"    {'Database:':<11} {size}  ({db['path']})")
     counts = db.get("counts") or {}
     if counts.get("error"):
@@ -343,4 +354,6 @@ def status(ctx: click.Context, as_json: bool) -> None:
         return
     for problem in config_errors:
         click.echo(f"Warning: {problem} (memory writes are refused until it is fixed)", err=True)
-    click.echo("\n".join(render_status(data)))
+    columns = output_columns()  # on a terminal a long value wraps at words, under its value column
+    click.echo("\n".join(fill(line, columns, "", " " * len(_VALUE_START.match(line).group()))
+                         for line in render_status(data)))

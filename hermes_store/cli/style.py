@@ -219,6 +219,58 @@ def terminal_columns(stream: Any, default: int = 80) -> int:
         return default
 
 
+def echo_after_ctrl_c(text: str) -> None:
+    """Print the line ``text`` on stderr after Ctrl-C. On a terminal a carriage return goes
+    first, straight to the terminal (the stored-text filter would show it as ``\\u000d``), so
+    the line replaces the ``^C`` the terminal echoed at the cursor ("^CInterrupted." before)."""
+    import sys
+
+    err = raw_stream(sys.stderr)
+    if _stream_is_tty(err):
+        err.write("\r")
+        err.flush()
+    click.echo(text, err=True)
+
+
+def output_columns(err: bool = False) -> int | None:
+    """The width of the terminal standard output (``err``: standard error) is shown on; None
+    when it goes to a file or a pipe, where a table keeps each row on one line whatever its
+    width (for grep, cut, scripts)."""
+    import sys
+
+    stream = raw_stream(sys.stderr if err else sys.stdout)
+    return terminal_columns(stream) if _stream_is_tty(stream) else None
+
+
+def clip(text: str, columns: int | None) -> str:
+    """``text`` cut to ``columns`` terminal columns, ending in ``…`` where it was cut (whole when
+    ``columns`` is None: not on a terminal)."""
+    if columns is None or display_width(text) <= columns:
+        return text
+    return _fit(text, max(0, columns - 1)) + "…"
+
+
+def fill(text: str, columns: int | None, indent: str = "", then: str | None = None) -> str:
+    """The one-line prose ``text`` wrapped at spaces to ``columns`` (one line when ``columns``
+    is None: not on a terminal), its first line after ``indent``, the others after ``then``
+    (default: ``indent``), so a narrow terminal never splits a word. Widths are terminal columns
+    of the text as shown: our style marks take none, a CJK character two. A word wider than the
+    line gets a line of its own."""
+    if columns is None:
+        return indent + text
+    then = indent if then is None else then
+    lines: list[str] = []
+    line, width, fresh = indent, display_width(indent), True
+    for word in text.split(" "):
+        shown = display_width(strip_styles(word))
+        if not fresh and width + 1 + shown > columns:
+            lines.append(line)
+            line, width, fresh = then, display_width(then), True
+        line, width, fresh = line + ("" if fresh else " ") + word, width + (0 if fresh else 1) + shown, False
+    lines.append(line)
+    return "\n".join(lines)
+
+
 def _stream_is_tty(stream: Any) -> bool:
     try:
         return bool(stream.isatty())

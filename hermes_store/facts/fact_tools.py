@@ -80,6 +80,9 @@ FACT_FEEDBACK_SCHEMA = function_schema(
 
 # fact_store actions that only read: on a home without a store they answer empty, creating nothing
 READ_ACTIONS = frozenset({"search", "probe", "related", "reason", "contradict", "list"})
+# actions that change a stored fact (fact_store's, and fact_feedback's ratings): on a home without
+# a store there is no fact to change ("not found"), so they make no file either
+CHANGE_ACTIONS = frozenset({"update", "remove", "helpful", "unhelpful"})
 
 
 def store_for(ctx: ToolContext, *, reads: bool = False) -> FactStore:
@@ -184,7 +187,8 @@ def run_fact_feedback(args: dict[str, Any], store: FactStore) -> dict[str, Any]:
 def _fact_store_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     try:
         action = args.get("action")
-        reads = isinstance(action, str) and action in READ_ACTIONS  # a list or dict is no action
+        # a list or dict is no action; a change needs a stored fact, as a read needs stored facts
+        reads = isinstance(action, str) and action in READ_ACTIONS | CHANGE_ACTIONS
         return guard_reply(run_fact_store(args, store_for(ctx, reads=reads)))  # stored facts re-scanned
     except ToolArgumentError as exc:
         return _error(str(exc))

@@ -34,7 +34,7 @@ from typing import Any
 from hermes_store import timeutil
 from hermes_store.db import Database
 from hermes_store.excerpts import HIGHLIGHT_MARKS, cap_marked, highlight_excerpt
-from hermes_store.query import Match, QueryPlan, compile_query, run_plan
+from hermes_store.query import Match, QueryPlan, compile_query, relaxed_note, run_plan
 from hermes_store.sessions.dated import DATED_POOL, dated_first, named_window
 from hermes_store.sessions.importers.base import MAX_SNIPPET_CHARS, cap_title
 from hermes_store.sessions.storage import (
@@ -260,8 +260,7 @@ def _find_hits(storage: SessionStorage, query: str | QueryPlan, filters: Filters
             if exact == len(hits):
                 mode, note = "strict", outcome.plan.note if outcome.plan else None
             elif outcome.plan is None or note != outcome.plan.note:
-                note = (f"{exact} result(s) matched every word; "
-                        f"added {len(hits) - exact} matching some of the words")
+                note = relaxed_note(exact, len(hits) - exact)
     hits = hits[:limit]
     if sort == "relevance" and hits:
         words = plan.folded_terms()

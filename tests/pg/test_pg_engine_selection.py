@@ -38,6 +38,7 @@ def test_store_exists_per_engine(home, tmp_path):
 
 def test_sqlite_url_names_another_file(home, tmp_path):
     target = tmp_path / "elsewhere" / "store.db"
+    target.parent.mkdir()  # a URL's folder must exist (it is never made)
     chosen = Home(home.root, database_url=f"sqlite:///{target}")
     assert chosen.engine == "sqlite"
     with chosen.open_db() as db:

@@ -67,6 +67,7 @@ def test_round_trip_keeps_every_row_and_id(filled, pg_url, tmp_path):
         assert pg.scalar("SELECT count(*) FROM messages WHERE tsv @@ phraseto_tsquery('hermes_search', 'the')") > 0
 
     back = tmp_path / "back" / "store.db"
+    back.parent.mkdir()  # a URL's folder must exist (it is never made)
     result = _cli(home, "migrate", "--to", f"sqlite:///{back}", "--json", url=pg_url)
     assert result.exit_code == 0, result.output
     for table in TABLES:
@@ -93,6 +94,18 @@ def test_same_engine_and_bad_url_are_usage_errors(filled):
     assert result.exit_code != 0 and "pw" not in result.output
 
 
+def test_a_target_in_a_missing_folder_is_refused_naming_the_option(filled, pg_url, tmp_path):
+    """``migrate --to sqlite:///typo/x.db`` made the folder and copied there; like ``backup`` into
+    a missing folder it is refused, naming ``--to`` (not ``--database-url``), creating nothing."""
+    assert _cli(filled, "migrate", "--to", pg_url).exit_code == 0
+    target = tmp_path / "typo" / "x.db"
+    result = _cli(filled, "migrate", "--to", f"sqlite:///{target}", url=pg_url)
+    assert result.exit_code == 1
+    assert result.stderr == (f"Error: {target}: cannot create the store: no directory {target.parent} "
+                             "(named by --to; create it first); nothing was created\n")
+    assert not target.parent.exists()
+
+
 def test_server_down_is_one_clear_line(filled, tmp_path):
     url = f"postgresql://sam:hunter2@/x?host={tmp_path}&port=5999&connect_timeout=2"
     result = _cli(filled, "migrate", "--to", url)
@@ -117,6 +130,7 @@ def test_round_trip_keeps_message_uids(home, pg_url, tmp_path):
     with PgDatabase(pg_url) as pg:
         assert [tuple(r.values()) for r in pg.query(query)] == uids
     back = tmp_path / "back" / "store.db"
+    back.parent.mkdir()  # a URL's folder must exist (it is never made)
     assert _cli(home, "migrate", "--to", f"sqlite:///{back}", "--json", url=pg_url).exit_code == 0
     with Database(back, readonly=True) as db:
         assert [tuple(r.values()) for r in db.query(query)] == uids
@@ -139,6 +153,7 @@ def test_migrate_keeps_fact_authors_both_ways(home, pg_url, tmp_path):
             ("Alice deploys on Fridays", "u-42", "Alice", False), ("Bob owns the cluster", None, None, None),
             ("The nightly job is a bot's note", "b-7", "Helper", True)]
     back = tmp_path / "back" / "store.db"
+    back.parent.mkdir()  # a URL's folder must exist (it is never made)
     result = _cli(home, "migrate", "--to", f"sqlite:///{back}", "--json", url=pg_url)
     assert result.exit_code == 0, result.output
     with Database(back, readonly=True) as db, Database(home.db_path, readonly=True) as original:
@@ -188,6 +203,7 @@ def test_migrate_takes_the_embeddings_both_ways_and_the_source_keeps_its_own(fil
         served.close()
     assert (Path(home.root) / "session_vectors.db").exists()  # the SQLite store keeps its own
     back = tmp_path / "back" / "store.db"
+    back.parent.mkdir()  # a URL's folder must exist (it is never made)
     result = _cli(home, "migrate", "--to", f"sqlite:///{back}", "--json", url=pg_url)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["vectors"] == embedded

@@ -66,6 +66,7 @@ class Store:
 @pytest.fixture
 def stores(tmp_path, pg_url):
     other = tmp_path / "elsewhere" / "other.db"
+    other.parent.mkdir()  # a URL's folder must exist (it is never made)
     return [Store(tmp_path / "default", "default", None),
             Store(tmp_path / "sqlite", "sqlite-url", f"sqlite:///{other}"),
             Store(tmp_path / "pg", "postgresql", pg_url)]

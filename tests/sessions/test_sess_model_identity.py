@@ -105,6 +105,7 @@ def test_a_gateway_whose_model_lives_at_another_path_finds_what_another_embedded
     except OSError:
         shutil.copyfile(shipped, copy)
     if engine == "sqlite":
+        (tmp_path / "team").mkdir()  # a URL's folder must exist (it is never made)
         url = f"sqlite:///{tmp_path / 'team' / 'shared.db'}"
         writer, reader = Home(home.root, database_url=url), Home(tmp_path / "reader", database_url=url)
     else:

@@ -322,6 +322,7 @@ def test_homes_on_one_store_share_its_vectors(home, engine, tmp_path):
     from hermes_store.home import Home
 
     if engine == "sqlite":
+        (tmp_path / "team").mkdir()  # a URL's folder must exist (it is never made)
         url = f"sqlite:///{tmp_path / 'team' / 'shared.db'}"
         writer, reader = Home(home.root, database_url=url), Home(tmp_path / "reader", database_url=url)
     else:  # $HERMES_STORE_DATABASE_URL names the server for every home

@@ -64,7 +64,7 @@ def test_the_claude_code_hook_indexes_into_the_store_named_at_install(home, tmp_
     user.mkdir()
     monkeypatch.setenv("HOME", str(user))
     work = tmp_path / "work"
-    work.mkdir()
+    (work / "stores").mkdir(parents=True)  # a URL's folder must exist (it is never made)
     monkeypatch.chdir(work)
     url = "sqlite:///stores/named.db"
     argv = ["--database-url", url] if naming == "option" else []
@@ -161,6 +161,7 @@ def test_a_relative_url_in_config_yaml_is_the_same_store_from_every_directory(ho
     working directory: each program started elsewhere (Hermes, an MCP client, the service, the
     user in another folder) silently made and used a store of its own there. It is the home's."""
     home.config_path.write_text("store:\n  database_url: sqlite:///stores/shared.db\n", encoding="utf-8")
+    (home.root / "stores").mkdir()
     first, second = tmp_path / "a", tmp_path / "b"
     first.mkdir()
     second.mkdir()
