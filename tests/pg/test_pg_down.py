@@ -76,3 +76,19 @@ def test_memory_writes_while_the_server_is_down_keep_their_provenance(home, tmp_
         ("written while down", "tool", "s-down"), ("written while up", "tool", "s-up")]
     assert not back.provenance.pending_path.exists()
     back.close()
+
+
+def test_recall_tool_answers_from_the_md_files_while_the_server_is_down(home, down_url, monkeypatch):
+    """The agent's `recall` tool (and so the MCP server's) degrades as the CLI's recall does: the
+    .md files still answer and the database is named in `errors` (it replied `success: false`,
+    'recall failed: PgUnavailable ...', hiding MEMORY.md)."""
+    from hermes_store.tools import handle_tool_call
+
+    home.ensure()
+    home.memory_file.write_text("the deploy runs on fridays", encoding="utf-8")
+    monkeypatch.setenv("HERMES_STORE_DATABASE_URL", down_url)
+    reply = json.loads(handle_tool_call("recall", {"query": "deploy"}, home=home))
+    assert reply["success"] is True, reply
+    assert [item["kind"] for item in reply["results"]] == ["memory"]
+    assert "not reachable" in reply["errors"]["database"]
+    assert "hunter2" not in json.dumps(reply)
