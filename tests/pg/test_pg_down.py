@@ -92,3 +92,14 @@ def test_recall_tool_answers_from_the_md_files_while_the_server_is_down(home, do
     assert [item["kind"] for item in reply["results"]] == ["memory"]
     assert "not reachable" in reply["errors"]["database"]
     assert "hunter2" not in json.dumps(reply)
+
+
+def test_memory_history_fails_in_one_line_while_the_server_is_down(home, down_url):
+    """The history is the store's alone: one that cannot be opened is an error (exit 1, one
+    line naming it), not 'No history yet.' with exit 0 under two warnings."""
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", down_url, "memory", "history"])
+    assert result.exit_code == 1, result.output
+    assert "No history yet" not in result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "not reachable" in lines[0], lines
+    assert "hunter2" not in result.output
