@@ -559,8 +559,13 @@ class PgDatabase:
         return self.scalar("SELECT to_regclass(%s) IS NOT NULL", (name,)) is True
 
     def size_bytes(self) -> int:
-        """Bytes the server uses for this database."""
-        return int(self.scalar("SELECT pg_database_size(current_database())") or 0)
+        """Bytes the store uses on the server: every table (with its indexes and TOAST), view and
+        sequence of the connection's current schema, where the store lives. Not the whole
+        database (``pg_database_size``: its system catalogs, about 7 MB of an empty one, and any
+        other schema's tables, another store's included)."""
+        return int(self.scalar(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+            " WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'm', 'S')") or 0)
 
     def server_version(self) -> str:
         """The server's version string (e.g. ``15.18``)."""
