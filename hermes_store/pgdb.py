@@ -45,6 +45,10 @@ DEFAULT_POOL_SIZE = 4
 _MIGRATION_LOCK = 0x48534D47  # advisory lock key ("HSMG") held while migrating
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[A-Za-z0-9_]+\.sql$")
 _SECRET_KEYS = ("password", "passfile", "sslpassword")
+#: libpq's words for a URL value it refuses before trying any server (``port=abc``,
+#: ``sslmode=bogus``, three ports for two hosts): a bad URL, not a server that cannot be reached
+_URL_PROBLEM_PREFIX = re.compile(r"^connection is bad: ")
+_URL_PROBLEM = re.compile(r"^(?:connection is bad: )?(?:invalid |could not match \d+ )")
 _KV_SECRET = re.compile(r"(\b(?:password|passfile|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.I)
 
 
@@ -384,6 +388,9 @@ class PgDatabase:
         except psycopg.Error as exc:
             self._close_pool()
             reason = self._reason(exc)
+            if _URL_PROBLEM.match(reason):  # libpq refused a value of the URL before trying any server
+                raise DatabaseError(f"{self.display_url}: invalid database URL: "
+                                    f"{_URL_PROBLEM_PREFIX.sub('', reason)}") from exc
             # the server answered and said no (no such database, role or password): not a timeout
             answered = "FATAL:" in reason
             raise PgUnavailable(

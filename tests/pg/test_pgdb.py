@@ -174,3 +174,20 @@ def test_size_is_the_stores_own_not_the_whole_databases(pg_url):
         whole = db.scalar("SELECT pg_database_size(current_database())")
         assert db.size_bytes() == own
         assert 0 < db.size_bytes() < whole - 5_000_000  # neither the ballast table nor the catalogs
+
+
+@pytest.mark.parametrize(("query", "words"), [
+    ("port=abc", 'invalid integer value "abc" for connection option "port"'),
+    ("port=5999&sslmode=bogus", 'invalid sslmode value: "bogus"'),
+    ("port=1,2,3", "could not match 3 port numbers to 1 hosts"),
+])
+def test_a_url_value_libpq_refuses_is_an_invalid_url_not_an_unreachable_server(tmp_path, query, words):
+    """`port=abc` was reported as 'PostgreSQL server not reachable within 5s: connection is bad:
+    invalid integer value ...': no server was tried, the URL is wrong, and the error says so."""
+    url = f"postgresql://sam:hunter2@/x?host={tmp_path}&{query}"
+    with pytest.raises(DatabaseError) as caught:
+        PgDatabase(url, connect_timeout=5)
+    message = str(caught.value)
+    assert not isinstance(caught.value, PgUnavailable)
+    assert "not reachable" not in message and "connection is bad" not in message, message
+    assert f"postgresql://sam:***@/x?host={tmp_path}&{query}: invalid database URL: {words}" == message
