@@ -292,3 +292,15 @@ def test_a_hook_given_a_password_says_so(home, tmp_path, monkeypatch, url, warne
     assert url in (user / ".claude" / "settings.json").read_text()  # the hook needs it: Claude Code has no env of ours
     assert ("warning: the hook's command" in result.stderr) is warned, result.stderr
     assert "s3cret" not in result.stderr and "s3cret" not in result.stdout
+
+
+def test_status_gives_the_stores_size_on_both_engines(home, engine):
+    """`status` showed a SQLite store's size ('Database:   262,144 bytes') but none for a
+    PostgreSQL one ('Database:   PostgreSQL', `size_bytes: null`): both now say it."""
+    assert _run(home, "facts", "add", "a fact to size").exit_code == 0
+    result = _run(home, "status", "--json")
+    assert result.exit_code == 0, result.output
+    size = json.loads(result.output)["database"]["size_bytes"]
+    assert isinstance(size, int) and size > 0
+    line = next(line for line in _run(home, "status").output.splitlines() if "Database:" in line)
+    assert f"{size:,} bytes" in line, line
