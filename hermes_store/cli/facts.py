@@ -35,18 +35,19 @@ LIMIT_OPTION = click.option("--limit", type=int, default=10, show_default=True, 
 _READS = READ_ACTIONS  # actions that only read: on a home without a store they answer empty
 
 
-def _open(home: Home, *, reads: bool, config: Any = None) -> FactStore:
-    """The fact store of ``home``; a read on a home without a store gets an empty one in memory."""
+def open_facts(home: Home, *, reads: bool, config: Any = None) -> FactStore:
+    """The fact store of ``home``; a read on a home without a store gets an empty one in memory,
+    and a read never creates the home's folders (the store's opener makes what a write needs)."""
     if reads and not home.store_exists():
         return FactStore(home.open_reader(), config=config, owns_db=True)
-    return FactStore(home.ensure(), config=config)
+    return FactStore(home if reads else home.ensure(), config=config)
 
 
 def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[str, Any]],
          args: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], None]) -> None:
     home = get_home(ctx)
     try:
-        store = _open(home, reads=args.get("action") in _READS, config=load_fact_config(home))
+        store = open_facts(home, reads=args.get("action") in _READS, config=load_fact_config(home))
     except ConfigError as exc:
         fail(str(exc))  # a bad config value: a failure (1), not a usage error
         return
@@ -244,7 +245,7 @@ def feedback(ctx: click.Context, action: str, fact_id: int, as_json: bool) -> No
 def entities(ctx: click.Context, limit: int, as_json: bool) -> None:
     """Known entities with their aliases and how many facts mention them."""
     home = get_home(ctx)
-    with _open(home, reads=True, config=_config(home)) as store:
+    with open_facts(home, reads=True, config=_config(home)) as store:
         rows = store.list_entities(limit=limit)
     if as_json:
         echo_json({"success": True, "entities": rows, "count": len(rows)})

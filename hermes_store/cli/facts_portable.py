@@ -20,9 +20,11 @@ def export(ctx: click.Context, dest: str | None) -> None:
     """Write every fact and entity as JSON Lines to DEST (default: stdout)."""
     import io
 
+    from hermes_store.cli.facts import open_facts
+
     home = get_home(ctx)
     buffer = io.StringIO()
-    with FactStore(home.ensure()) as store:
+    with open_facts(home, reads=True) as store:  # a read: a home without a store gets none
         counts = export_facts(store, buffer)
     if dest is None:
         sys.stdout.write(buffer.getvalue())

@@ -103,3 +103,32 @@ def test_memory_history_fails_in_one_line_while_the_server_is_down(home, down_ur
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: ") and "not reachable" in lines[0], lines
     assert "hunter2" not in result.output
+
+
+@pytest.mark.parametrize("command", [["facts", "list"], ["facts", "search", "deploy"], ["facts", "export"]])
+def test_a_fact_read_against_a_server_that_is_down_creates_nothing(tmp_path, down_url, command):
+    """A read that fails creates nothing: `facts list` made `<home>/memories/` on its way to the
+    unreachable server."""
+    root = tmp_path / "fresh_home"
+    root.mkdir()
+    result = CliRunner().invoke(cli, ["--home", str(root), "--database-url", down_url, *command])
+    assert result.exit_code == 1, result.output
+    assert list(root.iterdir()) == []
+
+
+def test_facts_export_of_an_empty_database_creates_no_store(tmp_path, pg_url):
+    """`facts export` is a read: on a database holding no store it migrated one (18 tables), and
+    on a home without a store it created hermes_store.db; it now exports nothing and creates
+    nothing, as `facts list` does."""
+    from hermes_store.pgdb import SCHEMA_HOLDS_ANYTHING, PgDatabase
+
+    for url in (pg_url, None):
+        root = tmp_path / f"home_{'pg' if url else 'sqlite'}"
+        root.mkdir()
+        result = CliRunner().invoke(cli, ["--home", str(root), *(["--database-url", url] if url else []),
+                                          "facts", "export"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output.splitlines()[0])["facts"] == 0
+        assert list(root.iterdir()) == []
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False
