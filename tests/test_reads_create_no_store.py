@@ -31,6 +31,7 @@ READS = [
     (["sessions", "list"], "No sessions indexed."),
     (["facts", "list"], "No facts found."),
     (["facts", "search", "kettle"], "No facts found."),
+    (["facts", "export"], '"facts": 0'),
     (["doctor"], "yet"),
     (["tool", "session_search", json.dumps({"query": "kettle"})], '"success": true'),
     (["tool", "recall", json.dumps({"query": "kettle"})], "The kettle is blue"),
