@@ -93,3 +93,20 @@ def test_the_first_write_creates_the_store_and_records_the_file(memory_only_home
     shown = json.loads(_run(home, ["memory", "show", "--json"]).output)
     origins = {row["text"]: row["created_origin"] for row in shown["memory"]["entries"]}
     assert origins == {ENTRIES[0]: "import", ENTRIES[1]: "import", "Lunch at noon": "cli"}
+
+
+@pytest.mark.parametrize(("argv", "expected"), READS, ids=[" ".join(a[:2]) for a, _ in READS])
+def test_a_read_command_creates_nothing_in_an_empty_postgresql_database(memory_only_home, pg_url, argv, expected):
+    """The same reads against a PostgreSQL database holding no store: nothing is created there
+    (no table, no migration) nor in the home (`facts export` migrated the whole store)."""
+    from hermes_store.pgdb import SCHEMA_HOLDS_ANYTHING, PgDatabase
+
+    home = memory_only_home
+    before = _files(home.root)
+    result = _run(home, argv, url=pg_url)
+    assert result.exit_code == 0, (argv, result.output)
+    if argv[0] not in ("status", "doctor"):  # those name the server's store instead
+        assert expected in result.output, (argv, result.output)
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False, f"{argv} created tables in the database"
+    assert _files(home.root) == before, f"{argv} left files behind"
