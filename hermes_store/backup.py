@@ -347,7 +347,10 @@ def _sqlite_restore(home: Home, source: str | os.PathLike[str], force: bool) -> 
 
 
 def _pg_backup(home: Home, dest: str | os.PathLike[str]) -> dict[str, Any]:
-    with home.open_db() as db:
+    db = home.open_existing_db()  # a database holding no store yet is not migrated into one here
+    if db is None:
+        raise BackupError(f"{home.store_location()}: no database to back up")
+    with db:
         return pg_backup(db, dest)
 
 

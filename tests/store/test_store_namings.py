@@ -304,3 +304,20 @@ def test_status_gives_the_stores_size_on_both_engines(home, engine):
     assert isinstance(size, int) and size > 0
     line = next(line for line in _run(home, "status").output.splitlines() if "Database:" in line)
     assert f"{size:,} bytes" in line, line
+
+
+def test_backup_without_a_store_is_refused_alike_on_both_engines(home, tmp_path, pg_url, monkeypatch):
+    """On SQLite `backup` of a home with no store says 'no database to back up' (exit 1); on an
+    empty PostgreSQL database it migrated a whole store there and wrote a backup of nothing."""
+    from hermes_store.pgdb import SCHEMA_HOLDS_ANYTHING, PgDatabase
+
+    dest = tmp_path / "store.bak"
+    sqlite = _run(home, "backup", str(dest))
+    monkeypatch.setenv("HERMES_STORE_DATABASE_URL", pg_url)
+    pg = _run(home, "backup", str(dest))
+    assert sqlite.exit_code == pg.exit_code == 1, (sqlite.output, pg.output)
+    assert sqlite.stderr == f"Error: {home.db_path}: no database to back up\n"
+    assert pg.stderr.startswith("Error: postgresql://") and pg.stderr.endswith(": no database to back up\n")
+    assert not dest.exists() and not home.db_path.exists()
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False
