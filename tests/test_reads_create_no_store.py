@@ -110,3 +110,37 @@ def test_a_read_command_creates_nothing_in_an_empty_postgresql_database(memory_o
     with PgDatabase(pg_url, migrate=False) as db:
         assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False, f"{argv} created tables in the database"
     assert _files(home.root) == before, f"{argv} left files behind"
+
+
+# (argv, exit code): commands that change or remove what is stored; with no store there is
+# nothing to change, and they said so after creating a whole store (an empty PostgreSQL
+# database was migrated: 66 objects, even by a failing `sessions delete x`)
+NOTHING_TO_CHANGE = [
+    (["sessions", "delete", "x"], 1),
+    (["sessions", "delete", "x", "--forget"], 1),
+    (["sessions", "prune", "--older-than", "90d", "--dry-run"], 0),
+    (["sessions", "prune", "--older-than", "90d"], 0),
+    (["forget", "--session", "x"], 1),
+    (["forget", "--matching", "kettle"], 0),
+    (["redact", "--dry-run"], 0),
+    (["redact"], 0),
+    (["facts", "remove", "1"], 1),
+    (["facts", "update", "1", "--content", "x"], 1),
+    (["facts", "feedback", "helpful", "1"], 1),
+]
+
+
+@pytest.mark.parametrize(("argv", "code"), NOTHING_TO_CHANGE, ids=[" ".join(a) for a, _ in NOTHING_TO_CHANGE])
+@pytest.mark.parametrize("engine_name", ["sqlite", "postgresql"])
+def test_a_change_with_no_store_creates_none(memory_only_home, request, engine_name, argv, code):
+    from hermes_store.pgdb import SCHEMA_HOLDS_ANYTHING, PgDatabase
+
+    home = memory_only_home
+    url = request.getfixturevalue("pg_url") if engine_name == "postgresql" else None
+    before = _files(home.root)
+    result = _run(home, argv, url=url)
+    assert result.exit_code == code, (argv, result.output)
+    assert _files(home.root) == before, f"{argv} left files behind"
+    if url:
+        with PgDatabase(url, migrate=False) as db:
+            assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False, f"{argv} created a store in the database"

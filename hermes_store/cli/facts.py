@@ -47,7 +47,10 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
          args: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], None]) -> None:
     home = get_home(ctx)
     try:
-        store = open_facts(home, reads=args.get("action") in _READS, config=load_fact_config(home))
+        # a call naming a fact_id (update, remove, feedback) acts on a stored fact: with no store
+        # yet there is none, and the empty reader says so without creating a store
+        touches_stored = args.get("action") in _READS or args.get("fact_id") is not None
+        store = open_facts(home, reads=touches_stored, config=load_fact_config(home))
     except ConfigError as exc:
         fail(str(exc))  # a bad config value: a failure (1), not a usage error
         return

@@ -31,7 +31,7 @@ def redact(ctx: click.Context, dry_run: bool, as_json: bool) -> None:
     `sessions embed` embeds the redacted text. MEMORY.md / USER.md are never rewritten.
     """
     home = get_home(ctx)
-    db = home.open_db()
+    db = home.open_reader()  # with no store yet there is nothing to redact, and none is created
     changed_keys: dict[str, list[tuple[Any, ...]]] = {}
     try:
         redactor = rules_redactor(db)  # off for new text, an explicit rescan still uses the rules
@@ -95,7 +95,7 @@ def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching
 
     if not (ref or session_id or matching is not None):
         raise click.UsageError("name what to forget: REF, --session ID or --matching TEXT")
-    db = get_home(ctx).open_db()
+    db = get_home(ctx).open_reader()  # with no store yet there is nothing to forget, and none is created
     try:
         storage = open_session_storage(db)
         secure_deletes(db)

@@ -294,7 +294,8 @@ def delete_cmd(ctx: click.Context, session_id: str, for_good: bool) -> None:
     from hermes_store.sessions.live import SessionIndex
     from hermes_store.sessions.storage_vectors import VectorStore
 
-    with SessionIndex(get_home(ctx)) as index:
+    # open_reader: with no store yet there is nothing to delete, and none is created to say so
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
         sid = _resolve(index, session_id)
         removed = index.storage.forget_session(sid, time.time()) if for_good else index.delete_session(sid)
     vectors = VectorStore.for_home(get_home(ctx))  # its embeddings go with it
@@ -324,7 +325,7 @@ def prune_cmd(ctx: click.Context, older_than: str, dry_run: bool, as_json: bool)
         age = parse_age(older_than)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--older-than") from exc
-    with SessionIndex(get_home(ctx)) as index:
+    with get_home(ctx).open_reader() as db, SessionIndex(db) as index:  # no store: nothing to prune
         ids = index.prune(age, dry_run=dry_run)
     if as_json:
         echo_json({"dry_run": dry_run, "sessions": ids, "count": len(ids)})
