@@ -144,3 +144,24 @@ def test_a_change_with_no_store_creates_none(memory_only_home, request, engine_n
     if url:
         with PgDatabase(url, migrate=False) as db:
             assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False, f"{argv} created a store in the database"
+
+
+TOOL_CHANGES = [
+    ("fact_store", {"action": "remove", "fact_id": 1}),
+    ("fact_store", {"action": "update", "fact_id": 1, "content": "x"}),
+    ("fact_feedback", {"action": "helpful", "fact_id": 1}),
+]
+
+
+@pytest.mark.parametrize(("tool", "args"), TOOL_CHANGES, ids=[a["action"] for _, a in TOOL_CHANGES])
+def test_a_fact_tool_change_with_no_store_creates_none(memory_only_home, pg_url, tool, args):
+    """The agent's `fact_store` remove/update on an empty PostgreSQL database answered
+    'removed: false' after migrating a whole store into it."""
+    from hermes_store.pgdb import SCHEMA_HOLDS_ANYTHING, PgDatabase
+
+    result = _run(memory_only_home, ["tool", tool, json.dumps(args)], url=pg_url)
+    assert result.exit_code == 0, result.output
+    reply = json.loads(result.output)
+    assert reply.get("removed") is False or reply.get("updated") is False or "not found" in reply.get("error", "")
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False

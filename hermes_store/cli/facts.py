@@ -17,7 +17,7 @@ from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
 from hermes_store.facts.fact_tools import (
     CATEGORIES,
-    READ_ACTIONS,
+    answered_without_a_store,
     run_fact_feedback,
     run_fact_store,
 )
@@ -32,9 +32,6 @@ CATEGORY_OPTION = click.option("--category", default=None,
 LIMIT_OPTION = click.option("--limit", type=int, default=10, show_default=True, help="Maximum results.")
 
 
-_READS = READ_ACTIONS  # actions that only read: on a home without a store they answer empty
-
-
 def open_facts(home: Home, *, reads: bool, config: Any = None) -> FactStore:
     """The fact store of ``home``; a read on a home without a store gets an empty one in memory,
     and a read never creates the home's folders (the store's opener makes what a write needs)."""
@@ -47,10 +44,7 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
          args: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], None]) -> None:
     home = get_home(ctx)
     try:
-        # a call naming a fact_id (update, remove, feedback) acts on a stored fact: with no store
-        # yet there is none, and the empty reader says so without creating a store
-        touches_stored = args.get("action") in _READS or args.get("fact_id") is not None
-        store = open_facts(home, reads=touches_stored, config=load_fact_config(home))
+        store = open_facts(home, reads=answered_without_a_store(args), config=load_fact_config(home))
     except ConfigError as exc:
         fail(str(exc))  # a bad config value: a failure (1), not a usage error
         return

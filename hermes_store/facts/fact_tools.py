@@ -82,6 +82,14 @@ FACT_FEEDBACK_SCHEMA = function_schema(
 READ_ACTIONS = frozenset({"search", "probe", "related", "reason", "contradict", "list"})
 
 
+def answered_without_a_store(args: dict[str, Any]) -> bool:
+    """Whether a ``fact_store`` / ``fact_feedback`` call is answered from the empty reader when
+    the home has no store yet, creating none: a read, or a call naming a stored fact
+    (``update``, ``remove``, feedback: with no store there is no such fact to change)."""
+    action = args.get("action")
+    return (isinstance(action, str) and action in READ_ACTIONS) or args.get("fact_id") is not None
+
+
 def store_for(ctx: ToolContext, *, reads: bool = False) -> FactStore:
     """The FactStore of the context's home (opened once per context, closed with it); for a
     read (``reads``) on a home that has no store yet, an empty one in memory (no file made)."""
@@ -183,8 +191,7 @@ def run_fact_feedback(args: dict[str, Any], store: FactStore) -> dict[str, Any]:
 
 def _fact_store_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     try:
-        action = args.get("action")
-        reads = isinstance(action, str) and action in READ_ACTIONS  # a list or dict is no action
+        reads = answered_without_a_store(args)
         return guard_reply(run_fact_store(args, store_for(ctx, reads=reads)))  # stored facts re-scanned
     except ToolArgumentError as exc:
         return _error(str(exc))
