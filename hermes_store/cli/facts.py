@@ -12,7 +12,15 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import bold_terms, counted, echo_json, fail, get_home, model_facing
+from hermes_store.cli.common import (
+    bold_terms,
+    counted,
+    echo_json,
+    fail,
+    get_home,
+    model_facing,
+    open_facts,
+)
 from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
 from hermes_store.facts.fact_tools import (
@@ -23,21 +31,13 @@ from hermes_store.facts.fact_tools import (
 )
 from hermes_store.facts.shown import mark_reply
 from hermes_store.facts.store import FactStore, FactStoreError
-from hermes_store.home import ConfigError, Home
+from hermes_store.home import ConfigError
 from hermes_store.tooling import ToolArgumentError
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
 CATEGORY_OPTION = click.option("--category", default=None,
                                help=f"Category ({', '.join(CATEGORIES)} or your own).")
 LIMIT_OPTION = click.option("--limit", type=int, default=10, show_default=True, help="Maximum results.")
-
-
-def open_facts(home: Home, *, reads: bool, config: Any = None) -> FactStore:
-    """The fact store of ``home``; a read on a home without a store gets an empty one in memory,
-    and a read never creates the home's folders (the store's opener makes what a write needs)."""
-    if reads and not home.store_exists():
-        return FactStore(home.open_reader(), config=config, owns_db=True)
-    return FactStore(home if reads else home.ensure(), config=config)
 
 
 def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[str, Any]],

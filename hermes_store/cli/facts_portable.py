@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from hermes_store.cli.common import counted, echo_json, fail, get_home
+from hermes_store.cli.common import counted, echo_json, fail, get_home, open_facts
 from hermes_store.facts.portable import export_facts, import_facts
 from hermes_store.facts.store import FactStore, FactStoreError
 from hermes_store.fsutil import atomic_write_text
@@ -19,8 +19,6 @@ from hermes_store.fsutil import atomic_write_text
 def export(ctx: click.Context, dest: str | None) -> None:
     """Write every fact and entity as JSON Lines to DEST (default: stdout)."""
     import io
-
-    from hermes_store.cli.facts import open_facts
 
     home = get_home(ctx)
     buffer = io.StringIO()
