@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
-from hermes_store.db import IN_CHUNK, DatabaseError, query_in_chunks, schema_dir
+from hermes_store.db import IN_CHUNK, DatabaseError, StoreUnavailable, query_in_chunks, schema_dir
 from hermes_store.engines import ENGINES
 
 logger = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ _URL_PROBLEM = re.compile(r"^(?:connection is bad: )?(?:invalid |could not match
 _KV_SECRET = re.compile(r"(\b(?:password|passfile|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.I)
 
 
-class PgUnavailable(DatabaseError):
+class PgUnavailable(StoreUnavailable):
     """The PostgreSQL server cannot be reached or did not answer in time."""
 
 

@@ -132,3 +132,65 @@ def test_facts_export_of_an_empty_database_creates_no_store(tmp_path, pg_url):
         assert list(root.iterdir()) == []
     with PgDatabase(pg_url, migrate=False) as db:
         assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False
+
+
+def test_sessions_watch_outlives_a_server_restart(tmp_path):
+    """A gateway's `sessions watch` ended ('Error: ... PostgreSQL unavailable: couldn't get a
+    connection after 5.00 sec', exit 1) when the shared server restarted. It now says so once,
+    keeps watching, and indexes what was written meanwhile when the server is back."""
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from pg_server import PgServer, find_bindir, unavailable_reason
+
+    from hermes_store.pgdb import PgDatabase
+
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    server = PgServer(find_bindir())  # a server of its own: this test stops it
+    proc = None
+    try:
+        server.start()
+        url = server.create_database("watched")
+        sample = Path(__file__).resolve().parents[2] / "examples" / "sample_home" / "sessions"
+        watched = tmp_path / "transcripts"
+        watched.mkdir()
+        shutil.copy(sample / "20260312_091500_3fa2c1.jsonl", watched)
+        env = {**os.environ, "HERMES_HOME": str(tmp_path / "home"), "HERMES_STORE_DATABASE_URL": url}
+        proc = subprocess.Popen([sys.executable, "-c", "from hermes_store.cli import main; main()",
+                                 "sessions", "watch", "--poll", "--interval", "0.2", str(watched)],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+        def sessions() -> int:
+            with PgDatabase(url) as db:
+                return int(db.scalar("SELECT count(*) FROM sessions"))
+
+        def wait_for(count: int, seconds: float) -> None:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end and proc.poll() is None:
+                if sessions() == count:
+                    return
+                time.sleep(0.2)
+            pytest.fail(f"{count} sessions never came; watch: {proc.poll()} "
+                        f"{proc.stderr.read() if proc.poll() is not None else ''}")
+
+        wait_for(1, 30)
+        server.pause()
+        shutil.copy(sample / "20260320_101005_c0ffee.jsonl", watched)  # written while the server is down
+        time.sleep(8)
+        assert proc.poll() is None, proc.communicate(timeout=10)[1]  # still watching
+        server.resume()
+        wait_for(2, 40)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        err = proc.communicate(timeout=30)[1] if proc is not None else ""
+        server.stop()
+    assert proc.returncode in (0, 130), err
+    assert err.count("store unavailable, retrying every 10s: ") == 1, err
+    assert "store reachable again" in err and "Traceback" not in err
