@@ -194,3 +194,19 @@ def test_sessions_watch_outlives_a_server_restart(tmp_path):
     assert proc.returncode in (0, 130), err
     assert err.count("store unavailable, retrying every 10s: ") == 1, err
     assert "store reachable again" in err and "Traceback" not in err
+
+
+def test_memory_show_warns_once_while_the_server_is_down(home, down_url):
+    """`memory show` on an unreachable store shows the .md entries with one warning line; the
+    same error was printed twice (once for the sync, once for the read)."""
+    import subprocess
+    import sys
+
+    home.memory_file.write_text("the kettle is blue", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-c", "from hermes_store.cli import main; main()",
+                             "--home", str(home.root), "--database-url", down_url, "memory", "show"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "the kettle is blue" in result.stdout
+    warnings = [line for line in result.stderr.splitlines() if "memory provenance unavailable" in line]
+    assert len(warnings) == 1 and "not reachable" in warnings[0], result.stderr
