@@ -210,3 +210,24 @@ def test_memory_show_warns_once_while_the_server_is_down(home, down_url):
     assert "the kettle is blue" in result.stdout
     warnings = [line for line in result.stderr.splitlines() if "memory provenance unavailable" in line]
     assert len(warnings) == 1 and "not reachable" in warnings[0], result.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["sessions", "search", "deploy", "--json"], ["sessions", "list", "--json"], ["facts", "list", "--json"],
+    ["facts", "search", "deploy", "--json"], ["backup", "x.db", "--json"], ["restore", "x.db", "--json"],
+    ["sessions", "stats", "--json"],
+])
+def test_json_commands_answer_in_json_while_the_server_is_down(home, down_url, tmp_path, command):
+    """docs/cli.md: a failed command given --json prints its JSON on stdout saying
+    `"success": false` beside the one stderr line; these printed nothing on stdout."""
+    from hermes_store.db import Database
+
+    if command[0] == "restore":
+        Database(tmp_path / "x.db").close()  # a valid (empty) store file: the server is what fails
+    command = [str(tmp_path / arg) if arg == "x.db" else arg for arg in command]
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", down_url, *command])
+    assert result.exit_code == 1, result.output
+    reply = json.loads(result.stdout)
+    assert reply["success"] is False and "not reachable" in reply["error"]
+    assert result.stderr.startswith("Error: ") and len(result.stderr.splitlines()) == 1
+    assert "hunter2" not in result.stdout + result.stderr
