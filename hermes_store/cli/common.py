@@ -267,4 +267,11 @@ def open_facts(home: Home, *, reads: bool, config: Any = None) -> Any:  # -> Fac
 
     if reads and not home.store_exists():
         return FactStore(home.open_reader(), config=config, owns_db=True)
-    return FactStore(home if reads else home.ensure(), config=config)
+    store = FactStore(home, config=config)  # a store that cannot be opened fails here, creating nothing
+    if not reads:
+        try:
+            home.ensure()  # the home's folders, for a write, once its store is there
+        except BaseException:
+            store.close()
+            raise
+    return store

@@ -105,10 +105,11 @@ def test_memory_history_fails_in_one_line_while_the_server_is_down(home, down_ur
     assert "hunter2" not in result.output
 
 
-@pytest.mark.parametrize("command", [["facts", "list"], ["facts", "search", "deploy"], ["facts", "export"]])
-def test_a_fact_read_against_a_server_that_is_down_creates_nothing(tmp_path, down_url, command):
-    """A read that fails creates nothing: `facts list` made `<home>/memories/` on its way to the
-    unreachable server."""
+@pytest.mark.parametrize("command", [["facts", "list"], ["facts", "search", "deploy"], ["facts", "export"],
+                                     ["facts", "add", "the deploy runs on fridays"]])
+def test_a_fact_command_against_a_server_that_is_down_creates_nothing(tmp_path, down_url, command):
+    """A command that fails creates nothing: `facts list` and `facts add` made `<home>/memories/`
+    on their way to the unreachable server."""
     root = tmp_path / "fresh_home"
     root.mkdir()
     result = CliRunner().invoke(cli, ["--home", str(root), "--database-url", down_url, *command])
