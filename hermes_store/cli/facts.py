@@ -41,7 +41,11 @@ LIMIT_OPTION = click.option("--limit", type=int, default=10, show_default=True, 
 
 
 def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[str, Any]],
-         args: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], None]) -> None:
+         args: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], None],
+         refused: Callable[[dict[str, Any]], str | None] = lambda reply: None) -> None:
+    """Run the tool call ``args`` and print its reply (``render``, or the JSON); exit 1 when it
+    failed or ``refused(reply)`` names why nothing was done (the tool's own reply says
+    ``success: true`` then, as Hermes' does: `removed: false`), with ``--json`` too."""
     home = get_home(ctx)
     try:
         store = open_facts(home, reads=answered_without_a_store(args), config=load_fact_config(home))
@@ -55,13 +59,14 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
     finally:
         store.close()
     reply = mark_reply(reply)  # the stored text unchanged, a fact the threat scan flags marked
+    reason = str(reply.get("error")) if reply.get("success") is False else refused(reply)
     if as_json:
         echo_json(reply)
-        if reply.get("success") is False:
+        if reason is not None:
             ctx.exit(1)
         return
-    if reply.get("success") is False:
-        fail(str(reply.get("error")))
+    if reason is not None:
+        fail(reason)
     render(reply)
 
 
@@ -184,14 +189,10 @@ def contradict(ctx: click.Context, category: str | None, limit: int, as_json: bo
 def update(ctx: click.Context, fact_id: int, content: str | None, category: str | None,
            tags: str | None, trust_delta: float | None, as_json: bool) -> None:
     """Edit fact FACT_ID."""
-    def render(reply: dict[str, Any]) -> None:
-        if not reply["updated"]:
-            fail(f"fact_id {fact_id} not found")
-        click.echo(f"#{fact_id} updated")
-
     _run(ctx, run_fact_store, {"action": "update", "fact_id": fact_id, "content": content,
                                "category": category, "tags": tags, "trust_delta": trust_delta},
-         as_json, render)
+         as_json, lambda reply: click.echo(f"#{fact_id} updated"),
+         refused=lambda reply: None if reply["updated"] else f"fact_id {fact_id} not found")
 
 
 @facts.command("remove")
@@ -200,12 +201,9 @@ def update(ctx: click.Context, fact_id: int, content: str | None, category: str 
 @click.pass_context
 def remove(ctx: click.Context, fact_id: int, as_json: bool) -> None:
     """Delete fact FACT_ID."""
-    def render(reply: dict[str, Any]) -> None:
-        if not reply["removed"]:
-            fail(f"fact_id {fact_id} not found")
-        click.echo(f"#{fact_id} removed")
-
-    _run(ctx, run_fact_store, {"action": "remove", "fact_id": fact_id}, as_json, render)
+    _run(ctx, run_fact_store, {"action": "remove", "fact_id": fact_id}, as_json,
+         lambda reply: click.echo(f"#{fact_id} removed"),
+         refused=lambda reply: None if reply["removed"] else f"fact_id {fact_id} not found")
 
 
 @facts.command("list")
