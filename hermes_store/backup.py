@@ -305,7 +305,7 @@ def pg_restore(db: PgDatabase, source: str | os.PathLike[str], *, force: bool = 
         current = _fingerprint(db, db.writer)
         holds_rows = any(rows for rows, _ in current.values())
         if holds_rows and not force:
-            unchanged = recorded is not None and json.loads(recorded) == current
+            unchanged = recorded is not None and _same_rows(json.loads(recorded), current)
             if not unchanged:
                 raise BackupError(f"{db.display_url}: refusing to overwrite it: it holds rows that are not "
                                   f"those of the backup {source} (it changed after the backup was taken, "
@@ -317,6 +317,14 @@ def pg_restore(db: PgDatabase, source: str | os.PathLike[str], *, force: bool = 
     return {"restored": str(source), "database": db.display_url, "previous_kept_as": None,
             "schema_version": version, "backup_taken_at": taken_at, "engine": db.engine,
             "tables": report.tables, "rows": sum(report.tables.values())}
+
+
+def _same_rows(recorded: dict[str, list[int]], current: dict[str, list[int]]) -> bool:
+    """Whether a store's rows per table (:func:`_fingerprint`) are those a backup recorded; a
+    table one side does not name (a backup taken before the table was copied) counts as empty."""
+    empty = [0, 0]
+    return all(list(recorded.get(table, empty)) == list(current.get(table, empty))
+               for table in set(recorded) | set(current))
 
 
 def _meta(db: Database, key: str) -> str | None:
@@ -340,7 +348,10 @@ def _sqlite_restore(home: Home, source: str | os.PathLike[str], force: bool) -> 
 
 
 def _pg_backup(home: Home, dest: str | os.PathLike[str]) -> dict[str, Any]:
-    with home.open_db() as db:
+    db = home.open_existing_db()  # a database holding no store yet is not migrated into one here
+    if db is None:
+        raise BackupError(f"{home.store_location()}: no database to back up")
+    with db:
         return pg_backup(db, dest)
 
 

@@ -36,6 +36,11 @@ class DatabaseError(Exception):
     """A database problem explained for a person (path and cause)."""
 
 
+class StoreUnavailable(DatabaseError):
+    """The store cannot be reached now (a server that is down, restarting or too slow): the same
+    work may succeed later, unlike a store that is damaged or misnamed."""
+
+
 # --------------------------------------------------------------------------- time budgets
 # A search reachable from a tool or the CLI runs under a time budget enforced inside SQLite:
 # every connection has a progress handler that interrupts the running statement once the

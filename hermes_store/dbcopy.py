@@ -28,6 +28,9 @@ SHARED_TABLES: tuple[tuple[str, str | None], ...] = (
     ("sources", "id"),
     ("sessions", None),
     ("messages", "id"),
+    # `forget`'s tombstones: without them a migrated or restored store re-imports what was
+    # forgotten for good the next time its transcript is indexed
+    ("forgotten", "id"),
     ("entities", "entity_id"),
     ("entity_aliases", None),
     ("facts", "fact_id"),

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from hermes_store import pgreach
-from hermes_store.db import IN_CHUNK, DatabaseError, query_in_chunks, schema_dir
+from hermes_store.db import IN_CHUNK, DatabaseError, StoreUnavailable, query_in_chunks, schema_dir
 from hermes_store.engines import ENGINES
 
 logger = logging.getLogger(__name__)
@@ -47,10 +47,14 @@ DEFAULT_POOL_SIZE = 4
 _MIGRATION_LOCK = 0x48534D47  # advisory lock key ("HSMG") held while migrating
 _MIGRATION_NAME = re.compile(r"^(\d{4})_[A-Za-z0-9_]+\.sql$")
 _SECRET_KEYS = ("password", "passfile", "sslpassword")
+#: libpq's words for a URL value it refuses before trying any server (``port=abc``,
+#: ``sslmode=bogus``, three ports for two hosts): a bad URL, not a server that cannot be reached
+_URL_PROBLEM_PREFIX = re.compile(r"^connection is bad: ")
+_URL_PROBLEM = re.compile(r"^(?:connection is bad: )?(?:invalid |could not match \d+ )")
 _KV_SECRET = re.compile(r"(\b(?:password|passfile|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.I)
 
 
-class PgUnavailable(DatabaseError):
+class PgUnavailable(StoreUnavailable):
     """The PostgreSQL server cannot be reached or did not answer in time."""
 
 
@@ -395,6 +399,9 @@ class PgDatabase:
         except psycopg.Error as exc:
             self._close_pool()
             reason = self._reason(exc)
+            if _URL_PROBLEM.match(reason):  # libpq refused a value of the URL before trying any server
+                raise DatabaseError(f"{self.display_url}: invalid database URL: "
+                                    f"{_URL_PROBLEM_PREFIX.sub('', reason)}") from exc
             # the server answered and said no (no such database, role or password): not a timeout
             answered = "FATAL:" in reason
             if not answered and time.monotonic() - started >= pgreach.SILENT_AFTER:
@@ -593,8 +600,13 @@ class PgDatabase:
         return self.scalar("SELECT to_regclass(%s) IS NOT NULL", (name,)) is True
 
     def size_bytes(self) -> int:
-        """Bytes the server uses for this database."""
-        return int(self.scalar("SELECT pg_database_size(current_database())") or 0)
+        """Bytes the store uses on the server: every table (with its indexes and TOAST), view and
+        sequence of the connection's current schema, where the store lives. Not the whole
+        database (``pg_database_size``: its system catalogs, about 7 MB of an empty one, and any
+        other schema's tables, another store's included)."""
+        return int(self.scalar(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c"
+            " WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'm', 'S')") or 0)
 
     def server_version(self) -> str:
         """The server's version string (e.g. ``15.18``)."""

@@ -521,7 +521,7 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
            since: Any = None, until: Any = None, min_trust: float | None = None,
            home: Home | str | None = None, db: Database | None = None,
            exclude_session_id: str = "", after: Any = None, before: Any = None,
-           marks: tuple[str, str] = HIGHLIGHT_MARKS) -> RecallResult:
+           marks: tuple[str, str] = HIGHLIGHT_MARKS, store_error: BaseException | None = None) -> RecallResult:
     """Ask built-in memory, the fact store and past sessions at once and fuse the answers.
 
     ``kinds`` picks any of memory, user, facts, sessions. ``since``/``until``
@@ -531,6 +531,8 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
     date-only ``before`` is midnight UTC). Never raises on query text; a failing kind is
     reported in ``errors``. ``marks`` (open, close) surround the matched words of memory and
     session snippets (:data:`~hermes_store.excerpts.HIGHLIGHT_MARKS` by default).
+    ``store_error`` is the caller's failure to open the store (``db`` is then None and the store
+    is not tried again): reported in ``errors`` as a failure to open it here would be.
     """
     home = home if isinstance(home, Home) else Home(home)
     kinds = list(kinds)
@@ -546,7 +548,9 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
         result.errors["home"] = f"{home.root}: the Hermes home is not a directory"
         return result
     own_db = None
-    if db is None:
+    if store_error is not None:
+        result.errors["database"] = f"{type(store_error).__name__}: {store_error}"
+    elif db is None:
         try:
             own_db = db = _open_existing_db(home)
         except Exception as exc:  # an unreadable DB must not hide the .md files
@@ -641,12 +645,17 @@ def _recall_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
             timeutil.parse_bound(args.get(name))
         except ValueError as exc:
             raise ToolArgumentError(f"'{name}': {exc}") from exc
-    db = ctx.resource("recall_db", lambda: _open_existing_db(ctx.home))
+    store_error: Exception | None = None
+    try:
+        db = ctx.resource("recall_db", lambda: _open_existing_db(ctx.home))
+    except Exception as exc:  # noqa: BLE001 - an unreachable store must not hide the .md files
+        db, store_error = None, exc  # not cached: the next call tries the store again
     if db is None:  # not created yet: look again next call
         ctx.forget("recall_db")
     result = recall(query, kinds=kinds, limit=limit, budget_tokens=budget, since=args.get("since"),
                     until=args.get("until"), min_trust=min_trust, home=ctx.home, db=db,
-                    exclude_session_id=ctx.session_id, after=args.get("after"), before=args.get("before"))
+                    exclude_session_id=ctx.session_id, after=args.get("after"), before=args.get("before"),
+                    store_error=store_error)
     return {"success": True, **result.to_dict()}
 
 

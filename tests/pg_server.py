@@ -82,16 +82,30 @@ class PgServer:
     def _bin(self, name: str) -> str:
         return str(self.bindir / name)
 
+    def _pg_ctl_start(self) -> list[str]:
+        return [self._bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
+                "-o", f"-k {self.root} -c listen_addresses='' -p {self.port} -c fsync=off "
+                      "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
+                "start"]
+
     def start(self) -> None:
         """initdb and start; raises RuntimeError with the server's own words on failure."""
         steps = [
             [self._bin("initdb"), "-D", str(self.data), "-U", "postgres", "--auth=trust",
              "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"],
-            [self._bin("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
-             "-o", f"-k {self.root} -c listen_addresses='' -p {self.port} -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
-             "start"],
+            self._pg_ctl_start(),
         ]
+        self._run(steps)
+
+    def pause(self) -> None:
+        """Stop the server, keeping its data (a server restarting, as far as clients can tell)."""
+        self._run([[self._bin("pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop"]])
+
+    def resume(self) -> None:
+        """Start a :meth:`pause`-d server again on the same socket."""
+        self._run([self._pg_ctl_start()])
+
+    def _run(self, steps: list[list[str]]) -> None:
         for cmd in steps:
             done = subprocess.run(self.prefix + cmd, capture_output=True, text=True, timeout=120,
                                   cwd=self.root)

@@ -31,6 +31,7 @@ READS = [
     (["sessions", "list"], "No sessions indexed."),
     (["facts", "list"], "No facts found."),
     (["facts", "search", "kettle"], "No facts found."),
+    (["facts", "export"], '"facts": 0'),
     (["doctor"], "yet"),
     (["tool", "session_search", json.dumps({"query": "kettle"})], '"success": true'),
     (["tool", "recall", json.dumps({"query": "kettle"})], "The kettle is blue"),
@@ -95,3 +96,75 @@ def test_the_first_write_creates_the_store_and_records_the_file(memory_only_home
     shown = json.loads(_run(home, ["memory", "show", "--json"]).output)
     origins = {row["text"]: row["created_origin"] for row in shown["memory"]["entries"]}
     assert origins == {ENTRIES[0]: "import", ENTRIES[1]: "import", "Lunch at noon": "cli"}
+
+
+@pytest.mark.parametrize(("argv", "expected"), READS, ids=[" ".join(a[:2]) for a, _ in READS])
+def test_a_read_command_creates_nothing_in_an_empty_postgresql_database(memory_only_home, pg_url, argv, expected):
+    """The same reads against a PostgreSQL database holding no store: nothing is created there
+    (no table, no migration) nor in the home (`facts export` migrated the whole store)."""
+    from hermes_store.pgdb import SCHEMA_HOLDS_ANYTHING, PgDatabase
+
+    home = memory_only_home
+    before = _files(home.root)
+    result = _run(home, argv, url=pg_url)
+    assert result.exit_code == 0, (argv, result.output)
+    if argv[0] not in ("status", "doctor"):  # those name the server's store instead
+        assert expected in result.output, (argv, result.output)
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False, f"{argv} created tables in the database"
+    assert _files(home.root) == before, f"{argv} left files behind"
+
+
+# (argv, exit code): commands that change or remove what is stored; with no store there is
+# nothing to change, and they said so after creating a whole store (an empty PostgreSQL
+# database was migrated: 66 objects, even by a failing `sessions delete x`)
+NOTHING_TO_CHANGE = [
+    (["sessions", "delete", "x"], 1),
+    (["sessions", "delete", "x", "--forget"], 1),
+    (["sessions", "prune", "--older-than", "90d", "--dry-run"], 0),
+    (["sessions", "prune", "--older-than", "90d"], 0),
+    (["forget", "--session", "x"], 1),
+    (["forget", "--matching", "kettle"], 0),
+    (["redact", "--dry-run"], 0),
+    (["redact"], 0),
+    (["facts", "remove", "1"], 1),
+    (["facts", "update", "1", "--content", "x"], 1),
+    (["facts", "feedback", "helpful", "1"], 1),
+]
+
+
+@pytest.mark.parametrize(("argv", "code"), NOTHING_TO_CHANGE, ids=[" ".join(a) for a, _ in NOTHING_TO_CHANGE])
+@pytest.mark.parametrize("engine_name", ["sqlite", "postgresql"])
+def test_a_change_with_no_store_creates_none(memory_only_home, request, engine_name, argv, code):
+    from hermes_store.pgdb import SCHEMA_HOLDS_ANYTHING, PgDatabase
+
+    home = memory_only_home
+    url = request.getfixturevalue("pg_url") if engine_name == "postgresql" else None
+    before = _files(home.root)
+    result = _run(home, argv, url=url)
+    assert result.exit_code == code, (argv, result.output)
+    assert _files(home.root) == before, f"{argv} left files behind"
+    if url:
+        with PgDatabase(url, migrate=False) as db:
+            assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False, f"{argv} created a store in the database"
+
+
+TOOL_CHANGES = [
+    ("fact_store", {"action": "remove", "fact_id": 1}),
+    ("fact_store", {"action": "update", "fact_id": 1, "content": "x"}),
+    ("fact_feedback", {"action": "helpful", "fact_id": 1}),
+]
+
+
+@pytest.mark.parametrize(("tool", "args"), TOOL_CHANGES, ids=[a["action"] for _, a in TOOL_CHANGES])
+def test_a_fact_tool_change_with_no_store_creates_none(memory_only_home, pg_url, tool, args):
+    """The agent's `fact_store` remove/update on an empty PostgreSQL database answered
+    'removed: false' after migrating a whole store into it."""
+    from hermes_store.pgdb import SCHEMA_HOLDS_ANYTHING, PgDatabase
+
+    result = _run(memory_only_home, ["tool", tool, json.dumps(args)], url=pg_url)
+    assert result.exit_code == 0, result.output
+    reply = json.loads(result.output)
+    assert reply.get("removed") is False or reply.get("updated") is False or "not found" in reply.get("error", "")
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False

@@ -108,7 +108,10 @@ class Provenance:
 
     def _fail(self, what: str, exc: BaseException) -> None:
         message = f"{what}: {type(exc).__name__}: {exc}"
-        if message != self.last_error:
+        cause = message.split(": ", 1)[1]
+        # one warning per problem: the sync, the read and the record of one command failing on
+        # the same unreachable store said the same thing up to three times
+        if self.last_error is None or self.last_error.split(": ", 1)[1] != cause:
             logger.warning("memory provenance unavailable (%s); the .md files are unaffected", message)
         self.last_error = message
         self.close()

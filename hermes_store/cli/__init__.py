@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from hermes_store.cli.common import ReaderGone, explain_failure, terminal_safe_output
+from hermes_store.cli.common import ReaderGone, echo_json, explain_failure, terminal_safe_output
 from hermes_store.cli.style import COLOR_MODES, echo_after_ctrl_c, set_color_mode
 from hermes_store.db import (
     CLI_BUDGET_ENV,
@@ -69,8 +69,15 @@ class LazyGroup(click.Group):
         module_name, attr = target.split(":")
         return getattr(importlib.import_module(module_name), attr)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Click's parsing; the command line is kept so a failure can answer ``--json`` in JSON."""
+        ctx.meta[_ARGS_KEY] = list(args)
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> object:
-        """Run the command; any failure of ours becomes ``Error: …`` naming the path, exit 1.
+        """Run the command; any failure of ours becomes ``Error: …`` naming the path, exit 1
+        (with ``--json``, also ``{"success": false, "error": …}`` on stdout, as docs/cli.md
+        promises a JSON reader: it got nothing there when the store could not be opened).
 
         Click's own exceptions (usage errors, ``ctx.exit``) pass through. Set
         ``HERMES_STORE_DEBUG=1`` to see the traceback instead.
@@ -86,9 +93,19 @@ class LazyGroup(click.Group):
         except Exception as exc:
             if os.environ.get("HERMES_STORE_DEBUG"):
                 raise
-            click.echo(f"Error: {explain_failure(exc, ctx.obj if isinstance(ctx.obj, Home) else None)}",
-                       err=True)
+            message = explain_failure(exc, ctx.obj if isinstance(ctx.obj, Home) else None)
+            click.echo(f"Error: {message}", err=True)
+            if _asked_for_json(ctx.meta.get(_ARGS_KEY, [])):
+                echo_json({"success": False, "error": message})
             ctx.exit(1)
+
+
+_ARGS_KEY = "hermes_store.args"
+
+
+def _asked_for_json(args: list[str]) -> bool:
+    """Whether the command line holds the ``--json`` option (not after ``--``, where it is text)."""
+    return "--json" in (args[:args.index("--")] if "--" in args else args)
 
 
 @click.group(cls=LazyGroup, lazy=COMMANDS)

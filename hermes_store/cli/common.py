@@ -257,3 +257,21 @@ def model_facing(command: Callable[..., Any]) -> Callable[..., Any]:
             return command(*args, **kwargs)
 
     return wrapper
+
+
+def open_facts(home: Home, *, reads: bool, config: Any = None) -> Any:  # -> FactStore (import lazy)
+    """The fact store of ``home`` for a fact command; a read on a home without a store gets an
+    empty one in memory, and a read never creates the home's folders (the store's opener makes
+    what a write needs)."""
+    from hermes_store.facts.store import FactStore
+
+    if reads and not home.store_exists():
+        return FactStore(home.open_reader(), config=config, owns_db=True)
+    store = FactStore(home, config=config)  # a store that cannot be opened fails here, creating nothing
+    if not reads:
+        try:
+            home.ensure()  # the home's folders, for a write, once its store is there
+        except BaseException:
+            store.close()
+            raise
+    return store

@@ -12,20 +12,27 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import bold_terms, counted, echo_json, fail, get_home, model_facing
+from hermes_store.cli.common import (
+    bold_terms,
+    counted,
+    echo_json,
+    fail,
+    get_home,
+    model_facing,
+    open_facts,
+)
 from hermes_store.cli.style import fill, output_columns
 from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
 from hermes_store.facts.fact_tools import (
     CATEGORIES,
-    CHANGE_ACTIONS,
-    READ_ACTIONS,
+    answered_without_a_store,
     run_fact_feedback,
     run_fact_store,
 )
 from hermes_store.facts.shown import mark_reply
 from hermes_store.facts.store import FactStore, FactStoreError
-from hermes_store.home import ConfigError, Home
+from hermes_store.home import ConfigError
 from hermes_store.tooling import ToolArgumentError
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
@@ -34,23 +41,15 @@ CATEGORY_OPTION = click.option("--category", default=None,
 LIMIT_OPTION = click.option("--limit", type=int, default=10, show_default=True, help="Maximum results.")
 
 
-# actions that only read or change stored facts: on a home without a store they answer empty
-# ("not found" for a change), making no file
-_READS = READ_ACTIONS | CHANGE_ACTIONS
-
-
-def _open(home: Home, *, reads: bool, config: Any = None) -> FactStore:
-    """The fact store of ``home``; a read on a home without a store gets an empty one in memory."""
-    if reads and not home.store_exists():
-        return FactStore(home.open_reader(), config=config, owns_db=True)
-    return FactStore(home.ensure(), config=config)
-
-
 def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[str, Any]],
-         args: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], None]) -> None:
+         args: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], None],
+         refused: Callable[[dict[str, Any]], str | None] = lambda reply: None) -> None:
+    """Run the tool call ``args`` and print its reply (``render``, or the JSON); exit 1 when it
+    failed or ``refused(reply)`` names why nothing was done (the tool's own reply says
+    ``success: true`` then, as Hermes' does: `removed: false`), with ``--json`` too."""
     home = get_home(ctx)
     try:
-        store = _open(home, reads=args.get("action") in _READS, config=load_fact_config(home))
+        store = open_facts(home, reads=answered_without_a_store(args), config=load_fact_config(home))
     except ConfigError as exc:
         fail(str(exc))  # a bad config value: a failure (1), not a usage error
         return
@@ -61,13 +60,14 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
     finally:
         store.close()
     reply = mark_reply(reply)  # the stored text unchanged, a fact the threat scan flags marked
+    reason = str(reply.get("error")) if reply.get("success") is False else refused(reply)
     if as_json:
         echo_json(reply)
-        if reply.get("success") is False:
+        if reason is not None:
             ctx.exit(1)
         return
-    if reply.get("success") is False:
-        fail(str(reply.get("error")))
+    if reason is not None:
+        fail(reason)
     render(reply)
 
 
@@ -191,14 +191,10 @@ def contradict(ctx: click.Context, category: str | None, limit: int, as_json: bo
 def update(ctx: click.Context, fact_id: int, content: str | None, category: str | None,
            tags: str | None, trust_delta: float | None, as_json: bool) -> None:
     """Edit fact FACT_ID."""
-    def render(reply: dict[str, Any]) -> None:
-        if not reply["updated"]:
-            fail(f"fact_id {fact_id} not found")
-        click.echo(f"#{fact_id} updated")
-
     _run(ctx, run_fact_store, {"action": "update", "fact_id": fact_id, "content": content,
                                "category": category, "tags": tags, "trust_delta": trust_delta},
-         as_json, render)
+         as_json, lambda reply: click.echo(f"#{fact_id} updated"),
+         refused=lambda reply: None if reply["updated"] else f"fact_id {fact_id} not found")
 
 
 @facts.command("remove")
@@ -207,12 +203,9 @@ def update(ctx: click.Context, fact_id: int, content: str | None, category: str 
 @click.pass_context
 def remove(ctx: click.Context, fact_id: int, as_json: bool) -> None:
     """Delete fact FACT_ID."""
-    def render(reply: dict[str, Any]) -> None:
-        if not reply["removed"]:
-            fail(f"fact_id {fact_id} not found")
-        click.echo(f"#{fact_id} removed")
-
-    _run(ctx, run_fact_store, {"action": "remove", "fact_id": fact_id}, as_json, render)
+    _run(ctx, run_fact_store, {"action": "remove", "fact_id": fact_id}, as_json,
+         lambda reply: click.echo(f"#{fact_id} removed"),
+         refused=lambda reply: None if reply["removed"] else f"fact_id {fact_id} not found")
 
 
 @facts.command("list")
@@ -249,7 +242,7 @@ def feedback(ctx: click.Context, action: str, fact_id: int, as_json: bool) -> No
 def entities(ctx: click.Context, limit: int, as_json: bool) -> None:
     """Known entities with their aliases and how many facts mention them."""
     home = get_home(ctx)
-    with _open(home, reads=True, config=_config(home)) as store:
+    with open_facts(home, reads=True, config=_config(home)) as store:
         rows = store.list_entities(limit=limit)
     if as_json:
         echo_json({"success": True, "entities": rows, "count": len(rows)})

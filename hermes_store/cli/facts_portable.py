@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from hermes_store.cli.common import counted, echo_json, fail, get_home
+from hermes_store.cli.common import counted, echo_json, fail, get_home, open_facts
 from hermes_store.facts.portable import export_facts, read_export
-from hermes_store.facts.store import FactStore, FactStoreError
+from hermes_store.facts.store import FactStoreError
 from hermes_store.fsutil import atomic_write_text
 
 
@@ -22,9 +22,7 @@ def export(ctx: click.Context, dest: str | None) -> None:
 
     home = get_home(ctx)
     buffer = io.StringIO()
-    # a read: with no store yet there is nothing to export, and no file is made to say so
-    store = FactStore(home.ensure()) if home.store_exists() else FactStore(home.open_reader(), owns_db=True)
-    with store:
+    with open_facts(home, reads=True) as store:  # a read: a home without a store gets none
         counts = export_facts(store, buffer)
     if dest is None:
         sys.stdout.write(buffer.getvalue())
@@ -43,7 +41,7 @@ def import_(ctx: click.Context, source: str, as_json: bool) -> None:
     home = get_home(ctx)
     try:
         rows = read_export(source)  # a file that cannot be read or a bad line: no store made for it
-        with FactStore(home.ensure()) as store:
+        with open_facts(home, reads=False) as store:
             counts = store.import_rows(source, *rows)
     except FactStoreError as exc:
         if as_json:

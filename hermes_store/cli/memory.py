@@ -264,7 +264,9 @@ def _short(text: str | None, width: int = 60) -> str:
 @click.pass_context
 def history(ctx: click.Context, target: str | None, limit: int | None, as_json: bool) -> None:
     """The append-only trail of add/replace/remove events (newest first)."""
-    store_home(ctx)  # the trail is the store's: a bad store setting stops here
+    readable = store_home(ctx).open_existing_db()  # the trail is the store's: a bad store setting,
+    if readable is not None:  # or a store that cannot be opened, stops here (not "No history yet.")
+        readable.close()
     store, _ = open_store(ctx)
     events = store.history(target, limit)
     store.close()

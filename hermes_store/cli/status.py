@@ -144,7 +144,9 @@ def collect_status(home: Home) -> dict[str, Any]:
     if active is not None and active["status_config"] is not None:
         provider_config = active["status_config"]
     database = _database_info(home)
-    database["counts"] = _counts(home, database)
+    database["counts"], size = _counts(home, database)
+    if database["path"] is None and size is not None:  # a server's store: its size as it says it
+        database["size_bytes"] = size
     database["semantic"] = _semantic_info(home, database)
     return {
         "builtin": {
@@ -199,11 +201,12 @@ def _database_info(home: Home) -> dict[str, Any]:
     return {**info, "problem": problem} if problem else info
 
 
-def _counts(home: Home, database: dict[str, Any]) -> dict[str, Any]:
+def _counts(home: Home, database: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
     """Sessions, messages and facts stored (zeros before the store exists; ``error`` when the
-    database cannot be read, so status still shows everything else)."""
+    database cannot be read, so status still shows everything else), and the bytes the store
+    uses as its database tells them (None when not read)."""
     if database.get("exists") is False:  # no store created yet (None: a server that cannot be asked)
-        return {"sessions": 0, "messages": 0, "facts": 0}
+        return {"sessions": 0, "messages": 0, "facts": 0}, None
     from hermes_store.facts.store import FactStore
     from hermes_store.sessions.live import SessionIndex
 
@@ -212,11 +215,12 @@ def _counts(home: Home, database: dict[str, Any]) -> dict[str, Any]:
         try:
             counts: dict[str, Any] = dict(SessionIndex(db).counts())
             counts["facts"] = FactStore(db).count()
+            size = int(db.size_bytes())
         finally:
             db.close()
     except Exception as exc:  # status never fails for a damaged store: it says so
-        return {"sessions": None, "messages": None, "facts": None, "error": str(exc)}
-    return counts
+        return {"sessions": None, "messages": None, "facts": None, "error": str(exc)}, None
+    return counts, size
 
 
 def _semantic_info(home: Home, database: dict[str, Any]) -> dict[str, Any]:
@@ -310,6 +314,7 @@ def render_status(data: dict[str, Any]) -> list[str]:
     db = data["database"]
     if db.get("path") is None:  # on a server
         label = engine_named(db["engine"]).label + (", not created yet" if db["exists"] is False else "")
+        label += f", {db['size_bytes']:,} bytes" if db.get("size_bytes") is not None else ""
         lines.append(f"    {'Database:':<11} {label}  ({db['url']})")
     else:
         size = f"{db['size_bytes']:,} bytes" if db["exists"] else "not created yet"

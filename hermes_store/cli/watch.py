@@ -28,7 +28,7 @@ def watch(ctx: click.Context, paths: tuple[Path, ...], discover: bool, poll: boo
     Runs until Ctrl-C (exit 130) or SIGTERM (exit 0); what was committed stays, and the next
     run resumes where this one stopped.
     """
-    from hermes_store.sessions.watch import Watcher
+    from hermes_store.sessions.watch import RETRY_SECONDS, Watcher
 
     if not paths and not discover:
         raise click.UsageError("give PATHS to watch, or --discover (or both)")
@@ -55,13 +55,24 @@ def watch(ctx: click.Context, paths: tuple[Path, ...], discover: bool, poll: boo
 
     embedder = _background_embedder(home, quiet)
 
+    unreachable: list[str] = []  # the last error while the store could not be reached
+
+    def on_unavailable(exc: Exception) -> None:
+        if not unreachable or unreachable[-1] != str(exc):  # one line per new error, not per retry
+            click.echo(f"store unavailable, retrying every {RETRY_SECONDS:g}s: {exc}", err=True)
+        unreachable[:] = [str(exc)]
+
     def on_round(changed: list[Path], summary: Any) -> None:
+        if unreachable:
+            click.echo("store reachable again: indexing resumed", err=True)
+            unreachable.clear()
         report(changed, summary)
         if embedder is not None and (summary.messages_added or summary.messages_updated):
             embedder.schedule()  # embeds on its own thread: the next round does not wait
 
     db = home.open_db()
-    watcher = Watcher(db, watched, poll=poll, interval=interval, on_round=on_round)
+    watcher = Watcher(db, watched, poll=poll, interval=interval, on_round=on_round,
+                      on_unavailable=on_unavailable)
     if embedder is not None:
         embedder.schedule()
     previous = signal.signal(signal.SIGTERM, lambda *_: watcher.stop())

@@ -80,9 +80,14 @@ FACT_FEEDBACK_SCHEMA = function_schema(
 
 # fact_store actions that only read: on a home without a store they answer empty, creating nothing
 READ_ACTIONS = frozenset({"search", "probe", "related", "reason", "contradict", "list"})
-# actions that change a stored fact (fact_store's, and fact_feedback's ratings): on a home without
-# a store there is no fact to change ("not found"), so they make no file either
-CHANGE_ACTIONS = frozenset({"update", "remove", "helpful", "unhelpful"})
+
+
+def answered_without_a_store(args: dict[str, Any]) -> bool:
+    """Whether a ``fact_store`` / ``fact_feedback`` call is answered from the empty reader when
+    the home has no store yet, creating none: a read, or a call naming a stored fact
+    (``update``, ``remove``, feedback: with no store there is no such fact to change)."""
+    action = args.get("action")
+    return (isinstance(action, str) and action in READ_ACTIONS) or args.get("fact_id") is not None
 
 
 def store_for(ctx: ToolContext, *, reads: bool = False) -> FactStore:
@@ -186,9 +191,7 @@ def run_fact_feedback(args: dict[str, Any], store: FactStore) -> dict[str, Any]:
 
 def _fact_store_handler(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     try:
-        action = args.get("action")
-        # a list or dict is no action; a change needs a stored fact, as a read needs stored facts
-        reads = isinstance(action, str) and action in READ_ACTIONS | CHANGE_ACTIONS
+        reads = answered_without_a_store(args)
         return guard_reply(run_fact_store(args, store_for(ctx, reads=reads)))  # stored facts re-scanned
     except ToolArgumentError as exc:
         return _error(str(exc))

@@ -21,12 +21,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hermes_store.db import Database
+from hermes_store.db import Database, StoreUnavailable
 from hermes_store.sessions.loader import BulkLoader, IndexSummary
 from hermes_store.sessions.walk import walk_inputs, watched_name
 
@@ -36,6 +37,7 @@ DEBOUNCE_MS = 150  # events closer than this are indexed together
 STEP_MS = 500  # how often the event loop looks at its stop flag (and Ctrl-C)
 IDLE_WAKE_MS = 5000  # an idle event watcher's round without changes (the first comes at once)
 POLL_INTERVAL = 0.5  # seconds between looks when polling
+RETRY_SECONDS = 10.0  # a round the store could not take (server down) is tried again after this
 _SIDE_FILES = ("-wal", "-journal", "-shm")
 
 
@@ -71,13 +73,21 @@ class Watcher:
     """Indexes ``paths`` (files and directories) now and whenever they change.
 
     ``on_round`` is called after each indexing round with the changed paths and the loader's
-    summary. ``stop`` ends :meth:`run` from another thread (or a signal handler).
+    summary. A round the store cannot take (:class:`~hermes_store.db.StoreUnavailable`: a
+    PostgreSQL server down or restarting) is not the end of the watch: ``on_unavailable`` is
+    called with the error and the paths are tried again ``retry_seconds`` later, with whatever
+    changed meanwhile (what the loader committed stays; it resumes where it stopped). ``stop``
+    ends :meth:`run` from another thread (or a signal handler).
     """
 
     def __init__(self, db: Database, paths: Iterable[str | os.PathLike[str]], *,
                  poll: bool = False, interval: float = POLL_INTERVAL,
-                 on_round: Callable[[list[Path], IndexSummary], None] | None = None) -> None:
+                 on_round: Callable[[list[Path], IndexSummary], None] | None = None,
+                 on_unavailable: Callable[[StoreUnavailable], None] | None = None,
+                 retry_seconds: float = RETRY_SECONDS) -> None:
         self.db = db
+        self.on_unavailable = on_unavailable
+        self.retry_seconds = max(0.0, float(retry_seconds))
         self.paths = [Path(p).expanduser().absolute() for p in paths]
         self.poll = poll or not events_available()
         self.interval = max(0.05, float(interval))
@@ -101,16 +111,27 @@ class Watcher:
         it runs is seen by the next round instead of falling between the two."""
         rounds = self._polled() if self.poll else self._events()
         caught_up = False
+        waiting: list[Path] = []  # what the store could not take yet (it was unreachable)
+        retry_at = 0.0
         for changed in rounds:
             if self._stop.is_set():
                 break
             if not caught_up:
                 caught_up = True
-                self.index(self.paths)
+                changed = list(self.paths)
+            else:
+                changed = [p for p in changed if p.exists()]  # a deleted file keeps its sessions
+            waiting += [p for p in changed if p not in waiting]
+            if not waiting or time.monotonic() < retry_at:
                 continue
-            changed = [p for p in changed if p.exists()]  # a deleted file keeps its sessions
-            if changed:
-                self.index(changed)
+            try:
+                self.index(waiting)
+            except StoreUnavailable as exc:
+                retry_at = time.monotonic() + self.retry_seconds
+                if self.on_unavailable is not None:
+                    self.on_unavailable(exc)
+                continue
+            waiting = []
         return self.stats
 
     def index(self, paths: list[Path]) -> IndexSummary:

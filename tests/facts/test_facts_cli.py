@@ -125,3 +125,16 @@ def test_import_hermes_keeps_fact_and_entity_ids(home, tmp_path):
     assert added["fact_id"] == 4  # new ids continue after the imported ones
     again = json.loads(run(home, "facts", "add", "Bob Jones prefers tea", "--json").output)
     assert (again["fact_id"], again["status"]) == (3, "exists")  # holographic would say "added"
+
+
+@pytest.mark.parametrize("argv", [["facts", "remove", "999"], ["facts", "update", "999", "--content", "x"]])
+def test_a_missing_fact_is_refused_with_json_too(home, argv):
+    """`facts remove 999` exits 1 ('fact_id 999 not found'); with --json it printed
+    `removed: false` and exited 0, as if it had done what was asked (docs/cli.md: 1 when refused,
+    --json or not)."""
+    assert CliRunner().invoke(cli, ["--home", str(home.root), "facts", "add", "a stored fact"]).exit_code == 0
+    plain = CliRunner().invoke(cli, ["--home", str(home.root), *argv])
+    as_json = CliRunner().invoke(cli, ["--home", str(home.root), *argv, "--json"])
+    assert plain.exit_code == as_json.exit_code == 1, (plain.output, as_json.output)
+    assert json.loads(as_json.stdout)["success"] is True  # the tool's own reply, unchanged
+    assert plain.stderr == "Error: fact_id 999 not found\n"

@@ -165,3 +165,39 @@ def test_backup_and_restore_keep_fact_authors(tmp_path, pg_server):
     with PgDatabase(fresh) as db:
         assert [tuple(r.values()) for r in db.query(query)] == [
             ("Alice deploys on Fridays", "u-42", "Alice", False), ("Bob owns the cluster", None, None, None)]
+
+
+def test_a_backup_keeps_what_was_forgotten_forgotten(tmp_path, pg_server):
+    """A PostgreSQL backup left out `forget`'s tombstones: restored, the next index of a
+    transcript that grew brought a session forgotten for good back. A backup taken before the
+    tombstones were copied (its recorded rows name no `forgotten` table) still restores onto the
+    store it was taken of without --force."""
+    import shutil
+
+    url = pg_server.create_database("backup_forgotten")
+    root = tmp_path / "home"
+    transcripts = tmp_path / "transcripts"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "sample_home" / "sessions", transcripts)
+    assert _cli(root, url, "sessions", "index", str(transcripts))[0] == 0
+    assert _cli(root, url, "forget", "--session", "20260315_184210_9bd7e4")[0] == 0
+    code, _, err = _cli(root, url, "backup", str(tmp_path / "f.bak"))
+    assert code == 0, err
+    fresh = pg_server.create_database("backup_forgotten_restored")
+    code, _, err = _cli(root, fresh, "restore", str(tmp_path / "f.bak"))
+    assert code == 0, err
+    with open(transcripts / "20260315_184210_9bd7e4.jsonl", "a", encoding="utf-8") as grown:
+        grown.write(json.dumps({"role": "user", "content": "one more line", "timestamp": 1773600000}) + "\n")
+    code, out, err = _cli(root, fresh, "sessions", "index", str(transcripts), "--json")
+    assert code == 0, err
+    assert json.loads(out)["sessions_added"] == 0, out
+    assert _cli(root, fresh, "sessions", "show", "20260315_184210_9bd7e4")[0] == 1
+
+    with Database(tmp_path / "f.bak") as older:  # as a backup taken before this fix recorded it
+        recorded = json.loads(older.scalar("SELECT value FROM store_meta WHERE key = 'backup_fingerprint'"))
+        recorded.pop("forgotten")
+        older.execute("DELETE FROM forgotten")
+        older.execute("UPDATE store_meta SET value = ? WHERE key = 'backup_fingerprint'", (json.dumps(recorded),))
+    other = pg_server.create_database("backup_forgotten_older")
+    assert _cli(root, other, "restore", str(tmp_path / "f.bak"))[0] == 0
+    code, _, err = _cli(root, other, "restore", str(tmp_path / "f.bak"))
+    assert code == 0, err

@@ -76,3 +76,159 @@ def test_memory_writes_while_the_server_is_down_keep_their_provenance(home, tmp_
         ("written while down", "tool", "s-down"), ("written while up", "tool", "s-up")]
     assert not back.provenance.pending_path.exists()
     back.close()
+
+
+def test_recall_tool_answers_from_the_md_files_while_the_server_is_down(home, down_url, monkeypatch):
+    """The agent's `recall` tool (and so the MCP server's) degrades as the CLI's recall does: the
+    .md files still answer and the database is named in `errors` (it replied `success: false`,
+    'recall failed: PgUnavailable ...', hiding MEMORY.md)."""
+    from hermes_store.tools import handle_tool_call
+
+    home.ensure()
+    home.memory_file.write_text("the deploy runs on fridays", encoding="utf-8")
+    monkeypatch.setenv("HERMES_STORE_DATABASE_URL", down_url)
+    reply = json.loads(handle_tool_call("recall", {"query": "deploy"}, home=home))
+    assert reply["success"] is True, reply
+    assert [item["kind"] for item in reply["results"]] == ["memory"]
+    assert "not reachable" in reply["errors"]["database"]
+    assert "hunter2" not in json.dumps(reply)
+
+
+def test_memory_history_fails_in_one_line_while_the_server_is_down(home, down_url):
+    """The history is the store's alone: one that cannot be opened is an error (exit 1, one
+    line naming it), not 'No history yet.' with exit 0 under two warnings."""
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", down_url, "memory", "history"])
+    assert result.exit_code == 1, result.output
+    assert "No history yet" not in result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "not reachable" in lines[0], lines
+    assert "hunter2" not in result.output
+
+
+@pytest.mark.parametrize("command", [["facts", "list"], ["facts", "search", "deploy"], ["facts", "export"],
+                                     ["facts", "add", "the deploy runs on fridays"]])
+def test_a_fact_command_against_a_server_that_is_down_creates_nothing(tmp_path, down_url, command):
+    """A command that fails creates nothing: `facts list` and `facts add` made `<home>/memories/`
+    on their way to the unreachable server."""
+    root = tmp_path / "fresh_home"
+    root.mkdir()
+    result = CliRunner().invoke(cli, ["--home", str(root), "--database-url", down_url, *command])
+    assert result.exit_code == 1, result.output
+    assert list(root.iterdir()) == []
+
+
+def test_facts_export_of_an_empty_database_creates_no_store(tmp_path, pg_url):
+    """`facts export` is a read: on a database holding no store it migrated one (18 tables), and
+    on a home without a store it created hermes_store.db; it now exports nothing and creates
+    nothing, as `facts list` does."""
+    from hermes_store.pgdb import SCHEMA_HOLDS_ANYTHING, PgDatabase
+
+    for url in (pg_url, None):
+        root = tmp_path / f"home_{'pg' if url else 'sqlite'}"
+        root.mkdir()
+        result = CliRunner().invoke(cli, ["--home", str(root), *(["--database-url", url] if url else []),
+                                          "facts", "export"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output.splitlines()[0])["facts"] == 0
+        assert list(root.iterdir()) == []
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False
+
+
+def test_sessions_watch_outlives_a_server_restart(tmp_path):
+    """A gateway's `sessions watch` ended ('Error: ... PostgreSQL unavailable: couldn't get a
+    connection after 5.00 sec', exit 1) when the shared server restarted. It now says so once,
+    keeps watching, and indexes what was written meanwhile when the server is back."""
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from pg_server import PgServer, find_bindir, unavailable_reason
+
+    from hermes_store.pgdb import PgDatabase
+
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    server = PgServer(find_bindir())  # a server of its own: this test stops it
+    proc = None
+    try:
+        server.start()
+        url = server.create_database("watched")
+        sample = Path(__file__).resolve().parents[2] / "examples" / "sample_home" / "sessions"
+        watched = tmp_path / "transcripts"
+        watched.mkdir()
+        shutil.copy(sample / "20260312_091500_3fa2c1.jsonl", watched)
+        env = {**os.environ, "HERMES_HOME": str(tmp_path / "home"), "HERMES_STORE_DATABASE_URL": url}
+        proc = subprocess.Popen([sys.executable, "-c", "from hermes_store.cli import main; main()",
+                                 "sessions", "watch", "--poll", "--interval", "0.2", str(watched)],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+        def sessions() -> int:
+            with PgDatabase(url) as db:
+                return int(db.scalar("SELECT count(*) FROM sessions"))
+
+        def wait_for(count: int, seconds: float) -> None:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end and proc.poll() is None:
+                if sessions() == count:
+                    return
+                time.sleep(0.2)
+            pytest.fail(f"{count} sessions never came; watch: {proc.poll()} "
+                        f"{proc.stderr.read() if proc.poll() is not None else ''}")
+
+        wait_for(1, 30)
+        server.pause()
+        shutil.copy(sample / "20260320_101005_c0ffee.jsonl", watched)  # written while the server is down
+        time.sleep(8)
+        assert proc.poll() is None, proc.communicate(timeout=10)[1]  # still watching
+        server.resume()
+        wait_for(2, 40)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        err = proc.communicate(timeout=30)[1] if proc is not None else ""
+        server.stop()
+    assert proc.returncode in (0, 130), err
+    assert err.count("store unavailable, retrying every 10s: ") == 1, err
+    assert "store reachable again" in err and "Traceback" not in err
+
+
+def test_memory_show_warns_once_while_the_server_is_down(home, down_url):
+    """`memory show` on an unreachable store shows the .md entries with one warning line; the
+    same error was printed twice (once for the sync, once for the read)."""
+    import subprocess
+    import sys
+
+    home.memory_file.write_text("the kettle is blue", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-c", "from hermes_store.cli import main; main()",
+                             "--home", str(home.root), "--database-url", down_url, "memory", "show"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "the kettle is blue" in result.stdout
+    warnings = [line for line in result.stderr.splitlines() if "memory provenance unavailable" in line]
+    assert len(warnings) == 1 and "not reachable" in warnings[0], result.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["sessions", "search", "deploy", "--json"], ["sessions", "list", "--json"], ["facts", "list", "--json"],
+    ["facts", "search", "deploy", "--json"], ["backup", "x.db", "--json"], ["restore", "x.db", "--json"],
+    ["sessions", "stats", "--json"],
+])
+def test_json_commands_answer_in_json_while_the_server_is_down(home, down_url, tmp_path, command):
+    """docs/cli.md: a failed command given --json prints its JSON on stdout saying
+    `"success": false` beside the one stderr line; these printed nothing on stdout."""
+    from hermes_store.db import Database
+
+    if command[0] == "restore":
+        Database(tmp_path / "x.db").close()  # a valid (empty) store file: the server is what fails
+    command = [str(tmp_path / arg) if arg == "x.db" else arg for arg in command]
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", down_url, *command])
+    assert result.exit_code == 1, result.output
+    reply = json.loads(result.stdout)
+    assert reply["success"] is False and "not reachable" in reply["error"]
+    assert result.stderr.startswith("Error: ") and len(result.stderr.splitlines()) == 1
+    assert "hunter2" not in result.stdout + result.stderr

@@ -212,3 +212,31 @@ def test_migrate_takes_the_embeddings_both_ways_and_the_source_keeps_its_own(fil
         assert returned.path == back.parent / "session_vectors.db" and returned.states("words-8") == before
     finally:
         returned.close()
+
+
+def test_forgotten_stays_forgotten_after_migrating_both_ways(home, pg_url, tmp_path):
+    """`forget`'s tombstones were not copied: after `migrate --to postgresql://...` (and back) the
+    next index of a transcript that grew brought a session forgotten for good back."""
+    import shutil
+
+    transcripts = tmp_path / "transcripts"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "sample_home" / "sessions", transcripts)
+    assert _cli(home, "sessions", "index", transcripts).exit_code == 0
+    assert _cli(home, "forget", "20260312_091500_3fa2c1#5").exit_code == 0
+    assert _cli(home, "forget", "--session", "20260315_184210_9bd7e4").exit_code == 0
+    assert _cli(home, "migrate", "--to", pg_url).exit_code == 0
+    back = tmp_path / "back.db"
+    assert _cli(home, "migrate", "--to", f"sqlite:///{back}", url=pg_url).exit_code == 0
+    tombstones = _sqlite_rows(home.db_path, "forgotten")
+    assert len(tombstones[0]) == 2
+    assert _sqlite_rows(back, "forgotten") == tombstones
+    with PgDatabase(pg_url) as pg:
+        assert pg.scalar("SELECT count(*) FROM forgotten") == 2
+    for url in (pg_url, f"sqlite:///{back}"):
+        with open(transcripts / "20260315_184210_9bd7e4.jsonl", "a", encoding="utf-8") as grown:
+            grown.write(json.dumps({"role": "user", "content": f"one more line for {url[:6]}",
+                                    "timestamp": 1773600000}) + "\n")
+        result = _cli(home, "sessions", "index", transcripts, "--json", url=url)
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["sessions_added"] == 0, (url, result.output)
+        assert _cli(home, "sessions", "show", "20260315_184210_9bd7e4", url=url).exit_code == 1, url

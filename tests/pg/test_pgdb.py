@@ -159,3 +159,35 @@ def test_a_database_the_server_refuses_is_not_called_unreachable(pg_server):
     assert "not reachable" not in message, message
     assert "PostgreSQL server refused the connection: " in message
     assert 'database "no_such_database_here" does not exist' in message
+
+
+def test_size_is_the_stores_own_not_the_whole_databases(pg_url):
+    """`sessions stats` said 'Database: 10.7 MB' for an empty store in a schema of its own: the size
+    was pg_database_size (the system catalogs and every other schema's tables, another store's
+    too). It is now what the store's own relations use."""
+    with PgDatabase(pg_url, migrate=False) as admin:
+        admin.execute("CREATE SCHEMA empty_store")
+        admin.execute("CREATE TABLE ballast AS SELECT repeat('x', 1000) AS t FROM generate_series(1, 5000)")
+    with PgDatabase(pg_url + "&options=-csearch_path%3Dempty_store") as db:
+        own = db.scalar("SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c"
+                        " WHERE c.relnamespace = 'empty_store'::regnamespace AND c.relkind IN ('r', 'm', 'S')")
+        whole = db.scalar("SELECT pg_database_size(current_database())")
+        assert db.size_bytes() == own
+        assert 0 < db.size_bytes() < whole - 5_000_000  # neither the ballast table nor the catalogs
+
+
+@pytest.mark.parametrize(("query", "words"), [
+    ("port=abc", 'invalid integer value "abc" for connection option "port"'),
+    ("port=5999&sslmode=bogus", 'invalid sslmode value: "bogus"'),
+    ("port=1,2,3", "could not match 3 port numbers to 1 hosts"),
+])
+def test_a_url_value_libpq_refuses_is_an_invalid_url_not_an_unreachable_server(tmp_path, query, words):
+    """`port=abc` was reported as 'PostgreSQL server not reachable within 5s: connection is bad:
+    invalid integer value ...': no server was tried, the URL is wrong, and the error says so."""
+    url = f"postgresql://sam:hunter2@/x?host={tmp_path}&{query}"
+    with pytest.raises(DatabaseError) as caught:
+        PgDatabase(url, connect_timeout=5)
+    message = str(caught.value)
+    assert not isinstance(caught.value, PgUnavailable)
+    assert "not reachable" not in message and "connection is bad" not in message, message
+    assert f"postgresql://sam:***@/x?host={tmp_path}&{query}: invalid database URL: {words}" == message

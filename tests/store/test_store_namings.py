@@ -293,3 +293,32 @@ def test_a_hook_given_a_password_says_so(home, tmp_path, monkeypatch, url, warne
     assert url in (user / ".claude" / "settings.json").read_text()  # the hook needs it: Claude Code has no env of ours
     assert ("warning: the hook's command" in result.stderr) is warned, result.stderr
     assert "s3cret" not in result.stderr and "s3cret" not in result.stdout
+
+
+def test_status_gives_the_stores_size_on_both_engines(home, engine):
+    """`status` showed a SQLite store's size ('Database:   262,144 bytes') but none for a
+    PostgreSQL one ('Database:   PostgreSQL', `size_bytes: null`): both now say it."""
+    assert _run(home, "facts", "add", "a fact to size").exit_code == 0
+    result = _run(home, "status", "--json")
+    assert result.exit_code == 0, result.output
+    size = json.loads(result.output)["database"]["size_bytes"]
+    assert isinstance(size, int) and size > 0
+    line = next(line for line in _run(home, "status").output.splitlines() if "Database:" in line)
+    assert f"{size:,} bytes" in line, line
+
+
+def test_backup_without_a_store_is_refused_alike_on_both_engines(home, tmp_path, pg_url, monkeypatch):
+    """On SQLite `backup` of a home with no store says 'no database to back up' (exit 1); on an
+    empty PostgreSQL database it migrated a whole store there and wrote a backup of nothing."""
+    from hermes_store.pgdb import SCHEMA_HOLDS_ANYTHING, PgDatabase
+
+    dest = tmp_path / "store.bak"
+    sqlite = _run(home, "backup", str(dest))
+    monkeypatch.setenv("HERMES_STORE_DATABASE_URL", pg_url)
+    pg = _run(home, "backup", str(dest))
+    assert sqlite.exit_code == pg.exit_code == 1, (sqlite.output, pg.output)
+    assert sqlite.stderr == f"Error: {home.db_path}: no database to back up\n"
+    assert pg.stderr.startswith("Error: postgresql://") and pg.stderr.endswith(": no database to back up\n")
+    assert not dest.exists() and not home.db_path.exists()
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False
