@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_store.pgdb import PgDatabase, qmark_to_pyformat
+from hermes_store.pgdb import PgDatabase
+from hermes_store.pgplaceholders import qmark_to_pyformat
 
 
 @pytest.mark.parametrize(("sql", "expected"), [

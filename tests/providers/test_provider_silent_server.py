@@ -60,7 +60,9 @@ def test_after_one_timeout_every_hook_and_tool_answers_at_once(home, silent_url)
         if name.startswith(("fact_store", "recall")):
             reply = json.loads(value)
             text = json.dumps(reply)
-            assert reply["success"] is False and "not reachable" in text and "hunter2" not in text, reply
+            assert "not reachable" in text and "hunter2" not in text, reply
+            # recall still answers from MEMORY.md / USER.md, naming the database in its errors
+            assert reply["success"] is (name != "fact_store"), reply
     provider.shutdown()
 
 
