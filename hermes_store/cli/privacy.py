@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from hermes_store.cli.common import counted, echo_json, get_home
+from hermes_store.cli.common import counted, echo_json, fail, get_home
 from hermes_store.redaction import rules_redactor
 from hermes_store.redaction.storage import purge_free_space, rewrite_texts, secure_deletes
 from hermes_store.sessions.pending import message_deriver
@@ -102,8 +102,10 @@ def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching
         secure_deletes(db)
         try:
             result = forget_items(storage, ref=ref, session_id=session_id, matching=matching)
-        except ForgetError as exc:
-            raise click.UsageError(str(exc)) from exc
+        except ForgetError as exc:  # names nothing stored: refused (1), as `sessions show` is
+            if as_json:
+                echo_json({"success": False, "error": str(exc)})
+            fail(str(exc))
         if result["messages"] or result["sessions"]:
             purge_free_space(db, ["messages", "sessions"])
     finally:

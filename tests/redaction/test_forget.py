@@ -96,6 +96,19 @@ def test_forget_needs_a_target(home) -> None:
     assert code != 0
 
 
+def test_a_message_forgotten_already_is_refused_as_sessions_show_refuses_it(engine, home, tmp_path) -> None:
+    """A reference naming no stored message is refused (1, like `sessions show`), not a usage
+    error (2: a command line that is wrong whatever the store holds); --json says so too."""
+    run(home, "sessions", "index", str(transcript(tmp_path / "events.jsonl")))
+    assert run(home, "forget", "keep-1#1")[0] == 0
+    code, out = run(home, "forget", "keep-1#1")
+    assert code == 1 and "has no message #1" in out and "Usage:" not in out
+    assert run(home, "sessions", "show", "keep-1#1")[0] == 1
+    code, out = run(home, "forget", "--json", "keep-1#1")
+    assert code == 1 and json.loads(out.split("\nError:")[0]) == {
+        "success": False, "error": "session keep-1 has no message #1"}
+
+
 TOKEN = "ghp_R2d2C3p0Bb8Yoda4Luke6Leia8Han0Solo2Xy"
 
 
