@@ -39,7 +39,7 @@ CSS = """
 #filters { height: 1; padding: 0 1; }
 #status { height: auto; max-height: 5; padding: 0 1; }
 #status.problem { color: $error; text-style: bold; }
-#results { height: 1fr; min-height: 4; border: none; }
+#results { height: 1fr; min-height: 4; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
 #results:focus { border-left: thick $accent; }
 #preview { height: 1fr; min-height: 4; border-top: solid $primary; }
 #session-header { height: auto; max-height: 6; padding: 0 1; border-bottom: solid $primary; }

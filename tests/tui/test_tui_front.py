@@ -1,0 +1,46 @@
+"""The TUI as a person meets it with long and hostile stored text (pilot, small terminals)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("textual")
+
+from hermes_store.home import Home  # noqa: E402
+from hermes_store.tui.app import SearchApp  # noqa: E402
+from tests.tui.conftest import run_cli, write_jsonl  # noqa: E402
+from tests.tui.test_tui_pilot import settle  # noqa: E402
+
+
+@pytest.fixture
+def long_home(tmp_path: Path) -> Path:
+    """A store with one session whose title and messages are long single lines."""
+    lines = [{"role": "session_meta", "platform": "cli", "timestamp": 1768900000.0,
+              "title": "A very long session title " + "about zebras " * 30}]
+    for i in range(4):
+        lines.append({"role": "user", "content": f"zebra {i} " + "A" * 10_000 + " tail",
+                      "timestamp": 1768900001.0 + i})
+    source = write_jsonl(tmp_path / "src" / "20260120_101500_long.jsonl", lines)
+    home = tmp_path / "home"
+    run_cli(home, "sessions", "index", "--format", "hermes-jsonl", str(source))
+    return home
+
+
+@pytest.mark.parametrize("size", [(40, 15), (80, 24), (200, 50)])
+def test_each_result_is_two_lines_however_long_its_title_and_snippet(long_home: Path, size) -> None:
+    """A result is ``source title time role`` and its snippet, two lines cut with "…": a long
+    title used to wrap over three lines and a 1,000-character snippet over nine, so at 80x24 one
+    result filled the whole list (at 40x15 the list showed part of one title)."""
+    async def run() -> None:
+        app = SearchApp(Home(long_home), query="zebra")
+        async with app.run_test(size=size) as pilot:
+            await settle(app, pilot, "zebra")
+            assert len(app.rows) == 4
+            results = app.query_one("#results")
+            assert results.virtual_size.height == 2 * len(app.rows)
+            lines = [strip.text for strip in results.render_lines(results.region.reset_offset)]
+            assert lines[0].rstrip().endswith("…") and lines[1].rstrip().endswith("…"), lines[:2]
+    asyncio.run(run())
