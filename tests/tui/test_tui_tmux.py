@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("textual")
 
-from tests.tui.conftest import CLAUDE_ID  # noqa: E402
+from tests.tui.conftest import CLAUDE_ID, HERMES_ID  # noqa: E402
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed: the real-terminal TUI test "
@@ -176,5 +176,32 @@ def test_a_store_that_cannot_be_opened_fails_before_the_screen_opens(tmp_path: P
         lines = [line for line in screen.splitlines() if line.strip()]
         assert len(lines) == 1 and lines[0].startswith("Error: ") and named in lines[0], screen
         assert "Traceback" not in screen
+    finally:
+        tmux.close()
+
+
+def test_keys_typed_with_the_query_act_on_it(tui_home: Path) -> None:
+    """The words and ctrl+g (or ctrl+r, ctrl+o) in one go (a paste, keys batched over SSH): ctrl+g
+    used to show "Facts and memory entries for:" with no query ("Type a query first"), and ctrl+r
+    "No result selected", since the app had not yet seen the words the box already held."""
+    exe = Path(sys.executable).with_name("hermes-store")
+    tmux = Tmux(f"env TERM=xterm-256color {exe} --home {tui_home} tui; sleep 30")
+    try:
+        tmux.wait_for("Type to search")
+        tmux.keys("zebrafish", "C-g")
+        screen = tmux.wait_for("Zebrafish embryos need 28C incubators.")
+        assert "Facts and memory entries for: zebrafish" in screen and "Type a query first" not in screen
+        tmux.keys("Escape")
+        tmux.wait_for("1 result")
+        tmux.keys("C-u")
+        tmux.wait_for("Type to search")
+        tmux.keys("canary", "C-r")
+        screen = tmux.wait_for("copied message reference:")
+        assert f"copied message reference: {HERMES_ID}#30" in screen and "No result selected" not in screen
+        tmux.keys("C-u")
+        tmux.wait_for("Type to search")
+        tmux.keys("zebrafish", "C-o")
+        screen = tmux.wait_for("copied resume command:")
+        assert f"copied resume command: claude --resume {CLAUDE_ID}" in screen
     finally:
         tmux.close()
