@@ -193,7 +193,8 @@ class FiltersScreen(ModalScreen[SearchRequest | None]):
 class RecallScreen(Screen[None]):
     """Facts and MEMORY.md/USER.md entries matching the query (through the recall layer)."""
 
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
+    # ctrl+g, which opened this view, closes it (it used to stack another copy, one more Esc each)
+    BINDINGS = [Binding("escape,q,ctrl+g", "app.pop_screen", "Back")]
 
     def __init__(self, store: StoreView, query: str) -> None:
         super().__init__()

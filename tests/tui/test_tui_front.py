@@ -11,7 +11,7 @@ pytest.importorskip("textual")
 
 from hermes_store.home import Home  # noqa: E402
 from hermes_store.tui.app import SearchApp  # noqa: E402
-from hermes_store.tui.screens import SessionScreen  # noqa: E402
+from hermes_store.tui.screens import RecallScreen, SessionScreen  # noqa: E402
 from tests.tui.conftest import run_cli, write_jsonl  # noqa: E402
 from tests.tui.test_tui_pilot import settle, wait_until  # noqa: E402
 
@@ -79,4 +79,20 @@ def test_next_and_previous_pages_open_where_reading_goes_on(tui_home: Path, monk
             await wait_until(pilot, lambda: "messages 15–24" in str(app.screen.query_one("#session-header").render()))
             await pilot.pause(0.2)
             assert box.scroll_y == 0 and first_seq_shown(app) == 15
+    asyncio.run(run())
+
+
+def test_ctrl_g_closes_the_facts_and_memory_view_it_opened(tui_home: Path) -> None:
+    """ctrl+g on the facts and memory view opened a second copy over it (and a third...), each
+    needing its own Esc to get back to the results; now it goes back, as Esc does."""
+    async def run() -> None:
+        app = SearchApp(Home(tui_home), query="zebrafish")
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(app, pilot, "zebrafish")
+            main = app.screen
+            await pilot.press("ctrl+g")
+            await wait_until(pilot, lambda: isinstance(app.screen, RecallScreen))
+            await pilot.press("ctrl+g")
+            await wait_until(pilot, lambda: app.screen is main)
+            assert len(app.screen_stack) == 1
     asyncio.run(run())
