@@ -61,6 +61,13 @@ def _cookie(scope: Scope, name: str) -> str | None:
     return found
 
 
+def _is_token(value: str | None, token: str) -> bool:
+    """Whether ``value`` (a query parameter or cookie, any text) is ``token``, in constant time.
+    Compared as UTF-8 bytes: ``secrets.compare_digest`` refuses str holding non-ASCII characters
+    (``?token=%C3%A9`` raised TypeError, a 500 and a traceback in the browse terminal)."""
+    return value is not None and secrets.compare_digest(value.encode("utf-8", "surrogatepass"), token.encode("utf-8"))
+
+
 async def _refuse(send: Send, status: int, text: str) -> None:
     body = text.encode("utf-8")
     await send(
@@ -100,8 +107,8 @@ def guard(app: App, token: str, port: int) -> App:
         pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         given = [v for k, v in pairs if k == TOKEN_PARAM]
         cookie = _cookie(scope, name)
-        by_token = len(given) == 1 and secrets.compare_digest(given[0], token)
-        if not by_token and not (cookie is not None and secrets.compare_digest(cookie, token)):
+        by_token = len(given) == 1 and _is_token(given[0], token)
+        if not by_token and not _is_token(cookie, token):
             await _refuse(
                 send,
                 403,

@@ -16,6 +16,7 @@ def tui(ctx: click.Context, query: str) -> None:
     """Interactive search over every indexed session, facts and memory (keyboard only)."""
     try:
         from hermes_store.tui.app import SearchApp
+        from hermes_store.tui.backend import StoreView
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] not in ("textual", "rich"):
             raise
@@ -27,4 +28,8 @@ def tui(ctx: click.Context, query: str) -> None:
         fail("hermes-store tui needs a terminal (stdin and stderr are not one); "
              "in a script use `hermes-store sessions search QUERY`")
         return
-    SearchApp(home, query=query).run()
+    store = StoreView(home)
+    # a store that cannot be opened (a server that does not answer, a damaged file) fails here as
+    # every command does, one line and exit 1 (the group reports it), not as a screen to quit
+    store.db()
+    SearchApp(home, query=query, store=store).run()

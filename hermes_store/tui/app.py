@@ -10,6 +10,7 @@ only ever shows the answer to what is in the box now.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -39,7 +40,7 @@ CSS = """
 #filters { height: 1; padding: 0 1; }
 #status { height: auto; max-height: 5; padding: 0 1; }
 #status.problem { color: $error; text-style: bold; }
-#results { height: 1fr; min-height: 4; border: none; }
+#results { height: 1fr; min-height: 4; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
 #results:focus { border-left: thick $accent; }
 #preview { height: 1fr; min-height: 4; border-top: solid $primary; }
 #session-header { height: auto; max-height: 6; padding: 0 1; border-bottom: solid $primary; }
@@ -95,7 +96,9 @@ class SearchApp(App[None]):
         self.last_copied: str | None = None
         self.changed_at = time.perf_counter()  # when the request last changed
         self.latency: float | None = None  # change -> its results on screen, for the last search shown
-        self.open_when_shown: int | None = None  # Enter pressed before this generation's results came
+        # a key that acts on the results (Enter, ctrl+r, ctrl+o) pressed before the results of what
+        # was typed came: (the generation it waits for, the action)
+        self.when_shown: tuple[int, Callable[[], None]] | None = None
         self.started = 0  # the last generation whose search began
 
     # -- layout --------------------------------------------------------------------------
@@ -118,7 +121,16 @@ class SearchApp(App[None]):
     def on_input_changed(self, event: Input.Changed) -> None:
         """Every keystroke in the query box: restart the debounce timer."""
         if event.input.id == "query":
-            self.request = replace(self.request, query=event.value)
+            self.sync_query()
+
+    def sync_query(self) -> None:
+        """Make the request what the query box holds now. Keys typed ahead (a paste, a burst over
+        SSH) reach the box before their ``Changed`` messages reach the app, so a key bound here
+        (ctrl+g, ctrl+r) could act on the words typed before them; each ``Changed`` then only
+        catches up with a box already read."""
+        value = self.query_one("#query", Input).value
+        if value != self.request.query:
+            self.request = replace(self.request, query=value)
             self.changed_at = time.perf_counter()
             self.schedule_search()
 
@@ -164,9 +176,10 @@ class SearchApp(App[None]):
             results.highlighted = 0
         else:
             self.query_one("#preview", VerticalScroll).remove_children()
-        if self.open_when_shown == generation:
-            self.open_when_shown = None
-            self.action_open()
+        if self.when_shown is not None and self.when_shown[0] == generation:
+            action = self.when_shown[1]
+            self.when_shown = None
+            action()
 
     def status_for(self, outcome: SearchOutcome) -> tuple[str, bool]:
         """The status line for ``outcome`` and whether it reports a problem."""
@@ -249,16 +262,21 @@ class SearchApp(App[None]):
     # -- actions --------------------------------------------------------------------------
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        """Enter in the query box opens the highlighted result; pressed before the results of what
-        was typed are on screen (the search waits for a pause in typing), it opens the first of
-        them once they are, not a result of the query before or "No result to open"."""
-        if event.input.id != "query":
-            return
+        """Enter in the query box opens the highlighted result (see :meth:`on_results`)."""
+        if event.input.id == "query":
+            self.on_results(self.action_open)
+
+    def on_results(self, action: Callable[[], None]) -> None:
+        """Run ``action`` (it acts on the highlighted result) on the results of what the box
+        holds: pressed before they are on screen (the search waits for a pause in typing), it
+        runs once they are, on the first of them, not on a result of the query before or with
+        "No result selected"."""
+        self.sync_query()
         if self.outcome is None or self.outcome.request != self.request:
-            self.open_when_shown = self.generation
-            self.start_search(self.generation)  # Enter ends the typing: no need to wait for the pause
+            self.when_shown = (self.generation, action)
+            self.start_search(self.generation)  # the key ends the typing: no need to wait for the pause
             return
-        self.action_open()
+        action()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         """Enter on a result opens its session."""
@@ -326,11 +344,11 @@ class SearchApp(App[None]):
 
     def action_copy_reference(self) -> None:
         """Copy the highlighted result's message reference."""
-        self.copy_reference(self.current_row())
+        self.on_results(lambda: self.copy_reference(self.current_row()))
 
     def action_copy_resume(self) -> None:
         """Copy the highlighted result's resume command."""
-        self.copy_resume(self.current_row())
+        self.on_results(lambda: self.copy_resume(self.current_row()))
 
     def action_filters(self) -> None:
         """Open the filter form; applying it re-runs the search."""
@@ -343,7 +361,8 @@ class SearchApp(App[None]):
         self.push_screen(FiltersScreen(self.request, self.store), applied)
 
     def action_recall(self) -> None:
-        """Open the facts and memory entries matching the query."""
+        """Open the facts and memory entries matching the query (what the box holds now)."""
+        self.sync_query()
         self.push_screen(RecallScreen(self.store, self.request.query))
 
     async def action_quit(self) -> None:

@@ -45,6 +45,7 @@ class SessionScreen(Screen[None]):
         self.session: dict[str, Any] | None = None
         count_hint = int(row.get("seq") or 0)
         self.start = max(0, count_hint - SESSION_PAGE // 2)
+        self.paged_back = False  # the page shown was reached with p (previous)
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Loading the session…"), id="session-header")
@@ -92,6 +93,8 @@ class SessionScreen(Screen[None]):
         hit = next((w for w, m in zip(widgets, messages, strict=True) if m["seq"] == hit_seq), None)
         if hit is not None:
             self.call_after_refresh(box.scroll_to_widget, hit, animate=False, top=True)
+        else:  # a page without the hit reads on from where the last one was left: n at its top, p at its end
+            self.call_after_refresh(box.scroll_end if self.paged_back else box.scroll_home, animate=False)
 
     def resume(self) -> str | None:
         """The resume command of this session's agent, if it has one."""
@@ -108,7 +111,7 @@ class SessionScreen(Screen[None]):
         if start < 0 or start >= total:
             self.notify("No more messages that way.")
             return
-        self.start = start
+        self.start, self.paged_back = start, step < 0
         self.load()
 
     def action_copy_reference(self) -> None:
@@ -190,7 +193,8 @@ class FiltersScreen(ModalScreen[SearchRequest | None]):
 class RecallScreen(Screen[None]):
     """Facts and MEMORY.md/USER.md entries matching the query (through the recall layer)."""
 
-    BINDINGS = [Binding("escape,q", "app.pop_screen", "Back")]
+    # ctrl+g, which opened this view, closes it (it used to stack another copy, one more Esc each)
+    BINDINGS = [Binding("escape,q,ctrl+g", "app.pop_screen", "Back")]
 
     def __init__(self, store: StoreView, query: str) -> None:
         super().__init__()

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("textual")
 
-from tests.tui.conftest import CLAUDE_ID  # noqa: E402
+from tests.tui.conftest import CLAUDE_ID, HERMES_ID  # noqa: E402
 
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed: the real-terminal TUI test "
@@ -150,3 +150,58 @@ def test_bad_store_url_in_config_fails_before_the_screen_opens(tmp_path: Path) -
     finally:
         tmux.close()
     assert sorted(p.name for p in home.iterdir()) == ["config.yaml"]
+
+
+@pytest.mark.parametrize("kind", ["postgresql-down", "damaged-sqlite"])
+def test_a_store_that_cannot_be_opened_fails_before_the_screen_opens(tmp_path: Path, kind: str) -> None:
+    """A store named by --database-url that cannot be opened (no PostgreSQL server on that socket,
+    a file that is no database) used to open the full screen with the error in the status line,
+    and ctrl+c then exited 0; now it fails as `sessions search` does: one line, exit 1."""
+    exe = Path(sys.executable).with_name("hermes-store")
+    if kind == "postgresql-down":
+        url, named = f"postgresql://postgres@/x?host={tmp_path}&port=1", "PostgreSQL server not reachable"
+    else:
+        (tmp_path / "bad.db").write_bytes(b"this is not a database" * 100)
+        url, named = f"sqlite:///{tmp_path / 'bad.db'}", f"{tmp_path / 'bad.db'}: not a SQLite database"
+    done = tmp_path / "exit-status"
+    tmux = Tmux(f"env TERM=xterm-256color {exe} --home {tmp_path / 'home'} --database-url '{url}' tui -q zebra; "
+                f"echo $? > {done}; sleep 30")
+    try:
+        deadline = time.monotonic() + 20
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        screen = tmux.screen("-J")
+        assert done.exists(), f"the TUI did not exit; the screen shows:\n{screen}"
+        assert done.read_text().strip() == "1"
+        lines = [line for line in screen.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("Error: ") and named in lines[0], screen
+        assert "Traceback" not in screen
+    finally:
+        tmux.close()
+
+
+def test_keys_typed_with_the_query_act_on_it(tui_home: Path) -> None:
+    """The words and ctrl+g (or ctrl+r, ctrl+o) in one go (a paste, keys batched over SSH): ctrl+g
+    used to show "Facts and memory entries for:" with no query ("Type a query first"), and ctrl+r
+    "No result selected", since the app had not yet seen the words the box already held."""
+    exe = Path(sys.executable).with_name("hermes-store")
+    tmux = Tmux(f"env TERM=xterm-256color {exe} --home {tui_home} tui; sleep 30")
+    try:
+        tmux.wait_for("Type to search")
+        tmux.keys("zebrafish", "C-g")
+        screen = tmux.wait_for("Zebrafish embryos need 28C incubators.")
+        assert "Facts and memory entries for: zebrafish" in screen and "Type a query first" not in screen
+        tmux.keys("Escape")
+        tmux.wait_for("1 result")
+        tmux.keys("C-u")
+        tmux.wait_for("Type to search")
+        tmux.keys("canary", "C-r")
+        screen = tmux.wait_for("copied message reference:")
+        assert f"copied message reference: {HERMES_ID}#30" in screen and "No result selected" not in screen
+        tmux.keys("C-u")
+        tmux.wait_for("Type to search")
+        tmux.keys("zebrafish", "C-o")
+        screen = tmux.wait_for("copied resume command:")
+        assert f"copied resume command: claude --resume {CLAUDE_ID}" in screen
+    finally:
+        tmux.close()
