@@ -26,7 +26,7 @@ from typing import Any
 
 import apsw
 
-from hermes_store.db import Database, DatabaseError
+from hermes_store.db import DB_FILENAME, Database, DatabaseError
 
 log = logging.getLogger(__name__)
 VECTORS_FILENAME = "session_vectors.db"
@@ -232,23 +232,73 @@ class SqlVectorRows(ABC):
         return [(int(r["message_id"]), r["session_id"], int(r["seq"]), r["vec"]) for r in rows]
 
 
+def copy_matching(source: SqlVectorRows, target: SqlVectorRows, store: Any) -> list[int]:
+    """Copy into ``target`` the vectors of ``source`` (every model's, digests kept) whose message
+    id names the same session and place in ``store`` (an open store database: the one ``target``
+    holds the vectors of), so vectors of another store attach to nothing; returns their ids."""
+    taken: list[int] = []
+    for model in source.models():
+        for page in source.full_pages(model):
+            here = {int(r["id"]): (r["session_id"], int(r["seq"])) for r in store.portable.query_in(
+                "SELECT id, session_id, seq FROM messages WHERE id IN ({marks})", [row[0] for row in page])}
+            kept = [row for row in page if here.get(row[0]) == (row[1], row[2])]
+            if kept:
+                target.put(model, kept)
+            taken += [row[0] for row in kept]
+    return taken
+
+
 class SqliteVectorRows(SqlVectorRows):
     """The vector tables in ``session_vectors.db``, a SQLite file of their own beside the store's."""
 
     engine = "sqlite"
 
-    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
+    def __init__(self, path: str | Path, *, read_only: bool = False, home: Any = None) -> None:
         self.path = Path(path)
         self.read_only = read_only  # nothing written: no schema, no WAL switch
         self._open: Database | None = None
+        # an older version's file shared by every store of the directory (see _adopt_shared)
+        self._shared: Path | None = home.shared_beside_store(VECTORS_FILENAME) if home is not None else None
+        self._home = home
 
     @classmethod
     def for_home(cls, home: Any) -> SqliteVectorRows:
-        """The vector file beside ``home``'s store file (read-only for a read-only home)."""
-        return cls(home.beside_store(VECTORS_FILENAME), read_only=bool(getattr(home, "read_only", False)))
+        """The vector file beside ``home``'s store file (``Home.beside_store``: named after a
+        store file other than ``hermes_store.db``), read-only for a read-only home."""
+        return cls(home.beside_store(VECTORS_FILENAME), read_only=bool(getattr(home, "read_only", False)),
+                   home=home)
 
     def exists(self) -> bool:
+        self._adopt_shared()
         return self.path.is_file()
+
+    def _adopt_shared(self) -> None:
+        """Before this store's own file is first made: take this store's vectors from the
+        ``session_vectors.db`` an older version kept beside a store file of another name (one
+        file for every store of that directory): those whose message id names the same session
+        and place in this store. Unless that file is a home's store's own (a ``hermes_store.db``
+        beside it), they are then deleted from it as ``forget`` deletes (no copy stays that
+        ``forget`` would not reach), and the file with its cache files when nothing is left."""
+        shared, self._shared = self._shared, None
+        if (shared is None or self.read_only or self.path.exists() or not shared.is_file()
+                or not self._home.store_exists()):
+            return
+        keep = (shared.parent / DB_FILENAME).exists()
+        source = SqliteVectorRows(shared, read_only=keep)
+        try:
+            with self._home.open_db() as store:
+                taken = copy_matching(source, self, store)
+            if not keep and taken:
+                source.forget(taken, [])
+            left = None if keep else source.count()
+        finally:
+            source.close()
+        if left == 0:
+            for leftover in [shared, *shared.parent.glob(f"{shared.name}-*"),
+                             *shared.parent.glob(f"{shared.name}.*.cache*")]:
+                leftover.unlink(missing_ok=True)
+        log.warning("took %d vectors of %s from %s, the file an older version shared between the stores"
+                    " of that directory", len(taken), self._home.store_location(), shared)
 
     def disk_bytes(self) -> int:
         # the database's pages, whether or not the WAL has been checkpointed into the file yet
@@ -256,6 +306,8 @@ class SqliteVectorRows(SqlVectorRows):
             "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()") or 0)
 
     def _db(self) -> Database:
+        if self._open is None:
+            self._adopt_shared()
         if self._open is None and self.read_only:
             self._open = Database(self.path, readonly=True, migrate=False)
         if self._open is None:
