@@ -138,3 +138,27 @@ def test_a_model_that_cannot_be_loaded_is_one_error_line(home, monkeypatch):
     assert result.exit_code == 1, result.output
     assert result.stderr == ("Error: no-such-model-x: cannot be loaded offline (We couldn't connect to "
                              "'https://huggingface.co' to load the files. Check your internet connection.)\n")
+
+
+@pytest.mark.parametrize("key", ["model", "reranker"])
+def test_a_model_path_that_does_not_exist_is_named_by_status(home, tmp_path, key):
+    """``status`` said "0 messages embedded (hermes-store sessions embed)" for a
+    ``semantic.model`` path that does not exist (and nothing for such a reranker), while the
+    search said it cannot be used and ``embed`` failed: it says why now, without loading."""
+    import json
+
+    from click.testing import CliRunner
+
+    from hermes_store.cli import cli
+
+    missing = tmp_path / "no-such-dir" / "model"
+    model = MODEL if key == "reranker" else str(missing)
+    reranker = f"\n  reranker: {missing}" if key == "reranker" else ""
+    home.config_path.write_text(f"semantic:\n  model: {model}{reranker}\n", encoding="utf-8")
+    _index(home, SESSIONS)
+    out = CliRunner().invoke(cli, ["--home", str(home.root), "status", "--json"])
+    assert out.exit_code == 0, out.output
+    semantic = json.loads(out.output)["database"]["semantic"]
+    assert semantic[f"{key}_error" if key == "reranker" else "error"] == f"{missing}: no such file or directory"
+    text = CliRunner().invoke(cli, ["--home", str(home.root), "status"]).output
+    assert f"cannot be used ({missing}: no such file or directory)" in text
