@@ -60,6 +60,10 @@ def embed(
     if not home.store_exists():
         fail("no session store yet: run 'hermes-store sessions index' first")
     vectors = VectorStore.for_home(home)
+    damage = vectors.damage()
+    if damage:
+        vectors.close()
+        fail(damage)
     with home.open_reader() as db, StatusLine() as line:  # progress on a terminal's stderr only
         line.show(f"Embedding: finding the messages without a vector of {embedder.label or embedder.name}")
         began = time.monotonic()

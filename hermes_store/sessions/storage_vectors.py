@@ -112,6 +112,16 @@ class VectorStore:
         self._loaded.clear()
         self.rows_store.close()
 
+    def damage(self) -> str | None:
+        """None when the vector file of its own (SQLite's ``session_vectors.db``) is sound or
+        there is none; else what is wrong, naming the file and what to do (it holds only
+        embeddings: the store is not damaged)."""
+        problem = self.rows_store.damage() if self.exists() else None
+        if problem is None:
+            return None
+        return (f"{self.path}: the vector file is damaged ({problem}); it holds only the semantic "
+                "extra's embeddings, not the store: move it away and run `hermes-store sessions embed` again")
+
     def states(self, model: str) -> dict[int, tuple[str, int, str | None]]:
         """``message_id -> (session_id, seq, text hash)`` of ``model``'s vectors: what each was
         made from, so an embed run can tell a vector gone stale (hash None: not recorded)."""

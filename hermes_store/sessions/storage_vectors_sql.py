@@ -68,6 +68,11 @@ class SqlVectorRows(ABC):
         """Close what this object opened."""
         return None  # an engine hook: nothing unless the engine says otherwise
 
+    def damage(self) -> str | None:
+        """Why the vector file of its own is damaged (None: sound, or the tables are the
+        store's own, whose checks are ``hermes-store doctor``'s)."""
+        return None  # an engine hook: nothing unless the engine says otherwise
+
     def _lock_log(self) -> None:
         """Inside a write: make ``vector_log`` numbers follow commit order (the engine's way)."""
         return None  # an engine hook: nothing unless the engine says otherwise
@@ -330,6 +335,13 @@ class SqliteVectorRows(SqlVectorRows):
         if self._open is not None:
             self._open.close()
             self._open = None
+
+    def damage(self) -> str | None:
+        try:
+            found = [str(r["quick_check"]) for r in self._db().portable.query("PRAGMA quick_check")]
+        except apsw.Error as exc:
+            return str(exc) or type(exc).__name__
+        return None if found == ["ok"] else "; ".join(found)[:300]
 
     @staticmethod
     def _has_text_hash(db: Database) -> bool:

@@ -162,3 +162,30 @@ def test_a_model_path_that_does_not_exist_is_named_by_status(home, tmp_path, key
     assert semantic[f"{key}_error" if key == "reranker" else "error"] == f"{missing}: no such file or directory"
     text = CliRunner().invoke(cli, ["--home", str(home.root), "status"]).output
     assert f"cannot be used ({missing}: no such file or directory)" in text
+
+
+@needs_model
+def test_a_damaged_vector_file_is_named_by_embed_and_status(home):  # SQLite's own file
+    """``sessions embed`` over a damaged ``session_vectors.db`` said "<home>/hermes_store.db:
+    database disk image is malformed (run `hermes-store doctor`)": the store blamed, and
+    doctor finds nothing wrong with it. It names the vector file now, and what to do."""
+    import json
+
+    from click.testing import CliRunner
+
+    from hermes_store.cli import cli
+
+    path = _ready(home)
+    store = home.db_path.read_bytes()
+    damaged = path.read_bytes()[:4096] + b"\x5a" * 8192  # the header kept, the pages gone
+    path.write_bytes(damaged)
+    for cache in path.parent.glob(f"{path.name}.*.cache*"):
+        cache.unlink()
+    out = CliRunner().invoke(cli, ["--home", str(home.root), "sessions", "embed"])
+    assert out.exit_code == 1
+    assert out.stderr.startswith(f"Error: {path}: the vector file is damaged (")
+    assert "move it away and run `hermes-store sessions embed` again" in out.stderr
+    assert str(home.db_path) not in out.stderr
+    assert home.db_path.read_bytes() == store and path.read_bytes() == damaged  # nothing written
+    status = CliRunner().invoke(cli, ["--home", str(home.root), "status", "--json"])
+    assert json.loads(status.output)["database"]["semantic"]["error"].startswith(f"{path}: the vector file is damaged")
