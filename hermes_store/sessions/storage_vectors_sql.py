@@ -296,6 +296,10 @@ class SqliteVectorRows(SqlVectorRows):
             if not keep and taken:
                 source.forget(taken, [])
             left = None if keep else source.count()
+        except Exception as exc:  # noqa: BLE001 - a damaged shared file never fails a search
+            log.warning("the vectors of %s cannot be taken from %s (left as they are): %s",
+                        self._home.store_location(), shared, exc)
+            return
         finally:
             source.close()
         if left == 0:

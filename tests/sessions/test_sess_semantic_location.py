@@ -109,3 +109,17 @@ def test_a_shared_file_beside_a_homes_store_is_copied_and_kept(home, tmp_path):
     other = Home(tmp_path / "h2", database_url=f"sqlite:///{copy}").ensure()
     assert _count(other) == 2
     assert _count(home) == 2  # the home's own are untouched
+
+
+@ENGINE
+def test_a_damaged_shared_file_fails_nothing(tmp_path):
+    """A shared file that cannot be read is left as it is: the store's own vectors start
+    empty (search lexical, ``embed`` embeds) instead of every search failing."""
+    x = _store(tmp_path, "x.db", X)
+    shared = tmp_path / "stores" / "session_vectors.db"
+    _embed(x, VectorStore(shared))
+    damaged = shared.read_bytes()[:4096] + b"Z" * 9000
+    shared.write_bytes(damaged)
+    assert _count(x) == 0
+    assert _embed(x)["embedded"] == 2 and _count(x) == 2
+    assert shared.read_bytes() == damaged
