@@ -3,7 +3,7 @@
 The rows live where the store's engine keeps them (:mod:`.storage_vectors_sql`: on SQLite
 ``session_vectors.db``, an APSW file beside the store's file; on PostgreSQL tables of the
 shared store, so every home on the server searches them): one float32 vector per embedded
-message, keyed by the message's row id and tagged with the model that made it.
+message and model, keyed by the message's row id and the model that made it.
 
 A search reads a cache file per model beside the store's file (in the home for a server:
 ``session_vectors.db.<hash>.cache``, a memory-mapped
@@ -172,13 +172,15 @@ class VectorStore:
         self.rows_store.put(model, [(row[0], row[1], row[2], row[3].astype("float32").tobytes(),
                                      row[4] if len(row) > 4 else None) for row in rows])
 
-    def drop_missing(self, existing: set[int]) -> int:
-        """Delete vectors of messages no longer in the store; returns how many."""
+    def drop_missing(self, existing: set[int], model: str) -> int:
+        """Delete ``model``'s vectors of messages not in ``existing`` (gone from the store, or of
+        a role no longer embedded); returns how many. Another model's are its own embed's to
+        prune (a home on the same store may embed other roles with it)."""
         if not self.exists():
             return 0
-        gone = [mid for mid in self.rows_store.message_ids() if mid not in existing]
+        gone = [mid for mid in self.rows_store.message_ids(model) if mid not in existing]
         if gone:
-            self.rows_store.drop(gone)
+            self.rows_store.drop(gone, model)
             self._drop_caches()
         return len(gone)
 

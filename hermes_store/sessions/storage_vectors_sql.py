@@ -1,8 +1,8 @@
 """The rows of message embeddings, written once for both engines (the seam of
 :class:`~hermes_store.sessions.storage_vectors.VectorStore`).
 
-Three tables hold them: ``vectors`` (one float32 BLOB / bytea per embedded message, keyed by the
-message's row id, tagged with the model that made it), ``vector_log`` (the message ids each
+Three tables hold them: ``vectors`` (one float32 BLOB / bytea per embedded message and model,
+keyed by the message's row id and the model that made it), ``vector_log`` (the message ids each
 ``put`` wrote, in order: what a search's cache file has not seen yet) and ``vector_meta`` (the
 ``epoch`` that ``drop``/``forget`` bump, so every cache file is rebuilt without the removed
 vectors). Every statement is written here once, over ``db.portable`` (``?`` placeholders,
@@ -32,9 +32,12 @@ log = logging.getLogger(__name__)
 VECTORS_FILENAME = "session_vectors.db"
 #: Rows read per statement when a whole model's vectors are read (bounded memory per read).
 PAGE_ROWS = 5000
+_SQLITE_VECTORS = (
+    "CREATE TABLE IF NOT EXISTS {name} (message_id INTEGER NOT NULL, session_id TEXT NOT NULL,"
+    " seq INTEGER NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL, text_hash TEXT,"
+    " PRIMARY KEY (message_id, model))")
 _SQLITE_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS vectors (message_id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,"
-    " seq INTEGER NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL, text_hash TEXT);"
+    _SQLITE_VECTORS.format(name="vectors") + ";"
     "CREATE TABLE IF NOT EXISTS vector_log (n INTEGER PRIMARY KEY, model TEXT NOT NULL,"
     " message_id INTEGER NOT NULL);"
     "CREATE TABLE IF NOT EXISTS vector_meta (name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
@@ -42,6 +45,14 @@ _SQLITE_SCHEMA = (
 )
 #: A vector file written before vectors recorded what they embedded gets the column.
 _SQLITE_TEXT_HASH = "ALTER TABLE vectors ADD COLUMN text_hash TEXT"
+#: A vector file keyed by the message alone (one model's vector per message: a second model's
+#: replaced the first's) is rebuilt keyed by message and model, its vectors kept (pg 0017).
+_SQLITE_PER_MODEL = (
+    "BEGIN IMMEDIATE;" + _SQLITE_VECTORS.format(name="vectors_per_model") + ";"
+    "INSERT INTO vectors_per_model (message_id, session_id, seq, model, vec, text_hash)"
+    " SELECT message_id, session_id, seq, model, vec, text_hash FROM vectors;"
+    "DROP TABLE vectors; ALTER TABLE vectors_per_model RENAME TO vectors;"
+    "CREATE INDEX IF NOT EXISTS vectors_by_session ON vectors (session_id, model); COMMIT")
 
 
 class SqlVectorRows(ABC):
@@ -82,14 +93,15 @@ class SqlVectorRows(ABC):
     def put(self, model: str, rows: list[tuple[int, str, int, bytes, str | None]]) -> None:
         """Store ``(message_id, session_id, seq, vector bytes, text hash)`` rows of ``model``
         (the hash: :meth:`~hermes_store.sessions.embeddings.Embedder.digest` of the text
-        embedded, or None) and log their ids, in one transaction; a message's earlier vector is replaced."""
+        embedded, or None) and log their ids, in one transaction; a message's earlier vector of
+        ``model`` is replaced (another model's is kept: a store holds each model's vectors)."""
         db = self._db()
         with db.write():
             self._lock_log()
             db.portable.executemany(
                 "INSERT INTO vectors (message_id, session_id, seq, model, vec, text_hash) VALUES (?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (message_id) DO UPDATE SET session_id = excluded.session_id,"
-                " seq = excluded.seq, model = excluded.model, vec = excluded.vec, text_hash = excluded.text_hash",
+                " ON CONFLICT (message_id, model) DO UPDATE SET session_id = excluded.session_id,"
+                " seq = excluded.seq, vec = excluded.vec, text_hash = excluded.text_hash",
                 [(int(mid), sid, int(seq), model, blob, digest) for mid, sid, seq, blob, digest in rows])
             db.portable.executemany("INSERT INTO vector_log (model, message_id) VALUES (?, ?)",
                                     [(model, int(mid)) for mid, *_rest in rows])
@@ -110,14 +122,15 @@ class SqlVectorRows(ABC):
             "INSERT INTO vector_meta (name, value) VALUES ('epoch', 1)"
             " ON CONFLICT (name) DO UPDATE SET value = vector_meta.value + 1")
 
-    def drop(self, message_ids: list[int]) -> None:
-        """Delete the vectors of ``message_ids`` and bump the epoch, in one transaction."""
+    def drop(self, message_ids: list[int], model: str) -> None:
+        """Delete the vectors of ``model`` of ``message_ids`` and bump the epoch, in one transaction."""
         db = self._db()
         with db.write():
             for start in range(0, len(message_ids), PAGE_ROWS):
                 chunk = message_ids[start:start + PAGE_ROWS]
-                db.portable.execute(f"DELETE FROM vectors WHERE message_id IN ({','.join('?' * len(chunk))})",
-                                    chunk)
+                db.portable.execute(
+                    f"DELETE FROM vectors WHERE model = ? AND message_id IN ({','.join('?' * len(chunk))})",
+                    [model, *chunk])
             self._bump_epoch()
 
     def forget(self, message_ids: list[int], session_ids: list[str]) -> int:
@@ -329,6 +342,8 @@ class SqliteVectorRows(SqlVectorRows):
                     db.conn.execute(_SQLITE_SCHEMA)
                     if not self._has_text_hash(db):
                         db.conn.execute(_SQLITE_TEXT_HASH)
+                    if [r["name"] for r in db.query("PRAGMA table_info(vectors)") if r["pk"]] == ["message_id"]:
+                        db.conn.execute(_SQLITE_PER_MODEL)
                 except (apsw.ReadOnlyError, apsw.CantOpenError):  # the file refuses the write
                     db.close()
                     db, self.read_only = Database(self.path, readonly=True, migrate=False), True
