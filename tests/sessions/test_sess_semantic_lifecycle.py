@@ -100,3 +100,15 @@ def test_a_vector_file_keyed_by_message_is_rekeyed_with_its_vectors(home):
     assert _embed_with(home, "model-b")["embedded"] == 2
     assert _counts(home, "model-a", "model-b") == [2, 2]
     assert _embed_with(home, "model-a")["embedded"] == 0  # kept as they were
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+@pytest.mark.parametrize(("seconds", "said"), [
+    (12.0, "under a minute left"), (29.0, "under a minute left"), (95.0, "about 2 min left"),
+    (39_900.0, "about 11 h 5 min left")])
+def test_the_embed_progress_line_says_the_time_left_plainly(seconds, said):
+    """It said "about 0 min left" for the last seconds and "about 665 min left" for a store
+    that embeds for 11 hours."""
+    from hermes_store.cli.embed import time_left
+
+    assert time_left(seconds) == said
