@@ -315,10 +315,10 @@ class SqliteVectorRows(SqlVectorRows):
             return
         finally:
             source.close()
-        if left == 0:
-            for leftover in [shared, *shared.parent.glob(f"{shared.name}-*"),
-                             *shared.parent.glob(f"{shared.name}.*.cache*")]:
-                leftover.unlink(missing_ok=True)
+        caches = [*shared.parent.glob(f"{shared.name}.*.cache*")] if taken and not keep else []  # copies too
+        files = [shared, *shared.parent.glob(f"{shared.name}-*")] if left == 0 else []
+        for leftover in files + caches:
+            leftover.unlink(missing_ok=True)
         log.warning("took %d vectors of %s from %s, the file an older version shared between the stores"
                     " of that directory", len(taken), self._home.store_location(), shared)
 

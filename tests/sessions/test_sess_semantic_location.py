@@ -77,8 +77,10 @@ def test_a_vector_file_an_older_version_shared_is_taken_over(tmp_path):
     assert _embed(x, VectorStore(shared))["embedded"] == 2  # the old layout
     foreign = VectorStore(shared)
     foreign.put("words-32", [(999, "s-elsewhere", 0, _unit("not x's"), None)])
+    foreign.nearest("words-32", _unit("tax"), 1)  # a cache file of the shared vectors, x's among them
     foreign.close()
     assert _count(x) == 2  # x's two, not the foreign one
+    assert not list(shared.parent.glob("session_vectors.db.*.cache*"))  # no copy forget would miss
     assert _embed(x)["embedded"] == 0  # nothing embedded again
     left = VectorStore(shared)
     try:
