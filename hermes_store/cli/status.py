@@ -235,17 +235,17 @@ def _semantic_info(home: Home, database: dict[str, Any]) -> dict[str, Any]:
         return {"model": None}
     if model is None:
         return {"model": None, **_reranker_info(home)}
-    if database.get("exists") is False:
-        return {"model": model, "vectors": 0}
     try:
         names = stored_names(model)
     except SemanticUnavailable as exc:
-        return {"model": model, "vectors": None, "error": str(exc)}
+        return {"model": model, "vectors": None, "error": str(exc), **_reranker_info(home)}
+    if database.get("exists") is False:  # nothing indexed yet: the model and reranker still checked
+        return {"model": model, "vectors": 0, **_reranker_info(home)}
     vectors = VectorStore.for_home(home)
     try:
         count = sum(vectors.count(name) for name in names)
     except Exception as exc:  # noqa: BLE001 - status never fails: it says what it could not read
-        return {"model": model, "vectors": None,
+        return {"model": model, "vectors": None, **_reranker_info(home),
                 "error": _quietly(vectors.damage) or f"the vectors cannot be read: {exc}"}
     finally:
         vectors.close()

@@ -189,3 +189,26 @@ def test_a_damaged_vector_file_is_named_by_embed_and_status(home):  # SQLite's o
     assert home.db_path.read_bytes() == store and path.read_bytes() == damaged  # nothing written
     status = CliRunner().invoke(cli, ["--home", str(home.root), "status", "--json"])
     assert json.loads(status.output)["database"]["semantic"]["error"].startswith(f"{path}: the vector file is damaged")
+
+
+def test_status_checks_the_models_before_anything_is_indexed(home):
+    """On a home with nothing indexed yet (a newcomer writes config.yaml first), ``status``
+    said "0 messages embedded (hermes-store sessions embed)" for a mistyped ``semantic.model``
+    and left the ``Reranker:`` line out; the model is checked, and the reranker named, now."""
+    import json
+
+    from click.testing import CliRunner
+
+    from hermes_store.cli import cli
+
+    home.config_path.write_text("semantic:\n  model: bundled:multilingual-e5-smal\n"
+                                "  reranker: bundled:ms-marco-MiniLM-L-12-v2\n", encoding="utf-8")
+    assert not home.store_exists()
+    out = CliRunner().invoke(cli, ["--home", str(home.root), "status", "--json"])
+    semantic = json.loads(out.output)["database"]["semantic"]
+    assert semantic["error"].startswith("bundled:multilingual-e5-smal: no installed package ships it")
+    assert semantic["reranker"] == "bundled:ms-marco-MiniLM-L-12-v2"
+    text = CliRunner().invoke(cli, ["--home", str(home.root), "status"]).output
+    assert "Semantic:   bundled:multilingual-e5-smal, cannot be used (" in text
+    assert "Reranker:   bundled:ms-marco-MiniLM-L-12-v2" in text
+    assert not home.store_exists()  # status made no store
