@@ -352,10 +352,24 @@ class Home:
             private_mkdir(path.parent)
 
     def beside_store(self, name: str) -> Path:
-        """Where a local file that belongs to the store goes: beside the store's own file (so
-        two homes naming one ``sqlite:///`` file share it too), or in this home when the store
-        is on a server."""
-        return (self.sqlite_path or self.db_path).parent / name
+        """Where a local file ``name`` that belongs to the store goes: beside the store's own
+        file (so two homes naming one ``sqlite:///`` file share it too), or in this home when the
+        store is on a server. A store file other than a home's ``hermes_store.db`` prefixes it
+        with its own name (``x.db`` -> ``x.db.<name>``), so two stores in one directory never
+        share it."""
+        path = self.sqlite_path
+        if path is None or path.name == DB_FILENAME:
+            return (path or self.db_path).parent / name
+        return path.with_name(f"{path.name}.{name}")
+
+    def shared_beside_store(self, name: str) -> Path | None:
+        """Where an older version kept ``name`` for a store file other than ``hermes_store.db``
+        (beside it, unprefixed, so every store of that directory shared it); None when that is
+        :meth:`beside_store` itself."""
+        path = self.sqlite_path
+        if path is None or path.name == DB_FILENAME:
+            return None
+        return path.parent / name
 
     def store_location(self) -> str:
         """Where the store is, fit to print: the local file's path or the server URL with its

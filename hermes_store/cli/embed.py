@@ -18,6 +18,17 @@ from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.vectors import VectorStore, embed_pending
 
 
+def time_left(seconds: float) -> str:
+    """What the progress line says of the time left: "under a minute left", "about 12 min
+    left", "about 11 h 5 min left" (a large store embeds for hours: not "about 665 min")."""
+    minutes = round(seconds / 60)
+    if minutes < 1:
+        return "under a minute left"
+    if minutes < 60:
+        return f"about {minutes} min left"
+    return f"about {minutes // 60} h {minutes % 60} min left"
+
+
 @click.command("embed")
 @click.option(
     "--model", default=None, help="Model path or name (default: semantic.model of config.yaml)."
@@ -60,6 +71,10 @@ def embed(
     if not home.store_exists():
         fail("no session store yet: run 'hermes-store sessions index' first")
     vectors = VectorStore.for_home(home)
+    damage = vectors.damage()
+    if damage:
+        vectors.close()
+        fail(damage)
     with home.open_reader() as db, StatusLine() as line:  # progress on a terminal's stderr only
         line.show(f"Embedding: finding the messages without a vector of {embedder.label or embedder.name}")
         began = time.monotonic()
@@ -67,7 +82,7 @@ def embed(
         def progress(done: int, total: int) -> None:
             rate = done / max(time.monotonic() - began, 1e-6)
             left = (total - done) / rate if rate else 0
-            line.show(f"Embedding {done:,} / {total:,} messages ({rate:.0f}/s, about {left / 60:.0f} min left)")
+            line.show(f"Embedding {done:,} / {total:,} messages ({rate:.0f}/s, {time_left(left)})")
 
         result = embed_pending(
             open_session_storage(db),

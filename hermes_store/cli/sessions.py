@@ -342,6 +342,7 @@ def prune_cmd(ctx: click.Context, older_than: str, dry_run: bool, as_json: bool)
     it is old; live sessions that never ended are kept.
     """
     from hermes_store.sessions.live import SessionIndex
+    from hermes_store.sessions.storage_vectors import VectorStore
     from hermes_store.timeutil import parse_age
 
     try:
@@ -350,6 +351,12 @@ def prune_cmd(ctx: click.Context, older_than: str, dry_run: bool, as_json: bool)
         raise click.BadParameter(str(exc), param_hint="--older-than") from exc
     with get_home(ctx).open_reader() as db, SessionIndex(db) as index:  # no store: nothing to prune
         ids = index.prune(age, dry_run=dry_run)
+    if ids and not dry_run:
+        vectors = VectorStore.for_home(get_home(ctx))  # their embeddings go with them, as for delete
+        try:
+            vectors.forget([], ids)
+        finally:
+            vectors.close()
     if as_json:
         echo_json({"dry_run": dry_run, "sessions": ids, "count": len(ids)})
         return

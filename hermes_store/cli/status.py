@@ -235,20 +235,29 @@ def _semantic_info(home: Home, database: dict[str, Any]) -> dict[str, Any]:
         return {"model": None}
     if model is None:
         return {"model": None, **_reranker_info(home)}
-    if database.get("exists") is False:
-        return {"model": model, "vectors": 0}
     try:
         names = stored_names(model)
-        vectors = VectorStore.for_home(home)
-        try:
-            count = sum(vectors.count(name) for name in names)
-        finally:
-            vectors.close()
     except SemanticUnavailable as exc:
-        return {"model": model, "vectors": None, "error": str(exc)}
+        return {"model": model, "vectors": None, "error": str(exc), **_reranker_info(home)}
+    if database.get("exists") is False:  # nothing indexed yet: the model and reranker still checked
+        return {"model": model, "vectors": 0, **_reranker_info(home)}
+    vectors = VectorStore.for_home(home)
+    try:
+        count = sum(vectors.count(name) for name in names)
     except Exception as exc:  # noqa: BLE001 - status never fails: it says what it could not read
-        return {"model": model, "vectors": None, "error": f"the vectors cannot be read: {exc}"}
+        return {"model": model, "vectors": None, **_reranker_info(home),
+                "error": _quietly(vectors.damage) or f"the vectors cannot be read: {exc}"}
+    finally:
+        vectors.close()
     return {"model": model, "vectors": count, **_reranker_info(home)}
+
+
+def _quietly(check: Any) -> Any:
+    """``check()``, or None when it fails too (status says what it could, never a traceback)."""
+    try:
+        return check()
+    except Exception:  # noqa: BLE001 - a second failure adds nothing to the first
+        return None
 
 
 def _reranker_info(home: Home) -> dict[str, Any]:

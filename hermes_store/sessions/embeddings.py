@@ -366,7 +366,8 @@ def resolve_location(model: str, bundles: dict[str, Callable[[str], Path | None]
     """The location of ``model``: ``bundled:<name>`` resolved through the first installed
     package of ``bundles`` (module -> its lookup of a name) that ships it (else
     :class:`SemanticUnavailable` naming ``hint``, the packages to install); a path made
-    absolute; anything else (a name in a local cache) as given."""
+    absolute (one that does not exist: :class:`SemanticUnavailable`, so ``status`` says so
+    without loading anything); anything else (a name in a local cache) as given."""
     if model.startswith("bundled:"):
         name = model.removeprefix("bundled:")
         for module, lookup in bundles.items():
@@ -377,7 +378,11 @@ def resolve_location(model: str, bundles: dict[str, Callable[[str], Path | None]
                 return str(path)
         raise SemanticUnavailable(f"{model}: no installed package ships it ({hint})")
     path = Path(model).expanduser()
-    return str(path.resolve()) if path.exists() else model
+    if path.exists():
+        return str(path.resolve())
+    if path.is_absolute() or model.startswith(("~", "./", "../")):  # a path, not a cached name
+        raise SemanticUnavailable(f"{model}: no such file or directory")
+    return model
 
 
 def resolve_model(model: str) -> str:

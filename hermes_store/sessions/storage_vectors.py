@@ -3,7 +3,7 @@
 The rows live where the store's engine keeps them (:mod:`.storage_vectors_sql`: on SQLite
 ``session_vectors.db``, an APSW file beside the store's file; on PostgreSQL tables of the
 shared store, so every home on the server searches them): one float32 vector per embedded
-message, keyed by the message's row id and tagged with the model that made it.
+message and model, keyed by the message's row id and the model that made it.
 
 A search reads a cache file per model beside the store's file (in the home for a server:
 ``session_vectors.db.<hash>.cache``, a memory-mapped
@@ -112,6 +112,16 @@ class VectorStore:
         self._loaded.clear()
         self.rows_store.close()
 
+    def damage(self) -> str | None:
+        """None when the vector file of its own (SQLite's ``session_vectors.db``) is sound or
+        there is none; else what is wrong, naming the file and what to do (it holds only
+        embeddings: the store is not damaged)."""
+        problem = self.rows_store.damage() if self.exists() else None
+        if problem is None:
+            return None
+        return (f"{self.path}: the vector file is damaged ({problem}); it holds only the semantic "
+                "extra's embeddings, not the store: move it away and run `hermes-store sessions embed` again")
+
     def states(self, model: str) -> dict[int, tuple[str, int, str | None]]:
         """``message_id -> (session_id, seq, text hash)`` of ``model``'s vectors: what each was
         made from, so an embed run can tell a vector gone stale (hash None: not recorded)."""
@@ -162,13 +172,15 @@ class VectorStore:
         self.rows_store.put(model, [(row[0], row[1], row[2], row[3].astype("float32").tobytes(),
                                      row[4] if len(row) > 4 else None) for row in rows])
 
-    def drop_missing(self, existing: set[int]) -> int:
-        """Delete vectors of messages no longer in the store; returns how many."""
+    def drop_missing(self, existing: set[int], model: str) -> int:
+        """Delete ``model``'s vectors of messages not in ``existing`` (gone from the store, or of
+        a role no longer embedded); returns how many. Another model's are its own embed's to
+        prune (a home on the same store may embed other roles with it)."""
         if not self.exists():
             return 0
-        gone = [mid for mid in self.rows_store.message_ids() if mid not in existing]
+        gone = [mid for mid in self.rows_store.message_ids(model) if mid not in existing]
         if gone:
-            self.rows_store.drop(gone)
+            self.rows_store.drop(gone, model)
             self._drop_caches()
         return len(gone)
 

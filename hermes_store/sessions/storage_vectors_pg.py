@@ -24,6 +24,7 @@ from hermes_store.sessions.storage_vectors_sql import (
     VECTORS_FILENAME,
     SqliteVectorRows,
     SqlVectorRows,
+    copy_matching,
 )
 
 log = logging.getLogger(__name__)
@@ -61,16 +62,8 @@ class PgVectorRows(SqlVectorRows):
             return 0
         keep = (path.parent / DB_FILENAME).exists()
         local = SqliteVectorRows(path, read_only=True)
-        moved = 0
-        try:
-            for model in local.models():
-                for page in local.full_pages(model):  # digests kept (None from an older file)
-                    here = {int(r["id"]): (r["session_id"], int(r["seq"])) for r in self._db().portable.query_in(
-                        "SELECT id, session_id, seq FROM messages WHERE id IN ({marks})", [row[0] for row in page])}
-                    kept = [row for row in page if here.get(row[0]) == (row[1], row[2])]
-                    if kept:  # only where the server's message at that id is the one embedded
-                        self.put(model, kept)
-                    moved += len(kept)
+        try:  # only where the server's message at that id is the one embedded (digests kept)
+            moved = len(copy_matching(local, self, self._db()))
         finally:
             local.close()
         if keep:

@@ -3,7 +3,7 @@
 The vectors live where the store's engine keeps them (:mod:`.storage_vectors_sql`): on SQLite
 in ``session_vectors.db``, an APSW file next to the store's file; on PostgreSQL in the shared
 store's tables, so every home on the server searches them. One float32 vector per embedded
-message, keyed by the message's row id and tagged with the model that made it. A search reads
+message and model, keyed by the message's row id and the model that made it. A search reads
 a memory-mapped cache file of the model's vectors beside the store's file (in the home for a
 server) (exact float32 up to
 100k vectors, sign-bit candidates rescored in float32 above; :mod:`.vector_index`, kept fresh by
@@ -96,7 +96,7 @@ def embed_pending(
                 continue  # current (a vector of an older version, with no digest, is kept as it is)
             stale += state is not None
             todo.append((mid, session["id"], int(message["seq"]), text, digest))
-    pruned = vectors.drop_missing(existing) if states.keys() - existing else 0
+    pruned = vectors.drop_missing(existing, embedder.name) if states.keys() - existing else 0
     limit = len(todo) if max_messages is None else min(len(todo), max_messages)
     done = 0
     while done < limit and not (stop is not None and stop()):

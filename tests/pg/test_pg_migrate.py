@@ -209,7 +209,7 @@ def test_migrate_takes_the_embeddings_both_ways_and_the_source_keeps_its_own(fil
     assert json.loads(result.output)["vectors"] == embedded
     returned = VectorStore.for_home(Home(home.root, database_url=f"sqlite:///{back}"))
     try:
-        assert returned.path == back.parent / "session_vectors.db" and returned.states("words-8") == before
+        assert returned.path == back.parent / "store.db.session_vectors.db" and returned.states("words-8") == before
     finally:
         returned.close()
 

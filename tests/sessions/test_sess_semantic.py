@@ -306,7 +306,7 @@ def test_vectors_live_beside_the_store_however_it_is_named(tmp_path, monkeypatch
     other = tmp_path / "elsewhere" / "team.db"
     monkeypatch.setenv("HERMES_STORE_DATABASE_URL", f"sqlite:///{other}")
     named = Home(tmp_path / "h1")
-    assert VectorStore.for_home(named).path == other.parent / "session_vectors.db"
+    assert VectorStore.for_home(named).path == other.parent / "team.db.session_vectors.db"  # its own
     monkeypatch.setenv("HERMES_STORE_DATABASE_URL", "postgresql://u@localhost/x")
     served = Home(tmp_path / "h2")
     assert VectorStore.for_home(served).path == Path(served.root) / "session_vectors.db"

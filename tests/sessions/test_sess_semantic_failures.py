@@ -138,3 +138,77 @@ def test_a_model_that_cannot_be_loaded_is_one_error_line(home, monkeypatch):
     assert result.exit_code == 1, result.output
     assert result.stderr == ("Error: no-such-model-x: cannot be loaded offline (We couldn't connect to "
                              "'https://huggingface.co' to load the files. Check your internet connection.)\n")
+
+
+@pytest.mark.parametrize("key", ["model", "reranker"])
+def test_a_model_path_that_does_not_exist_is_named_by_status(home, tmp_path, key):
+    """``status`` said "0 messages embedded (hermes-store sessions embed)" for a
+    ``semantic.model`` path that does not exist (and nothing for such a reranker), while the
+    search said it cannot be used and ``embed`` failed: it says why now, without loading."""
+    import json
+
+    from click.testing import CliRunner
+
+    from hermes_store.cli import cli
+
+    missing = tmp_path / "no-such-dir" / "model"
+    model = MODEL if key == "reranker" else str(missing)
+    reranker = f"\n  reranker: {missing}" if key == "reranker" else ""
+    home.config_path.write_text(f"semantic:\n  model: {model}{reranker}\n", encoding="utf-8")
+    _index(home, SESSIONS)
+    out = CliRunner().invoke(cli, ["--home", str(home.root), "status", "--json"])
+    assert out.exit_code == 0, out.output
+    semantic = json.loads(out.output)["database"]["semantic"]
+    assert semantic[f"{key}_error" if key == "reranker" else "error"] == f"{missing}: no such file or directory"
+    text = CliRunner().invoke(cli, ["--home", str(home.root), "status"]).output
+    assert f"cannot be used ({missing}: no such file or directory)" in text
+
+
+@needs_model
+def test_a_damaged_vector_file_is_named_by_embed_and_status(home):  # SQLite's own file
+    """``sessions embed`` over a damaged ``session_vectors.db`` said "<home>/hermes_store.db:
+    database disk image is malformed (run `hermes-store doctor`)": the store blamed, and
+    doctor finds nothing wrong with it. It names the vector file now, and what to do."""
+    import json
+
+    from click.testing import CliRunner
+
+    from hermes_store.cli import cli
+
+    path = _ready(home)
+    store = home.db_path.read_bytes()
+    damaged = path.read_bytes()[:4096] + b"\x5a" * 8192  # the header kept, the pages gone
+    path.write_bytes(damaged)
+    for cache in path.parent.glob(f"{path.name}.*.cache*"):
+        cache.unlink()
+    out = CliRunner().invoke(cli, ["--home", str(home.root), "sessions", "embed"])
+    assert out.exit_code == 1
+    assert out.stderr.startswith(f"Error: {path}: the vector file is damaged (")
+    assert "move it away and run `hermes-store sessions embed` again" in out.stderr
+    assert str(home.db_path) not in out.stderr
+    assert home.db_path.read_bytes() == store and path.read_bytes() == damaged  # nothing written
+    status = CliRunner().invoke(cli, ["--home", str(home.root), "status", "--json"])
+    assert json.loads(status.output)["database"]["semantic"]["error"].startswith(f"{path}: the vector file is damaged")
+
+
+def test_status_checks_the_models_before_anything_is_indexed(home):
+    """On a home with nothing indexed yet (a newcomer writes config.yaml first), ``status``
+    said "0 messages embedded (hermes-store sessions embed)" for a mistyped ``semantic.model``
+    and left the ``Reranker:`` line out; the model is checked, and the reranker named, now."""
+    import json
+
+    from click.testing import CliRunner
+
+    from hermes_store.cli import cli
+
+    home.config_path.write_text("semantic:\n  model: bundled:multilingual-e5-smal\n"
+                                "  reranker: bundled:ms-marco-MiniLM-L-12-v2\n", encoding="utf-8")
+    assert not home.store_exists()
+    out = CliRunner().invoke(cli, ["--home", str(home.root), "status", "--json"])
+    semantic = json.loads(out.output)["database"]["semantic"]
+    assert semantic["error"].startswith("bundled:multilingual-e5-smal: no installed package ships it")
+    assert semantic["reranker"] == "bundled:ms-marco-MiniLM-L-12-v2"
+    text = CliRunner().invoke(cli, ["--home", str(home.root), "status"]).output
+    assert "Semantic:   bundled:multilingual-e5-smal, cannot be used (" in text
+    assert "Reranker:   bundled:ms-marco-MiniLM-L-12-v2" in text
+    assert not home.store_exists()  # status made no store

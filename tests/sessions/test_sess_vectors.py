@@ -128,7 +128,7 @@ def test_forget_and_drop_missing_delete_the_cache_and_the_answers(tmp_path):
     assert not cache.exists() and not crashed.exists()  # no forgotten vector stays in a cache
     left = _ids(other.nearest(MODEL, vectors[12], 100))
     assert 12 not in left and not set(range(30, 40)) & set(left) and len(left) == 89
-    assert store.drop_missing(set(range(50))) == 50
+    assert store.drop_missing(set(range(50)), MODEL) == 50
     assert sorted(_ids(other.nearest(MODEL, vectors[0], 100))) == sorted(
         set(range(50)) - {12} - set(range(30, 40)))
     store.close()
