@@ -56,6 +56,20 @@ class SemanticUnavailable(RuntimeError):
         super().__init__(" ".join(str(message).split()))
 
 
+def load_failure(model: str, exc: BaseException) -> SemanticUnavailable:
+    """Why ``model`` could not be loaded, in one line. A name found neither on disk nor in this
+    machine's Hugging Face cache is said to be that (the library's own words tell the user to
+    check their internet connection, and nothing is ever downloaded here)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ == "LocalEntryNotFoundError":  # huggingface_hub's, not imported here
+            return SemanticUnavailable(
+                f"{model}: not a local directory, a bundled: model or a model in this machine's Hugging Face "
+                "cache (nothing is downloaded: name the model's directory)")
+        seen = seen.__cause__ or seen.__context__
+    return SemanticUnavailable(f"{model}: cannot be loaded offline ({exc})")
+
+
 @dataclass
 class Embedder:
     """A loaded model: ``encode`` maps messages (``encode_query`` questions) to unit-length
@@ -422,7 +436,7 @@ def load_embedder(model: str) -> Embedder:
         except SemanticUnavailable:
             raise
         except (OSError, ValueError) as exc:
-            raise SemanticUnavailable(f"{model}: cannot be loaded offline ({exc})") from exc
+            raise load_failure(model, exc) from exc
         identity, *legacy = _names(location, kind)  # a loader names its model by its location
         _CACHE[location] = replace(loaded, name=identity, label=model, legacy_names=tuple(legacy))
     return _CACHE[location]

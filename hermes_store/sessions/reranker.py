@@ -32,6 +32,7 @@ from typing import Any
 
 from hermes_store.sessions.embeddings import (
     SemanticUnavailable,
+    load_failure,
     model_threads,
     numpy_module,
     onnx_runtime,
@@ -192,7 +193,7 @@ def load_reranker(model: str) -> Reranker:
             except SemanticUnavailable:
                 raise
             except Exception as exc:  # noqa: BLE001 - tokenizers and ONNX Runtime raise bare kinds
-                raise SemanticUnavailable(f"{model}: cannot be loaded offline ({exc})") from exc
+                raise load_failure(model, exc) from exc
             key = model.removeprefix("bundled:").rsplit("/", 1)[-1].lower()
             defaults = MEASURED.get(key) or MEASURED.get(Path(location).name.lower(), {})
             _CACHE[location] = replace(loaded, name=model_identity(location, kind),

@@ -24,7 +24,7 @@ def test_bench_hybrid_times_both_sides_on_a_small_store(tmp_path):
     row = re.search(r"^\| all \| 41 \| ([\d.]+) / ([\d.]+) \| ([\d.]+) / ([\d.]+) \| ([\d.]+) \|$", out.stdout, re.M)
     assert row, out.stdout
     assert all(float(v) > 0 for v in row.groups())
-    assert (tmp_path / "3000" / "session_vectors.db").is_file()  # beside the sqlite:/// store it names
+    assert (tmp_path / "3000" / "bench.db.session_vectors.db").is_file()  # beside the sqlite:/// store it names, its own
 
 
 def test_bench_hybrid_times_a_reranked_side_when_a_reranker_is_named(tmp_path):

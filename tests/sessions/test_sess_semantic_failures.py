@@ -140,6 +140,33 @@ def test_a_model_that_cannot_be_loaded_is_one_error_line(home, monkeypatch):
                              "'https://huggingface.co' to load the files. Check your internet connection.)\n")
 
 
+class LocalEntryNotFoundError(OSError):
+    """Named as huggingface_hub's: what the loaders' libraries raise for a name not in the cache."""
+
+
+@pytest.mark.parametrize("kind", ["embedder", "reranker"])
+def test_a_name_in_no_local_cache_is_said_to_be_that_not_a_connection_problem(kind, monkeypatch):
+    """A model or reranker name that is neither on disk nor in the Hugging Face cache: the
+    library says "Check your internet connection", but nothing is ever downloaded here; the
+    one line says what to name instead."""
+    from hermes_store.sessions import embeddings, reranker
+
+    def offline(location):
+        try:
+            raise LocalEntryNotFoundError("Cannot find the requested files in the disk cache")
+        except LocalEntryNotFoundError as exc:
+            raise OSError("We couldn't connect to 'https://huggingface.co' to load the files, and couldn't "
+                          "find them in the cached files. Check your internet connection.") from exc
+
+    module, load = (embeddings, embeddings.load_embedder) if kind == "embedder" else (reranker, reranker.load_reranker)
+    monkeypatch.setitem(module.LOADERS, "sentence-transformers" if kind == "embedder" else "cross-encoder", offline)
+    with pytest.raises(embeddings.SemanticUnavailable) as caught:
+        load("org/not-cached-model")
+    assert str(caught.value) == (
+        "org/not-cached-model: not a local directory, a bundled: model or a model in this machine's Hugging Face "
+        "cache (nothing is downloaded: name the model's directory)")
+
+
 @pytest.mark.parametrize("key", ["model", "reranker"])
 def test_a_model_path_that_does_not_exist_is_named_by_status(home, tmp_path, key):
     """``status`` said "0 messages embedded (hermes-store sessions embed)" for a
