@@ -54,6 +54,7 @@ from hermes_store.sessions.importers.base import (
     MessageRecord,
     Notice,
     Problem,
+    Rewritten,
     SessionRecord,
     SourceState,
     clean_text,
@@ -383,6 +384,8 @@ class BulkLoader:
                 self._problem(current, event.line, event.error)
             elif kind is Notice:
                 self.summary.notices.append({"path": current.shown, "line": event.line, "notice": event.text})
+            elif kind is Rewritten:
+                self._rewritten(current, self._clean_id(current, event.session_id, None))
 
     # -- events -------------------------------------------------------------------
 
@@ -402,6 +405,16 @@ class BulkLoader:
         if current.snapshot and session_id not in current.snap_base:
             current.snap_base[session_id] = info.next_seq
         return info
+
+    def _rewritten(self, current: _File, session_id: str) -> None:
+        """Drop the messages this file imported of a session whose history it rewrote; the
+        importer sends every message of it it still holds next, from seq 0."""
+        info = self._session(current, session_id)
+        if info.owner != current.key or info.is_new:
+            return  # not imported from this file (or not at all): nothing of it to drop
+        self._flush(wait=True)
+        current.messages -= self.storage.drop_messages(session_id)
+        self._sessions.pop(session_id, None)
 
     def _clean_id(self, current: _File, raw: str, line: int | None) -> str:
         """A storable session id (NUL bytes and lone surrogates removed), reported when changed."""

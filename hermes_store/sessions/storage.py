@@ -431,6 +431,11 @@ class SessionStorage(ABC):
         for good keeps its file's state, and its tombstone keeps it out)."""
 
     @abstractmethod
+    def drop_messages(self, session_id: str) -> int:
+        """Delete every message of the session (its row, lineage and meta stay; its message
+        count becomes 0) so its source can import them afresh; returns how many were removed."""
+
+    @abstractmethod
     def delete_sessions(self, session_ids: Sequence[str]) -> None:
         """Delete these sessions and their messages (whole lineages: no re-attaching)."""
 

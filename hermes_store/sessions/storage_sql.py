@@ -159,6 +159,14 @@ class SqlSessionStorage(SessionStorage):
                 sql.execute(f"DELETE FROM messages WHERE session_id IN ({marks})", chunk)
                 sql.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk)
 
+    def drop_messages(self, session_id: str) -> int:
+        """Delete every message of the session, keeping the session (count 0); see the base class."""
+        sql = self.db.portable
+        with self.db.write():
+            removed = sql.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            sql.execute("UPDATE sessions SET message_count = 0 WHERE id = ?", (session_id,))
+        return removed
+
     def sessions_titled(self, title: str) -> list[dict[str, Any]]:
         """Sessions titled ``title`` or ``title #anything`` (Hermes numbers repeats ``#2``),
         newest start first. Case is folded the same on both engines (Unicode ``str.lower``);

@@ -203,3 +203,52 @@ def test_in_place_compaction_after_an_import_is_found_from_the_compacted_session
     live = json.loads(handle_tool_call("session_search", {"query": "REFERENCE"}, home=home,
                                        session_id="20270301_090000_cont01"))
     assert live["results"] == []
+
+
+def test_a_rewind_after_an_import_takes_the_rewound_turns_out_as_in_hermes(home, v31, tmp_path):
+    """Hermes' ``/rewind`` (``rewind_to_message`` in zons hermes_state_rewind.py @31173b0f) sets
+    ``active=0`` on the target user message and every later live row of the session and bumps
+    ``sessions.rewind_count``; its ``session_search`` never returns such rows (only ``active=1``
+    or compaction archives, ``_search_filter_clauses`` @03d70b32). Rows rewound before a first
+    import were always skipped; rows rewound after it stayed in our index and were found."""
+    import json
+
+    from hermes_store.tools import handle_tool_call
+    db = Database(v31, migrate=False)
+    db.execute("INSERT INTO messages(session_id, role, content, timestamp) VALUES "
+               "('20270303_080000_arch01', 'user', 'profile the cache eviction path', 1804060830),"
+               "('20270303_080000_arch01', 'assistant', 'eviction dominates the flamegraph', 1804060840)")
+    db.close()
+    run(home, v31)
+
+    def found(query):
+        reply = json.loads(handle_tool_call("session_search", {"query": query}, home=home, session_id="x"))
+        return [r["session_id"] for r in reply["results"]]
+
+    assert found("eviction") == ["20270303_080000_arch01"]
+    db = Database(v31, migrate=False)
+    target = db.scalar("SELECT id FROM messages WHERE content = 'profile the cache eviction path'")
+    db.execute("UPDATE messages SET active = 0 WHERE session_id = '20270303_080000_arch01' AND id >= ?"
+               " AND active = 1", (target,))
+    db.execute("UPDATE sessions SET rewind_count = rewind_count + 1 WHERE id = '20270303_080000_arch01'")
+    db.execute("INSERT INTO messages(session_id, role, content, timestamp) VALUES "
+               "('20270303_080000_arch01', 'user', 'profile the allocator instead', 1804060850)")
+    db.close()
+    summary, contents, _metas, total = run(home, v31)
+    assert not summary.errors, summary.errors
+    assert found("eviction") == []
+    assert contents["20270303_080000_arch01"] == ["an archived experiment about flamegraphs",
+                                                  "flamegraph shows the allocator",
+                                                  "profile the allocator instead"]
+    # the index is the one a first import of the same state.db makes (seqs and refs included)
+    fresh = type(home)(tmp_path / "fresh")
+    _s, fresh_contents, _m, fresh_total = run(fresh, v31)
+    assert (contents, total) == (fresh_contents, fresh_total)
+    db = home.open_db()
+    try:
+        seqs = [m["seq"] for m in open_session_storage(db).get_messages("20270303_080000_arch01")]
+    finally:
+        db.close()
+    assert seqs == [0, 1, 2]
+    # read again with nothing new: nothing is dropped or added
+    assert run(home, v31)[1:] == (contents, _metas, total)

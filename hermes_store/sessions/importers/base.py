@@ -126,6 +126,15 @@ class Notice:
     text: str
 
 
+@dataclass
+class Rewritten:
+    """The source rewrote the history of an already imported session (Hermes' ``/rewind``
+    deactivates rows it had): what was imported of it is dropped, and every message of it the
+    source still holds follows from the start, so the index is the one a first import makes."""
+
+    session_id: str
+
+
 @dataclass(slots=True)
 class Checkpoint:
     """All events before this one are complete; ``resume_at`` restarts right after them."""
@@ -134,7 +143,7 @@ class Checkpoint:
     lines: int = 0
 
 
-Event = SessionRecord | MessageRecord | Problem | Notice | Checkpoint
+Event = SessionRecord | MessageRecord | Problem | Notice | Rewritten | Checkpoint
 
 
 @dataclass

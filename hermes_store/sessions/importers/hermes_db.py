@@ -4,7 +4,9 @@ Sessions are upserted on every run (titles and end times change); messages are
 read incrementally by native id. Lineage comes from ``parent_session_id``.
 Rows with ``active=0`` are skipped unless they are compaction archives
 (``compacted=1``); how many of a session's messages are such archives is kept in its meta
-(``compacted_messages``) for ``session_search``. Multimodal ``"\\x00json:"`` contents are flattened to text.
+(``compacted_messages``) for ``session_search``. A session whose ``rewind_count`` changed since
+the last read (Hermes' ``/rewind`` deactivates rows already imported) is imported again, so
+the rewound rows leave the index as they leave Hermes' own search. Multimodal ``"\\x00json:"`` contents are flattened to text.
 
 Schema 31 (the newest Hermes): ``sessions.auto_archived`` is kept in the session's meta
 beside ``archived``; a busy-queue accept row (``display_metadata._queued_prompt``) is never
@@ -37,6 +39,7 @@ from hermes_store.sessions.importers.base import (
     Importer,
     MessageRecord,
     Problem,
+    Rewritten,
     SessionRecord,
     SourceState,
     flatten_content,
@@ -57,6 +60,7 @@ AUTOMATIC_END_REASONS = RECOVERABLE_END_REASONS | {"tui_shutdown", "ws_disconnec
 QUEUED_PROMPT_KEY = "_queued_prompt"  # display_metadata flag of a busy-queue accept row
 HIDDEN_DISPLAY_KIND = "hidden"  # display_kind of model-facing scaffolding Hermes never shows
 COMPACTED_META_KEY = "compacted_messages"  # session meta: its leading messages archived by compaction
+REWINDS_KEY = "rewinds"  # source state: {session id: sessions.rewind_count} as last read (non-zero only)
 
 
 def end_kind(reason: Any) -> str | None:
@@ -126,15 +130,16 @@ class HermesDbImporter(Importer):
     @staticmethod
     def signature(path: Any, *, busy_seconds: float = 1.0) -> tuple[Any, ...] | None:
         """What changes when Hermes writes: the largest message id and an aggregate of the
-        sessions table (count, summed end times and title lengths). None when the file is
-        not a state.db. Opened read-only; waits at most ``busy_seconds`` on a lock."""
+        sessions table (count, summed end times, title lengths and rewinds). None when the file
+        is not a state.db. Opened read-only; waits at most ``busy_seconds`` on a lock."""
         with ForeignDB(path, busy_seconds=busy_seconds) as db:
             if not (db.table_exists("sessions") and db.table_exists("messages")):
                 return None
             scols = set(_columns(db, "sessions"))
             max_id = db.scalar("SELECT COALESCE(MAX(id), 0) FROM messages")
             row = db.query_one(_SIGNATURE_SQL[("ended_at" in scols, "title" in scols)])
-        return (max_id, row["n"], row["ended"], row["titles"]) if row is not None else (max_id,)
+            rewinds = db.scalar("SELECT total(rewind_count) FROM sessions") if "rewind_count" in scols else 0
+        return (max_id, row["n"], row["ended"], row["titles"], rewinds) if row is not None else (max_id,)
 
     def is_rewritten(self, state: SourceState) -> bool:
         """True when the database was replaced: its message ids no longer reach the resume point,
@@ -181,7 +186,15 @@ class HermesDbImporter(Importer):
         quoted = ", ".join(quote_identifier(c) for c in scols)
         rows = db.query(f"SELECT {quoted} FROM sessions ORDER BY started_at, id", table="sessions", key="id")
         by_id = {str(r["id"]): r for r in rows}
-        archived = _compaction_archives(db, mcols, last_id)
+        rewinds = {str(r["id"]): int(r["rewind_count"]) for r in rows
+                   if isinstance(r.get("rewind_count"), int) and r["rewind_count"] > 0}
+        seen = state.meta.get(REWINDS_KEY) or {}
+        # Hermes' /rewind deactivates rows read before (hermes_state_rewind.rewind_to_message):
+        # such a session is imported again, as a first import would read it.
+        rewound = [sid for sid, n in rewinds.items() if last_id and n != seen.get(sid, 0)]
+        for session_id in rewound:
+            yield Rewritten(session_id)
+        archived = _compaction_archives(db, mcols, last_id, also=rewound)
         for row in rows:
             yield _session_record(row, scols, by_id, archived.get(str(row["id"]), 0))
         tools = ToolNames()
@@ -189,6 +202,13 @@ class HermesDbImporter(Importer):
                               "tool_name", "timestamp", "active", "compacted", "display_kind",
                               "display_metadata", "message_uid")
                   if c in mcols]
+        again = query_in_chunks(partial(db.query, table="messages"),
+                                f"SELECT {', '.join(wanted)} FROM messages WHERE session_id IN ({{marks}})"
+                                " AND id <= ?", rewound, after=(last_id,)) if rewound else []
+        for row in sorted(again, key=lambda r: int(r["id"])):
+            if _skip_reason(row) is None:
+                yield _message_record(row, tools, int(row["id"]))
+        state.meta[REWINDS_KEY] = rewinds
         select = f"SELECT {', '.join(wanted)} FROM messages WHERE id > ? ORDER BY id LIMIT {CHUNK}"
         skipped = queued = hidden = 0
         cursor_uid = None
@@ -205,24 +225,7 @@ class HermesDbImporter(Importer):
                     queued += reason == "queued"
                     hidden += reason == "hidden"
                     continue
-                if row.get("tool_calls"):
-                    tools.remember(row["tool_calls"])
-                role = str(row.get("role") or "user")
-                tool_name = opt_str(row.get("tool_name"))
-                if role == "tool" and tool_name is None:
-                    tool_name = tools.lookup(opt_str(row.get("tool_call_id")))
-                timestamp = row.get("timestamp")
-                yield MessageRecord(
-                    session_id=str(row["session_id"]),
-                    role=role,
-                    content=flatten_content(row.get("content")),
-                    tool_name=tool_name,
-                    tool_calls=opt_str(row.get("tool_calls")),
-                    tool_call_id=opt_str(row.get("tool_call_id")),
-                    timestamp=float(timestamp) if isinstance(timestamp, (int, float)) else None,
-                    line=last_id,
-                    message_uid=opt_str(cursor_uid),
-                )
+                yield _message_record(row, tools, last_id)
                 yield Checkpoint(str(last_id))
         state.meta["inactive_skipped"] = int(state.meta.get("inactive_skipped", 0)) + skipped
         if cursor_uid:  # the uid at the resume point: is_rewritten checks it is still there
@@ -232,6 +235,28 @@ class HermesDbImporter(Importer):
         if hidden:
             state.meta["hidden_skipped"] = int(state.meta.get("hidden_skipped", 0)) + hidden
         yield Checkpoint(str(last_id))
+
+
+def _message_record(row: dict[str, Any], tools: ToolNames, line: int) -> MessageRecord:
+    """The message of a ``messages`` row (a tool result named after the call it answers)."""
+    if row.get("tool_calls"):
+        tools.remember(row["tool_calls"])
+    role = str(row.get("role") or "user")
+    tool_name = opt_str(row.get("tool_name"))
+    if role == "tool" and tool_name is None:
+        tool_name = tools.lookup(opt_str(row.get("tool_call_id")))
+    timestamp = row.get("timestamp")
+    return MessageRecord(
+        session_id=str(row["session_id"]),
+        role=role,
+        content=flatten_content(row.get("content")),
+        tool_name=tool_name,
+        tool_calls=opt_str(row.get("tool_calls")),
+        tool_call_id=opt_str(row.get("tool_call_id")),
+        timestamp=float(timestamp) if isinstance(timestamp, (int, float)) else None,
+        line=line,
+        message_uid=opt_str(row.get("message_uid")),
+    )
 
 
 def _message_columns(path) -> frozenset[str]:
@@ -258,7 +283,8 @@ def _skip_reason(row: dict[str, Any]) -> str | None:
     return "hidden" if row.get("display_kind") == HIDDEN_DISPLAY_KIND else None
 
 
-def _compaction_archives(db: ForeignDB, columns: list[str], since_id: int) -> dict[str, int]:
+def _compaction_archives(db: ForeignDB, columns: list[str], since_id: int,
+                         also: list[str] | None = None) -> dict[str, int]:
     """How many imported messages of each session written to after message ``since_id`` are
     in-place compaction archives (``active=0, compacted=1``). Hermes compacts by archiving every
     live row and appending the summary, so the archives are the session's first messages in id
@@ -269,7 +295,8 @@ def _compaction_archives(db: ForeignDB, columns: list[str], since_id: int) -> di
         return {}
     # the new rows by primary key, then each touched session through Hermes' session index
     touched = sorted({str(r["session_id"]) for r in
-                      db.query("SELECT session_id FROM messages WHERE id > ?", (since_id,), table="messages")})
+                      db.query("SELECT session_id FROM messages WHERE id > ?", (since_id,), table="messages")}
+                     | set(also or ()))
     wanted = [c for c in ("session_id", "active", "compacted", "display_kind", "display_metadata") if c in columns]
     counts: dict[str, int] = {}
     for row in query_in_chunks(partial(db.query, table="messages"),
