@@ -60,6 +60,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from hermes_store.sessions.importers.anthropic_common import (
+    SERVER_CALLS,
+    is_result_block,
+    result_text,
+)
 from hermes_store.sessions.importers.base import (
     Event,
     Head,
@@ -104,7 +109,9 @@ class ClaudeCodeImporter(Importer):
     """Claude Code per-session JSONL."""
 
     name = "claude-code"
-    reader = 4  # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts; 4: context-collapse summaries (2026-12-07)
+    # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts; 4: context-collapse
+    # summaries (2026-12-07); 5: server tool results (advisor, web fetch) as tool rows
+    reader = 5
     agent = "Claude Code"
     indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
                "(role reasoning), system notices and Claude Code's own user lines (meta, compaction "
@@ -471,13 +478,13 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
         kind = block.get("type")
         if kind == "text":
             texts.append(str(block.get("text") or ""))
-        elif kind in ("tool_use", "server_tool_use"):
+        elif kind == "tool_use" or kind in SERVER_CALLS:
             calls.append({"id": block.get("id"), "type": "function",
                           "function": {"name": block.get("name"),
                                        "arguments": json_text(block.get("input") or {}) or "{}"}})
-        elif kind in ("tool_result", "web_search_tool_result"):
+        elif is_result_block(kind):  # a tool's result, or a server tool's (web search, advisor, ...)
             call_id = opt_str(block.get("tool_use_id"))
-            text = _result_text(block.get("content"))
+            text = result_text(kind, block.get("content"))
             if not text and use_result is not None:
                 text = _use_result_text(use_result)
             after.append(MessageRecord(session_id, "tool", text, tool_name=tools.lookup(call_id),
@@ -505,25 +512,6 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
             if record.tool_name is None:
                 record.tool_name = tools.lookup(record.tool_call_id)
             yield record
-
-
-def _result_text(content: Any) -> str:
-    """Text of a tool result's content: web search hits as ``title url`` lines, a search error by
-    its code, ToolSearch's ``tool_reference`` blocks by the tool they load, the rest flattened."""
-    if isinstance(content, dict) and content.get("type") == "web_search_tool_result_error":
-        return f"[web search error: {content.get('error_code')}]"
-    if not isinstance(content, list):
-        return flatten_content(content)
-    parts: list[str] = []
-    for item in content:
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind == "web_search_result":
-            parts.append(" ".join(str(item[k]) for k in ("title", "url") if item.get(k)) or "[web_search_result]")
-        elif kind == "tool_reference" and opt_str(item.get("tool_name")):
-            parts.append(f"[tool loaded: {item['tool_name']}]")
-        else:
-            parts.append(flatten_content(item))
-    return "\n".join(p for p in parts if p)
 
 
 def _use_result_text(value: Any) -> str:
