@@ -119,7 +119,9 @@ class CodexImporter(Importer):
     """Codex rollout JSONL (current envelope format and the older flat format)."""
 
     name = "codex"
-    reader = 3  # 2: inter-agent messages, revert rollouts, fork headers; 3: rotated segments followed (2026-12-07)
+    # 2: inter-agent messages, revert rollouts, fork headers; 3: rotated segments followed (2026-12-07);
+    # 4: encrypted inter-agent payload parts add no "[encrypted_content]" marker
+    reader = 4
     agent = "OpenAI Codex CLI / Desktop"
     indexes = ("every response_item: messages, agent messages, reasoning summaries (role reasoning), "
                "function/custom/local-shell/tool-search/web-search/image-generation calls and outputs, "
