@@ -1,0 +1,131 @@
+"""Variants seen in real files, eighth round: Anthropic server tool results (Claude Code's advisor,
+web fetch) and Codex's encrypted inter-agent payload parts (fixtures reproduce the writers'
+structure, never real content)."""
+
+from __future__ import annotations
+
+import json
+
+from format_helpers import index, messages
+
+SESSION = "7d1e2f3a-0b1c-4d5e-8f90-a1b2c3d4e5f6"
+ENVELOPE = {"sessionId": SESSION, "cwd": "/home/u/app", "version": "2.1.291", "userType": "external",
+            "isSidechain": False}
+
+
+def _assistant(uuid: str, stamp: str, blocks: list[dict]) -> dict:
+    return {**ENVELOPE, "type": "assistant", "uuid": uuid, "parentUuid": None, "timestamp": stamp,
+            "message": {"id": f"msg_{uuid}", "role": "assistant", "model": "claude-sonnet-4-6", "content": blocks}}
+
+
+def _advisor(call_id: str, content: dict) -> list[dict]:
+    return [{"type": "server_tool_use", "id": call_id, "name": "advisor", "input": {}},
+            {"type": "advisor_tool_result", "tool_use_id": call_id, "content": content}]
+
+
+def _write(path, lines: list) -> None:
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines),
+                    encoding="utf-8")
+
+
+def test_claude_code_server_tool_results_are_tool_rows(store, tmp_path):
+    """Claude Code 2.1.29x with an ``advisorModel`` writes the advisor as a server tool: a
+    ``server_tool_use`` block named ``advisor`` and an ``advisor_tool_result`` block whose content is
+    ``advisor_result`` (the advice), ``advisor_redacted_result`` (encrypted) or an
+    ``advisor_tool_result_error``; the API's ``web_fetch`` server tool answers with a
+    ``web_fetch_tool_result`` (a ``web_fetch_result`` holding the fetched document). Before: each
+    result became the marker ``[advisor_tool_result]`` / ``[web_fetch_tool_result]`` inside the
+    assistant's text and the advice and the page were lost. A damaged line is reported, the rest kept."""
+    lines = [
+        {**ENVELOPE, "type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-11-02T10:00:00Z",
+         "message": {"role": "user", "content": "Design the retry queue"}},
+        {**ENVELOPE, "type": "attachment", "uuid": "t0", "timestamp": "2026-11-02T10:00:00.500Z",
+         "attachment": {"type": "advisor_tool", "available": True, "toolChange": "add", "model": "claude-opus-4-7"}},
+        _assistant("a1", "2026-11-02T10:00:02Z", _advisor("srvtoolu_A", {
+            "type": "advisor_result", "text": "Use exponential backoff with jitter; cap retries at five."})),
+        _assistant("a2", "2026-11-02T10:00:10Z", [{"type": "text", "text": "Backoff with jitter it is."}]),
+        _assistant("a3", "2026-11-02T10:01:00Z", _advisor("srvtoolu_B", {
+            "type": "advisor_tool_result_error", "error_code": "too_many_requests"})),
+        "{\"type\": \"assistant\", \"message\": ",  # a line cut short
+        _assistant("a4", "2026-11-02T10:02:00Z", [
+            {"type": "server_tool_use", "id": "srvtoolu_C", "name": "web_fetch", "input": {"url": "https://example.com/doc"}},
+            {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_C", "content": {
+                "type": "web_fetch_result", "url": "https://example.com/doc", "retrieved_at": "2026-11-02T10:02:01Z",
+                "content": {"type": "document", "title": "Retry Guide",
+                            "source": {"type": "text", "media_type": "text/plain", "data": "Retries back off."}}}}]),
+        _assistant("a5", "2026-11-02T10:03:00Z", [
+            *_advisor("srvtoolu_D", {"type": "advisor_redacted_result", "encrypted_content": "EqQBCkgIARAB"}),
+            {"type": "text", "text": "Done."}]),
+    ]
+    path = tmp_path / f"{SESSION}.jsonl"
+    _write(path, lines)
+    summary = index(store, path)
+    assert [(e["line"], "malformed JSON" in e["error"]) for e in summary["errors"]] == [(6, True)]
+    rows = messages(store, SESSION)
+    assert [(r["role"], r["content"], r["tool_name"], r["tool_call_id"]) for r in rows] == [
+        ("user", "Design the retry queue", None, None),
+        ("assistant", "", None, None),
+        ("tool", "Use exponential backoff with jitter; cap retries at five.", "advisor", "srvtoolu_A"),
+        ("assistant", "Backoff with jitter it is.", None, None),
+        ("assistant", "", None, None),
+        ("tool", "[advisor error: too_many_requests]", "advisor", "srvtoolu_B"),
+        ("assistant", "", None, None),
+        ("tool", "https://example.com/doc\nRetry Guide\nRetries back off.", "web_fetch", "srvtoolu_C"),
+        ("assistant", "Done.", None, None),
+        ("tool", "", "advisor", "srvtoolu_D"),  # encrypted advice: the call is answered, nothing readable
+    ]
+    assert [c[0] for r in rows for c in r["calls"]] == ["advisor", "advisor", "web_fetch", "advisor"]
+    assert not any("[advisor" in r["content"] and r["role"] == "assistant" for r in rows)
+
+
+def test_a_headless_stream_keeps_server_tool_results(store, tmp_path):
+    """``claude -p --output-format stream-json`` carries the same blocks (the advisor reaches a
+    headless run when the settings name an ``advisorModel``). Before: each server tool block was
+    reported as an ``unknown content block`` and skipped, the advice lost."""
+    path = tmp_path / "run.jsonl"
+    lines = [{"type": "system", "subtype": "init", "session_id": "s-adv", "cwd": "/x", "tools": [],
+              "model": "claude-sonnet-4-6"},
+             {"type": "user", "message": {"role": "user", "content": "plan the migration"},
+              "parent_tool_use_id": None, "session_id": "s-adv"},
+             {"type": "assistant", "message": {"role": "assistant", "content": [
+                 *_advisor("srvtoolu_E", {"type": "advisor_result", "text": "Migrate in two phases."}),
+                 {"type": "text", "text": "Two phases."}]}, "parent_tool_use_id": None, "session_id": "s-adv"},
+             {"type": "result", "subtype": "success", "result": "Two phases.", "session_id": "s-adv"}]
+    _write(path, lines)
+    assert index(store, path)["errors"] == []
+    assert [(r["role"], r["content"], r["tool_call_id"]) for r in messages(store, "s-adv")] == [
+        ("user", "plan the migration", None), ("assistant", "Two phases.", None),
+        ("tool", "Migrate in two phases.", "srvtoolu_E")]
+
+
+def test_codex_encrypted_inter_agent_payloads_add_no_marker(store, tmp_path):
+    """Codex 0.15x delegates to a subagent with an ``agent_message`` item whose content is a plain
+    header (``Message Type: NEW_TASK`` ...) followed by an ``encrypted_content`` part (the payload,
+    readable only by the API). Before: the part was stored as the text ``[encrypted_content]``, and
+    an item of encrypted parts only was stored as a message saying just that. Now such parts add
+    nothing: the header is kept, an all-encrypted item stores no empty message."""
+    thread = "0198aaaa-1111-7222-8333-444455556666"
+    folder = tmp_path / "sessions" / "2026" / "07" / "14"
+    folder.mkdir(parents=True)
+    path = folder / f"rollout-2026-07-14T10-00-00-{thread}.jsonl"
+    lines = [
+        {"timestamp": "2026-07-14T10:00:00Z", "type": "session_meta",
+         "payload": {"id": thread, "timestamp": "2026-07-14T10:00:00Z", "cwd": "/workspace", "cli_version": "0.154.0"}},
+        {"timestamp": "2026-07-14T10:00:01Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "split the work"}]}},
+        {"timestamp": "2026-07-14T10:00:02Z", "type": "response_item",
+         "payload": {"type": "agent_message", "author": "/root", "recipient": "/root/worker", "content": [
+             {"type": "input_text", "text": "Message Type: NEW_TASK\nTask name: /root/worker\nPayload:"},
+             {"type": "encrypted_content", "encrypted_content": "gAAAAABciphertext"}]}},
+        {"timestamp": "2026-07-14T10:00:03Z", "type": "response_item",
+         "payload": {"type": "agent_message", "author": "/root", "recipient": "/root/worker", "content": [
+             {"type": "encrypted_content", "encrypted_content": "gAAAAABmore"}]}},
+        {"timestamp": "2026-07-14T10:00:04Z", "type": "response_item",
+         "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Delegated."}]}},
+    ]
+    _write(path, lines)
+    assert index(store, path)["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, thread)] == [
+        ("user", "split the work"),
+        ("assistant", "Message Type: NEW_TASK\nTask name: /root/worker\nPayload:"),
+        ("assistant", "Delegated.")]
