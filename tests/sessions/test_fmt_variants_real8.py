@@ -129,3 +129,37 @@ def test_codex_encrypted_inter_agent_payloads_add_no_marker(store, tmp_path):
         ("user", "split the work"),
         ("assistant", "Message Type: NEW_TASK\nTask name: /root/worker\nPayload:"),
         ("assistant", "Delegated.")]
+
+
+def test_goose_legacy_reasoning_parts_and_elicitations(store, tmp_path):
+    """Goose wrote a model's thinking as ``{type: "reasoning", text}`` before its ``thinking``
+    parts (today's Goose migrates it when it loads a session: ``deserialize_sanitized_content`` in
+    ``crates/goose/src/conversation/message.rs``), and an MCP server's question to the user as an
+    ``actionRequired`` part (``data.actionType`` ``elicitation`` with ``message``; the answer
+    ``elicitationResponse`` with ``user_data``). Before: the reasoning part was reported as an
+    ``unknown content part`` and lost, the question and the answer dropped silently."""
+    folder = tmp_path / ".local" / "share" / "goose" / "sessions"
+    folder.mkdir(parents=True)
+    path = folder / "20250610_101500.jsonl"
+    _write(path, [
+        {"working_dir": "/home/lee/api", "description": "Fix the pager", "schedule_id": None, "message_count": 4},
+        {"id": "m1", "role": "user", "created": 1749550500,
+         "content": [{"type": "text", "text": "why does page 2 repeat page 1?"}]},
+        {"id": "m2", "role": "assistant", "created": 1749550510, "content": [
+            {"type": "reasoning", "text": "The offset is computed before the page index is incremented."},
+            {"type": "text", "text": "The offset is off by one page."}]},
+        '{"id": "m2b", "role": "assistant", "created": 17495',  # a line cut short
+        {"id": "m3", "role": "assistant", "created": 1749550520, "content": [{"type": "actionRequired", "data": {
+            "actionType": "elicitation", "id": "e1", "message": "Which branch should I patch?",
+            "requested_schema": {"type": "object"}}}]},
+        {"id": "m4", "role": "user", "created": 1749550530, "content": [{"type": "actionRequired", "data": {
+            "actionType": "elicitationResponse", "id": "e1", "user_data": {"branch": "main", "dry_run": False}}}]},
+    ])
+    summary = index(store, path)
+    assert [e["line"] for e in summary["errors"]] == [4]
+    assert [(r["role"], r["content"]) for r in messages(store, "20250610_101500")] == [
+        ("user", "why does page 2 repeat page 1?"),
+        ("reasoning", "The offset is computed before the page index is incremented."),
+        ("assistant", "The offset is off by one page."),
+        ("system", "[elicitation] Which branch should I patch?"),
+        ("user", "branch: main\ndry_run: false")]
