@@ -163,3 +163,35 @@ def test_goose_legacy_reasoning_parts_and_elicitations(store, tmp_path):
         ("assistant", "The offset is off by one page."),
         ("system", "[elicitation] Which branch should I patch?"),
         ("user", "branch: main\ndry_run: false")]
+
+
+def test_hermes_session_jsonl_keeps_assistant_thinking(store, tmp_path):
+    """Hermes Agent appends the message dicts it could not write to ``state.db`` to
+    ``sessions/<id>.jsonl`` as they are (``divert_session_transcript_jsonl`` in ``hermes_state.py``),
+    and its assistant messages keep their thinking beside the reply (``reasoning``,
+    ``reasoning_content``, ``reasoning_details``: ``_ASSISTANT_ONLY_KEYS`` in
+    ``gateway/session_transcript.py``). Before: ``hermes-jsonl`` dropped it, while the same message in
+    a ``session_*.json`` snapshot gave a ``reasoning`` row."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    path = folder / "20260210_090000_c0ffee.jsonl"
+    _write(path, [
+        {"role": "session_meta", "model": "hermes-4", "platform": "telegram", "timestamp": "2026-02-10T09:00:00"},
+        {"role": "user", "content": "plan my week", "timestamp": "2026-02-10T09:00:01"},
+        {"role": "assistant", "content": "Here is a plan.", "timestamp": "2026-02-10T09:00:05",
+         "reasoning": "The user wants a weekly plan; list priorities first.", "finish_reason": "stop"},
+        '{"role": "user", "content": "and next',  # a line cut short
+        {"role": "user", "content": "and Sunday?", "timestamp": "2026-02-10T09:01:00"},
+        {"role": "assistant", "content": "Rest.", "timestamp": "2026-02-10T09:01:03", "reasoning": None,
+         "reasoning_details": [{"type": "reasoning.text", "text": "Sunday is free in the plan."},
+                               {"type": "reasoning.encrypted", "data": "gAAAA"}]},
+    ])
+    summary = index(store, path)
+    assert [e["line"] for e in summary["errors"]] == [4]
+    assert [(r["role"], r["content"]) for r in messages(store, "20260210_090000_c0ffee")] == [
+        ("user", "plan my week"),
+        ("reasoning", "The user wants a weekly plan; list priorities first."),
+        ("assistant", "Here is a plan."),
+        ("user", "and Sunday?"),
+        ("reasoning", "Sunday is free in the plan."),
+        ("assistant", "Rest.")]
