@@ -38,7 +38,8 @@ class HermesJsonlImporter(Importer):
 
     name = "hermes-jsonl"
     agent = "Hermes Agent (session JSONL)"
-    indexes = "OpenAI-style messages with tool calls; the session_meta line as session fields"
+    indexes = ("OpenAI-style messages with tool calls, the assistant's thinking (role reasoning); the "
+               "session_meta line as session fields")
     source = "cli"
     reader = 2  # 2: an assistant message's reasoning / reasoning_details as a reasoning row (2026-12-07)
     default_locations = {"linux": ("{hermes_home}/sessions/*.jsonl",),
