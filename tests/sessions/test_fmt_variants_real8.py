@@ -195,3 +195,34 @@ def test_hermes_session_jsonl_keeps_assistant_thinking(store, tmp_path):
         ("user", "and Sunday?"),
         ("reasoning", "Sunday is free in the plan."),
         ("assistant", "Rest.")]
+
+
+def test_claude_code_api_errors_are_not_the_models_words(store, tmp_path):
+    """When a request fails Claude Code writes an ``assistant`` line in the model's place:
+    ``isApiErrorMessage: true``, ``error`` (``rate_limit``, ``authentication_failed``, ...),
+    ``apiErrorStatus``, model ``<synthetic>``, text such as "API Error: 529 Overloaded" or "Please
+    run /login · API Error: 401 ..." (real records quoted by several transcript readers); an
+    interrupted turn gets a ``<synthetic>`` "No response requested.". Before: stored as the
+    assistant's words, found by a search for what the model said. Now ``system`` rows."""
+    lines = [
+        {**ENVELOPE, "type": "user", "uuid": "u1", "parentUuid": None, "timestamp": "2026-08-19T13:39:00Z",
+         "message": {"role": "user", "content": "summarise the log"}},
+        {**ENVELOPE, "type": "assistant", "uuid": "e1", "parentUuid": "u1", "timestamp": "2026-08-19T13:40:00Z",
+         "isApiErrorMessage": True, "error": "server_error", "apiErrorStatus": 529,
+         "message": {"id": "x1", "role": "assistant", "model": "<synthetic>", "type": "message",
+                     "content": [{"type": "text", "text": "API Error: 529 Overloaded. Try again in a moment."}]}},
+        {**ENVELOPE, "type": "assistant", "uuid": "e2", "parentUuid": "e1", "timestamp": "2026-08-19T13:41:00Z",
+         "message": {"id": "x2", "role": "assistant", "model": "<synthetic>", "type": "message",
+                     "content": [{"type": "text", "text": "No response requested."}]}},
+        {**ENVELOPE, "type": "assistant", "uuid": "a1", "parentUuid": "e2", "timestamp": "2026-08-19T13:42:00Z",
+         "message": {"id": "x3", "role": "assistant", "model": "claude-sonnet-4-6",
+                     "content": [{"type": "text", "text": "The log shows three restarts."}]}},
+    ]
+    path = tmp_path / f"{SESSION}.jsonl"
+    _write(path, lines)
+    assert index(store, path)["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, SESSION)] == [
+        ("user", "summarise the log"),
+        ("system", "API Error: 529 Overloaded. Try again in a moment."),
+        ("system", "No response requested."),
+        ("assistant", "The log shows three restarts.")]

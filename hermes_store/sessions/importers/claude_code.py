@@ -12,7 +12,9 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
   loaded); thinking text becomes ``reasoning`` rows (left out of default
   searches). ``user`` lines Claude Code wrote itself -- ``isMeta`` (command
   caveats, expanded slash commands and skills) and the ``isCompactSummary``
-  summary that follows a ``compact_boundary`` -- are ``system`` rows.
+  summary that follows a ``compact_boundary`` -- are ``system`` rows, as are ``assistant``
+  lines Claude Code wrote in the model's place (``isApiErrorMessage``, model ``<synthetic>``:
+  "API Error: 529 Overloaded", "Please run /login", "No response requested.").
 * top-level ``tool_use`` / ``tool_result`` lines (stream output): messages too.
 * ``system``: ``content`` text (compaction notices, hook output, errors).
 * titles: ``custom-title`` (``customTitle``, the user's rename) over
@@ -95,6 +97,7 @@ BOOKKEEPING = {"file-history-snapshot", "queue-operation", "progress", "permissi
                "fork-context-ref", "frame-link", "ended-by-model", "relocated", "history-suppression",
                "isolation-latch", "cost-state", "observer-ref", "artifact-comment-monitor",
                "artifact-autoreact-ledger"}
+SYNTHETIC_MODEL = "<synthetic>"  # the model of an assistant line Claude Code wrote itself (API errors)
 COLLAPSE_COMMIT = "marble-origami-commit"  # a context collapse: the summary the model saw for a span
 _COLLAPSED = re.compile(r"</?collapsed[^>]*>")  # the wrapper of a collapse's ``summaryContent``
 NOT_HUMAN = {"task-notification", "task_notification", "peer", "coordinator", "auto-continuation"}
@@ -110,7 +113,8 @@ class ClaudeCodeImporter(Importer):
 
     name = "claude-code"
     # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts; 4: context-collapse
-    # summaries (2026-12-07); 5: server tool results (advisor, web fetch) as tool rows
+    # summaries (2026-12-07); 5: server tool results (advisor, web fetch) as tool rows, API errors
+    # and other <synthetic> assistant lines as system rows
     reader = 5
     agent = "Claude Code"
     indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
@@ -311,6 +315,10 @@ class _Reader:
                                    or obj.get("isMeta") is True):
                 # a task's notice, another session's message, the compaction summary, or text Claude
                 # Code added itself (command caveats, an expanded slash command or skill)
+                message = {**message, "role": "system"}
+            elif kind == "assistant" and (obj.get("isApiErrorMessage") is True or model == SYNTHETIC_MODEL):
+                # written in the model's place by Claude Code itself: an API error ("API Error: 529
+                # Overloaded", "Please run /login"), "No response requested." after an interrupt
                 message = {**message, "role": "system"}
             yield from _message_events(message, session_id, timestamp, line, self.tools,
                                        obj.get("toolUseResult"))
