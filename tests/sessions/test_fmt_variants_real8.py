@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from format_helpers import index, messages
+from format_helpers import index, messages, session
 
 SESSION = "7d1e2f3a-0b1c-4d5e-8f90-a1b2c3d4e5f6"
 ENVELOPE = {"sessionId": SESSION, "cwd": "/home/u/app", "version": "2.1.291", "userType": "external",
@@ -226,3 +226,27 @@ def test_claude_code_api_errors_are_not_the_models_words(store, tmp_path):
         ("system", "API Error: 529 Overloaded. Try again in a moment."),
         ("system", "No response requested."),
         ("assistant", "The log shows three restarts.")]
+
+
+def test_a_headless_streams_api_error_is_not_the_models_words(store, tmp_path):
+    """In ``claude -p --output-format stream-json`` (the Agent SDK's messages) a failed request is an
+    ``assistant`` message with the ``SDKAssistantMessageError`` class in ``error`` and model
+    ``<synthetic>``. Before: stored as the assistant's words, and ``<synthetic>`` replaced the
+    session's model. Now a ``system`` row; the model stays the run's."""
+    path = tmp_path / "run.jsonl"
+    _write(path, [
+        {"type": "system", "subtype": "init", "session_id": "s-syn", "cwd": "/x", "tools": [],
+         "model": "claude-sonnet-4-6"},
+        {"type": "user", "message": {"role": "user", "content": "hi"}, "parent_tool_use_id": None,
+         "session_id": "s-syn"},
+        {"type": "assistant", "message": {"id": "m0", "role": "assistant", "model": "claude-sonnet-4-6",
+                                          "content": [{"type": "text", "text": "Hello."}]},
+         "parent_tool_use_id": None, "session_id": "s-syn"},
+        {"type": "assistant", "error": "rate_limit", "parent_tool_use_id": None, "session_id": "s-syn",
+         "message": {"id": "m1", "role": "assistant", "model": "<synthetic>", "type": "message",
+                     "content": [{"type": "text", "text": "You've hit your session limit"}]}},
+    ])
+    assert index(store, path)["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, "s-syn")] == [
+        ("user", "hi"), ("assistant", "Hello."), ("system", "You've hit your session limit")]
+    assert session(store, "s-syn")["model"] == "claude-sonnet-4-6"
