@@ -90,12 +90,20 @@ def test_a_headless_stream_keeps_server_tool_results(store, tmp_path):
              {"type": "assistant", "message": {"role": "assistant", "content": [
                  *_advisor("srvtoolu_E", {"type": "advisor_result", "text": "Migrate in two phases."}),
                  {"type": "text", "text": "Two phases."}]}, "parent_tool_use_id": None, "session_id": "s-adv"},
+             {"type": "assistant", "message": {"role": "assistant", "content": [
+                 {"type": "server_tool_use", "id": "srvtoolu_F", "name": "tool_search_tool_regex",
+                  "input": {"query": "migrat"}},
+                 {"type": "tool_search_tool_result", "tool_use_id": "srvtoolu_F", "content": {
+                     "type": "tool_search_tool_search_result",
+                     "tool_references": [{"type": "tool_reference", "tool_name": "run_migration"}]}}]},
+              "parent_tool_use_id": None, "session_id": "s-adv"},
              {"type": "result", "subtype": "success", "result": "Two phases.", "session_id": "s-adv"}]
     _write(path, lines)
     assert index(store, path)["errors"] == []
     assert [(r["role"], r["content"], r["tool_call_id"]) for r in messages(store, "s-adv")] == [
         ("user", "plan the migration", None), ("assistant", "Two phases.", None),
-        ("tool", "Migrate in two phases.", "srvtoolu_E")]
+        ("tool", "Migrate in two phases.", "srvtoolu_E"), ("assistant", "", None),
+        ("tool", "[tool loaded: run_migration]", "srvtoolu_F")]
 
 
 def test_codex_encrypted_inter_agent_payloads_add_no_marker(store, tmp_path):

@@ -50,6 +50,8 @@ def _result_item(item: Any) -> str:
         return " ".join(str(item[k]) for k in ("title", "url") if item.get(k)) or "[web_search_result]"
     if kind == "tool_reference" and opt_str(item.get("tool_name")):
         return f"[tool loaded: {item['tool_name']}]"
+    if isinstance(item, dict) and isinstance(item.get("tool_references"), list):  # the tool search tool's
+        return "\n".join(p for p in (_result_item(ref) for ref in item["tool_references"]) if p)
     if kind == "web_fetch_result":  # {url, content: {type: document, title, source: {type: text, data}}}
         doc = item.get("content") if isinstance(item.get("content"), dict) else {}
         source = doc.get("source") if isinstance(doc.get("source"), dict) else {}
