@@ -258,3 +258,46 @@ def test_a_headless_streams_api_error_is_not_the_models_words(store, tmp_path):
     assert [(r["role"], r["content"]) for r in messages(store, "s-syn")] == [
         ("user", "hi"), ("assistant", "Hello."), ("system", "You've hit your session limit")]
     assert session(store, "s-syn")["model"] == "claude-sonnet-4-6"
+
+
+def test_codex_inter_agent_envelopes_in_assistant_messages(store, tmp_path):
+    """Before inter-agent messages had an item of their own, Codex wrote one into the model's
+    history as an assistant ``message`` (``phase: "commentary"``) whose only ``output_text`` is the
+    serialized ``InterAgentCommunication``: ``{"author", "recipient", "other_recipients", "content",
+    "trigger_turn"}`` (real rollout lines quoted by several readers; a subagent's completion comes
+    back that way with a ``<subagent_notification>``). Before: stored as the assistant's words, raw
+    JSON. Now the ``content`` it carries, the role by its author (this thread's agent: ``assistant``,
+    another agent: ``user``), as for ``agent_message`` items."""
+    thread = "0197aaaa-2222-7333-8444-555566667777"
+    folder = tmp_path / "sessions" / "2026" / "05" / "21"
+    folder.mkdir(parents=True)
+    path = folder / f"rollout-2026-05-21T14-24-30-{thread}.jsonl"
+
+    def envelope(author: str, recipient: str, content: str, trigger: bool) -> str:
+        return json.dumps({"author": author, "recipient": recipient, "other_recipients": [], "content": content,
+                           "trigger_turn": trigger}, separators=(",", ":"))
+
+    def commentary(stamp: str, text: str) -> dict:
+        return {"timestamp": stamp, "type": "response_item", "payload": {
+            "type": "message", "role": "assistant", "phase": "commentary",
+            "content": [{"type": "output_text", "text": text}]}}
+
+    notice = '<subagent_notification>\n{"agent_path":"/root/reviewer","status":{"completed":"Done"}}\n</subagent_notification>'
+    _write(path, [
+        {"timestamp": "2026-05-21T14:24:30Z", "type": "session_meta",
+         "payload": {"id": thread, "timestamp": "2026-05-21T14:24:30Z", "cwd": "/repo", "cli_version": "0.140.0"}},
+        {"timestamp": "2026-05-21T14:24:31Z", "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "review my diff"}]}},
+        commentary("2026-05-21T14:24:35Z", envelope("/root", "/root/reviewer", "Review the unstaged diff.", True)),
+        commentary("2026-05-21T14:24:36Z", envelope("/root/reviewer", "/root", notice, False)),
+        commentary("2026-05-21T14:24:37Z", '{"plan": "a JSON reply that is no envelope"}'),
+        {"timestamp": "2026-05-21T14:24:38Z", "type": "response_item", "payload": {
+            "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "No findings."}]}},
+    ])
+    assert index(store, path)["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, thread)] == [
+        ("user", "review my diff"),
+        ("assistant", "Review the unstaged diff."),
+        ("user", notice),
+        ("assistant", '{"plan": "a JSON reply that is no envelope"}'),
+        ("assistant", "No findings.")]
