@@ -301,3 +301,39 @@ def test_codex_inter_agent_envelopes_in_assistant_messages(store, tmp_path):
         ("user", notice),
         ("assistant", '{"plan": "a JSON reply that is no envelope"}'),
         ("assistant", "No findings.")]
+
+
+def test_a_panel_only_cline_task_keeps_its_mcp_calls(store, tmp_path):
+    """A Cline / Roo Code task read from its ``ui_messages.json`` alone: an MCP tool use is an
+    ``ask`` (or, auto-approved, ``say``) ``use_mcp_server`` entry whose text is the JSON
+    ``ClineAskUseMcpServer`` (``{serverName, type: use_mcp_tool | access_mcp_resource, toolName?,
+    arguments? (JSON text), uri?, response?}``: ``src/shared/ExtensionMessage.ts``), answered by the
+    ``say: mcp_server_response`` entry after it (or, in Roo Code, its own ``response``). Before: both
+    dropped silently, the task seemed to answer from nowhere."""
+    task = tmp_path / "saoudrizwan.claude-dev" / "tasks" / "1764000000000"
+    task.mkdir(parents=True)
+    entries = [
+        {"ts": 1764000000000, "type": "say", "say": "task", "text": "list open issues"},
+        {"ts": 1764000001000, "type": "say", "say": "api_req_started", "text": json.dumps({"request": "..."})},
+        {"ts": 1764000002000, "type": "ask", "ask": "use_mcp_server", "text": json.dumps({
+            "type": "use_mcp_tool", "serverName": "github", "toolName": "list_issues",
+            "arguments": "{\"repo\": \"a/b\"}"})},
+        {"ts": 1764000002500, "type": "say", "say": "mcp_server_request_started"},
+        {"ts": 1764000003000, "type": "say", "say": "mcp_server_response", "text": "3 open issues"},
+        {"ts": 1764000004000, "type": "say", "say": "use_mcp_server", "text": json.dumps({
+            "type": "access_mcp_resource", "serverName": "docs", "uri": "docs://guide",
+            "response": "The guide says: triage weekly."})},
+        {"ts": 1764000005000, "type": "say", "say": "completion_result", "text": "There are 3 open issues."},
+    ]
+    path = task / "ui_messages.json"
+    path.write_text(json.dumps(entries), encoding="utf-8")
+    assert index(store, path)["errors"] == []
+    rows = messages(store, "1764000000000")
+    assert [(r["role"], r["content"], r["tool_name"]) for r in rows] == [
+        ("user", "list open issues", None),
+        ("assistant", "", None), ("tool", "3 open issues", "list_issues"),
+        ("assistant", "", None), ("tool", "The guide says: triage weekly.", "access_mcp_resource"),
+        ("assistant", "There are 3 open issues.", None)]
+    assert [c[:2] for r in rows for c in r["calls"]] == [
+        ("list_issues", {"server": "github", "repo": "a/b"}),
+        ("access_mcp_resource", {"server": "docs", "uri": "docs://guide"})]
