@@ -27,7 +27,7 @@ def test_index_json_keys_exact(run, fixtures):
 def test_index_forced_format(run, fixtures):
     code, summary = index_json(run, "--format", "hermes-jsonl",
                                fixtures / "hermes_home/sessions/20260105_101500_a1b2c3.jsonl")
-    assert code == 0 and summary["messages_added"] == 6
+    assert code == 0 and summary["messages_added"] == 7  # its assistant thinking a reasoning row
 
 
 def test_list_show_stats(run, fixtures, state_db):
@@ -44,15 +44,15 @@ def test_list_show_stats(run, fixtures, state_db):
 
     shown = json.loads(run("sessions", "show", "--json", "20260105_101500_a1b2c3").stdout)
     assert shown["session"]["model"] == "anthropic/claude-sonnet-4"
-    assert len(shown["messages"]) == 6
+    assert len(shown["messages"]) == 7
     human = run("sessions", "show", "7f3c2a10").stdout  # unique prefix
     assert "Fix flaky login test" in human and "TOOL:Bash" in human
     missing = run("sessions", "show", "does-not-exist")
     assert missing.exit_code == 1 and "session not found" in missing.output
 
     stats = json.loads(run("sessions", "stats", "--json").stdout)
-    assert stats["sessions"] == 11 and stats["messages"] == 35
-    assert stats["per_source"]["telegram"]["messages"] == 6
+    assert stats["sessions"] == 11 and stats["messages"] == 36
+    assert stats["per_source"]["telegram"]["messages"] == 7
     assert "Sessions: 11" in run("sessions", "stats").stdout
 
 

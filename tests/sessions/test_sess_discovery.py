@@ -44,7 +44,7 @@ def test_sources_lists_every_location_and_what_is_indexed(run, fake_home):
     result = run("sessions", "index", "--discover", "--json")
     summary = json.loads(result.stdout)
     assert result.exit_code == 0 and summary["files"] == 8
-    assert summary["messages_added"] == 20 + 18 + 6
+    assert summary["messages_added"] == 20 + 18 + 7
 
     rows = _sources(run)
     claude = rows[("claude-code", "~/.claude/projects/*/*.jsonl")]

@@ -46,23 +46,25 @@ def _messages(store, sid):
 
 def test_hermes_jsonl(store, fixtures):
     summary = index_paths(store, [fixtures / HERMES_JSONL])
-    assert summary["sessions_added"] == 1 and summary["messages_added"] == 6
+    assert summary["sessions_added"] == 1 and summary["messages_added"] == 7
     assert summary["errors"] == []
     session = SessionIndex(store).get_session("20260105_101500_a1b2c3")
     assert session["origin_format"] == "hermes-jsonl"
     assert session["source"] == "telegram"
     assert session["model"] == "anthropic/claude-sonnet-4"
     assert session["started_at"] == pytest.approx(1767608100.0)
-    assert session["message_count"] == 6
+    assert session["message_count"] == 7
     assert session["meta"]["tools"] == [{"name": "terminal"}]
     msgs = _messages(store, "20260105_101500_a1b2c3")
-    assert [m["seq"] for m in msgs] == list(range(6))
-    assert [m["role"] for m in msgs] == ["user", "assistant", "tool", "assistant", "user", "assistant"]
-    assert json.loads(msgs[1]["tool_calls"])[0]["function"]["name"] == "terminal"
-    assert msgs[1]["timestamp"] == pytest.approx(1767608110.5)
-    assert msgs[2]["tool_name"] == "terminal" and msgs[2]["tool_call_id"] == "call_1"
-    assert msgs[5]["content"].startswith("桂林今天多云")  # multimodal parts flattened
-    assert "data:" not in msgs[5]["content"]
+    assert [m["seq"] for m in msgs] == list(range(7))
+    # the assistant's thinking (its ``reasoning`` key) is a reasoning row before it
+    assert [m["role"] for m in msgs] == ["user", "reasoning", "assistant", "tool", "assistant", "user", "assistant"]
+    assert msgs[1]["content"] == "check the mode bits"
+    assert json.loads(msgs[2]["tool_calls"])[0]["function"]["name"] == "terminal"
+    assert msgs[2]["timestamp"] == pytest.approx(1767608110.5)
+    assert msgs[3]["tool_name"] == "terminal" and msgs[3]["tool_call_id"] == "call_1"
+    assert msgs[6]["content"].startswith("桂林今天多云")  # multimodal parts flattened
+    assert "data:" not in msgs[6]["content"]
 
 
 def test_hermes_json_snapshot(store, fixtures):
@@ -143,7 +145,7 @@ def test_hermes_db(store, state_db):
 def test_directory_walk_all_formats_and_fts(store, fixtures, state_db):
     summary = index_paths(store, [*core(fixtures), state_db.parent])
     assert summary["files"] == 7 and summary["errors"] == []
-    assert summary["sessions_added"] == 11 and summary["messages_added"] == 35
+    assert summary["sessions_added"] == 11 and summary["messages_added"] == 36
     index = SessionIndex(store)
     assert [index.storage.message_position(i)["session_id"] for i in matching_ids(store, "chmod")] \
         == ["20260105_101500_a1b2c3"]

@@ -19,15 +19,15 @@ def store(engine_store):
 
 def test_idempotent(run, store, fixtures, state_db):
     code, first = index_json(run, *core(fixtures), state_db)
-    assert code == 0 and first["messages_added"] == 35
+    assert code == 0 and first["messages_added"] == 36
     code, second = index_json(run, *core(fixtures), state_db)
     assert code == 0
     assert second["files"] == 7
     assert second["sessions_added"] == 0 and second["messages_added"] == 0
-    assert second["skipped"] == 35 and second["errors"] == []
+    assert second["skipped"] == 36 and second["errors"] == []
     totals = SessionIndex(store).stats()
-    assert totals["messages"] == 35
-    assert sum(row["messages"] for row in totals["per_source"].values()) == 35
+    assert totals["messages"] == 36
+    assert sum(row["messages"] for row in totals["per_source"].values()) == 36
 
 
 def test_append_adds_only_new_lines(run, store, tmp_path):
@@ -111,8 +111,8 @@ def test_same_session_from_two_sources_is_not_duplicated(run, store, fixtures, t
     shutil.copy(original, copy)
     index_json(run, original)
     code, summary = index_json(run, copy)
-    assert summary["messages_added"] == 0 and summary["skipped"] == 6
-    assert SessionIndex(store).stats()["messages"] == 6
+    assert summary["messages_added"] == 0 and summary["skipped"] == 7
+    assert SessionIndex(store).stats()["messages"] == 7
 
 
 def test_replaced_state_db_is_reimported(run, store, state_db):
@@ -161,4 +161,4 @@ def test_pipelined_and_inline_writers_agree(tmp_path, fixtures, state_db):
             sessions = db.query("SELECT id, message_count, started_at, ended_at FROM sessions ORDER BY id")
             results.append((summary.as_dict(), rows, sessions))
     assert results[0] == results[1]
-    assert results[0][0]["messages_added"] == 35
+    assert results[0][0]["messages_added"] == 36

@@ -188,11 +188,17 @@ class AmpStreamImporter(ReplacedWhenChanged, Importer):
             run.records[session_id] = SessionRecord(
                 id=session_id, source=self.source, parent_session_id=run.thread,
                 meta={"parent_tool_use_id": parent_use})
-        if obj.get("type") == "assistant" and opt_str(message.get("model")):
-            run.records[session_id].model = str(message["model"])
+        model = opt_str(message.get("model"))
+        if obj.get("type") == "assistant" and model and not model.startswith("<"):
+            run.records[session_id].model = model
+        # a failed request: Claude Code writes this message in the model's place (an
+        # ``SDKAssistantMessageError`` in ``error``, model ``<synthetic>``): not the model's words
+        synthetic = obj.get("type") == "assistant" and (model == "<synthetic>" or bool(opt_str(obj.get("error"))))
         found: list[Problem] = []
         for row in anthropic_rows(message, session_id, None, f"line {line}", run.tools, found):
             row.line = line
+            if synthetic and row.role == "assistant":
+                row.role = "system"
             run.rows.append(row)
         run.problems.extend(Problem(line, p.error) for p in found)
 

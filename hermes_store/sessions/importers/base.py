@@ -432,7 +432,8 @@ def flatten_content(content: Any) -> str:
     Handles OpenAI parts (``{"type": "text", "text": ...}``, ``input_text``,
     ``output_text``, a ``refusal`` part's words, an audio part's ``transcript``), Anthropic
     blocks and Hermes' ``"\\x00json:"`` encoding.
-    Non-text parts (images, audio) become a short ``[image]`` style marker.
+    Non-text parts (images, audio) become a short ``[image]`` style marker; an
+    ``encrypted_content`` part holds nothing readable and adds nothing.
     """
     if content is None:
         return ""
@@ -448,6 +449,8 @@ def flatten_content(content: Any) -> str:
             if key in content and content[key] is not None:
                 return flatten_content(content[key])
         kind = content.get("type")
+        if kind == "encrypted_content":  # an opaque part (Codex's inter-agent payloads): nothing readable
+            return ""
         return f"[{kind}]" if kind else ""
     if isinstance(content, list):
         parts = [flatten_content(part) for part in content]

@@ -12,7 +12,9 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
   loaded); thinking text becomes ``reasoning`` rows (left out of default
   searches). ``user`` lines Claude Code wrote itself -- ``isMeta`` (command
   caveats, expanded slash commands and skills) and the ``isCompactSummary``
-  summary that follows a ``compact_boundary`` -- are ``system`` rows.
+  summary that follows a ``compact_boundary`` -- are ``system`` rows, as are ``assistant``
+  lines Claude Code wrote in the model's place (``isApiErrorMessage``, model ``<synthetic>``:
+  "API Error: 529 Overloaded", "Please run /login", "No response requested.").
 * top-level ``tool_use`` / ``tool_result`` lines (stream output): messages too.
 * ``system``: ``content`` text (compaction notices, hook output, errors).
 * titles: ``custom-title`` (``customTitle``, the user's rename) over
@@ -60,6 +62,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from hermes_store.sessions.importers.anthropic_common import (
+    SERVER_CALLS,
+    is_result_block,
+    result_text,
+)
 from hermes_store.sessions.importers.base import (
     Event,
     Head,
@@ -90,6 +97,7 @@ BOOKKEEPING = {"file-history-snapshot", "queue-operation", "progress", "permissi
                "fork-context-ref", "frame-link", "ended-by-model", "relocated", "history-suppression",
                "isolation-latch", "cost-state", "observer-ref", "artifact-comment-monitor",
                "artifact-autoreact-ledger"}
+SYNTHETIC_MODEL = "<synthetic>"  # the model of an assistant line Claude Code wrote itself (API errors)
 COLLAPSE_COMMIT = "marble-origami-commit"  # a context collapse: the summary the model saw for a span
 _COLLAPSED = re.compile(r"</?collapsed[^>]*>")  # the wrapper of a collapse's ``summaryContent``
 NOT_HUMAN = {"task-notification", "task_notification", "peer", "coordinator", "auto-continuation"}
@@ -104,7 +112,10 @@ class ClaudeCodeImporter(Importer):
     """Claude Code per-session JSONL."""
 
     name = "claude-code"
-    reader = 4  # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts; 4: context-collapse summaries (2026-12-07)
+    # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts; 4: context-collapse
+    # summaries (2026-12-07); 5: server tool results (advisor, web fetch) as tool rows, API errors
+    # and other <synthetic> assistant lines as system rows
+    reader = 5
     agent = "Claude Code"
     indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
                "(role reasoning), system notices and Claude Code's own user lines (meta, compaction "
@@ -305,6 +316,10 @@ class _Reader:
                 # a task's notice, another session's message, the compaction summary, or text Claude
                 # Code added itself (command caveats, an expanded slash command or skill)
                 message = {**message, "role": "system"}
+            elif kind == "assistant" and (obj.get("isApiErrorMessage") is True or model == SYNTHETIC_MODEL):
+                # written in the model's place by Claude Code itself: an API error ("API Error: 529
+                # Overloaded", "Please run /login"), "No response requested." after an interrupt
+                message = {**message, "role": "system"}
             yield from _message_events(message, session_id, timestamp, line, self.tools,
                                        obj.get("toolUseResult"))
         yield from problems
@@ -471,13 +486,13 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
         kind = block.get("type")
         if kind == "text":
             texts.append(str(block.get("text") or ""))
-        elif kind in ("tool_use", "server_tool_use"):
+        elif kind == "tool_use" or kind in SERVER_CALLS:
             calls.append({"id": block.get("id"), "type": "function",
                           "function": {"name": block.get("name"),
                                        "arguments": json_text(block.get("input") or {}) or "{}"}})
-        elif kind in ("tool_result", "web_search_tool_result"):
+        elif is_result_block(kind):  # a tool's result, or a server tool's (web search, advisor, ...)
             call_id = opt_str(block.get("tool_use_id"))
-            text = _result_text(block.get("content"))
+            text = result_text(kind, block.get("content"))
             if not text and use_result is not None:
                 text = _use_result_text(use_result)
             after.append(MessageRecord(session_id, "tool", text, tool_name=tools.lookup(call_id),
@@ -505,25 +520,6 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
             if record.tool_name is None:
                 record.tool_name = tools.lookup(record.tool_call_id)
             yield record
-
-
-def _result_text(content: Any) -> str:
-    """Text of a tool result's content: web search hits as ``title url`` lines, a search error by
-    its code, ToolSearch's ``tool_reference`` blocks by the tool they load, the rest flattened."""
-    if isinstance(content, dict) and content.get("type") == "web_search_tool_result_error":
-        return f"[web search error: {content.get('error_code')}]"
-    if not isinstance(content, list):
-        return flatten_content(content)
-    parts: list[str] = []
-    for item in content:
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind == "web_search_result":
-            parts.append(" ".join(str(item[k]) for k in ("title", "url") if item.get(k)) or "[web_search_result]")
-        elif kind == "tool_reference" and opt_str(item.get("tool_name")):
-            parts.append(f"[tool loaded: {item['tool_name']}]")
-        else:
-            parts.append(flatten_content(item))
-    return "\n".join(p for p in parts if p)
 
 
 def _use_result_text(value: Any) -> str:

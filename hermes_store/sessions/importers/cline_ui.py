@@ -14,9 +14,14 @@ say | ask, text}]`` are what the user saw, and they are read into rows:
   ``content``, empty when there is none);
 * ``ask: command``: an ``execute_command`` call; the following ``say:
   command_output`` lines are its result;
+* ``ask``/``say: use_mcp_server`` (JSON ``ClineAskUseMcpServer``: ``{serverName, type:
+  use_mcp_tool | access_mcp_resource, toolName?, arguments? (JSON text), uri?, response?}``):
+  a call of the MCP tool (``access_mcp_resource`` for a resource), answered by its
+  ``response`` or by the ``say: mcp_server_response`` entries that follow;
 * ``say: error``, ``api_req_failed``, ``mistake_limit_reached``: ``system`` rows.
 
-Bookkeeping entries (``api_req_started``, checkpoints, ``partial`` updates) are skipped.
+Bookkeeping entries (``api_req_started``, ``mcp_server_request_started``, checkpoints,
+``partial`` updates) are skipped.
 """
 
 from __future__ import annotations
@@ -53,6 +58,30 @@ def _json(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def _mcp_rows(text: str, call_id: str, session_id: str,
+              stamp: float | None) -> tuple[str, MessageRecord, MessageRecord | None]:
+    """A ``use_mcp_server`` entry: the tool's name, the call, and its result when the entry holds
+    its ``response``."""
+    spec = _json(text) or {}
+    resource = spec.get("type") == "access_mcp_resource"
+    name = str(spec.get("toolName") or ("access_mcp_resource" if resource else "use_mcp_tool"))
+    raw = spec.get("arguments")
+    decoded = _json(raw) if isinstance(raw, str) else raw if isinstance(raw, dict) else None
+    arguments: dict[str, Any] = {"server": spec.get("serverName")} if spec.get("serverName") else {}
+    if resource and spec.get("uri"):
+        arguments["uri"] = spec["uri"]
+    if decoded is not None:
+        arguments.update(decoded)
+    elif isinstance(raw, str) and raw.strip():
+        arguments["arguments"] = raw
+    call = MessageRecord(session_id, "assistant", "", timestamp=stamp,
+                         tool_calls=dumps([tool_call(call_id, name, arguments)]))
+    response = spec.get("response")
+    result = MessageRecord(session_id, "tool", response, tool_name=name, tool_call_id=call_id,
+                           timestamp=stamp) if isinstance(response, str) and response.strip() else None
+    return name, call, result
+
+
 def is_task_entry(entries: list[Any], index: int) -> bool:
     """The task itself: a ``say: task`` entry, or the ``say: text`` entry that opens the panel
     (Cline's and Roo Code's ``startTask`` write the task with ``say("text", task, images)``)."""
@@ -66,6 +95,7 @@ def ui_rows(entries: list[Any], session_id: str, problems: list[Problem]) -> lis
     """The rows of a task's panel entries (see the module docstring)."""
     rows: list[MessageRecord] = []
     pending_command: str | None = None
+    pending_mcp: tuple[str, str] | None = None  # (call id, tool name) awaiting mcp_server_response
     for index, entry in enumerate(entries):
         if not is_ui_entry(entry):
             problems.append(Problem(None, f"[{index}]: expected a {{ts, type, say|ask}} entry (skipped)"))
@@ -83,6 +113,17 @@ def ui_rows(entries: list[Any], session_id: str, problems: list[Problem]) -> lis
                                       tool_call_id=pending_command, timestamp=stamp))
             continue
         pending_command = None
+        if kind == "mcp_server_response":
+            if pending_mcp is not None:
+                rows.append(MessageRecord(session_id, "tool", text, tool_name=pending_mcp[1],
+                                          tool_call_id=pending_mcp[0], timestamp=stamp))
+                pending_mcp = None
+            continue
+        if kind == "use_mcp_server" and text.strip():
+            name, call, result = _mcp_rows(text, call_id, session_id, stamp)
+            rows.extend([call, result] if result is not None else [call])
+            pending_mcp = (call_id, name) if result is None else None
+            continue
         if kind in USER_SAYS and entry["type"] == "say":
             images = entry.get("images")
             marker = "\n[image]" * len(images) if isinstance(images, list) else ""

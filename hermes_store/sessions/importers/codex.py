@@ -119,7 +119,10 @@ class CodexImporter(Importer):
     """Codex rollout JSONL (current envelope format and the older flat format)."""
 
     name = "codex"
-    reader = 3  # 2: inter-agent messages, revert rollouts, fork headers; 3: rotated segments followed (2026-12-07)
+    # 2: inter-agent messages, revert rollouts, fork headers; 3: rotated segments followed (2026-12-07);
+    # 4: encrypted inter-agent payload parts add no "[encrypted_content]" marker; inter-agent
+    # envelopes serialized into assistant messages read as the message they carry
+    reader = 4
     agent = "OpenAI Codex CLI / Desktop"
     indexes = ("every response_item: messages, agent messages, reasoning summaries (role reasoning), "
                "function/custom/local-shell/tool-search/web-search/image-generation calls and outputs, "
@@ -246,6 +249,7 @@ class CodexImporter(Importer):
                 item = payload if payload is not None else obj
                 if not context["announced"]:
                     yield announce(source="codex")
+                item = _enveloped(item)
                 if item.get("type") == "agent_message":
                     if _delivered(item, delivered):
                         return
@@ -377,6 +381,32 @@ def _agent_path(source: Any) -> str | None:
     spawn = source.get("subagent") if isinstance(source, dict) else None
     spawn = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
     return opt_str(spawn.get("agent_path")) if isinstance(spawn, dict) else None
+
+
+_ENVELOPE_KEYS = {"author", "recipient", "content"}
+
+
+def _enveloped(item: dict[str, Any]) -> dict[str, Any]:
+    """An assistant ``message`` whose only text is a serialized ``InterAgentCommunication``
+    (``{"author", "recipient", "other_recipients", "content", "trigger_turn"}``: how Codex wrote a
+    message between the agents of one tree into the model's history before it had an item of its
+    own) read as the ``agent_message`` it is; any other item unchanged."""
+    content = item.get("content")
+    if item.get("type") != "message" or item.get("role") != "assistant" or not isinstance(content, list) \
+            or len(content) != 1 or not isinstance(content[0], dict):
+        return item
+    text = content[0].get("text")
+    if not isinstance(text, str) or not text.startswith("{") or '"recipient"' not in text:
+        return item
+    try:
+        envelope = json.loads(text)
+    except (ValueError, RecursionError):
+        return item
+    if not isinstance(envelope, dict) or not _ENVELOPE_KEYS <= set(envelope) \
+            or not isinstance(envelope.get("content"), str):
+        return item
+    return {"type": "agent_message", "id": item.get("id"), "author": envelope.get("author"),
+            "recipient": envelope.get("recipient"), "content": envelope["content"]}
 
 
 def _agent_role(author: Any, own_path: str | None) -> str:

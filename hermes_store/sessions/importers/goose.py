@@ -15,6 +15,12 @@ Message content is a list of parts: ``text``, ``toolRequest`` (``{id, toolCall:
 {status, value: [parts] | {content: [parts], isError}}}``), ``thinking`` /
 ``redactedThinking``, ``image``, and notices (``contextLengthExceeded``,
 ``summarizationRequested``, ``conversationCompacted``, ``systemNotification``).
+Goose before the ``thinking`` part wrote a model's thinking as ``{type: "reasoning", text}``
+(today's Goose migrates it on load: ``deserialize_sanitized_content`` in
+``crates/goose/src/conversation/message.rs``); it is a ``reasoning`` row too. An
+``actionRequired`` part's ``data`` (tagged by ``actionType``) asking the user for input
+(``elicitation``: ``message``) is a ``system`` row, the user's answer (``elicitationResponse``:
+``user_data``) a ``user`` row of its fields; a ``toolConfirmation`` repeats the tool request.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from hermes_store.sessions.importers.doc_common import (
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 CHUNK = 2000
-_PART_TYPES = {"text", "toolRequest", "toolResponse", "thinking", "redactedThinking", "image",
+_PART_TYPES = {"text", "toolRequest", "toolResponse", "thinking", "reasoning", "redactedThinking", "image",
                "contextLengthExceeded", "summarizationRequested", "conversationCompacted",
                "systemNotification", "frontendToolRequest", "toolConfirmationRequest", "actionRequired"}
 _META_KEYS = {"working_dir", "description", "message_count"}
@@ -74,6 +80,26 @@ def _result_text(result: Any) -> str:
     if not text and result.get("error"):
         text = str(result["error"])
     return text
+
+
+def _fields_text(value: Any) -> str:
+    """A user's structured answer as ``key: value`` lines (nested values as compact JSON)."""
+    if isinstance(value, dict):
+        return "\n".join(f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
+                         for k, v in value.items())
+    return flatten_content(value) if not isinstance(value, (int, float, bool)) else json.dumps(value)
+
+
+def _action_rows(data: dict[str, Any], session_id: str, stamp: float | None,
+                 line: int | None) -> list[MessageRecord]:
+    """An ``actionRequired`` part: an elicitation's question (``system``) or the user's answer."""
+    action = data.get("actionType")
+    if action == "elicitation" and opt_str(data.get("message")):
+        return [MessageRecord(session_id, "system", f"[elicitation] {data['message']}", timestamp=stamp, line=line)]
+    if action == "elicitationResponse":
+        text = _fields_text(data.get("user_data"))
+        return [MessageRecord(session_id, "user", text, timestamp=stamp, line=line)] if text.strip() else []
+    return []  # toolConfirmation: the tool request it asks about is stored already
 
 
 def goose_rows(message: dict[str, Any], session_id: str, line: int | None, tools: ToolNames,
@@ -105,11 +131,14 @@ def goose_rows(message: dict[str, Any], session_id: str, line: int | None, tools
             results.append(MessageRecord(session_id, "tool", _result_text(part.get("toolResult")),
                                          tool_name=tools.lookup(call_id), tool_call_id=call_id,
                                          timestamp=stamp, line=line))
-        elif kind == "thinking":
-            if opt_str(part.get("thinking")):
-                rows.append(MessageRecord(session_id, "reasoning", str(part["thinking"]), timestamp=stamp, line=line))
+        elif kind in ("thinking", "reasoning"):  # reasoning: {text}, what Goose wrote before thinking parts
+            thought = opt_str(part.get("thinking" if kind == "thinking" else "text"))
+            if thought and thought.strip():
+                rows.append(MessageRecord(session_id, "reasoning", thought, timestamp=stamp, line=line))
         elif kind == "image":
             texts.append(f"[{part.get('mimeType') or 'image'}]")
+        elif kind == "actionRequired" and isinstance(part.get("data"), dict):
+            rows.extend(_action_rows(part["data"], session_id, stamp, line))
         elif kind in ("contextLengthExceeded", "summarizationRequested", "conversationCompacted",
                       "systemNotification", "actionRequired"):
             notice = opt_str(part.get("msg")) or opt_str(part.get("message"))
@@ -138,6 +167,7 @@ class GooseJsonlImporter(Importer):
     """An earlier Goose ``sessions/<name>.jsonl``."""
 
     name = "goose-jsonl"
+    reader = 2  # 2: legacy reasoning parts and elicitations read (2026-12-07)
     agent = "Goose (JSONL sessions)"
     indexes = "messages, tool requests and responses, thinking, notices"
     source: str | None = "goose"

@@ -23,7 +23,12 @@ from hermes_store.sessions.importers.base import (
     safe_timestamp,
 )
 from hermes_store.sessions.importers.doc_common import load_text
-from hermes_store.sessions.importers.openai_common import ToolNames, is_message_like, openai_message
+from hermes_store.sessions.importers.openai_common import (
+    ToolNames,
+    assistant_thinking,
+    is_message_like,
+    openai_message,
+)
 
 MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024
 
@@ -107,21 +112,12 @@ class HermesJsonImporter(Importer):
                 problem.error = f"{where}: {problem.error}"
             if record is not None:
                 record.line = index
-                thinking = _reasoning(message) if record.role == "assistant" else None
+                thinking = assistant_thinking(message) if record.role == "assistant" else None
                 if thinking:
                     yield MessageRecord(session_id, "reasoning", thinking, timestamp=record.timestamp, line=index)
                 yield record
         yield from problems
         yield Checkpoint(str(size), 0)
-
-
-def _reasoning(message: dict) -> str | None:
-    """The thinking an assistant message carries in ``reasoning`` (or ``reasoning_content``)."""
-    for key in ("reasoning", "reasoning_content"):
-        text = message.get(key)
-        if isinstance(text, str) and text.strip():
-            return text
-    return None
 
 
 def _is_meta(message: object) -> bool:

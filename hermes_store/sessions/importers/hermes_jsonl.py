@@ -1,7 +1,9 @@
 """``hermes-jsonl``: Hermes ``sessions/<session_id>.jsonl`` transcripts (append-only).
 
 The first line may be ``{"role": "session_meta", "model", "platform", "tools",
-"timestamp"}``; the other lines are OpenAI-style messages. The session id is
+"timestamp"}``; the other lines are OpenAI-style messages. An assistant message's thinking
+(``reasoning``, ``reasoning_content`` or ``reasoning_details``, which Hermes keeps beside the
+reply) is a ``reasoning`` row before it, as in the ``session_*.json`` snapshots. The session id is
 the file stem. Appended lines are picked up incrementally (byte offset).
 """
 
@@ -14,6 +16,7 @@ from hermes_store.sessions.importers.base import (
     Event,
     Head,
     Importer,
+    MessageRecord,
     Problem,
     SessionRecord,
     SourceState,
@@ -24,6 +27,7 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.openai_common import (
     HERMES_ID,
     ToolNames,
+    assistant_thinking,
     is_message_like,
     openai_message,
 )
@@ -34,8 +38,10 @@ class HermesJsonlImporter(Importer):
 
     name = "hermes-jsonl"
     agent = "Hermes Agent (session JSONL)"
-    indexes = "OpenAI-style messages with tool calls; the session_meta line as session fields"
+    indexes = ("OpenAI-style messages with tool calls, the assistant's thinking (role reasoning); the "
+               "session_meta line as session fields")
     source = "cli"
+    reader = 2  # 2: an assistant message's reasoning / reasoning_details as a reasoning row (2026-12-07)
     default_locations = {"linux": ("{hermes_home}/sessions/*.jsonl",),
                          "darwin": ("{hermes_home}/sessions/*.jsonl",)}
 
@@ -73,6 +79,11 @@ class HermesJsonlImporter(Importer):
                     meta=meta,
                 ), *problems]
             record = openai_message(obj, session_id, line, tools, problems)
+            thinking = assistant_thinking(obj) if record is not None and record.role == "assistant" else None
+            if thinking:  # the thinking Hermes keeps beside the reply: a reasoning row before it
+                found: list[Event] = [MessageRecord(session_id, "reasoning", thinking,
+                                                    timestamp=record.timestamp, line=line), record]
+                return [*found, *problems]
             if not problems:
                 return record
             return [record, *problems] if record is not None else problems

@@ -20,6 +20,25 @@ HERMES_ID = re.compile(r"^(\d{8}_\d{6}_[0-9a-f]{4,}|cron_.+_\d{8}_\d{6})$")
 KNOWN_ROLES = {"system", "user", "assistant", "tool", "function", "developer"}
 
 
+def assistant_thinking(message: dict[str, Any]) -> str | None:
+    """The thinking an assistant message carries beside its content: ``reasoning`` or
+    ``reasoning_content`` text, else the readable items of OpenRouter's ``reasoning_details``
+    (``reasoning.text`` / ``reasoning.summary``; encrypted items hold none). Hermes Agent keeps
+    all three on its assistant messages (``_ASSISTANT_ONLY_KEYS`` in its gateway transcript code)."""
+    for key in ("reasoning", "reasoning_content"):
+        text = message.get(key)
+        if isinstance(text, str) and text.strip():
+            return text
+    details = message.get("reasoning_details")
+    pieces = []
+    for item in details if isinstance(details, list) else []:
+        text = item.get("text") if isinstance(item, dict) and isinstance(item.get("text"), str) else (
+            item.get("summary") if isinstance(item, dict) else None)
+        if isinstance(text, str) and text.strip():
+            pieces.append(text)
+    return "\n".join(pieces) or None
+
+
 class ToolNames:
     """Remembers ``tool_call_id -> function name`` so tool rows get their ``tool_name``."""
 
