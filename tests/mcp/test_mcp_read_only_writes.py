@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from pathlib import Path
 
+import pytest
 from mcp_helpers import build_home, served
 
 from hermes_store.facts.store import FactStore
@@ -53,3 +55,48 @@ def test_a_read_only_home_never_bumps_retrieval_count(engine, home):
         reader.close()
     with home.open_db() as db:
         assert FactStore(db).get_fact(fact_id)["retrieval_count"] == 1
+
+
+def _tree(*roots: Path) -> dict[str, tuple[int, int]]:
+    """Every file and folder under ``roots`` (themselves included) with its mtime and size."""
+    found = {}
+    for root in roots:
+        for path in [root, *root.rglob("*")] if root.exists() else []:
+            info = path.stat()
+            found[str(path)] = (info.st_mtime_ns, info.st_size)
+    return found
+
+
+def _read_everything(server) -> None:
+    assert server.call("recall", {"query": "zebrafish billing"}).is_error is False
+    assert server.call("session_search", {"query": "zebrafish"}).is_error is False
+    assert server.call("session_search", {}).is_error is False
+    assert server.call("fact_store", {"action": "search", "query": "postgres"}).is_error is False
+    assert server.call("fact_store", {"action": "add", "content": "refused"}).is_error is True
+    for uri in ("memory://MEMORY.md", "memory://USER.md", "memory://prompt"):
+        server.read(uri)
+
+
+@pytest.mark.parametrize("naming", ["home", "url"])
+def test_a_read_only_server_leaves_no_file_beside_the_store(tmp_path, naming):
+    """A read-only server left ``hermes_store.db-wal`` and ``-shm`` beside the store after its
+    first read (SQLite creates them for a read-only connection and cannot remove them): a
+    read-only session now leaves every file and folder of the home and of the store's folder as
+    it found them, named by the home or by ``--database-url``."""
+    root, elsewhere = tmp_path / "home", tmp_path / "stores"
+    elsewhere.mkdir()
+    options: tuple[str, ...] = ()
+    if naming == "url":
+        url = f"sqlite:///{elsewhere / 'x.db'}"
+        options = ("--database-url", url)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("HERMES_STORE_DATABASE_URL", url)
+            build_home(root)
+        assert (elsewhere / "x.db").exists() and not (root / "hermes_store.db").exists()
+    else:
+        build_home(root)
+    before = _tree(root, elsewhere)
+    with served(root, "--read-only", options=options) as server:
+        _read_everything(server)
+    assert _tree(root, elsewhere) == before
+
