@@ -100,3 +100,13 @@ def test_a_read_only_server_leaves_no_file_beside_the_store(tmp_path, naming):
         _read_everything(server)
     assert _tree(root, elsewhere) == before
 
+
+def test_a_read_only_server_on_a_new_home_creates_nothing(tmp_path, engine, request):
+    """Reading ``memory://prompt`` from a read-only server made the home and its ``memories/``
+    folder; nothing is created now, on either engine."""
+    root = tmp_path / "new-home"
+    options = ("--database-url", request.getfixturevalue("pg_store_url")) if engine == "postgresql" else ()
+    with served(root, "--read-only", options=options) as server:
+        _read_everything(server)
+        assert server.read("memory://prompt") == ""
+    assert not root.exists()
