@@ -686,11 +686,13 @@ def open_home_store(home: Any, url: str | None, **kwargs: Any) -> Database:
     store file (its own ``hermes_store.db`` or the file ``url`` names), created unless
     read-only (in the directory :meth:`~hermes_store.home.Home.prepare_store_directory` makes
     ready: a mistyped folder in a URL is refused); a read-only home (``mcp --read-only``) never
-    writes."""
+    writes, and no read-only open leaves a file beside the store (``traceless``)."""
     path = home.sqlite_path
     if home.read_only:
-        kwargs = {**kwargs, "readonly": True, "traceless": True}
+        kwargs = {**kwargs, "readonly": True}
         kwargs.pop("migrate", None)
-    if not kwargs.get("readonly"):
+    if kwargs.get("readonly"):
+        kwargs["traceless"] = True
+    else:
         home.prepare_store_directory()
     return Database(path, **kwargs)

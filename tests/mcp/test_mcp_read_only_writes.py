@@ -110,3 +110,17 @@ def test_a_read_only_server_on_a_new_home_creates_nothing(tmp_path, engine, requ
         _read_everything(server)
         assert server.read("memory://prompt") == ""
     assert not root.exists()
+
+
+def test_reading_another_profile_leaves_no_file_beside_its_store(tmp_path):
+    """``session_search`` with ``profile`` (how an ``@session:work/ID`` link is read) opened the
+    other profile's store read-only and left ``-wal``/``-shm`` files in that profile's folder,
+    from a read-only server too; every read-only open of a store now leaves nothing."""
+    root = tmp_path / "home"
+    build_home(root)
+    build_home(root / "profiles" / "work")
+    before = _tree(root)
+    with served(root, "--read-only") as server:
+        found = server.call("session_search", {"query": "zebrafish", "profile": "work"}).structured_content
+        assert found["success"] is True and found["count"] >= 1, found
+    assert _tree(root) == before
