@@ -124,3 +124,26 @@ def test_reading_another_profile_leaves_no_file_beside_its_store(tmp_path):
         found = server.call("session_search", {"query": "zebrafish", "profile": "work"}).structured_content
         assert found["success"] is True and found["count"] >= 1, found
     assert _tree(root) == before
+
+
+def test_a_read_only_vector_file_read_leaves_no_file_beside_it(tmp_path):
+    """A read-only home (``mcp --read-only`` with ``semantic.model`` set) read the message
+    vectors file and left ``session_vectors.db-wal`` and ``-shm`` beside it (seen with the
+    bundled e5 model: a recall or session_search from a read-only server); now nothing."""
+    import numpy as np
+
+    from hermes_store.sessions.vectors import VectorStore
+
+    path = tmp_path / "session_vectors.db"
+    writer = VectorStore(path)
+    try:
+        writer.put("words-4", [(1, "s1", 0, np.array([1, 0, 0, 0], dtype=np.float32), "0" * 24)])
+    finally:
+        writer.close()
+    before = _tree(tmp_path)
+    reader = VectorStore(path, read_only=True)
+    try:
+        assert len(reader.states("words-4")) == 1
+    finally:
+        reader.close()
+    assert _tree(tmp_path) == before
