@@ -213,7 +213,11 @@ class Database:
     ``unix-dotfile`` for filesystems without working POSIX locks, where WAL is
     refused and the DELETE journal is used instead. ``":memory:"`` gives a
     private in-memory database with the full schema (used as a fallback
-    index when the home's file cannot be written). ``bounded=False`` leaves out
+    index when the home's file cannot be written). ``traceless=True`` (with ``readonly``, for a
+    read-only home: ``mcp --read-only``) also leaves nothing beside the file: a WAL-mode store
+    with no ``-wal`` file (no writer has it open; everything is in the main file) is opened
+    ``immutable=1``, since SQLite would otherwise create ``-wal`` and ``-shm`` files that a
+    read-only connection cannot remove. ``bounded=False`` leaves out
     the progress handler that enforces search time budgets: for a connection
     that only writes (the bulk loader's writer thread), where the handler would
     make SQLite take the GIL every few thousand steps for nothing.
@@ -231,6 +235,7 @@ class Database:
         wal: bool = True,
         vfs: str | None = None,
         bounded: bool = True,
+        traceless: bool = False,
     ) -> None:
         self.path = Path(path)
         self.readonly = readonly
@@ -244,7 +249,7 @@ class Database:
             if not self.path.exists():
                 raise DatabaseError(f"{self.path}: no such database file")
             try:
-                self.conn = read_only_connection(self.path, vfs)
+                self.conn = read_only_connection(self.path, vfs, traceless=traceless)
             except apsw.Error as exc:
                 raise DatabaseError(f"{self.path}: cannot open read-only: {exc}") from exc
             self.conn.set_busy_timeout(int(self.busy_patience * 1000))
@@ -624,10 +629,27 @@ def _access_hint(path: Path) -> str:
     return ""
 
 
-def read_only_connection(path: str | os.PathLike[str], vfs: str | None = None) -> apsw.Connection:
-    """An APSW connection that reads the existing file ``path`` and never writes to it."""
-    uri = "file:" + _uri_path(Path(path)) + "?mode=ro"
+def read_only_connection(path: str | os.PathLike[str], vfs: str | None = None, *,
+                         traceless: bool = False) -> apsw.Connection:
+    """An APSW connection that reads the existing file ``path`` and never writes to it;
+    ``traceless``: see :class:`Database` (for a short read: a writer starting meanwhile is
+    seen by the next connection)."""
+    path = Path(path)
+    query = "mode=ro"
+    if traceless and wal_mode_header(path) and not os.path.exists(f"{path}-wal"):
+        query += "&immutable=1"
+    uri = "file:" + _uri_path(path) + "?" + query
     return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, vfs=vfs)
+
+
+def wal_mode_header(path: str | os.PathLike[str]) -> bool:
+    """True when the SQLite file's header says WAL mode (bytes 18 and 19 are 2)."""
+    try:
+        with open(path, "rb", buffering=0) as handle:
+            head = handle.read(20)
+    except OSError:
+        return False
+    return len(head) == 20 and head[18] == 2 and head[19] == 2
 
 
 def _uri_path(path: Path) -> str:
@@ -664,11 +686,13 @@ def open_home_store(home: Any, url: str | None, **kwargs: Any) -> Database:
     store file (its own ``hermes_store.db`` or the file ``url`` names), created unless
     read-only (in the directory :meth:`~hermes_store.home.Home.prepare_store_directory` makes
     ready: a mistyped folder in a URL is refused); a read-only home (``mcp --read-only``) never
-    writes."""
+    writes, and no read-only open leaves a file beside the store (``traceless``)."""
     path = home.sqlite_path
     if home.read_only:
         kwargs = {**kwargs, "readonly": True}
         kwargs.pop("migrate", None)
-    if not kwargs.get("readonly"):
+    if kwargs.get("readonly"):
+        kwargs["traceless"] = True
+    else:
         home.prepare_store_directory()
     return Database(path, **kwargs)

@@ -27,6 +27,8 @@ from typing import Any
 
 import apsw
 
+from hermes_store.db import wal_mode_header
+
 DEFAULT_STATEMENT_SECONDS = float(os.environ.get("HERMES_STORE_FOREIGN_STATEMENT_SECONDS", "") or 60.0)
 DEFAULT_BUSY_SECONDS = 2.0
 DEFAULT_MAX_VALUE_BYTES = 8 * 1024 * 1024  # one message, title or JSON blob
@@ -52,16 +54,6 @@ class ForeignDBError(ValueError):
 def quote_identifier(name: str) -> str:
     """``name`` as a quoted SQL identifier (a foreign column name is never raw SQL)."""
     return '"' + str(name).replace('"', '""') + '"'
-
-
-def _wal_header(path: Path) -> bool:
-    """True when the file header says WAL mode (bytes 18 and 19 are 2)."""
-    try:
-        with open(path, "rb", buffering=0) as handle:
-            head = handle.read(20)
-    except OSError:
-        return False
-    return len(head) == 20 and head[18] == 2 and head[19] == 2
 
 
 def _uri_path(path: Path) -> str:
@@ -91,7 +83,7 @@ class ForeignDB:
         if not stat.S_ISREG(info.st_mode):
             raise ForeignDBError(self.path, "unreadable", "not a regular file")
         sidecars = all(os.path.exists(f"{self.path}{s}") for s in ("-wal", "-shm"))
-        query = "mode=ro&immutable=1" if _wal_header(self.path) and not sidecars else "mode=ro"
+        query = "mode=ro&immutable=1" if wal_mode_header(self.path) and not sidecars else "mode=ro"
         self.immutable = "immutable" in query
         uri = f"file:{_uri_path(self.path)}?{query}"
         try:

@@ -201,10 +201,12 @@ class Home:
         return self.root / "plugins"
 
     def ensure(self) -> Home:
-        """Create the home and memories directories (private to the user)."""
+        """Create the home and memories directories (private to the user); a read-only home
+        (``mcp --read-only``) is left as it is."""
         if self.root.exists() and not self.root.is_dir():
             raise ConfigError(f"{self.root}: the Hermes home is not a directory")
-        private_mkdir(self.memories_dir)
+        if not self.read_only:
+            private_mkdir(self.memories_dir)
         return self
 
     def config(self) -> dict[str, Any]:

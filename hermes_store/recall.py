@@ -253,9 +253,11 @@ def _builtin_candidates(request: RecallRequest, targets: tuple[str, ...]) -> dic
         if not _in_window(updated or created, request.since, request.until):
             continue
         source = KIND_BY_NAME[hit.target].file  # type: ignore[attr-defined]
+        text = sanitize_entry(hit.content, source)
+        # a blocked entry's snippet is cut from the same poisoned text: the notice stands for both
+        snippet = hit.snippet if text == sanitize_context(hit.content) else text
         item = RecallItem(
-            kind=hit.target, id=hit.index, text=sanitize_entry(hit.content, source),
-            kind_score=hit.score, snippet=hit.snippet,
+            kind=hit.target, id=hit.index, text=text, kind_score=hit.score, snippet=snippet,
             provenance={
                 "file": str(home.memories_dir / source),
                 "created_at": _iso(created), "updated_at": _iso(updated),

@@ -165,12 +165,16 @@ class MemoryStore:
     # -- loading and the frozen snapshot -------------------------------------
 
     def load_from_disk(self) -> None:
-        """Read both files into live state and freeze the system-prompt snapshot."""
-        try:
-            self.home.ensure()
-        except OSError as exc:  # a read-only home can still be read
-            logger.warning("cannot create %s: %s", self.home.memories_dir, exc)
-        remove_stale_temps(self.home.memories_dir)
+        """Read both files into live state and freeze the system-prompt snapshot. A read-only
+        home (``mcp --read-only``) is only read: no folder made, no temp file or hand edit
+        cleaned up or recorded."""
+        writable = not self.home.read_only
+        if writable:
+            try:
+                self.home.ensure()
+            except OSError as exc:  # a read-only home can still be read
+                logger.warning("cannot create %s: %s", self.home.memories_dir, exc)
+            remove_stale_temps(self.home.memories_dir)
         style = self.render_style
         for target in TARGETS:
             path = self.path_for(target)
@@ -185,7 +189,7 @@ class MemoryStore:
             self._set_live(target, entries)
             sanitized = sanitize_entries(entries, path.name)
             self._system_prompt_snapshot[target] = render_block(target, sanitized, limit, style)
-            if ok:
+            if ok and writable:
                 self._sync_provenance(target)
 
     def _sync_provenance(self, target: str) -> None:

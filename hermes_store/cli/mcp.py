@@ -14,7 +14,8 @@ from hermes_store.cli.common import store_home
               help="Expose no writing action: memory and fact_feedback are withheld, fact_store "
                    "add/update/remove are refused.")
 @click.option("--session-id", default="",
-              help="The current session: excluded from session_search, recorded with every write.")
+              help="The current session: excluded from session_search and recall, recorded with "
+                   "every memory write.")
 @click.pass_context
 def mcp(ctx: click.Context, tool_list: str | None, read_only: bool, session_id: str) -> None:
     """Run a stdio MCP server (for Claude Code, Codex, Cursor, Gemini CLI, Hermes, ...).

@@ -23,6 +23,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
+from hermes_store.redaction import MARKER
+
 MAX_ENTITY_CHARS = 80
 MAX_ENTITY_WORDS = 8
 
@@ -228,8 +230,12 @@ def _first_name(after: str) -> str | None:
 
 
 def extract_entities(text: str) -> list[ExtractedEntity]:
-    """Entities of ``text`` in order of first mention; ``aka`` aliases attached, case-insensitive dedup."""
+    """Entities of ``text`` in order of first mention; ``aka`` aliases attached, case-insensitive dedup.
+
+    A redaction marker (``[REDACTED:kind:digest]``, what a secret became) names nothing: it is
+    read as blank space, so facts that held secrets are not linked through an entity "REDACTED"."""
     text = unicodedata.normalize("NFKC", text or "")
+    text = MARKER.sub(lambda m: " " * len(m.group()), text)  # blank, same length: positions kept
     body, pairs = _split_aliases(text)
     candidates: list[tuple[str, int]] = []
     for name, _alias in pairs:

@@ -25,7 +25,7 @@ from typing import Any
 
 import anyio
 
-from hermes_store.mcp_server.inbound import repaired
+from hermes_store.mcp_server.inbound import invalid_request_reply, repaired
 
 REPLY_CAP_BYTES = 128 * 1024
 MAX_IN_FLIGHT = 8
@@ -179,9 +179,10 @@ class BoundedReceive:
     order. Beyond that nothing is read, so a client that sends and never reads is blocked.
     A line the SDK refused only for its lone surrogates is read anyway (:mod:`.inbound`)."""
 
-    def __init__(self, inner: Any, inflight: _InFlight) -> None:
+    def __init__(self, inner: Any, inflight: _InFlight, replies: Any = None) -> None:
         self._inner = inner
         self._inflight = inflight
+        self._replies = replies  # where a refused request's error is written (the write stream)
         self._buffer: list[Any] = []
         self._ended = False
 
@@ -190,10 +191,13 @@ class BoundedReceive:
         """The sender's context of the last item (the SDK restores it for the handler)."""
         return getattr(self._inner, "last_context", None)
 
-    def _pass_on(self, item: Any) -> Any:
+    async def _pass_on(self, item: Any) -> Any:
         cancelled = _cancelled_id(item)
         if cancelled is not None:
             self._inflight.done(cancelled)
+        refused = invalid_request_reply(item)
+        if refused is not None and self._replies is not None:  # answered, never left to hang
+            await self._replies.send(refused)
         return item
 
     async def receive(self) -> Any:
@@ -201,7 +205,7 @@ class BoundedReceive:
         while True:
             for index, item in enumerate(self._buffer):
                 if not _is_request(item):
-                    return self._pass_on(self._buffer.pop(index))
+                    return await self._pass_on(self._buffer.pop(index))
             if self._buffer and self._inflight.take(_root(self._buffer[0]).id):
                 return self._buffer.pop(0)
             if not self._buffer:
@@ -209,7 +213,7 @@ class BoundedReceive:
                     raise anyio.EndOfStream
                 item = repaired(await self._inner.receive())
                 if not _is_request(item):
-                    return self._pass_on(item)
+                    return await self._pass_on(item)
                 self._buffer.append(item)
                 continue
             if self._ended or len(self._buffer) >= LOOKAHEAD:
@@ -279,4 +283,5 @@ def bounded_streams(
 ) -> tuple[Any, Any]:
     """The transport's (read, write) streams with at most ``limit`` requests in flight."""
     inflight = _InFlight(limit)
-    return BoundedReceive(read_stream, inflight), BoundedSend(write_stream, inflight)
+    send = BoundedSend(write_stream, inflight)
+    return BoundedReceive(read_stream, inflight, send), send

@@ -8,6 +8,11 @@ client never gets an answer and its tool call hangs until its own timeout. :func
 reads such a message with Python's ``json`` module, each lone surrogate replaced by U+FFFD (as
 every tool argument is: :func:`hermes_store.tooling.valid_text`); anything else the SDK refused
 goes on as it was.
+
+A request the SDK refuses for its shape (``"jsonrpc": "1.0"``, ``"params": []``, no
+``"jsonrpc"``, a method that is not a string) was dropped the same way, so its call hung too:
+:func:`invalid_request_reply` is the JSON-RPC "Invalid Request" error the server now writes for
+it, under the request's own id, naming what was wrong.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 import mcp.types as types
 from mcp.shared.message import SessionMessage
+from mcp.types.jsonrpc import INVALID_REQUEST
 from pydantic import ValidationError
 
 from hermes_store.tooling import valid_text
@@ -47,3 +53,31 @@ def repaired(item: Any) -> Any:
     except (ValueError, RecursionError):  # not JSON, or not a message once read: as the SDK said
         return item
     return SessionMessage(message)
+
+
+def _refused_message(errors: list[Any]) -> dict[str, Any] | None:
+    """The request object a refusal was about (the validator's input of a missing-field error
+    holds it whole), else None."""
+    for error in errors:
+        value = error.get("input")
+        if isinstance(value, dict) and "method" in value:
+            return value
+    return None
+
+
+def invalid_request_reply(item: Any) -> SessionMessage | None:
+    """For a refused line that is a request with a usable id, the "Invalid Request" error to
+    write back (naming the first problem); None for anything else (no id to answer)."""
+    if not isinstance(item, ValidationError):
+        return None
+    errors = item.errors(include_url=False)
+    message = _refused_message(errors)
+    request_id = message.get("id") if message is not None else None
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return None
+    problems = [e for e in errors if e.get("loc")[:1] == ("JSONRPCRequest",)] or errors
+    where = ".".join(str(part) for part in problems[0].get("loc", ())[1:]) or "message"
+    detail = f"not a JSON-RPC 2.0 request: {where}: {problems[0].get('msg', 'invalid')}"
+    error = types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                               error=types.ErrorData(code=INVALID_REQUEST, message=detail))
+    return SessionMessage(error)

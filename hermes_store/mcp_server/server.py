@@ -8,8 +8,8 @@ JSON as text and as structured content; a reply whose ``success`` is false is a
 tool error (``isError``). Nothing a client sends can stop the server: unknown
 tools, bad arguments and internal failures all come back as tool errors.
 
-Writes record the origin ``mcp:CLIENT`` (``mcp`` when the client gives no name),
-with the ``--session-id`` given at start-up as their session.
+Memory writes record the origin ``mcp:CLIENT`` (``mcp`` when the client gives no name),
+with the ``--session-id`` given at start-up as their session (a fact records no writer).
 """
 
 from __future__ import annotations

@@ -331,12 +331,12 @@ class SqliteVectorRows(SqlVectorRows):
         if self._open is None:
             self._adopt_shared()
         if self._open is None and self.read_only:
-            self._open = Database(self.path, readonly=True, migrate=False)
+            self._open = Database(self.path, readonly=True, migrate=False, traceless=True)
         if self._open is None:
             try:
                 db = Database(self.path, migrate=False)
             except DatabaseError:  # a file, folder or mount that cannot be written: read it
-                db, self.read_only = Database(self.path, readonly=True, migrate=False), True
+                db, self.read_only = Database(self.path, readonly=True, migrate=False, traceless=True), True
             if not self.read_only:
                 try:
                     db.conn.execute(_SQLITE_SCHEMA)
@@ -346,7 +346,7 @@ class SqliteVectorRows(SqlVectorRows):
                         db.conn.execute(_SQLITE_PER_MODEL)
                 except (apsw.ReadOnlyError, apsw.CantOpenError):  # the file refuses the write
                     db.close()
-                    db, self.read_only = Database(self.path, readonly=True, migrate=False), True
+                    db, self.read_only = Database(self.path, readonly=True, migrate=False, traceless=True), True
             self._open = db
         return self._open
 

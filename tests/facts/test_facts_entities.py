@@ -56,3 +56,25 @@ def test_sentence_starters_are_not_names():
 def test_aka_needs_a_word_boundary():
     found = extract_entities("Taka Betadu likes ramen")
     assert [(e.name, e.aliases) for e in found] == [("Taka Betadu", [])]
+
+
+def test_secrets_do_not_link_facts_through_an_entity_redacted(home, engine):
+    """A fact holding a secret is stored with the secret as ``[REDACTED:kind:digest]``, and the
+    marker became an entity "REDACTED": every fact that ever held a secret was linked to every
+    other one (``related`` of Alice's fact listed Bob's). The marker names nothing now, on both
+    engines; the fact's real names are still its entities."""
+    import json
+
+    from hermes_store.tools import handle_tool_call
+
+    def call(args):
+        return json.loads(handle_tool_call("fact_store", args, home=home))
+
+    call({"action": "add", "content": "Alice's deploy key is ghp_abcdefghijklmnopqrstuvwxyz0123456789"})
+    call({"action": "add", "content": "Bob set OPENAI_API_KEY=sk-proj-AAAAbbbbCCCCddddEEEEffffGGGGhhhh1234"})
+    listed = call({"action": "list"})["facts"]
+    assert all("[REDACTED:" in f["content"] for f in listed), listed
+    entities = {e for f in listed for e in f["entities"]}
+    assert {"Alice", "Bob"} <= entities and not any("REDACTED" in e.upper() for e in entities), entities
+    related = call({"action": "related", "entity": "Alice"})["results"]
+    assert [f["content"][:5] for f in related] == ["Alice"], related

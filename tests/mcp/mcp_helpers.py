@@ -100,21 +100,24 @@ class Served:
         return result.contents[0].text
 
 
-def server_params(home: Path, *args: str) -> StdioServerParameters:
-    """The stdio parameters that start ``hermes-store --home HOME mcp ARGS``."""
-    return StdioServerParameters(command=SERVER_CMD[0], args=[*SERVER_CMD[1:], "--home", str(home), "mcp", *args])
+def server_params(home: Path, *args: str, options: tuple[str, ...] = ()) -> StdioServerParameters:
+    """The stdio parameters that start ``hermes-store --home HOME OPTIONS mcp ARGS``."""
+    return StdioServerParameters(command=SERVER_CMD[0],
+                                 args=[*SERVER_CMD[1:], "--home", str(home), *options, "mcp", *args])
 
 
 @contextlib.contextmanager
-def served(home: Path, *args: str, mode: str = "auto", client_name: str = CLIENT_NAME) -> Iterator[Served]:
-    """Start a server on ``home`` with ``args`` and yield a connected client.
+def served(home: Path, *args: str, mode: str = "auto", client_name: str = CLIENT_NAME,
+           options: tuple[str, ...] = ()) -> Iterator[Served]:
+    """Start a server on ``home`` with ``args`` (and the global ``options``, e.g.
+    ``--database-url URL``) and yield a connected client.
 
     ``mode="legacy"`` speaks the initialize handshake (protocol 2025-11-25 and earlier), as most
     MCP clients in the field still do; the default lets the SDK pick the newest protocol.
     """
     errlog = home.parent / f"{home.name}-mcp-stderr.log"
     with open(errlog, "w", encoding="utf-8") as err, start_blocking_portal() as portal:
-        client = Client(stdio_client(server_params(home, *args), errlog=err), mode=mode,
+        client = Client(stdio_client(server_params(home, *args, options=options), errlog=err), mode=mode,
                         client_info=types.Implementation(name=client_name, version="1.0"))
         with portal.wrap_async_context_manager(client) as connected:
             yield Served(portal, connected, home, errlog)

@@ -64,3 +64,30 @@ def test_lone_surrogates_in_arguments_are_answered_and_the_next_call_works(tmp_p
         assert "Ada likes tea \ufffd a lot" in answer["result"]["content"][0]["text"]
     finally:
         client.close()
+
+
+def test_a_request_of_the_wrong_shape_gets_an_invalid_request_error(tmp_path):
+    """A request the SDK refuses for its shape got no reply at all (found with a raw client:
+    ``"jsonrpc": "1.0"``, positional ``"params": []``, no ``"jsonrpc"``), so the client's call
+    hung until its own timeout. Each now gets JSON-RPC's "Invalid Request" error under its own
+    id, naming what was wrong, and the server goes on answering."""
+    root = tmp_path / "home"
+    build_home(root)
+    client = RawClient(root)
+    try:
+        for request_id, line, said in [
+            (21, '{"jsonrpc": "1.0", "id": 21, "method": "tools/list"}', "jsonrpc: Input should be '2.0'"),
+            (22, '{"jsonrpc": "2.0", "id": 22, "method": "tools/list", "params": []}', "params:"),
+            ("r23", '{"id": "r23", "method": "tools/list"}', "jsonrpc: Field required"),
+        ]:
+            client.send(line)
+            answer = client.reply()
+            assert answer is not None, f"no reply to {line}"
+            assert answer["id"] == request_id and answer["error"]["code"] == -32600, answer
+            assert answer["error"]["message"].startswith("not a JSON-RPC 2.0 request: "), answer
+            assert said in answer["error"]["message"], answer
+        answer = client.call(24, "recall", '{"query": "zebrafish"}')
+        assert answer is not None and answer["id"] == 24
+        assert json.loads(answer["result"]["content"][0]["text"])["count"] >= 1
+    finally:
+        client.close()
