@@ -126,7 +126,7 @@ def sqlite_to_postgres(source: Database, target: PgDatabase,
             present = target.scalar(f"SELECT count(*) FROM {table}{where}", params)
             if present:
                 raise DatabaseError(
-                    f"{target.display_url}: table {table} already holds {present} row(s); "
+                    f"{target.display_url}: table {table} already holds {present} {'row' if present == 1 else 'rows'}; "
                     "migrate copies into an empty store only (nothing is merged or overwritten)")
         for table, ident, scoped, cols in plan:
             where, params = (" WHERE home = %s", (target.writer,)) if scoped else ("", ())
@@ -147,7 +147,7 @@ def sqlite_to_postgres(source: Database, target: PgDatabase,
             if kept:  # the rows both sides hold count once, on the target
                 expected, stored = expected - len(kept), stored - len(kept)
             if not count == expected == stored:
-                raise DatabaseError(f"{table}: copied {count} of {expected} row(s), {stored} stored; rolled back")
+                raise DatabaseError(f"{table}: copied {count} of {expected} {'row' if expected == 1 else 'rows'}, {stored} stored; rolled back")
             report.tables[table] = stored
             if progress:
                 progress(table, stored)
@@ -197,7 +197,7 @@ def _postgres_to_sqlite(source: PgDatabase, target: Database,
             present = target.scalar(f"SELECT count(*) FROM {table}")
             if present:
                 raise DatabaseError(
-                    f"{target.path}: table {table} already holds {present} row(s); "
+                    f"{target.path}: table {table} already holds {present} {'row' if present == 1 else 'rows'}; "
                     "migrate copies into an empty store only (nothing is merged or overwritten)")
         for table, scoped, cols in plan:
             where, params = (" WHERE home = %s", (source.writer,)) if scoped else ("", ())
@@ -212,7 +212,7 @@ def _postgres_to_sqlite(source: PgDatabase, target: Database,
             expected = int(source.scalar(f"SELECT count(*) FROM {table}{where}", params) or 0)
             stored = int(target.scalar(f"SELECT count(*) FROM {table}") or 0)
             if not count == expected == stored:
-                raise DatabaseError(f"{table}: copied {count} of {expected} row(s), {stored} stored; rolled back")
+                raise DatabaseError(f"{table}: copied {count} of {expected} {'row' if expected == 1 else 'rows'}, {stored} stored; rolled back")
             report.tables[table] = stored
             if progress:
                 progress(table, stored)

@@ -108,7 +108,7 @@ def check_url(url: str) -> None:
     try:
         conninfo_to_dict(url)
     except Error as exc:
-        raise ValueError(f"invalid database URL: {' '.join(scrub(str(exc), url).split())}") from None
+        raise ValueError(f"invalid database URL: {one_line(scrub(str(exc), url))}") from None
 
 
 _STORES_SEEN: set[str] = set()  # URLs whose database held a store in this process (it stays one)
@@ -139,7 +139,7 @@ def store_present(url: str) -> bool:
             present = bool(conn.execute(SCHEMA_HOLDS_ANYTHING).fetchone()[0])
     except psycopg.Error as exc:  # unreachable, refused, not a URL: the opener says so in its own words
         if "FATAL:" not in str(exc) and time.monotonic() - started >= pgreach.SILENT_AFTER:
-            pgreach.remember_silent(url, scrub(" ".join(str(exc).split()), url))
+            pgreach.remember_silent(url, scrub(one_line(str(exc)), url))
         return True
     if present:
         _STORES_SEEN.add(url)
@@ -157,6 +157,13 @@ def _secrets_of(url: str) -> list[str]:
     except Exception:  # an unparsable URL holds nothing we can name
         pass
     return [s for s in found if len(s) >= 1]
+
+
+def one_line(text: str) -> str:
+    """libpq's message on one line: its lines joined with ``; `` (its hint starts a line of its
+    own: "... failed: Connection refused" / "Is the server running ...", run together as one
+    sentence before), the spaces in each collapsed."""
+    return "; ".join(" ".join(line.split()) for line in text.splitlines() if line.strip())
 
 
 def scrub(text: str, url: str) -> str:
@@ -362,8 +369,7 @@ class PgDatabase:
 
     def _reason(self, exc: BaseException) -> str:
         """The driver's words for ``exc``, secrets removed, one line."""
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        return scrub(text, self._url)
+        return scrub(one_line(str(exc)) or type(exc).__name__, self._url)
 
     @contextmanager
     def _guard(self) -> Iterator[None]:

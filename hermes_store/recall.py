@@ -419,11 +419,12 @@ KINDS: tuple[str, ...] = tuple(KIND_BY_NAME)
 
 
 def unknown_kinds_problem(kinds: Iterable[str]) -> str | None:
-    """``"unknown kind(s) …; choose from …"`` when ``kinds`` names a kind that does not exist."""
+    """``"unknown kind …; choose from …"`` (``kinds`` for more than one) when ``kinds`` names a
+    kind that does not exist."""
     bad = list(dict.fromkeys(k for k in kinds if k not in KIND_BY_NAME))
     if not bad:
         return None
-    return f"unknown kind(s) {shown(', '.join(bad))}; choose from {', '.join(KINDS)}"
+    return f"unknown {'kind' if len(bad) == 1 else 'kinds'} {shown(', '.join(bad))}; choose from {', '.join(KINDS)}"
 
 
 # --------------------------------------------------------------------------- fusion

@@ -102,3 +102,29 @@ def test_refusal_keeps_json_on_stdout_and_reason_on_stderr(sample: Path) -> None
     assert done.returncode == 1
     assert json.loads(done.stdout)["success"] is False
     assert re.search(r"Error: No entry matched", done.stderr)
+
+
+@pytest.mark.parametrize("args", [
+    ["sessions", "show", "nope", "--json"],
+    ["sessions", "embed", "--json"],  # no semantic.model configured
+    ["status", "--json"],  # a bad store URL in the environment
+    ["facts", "list", "--json"],
+    ["migrate", "--to", "postgresql://nobody@/x", "--json"],  # no store to copy yet
+    ["restore", "/nonexistent/backup.db", "--json"],
+])
+def test_a_failure_with_json_answers_json_on_stdout(tmp_path: Path, args: list[str]) -> None:
+    """docs/cli.md: exit 1 says why on stderr and, with ``--json``, still prints JSON on stdout
+    (``sessions show nope --json``, ``status --json`` under a bad URL ... printed nothing there)."""
+    home = tmp_path / "home"
+    shutil.copytree(ROOT / "examples" / "sample_home", home)
+    env = {k: v for k, v in os.environ.items() if k != "HERMES_STORE_DATABASE_URL"}
+    if args[0] in ("status", "facts"):
+        env["HERMES_STORE_DATABASE_URL"] = "mysql://x"
+    elif args[0] == "sessions" and args[1] == "show":
+        assert _run(home, ["sessions", "index", "SESSIONS"]).returncode == 0
+    done = subprocess.run([*CLI, "--home", str(home), *args], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    reply = json.loads(done.stdout)
+    assert reply["success"] is False
+    assert reply["error"] and f"Error: {reply['error']}" in done.stderr

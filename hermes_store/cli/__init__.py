@@ -14,7 +14,14 @@ import sys
 
 import click
 
-from hermes_store.cli.common import ReaderGone, echo_json, explain_failure, terminal_safe_output
+from hermes_store.cli.common import (
+    ARGS_KEY,
+    ReaderGone,
+    asked_for_json,
+    echo_json,
+    explain_failure,
+    terminal_safe_output,
+)
 from hermes_store.cli.style import COLOR_MODES, echo_after_ctrl_c, set_color_mode
 from hermes_store.db import (
     CLI_BUDGET_ENV,
@@ -71,7 +78,7 @@ class LazyGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Click's parsing; the command line is kept so a failure can answer ``--json`` in JSON."""
-        ctx.meta[_ARGS_KEY] = list(args)
+        ctx.meta[ARGS_KEY] = list(args)
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> object:
@@ -95,17 +102,9 @@ class LazyGroup(click.Group):
                 raise
             message = explain_failure(exc, ctx.obj if isinstance(ctx.obj, Home) else None)
             click.echo(f"Error: {message}", err=True)
-            if _asked_for_json(ctx.meta.get(_ARGS_KEY, [])):
+            if asked_for_json(ctx.meta.get(ARGS_KEY, [])):
                 echo_json({"success": False, "error": message})
             ctx.exit(1)
-
-
-_ARGS_KEY = "hermes_store.args"
-
-
-def _asked_for_json(args: list[str]) -> bool:
-    """Whether the command line holds the ``--json`` option (not after ``--``, where it is text)."""
-    return "--json" in (args[:args.index("--")] if "--" in args else args)
 
 
 @click.group(cls=LazyGroup, lazy=COMMANDS)

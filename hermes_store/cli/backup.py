@@ -27,7 +27,7 @@ def backup(ctx: click.Context, dest: str, as_json: bool) -> None:
             line.show(f"Backing up {get_home(ctx).store_location()} ...")
             result = backup_store(get_home(ctx), dest)
     except (ConfigError, DatabaseError) as exc:
-        _failed(str(exc), as_json)
+        fail(str(exc))  # with --json, also {"success": false, ...} on stdout
         return
     if as_json:
         echo_json({"success": True, **result})
@@ -48,7 +48,7 @@ def restore(ctx: click.Context, source: str, force: bool, as_json: bool) -> None
     try:
         result = restore_store(get_home(ctx), source, force=force)
     except (ConfigError, DatabaseError) as exc:
-        _failed(str(exc), as_json)
+        fail(str(exc))  # with --json, also {"success": false, ...} on stdout
         return
     if as_json:
         echo_json({"success": True, **result})
@@ -56,10 +56,3 @@ def restore(ctx: click.Context, source: str, force: bool, as_json: bool) -> None
     kept = f"; the previous database is kept as {result['previous_kept_as']}" if result["previous_kept_as"] else ""
     click.echo(f"restored {result['database']} from {result['restored']}{kept}")
 
-
-def _failed(message: str, as_json: bool) -> None:
-    """``Error: message`` and exit 1; with ``--json`` also ``{"success": false, "error": ...}``
-    on stdout (docs/cli.md, "Exit codes")."""
-    if as_json:
-        echo_json({"success": False, "error": message})
-    fail(message)

@@ -96,9 +96,30 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
     return f"{number} {noun if number == 1 else (plural or noun + 's')}"
 
 
+# where the command group keeps the command line (click's ``ctx.meta`` is shared by every
+# context of one run), so a failure can answer ``--json`` in JSON
+ARGS_KEY = "hermes_store.args"
+
+
+def asked_for_json(args: list[str]) -> bool:
+    """Whether the command line ``args`` holds the ``--json`` option (not after ``--``, where it
+    is text)."""
+    return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
+def _json_wanted() -> bool:
+    """Whether the running command was given ``--json`` (False outside a click command)."""
+    ctx = click.get_current_context(silent=True)
+    return ctx is not None and asked_for_json(ctx.meta.get(ARGS_KEY, []))
+
+
 def fail(message: str, code: int = 1) -> None:
-    """Print ``Error: message`` to stderr and exit with ``code``."""
+    """Print ``Error: message`` to stderr and exit with ``code``. A failure (1) of a command run
+    with ``--json`` also prints ``{"success": false, "error": message}`` on stdout, as
+    docs/cli.md ("Exit codes") promises a JSON reader; a usage error (2) does not."""
     click.echo(f"Error: {message}", err=True)
+    if code == 1 and _json_wanted():
+        echo_json({"success": False, "error": message})
     sys.exit(code)
 
 

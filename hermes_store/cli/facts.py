@@ -298,10 +298,7 @@ def import_hermes(ctx: click.Context, path: str | None, as_json: bool) -> None:
         with FactStore(home.ensure(), config=_config(home)) as store:
             counts = store.import_hermes(source)
     except (FactStoreError, DatabaseError) as exc:
-        if as_json:
-            echo_json({"success": False, "error": str(exc)})
-            ctx.exit(1)
-        fail(str(exc))
+        fail(str(exc))  # with --json, also {"success": false, ...} on stdout
         return
     if as_json:
         echo_json({"success": True, **counts})

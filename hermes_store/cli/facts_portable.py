@@ -44,10 +44,7 @@ def import_(ctx: click.Context, source: str, as_json: bool) -> None:
         with open_facts(home, reads=False) as store:
             counts = store.import_rows(source, *rows)
     except FactStoreError as exc:
-        if as_json:
-            echo_json({"success": False, "error": str(exc)})
-            ctx.exit(1)
-        fail(str(exc))
+        fail(str(exc))  # with --json, also {"success": false, ...} on stdout
         return
     if as_json:
         echo_json({"success": True, **counts})

@@ -64,11 +64,16 @@ def _ours(entry: Any) -> bool:
     return isinstance(entry, dict) and isinstance(entry.get("command"), str) and MARKER in entry["command"]
 
 
-def _save(path: Path, data: dict[str, Any]) -> None:
+def _save(path: Path, data: dict[str, Any]) -> Path | None:
+    """Write ``data`` to ``path``; the file it replaces is kept as ``<name>.bak``, returned (None
+    when there was no file before)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    kept = None
     if path.exists():
-        shutil.copy2(path, path.with_name(path.name + ".bak"))
+        kept = path.with_name(path.name + ".bak")
+        shutil.copy2(path, kept)
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return kept
 
 
 @click.group("hooks")
@@ -95,8 +100,8 @@ def install(ctx: click.Context, agent: str) -> None:
     data["hooks"][EVENT] = [g for g in groups if not (isinstance(g, dict) and g.get("hooks") == [])]
     data["hooks"][EVENT].append({"hooks": [{"type": "command", "command": command,
                                             "timeout": HOOK_TIMEOUT}]})
-    _save(path, data)
-    click.echo(f"added a {EVENT} hook to {path} (previous file kept as {path.name}.bak)")
+    kept = _save(path, data)
+    click.echo(f"added a {EVENT} hook to {path}" + (f" (previous file kept as {kept.name})" if kept else ""))
     url = store_home(ctx).database_url_to_pass()
     if url and display_url(url) != url:  # the mask changed it: the URL holds a password
         click.echo(f"warning: the hook's command in {path} holds the store URL with its password; to keep "

@@ -228,7 +228,9 @@ def cost(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         echo_json(data)
         return
-    click.echo(f"Render style: {data['style']}   (tokens are estimates: ~4 ASCII chars or 1 other char each)")
+    columns = output_columns()  # on a terminal, a long line wraps at words
+    click.echo(fill(f"Render style: {data['style']}   (tokens are estimates: ~4 ASCII chars or 1 other char each)",
+                    columns, "", "  "))
     for name, block in data["blocks"].items():
         state = "" if block["enabled"] else "  [disabled in config: not in the prompt]"
         click.echo(f"\n{file_name(name)}  {counted(block['entry_count'], 'entry', 'entries')}, {block['used_chars']:,}/"
@@ -243,9 +245,9 @@ def cost(ctx: click.Context, as_json: bool) -> None:
             part = block[label]
             click.echo(f"  {label:>10} {part['chars']:>7} {part['bytes']:>7} {part['tokens']:>7}")
     total, frame = data["total"], data["frame_total"]
-    click.echo(f"\nTotal in prompt: {total['chars']:,} chars, {total['bytes']:,} bytes, "
-               f"~{total['tokens']:,} tokens (frame overhead {frame['bytes']:,} bytes, "
-               f"~{frame['tokens']:,} tokens)")
+    click.echo("\n" + fill(f"Total in prompt: {total['chars']:,} chars, {total['bytes']:,} bytes, "
+                           f"~{total['tokens']:,} tokens (frame overhead {frame['bytes']:,} bytes, "
+                           f"~{frame['tokens']:,} tokens)", columns, "", "  "))
 
 
 def _short(text: str | None, width: int = 60) -> str:
@@ -278,6 +280,7 @@ def history(ctx: click.Context, target: str | None, limit: int | None, as_json: 
         return
     if not events:
         click.echo("No history yet.")
+    columns = output_columns()  # on a terminal, a long event wraps at words under its text
     with fenced_output():  # the human trail is read like `memory show`; --json stays the exact export
         for ev in events:
             who = ev["origin"] + (f" session={ev['session_id']}" if ev["session_id"] else "")
@@ -286,7 +289,8 @@ def history(ctx: click.Context, target: str | None, limit: int | None, as_json: 
                 change = f"{_short(ev['old_text'])} -> {_short(ev['new_text'])}"
             else:
                 change = _short(ev["new_text"] if ev["action"] == "add" else ev["old_text"])
-            click.echo(f"#{ev['id']:<5} {ev['at']}  {ev['target']:<6} {ev['action']:<7} {who}{undo}  {change}")
+            click.echo(fill(f"#{ev['id']:<5} {ev['at']}  {ev['target']:<6} {ev['action']:<7} {who}{undo}  {change}",
+                            columns, "", " " * 7))
 
 
 @memory.command("restore")

@@ -80,8 +80,8 @@ def migrate(ctx: click.Context, target_url: str, as_json: bool) -> None:
         echo_json(data)
         return
     for table, rows in data["tables"].items():
-        click.echo(f"  {table:<16} {rows:>9,} rows")
+        click.echo(f"  {table:<16} {rows:>9,} {'row' if rows == 1 else 'rows'}")
     if vectors:
-        click.echo(f"  {'vectors':<16} {vectors:>9,} rows (the semantic extra's embeddings)")
+        click.echo(f"  {'vectors':<16} {vectors:>9,} {'row' if vectors == 1 else 'rows'} (the semantic extra's embeddings)")
     click.echo(f"Done: {data['total_rows']:,} rows in {len(data['tables'])} tables, counts verified, "
                f"ids kept ({data['seconds']:.1f}s).")

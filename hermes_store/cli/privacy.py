@@ -103,9 +103,7 @@ def forget(ctx: click.Context, ref: str | None, session_id: str | None, matching
         try:
             result = forget_items(storage, ref=ref, session_id=session_id, matching=matching)
         except ForgetError as exc:  # names nothing stored: refused (1), as `sessions show` is
-            if as_json:
-                echo_json({"success": False, "error": str(exc)})
-            fail(str(exc))
+            fail(str(exc))  # with --json, also {"success": false, ...} on stdout
         if result["messages"] or result["sessions"]:
             purge_free_space(db, ["messages", "sessions"])
     finally:

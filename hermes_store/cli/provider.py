@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.style import fill, output_columns
 from hermes_store.config_edit import set_config_value
 from hermes_store.home import ConfigError, Home
 from hermes_store.providers.base import is_core_provider
@@ -49,18 +50,21 @@ def list_providers(ctx: click.Context, as_json: bool, no_load: bool) -> None:
         echo_json(document)
         return
     width = max(len(row["name"]) for row in document["providers"])
+    columns = output_columns()  # on a terminal, a long description wraps at words under itself
+    under = " " * (width + 4)
     if not no_load:
-        click.echo("(availability checked by running each plug-in's code; --no-load only reads plugin.yaml)",
-                   err=True)
-    click.echo(f"Memory providers (memory.provider: {document['configured'] or '(none — built-in only)'})")
+        click.echo(fill("(availability checked by running each plug-in's code; --no-load only reads plugin.yaml)",
+                        output_columns(err=True), "", " "), err=True)
+    click.echo(fill(f"Memory providers (memory.provider: {document['configured'] or '(none — built-in only)'})",
+                    columns, "", "  "))
     for row in document["providers"]:
         status = "available ✓" if row["available"] else "not available ✗"
         marker = "  ← active" if row["active"] and row["name"] != BUILTIN_NAME else ""
-        click.echo(f"  {row['name']:<{width}}  {row['source']:<11}  {status}{marker}")
+        click.echo(fill(f"  {row['name']:<{width}}  {row['source']:<11}  {status}{marker}", columns, "", under))
         if row["description"]:
-            click.echo(f"  {'':<{width}}  {row['description']}")
+            click.echo(fill(row["description"], columns, under))
         if not row["available"] and row["reason"]:
-            click.echo(f"  {'':<{width}}  reason: {row['reason']}")
+            click.echo(fill(f"reason: {row['reason']}", columns, under, under + "  "))
     for key in ("config_error", "warning"):
         if key in document:
             click.echo(f"Warning: {document[key]}", err=True)

@@ -36,7 +36,7 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
     wanted = [k.strip() for k in kinds.split(",") if k.strip()]
     problem = unknown_kinds_problem(wanted)
     if problem:
-        raise click.BadParameter(problem, param_hint="--kinds")
+        raise click.BadParameter(problem, param_hint="'--kinds'")  # quoted as click quotes --role
     home = store_home(ctx)  # a bad store setting stops here (exit 1), not as a kind's error
     try:
         # listed for a person: memory and session hits come marked in our bold style, whose marks

@@ -468,9 +468,11 @@ def formats_cmd(as_json: bool) -> None:
     if as_json:
         echo_json({"formats": rows, "problems": list(REGISTRY_PROBLEMS)})
         return
+    columns = output_columns()  # on a terminal, a long name or list of places wraps at words
     for row in rows:
         where = "; ".join(row["default_locations"].get("linux", [])) or "-"
         origin = "" if row["origin"] == "bundled" else f" [{row['origin']}]"
-        click.echo(f"{row['name']:<22} {row['agent']}{origin}\n{'':<22} {where}")
+        click.echo(fill(f"{row['agent']}{origin}", columns, f"{row['name']:<22} ", " " * 23))
+        click.echo(fill(where, columns, " " * 23))
     for problem in REGISTRY_PROBLEMS:
         click.echo(f"problem: {problem}", err=True)

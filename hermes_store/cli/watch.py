@@ -48,7 +48,7 @@ def watch(ctx: click.Context, paths: tuple[Path, ...], discover: bool, poll: boo
             return
         click.echo(f"indexed {counted(summary.messages_added, 'message')} "
                    f"({counted(summary.sessions_added, 'new session')})"
-                   f" from {counted(len(changed), 'file')}", err=True)
+                   f" from {counted(summary.files, 'file')}", err=True)  # read, not paths watched
         for error in summary.errors:
             where = error["path"] + (f":{error['line']}" if error["line"] is not None else "")
             click.echo(f"  {where}: {error['error']}", err=True)

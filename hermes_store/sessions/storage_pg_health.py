@@ -51,7 +51,7 @@ class PgIndexHealth:
         orphans = int(self.db.scalar(
             "SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id)") or 0)
         if orphans:
-            problems.append(f"{orphans} message(s) belong to no session")
+            problems.append(f"{orphans} message{'' if orphans == 1 else 's'} belong{'s' if orphans == 1 else ''} to no session")
         invalid = self.db.query(
             "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid"
             " JOIN pg_namespace n ON n.oid = c.relnamespace"

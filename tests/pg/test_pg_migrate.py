@@ -240,3 +240,19 @@ def test_forgotten_stays_forgotten_after_migrating_both_ways(home, pg_url, tmp_p
         assert result.exit_code == 0, result.output
         assert json.loads(result.output)["sessions_added"] == 0, (url, result.output)
         assert _cli(home, "sessions", "show", "20260315_184210_9bd7e4", url=url).exit_code == 1, url
+
+
+def test_counts_read_as_english_in_the_report_and_the_refusal(home, pg_url):
+    """`migrate` printed `facts  1 rows` per table and refused a second run with `already holds 4
+    row(s)`, where every other count reads `1 row` / `4 rows` (docs/cli.md)."""
+    import re
+
+    assert _cli(home, "facts", "add", "Platypus lays eggs").exit_code == 0
+    result = _cli(home, "migrate", "--to", pg_url)
+    assert result.exit_code == 0, result.output
+    counts = [line for line in result.output.splitlines() if line.startswith("  ")]
+    assert any(re.fullmatch(r"  facts +1 row", line) for line in counts), result.output
+    assert not any(re.search(r"(?<![\d,])1 rows$", line) for line in counts), counts
+    again = _cli(home, "migrate", "--to", pg_url)
+    assert again.exit_code == 1 and "(s)" not in again.output
+    assert re.search(r"already holds (1 row|\d+ rows);", again.output), again.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -109,6 +110,10 @@ def test_server_down_fails_fast_with_masked_url(tmp_path):
     assert "s3cret-pw" not in message
     assert "alice:***@" in message
     assert "not reachable" in message
+    # libpq's hint is its own line: kept apart ("...: No such file or directory; Is the server
+    # running ..."), not run into the line before it
+    assert re.search(r"[a-z] Is the server", message) is None, message
+    assert "; Is the server" in message, message
 
 
 def test_a_broken_migration_names_its_file(pg_url, tmp_path, monkeypatch):

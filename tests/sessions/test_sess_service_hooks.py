@@ -87,6 +87,21 @@ def test_claude_code_hook_keeps_settings_backs_up_and_is_idempotent(home, fake_h
     assert json.loads(settings.read_text()) == original
 
 
+def test_a_first_install_names_no_backup_it_did_not_make(home, fake_home):
+    """With no settings.json yet, `hooks install` said "(previous file kept as settings.json.bak)"
+    and no such file existed; it says so only when a previous file was kept."""
+    settings = fake_home / ".claude" / "settings.json"
+    result = _run(home, "hooks", "install", "claude-code")
+    assert result.exit_code == 0 and settings.is_file()
+    assert not (settings.parent / "settings.json.bak").exists()
+    assert "previous file" not in result.output and ".bak" not in result.output
+    again = _run(home, "hooks", "uninstall", "claude-code")
+    assert again.exit_code == 0 and (settings.parent / "settings.json.bak").is_file()
+    settings.write_text("{}")
+    result = _run(home, "hooks", "install", "claude-code")
+    assert "(previous file kept as settings.json.bak)" in result.output
+
+
 def test_hook_run_indexes_the_transcript_named_on_stdin(home, tmp_path):
     transcript = tmp_path / "s.jsonl"
     transcript.write_text(json.dumps({"type": "user", "sessionId": "hook-s", "uuid": "u1",

@@ -157,3 +157,18 @@ def test_idle_cpu_over_10s(home, sources):
     share = _idle_cpu(home, sources, 10.0)
     print(f"idle CPU over 10 s: {share * 100:.2f} % of one core")
     assert share < 0.01
+
+
+def test_the_catch_up_line_counts_the_files_read_not_the_paths_watched(home, tmp_path):
+    """Watching one folder of four transcripts printed "indexed 23 messages (4 new sessions) from
+    1 file" (the folder counted as the file); it is the four files read."""
+    folder = tmp_path / "transcripts"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "examples" / "sample_home" / "sessions", folder)
+    proc = _start(home, str(folder))
+    try:
+        _ready(home, proc, "crontab")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err
+    assert "indexed 23 messages (4 new sessions) from 4 files" in err, err

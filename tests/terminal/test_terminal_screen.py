@@ -117,6 +117,10 @@ def test_no_color_and_color_never_on_a_terminal(home: Path) -> None:
     assert code == 0 and b"backup" in shown and b"\x1b" not in shown
     code, shown = run_in_pty(["--home", str(home), "recall", "backup"])
     assert code == 0 and b"\x1b[1;36mPast sessions\x1b[22;39m" in shown
+    # an empty NO_COLOR asks for nothing (no-color.org; docs/cli.md says so since a newcomer
+    # read "NO_COLOR set to anything" and got bold hits with NO_COLOR=)
+    code, shown = run_in_pty(["--home", str(home), "recall", "backup"], NO_COLOR="")
+    assert code == 0 and b"\x1b[1;36mPast sessions\x1b[22;39m" in shown
 
 
 def test_color_always_styles_a_pipe_and_keeps_stored_text_neutralised(home: Path) -> None:

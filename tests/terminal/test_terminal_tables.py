@@ -32,6 +32,8 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for fact in ("The nightly backup job writes to s3://ana-backups with restic every night at two",
                  "Ana Ruiz prefers PostgreSQL over MySQL for every new service she starts"):
         assert run_in_pipe(["--home", str(root), "facts", "add", fact]).returncode == 0
+    assert run_in_pipe(["--home", str(root), "memory", "add", "Backups run from cron at two and keep fourteen "
+                        "days"]).returncode == 0  # an event for `memory history`
     return root
 
 
@@ -91,13 +93,16 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")
                                   ["recall", "backup", "--limit", "4"], ["facts", "search", "backup"],
                                   ["facts", "list"], ["memory", "show"], ["status"],
                                   ["sessions", "show", "20260312_091500_3fa2c1#5", "--context", "1"], ["doctor"],
-                                  ["sessions", "index", str(CLAUDE)]],
+                                  ["sessions", "index", str(CLAUDE)], ["memory", "history"], ["memory", "cost"],
+                                  ["provider", "list"], ["sessions", "formats"]],
                          ids=["search", "recall", "facts-search", "facts-list", "memory-show", "status",
-                              "sessions-show", "doctor", "sessions-index"])
+                              "sessions-show", "doctor", "sessions-index", "memory-history", "memory-cost",
+                              "provider-list", "sessions-formats"])
 def test_results_wrap_at_words_on_a_narrow_terminal(home: Path, argv: list[str]) -> None:
     """At 40 columns the terminal split snippets, notes and reasons mid-word ("bac" / "kup.sh");
     each line is now wrapped at a space with its indent kept, nothing lost: the same words as in
-    a pipe, in the same order."""
+    a pipe, in the same order. (`memory history`, `memory cost`, `provider list` and `sessions
+    formats` were still split mid-word at 60 columns: "'Backups ru" / "n from cron".)"""
     code, shown = run_in_pty(["--home", str(home), *argv], columns=40)
     assert code == 0
     # what stays on screen: a progress line redrawn with \r and cleared with ESC[K leaves nothing
