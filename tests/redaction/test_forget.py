@@ -104,9 +104,10 @@ def test_a_message_forgotten_already_is_refused_as_sessions_show_refuses_it(engi
     code, out = run(home, "forget", "keep-1#1")
     assert code == 1 and "has no message #1" in out and "Usage:" not in out
     assert run(home, "sessions", "show", "keep-1#1")[0] == 1
-    code, out = run(home, "forget", "--json", "keep-1#1")
-    assert code == 1 and json.loads(out.split("\nError:")[0]) == {
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "forget", "--json", "keep-1#1"])
+    assert result.exit_code == 1 and json.loads(result.stdout) == {
         "success": False, "error": "session keep-1 has no message #1"}
+    assert "Error: session keep-1 has no message #1" in result.stderr
 
 
 TOKEN = "ghp_R2d2C3p0Bb8Yoda4Luke6Leia8Han0Solo2Xy"
