@@ -24,6 +24,8 @@ from typing import Any
 
 import apsw
 
+from hermes_store.sqlite_guard import close_unchanged, foreign_triggers, stray_wal
+
 logger = logging.getLogger(__name__)
 
 DB_FILENAME = "hermes_store.db"
@@ -239,6 +241,8 @@ class Database:
         self.busy_patience = float(busy_patience if busy_patience is not None else default_busy_patience())
         self._lock = threading.RLock()
         self._write_depth = 0
+        self._guard_triggers = migrate and not readonly and str(path) != ":memory:"
+        self._trigger_cookie: int | None = None  # PRAGMA schema_version when the triggers were last checked
         vfs = vfs or os.environ.get("HERMES_STORE_SQLITE_VFS") or None
         if readonly:
             if not self.path.exists():
@@ -285,8 +289,11 @@ class Database:
         not get our tables, a WAL journal or any other change."""
         names = self._retry_busy(lambda: foreign_objects(self.conn))
         if names:
-            self.conn.close()
+            close_unchanged(self.conn)  # no checkpoint: a stray -wal must not be written into the file
             shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            stray = stray_wal(self.path, 0)
+            if stray:
+                raise DatabaseError(f"{self.path}: {stray}; nothing was changed")
             raise DatabaseError(f"{self.path}: not a hermes_store database (it holds {shown} and no hermes_store "
                                 "schema); nothing was changed: name a new file or an existing store")
 
@@ -446,6 +453,7 @@ class Database:
             self._retry_busy(lambda: self.conn.execute("BEGIN IMMEDIATE"))
             self._write_depth = 1
             try:
+                self._refuse_foreign_triggers()
                 yield self.conn
             except BaseException as exc:
                 self._write_depth = 0
@@ -462,6 +470,23 @@ class Database:
                 self._explain_write_failure(exc)
                 raise
             self._guard_wal()
+
+    def _refuse_foreign_triggers(self) -> None:
+        """Refuse a write (in its transaction, before anything is written) while the store holds
+        triggers the migrations do not create: every write would fire them (see
+        :mod:`hermes_store.sqlite_guard`). Checked again whenever the schema changed."""
+        if not self._guard_triggers:
+            return
+        cookie = int(self.conn.execute("PRAGMA schema_version").fetchone()[0])
+        if cookie == self._trigger_cookie:
+            return
+        version = self.user_version
+        foreign = foreign_triggers(self.conn, [p.read_text(encoding="utf-8") for n, p in migrations() if n <= version])
+        if foreign:
+            raise DatabaseError(f"{self.path}: refusing to write: " + "; ".join(
+                f"trigger {name} is not part of the hermes_store schema" for name in foreign[:5])
+                + " (every write would run it); nothing was changed: `hermes-store doctor --fix` drops it")
+        self._trigger_cookie = cookie
 
     def _guard_wal(self) -> None:
         """After a commit: if the ``-wal`` file vanished under this open connection (deleted

@@ -33,6 +33,7 @@ from hermes_store.db import (
     latest_schema_version,
     migrations,
 )
+from hermes_store.sqlite_guard import stray_wal
 
 logger = logging.getLogger(__name__)
 
@@ -222,8 +223,10 @@ def inspect(path: str | os.PathLike[str]) -> Report:
         return report
     try:
         foreign = foreign_objects(db.conn)
-        if foreign:  # another program's file: none of our checks (or fixes) apply
-            report.problems.append(f"{path}: not a hermes_store database (it holds {', '.join(foreign[:3])}"
+        if foreign:  # another program's file (or the store read through another database's -wal)
+            stray = stray_wal(path, 0)
+            report.problems.append(f"{path}: {stray}; doctor --fix leaves it alone" if stray else
+                                   f"{path}: not a hermes_store database (it holds {', '.join(foreign[:3])}"
                                    f"{', ...' if len(foreign) > 3 else ''} and no hermes_store schema); "
                                    "doctor --fix leaves it alone: name the store's own file")
             report.not_a_store = True
