@@ -537,14 +537,28 @@ def pg_repair(db: Any) -> list[str]:
 
     done = []
     before = int(db.schema_version)
-    after = db.migrate()
-    if after != before:
-        done.append(f"migrated {before} -> {after}")
     with db.transaction() as conn:
+        # the migrations rewrite rows (0003: UPDATE facts SET content = content): a trigger
+        # function of ours that was replaced (facts_changed() deleting every message) would run
+        # before its own migration restores it, so the tables' triggers are off until then
+        for table in _user_trigger_tables(conn):
+            conn.execute(f"ALTER TABLE {_ident(table)} DISABLE TRIGGER USER")
+        after = db.migrate(guard=False)  # joins this transaction
+        if after != before:
+            done.append(f"migrated {before} -> {after}")
         for _, path in pg_migrations():
             conn.execute(path.read_text(encoding="utf-8"))
             done.append(f"re-applied {path.name}")
+        for table in _user_trigger_tables(conn):
+            conn.execute(f"ALTER TABLE {_ident(table)} ENABLE TRIGGER USER")
     return done
+
+
+def _user_trigger_tables(conn: Any) -> list[str]:
+    """The tables of the store's schema that have triggers of their own (not constraints')."""
+    return [r["tbl"] for r in conn.execute(
+        "SELECT DISTINCT c.relname AS tbl FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+        " WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace ORDER BY 1").fetchall()]
 
 
 # ----------------------------------------------------------- PostgreSQL: exactly our schema
