@@ -157,6 +157,12 @@ def _secrets_of(url: str) -> list[str]:
         found = [str(params[k]) for k in _SECRET_KEYS if params.get(k)]
     except Exception:  # an unparsable URL holds nothing we can name
         pass
+    try:  # a password holding an unencoded '@': libpq ends it at the first '@' and reads the rest
+        password = urlsplit(url).password  # as the host (quoted in its errors); mask_url, at the last
+    except ValueError:
+        password = None
+    if password:
+        found += [password, *password.split("@")]
     return [s for s in found if len(s) >= 1]
 
 
