@@ -145,13 +145,26 @@ def schema_mismatches(db: Database, *, missing: bool = True) -> list[SchemaMisma
 
 def drop_foreign_objects(path: str | os.PathLike[str]) -> list[str]:
     """Drop the triggers and views of the store at ``path`` that the migrations never create
-    (``doctor --fix``); tables and indexes are left for the user to judge. Returns what was dropped."""
+    (``doctor --fix``), and put back a trigger of ours or a full-text index whose definition
+    was changed (another tokenizer, other columns: searches found nothing) as the migrations
+    define it, the index rebuilt from its rows (it holds no data of its own); other tables and
+    indexes are left for the user to judge. Returns what was done."""
     dropped: list[str] = []
     with Database(path, migrate=False) as db:
-        extra = [m for m in schema_mismatches(db, missing=False)
-                 if m.reason == "extra" and m.kind in ("trigger", "view")]
-        if extra:
+        found = schema_mismatches(db, missing=False)
+        reference = {name: sql for name, _kind, sql in _schema_at(db.user_version)}
+        fts = [name for name, sql in reference.items() if sql and "USING FTS5" in sql.upper()]
+        redefined = [m for m in found if m.reason == "definition"
+                     and (m.kind == "trigger" or m.kind == "table" and m.name in fts)]
+        extra = [m for m in found if m.reason == "extra" and m.kind in ("trigger", "view")]
+        if extra or redefined:
             with db.write():
+                for item in redefined:  # first: an FTS table's odd shadow tables go with it
+                    db.execute(f"DROP {'TRIGGER' if item.kind == 'trigger' else 'TABLE'} {_ident(item.name)}")
+                    db.execute(reference[item.name])
+                    if item.kind == "table":
+                        db.execute(f"INSERT INTO {_ident(item.name)}({_ident(item.name)}) VALUES('rebuild')")
+                    dropped.append(f"recreated {item.kind} {item.name} as the hermes_store schema defines it")
                 for item in extra:
                     db.execute(f"DROP {item.kind.upper()} IF EXISTS {_ident(item.name)}")
                     dropped.append(f"dropped {item.kind} {item.name} (not part of the hermes_store schema)")

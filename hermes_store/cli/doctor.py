@@ -207,7 +207,7 @@ def _foreign_objects(path: Path, report: Report, fix: bool, record: Callable[...
         return
     problem = "; ".join(m.message for m in report.foreign)
     if not fix:
-        record("foreign_objects", problem + " (run `hermes-store doctor --fix` to drop extra triggers and views)")
+        record("foreign_objects", problem + " (run `hermes-store doctor --fix` to drop extra triggers and views and restore changed triggers and full-text indexes)")
         return
     try:
         done = dbhealth.drop_foreign_objects(path)

@@ -98,3 +98,26 @@ def test_a_redefined_trigger_of_ours_refuses_writes(home):
     conn.close()
     result = _cli(home, "facts", "add", "a fourth fact")
     assert result.exit_code == 1 and f"trigger {name} is not part of the hermes_store schema" in result.output
+
+
+def test_doctor_fix_puts_back_a_redefined_full_text_index_and_trigger(home):
+    """A messages_fts recreated with another tokenizer (and empty) made every search answer 'No
+    matching messages' and doctor --fix left it ('differs ... definition was changed'); a
+    redefined trigger of ours stayed too. --fix now recreates both as the migrations define
+    them, the index rebuilt from the messages."""
+    assert _cli(home, "sessions", "index", EXAMPLE).exit_code == 0
+    _store_with_facts(home)
+    with sqlite3.connect(home.db_path) as conn:
+        conn.execute("DROP TABLE messages_fts")
+        conn.execute("CREATE VIRTUAL TABLE messages_fts USING fts5(content, tokenize='trigram')")
+        name, sql = conn.execute("SELECT name, sql FROM sqlite_master WHERE type='trigger' AND tbl_name='facts'"
+                                 " AND sql LIKE '%AFTER INSERT%'").fetchone()
+        conn.execute(f"DROP TRIGGER {name}")
+        conn.execute(sql.replace("BEGIN", "BEGIN DELETE FROM entities;", 1))
+    conn.close()
+    assert "No matching messages" in _cli(home, "sessions", "search", "backup").output
+    fixed = _cli(home, "doctor", "--fix")
+    assert fixed.exit_code == 0, fixed.output
+    assert "backup" in _cli(home, "sessions", "search", "backup").output.lower().replace("no matching", "")
+    assert _cli(home, "facts", "add", "a fourth fact").exit_code == 0
+    assert _cli(home, "doctor").exit_code == 0
