@@ -121,3 +121,17 @@ def test_doctor_fix_puts_back_a_redefined_full_text_index_and_trigger(home):
     assert "backup" in _cli(home, "sessions", "search", "backup").output.lower().replace("no matching", "")
     assert _cli(home, "facts", "add", "a fourth fact").exit_code == 0
     assert _cli(home, "doctor").exit_code == 0
+
+
+def test_indexing_into_a_redefined_full_text_index_names_the_store(home):
+    """'Error: indexing stopped: table messages_fts has no column named search_content' named no
+    file; now the store and doctor are named."""
+    _store_with_facts(home)
+    with sqlite3.connect(home.db_path) as conn:
+        conn.execute("DROP TABLE messages_fts")
+        conn.execute("CREATE VIRTUAL TABLE messages_fts USING fts5(content, tokenize='trigram')")
+    conn.close()
+    result = _cli(home, "sessions", "index", EXAMPLE)
+    assert result.exit_code == 1
+    assert f"indexing stopped: {home.db_path}: table messages_fts has no column named search_content" in result.output
+    assert "hermes-store doctor" in result.output
