@@ -160,7 +160,7 @@ def drop_foreign_objects(path: str | os.PathLike[str]) -> list[str]:
         if extra or redefined:
             with db.write():
                 for item in redefined:  # first: an FTS table's odd shadow tables go with it
-                    db.execute(f"DROP {'TRIGGER' if item.kind == 'trigger' else 'TABLE'} {_ident(item.name)}")
+                    db.execute(f"DROP {item.kind.upper()} {_ident(item.name)}")
                     db.execute(reference[item.name])
                     if item.kind == "table":
                         db.execute(f"INSERT INTO {_ident(item.name)}({_ident(item.name)}) VALUES('rebuild')")
