@@ -24,7 +24,14 @@ from typing import Any
 
 import apsw
 
-from hermes_store.sqlite_guard import close_unchanged, foreign_triggers, stray_wal
+from hermes_store.sqlite_guard import (  # noqa: F401  (foreign_objects, read_only_connection: db's API)
+    close_unchanged,
+    foreign_objects,
+    foreign_triggers,
+    on_read_only_filesystem,
+    read_only_connection,
+    stray_wal,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -191,20 +198,6 @@ def _create_private(path: Path) -> None:
     os.close(fd)
 
 
-def foreign_objects(conn: apsw.Connection) -> list[str]:
-    """Up to four table or view names of a database that has no hermes_store schema version
-    (``PRAGMA user_version`` 0) but tables of its own: another program's file. Empty for a
-    hermes_store database and for an empty file."""
-    # one statement, so one snapshot: read apart, a store another process was creating could
-    # show version 0 and then its new tables (committed in between), and look foreign
-    rows = list(conn.execute(
-        "SELECT v.user_version, m.name FROM pragma_user_version AS v LEFT JOIN (SELECT name FROM sqlite_master"
-        " WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 4) AS m"))
-    if not rows or int(rows[0][0] or 0):
-        return []
-    return [str(row[1]) for row in rows if row[1] is not None]
-
-
 class Database:
     """An APSW connection to one SQLite file, configured the project's way.
 
@@ -243,7 +236,12 @@ class Database:
         self._write_depth = 0
         self._guard_triggers = migrate and not readonly and str(path) != ":memory:"
         self._trigger_cookie: int | None = None  # PRAGMA schema_version when the triggers were last checked
+        self.read_only_reason = ""
         vfs = vfs or os.environ.get("HERMES_STORE_SQLITE_VFS") or None
+        if not readonly and str(path) != ":memory:" and self.path.exists() and on_read_only_filesystem(self.path):
+            # a store on a read-only mount: read it (writes say why they cannot be), as a read-only home is
+            self.readonly, readonly, self._guard_triggers = True, True, False
+            self.read_only_reason = f"{self.path.parent} is on a read-only filesystem"
         if readonly:
             if not self.path.exists():
                 raise DatabaseError(f"{self.path}: no such database file")
@@ -438,7 +436,8 @@ class Database:
         transaction.
         """
         if self.readonly:
-            raise DatabaseError(f"{self.path}: opened read-only")
+            raise DatabaseError(f"{self.path}: opened read-only"
+                                + (f" ({self.read_only_reason})" if self.read_only_reason else ""))
         if self.newer_schema:
             raise DatabaseError(f"{self.path}: schema version {self.newer_schema} is newer than this hermes_store "
                                 f"({latest_schema_version()}); refusing to write (upgrade hermes_store)")
@@ -647,20 +646,6 @@ def _access_hint(path: Path) -> str:
     if info.f_bavail * info.f_frsize < 1 << 20:
         return f" (no space left on the device holding {path.parent})"
     return ""
-
-
-def read_only_connection(path: str | os.PathLike[str], vfs: str | None = None) -> apsw.Connection:
-    """An APSW connection that reads the existing file ``path`` and never writes to it."""
-    uri = "file:" + _uri_path(Path(path)) + "?mode=ro"
-    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, vfs=vfs)
-
-
-def _uri_path(path: Path) -> str:
-    """Percent-encode the characters a SQLite URI path cannot hold literally."""
-    text = str(path.resolve())
-    for char, code in (("%", "%25"), ("?", "%3f"), ("#", "%23")):
-        text = text.replace(char, code)
-    return text
 
 
 def sqlite_url_path(url: str, base: str | os.PathLike[str] | None = None) -> Path | None:

@@ -85,3 +85,43 @@ def foreign_triggers(conn: apsw.Connection, scripts: Sequence[str]) -> list[str]
     ours = reference_triggers(tuple(scripts))
     rows = conn.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' ORDER BY name").fetchall()
     return [str(name) for name, sql in rows if (str(name), " ".join(str(sql or "").split())) not in ours]
+
+
+def foreign_objects(conn: apsw.Connection) -> list[str]:
+    """Up to four table or view names of a database that has no hermes_store schema version
+    (``PRAGMA user_version`` 0) but tables of its own: another program's file. Empty for a
+    hermes_store database and for an empty file."""
+    # one statement, so one snapshot: read apart, a store another process was creating could
+    # show version 0 and then its new tables (committed in between), and look foreign
+    rows = list(conn.execute(
+        "SELECT v.user_version, m.name FROM pragma_user_version AS v LEFT JOIN (SELECT name FROM sqlite_master"
+        " WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 4) AS m"))
+    if not rows or int(rows[0][0] or 0):
+        return []
+    return [str(row[1]) for row in rows if row[1] is not None]
+
+
+def on_read_only_filesystem(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` lies on a filesystem mounted read-only (nothing can write it there)."""
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def read_only_connection(path: str | os.PathLike[str], vfs: str | None = None) -> apsw.Connection:
+    """An APSW connection that reads the existing file ``path`` and never writes to it. On a
+    read-only mount the file is opened ``immutable=1``: no process can change it there, and a
+    WAL-mode store cannot be opened ``mode=ro`` without a ``-shm`` file it could create
+    ("unable to open database file": every read of a store on a read-only mount failed)."""
+    mode = "immutable=1" if on_read_only_filesystem(path) else "mode=ro"
+    uri = "file:" + _uri_path(Path(path)) + "?" + mode
+    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, vfs=vfs)
+
+
+def _uri_path(path: Path) -> str:
+    """Percent-encode the characters a SQLite URI path cannot hold literally."""
+    text = str(path.resolve())
+    for char, code in (("%", "%25"), ("?", "%3f"), ("#", "%23")):
+        text = text.replace(char, code)
+    return text

@@ -78,6 +78,10 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
             problems = m.integrity_check(db)
             record("integrity_check", "; ".join(problems[:5]) if problems else None)
             for table in m.fts_tables(db):
+                if getattr(db, "readonly", False) and hasattr(db, "read_only_reason"):  # FTS5's check writes
+                    record(f"fts:{table}", None, note="not checked: the store is open read-only"
+                           + (f" ({db.read_only_reason})" if db.read_only_reason else ""))
+                    continue
                 line.show(f"doctor: checking fts:{table} ...")
                 try:
                     problem = m.fts_integrity(db, table)

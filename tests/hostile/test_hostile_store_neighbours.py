@@ -135,3 +135,38 @@ def test_indexing_into_a_redefined_full_text_index_names_the_store(home):
     assert result.exit_code == 1
     assert f"indexing stopped: {home.db_path}: table messages_fts has no column named search_content" in result.output
     assert "hermes-store doctor" in result.output
+
+
+@pytest.fixture
+def read_only_home(home, tmp_path):
+    """``home`` (a WAL store with facts and sessions) bind-mounted read-only at another path."""
+    import subprocess
+
+    _store_with_facts(home)
+    assert _cli(home, "sessions", "index", EXAMPLE).exit_code == 0
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    if subprocess.run(["mount", "--bind", str(home.root), str(mount)], capture_output=True).returncode:
+        pytest.skip("bind mounts need root")
+    try:
+        if subprocess.run(["mount", "-o", "remount,bind,ro", str(mount)], capture_output=True).returncode:
+            pytest.skip("cannot remount read-only here")
+        yield type(home)(mount)
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def test_a_store_on_a_read_only_mount_is_read(read_only_home):
+    """Every read of a store on a read-only mount failed: 'cannot open for writing: unable to
+    open database file' (sessions list/search, session_search), and a read-only connection
+    could not open the WAL-mode file either (no -shm can be made there). Reads work now;
+    a write says why it cannot be done, naming the file."""
+    home = read_only_home
+    listed = _cli(home, "sessions", "list")
+    assert listed.exit_code == 0 and "20260312_091500_3fa2c1" in listed.output, listed.output
+    assert "backup" in _cli(home, "sessions", "search", "backup").output
+    assert "nightly backups" in _cli(home, "facts", "search", "backups").output
+    assert _cli(home, "doctor").exit_code == 0
+    added = _cli(home, "facts", "add", "a fourth fact")
+    assert added.exit_code == 1
+    assert f"{home.db_path}: opened read-only ({home.root} is on a read-only filesystem)" in added.output
