@@ -125,6 +125,13 @@ RULES: tuple[Rule, ...] = (
          literals=tuple(f"gl{kind}-" for kind in _GITLAB.split("|"))),
     *(Rule(kind, _after(prefix, width) + body + _END, trigger, literals=literals) for kind, prefix, width, body, trigger, literals
       in _PREFIXED),
+    # a password given to a command as a flag (agents run these): curl/wget -u user:PASS,
+    # mysql -pPASS, sshpass -p PASS; a $VAR, {{template}} or <placeholder> is not one
+    Rule("password", r"\b(?:curl|wget|https?|httpie)\b[^\n|;&]{0,300}?\s(?:-u|--user)[ =]['\"]?[^\s:'\"]{1,100}:"
+                     r"(?P<v>(?![$<{%])[^\s'\"]{3,300})", r"\s(?:-u|--user)[ =]", literals=("-u", "--user")),
+    Rule("password", r"\bmysql(?:dump|admin|sh)?\b[^\n|;&]{0,300}?\s-p(?P<v>(?![$<{%\s'\"])[^\s'\"]{3,300})",
+         r"\s-p[^\s]", literals=("-p",)),
+    Rule("password", r"\bsshpass\s+-p\s*['\"]?(?P<v>(?![$<{%])[^\s'\"]{1,300})", r"sshpass\s", literals=("sshpass",)),
     Rule("telegram_bot_token", r"(?<![0-9])[0-9]{8,10}:AA[0-9A-Za-z_-]{33}" + r"(?![A-Za-z0-9_-])",
          r"[0-9]{8}:AA[0-9A-Za-z_-]{33}", literals=(":aa",)),
     Rule("jwt", _after("eyJ", 3) + r"[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{0,4000}", r"\.eyJ", literals=(".eyj",)),

@@ -85,6 +85,10 @@ PLANTED: dict[str, tuple[str, str]] = {
     "shopify": ("shop 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", "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"),
     "linear": ("lin_api_Wq2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc2Vb4Nm6Q", "lin_api_Wq2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc2Vb4Nm6Q"),
     "databricks": ("host + dapi3f9a1c2b4d5e6f708192a3b4c5d6e7f8", "dapi3f9a1c2b4d5e6f708192a3b4c5d6e7f8"),
+    # passwords given to a command as a flag
+    "curl-user": ("curl -u deploy:Wq2Er4Ty6Ui8 https://api.example.com/v1/status", "Wq2Er4Ty6Ui8"),
+    "mysql-p": ("mysqldump -h db.internal -u root -pKr8zTq3Wm5x app > app.sql", "Kr8zTq3Wm5x"),
+    "sshpass": ("sshpass -p 'Pz4Wq8Lm2Nr6x' ssh root@10.0.0.7 uptime", "Pz4Wq8Lm2Nr6x"),
 }
 
 # What must stay as it is (and searchable): no marker may appear in these.
@@ -122,4 +126,6 @@ HARMLESS: tuple[str, ...] = (
     "the gsk_ prefix, npm_ scripts, r8_ models, tvly- search, hvs. tokens, xapp- and glrt- names",
     "Updated 1234567890:AA batch",
     "SG.example.com and dapi docs",
+    "docker run -u 1000:1000 app && git push -u origin main",
+    "curl -u $API_USER:$API_TOKEN https://x && mysql -u root -p app && mkdir -p build && ssh -p 2222 h",
 )
