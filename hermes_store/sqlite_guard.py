@@ -1,4 +1,4 @@
-"""What a store file's neighbours and schema may do to it: a stray ``-wal`` and foreign triggers.
+"""What a store file's neighbours, schema and mount may do to it: a stray ``-wal``, foreign triggers.
 
 Two hostile states of a SQLite store that SQLite itself acts on without asking (lowest layer;
 imports nothing of hermes_store, so :mod:`hermes_store.db` can use it):
@@ -13,6 +13,10 @@ imports nothing of hermes_store, so :mod:`hermes_store.db` can use it):
   hermes_store fires them, so an ``AFTER INSERT ON messages`` trigger deleting the facts lost
   them on the next ``sessions index``. :func:`foreign_triggers` names them, against the
   triggers the migrations create.
+
+Also the file-level reads :mod:`hermes_store.db` re-exports: :func:`foreign_objects` (another
+program's file named as the store) and :func:`read_only_connection` (``immutable=1`` on a
+read-only mount, where a WAL-mode file cannot be opened ``mode=ro``).
 """
 
 from __future__ import annotations
