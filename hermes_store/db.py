@@ -24,6 +24,16 @@ from typing import Any
 
 import apsw
 
+from hermes_store.sqlite_guard import (  # noqa: F401  (foreign_objects, read_only_connection, wal_mode_header: db's API)
+    close_unchanged,
+    foreign_objects,
+    foreign_triggers,
+    on_read_only_filesystem,
+    read_only_connection,
+    stray_wal,
+    wal_mode_header,
+)
+
 logger = logging.getLogger(__name__)
 
 DB_FILENAME = "hermes_store.db"
@@ -189,20 +199,6 @@ def _create_private(path: Path) -> None:
     os.close(fd)
 
 
-def foreign_objects(conn: apsw.Connection) -> list[str]:
-    """Up to four table or view names of a database that has no hermes_store schema version
-    (``PRAGMA user_version`` 0) but tables of its own: another program's file. Empty for a
-    hermes_store database and for an empty file."""
-    # one statement, so one snapshot: read apart, a store another process was creating could
-    # show version 0 and then its new tables (committed in between), and look foreign
-    rows = list(conn.execute(
-        "SELECT v.user_version, m.name FROM pragma_user_version AS v LEFT JOIN (SELECT name FROM sqlite_master"
-        " WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 4) AS m"))
-    if not rows or int(rows[0][0] or 0):
-        return []
-    return [str(row[1]) for row in rows if row[1] is not None]
-
-
 class Database:
     """An APSW connection to one SQLite file, configured the project's way.
 
@@ -244,7 +240,14 @@ class Database:
         self.busy_patience = float(busy_patience if busy_patience is not None else default_busy_patience())
         self._lock = threading.RLock()
         self._write_depth = 0
+        self._guard_triggers = migrate and not readonly and str(path) != ":memory:"
+        self._trigger_cookie: int | None = None  # PRAGMA schema_version when the triggers were last checked
+        self.read_only_reason = ""
         vfs = vfs or os.environ.get("HERMES_STORE_SQLITE_VFS") or None
+        if not readonly and str(path) != ":memory:" and self.path.exists() and on_read_only_filesystem(self.path):
+            # a store on a read-only mount: read it (writes say why they cannot be), as a read-only home is
+            self.readonly, readonly, self._guard_triggers = True, True, False
+            self.read_only_reason = f"{self.path.parent} is on a read-only filesystem"
         if readonly:
             if not self.path.exists():
                 raise DatabaseError(f"{self.path}: no such database file")
@@ -290,8 +293,11 @@ class Database:
         not get our tables, a WAL journal or any other change."""
         names = self._retry_busy(lambda: foreign_objects(self.conn))
         if names:
-            self.conn.close()
+            close_unchanged(self.conn)  # no checkpoint: a stray -wal must not be written into the file
             shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            stray = stray_wal(self.path, 0)
+            if stray:
+                raise DatabaseError(f"{self.path}: {stray}; nothing was changed")
             raise DatabaseError(f"{self.path}: not a hermes_store database (it holds {shown} and no hermes_store "
                                 "schema); nothing was changed: name a new file or an existing store")
 
@@ -436,7 +442,8 @@ class Database:
         transaction.
         """
         if self.readonly:
-            raise DatabaseError(f"{self.path}: opened read-only")
+            raise DatabaseError(f"{self.path}: opened read-only"
+                                + (f" ({self.read_only_reason})" if self.read_only_reason else ""))
         if self.newer_schema:
             raise DatabaseError(f"{self.path}: schema version {self.newer_schema} is newer than this hermes_store "
                                 f"({latest_schema_version()}); refusing to write (upgrade hermes_store)")
@@ -451,6 +458,7 @@ class Database:
             self._retry_busy(lambda: self.conn.execute("BEGIN IMMEDIATE"))
             self._write_depth = 1
             try:
+                self._refuse_foreign_triggers()
                 yield self.conn
             except BaseException as exc:
                 self._write_depth = 0
@@ -467,6 +475,23 @@ class Database:
                 self._explain_write_failure(exc)
                 raise
             self._guard_wal()
+
+    def _refuse_foreign_triggers(self) -> None:
+        """Refuse a write (in its transaction, before anything is written) while the store holds
+        triggers the migrations do not create: every write would fire them (see
+        :mod:`hermes_store.sqlite_guard`). Checked again whenever the schema changed."""
+        if not self._guard_triggers:
+            return
+        cookie = int(self.conn.execute("PRAGMA schema_version").fetchone()[0])
+        if cookie == self._trigger_cookie:
+            return
+        version = self.user_version
+        foreign = foreign_triggers(self.conn, [p.read_text(encoding="utf-8") for n, p in migrations() if n <= version])
+        if foreign:
+            raise DatabaseError(f"{self.path}: refusing to write: " + "; ".join(
+                f"trigger {name} is not part of the hermes_store schema" for name in foreign[:5])
+                + " (every write would run it); nothing was changed: `hermes-store doctor --fix` drops it")
+        self._trigger_cookie = cookie
 
     def _guard_wal(self) -> None:
         """After a commit: if the ``-wal`` file vanished under this open connection (deleted
@@ -627,37 +652,6 @@ def _access_hint(path: Path) -> str:
     if info.f_bavail * info.f_frsize < 1 << 20:
         return f" (no space left on the device holding {path.parent})"
     return ""
-
-
-def read_only_connection(path: str | os.PathLike[str], vfs: str | None = None, *,
-                         traceless: bool = False) -> apsw.Connection:
-    """An APSW connection that reads the existing file ``path`` and never writes to it;
-    ``traceless``: see :class:`Database` (for a short read: a writer starting meanwhile is
-    seen by the next connection)."""
-    path = Path(path)
-    query = "mode=ro"
-    if traceless and wal_mode_header(path) and not os.path.exists(f"{path}-wal"):
-        query += "&immutable=1"
-    uri = "file:" + _uri_path(path) + "?" + query
-    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, vfs=vfs)
-
-
-def wal_mode_header(path: str | os.PathLike[str]) -> bool:
-    """True when the SQLite file's header says WAL mode (bytes 18 and 19 are 2)."""
-    try:
-        with open(path, "rb", buffering=0) as handle:
-            head = handle.read(20)
-    except OSError:
-        return False
-    return len(head) == 20 and head[18] == 2 and head[19] == 2
-
-
-def _uri_path(path: Path) -> str:
-    """Percent-encode the characters a SQLite URI path cannot hold literally."""
-    text = str(path.resolve())
-    for char, code in (("%", "%25"), ("?", "%3f"), ("#", "%23")):
-        text = text.replace(char, code)
-    return text
 
 
 def sqlite_url_path(url: str, base: str | os.PathLike[str] | None = None) -> Path | None:

@@ -33,6 +33,7 @@ from hermes_store.db import (
     latest_schema_version,
     migrations,
 )
+from hermes_store.sqlite_guard import stray_wal
 
 logger = logging.getLogger(__name__)
 
@@ -144,13 +145,26 @@ def schema_mismatches(db: Database, *, missing: bool = True) -> list[SchemaMisma
 
 def drop_foreign_objects(path: str | os.PathLike[str]) -> list[str]:
     """Drop the triggers and views of the store at ``path`` that the migrations never create
-    (``doctor --fix``); tables and indexes are left for the user to judge. Returns what was dropped."""
+    (``doctor --fix``), and put back a trigger of ours or a full-text index whose definition
+    was changed (another tokenizer, other columns: searches found nothing) as the migrations
+    define it, the index rebuilt from its rows (it holds no data of its own); other tables and
+    indexes are left for the user to judge. Returns what was done."""
     dropped: list[str] = []
     with Database(path, migrate=False) as db:
-        extra = [m for m in schema_mismatches(db, missing=False)
-                 if m.reason == "extra" and m.kind in ("trigger", "view")]
-        if extra:
+        found = schema_mismatches(db, missing=False)
+        reference = {name: sql for name, _kind, sql in _schema_at(db.user_version)}
+        fts = [name for name, sql in reference.items() if sql and "USING FTS5" in sql.upper()]
+        redefined = [m for m in found if m.reason == "definition"
+                     and (m.kind == "trigger" or m.kind == "table" and m.name in fts)]
+        extra = [m for m in found if m.reason == "extra" and m.kind in ("trigger", "view")]
+        if extra or redefined:
             with db.write():
+                for item in redefined:  # first: an FTS table's odd shadow tables go with it
+                    db.execute(f"DROP {item.kind.upper()} {_ident(item.name)}")
+                    db.execute(reference[item.name])
+                    if item.kind == "table":
+                        db.execute(f"INSERT INTO {_ident(item.name)}({_ident(item.name)}) VALUES('rebuild')")
+                    dropped.append(f"recreated {item.kind} {item.name} as the hermes_store schema defines it")
                 for item in extra:
                     db.execute(f"DROP {item.kind.upper()} IF EXISTS {_ident(item.name)}")
                     dropped.append(f"dropped {item.kind} {item.name} (not part of the hermes_store schema)")
@@ -222,8 +236,10 @@ def inspect(path: str | os.PathLike[str]) -> Report:
         return report
     try:
         foreign = foreign_objects(db.conn)
-        if foreign:  # another program's file: none of our checks (or fixes) apply
-            report.problems.append(f"{path}: not a hermes_store database (it holds {', '.join(foreign[:3])}"
+        if foreign:  # another program's file (or the store read through another database's -wal)
+            stray = stray_wal(path, 0)
+            report.problems.append(f"{path}: {stray}; doctor --fix leaves it alone" if stray else
+                                   f"{path}: not a hermes_store database (it holds {', '.join(foreign[:3])}"
                                    f"{', ...' if len(foreign) > 3 else ''} and no hermes_store schema); "
                                    "doctor --fix leaves it alone: name the store's own file")
             report.not_a_store = True
@@ -534,14 +550,28 @@ def pg_repair(db: Any) -> list[str]:
 
     done = []
     before = int(db.schema_version)
-    after = db.migrate()
-    if after != before:
-        done.append(f"migrated {before} -> {after}")
     with db.transaction() as conn:
+        # the migrations rewrite rows (0003: UPDATE facts SET content = content): a trigger
+        # function of ours that was replaced (facts_changed() deleting every message) would run
+        # before its own migration restores it, so the tables' triggers are off until then
+        for table in _user_trigger_tables(conn):
+            conn.execute(f"ALTER TABLE {_ident(table)} DISABLE TRIGGER USER")
+        after = db.migrate(guard=False)  # joins this transaction
+        if after != before:
+            done.append(f"migrated {before} -> {after}")
         for _, path in pg_migrations():
             conn.execute(path.read_text(encoding="utf-8"))
             done.append(f"re-applied {path.name}")
+        for table in _user_trigger_tables(conn):
+            conn.execute(f"ALTER TABLE {_ident(table)} ENABLE TRIGGER USER")
     return done
+
+
+def _user_trigger_tables(conn: Any) -> list[str]:
+    """The tables of the store's schema that have triggers of their own (not constraints')."""
+    return [r["tbl"] for r in conn.execute(
+        "SELECT DISTINCT c.relname AS tbl FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+        " WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace ORDER BY 1").fetchall()]
 
 
 # ----------------------------------------------------------- PostgreSQL: exactly our schema

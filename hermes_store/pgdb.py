@@ -29,6 +29,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from hermes_store import pgreach
 from hermes_store.db import IN_CHUNK, DatabaseError, StoreUnavailable, query_in_chunks, schema_dir
 from hermes_store.engines import ENGINES
+from hermes_store.pg_guard import foreign_triggers
 from hermes_store.pgplaceholders import qmark_to_pyformat
 
 logger = logging.getLogger(__name__)
@@ -156,6 +157,12 @@ def _secrets_of(url: str) -> list[str]:
         found = [str(params[k]) for k in _SECRET_KEYS if params.get(k)]
     except Exception:  # an unparsable URL holds nothing we can name
         pass
+    try:  # a password holding an unencoded '@': libpq ends it at the first '@' and reads the rest
+        password = urlsplit(url).password  # as the host (quoted in its errors); mask_url, at the last
+    except ValueError:
+        password = None
+    if password:
+        found += [password, *password.split("@")]
     return [s for s in found if len(s) >= 1]
 
 
@@ -295,6 +302,7 @@ class PgDatabase:
         self.writer = writer or writer_label()
         self._local = threading.local()
         self.readonly = False
+        self._foreign_triggers: list[str] = []  # pg_guard's findings at open (see _refuse_foreign_write)
         options = (
             f"-c statement_timeout={int(self.statement_timeout * 1000)} "
             f"-c lock_timeout={int(self.statement_timeout * 1000)} "
@@ -432,6 +440,7 @@ class PgDatabase:
                 with self._guard(), held.transaction():
                     self._limit_lock_wait(held)
                     yield held
+                    self._refuse_foreign_write(held)
             finally:
                 self._local.conn = None
             return
@@ -441,6 +450,7 @@ class PgDatabase:
                 with conn.transaction():
                     self._limit_lock_wait(conn)
                     yield conn
+                    self._refuse_foreign_write(conn)
             finally:
                 self._local.conn = None
 
@@ -569,9 +579,12 @@ class PgDatabase:
 
     user_version = schema_version
 
-    def migrate(self) -> int:
-        """Apply every migration newer than the recorded version; return the final version."""
+    def migrate(self, *, guard: bool = True) -> int:
+        """Apply every migration newer than the recorded version; return the final version.
+        ``guard=False`` (``doctor --fix``, which restores what the guard would refuse) leaves
+        this connection's writes unguarded by :mod:`hermes_store.pg_guard`."""
         found = pg_migrations()
+        foreign: list[str] = []
         with self.transaction() as conn, self._guard():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             self._refuse_foreign(conn)
@@ -595,7 +608,19 @@ class PgDatabase:
                 conn.execute(f"INSERT INTO {MIGRATIONS_TABLE}(version, name) VALUES (%s, %s)",
                              (version, path.name))
                 current = version
+            if current <= max((v for v, _ in found), default=0):  # a newer store's are not judged
+                foreign = foreign_triggers(conn, [p.read_text(encoding="utf-8") for v, p in found if v <= current])
+        self._foreign_triggers = foreign if guard else []  # every write would run them: refused
         return current
+
+    def _refuse_foreign_write(self, conn: Any) -> None:
+        """Before a transaction commits: when the store holds triggers or rules its migrations do
+        not create (:mod:`hermes_store.pg_guard`, read at open) and the transaction wrote (it has
+        a transaction id), refuse it; raised inside the transaction, it is rolled back with
+        whatever those triggers did. Reads go on; ``doctor --fix`` drops them."""
+        if self._foreign_triggers and conn.execute("SELECT txid_current_if_assigned() IS NOT NULL AS w").fetchone()["w"]:
+            raise DatabaseError(f"{self.display_url}: refusing to write: " + "; ".join(self._foreign_triggers[:5])
+                                + " (every write would run it); nothing was changed: `hermes-store doctor --fix` drops it")
 
     def _refuse_foreign(self, conn: Any) -> None:
         """Raise :class:`DatabaseError` when the store's schema holds another application's

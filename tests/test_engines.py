@@ -176,3 +176,15 @@ def test_scrub_hides_a_short_password_without_garbling_the_message():
                                    "ai_socktype; password=***; user u:***@host")
     assert scrub("auth failed for s3cr%2Fet and s3cr/et", "postgresql://u:s3cr%2Fet@h/db") == \
         "auth failed for *** and ***"
+
+
+def test_scrub_hides_both_halves_of_a_password_holding_an_unencoded_at():
+    """``postgresql://deploy:Tr0ub4dor@Zebra77@127.0.0.1:1/app``: libpq ends the password at the
+    first '@' and reads the rest as the host, so its error quoted ``'Zebra77@127.0.0.1'`` (half
+    the password) while the masked URL hid it whole; found naming such a URL with --database-url."""
+    from hermes_store.pgdb import mask_url, scrub
+
+    url = "postgresql://deploy:Tr0ub4dor@Zebra77@127.0.0.1:1/app"
+    message = "failed to resolve host 'Zebra77@127.0.0.1': [Errno -2] Name or service not known"
+    assert scrub(message, url) == "failed to resolve host '***@127.0.0.1': [Errno -2] Name or service not known"
+    assert "Zebra77" not in mask_url(url) and "Tr0ub4dor" not in mask_url(url)

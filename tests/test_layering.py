@@ -27,7 +27,7 @@ FRONT, SERVICE, KINDS, LOWEST = 4, 3, 2, 1
 LOWEST_MODULES = frozenset({"db", "home", "query", "tooling", "fsutil", "timeutil", "threads", "config_edit", "redaction",
                             "pgdb", "pgquery", "dbcopy", "threats", "threat_patterns", "dbhealth", "backup", "storage_base",
                             "foreign_db", "engines", "tokens", "pghighlight", "storage_pg_marks", "excerpts",
-                            "pgreach", "pgplaceholders"})
+                            "pgreach", "pgplaceholders", "sqlite_guard", "pg_guard"})
 SERVICE_MODULES = frozenset({"recall", "providers"})
 KIND_PACKAGES = frozenset({"builtin", "sessions", "facts"})
 # (importer area, imported area) pairs forbidden although the layers would allow them.

@@ -21,6 +21,8 @@ ALLOWED = {
     "dbcopy.py": "copies every table between engines for `hermes-store migrate` (table-agnostic)",
     "dbhealth.py": "doctor: compares the schema, recreates missing objects, salvages rows (table-agnostic)",
     "backup.py": "online backup/restore of the whole file (stamps store_meta in the copy)",
+    "sqlite_guard.py": "db.py's guards of the store file: its triggers against the migrations' (read only)",
+    "pg_guard.py": "pgdb.py's guard: the store schema's triggers and rules against the migrations' (read only)",
 }
 # Readers of other programs' SQLite files (Hermes state.db and memory_store.db, Cursor, opencode,
 # goose, crush, ...): they may hold read-only statements, never a write.

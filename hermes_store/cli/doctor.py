@@ -78,6 +78,10 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
             problems = m.integrity_check(db)
             record("integrity_check", "; ".join(problems[:5]) if problems else None)
             for table in m.fts_tables(db):
+                if getattr(db, "readonly", False) and hasattr(db, "read_only_reason"):  # FTS5's check writes
+                    record(f"fts:{table}", None, note="not checked: the store is open read-only"
+                           + (f" ({db.read_only_reason})" if db.read_only_reason else ""))
+                    continue
                 line.show(f"doctor: checking fts:{table} ...")
                 try:
                     problem = m.fts_integrity(db, table)
@@ -207,7 +211,7 @@ def _foreign_objects(path: Path, report: Report, fix: bool, record: Callable[...
         return
     problem = "; ".join(m.message for m in report.foreign)
     if not fix:
-        record("foreign_objects", problem + " (run `hermes-store doctor --fix` to drop extra triggers and views)")
+        record("foreign_objects", problem + " (run `hermes-store doctor --fix` to drop extra triggers and views and restore changed triggers and full-text indexes)")
         return
     try:
         done = dbhealth.drop_foreign_objects(path)

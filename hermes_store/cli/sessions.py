@@ -110,8 +110,11 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
         if isinstance(stopped, KeyboardInterrupt):
             echo_after_ctrl_c("Interrupted: committed batches are kept; run the same command to resume.")
             sys.exit(130)
-        if stopped is not None:
-            fail(f"indexing stopped: {stopped} (committed batches are kept; re-run to resume)")
+        if stopped is not None:  # an engine's own error names no file: the store's is named
+            where = "" if isinstance(stopped, DatabaseError) else f"{getattr(db, 'display_url', None) or db.path}: "
+            fail(f"indexing stopped: {where}{stopped} (committed batches are kept; re-run to resume;"
+                 " `hermes-store doctor` checks the store)" if where else
+                 f"indexing stopped: {stopped} (committed batches are kept; re-run to resume)")
     finally:
         db.close()
     if as_json:

@@ -68,13 +68,48 @@ class Rule:
 _ASSIGN_WORDS = (r"(?:secret(?:[_-]?key)?|token|passw(?:or)?d|pwd|api[_-]?key|apikey|private[_-]?key|access[_-]?key"
                  r"|auth[_-]?key|credentials?)")
 
+_GITLAB = "pat|ptt|dt|rtr|rt|cbt|soat|oas|ft|imt|agent"  # personal, pipeline trigger, deploy, runner, CI/CD job, ...
+# Provider tokens with a fixed prefix (as gitleaks and GitHub secret scanning match them):
+# kind, prefix (a fixed-width expression), its width, the body, the trigger and its literals.
+_PREFIXED: tuple[tuple[str, str, int, str, str, tuple[str, ...]], ...] = (
+    ("google_oauth_secret", "GOCSPX-", 7, r"[A-Za-z0-9_-]{24,40}", r"GOCSPX-", ("gocspx-",)),
+    ("google_oauth_token", r"ya29\.", 5, r"[A-Za-z0-9_-]{20,2000}", r"ya29\.[A-Za-z0-9_-]{20}", ("ya29.",)),
+    ("groq_key", "gsk_", 4, r"[A-Za-z0-9]{40,80}", r"gsk_[A-Za-z0-9]{40}", ("gsk_",)),
+    ("xai_key", "xai-", 4, r"[A-Za-z0-9]{60,100}", r"xai-[A-Za-z0-9]{60}", ("xai-",)),
+    ("perplexity_key", "pplx-", 5, r"[A-Za-z0-9]{40,60}", r"pplx-[A-Za-z0-9]{40}", ("pplx-",)),
+    ("replicate_token", "r8_", 3, r"[A-Za-z0-9]{36,40}", r"r8_[A-Za-z0-9]{36}", ("r8_",)),
+    ("tavily_key", "tvly-", 5, r"(?:dev-|prod-)?[A-Za-z0-9]{24,64}", r"tvly-", ("tvly-",)),
+    ("npm_token", "npm_", 4, r"[A-Za-z0-9]{36}", r"npm_[A-Za-z0-9]{36}", ("npm_",)),
+    ("pypi_token", "pypi-", 5, r"AgE[A-Za-z0-9_-]{50,1000}", r"pypi-AgE[A-Za-z0-9_-]{50}", ("pypi-age",)),
+    ("sendgrid_key", r"SG\.", 3, r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", r"SG\.[A-Za-z0-9_-]{22}\.", ("sg.",)),
+    ("digitalocean_token", "do[por]_v1_", 7, r"[a-f0-9]{64}", r"do[por]_v1_", ("dop_v1_", "doo_v1_", "dor_v1_")),
+    ("vault_token", r"hv[sb]\.", 4, r"[A-Za-z0-9_-]{24,300}", r"hv[sb]\.[A-Za-z0-9_-]{24}", ("hvs.", "hvb.")),
+    ("age_secret_key", "AGE-SECRET-KEY-1", 16, r"[0-9A-Z]{50,70}", r"AGE-SECRET-KEY-1", ("age-secret-key-1",)),
+    ("shopify_token", "shp(?:at|ca|pa|ss)_", 6, r"[a-fA-F0-9]{32}", r"shp(?:at|ca|pa|ss)_",
+     ("shpat_", "shpca_", "shppa_", "shpss_")),
+    ("linear_key", "lin_api_", 8, r"[A-Za-z0-9]{40}", r"lin_api_", ("lin_api_",)),
+    ("notion_token", "ntn_", 4, r"[0-9]{11}[A-Za-z0-9]{35,40}", r"ntn_[0-9]{11}", ("ntn_",)),
+    ("sentry_token", "sntry[su]_", 7, r"[A-Za-z0-9_=+/-]{40,1000}", r"sntry[su]_", ("sntrys_", "sntryu_")),
+    ("databricks_token", "dapi", 4, r"[a-f0-9]{32}(?:-[0-9])?", r"dapi[a-f0-9]{32}", ("dapi",)),
+    ("doppler_token", r"dp\.(?:pt|st|sa|ct)\.", 6, r"[A-Za-z0-9]{40,64}", r"dp\.(?:pt|st|sa|ct)\.",
+     ("dp.pt.", "dp.st.", "dp.sa.", "dp.ct.")),
+    ("postman_key", "PMAK-", 5, r"[a-f0-9]{24}-[a-f0-9]{34}", r"PMAK-[a-f0-9]{24}-", ("pmak-",)),
+    ("grafana_token", "glsa_", 5, r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}", r"glsa_", ("glsa_",)),
+    ("grafana_token", "glc_", 4, r"[A-Za-z0-9+/]{32,400}={0,2}", r"glc_[A-Za-z0-9+/]{32}", ("glc_",)),
+    ("supabase_token", "sbp_", 4, r"[a-f0-9]{40}", r"sbp_[a-f0-9]{40}", ("sbp_",)),
+    ("atlassian_token", "ATATT3", 6, r"[A-Za-z0-9_=-]{150,250}", r"ATATT3[A-Za-z0-9_=-]{150}", ("atatt3",)),
+    ("heroku_key", "HRKU-", 5, r"[A-Za-z0-9_-]{60}", r"HRKU-", ("hrku-",)),
+    ("figma_token", "figd_", 5, r"[A-Za-z0-9_-]{40}", r"figd_", ("figd_",)),
+)
+
 RULES: tuple[Rule, ...] = (
     Rule("private_key", r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                         r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                         r"|(?:[A-Za-z0-9+/=:,\s-]|\\[nr]){0,20000})", r"PRIVATE KEY", literals=("private key",)),
     Rule("anthropic_key", _after("sk-ant-", 7) + r"[A-Za-z0-9_-]{20,300}", r"sk-ant-", literals=("sk-ant-",)),
     Rule("openai_key", _after("sk-", 3) + r"(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,300}", r"sk-", priority=1, literals=("sk-",)),
-    Rule("stripe_key", _after("[rs]k_", 3) + r"(?:live|test)_[A-Za-z0-9]{16,200}", r"k_(?:live|test)_", literals=("k_live_", "k_test_")),
+    Rule("stripe_key", "(?:" + _after("[rs]k_", 3) + r"(?:live|test)_[A-Za-z0-9]{16,200}|" + _after("whsec_", 6)
+         + r"[A-Za-z0-9]{24,200})", r"k_(?:live|test)_|whsec_", literals=("k_live_", "k_test_", "whsec_")),
     Rule("aws_access_key_id", _after("(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)", 4) + r"[A-Z0-9]{16}" + _END,
          r"A(?:KIA|SIA|BIA|CCA|GPA|IDA|ROA|IPA|NPA|NVA|PKA)[A-Z0-9]{16}",
          literals=("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "aipa", "anpa", "anva", "apka")),
@@ -82,10 +117,23 @@ RULES: tuple[Rule, ...] = (
     Rule("huggingface_token", _after("hf_", 3) + r"[A-Za-z0-9]{30,60}" + _END, r"hf_[A-Za-z0-9]{30}", literals=("hf_",)),
     Rule("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{10,300}",
          r"hooks\.slack\.com/", literals=("hooks.slack.com/",)),
-    Rule("slack_token", _after("xox[abposr]-", 5) + r"[A-Za-z0-9-]{10,300}", r"xox[abposr]-", literals=("xox",)),
+    Rule("slack_token", _after("x", 1) + r"(?:ox[abposre]|app)-[A-Za-z0-9-]{10,300}", r"xox[abposre]-|xapp-",
+         literals=("xox", "xapp-")),
     Rule("github_token", "(?:" + _after("gh[pousr]_", 4) + r"[A-Za-z0-9]{36,255}|" + _after("github_pat_", 11) + r"[A-Za-z0-9_]{50,255})",
          r"gh[pousr]_|github_pat_", literals=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    Rule("gitlab_token", _after("glpat-", 6) + r"[A-Za-z0-9_-]{20,100}", r"glpat-", literals=("glpat-",)),
+    Rule("gitlab_token", _after("gl", 2) + "(?:" + _GITLAB + r")-[A-Za-z0-9_-]{20,100}", "gl(?:" + _GITLAB + ")-",
+         literals=tuple(f"gl{kind}-" for kind in _GITLAB.split("|"))),
+    *(Rule(kind, _after(prefix, width) + body + _END, trigger, literals=literals) for kind, prefix, width, body, trigger, literals
+      in _PREFIXED),
+    # a password given to a command as a flag (agents run these): curl/wget -u user:PASS,
+    # mysql -pPASS, sshpass -p PASS; a $VAR, {{template}} or <placeholder> is not one
+    Rule("password", r"\b(?:curl|wget|https?|httpie)\b[^\n|;&]{0,300}?\s(?:-u|--user)[ =]['\"]?[^\s:'\"]{1,100}:"
+                     r"(?P<v>(?![$<{%])[^\s'\"]{3,300})", r"\s(?:-u|--user)[ =]", literals=("-u", "--user")),
+    Rule("password", r"\bmysql(?:dump|admin|sh)?\b[^\n|;&]{0,300}?\s-p(?P<v>(?![$<{%\s'\"])[^\s'\"]{3,300})",
+         r"\s-p[^\s]", literals=("-p",)),
+    Rule("password", r"\bsshpass\s+-p\s*['\"]?(?P<v>(?![$<{%])[^\s'\"]{1,300})", r"sshpass\s", literals=("sshpass",)),
+    Rule("telegram_bot_token", r"(?<![0-9])[0-9]{8,10}:AA[0-9A-Za-z_-]{33}" + r"(?![A-Za-z0-9_-])",
+         r"[0-9]{8}:AA[0-9A-Za-z_-]{33}", literals=(":aa",)),
     Rule("jwt", _after("eyJ", 3) + r"[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{0,4000}", r"\.eyJ", literals=(".eyj",)),
     Rule("azure_key", _START + r"(?i:(?:AccountKey|SharedAccessKey|SharedAccessSignature)=)"
                       r"(?P<v>[A-Za-z0-9+/%=&:._-]{16,1000})", r"(?:accountkey|sharedaccess)", caseless=True,

@@ -116,6 +116,13 @@ def test_doctor_finds_a_changed_trigger_function_and_fix_restores_it(pg_home, pg
     fixed = _doctor(pg_home, "--fix")["foreign_objects"]
     assert fixed["fixed"] is True, fixed
     assert _doctor(pg_home)["foreign_objects"]["problem"] is None
+    # the fix re-applies migrations that rewrite facts (0003): the replaced function must not run
+    # then (it deleted every message before the migration that restores it)
+    db = PgDatabase(pg_url)
+    try:
+        assert db.scalar("SELECT count(*) FROM messages") == 1
+    finally:
+        db.close()
 
 
 def test_migrate_refuses_a_pg_store_with_a_hostile_trigger(pg_home, pg_url, tmp_path):
@@ -130,7 +137,7 @@ def test_migrate_refuses_a_pg_store_with_a_hostile_trigger(pg_home, pg_url, tmp_
     source = Database(tmp_path / "source.db")
     index = SessionIndex(source)
     index.append_message(index.create_session(title="t"), "user", "hello")
-    db = PgDatabase(pg_url)
+    db = PgDatabase(pg_url, migrate=False)  # hermes_store refuses to write with the trigger there
     try:
         with db.transaction() as conn:
             for table in ("fact_entities", "facts", "messages", "sessions"):
@@ -163,5 +170,39 @@ def test_restore_into_a_hostile_pg_store_is_refused(pg_home, pg_url, tmp_path):
     db = PgDatabase(pg_url)
     try:
         assert db.scalar("SELECT count(*) FROM messages") == 1  # nothing was emptied or copied
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("plant", [
+    HOSTILE_TRIGGER,
+    "CREATE RULE evil_rule AS ON INSERT TO sessions DO ALSO DELETE FROM messages;",
+    "CREATE OR REPLACE FUNCTION facts_changed() RETURNS trigger LANGUAGE plpgsql AS $$"
+    " BEGIN DELETE FROM messages; RETURN NULL; END $$;",
+])
+def test_writes_are_refused_while_a_foreign_trigger_or_rule_would_run(pg_home, pg_url, plant):
+    """Every write used to fire them: a fact added wiped every message (found planting a trigger
+    into a scratch PostgreSQL store). Writes are refused naming them and rolled back; reads go
+    on; after ``doctor --fix`` writes work and nothing was lost."""
+    _plant(pg_url, plant)
+    added = CliRunner().invoke(cli, ["--home", str(pg_home.root), "facts", "add", "The okapi eats leaves"])
+    indexed = CliRunner().invoke(cli, ["--home", str(pg_home.root), "sessions", "index",
+                                       "examples/sample_home/sessions/20260312_091500_3fa2c1.jsonl"])
+    for result in (added, indexed):
+        assert result.exit_code == 1, result.output
+        assert "refusing to write:" in result.output and "hermes-store doctor --fix" in result.output
+    listed = CliRunner().invoke(cli, ["--home", str(pg_home.root), "sessions", "list"])
+    assert listed.exit_code == 0 and "okapi notes" in listed.output
+    db = PgDatabase(pg_url, migrate=False)
+    try:
+        assert db.scalar("SELECT count(*) FROM messages") == 1 and db.scalar("SELECT count(*) FROM facts") == 1
+    finally:
+        db.close()
+    _doctor(pg_home, "--fix")
+    with FactStore(pg_home) as store:
+        store.add_fact("The okapi eats leaves")
+    db = PgDatabase(pg_url)
+    try:
+        assert db.scalar("SELECT count(*) FROM messages") == 1 and db.scalar("SELECT count(*) FROM facts") == 2
     finally:
         db.close()
