@@ -69,3 +69,52 @@ def test_opencode_compaction_summary_is_a_system_row(store, tmp_path):
     stored = messages(store, sid)
     assert [(r["role"], r["content"]) for r in stored if "Goal" in r["content"]] == [
         ("system", "## Goal\nPaginate /users with a cursor.")]
+
+
+def test_cursor_subagents_and_all_thinking_blocks(store, tmp_path):
+    """Cursor's state.vscdb (readers of real databases: a parent composer lists the subagent composers
+    it started in ``subagentComposerIds`` / ``subComposerIds``, the child's header says
+    ``isSubagent``; bubbles may carry their thinking as ``allThinkingBlocks: [{text}]``). The
+    subagent is a child session of its parent whatever their key order (it was a top-level session),
+    and that thinking is a ``reasoning`` row (it was lost). Read while Cursor holds a WAL transaction;
+    a damaged bubble is reported naming its composer, the rest kept."""
+    path = tmp_path / "Cursor" / "User" / "globalStorage" / "state.vscdb"
+    path.parent.mkdir(parents=True)
+    writer = Writer(path)
+    writer.conn.executescript("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);"
+                              "CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);")
+    parent, child = "f1e2d3c4-0000-4000-8000-000000000001", "0a1b2c3d-0000-4000-8000-000000000002"
+
+    def put(key: str, value: object) -> None:
+        writer.conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (key, json.dumps(value).encode()))
+
+    put(f"composerData:{parent}", {"_v": 10, "composerId": parent, "name": "Speed up the build",
+                                   "createdAt": 1796000000000, "lastUpdatedAt": 1796000900000,
+                                   "subagentComposerIds": [child],
+                                   "fullConversationHeadersOnly": [{"bubbleId": "p1", "type": 1},
+                                                                   {"bubbleId": "p2", "type": 2},
+                                                                   {"bubbleId": "p3", "type": 2}]})
+    put(f"bubbleId:{parent}:p1", {"_v": 3, "type": 1, "bubbleId": "p1", "text": "why is the build slow?",
+                                  "createdAt": "2026-12-07T10:00:00.000Z"})
+    put(f"bubbleId:{parent}:p2", {"_v": 3, "type": 2, "bubbleId": "p2", "text": "Webpack runs twice.",
+                                  "allThinkingBlocks": [{"text": "Check the CI log first.", "signature": "x"}],
+                                  "createdAt": "2026-12-07T10:00:05.000Z"})
+    writer.conn.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"bubbleId:{parent}:p3", b'{"type": 2, "te'))
+    put(f"composerData:{child}", {"_v": 10, "composerId": child, "name": "Explore the build config",
+                                  "createdAt": 1796000100000,
+                                  "fullConversationHeadersOnly": [{"bubbleId": "c1", "type": 1}]})
+    put(f"bubbleId:{child}:c1", {"_v": 3, "type": 1, "bubbleId": "c1", "text": "find every webpack invocation",
+                                 "createdAt": "2026-12-07T10:00:02.000Z"})
+    writer.hold("INSERT INTO ItemTable VALUES ('uncommitted', 'x')")
+    try:
+        before = _untouched(path)
+        result = index(store, path)
+        assert _untouched(path) == before
+    finally:
+        writer.close()
+    assert [str(e) for e in result["errors"]] and all(parent in str(e) for e in result["errors"])
+    assert session(store, child)["parent_session_id"] == parent
+    assert session(store, parent)["parent_session_id"] is None
+    assert [(r["role"], r["content"]) for r in messages(store, parent)] == [
+        ("user", "why is the build slow?"), ("reasoning", "Check the CI log first."),
+        ("assistant", "Webpack runs twice.")]
