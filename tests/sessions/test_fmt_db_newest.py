@@ -118,3 +118,35 @@ def test_cursor_subagents_and_all_thinking_blocks(store, tmp_path):
     assert [(r["role"], r["content"]) for r in messages(store, parent)] == [
         ("user", "why is the build slow?"), ("reasoning", "Check the CI log first."),
         ("assistant", "Webpack runs twice.")]
+
+
+def test_commits_in_a_wal_without_its_shm_are_read_and_nothing_is_left_beside_it(tmp_path):
+    """A copy of a stopped program's folder can hold ``x.db`` and ``x.db-wal`` (commits not yet
+    checkpointed) without ``x.db-shm``. Those commits are read (an immutable open skipped them
+    silently), from a private copy: no -shm is created beside the file, the copy is removed."""
+    import tempfile
+
+    from hermes_store.foreign_db import ForeignDB
+
+    source, copy = tmp_path / "live", tmp_path / "copy"
+    source.mkdir()
+    copy.mkdir()
+    conn = sqlite3.connect(source / "x.db", isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.execute("CREATE TABLE t (v TEXT)")
+    conn.execute("INSERT INTO t VALUES ('checkpointed')")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("INSERT INTO t VALUES ('only in the wal')")
+    for name in ("x.db", "x.db-wal"):
+        (copy / name).write_bytes((source / name).read_bytes())
+    conn.close()
+    before = sorted(p.name for p in copy.iterdir())
+    temps = set(Path(tempfile.gettempdir()).glob("hermes-foreign-*"))
+    db = ForeignDB(copy / "x.db")
+    try:
+        assert [r["v"] for r in db.query("SELECT v FROM t")] == ["checkpointed", "only in the wal"]
+    finally:
+        db.close()
+    assert sorted(p.name for p in copy.iterdir()) == before == ["x.db", "x.db-wal"]
+    assert set(Path(tempfile.gettempdir()).glob("hermes-foreign-*")) == temps
