@@ -4,7 +4,9 @@ Cursor, Goose, holographic ``memory_store.db``).
 A foreign database is hostile input. :class:`ForeignDB` opens it read-only and leaves no
 trace beside it: a WAL-mode file whose ``-wal``/``-shm`` are not there is opened
 ``immutable=1`` (nothing to read beyond the main file, and SQLite would otherwise create
-both files in the other program's folder); a file with a live WAL, or a rollback-journal
+both files in the other program's folder); a ``-wal`` holding commits with no ``-shm`` (a
+copy of a stopped program's folder) is read from a private copy of the pair, removed on
+close; a file with a live WAL, or a rollback-journal
 file, is opened ``mode=ro`` so the writer's locks are honoured. Only real tables are read:
 views and virtual tables are invisible to :meth:`ForeignDB.table_names` and a statement
 naming one is refused. Every statement runs under a deadline (a progress handler), every
@@ -19,7 +21,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,6 +60,14 @@ def quote_identifier(name: str) -> str:
     return '"' + str(name).replace('"', '""') + '"'
 
 
+def _has_frames(path: Path) -> bool:
+    """True when ``<path>-wal`` exists and holds more than its 32-byte header (commits to read)."""
+    try:
+        return os.stat(f"{path}-wal").st_size > 32
+    except OSError:
+        return False
+
+
 def _uri_path(path: Path) -> str:
     from urllib.parse import quote
 
@@ -85,17 +97,37 @@ class ForeignDB:
         sidecars = all(os.path.exists(f"{self.path}{s}") for s in ("-wal", "-shm"))
         query = "mode=ro&immutable=1" if wal_mode_header(self.path) and not sidecars else "mode=ro"
         self.immutable = "immutable" in query
-        uri = f"file:{_uri_path(self.path)}?{query}"
+        self._copy_dir: str | None = None
+        opened = self.path
+        if self.immutable and _has_frames(self.path):
+            # a -wal holding commits but no -shm (a copy of a stopped program's folder): immutable
+            # would skip those commits and plain read-only would create the -shm beside the file, so
+            # the pair is read from a private copy
+            opened = self._private_copy(info.st_size)
+            query = "mode=ro"
+        uri = f"file:{_uri_path(opened)}?{query}"
         try:
             self.conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
         except apsw.Error as exc:
+            self._remove_copy()
             raise ForeignDBError(self.path, "unreadable", str(exc)) from exc
         self.conn.set_busy_timeout(int(busy_seconds * 1000))
         self.conn.set_progress_handler(self._past_deadline, PROGRESS_STEPS)
-        rows = self._run("SELECT type, name, sql FROM sqlite_master WHERE type IN ('table','view') "
-                         f"LIMIT {MAX_SCHEMA_OBJECTS}", (), decode=False)
+        try:
+            rows = self._schema()
+        except ForeignDBError:
+            self.close()
+            raise
         self._tables: set[str] = set()
         self._refused: set[str] = set()
+        self._sort_schema(rows)
+
+    def _schema(self) -> list[tuple[Any, ...]]:
+        return self._run("SELECT type, name, sql FROM sqlite_master WHERE type IN ('table','view') "
+                         f"LIMIT {MAX_SCHEMA_OBJECTS}", (), decode=False)
+
+    def _sort_schema(self, rows: list[tuple[Any, ...]]) -> None:
+        """Real tables into ``_tables``; views, virtual tables and their shadow tables refused."""
         for kind, name, sql in rows:
             name = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
             sql_text = sql.decode("utf-8", "replace") if isinstance(sql, bytes) else str(sql or "")
@@ -245,9 +277,33 @@ class ForeignDB:
         found, self.problems = self.problems, []
         return found
 
+    def _private_copy(self, size: int) -> Path:
+        """The file and its ``-wal`` copied to a private folder (removed by :meth:`close`)."""
+        wal = Path(f"{self.path}-wal")
+        total = size + wal.stat().st_size
+        if total > self.max_input_bytes:
+            raise ForeignDBError(self.path, "too big", f"{total} bytes with its -wal, over {self.max_input_bytes}")
+        self._copy_dir = tempfile.mkdtemp(prefix="hermes-foreign-")
+        target = Path(self._copy_dir) / "copy.db"
+        try:
+            shutil.copyfile(self.path, target)
+            shutil.copyfile(wal, f"{target}-wal")
+        except OSError as exc:
+            self._remove_copy()
+            raise ForeignDBError(self.path, "unreadable", f"cannot copy it with its -wal: {exc}") from exc
+        return target
+
+    def _remove_copy(self) -> None:
+        if self._copy_dir is not None:
+            shutil.rmtree(self._copy_dir, ignore_errors=True)
+            self._copy_dir = None
+
     def close(self) -> None:
-        """Close the connection."""
-        self.conn.close()
+        """Close the connection (and remove a private copy)."""
+        try:
+            self.conn.close()
+        finally:
+            self._remove_copy()
 
     def __enter__(self) -> ForeignDB:
         return self

@@ -117,3 +117,57 @@ def test_crush_bang_mode_shell_command(store, tmp_path):
     rows = messages(store, "a1f3c9e2-0b1d-4c55-9a7e-3d2f1e0c9b8a")
     assert rows[-1]["role"] == "tool" and rows[-1]["tool_name"] == "shell"
     assert rows[-1]["content"] == "$ go test ./...\nFAIL client_test.go:12\n[exit 1]"
+
+
+def test_crush_summary_message_and_workspace_cwd(store, tmp_path):
+    """Newest Crush schema (charmbracelet/crush internal/db/migrations to 2026-09): the compaction
+    summary is an assistant message flagged ``is_summary_message`` (a system row, not the model's
+    reply), ``sessions.workspace_cwd`` names the workspace; a writer holding a WAL transaction does
+    not block the read, a damaged row is reported, the database is never written."""
+    import sqlite3
+
+    path = tmp_path / "proj" / ".crush" / "crush.db"
+    path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript("""
+    CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT NOT NULL,
+      message_count INTEGER NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
+      completion_tokens INTEGER NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0.0, updated_at INTEGER NOT NULL,
+      created_at INTEGER NOT NULL, summary_message_id TEXT, todos TEXT, collaboration_mode TEXT,
+      last_prompt_tokens INTEGER, workspace_cwd TEXT, models TEXT, revert_message_id TEXT, archived_at INTEGER);
+    CREATE TABLE files (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, path TEXT NOT NULL, content TEXT NOT NULL,
+      version INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+    CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, role TEXT NOT NULL,
+      parts TEXT NOT NULL default '[]', model TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+      finished_at INTEGER, provider TEXT, is_summary_message INTEGER DEFAULT 0 NOT NULL,
+      hook_outputs TEXT DEFAULT '[]' NOT NULL, metadata TEXT);
+    INSERT INTO sessions (id, title, updated_at, created_at, summary_message_id, workspace_cwd)
+      VALUES ('s1', 'Retry the client', 1796000300, 1796000000, 'm3', '/home/ty/api-worktree');
+    INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at) VALUES
+      ('m1', 's1', 'user', '[{"type": "text", "data": {"text": "add retries"}}]', NULL, 1796000000, 1796000000),
+      ('m2', 's1', 'assistant', '[{"type": "text", "data": {"text": "cut', 'gpt-5', 1796000100, 1796000100);
+    INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at, is_summary_message) VALUES
+      ('m3', 's1', 'assistant', '[{"type": "text", "data": {"text": "Summary: retries were asked for."}}]',
+       'gpt-5', 1796000200, 1796000200, 1);
+    INSERT INTO messages (id, session_id, role, parts, model, created_at, updated_at) VALUES
+      ('m4', 's1', 'assistant', '[{"type": "text", "data": {"text": "Retries added."}}]', 'gpt-5', 1796000300, 1796000300);
+    """)
+    conn.execute("BEGIN IMMEDIATE")  # Crush is running: a write transaction is open
+    conn.execute("UPDATE sessions SET title = 'uncommitted' WHERE id = 's1'")
+    try:
+        before = (path.stat().st_mtime_ns, path.read_bytes())
+        sidecars = sorted(p.name for p in path.parent.iterdir())
+        result = index(store, path)
+        assert (path.stat().st_mtime_ns, path.read_bytes()) == before
+        assert sorted(p.name for p in path.parent.iterdir()) == sidecars
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+    assert [str(e) for e in result["errors"] if "message m2: bad parts JSON" not in str(e)] == []
+    assert any("crush.db" in str(e) and "message m2" in str(e) for e in result["errors"])
+    row = session(store, "s1")
+    assert row["title"] == "Retry the client" and row["workspace"] == "/home/ty/api-worktree"
+    rows = messages(store, "s1")
+    assert [(r["role"], r["content"]) for r in rows] == [
+        ("user", "add retries"), ("system", "Summary: retries were asked for."), ("assistant", "Retries added.")]

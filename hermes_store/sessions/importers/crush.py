@@ -12,7 +12,9 @@ being JSON text), ``tool_result`` (``{tool_call_id, name, content, is_error}``,
 in ``role = "tool"`` messages), ``image_url``, ``binary`` (attachments:
 ``{Path, MIMEType, Data}``), ``finish`` (``{reason, time, message}``) and, since
 mid-2026, ``shell_command`` (``{command, output, exit_code}``: a ``!command`` the
-user ran, in a ``user`` message; a ``tool`` row named ``shell``). Opened
+user ran, in a ``user`` message; a ``tool`` row named ``shell``). A message flagged
+``is_summary_message`` (the assistant's compaction summary, ``sessions.summary_message_id``) is a
+``system`` row; a session's ``workspace_cwd`` (2026) is its workspace. Opened
 read-only; sub-agent sessions keep their ``parent_session_id``.
 """
 
@@ -144,12 +146,14 @@ class CrushImporter(Importer):
             sid = str(row["id"])
             yield SessionRecord(
                 id=sid, source=source, title=opt_str(row.get("title")), model=models.get(sid),
-                workspace=workspace, started_at=_stamp(row.get("created_at")),
+                workspace=opt_str(row.get("workspace_cwd")) or workspace, started_at=_stamp(row.get("created_at")),
                 ended_at=_stamp(row.get("updated_at")), parent_session_id=opt_str(row.get("parent_session_id")),
                 meta={k: row[k] for k in ("cost", "prompt_tokens", "completion_tokens") if row.get(k)})
         last = (-1, "")
+        # a compaction summary is an assistant message flagged is_summary_message: kept as a system row
+        summary = "is_summary_message" if "is_summary_message" in columns else "0 AS is_summary_message"
         while True:
-            rows = db.query("SELECT rowid AS n, id, session_id, role, parts, created_at FROM messages"
+            rows = db.query(f"SELECT rowid AS n, id, session_id, role, parts, created_at, {summary} FROM messages"
                             " WHERE rowid > ? ORDER BY rowid LIMIT ?", (last[0], CHUNK))
             if not rows:
                 break
@@ -164,7 +168,8 @@ class CrushImporter(Importer):
                 if not isinstance(parts, list):
                     yield Problem(last[0], f"message {row['id']}: parts is not a list")
                     continue
-                yield from safe_rows(crush_rows, problems, last[0], f"message {row['id']}", str(row["role"]), parts,
+                role = "system" if row.get("is_summary_message") else str(row["role"])
+                yield from safe_rows(crush_rows, problems, last[0], f"message {row['id']}", role, parts,
                                      str(row["session_id"]), _stamp(row.get("created_at")), last[0], problems)
                 yield from problems
         yield Checkpoint("done")

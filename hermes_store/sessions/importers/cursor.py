@@ -14,8 +14,10 @@ key/value tables, ``ItemTable`` and ``cursorDiskKV`` (``key TEXT, value BLOB``):
   name, createdAt, lastUpdatedAt, unifiedMode, ...}]}``, the composer index; Cursor 3's
   ``composerData`` (``_v`` 14) no longer carries the name and times, so they are taken
   from here (the model from the bubbles' ``modelInfo.modelName``);
+* a composer lists the subagents it started in ``subagentComposerIds`` / ``subComposerIds``
+  (each its own composer, stored as a child session);
 * a bubble: ``{type: 1 (user) | 2 (assistant), text, createdAt (ISO), thinking:
-  {text}, toolFormerData: {name, toolCallId, params | rawArgs (JSON text),
+  {text} (or ``allThinkingBlocks: [{text}]``), toolFormerData: {name, toolCallId, params | rawArgs (JSON text),
   result (JSON text), status}, codeBlocks, images, ...}``; a bubble row can be
   JSON ``null`` and a header can name a bubble that no longer exists (reported);
 * ``ItemTable`` ``workbench.panel.aichat.view.aichat.chatdata`` (older chat
@@ -95,6 +97,18 @@ def _arguments(data: dict[str, Any]) -> Any:
     return {}
 
 
+def _thought(bubble: dict[str, Any]) -> str:
+    """The bubble's thinking: ``thinking.text``, else its ``allThinkingBlocks`` (``[{text}]`` or strings)."""
+    thinking = bubble.get("thinking")
+    text = thinking.get("text") if isinstance(thinking, dict) else None
+    if isinstance(text, str) and text.strip():
+        return text
+    blocks = bubble.get("allThinkingBlocks")
+    texts = [b.get("text") if isinstance(b, dict) else b for b in blocks if isinstance(b, (dict, str))] \
+        if isinstance(blocks, list) else []
+    return "\n\n".join(t for t in texts if isinstance(t, str) and t.strip())
+
+
 def bubble_rows(bubble: dict[str, Any], session_id: str, fallback: float | None, where: str,
                 problems: list[Problem]) -> list[MessageRecord]:
     """The rows of one Cursor bubble (any version): reasoning, message, tool call and result."""
@@ -106,9 +120,8 @@ def bubble_rows(bubble: dict[str, Any], session_id: str, fallback: float | None,
     stamp = _stamp(bubble.get("createdAt")) or _stamp(bubble.get("timestamp")) \
         or _stamp(timing.get("clientRpcSendTime")) or fallback
     rows: list[MessageRecord] = []
-    thinking = bubble.get("thinking")
-    thought = thinking.get("text") if isinstance(thinking, dict) else None
-    if isinstance(thought, str) and thought.strip():
+    thought = _thought(bubble)
+    if thought:
         rows.append(MessageRecord(session_id, "reasoning", thought, timestamp=stamp))
     text = bubble.get("text") if isinstance(bubble.get("text"), str) else ""
     if not text.strip() and isinstance(bubble.get("rawText"), str):
@@ -211,11 +224,17 @@ class CursorImporter(Importer):
                 if isinstance(h, dict) and isinstance(h.get("composerId"), str)}
 
     def _composers(self, db: ForeignDB, workspace: str | None) -> Iterator[Event]:
+        self._stored: set[str] = set()  # composers stored as sessions
+        self._parents: dict[str, str] = {}  # subagent composer -> the composer that started it
         last = "composerData:"
         while True:
             rows = db.query("SELECT key, value FROM cursorDiskKV WHERE key > ? AND key < 'composerData;'"
                             " ORDER BY key LIMIT ?", (last, CHUNK))
             if not rows:
+                # a parent names its subagents (it may come after them in key order): link them now
+                for child, parent in sorted(self._parents.items()):
+                    if child in self._stored and parent in self._stored and child != parent:
+                        yield SessionRecord(id=child, parent_session_id=parent)
                 return
             for row in rows:
                 last = row["key"]
@@ -230,6 +249,11 @@ class CursorImporter(Importer):
     def _composer(self, db: ForeignDB, composer_id: str, data: dict[str, Any],
                   workspace: str | None) -> Iterator[Event]:
         problems: list[Problem] = []
+        for key in ("subagentComposerIds", "subComposerIds"):
+            children = data.get(key)
+            for child in children if isinstance(children, list) else []:
+                if isinstance(child, str) and child:
+                    self._parents.setdefault(child, composer_id)
         bubbles = list(self._bubbles(db, composer_id, data, problems))
         if not bubbles:
             yield from problems
@@ -243,6 +267,7 @@ class CursorImporter(Importer):
             names = [i["modelName"] for i in infos if isinstance(i.get("modelName"), str) and i["modelName"]]
             model = names[-1] if names else model
         meta = {k: data[k] for k in ("unifiedMode", "forceMode", "status", "_v") if data.get(k) not in (None, "")}
+        self._stored.add(composer_id)
         yield SessionRecord(
             id=composer_id, source=self.source, title=opt_str(data.get("name")),
             model=opt_str(model) if model != "default" else None, workspace=workspace,

@@ -63,6 +63,27 @@ _META_KEYS = {"working_dir", "description", "message_count"}
 _LOCATIONS = ("~/.local/share/goose/sessions",)
 
 
+def _loads_object(value: Any) -> dict[str, Any]:
+    """A JSON object column (``model_config_json``, ``metadata_json``) as a dict; anything else as ``{}``."""
+    if not isinstance(value, str):
+        return {}
+    try:
+        parsed = json.loads(value, strict=False)
+    except (ValueError, RecursionError):
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _model_name(value: Any) -> str | None:
+    """``sessions.model_config_json`` (schema v6+): ``{model_name, context_limit, ...}``."""
+    return opt_str(_loads_object(value).get("model_name"))
+
+
+def _metadata(value: Any) -> dict[str, Any]:
+    """``messages.metadata_json`` (schema v3+): ``{userVisible, agentVisible}``."""
+    return _loads_object(value)
+
+
 def _stamp(value: Any) -> float | None:
     try:
         return parse_timestamp(value)
@@ -253,12 +274,15 @@ class GooseDbImporter(Importer):
             yield SessionRecord(
                 id=str(row["id"]), source=self.source, title=name, workspace=opt_str(row.get("working_dir")),
                 started_at=_stamp(row.get("created_at")), ended_at=_stamp(row.get("updated_at")),
-                meta={k: row[k] for k in ("session_type", "schedule_id", "accumulated_total_tokens")
+                model=_model_name(row.get("model_config_json")),
+                meta={k: row[k] for k in ("session_type", "schedule_id", "accumulated_total_tokens", "provider_name")
                       if row.get(k) not in (None, "", "user")})
         last = 0
         tools = ToolNames()
+        # metadata_json (schema v3+): {userVisible, agentVisible}; a compaction summary is hidden from the user
+        metadata = "metadata_json" if "metadata_json" in columns else "NULL AS metadata_json"
         while True:
-            rows = db.query("SELECT id, session_id, role, content_json, created_timestamp FROM messages"
+            rows = db.query(f"SELECT id, session_id, role, content_json, created_timestamp, {metadata} FROM messages"
                             " WHERE id > ? ORDER BY id LIMIT ?", (last, CHUNK))
             if not rows:
                 break
@@ -270,8 +294,19 @@ class GooseDbImporter(Importer):
                 except (TypeError, ValueError) as exc:
                     yield Problem(last, f"message {last}: bad content_json ({exc})")
                     continue
-                message = {"role": row["role"], "content": content}
-                yield from safe_rows(goose_rows, problems, last, f"message {last}", message, str(row["session_id"]),
-                                     last, tools, problems, _stamp(row.get("created_timestamp")))
+                message = {"role": row["role"], "content": content, "metadata": _metadata(row.get("metadata_json"))}
+                yield from visible_rows(message, safe_rows(
+                    goose_rows, problems, last, f"message {last}", message, str(row["session_id"]),
+                    last, tools, problems, _stamp(row.get("created_timestamp"))))
                 yield from problems
         yield Checkpoint("done")
+
+
+def visible_rows(message: dict[str, Any], rows: list[MessageRecord]) -> Iterator[MessageRecord]:
+    """A user message the user never saw (``userVisible: false``) is Goose's, not the user's."""
+    metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+    hidden = metadata.get("userVisible") is False
+    for row in rows:
+        if hidden and row.role == "user":
+            row.role = "system"
+        yield row

@@ -14,14 +14,12 @@ it changes.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from hermes_store.sessions.importers.base import (
     Checkpoint,
     Event,
     Head,
     Importer,
-    MessageRecord,
     Problem,
     SessionRecord,
     SourceState,
@@ -34,7 +32,7 @@ from hermes_store.sessions.importers.doc_common import (
     load_document,
     shape_guarded,
 )
-from hermes_store.sessions.importers.goose import goose_rows, is_goose_message
+from hermes_store.sessions.importers.goose import goose_rows, is_goose_message, visible_rows
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 
@@ -95,12 +93,3 @@ class GooseExportImporter(NamedByDocument, ReplacedWhenChanged, Importer):
             yield from rows_problems
         yield Checkpoint("done")
 
-
-def visible_rows(message: dict[str, Any], rows: list[MessageRecord]) -> Iterator[MessageRecord]:
-    """A user message the user never saw (``userVisible: false``) is Goose's, not the user's."""
-    metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
-    hidden = metadata.get("userVisible") is False
-    for row in rows:
-        if hidden and row.role == "user":
-            row.role = "system"
-        yield row
