@@ -45,8 +45,9 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
          args: dict[str, Any], as_json: bool, render: Callable[[dict[str, Any]], None],
          refused: Callable[[dict[str, Any]], str | None] = lambda reply: None) -> None:
     """Run the tool call ``args`` and print its reply (``render``, or the JSON); exit 1 when it
-    failed or ``refused(reply)`` names why nothing was done (the tool's own reply says
-    ``success: true`` then, as Hermes' does: `removed: false`), with ``--json`` too."""
+    failed or ``refused(reply)`` names why nothing was done, with ``--json`` too: the tool's own
+    reply says ``success: true`` then, as Hermes' does (`removed: false`), and the command's JSON
+    says ``success: false`` with the reason as ``error`` (docs/cli.md, "Exit codes")."""
     home = get_home(ctx)
     try:
         store = open_facts(home, reads=answered_without_a_store(args), config=load_fact_config(home))
@@ -62,7 +63,7 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
     reply = mark_reply(reply)  # the stored text unchanged, a fact the threat scan flags marked
     reason = str(reply.get("error")) if reply.get("success") is False else refused(reply)
     if as_json:
-        echo_json(reply)
+        echo_json(reply if reason is None else {**reply, "success": False, "error": reason})
         if reason is not None:
             ctx.exit(1)
         return

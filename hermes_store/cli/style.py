@@ -52,13 +52,17 @@ _SGR: dict[str, tuple[str, str]] = {
 # form is also a JSON escape of the same character, so --json output keeps exact data.
 # Bidi embedding/override/isolate controls reorder what the terminal shows ("Trojan Source":
 # ``invoice\u202eexe.pdf`` displays as ``invoicefdp.exe``), and line/paragraph separators break
-# lines in some terminals: they are escaped the same way.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# lines in some terminals: they are escaped the same way. So are the bidi marks (U+200E, U+200F,
+# U+061C: a right-to-left mark moves the punctuation beside it) and the invisible zero-width
+# space and byte-order mark (U+200B, U+FEFF: ``ab\u200bc`` would show as the id ``abc`` that a
+# copy of it does not find). The zero-width (non-)joiners stay: emoji and several scripts need them.
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]")
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with every C0/C1 control character except newline and tab, and every bidi
-    override or isolate, shown as ``\\uXXXX``."""
+    """``text`` with every C0/C1 control character except newline and tab, every bidi
+    override, isolate or mark, and the zero-width space and BOM, shown as ``\\uXXXX``."""
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

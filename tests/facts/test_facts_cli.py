@@ -131,10 +131,15 @@ def test_import_hermes_keeps_fact_and_entity_ids(home, tmp_path):
 def test_a_missing_fact_is_refused_with_json_too(home, argv):
     """`facts remove 999` exits 1 ('fact_id 999 not found'); with --json it printed
     `removed: false` and exited 0, as if it had done what was asked (docs/cli.md: 1 when refused,
-    --json or not)."""
+    --json or not); then it exited 1 still saying `success: true` (the tool's reply). The
+    command's JSON says `success: false` and the reason; the tool's reply keeps Hermes' shape."""
     assert CliRunner().invoke(cli, ["--home", str(home.root), "facts", "add", "a stored fact"]).exit_code == 0
     plain = CliRunner().invoke(cli, ["--home", str(home.root), *argv])
     as_json = CliRunner().invoke(cli, ["--home", str(home.root), *argv, "--json"])
     assert plain.exit_code == as_json.exit_code == 1, (plain.output, as_json.output)
-    assert json.loads(as_json.stdout)["success"] is True  # the tool's own reply, unchanged
+    reply = json.loads(as_json.stdout)
+    assert (reply["success"], reply["error"]) == (False, "fact_id 999 not found")
+    tool = CliRunner().invoke(cli, ["--home", str(home.root), "tool", "fact_store",
+                                    json.dumps({"action": argv[1], "fact_id": 999, "content": "x"})])
+    assert tool.exit_code == 0 and json.loads(tool.stdout)["success"] is True  # Hermes' own reply
     assert plain.stderr == "Error: fact_id 999 not found\n"

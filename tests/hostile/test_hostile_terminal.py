@@ -83,3 +83,19 @@ def test_terminal_safe_keeps_newlines_tabs_and_text():
     assert terminal_safe("a\tb\nc 日本 é") == "a\tb\nc 日本 é"
     assert terminal_safe("\x1b[2J") == "\\u001b[2J"
     assert json.loads(f'"{terminal_safe(chr(0x9b))}"') == "\x9b"
+
+
+def test_bidi_marks_and_invisible_characters_are_shown_not_obeyed(home):
+    """A right-to-left mark (U+200F) in a title moved the text beside it on the terminal, and a
+    zero-width space (U+200B) in a session id showed an id that a copy of it does not find:
+    both printed raw. They are shown as \\uXXXX now; a joiner inside an emoji stays."""
+    with SessionIndex(home) as index:
+        sid = index.create_session("ab\u200bc", source="cli", title="invoice \u200f(final)\u200e \ufeffdraft")
+        index.append_message(sid, "user", "wombat family \U0001f468\u200d\U0001f469\u200d\U0001f467 \u061cok")
+    listed = CliRunner().invoke(cli, ["--home", str(home.root), "sessions", "list"])
+    assert listed.exit_code == 0, listed.output
+    assert "ab\\u200bc" in listed.output and "\\u200f(final)\\u200e \\ufeffdraft" in listed.output
+    assert not set("\u200b\u200e\u200f\ufeff") & set(listed.output)
+    shown = CliRunner().invoke(cli, ["--home", str(home.root), "sessions", "show", "ab\u200bc"])
+    assert shown.exit_code == 0, shown.output
+    assert "\U0001f468\u200d\U0001f469\u200d\U0001f467" in shown.output and "\\u061cok" in shown.output
