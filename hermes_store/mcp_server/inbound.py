@@ -12,7 +12,9 @@ goes on as it was.
 A request the SDK refuses for its shape (``"jsonrpc": "1.0"``, ``"params": []``, no
 ``"jsonrpc"``, a method that is not a string) was dropped the same way, so its call hung too:
 :func:`invalid_request_reply` is the JSON-RPC "Invalid Request" error the server now writes for
-it, under the request's own id, naming what was wrong.
+it, under the request's own id, naming what was wrong; so does a request line over the
+transport's cap (:mod:`hermes_store.mcp_server.transport`), which reaches the server as a small
+message naming its size and id.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types.jsonrpc import INVALID_REQUEST
 from pydantic import ValidationError
 
+from hermes_store.mcp_server.transport import MAX_REQUEST_BYTES, OVERSIZE_KEY
 from hermes_store.tooling import valid_text
 
 
@@ -65,12 +68,32 @@ def _refused_message(errors: list[Any]) -> dict[str, Any] | None:
     return None
 
 
+def _over_cap(errors: list[Any]) -> SessionMessage | None:
+    """The "Invalid Request" error for a line the transport did not read for its size (None:
+    not such a line, or no id to answer)."""
+    for error in errors:
+        value = error.get("input")
+        if isinstance(value, dict) and isinstance(value.get(OVERSIZE_KEY), dict):
+            over = value[OVERSIZE_KEY]
+            request_id = over.get("id")
+            if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+                return None
+            detail = (f"request of {over.get('bytes')} bytes not read: over the server's cap of "
+                      f"{MAX_REQUEST_BYTES} bytes a message")
+            return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                                                     error=types.ErrorData(code=INVALID_REQUEST, message=detail)))
+    return None
+
+
 def invalid_request_reply(item: Any) -> SessionMessage | None:
     """For a refused line that is a request with a usable id, the "Invalid Request" error to
     write back (naming the first problem); None for anything else (no id to answer)."""
     if not isinstance(item, ValidationError):
         return None
     errors = item.errors(include_url=False)
+    over = _over_cap(errors)
+    if over is not None:
+        return over
     message = _refused_message(errors)
     request_id = message.get("id") if message is not None else None
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):

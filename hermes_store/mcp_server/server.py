@@ -36,6 +36,7 @@ from hermes_store.home import Home
 from hermes_store.mcp_server import catalog
 from hermes_store.mcp_server.bounds import bounded_streams, cap_plain, cap_text
 from hermes_store.mcp_server.resources import RESOURCES, UnknownResource, read_resource
+from hermes_store.mcp_server.transport import capped_stdin
 
 logger = logging.getLogger(__name__)
 
@@ -209,14 +210,14 @@ def serve(options: ServerOptions) -> None:
     """Serve MCP on stdin/stdout until the client closes the connection."""
     server = build_server(options)
 
-    async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
+    async def main(stdin: anyio.AsyncFile[str]) -> None:
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
             # a client that never reads blocks the server's reading, never grows its memory
             read_stream, write_stream = bounded_streams(read_stream, write_stream)
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    with protocol_streams():
-        anyio.run(main)
+    with protocol_streams(), capped_stdin() as stdin:  # a request line is at most 4 MiB
+        anyio.run(main, stdin)
     # stdout is the protocol channel; the log line goes to stderr, which clients keep as the server log.
     print("hermes-store mcp: the client closed the connection; exiting", file=sys.stderr, flush=True)
 

@@ -91,3 +91,35 @@ def test_a_request_of_the_wrong_shape_gets_an_invalid_request_error(tmp_path):
         assert json.loads(answer["result"]["content"][0]["text"])["count"] >= 1
     finally:
         client.close()
+
+
+def _peak_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+
+def test_a_request_line_over_the_cap_is_answered_and_not_held(tmp_path):
+    """A request line of any length was read whole (then decoded and parsed: three copies), so a
+    client writing 64 MiB without a newline grew the server by hundreds of MiB. A line over
+    4 MiB is now read and dropped in pieces and answered with "Invalid Request" under its id;
+    the next request is answered as usual."""
+    from hermes_store.mcp_server.transport import MAX_REQUEST_BYTES
+
+    root = tmp_path / "home"
+    build_home(root)
+    client = RawClient(root)
+    try:
+        before = _peak_kib(client.proc.pid)
+        filler = "a" * (64 * 1024 * 1024)
+        client.send('{"jsonrpc": "2.0", "id": 31, "method": "tools/call", "params": {"name": "recall", '
+                    f'"arguments": {{"query": "{filler}"}}}}}}')
+        answer = client.reply()
+        assert answer is not None and answer["id"] == 31 and answer["error"]["code"] == -32600, answer
+        assert f"cap of {MAX_REQUEST_BYTES} bytes" in answer["error"]["message"], answer
+        grown_mib = (_peak_kib(client.proc.pid) - before) / 1024
+        assert grown_mib < 32, f"the server's peak memory grew {grown_mib:.0f} MiB for one request"
+        answer = client.call(32, "recall", '{"query": "zebrafish"}')
+        assert answer is not None and answer["id"] == 32
+        assert json.loads(answer["result"]["content"][0]["text"])["count"] >= 1
+    finally:
+        client.close()
