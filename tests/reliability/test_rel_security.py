@@ -397,6 +397,10 @@ ALLOWED = {
     ("storage_pg_marks.py", "SEARCH_CONFIG"): "constant text search configuration name",
     ("storage_pg_marks.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
     ("sessions/storage_sql.py", "which"): "one of two constant WHERE fragments with %s/? placeholders",
+    ("sessions/importers/crush.py", "summary"):
+        "a constant column ('is_summary_message' or '0 AS is_summary_message') chosen from the table's columns",
+    ("sessions/importers/goose.py", "metadata"):
+        "a constant column ('metadata_json' or 'NULL AS metadata_json') chosen from the table's columns",
     ("sessions/importers/opencode_db.py", "order"):
         "a constant ORDER BY column list ('seq, id' or 'time_created, id') chosen from the table's columns",
     ("facts/storage_pg.py", "NOW_TEXT"): "constant SQL expression for the current UTC time",

@@ -56,5 +56,8 @@ def test_migration_0007_marks_stores_with_messages(home, tmp_path, monkeypatch):
     # already in place, so the rewound store is migrated only up to 0008
     everything = db_module.migrations()
     monkeypatch.setattr(db_module, "migrations", lambda: [m for m in everything if m[0] <= 8])
+    # the rewound store keeps the triggers of the later migrations, which a schema that ends at
+    # 0008 does not define: the foreign-trigger guard would (rightly) refuse its writes
+    monkeypatch.setattr(Database, "_refuse_foreign_triggers", lambda self: None)
     with Database(path) as db:
         assert db.scalar("SELECT value FROM store_meta WHERE key = ?", (BACKFILL_KEY,)) == "emoji"
