@@ -11,9 +11,10 @@ Support/Code/User`` (macOS), also ``Code - Insiders``:
   object>}`` then ``{kind: 1, k: [path...], v}`` (set) and ``{kind: 2, k: [path...],
   v: [items]}`` (append) lines, replayed in order.
 
-A request is ``{requestId, timestamp, modelId, message: {text}, variableData:
+A request is ``{requestId, timestamp, modelId, agent: {id}, message: {text} (a plain string in
+the oldest chats), variableData:
 {variables: [{name, kind}]} (attachments), response: [...], result: {errorDetails},
-isCanceled}``; response items are Markdown fragments (``{value}`` or
+isCanceled}``; response items are Markdown fragments (``{value}``, a plain string, or
 ``kind: "markdownContent"``), ``thinking``, ``toolInvocationSerialized`` (``toolId``,
 ``toolCallId``, ``toolSpecificData`` input, ``resultDetails`` output, terminal
 output), ``inlineReference``, ``textEditGroup`` and UI bookkeeping
@@ -224,8 +225,10 @@ def request_rows(request: dict[str, Any], session_id: str, where: str, problems:
     """The user row and response rows of one Copilot Chat request."""
     stamp = _stamp(request.get("timestamp"))
     rows: list[MessageRecord] = []
-    message = request.get("message") if isinstance(request.get("message"), dict) else {}
-    text = message.get("text") if isinstance(message.get("text"), str) else ""
+    message = request.get("message")
+    if isinstance(message, dict):
+        message = message.get("text")
+    text = message if isinstance(message, str) else ""  # a plain string: the oldest saved chats
     variables = request.get("variableData", {}).get("variables") if isinstance(request.get("variableData"), dict) else None
     for variable in variables or []:
         if isinstance(variable, dict) and variable.get("name"):
@@ -233,7 +236,10 @@ def request_rows(request: dict[str, Any], session_id: str, where: str, problems:
     if text:
         rows.append(MessageRecord(session_id, "user", text, timestamp=stamp))
     turn = _Turn(session_id, stamp)
-    for index, item in enumerate(request.get("response") or []):
+    response = request.get("response")
+    for index, item in enumerate([response] if isinstance(response, str) else response or []):
+        if isinstance(item, str):  # the oldest saved chats: a Markdown string (VS Code revives it so)
+            item = {"value": item}
         if not isinstance(item, dict):
             continue
         kind = item.get("kind")
@@ -259,7 +265,8 @@ def request_rows(request: dict[str, Any], session_id: str, where: str, problems:
     turn.flush()
     rows.extend(turn.rows)
     result = request.get("result") if isinstance(request.get("result"), dict) else {}
-    error = result.get("errorDetails") if isinstance(result.get("errorDetails"), dict) else None
+    error = result.get("errorDetails") or request.get("responseErrorDetails")  # the latter: before ``result``
+    error = error if isinstance(error, dict) else None
     if error and error.get("message"):
         rows.append(MessageRecord(session_id, "system", f"[error] {error['message']}", timestamp=stamp))
     return rows
@@ -269,6 +276,9 @@ class CopilotChatImporter(ReplacedWhenChanged, Importer):
     """A VS Code Copilot Chat session file (``.json`` snapshot or ``.jsonl`` operation log)."""
 
     name = "copilot-chat"
+    # 2: a request saved in the oldest shape (``message`` and ``response`` plain strings, as VS Code
+    # migrated them from ``interactive.sessions``) keeps its prompt and reply
+    reader = 2
     agent = "GitHub Copilot Chat (VS Code)"
     indexes = "requests and responses, tool invocations with inputs and outputs, thinking, edits, errors"
     source: str | None = "copilot-chat"
@@ -311,22 +321,32 @@ class CopilotChatImporter(ReplacedWhenChanged, Importer):
             yield Notice(None, "the chat session holds no requests yet; nothing to import")
             return
         session_id = opt_str(doc.get("sessionId")) or self.path.stem
-        storage = self.path.parent.parent
-        models = [r.get("modelId") for r in doc["requests"] if isinstance(r, dict) and r.get("modelId")]
-        meta = {k: doc[k] for k in ("requesterUsername", "responderUsername", "initialLocation", "version")
-                if doc.get(k) not in (None, "")}
-        yield SessionRecord(
-            id=session_id, source=self.source, title=opt_str(doc.get("customTitle")),
-            model=opt_str(models[-1]) if models else None,
-            workspace=workspace_of(storage) if self.path.parent.name == "chatSessions" else None,
-            started_at=_stamp(doc.get("creationDate")), ended_at=_stamp(doc.get("lastMessageDate")), meta=meta)
-        problems = []
-        for index, request in enumerate(doc["requests"]):
-            if not isinstance(request, dict):
-                yield Problem(None, f"requests[{index}]: expected an object")
-                continue
-            where = f"requests[{index}]"
-            yield from safe_rows(request_rows, problems, None, where, request, session_id, where, problems)
-            yield from problems
-            problems = []
+        workspace = workspace_of(self.path.parent.parent) if self.path.parent.name == "chatSessions" else None
+        yield from session_events(doc, session_id, self.source, workspace, "")
         yield Checkpoint(str(self.path.stat().st_size), 0)
+
+
+def session_events(doc: dict[str, Any], session_id: str, source: str | None, workspace: str | None,
+                   where: str) -> Iterator[Event]:
+    """The session record and rows of one saved chat (``ISerializableChatData`` versions 1-3, any
+    ``requests`` list); ``where`` prefixes what a problem names (e.g. the database key)."""
+    models = [r.get("modelId") for r in doc["requests"] if isinstance(r, dict) and r.get("modelId")]
+    agents = [r["agent"].get("id") for r in doc["requests"]
+              if isinstance(r, dict) and isinstance(r.get("agent"), dict) and r["agent"].get("id")]
+    meta = {k: doc[k] for k in ("requesterUsername", "responderUsername", "initialLocation", "version")
+            if doc.get(k) not in (None, "")}
+    if agents:
+        meta["agent"] = agents[-1]
+    yield SessionRecord(
+        id=session_id, source=source, title=opt_str(doc.get("customTitle")) or opt_str(doc.get("computedTitle")),
+        model=opt_str(models[-1]) if models else None, workspace=workspace,
+        started_at=_stamp(doc.get("creationDate")), ended_at=_stamp(doc.get("lastMessageDate")), meta=meta)
+    problems: list[Problem] = []
+    for index, request in enumerate(doc["requests"]):
+        place = f"{where}requests[{index}]"
+        if not isinstance(request, dict):
+            yield Problem(None, f"{place}: expected an object")
+            continue
+        yield from safe_rows(request_rows, problems, None, place, request, session_id, place, problems)
+        yield from problems
+        problems = []

@@ -31,6 +31,7 @@ from hermes_store.sessions.importers.codex_exec import CodexExecImporter
 from hermes_store.sessions.importers.codex_json import CodexJsonImporter
 from hermes_store.sessions.importers.continue_dev import ContinueImporter
 from hermes_store.sessions.importers.copilot_chat import CopilotChatImporter
+from hermes_store.sessions.importers.copilot_chat_db import CopilotChatDbImporter
 from hermes_store.sessions.importers.copilot_cli import CopilotCliImporter
 from hermes_store.sessions.importers.copilot_cli_history import CopilotCliHistoryImporter
 from hermes_store.sessions.importers.copilot_stream import CopilotStreamImporter
@@ -110,6 +111,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     ClineSdkImporter,
     ContinueImporter,
     CopilotChatImporter,
+    CopilotChatDbImporter,
     CopilotCliImporter,
     CopilotCliHistoryImporter,
     CopilotStreamImporter,
