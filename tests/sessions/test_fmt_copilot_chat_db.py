@@ -94,7 +94,10 @@ def test_detected_by_content(tmp_path):
     assert detect_format(chats) == "copilot-chat-db"
     assert detect_format(indexed) == "copilot-chat-db"
     assert detect_format(elsewhere) == "copilot-chat-db"  # the key, not the path, says what it is
-    assert detect_format(quiet) is None  # a window that never chatted: nothing of the format in it
+    # a window that never chatted is VS Code's file holding nothing to import: a note, not "unknown
+    # format" (sessions index --discover met one per workspace window); the same file elsewhere is not
+    assert detect_format(quiet) == "copilot-chat-db"
+    assert detect_format(vscdb(tmp_path / "g" / "backup" / "state.vscdb", {})) is None
     cursor = vscdb(tmp_path / "e" / ".config" / "Cursor" / "User" / "globalStorage" / "state.vscdb",
                    {"interactive.sessions": [V3]})
     assert IMPORTERS["copilot-chat-db"].sniff(Head.read(cursor)) == 0.0  # Cursor's layout is cursor's
@@ -182,7 +185,12 @@ def test_index_only_database_is_a_notice(store, tmp_path):
     assert notice["path"] == str(indexed)
     assert notice["notice"].startswith("chat.ChatSessionStore.index: this database only indexes")
     quiet = vscdb(tmp_path / "b" / USER / "globalStorage" / "state.vscdb", {})
-    (error,) = index(store, quiet, "copilot-chat-db")["errors"]
+    summary = index(store, quiet, "copilot-chat-db")
+    assert summary["errors"] == [] and summary["sessions_added"] == 0
+    (notice,) = summary["notices"]
+    assert notice["notice"].endswith("a VS Code window that never chatted; nothing to import here")
+    elsewhere = vscdb(tmp_path / "c" / "backup" / "state.vscdb", {})
+    (error,) = index(store, elsewhere, "copilot-chat-db")["errors"]
     assert error["error"].startswith("neither interactive.sessions nor chat.ChatSessionStore.index")
 
 

@@ -230,3 +230,36 @@ def test_a_forced_format_that_reads_only_empty_messages_says_so(tmp_path, store)
     good.write_text('{"role": "user", "content": "where is the tide table"}\n'
                     '{"role": "assistant", "content": ""}\n', encoding="utf-8")
     assert index(store, good, fmt="openai-jsonl")["errors"] == []
+
+
+def _window_state(path: Path, keys: dict[str, str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = apsw.Connection(str(path))
+    conn.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+    for key, value in keys.items():
+        conn.execute("INSERT INTO ItemTable VALUES (?, ?)", (key, value))
+    conn.close()
+    return path
+
+
+def test_discovered_windows_that_never_chatted_are_notes_not_problems(tmp_path, monkeypatch):
+    """`sessions index --discover` on a machine with Cursor and VS Code exited 1 with one
+    "unknown format" problem per workspace window that never chatted (each keeps its layout in
+    a state.vscdb of its own). Such a file is now a note ("nothing to import"), exit 0; a
+    state.vscdb with an empty ItemTable is still refused (the hollow-file rule above)."""
+    from click.testing import CliRunner
+
+    from hermes_store.cli import cli
+
+    fake = tmp_path / "fakehome"
+    layout = {"workbench.panel.markers.hidden": "[]", "memento/workbench.parts.editor": "{}"}
+    cursor = _window_state(fake / ".config/Cursor/User/workspaceStorage/1a2b/state.vscdb", layout)
+    code = _window_state(fake / ".config/Code/User/workspaceStorage/3c4d/state.vscdb", layout)
+    monkeypatch.setenv("HOME", str(fake))
+    result = CliRunner().invoke(cli, ["--home", str(tmp_path / "h"), "sessions", "index", "--discover"])
+    assert result.exit_code == 0, result.output
+    assert "0 problems, 2 with nothing to import" in result.output
+    assert f"note: {cursor}: " in result.output and f"note: {code}: " in result.output
+    empty = _window_state(tmp_path / "Code/User/workspaceStorage/5e6f/state.vscdb", {})
+    found = detection(empty)
+    assert found.name is None

@@ -59,12 +59,27 @@ def _chat_keys(db: ForeignDB) -> set[str]:
     return {str(row["key"]) for row in rows}
 
 
-def _probe(path: Path) -> set[str]:
+def _holds_state(db: ForeignDB) -> bool:
+    """Whether ``db``'s ``ItemTable`` holds any key (a window VS Code has used keeps its layout there)."""
+    return db.query_one("SELECT 1 AS found FROM ItemTable LIMIT 1", ()) is not None
+
+
+def _probe(path: Path) -> tuple[set[str], bool]:
+    """The chat keys of the file's ``ItemTable``, and whether it holds any key at all."""
     try:
         with ForeignDB(path, busy_seconds=0.2) as db:
-            return _chat_keys(db) if db.table_exists("ItemTable") else set()
+            if not db.table_exists("ItemTable"):
+                return set(), False
+            return _chat_keys(db), _holds_state(db)
     except Exception:  # a sniff never raises (a locked file is reported by detection itself)
-        return set()
+        return set(), False
+
+
+def _in_vscode_user_dir(path: Path) -> bool:
+    """``<edition>/User/{globalStorage,workspaceStorage/<hash>}/`` of a VS Code edition."""
+    parts = path.parts
+    return any(parts[i] in _EDITIONS and parts[i + 1] == "User"
+               and parts[i + 2] in ("globalStorage", "workspaceStorage") for i in range(len(parts) - 3))
 
 
 class CopilotChatDbImporter(Importer):
@@ -92,8 +107,11 @@ class CopilotChatDbImporter(Importer):
         tables = head.sqlite_tables()
         if "ItemTable" not in tables or "cursorDiskKV" in tables or path_has_part(head.path, "Cursor"):
             return 0.0
-        keys = _probe(head.path)
-        return 0.95 if SESSIONS_KEY in keys else 0.9 if INDEX_KEY in keys else 0.0
+        keys, used = _probe(head.path)
+        if keys:
+            return 0.95 if SESSIONS_KEY in keys else 0.9
+        # a window that never chatted: VS Code's own file, holding nothing to import (a notice)
+        return 0.6 if used and _in_vscode_user_dir(head.path) else 0.0
 
     @classmethod
     def member_of(cls, head: Head) -> Path | None:
@@ -128,6 +146,10 @@ class CopilotChatDbImporter(Importer):
             if INDEX_KEY in _chat_keys(db):
                 yield Notice(None, f"{INDEX_KEY}: this database only indexes the chats of {self._files_dir()}"
                                    " (read as copilot-chat); nothing to import here")
+                yield Checkpoint("done")
+            elif _holds_state(db) and _in_vscode_user_dir(self.path):
+                yield Notice(None, f"neither {SESSIONS_KEY} nor {INDEX_KEY} in ItemTable: a VS Code window"
+                                   " that never chatted; nothing to import here")
                 yield Checkpoint("done")
             else:
                 yield Problem(None, f"neither {SESSIONS_KEY} nor {INDEX_KEY} in ItemTable: no Copilot Chat here")

@@ -33,6 +33,7 @@ touched). A workspace database's folder comes from the sibling ``workspace.json`
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -45,6 +46,7 @@ from hermes_store.sessions.importers.base import (
     Head,
     Importer,
     MessageRecord,
+    Notice,
     Problem,
     SessionRecord,
     SourceState,
@@ -190,12 +192,20 @@ class CursorImporter(Importer):
     @foreign_read
     def read(self, db: ForeignDB, state: SourceState) -> Iterator[Event]:
         workspace = self._workspace()
+        read = 0
         if db.table_exists("cursorDiskKV"):
             self._headers = self._composer_headers(db) if db.table_exists("ItemTable") else {}
-            yield from self._composers(db, workspace)
+            for event in self._composers(db, workspace):
+                read += 1
+                yield event
         if db.table_exists("ItemTable"):
-            yield from self._chat_tabs(db, workspace)
-            yield from self._prompts(db, workspace)
+            for event in itertools.chain(self._chat_tabs(db, workspace), self._prompts(db, workspace)):
+                read += 1
+                yield event
+            if not read and db.query_one("SELECT 1 AS found FROM ItemTable LIMIT 1", ()) is not None:
+                # a window that never chatted keeps its layout here: Cursor's file, nothing to import
+                yield Notice(None, "no composer, chat tab or prompt in it: a Cursor window that never"
+                                   " chatted; nothing to import here")
         yield Checkpoint("done")
 
     def _workspace(self) -> str | None:
