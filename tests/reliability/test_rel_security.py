@@ -396,6 +396,7 @@ ALLOWED = {
     ("storage_pg_marks.py", "TERM_CAP"): "int constant",
     ("storage_pg_marks.py", "SEARCH_CONFIG"): "constant text search configuration name",
     ("storage_pg_marks.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
+    ("storage_pg_marks.py", "hits_sql"): "tsquery_sql fragments (`v.v @@ (...)`): operators and %s placeholders",
     ("sessions/storage_sql.py", "which"): "one of two constant WHERE fragments with %s/? placeholders",
     ("sessions/importers/opencode_db.py", "order"):
         "a constant ORDER BY column list ('seq, id' or 'time_created, id') chosen from the table's columns",
