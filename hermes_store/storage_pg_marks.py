@@ -11,7 +11,7 @@ phrase instances found that way are cut and marked as FTS5's ``snippet()`` cuts 
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any, TypeVar
 
 from hermes_store.pghighlight import HIGHLIGHT_TOKENS, INDEX_TOKEN, fts5_snippet
@@ -21,23 +21,22 @@ from hermes_store.query import Match
 K = TypeVar("K", bound=Hashable)
 
 
-def _phrases(match: Match) -> tuple[list[tuple[Term, ...]], list[Term]]:
-    """The phrases of ``match`` that can match the text (not under ``NOT``), each as its query tokens
-    (a prefix where the phrase's last token is one), and the distinct query tokens."""
+def query_phrases(match: Match, *, cjk: bool = False) -> list[tuple[Term, ...]]:
+    """The phrases of ``match`` that can match (not under ``NOT``), in order, each as its query
+    tokens (a prefix where the phrase's last token is one); the CJK projection's bigram terms
+    only with ``cjk`` (in the text, a CJK run is one token: they never match there)."""
     phrases: list[tuple[Term, ...]] = []
-    nodes: list[Term] = []
     for term in positive_terms(match):
-        if getattr(term, "cjk", False):
-            continue  # projected bigrams: in the text column, a CJK run is one token (never matched)
+        if getattr(term, "cjk", False) and not cjk:
+            continue
         tokens = tuple(Term((token,), bool(term.prefix and i == len(term.tokens) - 1))
                        for i, token in enumerate(term.tokens))
         if tokens:
             phrases.append(tokens)
-            nodes += [node for node in tokens if node not in nodes]
-    return phrases, nodes
+    return phrases
 
 
-def _first_letters(nodes: list[Term]) -> set[str] | None:
+def _first_letters(nodes: Sequence[Term]) -> set[str] | None:
     """The first characters a text's token must begin with to match one of ``nodes`` (None when
     a query token begins with a character other than ASCII, which folding may reach from others).
 
@@ -69,13 +68,12 @@ def _instances(tokens: list[str], phrases: list[tuple[Term, ...]], nodes: list[T
     return found
 
 
-def index_marked_excerpts(db: Any, contents: dict[K, str], match: Match, open_mark: str, close_mark: str,
-                          words: int, ellipsis: str = "...") -> dict[K, str | None]:
-    """FTS5's ``snippet()`` of each of ``contents`` for ``match`` (``words`` tokens at most,
-    ``ellipsis`` where it is cut; None for a text holding no phrase of the match, all None when
-    the match has no positive term). ``db`` is the store's ``PgDatabase``."""
-    out: dict[K, str | None] = dict.fromkeys(contents)
-    phrases, nodes = _phrases(match)
+def phrase_instances(db: Any, contents: dict[K, str], phrases: list[tuple[Term, ...]]) -> dict[K, list[tuple[int, int]]]:
+    """``(token position, phrase)`` of every instance of ``phrases`` (:func:`query_phrases`) in
+    each of ``contents``, positions of :data:`~hermes_store.pghighlight.INDEX_TOKEN` tokens;
+    one statement for all of them. ``db`` is the store's ``PgDatabase``."""
+    out: dict[K, list[tuple[int, int]]] = {key: [] for key in contents}
+    nodes = list(dict.fromkeys(node for phrase in phrases for node in phrase))
     if not nodes or not contents:
         return out
     per_text = {key: list(dict.fromkeys(INDEX_TOKEN.findall(text)))[:HIGHLIGHT_TOKENS]
@@ -98,9 +96,18 @@ def index_marked_excerpts(db: Any, contents: dict[K, str], match: Match, open_ma
             (*params, distinct), prepare=False).fetchall()
     matching = {row["t"]: {i for i, hit in enumerate(row["hits"]) if hit} for row in rows}
     matching = {token: hits for token, hits in matching.items() if hits}
-    sizes = [len(phrase) for phrase in phrases]
     for key, text in contents.items():
         if per_text[key]:
-            instances = _instances(INDEX_TOKEN.findall(text), phrases, nodes, matching)
-            out[key] = fts5_snippet(text, instances, sizes, open_mark, close_mark, words, ellipsis)
+            out[key] = _instances(INDEX_TOKEN.findall(text), phrases, nodes, matching)
     return out
+
+
+def index_marked_excerpts(db: Any, contents: dict[K, str], match: Match, open_mark: str, close_mark: str,
+                          words: int, ellipsis: str = "...") -> dict[K, str | None]:
+    """FTS5's ``snippet()`` of each of ``contents`` for ``match`` (``words`` tokens at most,
+    ``ellipsis`` where it is cut; None for a text holding no phrase of the match, all None when
+    the match has no positive term). ``db`` is the store's ``PgDatabase``."""
+    phrases = query_phrases(match)
+    sizes = [len(phrase) for phrase in phrases]
+    return {key: fts5_snippet(contents[key], instances, sizes, open_mark, close_mark, words, ellipsis)
+            for key, instances in phrase_instances(db, contents, phrases).items()}

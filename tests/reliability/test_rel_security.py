@@ -392,7 +392,7 @@ ALLOWED = {
     ("dbcopy.py", "where"): "constant ' WHERE home = %s' or ''",
     ("dbcopy.py", "ident"): "identity column name from the constant table list",
     ("builtin/storage_pg.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
-    ("builtin/storage_pg.py", "SEARCH_CONFIG"): "constant text search configuration name",
+    ("builtin/storage_sqlite.py", "SCORE_FUNCTION"): "name of our registered entry-score function",
     ("storage_pg_marks.py", "TERM_CAP"): "int constant",
     ("storage_pg_marks.py", "SEARCH_CONFIG"): "constant text search configuration name",
     ("storage_pg_marks.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
