@@ -3,8 +3,8 @@ marking the words where the engine's own snippet cannot (both engines).
 
 The searches (:mod:`hermes_store.sessions.search`, :mod:`hermes_store.builtin.search`,
 :mod:`hermes_store.recall`) mark what they return with :data:`HIGHLIGHT_MARKS` unless the caller
-passes marks of its own; :mod:`hermes_store.pghighlight` turns PostgreSQL's ``ts_headline`` into
-the form FTS5's ``snippet()`` gives, and this module marks a text found without either (by
+passes marks of its own; :mod:`hermes_store.pghighlight` replays FTS5's ``snippet()`` on
+PostgreSQL, and this module marks a text found without either (by
 position, through the CJK column, or by meaning).
 """
 

@@ -7,9 +7,9 @@ storage's scope column, see :mod:`hermes_store.builtin.storage_sql`, where the s
 both engines share live). Here is only what PostgreSQL does its own way: history ids are
 numbered per home (the next id is taken under the home's advisory lock), so a home's history
 keeps the ids it had in SQLite after ``migrate``; index rows are loaded with ``COPY``; the
-entry search uses ``tsvector`` / ``ts_rank_cd``, its excerpts ``ts_headline`` put in the form of
-FTS5's ``snippet()`` (:mod:`hermes_store.pghighlight`), or the index's own tokens marked where
-``ts_headline`` cannot mark them.
+entry search uses ``tsvector``, scored as :mod:`hermes_store.builtin.scoring` defines for both
+engines, its excerpts FTS5's ``snippet()`` replayed on
+the index's own tokens (:mod:`hermes_store.storage_pg_marks`).
 """
 
 from __future__ import annotations
@@ -19,35 +19,19 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
+from hermes_store.builtin.scoring import IndexStats, entry_score
 from hermes_store.builtin.storage_sql import HISTORY_COLUMNS, INDEX_COLUMNS, SqlBuiltinStorage
 from hermes_store.excerpts import HIGHLIGHT_MARKS
-from hermes_store.pghighlight import (
-    PARSER_WHOLE,
-    join_phrases,
-    marks_tokens,
-    with_ellipses,
-)
-from hermes_store.pgquery import SEARCH_CONFIG, TsQueryError, tsquery_sql
+from hermes_store.pghighlight import INDEX_TOKEN
+from hermes_store.pgquery import TsQueryError, tsquery_sql
 from hermes_store.query import Match, QueryPlan, QueryRejected, run_plan
-from hermes_store.storage_pg_marks import index_marked_excerpts
+from hermes_store.storage_pg_marks import index_marked_excerpts, phrase_instances, query_phrases
 
 if TYPE_CHECKING:
     from hermes_store.pgdb import PgDatabase
 
 SNIPPET_WORDS = 24  # as the SQLite engine's snippet(..., 24)
 SNIPPET_ELLIPSIS = "…"  # what the SQLite engine's snippet() puts where it cuts an entry
-
-
-def _excerpt(row: dict[str, Any], match: Match, marks: tuple[str, str] = HIGHLIGHT_MARKS) -> str:
-    """The row's ts_headline in the form FTS5's snippet() gives (phrases one span, ``…`` where
-    it cuts the entry), or ``""`` where ts_headline cannot be trusted to mark what the index
-    matched (no marks, marks that are not index tokens, or an entry holding a path, address or
-    host its parser keeps whole, such as ``db.internal:5432``)."""
-    headline, content = row["snippet"] or "", row["content"] or ""
-    if marks[0] not in headline or not marks_tokens(headline, *marks) or PARSER_WHOLE.search(content):
-        return ""
-    headline = join_phrases(headline, match, *marks)
-    return with_ellipses(headline, content, *marks, SNIPPET_ELLIPSIS)
 
 
 class PgBuiltinStorage(SqlBuiltinStorage):
@@ -118,38 +102,48 @@ class PgBuiltinStorage(SqlBuiltinStorage):
             query_sql, params = tsquery_sql(match)
         except TsQueryError as exc:
             raise QueryRejected(str(exc)) from exc
-        # MinWords just under MaxWords: an entry of up to SNIPPET_WORDS words comes back whole, as
-        # FTS5's snippet() returns it (with half of it, ts_headline cut the entry's start off)
-        options = (
-            f'StartSel="{marks[0]}", StopSel="{marks[1]}", '
-            f"MaxWords={SNIPPET_WORDS}, MinWords={SNIPPET_WORDS - 1}, ShortWord=0, HighlightAll=false"
-        )
         rows = self.db.query(
-            f"WITH q AS (SELECT {query_sql} AS q)"
-            " SELECT e.target, e.entry_index, e.content,"
-            f" ts_headline('{SEARCH_CONFIG}', e.content, q.q, %s) AS snippet,"
-            " ts_rank_cd(e.tsv, q.q, 1) AS score"
-            " FROM builtin_index_entries e, q WHERE e.tsv @@ q.q AND e.home = %s AND e.target = ANY(%s)"
-            " ORDER BY score DESC, e.target, e.entry_index LIMIT %s",
-            (*params, options, self.home, list(targets), int(count)),
+            "SELECT e.target, e.entry_index, e.content FROM builtin_index_entries e"
+            f" WHERE e.tsv @@ ({query_sql}) AND e.home = %s AND e.target = ANY(%s)",
+            (*params, self.home, list(targets)),
         )
-        unmarked: dict[int, str] = {}
+        scores = self._scores(match) if rows else {}
+        for row in rows:
+            row["score"] = scores.get((row["target"], row["entry_index"]), 0.0)
+        rows.sort(key=lambda row: (-row["score"], row["target"], row["entry_index"]))
+        rows = rows[: int(count)]
+        # FTS5's snippet() replayed (the SQLite engine's snippet(..., '…', 24)); "" where no
+        # phrase of the match is in the text: the caller highlights the entry itself
+        found = index_marked_excerpts(self.db, {i: row["content"] or "" for i, row in enumerate(rows)},
+                                      match, *marks, SNIPPET_WORDS, SNIPPET_ELLIPSIS)
         for i, row in enumerate(rows):
-            row["snippet"] = _excerpt(row, match, marks)
-            if not row["snippet"]:
-                unmarked[i] = row["content"] or ""
-        for i, excerpt in self._marked_tokens(unmarked, match, marks).items():
-            rows[i]["snippet"] = excerpt  # still "": the caller highlights the entry itself
+            row["snippet"] = found.get(i) or ""
         return rows
 
-    def _marked_tokens(self, contents: dict[int, str], match: Match,
-                       marks: tuple[str, str] = HIGHLIGHT_MARKS) -> dict[int, str]:
-        """An excerpt of each of ``contents`` (the entries ts_headline could not mark) with
-        every token marked that the index stems or folds to a token of ``match``, cut as FTS5's
-        snippet() cuts (:func:`~hermes_store.storage_pg_marks.index_marked_excerpts`)."""
-        found = index_marked_excerpts(self.db, contents, match, *marks, SNIPPET_WORDS, SNIPPET_ELLIPSIS)
-        return {i: join_phrases(excerpt, match, *marks)
-                for i, excerpt in found.items() if excerpt is not None}
+    def _scores(self, match: Match) -> dict[tuple[str, int], float]:
+        """:func:`~hermes_store.builtin.scoring.entry_score` of every entry of the home's index
+        (both targets, as the SQLite index holds both) by ``(target, entry_index)``: the
+        phrases' instances in the entry text and its CJK projection, found as the index
+        tokenizes them (:func:`~hermes_store.storage_pg_marks.phrase_instances`)."""
+        entries = self.db.query(
+            "SELECT target, entry_index, content, coalesce(cjk, '') AS cjk FROM builtin_index_entries"
+            " WHERE home = %s", (self.home,))
+        phrases = query_phrases(match, cjk=True)
+        columns = ("content", "cjk")
+        texts = {(e["target"], e["entry_index"], c): e[name] or "" for e in entries
+                 for c, name in enumerate(columns)}
+        found = phrase_instances(self.db, texts, phrases)
+        counts: dict[tuple[str, int], list[list[int]]] = {}
+        lengths: dict[tuple[str, int], int] = {}
+        for (target, index, column), text in texts.items():
+            key = (target, index)
+            per_phrase = counts.setdefault(key, [[0] * len(columns) for _ in phrases])
+            for _, phrase in found[(target, index, column)]:
+                per_phrase[phrase][column] += 1
+            lengths[key] = lengths.get(key, 0) + len(INDEX_TOKEN.findall(text))
+        docs = tuple(sum(1 for c in counts.values() if any(c[p])) for p in range(len(phrases)))
+        stats = IndexStats(len(counts), sum(lengths.values()), docs)
+        return {key: entry_score(c, lengths[key], stats) for key, c in counts.items()}
 
     def search_index(
         self, query: str | QueryPlan, targets: Sequence[str], limit: int,

@@ -9,25 +9,50 @@ way (FTS5 search, rowid history ids, the write transaction, its errors as ``Data
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 import apsw
 
+from hermes_store.builtin.scoring import IndexStats, entry_score
 from hermes_store.builtin.storage_sql import SqlBuiltinStorage
 from hermes_store.db import Database, DatabaseError
 from hermes_store.excerpts import HIGHLIGHT_MARKS
 from hermes_store.query import QueryPlan, run_match
 
-_SEARCH_SQL = """
+SCORE_FUNCTION = "hs_entry_score"
+_SEARCH_SQL = f"""
 SELECT e.target, e.entry_index, e.content,
        snippet(builtin_index_fts, 0, ?, ?, '…', 24) AS snippet,
-       -bm25(builtin_index_fts, 1.0, 0.8) AS score
+       {SCORE_FUNCTION}(builtin_index_fts) AS score
 FROM builtin_index_fts JOIN builtin_index_entries AS e ON e.id = builtin_index_fts.rowid
-WHERE builtin_index_fts MATCH ? AND e.target IN ({marks})
-ORDER BY rank LIMIT ?
+WHERE builtin_index_fts MATCH ? AND e.target IN ({{marks}})
+ORDER BY score DESC, e.target, e.entry_index LIMIT ?
 """
+_registered: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def _index_stats(api: apsw.FTS5ExtensionApi) -> IndexStats:
+    """The index's entries and tokens, and the entries holding each phrase (FTS5's counts)."""
+    def count(_inner: apsw.FTS5ExtensionApi, found: list[int]) -> None:
+        found[0] += 1
+
+    docs = []
+    for phrase in range(api.phrase_count):
+        found = [0]
+        api.query_phrase(phrase, count, found)
+        docs.append(found[0])
+    return IndexStats(api.row_count, api.column_total_size(-1), tuple(docs))
+
+
+def hs_entry_score(api: apsw.FTS5ExtensionApi) -> float:
+    """The FTS5 auxiliary function: the current entry's :func:`~hermes_store.builtin.scoring.entry_score`."""
+    if api.aux_data is None:
+        api.aux_data = _index_stats(api)
+    counts = [[len(offsets) for offsets in api.phrase_locations(phrase)] for phrase in range(api.phrase_count)]
+    return entry_score(counts, api.column_size(-1), api.aux_data)
 
 
 class SqliteBuiltinStorage(SqlBuiltinStorage):
@@ -76,6 +101,9 @@ class SqliteBuiltinStorage(SqlBuiltinStorage):
         marks: tuple[str, str] = HIGHLIGHT_MARKS,
     ) -> tuple[list[dict[str, Any]], str | None]:
         sql = _SEARCH_SQL.format(marks=",".join("?" * len(targets)))
+        if self.db.conn not in _registered:
+            self.db.conn.register_fts5_function(SCORE_FUNCTION, hs_entry_score)
+            _registered.add(self.db.conn)
 
         def fetch(expression: str, count: int) -> list[dict[str, Any]]:
             return self.db.query(

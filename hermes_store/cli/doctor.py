@@ -129,23 +129,32 @@ def _check_server(home: Home, fix: bool, record: Callable[..., None]) -> bool | 
         if dbhealth.pg_store_absent(db):
             record("store", None, note=f"no store at {db.display_url} yet (it is created by the first write)")
             return None
+        # schema, then foreign_objects: the order a SQLite store's checks come in
+        _pg_missing_objects(db, report, fix, record)
         _pg_foreign_objects(db, fix, record)
-        if not report.missing:
-            record("schema", None, schema_version=report.user_version)
-            return True
-        problem = "; ".join(report.problems)
-        if not fix:
-            record("schema", problem + " (run `hermes-store doctor --fix` to recreate them)")
-            return True
-        try:
-            done = dbhealth.pg_repair(db)
-            after = dbhealth.pg_inspect(db)
-            record("schema", problem, not after.missing, done=done, schema_version=after.user_version)
-        except Exception as exc:
-            record("schema", f"{problem}; repair failed: {type(exc).__name__}: {exc}")
         return True
     finally:
         db.close()
+
+
+def _pg_missing_objects(db: Any, report: Any, fix: bool, record: Callable[..., None]) -> None:
+    """The PostgreSQL side of :func:`_missing_objects`: the schema's missing objects (``fix``
+    re-runs the migrations)."""
+    from hermes_store import dbhealth
+
+    if not report.missing:
+        record("schema", None, schema_version=report.user_version)
+        return
+    problem = "; ".join(report.problems)
+    if not fix:
+        record("schema", problem + " (run `hermes-store doctor --fix` to recreate them)")
+        return
+    try:
+        done = dbhealth.pg_repair(db)
+        after = dbhealth.pg_inspect(db)
+        record("schema", problem, not after.missing, done=done, schema_version=after.user_version)
+    except Exception as exc:
+        record("schema", f"{problem}; repair failed: {type(exc).__name__}: {exc}")
 
 
 def _check_file(path: Path, fix: bool, record: Callable[..., None]) -> bool:

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from hermes_store.pgdb import PgDatabase
 
 PROJECTION_BACKFILL_KEY = "sessions_projection_backfill"  # as storage_sqlite (SQLite migration 0007)
-SNIPPET_CHARS = 65536  # prefix of a message ts_headline reads
+SNIPPET_CHARS = 65536  # prefix of a message a snippet (or the doctor's probe) reads
 
 
 class PgIndexHealth:

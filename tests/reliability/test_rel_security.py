@@ -392,10 +392,11 @@ ALLOWED = {
     ("dbcopy.py", "where"): "constant ' WHERE home = %s' or ''",
     ("dbcopy.py", "ident"): "identity column name from the constant table list",
     ("builtin/storage_pg.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
-    ("builtin/storage_pg.py", "SEARCH_CONFIG"): "constant text search configuration name",
+    ("builtin/storage_sqlite.py", "SCORE_FUNCTION"): "name of our registered entry-score function",
     ("storage_pg_marks.py", "TERM_CAP"): "int constant",
     ("storage_pg_marks.py", "SEARCH_CONFIG"): "constant text search configuration name",
     ("storage_pg_marks.py", "query_sql"): "pgquery.tsquery_sql: operators and %s placeholders only",
+    ("storage_pg_marks.py", "hits_sql"): "tsquery_sql fragments (`v.v @@ (...)`): operators and %s placeholders",
     ("sessions/storage_sql.py", "which"): "one of two constant WHERE fragments with %s/? placeholders",
     ("sessions/importers/crush.py", "summary"):
         "a constant column ('is_summary_message' or '0 AS is_summary_message') chosen from the table's columns",
