@@ -8,7 +8,8 @@ data`` = the part JSON without its ids). The JSON is the same as in the older
 storage tree, so rows are built by :mod:`opencode_json`'s helpers. Newer versions
 keep a session's messages in ``session_message`` instead (content inline, see
 :mod:`opencode_v2`); a session with rows there is read from them. A compaction summary
-(an assistant message with ``summary: true``) is a ``system`` row. Opened
+(an assistant message with ``summary: true``) is a ``system`` row, as in every reader of
+OpenCode's messages (:func:`opencode_json.is_compaction_summary`). Opened
 read-only; every run re-reads it and adds messages past those already stored.
 """
 
@@ -24,7 +25,6 @@ from hermes_store.sessions.importers.base import (
     Event,
     Head,
     Importer,
-    MessageRecord,
     Problem,
     SessionRecord,
     SourceState,
@@ -102,8 +102,8 @@ class OpenCodeDbImporter(Importer):
                 problems = []
                 parts = self._parts(db, message_id, problems)
                 where = f"message {message_id}"
-                yield from summary_as_system(header, safe_rows(message_rows, problems, None, where, str(row["id"]),
-                                                               header, parts, where, problems))
+                yield from safe_rows(message_rows, problems, None, where, str(row["id"]), header, parts, where,
+                                     problems)
                 yield from problems
             yield Checkpoint(str(row["id"]))
         yield Checkpoint("done")
@@ -171,12 +171,3 @@ class OpenCodeDbImporter(Importer):
                 if part is not None:
                     yield part
 
-
-def summary_as_system(header: dict[str, Any], rows: list[MessageRecord]) -> list[MessageRecord]:
-    """A compaction summary (an assistant message with ``summary: true``, ``mode: "compaction"``,
-    written by ``session/compaction.ts``) is OpenCode's, not the model's reply: a ``system`` row."""
-    if header.get("role") == "assistant" and header.get("summary") is True:
-        for row in rows:
-            if row.role == "assistant":
-                row.role = "system"
-    return rows

@@ -95,17 +95,25 @@ def model_of(info: dict[str, Any]) -> str | None:
     return f"{provider}/{model}" if provider else str(model)
 
 
+def is_compaction_summary(info: dict[str, Any]) -> bool:
+    """True for a compaction summary: an assistant message with ``summary: true`` (``mode:
+    "compaction"``, written by ``session/compaction.ts``). Its text is OpenCode's summary of the
+    conversation so far, not the model's reply to the user, so its rows are ``system`` rows."""
+    return info.get("role") == "assistant" and info.get("summary") is True
+
+
 class MessageBuilder:
     """Turns one message (header + parts) into rows, keeping the parts' order.
 
     Text and tool calls gather into one row until a step boundary, a reasoning
     part or text after a tool call; each tool part's result follows its row as
-    a ``tool`` row.
+    a ``tool`` row. A compaction summary's text is a ``system`` row (:func:`is_compaction_summary`).
     """
 
     def __init__(self, session_id: str, info: dict[str, Any], where: str, problems: list[Problem]) -> None:
         self.session_id = session_id
-        self.role = "assistant" if info.get("role") == "assistant" else "user"
+        self.role = "system" if is_compaction_summary(info) else \
+            "assistant" if info.get("role") == "assistant" else "user"
         if info.get("role") not in ("user", "assistant"):
             problems.append(Problem(None, f"{where}: unknown role {info.get('role')!r} (kept as user)"))
         self.stamp = _time(info, "created")

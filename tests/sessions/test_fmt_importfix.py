@@ -1,0 +1,71 @@
+"""Importer gaps left by earlier audits (round "importfix"): the same message read the same way by
+every reader of an agent's format, reverted and streamed rows, rows indexed by an older rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from format_helpers import index, messages
+
+# OpenCode's compaction (packages/opencode/src/session/compaction.ts): a user message holding a
+# ``compaction`` part, then an assistant message {summary: true, mode: "compaction"} whose text is
+# the summary of the conversation so far.
+SID = "ses_6a7b8c9d0ffeJsonSum1"
+USER = {"id": "msg_d0000001", "sessionID": SID, "role": "user", "time": {"created": 1767001290000},
+        "agent": "build", "model": {"providerID": "openrouter", "modelID": "qwen/qwen3-coder"}}
+SUMMARY = {"id": "msg_d0000002", "sessionID": SID, "role": "assistant", "parentID": "msg_d0000001",
+           "mode": "compaction", "agent": "compaction", "summary": True, "cost": 0,
+           "path": {"cwd": "/srv/api", "root": "/srv/api"}, "modelID": "qwen/qwen3-coder",
+           "providerID": "openrouter", "time": {"created": 1767001300000, "completed": 1767001310000},
+           "finish": "stop"}
+REPLY = {**SUMMARY, "id": "msg_d0000003", "mode": "build", "agent": "build", "time": {"created": 1767001400000}}
+del REPLY["summary"]
+PARTS = {
+    "msg_d0000001": [{"id": "prt_d1", "type": "compaction", "auto": True}],
+    "msg_d0000002": [{"id": "prt_d2", "type": "step-start"},
+                     {"id": "prt_d3", "type": "text", "text": "## Goal\nPaginate /users with a cursor."},
+                     {"id": "prt_d4", "type": "step-finish", "reason": "stop", "cost": 0}],
+    "msg_d0000003": [{"id": "prt_d5", "type": "text", "text": "Cursor pagination is in place."}],
+}
+
+
+def _roles_by_text(rows: list[dict]) -> list[tuple[str, str]]:
+    return [(r["role"], r["content"]) for r in rows]
+
+
+EXPECTED = [("system", "## Goal\nPaginate /users with a cursor."), ("assistant", "Cursor pagination is in place.")]
+
+
+def test_opencode_json_tree_compaction_summary_is_a_system_row(store, tmp_path):
+    """The storage tree holds the same messages as ``opencode.db``: its compaction summary is a
+    ``system`` row there too (it was an ``assistant`` row, the model's reply)."""
+    storage = tmp_path / "opencode" / "storage"
+    session_file = storage / "session" / "prj1" / f"{SID}.json"
+    session_file.parent.mkdir(parents=True)
+    session_file.write_text(json.dumps({"id": SID, "projectID": "prj1", "directory": "/srv/api", "title": "t",
+                                        "version": "1.1.0", "time": {"created": 1767001290000,
+                                                                     "updated": 1767001400000}}))
+    for header in (USER, SUMMARY, REPLY):
+        path = storage / "message" / SID / f"{header['id']}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(header))
+        for part in PARTS[header["id"]]:
+            ppath = storage / "part" / header["id"] / f"{part['id']}.json"
+            ppath.parent.mkdir(parents=True, exist_ok=True)
+            ppath.write_text(json.dumps({**part, "messageID": header["id"], "sessionID": SID}))
+    result = index(store, session_file)
+    assert result["errors"] == []
+    assert _roles_by_text(messages(store, SID)) == EXPECTED
+
+
+def test_opencode_export_compaction_summary_is_a_system_row(store, tmp_path):
+    """``opencode export`` prints the same headers: the summary is a ``system`` row."""
+    path: Path = tmp_path / "export.json"
+    path.write_text(json.dumps({
+        "info": {"id": SID, "projectID": "prj1", "directory": "/srv/api", "title": "t",
+                 "time": {"created": 1767001290000, "updated": 1767001400000}},
+        "messages": [{"info": h, "parts": PARTS[h["id"]]} for h in (USER, SUMMARY, REPLY)]}))
+    result = index(store, path)
+    assert result["errors"] == []
+    assert _roles_by_text(messages(store, SID)) == EXPECTED
