@@ -415,6 +415,7 @@ class BulkLoader:
         self._flush(wait=True)
         current.messages -= self.storage.drop_messages(session_id)
         self._sessions.pop(session_id, None)
+        current.snap_base.pop(session_id, None)  # a snapshot's messages of it are all new again
 
     def _clean_id(self, current: _File, raw: str, line: int | None) -> str:
         """A storable session id (NUL bytes and lone surrogates removed), reported when changed."""

@@ -69,3 +69,61 @@ def test_opencode_export_compaction_summary_is_a_system_row(store, tmp_path):
     result = index(store, path)
     assert result["errors"] == []
     assert _roles_by_text(messages(store, SID)) == EXPECTED
+
+
+CRUSH_SCHEMA = """
+CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT NOT NULL,
+  message_count INTEGER NOT NULL DEFAULT 0, prompt_tokens INTEGER NOT NULL DEFAULT 0,
+  completion_tokens INTEGER NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0.0, updated_at INTEGER NOT NULL,
+  created_at INTEGER NOT NULL, summary_message_id TEXT, todos TEXT, revert_message_id TEXT);
+CREATE TABLE files (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, path TEXT NOT NULL, content TEXT NOT NULL,
+  version INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, role TEXT NOT NULL,
+  parts TEXT NOT NULL default '[]', model TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+  finished_at INTEGER, provider TEXT, is_summary_message INTEGER DEFAULT 0 NOT NULL);
+INSERT INTO sessions (id, title, updated_at, created_at) VALUES ('s1', 'Retry the client', 1796000300, 1796000000);
+"""
+
+
+def _crush_message(conn, mid: str, role: str, text: str, created: int) -> None:
+    conn.execute("INSERT INTO messages (id, session_id, role, parts, created_at, updated_at) VALUES (?, 's1', ?, ?, ?, ?)",
+                 (mid, role, json.dumps([{"type": "text", "data": {"text": text}}]), created, created))
+
+
+def test_crush_reverted_messages_are_not_returned(store, tmp_path):
+    """Crush's undo (charmbracelet/crush #2563) sets ``sessions.revert_message_id`` to the user message
+    rewound to; its chat hides that message and every later one, a redo shows them again. The index
+    returns what Crush shows: hidden messages are dropped when the mark appears after an index run,
+    and come back (once each) when it is cleared."""
+    import sqlite3
+
+    from hermes_store.sessions.search import search_messages
+
+    path = tmp_path / "proj" / ".crush" / "crush.db"
+    path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.executescript(CRUSH_SCHEMA)
+    for n, (role, text) in enumerate([("user", "add retries"), ("assistant", "Retries added."),
+                                      ("user", "now drop the backoff"), ("assistant", "Backoff removed.")]):
+        _crush_message(conn, f"m{n + 1}", role, text, 1796000000 + 10 * n)
+
+    def texts() -> list[str]:
+        return [r["content"] for r in messages(store, "s1")]
+
+    index(store, path)
+    assert texts() == ["add retries", "Retries added.", "now drop the backoff", "Backoff removed."]
+    conn.execute("UPDATE sessions SET revert_message_id = 'm3' WHERE id = 's1'")  # undo the last prompt
+    assert index(store, path)["errors"] == []
+    assert texts() == ["add retries", "Retries added."]
+    assert not [h for h in search_messages(store, "backoff").results if h["session_id"] == "s1"]
+    conn.execute("UPDATE sessions SET revert_message_id = NULL WHERE id = 's1'")  # redo
+    index(store, path)
+    assert texts() == ["add retries", "Retries added.", "now drop the backoff", "Backoff removed."]
+    conn.execute("UPDATE sessions SET revert_message_id = 'm3' WHERE id = 's1'")  # undo, then a new prompt
+    index(store, path)
+    conn.execute("DELETE FROM messages WHERE created_at >= 1796000020")  # Crush's CleanupRevert
+    conn.execute("UPDATE sessions SET revert_message_id = NULL WHERE id = 's1'")
+    _crush_message(conn, "m5", "user", "keep the backoff, add jitter", 1796000100)
+    index(store, path)
+    assert texts() == ["add retries", "Retries added.", "keep the backoff, add jitter"]
+    conn.close()

@@ -16,12 +16,19 @@ user ran, in a ``user`` message; a ``tool`` row named ``shell``). A message flag
 ``is_summary_message`` (the assistant's compaction summary, ``sessions.summary_message_id``) is a
 ``system`` row; a session's ``workspace_cwd`` (2026) is its workspace. Opened
 read-only; sub-agent sessions keep their ``parent_session_id``.
+
+A session's ``revert_message_id`` (Crush's undo, charmbracelet/crush pull request #2563,
+``sessions.sql`` ``SetSessionRevert``) marks the message it is rewound to: Crush's chat hides
+that message and every later one of the session (``ui.go`` ``setSessionMessages``), a redo
+shows them again and the next prompt deletes them (``CleanupRevert``). Those messages are not
+indexed while the mark stands; a mark set or moved since the last read drops what was indexed
+of the session (:class:`Rewritten`) so the index is the history Crush shows.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any, ClassVar
 
 from hermes_store.foreign_db import ForeignDB
@@ -32,6 +39,7 @@ from hermes_store.sessions.importers.base import (
     Importer,
     MessageRecord,
     Problem,
+    Rewritten,
     SessionRecord,
     SourceState,
     opt_str,
@@ -46,6 +54,7 @@ from hermes_store.sessions.importers.doc_common import (
 )
 
 CHUNK = 2000
+REVERTS_KEY = "reverts"  # source state: {session id: revert_message_id} as last read (set ones only)
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
 
 
@@ -142,7 +151,9 @@ class CrushImporter(Importer):
         for row in db.query("SELECT session_id, model FROM messages WHERE model IS NOT NULL AND model != ''"
                             " ORDER BY created_at"):
             models[str(row["session_id"])] = str(row["model"])
-        for row in db.query("SELECT * FROM sessions ORDER BY created_at, id"):
+        sessions = db.query("SELECT * FROM sessions ORDER BY created_at, id")
+        cutoffs = yield from self._reverts(db, sessions, state)
+        for row in sessions:
             sid = str(row["id"])
             yield SessionRecord(
                 id=sid, source=source, title=opt_str(row.get("title")), model=models.get(sid),
@@ -159,6 +170,9 @@ class CrushImporter(Importer):
                 break
             for row in rows:
                 last = (int(row["n"]), str(row["id"]))
+                cutoff = cutoffs.get(str(row["session_id"]))
+                if cutoff is not None and (_order(row.get("created_at")), last[0]) >= cutoff:
+                    continue  # undone in Crush (at or after the session's revert mark): hidden there
                 problems: list[Problem] = []
                 try:
                     parts = json.loads(row["parts"] or "[]", strict=False)
@@ -173,3 +187,27 @@ class CrushImporter(Importer):
                                      str(row["session_id"]), _stamp(row.get("created_at")), last[0], problems)
                 yield from problems
         yield Checkpoint("done")
+
+    @staticmethod
+    def _reverts(db: ForeignDB, sessions: list[dict[str, Any]],
+                 state: SourceState) -> Generator[Event, None, dict[str, tuple[float, int]]]:
+        """Yield :class:`Rewritten` for each session whose revert mark was set or moved since the
+        last read; return ``{session id: (created_at, rowid)}`` of each revert message: the
+        session's messages from it on are hidden."""
+        marks = {str(r["id"]): str(r["revert_message_id"]) for r in sessions if r.get("revert_message_id")}
+        seen = state.meta.get(REVERTS_KEY) or {}
+        cutoffs: dict[str, tuple[float, int]] = {}
+        for sid, mark in marks.items():
+            if state.resume_at and seen.get(sid) != mark:
+                yield Rewritten(sid)  # messages now hidden may be indexed: the session is read afresh
+            found = db.query_one("SELECT rowid AS n, created_at FROM messages WHERE id = ? AND session_id = ?",
+                                 (mark, sid))
+            if found is not None:  # a mark naming no message of the session hides nothing (as in Crush)
+                cutoffs[sid] = (_order(found["created_at"]), int(found["n"]))
+        state.meta[REVERTS_KEY] = marks
+        return cutoffs
+
+
+def _order(value: Any) -> float:
+    """A message's ``created_at`` as a number to order by (missing or unreadable: first)."""
+    return _stamp(value) or 0.0
