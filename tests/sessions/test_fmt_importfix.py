@@ -6,7 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from format_helpers import index, messages
+
+
+@pytest.fixture
+def store(engine_store):
+    """Every test of this module runs on each storage engine."""
+    return engine_store
+
 
 # OpenCode's compaction (packages/opencode/src/session/compaction.ts): a user message holding a
 # ``compaction`` part, then an assistant message {summary: true, mode: "compaction"} whose text is
