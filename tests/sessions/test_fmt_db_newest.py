@@ -29,6 +29,18 @@ def _untouched(path: Path) -> tuple[int, bytes, list[str]]:
     return path.stat().st_mtime_ns, path.read_bytes(), sorted(p.name for p in path.parent.iterdir())
 
 
+def _index_while_held(store, path: Path, writer, statement: str) -> dict:
+    """Index ``path`` while ``writer`` holds ``statement`` uncommitted; the file is left as it was."""
+    writer.hold(statement)
+    try:
+        before = _untouched(path)
+        result = index(store, path)
+        assert _untouched(path) == before
+    finally:
+        writer.close()
+    return result
+
+
 def test_opencode_compaction_summary_is_a_system_row(store, tmp_path):
     """OpenCode's compaction (anomalyco/opencode ``packages/opencode/src/session/compaction.ts``): a user
     message holding a ``compaction`` part, then an assistant message ``{summary: true, mode:
@@ -57,13 +69,7 @@ def test_opencode_compaction_summary_is_a_system_row(store, tmp_path):
         for k, part in enumerate(parts):
             writer.conn.execute("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
                                 (f"prt_9{n}{k}", mid, sid, created, created, json.dumps(part)))
-    writer.hold("UPDATE session SET title = 'uncommitted'")
-    try:
-        before = _untouched(path)
-        result = index(store, path)
-        assert _untouched(path) == before
-    finally:
-        writer.close()
+    result = _index_while_held(store, path, writer, "UPDATE session SET title = 'uncommitted'")
     assert all("msg_b1000003" in str(e) for e in result["errors"])  # the fixture's one damaged row
     assert session(store, sid)["title"] == "Paginate /users"
     stored = messages(store, sid)
@@ -105,13 +111,7 @@ def test_cursor_subagents_and_all_thinking_blocks(store, tmp_path):
                                   "fullConversationHeadersOnly": [{"bubbleId": "c1", "type": 1}]})
     put(f"bubbleId:{child}:c1", {"_v": 3, "type": 1, "bubbleId": "c1", "text": "find every webpack invocation",
                                  "createdAt": "2026-12-07T10:00:02.000Z"})
-    writer.hold("INSERT INTO ItemTable VALUES ('uncommitted', 'x')")
-    try:
-        before = _untouched(path)
-        result = index(store, path)
-        assert _untouched(path) == before
-    finally:
-        writer.close()
+    result = _index_while_held(store, path, writer, "INSERT INTO ItemTable VALUES ('uncommitted', 'x')")
     assert [str(e) for e in result["errors"]] and all(parent in str(e) for e in result["errors"])
     assert session(store, child)["parent_session_id"] == parent
     assert session(store, parent)["parent_session_id"] is None
