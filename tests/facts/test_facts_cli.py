@@ -39,7 +39,7 @@ def test_facts_errors_exit_nonzero(home):
     result = run(home, "facts", "remove", "5")
     assert result.exit_code == 1
     result = run(home, "facts", "feedback", "unhelpful", "5", "--json")
-    assert result.exit_code == 1 and json.loads(result.output)["success"] is False
+    assert result.exit_code == 1 and json.loads(result.stdout)["success"] is False and "Error: " in result.stderr
 
 
 def test_human_output_and_tool_command(home):
@@ -139,6 +139,7 @@ def test_a_missing_fact_is_refused_with_json_too(home, argv):
     assert plain.exit_code == as_json.exit_code == 1, (plain.output, as_json.output)
     reply = json.loads(as_json.stdout)
     assert (reply["success"], reply["error"]) == (False, "fact_id 999 not found")
+    assert as_json.stderr == "Error: fact_id 999 not found\n"
     tool = CliRunner().invoke(cli, ["--home", str(home.root), "tool", "fact_store",
                                     json.dumps({"action": argv[1], "fact_id": 999, "content": "x"})])
     assert tool.exit_code == 0 and json.loads(tool.stdout)["success"] is True  # Hermes' own reply
