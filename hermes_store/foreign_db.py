@@ -31,7 +31,7 @@ from typing import Any
 
 import apsw
 
-from hermes_store.db import wal_mode_header
+from hermes_store.sqlite_guard import uri_path, wal_mode_header
 
 DEFAULT_STATEMENT_SECONDS = float(os.environ.get("HERMES_STORE_FOREIGN_STATEMENT_SECONDS", "") or 60.0)
 DEFAULT_BUSY_SECONDS = 2.0
@@ -68,12 +68,6 @@ def _has_frames(path: Path) -> bool:
         return False
 
 
-def _uri_path(path: Path) -> str:
-    from urllib.parse import quote
-
-    return quote(str(path.absolute()), safe="/")
-
-
 class ForeignDB:
     """A bounded, read-only, trace-free connection to another program's SQLite file."""
 
@@ -105,7 +99,7 @@ class ForeignDB:
             # the pair is read from a private copy
             opened = self._private_copy(info.st_size)
             query = "mode=ro"
-        uri = f"file:{_uri_path(opened)}?{query}"
+        uri = f"file:{uri_path(opened)}?{query}"
         try:
             self.conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
         except apsw.Error as exc:
@@ -261,6 +255,12 @@ class ForeignDB:
     def _note(self, row: int | None, message: str) -> None:
         if len(self.problems) < MAX_PROBLEMS:
             self.problems.append((row, message))
+
+    def has_rows(self, table: str) -> bool:
+        """True when the real table ``table`` holds at least one row."""
+        if table not in self._tables:
+            return False
+        return bool(self._run(f"SELECT 1 FROM {quote_identifier(table)} LIMIT 1", (), decode=False))
 
     def query_one(self, sql: str, params: Sequence[Any] = (), **kw: Any) -> dict[str, Any] | None:
         """The first row of :meth:`query`, or None."""

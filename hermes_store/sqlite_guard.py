@@ -125,7 +125,7 @@ def read_only_connection(path: str | os.PathLike[str], vfs: str | None = None, *
     immutable = on_read_only_filesystem(path) or (
         traceless and wal_mode_header(path) and not os.path.exists(f"{path}-wal"))
     mode = "mode=ro&immutable=1" if immutable else "mode=ro"
-    uri = "file:" + _uri_path(Path(path)) + "?" + mode
+    uri = "file:" + uri_path(Path(path)) + "?" + mode
     return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI, vfs=vfs)
 
 
@@ -139,8 +139,9 @@ def wal_mode_header(path: str | os.PathLike[str]) -> bool:
     return len(head) == 20 and head[18] == 2 and head[19] == 2
 
 
-def _uri_path(path: Path) -> str:
-    """Percent-encode the characters a SQLite URI path cannot hold literally."""
+def uri_path(path: Path) -> str:
+    """``path`` (made absolute, symlinks resolved) for a ``file:`` URI: the characters a SQLite URI
+    path cannot hold literally percent-encoded. Every URI opener of a SQLite file uses it."""
     text = str(path.resolve())
     for char, code in (("%", "%25"), ("?", "%3f"), ("#", "%23")):
         text = text.replace(char, code)

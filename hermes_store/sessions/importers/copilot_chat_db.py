@@ -59,18 +59,13 @@ def _chat_keys(db: ForeignDB) -> set[str]:
     return {str(row["key"]) for row in rows}
 
 
-def _holds_state(db: ForeignDB) -> bool:
-    """Whether ``db``'s ``ItemTable`` holds any key (a window VS Code has used keeps its layout there)."""
-    return db.query_one("SELECT 1 AS found FROM ItemTable LIMIT 1", ()) is not None
-
-
 def _probe(path: Path) -> tuple[set[str], bool]:
     """The chat keys of the file's ``ItemTable``, and whether it holds any key at all."""
     try:
         with ForeignDB(path, busy_seconds=0.2) as db:
             if not db.table_exists("ItemTable"):
                 return set(), False
-            return _chat_keys(db), _holds_state(db)
+            return _chat_keys(db), db.has_rows("ItemTable")
     except Exception:  # a sniff never raises (a locked file is reported by detection itself)
         return set(), False
 
@@ -147,7 +142,7 @@ class CopilotChatDbImporter(Importer):
                 yield Notice(None, f"{INDEX_KEY}: this database only indexes the chats of {self._files_dir()}"
                                    " (read as copilot-chat); nothing to import here")
                 yield Checkpoint("done")
-            elif _holds_state(db) and _in_vscode_user_dir(self.path):
+            elif db.has_rows("ItemTable") and _in_vscode_user_dir(self.path):
                 yield Notice(None, f"neither {SESSIONS_KEY} nor {INDEX_KEY} in ItemTable: a VS Code window"
                                    " that never chatted; nothing to import here")
                 yield Checkpoint("done")

@@ -202,7 +202,7 @@ class CursorImporter(Importer):
             for event in itertools.chain(self._chat_tabs(db, workspace), self._prompts(db, workspace)):
                 read += 1
                 yield event
-            if not read and db.query_one("SELECT 1 AS found FROM ItemTable LIMIT 1", ()) is not None:
+            if not read and db.has_rows("ItemTable"):
                 # a window that never chatted keeps its layout here: Cursor's file, nothing to import
                 yield Notice(None, "no composer, chat tab or prompt in it: a Cursor window that never"
                                    " chatted; nothing to import here")
