@@ -14,7 +14,12 @@ A request the SDK refuses for its shape (``"jsonrpc": "1.0"``, ``"params": []``,
 :func:`invalid_request_reply` is the JSON-RPC "Invalid Request" error the server now writes for
 it, under the request's own id, naming what was wrong; so does a request line over the
 transport's cap (:mod:`hermes_store.mcp_server.transport`), which reaches the server as a small
-message naming its size and id.
+message naming its size and id. A line that is not JSON at all gets JSON-RPC's "Parse error"
+and a message of the wrong shape whose id cannot be read (an array, a number, a request whose
+id is not a string or integer) gets "Invalid Request", both under a null id as JSON-RPC 2.0 asks
+(found with a raw client: such lines got no reply, so the client could not tell it was
+refused). A blank line and a refused *reply* of the client's (``result`` / ``error``, no
+``method``) are never answered.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any
 
 import mcp.types as types
 from mcp.shared.message import SessionMessage
-from mcp.types.jsonrpc import INVALID_REQUEST
+from mcp.types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 from pydantic import ValidationError
 
 from hermes_store.mcp_server.transport import MAX_REQUEST_BYTES, OVERSIZE_KEY
@@ -58,49 +63,66 @@ def repaired(item: Any) -> Any:
     return SessionMessage(message)
 
 
-def _refused_message(errors: list[Any]) -> dict[str, Any] | None:
-    """The request object a refusal was about (the validator's input of a missing-field error
-    holds it whole), else None."""
+_WHOLE = {"missing", "model_type"}  # errors whose input is the message itself
+
+
+def _refused_message(errors: list[Any]) -> Any:
+    """The message a shape refusal was about (a missing field's or a wrong type's input holds it
+    whole), else None."""
     for error in errors:
-        value = error.get("input")
-        if isinstance(value, dict) and "method" in value:
-            return value
+        if error.get("type") in _WHOLE and len(error.get("loc", ())) <= 2:
+            return error.get("input")
     return None
 
 
+def _error(request_id: int | str | None, code: int, detail: str) -> SessionMessage:
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                                             error=types.ErrorData(code=code, message=detail)))
+
+
+def _parse_error(text: Any, reason: str) -> SessionMessage | None:
+    """JSON-RPC's "Parse error" (null id) for a line that is not JSON; None for a blank line."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return _error(None, PARSE_ERROR, f"not JSON: {reason}")
+
+
 def _over_cap(errors: list[Any]) -> SessionMessage | None:
-    """The "Invalid Request" error for a line the transport did not read for its size (None:
-    not such a line, or no id to answer)."""
+    """The "Invalid Request" error for a line the transport did not read for its size (under a
+    null id where its id could not be read); None for any other line."""
     for error in errors:
         value = error.get("input")
         if isinstance(value, dict) and isinstance(value.get(OVERSIZE_KEY), dict):
             over = value[OVERSIZE_KEY]
             request_id = over.get("id")
             if isinstance(request_id, bool) or not isinstance(request_id, int | str):
-                return None
-            detail = (f"request of {over.get('bytes')} bytes not read: over the server's cap of "
-                      f"{MAX_REQUEST_BYTES} bytes a message")
-            return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id,
-                                                     error=types.ErrorData(code=INVALID_REQUEST, message=detail)))
+                request_id = None  # answered under a null id, as JSON-RPC asks
+            return _error(request_id, INVALID_REQUEST,
+                          f"request of {over.get('bytes')} bytes not read: over the server's cap of "
+                          f"{MAX_REQUEST_BYTES} bytes a message")
     return None
 
 
 def invalid_request_reply(item: Any) -> SessionMessage | None:
-    """For a refused line that is a request with a usable id, the "Invalid Request" error to
-    write back (naming the first problem); None for anything else (no id to answer)."""
+    """For a refused line, the error to write back: "Parse error" for one that is not JSON,
+    "Invalid Request" (naming the first problem) for a message of the wrong shape, under its id
+    when it has a usable one and a null id otherwise; None for what is not answered (a blank
+    line, a refused reply of the client's)."""
     if not isinstance(item, ValidationError):
         return None
     errors = item.errors(include_url=False)
     over = _over_cap(errors)
     if over is not None:
         return over
+    if len(errors) == 1 and errors[0].get("type") == "json_invalid":
+        return _parse_error(errors[0].get("input"), errors[0].get("msg", "invalid"))
     message = _refused_message(errors)
-    request_id = message.get("id") if message is not None else None
+    if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
+        return None  # a reply of the client's: never answered
+    request_id = message.get("id") if isinstance(message, dict) else None
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):
-        return None
+        request_id = None
     problems = [e for e in errors if e.get("loc")[:1] == ("JSONRPCRequest",)] or errors
     where = ".".join(str(part) for part in problems[0].get("loc", ())[1:]) or "message"
-    detail = f"not a JSON-RPC 2.0 request: {where}: {problems[0].get('msg', 'invalid')}"
-    error = types.JSONRPCError(jsonrpc="2.0", id=request_id,
-                               error=types.ErrorData(code=INVALID_REQUEST, message=detail))
-    return SessionMessage(error)
+    return _error(request_id, INVALID_REQUEST,
+                  f"not a JSON-RPC 2.0 request: {where}: {problems[0].get('msg', 'invalid')}")

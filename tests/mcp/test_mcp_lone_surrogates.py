@@ -93,6 +93,31 @@ def test_a_request_of_the_wrong_shape_gets_an_invalid_request_error(tmp_path):
         client.close()
 
 
+def test_a_line_that_is_not_json_or_has_no_usable_id_is_answered_under_a_null_id(tmp_path):
+    """A line that is not JSON, and a message of the wrong shape with no id, got no
+    reply at all (found with a raw client), so the client could not tell it was refused.
+    JSON-RPC 2.0 answers them with "Parse error" / "Invalid Request" under a null id; a blank
+    line and a refused reply of the client's stay unanswered, and the next call is answered."""
+    root = tmp_path / "home"
+    build_home(root)
+    client = RawClient(root)
+    try:
+        for line, code in [("this is not json", -32700), ('{"jsonrpc": "2.0", "id": 1, "method"', -32700),
+                           ("[]", -32600), ("7", -32600),
+                           ('{"jsonrpc": "2.0", "method": 1, "params": "bar"}', -32600)]:
+            client.send(line)
+            answer = client.reply()
+            assert answer is not None, f"no reply to {line!r}"
+            assert answer["id"] is None and answer["error"]["code"] == code, (line, answer)
+        client.send("")
+        client.send('{"jsonrpc": "2.0", "id": 9, "result": 5}')
+        answer = client.call(25, "recall", '{"query": "zebrafish"}')
+        assert answer is not None and answer["id"] == 25, answer  # nothing answered the two lines
+        assert json.loads(answer["result"]["content"][0]["text"])["count"] >= 1
+    finally:
+        client.close()
+
+
 def _peak_kib(pid: int) -> int:
     with open(f"/proc/{pid}/status", encoding="ascii") as status:
         return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
