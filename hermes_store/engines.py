@@ -45,6 +45,9 @@ class Engine:
     # "module:function" ``url -> bool``: whether the database a URL names holds a store yet, for
     # an engine on a server (a file engine's store is its file: :attr:`url_file`); "" = always
     store_check: str = ""
+    # "module:function" ``url -> str``: the URL with what this process's environment adds to it
+    # written in, for a process started elsewhere (a hook, a service); "" = the URL as given
+    url_to_pass: str = ""
 
     @property
     def file_based(self) -> bool:
@@ -75,7 +78,8 @@ ENGINES: dict[str, Engine] = {
             "vectors": "hermes_store.sessions.storage_vectors_pg:PgVectorRows",
         },
         opener="hermes_store.pgdb:open_home_store", display_url="hermes_store.pgdb:mask_url",
-        url_check="hermes_store.pgdb:check_url", store_check="hermes_store.pgdb:store_present"),
+        url_check="hermes_store.pgdb:check_url", store_check="hermes_store.pgdb:store_present",
+        url_to_pass="hermes_store.pgdb:pinned_url"),
 }
 DEFAULT_ENGINE = "sqlite"
 
