@@ -114,11 +114,31 @@ def engine_for_url(url: str | None) -> Engine:
         if scheme in engine.url_schemes:
             return engine
     forms = " or ".join(f"{s}://..." for e in ENGINES.values() for s in e.url_schemes[:1])
+    server = _keyword_value_engine(url) if not scheme else None
+    if server is not None:  # never echoed: it may hold password=...
+        raise ValueError(f"a keyword/value connection string (its values not shown), not a URL: write it as "
+                         f"{server.url_schemes[0]}://user@host/dbname, parameters such as host=/run/postgresql "
+                         "in its query (?host=/run/postgresql&sslmode=require)")
     if not scheme and url.strip():  # a path given for a URL (no ':', so no password to hide)
         default = ENGINES[DEFAULT_ENGINE].url_schemes[0]
         raise ValueError(f"{url.strip()!r} is a path, not a URL: name a file as {default}:///{url.strip()} "
                          f"(use {forms})")
     raise ValueError(f"unsupported scheme in {scheme + ':' if scheme else '(no scheme)'!r} (use {forms})")
+
+
+def _keyword_value_engine(text: str) -> Engine | None:
+    """The engine whose URL check reads ``text`` (no scheme) as a keyword/value connection string
+    (libpq's ``host=... dbname=...``), else None."""
+    if "=" not in text:
+        return None
+    for engine in ENGINES.values():
+        if engine.url_check:
+            try:
+                load(engine.url_check)(text)
+            except ValueError:
+                continue
+            return engine
+    return None
 
 
 def display_url(url: str) -> str:
