@@ -144,8 +144,9 @@ def sqlite_to_postgres(source: Database, target: PgDatabase,
                     f"coalesce((SELECT max({ident}) FROM {table}), 0) + 1, false)", (table, ident))
             expected = int(source.scalar(f"SELECT count(*) FROM {table}") or 0)
             stored = int(target.scalar(f"SELECT count(*) FROM {table}{where}", params) or 0)
-            if kept:  # the rows both sides hold count once, on the target
-                expected, stored = expected - len(kept), stored - len(kept)
+            if kept:  # only the rows the target lacked are copied: count those on both sides
+                both = sum(1 for row in source.query(f"SELECT {ident} AS i FROM {table}") if row["i"] in kept)
+                expected, stored = expected - both, stored - len(kept)
             if not count == expected == stored:
                 raise DatabaseError(f"{table}: copied {count} of {expected} {'row' if expected == 1 else 'rows'}, {stored} stored; rolled back")
             report.tables[table] = stored

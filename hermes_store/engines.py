@@ -45,6 +45,9 @@ class Engine:
     # "module:function" ``url -> bool``: whether the database a URL names holds a store yet, for
     # an engine on a server (a file engine's store is its file: :attr:`url_file`); "" = always
     store_check: str = ""
+    # "module:function" ``url -> str``: the URL with what this process's environment adds to it
+    # written in, for a process started elsewhere (a hook, a service); "" = the URL as given
+    url_to_pass: str = ""
 
     @property
     def file_based(self) -> bool:
@@ -75,7 +78,8 @@ ENGINES: dict[str, Engine] = {
             "vectors": "hermes_store.sessions.storage_vectors_pg:PgVectorRows",
         },
         opener="hermes_store.pgdb:open_home_store", display_url="hermes_store.pgdb:mask_url",
-        url_check="hermes_store.pgdb:check_url", store_check="hermes_store.pgdb:store_present"),
+        url_check="hermes_store.pgdb:check_url", store_check="hermes_store.pgdb:store_present",
+        url_to_pass="hermes_store.pgdb:pinned_url"),
 }
 DEFAULT_ENGINE = "sqlite"
 
@@ -110,11 +114,31 @@ def engine_for_url(url: str | None) -> Engine:
         if scheme in engine.url_schemes:
             return engine
     forms = " or ".join(f"{s}://..." for e in ENGINES.values() for s in e.url_schemes[:1])
+    server = _keyword_value_engine(url) if not scheme else None
+    if server is not None:  # never echoed: it may hold password=...
+        raise ValueError(f"a keyword/value connection string (its values not shown), not a URL: write it as "
+                         f"{server.url_schemes[0]}://user@host/dbname, parameters such as host=/run/postgresql "
+                         "in its query (?host=/run/postgresql&sslmode=require)")
     if not scheme and url.strip():  # a path given for a URL (no ':', so no password to hide)
         default = ENGINES[DEFAULT_ENGINE].url_schemes[0]
         raise ValueError(f"{url.strip()!r} is a path, not a URL: name a file as {default}:///{url.strip()} "
                          f"(use {forms})")
     raise ValueError(f"unsupported scheme in {scheme + ':' if scheme else '(no scheme)'!r} (use {forms})")
+
+
+def _keyword_value_engine(text: str) -> Engine | None:
+    """The engine whose URL check reads ``text`` (no scheme) as a keyword/value connection string
+    (libpq's ``host=... dbname=...``), else None."""
+    if "=" not in text:
+        return None
+    for engine in ENGINES.values():
+        if engine.url_check:
+            try:
+                load(engine.url_check)(text)
+            except ValueError:
+                continue
+            return engine
+    return None
 
 
 def display_url(url: str) -> str:

@@ -259,11 +259,20 @@ class Home:
         the store itself through this home (its ``config.yaml`` or its own file).
 
         That is the ``--database-url`` or ``$HERMES_STORE_DATABASE_URL`` URL, a relative
-        ``sqlite:///`` one with the file's path made absolute."""
+        ``sqlite:///`` one with the file's path made absolute, a server URL with what this
+        environment adds to it written in (the engine's ``url_to_pass``: ``PGHOST`` ...; a
+        ``config.yaml`` URL too when it depends on them)."""
+        from hermes_store.engines import load
+
         url = self.database_url()
-        if url is None or self._url_base() is not None:  # none, or config.yaml's: found through the home
+        if url is None:
             return None
-        return f"sqlite:///{self.sqlite_path}" if self.store_engine().url_file else url
+        engine = self.store_engine()
+        from_config = self._url_base() is not None  # config.yaml's: found through the home
+        if engine.url_file:
+            return None if from_config else f"sqlite:///{self.sqlite_path}"
+        pinned = load(engine.url_to_pass)(url) if engine.url_to_pass else url
+        return None if from_config and pinned == url else pinned
 
     def _configured_url(self) -> str | None:
         config = self.config()

@@ -112,6 +112,26 @@ def check_url(url: str) -> None:
         raise ValueError(f"invalid database URL: {one_line(scrub(str(exc), url))}") from None
 
 
+def pinned_url(url: str) -> str:
+    """``url`` with what libpq would take from this environment (``PGHOST``, ``PGDATABASE``,
+    ``PGOPTIONS``' search_path ...: each set variable whose keyword the URL leaves out) written
+    into it, for a process started with another environment (a hook, a service) to open the same
+    database (the engine's :attr:`~hermes_store.engines.Engine.url_to_pass`). Secrets
+    (``PGPASSWORD``) are never written: such a process reads ``~/.pgpass``."""
+    try:
+        from psycopg import pq
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
+        return url
+    given = conninfo_to_dict(url)
+    pinned = [(o.keyword.decode(), o.val.decode()) for o in pq.Conninfo.get_defaults()
+              if o.envvar and os.environ.get(o.envvar.decode()) and o.val is not None and not o.dispchar
+              and o.keyword.decode() not in given and o.keyword.decode() not in _SECRET_KEYS]
+    if not pinned:
+        return url
+    return url + ("&" if "?" in url else "?") + urlencode(pinned, quote_via=quote, safe="/")
+
+
 _STORES_SEEN: set[str] = set()  # URLs whose database held a store in this process (it stays one)
 #: Whether the connection's current schema holds any relation: none is what an absent file is on
 #: SQLite (a schema of another application's tables is there: its opening is refused, by name)

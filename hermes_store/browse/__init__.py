@@ -80,6 +80,26 @@ def datasette_command(db_path: Path, port: int, metadata_path: Path, plugins_dir
     return cmd
 
 
+# Datasette opens a file as ``file:{path}?mode=ro`` without encoding the path: in a SQLite URI a
+# ``?`` or ``#`` ends the path and ``%XX`` is decoded, so such a name opens (and creates) another file
+URI_SPECIAL = ("%", "?", "#")
+
+
+def served_path(db_path: Path, folder: Path) -> Path:
+    """The name Datasette is given for ``db_path``: the path itself, or, when SQLite's URI syntax
+    would read it as another file (:data:`URI_SPECIAL`), a symbolic link to it in ``folder``
+    named after its stem (SQLite follows the link, so the store's own ``-wal`` is read)."""
+    if not any(char in str(db_path) for char in URI_SPECIAL):
+        return db_path
+    stem = "".join("_" if char in URI_SPECIAL else char for char in db_path.stem) or TEMPLATE_DB
+    link = folder / f"{stem}.db"
+    if any(char in str(link) for char in URI_SPECIAL):
+        raise BrowseUnavailable(f"{db_path}: Datasette cannot open a file whose path holds % ? or #, and "
+                                f"the temporary folder {folder} holds one too (set TMPDIR to another folder)")
+    link.symlink_to(db_path)
+    return link
+
+
 def prepare(home: Home) -> Path:
     """Migrate the home's SQLite store (so its FTS layout is current); return its path.
 
@@ -136,15 +156,16 @@ def run(home: Home, port: int = DEFAULT_PORT, announce: Callable[[str], None] | 
     port = port or free_port()
     token = new_token()
     with tempfile.TemporaryDirectory(prefix="hermes-store-browse-") as tmp:
+        served = served_path(db_path, Path(tmp))
         meta_path = Path(tmp) / "metadata.json"
-        meta_path.write_text(json.dumps(metadata(db_path.stem), indent=2), encoding="utf-8")
+        meta_path.write_text(json.dumps(metadata(served.stem), indent=2), encoding="utf-8")
         plugins = Path(tmp) / "plugins"
         plugins.mkdir()
         (plugins / "hermes_store_guard.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
         env = dict(os.environ, **{TOKEN_ENV: token, PORT_ENV: str(port)})
         if announce is not None:
             announce(browse_url(port, token))
-        process = subprocess.Popen(datasette_command(db_path, port, meta_path, plugins), env=env)
+        process = subprocess.Popen(datasette_command(served, port, meta_path, plugins), env=env)
         previous = _stop_on_sigterm()
         try:
             return process.wait()

@@ -70,15 +70,16 @@ def free_port() -> int:
 PRINTED_URL = re.compile(r"open (http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]+))")
 
 
-def start_browse(home: Path, log: Path) -> tuple[subprocess.Popen, str]:
+def start_browse(home: Path, log: Path, *options: str) -> tuple[subprocess.Popen, str]:
     """Start ``hermes-store browse`` and wait until Datasette answers the URL it printed.
 
     Returns (process, base URL); the run's token is in :data:`TOKENS` under the base URL, and
-    :func:`get_json` adds it (as the first request of a browser would, then its cookie)."""
+    :func:`get_json` adds it (as the first request of a browser would, then its cookie). ``options``
+    go before ``browse`` (``--database-url URL``)."""
     port = free_port()
     handle = open(log, "w", encoding="utf-8")  # noqa: SIM115 (closed with the process by the caller)
     proc = subprocess.Popen([sys.executable, "-c", "from hermes_store.cli import main; main()",
-                             "--home", str(home), "browse", "--port", str(port)],
+                             "--home", str(home), *options, "browse", "--port", str(port)],
                             stdout=handle, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

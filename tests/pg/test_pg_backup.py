@@ -201,3 +201,21 @@ def test_a_backup_keeps_what_was_forgotten_forgotten(tmp_path, pg_server):
     assert _cli(root, other, "restore", str(tmp_path / "f.bak"))[0] == 0
     code, _, err = _cli(root, other, "restore", str(tmp_path / "f.bak"))
     assert code == 0, err
+
+
+def test_restore_force_of_a_backup_older_than_the_memory_history(tmp_path, pg_server):
+    """A backup taken before the first memory write, restored with ``--force`` after one, failed
+    with ``memory_history: copied 0 of -1 rows, 0 stored; rolled back`` (exit 1): the history rows
+    the store kept were taken off the backup's count. The history is kept and the rest restored."""
+    url = pg_server.create_database("restore_older")
+    root = tmp_path / "home"
+    _cli(root, url, "facts", "add", "the deploy runs on fridays")
+    code, out, err = _cli(root, url, "backup", str(tmp_path), "--json")
+    assert code == 0, err
+    _cli(root, url, "memory", "add", "written after the backup")
+    _cli(root, url, "facts", "add", "a fact written after the backup")
+    code, _, err = _cli(root, url, "restore", json.loads(out)["backup"], "--force")
+    assert code == 0, err
+    with PgDatabase(url) as db:
+        assert [r["content"] for r in db.query("SELECT content FROM facts")] == ["the deploy runs on fridays"]
+        assert db.scalar("SELECT count(*) FROM memory_history") == 1  # append-only: kept

@@ -130,10 +130,14 @@ def test_a_file_that_is_not_sqlite_is_named_as_such_and_left_alone(home, tmp_pat
     ("sqlite:store.db", "sqlite:store.db: expected sqlite:///path/to/file.db (three slashes, then the path: "
                         "sqlite:///rel.db, sqlite:////abs/file.db)"),
     ("sqlite://store.db", "sqlite://store.db: expected sqlite:///path/to/file.db (three slashes"),
+    ("host=/run/postgresql dbname=hermes password=s3cret",
+     "a keyword/value connection string (its values not shown), not a URL: write it as postgresql://user@host/dbname"),
 ])
 def test_a_path_or_a_short_sqlite_url_gets_the_url_to_write(home, tmp_path, monkeypatch, value, problem):
     """A path given as the URL said "unsupported scheme in '(no scheme)'", and ``sqlite:store.db``
-    "sqlite: the URL names no file (SQLite needs one)": neither said what to write instead."""
+    "sqlite: the URL names no file (SQLite needs one)": neither said what to write instead. A libpq
+    keyword/value string was called a path, told to become ``sqlite:///host=...`` and printed
+    whole, its password with it."""
     monkeypatch.chdir(tmp_path)
     option = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", value, "status"])
     assert option.exit_code == 2 and f"Invalid value for '--database-url': {problem}" in option.stderr
@@ -141,6 +145,7 @@ def test_a_path_or_a_short_sqlite_url_gets_the_url_to_write(home, tmp_path, monk
     variable = CliRunner().invoke(cli, ["--home", str(home.root), "facts", "add", "x"])
     assert variable.exit_code == 1 and variable.stderr.startswith(f"Error: $HERMES_STORE_DATABASE_URL: {problem}")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hermes_home"] and not home.db_path.exists()
+    assert "s3cret" not in option.output + variable.output
 
 
 def test_a_database_url_at_the_top_of_config_yaml_is_refused_not_ignored(home, tmp_path):

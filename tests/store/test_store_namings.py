@@ -322,3 +322,35 @@ def test_backup_without_a_store_is_refused_alike_on_both_engines(home, tmp_path,
     assert not dest.exists() and not home.db_path.exists()
     with PgDatabase(pg_url, migrate=False) as db:
         assert db.scalar(SCHEMA_HOLDS_ANYTHING) is False
+
+
+def test_the_hook_opens_the_database_libpq_found_in_the_environment(home, tmp_path, monkeypatch, pg_url):
+    """``PGHOST=... PGDATABASE=... hermes-store --database-url postgresql:// hooks install`` wrote
+    the hook's command with ``postgresql://`` alone: run by Claude Code, without those variables,
+    it went to the default server and database (another store, or none). What the environment
+    adds is now written into the URL the hook (and the service) is given; the password never is."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from hermes_store.pgdb import PgDatabase
+
+    user = tmp_path / "user"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    named = conninfo_to_dict(pg_url)
+    for key, variable in (("host", "PGHOST"), ("port", "PGPORT"), ("dbname", "PGDATABASE"), ("user", "PGUSER")):
+        monkeypatch.setenv(variable, named[key])
+    monkeypatch.setenv("PGPASSWORD", "s3cret")
+    result = CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", "postgresql://",
+                                      "hooks", "install", "claude-code"])
+    assert result.exit_code == 0, result.output
+    command = json.loads((user / ".claude" / "settings.json").read_text())["hooks"]["SessionEnd"][0]["hooks"][0]
+    assert "s3cret" not in command["command"]
+    event = {"session_id": "hook-s", "transcript_path": str(_transcript(tmp_path, "capybara"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES", "PG"))}  # Claude Code's
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    ran = subprocess.run(shlex.split(command["command"]), input=json.dumps(event), text=True, capture_output=True,
+                         cwd=tmp_path, env=env, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert [r["id"] for r in db.query("SELECT id FROM sessions")] == ["hook-s"]
+    assert not home.db_path.exists()
