@@ -1,0 +1,95 @@
+"""Variants seen in real files, ninth round: Aider replies of reasoning models, OpenCode-family
+databases (Kilo Code, OpenCode's channel builds). Fixtures are built here and reproduce the
+writers' structure, never real content."""
+
+from __future__ import annotations
+
+from format_helpers import index, messages
+
+from hermes_store.sessions import index_paths
+from hermes_store.sessions.importers import aider
+
+TAG = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"
+
+
+def _sessions(store) -> list[str]:
+    return [r["id"] for r in store.query("SELECT id FROM sessions ORDER BY started_at")]
+
+
+def _history(*runs: str) -> str:
+    return "".join(runs)
+
+
+RUN_ONE = (
+    "\n# aider chat started at 2026-03-02 14:05:11\r\n\r\n"
+    "> Aider v0.86.1  \r\n> Model: openai/qwen3 with whole edit format  \r\n\r\n"
+    "#### hi there  \r\n\r\n"
+    f"<{TAG}>\r\n\r\nThe user said hi.\r\n\r\nI should greet briefly.\r\n\r\n</{TAG}>\r\n\r\n"
+    "Hello! What should we change?\r\n\r\n"
+    "#### explain the parser  \r\n\r\n"
+    f"<{TAG}>\r\n\r\nStart with the tokenizer.\r\n\r\n> ^C KeyboardInterrupt  \r\n"
+)
+RUN_TWO = (
+    "\n# aider chat started at 2026-03-03 09:00:00\n\n"
+    "#### fix the off-by-one  \n\n"
+    "<think>\nThe loop stops one early.\n</think>\n\nFixed: `range(n + 1)`.\n\n"
+    "> Applied edit to loop.py  \n\n"
+    "#### and the docs  \n\n"
+    "Looking at the docs.\n</think>\n\nUpdated README.md.\n\n"
+)
+
+
+def test_aider_reasoning_model_thinking_is_a_reasoning_row(store, tmp_path):
+    """A reasoning model's reply opens with its thinking: aider writes the reasoning the API
+    returned apart inside ``<thinking-content-7bbe…>`` tags (``reasoning_tags.py``,
+    ``format_reasoning_content``; ``ai_output`` writes ``partial_response_content`` whole), a
+    model that thinks in its text inside ``<think>`` (sometimes without the opening tag). Before:
+    the thinking and its tags were stored as the assistant's reply. Windows line ends too; a reply
+    cut off by ^C while thinking is thinking only."""
+    path = tmp_path / "proj" / ".aider.chat.history.md"
+    path.parent.mkdir()
+    path.write_bytes(_history(RUN_ONE, RUN_TWO).encode("utf-8"))
+    summary = index(store, path)
+    assert summary["errors"] == []
+    first, second = _sessions(store)
+    assert [(r["role"], r["content"]) for r in messages(store, first)] == [
+        ("system", "Aider v0.86.1\nModel: openai/qwen3 with whole edit format"),
+        ("user", "hi there"),
+        ("reasoning", "The user said hi.\n\nI should greet briefly."),
+        ("assistant", "Hello! What should we change?"),
+        ("user", "explain the parser"),
+        ("reasoning", "Start with the tokenizer."),
+        ("system", "^C KeyboardInterrupt"),
+    ]
+    assert [(r["role"], r["content"]) for r in messages(store, second)] == [
+        ("user", "fix the off-by-one"),
+        ("reasoning", "The loop stops one early."),
+        ("assistant", "Fixed: `range(n + 1)`."),
+        ("system", "Applied edit to loop.py"),
+        ("user", "and the docs"),
+        ("reasoning", "Looking at the docs."),
+        ("assistant", "Updated README.md."),
+    ]
+
+
+def test_aider_sessions_stored_before_the_split_keep_their_rows(store, tmp_path, monkeypatch):
+    """Aider's stored messages are matched by place: a session an older reader stored as one
+    reply row keeps it when the file grows (else its reply would be stored a second time), and a
+    session appended after that read has its thinking split."""
+    path = tmp_path / "proj" / ".aider.chat.history.md"
+    path.parent.mkdir()
+    path.write_bytes(RUN_ONE.encode("utf-8"))
+    with monkeypatch.context() as patch:  # the reader before the split: no state key, no split
+        patch.setattr(aider, "SPLIT_FROM", "unused")
+        patch.setattr(aider, "split_thinking", lambda reply: ("", reply))
+        assert index(store, path)["messages_added"] == 6
+    first = _sessions(store)[0]
+    before = [(r["role"], r["content"]) for r in messages(store, first)]
+    with open(path, "ab") as handle:
+        handle.write(RUN_TWO.encode("utf-8"))
+    again = index_paths(store, [path])
+    assert again["errors"] == [] and again["messages_added"] == 7
+    assert [(r["role"], r["content"]) for r in messages(store, first)] == before
+    assert [r["role"] for r in messages(store, _sessions(store)[1])] == [
+        "user", "reasoning", "assistant", "system", "user", "reasoning", "assistant"]
+    assert index_paths(store, [path])["messages_added"] == 0
