@@ -4,6 +4,9 @@ writers' structure, never real content."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from format_helpers import index, messages
 
 from hermes_store.sessions import index_paths
@@ -93,3 +96,37 @@ def test_aider_sessions_stored_before_the_split_keep_their_rows(store, tmp_path,
     assert [r["role"] for r in messages(store, _sessions(store)[1])] == [
         "user", "reasoning", "assistant", "system", "user", "reasoning", "assistant"]
     assert index_paths(store, [path])["messages_added"] == 0
+
+
+def _opencode_family_home(tmp_path, monkeypatch) -> Path:
+    from format_helpers import SQL_DIR, build_sqlite
+
+    root = tmp_path / "user"
+    data = root / ".local" / "share"
+    kilo_sql = tmp_path / "kilo.sql"  # the same database, other session ids
+    kilo_sql.write_text((SQL_DIR / "opencode_db.sql").read_text(encoding="utf-8").replace("'ses_", "'ses_k"),
+                        encoding="utf-8")
+    build_sqlite(kilo_sql, data / "kilo" / "kilo.db")
+    build_sqlite(SQL_DIR / "opencode_db.sql", data / "opencode" / "opencode-dev.db")
+    monkeypatch.setenv("HOME", str(root))
+    return data
+
+
+def test_kilo_and_opencode_channel_databases_are_discovered(run, store, tmp_path, monkeypatch):
+    """Kilo CLI 1.0+ (and the Kilo Code extension built on it) is OpenCode under the app name
+    ``kilo``: its sessions are in ``~/.local/share/kilo/kilo.db`` (Kilo-Org/kilocode
+    ``packages/opencode/src/storage/db.ts``, ``global/index.ts``); an OpenCode build of a channel
+    other than latest/beta keeps ``opencode-<channel>.db`` (``Database.getChannelPath``). Before:
+    neither was a default location (``sessions index --discover`` found nothing) and a Kilo session
+    named on the command line was labelled ``opencode``."""
+    _opencode_family_home(tmp_path, monkeypatch)
+    rows = {(row["format"], row["pattern"]): row
+            for row in json.loads(run("sessions", "sources", "--json").stdout)}
+    assert rows[("opencode-db", "~/.local/share/kilo/kilo.db")]["files"] == 1
+    assert rows[("opencode-db", "~/.local/share/opencode/opencode-*.db")]["files"] == 1
+    summary = json.loads(run("sessions", "index", "--discover", "--json").stdout)
+    assert summary["files"] == 2 and summary["messages_added"] > 0
+    assert ["bad JSON in 'data'" in e["error"] for e in summary["errors"]] == [True, True]  # the fixture's damaged row
+    sources = {r["source"]: r["n"] for r in store.query(
+        "SELECT source, COUNT(*) AS n FROM sessions GROUP BY source")}
+    assert set(sources) == {"kilo-code", "opencode"} and sources["kilo-code"] == sources["opencode"]
