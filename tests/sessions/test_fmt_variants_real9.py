@@ -98,6 +98,38 @@ def test_aider_sessions_stored_before_the_split_keep_their_rows(store, tmp_path,
     assert index_paths(store, [path])["messages_added"] == 0
 
 
+ARCHITECT = (
+    "\n# aider chat started at 2026-03-04 10:00:00\n\n"
+    "> Model: o3 with architect edit format, prompt cache, infinite output  \n"
+    "> Editor model: gpt-4.1 with editor-diff edit format  \n\n"
+    "#### make the retry count configurable  \n\n"
+    "<think>\nA CLI flag is simplest.\n</think>\n\n"
+    "Add a `--retries` option to `cli.py`:\n\n1. parse it\n2. pass it to `fetch()`\n\n"
+    "> Edit the files? (Y)es/(N)o [Yes]: y  \n\n"
+    "#### <think>  \n#### A CLI flag is simplest.  \n#### </think>  \n####   \n"
+    "#### Add a `--retries` option to `cli.py`:  \n####   \n#### 1. parse it  \n#### 2. pass it to `fetch()`  \n\n"
+    "cli.py\n```python\n<<<<<<< SEARCH\n=======\nretries = 3\n>>>>>>> REPLACE\n```\n\n"
+    "> Applied edit to cli.py  \n"
+)
+
+
+def test_aider_architect_handoff_is_not_the_users_words(store, tmp_path):
+    """Architect mode hands the architect's reply to the editor model with
+    ``editor_coder.run(with_message=content)``, and ``run`` logs it with ``io.user_input``: the
+    whole reply is written again as ``####`` input lines. It is a ``system`` row saying so, not a
+    second copy stored as what the user typed (before: the plan was the user's words too)."""
+    path = tmp_path / "proj" / ".aider.chat.history.md"
+    path.parent.mkdir()
+    path.write_text(ARCHITECT, encoding="utf-8")
+    assert index(store, path)["errors"] == []
+    rows = messages(store, _sessions(store)[0])
+    assert [r["role"] for r in rows] == ["system", "user", "reasoning", "assistant", "system", "system",
+                                         "assistant", "system"]
+    assert [r["content"] for r in rows if r["role"] == "user"] == ["make the retry count configurable"]
+    assert rows[5]["content"] == aider.HANDOFF
+    assert rows[6]["content"].startswith("cli.py\n```python")
+
+
 def _opencode_family_home(tmp_path, monkeypatch) -> Path:
     from format_helpers import SQL_DIR, build_sqlite
 

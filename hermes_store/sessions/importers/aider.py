@@ -5,6 +5,10 @@ Aider appends to one file per project, every run starting a new session:
 * ``# aider chat started at 2025-03-02 14:05:11`` (local time, no zone) opens a session;
 * the user's input: every line prefixed ``#### `` and ending in two spaces
   (``#### <blank>`` for an empty input); slash commands (``/add``, ``/run``) too;
+* in architect mode the architect's reply goes to the editor model as its input
+  (``editor_coder.run(with_message=...)`` logs it with ``user_input``): those
+  ``####`` lines repeat the reply, so they are a ``system`` row saying so, not
+  the user's words;
 * aider's own output (files added, edits applied, commits, command output,
   warnings, confirmation questions and answers): lines ``> ...`` ending in two
   spaces, kept as ``system`` rows;
@@ -61,7 +65,9 @@ _KIND_ROLE = {"user": "user", "aider": "system", "assistant": "assistant"}
 # models write their thinking in (aider's model settings name ``think`` as ``reasoning_tag``)
 THINKING_TAGS = ("thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b", "think", "thinking", "reasoning")
 _BARE_THINK_END = re.compile(r"^</think>[ \t]*$", re.MULTILINE)
-SPLIT_FROM = "thinking_from_line"  # read state: sessions opening after this line have thinking split
+SPLIT_FROM = "thinking_from_line"
+# architect mode: the editor model's prompt is the architect's reply, logged again as ``####`` input
+HANDOFF = "[architect mode: the reply above was sent to the editor model as its instructions]"  # read state: sessions opening after this line have thinking split
 
 
 def split_thinking(reply: str) -> tuple[str, str]:
@@ -227,11 +233,18 @@ class AiderImporter(Importer):
         split_from = state.meta.setdefault(SPLIT_FROM, state.lines if state.resume_at is not None else 0)
         session_line = 0
 
+        reply = ""  # the last reply as written: architect mode hands it to the editor model as input
+
         def flush() -> Iterator[MessageRecord]:
-            nonlocal block
+            nonlocal block, reply
             body = "\n".join(block).strip("\n")
             if session is not None and body.strip():
+                if kind == "user" and reply and body.strip() == reply:
+                    reply, block = "", []
+                    yield MessageRecord(session, "system", HANDOFF, line=start_line)
+                    return
                 stamp = times.time_of(body, started) if kind == "user" else None
+                reply = body.strip() if kind == "assistant" else "" if kind == "user" else reply
                 if kind == "assistant" and session_line > split_from:
                     thinking, body = split_thinking(body)
                     if thinking:
@@ -252,7 +265,7 @@ class AiderImporter(Importer):
             if match:
                 yield from flush()
                 session = f"aider:{digest}:{match.group(1).replace(' ', 'T')}"
-                started, session_line = match.group(1), number
+                started, session_line, reply = match.group(1), number, ""
                 yield SessionRecord(id=session, source=self.source, workspace=str(self.path.parent),
                                     started_at=_local(match.group(1)), meta={"history_file": self.path.name})
                 kind = ""
