@@ -130,6 +130,39 @@ def test_aider_architect_handoff_is_not_the_users_words(store, tmp_path):
     assert rows[6]["content"].startswith("cli.py\n```python")
 
 
+def test_copilot_chat_operation_log_cuts_and_deletes_as_vscode_does(store, tmp_path):
+    """VS Code's ``ObjectMutationLog`` (``chatSessions/*.jsonl``) writes ``{kind: 2, k, v?, i?}``:
+    the array is cut to ``i`` items before ``v`` is pushed (a response whose parts were replaced,
+    a request removed: ``i`` alone), and ``{kind: 3, k}`` deletes a property; a push onto a
+    missing array creates it. Before: ``i`` was ignored (replaced parts stored twice, a removed
+    request kept), and ``i`` alone and every ``kind: 3`` line were reported as problems."""
+    session_id = "5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9"
+    folder = tmp_path / "Code" / "User" / "workspaceStorage" / "ab12" / "chatSessions"
+    folder.mkdir(parents=True)
+    request = {"requestId": "r1", "timestamp": 1768100000000, "modelId": "copilot/gpt-5",
+               "message": {"text": "why does parse fail?"}, "variableData": {"variables": []},
+               "response": [{"kind": "progressMessage", "content": {"value": "Searching"}}]}
+    lines = [
+        {"kind": 0, "v": {"version": 3, "sessionId": session_id, "creationDate": 1768100000000,
+                          "requesterUsername": "ana", "requests": []}},
+        {"kind": 2, "k": ["requests"], "v": [request]},
+        {"kind": 2, "k": ["requests", 0, "response"], "v": [{"value": "Looking at the file"}]},
+        {"kind": 1, "k": ["requests", 0, "result"], "v": {"errorDetails": {"message": "Request failed"}}},
+        {"kind": 2, "k": ["requests", 0, "response"], "i": 0, "v": [{"value": "The bug is in `parse()`."}]},
+        {"kind": 3, "k": ["requests", 0, "result"]},
+        {"kind": 2, "k": ["requests"], "v": [{"requestId": "r2", "timestamp": 1768100060000,
+                                              "message": {"text": "and the tokenizer?"}}]},
+        {"kind": 2, "k": ["requests", 1, "response"], "v": [{"value": "It is fine."}]},
+        {"kind": 2, "k": ["requests"], "i": 1},
+    ]
+    path = folder / f"{session_id}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    summary = index(store, path)
+    assert summary["errors"] == []
+    assert [(r["role"], r["content"]) for r in messages(store, session_id)] == [
+        ("user", "why does parse fail?"), ("assistant", "The bug is in `parse()`.")]
+
+
 def _opencode_family_home(tmp_path, monkeypatch) -> Path:
     from format_helpers import SQL_DIR, build_sqlite
 
