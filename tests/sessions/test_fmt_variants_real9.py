@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from format_helpers import index, messages
+from format_helpers import index, messages, session, ts
 
 from hermes_store.sessions import index_paths
 from hermes_store.sessions.importers import aider
@@ -161,6 +161,36 @@ def test_copilot_chat_operation_log_cuts_and_deletes_as_vscode_does(store, tmp_p
     assert summary["errors"] == []
     assert [(r["role"], r["content"]) for r in messages(store, session_id)] == [
         ("user", "why does parse fail?"), ("assistant", "The bug is in `parse()`.")]
+
+
+def test_factory_droid_session_title_start_and_hidden_context(store, tmp_path):
+    """Droid's ``session_start`` carries ``sessionTitle`` (the title it generates; ``title`` is
+    the first prompt's start) and a ``timestamp``; a message with ``visibility: "llm_only"`` is
+    context Droid gives the model and never shows. Before: the session was titled by ``title``,
+    had no start time before its first message, and the hidden context was stored as the user's
+    words. (Shapes from two independent readers of real Droid logs: a session indexer preferring
+    ``sessionTitle`` and a transcript viewer skipping ``llm_only`` messages.)"""
+    session_id = "8c08e3ff-84a0-4706-bebe-018af371a9f3"
+    folder = tmp_path / ".factory" / "sessions" / "-repo"
+    folder.mkdir(parents=True)
+    lines = [
+        {"type": "session_start", "id": session_id, "title": "fix the parser so that", "sessionTitle": "Fix parser",
+         "owner": "ana", "version": 2, "cwd": "/repo", "timestamp": "2026-05-09T22:52:00.000Z"},
+        {"type": "message", "id": "m0", "timestamp": "2026-05-09T22:52:01.000Z",
+         "message": {"role": "user", "visibility": "llm_only",
+                     "content": [{"type": "text", "text": "Current date: 2026-05-09. Repository layout: src/"}]}},
+        {"type": "message", "id": "m1", "timestamp": "2026-05-09T22:52:02.000Z",
+         "message": {"role": "user", "content": [{"type": "text", "text": "fix the parser so that it accepts tabs"}]}},
+        {"type": "message", "id": "m2", "timestamp": "2026-05-09T22:52:09.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "Done: tabs are whitespace now."}]}},
+    ]
+    path = folder / f"{session_id}.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    assert index(store, path)["errors"] == []
+    row = session(store, session_id)
+    assert row["title"] == "Fix parser" and row["started_at"] == ts("2026-05-09T22:52:00.000Z")
+    assert [(r["role"], r["content"][:20]) for r in messages(store, session_id)] == [
+        ("system", "Current date: 2026-0"), ("user", "fix the parser so th"), ("assistant", "Done: tabs are white")]
 
 
 def _opencode_family_home(tmp_path, monkeypatch) -> Path:
