@@ -193,6 +193,83 @@ def test_factory_droid_session_title_start_and_hidden_context(store, tmp_path):
         ("system", "Current date: 2026-0"), ("user", "fix the parser so th"), ("assistant", "Done: tabs are white")]
 
 
+def _migrate_to_db(storage: Path, session_id: str, target: Path, extra: str) -> None:
+    """What OpenCode 1.2's ``json-migration.ts`` does to one session (the same ids, the JSON tree
+    left in place), then one more prompt written to the database only."""
+    import sqlite3
+
+    from format_helpers import SQL_DIR
+
+    info = json.loads(next(storage.glob(f"session/*/{session_id}.json")).read_text(encoding="utf-8"))
+    db = sqlite3.connect(target)
+    db.executescript((SQL_DIR / "opencode_db.sql").read_text(encoding="utf-8").split("INSERT INTO")[0])
+    db.execute("INSERT INTO project VALUES (?, '/w', 'git', NULL, 1, 1, '[]')", (info["projectID"],))
+    db.execute("INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated)"
+               " VALUES (?, ?, 's', '/w', ?, '1.2.0', ?, ?)",
+               (session_id, info["projectID"], info.get("title", ""), info["time"]["created"], info["time"]["updated"]))
+    last = 0
+    for path in sorted((storage / "message" / session_id).glob("*.json")):
+        header = json.loads(path.read_text(encoding="utf-8"))
+        message_id, last = header.pop("id"), max(last, header["time"]["created"])
+        db.execute("INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                   (message_id, session_id, header["time"]["created"], 0, json.dumps(header)))
+        for part_path in sorted((storage / "part" / message_id).glob("*.json")):
+            part = json.loads(part_path.read_text(encoding="utf-8"))
+            db.execute("INSERT INTO part VALUES (?, ?, ?, 0, 0, ?)", (part.pop("id"), message_id, session_id,
+                                                                     json.dumps(part)))
+    db.execute("INSERT INTO message VALUES ('msg_zz1', ?, ?, 0, ?)",
+               (session_id, last + 60000, json.dumps({"role": "user", "time": {"created": last + 60000}})))
+    db.execute("INSERT INTO part VALUES ('prt_zz1', 'msg_zz1', ?, 0, 0, ?)",
+               (session_id, json.dumps({"type": "text", "text": extra})))
+    db.commit()
+    db.close()
+
+
+def test_a_session_continued_in_a_newer_store_is_taken_over(engine_store, tmp_path):
+    """OpenCode 1.2 copies its JSON storage into ``opencode.db`` and leaves the JSON files in
+    place ("your original data is not yet deleted"); the session goes on in the database only.
+    With the JSON session indexed first (both are default locations), the database's new
+    messages were refused as an id collision, for good (before: "already indexed from another
+    file; ... not imported"). A file repeating every message stored for a session in order, and
+    going on, now takes the session over: its new messages are added, later runs add theirs, and
+    the old file's copy adds nothing. The same for a Gemini CLI ``session-*.json`` indexed
+    before it was resumed as ``session-*.jsonl``."""
+    import shutil
+
+    from sess_helpers import FIXTURES
+
+    for name in ("opencode-json", "gemini-cli"):
+        shutil.copytree(FIXTURES / name, tmp_path / name)
+    store = engine_store  # both engines' writers hand the session over
+    data = tmp_path / "opencode-json" / ".local" / "share" / "opencode"
+    session_id = "ses_5f1a2b3c4ffe8Hq1ZbX0aYcD2e"
+    _migrate_to_db(data / "storage", session_id, data / "opencode.db", "one more question after the upgrade")
+    first = next((data / "storage" / "session").glob(f"*/{session_id}.json"))
+    before = index(store, first)["messages_added"]
+    summary = index(store, data / "opencode.db")
+    assert summary["errors"] == [] and summary["messages_added"] == 1
+    rows = messages(store, session_id)
+    assert len(rows) == before + 1 and rows[-1]["content"] == "one more question after the upgrade"
+    assert index(store, first)["messages_added"] == 0 and index(store, data / "opencode.db")["messages_added"] == 0
+    assert session(store, session_id)["origin_format"] == "opencode-db"
+
+    chats = tmp_path / "gemini-cli" / ".gemini" / "tmp" / "flags-cli" / "chats"
+    legacy = next(chats.glob("session-*.json"))
+    twin = legacy.with_name(legacy.name + "l")
+    held = twin.read_bytes()
+    twin.unlink()
+    assert index(store, legacy)["messages_added"] == 2  # indexed before the session was resumed
+    twin.write_bytes(held)
+    summary = index(store, chats)
+    assert summary["errors"] == [] and summary["messages_added"] == 2
+    with open(twin, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"id": "m5", "timestamp": "2026-04-20T10:01:00.000Z", "type": "user",
+                                 "content": [{"text": "and the changelog"}]}) + "\n")
+    assert index(store, chats)["errors"] == []
+    assert [r["content"] for r in messages(store, "cc33dd44-0000-4000-8000-000000000002")][-3:] == [
+        "also update the README", "README updated.", "and the changelog"]
+
+
 def _opencode_family_home(tmp_path, monkeypatch) -> Path:
     from format_helpers import SQL_DIR, build_sqlite
 
