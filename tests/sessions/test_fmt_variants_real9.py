@@ -270,6 +270,40 @@ def test_a_session_continued_in_a_newer_store_is_taken_over(engine_store, tmp_pa
         "also update the README", "README updated.", "and the changelog"]
 
 
+def test_hermes_state_db_keeps_the_assistants_thinking(store, tmp_path):
+    """Hermes' ``append_message`` stores an assistant's thinking beside its reply: ``reasoning``,
+    ``reasoning_content``, ``reasoning_details`` (OpenRouter items, JSON text) and
+    ``codex_reasoning_items`` (Responses reasoning items with ``summary``, JSON text). ``hermes-db``
+    read none of them (``hermes-jsonl`` and ``hermes-json`` already keep that thinking as a
+    ``reasoning`` row): the same conversation lost its thinking when indexed from ``state.db``."""
+    from format_helpers import SQL_DIR, build_sqlite
+
+    path = build_sqlite(SQL_DIR / "hermes_state_v31.sql", tmp_path / "hermes" / "state.db")
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    sid = "20270303_080000_arch01"
+    rows = [("plain answer", "weighed two allocators", None, None, None),
+            ("second answer", None, "deepseek style thinking", None, None),
+            ("third answer", None, None, json.dumps([{"type": "reasoning.encrypted", "data": "x"},
+                                                    {"type": "reasoning.text", "text": "openrouter thinking"}]), None),
+            ("fourth answer", None, None, None, json.dumps([{"type": "reasoning", "encrypted_content": "gAAA",
+                                                            "summary": [{"type": "summary_text",
+                                                                         "text": "codex summary"}]}]))]
+    for n, (content, reasoning, reasoning_content, details, codex) in enumerate(rows):
+        db.execute("INSERT INTO messages(session_id, role, content, timestamp, reasoning, reasoning_content,"
+                   " reasoning_details, codex_reasoning_items) VALUES (?, 'assistant', ?, ?, ?, ?, ?, ?)",
+                   (sid, content, 1804060900 + n, reasoning, reasoning_content, details, codex))
+    db.commit()
+    db.close()
+    assert index(store, path, "hermes-db")["errors"] == []
+    got = [(r["role"], r["content"]) for r in messages(store, sid)][-8:]
+    assert got == [("reasoning", "weighed two allocators"), ("assistant", "plain answer"),
+                   ("reasoning", "deepseek style thinking"), ("assistant", "second answer"),
+                   ("reasoning", "openrouter thinking"), ("assistant", "third answer"),
+                   ("reasoning", "codex summary"), ("assistant", "fourth answer")]
+
+
 def _opencode_family_home(tmp_path, monkeypatch) -> Path:
     from format_helpers import SQL_DIR, build_sqlite
 
