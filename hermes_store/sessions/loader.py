@@ -138,6 +138,7 @@ class _Session:
     stored: list[str] | None = None  # contents already indexed for a foreign session, by seq
     compared: int = 0  # messages of it compared so far in this file
     uids: dict[str, str] | None = None  # {message_uid: stored content} while re-reading by uid
+    adopted: bool = False  # taken over from the file that stored it (see _continues)
 
 
 @dataclass(slots=True)
@@ -436,6 +437,18 @@ class BulkLoader:
         info.compared += 1
         return index < len(info.stored) and info.stored[index] == (self.redact(scrub(record.content)) or "")
 
+    def _continues(self, current: _File, info: _Session, session_id: str) -> bool:
+        """Whether this file continues a session another file stored: it repeated every stored
+        message in order and goes on (an agent's newer store holding what the older one did --
+        OpenCode's database after its JSON storage, a Gemini CLI ``.json`` resumed as ``.jsonl``).
+        Then it takes the session over: its further messages are added, and it owns it."""
+        if info.refused or not info.stored or info.compared != len(info.stored) + 1:
+            return False
+        info.owner, info.foreign, info.adopted = current.key, False, True
+        if current.snapshot:  # matched by place from now on: the stored ones were this file's first
+            current.snap_base[session_id] = current.snap_seen[session_id] = len(info.stored)
+        return True
+
     def _refuse_collision(self, current: _File, info: _Session, session_id: str, line: int | None) -> None:
         """A message for a session this file does not own: a collision, reported truthfully."""
         info.refused += 1
@@ -473,11 +486,12 @@ class BulkLoader:
             return
         info = self._sessions.get(session_id) or self._session(current, session_id)
         if info.owner != current.key:
-            if info.foreign and not self._same_as_stored(info, session_id, record):
+            if not info.foreign or self._same_as_stored(info, session_id, record):
+                self.summary.skipped += 1  # a copy of it, or recorded live: these messages are already indexed
+                return
+            if not self._continues(current, info, session_id):
                 self._refuse_collision(current, info, session_id, record.line)  # a different session, same id
                 return
-            self.summary.skipped += 1  # a copy of it, or recorded live: these messages are already indexed
-            return
         if current.snapshot:
             seen = current.snap_seen.get(session_id, 0)
             current.snap_seen[session_id] = seen + 1
@@ -584,8 +598,9 @@ class BulkLoader:
                 owner = self._files[info.owner]
                 job.sessions.append(SessionDelta(
                     session_id, info.fields, info.is_new, owner, info.added, info.min_ts,
-                    info.max_ts, owner.derive_end))
+                    info.max_ts, owner.derive_end, info.adopted))
                 info.fields, info.is_new, info.added, info.min_ts, info.max_ts = {}, False, 0, None, None
+                info.adopted = False
             for current in self._files.values():
                 job.sources.append((current, _progress(current)))
                 current.messages += current.pending

@@ -152,7 +152,9 @@ class SessionDelta:
 
     ``fields`` holds :data:`SESSION_FIELDS` values and optionally ``meta`` (a dict merged into
     the stored meta); ``added`` messages with timestamps ``min_ts..max_ts`` were appended;
-    ``derive_end`` lets the newest message timestamp advance ``ended_at``.
+    ``derive_end`` lets the newest message timestamp advance ``ended_at``; ``adopted``: the
+    session, stored from another file, is continued by ``owner`` (which holds all it stored and
+    goes on), so it is ``owner``'s from now on (``source_id``, ``origin_format``).
     """
 
     session_id: str
@@ -163,6 +165,7 @@ class SessionDelta:
     min_ts: float | None
     max_ts: float | None
     derive_end: bool
+    adopted: bool = False
 
 
 @dataclass

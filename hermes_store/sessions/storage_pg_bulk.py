@@ -156,6 +156,9 @@ class PgBulkWriter(BulkWriter):
                  fields.get("ended_at"), fields.get("parent_session_id"), owner.source_id,
                  json.dumps(meta or {}, ensure_ascii=False)))
             return
+        if delta.adopted:
+            conn.execute("UPDATE sessions SET source_id = %s, origin_format = %s WHERE id = %s",
+                         (owner.source_id, owner.format, delta.session_id))
         if fields:
             from psycopg import sql
 

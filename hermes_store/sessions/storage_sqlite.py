@@ -612,6 +612,9 @@ class SqliteBulkWriter(BulkWriter):
 
     def _write_session(self, delta: SessionDelta) -> None:
         """The fields and meta a batch changes in a session stored before (new ones: _new_session)."""
+        if delta.adopted:
+            self.db.execute("UPDATE sessions SET source_id=?, origin_format=? WHERE id=?",
+                            (delta.owner.source_id, delta.owner.format, delta.session_id))
         fields = dict(delta.fields)
         meta = fields.pop("meta", None)
         names = sorted(name for name in fields if name in SESSION_FIELDS)

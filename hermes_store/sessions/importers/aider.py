@@ -5,11 +5,22 @@ Aider appends to one file per project, every run starting a new session:
 * ``# aider chat started at 2025-03-02 14:05:11`` (local time, no zone) opens a session;
 * the user's input: every line prefixed ``#### `` and ending in two spaces
   (``#### <blank>`` for an empty input); slash commands (``/add``, ``/run``) too;
+* in architect mode the architect's reply goes to the editor model as its input
+  (``editor_coder.run(with_message=...)`` logs it with ``user_input``): those
+  ``####`` lines repeat the reply, so they are a ``system`` row saying so, not
+  the user's words;
 * aider's own output (files added, edits applied, commits, command output,
   warnings, confirmation questions and answers): lines ``> ...`` ending in two
   spaces, kept as ``system`` rows;
 * everything else is the model's reply (Markdown, which may itself hold ``> ``
   quotes or ``#### `` headings: those never end in the two spaces aider adds).
+  A reasoning model's thinking opens the reply inside a tag: aider's own
+  ``<thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>`` (``reasoning_tags.py``, the
+  reasoning the API returned apart) or the model's ``<think>`` (a model setting's
+  ``reasoning_tag``); it is a ``reasoning`` row before the reply (one cut off while
+  thinking is all reasoning). Sessions a reader before this split stored keep their
+  one row (the stored messages are matched by place): the file's lines then read are
+  recorded in the read state and sessions opening in them are not split.
 
 The file is re-read whole when it grows; messages past those already stored
 are added. Times: the session start, and each input's time from the prompt
@@ -50,6 +61,32 @@ HEADER = re.compile(r"^# aider chat started at (\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d
 MAX_FILE_BYTES = 512 * 1024 * 1024
 MAX_LINE_CHARS = 4 * 1024 * 1024
 _KIND_ROLE = {"user": "user", "aider": "system", "assistant": "assistant"}
+# aider's tag for reasoning the API returned apart (reasoning_tags.REASONING_TAG), then the tags
+# models write their thinking in (aider's model settings name ``think`` as ``reasoning_tag``)
+THINKING_TAGS = ("thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b", "think", "thinking", "reasoning")
+_BARE_THINK_END = re.compile(r"^</think>[ \t]*$", re.MULTILINE)
+SPLIT_FROM = "thinking_from_line"
+# architect mode: the editor model's prompt is the architect's reply, logged again as ``####`` input
+HANDOFF = "[architect mode: the reply above was sent to the editor model as its instructions]"  # read state: sessions opening after this line have thinking split
+
+
+def split_thinking(reply: str) -> tuple[str, str]:
+    """``(thinking, reply)`` of an aider reply that opens with a reasoning tag, else ``("", reply)``.
+
+    As aider's ``remove_reasoning_content``: the text between the tags is the thinking; a tag
+    never closed (the reply interrupted while thinking) makes the whole reply thinking; a
+    ``</think>`` line with no opening tag (providers that drop it) ends thinking that started
+    with the reply."""
+    body = reply.lstrip()
+    for tag in THINKING_TAGS:
+        opening, closing = f"<{tag}>", f"</{tag}>"
+        if body.startswith(opening):
+            inner, found, rest = body[len(opening):].partition(closing)
+            return inner.strip(), rest.strip("\n") if found else ""
+    match = _BARE_THINK_END.search(body)
+    if match and "<think>" not in body[:match.start()]:
+        return body[:match.start()].strip(), body[match.end():].strip("\n")
+    return "", reply
 
 
 def _kind(line: str) -> str:
@@ -192,12 +229,28 @@ class AiderImporter(Importer):
         kind = ""
         start_line = 0
 
+        # a file indexed before thinking was split: its sessions then read keep their one row
+        split_from = state.meta.setdefault(SPLIT_FROM, state.lines if state.resume_at is not None else 0)
+        session_line = 0
+
+        reply = ""  # the last reply as written: architect mode hands it to the editor model as input
+
         def flush() -> Iterator[MessageRecord]:
-            nonlocal block
+            nonlocal block, reply
             body = "\n".join(block).strip("\n")
             if session is not None and body.strip():
+                if kind == "user" and reply and body.strip() == reply:
+                    reply, block = "", []
+                    yield MessageRecord(session, "system", HANDOFF, line=start_line)
+                    return
                 stamp = times.time_of(body, started) if kind == "user" else None
-                yield MessageRecord(session, _KIND_ROLE[kind], body, timestamp=stamp, line=start_line)
+                reply = body.strip() if kind == "assistant" else "" if kind == "user" else reply
+                if kind == "assistant" and session_line > split_from:
+                    thinking, body = split_thinking(body)
+                    if thinking:
+                        yield MessageRecord(session, "reasoning", thinking, line=start_line)
+                if body.strip():
+                    yield MessageRecord(session, _KIND_ROLE[kind], body, timestamp=stamp, line=start_line)
             block = []
 
         lines = text.split("\n")
@@ -212,7 +265,7 @@ class AiderImporter(Importer):
             if match:
                 yield from flush()
                 session = f"aider:{digest}:{match.group(1).replace(' ', 'T')}"
-                started = match.group(1)
+                started, session_line, reply = match.group(1), number, ""
                 yield SessionRecord(id=session, source=self.source, workspace=str(self.path.parent),
                                     started_at=_local(match.group(1)), meta={"history_file": self.path.name})
                 kind = ""
@@ -221,7 +274,7 @@ class AiderImporter(Importer):
                 if not line.strip():
                     continue
                 # text before the first header (a history trimmed or pasted into): its own session
-                session = f"aider:{digest}:before-first-header"
+                session, session_line = f"aider:{digest}:before-first-header", number
                 yield SessionRecord(id=session, source=self.source, workspace=str(self.path.parent),
                                     meta={"history_file": self.path.name, "before_first_header": True})
                 yield Problem(number, "text before the first '# aider chat started at' line: read into "

@@ -8,8 +8,9 @@ Support/Code/User`` (macOS), also ``Code - Insiders``:
 * ``.json`` (until VS Code 1.108): ``{version: 3, sessionId, creationDate,
   lastMessageDate (ms), customTitle?, requesterUsername, requests: [...]}``;
 * ``.jsonl`` (since January 2026): an operation log: ``{kind: 0, v: <the same
-  object>}`` then ``{kind: 1, k: [path...], v}`` (set) and ``{kind: 2, k: [path...],
-  v: [items]}`` (append) lines, replayed in order.
+  object>}`` then ``{kind: 1, k: [path...], v}`` (set), ``{kind: 2, k: [path...],
+  v?: [items], i?}`` (push, after cutting the array to ``i`` items) and ``{kind: 3,
+  k}`` (delete) lines, replayed in order (:func:`apply_operations`).
 
 A request is ``{requestId, timestamp, modelId, agent: {id}, message: {text} (a plain string in
 the oldest chats), variableData:
@@ -98,7 +99,10 @@ def workspace_of(directory: Path) -> str | None:
 
 
 def apply_operations(path: Path, hasher: Any, problems: list[Problem]) -> dict[str, Any] | None:
-    """Replay a ``.jsonl`` operation log into the session object."""
+    """Replay a ``.jsonl`` operation log into the session object, as VS Code's
+    ``ObjectMutationLog`` reads it: ``{kind: 0, v}`` the whole object, ``{kind: 1, k, v}`` set a
+    property, ``{kind: 2, k, v?, i?}`` push onto an array (created when missing) after cutting it
+    to ``i`` items when ``i`` is given (a rewritten or shortened array), ``{kind: 3, k}`` delete."""
     state: dict[str, Any] | None = None
     for line, obj in json_objects(path, hasher, problems):
         kind = obj.get("kind")
@@ -109,7 +113,7 @@ def apply_operations(path: Path, hasher: Any, problems: list[Problem]) -> dict[s
             problems.append(Problem(line, "operation before the initial snapshot (kind 0)"))
             continue
         keys = obj.get("k")
-        if kind not in (1, 2) or not isinstance(keys, list) or not keys:
+        if kind not in _OPERATIONS or not isinstance(keys, list) or not keys:
             problems.append(Problem(line, f"unknown operation kind {kind!r} (skipped)"))
             continue
         target: Any = state
@@ -117,27 +121,56 @@ def apply_operations(path: Path, hasher: Any, problems: list[Problem]) -> dict[s
             target = _step(target, key)
             if target is None:
                 break
-        last = keys[-1]
-        if target is None or _step(target, last, probe=True) is _MISSING and kind == 2:
+        if target is None:
             problems.append(Problem(line, f"path {keys!r} not found (skipped)"))
-            continue
-        if kind == 1:
-            if isinstance(target, dict) and isinstance(last, str):
-                target[last] = obj.get("v")
-            elif isinstance(target, list) and isinstance(last, int) and 0 <= last < len(target):
-                target[last] = obj.get("v")
-            elif isinstance(target, list) and last == len(target):
-                target.append(obj.get("v"))
-            else:
-                problems.append(Problem(line, f"cannot set {keys!r} (skipped)"))
-        else:
-            items = obj.get("v")
-            array = _step(target, last)
-            if isinstance(array, list) and isinstance(items, list):
-                array.extend(items)
-            else:
-                problems.append(Problem(line, f"cannot append to {keys!r} (skipped)"))
+        elif not _OPERATIONS[kind](target, keys[-1], obj):
+            problems.append(Problem(line, f"cannot apply operation kind {kind} at {keys!r} (skipped)"))
     return state
+
+
+def _set(target: Any, key: Any, obj: dict[str, Any]) -> bool:
+    """``kind: 1``: set ``target[key]`` (an index one past a list's end appends)."""
+    if isinstance(target, dict) and isinstance(key, str):
+        target[key] = obj.get("v")
+    elif isinstance(target, list) and isinstance(key, int) and 0 <= key < len(target):
+        target[key] = obj.get("v")
+    elif isinstance(target, list) and key == len(target):
+        target.append(obj.get("v"))
+    else:
+        return False
+    return True
+
+
+def _push(target: Any, key: Any, obj: dict[str, Any]) -> bool:
+    """``kind: 2``: cut the array to ``i`` items when ``i`` is given, then append ``v``'s items."""
+    array = _step(target, key, probe=True)
+    if array is _MISSING or array is None:
+        if not isinstance(target, dict) or not isinstance(key, str):
+            return False
+        array = target[key] = []
+    items, start = obj.get("v"), obj.get("i")
+    if not isinstance(array, list) or not isinstance(items, (list, type(None))) or not (
+            start is None or isinstance(start, int) and not isinstance(start, bool) and start >= 0):
+        return False
+    if start is not None:
+        del array[start:]
+    array.extend(items or [])
+    return True
+
+
+def _delete(target: Any, key: Any, obj: dict[str, Any]) -> bool:
+    """``kind: 3``: remove a property (VS Code sets it to ``undefined``, which JSON leaves out)."""
+    if isinstance(target, dict) and isinstance(key, str):
+        target.pop(key, None)
+        return True
+    if isinstance(target, list) and isinstance(key, int) and 0 <= key < len(target):
+        target[key] = None
+        return True
+    return False
+
+
+# operation kind -> applies it at (parent, last key); False when the path does not fit the object
+_OPERATIONS: dict[int, Any] = {1: _set, 2: _push, 3: _delete}
 
 
 _MISSING = object()
@@ -277,8 +310,9 @@ class CopilotChatImporter(ReplacedWhenChanged, Importer):
 
     name = "copilot-chat"
     # 2: a request saved in the oldest shape (``message`` and ``response`` plain strings, as VS Code
-    # migrated them from ``interactive.sessions``) keeps its prompt and reply
-    reader = 2
+    # migrated them from ``interactive.sessions``) keeps its prompt and reply; 3: an operation log's
+    # pushes cut the array at ``i`` and ``kind: 3`` deletes, as VS Code replays them
+    reader = 3
     agent = "GitHub Copilot Chat (VS Code)"
     indexes = "requests and responses, tool invocations with inputs and outputs, thinking, edits, errors"
     source: str | None = "copilot-chat"

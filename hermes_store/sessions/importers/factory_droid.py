@@ -1,10 +1,13 @@
 """``factory-droid``: Factory's Droid CLI sessions ``~/.factory/sessions/<cwd slug>/<uuid>.jsonl``.
 
-One entry per line: ``{"type": "session_start", id, title, owner, cwd}`` first,
-then ``{"type": "message", id, timestamp, parentId?, message: {role, content}}``
+One entry per line: ``{"type": "session_start", id, title, sessionTitle?, owner, cwd,
+timestamp?}`` first (``sessionTitle``, the title Droid generates, is preferred to ``title``),
+then ``{"type": "message", id, timestamp, parentId?, message: {role, content, visibility?}}``
 where ``content`` is a list of Anthropic blocks (``text``, ``thinking``,
 ``tool_use``; ``tool_result`` inside user messages), plus bookkeeping entries
-such as ``todo_state``. The sibling ``<uuid>.settings.json`` names the model.
+such as ``todo_state``. A message with ``visibility: "llm_only"`` is context Droid gives the
+model and never shows: its user text is a ``system`` row. The sibling
+``<uuid>.settings.json`` names the model.
 The workspace is ``session_start.cwd``, or the directory slug
 (``-home-ana-app`` for ``/home/ana/app``) when that is missing.
 """
@@ -32,6 +35,7 @@ from hermes_store.sessions.importers.doc_common import path_has_part, shape_guar
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _BOOKKEEPING = {"todo_state", "session_end", "compaction", "summary", "settings"}
+HIDDEN = "llm_only"  # message.visibility of what Droid gives the model without showing it
 
 
 class FactoryDroidImporter(Importer):
@@ -41,6 +45,7 @@ class FactoryDroidImporter(Importer):
     agent = "Factory Droid"
     indexes = "Anthropic-style blocks: text, thinking, tool calls and results; model from settings.json"
     source: str | None = "factory-droid"
+    reader = 2  # 2: sessionTitle and the start time; llm_only messages are not the user's words
     default_locations = {"linux": ("~/.factory/sessions/*/*.jsonl",),
                          "darwin": ("~/.factory/sessions/*/*.jsonl",)}
 
@@ -79,8 +84,12 @@ class FactoryDroidImporter(Importer):
         def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:
             kind = obj.get("type")
             if kind == "session_start":
-                yield SessionRecord(id=session_id, source=self.source, title=opt_str(obj.get("title")),
-                                    workspace=opt_str(obj.get("cwd")) or workspace,
+                issues: list[Problem] = []
+                started = safe_timestamp(obj.get("timestamp"), line, issues) if obj.get("timestamp") else None
+                yield from issues
+                yield SessionRecord(id=session_id, source=self.source,
+                                    title=opt_str(obj.get("sessionTitle")) or opt_str(obj.get("title")),
+                                    workspace=opt_str(obj.get("cwd")) or workspace, started_at=started,
                                     meta={k: obj[k] for k in ("id", "owner") if obj.get(k)})
                 return
             spoken[0] = spoken[0] or kind == "message"
@@ -94,8 +103,11 @@ class FactoryDroidImporter(Importer):
             if not isinstance(message, dict):
                 yield Problem(line, "field 'message': missing or not an object")
                 return
+            hidden = message.get("visibility") == HIDDEN  # context for the model, never shown
             for record in anthropic_rows(message, session_id, stamp, f"line {line}", tools, problems):
                 record.line = line
+                if hidden and record.role == "user":
+                    record.role = "system"
                 yield record
             yield from problems
 

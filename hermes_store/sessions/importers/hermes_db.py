@@ -45,7 +45,7 @@ from hermes_store.sessions.importers.base import (
     flatten_content,
     opt_str,
 )
-from hermes_store.sessions.importers.openai_common import ToolNames
+from hermes_store.sessions.importers.openai_common import ToolNames, assistant_thinking
 
 _SESSION_EXTRA = ("end_reason", "user_id", "system_prompt_hash", "input_tokens", "output_tokens",
                   "tool_call_count", "estimated_cost_usd", "git_branch", "profile_name", "archived",
@@ -58,6 +58,8 @@ RECOVERABLE_END_REASONS = frozenset({"agent_close", "ws_orphan_reap", "supersede
                                      "startup_orphan_reap"})
 AUTOMATIC_END_REASONS = RECOVERABLE_END_REASONS | {"tui_shutdown", "ws_disconnect", "idle_timeout", "lru_evict"}
 QUEUED_PROMPT_KEY = "_queued_prompt"  # display_metadata flag of a busy-queue accept row
+# an assistant row's thinking (hermes_state.append_message; the lists as JSON text)
+THINKING_COLUMNS = ("reasoning", "reasoning_content", "reasoning_details", "codex_reasoning_items")
 HIDDEN_DISPLAY_KIND = "hidden"  # display_kind of model-facing scaffolding Hermes never shows
 COMPACTED_META_KEY = "compacted_messages"  # session meta: its leading messages archived by compaction
 REWINDS_KEY = "rewinds"  # source state: {session id: sessions.rewind_count} as last read (non-zero only)
@@ -200,14 +202,14 @@ class HermesDbImporter(Importer):
         tools = ToolNames()
         wanted = [c for c in ("id", "session_id", "role", "content", "tool_call_id", "tool_calls",
                               "tool_name", "timestamp", "active", "compacted", "display_kind",
-                              "display_metadata", "message_uid")
+                              "display_metadata", "message_uid") + THINKING_COLUMNS
                   if c in mcols]
         again = query_in_chunks(partial(db.query, table="messages"),
                                 f"SELECT {', '.join(wanted)} FROM messages WHERE session_id IN ({{marks}})"
                                 " AND id <= ?", rewound, after=(last_id,)) if rewound else []
         for row in sorted(again, key=lambda r: int(r["id"])):
             if _skip_reason(row) is None:
-                yield _message_record(row, tools, int(row["id"]))
+                yield from _message_records(row, tools, int(row["id"]))
         state.meta[REWINDS_KEY] = rewinds
         select = f"SELECT {', '.join(wanted)} FROM messages WHERE id > ? ORDER BY id LIMIT {CHUNK}"
         skipped = queued = hidden = 0
@@ -225,7 +227,7 @@ class HermesDbImporter(Importer):
                     queued += reason == "queued"
                     hidden += reason == "hidden"
                     continue
-                yield _message_record(row, tools, last_id)
+                yield from _message_records(row, tools, last_id)
                 yield Checkpoint(str(last_id))
         state.meta["inactive_skipped"] = int(state.meta.get("inactive_skipped", 0)) + skipped
         if cursor_uid:  # the uid at the resume point: is_rewritten checks it is still there
@@ -235,6 +237,18 @@ class HermesDbImporter(Importer):
         if hidden:
             state.meta["hidden_skipped"] = int(state.meta.get("hidden_skipped", 0)) + hidden
         yield Checkpoint(str(last_id))
+
+
+def _message_records(row: dict[str, Any], tools: ToolNames, line: int) -> list[MessageRecord]:
+    """The rows of a ``messages`` row: an assistant's thinking (its ``reasoning`` columns) as a
+    ``reasoning`` row first, as ``hermes-jsonl`` and ``hermes-json`` read it, then the message."""
+    message = _message_record(row, tools, line)
+    thinking = assistant_thinking(row) if message.role == "assistant" else None
+    if not thinking:
+        return [message]
+    uid = f"{message.message_uid}:reasoning" if message.message_uid else None
+    return [MessageRecord(session_id=message.session_id, role="reasoning", content=thinking,
+                          timestamp=message.timestamp, line=line, message_uid=uid), message]
 
 
 def _message_record(row: dict[str, Any], tools: ToolNames, line: int) -> MessageRecord:

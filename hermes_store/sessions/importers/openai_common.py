@@ -23,20 +23,37 @@ KNOWN_ROLES = {"system", "user", "assistant", "tool", "function", "developer"}
 def assistant_thinking(message: dict[str, Any]) -> str | None:
     """The thinking an assistant message carries beside its content: ``reasoning`` or
     ``reasoning_content`` text, else the readable items of OpenRouter's ``reasoning_details``
-    (``reasoning.text`` / ``reasoning.summary``; encrypted items hold none). Hermes Agent keeps
-    all three on its assistant messages (``_ASSISTANT_ONLY_KEYS`` in its gateway transcript code)."""
+    (``reasoning.text`` / ``reasoning.summary``; encrypted items hold none), else the summaries of
+    ``codex_reasoning_items`` (Responses API reasoning items, ``summary: [{text}]``). Hermes Agent
+    keeps all four on its assistant messages (``_ASSISTANT_ONLY_KEYS`` in its gateway transcript
+    code); its ``state.db`` stores the two lists as JSON text, which is decoded here."""
     for key in ("reasoning", "reasoning_content"):
         text = message.get(key)
         if isinstance(text, str) and text.strip():
             return text
-    details = message.get("reasoning_details")
     pieces = []
-    for item in details if isinstance(details, list) else []:
+    for item in _json_list(message.get("reasoning_details")):
         text = item.get("text") if isinstance(item, dict) and isinstance(item.get("text"), str) else (
             item.get("summary") if isinstance(item, dict) else None)
         if isinstance(text, str) and text.strip():
             pieces.append(text)
+    for item in [] if pieces else _json_list(message.get("codex_reasoning_items")):
+        summary = item.get("summary") if isinstance(item, dict) else None
+        for part in summary if isinstance(summary, list) else [summary]:
+            text = part.get("text") if isinstance(part, dict) else part
+            if isinstance(text, str) and text.strip():
+                pieces.append(text)
     return "\n".join(pieces) or None
+
+
+def _json_list(value: Any) -> list[Any]:
+    """A list, or the list a JSON text holds (anything else: empty)."""
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError):
+            return []
+    return value if isinstance(value, list) else []
 
 
 class ToolNames:

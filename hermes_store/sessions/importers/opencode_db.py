@@ -9,7 +9,9 @@ storage tree, so rows are built by :mod:`opencode_json`'s helpers. Newer version
 keep a session's messages in ``session_message`` instead (content inline, see
 :mod:`opencode_v2`); a session with rows there is read from them. A compaction summary
 (an assistant message with ``summary: true``) is a ``system`` row, as in every reader of
-OpenCode's messages (:func:`opencode_json.is_compaction_summary`). Opened
+OpenCode's messages (:func:`opencode_json.is_compaction_summary`). Agents built on OpenCode
+write the same database under their own name (Kilo's ``~/.local/share/kilo/kilo.db``): its
+sessions take that agent's source (:func:`opencode_json.family_source`). Opened
 read-only; every run re-reads it and adds messages past those already stored.
 """
 
@@ -33,7 +35,12 @@ from hermes_store.sessions.importers.doc_common import (
     foreign_read,
     safe_rows,
 )
-from hermes_store.sessions.importers.opencode_json import message_rows, model_of, session_record
+from hermes_store.sessions.importers.opencode_json import (
+    family_source,
+    message_rows,
+    model_of,
+    session_record,
+)
 from hermes_store.sessions.importers.opencode_v2 import v2_message_rows, v2_model
 
 CHUNK = 2000
@@ -57,13 +64,18 @@ class OpenCodeDbImporter(Importer):
 
     name = "opencode-db"
     agent = "OpenCode (SQLite)"
-    indexes = "sessions, messages and parts from opencode.db, or a session's session_message rows (read-only)"
+    indexes = ("sessions, messages and parts from opencode.db (Kilo's kilo.db too), or a session's session_message"
+               " rows (read-only)")
     source: str | None = "opencode"
     resumable_by_offset = False
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
     snapshot = True
-    default_locations = {"linux": ("~/.local/share/opencode/opencode.db",),
-                         "darwin": ("~/.local/share/opencode/opencode.db",)}
+    # a build of another channel than latest/beta keeps its own opencode-<channel>.db beside it
+    # (``Database.getChannelPath``); Kilo's (built on OpenCode) is kilo.db in its own data folder
+    default_locations = {"linux": ("~/.local/share/opencode/opencode.db", "~/.local/share/opencode/opencode-*.db",
+                                   "~/.local/share/kilo/kilo.db"),
+                         "darwin": ("~/.local/share/opencode/opencode.db", "~/.local/share/opencode/opencode-*.db",
+                                    "~/.local/share/kilo/kilo.db")}
 
     @classmethod
     def sniff(cls, head: Head) -> float:
@@ -80,6 +92,7 @@ class OpenCodeDbImporter(Importer):
         if not all(db.table_exists(t) for t in _REQUIRED):
             yield Problem(None, "not an OpenCode database (no session/message/part tables)")
             return
+        source = family_source(self.path, self.source or self.name)
         sessions = db.query("SELECT * FROM session")  # columns differ between versions
         sessions.sort(key=lambda r: (r.get("time_created") or 0, str(r.get("id"))))
         v2 = db.table_exists("session_message")
@@ -89,7 +102,7 @@ class OpenCodeDbImporter(Importer):
                     "slug": row.get("slug"), "directory": row.get("directory"), "title": row.get("title"),
                     "version": row.get("version"),
                     "time": {"created": row.get("time_created"), "updated": row.get("time_updated")}}
-            record = session_record(info, self.source or self.name, {})
+            record = session_record(info, source, {})
             problems: list[Problem] = []
             if v2 and db.query_one("SELECT 1 AS one FROM session_message WHERE session_id=? LIMIT 1", (row["id"],)):
                 yield from self._read_v2(db, record, v2_order)

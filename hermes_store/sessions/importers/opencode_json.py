@@ -58,6 +58,10 @@ from hermes_store.sessions.importers.doc_common import (
 MAX_MEMBER_BYTES = 64 * 1024 * 1024  # one message or part file
 MAX_MESSAGES = 100_000  # message headers held (and sorted) for one session
 _BOOKKEEPING_PARTS = {"step-finish", "snapshot", "patch", "compaction", "retry"}
+# OpenCode keeps its files in ``$XDG_DATA_HOME/<app>`` (``Global.Path.data``); an agent built on
+# it writes the same files under its own app name: Kilo CLI 1.0+ and the Kilo Code extension
+# built on it, ``kilo`` (Kilo-Org/kilocode ``packages/opencode/src/global/index.ts``, ``kilo.db``)
+FAMILY_SOURCES = {"opencode": "opencode", "kilo": "kilo-code"}
 
 
 def _ms(value: Any) -> float | None:
@@ -73,6 +77,14 @@ def _time(obj: dict[str, Any], key: str) -> float | None:
         meta = obj.get("metadata")
         time = meta.get("time") if isinstance(meta, dict) else None
     return _ms(time.get(key)) if isinstance(time, dict) else None
+
+
+def family_source(path: Path, default: str) -> str:
+    """The ``sessions.source`` of an OpenCode-family file: the agent whose data directory holds it."""
+    for parent in path.parents:
+        if parent.name in FAMILY_SOURCES:
+            return FAMILY_SOURCES[parent.name]
+    return default
 
 
 def session_record(info: dict[str, Any], source: str, meta_extra: dict[str, Any]) -> SessionRecord:
@@ -277,9 +289,11 @@ class OpenCodeJsonImporter(Importer):
     snapshot = True
     default_locations = {
         "linux": ("~/.local/share/opencode/storage/session/*/*.json",
-                  "~/.local/share/opencode/project/*/storage/session/info/*.json"),
+                  "~/.local/share/opencode/project/*/storage/session/info/*.json",
+                  "~/.local/share/kilo/storage/session/*/*.json"),
         "darwin": ("~/.local/share/opencode/storage/session/*/*.json",
-                   "~/.local/share/opencode/project/*/storage/session/info/*.json"),
+                   "~/.local/share/opencode/project/*/storage/session/info/*.json",
+                   "~/.local/share/kilo/storage/session/*/*.json"),
     }
 
     @classmethod
@@ -351,7 +365,7 @@ class OpenCodeJsonImporter(Importer):
             return
         headers.sort(key=lambda item: (item[0], item[1]))
         model = next((m for m in (model_of(h) for _, _, h in reversed(headers)) if m), None)
-        record = session_record(info, self.source or self.name, {})
+        record = session_record(info, family_source(self.path, self.source or self.name), {})
         record.model = model
         yield record
         yield from problems
