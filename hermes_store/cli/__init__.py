@@ -138,6 +138,10 @@ def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_
             problem = str(exc).removeprefix(f"{ctx.obj.database_url_origin()}: ")
             raise click.BadParameter(problem, param_hint="'--database-url'") from exc
     ctx.with_resource(terminal_safe_output())  # stored text never reaches the terminal raw
+    # that filter alone decides what becomes of an escape sequence: click must not strip
+    # ``ESC[…`` sequences before it when output is not a terminal (they vanished from
+    # ``sessions show ID > file``, ``--raw`` too, instead of showing as ``\u001b[…``)
+    ctx.color = True
     # every search a command runs is bounded in time ($HERMES_STORE_CLI_QUERY_BUDGET seconds; 0 = off)
     ctx.with_resource(query_budget(configured_budget(CLI_BUDGET_ENV, DEFAULT_CLI_QUERY_BUDGET)))
 
@@ -168,7 +172,7 @@ def main() -> None:
             try:
                 cli(prog_name="hermes-store")
             except ConfigError as exc:  # a bad config value: a failure, as in LazyGroup.invoke
-                click.echo(f"Error: {exc}", err=True)
+                click.echo(f"Error: {exc}", err=True, color=True)  # the filter escapes, never click
                 sys.exit(1)
     except ReaderGone:
         sys.exit(EXIT_READER_GONE)
