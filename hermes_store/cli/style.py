@@ -68,6 +68,12 @@ def terminal_safe(text: str) -> str:
 
 TAB_STOP = 8
 
+# the columns a progress line leaves free at its end: the terminal echoes a Ctrl-C typed under it
+# as ``^C`` at the cursor. With only the cursor's column free, the ``C`` wrapped to a line of its
+# own: clearing "the" line then cleared that one, and the bar stayed above "Interrupted." with
+# a stray ``^`` at its end.
+PROGRESS_MARGIN = 3
+
 
 def shown_column(text: str, start: int = 0) -> int:
     """The terminal column the cursor reaches printing ``text`` from column ``start``, measured
@@ -181,8 +187,8 @@ class Progress:
     """
 
     # what click draws around the bar: two blanks, ``[``, ``]``, two blanks, ``100%``, two
-    # blanks and the ``hh:mm:ss`` ETA, plus the column a terminal needs to not wrap
-    _CLUTTER = 2 + 2 + 2 + 4 + 2 + 8 + 1
+    # blanks and the ``hh:mm:ss`` ETA, plus room for the cursor and an echoed ``^C``
+    _CLUTTER = 2 + 2 + 2 + 4 + 2 + 8 + PROGRESS_MARGIN
     _MIN_BAR = 10
 
     def __init__(self, length: int, label: str) -> None:
@@ -358,7 +364,7 @@ class StatusLine:
         cannot be overwritten: each update would leave one behind)."""
         if not self._on:
             return
-        self._err.write("\r" + _fit(terminal_safe(text), terminal_columns(self._err) - 1) + "\x1b[K")
+        self._err.write("\r" + _fit(terminal_safe(text), terminal_columns(self._err) - PROGRESS_MARGIN) + "\x1b[K")
         self._err.flush()
         self._drawn = True
 
