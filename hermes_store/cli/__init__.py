@@ -22,7 +22,13 @@ from hermes_store.cli.common import (
     explain_failure,
     terminal_safe_output,
 )
-from hermes_store.cli.style import COLOR_MODES, echo_after_ctrl_c, set_color_mode
+from hermes_store.cli.style import (
+    COLOR_MODES,
+    HelpContext,
+    echo_after_ctrl_c,
+    narrow_help,
+    set_color_mode,
+)
 from hermes_store.db import (
     CLI_BUDGET_ENV,
     DEFAULT_CLI_QUERY_BUDGET,
@@ -59,8 +65,11 @@ class LazyGroup(click.Group):
     """A click group whose sub-commands named in ``lazy`` are imported on first use.
 
     ``lazy`` maps a command name to ``"module:attribute"``; commands added the
-    ordinary way (``@group.command``) work alongside.
+    ordinary way (``@group.command``) work alongside. Every command's help is laid out at the
+    terminal's width (:func:`style.narrow_help`).
     """
+
+    context_class = HelpContext
 
     def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -74,7 +83,7 @@ class LazyGroup(click.Group):
         if target is None:
             return super().get_command(ctx, cmd_name)
         module_name, attr = target.split(":")
-        return getattr(importlib.import_module(module_name), attr)
+        return narrow_help(getattr(importlib.import_module(module_name), attr))
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Click's parsing; the command line is kept so a failure can answer ``--json`` in JSON."""

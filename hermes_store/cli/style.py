@@ -372,3 +372,46 @@ class StatusLine:
         if self._drawn:
             self._err.write("\r\x1b[K")
             self._err.flush()
+
+
+class HelpFormatter(click.HelpFormatter):
+    """Click's help layout, as wide as the terminal however narrow it is.
+
+    Click lays help out at least 50 columns wide and keeps a 30-column option column: on a
+    40-column terminal every ``--help`` line was wider than the screen, broken by the terminal
+    inside words (``Hermes ho`` / ``me``), and descriptions were squeezed into 17 columns. Here
+    the width follows the terminal down to :data:`HELP_MIN_WIDTH`, and under 60 columns the term
+    column narrows to a third of the line (a longer option gets its description on the next line,
+    as click does for any term wider than the column)."""
+
+    def __init__(self, indent_increment: int = 2, width: int | None = None,
+                 max_width: int | None = None) -> None:
+        if width is None:
+            import shutil
+
+            width = max(min(shutil.get_terminal_size().columns, max_width or 80) - 2, HELP_MIN_WIDTH)
+        super().__init__(indent_increment, width, max_width)
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        """Click's definition list, its term column narrowed on a narrow terminal."""
+        if self.width < 60:
+            col_max = min(col_max, self.width // 3)
+        super().write_dl(rows, col_max, col_spacing)
+
+
+HELP_MIN_WIDTH = 20
+
+
+class HelpContext(click.Context):
+    """A click context whose help is laid out by :class:`HelpFormatter`."""
+
+    formatter_class = HelpFormatter
+
+
+def narrow_help(command: click.Command) -> click.Command:
+    """``command`` and every sub-command under it, their help laid out by :class:`HelpFormatter`
+    (click makes a sub-command's context from the sub-command's own ``context_class``)."""
+    command.context_class = HelpContext
+    for sub in getattr(command, "commands", {}).values():
+        narrow_help(sub)
+    return command
