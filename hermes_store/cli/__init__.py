@@ -22,7 +22,13 @@ from hermes_store.cli.common import (
     explain_failure,
     terminal_safe_output,
 )
-from hermes_store.cli.style import COLOR_MODES, echo_after_ctrl_c, set_color_mode
+from hermes_store.cli.style import (
+    COLOR_MODES,
+    HelpContext,
+    echo_after_ctrl_c,
+    narrow_help,
+    set_color_mode,
+)
 from hermes_store.db import (
     CLI_BUDGET_ENV,
     DEFAULT_CLI_QUERY_BUDGET,
@@ -59,8 +65,11 @@ class LazyGroup(click.Group):
     """A click group whose sub-commands named in ``lazy`` are imported on first use.
 
     ``lazy`` maps a command name to ``"module:attribute"``; commands added the
-    ordinary way (``@group.command``) work alongside.
+    ordinary way (``@group.command``) work alongside. Every command's help is laid out at the
+    terminal's width (:func:`style.narrow_help`).
     """
+
+    context_class = HelpContext
 
     def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -74,7 +83,7 @@ class LazyGroup(click.Group):
         if target is None:
             return super().get_command(ctx, cmd_name)
         module_name, attr = target.split(":")
-        return getattr(importlib.import_module(module_name), attr)
+        return narrow_help(getattr(importlib.import_module(module_name), attr))
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Click's parsing; the command line is kept so a failure can answer ``--json`` in JSON."""
@@ -138,6 +147,10 @@ def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_
             problem = str(exc).removeprefix(f"{ctx.obj.database_url_origin()}: ")
             raise click.BadParameter(problem, param_hint="'--database-url'") from exc
     ctx.with_resource(terminal_safe_output())  # stored text never reaches the terminal raw
+    # that filter alone decides what becomes of an escape sequence: click must not strip
+    # ``ESC[…`` sequences before it when output is not a terminal (they vanished from
+    # ``sessions show ID > file``, ``--raw`` too, instead of showing as ``\u001b[…``)
+    ctx.color = True
     # every search a command runs is bounded in time ($HERMES_STORE_CLI_QUERY_BUDGET seconds; 0 = off)
     ctx.with_resource(query_budget(configured_budget(CLI_BUDGET_ENV, DEFAULT_CLI_QUERY_BUDGET)))
 
@@ -168,7 +181,7 @@ def main() -> None:
             try:
                 cli(prog_name="hermes-store")
             except ConfigError as exc:  # a bad config value: a failure, as in LazyGroup.invoke
-                click.echo(f"Error: {exc}", err=True)
+                click.echo(f"Error: {exc}", err=True, color=True)  # the filter escapes, never click
                 sys.exit(1)
     except ReaderGone:
         sys.exit(EXIT_READER_GONE)

@@ -46,8 +46,9 @@ def _when(value: float | None) -> str:
 
 @sessions.command("index")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto",
-              show_default=True, help="Transcript format; auto detects it per file.")
+@click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto", metavar="FORMAT",
+              show_default=True,  # the choices as words the help wraps (one 1,000-column [a|b|...] term before)
+              help=f"Transcript format; auto detects it per file. One of: {', '.join(FORMATS)}.")
 @click.option("--discover", is_flag=True,
               help="Also index every known agent location found on this machine (see 'sessions sources').")
 @click.option("--map", "column_map", default=None, metavar="KEY=COLUMN,...",

@@ -66,11 +66,43 @@ def terminal_safe(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+TAB_STOP = 8
+
+# the columns a progress line leaves free at its end: the terminal echoes a Ctrl-C typed under it
+# as ``^C`` at the cursor. With only the cursor's column free, the ``C`` wrapped to a line of its
+# own: clearing "the" line then cleared that one, and the bar stayed above "Interrupted." with
+# a stray ``^`` at its end.
+PROGRESS_MARGIN = 3
+
+
+def shown_column(text: str, start: int = 0) -> int:
+    """The terminal column the cursor reaches printing ``text`` from column ``start``, measured
+    on ``text`` as the output filter shows it: our style marks take no column, a control
+    character its six-column ``\\uXXXX`` form, a CJK character two, a combining mark none, and a
+    tab moves to the next multiple of :data:`TAB_STOP`. Every width the CLI lays out by (padding,
+    cutting, wrapping) is this one, so stored text that the filter escapes or a tab can never
+    make a line wider than the terminal (the terminal then broke it inside a word)."""
+    column = start
+    for char in terminal_safe(strip_styles(text)):
+        if char == "\t":
+            column += TAB_STOP - column % TAB_STOP
+        elif char == "\n":
+            column = 0
+        else:
+            column += display_width(char)
+    return column
+
+
+def shown_width(text: str) -> int:
+    """The terminal columns one line ``text`` takes once printed (see :func:`shown_column`)."""
+    return shown_column(text)
+
+
 def pad(text: str, width: int) -> str:
     """``text`` followed by the spaces that make it ``width`` terminal columns wide (by
-    :func:`display_width`, so a CJK value lines up with an ASCII one); a wider ``text`` is kept
-    whole."""
-    return text + " " * max(0, width - display_width(text))
+    :func:`shown_width`, so a CJK or escaped value lines up with an ASCII one); a wider ``text``
+    is kept whole."""
+    return text + " " * max(0, width - shown_width(text))
 
 
 def set_color_mode(mode: str) -> None:
@@ -155,8 +187,8 @@ class Progress:
     """
 
     # what click draws around the bar: two blanks, ``[``, ``]``, two blanks, ``100%``, two
-    # blanks and the ``hh:mm:ss`` ETA, plus the column a terminal needs to not wrap
-    _CLUTTER = 2 + 2 + 2 + 4 + 2 + 8 + 1
+    # blanks and the ``hh:mm:ss`` ETA, plus room for the cursor and an echoed ``^C``
+    _CLUTTER = 2 + 2 + 2 + 4 + 2 + 8 + PROGRESS_MARGIN
     _MIN_BAR = 10
 
     def __init__(self, length: int, label: str) -> None:
@@ -249,7 +281,7 @@ def output_columns(err: bool = False) -> int | None:
 def clip(text: str, columns: int | None) -> str:
     """``text`` cut to ``columns`` terminal columns, ending in ``…`` where it was cut (whole when
     ``columns`` is None: not on a terminal)."""
-    if columns is None or display_width(text) <= columns:
+    if columns is None or shown_width(text) <= columns:
         return text
     return _fit(text, max(0, columns - 1)) + "…"
 
@@ -258,19 +290,21 @@ def fill(text: str, columns: int | None, indent: str = "", then: str | None = No
     """The one-line prose ``text`` wrapped at spaces to ``columns`` (one line when ``columns``
     is None: not on a terminal), its first line after ``indent``, the others after ``then``
     (default: ``indent``), so a narrow terminal never splits a word. Widths are terminal columns
-    of the text as shown: our style marks take none, a CJK character two. A word wider than the
+    of the text as shown (:func:`shown_column`: our style marks take none, a CJK character two,
+    a control character its ``\\uXXXX`` form, a tab up to its tab stop). A word wider than the
     line gets a line of its own."""
     if columns is None:
         return indent + text
     then = indent if then is None else then
     lines: list[str] = []
-    line, width, fresh = indent, display_width(indent), True
+    line, column, fresh = indent, shown_width(indent), True
     for word in text.split(" "):
-        shown = display_width(strip_styles(word))
-        if not fresh and width + 1 + shown > columns:
+        after = shown_column(word if fresh else " " + word, column)
+        if not fresh and after > columns:
             lines.append(line)
-            line, width, fresh = then, display_width(then), True
-        line, width, fresh = line + ("" if fresh else " ") + word, width + (0 if fresh else 1) + shown, False
+            line, fresh = then, True
+            after = shown_column(word, shown_width(then))
+        line, column, fresh = line + ("" if fresh else " ") + word, after, False
     lines.append(line)
     return "\n".join(lines)
 
@@ -297,11 +331,12 @@ def progress_shown() -> bool:
 
 
 def _fit(text: str, columns: int) -> str:
-    """The longest start of ``text`` that takes at most ``columns`` terminal columns."""
-    width = 0
+    """The longest start of ``text`` that takes at most ``columns`` terminal columns (as shown:
+    :func:`shown_column`; a control character is cut whole, never inside its ``\\uXXXX``)."""
+    column = 0
     for at, char in enumerate(text):
-        width += display_width(char)
-        if width > columns:
+        column = shown_column(char, column)
+        if column > columns:
             return text[:at]
     return text
 
@@ -329,7 +364,7 @@ class StatusLine:
         cannot be overwritten: each update would leave one behind)."""
         if not self._on:
             return
-        self._err.write("\r" + _fit(terminal_safe(text), terminal_columns(self._err) - 1) + "\x1b[K")
+        self._err.write("\r" + _fit(terminal_safe(text), terminal_columns(self._err) - PROGRESS_MARGIN) + "\x1b[K")
         self._err.flush()
         self._drawn = True
 
@@ -337,3 +372,46 @@ class StatusLine:
         if self._drawn:
             self._err.write("\r\x1b[K")
             self._err.flush()
+
+
+class HelpFormatter(click.HelpFormatter):
+    """Click's help layout, as wide as the terminal however narrow it is.
+
+    Click lays help out at least 50 columns wide and keeps a 30-column option column: on a
+    40-column terminal every ``--help`` line was wider than the screen, broken by the terminal
+    inside words (``Hermes ho`` / ``me``), and descriptions were squeezed into 17 columns. Here
+    the width follows the terminal down to :data:`HELP_MIN_WIDTH`, and under 60 columns the term
+    column narrows to a third of the line (a longer option gets its description on the next line,
+    as click does for any term wider than the column)."""
+
+    def __init__(self, indent_increment: int = 2, width: int | None = None,
+                 max_width: int | None = None) -> None:
+        if width is None:
+            import shutil
+
+            width = max(min(shutil.get_terminal_size().columns, max_width or 80) - 2, HELP_MIN_WIDTH)
+        super().__init__(indent_increment, width, max_width)
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        """Click's definition list, its term column narrowed on a narrow terminal."""
+        if self.width < 60:
+            col_max = min(col_max, self.width // 3)
+        super().write_dl(rows, col_max, col_spacing)
+
+
+HELP_MIN_WIDTH = 20
+
+
+class HelpContext(click.Context):
+    """A click context whose help is laid out by :class:`HelpFormatter`."""
+
+    formatter_class = HelpFormatter
+
+
+def narrow_help(command: click.Command) -> click.Command:
+    """``command`` and every sub-command under it, their help laid out by :class:`HelpFormatter`
+    (click makes a sub-command's context from the sub-command's own ``context_class``)."""
+    command.context_class = HelpContext
+    for sub in getattr(command, "commands", {}).values():
+        narrow_help(sub)
+    return command

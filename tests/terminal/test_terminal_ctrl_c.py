@@ -50,3 +50,24 @@ def test_ctrl_c_leaves_no_caret_c_before_the_message(tmp_path: Path) -> None:
     lines = [line for line in screen.splitlines() if line.strip()]
     assert "Interrupted: committed batches are kept; run the same command to resume." in lines, screen
     assert "^C" not in screen and "\\u000d" not in screen, screen
+
+
+def test_ctrl_c_under_the_progress_bar_clears_the_bar(tmp_path: Path) -> None:
+    """With the progress bar shown (colour on), Ctrl-C left the bar on the screen ending in ``^``
+    and "Interrupted: …" on the line below: the bar took every column but the cursor's, so the
+    terminal's ``^C`` echo wrapped its ``C`` to the next line, and clearing the line cleared that
+    one. The bar leaves room for the echo: after Ctrl-C no bar and no ``^`` is left."""
+    corpus = _corpus(tmp_path / "corpus")
+    command = (f"cd {ROOT} && TERM=xterm-256color {sys.executable} -m hermes_store.cli "
+               f"--home {tmp_path / 'home'} sessions index {corpus}; echo rc=$?; sleep 60")
+    tmux = Tmux(command)
+    try:
+        tmux.wait_for("%  00:", timeout=60)  # the bar at its widest: with its ETA
+        tmux.keys("C-c")
+        screen = tmux.wait_for("rc=", timeout=60)
+    finally:
+        tmux.close()
+    assert "rc=130" in screen, screen
+    lines = [line for line in screen.splitlines() if line.strip()]
+    assert lines[0] == "Interrupted: committed batches are kept; run the same command to resume.", screen
+    assert "Indexing" not in screen and "^" not in screen, screen
