@@ -1,6 +1,7 @@
 """``session_search``'s discovery narrowing, as Hermes reads it: ``after`` (inclusive) and
 ``before`` (exclusive) bounds on a session's start, and ``exclude_session_ids`` (at most 20),
-which leaves out those sessions and their lineage roots. Parsing is
+which leaves out those sessions and their lineage roots; ``role_filter`` (at most 32 distinct
+roles). Parsing is
 :func:`hermes_store.timeutil.parse_bound` (the one reader of Hermes' bound grammar)."""
 
 from __future__ import annotations
