@@ -257,7 +257,13 @@ class Database:
                 raise DatabaseError(f"{self.path}: cannot open read-only: {exc}") from exc
             self.conn.set_busy_timeout(int(self.busy_patience * 1000))
             self.conn.set_progress_handler(_past_deadline, PROGRESS_STEPS)
-            self.journal_mode = self.scalar("PRAGMA journal_mode")
+            try:  # SQLite opens lazily: a WAL store on a full disk fails here (no room for its -shm)
+                self.journal_mode = self.scalar("PRAGMA journal_mode")
+            except (apsw.IOError, apsw.CantOpenError, apsw.FullError) as exc:
+                self.conn.close()
+                hint = _access_hint(self.path)  # the place, not the file, is at fault: not damage
+                raise (StoreUnavailable if hint else DatabaseError)(
+                    f"{self.path}: cannot open read-only: {exc}{hint}") from exc
             return
         in_memory = str(path) == ":memory:"
         if not in_memory:

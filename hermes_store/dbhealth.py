@@ -29,6 +29,7 @@ import apsw
 from hermes_store.db import (
     Database,
     DatabaseError,
+    StoreUnavailable,
     foreign_objects,
     latest_schema_version,
     migrations,
@@ -61,6 +62,7 @@ class Report:
     corrupt: bool = False
     newer_schema: bool = False
     not_a_store: bool = False  # another program's SQLite file: nothing here applies, nothing is fixed
+    unavailable: bool = False  # cannot be opened now for a cause outside the file (a full disk): not damage
     user_version: int | None = None
 
     @property
@@ -230,6 +232,10 @@ def inspect(path: str | os.PathLike[str]) -> Report:
         return report
     try:
         db = Database(path, readonly=True)
+    except StoreUnavailable as exc:  # e.g. no room for the -shm file: salvaging would not help
+        report.problems.append(str(exc))
+        report.unavailable = True
+        return report
     except DatabaseError as exc:
         report.problems.append(str(exc))
         report.corrupt = True

@@ -85,6 +85,26 @@ def read_raw_checked(path: Path) -> tuple[str, bool]:
     return normalize_newlines(text), True
 
 
+def read_problem(path: Path) -> str | None:
+    """Why :func:`read_raw_checked` finds ``path`` unreadable, naming the place: the OS error, or
+    the line and column of the first byte that is not UTF-8 (``line 3, column 5: byte 0xff is
+    not valid UTF-8``). None when the file reads (or is absent)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    data = data.removeprefix(b"\xef\xbb\xbf")  # the BOM read_raw_checked strips
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        return f"line {line}, column {column}: byte 0x{data[exc.start]:02x} is not valid UTF-8"
+    return None
+
+
 def usage_short(current: int, limit: int) -> str:
     """``"1,474/2,200"`` — the usage form error responses carry."""
     return f"{current:,}/{limit:,}"

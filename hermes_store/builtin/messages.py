@@ -86,13 +86,15 @@ def terminal_failure(count: int) -> str:
     )
 
 
-def unreadable(name: str) -> str:
-    """Refusal when the store file exists but cannot be read."""
+def unreadable(name: str, problem: str | None = None) -> str:
+    """Refusal when the store file exists but cannot be read (Hermes' text), then what was found
+    (``problem``: the OS error or where the text is not UTF-8)."""
+    found = f" Found: {name}: {problem}." if problem else ""
     return (
         f"Refusing to write {name}: the file exists on disk but could not be read right now "
         "(temporarily locked by another program, a permission change, invalid/corrupt text encoding, "
         "or a filesystem error). Treating an unreadable file as empty and saving would wipe existing "
-        "memory, so the write is refused. Nothing was changed — retry in a moment."
+        f"memory, so the write is refused. Nothing was changed — retry in a moment.{found}"
     )
 
 

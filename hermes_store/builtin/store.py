@@ -28,6 +28,7 @@ from hermes_store.builtin.entries import (
     char_count,
     join_entries,
     parse_entries,
+    read_problem,
     read_raw_checked,
     usage_long,
     usage_short,
@@ -180,7 +181,8 @@ class MemoryStore:
             path = self.path_for(target)
             raw, ok = read_raw_checked(path)
             if not ok:
-                logger.warning("%s could not be read; it is treated as empty until readable", path)
+                logger.warning("%s could not be read (%s); it is treated as empty until readable", path,
+                               read_problem(path))
             entries = parse_entries(raw) if ok else []
             limit = self.limit_for(target)
             used = char_count(entries)
@@ -270,6 +272,11 @@ class MemoryStore:
             return None
         return round_trips(raw, parse_entries(raw), self.limit_for(target))
 
+    def read_problem(self, target: str) -> str | None:
+        """Why ``target``'s file cannot be read (the OS error, or the line and column of its
+        first byte that is not UTF-8); None when it reads."""
+        return read_problem(self.path_for(target))
+
     def drifted(self, target: str) -> bool | None:
         """True when the file holds an entry longer than the store's limit (Hermes' drift rule):
         replace/remove/batch are refused until it is cleaned up; None when it cannot be read."""
@@ -338,7 +345,7 @@ class MemoryStore:
                 with locked(path):
                     raw, ok = read_raw_checked(path)
                     if not ok:
-                        return self._error(msg.unreadable(name))
+                        return self._error(msg.unreadable(name, read_problem(path)))
                     entries = parse_entries(raw)
                     if check_drift:
                         refusal = self._drift_refusal(target, path, raw, entries)

@@ -166,6 +166,9 @@ def _check_file(path: Path, fix: bool, record: Callable[..., None]) -> bool:
     if report.not_a_store:  # another program's file, named as the store: check nothing, fix nothing
         record("store", report.problems[0])
         return False
+    if report.unavailable:  # the file may be sound: nothing to salvage
+        record("readable", report.problems[0])
+        return False
     if report.corrupt:
         problem = "; ".join(report.problems[:5])
         if not fix:

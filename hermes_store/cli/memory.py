@@ -82,6 +82,7 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
         data[name] = {
             "file": str(store.path_for(name)),
             "round_trips": store.round_trips(name),
+            "read_problem": store.read_problem(name),
             "drifted": store.drifted(name),
             "entry_count": len(rows),
             "chars": used,
@@ -107,7 +108,7 @@ def show(ctx: click.Context, target: str | None, as_json: bool) -> None:
             click.echo("  ⚠ the file does not round-trip (hand edit?): the next replace/remove "
                        "rewrites it as a clean '§'-delimited list (only whitespace is lost)")
         elif info["round_trips"] is None:
-            click.echo("  ⚠ the file cannot be read: every write is refused")
+            click.echo(f"  ⚠ the file cannot be read ({info['read_problem']}): every write is refused")
         if not info["entries"]:
             click.echo("  (empty)")
         for row in info["entries"]:

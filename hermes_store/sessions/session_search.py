@@ -46,7 +46,7 @@ from hermes_store.sessions.search import (
     hits_at_positions,
     index_ready,
 )
-from hermes_store.sessions.session_search_bounds import BOUND_MAX_CHARS, Bounds
+from hermes_store.sessions.session_search_bounds import BOUND_MAX_CHARS, Bounds, read_roles
 from hermes_store.sessions.session_search_schema import (
     BROWSE_MESSAGE,
     LINK_HINT,
@@ -68,7 +68,6 @@ from hermes_store.tooling import (
     ToolContext,
     get_int,
     get_str,
-    get_str_list,
     tool_error,
 )
 
@@ -642,7 +641,7 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     limit = lenient_int(args, "limit", DEFAULT_LIMIT, MAX_LIMIT)
     sort = folded_choice(args, "sort", ("newest", "oldest", "relevance"), None)
     detail = folded_choice(args, "detail", ("adaptive", "full"), "adaptive")
-    roles = tuple(r.lower() for r in (get_str_list(args, "role_filter") or list(DEFAULT_ROLES)))
+    roles = read_roles(args, DEFAULT_ROLES)
     if session_id is not None:
         session_id = clean_query_text(session_id).strip()  # controls (NUL) read as on every engine
         if "/" in session_id and not profile:

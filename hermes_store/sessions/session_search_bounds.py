@@ -1,6 +1,7 @@
 """``session_search``'s discovery narrowing, as Hermes reads it: ``after`` (inclusive) and
 ``before`` (exclusive) bounds on a session's start, and ``exclude_session_ids`` (at most 20),
-which leaves out those sessions and their lineage roots. Parsing is
+which leaves out those sessions and their lineage roots; ``role_filter`` (at most 32 distinct
+roles). Parsing is
 :func:`hermes_store.timeutil.parse_bound` (the one reader of Hermes' bound grammar)."""
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from typing import Any
 
 from hermes_store import timeutil
 from hermes_store.sessions.search import Lineage
+from hermes_store.tooling import ToolArgumentError, get_str_list
 
 EXCLUDE_CAP = 20  # exclude_session_ids: at most this many ids (Hermes' cap)
+MAX_ROLES = 32  # distinct roles a role_filter may name (each is one SQL parameter)
 BOUND_MAX_CHARS = 100  # an after/before longer than this is refused, naming the argument
 
 #: The tool schema's properties for the three arguments (Hermes' descriptions).
@@ -66,3 +69,13 @@ def normalize_exclude_ids(raw: Any) -> list[str]:
         if len(out) >= EXCLUDE_CAP:
             break
     return out
+
+
+def read_roles(args: dict[str, Any], default: tuple[str, ...]) -> tuple[str, ...]:
+    """``role_filter`` as distinct lower-case roles (``default`` when absent). More than
+    :data:`MAX_ROLES` distinct roles is refused naming the argument: 40,000 roles used to fail
+    the call on SQLite with 'too many SQL variables', and a role repeated 100,000 times too."""
+    roles = tuple(dict.fromkeys(r.lower() for r in (get_str_list(args, "role_filter") or default)))
+    if len(roles) > MAX_ROLES:
+        raise ToolArgumentError(f"'role_filter' names {len(roles):,} distinct roles (at most {MAX_ROLES})")
+    return roles

@@ -87,13 +87,33 @@ def test_unreadable_file_refuses_every_write(home, store, make_unreadable):
     message = ("Refusing to write MEMORY.md: the file exists on disk but could not be read right now "
                "(temporarily locked by another program, a permission change, invalid/corrupt text "
                "encoding, or a filesystem error). Treating an unreadable file as empty and saving "
-               "would wipe existing memory, so the write is refused. Nothing was changed — retry in a moment.")
+               "would wipe existing memory, so the write is refused. Nothing was changed — retry in a moment."
+               " Found: MEMORY.md: " + ("line 3, column 5: byte 0xff is not valid UTF-8."
+                                        if make_unreadable == "invalid_utf8" else "Is a directory."))
     for result in (store.add("memory", "new"), store.remove("memory", "valid"),
                    store.replace("memory", "valid", "x"),
                    store.apply_batch("memory", [{"action": "add", "content": "y"}])):
         assert result == {"success": False, "error": message}
     if before is not None:
         assert path.read_bytes() == before
+
+
+def test_a_file_of_invalid_utf8_is_named_with_its_line_everywhere(home, store, caplog):
+    """Before, the refusal and `memory show` said only "could not be read" (and "retry in a
+    moment", which never helps for a bad byte): nothing told where the file is broken."""
+    from click.testing import CliRunner
+
+    from hermes_store.cli import cli
+
+    home.memory_file.write_bytes(b"\xef\xbb\xbfkeep me\n\xc2\xa7\nsecond\nbad \xff byte")
+    before = home.memory_file.read_bytes()
+    with caplog.at_level("WARNING"):
+        store.load_from_disk()
+    assert "line 4, column 5: byte 0xff is not valid UTF-8" in caplog.text
+    assert "Found: MEMORY.md: line 4, column 5: byte 0xff is not valid UTF-8." in store.add("memory", "x")["error"]
+    shown = CliRunner().invoke(cli, ["--home", str(home.root), "memory", "show"]).output
+    assert "the file cannot be read (line 4, column 5: byte 0xff is not valid UTF-8)" in shown
+    assert home.memory_file.read_bytes() == before
 
 
 def test_bom_is_stripped_and_never_rewritten(home, store):

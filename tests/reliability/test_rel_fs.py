@@ -258,3 +258,27 @@ def test_no_wal_filesystem_falls_back_and_works(tmp_path):
     finally:
         db.close()
     assert db_problems(home.db_path) == []
+
+
+def test_doctor_on_a_full_disk_says_so(tmp_path):
+    """doctor on a store whose disk is full said `Error: …hermes_store.db: disk I/O error (run
+    \\`hermes-store doctor\\`)`: the read-only open's first statement failed unexplained (SQLite
+    could not make the -shm file) and the CLI told the user to run the command that failed; then
+    it called the sound file damaged: "run `hermes-store doctor --fix` to salvage it"."""
+    from click.testing import CliRunner
+
+    from hermes_store.cli import cli
+
+    with small_tmpfs(tmp_path / "small", "4m") as mount:
+        if mount is None:
+            pytest.skip("a small tmpfs cannot be mounted here (needs root)")
+        home = Home(mount / "home").ensure()
+        _seed(home)
+        filler = _fill(mount)
+        try:
+            result = CliRunner().invoke(cli, ["--home", str(home.root), "doctor"])
+        finally:
+            filler.unlink()
+        assert "run `hermes-store doctor" not in result.output, result.output  # nor --fix: no damage
+        assert f"no space left on the device holding {home.root}" in result.output, result.output
+        assert db_problems(home.db_path) == []

@@ -203,3 +203,28 @@ def test_lineage_prefetch_reads_many_parents_in_one_go(db, monkeypatch):
     assert {sid: lineage.root(sid) for sid in ids} == one_by_one
     assert one_by_one["grandchild"] == "root" and one_by_one["missing"] == "missing"
     assert calls == {"parent_of": 0, "parents_of": 1}
+
+
+def _live_session(home) -> None:
+    from hermes_store.sessions.live import SessionIndex
+
+    with SessionIndex(home) as index:
+        sid = index.create_session("roles", started_at=JULY_2)
+        index.append_message(sid, "user", "okapi migration plan")
+        index.append_message(sid, "tool", "okapi tool output")
+
+
+@pytest.mark.parametrize("role_filter", [",".join(["user"] * 100_000), ["tool"] * 100_000])
+def test_a_repeated_role_filter_answers_on_both_engines(engine, home, role_filter):
+    """A role named 100,000 times is one role: on SQLite it used to fail the call with
+    'session_search failed: SQLError: too many SQL variables' (PostgreSQL answered)."""
+    _live_session(home)
+    out = call(home, {"query": "okapi", "role_filter": role_filter})
+    assert out["success"] and out["count"] == 1, out
+
+
+def test_a_role_filter_of_too_many_distinct_roles_is_refused_naming_it(engine, home):
+    _live_session(home)
+    out = call(home, {"query": "okapi", "role_filter": [f"r{i}" for i in range(40_000)]})
+    assert out["success"] is False
+    assert out["error"] == "'role_filter' names 40,000 distinct roles (at most 32)"
