@@ -110,7 +110,10 @@ def engine_for_url(url: str | None) -> Engine:
         if scheme in engine.url_schemes:
             return engine
     forms = " or ".join(f"{s}://..." for e in ENGINES.values() for s in e.url_schemes[:1])
-    if not scheme and url.strip():  # a path given for a URL (no ':', so no password to hide)
+    if not scheme and "=" in url:  # libpq's key=value form (``dbname=app password=…``): never echoed
+        raise ValueError(f"a key=value connection string is not a database URL (its text is not shown: it may "
+                         f"hold a password); write it as a URL (use {forms})")
+    if not scheme and url.strip():  # a path given for a URL (no ':' and no '=': no password to hide)
         default = ENGINES[DEFAULT_ENGINE].url_schemes[0]
         raise ValueError(f"{url.strip()!r} is a path, not a URL: name a file as {default}:///{url.strip()} "
                          f"(use {forms})")
