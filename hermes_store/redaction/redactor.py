@@ -19,6 +19,7 @@ from typing import Any
 from hermes_store.redaction.prefilter import prefilter
 from hermes_store.redaction.rules import (
     COMPILED,
+    ESCAPE_LITERAL,
     FULL,
     NAME_CHARS,
     RULES,
@@ -40,7 +41,7 @@ def unescaped_token_chars(text: str) -> tuple[str, list[int] | None]:
     """``text`` with every :data:`_ESCAPED_TOKEN_CHAR` escape replaced by its character, and
     where each character of the result starts in ``text`` (one more entry: ``len(text)``);
     None when ``text`` holds no such escape."""
-    if "\\u00" not in text:
+    if ESCAPE_LITERAL not in text:
         return text, None
     parts: list[str] = []
     where: list[int] = []
@@ -248,9 +249,7 @@ class Redactor:
                 present = [index for index, row in enumerate(rows) if row[column]]
                 texts.extend([rows[index][column] for index in present])
                 where.extend([(index, column) for index in present])
-            flagged = prefilter().candidates(texts)  # and the texts whose escapes may hide a token
-            flagged.update(i for i, text in enumerate(texts) if "\\u00" in text)
-            cells = sorted(where[i] for i in flagged)
+            cells = sorted(where[i] for i in prefilter().candidates(texts))
         out = list(rows)
         for index, column in cells:
             value = out[index][column]

@@ -192,6 +192,10 @@ RULES: tuple[Rule, ...] = (
          r"(?:passw(?:or)?d|passphrase)\s{1,4}(?:is|was)\s", caseless=True, priority=2, window=80,
          literals=("passw", "passp"), anchored=True),
 )
+#: a JSON ``\u00XX`` escape of a printable ASCII character: a text holding one is read by the rules
+#: with its token characters unescaped (``sk-pr\u006fj-…``), so the batch prefilter flags it
+ESCAPE_LITERAL = "\\u00"
+ESCAPE_TRIGGER = r"\\u00[2-7]"
 COMPILED: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.expr) for rule in RULES)
 TRIGGERS: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.trigger, re.IGNORECASE if rule.caseless else 0)
                                              for rule in RULES)
