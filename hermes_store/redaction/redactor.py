@@ -24,6 +24,7 @@ from hermes_store.redaction.rules import (
     NAME_CHARS,
     RULES,
     TRIGGERS,
+    is_placeholder,
     quote_widths,
     value_is_secret,
 )
@@ -194,6 +195,8 @@ class Redactor:
                     kind = _token_kind(text[start:end]) or _assignment_kind(name, match.group("n"))
                 elif "v" in match.re.groupindex:  # a value that is itself a known token keeps its kind
                     start, end = match.span("v")  # (one secret, one marker: ``https://x:ghp_…@host``)
+                    if is_placeholder(text[start:end]):  # ``Bearer YOUR_TOKEN_HERE``: documentation
+                        continue
                     kind = _token_kind(text[start:end]) or kind
                 else:
                     start, end = match.span()

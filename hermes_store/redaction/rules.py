@@ -156,12 +156,14 @@ RULES: tuple[Rule, ...] = (
     Rule("discord_webhook", r"(?i:discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/)[0-9]{5,30}/"
                             r"(?P<v>[A-Za-z0-9_-]{30,100})", r"discord(?:app)?\.com/api/", caseless=True,
          literals=("discord",)),
-    # cookies: every value of a ``Cookie:`` header; a ``Set-Cookie:``'s value (its attributes stay)
+    # cookies: every value of a ``Cookie:`` header; a ``Set-Cookie:``'s value (its attributes stay); one
+    # that looks like a session id (a digit, or 16 characters in a run): ``theme=dark`` is no secret
     Rule("cookie", _START + r"(?i:set-cookie[\"']?\s{0,4}:\s{0,4}[\"']?)(?P<v>[^\s=;\"',\\]{1,200}="
-                   r"(?![{$<%])[^;\r\n\"'\\]{4,4000})", r"set-cookie[\"']?\s{0,4}:", caseless=True, window=64,
+                   r"(?![{$<%])(?=[^;\r\n\"'\\]{0,4000}[0-9]|[^;\s\"'\\]{16})[^;\r\n\"'\\]{4,4000})", r"set-cookie[\"']?\s{0,4}:", caseless=True, window=64,
          literals=("set-cookie",), anchored=True),
     Rule("cookie", r"(?<![A-Za-z0-9-])(?i:cookie[\"']?\s{0,4}:\s{0,4}[\"']?)(?P<v>[^\s=;\"',\\]{1,200}="
-                   r"(?![{$<%])[^\r\n\"'\\]{4,4000})", r"cookie[\"']?\s{0,4}:", caseless=True, priority=1, window=64,
+                   r"(?![{$<%])(?=[^\r\n\"'\\]{0,4000}[0-9]|[^\r\n\"'\\]{0,4000}?[^\s;=\"'\\]{16})"
+                   r"[^\r\n\"'\\]{4,4000})", r"cookie[\"']?\s{0,4}:", caseless=True, priority=1, window=64,
          literals=("cookie",), anchored=True),
     # the signature of a signed URL (Azure SAS ``sig=``, S3 / GCS presigned) and an STS token in one
     Rule("url_signature", r"[?&](?i:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)="
@@ -207,7 +209,7 @@ NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:\$.*|\{\d*\}|\{\{.*\}\}|\{[A-Za-z_]*\}|<[^>]*>|%\(?[a-z_]*\)?s|\*+|x+|\.+|"
     r"none|null|nil|true|false|yes|no|undefined|str|string|int|bool|bytes|optional\[.*|any|secret|password|"
-    r"token|redacted|changeme|your[_ -].*|\[redacted:.*)$")
+    r"token|redacted|\[redacted\]|changeme|your[_ -].*|\[redacted:.*)$")
 _CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[A-Za-z_][A-Za-z0-9_]*$")
 _CONSTANT = re.compile(r"^[A-Z][A-Z_]*$")  # "DOMAIN_PASSWORD", YOUR_API_KEY: a name, not a value
 _ENV_LINE_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -238,6 +240,12 @@ def entropy(value: str) -> float:
         return 0.0
     total = len(value)
     return -sum(n / total * math.log2(n / total) for n in Counter(value).values())
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether the value of a rule's secret group is a placeholder or a name, not a secret
+    (``Bearer YOUR_TOKEN_HERE``, ``postgresql://u:PASSWORD@h``, ``[REDACTED]``, ``********``)."""
+    return bool(_PLACEHOLDER.match(value) or _CONSTANT.match(value))
 
 
 def value_is_secret(name: str, raw: str, separator_equals: bool, following: str = "", prose: bool = False) -> bool:

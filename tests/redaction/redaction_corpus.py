@@ -169,4 +169,8 @@ HARMLESS: tuple[str, ...] = (
     "see discord.com/api/webhooks for the docs",
     "see https://mastodon.social:443/@ana and https://x.org/@bob:matrix.org",
     "json \\u0041\\u0042\\u0043 caf\\u00e9 \\u002e\\u002e",
+    # placeholders in documentation where a rule's value goes (were replaced by markers)
+    "curl -H 'Authorization: Bearer YOUR_TOKEN_HERE' and postgresql://deploy:PASSWORD@db/app",
+    '{"access_token": "[REDACTED]", "password": "********"}',
+    "Set-Cookie: theme=dark; Path=/ and Cookie: lang=en; theme=dark",
 )
