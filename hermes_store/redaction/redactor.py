@@ -268,6 +268,27 @@ class Redactor:
         return [f.kind for f in self.findings(text)]
 
 
+_CUT_READS = 8192  # characters past a cut read to see whether a secret spans it
+
+
+def cut_outside_secrets(text: str, at: int) -> int:
+    """Where to cut ``text`` to keep at most ``at`` characters without cutting a secret (or a
+    marker) in two: ``at``, or the start of the secret that spans it. A title cut inside a token
+    kept a piece too short for any rule to know (``ghp_R2d2C3p0B…``), stored as typed."""
+    if at >= len(text):
+        return len(text)
+    window = text[:at + _CUT_READS]
+    spans = [(f.start, f.end) for f in _CUTTER.findings(window)]
+    spans += [m.span() for m in MARKER.finditer(window)] if "[REDACTED:" in window else []
+    for start, end in sorted(spans):
+        if start < at < end:
+            return start
+    return at
+
+
 def scan(text: str) -> list[str]:
     """The kinds of secret in ``text`` under the built-in rules (no store needed)."""
     return Redactor(b"scan").contains_secret(text)
+
+
+_CUTTER = Redactor(b"cut")  # the built-in rules only: where a secret lies, never its marker

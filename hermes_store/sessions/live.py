@@ -104,9 +104,9 @@ class SessionIndex:
         sid = session_id or new_session_id(started)
         redact = self.redactor.redact
         added = self.storage.add_session(
-            sid, origin_format="live", source=redact(cap_chars(scrub(source) or "cli", MAX_LABEL_CHARS)),
-            title=redact(cap_title(scrub(title))), model=redact(cap_chars(scrub(model), MAX_LABEL_CHARS)),
-            workspace=redact(cap_chars(scrub(workspace), MAX_WORKSPACE_CHARS)), started_at=started, parent_session_id=parent_session_id,
+            sid, origin_format="live", source=cap_chars(redact(scrub(source) or "cli"), MAX_LABEL_CHARS),
+            title=cap_title(redact(scrub(title))), model=cap_chars(redact(scrub(model)), MAX_LABEL_CHARS),
+            workspace=cap_chars(redact(scrub(workspace)), MAX_WORKSPACE_CHARS), started_at=started, parent_session_id=parent_session_id,
             meta=self._clean_meta(meta or {}))
         if not added:
             raise ValueError(f"session already exists: {sid}")
@@ -162,7 +162,7 @@ class SessionIndex:
 
     def set_title(self, session_id: str, title: str | None) -> None:
         """Set or clear a session's title (cut at ``MAX_TITLE_CHARS`` like an imported one)."""
-        self.storage.set_title(session_id, self.redactor.redact(cap_title(scrub(title))))
+        self.storage.set_title(session_id, cap_title(self.redactor.redact(scrub(title))))  # redacted whole, then cut
 
     # -- reading ----------------------------------------------------------------
 
