@@ -33,6 +33,7 @@ from hermes_store.sessions.importers.base import (
     cap_chars,
     cap_title,
     flatten_content,
+    head_chars,
 )
 from hermes_store.sessions.loader import BulkLoader
 from hermes_store.sessions.maintenance import delete_session as _delete_session
@@ -139,7 +140,7 @@ class SessionIndex:
             return known
         text = scrub(flatten_content(content)) or ""
         if len(text) > MAX_CONTENT_CHARS:
-            text = text[:MAX_CONTENT_CHARS]
+            text = head_chars(text, MAX_CONTENT_CHARS)
         calls = tool_calls if tool_calls is None or isinstance(tool_calls, str) else json.dumps(
             tool_calls, ensure_ascii=False)
         when = float(timestamp) if timestamp is not None else time.time()

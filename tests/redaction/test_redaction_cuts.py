@@ -73,3 +73,15 @@ def test_a_problem_quoting_a_transcript_line_is_redacted(home, tmp_path) -> None
     errors = json.loads(result.output)["errors"]
     assert len(errors) == 2 and all("not a printed wire message" in e["error"] for e in errors), result.output
     assert PIECE not in result.output and "[REDACTED:github-token:" in result.output
+
+
+def test_message_content_cut_at_its_limit_keeps_none_of_a_token(home) -> None:
+    """A message longer than the content limit is truncated; a token across the cut went in part."""
+    from hermes_store.sessions.importers.base import MAX_CONTENT_CHARS
+
+    with SessionIndex(home) as index:
+        sid = index.create_session(title="okapi")
+        index.append_message(sid, "user", "w " * ((MAX_CONTENT_CHARS - 20) // 2) + GH)
+        content = index.storage.db.portable.query_one("SELECT content FROM messages WHERE session_id = ?",
+                                                      (sid,))["content"]
+    assert len(content) <= MAX_CONTENT_CHARS and PIECE not in content

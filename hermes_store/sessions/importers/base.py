@@ -489,7 +489,7 @@ def clean_text(text: str, line: int | None, field_name: str, problems: list[Prob
     if len(text) > MAX_CONTENT_CHARS:
         problems.append(Problem(
             line, f"field '{field_name}': {len(text)} characters truncated to {MAX_CONTENT_CHARS}"))
-        text = text[:MAX_CONTENT_CHARS]
+        text = head_chars(text, MAX_CONTENT_CHARS)
     return text
 
 
