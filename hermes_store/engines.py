@@ -119,7 +119,10 @@ def engine_for_url(url: str | None) -> Engine:
         raise ValueError(f"a keyword/value connection string (its values not shown), not a URL: write it as "
                          f"{server.url_schemes[0]}://user@host/dbname, parameters such as host=/run/postgresql "
                          "in its query (?host=/run/postgresql&sslmode=require)")
-    if not scheme and url.strip():  # a path given for a URL (no ':', so no password to hide)
+    if not scheme and "=" in url:  # key=value text no engine reads: never echoed either (password=...)
+        raise ValueError(f"a key=value connection string is not a database URL (its text is not shown: it may "
+                         f"hold a password); write it as a URL (use {forms})")
+    if not scheme and url.strip():  # a path given for a URL (no ':' and no '=': no password to hide)
         default = ENGINES[DEFAULT_ENGINE].url_schemes[0]
         raise ValueError(f"{url.strip()!r} is a path, not a URL: name a file as {default}:///{url.strip()} "
                          f"(use {forms})")

@@ -28,6 +28,30 @@ def test_an_unknown_scheme_is_named_without_the_rest_of_the_url(tmp_path):
         _ = Home(tmp_path, database_url="mysql://root:hunter2@h/db").engine
 
 
+def test_a_key_value_connection_string_is_refused_without_echoing_its_password(tmp_path):
+    """libpq's ``dbname=… password=…`` form has no scheme and no ':' (a socket host): it was
+    refused as "a path" with the whole text, password included, echoed on stderr."""
+    from click.testing import CliRunner
+
+    from hermes_store.cli import cli
+
+    conninfo = "dbname=app password=Zq9Secr3tPw host=/run/postgresql"
+    with pytest.raises(ValueError) as info:
+        engines.engine_for_url(conninfo)
+    assert "Zq9Secr3tPw" not in str(info.value) and "connection string" in str(info.value)
+    result = CliRunner().invoke(cli, ["--home", str(tmp_path), "--database-url", conninfo, "status"])
+    assert result.exit_code == 2 and "Zq9Secr3tPw" not in result.output and "connection string" in result.output
+    (tmp_path / "config.yaml").write_text(f'store:\n  database_url: "{conninfo}"\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--home", str(tmp_path), "status"])
+    assert result.exit_code == 1 and "Zq9Secr3tPw" not in result.output
+    assert "store.database_url" in result.output
+    with pytest.raises(ValueError, match="key=value connection string") as info:  # no engine reads it: not echoed
+        engines.engine_for_url("tokn=Zq9Secr3tPw")
+    assert "Zq9Secr3tPw" not in str(info.value)
+    with pytest.raises(ValueError, match="is a path, not a URL"):  # a path is still named (it holds no password)
+        engines.engine_for_url("/tmp/store.db")
+
+
 def test_every_area_reads_its_storages_from_the_registry():
     for module, area in ((builtin_storage, "builtin"), (fact_storage, "facts"), (session_storage, "sessions")):
         assert module.STORAGE_ENGINES == engines.storage_registry(area)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from hermes_store.redaction.redactor import MARKER, Finding, Redactor, scan
+from hermes_store.redaction.redactor import MARKER, Finding, Redactor, cut_outside_secrets, scan
 from hermes_store.redaction.settings import RedactionConfigError, RedactionSettings
 
-__all__ = ["MARKER", "Finding", "RedactionConfigError", "RedactionSettings", "Redactor", "redactor_for",
-           "rules_redactor", "scan"]
+__all__ = ["MARKER", "Finding", "RedactionConfigError", "RedactionSettings", "Redactor", "cut_outside_secrets",
+           "redactor_for", "rules_redactor", "scan"]
 
 
 def redactor_for(db: Any) -> Redactor:

@@ -15,7 +15,7 @@ import re
 import threading
 from typing import Any
 
-from hermes_store.redaction.rules import RULES
+from hermes_store.redaction.rules import ESCAPE_LITERAL, ESCAPE_TRIGGER, RULES
 
 
 class Prefilter:
@@ -36,8 +36,9 @@ class Prefilter:
                              ids=list(range(len(RULES))), flags=flags)
             self._hs, self._database = hyperscan, database
             every = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)  # every match: for many texts at once
-            every.compile(expressions=[rule.trigger.encode() for rule in RULES], ids=list(range(len(RULES))),
-                          flags=[hyperscan.HS_FLAG_CASELESS if rule.caseless else 0 for rule in RULES])
+            every.compile(expressions=[rule.trigger.encode() for rule in RULES] + [ESCAPE_TRIGGER.encode()],
+                          ids=list(range(len(RULES) + 1)),
+                          flags=[hyperscan.HS_FLAG_CASELESS if rule.caseless else 0 for rule in RULES] + [0])
             self._every = every
         self._triggers = tuple(re.compile(rule.trigger, re.IGNORECASE if rule.caseless else 0) for rule in RULES)
         # ASCII text: the literal pre-check (str.lower and re's IGNORECASE agree on ASCII)
@@ -58,8 +59,10 @@ class Prefilter:
         return scratch
 
     def candidates(self, texts: list[str]) -> set[int]:
-        """The indexes of ``texts`` in which some trigger occurs: one scan for all of them
-        (joined by NUL, which no stored text holds), so a batch of messages costs one call.
+        """The indexes of ``texts`` in which some trigger occurs, or a JSON escape of a token
+        character (:data:`~hermes_store.redaction.rules.ESCAPE_TRIGGER`: the rules read the text
+        with it undone): one scan for all of them (joined by NUL, which no stored text holds),
+        so a batch of messages costs one call.
         A trigger match is attributed to the text it ends in; one that spans a separator
         only adds a candidate that the full rules then clear."""
         if self._hs is None:
@@ -73,7 +76,7 @@ class Prefilter:
         """:meth:`candidates` without Hyperscan: ASCII texts are joined and lower-cased, every
         rule literal is looked for in the chunk, and only the texts holding one are checked
         with :meth:`fired`; other texts are checked one by one."""
-        found = {i for i, text in enumerate(texts) if not text.isascii() and self.fired(text)}
+        found = {i for i, text in enumerate(texts) if not text.isascii() and (self.fired(text) or ESCAPE_LITERAL in text)}
         plain = [i for i, text in enumerate(texts) if text.isascii()]
         for start in range(0, len(plain), CANDIDATE_CHUNK):
             chunk = plain[start:start + CANDIDATE_CHUNK]
@@ -81,13 +84,13 @@ class Prefilter:
             ends = list(itertools.accumulate(len(piece) + 1 for piece in pieces))
             low = "\x00".join(pieces).lower()
             maybe: set[int] = set()
-            for literal in self._literals:
+            for literal in (*self._literals, ESCAPE_LITERAL):
                 at = low.find(literal)
                 while at >= 0:
                     k = bisect.bisect_right(ends, at)
                     maybe.add(k)
                     at = low.find(literal, ends[k]) if k < len(ends) else -1
-            found.update(chunk[k] for k in maybe if self.fired(pieces[k]))
+            found.update(chunk[k] for k in maybe if ESCAPE_LITERAL in pieces[k] or self.fired(pieces[k]))
         return found
 
     def _candidates(self, texts: list[str]) -> set[int]:

@@ -19,10 +19,12 @@ from typing import Any
 from hermes_store.redaction.prefilter import prefilter
 from hermes_store.redaction.rules import (
     COMPILED,
+    ESCAPE_LITERAL,
     FULL,
     NAME_CHARS,
     RULES,
     TRIGGERS,
+    is_placeholder,
     quote_widths,
     value_is_secret,
 )
@@ -30,6 +32,35 @@ from hermes_store.redaction.settings import RedactionSettings
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9_-]{1,40}:[0-9a-f]{6}\]")
 _ESCAPE = re.compile(r"[nrtbf]|u[0-9A-Fa-f]{4}")  # what follows the backslash of a JSON escape
+# a JSON ``\uXXXX`` escape of a character a token or password is made of (``sk-pr\u006fj-…`` is
+# ``sk-proj-…`` to whoever reads the JSON): the rules read such text with these escapes undone
+# (``\\u006f`` in JSON inside JSON: tool-call arguments)
+_ESCAPED_TOKEN_CHAR = re.compile(r"\\{1,7}u00(?:2[b-fB-F]|3[0-9aAdD]|[4-7][0-9a-fA-F])")
+
+
+def unescaped_token_chars(text: str) -> tuple[str, list[int] | None]:
+    """``text`` with every :data:`_ESCAPED_TOKEN_CHAR` escape replaced by its character, and
+    where each character of the result starts in ``text`` (one more entry: ``len(text)``);
+    None when ``text`` holds no such escape."""
+    if ESCAPE_LITERAL not in text:
+        return text, None
+    parts: list[str] = []
+    where: list[int] = []
+    at = 0
+    for match in _ESCAPED_TOKEN_CHAR.finditer(text):
+        char = chr(int(match.group()[-2:], 16))
+        if not (char.isalnum() or char in "+-./:=@_"):
+            continue
+        parts.append(text[at:match.start()])
+        where.extend(range(at, match.start()))
+        parts.append(char)
+        where.append(match.start())
+        at = match.end()
+    if not where:
+        return text, None
+    parts.append(text[at:])
+    where.extend(range(at, len(text) + 1))
+    return "".join(parts), where
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +77,7 @@ def _assignment_kind(name: str, word: str) -> str:
     if "aws" in name.lower() and "secret" in name.lower():
         return "aws-secret-key"
     name = word.lower()
-    for word, kind in (("private", "private-key"), ("passw", "password"), ("pwd", "password"),
+    for word, kind in (("private", "private-key"), ("pass", "password"), ("pwd", "password"),
                        ("secret", "secret"), ("access", "access-key"), ("api", "api-key"),
                        ("credential", "credential"), ("auth", "auth-key")):
         if word in name:
@@ -106,6 +137,7 @@ class Redactor:
 
     def marker(self, kind: str, secret: str) -> str:
         """The marker that replaces ``secret`` of ``kind`` in this store."""
+        secret = unescaped_token_chars(secret)[0]  # one secret, one marker, however it was escaped
         digest = hmac.new(self._key, secret.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
         return f"[REDACTED:{kind}:{digest[:6]}]"
 
@@ -113,6 +145,9 @@ class Redactor:
         """The secrets in ``text``, in order, not overlapping (empty when redaction is off)."""
         if not self.enabled or not text:
             return []
+        plain, where = unescaped_token_chars(text)
+        if where is not None:  # found in the text as a reader of the JSON sees it, replaced in the text as stored
+            return [Finding(item.kind, where[item.start], where[item.end]) for item in self.findings(plain)]
         fired = prefilter().fired(text)
         found = list(self._builtin(text, fired)) if fired else []
         if self._extra:
@@ -151,7 +186,8 @@ class Redactor:
                     name = _name_before(text, match.start("n")) + match.group("n")
                     between = text[match.end("n"):match.start("v")]
                     env = match.group("sep") == "=" and not any(c.isspace() for c in between)
-                    if not value_is_secret(name, match.group("v"), env, text[match.end():match.end() + 1]):
+                    prose = match.group("sep").lower() in ("is", "was")  # "the password is hunter2"
+                    if not value_is_secret(name, match.group("v"), env, text[match.end():match.end() + 1], prose):
                         continue
                     start, end = match.span("v")
                     lead, trail = quote_widths(match.group("v"))
@@ -159,6 +195,8 @@ class Redactor:
                     kind = _token_kind(text[start:end]) or _assignment_kind(name, match.group("n"))
                 elif "v" in match.re.groupindex:  # a value that is itself a known token keeps its kind
                     start, end = match.span("v")  # (one secret, one marker: ``https://x:ghp_…@host``)
+                    if is_placeholder(text[start:end]):  # ``Bearer YOUR_TOKEN_HERE``: documentation
+                        continue
                     kind = _token_kind(text[start:end]) or kind
                 else:
                     start, end = match.span()
@@ -230,6 +268,27 @@ class Redactor:
         return [f.kind for f in self.findings(text)]
 
 
+_CUT_READS = 8192  # characters past a cut read to see whether a secret spans it
+
+
+def cut_outside_secrets(text: str, at: int) -> int:
+    """Where to cut ``text`` to keep at most ``at`` characters without cutting a secret (or a
+    marker) in two: ``at``, or the start of the secret that spans it. A title cut inside a token
+    kept a piece too short for any rule to know (``ghp_R2d2C3p0B…``), stored as typed."""
+    if at >= len(text):
+        return len(text)
+    window = text[:at + _CUT_READS]
+    spans = [(f.start, f.end) for f in _CUTTER.findings(window)]
+    spans += [m.span() for m in MARKER.finditer(window)] if "[REDACTED:" in window else []
+    for start, end in sorted(spans):
+        if start < at < end:
+            return start
+    return at
+
+
 def scan(text: str) -> list[str]:
     """The kinds of secret in ``text`` under the built-in rules (no store needed)."""
     return Redactor(b"scan").contains_secret(text)
+
+
+_CUTTER = Redactor(b"cut")  # the built-in rules only: where a secret lies, never its marker

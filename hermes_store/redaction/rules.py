@@ -65,8 +65,9 @@ class Rule:
     anchored: bool = False
 
 
-_ASSIGN_WORDS = (r"(?:secret(?:[_-]?key)?|token|passw(?:or)?d|pwd|api[_-]?key|apikey|private[_-]?key|access[_-]?key"
-                 r"|auth[_-]?key|credentials?)")
+_GAP = r"(?:\s|\\{1,7}[nrt])"  # white space, or a JSON escape of it (in JSON inside JSON too)
+_ASSIGN_WORDS = (r"(?:secret(?:[_-]?key)?|token|passw(?:or)?d|passphrase|pwd|api[_-]?key|apikey|private[_-]?key"
+                 r"|access[_-]?key|auth[_-]?key|_auth|credentials?)")  # ``_auth``: .npmrc's base64 user:password
 
 _GITLAB = "pat|ptt|dt|rtr|rt|cbt|soat|oas|ft|imt|agent"  # personal, pipeline trigger, deploy, runner, CI/CD job, ...
 # Provider tokens with a fixed prefix (as gitleaks and GitHub secret scanning match them):
@@ -100,12 +101,19 @@ _PREFIXED: tuple[tuple[str, str, int, str, str, tuple[str, ...]], ...] = (
     ("atlassian_token", "ATATT3", 6, r"[A-Za-z0-9_=-]{150,250}", r"ATATT3[A-Za-z0-9_=-]{150}", ("atatt3",)),
     ("heroku_key", "HRKU-", 5, r"[A-Za-z0-9_-]{60}", r"HRKU-", ("hrku-",)),
     ("figma_token", "figd_", 5, r"[A-Za-z0-9_-]{40}", r"figd_", ("figd_",)),
+    ("twilio_key", "SK", 2, r"[0-9a-fA-F]{32}", r"SK[0-9a-fA-F]{32}", ("sk",)),
+    ("google_oauth_token", "1//0", 4, r"[A-Za-z0-9_-]{40,500}", r"1//0[A-Za-z0-9_-]{40}", ("1//0",)),
 )
 
 RULES: tuple[Rule, ...] = (
     Rule("private_key", r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                         r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                         r"|(?:[A-Za-z0-9+/=:,\s-]|\\[nr]){0,20000})", r"PRIVATE KEY", literals=("private key",)),
+    # a PuTTY key file (.ppk): the whole file from its header to its MAC (or to the end of its private lines)
+    Rule("private_key", r"PuTTY-User-Key-File-[0-9]{1,2}:[\s\S]{0,20000}?Private-Lines:[ \t]*[0-9]{1,4}"
+                        r"(?:(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)[ \t]*(?!Private-)[A-Za-z0-9+/=]{1,200}){1,400}"
+                        r"(?:(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)Private-MAC:"
+                        r"[ \t]*[0-9a-fA-F]{1,128})?", r"PuTTY-User-Key-File-", literals=("putty-user-key-file-",)),
     Rule("anthropic_key", _after("sk-ant-", 7) + r"[A-Za-z0-9_-]{20,300}", r"sk-ant-", literals=("sk-ant-",)),
     Rule("openai_key", _after("sk-", 3) + r"(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,300}", r"sk-", priority=1, literals=("sk-",)),
     Rule("stripe_key", "(?:" + _after("[rs]k_", 3) + r"(?:live|test)_[A-Za-z0-9]{16,200}|" + _after("whsec_", 6)
@@ -132,6 +140,36 @@ RULES: tuple[Rule, ...] = (
     Rule("password", r"\bmysql(?:dump|admin|sh)?\b[^\n|;&]{0,300}?\s-p(?P<v>(?![$<{%\s'\"])[^\s'\"]{3,300})",
          r"\s-p[^\s]", literals=("-p",)),
     Rule("password", r"\bsshpass\s+-p\s*['\"]?(?P<v>(?![$<{%])[^\s'\"]{1,300})", r"sshpass\s", literals=("sshpass",)),
+    # ``--password VALUE`` (``--password=VALUE`` is a key position), ``redis-cli -a PASS``
+    Rule("assignment", r"(?<![\w-])--(?P<n>pass(?:w(?:or)?d)?)(?P<sep>\s{1,4})(?P<v>" + _QUOTED + "|" + _BARE + ")",
+         r"--pass(?:w(?:or)?d)?\s", priority=2, window=80, literals=("--pass",), anchored=True),
+    Rule("password", r"\bredis-cli\b[^\n|;&]{0,300}?\s-a\s{1,4}['\"]?(?P<v>(?![$<{%-])[^\s'\"]{1,300})",
+         r"redis-cli\s", literals=("redis-cli",)),
+    # a .netrc entry: ``machine HOST login USER password PASS`` (on one line or several; HOST has a dot)
+    Rule("password", r"\bmachine" + _GAP + r"{1,8}(?:localhost|[^\s\\.]{1,100}\.[^\s\\]{1,200})(?:" + _GAP
+         + r"{1,8}(?:login|account)" + _GAP + r"{1,8}[^\s\\]{1,200}){0,2}" + _GAP + r"{1,8}password" + _GAP
+         + r"{1,8}(?P<v>[^\s\\'\"]{1,300})", r"machine" + _GAP, literals=("machine",)),
+    # Discord: a bot token (its first part is the base64 of the bot's numeric id) and a webhook URL
+    Rule("discord_token", r"(?<![A-Za-z0-9_-])(?:[MNO][DTjz][AEIMQUYcgk][w-z0-5]){5}[A-Za-z0-9]{3,8}\."
+                          r"[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
+         r"[MNO][DTjz][AEIMQUYcgk][w-z0-5][A-Za-z0-9]{19,24}\.[A-Za-z0-9_-]{6}\.", literals=(".",)),
+    Rule("discord_webhook", r"(?i:discord(?:app)?\.com/api/(?:v[0-9]{1,2}/)?webhooks/)[0-9]{5,30}/"
+                            r"(?P<v>[A-Za-z0-9_-]{30,100})", r"discord(?:app)?\.com/api/", caseless=True,
+         literals=("discord",)),
+    # cookies: every value of a ``Cookie:`` header; a ``Set-Cookie:``'s value (its attributes stay); one
+    # that looks like a session id (a digit, or 16 characters in a run): ``theme=dark`` is no secret
+    Rule("cookie", _START + r"(?i:set-cookie[\"']?\s{0,4}:\s{0,4}[\"']?)(?P<v>[^\s=;\"',\\]{1,200}="
+                   r"(?![{$<%])(?=[^;\r\n\"'\\]{0,4000}[0-9]|[^;\s\"'\\]{16})[^;\r\n\"'\\]{4,4000})", r"set-cookie[\"']?\s{0,4}:", caseless=True, window=64,
+         literals=("set-cookie",), anchored=True),
+    Rule("cookie", r"(?<![A-Za-z0-9-])(?i:cookie[\"']?\s{0,4}:\s{0,4}[\"']?)(?P<v>[^\s=;\"',\\]{1,200}="
+                   r"(?![{$<%])(?=[^\r\n\"'\\]{0,4000}[0-9]|[^\r\n\"'\\]{0,4000}?[^\s;=\"'\\]{16})"
+                   r"[^\r\n\"'\\]{4,4000})", r"cookie[\"']?\s{0,4}:", caseless=True, priority=1, window=64,
+         literals=("cookie",), anchored=True),
+    # the signature of a signed URL (Azure SAS ``sig=``, S3 / GCS presigned) and an STS token in one
+    Rule("url_signature", r"[?&](?i:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)="
+                          r"(?P<v>[A-Za-z0-9%+/=._~-]{16,4000})",
+         r"[?&](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token)=", caseless=True,
+         literals=("sig=", "signature=", "security-token=")),
     Rule("telegram_bot_token", r"(?<![0-9])[0-9]{8,10}:AA[0-9A-Za-z_-]{33}" + r"(?![A-Za-z0-9_-])",
          r"[0-9]{8}:AA[0-9A-Za-z_-]{33}", literals=(":aa",)),
     Rule("jwt", _after("eyJ", 3) + r"[A-Za-z0-9_-]{8,4000}\.eyJ[A-Za-z0-9_-]{8,8000}\.[A-Za-z0-9_-]{0,4000}", r"\.eyJ", literals=(".eyj",)),
@@ -139,7 +177,8 @@ RULES: tuple[Rule, ...] = (
                       r"(?P<v>[A-Za-z0-9+/%=&:._-]{16,1000})", r"(?:accountkey|sharedaccess)", caseless=True,
          literals=("accountkey", "sharedaccess"), anchored=True),
     Rule("url_password", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@\"'<>\[\]]{0,200}:"
-                         r"(?P<v>[^\s@/\"'<>]{1,300})@", r"://[^\s/@:]{0,200}:[^\s@/]{1,300}@", literals=("://",)),
+                         r"(?P<v>[^\s@/?#\"'<>](?:[^\s/?#\"'<>]{0,299}(?<!\\))?)@(?=[^\s@/?#\"'<>\\]*(?:[\s/?#\"'<>\\]|$))",
+         r"://[^\s/@:]{0,200}:[^\s@/]{1,300}@", literals=("://",)),
     Rule("authorization", _START + r"(?i:(?:authorization|proxy-authorization)[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
                           r"(?:bearer|basic|token|bot|digest)\s{1,4})(?P<v>[A-Za-z0-9._~+/=:-]{6,4000})",
          r"authorization", caseless=True, window=64, literals=("authorization",), anchored=True),
@@ -148,8 +187,17 @@ RULES: tuple[Rule, ...] = (
     Rule("assignment", r"(?i:(?P<n>" + _ASSIGN_WORDS + r")\b(?:\\{0,7}[\"'])?\]?\s{0,4}(?P<sep>:=|=>|=|:)\s{0,4})"
                        r"(?P<v>" + _ESCAPED + "|" + _QUOTED + "|" + _BARE + ")",
          _ASSIGN_WORDS + r"\\{0,7}[\"']?\]?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=80,
-         literals=("secret", "token", "passw", "pwd", "api", "private", "access", "auth", "credential"), anchored=True),
+         literals=("secret", "token", "passw", "passp", "pwd", "api", "private", "access", "auth", "_auth",
+                   "credential"), anchored=True),
+    Rule("assignment", r"(?i:(?P<n>passw(?:or)?d|passphrase)\s{1,4}(?P<sep>is|was)\s{1,4}(?::\s{0,4})?)"
+                       r"(?P<v>" + _QUOTED + "|" + _BARE + ")",
+         r"(?:passw(?:or)?d|passphrase)\s{1,4}(?:is|was)\s", caseless=True, priority=2, window=80,
+         literals=("passw", "passp"), anchored=True),
 )
+#: a JSON ``\u00XX`` escape of a printable ASCII character: a text holding one is read by the rules
+#: with its token characters unescaped (``sk-pr\u006fj-…``), so the batch prefilter flags it
+ESCAPE_LITERAL = "\\u00"
+ESCAPE_TRIGGER = r"\\u00[2-7]"
 COMPILED: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.expr) for rule in RULES)
 TRIGGERS: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.trigger, re.IGNORECASE if rule.caseless else 0)
                                              for rule in RULES)
@@ -161,11 +209,14 @@ NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:\$.*|\{\d*\}|\{\{.*\}\}|\{[A-Za-z_]*\}|<[^>]*>|%\(?[a-z_]*\)?s|\*+|x+|\.+|"
     r"none|null|nil|true|false|yes|no|undefined|str|string|int|bool|bytes|optional\[.*|any|secret|password|"
-    r"token|redacted|changeme|your[_ -].*|\[redacted:.*)$")
+    r"token|redacted|\[redacted\]|changeme|your[_ -].*|\[redacted:.*)$")
 _CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[A-Za-z_][A-Za-z0-9_]*$")
 _CONSTANT = re.compile(r"^[A-Z][A-Z_]*$")  # "DOMAIN_PASSWORD", YOUR_API_KEY: a name, not a value
 _ENV_LINE_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_PASSWORD_NAME = re.compile(r"(?i)(?:passw(?:or)?d|pwd)$")
+_PASSWORD_NAME = re.compile(r"(?i)(?:passw(?:or)?d|passphrase|pwd|^--pass)$")
+# what prose says a password *is* when it is no password: "the password is sha256-hashed"
+_PROSE_NOT_VALUE = re.compile(r"(?i)^(?:md5|sha-?[0-9]{1,3}|sha3-[0-9]{3}|argon2(?:id|i|d)?|pbkdf2|bcrypt|scrypt"
+                              r"|base(?:32|64)|utf-?(?:8|16)|aes-?[0-9]{3}|rot13|x509|pkcs[0-9]{1,2})\W*$")
 # a filesystem path (``PWD=/home/ana/work`` in ``env`` output, ``DB_PASSWORD_FILE=/run/secrets/db``):
 # where a secret is kept, never the secret
 _PATH = re.compile(r"^(?:~|\.{1,2})?/(?:[\w.@+-]+/?)*$")
@@ -191,8 +242,17 @@ def entropy(value: str) -> float:
     return -sum(n / total * math.log2(n / total) for n in Counter(value).values())
 
 
-def value_is_secret(name: str, raw: str, separator_equals: bool, following: str = "") -> bool:
+def is_placeholder(value: str) -> bool:
+    """Whether the value of a rule's secret group is a placeholder or a name, not a secret
+    (``Bearer YOUR_TOKEN_HERE``, ``postgresql://u:PASSWORD@h``, ``[REDACTED]``, ``********``)."""
+    return bool(_PLACEHOLDER.match(value) or _CONSTANT.match(value))
+
+
+def value_is_secret(name: str, raw: str, separator_equals: bool, following: str = "", prose: bool = False) -> bool:
     """Whether the value ``raw`` written after the secret-sounding key ``name`` is a secret.
+
+    ``prose``: the value follows ``password is``; quoted or not, it must look like a password
+    (letters and digits, not an algorithm's name nor words joined by hyphens: ``sha256-hashed``).
 
     Quoted values are string literals: secret unless empty or a placeholder. A bare value
     after an upper-case environment name and ``=`` with no spaces (``DB_PASSWORD=hunter2``) is
@@ -204,7 +264,10 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
     value = raw[lead:len(raw) - trail] if quoted else raw
     if len(value) < 4 or _PLACEHOLDER.match(value) or _CONSTANT.match(value) or _is_path(value):
         return False
-    if quoted:
+    if prose and (_PROSE_NOT_VALUE.match(value) or " " in value
+                  or any(len(part) >= 4 and part.isalpha() for part in value.split("-")[1:] if "-" in value)):
+        return False
+    if quoted and not prose:
         return " " not in value.strip() or len(value) >= 12 and entropy(value) >= 3.5
     if following[:1] in ("(", "["):
         return False  # a call or an index: code, not a value

@@ -33,6 +33,7 @@ from hermes_store.sessions.importers.base import (
     cap_chars,
     cap_title,
     flatten_content,
+    head_chars,
 )
 from hermes_store.sessions.loader import BulkLoader
 from hermes_store.sessions.maintenance import delete_session as _delete_session
@@ -104,9 +105,9 @@ class SessionIndex:
         sid = session_id or new_session_id(started)
         redact = self.redactor.redact
         added = self.storage.add_session(
-            sid, origin_format="live", source=redact(cap_chars(scrub(source) or "cli", MAX_LABEL_CHARS)),
-            title=redact(cap_title(scrub(title))), model=redact(cap_chars(scrub(model), MAX_LABEL_CHARS)),
-            workspace=redact(cap_chars(scrub(workspace), MAX_WORKSPACE_CHARS)), started_at=started, parent_session_id=parent_session_id,
+            sid, origin_format="live", source=cap_chars(redact(scrub(source) or "cli"), MAX_LABEL_CHARS),
+            title=cap_title(redact(scrub(title))), model=cap_chars(redact(scrub(model)), MAX_LABEL_CHARS),
+            workspace=cap_chars(redact(scrub(workspace)), MAX_WORKSPACE_CHARS), started_at=started, parent_session_id=parent_session_id,
             meta=self._clean_meta(meta or {}))
         if not added:
             raise ValueError(f"session already exists: {sid}")
@@ -139,7 +140,7 @@ class SessionIndex:
             return known
         text = scrub(flatten_content(content)) or ""
         if len(text) > MAX_CONTENT_CHARS:
-            text = text[:MAX_CONTENT_CHARS]
+            text = head_chars(text, MAX_CONTENT_CHARS)
         calls = tool_calls if tool_calls is None or isinstance(tool_calls, str) else json.dumps(
             tool_calls, ensure_ascii=False)
         when = float(timestamp) if timestamp is not None else time.time()
@@ -162,7 +163,7 @@ class SessionIndex:
 
     def set_title(self, session_id: str, title: str | None) -> None:
         """Set or clear a session's title (cut at ``MAX_TITLE_CHARS`` like an imported one)."""
-        self.storage.set_title(session_id, self.redactor.redact(cap_title(scrub(title))))
+        self.storage.set_title(session_id, cap_title(self.redactor.redact(scrub(title))))  # redacted whole, then cut
 
     # -- reading ----------------------------------------------------------------
 

@@ -568,8 +568,8 @@ class BulkLoader:
 
     def _problem(self, current: _File, line: int | None, error: str) -> None:
         current.problems += 1
-        if current.problems <= MAX_PROBLEMS_PER_FILE:
-            self.summary.errors.append({"path": current.shown, "line": line, "error": error})
+        if current.problems <= MAX_PROBLEMS_PER_FILE:  # a problem may quote the line: redacted like it
+            self.summary.errors.append({"path": current.shown, "line": line, "error": self.redact(error)})
 
     def _file_error(self, path: Path, error: str) -> None:
         self.summary.errors.append({"path": str(path), "line": None, "error": error})

@@ -89,6 +89,36 @@ PLANTED: dict[str, tuple[str, str]] = {
     "curl-user": ("curl -u deploy:Wq2Er4Ty6Ui8 https://api.example.com/v1/status", "Wq2Er4Ty6Ui8"),
     "mysql-p": ("mysqldump -h db.internal -u root -pKr8zTq3Wm5x app > app.sql", "Kr8zTq3Wm5x"),
     "sshpass": ("sshpass -p 'Pz4Wq8Lm2Nr6x' ssh root@10.0.0.7 uptime", "Pz4Wq8Lm2Nr6x"),
+    # kinds an audit of the promise found stored as typed (each was, before its rule)
+    "discord-bot": ("DISCORD_BOT MTE5ODc2NTQzMjEwOTg3NjU0.Gq3Lm8.Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj2Kl4Mn6",
+                    "Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj2Kl4Mn6"),
+    "discord-webhook": ("post https://discord.com/api/webhooks/1198765432109876543/"
+                        "Wq2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc2Vb4Nm6Qw8Er0Ty2Ui4Op6As8Df0Gh2Jk4Lz6Xc8",
+                        "Wq2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc2Vb4Nm6Qw8Er0Ty2Ui4Op6As8Df0Gh2Jk4Lz6Xc8"),
+    "twilio": ("twilio api key SK3f9a1c2b4d5e6f708192a3b4c5d6e7f8 set", "SK3f9a1c2b4d5e6f708192a3b4c5d6e7f8"),
+    "google-refresh": ("refresh with 1//0gWq2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc2Vb4Nm6Qw8Er0Ty2Ui4Op6",
+                       "Wq2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz0Xc2Vb4Nm6Qw8Er0Ty2Ui4Op6"),
+    "azure-sas": ("https://acme.blob.core.windows.net/c/b.txt?sv=2022-11-02&ss=b&sp=r&se=2030-01-01T00:00:00Z"
+                  "&sig=Kq9Lm2Np4Rs6Tu8Vw0Xy1Za3Bc5De7Fg%2BHj9Kl%3D", "Kq9Lm2Np4Rs6Tu8Vw0Xy1Za3Bc5De7Fg"),
+    "aws-presigned-session": ("s3 https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Security-Token="
+                              "IQoJb3JpZ2luX2VjEPz4Wq8Lm2Nr6Tq9xW2mZ8vK4nR7p&X-Amz-Signature=3f9a1c2b4d5e6f70",
+                              "IQoJb3JpZ2luX2VjEPz4Wq8Lm2Nr6Tq9xW2mZ8vK4nR7p"),
+    "netrc": ("machine api.example.com\n  login ana\n  password Wq2Er4Ty6Ui8", "Wq2Er4Ty6Ui8"),
+    "prose-password": ("the wifi password is Kr8zTq3Wm5x, keep it", "Kr8zTq3Wm5x"),
+    "password-flag": ("mycli --password Pz4Wq8Lm2Nr6y --host db.internal", "Pz4Wq8Lm2Nr6y"),
+    "redis-cli": ("redis-cli -h cache -a Tq9xW2mZ8v ping", "Tq9xW2mZ8v"),
+    "cookie": ("curl -H 'Cookie: sessionid=q8Zr3Lw9XbT2mN5vK7pQ1sD4; csrftoken=Wq2Er4Ty6Ui8Op0A'",
+               "q8Zr3Lw9XbT2mN5vK7pQ1sD4"),
+    "set-cookie": ("Set-Cookie: __Host-sid=Zt5Yx3Wv1Ut9Sr7Qp5On3Ml1; Path=/; Secure", "Zt5Yx3Wv1Ut9Sr7Qp5On3Ml1"),
+    "putty": ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: ana\nPublic-Lines: 2\n"
+              "AAAAC3NzaC1lZDI1NTE5AAAAIOmPz4Wq8Lm2\nNr6x\nPrivate-Lines: 1\n"
+              "AAAAIFmOx7ph4JgYbVkL2b8sD3k1r2nC6c2AQyQ5Gk3m9rLx\nPrivate-MAC: 1d7a2b3c4d5e6f70",
+              "AAAAIFmOx7ph4JgYbVkL2b8sD3k1r2nC6c2AQyQ5Gk3m9rLx"),
+    "npmrc-auth": ("//registry.npmjs.org/:_auth=ZGVwbG95OlZxN3hQMm1tUTl6TA==", "ZGVwbG95OlZxN3hQMm1tUTl6TA=="),
+    "passphrase": ("passphrase: Lm9Vq7xP2kT", "Lm9Vq7xP2kT"),
+    "url-password-at": ("DATABASE_URL=postgresql://deploy:Vq7xP2@Lm9Kd@db.internal:5432/app", "Lm9Kd"),
+    "json-escaped-token": ('{"cmd": "export KEY=sk-pr\\u006fj-Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj"}',
+                           "Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj"),
 }
 
 # What must stay as it is (and searchable): no marker may appear in these.
@@ -128,4 +158,19 @@ HARMLESS: tuple[str, ...] = (
     "SG.example.com and dapi docs",
     "docker run -u 1000:1000 app && git push -u origin main",
     "curl -u $API_USER:$API_TOKEN https://x && mysql -u root -p app && mkdir -p build && ssh -p 2222 h",
+    # near misses of the rules the audit added
+    "use --password with care; --password-stdin reads it; --password \"$PW\"",
+    "the password is sha256-hashed, the password was changed, the error says password is \"required\"",
+    "machine learning password field, machine learning login page password reset",
+    'headers = {"Cookie": f"session={token}"}; Cookie: theme=$THEME; cookie: chocolate chip',
+    "x = 1//0 raises ZeroDivisionError; SKU 42; SK-1234",
+    "Microsoft.Extensions.DependencyInjection.Abstractions and MTIz.short.token",
+    "https://example.com/a?sig=abc&signature=short",
+    "see discord.com/api/webhooks for the docs",
+    "see https://mastodon.social:443/@ana and https://x.org/@bob:matrix.org",
+    "json \\u0041\\u0042\\u0043 caf\\u00e9 \\u002e\\u002e",
+    # placeholders in documentation where a rule's value goes (were replaced by markers)
+    "curl -H 'Authorization: Bearer YOUR_TOKEN_HERE' and postgresql://deploy:PASSWORD@db/app",
+    '{"access_token": "[REDACTED]", "password": "********"}',
+    "Set-Cookie: theme=dark; Path=/ and Cookie: lang=en; theme=dark",
 )

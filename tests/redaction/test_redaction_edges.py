@@ -115,3 +115,19 @@ def test_many_markers_and_findings_stay_linear() -> None:
     out = R.redact(text)
     assert time.process_time() - started < 5
     assert "hunter22" not in out and out.count("[REDACTED:x:abcdef]") == 32_000
+
+
+@pytest.mark.parametrize("form", [
+    '{"cmd": "\\u0073k-proj-Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj"}',            # its first letter escaped
+    '{"cmd": "export KEY=sk-pr\\u006fj-Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj"}',   # one in the middle
+    '{"a": "{\\"cmd\\": \\"\\\\u0073k-proj-Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj\\"}"}',  # JSON inside JSON
+])
+def test_token_split_by_json_escapes_is_found_whole(form: str) -> None:
+    """A token written with ``\\u00XX`` escapes (a JSON writer may escape any character) is read
+    as a JSON reader reads it: before, only the part before the escape, or nothing, was found
+    and the rest of the token was stored. One marker, the plain token's, one at a time or in a batch."""
+    token = "sk-proj-Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj"
+    for out in (R.redact(form), R.redact_rows([(form,)], (0,))[0][0]):
+        assert "Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj" not in out and "u0073k" not in out, out
+        assert R.marker("openai-key", token) in out
+    assert json.loads(R.redact('"caf\\u00e9 \\u0041\\u0042"')) == "café AB"  # other escapes stay as written

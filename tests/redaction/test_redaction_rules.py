@@ -9,6 +9,7 @@ from redaction_corpus import HARMLESS, PLANTED
 
 from hermes_store.redaction import MARKER, Redactor
 from hermes_store.redaction.prefilter import Prefilter
+from hermes_store.redaction.rules import ESCAPE_LITERAL
 from hermes_store.redaction.settings import RedactionConfigError, RedactionSettings
 
 R = Redactor(b"test-key")
@@ -135,8 +136,8 @@ def test_re_batch_candidates_match_hyperscan(monkeypatch) -> None:
     whose triggers fire, past chunk boundaries too, and the same set Hyperscan finds."""
     plain = _plain_prefilter(monkeypatch)
     texts = _variants() * 5  # > CANDIDATE_CHUNK texts: several chunks
-    expected = {i for i, text in enumerate(texts)
-                if any(trigger.search(text) for trigger in plain._triggers)}
+    expected = {i for i, text in enumerate(texts)  # a JSON \u00XX escape may hide a token: flagged too
+                if any(trigger.search(text) for trigger in plain._triggers) or ESCAPE_LITERAL in text}
     assert expected and len(expected) < len(texts)
     assert plain.candidates(texts) == expected
     fast = Prefilter()

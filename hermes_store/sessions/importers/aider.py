@@ -51,6 +51,7 @@ from hermes_store.sessions.importers.base import (
     Problem,
     SessionRecord,
     SourceState,
+    head_chars,
 )
 from hermes_store.sessions.importers.doc_common import load_text, shape_guarded
 
@@ -259,7 +260,7 @@ class AiderImporter(Importer):
         for number, line in enumerate(lines, 1):
             if len(line) > MAX_LINE_CHARS:
                 yield Problem(number, f"line longer than {MAX_LINE_CHARS} characters truncated")
-                line = line[:MAX_LINE_CHARS]
+                line = head_chars(line, MAX_LINE_CHARS)
             line = line.rstrip("\r")
             match = HEADER.match(line)
             if match:

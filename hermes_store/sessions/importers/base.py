@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from hermes_store import timeutil
+from hermes_store.redaction import cut_outside_secrets
 from hermes_store.sessions.importers.compressed import CompressedUnreadable, open_source
 from hermes_store.sessions.importers.head import MAX_LINE_BYTES, Head
 from hermes_store.tooling import SURROGATES as _SURROGATE
@@ -56,10 +57,17 @@ MAX_SNIPPET_CHARS = 1000  # a search snippet: one 50,000-letter "word" is no lon
 
 
 def cap_chars(value: Any, limit: int) -> Any:
-    """``value`` cut to ``limit`` characters (ending in ``…``) when it is a longer string."""
+    """``value`` cut to ``limit`` characters (ending in ``…``) when it is a longer string; a
+    secret the cut would split goes whole (:func:`head_chars`), so redaction still knows it."""
     if isinstance(value, str) and len(value) > limit:
-        return value[:limit - 1] + "\u2026"
+        return head_chars(value, limit - 1) + "\u2026"
     return value
+
+
+def head_chars(text: str, limit: int) -> str:
+    """The first ``limit`` characters of ``text`` at most, never ending inside a secret or a
+    redaction marker (cut before it): every cut of text that is stored or shown goes here."""
+    return text[:cut_outside_secrets(text, limit)] if len(text) > limit else text
 
 
 def cap_title(title: Any) -> Any:
@@ -481,7 +489,7 @@ def clean_text(text: str, line: int | None, field_name: str, problems: list[Prob
     if len(text) > MAX_CONTENT_CHARS:
         problems.append(Problem(
             line, f"field '{field_name}': {len(text)} characters truncated to {MAX_CONTENT_CHARS}"))
-        text = text[:MAX_CONTENT_CHARS]
+        text = head_chars(text, MAX_CONTENT_CHARS)
     return text
 
 

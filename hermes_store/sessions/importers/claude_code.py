@@ -76,6 +76,7 @@ from hermes_store.sessions.importers.base import (
     SessionRecord,
     SourceState,
     flatten_content,
+    head_chars,
     json_text,
     opt_str,
     read_jsonl,
@@ -251,7 +252,7 @@ class _Reader:
             return
         rank = TITLE_RANK[kind]
         if rank >= self.titles.get(session_id, (0, ""))[0] and rank >= self.ranks.get(session_id, 0):
-            self.titles[session_id] = (rank, " ".join(title.split())[:200])
+            self.titles[session_id] = (rank, head_chars(" ".join(title.split()), 200))
 
     # -- lines ---------------------------------------------------------------------
 

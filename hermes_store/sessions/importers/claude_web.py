@@ -23,6 +23,7 @@ from hermes_store.sessions.importers.base import (
     Problem,
     SessionRecord,
     SourceState,
+    head_chars,
     opt_str,
     safe_timestamp,
 )
@@ -87,7 +88,7 @@ class ClaudeWebImporter(NamedByDocument, ReplacedWhenChanged, Importer):
         times: list[Problem] = []
         started = safe_timestamp(doc.get("created_at"), None, times)
         if title or started:
-            yield SessionRecord(id=main, title=" ".join(title.split())[:200] if title else None,
+            yield SessionRecord(id=main, title=head_chars(" ".join(title.split()), 200) if title else None,
                                 started_at=started, meta={"web_session": True})
         yield from times
         yield Checkpoint("done")

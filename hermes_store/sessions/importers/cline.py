@@ -37,6 +37,7 @@ from hermes_store.sessions.importers.base import (
     Problem,
     SessionRecord,
     SourceState,
+    head_chars,
     opt_str,
     parse_timestamp,
 )
@@ -186,7 +187,7 @@ class ClineImporter(ReplacedWhenChanged, Importer):
             meta["mode"] = str(item["mode"])
         task_text = item.get("task") if isinstance(item.get("task"), str) else ""
         return SessionRecord(id=task.name, source=EXTENSIONS.get(extension, self.source),
-                             title=title or (task_text.strip().splitlines()[0][:200] if task_text.strip() else None),
+                             title=title or (head_chars(task_text.strip().splitlines()[0], 200) if task_text.strip() else None),
                              workspace=opt_str(item.get("workspace")), started_at=started, ended_at=ended,
                              parent_session_id=opt_str(item.get("parentTaskId")), meta=meta)
 
@@ -266,5 +267,5 @@ class ClineImporter(ReplacedWhenChanged, Importer):
             if stamp is not None:
                 stamps.append(stamp)
             if title is None and is_task_entry(ui, index) and isinstance(entry.get("text"), str):
-                title = entry["text"].strip().splitlines()[0][:200] if entry["text"].strip() else None
+                title = head_chars(entry["text"].strip().splitlines()[0], 200) if entry["text"].strip() else None
         return title, min(stamps, default=None), max(stamps, default=None), problems

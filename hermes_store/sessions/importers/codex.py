@@ -76,6 +76,7 @@ from hermes_store.sessions.importers.base import (
     SessionRecord,
     SourceState,
     flatten_content,
+    head_chars,
     json_text,
     opt_str,
     read_jsonl,
@@ -266,7 +267,7 @@ class CodexImporter(Importer):
                 if payload.get("type") == "thread_name_updated":
                     name = opt_str(payload.get("thread_name")) or opt_str(payload.get("name"))
                     if name:
-                        yield announce(title=" ".join(name.split())[:200])
+                        yield announce(title=head_chars(" ".join(name.split()), 200))
             elif kind == "compacted" and payload is not None:
                 text = opt_str(payload.get("message"))
                 if text:

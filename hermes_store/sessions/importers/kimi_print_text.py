@@ -50,6 +50,7 @@ from hermes_store.sessions.importers.base import (
     Problem,
     SessionRecord,
     SourceState,
+    head_chars,
     parse_timestamp,
 )
 from hermes_store.sessions.importers.doc_common import ReplacedWhenChanged, load_text, shape_guarded
@@ -171,7 +172,7 @@ def printed_objects(text: str) -> Iterator[tuple[int, _Obj | None, str]]:
                 if hint:
                     yield number, None, f"resume:{hint.group(1)}"
                 elif line.strip():
-                    yield number, None, f"not a printed wire message ({line.strip()[:60]!r}; skipped)"
+                    yield number, None, f"not a printed wire message ({head_chars(line.strip(), 60)!r}; skipped)"
                 continue
             scan, begun = _Scan(width), number
         scan.feed(line)

@@ -39,6 +39,7 @@ from hermes_store.sessions.importers.base import (
     Problem,
     SessionRecord,
     SourceState,
+    head_chars,
     opt_str,
     safe_timestamp,
 )
@@ -148,7 +149,7 @@ class QwenCodeImporter(ReplacedWhenChanged, Importer):
         for _, obj in records.values():
             payload = obj.get("systemPayload") if isinstance(obj.get("systemPayload"), dict) else {}
             if obj.get("subtype") == "custom_title" and opt_str(payload.get("customTitle")):
-                title = str(payload["customTitle"])[:200]
+                title = head_chars(str(payload["customTitle"]), 200)
             elif obj.get("subtype") == "parent_session" and opt_str(payload.get("parentSessionId")):
                 parent = str(payload["parentSessionId"])
             if obj.get("type") == "assistant" and opt_str(obj.get("model")):
