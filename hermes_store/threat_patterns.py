@@ -39,8 +39,9 @@ PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
     ("bypass_restrictions",
      rf"act\s+as\s+(?:if|though)\s+{_F}you\s+{_F}(?:have\s+no|don'?t\s+have|do\s+not\s+have)\s+{_F}"
      r"(?:restrictions|limits|rules)"),
+    # The keyword may sit inside a word ("ignored", "systemic"), as upstream has no word edges here.
     ("html_comment_injection",
-     r"<!--[\s\S]{0,512}?(?<![a-z])(?:ignore|override|system|secret|hidden)(?![a-z])[\s\S]{0,512}?-->"),
+     r"<!--[\s\S]{0,512}?(?:ignore|override|system|secret|hidden)[\s\S]{0,512}?-->"),
     # One bounded gap per look (a style attribute, then display:none, inside one tag): nested or
     # unbounded gaps made 64 KB of "<div " / '<div style="' take 11 s / 55 s.
     ("hidden_div", r"<\s*div\s(?=[^>]{0,2048}?style\s*=)[^>]{0,2048}?display\s*:\s*none"),
@@ -69,14 +70,19 @@ PATTERN_SOURCES: tuple[tuple[str, str], ...] = (
     ("exfil_wget", rf"wget\b\s*[^\n]{{0,2048}}{_SECRET_VAR}"),
     ("read_secrets",
      r"cat\s+[^\n]{0,2048}?(?:\.env|credentials|\.netrc|\.pgpass|\.npmrc|\.pypirc)"),
-    ("send_to_url", rf"(?=[pstu])(?:send|post|upload|transmit)\s+(?:{_F}|[^\n]{{0,2048}}?\s)(?:to|at)\s+https?://"),
+    # The blank run before "to"/"at" may span lines, as upstream's ``\s+`` there does. Each blank
+    # run is taken whole (``(?=(\s+))\1``: an atomic group before Python 3.11), so a long run is
+    # read once, not once per way of splitting it (64 KB of blanks: 11 s before, 2 ms now).
+    ("send_to_url", rf"(?=[pstu])(?:send|post|upload|transmit)(?=(\s+))\1"
+                    rf"(?:{_F}|(?:[^\n]{{0,2048}}?\S)?(?=(\s+))\2)(?:to|at)\s+https?://"),
     ("context_exfil",
      rf"(?=[iops])(?:include|output|print|share)\s+{_F}"
      r"(?:conversation|chat\s+history|previous\s+messages|full\s+context|entire\s+context)"),
     ("ssh_backdoor", r"authorized_keys"),
     # A write verb (word-bounded, so "address" is no "add") or a redirect before the path:
-    # a mere mention ("check $HOME/.ssh is chmod 700") is documentation, as in Hermes.
-    ("ssh_access", rf"(?:\b{_SSH_WRITE}\b|\bopen\s*\(|>>?)[^\n]{{0,512}}?(?:\$HOME|~)/\.ssh\b"),
+    # a mere mention ("check $HOME/.ssh is chmod 700") is documentation, as in Hermes. The path
+    # has no end edge, as upstream (``~/.ssh2``, ``~/.ssh_config`` count).
+    ("ssh_access", rf"(?:\b{_SSH_WRITE}\b|\bopen\s*\(|>>?)[^\n]{{0,512}}?(?:\$HOME|~)/\.ssh"),
     ("hermes_env", r"(?:\$HOME|~)/\.hermes/\.env"),
     ("agent_config_mod", rf"{_MODIFY}(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules)"),
     ("hermes_config_mod", rf"{_MODIFY}\.hermes/(?:config\.yaml|SOUL\.md)"),
