@@ -17,7 +17,9 @@ Current files wrap every record as ``{"timestamp", "type", "payload"}``:
   bookkeeping items ``ghost_snapshot``, ``compaction``,
   ``compaction_trigger``, ``context_compaction``, ``additional_tools``;
 * ``event_msg``: UI events duplicating the items (skipped), except
-  ``thread_name_updated``, which sets the title;
+  ``thread_name_updated``, which sets the title, and the ``*_end`` events of
+  calls no item records (a patch, MCP call, web search or image generation
+  a code-mode ``exec`` script made: :mod:`.codex_events`);
 * ``compacted`` (a compaction summary, stored as a ``system`` message);
 * ``inter_agent_communication`` (0.15x+: a message between agents of one tree,
   ``author`` / ``recipient`` agent paths and ``content``): the thread's own
@@ -82,6 +84,7 @@ from hermes_store.sessions.importers.base import (
     safe_timestamp,
     said_if_empty,
 )
+from hermes_store.sessions.importers.codex_events import END_EVENTS, KnownCalls, end_event_rows
 from hermes_store.sessions.importers.codex_segments import (
     MAX_SEGMENTS,
     active_twin,
@@ -121,11 +124,13 @@ class CodexImporter(Importer):
     name = "codex"
     # 2: inter-agent messages, revert rollouts, fork headers; 3: rotated segments followed (2026-12-07);
     # 4: encrypted inter-agent payload parts add no "[encrypted_content]" marker; inter-agent
-    # envelopes serialized into assistant messages read as the message they carry
-    reader = 4
+    # envelopes serialized into assistant messages read as the message they carry; 5: calls kept only
+    # as ``*_end`` events (nested in a code-mode ``exec`` script) stored as calls with their results
+    reader = 5
     agent = "OpenAI Codex CLI / Desktop"
     indexes = ("every response_item: messages, agent messages, reasoning summaries (role reasoning), "
                "function/custom/local-shell/tool-search/web-search/image-generation calls and outputs, "
+               "the patches, MCP calls and searches of code-mode scripts (from their end events), "
                "compaction summaries, inter-agent messages; title from thread_name_updated; subagent lineage")
     default_locations = {"linux": ("~/.codex/sessions/**/rollout-*.jsonl",
                                    "~/.codex/archived_sessions/**/rollout-*.jsonl",
@@ -190,6 +195,7 @@ class CodexImporter(Importer):
         unknown: set[tuple[str, str]] = set()
         followed: set[Path] = set()  # rotated segments already read (a reference cycle stops there)
         delivered: set[str] = set()  # ids of inter-agent messages already stored (item or record)
+        known = KnownCalls(state.meta)  # call ids stored, by item or by ``*_end`` event
 
         def announce(**fields: Any) -> SessionRecord:
             context["announced"] = True
@@ -258,12 +264,19 @@ class CodexImporter(Importer):
                 if "type" not in item and isinstance(item.get("role"), str):
                     item = {**item, "type": "message"}  # an early writer left the message type out
                     item_kind = "message"
+                if item_kind in CALL_TYPES:
+                    call_id = opt_str(item.get("call_id")) or opt_str(item.get("id"))
+                    if call_id is not None and call_id in known:
+                        return  # stored already from its ``*_end`` event (:mod:`.codex_events`)
+                    known.add(call_id)
                 if item_kind in ITEM_TYPES:
                     yield from item_events(item, context["session_id"], timestamp, line, tools)
                 else:
                     yield from report(item_kind, "response_item", line)
             elif kind == "event_msg" and payload is not None:
-                if payload.get("type") == "thread_name_updated":
+                if payload.get("type") in END_EVENTS:  # a call nested in a code-mode script, or a repeat
+                    yield from end_event_rows(payload, context["session_id"], timestamp, line, known)
+                elif payload.get("type") == "thread_name_updated":
                     name = opt_str(payload.get("thread_name")) or opt_str(payload.get("name"))
                     if name:
                         yield announce(title=" ".join(name.split())[:200])

@@ -1,0 +1,109 @@
+"""Variants seen in real files, ninth round: calls a Codex code-mode script made (kept only as
+``*_end`` events; an MCP result of structured content only among them), Claude Code's model-fallback block
+(fixtures reproduce the writers' structure, never real content)."""
+
+from __future__ import annotations
+
+import json
+
+from format_helpers import index
+
+from hermes_store.sessions import SessionIndex
+
+THREAD = "019a0b1c-2d3e-7f40-8a5b-6c7d8e9f0a1b"
+
+
+def _line(stamp: str, kind: str, payload: dict) -> dict:
+    return {"timestamp": f"2026-08-02T14:{stamp}Z", "type": kind, "payload": payload}
+
+
+def _rows(store, session_id: str) -> list[dict]:
+    """The session's messages, each with ``calls``: (name, arguments text, id) of its tool calls."""
+    rows = SessionIndex(store).get_messages(session_id)
+    for row in rows:
+        row["calls"] = [(c["function"]["name"], c["function"]["arguments"], c.get("id"))
+                        for c in json.loads(row["tool_calls"] or "[]")]
+    return rows
+
+
+def _write(path, lines: list) -> None:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def _rollout_head() -> list[dict]:
+    return [
+        _line("00:00.000", "session_meta", {"id": THREAD, "timestamp": "2026-08-02T14:00:00Z", "cwd": "/srv/app",
+                                            "originator": "codex_cli_rs", "cli_version": "0.146.0"}),
+        _line("00:01.000", "turn_context", {"turn_id": "t1", "cwd": "/srv/app", "model": "gpt-5.6-terra"}),
+        _line("00:02.000", "response_item", {"type": "message", "role": "user",
+                                             "content": [{"type": "input_text", "text": "Add the changelog entry"}]}),
+        _line("00:03.000", "response_item", {"type": "custom_tool_call", "call_id": "call_exec1", "name": "exec",
+                                             "input": "text(await tools.apply_patch(patch));"}),
+        _line("00:04.000", "event_msg", {"type": "patch_apply_end", "call_id": "exec-5f1c", "turn_id": "t1",
+                                         "stdout": "Success. Updated the following files:\nM CHANGELOG.md\n",
+                                         "stderr": "", "success": True, "status": "completed",
+                                         "changes": {"/srv/app/CHANGELOG.md": {"type": "update",
+                                                                              "unified_diff": "@@ -1 +1,2 @@"}}}),
+        _line("00:04.500", "event_msg", {"type": "mcp_tool_call_end", "call_id": "exec-77aa",
+                                         "invocation": {"server": "tracker", "tool": "get_issue",
+                                                        "arguments": {"id": 42}},
+                                         "result": {"Ok": {"content": [], "structuredContent": {
+                                             "title": "Crash on empty cart", "state": "open"}}}}),
+        _line("00:04.800", "event_msg", {"type": "web_search_end", "call_id": "exec-3f85",
+                                         "query": "keepachangelog format",
+                                         "action": {"type": "search", "query": "keepachangelog format"},
+                                         "results": [{"title": "Keep a Changelog", "url": "https://keepachangelog.com/",
+                                                      "snippet": "Don't let your friends dump git logs"}]}),
+        _line("00:05.000", "response_item", {"type": "custom_tool_call_output", "call_id": "call_exec1",
+                                             "output": [{"type": "input_text", "text": "Script completed"}]}),
+    ]
+
+
+def test_codex_calls_of_a_code_mode_script_are_stored_from_their_end_events(store, tmp_path):
+    """Codex 0.144+ (the unified ``exec`` tool): the model's script calls ``tools.apply_patch``, MCP
+    tools and web search itself, and those nested calls have no ``response_item``: the persisted
+    ``patch_apply_end`` / ``mcp_tool_call_end`` / ``web_search_end`` events are their only record.
+    Before: every ``event_msg`` but the title was skipped, so the file edit, the MCP result and the
+    search were lost. A direct call's event repeats its item (same call id) and is stored once,
+    whichever comes first, also when the item was read by an earlier run."""
+    path = tmp_path / f"rollout-2026-08-02T14-00-00-{THREAD}.jsonl"
+    lines = _rollout_head() + [
+        # a direct apply_patch call: item first, then its event (a repeat)
+        _line("06:00.000", "response_item", {"type": "custom_tool_call", "call_id": "call_patch2",
+                                             "name": "apply_patch", "input": "*** Begin Patch\n*** End Patch"}),
+    ]
+    _write(path, lines)
+    first = index(store, path)
+    assert not first["errors"]
+    lines += [
+        # read by a second run: the event of the call stored by the first one
+        _line("06:01.000", "event_msg", {"type": "patch_apply_end", "call_id": "call_patch2", "success": True,
+                                         "stdout": "Success.", "changes": {"/srv/app/README.md": {"type": "update"}}}),
+        _line("06:02.000", "response_item", {"type": "custom_tool_call_output", "call_id": "call_patch2",
+                                             "output": "Success. Updated README.md"}),
+        # a top-level web search whose event came before its item (same id)
+        _line("07:00.000", "event_msg", {"type": "web_search_end", "call_id": "ws_9", "query": "semver",
+                                         "action": {"type": "search", "query": "semver"}}),
+        _line("07:00.100", "response_item", {"type": "web_search_call", "id": "ws_9", "status": "completed",
+                                             "action": {"type": "search", "query": "semver"}}),
+        _line("07:01.000", "response_item", {"type": "message", "role": "assistant",
+                                             "content": [{"type": "output_text", "text": "Entry added."}]}),
+    ]
+    _write(path, lines)
+    second = index(store, path)
+    assert not second["errors"]
+    rows = _rows(store, THREAD)
+    calls = [(c[0], c[2]) for r in rows for c in r["calls"]]
+    assert calls == [("exec", "call_exec1"), ("apply_patch", "exec-5f1c"), ("mcp__tracker__get_issue", "exec-77aa"),
+                     ("web_search", "exec-3f85"), ("apply_patch", "call_patch2"), ("web_search", "ws_9")]
+    results = {r["tool_call_id"]: (r["tool_name"], r["content"]) for r in rows if r["role"] == "tool"}
+    assert results["exec-5f1c"] == ("apply_patch", "Success. Updated the following files:\nM CHANGELOG.md\n"
+                                                   "update /srv/app/CHANGELOG.md")
+    assert results["exec-77aa"] == ("mcp__tracker__get_issue", '{"title": "Crash on empty cart", "state": "open"}')
+    assert results["exec-3f85"] == ("web_search", "Keep a Changelog https://keepachangelog.com/ "
+                                                  "Don't let your friends dump git logs")
+    assert results["call_patch2"][1] == "Success. Updated README.md"  # the item's output, once
+    patch = next(c for r in rows for c in r["calls"] if c[2] == "exec-5f1c")
+    assert json.loads(patch[1]) == {"changes": [{"path": "/srv/app/CHANGELOG.md", "kind": "update"}]}
+    assert [r["content"] for r in rows if r["role"] == "assistant" and r["content"]] == ["Entry added."]
+
