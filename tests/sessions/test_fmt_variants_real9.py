@@ -107,3 +107,67 @@ def test_codex_calls_of_a_code_mode_script_are_stored_from_their_end_events(stor
     assert json.loads(patch[1]) == {"changes": [{"path": "/srv/app/CHANGELOG.md", "kind": "update"}]}
     assert [r["content"] for r in rows if r["role"] == "assistant" and r["content"]] == ["Entry added."]
 
+
+
+CLAUDE = "4e5f6a7b-8c9d-4e0f-9a1b-2c3d4e5f6a7b"
+CLAUDE_ENVELOPE = {"sessionId": CLAUDE, "cwd": "/home/u/notes", "version": "2.1.212", "userType": "external",
+                   "entrypoint": "cli", "isSidechain": False}
+
+
+def _claude(kind: str, uuid: str, second: int, message: dict | None = None, **extra) -> dict:
+    line = {**CLAUDE_ENVELOPE, "type": kind, "uuid": uuid, "parentUuid": None,
+            "timestamp": f"2026-07-20T09:00:{second:02d}.000Z", **extra}
+    if message is not None:
+        line["message"] = message
+    return line
+
+
+def _reply(model: str, blocks: list[dict]) -> dict:
+    return {"id": "msg_2", "type": "message", "role": "assistant", "model": model, "content": blocks}
+
+
+def test_claude_model_fallback_block_is_a_notice_not_the_assistants_words(store, tmp_path):
+    """Claude Code 2.1.19x+ retries a request the safeguards refused on another model: a ``system``
+    line ``model_refusal_fallback`` (``originalModel``, ``fallbackModel``, ``retractedMessageUuids``),
+    then an assistant line whose content is ``{"type": "fallback", "from": {"model"}, "to":
+    {"model"}}`` (the block type a drift probe of 2.1.212 transcripts lists beside text, thinking and
+    tool_use). Before: ``claude-code`` stored the assistant saying ``[fallback]``; the shared block
+    reader (``claude -p`` stream-json) reported it as an unknown block."""
+    path = tmp_path / f"{CLAUDE}.jsonl"
+    _write(path, [
+        _claude("user", "u1", 0, {"role": "user", "content": "Which note mentions the ferry?"}),
+        _claude("system", "s1", 6, subtype="model_refusal_fallback", level="warning", direction="retry",
+                content="Safeguards flagged this message; switching models and retrying.",
+                originalModel="claude-fable-5", fallbackModel="claude-opus-4-8", retractedMessageUuids=["a1"]),
+        _claude("assistant", "a2", 7, _reply("claude-opus-4-8", [
+            {"type": "fallback", "from": {"model": "claude-fable-5"}, "to": {"model": "claude-opus-4-8"}}])),
+        _claude("assistant", "a3", 8, _reply("claude-opus-4-8", [{"type": "text", "text": "ferry.txt does."}]),
+                supersedesUuids=["a1"]),
+    ])
+    summary = index(store, path)
+    assert not summary["errors"]
+    assert [(r["role"], r["content"]) for r in _rows(store, CLAUDE)] == [
+        ("user", "Which note mentions the ferry?"),
+        ("system", "Safeguards flagged this message; switching models and retrying."),
+        ("system", "[model fallback: claude-fable-5 -> claude-opus-4-8]"),
+        ("assistant", "ferry.txt does."),
+    ]
+
+    stream = tmp_path / "run.jsonl"
+    _write(stream, [
+        {"type": "system", "subtype": "init", "session_id": CLAUDE[::-1], "cwd": "/srv", "model": "claude-fable-5"},
+        {"type": "user", "message": {"role": "user", "content": "Which note?"}, "session_id": CLAUDE[::-1],
+         "parent_tool_use_id": None},
+        {"type": "assistant", "message": _reply("claude-opus-4-8", [
+            {"type": "fallback", "from": {"model": "claude-fable-5"}, "to": {"model": "claude-opus-4-8"}},
+            {"type": "text", "text": "ferry.txt."}]), "session_id": CLAUDE[::-1], "parent_tool_use_id": None},
+        {"type": "result", "subtype": "success", "is_error": False, "result": "ferry.txt.",
+         "session_id": CLAUDE[::-1], "num_turns": 1},
+    ])
+    summary = index(store, stream)
+    assert not summary["errors"], summary["errors"]
+    assert [(r["role"], r["content"]) for r in _rows(store, CLAUDE[::-1])] == [
+        ("user", "Which note?"),
+        ("system", "[model fallback: claude-fable-5 -> claude-opus-4-8]"),
+        ("assistant", "ferry.txt."),
+    ]

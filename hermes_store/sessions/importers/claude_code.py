@@ -6,7 +6,8 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
   ``timestamp``, ``cwd``, ``gitBranch``, ``version``, ``isSidechain`` and an
   Anthropic ``message`` whose ``content`` is a string or blocks (``text``,
   ``tool_use``, ``tool_result``, ``thinking``, ``redacted_thinking``,
-  ``image``); tool results may also carry a structured ``toolUseResult``.
+  ``image``, ``fallback`` -- a retry on another model, a ``system`` notice);
+  tool results may also carry a structured ``toolUseResult``.
   Tool results become ``tool`` rows linked by ``tool_call_id`` (web search hits
   as ``title url`` lines, ToolSearch's ``tool_reference`` blocks by the tool
   loaded); thinking text becomes ``reasoning`` rows (left out of default
@@ -65,6 +66,7 @@ from typing import Any
 from hermes_store.sessions.importers.anthropic_common import (
     SERVER_CALLS,
     is_result_block,
+    notice_text,
     result_text,
 )
 from hermes_store.sessions.importers.base import (
@@ -114,8 +116,8 @@ class ClaudeCodeImporter(Importer):
     name = "claude-code"
     # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts; 4: context-collapse
     # summaries (2026-12-07); 5: server tool results (advisor, web fetch) as tool rows, API errors
-    # and other <synthetic> assistant lines as system rows
-    reader = 5
+    # and other <synthetic> assistant lines as system rows; 6: a model-fallback block a system notice
+    reader = 6
     agent = "Claude Code"
     indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
                "(role reasoning), system notices and Claude Code's own user lines (meta, compaction "
@@ -479,12 +481,16 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     after: list[MessageRecord] = []
+    notes: list[MessageRecord] = []  # blocks that are no one's words (a model fallback)
     for block in content:
         if not isinstance(block, dict):
             texts.append(flatten_content(block))
             continue
         kind = block.get("type")
-        if kind == "text":
+        notice = notice_text(block)
+        if notice is not None:
+            notes.append(MessageRecord(session_id, "system", notice, timestamp=timestamp, line=line))
+        elif kind == "text":
             texts.append(str(block.get("text") or ""))
         elif kind == "tool_use" or kind in SERVER_CALLS:
             calls.append({"id": block.get("id"), "type": "function",
@@ -509,6 +515,7 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
     text = "\n".join(t for t in texts if t)
     reasoning = [r for r in after if r.role == "reasoning"]
     yield from reasoning
+    yield from notes
     if calls:
         tools.remember(calls)
     if text or calls:
