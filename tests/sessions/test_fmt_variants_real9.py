@@ -171,3 +171,38 @@ def test_claude_model_fallback_block_is_a_notice_not_the_assistants_words(store,
         ("system", "[model fallback: claude-fable-5 -> claude-opus-4-8]"),
         ("assistant", "ferry.txt."),
     ]
+
+
+QWEN = "9f8e7d6c-5b4a-4321-9abc-def012345678"
+
+
+def _qwen(uuid: str, parent: str | None, second: int, kind: str, **extra) -> dict:
+    return {"uuid": uuid, "parentUuid": parent, "sessionId": QWEN, "timestamp": f"2026-10-04T08:00:{second:02d}.000Z",
+            "type": kind, "cwd": "/home/u/shop", "version": "0.24.7", **extra}
+
+
+def test_qwen_compression_summary_is_kept(store, tmp_path):
+    """Qwen Code writes a compression as a ``system`` record ``chat_compression`` whose
+    ``systemPayload.compressedHistory`` is the model's new history: the summary as its first
+    ``user`` entry (``<state_snapshot>…``), the model's acknowledgement, then the kept turns
+    (records of their own). The summary is nowhere else in the file. Before: the record was
+    bookkeeping and the summary lost (Gemini CLI's reader already kept its ``<state_snapshot>``)."""
+    summary = "<state_snapshot>\n<next_step>\nWrite tmp/handoff.txt and send it.\n</next_step>\n</state_snapshot>"
+    path = tmp_path / ".qwen" / "projects" / "-home-u-shop" / "chats" / f"{QWEN}.jsonl"
+    path.parent.mkdir(parents=True)
+    _write(path, [
+        _qwen("u1", None, 0, "user", message={"role": "user", "parts": [{"text": "Plan the handoff"}]}),
+        _qwen("a1", "u1", 1, "assistant", model="qwen3-coder-plus",
+              message={"role": "model", "parts": [{"text": "Drafting it."}]}),
+        _qwen("c1", "a1", 2, "system", subtype="chat_compression", systemPayload={
+            "info": {"originalTokenCount": 4096, "newTokenCount": 1024, "compressionStatus": 1},
+            "compressedHistory": [
+                {"role": "user", "parts": [{"text": summary}]},
+                {"role": "model", "parts": [{"text": "Got it. Thanks for the additional context!"}]},
+                {"role": "user", "parts": [{"text": "Plan the handoff"}]}]}),
+        _qwen("u2", "c1", 3, "user", message={"role": "user", "parts": [{"text": "Now send it"}]}),
+    ])
+    summary_run = index(store, path)
+    assert not summary_run["errors"]
+    assert [(r["role"], r["content"]) for r in _rows(store, QWEN)] == [
+        ("user", "Plan the handoff"), ("assistant", "Drafting it."), ("system", summary), ("user", "Now send it")]
