@@ -206,3 +206,31 @@ def test_qwen_compression_summary_is_kept(store, tmp_path):
     assert not summary_run["errors"]
     assert [(r["role"], r["content"]) for r in _rows(store, QWEN)] == [
         ("user", "Plan the handoff"), ("assistant", "Drafting it."), ("system", summary), ("user", "Now send it")]
+
+
+def test_claude_connector_text_is_the_assistants_words(store, tmp_path):
+    """An assistant message may narrate between a connector's calls in a ``connector_text`` block
+    (``{type, connector_text, signature}``, which Claude Code sends back in its history as proxies
+    translating its requests show, "connector_text downgrades to text"). Before: ``claude-code``
+    stored the marker ``[connector_text]`` in place of the words; the shared block reader reported
+    an unknown block and dropped them."""
+    narration = {"type": "connector_text", "connector_text": "Searching the team drive for the ferry notes.",
+                 "signature": "sig_c1"}
+    path = tmp_path / f"{CLAUDE}.jsonl"
+    _write(path, [
+        _claude("user", "u1", 0, {"role": "user", "content": "Find the ferry notes"}),
+        _claude("assistant", "a1", 1, _reply("claude-opus-4-8", [narration, {"type": "text", "text": "Found them."}])),
+    ])
+    assert not index(store, path)["errors"]
+    assert [(r["role"], r["content"]) for r in _rows(store, CLAUDE)][1] == (
+        "assistant", "Searching the team drive for the ferry notes.\nFound them.")
+    stream = tmp_path / "run.jsonl"
+    _write(stream, [
+        {"type": "system", "subtype": "init", "session_id": "s-conn", "cwd": "/srv", "model": "claude-opus-4-8"},
+        {"type": "assistant", "message": _reply("claude-opus-4-8", [narration]), "session_id": "s-conn",
+         "parent_tool_use_id": None},
+    ])
+    summary = index(store, stream)
+    assert not summary["errors"], summary["errors"]
+    assert [(r["role"], r["content"]) for r in _rows(store, "s-conn")] == [
+        ("assistant", "Searching the team drive for the ferry notes.")]

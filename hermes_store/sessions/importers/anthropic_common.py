@@ -32,6 +32,9 @@ from hermes_store.sessions.importers.doc_common import dumps, tool_call
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 SERVER_CALLS = frozenset({"server_tool_use", "mcp_tool_use"})  # a call the API (or its MCP connector) runs
+# block type -> the key holding its words: the model's text, and its narration between a connector's calls
+# (``{type: "connector_text", connector_text, signature}``)
+TEXT_BLOCKS = {"text": "text", "connector_text": "connector_text"}
 
 
 def notice_text(block: dict[str, Any]) -> str | None:
@@ -146,8 +149,8 @@ def anthropic_rows(message: dict[str, Any], session_id: str, stamp: float | None
     results: list[MessageRecord] = []
     for block in content:
         kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text":
-            texts.append(str(block.get("text") or ""))
+        if kind in TEXT_BLOCKS:
+            texts.append(str(block.get(TEXT_BLOCKS[kind]) or ""))
         elif kind in ("thinking", "reasoning"):
             thought = block.get("thinking") if kind == "thinking" else block.get("text")
             if isinstance(thought, str) and thought.strip():

@@ -6,7 +6,8 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
   ``timestamp``, ``cwd``, ``gitBranch``, ``version``, ``isSidechain`` and an
   Anthropic ``message`` whose ``content`` is a string or blocks (``text``,
   ``tool_use``, ``tool_result``, ``thinking``, ``redacted_thinking``,
-  ``image``, ``fallback`` -- a retry on another model, a ``system`` notice);
+  ``image``, ``connector_text`` -- the model's narration, text --, ``fallback``
+  -- a retry on another model, a ``system`` notice);
   tool results may also carry a structured ``toolUseResult``.
   Tool results become ``tool`` rows linked by ``tool_call_id`` (web search hits
   as ``title url`` lines, ToolSearch's ``tool_reference`` blocks by the tool
@@ -65,6 +66,7 @@ from typing import Any
 
 from hermes_store.sessions.importers.anthropic_common import (
     SERVER_CALLS,
+    TEXT_BLOCKS,
     is_result_block,
     notice_text,
     result_text,
@@ -116,7 +118,8 @@ class ClaudeCodeImporter(Importer):
     name = "claude-code"
     # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts; 4: context-collapse
     # summaries (2026-12-07); 5: server tool results (advisor, web fetch) as tool rows, API errors
-    # and other <synthetic> assistant lines as system rows; 6: a model-fallback block a system notice
+    # and other <synthetic> assistant lines as system rows; 6: a model-fallback block a system notice,
+    # connector_text blocks the assistant's words
     reader = 6
     agent = "Claude Code"
     indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
@@ -490,8 +493,8 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
         notice = notice_text(block)
         if notice is not None:
             notes.append(MessageRecord(session_id, "system", notice, timestamp=timestamp, line=line))
-        elif kind == "text":
-            texts.append(str(block.get("text") or ""))
+        elif kind in TEXT_BLOCKS:
+            texts.append(str(block.get(TEXT_BLOCKS[kind]) or ""))
         elif kind == "tool_use" or kind in SERVER_CALLS:
             calls.append({"id": block.get("id"), "type": "function",
                           "function": {"name": block.get("name"),
