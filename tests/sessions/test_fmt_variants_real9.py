@@ -102,7 +102,7 @@ def test_codex_calls_of_a_code_mode_script_are_stored_from_their_end_events(stor
     assert results["exec-77aa"] == ("mcp__tracker__get_issue", '{"title": "Crash on empty cart", "state": "open"}')
     assert results["exec-3f85"] == ("web_search", "Keep a Changelog https://keepachangelog.com/ "
                                                   "Don't let your friends dump git logs")
-    assert results["call_patch2"][1] == "Success. Updated README.md"  # the item's output, once
+    assert results["call_patch2"] == ("apply_patch", "Success. Updated README.md")  # the item's output, once
     patch = next(c for r in rows for c in r["calls"] if c[2] == "exec-5f1c")
     assert json.loads(patch[1]) == {"changes": [{"path": "/srv/app/CHANGELOG.md", "kind": "update"}]}
     assert [r["content"] for r in rows if r["role"] == "assistant" and r["content"]] == ["Entry added."]
@@ -234,3 +234,25 @@ def test_claude_connector_text_is_the_assistants_words(store, tmp_path):
     assert not summary["errors"], summary["errors"]
     assert [(r["role"], r["content"]) for r in _rows(store, "s-conn")] == [
         ("assistant", "Searching the team drive for the ferry notes.")]
+
+
+def test_a_result_read_by_a_later_run_keeps_its_tool_name(store, tmp_path):
+    """A live transcript is indexed between the agent writing a call and writing its result (``sessions
+    watch``, or ``sessions index`` run while the agent works): the appended read met the result
+    without the call, so the stored ``tool`` row had no tool name (``TOOL`` in ``sessions show``, no
+    ``tool_name`` for ``session_search``). The newest calls are now kept in the file's state
+    (``ToolNames`` given ``SourceState.meta``), by every appending JSONL reader."""
+    path = tmp_path / f"{CLAUDE}.jsonl"
+    lines = [
+        _claude("user", "u1", 0, {"role": "user", "content": "List the notes"}),
+        _claude("assistant", "a1", 1, _reply("claude-opus-4-8", [
+            {"type": "tool_use", "id": "toolu_ls", "name": "Bash", "input": {"command": "ls notes"}}])),
+    ]
+    _write(path, lines)
+    assert not index(store, path)["errors"]
+    lines.append(_claude("user", "u2", 2, {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_ls", "content": "ferry.txt"}]}))
+    _write(path, lines)
+    second = index(store, path)
+    assert not second["errors"]
+    assert [(r["role"], r["tool_name"], r["content"]) for r in _rows(store, CLAUDE)][-1] == ("tool", "Bash", "ferry.txt")

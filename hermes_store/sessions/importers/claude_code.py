@@ -199,7 +199,7 @@ class _Reader:
         self.importer = importer
         self.state = state
         self.spoken = False  # a line of the conversation was met (not only Claude Code's own records)
-        self.tools = ToolNames()
+        self.tools = ToolNames(state.meta)
         self.stem = importer.default_session_id()
         self.agent_file = self.stem.startswith("agent-")
         self.announced: set[str] = set()

@@ -84,7 +84,7 @@ from hermes_store.sessions.importers.base import (
     safe_timestamp,
     said_if_empty,
 )
-from hermes_store.sessions.importers.codex_events import END_EVENTS, KnownCalls, end_event_rows
+from hermes_store.sessions.importers.codex_events import END_EVENTS, end_event_rows
 from hermes_store.sessions.importers.codex_segments import (
     MAX_SEGMENTS,
     active_twin,
@@ -186,7 +186,7 @@ class CodexImporter(Importer):
             # a rotated segment (its live rollout reads it), or a compressed copy of a plain rollout
             yield Checkpoint(self.path.stat().st_size, 0)
             return
-        tools = ToolNames()
+        tools = ToolNames(state.meta)  # also the calls stored from ``*_end`` events
         session_id = state.meta.get("session_id") or self.default_session_id()
         rollout_id = self._rollout_id()
         context: dict[str, Any] = {"session_id": session_id, "announced": bool(state.resume_at),
@@ -195,7 +195,6 @@ class CodexImporter(Importer):
         unknown: set[tuple[str, str]] = set()
         followed: set[Path] = set()  # rotated segments already read (a reference cycle stops there)
         delivered: set[str] = set()  # ids of inter-agent messages already stored (item or record)
-        known = KnownCalls(state.meta)  # call ids stored, by item or by ``*_end`` event
 
         def announce(**fields: Any) -> SessionRecord:
             context["announced"] = True
@@ -264,18 +263,15 @@ class CodexImporter(Importer):
                 if "type" not in item and isinstance(item.get("role"), str):
                     item = {**item, "type": "message"}  # an early writer left the message type out
                     item_kind = "message"
-                if item_kind in CALL_TYPES:
-                    call_id = opt_str(item.get("call_id")) or opt_str(item.get("id"))
-                    if call_id is not None and call_id in known:
-                        return  # stored already from its ``*_end`` event (:mod:`.codex_events`)
-                    known.add(call_id)
+                if item_kind in CALL_TYPES and tools.lookup(opt_str(item.get("call_id")) or opt_str(item.get("id"))):
+                    return  # stored already from its ``*_end`` event (:mod:`.codex_events`)
                 if item_kind in ITEM_TYPES:
                     yield from item_events(item, context["session_id"], timestamp, line, tools)
                 else:
                     yield from report(item_kind, "response_item", line)
             elif kind == "event_msg" and payload is not None:
                 if payload.get("type") in END_EVENTS:  # a call nested in a code-mode script, or a repeat
-                    yield from end_event_rows(payload, context["session_id"], timestamp, line, known)
+                    yield from end_event_rows(payload, context["session_id"], timestamp, line, tools)
                 elif payload.get("type") == "thread_name_updated":
                     name = opt_str(payload.get("thread_name")) or opt_str(payload.get("name"))
                     if name:

@@ -12,9 +12,9 @@ event is stored as the call it records (an ``assistant`` row calling ``apply_pat
 changed paths, ``mcp__<server>__<tool>`` with its arguments, ``web_search`` with its action, or
 ``image_generation`` with its prompt) and its ``tool`` result.
 
-:class:`KnownCalls` keeps the call ids met so far (the read's items and events, and the last few
-of earlier reads, in the file's state) so an event repeating an item -- or an item repeating an
-event already stored, which a web search's may -- is stored once.
+:class:`~.openai_common.ToolNames` keeps the calls met so far (the read's items and events, and
+the newest of earlier reads, in the file's state), so an event repeating an item -- or an item
+repeating an event already stored, which a web search's may -- is stored once.
 """
 
 from __future__ import annotations
@@ -25,32 +25,7 @@ from typing import Any
 from hermes_store.sessions.importers.base import MessageRecord, flatten_content, opt_str
 from hermes_store.sessions.importers.codex_exec_legacy import change_kind, mcp_result
 from hermes_store.sessions.importers.doc_common import dumps, tool_call
-
-KEPT_CALLS = 256  # call ids remembered across reads (an item and its event are written close together)
-
-
-class KnownCalls:
-    """Call ids a rollout has stored, by item or by event."""
-
-    def __init__(self, meta: dict[str, Any]) -> None:
-        self._meta = meta
-        remembered = meta.get("call_ids")
-        self._order: list[str] = [str(c) for c in remembered] if isinstance(remembered, list) else []
-        self._ids = set(self._order)
-
-    def __contains__(self, call_id: object) -> bool:
-        return call_id in self._ids
-
-    def add(self, call_id: str | None) -> None:
-        """Remember ``call_id`` (kept in the file's state, the newest :data:`KEPT_CALLS`)."""
-        if call_id is None or call_id in self._ids:
-            return
-        self._ids.add(call_id)
-        self._order.append(call_id)
-        if len(self._order) > 2 * KEPT_CALLS:
-            self._order = self._order[-KEPT_CALLS:]
-            self._ids = set(self._order)
-        self._meta["call_ids"] = self._order[-KEPT_CALLS:]
+from hermes_store.sessions.importers.openai_common import ToolNames
 
 
 def _patch(event: dict[str, Any]) -> tuple[str, Any, str]:
@@ -102,14 +77,14 @@ END_EVENTS: dict[str, Callable[[dict[str, Any]], tuple[str, Any, str]]] = {
 
 
 def end_event_rows(event: dict[str, Any], session_id: str, timestamp: float | None, line: int,
-                   known: KnownCalls) -> list[MessageRecord]:
+                   tools: ToolNames) -> list[MessageRecord]:
     """The call and result rows of an ``*_end`` event whose call no stored item or event holds."""
     call_id = opt_str(event.get("call_id"))
-    if call_id is not None and call_id in known:
+    if tools.lookup(call_id) is not None:
         return []  # the call's item (or this event, read before) is stored already
-    known.add(call_id)
     name, arguments, result = END_EVENTS[str(event.get("type"))](event)
     call = tool_call(call_id, name, arguments)
+    tools.remember([call])
     return [MessageRecord(session_id, "assistant", "", tool_calls=dumps([call]), timestamp=timestamp, line=line),
             MessageRecord(session_id, "tool", result, tool_name=name, tool_call_id=call_id, timestamp=timestamp,
                           line=line)]

@@ -294,7 +294,7 @@ class CopilotCliImporter(Importer):
 
     def _read(self, state: SourceState, spoken: list[bool]) -> Iterator[Event]:
         """The event log's rows; ``spoken[0]`` set once an event other than ``session.*`` is met."""
-        tools = ToolNames()
+        tools = ToolNames(state.meta)
         # requested and not yet completed: kept in the state for a later run resuming mid-turn
         open_calls: dict[str, str] = {
             str(k): str(v) for k, v in dict(state.meta.get("open_calls") or {}).items() if k and v
