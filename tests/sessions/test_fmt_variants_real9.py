@@ -256,3 +256,42 @@ def test_a_result_read_by_a_later_run_keeps_its_tool_name(store, tmp_path):
     second = index(store, path)
     assert not second["errors"]
     assert [(r["role"], r["tool_name"], r["content"]) for r in _rows(store, CLAUDE)][-1] == ("tool", "Bash", "ferry.txt")
+
+
+def test_copilot_skill_events(store, tmp_path):
+    """Copilot CLI 1.0.88 writes ``skill.invoked`` (``name``, ``path``, ``content``: the skill's
+    instructions put before the model) and ``skill.context_delivered_ref`` (a pointer to that
+    content: ``contentId``, ``prefix``, ``suffix``) after a ``skill`` tool call, as a drift probe's
+    fixture of real logs shows. Before: the instructions were skipped, and every
+    ``skill.context_delivered_ref`` was reported as an unknown event type (a problem on a file
+    Copilot wrote)."""
+    session = "c0ffee00-1111-4222-8333-444444444444"
+    folder = tmp_path / ".copilot" / "session-state" / session
+    folder.mkdir(parents=True)
+
+    def event(kind: str, second: int, data: dict) -> dict:
+        return {"type": kind, "data": data, "id": f"e-{second}", "timestamp": f"2026-09-25T17:00:{second:02d}.000Z",
+                "parentId": None}
+
+    _write(folder / "events.jsonl", [
+        event("session.start", 1, {"sessionId": session, "version": 1, "producer": "copilot-agent",
+                                   "copilotVersion": "1.0.88", "startTime": "2026-09-25T17:00:01.000Z",
+                                   "context": {"cwd": "/tmp/exp"}}),
+        event("user.message", 2, {"content": "Greet World with the greeter skill", "messageId": "um-1"}),
+        event("assistant.message", 3, {"messageId": "am-1", "content": "", "toolRequests": [
+            {"toolCallId": "call-skill", "name": "skill", "arguments": {"skill": "greeter"}, "type": "function"}]}),
+        event("tool.execution_start", 4, {"toolCallId": "call-skill", "toolName": "skill",
+                                          "arguments": {"skill": "greeter"}}),
+        event("tool.execution_complete", 5, {"toolCallId": "call-skill", "success": True,
+                                             "result": {"content": "Skill \"greeter\" loaded successfully."}}),
+        event("skill.invoked", 6, {"name": "greeter", "path": "/tmp/exp/.github/skills/greeter/SKILL.md",
+                                   "content": "# Greeter\n\nWrite greeting.txt containing: hello <name>.",
+                                   "source": "project", "trigger": "agent-invoked"}),
+        event("skill.context_delivered_ref", 7, {"source": "skill-greeter", "contentId": "sha256:89f2",
+                                                 "prefix": "<skill-context name=\"greeter\">\n", "suffix": "\n</skill-context>"}),
+        event("assistant.message", 8, {"messageId": "am-2", "content": "greeted", "toolRequests": []}),
+    ])
+    summary = index(store, folder / "events.jsonl")
+    assert not summary["errors"], summary["errors"]
+    assert [(r["role"], r["content"]) for r in _rows(store, session)][3:] == [
+        ("system", "[skill] # Greeter\n\nWrite greeting.txt containing: hello <name>."), ("assistant", "greeted")]

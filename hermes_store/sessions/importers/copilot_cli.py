@@ -84,7 +84,7 @@ _BOOKKEEPING = {
     "command.queued",
     "command.execute",
     "command.completed",
-    "skill.invoked",
+    "skill.context_delivered_ref",
     "system.notification",
     "pending_messages.modified",
     "session.handoff",
@@ -168,6 +168,7 @@ _NOTICES: dict[str, tuple[str, tuple[str, ...]]] = {
     "model.call_failure": ("error", ("errorMessage", "errorType", "failureKind")),
     "session.task_complete": ("task complete", ("summary", "reason", "outcome")),
     "session.compaction_complete": ("compaction", ("summaryContent",)),
+    "skill.invoked": ("skill", ("content",)),  # the skill's instructions put before the model
 }
 _OPEN_CALLS_KEPT = 1_000  # open calls remembered across runs (an aborted turn's never complete)
 
@@ -253,8 +254,9 @@ class CopilotCliImporter(Importer):
     """One Copilot CLI session's ``events.jsonl``."""
 
     name = "copilot-cli"
-    # 3: a saved ``--output-format json`` run read before copilot-stream existed is detected again
-    reader = 3  # 2: sub-agent events, resumed tool starts (2026-12-06)
+    # 2: sub-agent events, resumed tool starts (2026-12-06); 3: a saved ``--output-format json`` run
+    # read before copilot-stream existed is detected again; 4: a skill's instructions (skill.invoked)
+    reader = 4
     agent = "GitHub Copilot CLI"
     indexes = "user and assistant messages, tool requests and results, reasoning, aborts and errors"
     source: str | None = "copilot-cli"
