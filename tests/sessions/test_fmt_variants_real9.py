@@ -264,7 +264,8 @@ def test_copilot_skill_events(store, tmp_path):
     content: ``contentId``, ``prefix``, ``suffix``) after a ``skill`` tool call, as a drift probe's
     fixture of real logs shows. Before: the instructions were skipped, and every
     ``skill.context_delivered_ref`` was reported as an unknown event type (a problem on a file
-    Copilot wrote)."""
+    Copilot wrote), as was ``subagent.configured`` (written for every sub-agent) and
+    ``model.call_finished``."""
     session = "c0ffee00-1111-4222-8333-444444444444"
     folder = tmp_path / ".copilot" / "session-state" / session
     folder.mkdir(parents=True)
@@ -289,7 +290,9 @@ def test_copilot_skill_events(store, tmp_path):
                                    "source": "project", "trigger": "agent-invoked"}),
         event("skill.context_delivered_ref", 7, {"source": "skill-greeter", "contentId": "sha256:89f2",
                                                  "prefix": "<skill-context name=\"greeter\">\n", "suffix": "\n</skill-context>"}),
-        event("assistant.message", 8, {"messageId": "am-2", "content": "greeted", "toolRequests": []}),
+        event("subagent.configured", 8, {"model": "gpt-5.6-luna", "reasoningEffort": "medium", "multiTurn": True}),
+        event("model.call_finished", 9, {"dispatchDurationMs": 100, "outcome": "success", "turnId": "t1"}),
+        event("assistant.message", 10, {"messageId": "am-2", "content": "greeted", "toolRequests": []}),
     ])
     summary = index(store, folder / "events.jsonl")
     assert not summary["errors"], summary["errors"]

@@ -85,6 +85,9 @@ _BOOKKEEPING = {
     "command.execute",
     "command.completed",
     "skill.context_delivered_ref",
+    "skill.invoked_ref",
+    "subagent.configured",
+    "model.call_finished",
     "system.notification",
     "pending_messages.modified",
     "session.handoff",
@@ -169,6 +172,8 @@ _NOTICES: dict[str, tuple[str, tuple[str, ...]]] = {
     "session.task_complete": ("task complete", ("summary", "reason", "outcome")),
     "session.compaction_complete": ("compaction", ("summaryContent",)),
     "skill.invoked": ("skill", ("content",)),  # the skill's instructions put before the model
+    "session.fusion_route_failed": ("model route failed", ("reason",)),
+    "assistant.fusion_phase_failed": ("model phase failed", ("reason",)),
 }
 _OPEN_CALLS_KEPT = 1_000  # open calls remembered across runs (an aborted turn's never complete)
 
