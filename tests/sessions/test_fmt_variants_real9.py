@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from format_helpers import index
+from format_helpers import index, session
 
 from hermes_store.sessions import SessionIndex
 
@@ -298,3 +298,35 @@ def test_copilot_skill_events(store, tmp_path):
     assert not summary["errors"], summary["errors"]
     assert [(r["role"], r["content"]) for r in _rows(store, session)][3:] == [
         ("system", "[skill] # Greeter\n\nWrite greeting.txt containing: hello <name>."), ("assistant", "greeted")]
+
+
+def test_claude_subagent_meta_files_describe_their_transcripts(store, tmp_path):
+    """Claude Code 2.1.x writes ``<session>/subagents/agent-<id>.meta.json`` (``{agentType,
+    description, spawnDepth}``) beside each subagent transcript ``agent-<id>.jsonl`` (the layout
+    readers of ``~/.claude/projects`` pin: ``subagents/agent-*.meta.json``, ``subagents/agent-*.jsonl``).
+    Before: ``sessions index ~/.claude/projects`` reported every such file as ``unknown format`` (one
+    problem per subagent ever run). Now it is a member of its transcript, whose child session it
+    titles by its description (a summary or title line still wins) with ``agentType`` in the meta."""
+    project = tmp_path / "projects" / "-home-u-app"
+    agents = project / CLAUDE / "subagents"
+    agents.mkdir(parents=True)
+    _write(project / f"{CLAUDE}.jsonl", [
+        _claude("user", "u1", 0, {"role": "user", "content": "Map the endpoints"}),
+        _claude("assistant", "a1", 1, _reply("claude-opus-4-8", [
+            {"type": "tool_use", "id": "toolu_ag", "name": "Agent",
+             "input": {"subagent_type": "Explore", "prompt": "Map endpoints"}}])),
+    ])
+    side = {"isSidechain": True, "agentId": "a784b50f9fbfb258b"}
+    _write(agents / "agent-a784b50f9fbfb258b.jsonl", [
+        _claude("user", "s1", 2, {"role": "user", "content": "Map endpoints"}, **side),
+        _claude("assistant", "s2", 3, _reply("claude-haiku-5", [{"type": "text", "text": "Three endpoints."}]), **side),
+    ])
+    (agents / "agent-a784b50f9fbfb258b.meta.json").write_text(
+        json.dumps({"agentType": "Explore", "description": "Map endpoints", "spawnDepth": 1}), encoding="utf-8")
+    (agents / "agent-b1c2.meta.json").write_text(  # spawned, its transcript not written yet
+        json.dumps({"agentType": "general-purpose", "description": "Check tests"}), encoding="utf-8")
+    summary = index(store, tmp_path / "projects")
+    assert not summary["errors"], summary["errors"]
+    child = session(store, f"{CLAUDE}:agent-a784b50f9fbfb258b")
+    assert (child["title"], child["parent_session_id"]) == ("Map endpoints", CLAUDE)
+    assert child["meta"]["agentType"] == "Explore"

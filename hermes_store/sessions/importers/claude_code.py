@@ -72,6 +72,7 @@ from hermes_store.sessions.importers.anthropic_common import (
     result_text,
 )
 from hermes_store.sessions.importers.base import (
+    Checkpoint,
     Event,
     Head,
     Importer,
@@ -106,7 +107,9 @@ COLLAPSE_COMMIT = "marble-origami-commit"  # a context collapse: the summary the
 _COLLAPSED = re.compile(r"</?collapsed[^>]*>")  # the wrapper of a collapse's ``summaryContent``
 NOT_HUMAN = {"task-notification", "task_notification", "peer", "coordinator", "auto-continuation"}
 CLAUDE_LINE_TYPES = {"system", "progress", "attachment", *BOOKKEEPING}
-TITLE_RANK = {"summary": 1, "ai-title": 2, "custom-title": 3}
+# a subagent's ``agent-<id>.meta.json`` description, then summary lines, ai-title, custom-title lines
+TITLE_RANK = {"agent-meta": 0, "summary": 1, "ai-title": 2, "custom-title": 3}
+_AGENT_META = re.compile(r"^agent-(.+)\.meta\.json$")  # a subagent's description beside its transcript
 SUMMARY_PROBE_BYTES = 64 * 1024  # the head of each sibling file searched for summary lines
 MAX_SIBLINGS = 5000
 MAX_CHAIN_LINKS = 200  # sidechain message -> chain links kept for an appended line
@@ -138,6 +141,8 @@ class ClaudeCodeImporter(Importer):
         """Claude Code lines: user/assistant envelopes with ``uuid`` and ``sessionId`` and an
         Anthropic ``message`` (``content``, never Gemini-style ``parts``), or its bookkeeping lines."""
         score = 0.0
+        if _agent_meta_owner(head.path) is not None:
+            return 0.6  # a subagent's ``agent-<id>.meta.json``: a member of its transcript
         if head.data.lstrip()[:1] == b"{" and b'"loglines"' in head.data[:4096]:
             doc = head.document()
             if isinstance(doc, dict) and "loglines" in doc:
@@ -180,13 +185,20 @@ class ClaudeCodeImporter(Importer):
 
     @classmethod
     def member_of(cls, head: Head) -> Path | None:
-        """A file of ``summary`` lines only titles its siblings' sessions: a member of the folder."""
+        """A file of ``summary`` lines only titles its siblings' sessions: a member of the folder. A
+        subagent's ``agent-<id>.meta.json`` (2.1.x) describes the transcript beside it: its member."""
+        owner = _agent_meta_owner(head.path)
+        if owner is not None:
+            return owner
         objects = head.objects()
         if objects and all(o.get("type") == "summary" and "leafUuid" in o for o in objects):
             return head.path.parent
         return None
 
     def read(self, state: SourceState) -> Iterator[Event]:
+        if _agent_meta_owner(self.path) is not None:  # read through the subagent's transcript
+            yield Checkpoint(str(self.path.stat().st_size), 0)
+            return
         reader = _Reader(self, state)
         yield from said_if_empty(itertools.chain(read_jsonl(self, state, reader.handle), reader.finish()), state,
                                  "the transcript", lambda: not reader.spoken)
@@ -246,6 +258,9 @@ class _Reader:
             agent_id = opt_str(obj.get("agentId")) or (self.stem[len("agent-"):] if self.agent_file else None)
             if agent_id:
                 meta["agentId"] = agent_id
+                described = _agent_meta(self.importer.path.parent / f"agent-{agent_id}.meta.json")
+                meta.update({k: described[k] for k in ("agentType", "spawnDepth") if described.get(k) is not None})
+                self.title(session_id, "agent-meta", described.get("description"))
             meta["sidechain"] = True
         yield SessionRecord(id=session_id, source="claude-code", workspace=opt_str(obj.get("cwd")),
                             parent_session_id=parent, meta=meta)
@@ -429,6 +444,27 @@ class _Reader:
             self.state.meta["title_rank"] = self.ranks
         if self.chains:  # the latest sidechain messages, so an appended line finds its chain
             self.state.meta["sidechain_roots"] = dict(list(self.chains.items())[-MAX_CHAIN_LINKS:])
+
+
+def _agent_meta_owner(path: Path) -> Path | None:
+    """The subagent transcript ``agent-<id>.jsonl`` an ``agent-<id>.meta.json`` beside it describes
+    (in a ``subagents`` folder, also before the transcript is written)."""
+    match = _AGENT_META.match(path.name)
+    if match is None:
+        return None
+    owner = path.with_name(f"agent-{match.group(1)}.jsonl")
+    return owner if owner.is_file() or path.parent.name == "subagents" else None
+
+
+def _agent_meta(path: Path) -> dict[str, Any]:
+    """A subagent's ``agent-<id>.meta.json`` (``{agentType, description, spawnDepth}``), or ``{}``."""
+    try:
+        if path.stat().st_size > SUMMARY_PROBE_BYTES:
+            return {}
+        value = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _hook_lines(value: Any) -> str:
