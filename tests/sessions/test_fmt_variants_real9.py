@@ -8,7 +8,7 @@ import json
 
 from format_helpers import index, session
 
-from hermes_store.sessions import SessionIndex
+from hermes_store.sessions import SessionIndex, index_paths
 
 THREAD = "019a0b1c-2d3e-7f40-8a5b-6c7d8e9f0a1b"
 
@@ -330,3 +330,47 @@ def test_claude_subagent_meta_files_describe_their_transcripts(store, tmp_path):
     child = session(store, f"{CLAUDE}:agent-a784b50f9fbfb258b")
     assert (child["title"], child["parent_session_id"]) == ("Map endpoints", CLAUDE)
     assert child["meta"]["agentType"] == "Explore"
+
+
+def test_codex_thread_names_from_the_session_index(store, tmp_path):
+    """A renamed Codex thread's name is appended to ``<codex home>/session_index.jsonl``
+    (``{id, thread_name, updated_at}``, newest entry wins; codex-rs ``session_index.rs``
+    ``append_thread_name``); current rollouts carry no ``thread_name_updated`` event. Before: such
+    threads were indexed untitled."""
+    home = tmp_path / ".codex"
+    day = home / "sessions" / "2026" / "08" / "02"
+    day.mkdir(parents=True)
+    _write(day / f"rollout-2026-08-02T14-00-00-{THREAD}.jsonl", _rollout_head())
+    _write(home / "session_index.jsonl", [
+        {"id": THREAD, "thread_name": "changelog", "updated_at": "2026-08-02T14:10:00Z"},
+        {"id": "019a0b1c-0000-7000-8000-000000000000", "thread_name": "other", "updated_at": "2026-08-02T14:11:00Z"},
+        {"id": THREAD, "thread_name": "Changelog entry for 2.4", "updated_at": "2026-08-02T14:12:00Z"},
+    ])
+    assert not index(store, day / f"rollout-2026-08-02T14-00-00-{THREAD}.jsonl")["errors"]
+    assert session(store, THREAD)["title"] == "Changelog entry for 2.4"
+    summary = index(store, home)  # the index itself is the agent's, not a transcript: left out of the walk
+    assert not summary["errors"], summary["errors"]
+
+
+def test_walking_an_agents_home_leaves_out_its_own_non_transcript_files(store, tmp_path):
+    """``sessions index ~/.claude`` (or ``~/.codex``, ``~/.gemini``) walked the agent's settings,
+    credentials, caches and to-do lists as transcripts: one ``unknown format`` problem each (a
+    Claude Code home has a ``todos/*.json`` file per session). Importers now declare those files
+    (``walk_skipped``); a walk leaves them out, a path named explicitly is still read."""
+    claude = tmp_path / ".claude"
+    (claude / "todos").mkdir(parents=True)
+    (claude / "projects" / "-home-u-app").mkdir(parents=True)
+    _write(claude / "projects" / "-home-u-app" / f"{CLAUDE}.jsonl", [
+        _claude("user", "u1", 0, {"role": "user", "content": "Fix the parser"})])
+    (claude / "settings.json").write_text('{"model": "opus", "permissions": {"allow": []}}', encoding="utf-8")
+    (claude / "stats-cache.json").write_text('{"version": 2, "dailyActivity": []}', encoding="utf-8")
+    (claude / "todos" / f"{CLAUDE}-agent-{CLAUDE}.json").write_text(
+        '[{"content": "Fix the parser", "status": "completed", "activeForm": "Fixing the parser"}]', encoding="utf-8")
+    codex = tmp_path / ".codex"
+    codex.mkdir()
+    (codex / "auth.json").write_text('{"auth_mode": "chatgpt"}', encoding="utf-8")
+    (codex / "version.json").write_text('{"latest_version": "0.146.0"}', encoding="utf-8")
+    summary = index_paths(store, [claude, codex])
+    assert not summary["errors"], summary["errors"]
+    assert session(store, CLAUDE) is not None
+    assert index(store, claude / "settings.json")["errors"]  # named explicitly: read, and not a transcript

@@ -130,6 +130,9 @@ class ClaudeCodeImporter(Importer):
                "summary) as system; subagent files, 1.0 in-file sidechains and progress-only subagents "
                "as child sessions; titles from "
                "custom-title, ai-title and summary lines")
+    walk_skipped = (".claude/settings.json", ".claude/settings.local.json", ".claude/stats-cache.json",
+                    ".claude/history.jsonl", ".claude/todos/*.json", ".claude/tasks/*.json", ".claude/teams/*.json",
+                    ".claude/plugins/*", ".claude/statsig/*", ".claude/backups/*")  # settings, caches, to-do lists
     default_locations = {"linux": ("~/.claude/projects/*/*.jsonl",
                                    "~/.claude/projects/*/*/subagents/*.jsonl",
                                    "~/.config/claude/projects/*/*.jsonl"),

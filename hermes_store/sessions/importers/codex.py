@@ -17,7 +17,9 @@ Current files wrap every record as ``{"timestamp", "type", "payload"}``:
   bookkeeping items ``ghost_snapshot``, ``compaction``,
   ``compaction_trigger``, ``context_compaction``, ``additional_tools``;
 * ``event_msg``: UI events duplicating the items (skipped), except
-  ``thread_name_updated``, which sets the title, and the ``*_end`` events of
+  ``thread_name_updated``, which sets the title (newer versions keep renames
+  in ``<codex home>/session_index.jsonl`` instead, read too: :mod:`.codex_names`),
+  and the ``*_end`` events of
   calls no item records (a patch, MCP call, web search or image generation
   a code-mode ``exec`` script made: :mod:`.codex_events`);
 * ``compacted`` (a compaction summary, stored as a ``system`` message);
@@ -62,6 +64,7 @@ files put the items at the top level after a first ``{"id", "timestamp",
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -85,6 +88,7 @@ from hermes_store.sessions.importers.base import (
     said_if_empty,
 )
 from hermes_store.sessions.importers.codex_events import END_EVENTS, end_event_rows
+from hermes_store.sessions.importers.codex_names import thread_name
 from hermes_store.sessions.importers.codex_segments import (
     MAX_SEGMENTS,
     active_twin,
@@ -132,6 +136,9 @@ class CodexImporter(Importer):
                "function/custom/local-shell/tool-search/web-search/image-generation calls and outputs, "
                "the patches, MCP calls and searches of code-mode scripts (from their end events), "
                "compaction summaries, inter-agent messages; title from thread_name_updated; subagent lineage")
+    walk_skipped = (".codex/auth.json", ".codex/version.json", ".codex/models_cache.json", ".codex/config.json",
+                    ".codex/internal_storage.json", ".codex/history.jsonl", ".codex/session_index.jsonl",
+                    ".codex/state_*.sqlite", ".codex/logs_*.sqlite")  # credentials, caches, indexes, state
     default_locations = {"linux": ("~/.codex/sessions/**/rollout-*.jsonl",
                                    "~/.codex/archived_sessions/**/rollout-*.jsonl",
                                    "~/.codex/sessions/**/rollout-*.jsonl.zst",
@@ -336,7 +343,13 @@ class CodexImporter(Importer):
                             event.line = None
                         yield event
 
-        yield from said_if_empty(read_jsonl(self, state, handle), state, "the rollout")
+        def named() -> Iterator[Event]:
+            """The title ``session_index.jsonl`` gives the thread (a rename), once the file is read."""
+            name = thread_name(self.path, context["thread"] or self.default_session_id())
+            if name:
+                yield SessionRecord(id=context["session_id"], title=name)
+
+        yield from said_if_empty(itertools.chain(read_jsonl(self, state, handle), named()), state, "the rollout")
 
 
 def _plain_twin(path: Path) -> Path | None:
