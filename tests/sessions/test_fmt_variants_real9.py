@@ -353,9 +353,10 @@ def test_codex_thread_names_from_the_session_index(store, tmp_path):
 
 
 def test_walking_an_agents_home_leaves_out_its_own_non_transcript_files(store, tmp_path):
-    """``sessions index ~/.claude`` (or ``~/.codex``, ``~/.gemini``) walked the agent's settings,
-    credentials, caches and to-do lists as transcripts: one ``unknown format`` problem each (a
-    Claude Code home has a ``todos/*.json`` file per session). Importers now declare those files
+    """``sessions index ~/.claude`` (or ``~/.codex``, ``~/.gemini``, ``~/.copilot``) walked the agent's settings,
+    credentials, caches, to-do lists and installed packages as transcripts: one ``unknown format``
+    problem each (a Claude Code home has a ``todos/*.json`` file per session, Copilot CLI's
+    ``pkg/<platform>/<version>/`` its whole package). Importers now declare those files
     (``walk_skipped``); a walk leaves them out, a path named explicitly is still read."""
     claude = tmp_path / ".claude"
     (claude / "todos").mkdir(parents=True)
@@ -370,7 +371,11 @@ def test_walking_an_agents_home_leaves_out_its_own_non_transcript_files(store, t
     codex.mkdir()
     (codex / "auth.json").write_text('{"auth_mode": "chatgpt"}', encoding="utf-8")
     (codex / "version.json").write_text('{"latest_version": "0.146.0"}', encoding="utf-8")
-    summary = index_paths(store, [claude, codex])
+    package = tmp_path / ".copilot" / "pkg" / "universal" / "1.0.88"  # the installed CLI, schemas and all
+    (package / "schemas").mkdir(parents=True)
+    (package / "package.json").write_text('{"name": "@github/copilot", "version": "1.0.88"}', encoding="utf-8")
+    (package / "schemas" / "session-events.schema.json").write_text('{"type": "object"}', encoding="utf-8")
+    summary = index_paths(store, [claude, codex, tmp_path / ".copilot"])
     assert not summary["errors"], summary["errors"]
     assert session(store, CLAUDE) is not None
     assert index(store, claude / "settings.json")["errors"]  # named explicitly: read, and not a transcript

@@ -265,6 +265,9 @@ class CopilotCliImporter(Importer):
     agent = "GitHub Copilot CLI"
     indexes = "user and assistant messages, tool requests and results, reasoning, aborts and errors"
     source: str | None = "copilot-cli"
+    # the installed CLI's own packages and schemas (``pkg/<platform>/<version>/``), settings, plugins, logs
+    walk_skipped = (".copilot/pkg/*", ".copilot/config.json", ".copilot/mcp-config.json", ".copilot/plugins/*",
+                    ".copilot/logs/*")
     default_locations = {
         "linux": ("~/.copilot/session-state/*/events.jsonl", "~/.copilot/session-state/*.jsonl"),
         "darwin": ("~/.copilot/session-state/*/events.jsonl", "~/.copilot/session-state/*.jsonl"),
