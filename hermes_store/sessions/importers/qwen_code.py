@@ -116,6 +116,7 @@ class QwenCodeImporter(ReplacedWhenChanged, Importer):
     source: str | None = "qwen-code"
     resumable_by_offset = False  # a rewind changes which records form the conversation
     snapshot = True
+    walk_skipped = (".qwen/settings.json", ".qwen/oauth_creds.json", ".qwen/extensions/*")  # settings, credentials
     default_locations = {
         "linux": ("~/.qwen/projects/*/chats/*.jsonl",),
         "darwin": ("~/.qwen/projects/*/chats/*.jsonl",),
