@@ -39,7 +39,7 @@ def assistant_thinking(message: dict[str, Any]) -> str | None:
     return "\n".join(pieces) or None
 
 
-KEPT_TOOL_NAMES = 64  # calls remembered across reads of a file (a result follows its call closely)
+KEPT_TOOL_NAMES = 16  # calls remembered across reads of a file (a result follows its call closely)
 TOOL_NAMES_KEY = "tool_names"  # where a file's state keeps them
 
 
