@@ -379,3 +379,22 @@ def test_walking_an_agents_home_leaves_out_its_own_non_transcript_files(store, t
     assert not summary["errors"], summary["errors"]
     assert session(store, CLAUDE) is not None
     assert index(store, claude / "settings.json")["errors"]  # named explicitly: read, and not a transcript
+
+
+def test_claude_user_turn_results_come_before_its_words(store, tmp_path):
+    """A user line may carry tool results and the user's words together (a prompt typed while the
+    tool ran, delivered with its result; an interrupt notice): the results answer the calls before
+    them and come first, as the shared Anthropic block reader already orders them. Before:
+    ``claude-code`` stored the words first, so the assistant's call seemed answered by the user."""
+    path = tmp_path / f"{CLAUDE}.jsonl"
+    _write(path, [
+        _claude("user", "u1", 0, {"role": "user", "content": "Run the tests"}),
+        _claude("assistant", "a1", 1, _reply("claude-opus-4-8", [
+            {"type": "tool_use", "id": "toolu_t", "name": "Bash", "input": {"command": "pytest"}}])),
+        _claude("user", "u2", 2, {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_t", "content": "3 passed"},
+            {"type": "text", "text": "also run the linter"}]}),
+    ])
+    assert not index(store, path)["errors"]
+    assert [(r["role"], r["content"]) for r in _rows(store, CLAUDE)][2:] == [
+        ("tool", "3 passed"), ("user", "also run the linter")]

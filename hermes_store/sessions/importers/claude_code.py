@@ -122,7 +122,7 @@ class ClaudeCodeImporter(Importer):
     # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts; 4: context-collapse
     # summaries (2026-12-07); 5: server tool results (advisor, web fetch) as tool rows, API errors
     # and other <synthetic> assistant lines as system rows; 6: a model-fallback block a system notice,
-    # connector_text blocks the assistant's words
+    # connector_text blocks the assistant's words, a user line's tool results before its words
     reader = 6
     agent = "Claude Code"
     indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
@@ -560,15 +560,18 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
     yield from notes
     if calls:
         tools.remember(calls)
+    results = [r for r in after if r.role != "reasoning"]
+    for record in results:
+        if record.tool_name is None:
+            record.tool_name = tools.lookup(record.tool_call_id)
+    if role == "user":
+        yield from results  # a user turn's results answer the calls before it; its words follow them
     if text or calls:
         yield MessageRecord(session_id, role, text,
                             tool_calls=json.dumps(calls, ensure_ascii=False) if calls else None,
                             timestamp=timestamp, line=line)
-    for record in after:
-        if record.role != "reasoning":
-            if record.tool_name is None:
-                record.tool_name = tools.lookup(record.tool_call_id)
-            yield record
+    if role != "user":
+        yield from results  # a server tool's results follow the calls of the same message
 
 
 def _use_result_text(value: Any) -> str:
