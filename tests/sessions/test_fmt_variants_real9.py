@@ -398,3 +398,23 @@ def test_claude_user_turn_results_come_before_its_words(store, tmp_path):
     assert not index(store, path)["errors"]
     assert [(r["role"], r["content"]) for r in _rows(store, CLAUDE)][2:] == [
         ("tool", "3 passed"), ("user", "also run the linter")]
+
+
+def test_codex_mcp_output_of_serialized_content_blocks_is_their_text(store, tmp_path):
+    """codex-rs writes an MCP call's result into the rollout's ``function_call_output`` as the JSON
+    text of its content blocks when it has no structured content (``serde_json::to_string(&content)``
+    in ``as_function_call_output_payload``): ``[{"type":"text","text":"..."}]``. Before: stored as that
+    JSON, every line break of the tool's text an escaped ``\\n`` inside one line."""
+    path = tmp_path / f"rollout-2026-08-02T14-00-00-{THREAD}.jsonl"
+    _write(path, _rollout_head()[:3] + [
+        _line("01:00.000", "response_item", {"type": "function_call", "call_id": "call_m", "name": "tracker__search",
+                                             "arguments": '{"q": "cart"}'}),
+        _line("01:01.000", "response_item", {"type": "function_call_output", "call_id": "call_m", "output": json.dumps(
+            [{"type": "text", "text": "#42 Crash on empty cart\n#57 Cart total off by one"},
+             {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}], separators=(",", ":"))}),
+        _line("01:02.000", "response_item", {"type": "function_call_output", "call_id": "call_x",
+                                             "output": '["not", "blocks"]'}),  # any other JSON stays as written
+    ])
+    assert not index(store, path)["errors"]
+    assert [r["content"] for r in _rows(store, THREAD) if r["role"] == "tool"] == [
+        "#42 Crash on empty cart\n#57 Cart total off by one\n[image]", '["not", "blocks"]']

@@ -129,7 +129,8 @@ class CodexImporter(Importer):
     # 2: inter-agent messages, revert rollouts, fork headers; 3: rotated segments followed (2026-12-07);
     # 4: encrypted inter-agent payload parts add no "[encrypted_content]" marker; inter-agent
     # envelopes serialized into assistant messages read as the message they carry; 5: calls kept only
-    # as ``*_end`` events (nested in a code-mode ``exec`` script) stored as calls with their results
+    # as ``*_end`` events (nested in a code-mode ``exec`` script) stored as calls with their results,
+    # MCP results serialized as JSON content blocks read as their text
     reader = 5
     agent = "OpenAI Codex CLI / Desktop"
     indexes = ("every response_item: messages, agent messages, reasoning summaries (role reasoning), "
@@ -510,18 +511,31 @@ def _arguments(item: dict[str, Any]) -> Any:
     return None
 
 
+_MCP_BLOCK_TYPES = {"text", "image", "audio", "resource", "resource_link"}
+
+
+def _mcp_blocks(value: Any) -> bool:
+    """A non-empty list of MCP content blocks (``{"type": "text", "text"}``, images, resources)."""
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(item, dict) and item.get("type") in _MCP_BLOCK_TYPES for item in value)
+
+
 def _output_text(output: Any) -> str:
     """Codex stores tool output as text, content items, ``{"content", "success"}`` objects,
     or JSON text ``{"output": ..., "metadata": ...}``; tool search outputs as tool specs."""
     if isinstance(output, str):
         stripped = output.lstrip()
-        if stripped.startswith("{"):
+        if stripped.startswith(("{", "[")):
             try:
                 decoded = json.loads(stripped)
             except (ValueError, RecursionError):
                 return output
             if isinstance(decoded, dict) and "output" in decoded:
                 return flatten_content(decoded["output"])
+            if _mcp_blocks(decoded):
+                # an MCP result's content blocks as codex-rs serializes them into the output
+                # (``serde_json::to_string(&content)`` in ``as_function_call_output_payload``)
+                return flatten_content(decoded)
         return output
     if isinstance(output, list) and output and all(isinstance(t, dict) and "name" in t for t in output):
         return ", ".join(str(t["name"]) for t in output)  # tool search: the tools it loaded
