@@ -130,9 +130,9 @@ class ClaudeCodeImporter(Importer):
                "summary) as system; subagent files, 1.0 in-file sidechains and progress-only subagents "
                "as child sessions; titles from "
                "custom-title, ai-title and summary lines")
-    walk_skipped = (".claude/settings.json", ".claude/settings.local.json", ".claude/stats-cache.json",
-                    ".claude/history.jsonl", ".claude/todos/*.json", ".claude/tasks/*.json", ".claude/teams/*.json",
-                    ".claude/plugins/*", ".claude/statsig/*", ".claude/backups/*")  # settings, caches, to-do lists
+    # Claude Code writes its transcripts as .jsonl only: every .json under .claude is its settings, caches,
+    # to-do lists, task lists, running-session registry (sessions/<pid>.json) or a subagent's meta file
+    walk_skipped = (".claude/*.json", ".claude/history.jsonl", ".claude/plugins/*")
     default_locations = {"linux": ("~/.claude/projects/*/*.jsonl",
                                    "~/.claude/projects/*/*/subagents/*.jsonl",
                                    "~/.config/claude/projects/*/*.jsonl"),
