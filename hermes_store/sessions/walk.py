@@ -34,7 +34,8 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]],
     Walked files are limited to transcript-like suffixes (.jsonl .json .db
     .sqlite .sqlite3) and the names importers declare in ``walk_names``,
     databases first, minus known non-transcript indexes (``sessions.json``,
-    ``history.jsonl``); files named explicitly are always yielded. Symlinked
+    ``history.jsonl``) and the agents' own non-transcript files (:func:`walk_skipped`); files
+    named explicitly are always yielded. Symlinked
     directories are followed once; a symlink back to one of its own ancestors
     (a directory loop) is not followed and, when ``loops`` is given, appended
     to it as ``(link, target)``. Hidden folders are not walked; when ``unwalked`` is given,
@@ -65,7 +66,7 @@ def walk_inputs(paths: Iterable[str | os.PathLike[str]],
             dirs[:] = sorted(d for d in dirs if (not d.startswith(".") or d in inner) and not _is_loop(root, d, loops))
             for name in files:
                 candidate = Path(root) / name
-                if _walked(name):
+                if _walked(name) and not walk_skipped(candidate):
                     found.append(candidate)
         found.sort(key=lambda p: (p.suffix.lower() not in DB_SUFFIXES, str(p)))
         for candidate in found:
@@ -126,6 +127,24 @@ def _walked(name: str) -> bool:
 def watched_name(name: str) -> bool:
     """True for a file name that a directory walk (and ``sessions watch``) indexes."""
     return _walked(name)
+
+
+def watched(path: Path) -> bool:
+    """True for a file a directory walk (and ``sessions watch``) indexes: a transcript-like name
+    that is none of the agents' own non-transcript files (:func:`walk_skipped`)."""
+    return _walked(path.name) and not walk_skipped(path)
+
+
+def walk_skipped(path: Path) -> bool:
+    """True for a file an agent keeps beside its transcripts that holds none (its settings,
+    credentials, caches, indexes: every importer's ``walk_skipped`` globs)."""
+    text = "/" + path.as_posix().lstrip("/")
+    return any(fnmatch.fnmatchcase(text, pattern) for pattern in _skipped_patterns())
+
+
+@functools.lru_cache(maxsize=1)
+def _skipped_patterns() -> tuple[str, ...]:
+    return tuple("*/" + pattern.lstrip("/") for cls in IMPORTERS.values() for pattern in cls.walk_skipped)
 
 
 @functools.lru_cache(maxsize=1)

@@ -29,7 +29,7 @@ from typing import Any
 
 from hermes_store.db import Database, StoreUnavailable
 from hermes_store.sessions.loader import BulkLoader, IndexSummary
-from hermes_store.sessions.walk import walk_inputs, watched_name
+from hermes_store.sessions.walk import walk_inputs, watched
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ class Watcher:
             return path
         if not any(root in path.parents for root in self.paths):
             return None
-        if not watched_name(path.name) or not path.is_file():
+        if not watched(path) or not path.is_file():
             return None
         return path
 

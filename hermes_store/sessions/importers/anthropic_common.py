@@ -19,6 +19,8 @@ assistant message: ``web_search_tool_result``, ``web_fetch_tool_result``,
 ``advisor_redacted_result``, or an error), ``code_execution_tool_result`` and its
 ``bash_`` / ``text_editor_`` kin, ``mcp_tool_result``. Any ``*_tool_result`` block is read as
 the ``tool`` row answering its ``tool_use_id`` (:func:`is_result_block`, :func:`result_text`).
+A ``fallback`` block (the request was retried on another model) is a ``system`` row
+(:func:`notice_text`), never the assistant's words.
 """
 
 from __future__ import annotations
@@ -30,6 +32,19 @@ from hermes_store.sessions.importers.doc_common import dumps, tool_call
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 SERVER_CALLS = frozenset({"server_tool_use", "mcp_tool_use"})  # a call the API (or its MCP connector) runs
+# block type -> the key holding its words: the model's text, and its narration between a connector's calls
+# (``{type: "connector_text", connector_text, signature}``)
+TEXT_BLOCKS = {"text": "text", "connector_text": "connector_text"}
+
+
+def notice_text(block: dict[str, Any]) -> str | None:
+    """The notice a content block that is no one's words stands for, or None for any other block:
+    ``fallback`` (``{from: {model}, to: {model}}``, Claude Code 2.1.19x+ when it retried a refused
+    request on another model) is ``[model fallback: <from> -> <to>]``."""
+    if block.get("type") != "fallback":
+        return None
+    models = [m.get("model") if isinstance(m, dict) else m for m in (block.get("from"), block.get("to"))]
+    return f"[model fallback: {models[0] or '?'} -> {models[1] or '?'}]"
 
 
 def is_result_block(kind: Any) -> bool:
@@ -134,8 +149,8 @@ def anthropic_rows(message: dict[str, Any], session_id: str, stamp: float | None
     results: list[MessageRecord] = []
     for block in content:
         kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text":
-            texts.append(str(block.get("text") or ""))
+        if kind in TEXT_BLOCKS:
+            texts.append(str(block.get(TEXT_BLOCKS[kind]) or ""))
         elif kind in ("thinking", "reasoning"):
             thought = block.get("thinking") if kind == "thinking" else block.get("text")
             if isinstance(thought, str) and thought.strip():
@@ -148,6 +163,8 @@ def anthropic_rows(message: dict[str, Any], session_id: str, stamp: float | None
             call_id = opt_str(block.get("tool_use_id"))
             results.append(MessageRecord(session_id, "tool", result_text(kind, block.get("content")),
                                          tool_name=tools.lookup(call_id), tool_call_id=call_id, timestamp=stamp))
+        elif kind == "fallback":
+            rows.append(MessageRecord(session_id, "system", notice_text(block) or "", timestamp=stamp))
         elif kind == "image":
             texts.append("[image]")
         elif kind == "document":

@@ -188,6 +188,10 @@ class Importer(ABC):
     * ``walk_names``: file-name globs a directory walk picks up for this format
       beyond the usual ``*.jsonl``/``*.json``/``*.db``/``*.sqlite*`` (e.g.
       ``"state.vscdb"``, ``".aider.chat.history.md"``; dot-files only this way);
+    * ``walk_skipped``: path globs (matched against a path's end, ``*`` spanning folders) of
+      files the agent keeps beside its transcripts that hold none -- its settings, credentials,
+      caches, indexes, installed packages (e.g. ``".codex/auth.json"``, ``".claude/todos/*.json"``):
+      a directory walk leaves them out (named explicitly, they are still read);
     * ``reader``: the version of what the importer makes of a file, raised whenever a fix
       changes that for files already indexed (a message it dropped, a role it mistook): the
       next ``sessions index`` reads each such file again once, unchanged or not, so the fix
@@ -206,6 +210,7 @@ class Importer(ABC):
     derives_end_time: ClassVar[bool] = True
     default_locations: ClassVar[dict[str, tuple[str, ...]]] = {}
     walk_names: ClassVar[tuple[str, ...]] = ()
+    walk_skipped: ClassVar[tuple[str, ...]] = ()
     project_files: ClassVar[tuple[str, ...]] = ()
     indexes: ClassVar[str] = ""  # what is indexed, one line (README table; docstring if empty)
     reader: ClassVar[int] = 1  # raised when a fix changes what an indexed file yields (re-read once)

@@ -6,7 +6,9 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
   ``timestamp``, ``cwd``, ``gitBranch``, ``version``, ``isSidechain`` and an
   Anthropic ``message`` whose ``content`` is a string or blocks (``text``,
   ``tool_use``, ``tool_result``, ``thinking``, ``redacted_thinking``,
-  ``image``); tool results may also carry a structured ``toolUseResult``.
+  ``image``, ``connector_text`` -- the model's narration, text --, ``fallback``
+  -- a retry on another model, a ``system`` notice);
+  tool results may also carry a structured ``toolUseResult``.
   Tool results become ``tool`` rows linked by ``tool_call_id`` (web search hits
   as ``title url`` lines, ToolSearch's ``tool_reference`` blocks by the tool
   loaded); thinking text becomes ``reasoning`` rows (left out of default
@@ -64,10 +66,13 @@ from typing import Any
 
 from hermes_store.sessions.importers.anthropic_common import (
     SERVER_CALLS,
+    TEXT_BLOCKS,
     is_result_block,
+    notice_text,
     result_text,
 )
 from hermes_store.sessions.importers.base import (
+    Checkpoint,
     Event,
     Head,
     Importer,
@@ -103,7 +108,9 @@ COLLAPSE_COMMIT = "marble-origami-commit"  # a context collapse: the summary the
 _COLLAPSED = re.compile(r"</?collapsed[^>]*>")  # the wrapper of a collapse's ``summaryContent``
 NOT_HUMAN = {"task-notification", "task_notification", "peer", "coordinator", "auto-continuation"}
 CLAUDE_LINE_TYPES = {"system", "progress", "attachment", *BOOKKEEPING}
-TITLE_RANK = {"summary": 1, "ai-title": 2, "custom-title": 3}
+# a subagent's ``agent-<id>.meta.json`` description, then summary lines, ai-title, custom-title lines
+TITLE_RANK = {"agent-meta": 0, "summary": 1, "ai-title": 2, "custom-title": 3}
+_AGENT_META = re.compile(r"^agent-(.+)\.meta\.json$")  # a subagent's description beside its transcript
 SUMMARY_PROBE_BYTES = 64 * 1024  # the head of each sibling file searched for summary lines
 MAX_SIBLINGS = 5000
 MAX_CHAIN_LINKS = 200  # sidechain message -> chain links kept for an appended line
@@ -115,14 +122,18 @@ class ClaudeCodeImporter(Importer):
     name = "claude-code"
     # 2: isMeta / compact-summary lines as system rows, queued prompts; 3: hook texts; 4: context-collapse
     # summaries (2026-12-07); 5: server tool results (advisor, web fetch) as tool rows, API errors
-    # and other <synthetic> assistant lines as system rows
-    reader = 5
+    # and other <synthetic> assistant lines as system rows; 6: a model-fallback block a system notice,
+    # connector_text blocks the assistant's words, a user line's tool results before its words
+    reader = 6
     agent = "Claude Code"
     indexes = ("user/assistant text, tool calls and results (also top-level tool lines), thinking "
                "(role reasoning), system notices and Claude Code's own user lines (meta, compaction "
                "summary) as system; subagent files, 1.0 in-file sidechains and progress-only subagents "
                "as child sessions; titles from "
                "custom-title, ai-title and summary lines")
+    # Claude Code writes its transcripts as .jsonl only: every .json under .claude is its settings, caches,
+    # to-do lists, task lists, running-session registry (sessions/<pid>.json) or a subagent's meta file
+    walk_skipped = (".claude/*.json", ".claude/history.jsonl", ".claude/plugins/*")
     default_locations = {"linux": ("~/.claude/projects/*/*.jsonl",
                                    "~/.claude/projects/*/*/subagents/*.jsonl",
                                    "~/.config/claude/projects/*/*.jsonl"),
@@ -134,6 +145,8 @@ class ClaudeCodeImporter(Importer):
         """Claude Code lines: user/assistant envelopes with ``uuid`` and ``sessionId`` and an
         Anthropic ``message`` (``content``, never Gemini-style ``parts``), or its bookkeeping lines."""
         score = 0.0
+        if _agent_meta_owner(head.path) is not None:
+            return 0.6  # a subagent's ``agent-<id>.meta.json``: a member of its transcript
         if head.data.lstrip()[:1] == b"{" and b'"loglines"' in head.data[:4096]:
             doc = head.document()
             if isinstance(doc, dict) and "loglines" in doc:
@@ -176,13 +189,20 @@ class ClaudeCodeImporter(Importer):
 
     @classmethod
     def member_of(cls, head: Head) -> Path | None:
-        """A file of ``summary`` lines only titles its siblings' sessions: a member of the folder."""
+        """A file of ``summary`` lines only titles its siblings' sessions: a member of the folder. A
+        subagent's ``agent-<id>.meta.json`` (2.1.x) describes the transcript beside it: its member."""
+        owner = _agent_meta_owner(head.path)
+        if owner is not None:
+            return owner
         objects = head.objects()
         if objects and all(o.get("type") == "summary" and "leafUuid" in o for o in objects):
             return head.path.parent
         return None
 
     def read(self, state: SourceState) -> Iterator[Event]:
+        if _agent_meta_owner(self.path) is not None:  # read through the subagent's transcript
+            yield Checkpoint(str(self.path.stat().st_size), 0)
+            return
         reader = _Reader(self, state)
         yield from said_if_empty(itertools.chain(read_jsonl(self, state, reader.handle), reader.finish()), state,
                                  "the transcript", lambda: not reader.spoken)
@@ -195,7 +215,7 @@ class _Reader:
         self.importer = importer
         self.state = state
         self.spoken = False  # a line of the conversation was met (not only Claude Code's own records)
-        self.tools = ToolNames()
+        self.tools = ToolNames(state.meta)
         self.stem = importer.default_session_id()
         self.agent_file = self.stem.startswith("agent-")
         self.announced: set[str] = set()
@@ -242,6 +262,9 @@ class _Reader:
             agent_id = opt_str(obj.get("agentId")) or (self.stem[len("agent-"):] if self.agent_file else None)
             if agent_id:
                 meta["agentId"] = agent_id
+                described = _agent_meta(self.importer.path.parent / f"agent-{agent_id}.meta.json")
+                meta.update({k: described[k] for k in ("agentType", "spawnDepth") if described.get(k) is not None})
+                self.title(session_id, "agent-meta", described.get("description"))
             meta["sidechain"] = True
         yield SessionRecord(id=session_id, source="claude-code", workspace=opt_str(obj.get("cwd")),
                             parent_session_id=parent, meta=meta)
@@ -427,6 +450,27 @@ class _Reader:
             self.state.meta["sidechain_roots"] = dict(list(self.chains.items())[-MAX_CHAIN_LINKS:])
 
 
+def _agent_meta_owner(path: Path) -> Path | None:
+    """The subagent transcript ``agent-<id>.jsonl`` an ``agent-<id>.meta.json`` beside it describes
+    (in a ``subagents`` folder, also before the transcript is written)."""
+    match = _AGENT_META.match(path.name)
+    if match is None:
+        return None
+    owner = path.with_name(f"agent-{match.group(1)}.jsonl")
+    return owner if owner.is_file() or path.parent.name == "subagents" else None
+
+
+def _agent_meta(path: Path) -> dict[str, Any]:
+    """A subagent's ``agent-<id>.meta.json`` (``{agentType, description, spawnDepth}``), or ``{}``."""
+    try:
+        if path.stat().st_size > SUMMARY_PROBE_BYTES:
+            return {}
+        value = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def _hook_lines(value: Any) -> str:
     """A hook's text: a string, or a list of strings (``hook_additional_context``'s ``content``)."""
     if isinstance(value, list):
@@ -480,13 +524,17 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     after: list[MessageRecord] = []
+    notes: list[MessageRecord] = []  # blocks that are no one's words (a model fallback)
     for block in content:
         if not isinstance(block, dict):
             texts.append(flatten_content(block))
             continue
         kind = block.get("type")
-        if kind == "text":
-            texts.append(str(block.get("text") or ""))
+        notice = notice_text(block)
+        if notice is not None:
+            notes.append(MessageRecord(session_id, "system", notice, timestamp=timestamp, line=line))
+        elif kind in TEXT_BLOCKS:
+            texts.append(str(block.get(TEXT_BLOCKS[kind]) or ""))
         elif kind == "tool_use" or kind in SERVER_CALLS:
             calls.append({"id": block.get("id"), "type": "function",
                           "function": {"name": block.get("name"),
@@ -510,17 +558,21 @@ def _blocks(content: list[Any], role: str, session_id: str, timestamp: float | N
     text = "\n".join(t for t in texts if t)
     reasoning = [r for r in after if r.role == "reasoning"]
     yield from reasoning
+    yield from notes
     if calls:
         tools.remember(calls)
+    results = [r for r in after if r.role != "reasoning"]
+    for record in results:
+        if record.tool_name is None:
+            record.tool_name = tools.lookup(record.tool_call_id)
+    if role == "user":
+        yield from results  # a user turn's results answer the calls before it; its words follow them
     if text or calls:
         yield MessageRecord(session_id, role, text,
                             tool_calls=json.dumps(calls, ensure_ascii=False) if calls else None,
                             timestamp=timestamp, line=line)
-    for record in after:
-        if record.role != "reasoning":
-            if record.tool_name is None:
-                record.tool_name = tools.lookup(record.tool_call_id)
-            yield record
+    if role != "user":
+        yield from results  # a server tool's results follow the calls of the same message
 
 
 def _use_result_text(value: Any) -> str:

@@ -56,7 +56,9 @@ class ClaudeStreamImporter(AmpStreamImporter):
     """A saved ``claude -p --output-format stream-json`` run (or Agent SDK messages)."""
 
     name = "claude-stream"
-    reader = 2  # 2: server tool results (the advisor's advice, fetched pages) as tool rows (2026-12-07)
+    # 2: server tool results (the advisor's advice, fetched pages) as tool rows (2026-12-07);
+    # 3: a model-fallback block a system notice, connector_text blocks the assistant's words
+    reader = 3
     agent = "Claude Code (claude -p --output-format stream-json)"
     indexes = ("messages, thinking, tool_use calls and tool_result results, run results and errors; "
                "subagents as child sessions")

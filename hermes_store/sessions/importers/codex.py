@@ -17,7 +17,11 @@ Current files wrap every record as ``{"timestamp", "type", "payload"}``:
   bookkeeping items ``ghost_snapshot``, ``compaction``,
   ``compaction_trigger``, ``context_compaction``, ``additional_tools``;
 * ``event_msg``: UI events duplicating the items (skipped), except
-  ``thread_name_updated``, which sets the title;
+  ``thread_name_updated``, which sets the title (newer versions keep renames
+  in ``<codex home>/session_index.jsonl`` instead, read too: :mod:`.codex_names`),
+  and the ``*_end`` events of
+  calls no item records (a patch, MCP call, web search or image generation
+  a code-mode ``exec`` script made: :mod:`.codex_events`);
 * ``compacted`` (a compaction summary, stored as a ``system`` message);
 * ``inter_agent_communication`` (0.15x+: a message between agents of one tree,
   ``author`` / ``recipient`` agent paths and ``content``): the thread's own
@@ -60,6 +64,7 @@ files put the items at the top level after a first ``{"id", "timestamp",
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -83,6 +88,8 @@ from hermes_store.sessions.importers.base import (
     safe_timestamp,
     said_if_empty,
 )
+from hermes_store.sessions.importers.codex_events import END_EVENTS, end_event_rows
+from hermes_store.sessions.importers.codex_names import thread_name
 from hermes_store.sessions.importers.codex_segments import (
     MAX_SEGMENTS,
     active_twin,
@@ -122,12 +129,18 @@ class CodexImporter(Importer):
     name = "codex"
     # 2: inter-agent messages, revert rollouts, fork headers; 3: rotated segments followed (2026-12-07);
     # 4: encrypted inter-agent payload parts add no "[encrypted_content]" marker; inter-agent
-    # envelopes serialized into assistant messages read as the message they carry
-    reader = 4
+    # envelopes serialized into assistant messages read as the message they carry; 5: calls kept only
+    # as ``*_end`` events (nested in a code-mode ``exec`` script) stored as calls with their results,
+    # MCP results serialized as JSON content blocks read as their text
+    reader = 5
     agent = "OpenAI Codex CLI / Desktop"
     indexes = ("every response_item: messages, agent messages, reasoning summaries (role reasoning), "
                "function/custom/local-shell/tool-search/web-search/image-generation calls and outputs, "
+               "the patches, MCP calls and searches of code-mode scripts (from their end events), "
                "compaction summaries, inter-agent messages; title from thread_name_updated; subagent lineage")
+    walk_skipped = (".codex/auth.json", ".codex/version.json", ".codex/models_cache.json", ".codex/config.json",
+                    ".codex/internal_storage.json", ".codex/history.jsonl", ".codex/session_index.jsonl",
+                    ".codex/state_*.sqlite", ".codex/logs_*.sqlite")  # credentials, caches, indexes, state
     default_locations = {"linux": ("~/.codex/sessions/**/rollout-*.jsonl",
                                    "~/.codex/archived_sessions/**/rollout-*.jsonl",
                                    "~/.codex/sessions/**/rollout-*.jsonl.zst",
@@ -182,7 +195,7 @@ class CodexImporter(Importer):
             # a rotated segment (its live rollout reads it), or a compressed copy of a plain rollout
             yield Checkpoint(self.path.stat().st_size, 0)
             return
-        tools = ToolNames()
+        tools = ToolNames(state.meta)  # also the calls stored from ``*_end`` events
         session_id = state.meta.get("session_id") or self.default_session_id()
         rollout_id = self._rollout_id()
         context: dict[str, Any] = {"session_id": session_id, "announced": bool(state.resume_at),
@@ -259,12 +272,16 @@ class CodexImporter(Importer):
                 if "type" not in item and isinstance(item.get("role"), str):
                     item = {**item, "type": "message"}  # an early writer left the message type out
                     item_kind = "message"
+                if item_kind in CALL_TYPES and tools.lookup(opt_str(item.get("call_id")) or opt_str(item.get("id"))):
+                    return  # stored already from its ``*_end`` event (:mod:`.codex_events`)
                 if item_kind in ITEM_TYPES:
                     yield from item_events(item, context["session_id"], timestamp, line, tools)
                 else:
                     yield from report(item_kind, "response_item", line)
             elif kind == "event_msg" and payload is not None:
-                if payload.get("type") == "thread_name_updated":
+                if payload.get("type") in END_EVENTS:  # a call nested in a code-mode script, or a repeat
+                    yield from end_event_rows(payload, context["session_id"], timestamp, line, tools)
+                elif payload.get("type") == "thread_name_updated":
                     name = opt_str(payload.get("thread_name")) or opt_str(payload.get("name"))
                     if name:
                         yield announce(title=head_chars(" ".join(name.split()), 200))
@@ -328,7 +345,13 @@ class CodexImporter(Importer):
                             event.line = None
                         yield event
 
-        yield from said_if_empty(read_jsonl(self, state, handle), state, "the rollout")
+        def named() -> Iterator[Event]:
+            """The title ``session_index.jsonl`` gives the thread (a rename), once the file is read."""
+            name = thread_name(self.path, context["thread"] or self.default_session_id())
+            if name:
+                yield SessionRecord(id=context["session_id"], title=name)
+
+        yield from said_if_empty(itertools.chain(read_jsonl(self, state, handle), named()), state, "the rollout")
 
 
 def _plain_twin(path: Path) -> Path | None:
@@ -489,18 +512,31 @@ def _arguments(item: dict[str, Any]) -> Any:
     return None
 
 
+_MCP_BLOCK_TYPES = {"text", "image", "audio", "resource", "resource_link"}
+
+
+def _mcp_blocks(value: Any) -> bool:
+    """A non-empty list of MCP content blocks (``{"type": "text", "text"}``, images, resources)."""
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(item, dict) and item.get("type") in _MCP_BLOCK_TYPES for item in value)
+
+
 def _output_text(output: Any) -> str:
     """Codex stores tool output as text, content items, ``{"content", "success"}`` objects,
     or JSON text ``{"output": ..., "metadata": ...}``; tool search outputs as tool specs."""
     if isinstance(output, str):
         stripped = output.lstrip()
-        if stripped.startswith("{"):
+        if stripped.startswith(("{", "[")):
             try:
                 decoded = json.loads(stripped)
             except (ValueError, RecursionError):
                 return output
             if isinstance(decoded, dict) and "output" in decoded:
                 return flatten_content(decoded["output"])
+            if _mcp_blocks(decoded):
+                # an MCP result's content blocks as codex-rs serializes them into the output
+                # (``serde_json::to_string(&content)`` in ``as_function_call_output_payload``)
+                return flatten_content(decoded)
         return output
     if isinstance(output, list) and output and all(isinstance(t, dict) and "name" in t for t in output):
         return ", ".join(str(t["name"]) for t in output)  # tool search: the tools it loaded

@@ -147,7 +147,7 @@ class LegacyRun:
 
     def _on_patch_apply_begin(self, msg: dict[str, Any], line: int) -> None:
         changes = msg.get("changes") if isinstance(msg.get("changes"), dict) else {}
-        listed = [{"path": path, "kind": _change_kind(change)} for path, change in changes.items()]
+        listed = [{"path": path, "kind": change_kind(change)} for path, change in changes.items()]
         self._call(opt_str(msg.get("call_id")), "apply_patch", {"changes": listed}, line)
 
     def _on_patch_apply_end(self, msg: dict[str, Any], line: int) -> None:
@@ -188,7 +188,7 @@ class LegacyRun:
         self._row("system", f"[turn aborted: {msg.get('reason') or 'unknown'}]", line)
 
 
-def _change_kind(change: Any) -> str:
+def change_kind(change: Any) -> str:
     """``add`` / ``delete`` / ``update`` of a ``FileChange`` (externally tagged, ``{"add": {...}}``
     or ``"delete"``; some versions tag it internally, ``{"type": "add", ...}``)."""
     if isinstance(change, str):
@@ -210,8 +210,11 @@ def mcp_result(result: Any, error: Any) -> str:
     if not isinstance(result, dict):
         return flatten_content(result) if result is not None else ""
     text = flatten_content(result.get("content"))
-    if not text and result.get("structured_content") is not None:
-        text = dumps(result["structured_content"])
+    # ``structuredContent`` as MCP's ``CallToolResult`` serializes it (rollouts' ``mcp_tool_call_end``),
+    # ``structured_content`` in ``codex exec --json``'s item
+    structured = result.get("structured_content", result.get("structuredContent"))
+    if not text and structured is not None:
+        text = dumps(structured)
     if result.get("is_error") or result.get("isError"):
         text = f"[error] {text}"
     return text

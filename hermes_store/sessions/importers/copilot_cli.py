@@ -84,7 +84,10 @@ _BOOKKEEPING = {
     "command.queued",
     "command.execute",
     "command.completed",
-    "skill.invoked",
+    "skill.context_delivered_ref",
+    "skill.invoked_ref",
+    "subagent.configured",
+    "model.call_finished",
     "system.notification",
     "pending_messages.modified",
     "session.handoff",
@@ -168,6 +171,9 @@ _NOTICES: dict[str, tuple[str, tuple[str, ...]]] = {
     "model.call_failure": ("error", ("errorMessage", "errorType", "failureKind")),
     "session.task_complete": ("task complete", ("summary", "reason", "outcome")),
     "session.compaction_complete": ("compaction", ("summaryContent",)),
+    "skill.invoked": ("skill", ("content",)),  # the skill's instructions put before the model
+    "session.fusion_route_failed": ("model route failed", ("reason",)),
+    "assistant.fusion_phase_failed": ("model phase failed", ("reason",)),
 }
 _OPEN_CALLS_KEPT = 1_000  # open calls remembered across runs (an aborted turn's never complete)
 
@@ -253,11 +259,15 @@ class CopilotCliImporter(Importer):
     """One Copilot CLI session's ``events.jsonl``."""
 
     name = "copilot-cli"
-    # 3: a saved ``--output-format json`` run read before copilot-stream existed is detected again
-    reader = 3  # 2: sub-agent events, resumed tool starts (2026-12-06)
+    # 2: sub-agent events, resumed tool starts (2026-12-06); 3: a saved ``--output-format json`` run
+    # read before copilot-stream existed is detected again; 4: a skill's instructions (skill.invoked)
+    reader = 4
     agent = "GitHub Copilot CLI"
     indexes = "user and assistant messages, tool requests and results, reasoning, aborts and errors"
     source: str | None = "copilot-cli"
+    # the installed CLI's own packages and schemas (``pkg/<platform>/<version>/``), settings, plugins, logs
+    walk_skipped = (".copilot/pkg/*", ".copilot/config.json", ".copilot/mcp-config.json", ".copilot/plugins/*",
+                    ".copilot/logs/*")
     default_locations = {
         "linux": ("~/.copilot/session-state/*/events.jsonl", "~/.copilot/session-state/*.jsonl"),
         "darwin": ("~/.copilot/session-state/*/events.jsonl", "~/.copilot/session-state/*.jsonl"),
@@ -294,7 +304,7 @@ class CopilotCliImporter(Importer):
 
     def _read(self, state: SourceState, spoken: list[bool]) -> Iterator[Event]:
         """The event log's rows; ``spoken[0]`` set once an event other than ``session.*`` is met."""
-        tools = ToolNames()
+        tools = ToolNames(state.meta)
         # requested and not yet completed: kept in the state for a later run resuming mid-turn
         open_calls: dict[str, str] = {
             str(k): str(v) for k, v in dict(state.meta.get("open_calls") or {}).items() if k and v

@@ -34,7 +34,7 @@ class CopilotStreamImporter(ReplacedWhenChanged, CopilotCliImporter):
     """A saved ``copilot -p --output-format json`` run."""
 
     name = "copilot-stream"
-    reader = 1
+    reader = 2  # 2: a skill's instructions (skill.invoked), sub-agent bookkeeping events (see copilot-cli 4)
     agent = "GitHub Copilot CLI (copilot -p --output-format json)"
     indexes = "user and assistant messages, tool requests and results, reasoning, notices; exit code and usage"
     source = "copilot-cli"

@@ -77,7 +77,7 @@ class CursorAgentImporter(Importer):
         parent = None
         if self.path.parent.name == "subagents":
             parent = self.path.parent.parent.name
-        tools = ToolNames()
+        tools = ToolNames(state.meta)
         started = [state.lines > 0]
 
         def handle(obj: dict[str, Any], line: int) -> Iterator[Event]:

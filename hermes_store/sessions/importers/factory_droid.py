@@ -74,7 +74,7 @@ class FactoryDroidImporter(Importer):
 
     def _read(self, state: SourceState, spoken: list[bool]) -> Iterator[Event]:
         """The session's rows; ``spoken[0]`` set once a ``message`` entry is met."""
-        tools = ToolNames()
+        tools = ToolNames(state.meta)
         session_id = self.path.stem
         slug = self.path.parent.name
         workspace = slug.replace("-", "/") if slug.startswith("-") else None

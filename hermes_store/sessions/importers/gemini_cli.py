@@ -258,6 +258,8 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
     indexes = "recordings (JSON and JSONL with $set/$rewindTo applied, compressed turns kept), thoughts, tool calls and results, notes; subagents as child sessions"
     resumable_by_offset = False  # JSONL records replace and rewind earlier ones
     snapshot = True
+    walk_skipped = (".gemini/settings.json", ".gemini/oauth_creds.json", ".gemini/google_accounts.json",
+                    ".gemini/projects.json", ".gemini/trustedFolders.json", ".gemini/extensions/*")
     default_locations = {
         "linux": ("~/.gemini/tmp/*/chats/session-*.json", "~/.gemini/tmp/*/chats/session-*.jsonl",
                   "~/.gemini/tmp/*/chats/*/*.jsonl"),

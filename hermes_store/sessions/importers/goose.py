@@ -219,7 +219,7 @@ class GooseJsonlImporter(Importer):
 
     def _read(self, state: SourceState, spoken: list[bool]) -> Iterator[Event]:
         """The session's rows; ``spoken[0]`` set once a line other than the metadata line is met."""
-        tools = ToolNames()
+        tools = ToolNames(state.meta)
         session_id = self.path.stem
         if not state.resume_at:
             yield SessionRecord(id=session_id, source=self.source)

@@ -60,7 +60,7 @@ class HermesJsonlImporter(Importer):
 
     def read(self, state: SourceState) -> Iterator[Event]:
         session_id = self.default_session_id()
-        tools = ToolNames()
+        tools = ToolNames(state.meta)
         if not state.resume_at:
             yield SessionRecord(id=session_id, source="cli")
 

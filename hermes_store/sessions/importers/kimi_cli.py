@@ -194,7 +194,7 @@ class KimiCliImporter(Importer):
     def _read_context(self, state: SourceState, spoken: list[bool]) -> Iterator[Event]:
         """A ``context.jsonl`` (or a rotated / flat-layout one): its messages; ``spoken[0]`` set once
         a line other than the bookkeeping ones is met."""
-        tools = ToolNames()
+        tools = ToolNames(state.meta)
         session_id = self.default_session_id()
         wire = self.path.parent / "wire.jsonl"
         if self.path.name == "context.jsonl" and wire.is_file():

@@ -56,11 +56,26 @@ def _json_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-class ToolNames:
-    """Remembers ``tool_call_id -> function name`` so tool rows get their ``tool_name``."""
+KEPT_TOOL_NAMES = 16  # calls remembered across reads of a file (a result follows its call closely)
+TOOL_NAMES_KEY = "tool_names"  # where a file's state keeps them
 
-    def __init__(self) -> None:
+
+class ToolNames:
+    """Remembers ``tool_call_id -> function name`` so tool rows get their ``tool_name``.
+
+    Given the file's state (``SourceState.meta``), the newest calls are kept there too, so a
+    result read by a later run of an appended file (the agent wrote the call, the indexer ran,
+    then the result came) still finds the tool it answers.
+    """
+
+    def __init__(self, kept: dict[str, Any] | None = None) -> None:
         self._names: dict[str, str] = {}
+        self._kept = kept
+        self._recent: dict[str, str] = {}
+        remembered = kept.get(TOOL_NAMES_KEY) if kept is not None else None
+        if isinstance(remembered, dict):
+            self._recent = {str(k): str(v) for k, v in remembered.items()}
+            self._names.update(self._recent)
 
     def remember(self, tool_calls: Any) -> None:
         """Record the ids and names of an assistant's ``tool_calls``."""
@@ -80,6 +95,17 @@ class ToolNames:
                 if len(self._names) > 10_000:
                     self._names.clear()
                 self._names[str(call["id"])] = str(name)
+                if self._kept is not None:
+                    self._keep(str(call["id"]), str(name))
+
+    def _keep(self, call_id: str, name: str) -> None:
+        """Note a call in the file's state: the newest :data:`KEPT_TOOL_NAMES` (up to twice as many)."""
+        self._recent.pop(call_id, None)
+        self._recent[call_id] = name
+        if len(self._recent) > 2 * KEPT_TOOL_NAMES:
+            self._recent = dict(list(self._recent.items())[-KEPT_TOOL_NAMES:])
+        if self._kept is not None:
+            self._kept[TOOL_NAMES_KEY] = self._recent
 
     def lookup(self, call_id: str | None) -> str | None:
         """The function name of ``call_id``, if seen."""

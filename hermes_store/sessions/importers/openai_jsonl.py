@@ -65,7 +65,7 @@ class OpenAIJsonlImporter(Importer):
         return 0.3 if HERMES_ID.match(head.path.stem) else 0.6
 
     def read(self, state: SourceState) -> Iterator[Event]:
-        tools = ToolNames()
+        tools = ToolNames(state.meta)
         seen: set[str] = set()
         stem = self.default_session_id()
 

@@ -9,7 +9,9 @@ never Claude's ``content`` blocks) and ``type`` is ``user``, ``assistant``,
 rewind starts a new branch from an earlier record, so the conversation is the
 path from the last record back to the root (records on abandoned branches are
 counted in the session's ``meta``, not indexed). ``system`` records carry
-bookkeeping; ``custom_title`` sets the title and ``notification`` text is kept.
+bookkeeping; ``custom_title`` sets the title, ``notification`` text is kept, and so
+is a ``chat_compression``'s summary (the ``user`` entry opening its
+``compressedHistory``, found nowhere else in the file) as a ``system`` row.
 A ``user`` record's ``systemPayload.displayText`` is the prompt as typed (its
 ``message`` may add expanded ``@file`` text and hook context) and is preferred;
 ``user`` records of subtype ``notification`` / ``cron`` (a background task's or
@@ -59,7 +61,7 @@ from hermes_store.sessions.importers.gemini_cli import (
 
 _ROLES = {"user": "user", "assistant": "assistant", "tool_result": "tool"}
 _BOOKKEEPING = {
-    "session_notes", "chat_compression", "ui_telemetry",
+    "session_notes", "ui_telemetry",
     "attribution_snapshot", "background_task_completed", "cron", "parent_session",
     "session_source", "session_execution_engine", "omni_recall", "session_model",
     "session_approval_mode", "rewind", "agent_bootstrap", "agent_launch_prompt", "agent_retry",
@@ -77,23 +79,45 @@ MAX_RECORDS = 2_000_000  # records held to resolve the branch path (about one pe
 _COMMANDS = {"slash_command", "at_command"}  # what the user typed, kept (see _Commands)
 
 
+def _compression_summary(payload: dict[str, Any]) -> str:
+    """The summary a compression put in the model's place of the turns it replaced: the first
+    entry of ``compressedHistory`` when it is a ``user`` entry (the model's acknowledgement and
+    the kept turns after it are records of their own)."""
+    history = payload.get("compressedHistory")
+    first = history[0] if isinstance(history, list) and history else None
+    if not isinstance(first, dict) or first.get("role") != "user":
+        return ""
+    return Parts(first.get("parts")).text.strip()
+
+
+# system record subtype -> the text it is kept as (a ``system`` row); other subtypes are bookkeeping
+_SYSTEM_TEXTS = {
+    "notification": lambda payload: opt_str(payload.get("displayText")) or "",
+    "chat_compression": _compression_summary,
+}
+
+
 def _is_qwen_record(obj: dict[str, Any]) -> bool:
     message = obj.get("message")
     if isinstance(message, dict) and isinstance(message.get("parts"), list):
         return True
-    return obj.get("type") == "tool_result" or obj.get("subtype") in (_BOOKKEEPING | _COMMANDS) - {"rewind"}
+    return obj.get("type") == "tool_result" or obj.get("subtype") in (_BOOKKEEPING | _COMMANDS | set(_SYSTEM_TEXTS)) \
+        - {"rewind"}
 
 
 class QwenCodeImporter(ReplacedWhenChanged, Importer):
     """Qwen Code ``chats/<sessionId>.jsonl`` (uuid tree of Gemini ``Content`` records)."""
 
     name = "qwen-code"
-    reader = 3  # 2: model-facing text, notices, slash and @ commands; 3: command output items without text (2026-12-07)
+    # 2: model-facing text, notices, slash and @ commands; 3: command output items without text (2026-12-07);
+    # 4: a compression's summary (the first entry of its compressedHistory) as a system row
+    reader = 4
     agent = "Qwen Code"
     indexes = "the active branch of the uuid tree, thoughts, tool calls and results, slash and @ commands as typed, custom titles, notifications"
     source: str | None = "qwen-code"
     resumable_by_offset = False  # a rewind changes which records form the conversation
     snapshot = True
+    walk_skipped = (".qwen/settings.json", ".qwen/oauth_creds.json", ".qwen/extensions/*")  # settings, credentials
     default_locations = {
         "linux": ("~/.qwen/projects/*/chats/*.jsonl",),
         "darwin": ("~/.qwen/projects/*/chats/*.jsonl",),
@@ -297,8 +321,10 @@ def _record_events(
     if kind == "system":
         subtype = obj.get("subtype")
         payload = obj.get("systemPayload") if isinstance(obj.get("systemPayload"), dict) else {}
-        if subtype == "notification" and opt_str(payload.get("displayText")):
-            yield MessageRecord(session_id, "system", str(payload["displayText"]), timestamp=stamp, line=line)
+        if subtype in _SYSTEM_TEXTS:
+            text = _SYSTEM_TEXTS[subtype](payload)
+            if text:
+                yield MessageRecord(session_id, "system", text, timestamp=stamp, line=line)
         elif subtype not in _BOOKKEEPING:
             problems.append(Problem(line, f"unknown system record subtype {subtype!r} (skipped)"))
         return
