@@ -354,3 +354,20 @@ def test_the_hook_opens_the_database_libpq_found_in_the_environment(home, tmp_pa
     with PgDatabase(pg_url, migrate=False) as db:
         assert [r["id"] for r in db.query("SELECT id FROM sessions")] == ["hook-s"]
     assert not home.db_path.exists()
+
+
+def test_a_search_path_naming_no_schema_is_refused_by_name(home, pg_url):
+    """``...?options=-csearch_path%3Dhremes`` (a typo) made every first write fail with the server's
+    ``no schema has been selected to create in`` and a ``LINE 1: CREATE TABLE ...`` second line,
+    naming neither the URL nor the schema: now one line naming both; nothing is created."""
+    from hermes_store.pgdb import PgDatabase, mask_url
+
+    url = pg_url + "&options=-csearch_path%3Dhremes"
+    result = _run(home, "--database-url", url, "facts", "add", "the deploy runs on fridays")
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (f"Error: {mask_url(url)}: no schema of its search_path (hremes) exists, so the store "
+                             "has nowhere to go (create it first: CREATE SCHEMA name; or name an existing one); "
+                             "nothing was created\n")
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert not db.table_exists("hermes_store_migrations")
+        assert db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = 'hremes'") == 0
