@@ -384,13 +384,17 @@ class Home:
 
     def store_location(self) -> str:
         """Where the store is, fit to print: the local file's path or the server URL with its
-        password masked."""
+        password masked and what this environment adds to it written in (the engine's
+        ``url_to_pass``: ``postgresql://`` with ``PGDATABASE=b`` is ``postgresql://?dbname=b``),
+        so two databases chosen by the environment are never one place (the vectors' cache
+        files are named after it)."""
         path = self.sqlite_path
         if path is not None:
             return str(path)
-        from hermes_store.engines import display_url
+        from hermes_store.engines import display_url, load
 
-        return display_url(self.database_url() or "")
+        url, engine = self.database_url() or "", self.store_engine()
+        return display_url(load(engine.url_to_pass)(url) if engine.url_to_pass else url)
 
     def store_exists(self) -> bool:
         """True when there is a store to read without creating one: the local file (this
