@@ -168,7 +168,8 @@ class Home:
                  database_url: str | None = None, url_option: str = "--database-url") -> None:
         self.root = resolve_home(root, profile)
         self.profile = profile
-        self._database_url = database_url or None
+        # stripped as the variable's and config.yaml's are: one URL names one store however given
+        self._database_url = (database_url or "").strip() or None
         self._url_option = url_option  # how errors name the option ``database_url`` came from
         # Set by a read-only front end (``mcp --read-only``): every store opened from this home
         # is read-only, so not even a read's bookkeeping (facts' retrieval_count) is written.
