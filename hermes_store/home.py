@@ -168,7 +168,8 @@ class Home:
                  database_url: str | None = None, url_option: str = "--database-url") -> None:
         self.root = resolve_home(root, profile)
         self.profile = profile
-        self._database_url = database_url or None
+        # stripped as the variable's and config.yaml's are: one URL names one store however given
+        self._database_url = (database_url or "").strip() or None
         self._url_option = url_option  # how errors name the option ``database_url`` came from
         # Set by a read-only front end (``mcp --read-only``): every store opened from this home
         # is read-only, so not even a read's bookkeeping (facts' retrieval_count) is written.
@@ -384,13 +385,17 @@ class Home:
 
     def store_location(self) -> str:
         """Where the store is, fit to print: the local file's path or the server URL with its
-        password masked."""
+        password masked and what this environment adds to it written in (the engine's
+        ``url_to_pass``: ``postgresql://`` with ``PGDATABASE=b`` is ``postgresql://?dbname=b``),
+        so two databases chosen by the environment are never one place (the vectors' cache
+        files are named after it)."""
         path = self.sqlite_path
         if path is not None:
             return str(path)
-        from hermes_store.engines import display_url
+        from hermes_store.engines import display_url, load
 
-        return display_url(self.database_url() or "")
+        url, engine = self.database_url() or "", self.store_engine()
+        return display_url(load(engine.url_to_pass)(url) if engine.url_to_pass else url)
 
     def store_exists(self) -> bool:
         """True when there is a store to read without creating one: the local file (this

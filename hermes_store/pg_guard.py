@@ -69,3 +69,14 @@ def foreign_triggers(conn: Any, scripts: Sequence[str]) -> list[str]:
     found += [f"rule {row['name']} on {row['tbl']} is not part of the hermes_store schema"
               for row in conn.execute(_RULES).fetchall()]
     return found
+
+
+def missing_schema(conn: Any) -> str | None:
+    """Why the store cannot be created on ``conn`` (a psycopg connection with dict rows): no
+    schema of its ``search_path`` exists (``options=-csearch_path=NAME`` mistyped, or the schema
+    not created yet), so the server has nowhere to put the tables; None when one does."""
+    row = conn.execute("SELECT current_schema() AS s, current_setting('search_path') AS p").fetchone()
+    if row["s"] is not None:
+        return None
+    return (f"no schema of its search_path ({row['p']}) exists, so the store has nowhere to go "
+            "(create it first: CREATE SCHEMA name; or name an existing one)")

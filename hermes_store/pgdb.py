@@ -29,7 +29,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 from hermes_store import pgreach
 from hermes_store.db import IN_CHUNK, DatabaseError, StoreUnavailable, query_in_chunks, schema_dir
 from hermes_store.engines import ENGINES
-from hermes_store.pg_guard import foreign_triggers
+from hermes_store.pg_guard import foreign_triggers, missing_schema
 from hermes_store.pgplaceholders import qmark_to_pyformat
 
 logger = logging.getLogger(__name__)
@@ -648,6 +648,8 @@ class PgDatabase:
         of ours (the transaction is rolled back)."""
         if conn.execute("SELECT to_regclass(%s) IS NOT NULL AS ours", (MIGRATIONS_TABLE,)).fetchone()["ours"]:
             return
+        if (nowhere := missing_schema(conn)) is not None:
+            raise DatabaseError(f"{self.display_url}: {nowhere}; nothing was created")
         names = [row["table_name"] for row in conn.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
             " ORDER BY table_name LIMIT 4").fetchall()]

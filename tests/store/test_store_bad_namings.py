@@ -183,3 +183,15 @@ def test_an_empty_database_url_option_is_a_usage_error(home, value):
     assert result.exit_code == 2
     assert "Invalid value for '--database-url': empty: name a store URL" in result.stderr
     assert not home.db_path.exists()
+
+
+def test_a_url_names_one_file_however_it_is_given(home, tmp_path, monkeypatch):
+    """``--database-url "sqlite:///x.db "`` (a trailing space, as pasted) made a second store
+    ``"x.db "`` while the same value in ``$HERMES_STORE_DATABASE_URL`` or config.yaml, which are
+    stripped, named ``x.db``."""
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'x.db'} "
+    assert CliRunner().invoke(cli, ["--home", str(home.root), "--database-url", url, "facts", "add", "a"]).exit_code == 0
+    monkeypatch.setenv("HERMES_STORE_DATABASE_URL", url)
+    assert CliRunner().invoke(cli, ["--home", str(home.root), "facts", "add", "b"]).exit_code == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hermes_home", "x.db"]

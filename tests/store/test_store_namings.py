@@ -354,3 +354,47 @@ def test_the_hook_opens_the_database_libpq_found_in_the_environment(home, tmp_pa
     with PgDatabase(pg_url, migrate=False) as db:
         assert [r["id"] for r in db.query("SELECT id FROM sessions")] == ["hook-s"]
     assert not home.db_path.exists()
+
+
+def test_a_search_path_naming_no_schema_is_refused_by_name(home, pg_url):
+    """``...?options=-csearch_path%3Dhremes`` (a typo) made every first write fail with the server's
+    ``no schema has been selected to create in`` and a ``LINE 1: CREATE TABLE ...`` second line,
+    naming neither the URL nor the schema: now one line naming both; nothing is created."""
+    from hermes_store.pgdb import PgDatabase, mask_url
+
+    url = pg_url + "&options=-csearch_path%3Dhremes"
+    result = _run(home, "--database-url", url, "facts", "add", "the deploy runs on fridays")
+    assert result.exit_code == 1, result.output
+    assert result.stderr == (f"Error: {mask_url(url)}: no schema of its search_path (hremes) exists, so the store "
+                             "has nowhere to go (create it first: CREATE SCHEMA name; or name an existing one); "
+                             "nothing was created\n")
+    with PgDatabase(pg_url, migrate=False) as db:
+        assert not db.table_exists("hermes_store_migrations")
+        assert db.scalar("SELECT count(*) FROM pg_namespace WHERE nspname = 'hremes'") == 0
+
+
+def test_databases_chosen_by_the_libpq_environment_are_two_places(home, monkeypatch, pg_server):
+    """With ``--database-url postgresql://`` and ``PGDATABASE`` choosing the database, status said
+    ``postgresql:///`` whichever it was, and the vectors' cache file (named after that location)
+    was one file for every such database: a search in one read the other's cached vectors. The
+    location now says what the environment chose."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from hermes_store.home import Home
+    from hermes_store.sessions.storage_vectors import VectorStore
+
+    named = conninfo_to_dict(pg_server.url())
+    for key, variable in (("host", "PGHOST"), ("port", "PGPORT"), ("user", "PGUSER")):
+        monkeypatch.setenv(variable, named[key])
+    places, caches = [], []
+    databases = ("libpq_env_first", "libpq_env_second")
+    for database in databases:
+        pg_server.create_database(database)
+        monkeypatch.setenv("PGDATABASE", database)
+        status = _run(home, "--database-url", "postgresql://", "status", "--json")
+        pg_server.drop_database(database)
+        assert status.exit_code == 0, status.output
+        places.append(json.loads(status.stdout)["database"]["url"])
+        caches.append(VectorStore.for_home(Home(home.root, database_url="postgresql://")).cache_path("m"))
+    assert [f"dbname={d}" in p for p, d in zip(places, databases, strict=True)] == [True, True], places
+    assert caches[0] != caches[1]
