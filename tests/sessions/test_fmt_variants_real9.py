@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from format_helpers import index, messages, session, ts
 
 from hermes_store.sessions import index_paths
@@ -302,6 +303,23 @@ def test_hermes_state_db_keeps_the_assistants_thinking(store, tmp_path):
                    ("reasoning", "deepseek style thinking"), ("assistant", "second answer"),
                    ("reasoning", "openrouter thinking"), ("assistant", "third answer"),
                    ("reasoning", "codex summary"), ("assistant", "fourth answer")]
+
+
+@pytest.mark.parametrize("folder", ["factory-droid/.factory", "kimi-cli/.kimi-code", "cursor/.config/Cursor/User"])
+def test_a_walk_of_an_agents_folder_reads_its_sidecar_files_through_their_sessions(store, tmp_path, folder):
+    """``sessions index ~/.factory`` (or ``~/.kimi-code``, Cursor's ``User`` folder) walks the files
+    the agent writes beside each session: Droid's ``<id>.settings.json`` (the model), Kimi Code's
+    ``state.json`` (title, times, work dir), a Cursor window's ``workspace.json`` (its folder).
+    Each is read through its session now (``member_of``). Before: one ``unknown format`` problem
+    per such file on every walk of a folder the agent wrote."""
+    import shutil
+
+    from sess_helpers import FIXTURES
+
+    shutil.copytree(FIXTURES / folder.split("/")[0], tmp_path / folder.split("/")[0])
+    summary = index(store, tmp_path / folder)
+    assert summary["messages_added"] > 0
+    assert [e["error"] for e in summary["errors"] if "unknown format" in e["error"]] == []
 
 
 def _opencode_family_home(tmp_path, monkeypatch) -> Path:
