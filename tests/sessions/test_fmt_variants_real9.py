@@ -322,6 +322,27 @@ def test_a_walk_of_an_agents_folder_reads_its_sidecar_files_through_their_sessio
     assert [e["error"] for e in summary["errors"] if "unknown format" in e["error"]] == []
 
 
+def test_cline_editor_state_is_not_searched_as_the_users_words(store, format_fixtures):
+    """Cline, Roo Code and Kilo Code append ``<environment_details>`` (visible files, open tabs,
+    the workspace's whole file list, the time, the mode) to every user turn of the API history and
+    wrap the user's words in ``<task>`` / ``<feedback>`` / ``<answer>``. The stored content keeps
+    every byte; the searched text now leaves the editor state and the tags out (as Codex's
+    ``<environment_context>``). Before: a search for any file of the workspace (``README``) found
+    every user turn of every task, and ``task`` matched every first prompt by its tag."""
+    from hermes_store.sessions.search import search_messages
+
+    task = "cline/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1736441234567"
+    assert index(store, format_fixtures / task / "api_conversation_history.json")["errors"] == []
+    assert messages(store, "1736441234567")[0]["content"].endswith("README.md\n</environment_details>")
+
+    def hits(query: str) -> list[int]:
+        return sorted(r["seq"] for r in search_messages(store, query).results)
+
+    assert hits("README") == [] and hits("task") == []
+    assert hits("verbose") == [0, 3]  # the prompt (its words kept) and the completion
+    assert hits("please") == [4]  # the feedback's words
+
+
 def _opencode_family_home(tmp_path, monkeypatch) -> Path:
     from format_helpers import SQL_DIR, build_sqlite
 

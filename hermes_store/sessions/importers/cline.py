@@ -82,7 +82,9 @@ class ClineImporter(ReplacedWhenChanged, Importer):
     """One Cline / Roo Code / Kilo Code task (``api_conversation_history.json`` + ``ui_messages.json``)."""
 
     name = "cline"
-    reader = 3  # 2: notices, task folders (2026-12-06); 3: MCP calls and responses of panel-only tasks
+    # 2: notices, task folders (2026-12-06); 3: MCP calls and responses of panel-only tasks; 4: the
+    # editor state (<environment_details>) and <task>/<feedback>/<answer> tags out of the searched text
+    reader = 4
     agent = "Cline / Roo Code / Kilo Code"
     indexes = "the API conversation (native and XML-era tool calls), title and times from ui_messages.json"
     source: str | None = "cline"
