@@ -339,8 +339,43 @@ def test_cline_editor_state_is_not_searched_as_the_users_words(store, format_fix
         return sorted(r["seq"] for r in search_messages(store, query).results)
 
     assert hits("README") == [] and hits("task") == []
-    assert hits("verbose") == [0, 3]  # the prompt (its words kept) and the completion
-    assert hits("please") == [4]  # the feedback's words
+    assert hits("verbose") == [0, 5]  # the prompt (its words kept) and the completion call
+    assert hits("please") == [6]  # the feedback's words (the completion's result)
+
+
+def test_roo_xml_era_calls_with_raw_content_and_a_dropped_turn(store, tmp_path):
+    """XML-era Roo Code / Kilo Code histories: prose around the tool element, a ``content``
+    parameter holding tags of its own (an HTML file: closed at its last ``</content>``), several
+    parameters, a result whose call Cline's context management dropped from the history (it keeps
+    its tool's name), and an unanswered last call. Before: all of it one text per turn, no call, no
+    tool row, the thinking as the assistant's words."""
+    task = tmp_path / "rooveterinaryinc.roo-cline" / "tasks" / "1745000000000"
+    task.mkdir(parents=True)
+    env = {"type": "text", "text": "<environment_details>\n# Current Time\n2025-04-18\n</environment_details>"}
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "[execute_command for 'npm test'] Result:"},
+                                     {"type": "text", "text": "Command executed.\n3 passing"}, env]},
+        {"role": "assistant", "content": [{"type": "text", "text": (
+            "<thinking>The page needs a title.</thinking>\nI'll write the page now.\n<write_to_file>\n"
+            "<path>index.html</path>\n<content>\n<html><title>Hi</title></html>\n</content>\n"
+            "<line_count>1</line_count>\n</write_to_file>")}]},
+        {"role": "user", "content": [{"type": "text", "text": "[write_to_file for 'index.html'] Result:"},
+                                     {"type": "text", "text": "The content was successfully saved to index.html."},
+                                     env]},
+        {"role": "assistant", "content": "<ask_followup_question>\n<question>Deploy it?</question>\n"
+                                         "</ask_followup_question>"},
+    ]
+    (task / "api_conversation_history.json").write_text(json.dumps(history), encoding="utf-8")
+    assert index(store, task / "api_conversation_history.json")["errors"] == []
+    rows = messages(store, task.name)
+    assert [r["role"] for r in rows] == ["tool", "user", "reasoning", "assistant", "tool", "user", "assistant"]
+    assert rows[0]["tool_name"] == "execute_command" and rows[0]["content"] == "Command executed.\n3 passing"
+    assert rows[2]["content"] == "The page needs a title."
+    assert rows[3]["content"] == "I'll write the page now."
+    assert rows[3]["calls"] == [("write_to_file", {"path": "index.html", "content": "<html><title>Hi</title></html>",
+                                                   "line_count": "1"}, f"{task.name}:xml-2")]
+    assert rows[4]["tool_call_id"] == f"{task.name}:xml-2" and rows[4]["content"].startswith("The content was")
+    assert rows[6]["calls"][0][:2] == ("ask_followup_question", {"question": "Deploy it?"})
 
 
 def _opencode_family_home(tmp_path, monkeypatch) -> Path:
