@@ -378,6 +378,31 @@ def test_roo_xml_era_calls_with_raw_content_and_a_dropped_turn(store, tmp_path):
     assert rows[6]["calls"][0][:2] == ("ask_followup_question", {"question": "Deploy it?"})
 
 
+def test_grok_cli_streaming_json_run(store, format_fixtures):
+    """``grok -p --output-format streaming-json`` saved to a file: token deltas joined (thinking a
+    ``reasoning`` row), calls with their arguments (an MCP ``use_tool`` named by its
+    ``<server>__<tool>``, a titled web search by its ``variant``), each call's final update its
+    ``tool`` row (a shell run's prompt output with its exit code, an MCP result's ``OkayOutput``, a
+    failure marked), the model from ``modelUsage``. Before: ``unknown format``."""
+    from hermes_store.sessions import detect_format
+
+    path = format_fixtures / "grok-stream" / "runs" / "grok-fix-ci.jsonl"
+    assert detect_format(path) == "grok-stream"
+    assert index(store, path)["errors"] == []
+    row = session(store, "grok-fix-ci")
+    assert row["model"] == "grok-code-fast-1" and row["source"] == "grok"
+    rows = messages(store, "grok-fix-ci")
+    assert [(r["role"], r["content"]) for r in rows] == [
+        ("reasoning", "The CI log first."), ("assistant", "Let me check the log."),
+        ("tool", "FAIL test_retry\n[exit code 1]"), ("assistant", ""), ("tool", "Issue 42: flaky retry"),
+        ("assistant", ""), ("tool", "[failed] rate limited"), ("assistant", "The retry test is flaky (issue 42).")]
+    assert [c[:2] for r in rows for c in r["calls"]] == [
+        ("run_terminal_command", {"command": "cat ci.log"}), ("github__get_issue", {"number": 42}),
+        ("WebSearch", {"variant": "WebSearch", "backend": True, "query": "pytest retry flaky"})]
+    assert [r["tool_name"] for r in rows if r["role"] == "tool"] == [
+        "run_terminal_command", "github__get_issue", "WebSearch"]
+
+
 def _opencode_family_home(tmp_path, monkeypatch) -> Path:
     from format_helpers import SQL_DIR, build_sqlite
 
