@@ -10,8 +10,9 @@ Three derived values are stored beside every message (computed once at ingest, n
 * ``tools`` -- the names of the tools a message calls (or, for a tool result, the tool that
   produced it), each between newlines (``"\\nBash\\nRead\\n"``): what ``--tool Bash`` filters on.
 * ``search_text`` -- the content with agent-injected boilerplate removed (Codex
-  ``<environment_context>``, Claude Code ``<system-reminder>`` and command caveats, Cursor
-  ``<user_query>`` wrappers unwrapped) and without terminal escape sequences (a command's
+  ``<environment_context>``, Claude Code ``<system-reminder>`` and command caveats, Cline's
+  ``<environment_details>``, Cursor ``<user_query>`` and Cline ``<task>`` / ``<feedback>`` /
+  ``<answer>`` wrappers unwrapped) and without terminal escape sequences (a command's
   coloured output: ``\x1b[31mERROR\x1b[0m`` would be the one token ``31merror``, so a search
   for ``error`` missed it), set only when it differs from the content
   (:func:`search_text_of`). The index and previews use it; the stored content keeps every byte.
@@ -32,9 +33,13 @@ BOILERPLATE_BLOCKS: tuple[str, ...] = (
     "local-command-stdout", "local-command-stderr", "command-message", "user_info",
     "project_layout", "git_status", "rules", "agent_requestable_workspace_rules",
     "additional_data", "turn_aborted",
+    # Cline / Roo Code / Kilo Code: the editor state appended to every user turn (visible files,
+    # open tabs, the workspace's whole file list, time, mode)
+    "environment_details",
 )
 #: Wrappers around the user's own words: the tags go, the text inside stays.
-BOILERPLATE_WRAPPERS: tuple[str, ...] = ("user_query", "command-name", "command-args", "user_message")
+BOILERPLATE_WRAPPERS: tuple[str, ...] = ("user_query", "command-name", "command-args", "user_message",
+                                         "task", "feedback", "answer")
 
 _NAMES = "|".join(re.escape(n) for n in BOILERPLATE_BLOCKS)
 _WRAPS = "|".join(re.escape(n) for n in BOILERPLATE_WRAPPERS)

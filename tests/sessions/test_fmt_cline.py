@@ -29,11 +29,16 @@ def test_cline_xml_era_task(store, format_fixtures):
     assert row["title"] == "Add a --verbose flag to cli.py"
     assert row["started_at"] == pytest.approx(1736441234.6) and row["ended_at"] == pytest.approx(1736441291.0)
     rows = messages(store, "1736441234567")
-    assert roles(rows) == ["user", "assistant", "user", "assistant", "user"]
+    # the XML-tool era's thinking, calls and results (cline_xml): reasoning, calls, tool rows
+    assert roles(rows) == ["user", "reasoning", "assistant", "tool", "user", "assistant", "tool"]
     assert rows[0]["content"].startswith("<task>\nAdd a --verbose flag to cli.py\n</task>\n<environment_details>")
-    assert "<read_file>\n<path>cli.py</path>\n</read_file>" in rows[1]["content"]
-    assert rows[2]["content"].startswith("[read_file for 'cli.py'] Result:\nimport argparse")
-    assert rows[4]["content"].endswith("</feedback>\n[image]")
+    assert rows[1]["content"] == "I need to see how arguments are parsed."
+    assert rows[2]["calls"] == [("read_file", {"path": "cli.py"}, "1736441234567:xml-1")]
+    assert rows[3]["content"].startswith("import argparse") and rows[3]["tool_call_id"] == "1736441234567:xml-1"
+    assert rows[3]["tool_name"] == "read_file"
+    assert rows[4]["content"].startswith("<environment_details>")
+    assert rows[5]["calls"][0][:2] == ("attempt_completion", {"result": "Added `--verbose` (store_true) to the parser."})
+    assert rows[6]["content"].endswith("</feedback>\n[image]") and rows[6]["tool_name"] == "attempt_completion"
     assert all(r["timestamp"] is None for r in rows)  # Cline keeps no per-message time
 
 
@@ -56,7 +61,7 @@ def test_roo_native_tool_calls(store, format_fixtures):
 
 def test_walking_a_task_directory_reports_no_unknown_files(store, format_fixtures):
     summary = index(store, (format_fixtures / CLINE).parent)
-    assert summary["errors"] == [] and summary["messages_added"] == 5
+    assert summary["errors"] == [] and summary["messages_added"] == 7
 
 
 ROO_V2 = f"{STORAGE}/rooveterinaryinc.roo-cline/tasks/3c9e8d7f-6a5b-4c3d-9e2f-1a0b9c8d7e6f"

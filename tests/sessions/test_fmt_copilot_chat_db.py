@@ -208,7 +208,7 @@ def test_oldest_chat_migrated_to_a_file_keeps_its_prompts(store, tmp_path):
     path.write_text(json.dumps(V1))
     assert detect_format(path) == "copilot-chat" and index(store, path)["errors"] == []
     assert roles(messages(store, "old-chat-1")) == ["user", "assistant", "user", "system"]
-    assert IMPORTERS["copilot-chat"].reader == 2  # files read before are read again once
+    assert IMPORTERS["copilot-chat"].reader >= 2  # files read before are read again once
 
 
 def test_fixture_matches_its_sql_and_is_read(store, tmp_path, format_fixtures):

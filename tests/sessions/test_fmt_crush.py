@@ -34,7 +34,7 @@ def test_database(store, format_fixtures):
     assert row["started_at"] == pytest.approx(1764000000.0) and row["ended_at"] == pytest.approx(1764000300.0)
     rows = messages(store, S)
     assert roles(rows) == ["user", "reasoning", "assistant", "tool", "assistant", "system"]
-    assert rows[0]["content"] == "add retries with backoff to client.go\n[text/plain /home/ty/api/client.go]"
+    assert rows[0]["content"] == "add retries with backoff to client.go\n[text/plain /home/ty/api/client.go]\npackage api"
     assert rows[1]["content"] == "Wrap Do() in a loop with exponential backoff."
     assert rows[2]["calls"] == [("view", {"file_path": "/home/ty/api/client.go"}, "call_c1")]
     assert (rows[3]["tool_name"], rows[3]["tool_call_id"]) == ("view", "call_c1")

@@ -17,7 +17,7 @@ def test_detected(format_fixtures):
     assert detect_format(format_fixtures / FACTORY) == "factory-droid"
     assert detect_format(format_fixtures / KIMI) == "kimi-cli"
     assert detect_format((format_fixtures / FACTORY).with_name(
-        "3c2b1a09-8f7e-4d6c-b5a4-938271605f4e.settings.json")) is None  # read beside the session
+        "3c2b1a09-8f7e-4d6c-b5a4-938271605f4e.settings.json")) == "factory-droid"  # a member of the session
 
 
 def test_factory_droid(store, format_fixtures):

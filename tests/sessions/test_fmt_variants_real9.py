@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from format_helpers import index, messages, session, ts
 
 from hermes_store.sessions import index_paths
@@ -302,6 +303,104 @@ def test_hermes_state_db_keeps_the_assistants_thinking(store, tmp_path):
                    ("reasoning", "deepseek style thinking"), ("assistant", "second answer"),
                    ("reasoning", "openrouter thinking"), ("assistant", "third answer"),
                    ("reasoning", "codex summary"), ("assistant", "fourth answer")]
+
+
+@pytest.mark.parametrize("folder", ["factory-droid/.factory", "kimi-cli/.kimi-code", "cursor/.config/Cursor/User"])
+def test_a_walk_of_an_agents_folder_reads_its_sidecar_files_through_their_sessions(store, tmp_path, folder):
+    """``sessions index ~/.factory`` (or ``~/.kimi-code``, Cursor's ``User`` folder) walks the files
+    the agent writes beside each session: Droid's ``<id>.settings.json`` (the model), Kimi Code's
+    ``state.json`` (title, times, work dir), a Cursor window's ``workspace.json`` (its folder).
+    Each is read through its session now (``member_of``). Before: one ``unknown format`` problem
+    per such file on every walk of a folder the agent wrote."""
+    import shutil
+
+    from sess_helpers import FIXTURES
+
+    shutil.copytree(FIXTURES / folder.split("/")[0], tmp_path / folder.split("/")[0])
+    summary = index(store, tmp_path / folder)
+    assert summary["messages_added"] > 0
+    assert [e["error"] for e in summary["errors"] if "unknown format" in e["error"]] == []
+
+
+def test_cline_editor_state_is_not_searched_as_the_users_words(store, format_fixtures):
+    """Cline, Roo Code and Kilo Code append ``<environment_details>`` (visible files, open tabs,
+    the workspace's whole file list, the time, the mode) to every user turn of the API history and
+    wrap the user's words in ``<task>`` / ``<feedback>`` / ``<answer>``. The stored content keeps
+    every byte; the searched text now leaves the editor state and the tags out (as Codex's
+    ``<environment_context>``). Before: a search for any file of the workspace (``README``) found
+    every user turn of every task, and ``task`` matched every first prompt by its tag."""
+    from hermes_store.sessions.search import search_messages
+
+    task = "cline/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1736441234567"
+    assert index(store, format_fixtures / task / "api_conversation_history.json")["errors"] == []
+    assert messages(store, "1736441234567")[0]["content"].endswith("README.md\n</environment_details>")
+
+    def hits(query: str) -> list[int]:
+        return sorted(r["seq"] for r in search_messages(store, query).results)
+
+    assert hits("README") == [] and hits("task") == []
+    assert hits("verbose") == [0, 5]  # the prompt (its words kept) and the completion call
+    assert hits("please") == [6]  # the feedback's words (the completion's result)
+
+
+def test_roo_xml_era_calls_with_raw_content_and_a_dropped_turn(store, tmp_path):
+    """XML-era Roo Code / Kilo Code histories: prose around the tool element, a ``content``
+    parameter holding tags of its own (an HTML file: closed at its last ``</content>``), several
+    parameters, a result whose call Cline's context management dropped from the history (it keeps
+    its tool's name), and an unanswered last call. Before: all of it one text per turn, no call, no
+    tool row, the thinking as the assistant's words."""
+    task = tmp_path / "rooveterinaryinc.roo-cline" / "tasks" / "1745000000000"
+    task.mkdir(parents=True)
+    env = {"type": "text", "text": "<environment_details>\n# Current Time\n2025-04-18\n</environment_details>"}
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "[execute_command for 'npm test'] Result:"},
+                                     {"type": "text", "text": "Command executed.\n3 passing"}, env]},
+        {"role": "assistant", "content": [{"type": "text", "text": (
+            "<thinking>The page needs a title.</thinking>\nI'll write the page now.\n<write_to_file>\n"
+            "<path>index.html</path>\n<content>\n<html><title>Hi</title></html>\n</content>\n"
+            "<line_count>1</line_count>\n</write_to_file>")}]},
+        {"role": "user", "content": [{"type": "text", "text": "[write_to_file for 'index.html'] Result:"},
+                                     {"type": "text", "text": "The content was successfully saved to index.html."},
+                                     env]},
+        {"role": "assistant", "content": "<ask_followup_question>\n<question>Deploy it?</question>\n"
+                                         "</ask_followup_question>"},
+    ]
+    (task / "api_conversation_history.json").write_text(json.dumps(history), encoding="utf-8")
+    assert index(store, task / "api_conversation_history.json")["errors"] == []
+    rows = messages(store, task.name)
+    assert [r["role"] for r in rows] == ["tool", "user", "reasoning", "assistant", "tool", "user", "assistant"]
+    assert rows[0]["tool_name"] == "execute_command" and rows[0]["content"] == "Command executed.\n3 passing"
+    assert rows[2]["content"] == "The page needs a title."
+    assert rows[3]["content"] == "I'll write the page now."
+    assert rows[3]["calls"] == [("write_to_file", {"path": "index.html", "content": "<html><title>Hi</title></html>",
+                                                   "line_count": "1"}, f"{task.name}:xml-2")]
+    assert rows[4]["tool_call_id"] == f"{task.name}:xml-2" and rows[4]["content"].startswith("The content was")
+    assert rows[6]["calls"][0][:2] == ("ask_followup_question", {"question": "Deploy it?"})
+
+
+def test_grok_cli_streaming_json_run(store, format_fixtures):
+    """``grok -p --output-format streaming-json`` saved to a file: token deltas joined (thinking a
+    ``reasoning`` row), calls with their arguments (an MCP ``use_tool`` named by its
+    ``<server>__<tool>``, a titled web search by its ``variant``), each call's final update its
+    ``tool`` row (a shell run's prompt output with its exit code, an MCP result's ``OkayOutput``, a
+    failure marked), the model from ``modelUsage``. Before: ``unknown format``."""
+    from hermes_store.sessions import detect_format
+
+    path = format_fixtures / "grok-stream" / "runs" / "grok-fix-ci.jsonl"
+    assert detect_format(path) == "grok-stream"
+    assert index(store, path)["errors"] == []
+    row = session(store, "grok-fix-ci")
+    assert row["model"] == "grok-code-fast-1" and row["source"] == "grok"
+    rows = messages(store, "grok-fix-ci")
+    assert [(r["role"], r["content"]) for r in rows] == [
+        ("reasoning", "The CI log first."), ("assistant", "Let me check the log."),
+        ("tool", "FAIL test_retry\n[exit code 1]"), ("assistant", ""), ("tool", "Issue 42: flaky retry"),
+        ("assistant", ""), ("tool", "[failed] rate limited"), ("assistant", "The retry test is flaky (issue 42).")]
+    assert [c[:2] for r in rows for c in r["calls"]] == [
+        ("run_terminal_command", {"command": "cat ci.log"}), ("github__get_issue", {"number": 42}),
+        ("WebSearch", {"variant": "WebSearch", "backend": True, "query": "pytest retry flaky"})]
+    assert [r["tool_name"] for r in rows if r["role"] == "tool"] == [
+        "run_terminal_command", "github__get_issue", "WebSearch"]
 
 
 def _opencode_family_home(tmp_path, monkeypatch) -> Path:

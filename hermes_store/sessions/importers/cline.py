@@ -9,7 +9,8 @@ Code, ``kilocode.kilo-code`` for Kilo Code) holding
   ``text``, ``image``, ``tool_use``, ``tool_result``, ``thinking``; Roo Code adds
   ``ts`` (ms) to each message). Older versions wrote tool calls as XML inside
   the assistant's text (``<read_file><path>..</path></read_file>``) and their
-  results as user text (``[read_file for 'x'] Result:``): kept as text;
+  results as user text (``[read_file for 'x'] Result:``): read as calls, results and
+  thinking (:mod:`.cline_xml`);
 * ``ui_messages.json``: what the panel showed, ``[{ts, type: "say" | "ask",
   say | ask, text}]``: the first ``task`` text is the session's title and its
   ``ts`` range the session's times.
@@ -53,6 +54,7 @@ from hermes_store.sessions.importers.cline_task import (
     task_record,
 )
 from hermes_store.sessions.importers.cline_ui import is_task_entry, is_ui_entry, ui_rows
+from hermes_store.sessions.importers.cline_xml import XmlTurns
 from hermes_store.sessions.importers.doc_common import (
     ReplacedWhenChanged,
     load_document,
@@ -83,7 +85,10 @@ class ClineImporter(ReplacedWhenChanged, Importer):
     """One Cline / Roo Code / Kilo Code task (``api_conversation_history.json`` + ``ui_messages.json``)."""
 
     name = "cline"
-    reader = 3  # 2: notices, task folders (2026-12-06); 3: MCP calls and responses of panel-only tasks
+    # 2: notices, task folders (2026-12-06); 3: MCP calls and responses of panel-only tasks; 4: the
+    # editor state (<environment_details>) and <task>/<feedback>/<answer> tags out of the searched text
+    # 5: XML-era tool calls, results and <thinking> read as calls, tool rows and reasoning
+    reader = 5
     agent = "Cline / Roo Code / Kilo Code"
     indexes = "the API conversation (native and XML-era tool calls), title and times from ui_messages.json"
     source: str | None = "cline"
@@ -201,12 +206,13 @@ class ClineImporter(ReplacedWhenChanged, Importer):
         yield from problems
         problems = []
         tools = ToolNames()
+        xml = XmlTurns(task.name, tools)  # the XML-tool era's calls, results and thinking as native blocks
         for index, message in enumerate(doc):
             if not isinstance(message, dict):
                 yield Problem(None, f"[{index}]: expected a message object")
                 continue
-            yield from safe_rows(anthropic_rows, problems, None, f"[{index}]", anthropic_shape(message), task.name,
-                                 _stamp(message.get("ts")), f"[{index}]", tools, problems)
+            yield from safe_rows(anthropic_rows, problems, None, f"[{index}]", xml.shape(anthropic_shape(message)),
+                                 task.name, _stamp(message.get("ts")), f"[{index}]", tools, problems)
             yield from problems
             problems = []
 

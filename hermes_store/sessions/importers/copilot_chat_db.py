@@ -41,7 +41,11 @@ from hermes_store.sessions.importers.base import (
     opt_str,
 )
 from hermes_store.sessions.importers.copilot_chat import session_events, workspace_of
-from hermes_store.sessions.importers.doc_common import foreign_read, path_has_part
+from hermes_store.sessions.importers.doc_common import (
+    foreign_read,
+    path_has_part,
+    workspace_database,
+)
 
 SESSIONS_KEY = "interactive.sessions"
 INDEX_KEY = "chat.ChatSessionStore.index"
@@ -112,12 +116,7 @@ class CopilotChatDbImporter(Importer):
     def member_of(cls, head: Head) -> Path | None:
         """A workspace-storage folder's ``workspace.json`` (``{folder}`` or ``{workspace}``) is read
         through the ``state.vscdb`` beside it (it gives that database's sessions their folder)."""
-        database = head.path.parent / "state.vscdb"
-        if head.path.name != "workspace.json" or head.is_sqlite or not database.is_file() \
-                or path_has_part(head.path, "Cursor"):
-            return None
-        doc = head.document()
-        return database if isinstance(doc, dict) and ("folder" in doc or "workspace" in doc) else None
+        return None if path_has_part(head.path, "Cursor") else workspace_database(head)
 
     def read(self, state: SourceState) -> Iterator[Event]:
         """The database's sessions; nothing for a ``workspace.json`` (read through its database)."""

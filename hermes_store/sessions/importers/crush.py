@@ -10,7 +10,8 @@ created_at, updated_at, finished_at, is_summary_message)``, ``files``.
 ``reasoning`` (``{thinking}``), ``tool_call`` (``{id, name, input}``, ``input``
 being JSON text), ``tool_result`` (``{tool_call_id, name, content, is_error}``,
 in ``role = "tool"`` messages), ``image_url``, ``binary`` (attachments:
-``{Path, MIMEType, Data}``), ``finish`` (``{reason, time, message}``) and, since
+``{Path, MIMEType, Data}``, ``Data`` base64; a text file's content kept after its marker, as
+Crush hands it to the model), ``finish`` (``{reason, time, message}``) and, since
 mid-2026, ``shell_command`` (``{command, output, exit_code}``: a ``!command`` the
 user ran, in a ``user`` message; a ``tool`` row named ``shell``). A message flagged
 ``is_summary_message`` (the assistant's compaction summary, ``sessions.summary_message_id``) is a
@@ -27,6 +28,7 @@ of the session (:class:`Rewritten`) so the index is the history Crush shows.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Generator, Iterator
 from typing import Any, ClassVar
@@ -56,6 +58,7 @@ from hermes_store.sessions.importers.doc_common import (
 CHUNK = 2000
 REVERTS_KEY = "reverts"  # source state: {session id: revert_message_id} as last read (set ones only)
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "tool": "tool"}
+MAX_ATTACHMENT_CHARS = 8 * 1024 * 1024  # a text file attached to a prompt, base64 (larger: its marker only)
 
 
 def _stamp(value: Any) -> float | None:
@@ -63,6 +66,22 @@ def _stamp(value: Any) -> float | None:
         return parse_timestamp(value)
     except ValueError:
         return None
+
+
+def _attachment(data: dict[str, Any]) -> str:
+    """A file the user attached (``BinaryContent {Path, MIMEType, Data}``, ``Data`` base64): its
+    marker, and for a text file its content, which Crush hands the model in a ``<file>`` block
+    (``message.PromptWithTextAttachments``)."""
+    mime = opt_str(data.get("MIMEType")) or "file"
+    marker = f"[{mime} {data.get('Path') or ''}]".replace(" ]", "]")
+    encoded = data.get("Data")
+    if not mime.startswith("text/") or not isinstance(encoded, str) or len(encoded) > MAX_ATTACHMENT_CHARS:
+        return marker
+    try:
+        text = base64.b64decode(encoded, validate=True).decode("utf-8", errors="replace")
+    except ValueError:
+        return marker
+    return f"{marker}\n{text}" if text.strip() else marker
 
 
 def crush_rows(role: str, parts: list[Any], session_id: str, stamp: float | None, line: int,
@@ -93,7 +112,7 @@ def crush_rows(role: str, parts: list[Any], session_id: str, stamp: float | None
                                       tool_name=opt_str(data.get("name")), tool_call_id=opt_str(data.get("tool_call_id")),
                                       timestamp=stamp, line=line))
         elif kind == "binary":
-            texts.append(f"[{data.get('MIMEType') or 'file'} {data.get('Path') or ''}]".replace(" ]", "]"))
+            texts.append(_attachment(data))
         elif kind == "image_url":
             texts.append("[image]")
         elif kind == "shell_command":  # a command the user ran in bang mode (``!cmd``), with its output

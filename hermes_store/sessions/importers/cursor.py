@@ -36,6 +36,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -60,6 +61,7 @@ from hermes_store.sessions.importers.doc_common import (
     path_has_part,
     safe_rows,
     tool_call,
+    workspace_database,
 )
 
 CHUNK = 200
@@ -179,7 +181,10 @@ class CursorImporter(Importer):
 
     @classmethod
     def sniff(cls, head: Head) -> float:
-        """``ItemTable`` + ``cursorDiskKV`` (Cursor's own table), or ItemTable under a Cursor directory."""
+        """``ItemTable`` + ``cursorDiskKV`` (Cursor's own table), or ItemTable under a Cursor directory;
+        a Cursor window's ``workspace.json`` beside its database is read through it."""
+        if cls.member_of(head) is not None:
+            return 0.6
         if not head.is_sqlite:
             return 0.0
         tables = head.sqlite_tables()
@@ -189,8 +194,20 @@ class CursorImporter(Importer):
             return 0.95
         return 0.9 if path_has_part(head.path, "Cursor") else 0.0
 
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """A Cursor ``workspaceStorage/<hash>/workspace.json``: read through the ``state.vscdb``
+        beside it (it names the folder of that database's composers)."""
+        return workspace_database(head) if path_has_part(head.path, "Cursor") else None
+
+    def read(self, state: SourceState) -> Iterator[Event]:
+        """The database's composers, chat tabs and prompts; nothing for a ``workspace.json``."""
+        if self.path.name == "workspace.json" and self.member_of(self.head or Head.read(self.path)) is not None:
+            return iter(())
+        return self._read_database(state)
+
     @foreign_read
-    def read(self, db: ForeignDB, state: SourceState) -> Iterator[Event]:
+    def _read_database(self, db: ForeignDB, state: SourceState) -> Iterator[Event]:
         workspace = self._workspace()
         read = 0
         if db.table_exists("cursorDiskKV"):

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from hermes_store.foreign_db import ForeignDB, ForeignDBError
-from hermes_store.sessions.importers.base import Importer, Problem
+from hermes_store.sessions.importers.base import Head, Importer, Problem
 
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -349,3 +349,14 @@ def foreign_read(read_db: Any) -> Any:
             db.close()
 
     return shape_guarded(foreign_guarded(read))
+
+
+def workspace_database(head: Head) -> Path | None:
+    """The ``state.vscdb`` beside a VS Code-family window's ``workspace.json`` (``{folder}`` or
+    ``{workspace}``: the folder the window had open, which names its sessions' workspace), else
+    None. VS Code and Cursor keep one such pair per ``workspaceStorage/<hash>/`` folder."""
+    database = head.path.parent / "state.vscdb"
+    if head.path.name != "workspace.json" or head.is_sqlite or not database.is_file():
+        return None
+    doc = head.document()
+    return database if isinstance(doc, dict) and ("folder" in doc or "workspace" in doc) else None

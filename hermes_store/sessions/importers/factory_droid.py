@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from hermes_store.sessions.importers.anthropic_common import anthropic_rows
 from hermes_store.sessions.importers.base import (
+    Checkpoint,
     Event,
     Head,
     Importer,
@@ -35,6 +37,7 @@ from hermes_store.sessions.importers.doc_common import path_has_part, shape_guar
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _BOOKKEEPING = {"todo_state", "session_end", "compaction", "summary", "settings"}
+SETTINGS_SUFFIX = ".settings.json"  # <session id>.settings.json beside <session id>.jsonl
 HIDDEN = "llm_only"  # message.visibility of what Droid gives the model without showing it
 
 
@@ -51,9 +54,12 @@ class FactoryDroidImporter(Importer):
 
     @classmethod
     def sniff(cls, head: Head) -> float:
-        """A ``session_start`` entry, or ``message`` entries wrapping ``{role, content}``."""
+        """A ``session_start`` entry, or ``message`` entries wrapping ``{role, content}``; the
+        session's ``<id>.settings.json`` is its member."""
         if head.is_sqlite:
             return 0.0
+        if cls.member_of(head) is not None:
+            return 0.6
         objects = head.objects()
         if not objects:
             return 0.0
@@ -67,8 +73,21 @@ class FactoryDroidImporter(Importer):
             return 0.6  # a file whose session_start line is gone, in Droid's directory
         return 0.0
 
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """``<id>.settings.json`` (the session's model, autonomy, token use) is read through
+        ``<id>.jsonl`` beside it (:meth:`_model`)."""
+        name = head.path.name
+        if not name.endswith(SETTINGS_SUFFIX):
+            return None
+        session = head.path.with_name(name[: -len(SETTINGS_SUFFIX)] + ".jsonl")
+        return session if session.is_file() else None
+
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        if self.path.name.endswith(SETTINGS_SUFFIX) and self.member_of(Head.read(self.path)) is not None:
+            yield Checkpoint(str(self.path.stat().st_size), 0)  # read through its session (member_of)
+            return
         spoken = [False]  # a message entry was met (not only session_start and bookkeeping)
         yield from said_if_empty(self._read(state, spoken), state, "the session", lambda: not spoken[0])
 
@@ -114,7 +133,7 @@ class FactoryDroidImporter(Importer):
         yield from read_jsonl(self, state, handle)
 
     def _model(self) -> str | None:
-        settings = self.path.with_name(self.path.stem + ".settings.json")
+        settings = self.path.with_name(self.path.stem + SETTINGS_SUFFIX)
         try:
             data = json.loads(settings.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -50,6 +50,7 @@ from hermes_store.sessions.importers.kimi_wire import WireReader, content_parts,
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _PRIVATE = {"_checkpoint", "_usage", "_system_prompt"}
+KIMI_CODE_STATE = "state.json"  # beside a Kimi Code session's agents/ folder (kimi_wire.session_state)
 # a context file rotated away by /clear or a checkpoint revert (``kimi_cli.utils.path.next_available_rotation``)
 _ROTATED = re.compile(r"^(.+)_(\d+)\.jsonl$")
 ROLES = ("user", "assistant", "tool", "system")
@@ -117,6 +118,8 @@ class KimiCliImporter(Importer):
         """Role lines with Kimi's private roles (``_checkpoint``, ``_usage``, ``_system_prompt``)."""
         if head.is_sqlite:
             return 0.0
+        if head.path.name == KIMI_CODE_STATE and cls.member_of(head) is not None:
+            return 0.6  # a Kimi Code session's state.json: read through its agent log
         objects = head.objects()
         if (
             objects
@@ -148,7 +151,12 @@ class KimiCliImporter(Importer):
 
     @classmethod
     def member_of(cls, head: Head) -> Path | None:
-        """Kimi CLI's ``wire.jsonl`` beside its ``context.jsonl`` is read through the context."""
+        """Kimi CLI's ``wire.jsonl`` beside its ``context.jsonl`` is read through the context; a
+        Kimi Code session's ``state.json`` (its title, times, work dir) through the session's agent
+        log ``agents/<agent>/wire.jsonl`` (the main agent's first)."""
+        if head.path.name == KIMI_CODE_STATE:
+            logs = sorted(head.path.parent.glob("agents/*/wire.jsonl"), key=lambda p: (p.parent.name != "main", p))
+            return logs[0] if logs else None
         context = head.path.parent / "context.jsonl"
         if head.path.name != "wire.jsonl" or not context.is_file():
             return None
@@ -179,6 +187,9 @@ class KimiCliImporter(Importer):
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        if self.path.name == KIMI_CODE_STATE:  # read through the session's agent log (member_of)
+            yield Checkpoint(str(self.path.stat().st_size), 0)
+            return
         if self._is_cli_wire():
             yield from self._read_cli_wire(state)
             return

@@ -54,6 +54,7 @@ from hermes_store.sessions.importers.goose_export import GooseExportImporter
 from hermes_store.sessions.importers.goose_stream import GooseStreamImporter
 from hermes_store.sessions.importers.grok import GrokCliImporter
 from hermes_store.sessions.importers.grok_sessions import GrokSessionStoreImporter
+from hermes_store.sessions.importers.grok_stream import GrokStreamImporter
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.importers.hermes_json import HermesJsonImporter
 from hermes_store.sessions.importers.hermes_jsonl import HermesJsonlImporter
@@ -121,6 +122,7 @@ BUNDLED: tuple[type[Importer], ...] = (
     GooseStreamImporter,
     GrokCliImporter,
     GrokSessionStoreImporter,
+    GrokStreamImporter,
     AmpImporter,
     AmpStreamImporter,
     AntigravityImporter,
