@@ -1,6 +1,8 @@
-"""Variants seen in real files, ninth round: Aider replies of reasoning models, OpenCode-family
-databases (Kilo Code, OpenCode's channel builds). Fixtures are built here and reproduce the
-writers' structure, never real content."""
+"""Variants seen in real files, ninth round: Aider (reasoning models, architect hand-offs), the
+OpenCode-family databases (Kilo Code, channel builds), Copilot Chat operation logs, Factory Droid,
+Cline / Roo editor state and XML-era calls, Grok CLI streaming JSON, Hermes state.db thinking and a
+session continued in a newer store. Fixtures are built here and reproduce the writers' structure,
+never real content."""
 
 from __future__ import annotations
 
