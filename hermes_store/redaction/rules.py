@@ -66,8 +66,12 @@ class Rule:
 
 
 _GAP = r"(?:\s|\\{1,7}[nrt])"  # white space, or a JSON escape of it (in JSON inside JSON too)
-_ASSIGN_WORDS = (r"(?:secret(?:[_-]?key)?|token|passw(?:or)?d|passphrase|pwd|api[_-]?key|apikey|private[_-]?key"
-                 r"|access[_-]?key|auth[_-]?key|_auth|credentials?)")  # ``_auth``: .npmrc's base64 user:password
+# ``_auth``: .npmrc's base64 user:password; ``key-data``: a kubeconfig's base64 private key; ``_PASS``
+# (``SMTP_PASS``, not ``bypass``); keys whose first word says they are secret (``signing_key``)
+_ASSIGN_WORDS = (r"(?:secret(?:[_-]?key)?|token|passw(?:or)?d|passphrase|(?<![A-Za-z])pass|pwd|api[_-]?key|apikey"
+                 r"|private[_-]?key|access[_-]?key|auth[_-]?key|_auth|key[_-]data|credentials?"
+                 r"|(?:signing|encryption|master|hmac|client|license|shared)[_-]?key)")
+_ASSIGN_TRIGGER_WORDS = _ASSIGN_WORDS.replace("(?<![A-Za-z])", "")  # Hyperscan takes no lookbehind: a wider trigger
 
 _GITLAB = "pat|ptt|dt|rtr|rt|cbt|soat|oas|ft|imt|agent"  # personal, pipeline trigger, deploy, runner, CI/CD job, ...
 # Provider tokens with a fixed prefix (as gitleaks and GitHub secret scanning match them):
@@ -186,9 +190,20 @@ RULES: tuple[Rule, ...] = (
          r"bearer\s", caseless=True, priority=1, window=16, literals=("bearer",), anchored=True),
     Rule("assignment", r"(?i:(?P<n>" + _ASSIGN_WORDS + r")\b(?:\\{0,7}[\"'])?\]?\s{0,4}(?P<sep>:=|=>|=|:)\s{0,4})"
                        r"(?P<v>" + _ESCAPED + "|" + _QUOTED + "|" + _BARE + ")",
-         _ASSIGN_WORDS + r"\\{0,7}[\"']?\]?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=80,
-         literals=("secret", "token", "passw", "passp", "pwd", "api", "private", "access", "auth", "_auth",
-                   "credential"), anchored=True),
+         _ASSIGN_TRIGGER_WORDS + r"\\{0,7}[\"']?\]?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=80,
+         literals=("secret", "token", "pass", "pwd", "api", "private", "access", "auth", "_auth",
+                   "key", "credential", "signing", "encryption", "master", "hmac", "client", "license", "shared"), anchored=True),
+    # ~/.docker/config.json: ``"auth": "<base64 of user:password>"``
+    Rule("auth_key", r"\"auth\\{0,7}\"\s{0,4}:\s{0,4}\\{0,7}\"(?P<v>[A-Za-z0-9+/]{12,4000}={0,2})\\{0,7}\"",
+         r"\"auth\\{0,7}\"\s{0,4}:", literals=('"auth',)),
+    # XML configuration (Maven settings.xml, NuGet.config, .NET app.config)
+    Rule("assignment", r"(?i:<(?P<n>[A-Za-z0-9_.:-]{0,40}?" + _ASSIGN_WORDS + r")(?P<sep>>))(?P<v>[^<\s]{1,400})(?=</)",
+         r"<[A-Za-z0-9_.:-]{0,40}" + _ASSIGN_TRIGGER_WORDS + ">", caseless=True, priority=2, window=120,
+         literals=("secret", "token", "pass", "pwd", "api", "private", "access", "auth", "key", "credential")),
+    Rule("assignment", r"(?i:\bkey\s{0,4}=\s{0,4}\\{0,7}[\"'](?P<n>[A-Za-z0-9_.:-]{0,40}?" + _ASSIGN_WORDS
+                       + r")\\{0,7}[\"']\s{1,8}value(?P<sep>\s{0,4}=\s{0,4}))(?P<v>" + _ESCAPED + "|" + _QUOTED + ")",
+         r"key\s{0,4}=\s{0,4}\\{0,7}[\"'][^\"']{0,60}[\"']\s{1,8}value\s{0,4}=", caseless=True, priority=2, window=200,
+         literals=("key",)),
     Rule("assignment", r"(?i:(?P<n>passw(?:or)?d|passphrase)\s{1,4}(?P<sep>is|was)\s{1,4}(?::\s{0,4})?)"
                        r"(?P<v>" + _QUOTED + "|" + _BARE + ")",
          r"(?:passw(?:or)?d|passphrase)\s{1,4}(?:is|was)\s", caseless=True, priority=2, window=80,
@@ -213,7 +228,7 @@ _PLACEHOLDER = re.compile(
 _CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[A-Za-z_][A-Za-z0-9_]*$")
 _CONSTANT = re.compile(r"^[A-Z][A-Z_]*$")  # "DOMAIN_PASSWORD", YOUR_API_KEY: a name, not a value
 _ENV_LINE_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_PASSWORD_NAME = re.compile(r"(?i)(?:passw(?:or)?d|passphrase|pwd|^--pass)$")
+_PASSWORD_NAME = re.compile(r"(?i)(?:passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass)$")
 # what prose says a password *is* when it is no password: "the password is sha256-hashed"
 _PROSE_NOT_VALUE = re.compile(r"(?i)^(?:md5|sha-?[0-9]{1,3}|sha3-[0-9]{3}|argon2(?:id|i|d)?|pbkdf2|bcrypt|scrypt"
                               r"|base(?:32|64)|utf-?(?:8|16)|aes-?[0-9]{3}|rot13|x509|pkcs[0-9]{1,2})\W*$")
