@@ -112,7 +112,7 @@ _PREFIXED: tuple[tuple[str, str, int, str, str, tuple[str, ...]], ...] = (
 RULES: tuple[Rule, ...] = (
     Rule("private_key", r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                         r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-                        r"|(?:[A-Za-z0-9+/=:,\s-]|\\[nr]){0,20000})", r"PRIVATE KEY", literals=("private key",)),
+                        r"|(?:[A-Za-z0-9+/=:,\s-]|\\{1,7}[nr]){0,20000})", r"PRIVATE KEY", literals=("private key",)),
     # a PuTTY key file (.ppk): the whole file from its header to its MAC (or to the end of its private lines)
     Rule("private_key", r"PuTTY-User-Key-File-[0-9]{1,2}:[\s\S]{0,20000}?Private-Lines:[ \t]*[0-9]{1,4}"
                         r"(?:(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)[ \t]*(?!Private-)[A-Za-z0-9+/=]{1,200}){1,400}"

@@ -117,6 +117,8 @@ PLANTED: dict[str, tuple[str, str]] = {
     "npmrc-auth": ("//registry.npmjs.org/:_auth=ZGVwbG95OlZxN3hQMm1tUTl6TA==", "ZGVwbG95OlZxN3hQMm1tUTl6TA=="),
     "passphrase": ("passphrase: Lm9Vq7xP2kT", "Lm9Vq7xP2kT"),
     "url-password-at": ("DATABASE_URL=postgresql://deploy:Vq7xP2@Lm9Kd@db.internal:5432/app", "Lm9Kd"),
+    "pem-truncated": ("$ head -3 deploy.pem\n-----BEGIN RSA PRIVATE KEY-----\n" + PEM_BODY + "\nQm9ndXNTaWduYXR1cmVGb3JUZXN0aW5nT25seQ",
+                      "Qm9ndXNTaWduYXR1cmVGb3JUZXN0aW5nT25seQ"),
     "docker-auth": ('{"auths": {"https://index.docker.io/v1/": {"auth": "ZGVwbG95OlZxN3hQMm1tUTl6TEs="}}}',
                     "ZGVwbG95OlZxN3hQMm1tUTl6TEs="),
     "kubeconfig-key": ("users:\n- name: ana\n  user:\n    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlF"
