@@ -106,6 +106,11 @@ _PREFIXED: tuple[tuple[str, str, int, str, str, tuple[str, ...]], ...] = (
     ("heroku_key", "HRKU-", 5, r"[A-Za-z0-9_-]{60}", r"HRKU-", ("hrku-",)),
     ("figma_token", "figd_", 5, r"[A-Za-z0-9_-]{40}", r"figd_", ("figd_",)),
     ("twilio_key", "SK", 2, r"[0-9a-fA-F]{32}", r"SK[0-9a-fA-F]{32}", ("sk",)),
+    # an AWS STS session token alone (``aws sts assume-role`` output, a pasted env): its base64 head is fixed
+    ("aws_session_token", "IQoJb3JpZ2luX2Vj", 16, r"[A-Za-z0-9+/]{60,4000}={0,2}", r"IQoJb3JpZ2luX2Vj[A-Za-z0-9+/]{60}",
+     ("iqojb3jpz2lux2vj",)),
+    ("aws_session_token", "FwoGZXIvYXdzE", 13, r"[A-Za-z0-9+/]{60,4000}={0,2}", r"FwoGZXIvYXdzE[A-Za-z0-9+/]{60}",
+     ("fwogzxivyxdze",)),
     ("google_oauth_token", "1//0", 4, r"[A-Za-z0-9_-]{40,500}", r"1//0[A-Za-z0-9_-]{40}", ("1//0",)),
 )
 
@@ -283,7 +288,10 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
                   or any(len(part) >= 4 and part.isalpha() for part in value.split("-")[1:] if "-" in value)):
         return False
     if quoted and not prose:
-        return " " not in value.strip() or len(value) >= 12 and entropy(value) >= 3.5
+        # with spaces: a passphrase holds a word no prose has (``p@ss``, ``Tr0ub4dor``); a sentence
+        # (``"Enter your password"``, a label in a locale file) is no secret however varied its letters
+        return " " not in value.strip() or len(value) >= 12 and entropy(value) >= 3.5 and any(
+            _odd_word(word) for word in value.split())
     if following[:1] in ("(", "["):
         return False  # a call or an index: code, not a value
     if separator_equals and _ENV_LINE_NAME.match(name):
@@ -293,6 +301,13 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
     if len(value) < shortest or value.isdigit() or _CODE.match(value) and not _mixed(value):
         return False
     return _mixed(value) or len(value) >= 16 and entropy(value) >= 4.0
+
+
+def _odd_word(word: str) -> bool:
+    """A word with letters and digits, or a symbol inside it (not an apostrophe or hyphen)."""
+    word = word.strip(".,;:!?()\"'")
+    inner = word[1:-1]
+    return _mixed(word) and not word.isdigit() or any(not (c.isalnum() or c in "'-\u2019") for c in inner)
 
 
 def _is_path(value: str) -> bool:
