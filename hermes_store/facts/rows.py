@@ -29,6 +29,8 @@ from hermes_store.facts.config import FactConfig
 from hermes_store.facts.storage import AUTHOR_FIELDS, FactAuthor, FactStorage, open_fact_storage
 from hermes_store.home import Home
 from hermes_store.pgdb import PgDatabase
+from hermes_store.redaction import redactor_for
+from hermes_store.tooling import storable_text
 
 logger = logging.getLogger(__name__)
 RETRIEVAL_PATIENCE = 0.5  # seconds a search waits to record retrieval counts behind a writer
@@ -124,9 +126,19 @@ class FactRows:
         return [public_fact(rows[int(fid)], names.get(int(fid), []), writers.get(int(fid)))
                 for fid in ids if int(fid) in rows]
 
+    def _redact(self, text: str | None) -> str | None:
+        """``text`` with its secrets replaced (the store's redactor): every stored text passes
+        here, and so does every text compared with a stored one."""
+        return redactor_for(self.storage.db).redact(None if text is None else storable_text(text))
+
     def find_by_content(self, content: str) -> int | None:
-        """The id of the fact whose content is exactly ``content`` (after stripping)."""
-        return self.storage.fact_id_by_content((content or "").strip())
+        """The id of the fact whose content is exactly ``content`` (after stripping), compared as
+        stored: a text holding a secret finds the fact that holds its marker."""
+        return self.storage.fact_id_by_content(self._redact((content or "").strip()) or "")
+
+    def facts_containing(self, category: str, fragment: str, limit: int) -> list[int]:
+        """Ids of up to ``limit`` facts of ``category`` whose content holds ``fragment`` (as stored)."""
+        return self.storage.facts_containing(category, self._redact(fragment) or "", limit)
 
     def list_facts(self, category: str | None = None, min_trust: float = 0.0,
                    limit: int = 10) -> list[dict[str, Any]]:

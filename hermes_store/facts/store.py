@@ -38,9 +38,7 @@ from hermes_store.facts.rows import (
     normalize_tags,
 )
 from hermes_store.facts.storage import FactAuthor, FactExists
-from hermes_store.redaction import redactor_for
 from hermes_store.threats import scan_content
-from hermes_store.tooling import storable_text
 
 __all__ = ["CACHE_BUDGET", "META_DIM", "META_ENCODING", "SCAN_CHUNK", "FactBlocked", "FactNotFound",
            "FactStore", "FactStoreError", "check_fact_text"]
@@ -88,10 +86,6 @@ class FactStore(FactRows):
 
     def __enter__(self) -> FactStore:
         return self
-
-    def _redact(self, text: str | None) -> str | None:
-        """``text`` with its secrets replaced (the store's redactor): every stored text passes here."""
-        return redactor_for(self.storage.db).redact(None if text is None else storable_text(text))
 
     def _writing(self) -> Any:
         """The write transaction of a content change (vectors brought up to date first)."""

@@ -346,7 +346,7 @@ def _find_mirrored(store: FactStore, category: str, exact: list[str], fragment: 
             if found is not None:
                 return int(found)
     if fragment and fragment.strip():
-        ids = store.storage.facts_containing(category, fragment.strip(), 2)
+        ids = store.facts_containing(category, fragment.strip(), 2)
         if len(ids) == 1:
             return ids[0]
     return None

@@ -79,7 +79,7 @@ def _assignment_kind(name: str, word: str) -> str:
     name = word.lower()
     for word, kind in (("private", "private-key"), ("pass", "password"), ("pwd", "password"),
                        ("secret", "secret"), ("access", "access-key"), ("api", "api-key"),
-                       ("credential", "credential"), ("auth", "auth-key")):
+                       ("credential", "credential"), ("auth", "auth-key"), ("key", "private-key")):
         if word in name:
             return kind
     return "token"

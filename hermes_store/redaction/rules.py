@@ -66,8 +66,12 @@ class Rule:
 
 
 _GAP = r"(?:\s|\\{1,7}[nrt])"  # white space, or a JSON escape of it (in JSON inside JSON too)
-_ASSIGN_WORDS = (r"(?:secret(?:[_-]?key)?|token|passw(?:or)?d|passphrase|pwd|api[_-]?key|apikey|private[_-]?key"
-                 r"|access[_-]?key|auth[_-]?key|_auth|credentials?)")  # ``_auth``: .npmrc's base64 user:password
+# ``_auth``: .npmrc's base64 user:password; ``key-data``: a kubeconfig's base64 private key; ``_PASS``
+# (``SMTP_PASS``, not ``bypass``); keys whose first word says they are secret (``signing_key``)
+_ASSIGN_WORDS = (r"(?:secret(?:[_-]?key)?|token|passw(?:or)?d|passphrase|(?<![A-Za-z])pass|pwd|api[_-]?key|apikey"
+                 r"|private[_-]?key|access[_-]?key|auth[_-]?key|_auth|key[_-]data|credentials?"
+                 r"|(?:signing|encryption|master|hmac|client|license|shared)[_-]?key)")
+_ASSIGN_TRIGGER_WORDS = _ASSIGN_WORDS.replace("(?<![A-Za-z])", "")  # Hyperscan takes no lookbehind: a wider trigger
 
 _GITLAB = "pat|ptt|dt|rtr|rt|cbt|soat|oas|ft|imt|agent"  # personal, pipeline trigger, deploy, runner, CI/CD job, ...
 # Provider tokens with a fixed prefix (as gitleaks and GitHub secret scanning match them):
@@ -102,13 +106,18 @@ _PREFIXED: tuple[tuple[str, str, int, str, str, tuple[str, ...]], ...] = (
     ("heroku_key", "HRKU-", 5, r"[A-Za-z0-9_-]{60}", r"HRKU-", ("hrku-",)),
     ("figma_token", "figd_", 5, r"[A-Za-z0-9_-]{40}", r"figd_", ("figd_",)),
     ("twilio_key", "SK", 2, r"[0-9a-fA-F]{32}", r"SK[0-9a-fA-F]{32}", ("sk",)),
+    # an AWS STS session token alone (``aws sts assume-role`` output, a pasted env): its base64 head is fixed
+    ("aws_session_token", "IQoJb3JpZ2luX2Vj", 16, r"[A-Za-z0-9+/]{60,4000}={0,2}", r"IQoJb3JpZ2luX2Vj[A-Za-z0-9+/]{60}",
+     ("iqojb3jpz2lux2vj",)),
+    ("aws_session_token", "FwoGZXIvYXdzE", 13, r"[A-Za-z0-9+/]{60,4000}={0,2}", r"FwoGZXIvYXdzE[A-Za-z0-9+/]{60}",
+     ("fwogzxivyxdze",)),
     ("google_oauth_token", "1//0", 4, r"[A-Za-z0-9_-]{40,500}", r"1//0[A-Za-z0-9_-]{40}", ("1//0",)),
 )
 
 RULES: tuple[Rule, ...] = (
     Rule("private_key", r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
                         r"(?:[\s\S]{0,20000}?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-                        r"|(?:[A-Za-z0-9+/=:,\s-]|\\[nr]){0,20000})", r"PRIVATE KEY", literals=("private key",)),
+                        r"|(?:[A-Za-z0-9+/=:,\s-]|\\{1,7}[nr]){0,20000})", r"PRIVATE KEY", literals=("private key",)),
     # a PuTTY key file (.ppk): the whole file from its header to its MAC (or to the end of its private lines)
     Rule("private_key", r"PuTTY-User-Key-File-[0-9]{1,2}:[\s\S]{0,20000}?Private-Lines:[ \t]*[0-9]{1,4}"
                         r"(?:(?:\r?\n|(?:\\{1,7}r)?\\{1,7}n)[ \t]*(?!Private-)[A-Za-z0-9+/=]{1,200}){1,400}"
@@ -186,9 +195,20 @@ RULES: tuple[Rule, ...] = (
          r"bearer\s", caseless=True, priority=1, window=16, literals=("bearer",), anchored=True),
     Rule("assignment", r"(?i:(?P<n>" + _ASSIGN_WORDS + r")\b(?:\\{0,7}[\"'])?\]?\s{0,4}(?P<sep>:=|=>|=|:)\s{0,4})"
                        r"(?P<v>" + _ESCAPED + "|" + _QUOTED + "|" + _BARE + ")",
-         _ASSIGN_WORDS + r"\\{0,7}[\"']?\]?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=80,
-         literals=("secret", "token", "passw", "passp", "pwd", "api", "private", "access", "auth", "_auth",
-                   "credential"), anchored=True),
+         _ASSIGN_TRIGGER_WORDS + r"\\{0,7}[\"']?\]?\s{0,4}(?::=|=>|=|:)", caseless=True, priority=2, window=80,
+         literals=("secret", "token", "pass", "pwd", "api", "private", "access", "auth", "_auth",
+                   "key", "credential", "signing", "encryption", "master", "hmac", "client", "license", "shared"), anchored=True),
+    # ~/.docker/config.json: ``"auth": "<base64 of user:password>"``
+    Rule("auth_key", r"\"auth\\{0,7}\"\s{0,4}:\s{0,4}\\{0,7}\"(?P<v>[A-Za-z0-9+/]{12,4000}={0,2})\\{0,7}\"",
+         r"\"auth\\{0,7}\"\s{0,4}:", literals=('"auth',)),
+    # XML configuration (Maven settings.xml, NuGet.config, .NET app.config)
+    Rule("assignment", r"(?i:<(?P<n>[A-Za-z0-9_.:-]{0,40}?" + _ASSIGN_WORDS + r")(?P<sep>>))(?P<v>[^<\s]{1,400})(?=</)",
+         r"<[A-Za-z0-9_.:-]{0,40}" + _ASSIGN_TRIGGER_WORDS + ">", caseless=True, priority=2, window=120,
+         literals=("secret", "token", "pass", "pwd", "api", "private", "access", "auth", "key", "credential")),
+    Rule("assignment", r"(?i:\bkey\s{0,4}=\s{0,4}\\{0,7}[\"'](?P<n>[A-Za-z0-9_.:-]{0,40}?" + _ASSIGN_WORDS
+                       + r")\\{0,7}[\"']\s{1,8}value(?P<sep>\s{0,4}=\s{0,4}))(?P<v>" + _ESCAPED + "|" + _QUOTED + ")",
+         r"key\s{0,4}=\s{0,4}\\{0,7}[\"'][^\"']{0,60}[\"']\s{1,8}value\s{0,4}=", caseless=True, priority=2, window=200,
+         literals=("key",)),
     Rule("assignment", r"(?i:(?P<n>passw(?:or)?d|passphrase)\s{1,4}(?P<sep>is|was)\s{1,4}(?::\s{0,4})?)"
                        r"(?P<v>" + _QUOTED + "|" + _BARE + ")",
          r"(?:passw(?:or)?d|passphrase)\s{1,4}(?:is|was)\s", caseless=True, priority=2, window=80,
@@ -213,7 +233,7 @@ _PLACEHOLDER = re.compile(
 _CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^[A-Za-z_][A-Za-z0-9_]*$")
 _CONSTANT = re.compile(r"^[A-Z][A-Z_]*$")  # "DOMAIN_PASSWORD", YOUR_API_KEY: a name, not a value
 _ENV_LINE_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
-_PASSWORD_NAME = re.compile(r"(?i)(?:passw(?:or)?d|passphrase|pwd|^--pass)$")
+_PASSWORD_NAME = re.compile(r"(?i)(?:passw(?:or)?d|passphrase|pwd|(?<![A-Za-z])pass)$")
 # what prose says a password *is* when it is no password: "the password is sha256-hashed"
 _PROSE_NOT_VALUE = re.compile(r"(?i)^(?:md5|sha-?[0-9]{1,3}|sha3-[0-9]{3}|argon2(?:id|i|d)?|pbkdf2|bcrypt|scrypt"
                               r"|base(?:32|64)|utf-?(?:8|16)|aes-?[0-9]{3}|rot13|x509|pkcs[0-9]{1,2})\W*$")
@@ -268,7 +288,10 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
                   or any(len(part) >= 4 and part.isalpha() for part in value.split("-")[1:] if "-" in value)):
         return False
     if quoted and not prose:
-        return " " not in value.strip() or len(value) >= 12 and entropy(value) >= 3.5
+        # with spaces: a passphrase holds a word no prose has (``p@ss``, ``Tr0ub4dor``); a sentence
+        # (``"Enter your password"``, a label in a locale file) is no secret however varied its letters
+        return " " not in value.strip() or len(value) >= 12 and entropy(value) >= 3.5 and any(
+            _odd_word(word) for word in value.split())
     if following[:1] in ("(", "["):
         return False  # a call or an index: code, not a value
     if separator_equals and _ENV_LINE_NAME.match(name):
@@ -278,6 +301,13 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
     if len(value) < shortest or value.isdigit() or _CODE.match(value) and not _mixed(value):
         return False
     return _mixed(value) or len(value) >= 16 and entropy(value) >= 4.0
+
+
+def _odd_word(word: str) -> bool:
+    """A word with letters and digits, or a symbol inside it (not an apostrophe or hyphen)."""
+    word = word.strip(".,;:!?()\"'")
+    inner = word[1:-1]
+    return _mixed(word) and not word.isdigit() or any(not (c.isalnum() or c in "'-\u2019") for c in inner)
 
 
 def _is_path(value: str) -> bool:

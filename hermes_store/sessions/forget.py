@@ -13,6 +13,7 @@ import re
 import time
 from typing import Any
 
+from hermes_store.redaction import rules_redactor
 from hermes_store.sessions.rows import SessionNotFound
 from hermes_store.sessions.storage import SessionStorage
 
@@ -76,6 +77,9 @@ def forget(storage: Any, *, ref: str | None = None, session_id: str | None = Non
         if not matching.strip():
             raise ForgetError("--matching: the text must not be empty")
         ids = storage.messages_containing(matching, MAX_MATCHING)
+        stored_form = rules_redactor(storage.db).redact(matching) or ""
+        if stored_form != matching:  # a text holding a secret: the stored messages hold its marker
+            ids = list(dict.fromkeys([*ids, *storage.messages_containing(stored_form, MAX_MATCHING)]))[:MAX_MATCHING]
         removed += storage.forget_messages(ids, stamp)
         named.extend(ids)
     return {"sessions": sessions, "messages": removed, "message_ids": named}

@@ -84,6 +84,26 @@ def test_mirrors_add_replace_remove(home):
     provider.shutdown()
 
 
+def test_mirrored_entry_holding_a_secret_is_found_again(home):
+    """With ``memory.allow_secrets`` an entry may hold a token; its fact holds the marker. A replace
+    or remove compared the raw entry (or an ``old_text`` naming the token) with the stored marker:
+    nothing matched, the replace added a second fact and the old one stayed, recalled for ever."""
+    token = "ghp_R2d2C3p0Bb8Yoda4Luke6Leia8Han0Solo2Xy"
+    entry = f"Deploy key of the okapi repo is {token}"
+    provider = make(home)
+    provider.on_memory_write("add", "memory", entry)
+    fact = provider.store.list_facts()[0]
+    assert token not in fact["content"] and "[REDACTED:github-token:" in fact["content"]
+    provider.on_memory_write("replace", "memory", "Deploy key of the okapi repo was rotated",
+                             metadata={"old_text": token, "previous_content": entry})
+    assert [(f["fact_id"], f["content"]) for f in provider.store.list_facts()] == [
+        (fact["fact_id"], "Deploy key of the okapi repo was rotated")]
+    provider.on_memory_write("add", "memory", f"okapi backup token {token}")
+    provider.on_memory_write("remove", "memory", "", metadata={"old_text": f"backup token {token}"})
+    assert [f["content"] for f in provider.store.list_facts()] == ["Deploy key of the okapi repo was rotated"]
+    provider.shutdown()
+
+
 def test_non_primary_context_does_not_write(home):
     provider = FactStoreProvider()
     provider.initialize("cron", hermes_home=str(home.root), agent_context="cron")

@@ -117,6 +117,19 @@ PLANTED: dict[str, tuple[str, str]] = {
     "npmrc-auth": ("//registry.npmjs.org/:_auth=ZGVwbG95OlZxN3hQMm1tUTl6TA==", "ZGVwbG95OlZxN3hQMm1tUTl6TA=="),
     "passphrase": ("passphrase: Lm9Vq7xP2kT", "Lm9Vq7xP2kT"),
     "url-password-at": ("DATABASE_URL=postgresql://deploy:Vq7xP2@Lm9Kd@db.internal:5432/app", "Lm9Kd"),
+    "pem-truncated": ("$ head -3 deploy.pem\n-----BEGIN RSA PRIVATE KEY-----\n" + PEM_BODY + "\nQm9ndXNTaWduYXR1cmVGb3JUZXN0aW5nT25seQ",
+                      "Qm9ndXNTaWduYXR1cmVGb3JUZXN0aW5nT25seQ"),
+    "aws-session-token": ("creds IQoJb3JpZ2luX2VjEPz//////////wEaCXVzLWVhc3QtMSJHMEUCIQDb2lK3x7Vq9Z8mN5vK7pQ1sD4fG6hJ0kL"
+                          "8aW2eR4tY6uI9oP3zX5cV7bN1mQ== end", "Db2lK3x7Vq9Z8mN5vK7pQ1sD4fG6hJ0kL8aW2eR4tY6uI9oP3zX5cV7bN1mQ"),
+    "docker-auth": ('{"auths": {"https://index.docker.io/v1/": {"auth": "ZGVwbG95OlZxN3hQMm1tUTl6TEs="}}}',
+                    "ZGVwbG95OlZxN3hQMm1tUTl6TEs="),
+    "kubeconfig-key": ("users:\n- name: ana\n  user:\n    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlF"
+                       "cEFJQkFBS0NBUUVBMXh5ego=", "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlF"),
+    "maven-password": ("<server><id>central</id><username>ana</username><password>Kq9Lm2Np4Rs6</password></server>",
+                       "Kq9Lm2Np4Rs6"),
+    "nuget-password": ('<add key="ClearTextPassword" value="Zt5Yx3Wv1Ut9" />', "Zt5Yx3Wv1Ut9"),
+    "smtp-pass": ("SMTP_PASS=Wv1Ut9Sr7Qp5", "Wv1Ut9Sr7Qp5"),
+    "signing-key": ('JWT_SIGNING_KEY = "q8Zr3Lw9XbT2mN5vK7pQ1sD4fG6hJ0kL"', "q8Zr3Lw9XbT2mN5vK7pQ1sD4fG6hJ0kL"),
     "json-escaped-token": ('{"cmd": "export KEY=sk-pr\\u006fj-Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj"}',
                            "Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj"),
 }
@@ -173,4 +186,8 @@ HARMLESS: tuple[str, ...] = (
     "curl -H 'Authorization: Bearer YOUR_TOKEN_HERE' and postgresql://deploy:PASSWORD@db/app",
     '{"access_token": "[REDACTED]", "password": "********"}',
     "Set-Cookie: theme=dark; Path=/ and Cookie: lang=en; theme=dark",
+    "bypass: Hunter2isBad; compass=North2; first pass: 3 items; PASS=1; primary_key: id; cache_key: user:123",
+    '<add key="Timeout" value="30" /> <token>$TOKEN</token> client_key: /etc/ssl/client.key {"auth": "oauth"}',
+    # labels of a locale file: sentences in a secret's place (were replaced by markers)
+    '{"password": "Enter your password", "password_hint": "Please enter a valid password."}',
 )

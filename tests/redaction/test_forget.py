@@ -139,3 +139,19 @@ def test_forgotten_message_stays_forgotten_when_redaction_is_toggled(engine, hom
     home.config_path.write_text("store:\n  redact: true\n", encoding="utf-8")
     assert reindex(home, other)["forgotten"] == 1
     assert "walrus token" not in run(home, "sessions", "show", "--json", "keep-2")[1]
+
+
+def test_forget_matching_a_text_that_holds_a_secret(engine, home, tmp_path) -> None:
+    """``forget --matching`` with the text as the user remembers it (the token in it) finds the
+    messages that hold its marker: before, it compared the raw text with the stored one and
+    forgot nothing ("0 forgotten") while the message, marker and all, stayed."""
+    token = "ghp_R2d2C3p0Bb8Yoda4Luke6Leia8Han0Solo2Xy"
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in [
+        {"session_id": "s-1", "role": "user", "content": f"narwhal push with {token} please"},
+        {"session_id": "s-1", "role": "assistant", "content": "narwhal pushed"},
+    ]) + "\n", encoding="utf-8")
+    assert run(home, "sessions", "index", str(path))[0] == 0
+    code, out = run(home, "forget", "--json", "--matching", f"push with {token}")
+    assert code == 0 and json.loads(out)["forgotten_messages"] == 1, out
+    assert [h["seq"] for h in search(home, "narwhal")] == [1]

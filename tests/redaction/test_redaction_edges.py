@@ -131,3 +131,13 @@ def test_token_split_by_json_escapes_is_found_whole(form: str) -> None:
         assert "Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj" not in out and "u0073k" not in out, out
         assert R.marker("openai-key", token) in out
     assert json.loads(R.redact('"caf\\u00e9 \\u0041\\u0042"')) == "café AB"  # other escapes stay as written
+
+
+def test_truncated_private_key_inside_json_inside_json() -> None:
+    """``head -3 key.pem`` (no END line) as a tool call's arguments, JSON inside JSON: its lines
+    are joined by ``\\n``; the block stopped at the first one and every later line was stored."""
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1xyzQm9ndXNT\nWduYXR1cmVGb3JUZXN0aW5nT25seTEyMw"
+    stored = json.dumps([{"function": {"arguments": json.dumps({"cmd": pem})}}])
+    out = R.redact(stored)
+    assert "WduYXR1cmVGb3JUZXN0aW5nT25seTEyMw" not in out and "MIIEpAIBAAKCAQEA" not in out, out
+    assert json.loads(json.loads(out)[0]["function"]["arguments"])["cmd"].startswith("[REDACTED:private-key:")
