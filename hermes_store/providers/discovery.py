@@ -119,6 +119,18 @@ class PluginContext:
     def register_cli_command(self, *args: Any, **kwargs: Any) -> None:
         """Accepted and ignored."""
 
+    def __getattr__(self, attr: str) -> Any:
+        """Any other ``register_*`` call (skills, commands, middleware, ...) is accepted and
+        ignored, as Hermes' memory-provider collector forwards them all and never lets one cost
+        the provider; any other missing name still raises ``AttributeError``."""
+        if not attr.startswith("register_"):
+            raise AttributeError(attr)
+
+        def _ignored(*args: Any, **kwargs: Any) -> None:
+            logger.debug("memory plug-in registration %s ignored outside Hermes", attr)
+
+        return _ignored
+
 
 def _ensure_package(name: str, path: Path | None = None) -> types.ModuleType:
     module = sys.modules.get(name)
