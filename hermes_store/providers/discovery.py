@@ -245,7 +245,7 @@ def load_plugin_dir(plugin_dir: str | Path, *, package: str = USER_PLUGIN_PACKAG
                 logger.warning("Memory provider '%s' raised after registering (%s) — using the registered "
                                "provider; later registrations were skipped", plugin_dir.name, exc)
         if ctx.providers:
-            return ctx.providers[0]
+            return ctx.providers[-1]  # Hermes keeps the last registration
     for _, obj in inspect.getmembers(module, inspect.isclass):
         if _is_provider_class(obj, module_name):
             return obj()
@@ -257,10 +257,10 @@ def load_plugin_dir(plugin_dir: str | Path, *, package: str = USER_PLUGIN_PACKAG
 
 
 def _registered(register: Any) -> Any:
-    """The provider ``register(ctx)`` registers (None when it registers none)."""
+    """The provider ``register(ctx)`` registers last (None when it registers none)."""
     ctx = PluginContext()
     register(ctx)
-    return ctx.providers[0] if ctx.providers else None
+    return ctx.providers[-1] if ctx.providers else None  # the last, as Hermes
 
 
 def _instantiate(target: Any) -> Any:

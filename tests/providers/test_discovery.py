@@ -321,6 +321,19 @@ def test_other_registrations_before_the_provider_do_not_cost_it_as_in_hermes(hom
         PluginContext().regster_memory_provider(object())
 
 
+def test_the_last_provider_registered_is_the_one_used_as_in_hermes(home):
+    """Hermes' collector keeps the LAST ``register_memory_provider`` call (``self.provider =
+    provider``, plugins/memory/__init__.py @03d70b32), for plug-in directories and entry points
+    alike; ours kept the first."""
+    plugin = make_plugin_dir(home, "twice", init=SIBLING_PROVIDER.replace("sibling_mem", "twice").replace(
+        "class Sibling(Base):\n",
+        "class Sibling(Base):\n    def __init__(self, region='unset'):\n        self.region = region\n\n").replace(
+        "    ctx.register_memory_provider(Sibling())",
+        "    ctx.register_memory_provider(Sibling(region='draft'))\n"
+        "    ctx.register_memory_provider(Sibling(region='final'))"))
+    assert load_plugin_dir(plugin).region == "final"
+
+
 def test_a_provider_whose_tool_schemas_raise_falls_back_to_builtin_naming_the_error(home):
     """Hermes' ``add_provider`` lets a provider's ``get_tool_schemas()`` error out (#9948); our
     manager now does too, and ``build_memory_manager`` turns it into the fallback message."""
