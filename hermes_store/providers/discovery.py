@@ -246,14 +246,25 @@ def load_plugin_dir(plugin_dir: str | Path, *, package: str = USER_PLUGIN_PACKAG
                                "provider; later registrations were skipped", plugin_dir.name, exc)
         if ctx.providers:
             return ctx.providers[-1]  # Hermes keeps the last registration
+    for scope in (module_name, None):  # classes defined in the plug-in first, then imported ones
+        instance = _first_buildable(module, scope)
+        if instance is not None:
+            return instance
+    raise ImportError(f"{plugin_dir}: register(ctx) registered no memory provider{failure} and no "
+                      "MemoryProvider subclass could be built")
+
+
+def _first_buildable(module: types.ModuleType, module_name: str | None) -> Any:
+    """The first ``MemoryProvider`` subclass of ``module`` (defined in ``module_name`` when given)
+    that builds with no arguments; a constructor that raises is skipped, as in Hermes'
+    ``_instantiate_subclass``. None when none builds."""
     for _, obj in inspect.getmembers(module, inspect.isclass):
         if _is_provider_class(obj, module_name):
-            return obj()
-    for _, obj in inspect.getmembers(module, inspect.isclass):
-        if _is_provider_class(obj):
-            return obj()
-    raise ImportError(f"{plugin_dir}: register(ctx) registered no memory provider{failure} and no "
-                      "MemoryProvider subclass was found")
+            try:
+                return obj()
+            except Exception as exc:
+                logger.debug("memory provider class %s not built: %s", obj.__qualname__, exc)
+    return None
 
 
 def _registered(register: Any) -> Any:
@@ -284,9 +295,10 @@ def _instantiate(target: Any) -> Any:
             return instance
         raise TypeError(f"{target!r} did not return or register a memory provider")
     if isinstance(target, types.ModuleType):
-        for _, obj in inspect.getmembers(target, inspect.isclass):
-            if _is_provider_class(obj, target.__name__):
-                return obj()
+        for scope in (target.__name__, None):
+            instance = _first_buildable(target, scope)
+            if instance is not None:
+                return instance
     raise TypeError(f"{target!r} is not a memory provider")
 
 

@@ -334,6 +334,19 @@ def test_the_last_provider_registered_is_the_one_used_as_in_hermes(home):
     assert load_plugin_dir(plugin).region == "final"
 
 
+def test_the_subclass_fallback_skips_a_class_that_cannot_be_built_as_in_hermes(home):
+    """Without a registration Hermes instantiates the first ``MemoryProvider`` subclass that
+    builds (``_instantiate_subclass``: a constructor that raises is skipped); ours raised the
+    first one's error and the plug-in failed to load."""
+    source = SIBLING_PROVIDER.replace("sibling_mem", "fallback_mem").split("def register(ctx):")[0]
+    source += ("\n\nclass AConfigured(Sibling):\n"
+               "    def __init__(self, endpoint):\n"
+               "        self.endpoint = endpoint\n")
+    plugin = make_plugin_dir(home, "fallback_mem", init=source)
+    provider = load_plugin_dir(plugin)
+    assert type(provider).__name__ == "Sibling" and provider.name == "fallback_mem"
+
+
 def test_a_provider_whose_tool_schemas_raise_falls_back_to_builtin_naming_the_error(home):
     """Hermes' ``add_provider`` lets a provider's ``get_tool_schemas()`` error out (#9948); our
     manager now does too, and ``build_memory_manager`` turns it into the fallback message."""
