@@ -41,10 +41,28 @@ PLUGIN_DESCRIPTION = ("hermes_store — local SQLite fact store (fact_store, fac
 _RUNTIME_MODULES = ("hermes_store", "apsw", "yaml", "click", "filelock", "numpy", "sqlite_utils")
 
 
-def _fact_provider() -> MemoryProvider:
+def _fact_provider(home: Home | None = None) -> MemoryProvider:
     from hermes_store.providers.holographic_store import FactStoreProvider
 
-    return FactStoreProvider()
+    return FactStoreProvider(home=home)
+
+
+def hermes_home_now() -> Home:
+    """The Hermes home in effect for the caller, resolved as Hermes resolves it.
+
+    Inside Hermes that is ``hermes_constants.get_hermes_home()``: the context-local profile
+    override a multi-profile gateway sets per task (a ContextVar, never ``os.environ``), then
+    ``$HERMES_HOME``, then the platform default. Outside Hermes (``hermes_constants`` not
+    loaded) it is :class:`Home`'s own default (``$HERMES_HOME``, else ``~/.hermes``).
+    Cheap and read-only: Hermes' module is only used when Hermes already loaded it.
+    """
+    get_home = getattr(sys.modules.get("hermes_constants"), "get_hermes_home", None)
+    if callable(get_home):
+        try:
+            return Home(get_home())
+        except Exception as exc:  # a broken Hermes resolution falls back to ours
+            logger.debug("hermes_constants.get_hermes_home() failed: %s", exc)
+    return Home()
 
 
 class HermesStoreProvider(MemoryProvider):
@@ -79,13 +97,14 @@ class HermesStoreProvider(MemoryProvider):
     def facts(self) -> MemoryProvider:
         """The delegate fact-store provider (created on first use)."""
         if self._facts is None:
-            self._facts = _fact_provider()
+            self._facts = _fact_provider(self._home or hermes_home_now())
         return self._facts
 
     @property
     def home(self) -> Home:
-        """The Hermes home given at initialize (else ``$HERMES_HOME`` / ``~/.hermes``)."""
-        return self._home or Home()
+        """The Hermes home given at initialize, else the one Hermes resolves for the caller
+        (:func:`hermes_home_now`: its profile override, ``$HERMES_HOME``, ``~/.hermes``)."""
+        return self._home or hermes_home_now()
 
     def is_available(self) -> bool:
         """Available when the fact store is (SQLite is local; no network)."""
@@ -156,10 +175,14 @@ class HermesStoreProvider(MemoryProvider):
         self._kick_sync()
 
     def identity_signature(self) -> dict[str, Any]:
-        """The home this provider writes to (the given ``hermes_home``, else ``$HERMES_HOME``):
-        a profile switch must rebuild a cached agent. Cheap and read-only; works before
-        :meth:`initialize`."""
-        root = str(self._home.root) if self._home is not None else os.environ.get("HERMES_HOME", "")
+        """The home this provider writes to (the given ``hermes_home``, else the one Hermes
+        resolves for the caller, its per-task profile override included): a profile switch must
+        rebuild a cached agent. Cheap and read-only; works before :meth:`initialize` (Hermes'
+        gateway calls it on an uninitialised instance for every inbound message)."""
+        try:
+            root = str(self.home.root)
+        except Exception:  # e.g. a home naming the filesystem root: say what was asked for
+            root = os.environ.get("HERMES_HOME", "")
         return {f"{self._name}.home": root}
 
     def checkpoint(self) -> str | None:

@@ -119,6 +119,18 @@ class PluginContext:
     def register_cli_command(self, *args: Any, **kwargs: Any) -> None:
         """Accepted and ignored."""
 
+    def __getattr__(self, attr: str) -> Any:
+        """Any other ``register_*`` call (skills, commands, middleware, ...) is accepted and
+        ignored, as Hermes' memory-provider collector forwards them all and never lets one cost
+        the provider; any other missing name still raises ``AttributeError``."""
+        if not attr.startswith("register_"):
+            raise AttributeError(attr)
+
+        def _ignored(*args: Any, **kwargs: Any) -> None:
+            logger.debug("memory plug-in registration %s ignored outside Hermes", attr)
+
+        return _ignored
+
 
 def _ensure_package(name: str, path: Path | None = None) -> types.ModuleType:
     module = sys.modules.get(name)
@@ -233,22 +245,33 @@ def load_plugin_dir(plugin_dir: str | Path, *, package: str = USER_PLUGIN_PACKAG
                 logger.warning("Memory provider '%s' raised after registering (%s) — using the registered "
                                "provider; later registrations were skipped", plugin_dir.name, exc)
         if ctx.providers:
-            return ctx.providers[0]
+            return ctx.providers[-1]  # Hermes keeps the last registration
+    for scope in (module_name, None):  # classes defined in the plug-in first, then imported ones
+        instance = _first_buildable(module, scope)
+        if instance is not None:
+            return instance
+    raise ImportError(f"{plugin_dir}: register(ctx) registered no memory provider{failure} and no "
+                      "MemoryProvider subclass could be built")
+
+
+def _first_buildable(module: types.ModuleType, module_name: str | None) -> Any:
+    """The first ``MemoryProvider`` subclass of ``module`` (defined in ``module_name`` when given)
+    that builds with no arguments; a constructor that raises is skipped, as in Hermes'
+    ``_instantiate_subclass``. None when none builds."""
     for _, obj in inspect.getmembers(module, inspect.isclass):
         if _is_provider_class(obj, module_name):
-            return obj()
-    for _, obj in inspect.getmembers(module, inspect.isclass):
-        if _is_provider_class(obj):
-            return obj()
-    raise ImportError(f"{plugin_dir}: register(ctx) registered no memory provider{failure} and no "
-                      "MemoryProvider subclass was found")
+            try:
+                return obj()
+            except Exception as exc:
+                logger.debug("memory provider class %s not built: %s", obj.__qualname__, exc)
+    return None
 
 
 def _registered(register: Any) -> Any:
-    """The provider ``register(ctx)`` registers (None when it registers none)."""
+    """The provider ``register(ctx)`` registers last (None when it registers none)."""
     ctx = PluginContext()
     register(ctx)
-    return ctx.providers[0] if ctx.providers else None
+    return ctx.providers[-1] if ctx.providers else None  # the last, as Hermes
 
 
 def _instantiate(target: Any) -> Any:
@@ -272,9 +295,10 @@ def _instantiate(target: Any) -> Any:
             return instance
         raise TypeError(f"{target!r} did not return or register a memory provider")
     if isinstance(target, types.ModuleType):
-        for _, obj in inspect.getmembers(target, inspect.isclass):
-            if _is_provider_class(obj, target.__name__):
-                return obj()
+        for scope in (target.__name__, None):
+            instance = _first_buildable(target, scope)
+            if instance is not None:
+                return instance
     raise TypeError(f"{target!r} is not a memory provider")
 
 

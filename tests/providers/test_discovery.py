@@ -8,6 +8,7 @@ import pytest
 
 from hermes_store.providers.activation import build_memory_manager, select_provider
 from hermes_store.providers.discovery import (
+    PluginContext,
     discover_providers,
     find_provider,
     load_plugin_dir,
@@ -300,6 +301,50 @@ def test_a_register_that_raises_after_registering_keeps_the_provider_as_in_herme
         "    ctx.register_memory_provider(Sibling())",
         "    ctx.register_memory_provider(Sibling())\n    raise RuntimeError('optional hook failed')"))
     assert load_plugin_dir(plugin).name == "late_raise"
+
+
+def test_other_registrations_before_the_provider_do_not_cost_it_as_in_hermes(home):
+    """Hermes' collector (``_ProviderCollector`` in plugins/memory/__init__.py, zons 03d70b32)
+    takes every ``register_*`` call a provider's ``register(ctx)`` makes (skills, commands,
+    middleware, ...), so one made before ``register_memory_provider`` never costs the provider.
+    Ours raised AttributeError there, and the fallback built a bare, unconfigured instance."""
+    plugin = make_plugin_dir(home, "with_skills", init=SIBLING_PROVIDER.replace("sibling_mem", "with_skills").replace(
+        "class Sibling(Base):\n",
+        "class Sibling(Base):\n    def __init__(self, region='unset'):\n        self.region = region\n\n").replace(
+        "    ctx.register_memory_provider(Sibling())",
+        "    ctx.register_skill('recall-howto', __file__)\n"
+        "    ctx.register_command('notes', lambda *a: None, description='notes')\n"
+        "    ctx.register_memory_provider(Sibling(region='ams'))"))
+    provider = load_plugin_dir(plugin)
+    assert (provider.name, provider.region) == ("with_skills", "ams")
+    with pytest.raises(AttributeError):  # a name that is no registration still fails loudly
+        PluginContext().regster_memory_provider(object())
+
+
+def test_the_last_provider_registered_is_the_one_used_as_in_hermes(home):
+    """Hermes' collector keeps the LAST ``register_memory_provider`` call (``self.provider =
+    provider``, plugins/memory/__init__.py @03d70b32), for plug-in directories and entry points
+    alike; ours kept the first."""
+    plugin = make_plugin_dir(home, "twice", init=SIBLING_PROVIDER.replace("sibling_mem", "twice").replace(
+        "class Sibling(Base):\n",
+        "class Sibling(Base):\n    def __init__(self, region='unset'):\n        self.region = region\n\n").replace(
+        "    ctx.register_memory_provider(Sibling())",
+        "    ctx.register_memory_provider(Sibling(region='draft'))\n"
+        "    ctx.register_memory_provider(Sibling(region='final'))"))
+    assert load_plugin_dir(plugin).region == "final"
+
+
+def test_the_subclass_fallback_skips_a_class_that_cannot_be_built_as_in_hermes(home):
+    """Without a registration Hermes instantiates the first ``MemoryProvider`` subclass that
+    builds (``_instantiate_subclass``: a constructor that raises is skipped); ours raised the
+    first one's error and the plug-in failed to load."""
+    source = SIBLING_PROVIDER.replace("sibling_mem", "fallback_mem").split("def register(ctx):")[0]
+    source += ("\n\nclass AConfigured(Sibling):\n"
+               "    def __init__(self, endpoint):\n"
+               "        self.endpoint = endpoint\n")
+    plugin = make_plugin_dir(home, "fallback_mem", init=source)
+    provider = load_plugin_dir(plugin)
+    assert type(provider).__name__ == "Sibling" and provider.name == "fallback_mem"
 
 
 def test_a_provider_whose_tool_schemas_raise_falls_back_to_builtin_naming_the_error(home):

@@ -183,3 +183,29 @@ def test_hermes_finds_the_provider_through_its_entry_point_group():
     loaded.register(ctx)
     assert [p.name for p in ctx.providers] == ["hermes_store"]
     assert {"fact_store", "fact_feedback", "recall"} <= {s["name"] for s in ctx.providers[0].get_tool_schemas()}
+
+
+def _hermes_manifest_kind(plugin_dir):
+    """Hermes' general plug-in manager's reading of a plugin directory's kind, restated from
+    ``_manifest_kind`` / ``_detect_kind_from_source`` (zons hermes_cli/plugins_manifest.py
+    @03d70b32): a declared ``kind:`` wins; without one, a memory-provider marker in the first
+    8 KB of ``__init__.py`` makes it ``exclusive`` (left to memory discovery, never imported by
+    the general manager); else ``standalone``."""
+    manifest = yaml.safe_load((plugin_dir / "plugin.yaml").read_text(encoding="utf-8-sig")) or {}
+    if "kind" in manifest:
+        return str(manifest["kind"]).strip().lower()
+    head = (plugin_dir / "__init__.py").read_text(encoding="utf-8-sig", errors="replace")[:8192]
+    markers = ("register_memory_provider", "MemoryProvider", "register_cron_scheduler", "CronScheduler",
+               "register_computer_use_provider", "ComputerUseProvider")
+    return "exclusive" if any(m in head for m in markers) else "standalone"
+
+
+def test_hermes_general_plugin_manager_leaves_both_plugin_dirs_to_memory_discovery(tmp_path):
+    """Both the directory ``hermes install`` writes and the catalog's ``hermes-plugin/`` sit in
+    ``$HERMES_HOME/plugins/``, which Hermes' general plug-in manager scans too; it must read them
+    as ``exclusive`` so only the memory loader (``memory.provider``) runs their ``register(ctx)``."""
+    from pathlib import Path
+
+    catalog = Path(__file__).resolve().parents[2] / "hermes-plugin"
+    for plugin in (install_plugin(tmp_path / "hermes", "hermes_store"), catalog):
+        assert _hermes_manifest_kind(plugin) == "exclusive", plugin

@@ -139,6 +139,42 @@ def test_identity_signature_is_cheap_and_works_uninitialised(tmp_path, monkeypat
     assert manager.identity_signature() == {"seeing.writer": "alice"}
 
 
+def _hermes_constants(monkeypatch):
+    """A stand-in for Hermes' ``hermes_constants`` (zons 03d70b32): ``get_hermes_home()`` is
+    the context-local profile override, then ``$HERMES_HOME``."""
+    import os
+    import sys
+    import types
+    from pathlib import Path
+
+    module = types.ModuleType("hermes_constants")
+    module.get_hermes_home = lambda: Path(PROFILE_HOME.get() or os.environ["HERMES_HOME"])
+    monkeypatch.setitem(sys.modules, "hermes_constants", module)
+
+
+def test_an_uninitialised_plugin_names_the_profile_home_hermes_resolves(tmp_path, monkeypatch):
+    """A multi-profile gateway scopes each task to its profile with a ContextVar override that
+    leaves ``$HERMES_HOME`` alone, and calls ``identity_signature()`` on an uninitialised instance
+    (``backup_paths()`` must work without ``initialize()`` too). The plug-in named the process's
+    ``$HERMES_HOME``, not the profile home it will write to."""
+    _hermes_constants(monkeypatch)
+    monkeypatch.setenv("HERMES_HOME", str(tmp_path / "process"))
+    work = tmp_path / "profiles" / "work"
+    work.mkdir(parents=True)
+    elsewhere = tmp_path / "stores" / "work.db"
+    (work / "config.yaml").write_text(f"store:\n  database_url: sqlite:///{elsewhere}\n", encoding="utf-8")
+    token = PROFILE_HOME.set(str(work))
+    try:
+        provider = HermesStoreProvider()
+        assert provider.identity_signature() == {"hermes_store.home": str(work)}
+        assert provider.backup_paths() == [str(elsewhere)]
+    finally:
+        PROFILE_HOME.reset(token)
+    # no override in effect: Hermes' own fallback, $HERMES_HOME
+    assert HermesStoreProvider().identity_signature() == {"hermes_store.home": str(tmp_path / "process")}
+    assert not (tmp_path / "process").exists() and not elsewhere.exists()  # read-only
+
+
 def test_plugin_checkpoint_v2_writes_the_transcript_into_the_index(home, tmp_path):
     from pathlib import Path
 
