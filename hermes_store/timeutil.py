@@ -51,6 +51,15 @@ def parse_timestamp(value: Any) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
+def datetime_of(stamp: Any, tz: timezone | None = None) -> datetime | None:
+    """Epoch seconds as a datetime (local time unless ``tz``); None when no date can show it
+    (NaN, ``1e300``, not a number): a stored time like that must not fail the reader."""
+    try:
+        return datetime.fromtimestamp(float(stamp), tz)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
 def to_epoch(value: Any) -> float | None:
     """Epoch seconds from a stored number or timestamp text; None when unreadable."""
     if isinstance(value, bool):
