@@ -14,7 +14,8 @@ A request the SDK refuses for its shape (``"jsonrpc": "1.0"``, ``"params": []``,
 :func:`invalid_request_reply` is the JSON-RPC "Invalid Request" error the server now writes for
 it, under the request's own id, naming what was wrong; so does a request line over the
 transport's cap (:mod:`hermes_store.mcp_server.transport`), which reaches the server as a small
-message naming its size and id.
+message naming its size and id. A line the parser could not read at all (nested too deeply:
+"recursion limit exceeded") is answered the same way when its id stands at its start.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ from mcp.types.jsonrpc import INVALID_REQUEST
 from pydantic import ValidationError
 
 from hermes_store.mcp_server.transport import MAX_REQUEST_BYTES, OVERSIZE_KEY
+from hermes_store.mcp_server.transport import request_id as transport_request_id
 from hermes_store.tooling import valid_text
+
+HEAD_CHARS = 64 * 1024  # where a refused line's id is looked for (before its params)
 
 
 def _clean(value: Any) -> Any:
@@ -85,6 +89,19 @@ def _over_cap(errors: list[Any]) -> SessionMessage | None:
     return None
 
 
+def _unparsed(errors: list[Any]) -> SessionMessage | None:
+    """The "Invalid Request" error for a line that is no JSON the parser could read (nested too
+    deeply, cut short) but whose id stands at its start; None when there is no id to answer."""
+    if len(errors) != 1 or errors[0].get("type") != "json_invalid" or not isinstance(errors[0].get("input"), str):
+        return None
+    request_id = transport_request_id(errors[0]["input"][:HEAD_CHARS].encode("utf-8", "replace"))
+    if request_id is None:
+        return None
+    detail = f"request not read: {errors[0].get('msg', 'invalid JSON')}"
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=request_id,
+                                             error=types.ErrorData(code=INVALID_REQUEST, message=detail)))
+
+
 def invalid_request_reply(item: Any) -> SessionMessage | None:
     """For a refused line that is a request with a usable id, the "Invalid Request" error to
     write back (naming the first problem); None for anything else (no id to answer)."""
@@ -94,6 +111,9 @@ def invalid_request_reply(item: Any) -> SessionMessage | None:
     over = _over_cap(errors)
     if over is not None:
         return over
+    unparsed = _unparsed(errors)
+    if unparsed is not None:
+        return unparsed
     message = _refused_message(errors)
     request_id = message.get("id") if message is not None else None
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):

@@ -123,3 +123,22 @@ def test_a_request_line_over_the_cap_is_answered_and_not_held(tmp_path):
         assert json.loads(answer["result"]["content"][0]["text"])["count"] >= 1
     finally:
         client.close()
+
+
+def test_a_request_nested_too_deeply_to_parse_is_answered(tmp_path):
+    """A tools/call whose arguments nest 100,000 lists deep is JSON the SDK's parser refuses
+    ("recursion limit exceeded"); the line was dropped without a word, so the client's call
+    hung (found with a raw client). It now gets "Invalid Request" under its id, naming why,
+    and the next call is answered."""
+    root = tmp_path / "home"
+    build_home(root)
+    client = RawClient(root)
+    try:
+        answer = client.call(31, "recall", '{"query": "zebrafish", "kinds": ' + "[" * 100_000 + "]" * 100_000 + "}")
+        assert answer is not None, "no reply to a deeply nested request"
+        assert answer["id"] == 31 and answer["error"]["code"] == -32600, answer
+        assert answer["error"]["message"].startswith("request not read: Invalid JSON: recursion limit exceeded"), answer
+        answer = client.call(32, "recall", '{"query": "zebrafish"}')
+        assert answer is not None and answer["id"] == 32
+    finally:
+        client.close()
