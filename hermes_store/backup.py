@@ -15,8 +15,10 @@ with the backup API (other connections see the restored content; nothing is half
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -79,6 +81,36 @@ def _destination(dest: str | os.PathLike[str], stamp: float) -> Path:
     return path
 
 
+_TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.tmp(?:-journal)?$")  # .<backup>.<pid>.tmp
+_STAMPED_NAME = re.compile(r"^hermes_store-\d{8}-\d{6}\.db$")  # what a backup into a directory is named
+
+
+def _running(pid: int) -> bool:
+    """True while a process ``pid`` exists (one we may not signal counts)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _sweep_killed_temps(dest: Path) -> None:
+    """Delete the temp copies (and their ``-journal``) that backups killed mid-copy left beside
+    ``dest``: ``.<dest name>.<pid>.tmp`` or ``.hermes_store-<stamp>.db.<pid>.tmp`` of a process
+    that is gone. A SIGKILL skips the ``finally`` that removes them, and each is a whole copy of
+    the store (kept through every later ``forget`` and ``redact``). A live writer's is kept."""
+    with contextlib.suppress(OSError):
+        for candidate in dest.parent.glob(".*.tmp*"):
+            match = _TEMP_NAME.match(candidate.name)
+            if (match is None or not (match["name"] == dest.name or _STAMPED_NAME.match(match["name"]))
+                    or _running(int(match["pid"]))):
+                continue
+            with contextlib.suppress(OSError):
+                candidate.unlink()
+
+
 def _refuse_the_store_itself(db_path: Path, dest: Path,
                               advice: str = "back up to another file or to a directory") -> None:
     """Refuse a backup file that is the store's own file or one of its -wal / -shm / -journal
@@ -108,6 +140,7 @@ def backup(db_path: Path, dest: str | os.PathLike[str]) -> dict[str, Any]:
     stamp = time.time()
     dest = _destination(dest, stamp)
     _refuse_the_store_itself(db_path, dest)
+    _sweep_killed_temps(dest)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     source = Database(db_path, readonly=True)
     foreign = foreign_objects(source.conn)
@@ -223,6 +256,7 @@ def pg_backup(db: PgDatabase, dest: str | os.PathLike[str]) -> dict[str, Any]:
 
     stamp = time.time()  # before the snapshot: every write acknowledged before now is in it
     dest = _destination(dest, stamp)
+    _sweep_killed_temps(dest)
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     tmp.unlink(missing_ok=True)
     try:

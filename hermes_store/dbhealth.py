@@ -232,13 +232,10 @@ def inspect(path: str | os.PathLike[str]) -> Report:
         return report
     try:
         db = Database(path, readonly=True)
-    except StoreUnavailable as exc:  # e.g. no room for the -shm file: salvaging would not help
+    except DatabaseError as exc:  # StoreUnavailable: e.g. no room for the -shm file, not damage
         report.problems.append(str(exc))
-        report.unavailable = True
-        return report
-    except DatabaseError as exc:
-        report.problems.append(str(exc))
-        report.corrupt = True
+        report.unavailable = isinstance(exc, StoreUnavailable)
+        report.corrupt = not report.unavailable
         return report
     try:
         foreign = foreign_objects(db.conn)

@@ -18,7 +18,7 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Any
 
 from hermes_store import timeutil
@@ -140,10 +140,8 @@ class RecallResult:
 
 
 def _iso(value: Any) -> str | None:
-    stamp = timeutil.to_epoch(value)
-    if stamp is None:
-        return None
-    return datetime.fromtimestamp(stamp, tz=timezone.utc).isoformat(timespec="seconds")
+    moment = timeutil.datetime_of(timeutil.to_epoch(value), timezone.utc)
+    return None if moment is None else moment.isoformat(timespec="seconds")
 
 
 def _in_window(stamp: float | None, since: float | None, until: float | None) -> bool:

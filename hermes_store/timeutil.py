@@ -51,6 +51,15 @@ def parse_timestamp(value: Any) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
+def datetime_of(stamp: Any, tz: timezone | None = None) -> datetime | None:
+    """Epoch seconds as a datetime (local time unless ``tz``); None when no date can show it
+    (NaN, ``1e300``, not a number): a stored time like that must not fail the reader."""
+    try:
+        return datetime.fromtimestamp(float(stamp), tz)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
 def to_epoch(value: Any) -> float | None:
     """Epoch seconds from a stored number or timestamp text; None when unreadable."""
     if isinstance(value, bool):
@@ -128,6 +137,9 @@ _RELATIVE_BOUND = re.compile(r"^(\d+)\s*(h|d|w)$", re.IGNORECASE)
 BOUND_HELP = "expected ISO date/datetime like 2026-07-01, or a relative duration like 7d, 24h, 2w"
 
 
+EARLIEST_EPOCH = -62135596800  # 0001-01-01T00:00:00Z, the earliest moment a date can show
+
+
 def parse_bound(value: Any, *, now: float | None = None) -> int | None:
     """A session-start bound as Hermes reads it (``after`` inclusive, ``before`` exclusive), as
     whole epoch seconds; None for None or blank.
@@ -149,7 +161,8 @@ def parse_bound(value: Any, *, now: float | None = None) -> int | None:
     relative = _RELATIVE_BOUND.match(text)
     if relative:
         base = time.time() if now is None else now
-        return int(base) - int(relative.group(1)) * UNIT_SECONDS[relative.group(2).lower()]
+        # no earlier than year 1: 9999999999999999d is "ever", not an integer SQL cannot hold
+        return max(int(base) - int(relative.group(1)) * UNIT_SECONDS[relative.group(2).lower()], EARLIEST_EPOCH)
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:

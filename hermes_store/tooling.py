@@ -13,6 +13,7 @@ import html
 import json
 import math
 import re
+import sys
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -138,6 +139,9 @@ def parse_arguments(args: Any) -> dict[str, Any]:
             args = json.loads(args) if args.strip() else {}
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ToolArgumentError(f"arguments are not valid JSON: {exc}") from exc
+        except RecursionError:  # e.g. 200,000 nested lists: the tool's failure, said as such before
+            raise ToolArgumentError("arguments are nested too deeply to read (JSON nested over "
+                                    f"{sys.getrecursionlimit():,} levels deep)") from None
     if args is None:
         return {}
     if not isinstance(args, dict):

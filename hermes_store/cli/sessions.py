@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import apsw
 import click
 
+from hermes_store import timeutil
 from hermes_store.cli import LazyGroup
 from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing, one_line
 from hermes_store.cli.style import (
@@ -39,9 +39,8 @@ def sessions() -> None:
 
 
 def _when(value: float | None) -> str:
-    if value is None:
-        return "-"
-    return datetime.fromtimestamp(value).strftime("%Y-%m-%d %H:%M")
+    moment = timeutil.datetime_of(value)
+    return "-" if value is None else str(value) if moment is None else moment.strftime("%Y-%m-%d %H:%M")
 
 
 @sessions.command("index")

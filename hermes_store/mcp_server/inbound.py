@@ -14,12 +14,13 @@ A request the SDK refuses for its shape (``"jsonrpc": "1.0"``, ``"params": []``,
 :func:`invalid_request_reply` is the JSON-RPC "Invalid Request" error the server now writes for
 it, under the request's own id, naming what was wrong; so does a request line over the
 transport's cap (:mod:`hermes_store.mcp_server.transport`), which reaches the server as a small
-message naming its size and id. A line that is not JSON at all gets JSON-RPC's "Parse error"
-and a message of the wrong shape whose id cannot be read (an array, a number, a request whose
-id is not a string or integer) gets "Invalid Request", both under a null id as JSON-RPC 2.0 asks
-(found with a raw client: such lines got no reply, so the client could not tell it was
-refused). A blank line and a refused *reply* of the client's (``result`` / ``error``, no
-``method``) are never answered.
+message naming its size and id. A line the parser cannot read (not JSON, cut short, nested too
+deeply: "recursion limit exceeded") gets JSON-RPC's "Parse error", under its id when the id
+stands at its start and a null id otherwise, and a message of the wrong shape whose id cannot
+be read (an array, a number, a request whose id is not a string or integer) gets "Invalid
+Request" under a null id, as JSON-RPC 2.0 asks (found with a raw client: such lines got no
+reply, so the client could not tell it was refused, and its call hung). A blank line and a
+refused *reply* of the client's (``result`` / ``error``, no ``method``) are never answered.
 """
 
 from __future__ import annotations
@@ -33,7 +34,10 @@ from mcp.types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
 from pydantic import ValidationError
 
 from hermes_store.mcp_server.transport import MAX_REQUEST_BYTES, OVERSIZE_KEY
+from hermes_store.mcp_server.transport import request_id as transport_request_id
 from hermes_store.tooling import valid_text
+
+HEAD_CHARS = 64 * 1024  # where a refused line's id is looked for (before its params)
 
 
 def _clean(value: Any) -> Any:
@@ -81,10 +85,12 @@ def _error(request_id: int | str | None, code: int, detail: str) -> SessionMessa
 
 
 def _parse_error(text: Any, reason: str) -> SessionMessage | None:
-    """JSON-RPC's "Parse error" (null id) for a line that is not JSON; None for a blank line."""
+    """JSON-RPC's "Parse error" for a line the parser could not read, under the id found at its
+    start (else a null id); None for a blank line."""
     if not isinstance(text, str) or not text.strip():
         return None
-    return _error(None, PARSE_ERROR, f"not JSON: {reason}")
+    request_id = transport_request_id(text[:HEAD_CHARS].encode("utf-8", "replace"))
+    return _error(request_id, PARSE_ERROR, f"request not read: {reason}")
 
 
 def _over_cap(errors: list[Any]) -> SessionMessage | None:
@@ -115,7 +121,7 @@ def invalid_request_reply(item: Any) -> SessionMessage | None:
     if over is not None:
         return over
     if len(errors) == 1 and errors[0].get("type") == "json_invalid":
-        return _parse_error(errors[0].get("input"), errors[0].get("msg", "invalid"))
+        return _parse_error(errors[0].get("input"), errors[0].get("msg", "invalid JSON"))
     message = _refused_message(errors)
     if isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message):
         return None  # a reply of the client's: never answered

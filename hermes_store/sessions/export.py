@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Any
 
+from hermes_store import timeutil
 from hermes_store.sessions.calltext import render_calls
 from hermes_store.sessions.provenance import SOURCE_DELETED, source_status
 from hermes_store.sessions.rows import SessionNotFound
@@ -24,7 +25,8 @@ _TICKS = re.compile(r"`{3,}")
 
 
 def _when(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat() if ts is not None else ""
+    moment = timeutil.datetime_of(ts, timezone.utc)
+    return "" if ts is None else str(ts) if moment is None else moment.isoformat()
 
 
 def _messages(storage: SessionStorage, session_id: str) -> Iterator[dict[str, Any]]:

@@ -32,6 +32,7 @@ from hermes_store.sessions.importers.base import (
     MAX_WORKSPACE_CHARS,
     cap_chars,
     cap_title,
+    epoch_in_range,
     flatten_content,
     head_chars,
 )
@@ -53,6 +54,15 @@ def open_database(target: Database | Home | str | os.PathLike[str]) -> tuple[Dat
     if isinstance(target, Home):
         return target.open_db(), True
     return Database(Path(target)), True
+
+
+def _epoch(name: str, value: Any) -> float:
+    """``value`` as epoch seconds; ValueError naming ``name`` for NaN or a time outside the years
+    1 to 9999 (stored, ``1e300`` made ``sessions list`` and ``recall`` fail for the whole store)."""
+    try:
+        return epoch_in_range(float(value), value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: {exc}") from None
 
 
 class SessionIndex:
@@ -99,7 +109,7 @@ class SessionIndex:
 
         Raises ValueError if ``session_id`` is already taken.
         """
-        started = float(started_at) if started_at is not None else time.time()
+        started = _epoch("started_at", started_at) if started_at is not None else time.time()
         if session_id and ("\x00" in session_id or scrub(session_id) != session_id):
             raise ValueError(f"session id {session_id!r} contains NUL bytes or lone surrogates; refused")
         sid = session_id or new_session_id(started)
@@ -143,7 +153,7 @@ class SessionIndex:
             text = head_chars(text, MAX_CONTENT_CHARS)
         calls = tool_calls if tool_calls is None or isinstance(tool_calls, str) else json.dumps(
             tool_calls, ensure_ascii=False)
-        when = float(timestamp) if timestamp is not None else time.time()
+        when = _epoch("timestamp", timestamp) if timestamp is not None else time.time()
         redact = self.redactor.redact
         text = redact(text) or ""
         return self.storage.append_message(

@@ -15,8 +15,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_OLD_LABEL = re.compile(r"^(?P<sid>\S+)\s+#(?P<id>\d+)$")
-_REF = re.compile(r"^(?P<sid>.+)#(?P<seq>\d+)$")
+# at most 18 digits: a number that fits a stored integer (a longer one made SQLite's
+# "int too big to convert" fail session_search); such a text is no reference, only an id
+_OLD_LABEL = re.compile(r"^(?P<sid>\S+)\s+#(?P<id>\d{1,18})$")
+_REF = re.compile(r"^(?P<sid>.+)#(?P<seq>\d{1,18})$")
 
 
 @dataclass(frozen=True)

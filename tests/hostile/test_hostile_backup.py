@@ -191,3 +191,26 @@ def test_backup_onto_a_named_store_is_refused(home, tmp_path):
     result = run(home, "--database-url", url, "backup", str(tmp_path / "other.db"))
     assert result.exit_code == 1 and "the store itself" in result.output, result.output
     assert not home.db_path.exists()
+
+
+def test_a_killed_backup_leaves_no_copy_behind_after_the_next_one(engine, home, tmp_path):
+    """A backup killed mid-copy (SIGKILL: its `finally` never runs) left its hidden
+    `.hermes_store-<stamp>.db.<pid>.tmp` (and `-journal`) in the backup folder for good: a
+    whole copy of the store, kept through every later `forget` and `redact`, which no later
+    backup removed. The next backup into the folder now removes those of dead processes."""
+    FactStore(home).add_fact("Okapi keeps the backups", "project")
+    dest = tmp_path / "backups"
+    dest.mkdir()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = [dest / f".hermes_store-20260101-000000.db.{dead.pid}.tmp",
+             dest / f".hermes_store-20260101-000000.db.{dead.pid}.tmp-journal",
+             dest / f".mine.db.{dead.pid}.tmp"]
+    kept = [dest / f".hermes_store-20260101-000001.db.{os.getpid()}.tmp",  # a live writer's
+            dest / f".notes.txt.{dead.pid}.tmp", dest / "hermes_store-20260101-000000.db"]
+    for path in stale + kept:
+        path.write_bytes(b"SQLite format 3\x00 old copy")
+    assert run(home, "backup", str(dest / "mine.db")).exit_code == 0
+    assert run(home, "backup", str(dest)).exit_code == 0
+    assert [p.name for p in stale if p.exists()] == []
+    assert [p.name for p in kept if not p.exists()] == []

@@ -89,3 +89,15 @@ def test_a_bad_recall_date_is_one_line_naming_the_argument_once(home, name, valu
     """Found driving hermes-store mcp: ``since: "-5d"`` answered "'since': since: not a date: ..."."""
     error = call(home, "recall", {"query": "okapi", name: value})["error"]
     assert error.startswith(f"'{name}': ") and error.count(name) == 1 and "\n" not in error, error
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("recall", '{"query": "okapi", "kinds": ' + "[" * 200_000 + "]" * 200_000 + "}"),
+    ("memory", '{"action": "add", "operations": [' + '{"a": ' * 50_000 + "1" + "}" * 50_000 + "]}"),
+])
+def test_arguments_nested_too_deeply_are_named_as_such(home, name, text) -> None:
+    """Before: 'recall failed: RecursionError: maximum recursion depth exceeded while decoding a
+    JSON array from a unicode string', a failure of the tool rather than of its arguments."""
+    out = json.loads(handle_tool_call(name, text, home=home))
+    assert out["success"] is False
+    assert out["error"].startswith("arguments are nested too deeply to read (JSON nested over "), out

@@ -102,13 +102,14 @@ def test_a_line_that_is_not_json_or_has_no_usable_id_is_answered_under_a_null_id
     build_home(root)
     client = RawClient(root)
     try:
-        for line, code in [("this is not json", -32700), ('{"jsonrpc": "2.0", "id": 1, "method"', -32700),
-                           ("[]", -32600), ("7", -32600),
-                           ('{"jsonrpc": "2.0", "method": 1, "params": "bar"}', -32600)]:
+        for line, code, request_id in [("this is not json", -32700, None),
+                                       ('{"jsonrpc": "2.0", "id": 1, "method"', -32700, 1),  # cut short
+                                       ("[]", -32600, None), ("7", -32600, None),
+                                       ('{"jsonrpc": "2.0", "method": 1, "params": "bar"}', -32600, None)]:
             client.send(line)
             answer = client.reply()
             assert answer is not None, f"no reply to {line!r}"
-            assert answer["id"] is None and answer["error"]["code"] == code, (line, answer)
+            assert answer["id"] == request_id and answer["error"]["code"] == code, (line, answer)
         client.send("")
         client.send('{"jsonrpc": "2.0", "id": 9, "result": 5}')
         answer = client.call(25, "recall", '{"query": "zebrafish"}')
@@ -146,5 +147,24 @@ def test_a_request_line_over_the_cap_is_answered_and_not_held(tmp_path):
         answer = client.call(32, "recall", '{"query": "zebrafish"}')
         assert answer is not None and answer["id"] == 32
         assert json.loads(answer["result"]["content"][0]["text"])["count"] >= 1
+    finally:
+        client.close()
+
+
+def test_a_request_nested_too_deeply_to_parse_is_answered(tmp_path):
+    """A tools/call whose arguments nest 100,000 lists deep is JSON the SDK's parser refuses
+    ("recursion limit exceeded"); the line was dropped without a word, so the client's call
+    hung (found with a raw client). It now gets "Parse error" under its id, naming why,
+    and the next call is answered."""
+    root = tmp_path / "home"
+    build_home(root)
+    client = RawClient(root)
+    try:
+        answer = client.call(31, "recall", '{"query": "zebrafish", "kinds": ' + "[" * 100_000 + "]" * 100_000 + "}")
+        assert answer is not None, "no reply to a deeply nested request"
+        assert answer["id"] == 31 and answer["error"]["code"] == -32700, answer
+        assert answer["error"]["message"].startswith("request not read: Invalid JSON: recursion limit exceeded"), answer
+        answer = client.call(32, "recall", '{"query": "zebrafish"}')
+        assert answer is not None and answer["id"] == 32
     finally:
         client.close()

@@ -228,3 +228,24 @@ def test_a_role_filter_of_too_many_distinct_roles_is_refused_naming_it(engine, h
     out = call(home, {"query": "okapi", "role_filter": [f"r{i}" for i in range(40_000)]})
     assert out["success"] is False
     assert out["error"] == "'role_filter' names 40,000 distinct roles (at most 32)"
+
+
+@pytest.mark.parametrize("args", [{"query": "okapi", "after": "9999999999999999d"},
+                                  {"query": "okapi", "before": "99999999999999999999w"}])
+def test_a_relative_bound_past_year_one_reads_as_ever(engine, home, args):
+    """Before: 'session_search failed: OverflowError: int too big to convert' (the bound went
+    into SQL as an integer no column holds)."""
+    _live_session(home)
+    out = call(home, args)
+    assert out["success"], out
+    assert out["count"] == (1 if "after" in args else 0), out
+
+
+def test_a_message_number_no_store_can_hold_is_no_reference(engine, home):
+    """Before: `roles#99999999999999999999` failed the call with 'OverflowError: int too big to
+    convert'; now it is read as an id that does not exist, as any unknown id is."""
+    _live_session(home)
+    out = call(home, {"session_id": "roles#99999999999999999999"})
+    assert out["success"] is False and "OverflowError" not in out["error"], out
+    assert "roles#99999999999999999999" in out["error"], out
+    assert call(home, {"session_id": "roles#1"})["success"]

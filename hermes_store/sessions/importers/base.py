@@ -407,16 +407,21 @@ def said_if_empty(events: Iterator[Event], state: SourceState, what: str,
 # --------------------------------------------------------------------------- value helpers
 
 
+EPOCH_RANGE = (-62135596800.0, 253402300799.0)  # 0001-01-01 to 9999-12-31 UTC: what a date can show
+
+
 def parse_timestamp(value: Any) -> float | None:
     """Epoch seconds from an epoch number (s or ms) or an ISO-8601 string; None if absent.
 
-    Raises ValueError for anything else.
+    Raises ValueError for anything else, and for a moment outside the years 1 to 9999 (NaN,
+    infinity, ``1e300``): stored, such a time made every reader that shows it as a date fail
+    (``sessions show``: "timestamp out of range for platform time_t", ``recall``'s sessions).
     """
     kind = value.__class__
     if kind is float:  # the usual epoch numbers, without the text round trip
-        return value / 1000.0 if value > 1e11 else value
+        return epoch_in_range(value / 1000.0 if value > 1e11 else value, value)
     if kind is int and -(1 << 53) < value < (1 << 53):
-        return value / 1000.0 if value > 1e11 else float(value)
+        return epoch_in_range(value / 1000.0 if value > 1e11 else float(value), value)
     if value is None or value == "" or isinstance(value, bool):
         return None
     text = str(value).strip()
@@ -427,7 +432,14 @@ def parse_timestamp(value: Any) -> float | None:
         if moment is None:
             raise ValueError(f"bad timestamp {value!r}") from None
         return moment.timestamp()
-    return number / 1000.0 if number > 1e11 else number
+    return epoch_in_range(number / 1000.0 if number > 1e11 else number, value)
+
+
+def epoch_in_range(seconds: float, value: Any) -> float:
+    """``seconds`` when a date can show it (the years 1 to 9999); else ValueError naming ``value``."""
+    if not EPOCH_RANGE[0] <= seconds <= EPOCH_RANGE[1]:  # NaN fails both comparisons too
+        raise ValueError(f"timestamp {value!r} is outside the years 1 to 9999")
+    return seconds
 
 
 def safe_timestamp(value: Any, line: int | None, problems: list[Problem]) -> float | None:

@@ -256,6 +256,9 @@ class KimiPrintTextImporter(ReplacedWhenChanged, Importer):
                 continue
             stamp = None
             if obj.cls == "Notification" and isinstance(obj.get("created_at"), (int, float)):
-                stamp = parse_timestamp(obj["created_at"])
+                try:
+                    stamp = parse_timestamp(obj["created_at"])
+                except ValueError as exc:  # NaN, or outside the years 1 to 9999
+                    yield Problem(line, f"field 'created_at': {exc}")
             yield from reader.message(_envelope(obj), stamp, line)
         yield Checkpoint(str(size), text.count("\n"))
