@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_store.tokens import display_width
 from tests.terminal.test_terminal_screen import run_in_pipe
 
 TMUX = shutil.which("tmux")
@@ -25,6 +26,7 @@ CLI = [sys.executable, "-m", "hermes_store.cli"]
 ANSI = ("wombat \x1b[31mRED\x1b[0m \x1b]8;;http://evil.example/\x07click me\x1b]8;;\x07 then "
         "\x1b]52;c;cm0gLXJmIH4K\x07 clip \x1b[2J\x1b[H cleared")
 CONTROLS = "wombat answer with\rcarriage overwrite and back\x08\x08\x08space and bell\x07 and tab\there"
+CJK = "wombat 桂林山水甲天下" + "日本語のテキスト" * 12 + "。 end"
 TABS = "wombat\tcol1\tcol2\t\tcol4 and then a few more words to wrap\tat\tthe\tedge of the screen"
 
 
@@ -35,7 +37,8 @@ def hostile_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = root / "20260401_120000_ansi001.jsonl"
     lines = [{"role": "session_meta", "platform": "cli", "timestamp": 1775044800}]
     lines += [{"role": role, "content": text, "timestamp": 1775044810 + i}
-              for i, (role, text) in enumerate((("user", ANSI), ("assistant", CONTROLS), ("user", TABS)))]
+              for i, (role, text) in enumerate((("user", ANSI), ("assistant", CONTROLS), ("user", TABS),
+                                                       ("assistant", CJK)))]
     source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     home = root / "home"
     for args in (["sessions", "index", str(source)], ["facts", "add", "wombat fact \x1b[31mred\x1b[0m " * 4],
@@ -97,8 +100,10 @@ def test_escaped_and_tabbed_text_wraps_at_words_not_by_the_terminal(hostile_home
                            ["recall", "wombat"], ["facts", "list"], ["memory", "show"])
     assert "DONE" in rows and "\\u0008" in rows and "\\u001b[31m" in rows, rows
     # the terminal wrapped no line, except one holding a word wider than a line (a path; one
-    # word of escapes at 40 columns), which gets a line of its own (docs/cli.md)
+    # word of escapes at 40 columns), which gets a line of its own (docs/cli.md); Japanese,
+    # written without spaces, is wrapped beside its characters
     for line in joined.splitlines():
-        assert len(line.rstrip()) <= columns or any(len(word) > columns - 8 for word in line.split()), (line, rows)
+        assert display_width(line.rstrip()) <= columns or any(
+            len(word) > columns - 8 and display_width(word) == len(word) for word in line.split()), (line, rows)
     if columns == 100:
         assert "here" in rows.split() and "\\u001b]52;c;cm0gLXJmIH4K\\u0007" in rows.split(), rows
