@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,7 +15,9 @@ import click
 
 from hermes_store.cli.style import (
     color_wanted,
+    fill,
     has_styles,
+    output_columns,
     render_styles,
     strip_styles,
     style_marks,
@@ -184,6 +187,29 @@ class _SafeTextStream(io.TextIOBase):
 
     def __getattr__(self, name: str) -> Any:  # anything else a text stream offers
         return getattr(self._inner, name)
+
+
+class _WarningEcho(logging.Handler):
+    """A warning logged where no handler was set up (the CLI sets none), shown on stderr as every
+    other line of ours: through the stored-text filter and wrapped at words to the terminal's
+    width, later lines indented. Python's own last-resort handler wrote it as one raw line that
+    the terminal broke inside words (``withheld from the model: in`` / ``visible_unicode_U+202E``)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record)
+        except Exception:  # a bad format string is logging's problem to report, as it does
+            self.handleError(record)
+            return
+        for line in text.splitlines() or [""]:
+            click.echo(fill(line, output_columns(err=True), "", "  "), err=True)
+
+
+def echo_unhandled_warnings() -> None:
+    """Show the warnings no logging handler takes (``logging.lastResort``, the one Python meant
+    for programs that configure no logging) as :class:`_WarningEcho` does."""
+    if not isinstance(logging.lastResort, _WarningEcho):
+        logging.lastResort = _WarningEcho(logging.WARNING)
 
 
 class ReaderGone(Exception):

@@ -27,6 +27,8 @@ ANSI = ("wombat \x1b[31mRED\x1b[0m \x1b]8;;http://evil.example/\x07click me\x1b]
         "\x1b]52;c;cm0gLXJmIH4K\x07 clip \x1b[2J\x1b[H cleared")
 CONTROLS = "wombat answer with\rcarriage overwrite and back\x08\x08\x08space and bell\x07 and tab\there"
 CJK = "wombat 桂林山水甲天下" + "日本語のテキスト" * 12 + "。 end"
+# flagged on the way to a model: recall and search log a warning about it on stderr
+BIDI = "wombat invoice\u202eexe.pdf and the rest of a sentence long enough to be wrapped"
 TABS = "wombat\tcol1\tcol2\t\tcol4 and then a few more words to wrap\tat\tthe\tedge of the screen"
 
 
@@ -38,7 +40,7 @@ def hostile_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lines = [{"role": "session_meta", "platform": "cli", "timestamp": 1775044800}]
     lines += [{"role": role, "content": text, "timestamp": 1775044810 + i}
               for i, (role, text) in enumerate((("user", ANSI), ("assistant", CONTROLS), ("user", TABS),
-                                                       ("assistant", CJK)))]
+                                                       ("assistant", CJK), ("user", BIDI)))]
     source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     home = root / "home"
     for args in (["sessions", "index", str(source)], ["facts", "add", "wombat fact \x1b[31mred\x1b[0m " * 4],
@@ -95,10 +97,12 @@ def test_escaped_and_tabbed_text_wraps_at_words_not_by_the_terminal(hostile_home
     """The CLI measured stored text before it was escaped (``\\x08`` one column, shown as the six
     of ``\\u0008``; a tab one column): at 100 columns ``sessions show`` printed a 101-column line
     and the terminal broke it as ``tab h`` / ``ere`` (``\\u00`` / ``1b]52`` at 80; ``recall`` and
-    ``facts list`` alike). Each line now fits as shown: the terminal wraps none of them."""
+    ``facts list`` alike), and a library warning (Python's last-resort handler) was one raw line.
+    Each line now fits as shown: the terminal wraps none of them."""
     rows, joined = _screen(hostile_home, columns, ["sessions", "show", "20260401_120000_ansi001"],
                            ["recall", "wombat"], ["facts", "list"], ["memory", "show"])
     assert "DONE" in rows and "\\u0008" in rows and "\\u001b[31m" in rows, rows
+    assert "withheld from the model" in rows, rows  # the warning (stderr) is laid out as the rest
     # the terminal wrapped no line, except one holding a word wider than a line (a path; one
     # word of escapes at 40 columns), which gets a line of its own (docs/cli.md); Japanese,
     # written without spaces, is wrapped beside its characters
