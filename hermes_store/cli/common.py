@@ -193,7 +193,13 @@ class _WarningEcho(logging.Handler):
     """A warning logged where no handler was set up (the CLI sets none), shown on stderr as every
     other line of ours: through the stored-text filter and wrapped at words to the terminal's
     width, later lines indented. Python's own last-resort handler wrote it as one raw line that
-    the terminal broke inside words (``withheld from the model: in`` / ``visible_unicode_U+202E``)."""
+    the terminal broke inside words (``withheld from the model: in`` / ``visible_unicode_U+202E``).
+    A warning is shown once a command (a search hitting ten messages of a session with a flagged
+    title repeated the same line ten times)."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__(level)
+        self.shown: set[str] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -201,6 +207,9 @@ class _WarningEcho(logging.Handler):
         except Exception:  # a bad format string is logging's problem to report, as it does
             self.handleError(record)
             return
+        if text in self.shown:
+            return
+        self.shown.add(text)
         for line in text.splitlines() or [""]:
             click.echo(fill(line, output_columns(err=True), "", "  "), err=True)
 
@@ -208,8 +217,7 @@ class _WarningEcho(logging.Handler):
 def echo_unhandled_warnings() -> None:
     """Show the warnings no logging handler takes (``logging.lastResort``, the one Python meant
     for programs that configure no logging) as :class:`_WarningEcho` does."""
-    if not isinstance(logging.lastResort, _WarningEcho):
-        logging.lastResort = _WarningEcho(logging.WARNING)
+    logging.lastResort = _WarningEcho(logging.WARNING)  # a new command: every warning new
 
 
 class ReaderGone(Exception):

@@ -111,3 +111,23 @@ def test_escaped_and_tabbed_text_wraps_at_words_not_by_the_terminal(hostile_home
             len(word) > columns - 8 and display_width(word) == len(word) for word in line.split()), (line, rows)
     if columns == 100:
         assert "here" in rows.split() and "\\u001b]52;c;cm0gLXJmIH4K\\u0007" in rows.split(), rows
+
+
+def test_a_warning_is_shown_once_a_command(tmp_path: Path) -> None:
+    """``sessions search`` over a session whose title is flagged (a bidi override) printed
+    "Recorded text from title of session … withheld from the model" on stderr once for every hit
+    of that session; the same warning is now shown once."""
+    export = tmp_path / "data-2026-02-02-10-00-00"
+    export.mkdir()
+    conversation = {
+        "uuid": "bd000000-0001-4000-8000-000000000001", "name": "invoice\u202eexe.pdf",
+        "created_at": "2026-02-01T09:00:00Z", "updated_at": "2026-02-01T09:10:00Z",
+        "chat_messages": [{"uuid": f"bd-{n}", "sender": "human", "created_at": f"2026-02-01T09:00:1{n}Z",
+                           "text": f"dugong count {n}", "attachments": [], "files": []} for n in range(3)]}
+    (export / "conversations.json").write_text(json.dumps([conversation]), encoding="utf-8")
+    home = tmp_path / "home"
+    assert run_in_pipe(["--home", str(home), "sessions", "index", str(export)]).returncode == 0
+    done = run_in_pipe(["--home", str(home), "sessions", "search", "dugong"])
+    assert done.returncode == 0 and done.stdout.count(b"dugong") == 3, done
+    warnings = [line for line in done.stderr.decode().splitlines() if "withheld from the model" in line]
+    assert len(warnings) == 1, done.stderr
