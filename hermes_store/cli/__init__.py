@@ -19,9 +19,9 @@ from hermes_store.cli.common import (
     ReaderGone,
     asked_for_json,
     echo_json,
-    echo_unhandled_warnings,
     explain_failure,
     terminal_safe_output,
+    unhandled_warnings_echoed,
 )
 from hermes_store.cli.style import (
     COLOR_MODES,
@@ -152,7 +152,7 @@ def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_
     # ``ESC[…`` sequences before it when output is not a terminal (they vanished from
     # ``sessions show ID > file``, ``--raw`` too, instead of showing as ``\u001b[…``)
     ctx.color = True
-    echo_unhandled_warnings()  # library warnings wrapped like the rest of stderr
+    ctx.with_resource(unhandled_warnings_echoed())  # library warnings wrapped like the rest of stderr
     # every search a command runs is bounded in time ($HERMES_STORE_CLI_QUERY_BUDGET seconds; 0 = off)
     ctx.with_resource(query_budget(configured_budget(CLI_BUDGET_ENV, DEFAULT_CLI_QUERY_BUDGET)))
 

@@ -214,10 +214,16 @@ class _WarningEcho(logging.Handler):
             click.echo(fill(line, output_columns(err=True), "", "  "), err=True)
 
 
-def echo_unhandled_warnings() -> None:
-    """Show the warnings no logging handler takes (``logging.lastResort``, the one Python meant
-    for programs that configure no logging) as :class:`_WarningEcho` does."""
-    logging.lastResort = _WarningEcho(logging.WARNING)  # a new command: every warning new
+@contextmanager
+def unhandled_warnings_echoed() -> Iterator[None]:
+    """Within: the warnings no logging handler takes (``logging.lastResort``, the one Python
+    meant for programs that configure no logging) are shown as :class:`_WarningEcho` does."""
+    saved = logging.lastResort
+    logging.lastResort = _WarningEcho(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.lastResort = saved
 
 
 class ReaderGone(Exception):
