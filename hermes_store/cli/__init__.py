@@ -18,6 +18,7 @@ from hermes_store.cli.common import (
     ARGS_KEY,
     ReaderGone,
     asked_for_json,
+    echo_error,
     echo_json,
     explain_failure,
     terminal_safe_output,
@@ -111,7 +112,7 @@ class LazyGroup(click.Group):
             if os.environ.get("HERMES_STORE_DEBUG"):
                 raise
             message = explain_failure(exc, ctx.obj if isinstance(ctx.obj, Home) else None)
-            click.echo(f"Error: {message}", err=True)
+            echo_error(message)
             if asked_for_json(ctx.meta.get(ARGS_KEY, [])):
                 echo_json({"success": False, "error": message})
             ctx.exit(1)
@@ -183,7 +184,7 @@ def main() -> None:
             try:
                 cli(prog_name="hermes-store")
             except ConfigError as exc:  # a bad config value: a failure, as in LazyGroup.invoke
-                click.echo(f"Error: {exc}", err=True, color=True)  # the filter escapes, never click
+                echo_error(str(exc))
                 sys.exit(1)
     except ReaderGone:
         sys.exit(EXIT_READER_GONE)

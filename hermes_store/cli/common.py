@@ -116,11 +116,19 @@ def _json_wanted() -> bool:
     return ctx is not None and asked_for_json(ctx.meta.get(ARGS_KEY, []))
 
 
+def echo_error(message: str) -> None:
+    """Print ``Error: message`` on stderr, wrapped at words to the terminal's width (later lines
+    indented): a long error at 40 columns was broken by the terminal inside words."""
+    columns = output_columns(err=True)
+    click.echo("\n".join(fill(line, columns, "", "  ") for line in f"Error: {message}".split("\n")), err=True,
+               color=True)  # the output filter escapes, never click
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print ``Error: message`` to stderr and exit with ``code``. A failure (1) of a command run
     with ``--json`` also prints ``{"success": false, "error": message}`` on stdout, as
     docs/cli.md ("Exit codes") promises a JSON reader; a usage error (2) does not."""
-    click.echo(f"Error: {message}", err=True)
+    echo_error(message)
     if code == 1 and _json_wanted():
         echo_json({"success": False, "error": message})
     sys.exit(code)

@@ -131,3 +131,19 @@ def test_a_warning_is_shown_once_a_command(tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stdout.count(b"dugong") == 3, done
     warnings = [line for line in done.stderr.decode().splitlines() if "withheld from the model" in line]
     assert len(warnings) == 1, done.stderr
+
+
+def test_errors_wrap_at_words_on_a_narrow_terminal(tmp_path: Path) -> None:
+    """``Error: …`` was one line whatever the terminal: at 40 columns ``cannot create th`` / ``e
+    store``. It is wrapped at words now, later lines indented; in a pipe it stays one line."""
+    from tests.terminal.test_terminal_screen import run_in_pty
+
+    missing = f"/tmp/hs-no-{uuid.uuid4().hex[:6]}"  # short: a long path is one word wider than a line
+    args = ["--home", str(tmp_path / "h"), "--database-url", f"sqlite:///{missing}/x.db", "facts", "add", "x"]
+    code, shown = run_in_pty(args, columns=40)
+    lines = shown.decode().splitlines()
+    assert code == 1 and lines[0].startswith("Error: "), lines
+    assert all(display_width(line) <= 40 for line in lines) and len(lines) > 1, lines
+    assert all(line.startswith("  ") for line in lines[1:]), lines
+    piped = run_in_pipe(args)
+    assert piped.returncode == 1 and len(piped.stderr.decode().splitlines()) == 1, piped.stderr
