@@ -18,9 +18,11 @@ from hermes_store.cli.common import (
     ARGS_KEY,
     ReaderGone,
     asked_for_json,
+    echo_error,
     echo_json,
     explain_failure,
     terminal_safe_output,
+    unhandled_warnings_echoed,
 )
 from hermes_store.cli.style import (
     COLOR_MODES,
@@ -110,7 +112,7 @@ class LazyGroup(click.Group):
             if os.environ.get("HERMES_STORE_DEBUG"):
                 raise
             message = explain_failure(exc, ctx.obj if isinstance(ctx.obj, Home) else None)
-            click.echo(f"Error: {message}", err=True)
+            echo_error(message)
             if asked_for_json(ctx.meta.get(ARGS_KEY, [])):
                 echo_json({"success": False, "error": message})
             ctx.exit(1)
@@ -151,6 +153,7 @@ def cli(ctx: click.Context, home_dir: str | None, profile: str | None, database_
     # ``ESC[…`` sequences before it when output is not a terminal (they vanished from
     # ``sessions show ID > file``, ``--raw`` too, instead of showing as ``\u001b[…``)
     ctx.color = True
+    ctx.with_resource(unhandled_warnings_echoed())  # library warnings wrapped like the rest of stderr
     # every search a command runs is bounded in time ($HERMES_STORE_CLI_QUERY_BUDGET seconds; 0 = off)
     ctx.with_resource(query_budget(configured_budget(CLI_BUDGET_ENV, DEFAULT_CLI_QUERY_BUDGET)))
 
@@ -181,7 +184,7 @@ def main() -> None:
             try:
                 cli(prog_name="hermes-store")
             except ConfigError as exc:  # a bad config value: a failure, as in LazyGroup.invoke
-                click.echo(f"Error: {exc}", err=True, color=True)  # the filter escapes, never click
+                echo_error(str(exc))
                 sys.exit(1)
     except ReaderGone:
         sys.exit(EXIT_READER_GONE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,7 +15,9 @@ import click
 
 from hermes_store.cli.style import (
     color_wanted,
+    fill,
     has_styles,
+    output_columns,
     render_styles,
     strip_styles,
     style_marks,
@@ -113,11 +116,19 @@ def _json_wanted() -> bool:
     return ctx is not None and asked_for_json(ctx.meta.get(ARGS_KEY, []))
 
 
+def echo_error(message: str) -> None:
+    """Print ``Error: message`` on stderr, wrapped at words to the terminal's width (later lines
+    indented): a long error at 40 columns was broken by the terminal inside words."""
+    columns = output_columns(err=True)
+    click.echo("\n".join(fill(line, columns, "", "  ") for line in f"Error: {message}".split("\n")), err=True,
+               color=True)  # the output filter escapes, never click
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print ``Error: message`` to stderr and exit with ``code``. A failure (1) of a command run
     with ``--json`` also prints ``{"success": false, "error": message}`` on stdout, as
     docs/cli.md ("Exit codes") promises a JSON reader; a usage error (2) does not."""
-    click.echo(f"Error: {message}", err=True)
+    echo_error(message)
     if code == 1 and _json_wanted():
         echo_json({"success": False, "error": message})
     sys.exit(code)
@@ -184,6 +195,43 @@ class _SafeTextStream(io.TextIOBase):
 
     def __getattr__(self, name: str) -> Any:  # anything else a text stream offers
         return getattr(self._inner, name)
+
+
+class _WarningEcho(logging.Handler):
+    """A warning logged where no handler was set up (the CLI sets none), shown on stderr as every
+    other line of ours: through the stored-text filter and wrapped at words to the terminal's
+    width, later lines indented. Python's own last-resort handler wrote it as one raw line that
+    the terminal broke inside words (``withheld from the model: in`` / ``visible_unicode_U+202E``).
+    A warning is shown once a command (a search hitting ten messages of a session with a flagged
+    title repeated the same line ten times)."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__(level)
+        self.shown: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = self.format(record)
+        except Exception:  # a bad format string is logging's problem to report, as it does
+            self.handleError(record)
+            return
+        if text in self.shown:
+            return
+        self.shown.add(text)
+        for line in text.splitlines() or [""]:
+            click.echo(fill(line, output_columns(err=True), "", "  "), err=True)
+
+
+@contextmanager
+def unhandled_warnings_echoed() -> Iterator[None]:
+    """Within: the warnings no logging handler takes (``logging.lastResort``, the one Python
+    meant for programs that configure no logging) are shown as :class:`_WarningEcho` does."""
+    saved = logging.lastResort
+    logging.lastResort = _WarningEcho(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.lastResort = saved
 
 
 class ReaderGone(Exception):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from hermes_store.cli.common import counted, echo_json, get_home
+from hermes_store.cli.common import counted, echo_error, echo_json, get_home
 from hermes_store.cli.style import StatusLine, fill, output_columns, style
 from hermes_store.home import ConfigError, Home
 
@@ -47,7 +47,7 @@ def doctor(ctx: click.Context, fix: bool, as_json: bool) -> None:
     except ConfigError as exc:
         record("config", str(exc))
         _report_on(checks, as_json)
-        click.echo(f"Error: {exc}", err=True)
+        echo_error(str(exc))
         sys.exit(1)
     report = functools.partial(_report_on, store=store)  # every report names the store checked
     if path is None:

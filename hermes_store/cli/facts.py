@@ -15,6 +15,7 @@ import click
 from hermes_store.cli.common import (
     bold_terms,
     counted,
+    echo_error,
     echo_json,
     fail,
     get_home,
@@ -65,7 +66,7 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
     if as_json:
         echo_json(reply if reason is None else {**reply, "success": False, "error": reason})
         if reason is not None:
-            click.echo(f"Error: {reason}", err=True)  # as fail() does for every other --json failure
+            echo_error(str(reason))  # as fail() does for every other --json failure
             ctx.exit(1)
         return
     if reason is not None:

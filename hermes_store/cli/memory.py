@@ -16,6 +16,7 @@ from hermes_store.builtin.render import TextCost, over_budget_warning
 from hermes_store.builtin.store import MemoryStore
 from hermes_store.cli.common import (
     counted,
+    echo_error,
     echo_json,
     fenced_output,
     get_home,
@@ -135,7 +136,7 @@ def _refused(results: list[dict[str, Any]]) -> None:
     """Each refusal's reason on stderr, then exit 1 (the JSON is already on stdout)."""
     for result in results:
         if not result.get("success"):
-            click.echo(f"Error: {result.get('error') or 'refused'}", err=True)
+            echo_error(str(result.get('error') or 'refused'))
     sys.exit(1)
 
 
@@ -153,7 +154,7 @@ def _tool_call(ctx: click.Context, args: dict[str, Any], session_id: str) -> Non
     except ValueError:
         data = None
     if isinstance(data, dict) and data.get("success") is False:
-        click.echo(f"Error: {data.get('error') or 'the memory tool refused the change'}", err=True)
+        echo_error(str(data.get('error') or 'the memory tool refused the change'))
         sys.exit(1)
 
 

@@ -472,10 +472,16 @@ def formats_cmd(as_json: bool) -> None:
         echo_json({"formats": rows, "problems": list(REGISTRY_PROBLEMS)})
         return
     columns = output_columns()  # on a terminal, a long name or list of places wraps at words
+    # beside a 23-column name while that leaves room for a path; below it, indented, on a narrow
+    # terminal (at 40 columns the places had 17: every path broke across lines without indent)
+    stacked = columns is not None and columns - 23 < 40
+    under = " " * (4 if stacked else 23)
     for row in rows:
         where = "; ".join(row["default_locations"].get("linux", [])) or "-"
         origin = "" if row["origin"] == "bundled" else f" [{row['origin']}]"
-        click.echo(fill(f"{row['agent']}{origin}", columns, f"{row['name']:<22} ", " " * 23))
-        click.echo(fill(where, columns, " " * 23))
+        if stacked:
+            click.echo(row["name"])
+        click.echo(fill(f"{row['agent']}{origin}", columns, under if stacked else f"{row['name']:<22} ", under))
+        click.echo(fill(where, columns, under))
     for problem in REGISTRY_PROBLEMS:
         click.echo(f"problem: {problem}", err=True)

@@ -291,22 +291,53 @@ def fill(text: str, columns: int | None, indent: str = "", then: str | None = No
     is None: not on a terminal), its first line after ``indent``, the others after ``then``
     (default: ``indent``), so a narrow terminal never splits a word. Widths are terminal columns
     of the text as shown (:func:`shown_column`: our style marks take none, a CJK character two,
-    a control character its ``\\uXXXX`` form, a tab up to its tab stop). A word wider than the
-    line gets a line of its own."""
+    a control character its ``\\uXXXX`` form, a tab up to its tab stop). Text without spaces
+    (Chinese, Japanese) also breaks beside a wide character, as those languages wrap
+    (:func:`_break_units`); any other word wider than the line gets a line of its own."""
     if columns is None:
         return indent + text
     then = indent if then is None else then
     lines: list[str] = []
     line, column, fresh = indent, shown_width(indent), True
-    for word in text.split(" "):
-        after = shown_column(word if fresh else " " + word, column)
-        if not fresh and after > columns:
-            lines.append(line)
-            line, fresh = then, True
-            after = shown_column(word, shown_width(then))
-        line, column, fresh = line + ("" if fresh else " ") + word, after, False
+    for at, word in enumerate(text.split(" ")):
+        whole = shown_column(word if fresh else " " + word, column)
+        # a word that fits on this line or the next is kept whole; a longer one breaks where it may
+        units = [word] if whole <= columns or shown_column(word, shown_width(then)) <= columns \
+            else _break_units(word)
+        for index, unit in enumerate(units):
+            glue = " " if index == 0 and at > 0 and not fresh else ""
+            after = shown_column(glue + unit, column)
+            if not fresh and after > columns:
+                lines.append(line)
+                line, fresh, glue = then, True, ""
+                after = shown_column(unit, shown_width(then))
+            line, column, fresh = line + glue + unit, after, False
     lines.append(line)
     return "\n".join(lines)
+
+
+_UNIT_TOKEN = re.compile(_MARKER.pattern + "|.", re.DOTALL)
+# CJK closing punctuation never starts a line (kinsoku): it stays with the character before it
+_NO_BREAK_BEFORE = set("、。，．：；！？）」』】〕〉》〗〙〛ー々ぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ")
+
+
+def _break_units(word: str) -> list[str]:
+    """``word`` cut where a line may break inside it: before and after each wide (CJK) character
+    (except before closing punctuation), never inside one of our style marks (a mark stays with
+    the text before it). A word without wide characters is one unit."""
+    units: list[str] = []
+    current, wide_end = "", False
+    for token in (match.group() for match in _UNIT_TOKEN.finditer(word)):
+        visible = _MARKER.fullmatch(token) is None
+        wide = visible and display_width(token) == 2
+        if visible and (wide or wide_end) and token not in _NO_BREAK_BEFORE and strip_styles(current):
+            units.append(current)
+            current = ""
+        current += token
+        if visible:
+            wide_end = wide
+    units.append(current)
+    return units
 
 
 def _stream_is_tty(stream: Any) -> bool:

@@ -43,7 +43,7 @@ CSS = """
 #results { height: 1fr; min-height: 4; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
 #results:focus { border-left: thick $accent; }
 #preview { height: 1fr; min-height: 4; border-top: solid $primary; }
-#session-header { height: auto; max-height: 6; padding: 0 1; border-bottom: solid $primary; }
+#session-header { height: auto; max-height: 10; padding: 0 1; border-bottom: solid $primary; }
 .message { padding: 0 1; margin-bottom: 1; }
 .hit { background: $boost; }
 FiltersScreen { align: center middle; }

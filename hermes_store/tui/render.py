@@ -177,12 +177,19 @@ def message_text(message: dict[str, Any], *, hit_seq: int | None = None, query: 
     return text
 
 
-def session_header(session: dict[str, Any], row: dict[str, Any] | None, resume: str | None) -> Text:
-    """The top lines of a session: source, title, id, times, the hit's reference, resume command."""
+def session_header(session: dict[str, Any], row: dict[str, Any] | None, resume: str | None,
+                   width: int | None = None) -> Text:
+    """The top lines of a session: source, title, id, times, the hit's reference, resume command.
+
+    The source and title take one line, cut with ``…`` to ``width`` cells when given: a long
+    title (up to 300 characters) wrapped over the whole header and hid the hit's reference and
+    the resume command below it."""
     text = Text()
     text.append(one_line(session.get("source")) or "?", style="bold cyan")
     text.append("  ")
     text.append(one_line(session.get("title")) or "(untitled)", style="bold")
+    if width is not None:
+        text.truncate(max(1, width), overflow="ellipsis")
     text.append(f"\n{one_line(session.get('id'))}  [{one_line(session.get('origin_format'))}]"
                 f"  started {stamp(session.get('started_at'))}"
                 f"  {session.get('message_count') or 0} messages", style="dim")

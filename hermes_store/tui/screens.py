@@ -46,6 +46,7 @@ class SessionScreen(Screen[None]):
         count_hint = int(row.get("seq") or 0)
         self.start = max(0, count_hint - SESSION_PAGE // 2)
         self.paged_back = False  # the page shown was reached with p (previous)
+        self.page_note = ""  # which page of a long session is shown, when it is one of several
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Loading the session…"), id="session-header")
@@ -78,13 +79,13 @@ class SessionScreen(Screen[None]):
             header.update(Text(f"Session {safe(self.row['session_id'])} is no longer in the store."))
             return
         self.session = session
-        text = session_header(session, self.row, self.resume())
         total = int(session.get("message_count") or 0)
+        self.page_note = ""
         if messages:
             first, last = messages[0]["seq"], messages[-1]["seq"]
             if first > 0 or last + 1 < total:
-                text.append(f"\nmessages {first}–{last} of {total} (n/p: next/previous page)", style="dim")
-        header.update(text)
+                self.page_note = f"messages {first}–{last} of {total} (n/p: next/previous page)"
+        self.show_header()
         hit_seq = int(self.row["seq"])
         widgets = [Static(message_text(m, hit_seq=hit_seq, query=self.plan, max_chars=None),
                           classes="message hit" if m["seq"] == hit_seq else "message")
@@ -95,6 +96,21 @@ class SessionScreen(Screen[None]):
             self.call_after_refresh(box.scroll_to_widget, hit, animate=False, top=True)
         else:  # a page without the hit reads on from where the last one was left: n at its top, p at its end
             self.call_after_refresh(box.scroll_end if self.paged_back else box.scroll_home, animate=False)
+
+    def show_header(self) -> None:
+        """Lay the header out for the screen's width (its title line is cut to one line)."""
+        if self.session is None:
+            return
+        header = self.query_one("#session-header", Static)
+        width = (header.content_size.width or self.app.size.width - 2) if header.size.width else self.app.size.width - 2
+        text = session_header(self.session, self.row, self.resume(), width)
+        if self.page_note:
+            text.append(f"\n{self.page_note}", style="dim")
+        header.update(text)
+
+    def on_resize(self) -> None:
+        """A resized terminal: the title line is cut again for the new width."""
+        self.show_header()
 
     def resume(self) -> str | None:
         """The resume command of this session's agent, if it has one."""

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from hermes_store.tokens import display_width
 from tests.terminal.test_terminal_screen import run_in_pipe
 
 TMUX = shutil.which("tmux")
@@ -25,6 +26,9 @@ CLI = [sys.executable, "-m", "hermes_store.cli"]
 ANSI = ("wombat \x1b[31mRED\x1b[0m \x1b]8;;http://evil.example/\x07click me\x1b]8;;\x07 then "
         "\x1b]52;c;cm0gLXJmIH4K\x07 clip \x1b[2J\x1b[H cleared")
 CONTROLS = "wombat answer with\rcarriage overwrite and back\x08\x08\x08space and bell\x07 and tab\there"
+CJK = "wombat 桂林山水甲天下" + "日本語のテキスト" * 12 + "。 end"
+# flagged on the way to a model: recall and search log a warning about it on stderr
+BIDI = "wombat invoice\u202eexe.pdf and the rest of a sentence long enough to be wrapped"
 TABS = "wombat\tcol1\tcol2\t\tcol4 and then a few more words to wrap\tat\tthe\tedge of the screen"
 
 
@@ -35,7 +39,8 @@ def hostile_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = root / "20260401_120000_ansi001.jsonl"
     lines = [{"role": "session_meta", "platform": "cli", "timestamp": 1775044800}]
     lines += [{"role": role, "content": text, "timestamp": 1775044810 + i}
-              for i, (role, text) in enumerate((("user", ANSI), ("assistant", CONTROLS), ("user", TABS)))]
+              for i, (role, text) in enumerate((("user", ANSI), ("assistant", CONTROLS), ("user", TABS),
+                                                       ("assistant", CJK), ("user", BIDI)))]
     source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     home = root / "home"
     for args in (["sessions", "index", str(source)], ["facts", "add", "wombat fact \x1b[31mred\x1b[0m " * 4],
@@ -92,13 +97,53 @@ def test_escaped_and_tabbed_text_wraps_at_words_not_by_the_terminal(hostile_home
     """The CLI measured stored text before it was escaped (``\\x08`` one column, shown as the six
     of ``\\u0008``; a tab one column): at 100 columns ``sessions show`` printed a 101-column line
     and the terminal broke it as ``tab h`` / ``ere`` (``\\u00`` / ``1b]52`` at 80; ``recall`` and
-    ``facts list`` alike). Each line now fits as shown: the terminal wraps none of them."""
+    ``facts list`` alike), and a library warning (Python's last-resort handler) was one raw line.
+    Each line now fits as shown: the terminal wraps none of them."""
     rows, joined = _screen(hostile_home, columns, ["sessions", "show", "20260401_120000_ansi001"],
                            ["recall", "wombat"], ["facts", "list"], ["memory", "show"])
     assert "DONE" in rows and "\\u0008" in rows and "\\u001b[31m" in rows, rows
+    assert "withheld from the model" in rows, rows  # the warning (stderr) is laid out as the rest
     # the terminal wrapped no line, except one holding a word wider than a line (a path; one
-    # word of escapes at 40 columns), which gets a line of its own (docs/cli.md)
+    # word of escapes at 40 columns), which gets a line of its own (docs/cli.md); Japanese,
+    # written without spaces, is wrapped beside its characters
     for line in joined.splitlines():
-        assert len(line.rstrip()) <= columns or any(len(word) > columns - 8 for word in line.split()), (line, rows)
+        assert display_width(line.rstrip()) <= columns or any(
+            len(word) > columns - 8 and display_width(word) == len(word) for word in line.split()), (line, rows)
     if columns == 100:
         assert "here" in rows.split() and "\\u001b]52;c;cm0gLXJmIH4K\\u0007" in rows.split(), rows
+
+
+def test_a_warning_is_shown_once_a_command(tmp_path: Path) -> None:
+    """``sessions search`` over a session whose title is flagged (a bidi override) printed
+    "Recorded text from title of session … withheld from the model" on stderr once for every hit
+    of that session; the same warning is now shown once."""
+    export = tmp_path / "data-2026-02-02-10-00-00"
+    export.mkdir()
+    conversation = {
+        "uuid": "bd000000-0001-4000-8000-000000000001", "name": "invoice\u202eexe.pdf",
+        "created_at": "2026-02-01T09:00:00Z", "updated_at": "2026-02-01T09:10:00Z",
+        "chat_messages": [{"uuid": f"bd-{n}", "sender": "human", "created_at": f"2026-02-01T09:00:1{n}Z",
+                           "text": f"dugong count {n}", "attachments": [], "files": []} for n in range(3)]}
+    (export / "conversations.json").write_text(json.dumps([conversation]), encoding="utf-8")
+    home = tmp_path / "home"
+    assert run_in_pipe(["--home", str(home), "sessions", "index", str(export)]).returncode == 0
+    done = run_in_pipe(["--home", str(home), "sessions", "search", "dugong"])
+    assert done.returncode == 0 and done.stdout.count(b"dugong") == 3, done
+    warnings = [line for line in done.stderr.decode().splitlines() if "withheld from the model" in line]
+    assert len(warnings) == 1, done.stderr
+
+
+def test_errors_wrap_at_words_on_a_narrow_terminal(tmp_path: Path) -> None:
+    """``Error: …`` was one line whatever the terminal: at 40 columns ``cannot create th`` / ``e
+    store``. It is wrapped at words now, later lines indented; in a pipe it stays one line."""
+    from tests.terminal.test_terminal_screen import run_in_pty
+
+    missing = f"/tmp/hs-no-{uuid.uuid4().hex[:6]}"  # short: a long path is one word wider than a line
+    args = ["--home", str(tmp_path / "h"), "--database-url", f"sqlite:///{missing}/x.db", "facts", "add", "x"]
+    code, shown = run_in_pty(args, columns=40)
+    lines = shown.decode().splitlines()
+    assert code == 1 and lines[0].startswith("Error: "), lines
+    assert all(display_width(line) <= 40 for line in lines) and len(lines) > 1, lines
+    assert all(line.startswith("  ") for line in lines[1:]), lines
+    piped = run_in_pipe(args)
+    assert piped.returncode == 1 and len(piped.stderr.decode().splitlines()) == 1, piped.stderr

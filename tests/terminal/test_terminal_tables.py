@@ -113,3 +113,17 @@ def test_results_wrap_at_words_on_a_narrow_terminal(home: Path, argv: list[str])
     piped = run_in_pipe(["--home", str(home), *argv])
     assert piped.returncode == 0
     assert " ".join(lines).split() == (piped.stderr + piped.stdout).decode().split()
+
+
+def test_formats_stack_on_a_narrow_terminal(tmp_path: Path) -> None:
+    """``sessions formats`` at 40 columns kept its 23-column name column: each agent and path had
+    17 columns, so paths broke across lines at column 0 (``{hermes_home}/ses`` / ``sions/*.jsonl``).
+    On a narrow terminal each name now has a line of its own, its agent and places indented below;
+    at 100 columns the table is as before."""
+    code, shown = run_in_pty(["--home", str(tmp_path / "h"), "sessions", "formats"], columns=40)
+    lines = shown.decode().splitlines()
+    assert code == 0, shown
+    at = lines.index("hermes-jsonl")
+    assert lines[at + 1:at + 3] == ["    Hermes Agent (session JSONL)", "    {hermes_home}/sessions/*.jsonl"], lines
+    code, shown = run_in_pty(["--home", str(tmp_path / "h"), "sessions", "formats"], columns=100)
+    assert "hermes-jsonl           Hermes Agent (session JSONL)" in shown.decode().splitlines(), shown

@@ -151,3 +151,38 @@ def test_copying_a_reference_that_looks_like_markup(tmp_path: Path) -> None:
         tmux.close()
     assert "EXITED" not in screen and "markup" not in screen, screen
     assert "20260405_120001_x[link=http:__evil]click#0" in screen, screen
+
+
+def test_a_long_title_leaves_the_session_header_readable(tmp_path: Path) -> None:
+    """Opening a session whose title is long (importers keep up to 300 characters) showed the
+    title over the whole header: the session id, the hit's reference and the resume command were
+    clipped away. The title now takes one line, cut with ``…``, at 80 columns and after the
+    window is resized to 40."""
+    export = tmp_path / "data-2026-02-02-10-00-00"
+    export.mkdir()
+    conversation = {
+        "uuid": "lt000000-0001-4000-8000-000000000001", "name": "Quarterly planning " + "notes " * 49,
+        "created_at": "2026-02-01T09:00:00Z", "updated_at": "2026-02-01T09:10:00Z",
+        "chat_messages": [{"uuid": "lt-1", "sender": "human", "created_at": "2026-02-01T09:00:10Z",
+                           "text": "where did the dugong survey go", "attachments": [], "files": []}]}
+    (export / "conversations.json").write_text(json.dumps([conversation]), encoding="utf-8")
+    home = tmp_path / "home"
+    _cli(home, "sessions", "index", str(export))
+    tmux = Tmux(f"env TERM=xterm-256color {' '.join(CLI)} --home {home} tui -q dugong; sleep 30")
+    try:
+        tmux.wait_for(" ms)")
+        tmux.keys("Enter")
+        screen = tmux.wait_for("Quarterly planning")
+        time.sleep(0.5)
+        screen = tmux.screen()
+        assert "hit: lt000000-0001-4000-8000-000000000001#0" in screen, screen
+        assert "resume: (no resume command for this agent)" in screen, screen
+        title = next(line for line in screen.splitlines() if "Quarterly planning" in line)
+        assert title.rstrip().endswith("…"), screen
+        tmux.run("resize-window", "-t", "tui", "-x", "40", "-y", "24")
+        time.sleep(1.5)
+        screen = tmux.screen()
+        assert "hit:" in screen and "resume: (no resume command for this" in screen, screen
+        assert "where did the dugong survey go" in screen.replace("\n ", " "), screen
+    finally:
+        tmux.close()
