@@ -71,6 +71,9 @@ def foreign_triggers(conn: Any, scripts: Sequence[str]) -> list[str]:
     return found
 
 
+_SCHEMA_HINT = "(create it first: CREATE SCHEMA name; or name an existing one)"
+
+
 def missing_schema(conn: Any) -> str | None:
     """Why the store cannot be created on ``conn`` (a psycopg connection with dict rows): no
     schema of its ``search_path`` exists (``options=-csearch_path=NAME`` mistyped, or the schema
@@ -78,5 +81,4 @@ def missing_schema(conn: Any) -> str | None:
     row = conn.execute("SELECT current_schema() AS s, current_setting('search_path') AS p").fetchone()
     if row["s"] is not None:
         return None
-    return (f"no schema of its search_path ({row['p']}) exists, so the store has nowhere to go "
-            "(create it first: CREATE SCHEMA name; or name an existing one)")
+    return f"no schema of its search_path ({row['p']}) exists, so the store has nowhere to go " + _SCHEMA_HINT

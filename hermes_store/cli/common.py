@@ -117,11 +117,11 @@ def _json_wanted() -> bool:
 
 
 def echo_error(message: str) -> None:
-    """Print ``Error: message`` on stderr, wrapped at words to the terminal's width (later lines
-    indented): a long error at 40 columns was broken by the terminal inside words."""
-    columns = output_columns(err=True)
-    click.echo("\n".join(fill(line, columns, "", "  ") for line in f"Error: {message}".split("\n")), err=True,
-               color=True)  # the output filter escapes, never click
+    """Print ``Error: message`` on stderr (through the output filter, never click's), one line
+    for each line of ``message``: the terminal wraps a long one, so a screen read with its soft
+    wraps joined (``tmux capture-pane -J``) or a copied path holds the whole text, where
+    inserted line breaks and indents cut it."""
+    click.echo(f"Error: {message}", err=True, color=True)  # the output filter escapes, never click
 
 
 def fail(message: str, code: int = 1) -> None:
