@@ -54,6 +54,10 @@ class Engine:
         """True when this engine keeps the store in a local file (see :attr:`url_file`)."""
         return bool(self.url_file)
 
+    def passed_url(self, url: str) -> str:
+        """``url`` with what this environment adds to it written in (:attr:`url_to_pass`)."""
+        return load(self.url_to_pass)(url) if self.url_to_pass else url
+
 
 ENGINES: dict[str, Engine] = {
     "sqlite": Engine(

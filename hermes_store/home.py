@@ -263,8 +263,6 @@ class Home:
         ``sqlite:///`` one with the file's path made absolute, a server URL with what this
         environment adds to it written in (the engine's ``url_to_pass``: ``PGHOST`` ...; a
         ``config.yaml`` URL too when it depends on them)."""
-        from hermes_store.engines import load
-
         url = self.database_url()
         if url is None:
             return None
@@ -272,7 +270,7 @@ class Home:
         from_config = self._url_base() is not None  # config.yaml's: found through the home
         if engine.url_file:
             return None if from_config else f"sqlite:///{self.sqlite_path}"
-        pinned = load(engine.url_to_pass)(url) if engine.url_to_pass else url
+        pinned = engine.passed_url(url)
         return None if from_config and pinned == url else pinned
 
     def _configured_url(self) -> str | None:
@@ -392,10 +390,9 @@ class Home:
         path = self.sqlite_path
         if path is not None:
             return str(path)
-        from hermes_store.engines import display_url, load
+        from hermes_store.engines import display_url
 
-        url, engine = self.database_url() or "", self.store_engine()
-        return display_url(load(engine.url_to_pass)(url) if engine.url_to_pass else url)
+        return display_url(self.store_engine().passed_url(self.database_url() or ""))
 
     def store_exists(self) -> bool:
         """True when there is a store to read without creating one: the local file (this

@@ -21,13 +21,13 @@ from hermes_store.cli.style import (
     output_columns,
     pad,
     progress_shown,
+    shown_width,
     style,
 )
 from hermes_store.db import DatabaseError
 from hermes_store.sessions.importers import FORMATS
 from hermes_store.sessions.loader import DEFAULT_BATCH, FTS_MODES, BulkLoader
 from hermes_store.sessions.walk import walk_inputs
-from hermes_store.tokens import display_width
 
 
 @click.group(cls=LazyGroup, lazy={"search": "hermes_store.cli.sessions_search:search",
@@ -174,7 +174,7 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
     # columns as wide as their widest value on a terminal (a CJK id or source takes two columns a
     # character; a control character is shown as \\uXXXX, six)
     ids, sources = [one_line(row["id"]) for row in rows], [one_line(row["source"] or "") for row in rows]
-    id_width, source_width = max(map(display_width, ids)), max(map(display_width, sources))
+    id_width, source_width = max(map(shown_width, ids)), max(map(shown_width, sources))
     # on a terminal a row never wraps: a long title is cut with "…"; when even the ids do not
     # leave room (a subagent's id, a narrow window), each id gets a line of its own
     columns = output_columns()
@@ -412,9 +412,9 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
                f"({counted(location.sessions, 'session')}, {counted(location.messages, 'message')})"
                if location.exists else "not found") + (" (truncated)" if location.truncated else "")
               for location in found]
-    agent_width = max((display_width(location.agent) for location in found), default=0)
-    pattern_width = max(map(display_width, patterns), default=0)
-    state_width = max(map(display_width, states), default=0)
+    agent_width = max((shown_width(location.agent) for location in found), default=0)
+    pattern_width = max(map(shown_width, patterns), default=0)
+    state_width = max(map(shown_width, states), default=0)
     columns = output_columns()
     stacked = columns is not None and agent_width + pattern_width + state_width + 4 > columns
     for location, pattern, state in zip(found, patterns, states, strict=True):
@@ -422,7 +422,7 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
             if agent_width + state_width + 2 <= columns:
                 click.echo(f"{pad(location.agent, agent_width)}  {state}")
             else:
-                fits = display_width(location.agent) + display_width(state) + 2 <= columns
+                fits = shown_width(location.agent) + shown_width(state) + 2 <= columns
                 click.echo(f"{location.agent}  {state}" if fits
                            else f"{fill(location.agent, columns)}\n{fill(state, columns, '    ')}")
             click.echo(f"    {pattern}")
@@ -434,7 +434,7 @@ def sources_cmd(ctx: click.Context, as_json: bool) -> None:
                            "(hermes-store sessions index PATH; --discover never looks in projects):", columns))
     for agent, files in project_formats():
         row = f"  {agent:<34} {', '.join(files)}"
-        click.echo(row if columns is None or display_width(row) <= columns else f"  {agent}\n    {', '.join(files)}")
+        click.echo(row if columns is None or shown_width(row) <= columns else f"  {agent}\n    {', '.join(files)}")
     if gone:
         click.echo(f"\nIndexed files no longer on disk ({SOURCE_DELETED}; their sessions are kept):")
         for row in gone:

@@ -282,7 +282,7 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
     lead, trail = quote_widths(raw)
     quoted = bool(lead)
     value = raw[lead:len(raw) - trail] if quoted else raw
-    if len(value) < 4 or _PLACEHOLDER.match(value) or _CONSTANT.match(value) or _is_path(value):
+    if len(value) < 4 or is_placeholder(value) or _is_path(value):
         return False
     if prose and (_PROSE_NOT_VALUE.match(value) or " " in value
                   or any(len(part) >= 4 and part.isalpha() for part in value.split("-")[1:] if "-" in value)):
