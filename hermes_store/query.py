@@ -566,7 +566,10 @@ def is_query_error(exc: BaseException) -> bool:
 
 def relaxed_note(exact: int, added: int) -> str:
     """The note of a search relaxed to some of the words: how many results matched every word
-    and how many were added (worded for any count: "1 matched", never "1 result(s)")."""
+    and how many were added (worded for any count: "1 matched", never "1 result(s)"; "none
+    matched", never "only 0 matched")."""
+    if exact == 0:
+        return f"none matched every word; found {added} matching some of the words"
     return f"only {exact} matched every word; added {added} matching some of the words"
 
 

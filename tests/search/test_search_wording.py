@@ -29,6 +29,16 @@ def test_a_relaxed_search_note_has_no_result_s(home):
     assert "(s)" not in tool.stdout
 
 
+def test_a_relaxed_search_with_no_full_match_says_none(home):
+    """``sessions search 'what bread did I bake'`` on the sample printed "note: only 0 matched
+    every word; added 2 ..." (found in a terminal, 2026-12-07): "only 0" reads as a slip."""
+    shutil.copytree(SAMPLE / "sessions", home.root / "sessions")
+    assert _run(home, "sessions", "index", str(home.root / "sessions")).exit_code == 0
+    result = _run(home, "sessions", "search", "what bread did I bake", "--limit", "3")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == "note: none matched every word; found 2 matching some of the words\n"
+
+
 def test_forget_says_it_for_one_message_and_names_one_whole_session(home):
     shutil.copytree(SAMPLE / "sessions", home.root / "sessions")
     assert _run(home, "sessions", "index", str(home.root / "sessions")).exit_code == 0
