@@ -25,7 +25,8 @@ only speaks where the words are unsure and the meaning is sure:
   and leads that place's by ``rerank_lead`` (:func:`promote_reranked`). Where the question
   names a date, only a session of that date may move.
 - Otherwise the lexical ranking stands as it is. Sessions only the semantic half found never
-  push a lexical one out.
+  push a lexical one out: ``session_search`` shows them, nearest first, in the places the
+  lexical sessions leave empty (before 2026-12-07 one weak shared word left those places empty).
 - **A date the question names** (:mod:`.dated`): the sessions of that date and the others are
   fused each on their own (:func:`fuse_parts`), so the lexical margin and the ``window`` are
   those of the date's own sessions (before, the window of the whole ranking held other days'

@@ -308,9 +308,11 @@ def _sessions_of(store: _Store, hits: list[Hit], seen_roots: set[str]) -> list[t
 
 
 def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles: tuple[str, ...],
-           bounds: Bounds, seen_roots: set[str], window: tuple[float, float] | None) -> list[tuple[str, list[Hit]]]:
+           bounds: Bounds, seen_roots: set[str], window: tuple[float, float] | None
+           ) -> tuple[list[tuple[str, list[Hit]]], list[tuple[str, list[Hit]]]]:
     """The lexical groups fused with the semantic ranking (:mod:`.fusion`), those of the date ``window``
-    and the others each on their own; semantic-only sessions join with their nearest messages."""
+    and the others each on their own, and the sessions only the semantic half found (with their
+    nearest messages), nearest first: the places the lexical sessions leave empty are theirs."""
     semantic = store.semantic
     assert semantic is not None
     nearest = semantic.nearest(query, SEMANTIC_SCAN_LIMIT)
@@ -326,7 +328,9 @@ def _fused(store: _Store, query: str, groups: list[tuple[str, list[Hit]]], roles
     order = fuse_parts(parts, session_ranking([(0, root, 0, hits[0].score) for root, hits in extra.items()]),
                        semantic.fusion, lambda roots: semantic.rerank_scores(
                            query, {root: found[root][0].session_id for root in roots}, store.storage.message_contents))
-    return [(root, found[root]) for root in order]
+    ranked = [(root, found[root]) for root in order]
+    placed = set(order)
+    return ranked, [(root, hits) for root, hits in extra.items() if root not in placed]
 
 
 def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail: str,
@@ -361,8 +365,10 @@ def discover(store: _Store, query: str, *, limit: int, sort: str | None, detail:
     groups = _sessions_of(store, kept, seen_roots)
     if (sort or "relevance") == "relevance":  # the semantic half, then a date the query names
         window = named_window(query)
-        fused = groups if store.semantic is None else _fused(store, query, groups, roles, bounds, seen_roots, window)
+        fused, spare = (groups, []) if store.semantic is None else \
+            _fused(store, query, groups, roles, bounds, seen_roots, window)
         groups = dated_first(fused, window, lambda group: group[1])
+        groups += spare[:max(0, limit - len(results) - len(groups))]  # never before a lexical one
     chosen = groups[:max(0, limit - len(results))]
     if (sort or "relevance") == "relevance":  # a time sort keeps each session's newest/oldest match first
         anchors = store.semantic.fusion.anchors if store.semantic is not None else 0

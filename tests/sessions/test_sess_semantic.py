@@ -226,6 +226,25 @@ def test_fusion_keeps_the_lexical_first_result(home, engine):
 
 
 @needs_model
+def test_sessions_found_by_meaning_fill_the_places_the_words_leave(home, engine):
+    """One shared word ("form") found only the tax session, so a discover reply of 3 showed
+    1 session though the question's meaning is the hike's (seen on the demo sample: "what
+    should I cook tonight" showed the backup session for "tonight" and not the sourdough one;
+    with no word shared at all the meaning answered). The sessions only the vectors found now
+    take the empty places, after every lexical one."""
+    _index(home, SESSIONS)
+    _embed(home)
+    query = "a form of hiking outdoors with a puppy"
+    lexical = _ask(home, query)
+    assert [r["session_id"] for r in lexical["results"]] == ["s-tax"]
+    _configure(home, MODEL)
+    fused = _ask(home, query)
+    shown = [r["session_id"] for r in fused["results"]]
+    assert shown[0] == "s-tax" and shown[1] == "s-hike" and len(shown) == 3
+    assert [r["session_id"] for r in _ask(home, query, limit=1)["results"]] == ["s-tax"]
+
+
+@needs_model
 def test_cli_embed_and_background_embedder(home, engine, run):
     """``sessions embed`` embeds what is pending; the background embedder embeds new messages
     on its own thread (schedule returns at once)."""

@@ -114,7 +114,10 @@ def test_a_damaged_vector_file_leaves_the_reply_lexical_and_says_why(home, engin
 @needs_model
 def test_a_vector_file_that_is_not_a_database_leaves_the_search_lexical(home):  # SQLite's own file
     path = _ready(home)
+    Path(home.config_path).write_text("", encoding="utf-8")  # the reply with no semantic half
     lexical = _ask(home, "chocolate cake")
+    _configure(home, MODEL)
+    assert len(_ask(home, "chocolate cake")["results"]) > len(lexical["results"])  # the vectors fill places
     path.write_bytes(b"this is not an SQLite file " * 200)
     reply = _ask(home, "chocolate cake")
     assert reply["success"] is True
