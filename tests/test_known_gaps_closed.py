@@ -75,3 +75,49 @@ def test_migrate_to_a_tilde_url(home, user_home, pg_store_url):
     result = CliRunner().invoke(cli, ["--home", str(home.root), "migrate", "--to", "sqlite:///~/copy.db"], env=env)
     assert result.exit_code == 0, result.output
     assert (user_home / "copy.db").is_file() and not (Path.cwd() / "~").exists()
+
+
+# 2. Secrets that were stored as typed.
+R = __import__("hermes_store.redaction", fromlist=["Redactor"]).Redactor(b"gaps")
+_BASIC = "ZGVwbG95OlN1cDNyUzNjcjN0UGFzcw=="  # deploy:Sup3rS3cr3tPass
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), [
+    ("postgresql://u:p/ss?w#rd@host/db", "p/ss?w#rd", "url-password"),
+    ("redis://:a/b#c@cache.internal:6379/0", "a/b#c", "url-password"),
+    ("Auth Token 4c1f9a2b3d5e6f708192a3b4c5d6e7f8", "4c1f9a2b3d5e6f708192a3b4c5d6e7f8", "token"),
+    ("| Auth Token | 4c1f9a2b3d5e6f708192a3b4c5d6e7f8 |", "4c1f9a2b3d5e6f708192a3b4c5d6e7f8", "token"),
+    ("the key is key-3f9a1c2b4d5e6f708192a3b4c5d6e7f8", "3f9a1c2b4d5e6f708192a3b4c5d6e7f8", "mailgun-key"),
+    ('{"h": "{\\"Authorization\\": \\"Basic ' + _BASIC + '\\"}"}', _BASIC, "authorization"),
+    ("proxy got Basic " + _BASIC, _BASIC, "authorization"),
+    ("OPENAI: c2stcHJvai1SNG5kMG1UMGszblY0bHUzRjByVDNzdDFuZ1B1cnAwczNzT25seVh5Wg==", "c2stcHJvai1SNG5k",
+     "openai-key"),
+    ("DATABASE_URL: cG9zdGdyZXNxbDovL2RlcGxveTpWcTd4UDJtbUBkYi9hcHA=", "cG9zdGdyZXNxbDovL2", "url-password"),
+    ("echo REJfUEFTU1dPUkQ9d2FscnVzYmF0dGVyeXN0YXBsZQo= | base64 -d >> .env", "REJfUEFTU1dPUkQ9", "password"),
+])
+def test_secret_forms_once_stored_as_typed_are_redacted(text, secret, kind):
+    out = R.redact(text)
+    assert secret not in out, out
+    assert f"[REDACTED:{kind}:" in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "Authorization: Basic " + _BASIC,
+    '{"Authorization": "Basic ' + _BASIC + '"}',
+    "curl -H 'authorization:basic " + _BASIC + "'",
+])
+def test_basic_credentials_in_a_header_stay_covered(text):
+    assert _BASIC not in R.redact(text)
+
+
+@pytest.mark.parametrize("text", [
+    "https://mastodon.social:443/@ana http://localhost:3000/users/@me https://h.io:8080/p?x=a@b.com",
+    "webpack://app:./src/@x and https://h?q=a:b/c@d.org",
+    "cache/key-3f9a1c2b4d5e6f708192a3b4c5d6e7f8 idempotency-key-3f9a1c2b4d5e6f708192a3b4c5d6e7f8",
+    "Authorization: Bearer YOUR_TOKEN_HERE; Auth Token YOUR_TOKEN_HERE; Basic YOUR_TOKEN_HERE",
+    "postgresql://deploy:PASSWORD@db/app; the auth token expired; Basic authentication",
+    "echo aGVsbG8gd29ybGQsIG5vIHNlY3JldCBwYXNzd29yZCBoZXJl | base64 -d",  # "... no secret password here"
+    "img data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+])
+def test_near_misses_and_placeholders_stay(text):
+    assert R.redact(text) == text
