@@ -204,3 +204,42 @@ def test_a_capped_read_is_the_whole_reads_shape_on_each_engine(engine, home):
     user, assistant = reply["messages"]
     assert user["content"] == long_text[:2000] + "…" and user["original_content_chars"] == len(long_text)
     assert assistant["tool_calls_truncated"] and assistant["original_tool_calls_chars"] > 24_000
+
+
+# 4. A Claude Code reply withdrawn by a model_refusal_fallback line (2.1.170+) is no answer.
+def _cc_line(kind: str, uuid: str, parent: str | None, **fields) -> dict:
+    return {"type": kind, "uuid": uuid, "parentUuid": parent, "isSidechain": False, "userType": "external",
+            "sessionId": "5f1c2d3e-0000-4000-8000-00000000cc01", "cwd": "/work/app", "version": "2.1.201",
+            "timestamp": f"2026-07-07T00:19:{len(uuid) % 50 + 10:02d}.000Z", **fields}
+
+
+def test_a_retracted_claude_code_reply_is_not_indexed(home, tmp_path):
+    import json
+
+    lines = [
+        _cc_line("user", "u1", None, message={"role": "user", "content": "how do zebrafish regrow fins?"}),
+        _cc_line("assistant", "a-flagged", "u1", requestId="req_1", message={
+            "id": "msg_1", "role": "assistant", "model": "claude-fable-5",
+            "content": [{"type": "text", "text": "Withdrawn zebrafish answer about blastema"}]}),
+        _cc_line("system", "s1", "a-flagged", subtype="model_refusal_fallback", direction="retry",
+                 content="Fable 5's safeguards flagged this message. Switched to Opus 4.8.", level="warning",
+                 trigger="refusal", originalModel="claude-fable-5", fallbackModel="claude-opus-4-8",
+                 retractedMessageUuids=["a-flagged"], refusedUserMessageUuid=None, isMeta=False),
+        _cc_line("assistant", "a-kept", "s1", requestId="req_2", message={
+            "id": "msg_2", "role": "assistant", "model": "claude-opus-4-8",
+            "content": [{"type": "text", "text": "Zebrafish regrow fins from a blastema of dedifferentiated cells"}]}),
+    ]
+    folder = tmp_path / "projects" / "-work-app"
+    folder.mkdir(parents=True)
+    path = folder / "5f1c2d3e-0000-4000-8000-00000000cc01.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--home", str(home.root), "sessions", "index", str(path)])
+    assert result.exit_code == 0, result.output
+    found = runner.invoke(cli, ["--home", str(home.root), "sessions", "search", "--json", "blastema"])
+    hits = json.loads(found.output)["results"]
+    assert [h["role"] for h in hits] == ["assistant"], hits
+    assert "Withdrawn" not in found.output and "dedifferentiated" in found.output
+    shown = runner.invoke(cli, ["--home", str(home.root), "sessions", "show", "5f1c2d3e"])
+    assert "Withdrawn zebrafish" not in shown.output and "safeguards flagged" in shown.output
+    assert "how do zebrafish regrow fins?" in shown.output  # the user's question stays
