@@ -243,3 +243,52 @@ def test_a_retracted_claude_code_reply_is_not_indexed(home, tmp_path):
     shown = runner.invoke(cli, ["--home", str(home.root), "sessions", "show", "5f1c2d3e"])
     assert "Withdrawn zebrafish" not in shown.output and "safeguards flagged" in shown.output
     assert "how do zebrafish regrow fins?" in shown.output  # the user's question stays
+
+
+# 5. A usage error's "Try '... --help' for help." on a 40-column terminal.
+def _run_in_pty(args: list[str], columns: int, home: Home) -> tuple[int, str]:
+    import fcntl
+    import os
+    import struct
+    import subprocess
+    import sys
+    import termios
+    import time
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {**os.environ, "HERMES_HOME": str(home.root), "COLUMNS": str(columns), "TERM": "xterm-256color",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-c", "from hermes_store.cli import main; main()", *args],
+                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=60), b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def test_usage_hint_reads_right_at_40_columns(home):
+    code, shown = _run_in_pty(["sessions", "search"], 40, home)
+    assert code == 2
+    lines = shown.splitlines()
+    assert all(len(line) <= 40 for line in lines), lines  # nothing left for the terminal to cut
+    assert "'hermes-store sessions search --help'" in lines, lines  # the command whole, on a line of its own
+    assert lines[lines.index("'hermes-store sessions search --help'") - 1] == "Try"
+    assert "Error: Missing argument 'QUERY'." in lines
+
+
+def test_usage_hint_stays_one_line_where_it_fits(home):
+    code, shown = _run_in_pty(["sessions", "search"], 100, home)
+    assert code == 2 and "Try 'hermes-store sessions search --help' for help." in shown.splitlines()
+    code, shown = _run_in_pty(["--bogus"], 40, home)
+    assert code == 2 and "Try 'hermes-store --help' for help." in shown.splitlines()
+    assert "Error: No such option '--bogus'." in shown
