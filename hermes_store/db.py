@@ -664,8 +664,8 @@ def sqlite_url_path(url: str, base: str | os.PathLike[str] | None = None) -> Pat
     """The file named by a SQLite URL, else None (``None`` for any other scheme).
 
     As in SQLAlchemy: ``sqlite:///rel/file.db`` is relative to ``base`` (default: the working
-    directory) and ``sqlite:////abs/file.db`` absolute. A URL naming an existing directory
-    raises :class:`DatabaseError` (a store is a file).
+    directory) and ``sqlite:////abs/file.db`` absolute; unlike SQLAlchemy, ``sqlite:///~/f.db``
+    is in the user's home, as ``--home ~/x`` is. A directory or unknown ``~user`` raises.
     """
     if not url or url.partition(":")[0].strip().lower() != "sqlite":
         return None
@@ -673,8 +673,10 @@ def sqlite_url_path(url: str, base: str | os.PathLike[str] | None = None) -> Pat
     if not rest.startswith("/") or rest.strip("/") == "":  # sqlite:x.db, sqlite://x.db, sqlite:///
         raise DatabaseError(f"{url}: expected sqlite:///path/to/file.db (three slashes, then the path: "
                             "sqlite:///rel.db, sqlite:////abs/file.db)")
-    path = Path(rest[1:])
-    path = Path(base, path).absolute() if base is not None and not path.is_absolute() else path.absolute()
+    named = os.path.expanduser(rest[1:])
+    if named.startswith("~"):  # os.path.expanduser left it: no such user (or no home)
+        raise DatabaseError(f"{url}: {named.split('/')[0]!r} names no home here (a folder so named: sqlite:///./{named})")
+    path = Path(base or "", named).absolute()  # an absolute ``named`` (``~`` too) drops ``base``
     if path.is_dir():  # opened, it fails obscurely; `doctor --fix` would "salvage" it by renaming it
         raise DatabaseError(f"{path}: a directory, not a store file (name a file in it, "
                             f"e.g. sqlite:///{path / DB_FILENAME})")

@@ -16,6 +16,7 @@ import click
 
 from hermes_store.cli.common import (
     ARGS_KEY,
+    LaidOutUsageError,
     ReaderGone,
     asked_for_json,
     echo_error,
@@ -88,9 +89,15 @@ class LazyGroup(click.Group):
         return narrow_help(getattr(importlib.import_module(module_name), attr))
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Click's parsing; the command line is kept so a failure can answer ``--json`` in JSON."""
+        """Click's parsing; the command line is kept so a failure can answer ``--json`` in JSON;
+        a usage error's hint is laid out for the terminal (:class:`LaidOutUsageError`)."""
         ctx.meta[ARGS_KEY] = list(args)
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.UsageError as exc:
+            if isinstance(exc, LaidOutUsageError):
+                raise
+            raise LaidOutUsageError(exc) from exc
 
     def invoke(self, ctx: click.Context) -> object:
         """Run the command; any failure of ours becomes ``Error: …`` naming the path, exit 1
@@ -102,6 +109,10 @@ class LazyGroup(click.Group):
         """
         try:
             return super().invoke(ctx)
+        except click.exceptions.UsageError as exc:  # a sub-command's: its hint laid out for the terminal
+            if isinstance(exc, LaidOutUsageError):
+                raise
+            raise LaidOutUsageError(exc) from exc
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort,
                 ReaderGone):
             raise

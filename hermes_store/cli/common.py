@@ -124,6 +124,36 @@ def echo_error(message: str) -> None:
     click.echo(f"Error: {message}", err=True, color=True)  # the output filter escapes, never click
 
 
+class LaidOutUsageError(click.UsageError):
+    """A usage error of click's shown as click shows it, with its ``Try '… --help' for help.``
+    hint laid out for the terminal: on one line where it fits, else wrapped at words with the
+    quoted command kept whole (a 40-column terminal cut it inside the quote: ``…search --help`` /
+    ``' for help.``). The message itself stays one line (:func:`echo_error`)."""
+
+    def __init__(self, error: click.UsageError) -> None:
+        super().__init__(error.message, error.ctx)
+        self.exit_code = error.exit_code
+        self.error = error
+
+    def format_message(self) -> str:
+        """The message as the original error formats it (a parameter's error names the parameter)."""
+        return self.error.format_message()
+
+    def show(self, file: Any = None) -> None:
+        """Usage, the hint and ``Error: …`` on stderr (``file`` is ignored: stderr, filtered)."""
+        from hermes_store.cli.style import fill, output_columns
+
+        ctx = self.ctx
+        if ctx is not None:
+            hint = ""
+            if ctx.command.get_help_option(ctx) is not None:
+                option = max(ctx.command.get_help_option_names(ctx), key=len)
+                command = f"'{ctx.command_path} {option}'".replace(" ", "\u00a0")  # one unbreakable word
+                hint = fill(f"Try {command} for help.", output_columns(err=True)).replace("\u00a0", " ") + "\n"
+            click.echo(f"{ctx.get_usage()}\n{hint}", err=True, color=ctx.color)
+        echo_error(self.format_message())
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print ``Error: message`` to stderr and exit with ``code``. A failure (1) of a command run
     with ``--json`` also prints ``{"success": false, "error": message}`` on stdout, as

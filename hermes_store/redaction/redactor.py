@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_store.redaction.encoded import CHECKS
 from hermes_store.redaction.prefilter import prefilter
 from hermes_store.redaction.rules import (
     COMPILED,
@@ -108,7 +109,7 @@ def _token_kind(value: str) -> str | None:
     if FULL.fullmatch(value) is None:
         return None
     for rule, pattern in zip(RULES, COMPILED, strict=True):
-        if rule.kind != "assignment" and pattern.fullmatch(value):
+        if rule.kind != "assignment" and not rule.check and pattern.fullmatch(value):
             return rule.kind
     return None
 
@@ -176,10 +177,12 @@ class Redactor:
             kept.append(item)
         return kept
 
-    def _builtin(self, text: str, fired: dict[int, list[tuple[int, int]] | None]
+    def _builtin(self, text: str, fired: dict[int, list[tuple[int, int]] | None], inner: bool = False
                  ) -> Iterator[tuple[Finding, int]]:
         for index in sorted(fired):
             rule = RULES[index]
+            if inner and rule.check:  # in decoded text: no second decoding
+                continue
             for match in _matches(index, text, fired[index]):
                 kind = rule.kind
                 if kind == "assignment":
@@ -193,6 +196,11 @@ class Redactor:
                     lead, trail = quote_widths(match.group("v"))
                     start, end = start + lead, end - trail
                     kind = _token_kind(text[start:end]) or _assignment_kind(name, match.group("n"))
+                elif rule.check:  # a value judged by what it holds (decoded): the kind of that
+                    start, end = match.span("v") if "v" in match.re.groupindex else match.span()
+                    kind = CHECKS[rule.check](text[start:end], self._inner_kind)
+                    if kind is None:
+                        continue
                 elif "v" in match.re.groupindex:  # a value that is itself a known token keeps its kind
                     start, end = match.span("v")  # (one secret, one marker: ``https://x:ghp_…@host``)
                     if is_placeholder(text[start:end]):  # ``Bearer YOUR_TOKEN_HERE``: documentation
@@ -202,6 +210,13 @@ class Redactor:
                     start, end = match.span()
                 if end > start:
                     yield Finding(kind.replace("_", "-"), start, end), rule.priority
+
+    def _inner_kind(self, text: str) -> str | None:
+        """The kind of the first secret the rules (no decoding check) find in ``text``, else None."""
+        fired = prefilter().fired(text)
+        found = min(self._builtin(text, fired, inner=True), key=lambda item: (item[0].start, item[1]),
+                    default=None) if fired else None
+        return found[0].kind if found is not None else None
 
     def redact_counted(self, text: str | None) -> tuple[str | None, Counter[str]]:
         """``text`` with its secrets replaced, and how many of each kind were replaced."""

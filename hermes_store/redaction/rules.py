@@ -22,6 +22,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from hermes_store.redaction.encoded import FRAGMENT_TRIGGER, FRAGMENTS
+
 # a string in JSON inside JSON (tool-call arguments): \"value\" (any depth of escaping)
 _ESCAPED = r"\\{1,7}\"(?:[^\"\\\n]|\\{1,7}[^\"\\\n]){1,4000}?\\{1,7}\""
 _QUOTED = r"\"(?:[^\"\\\n]|\\.){1,4000}\"|'(?:[^'\\\n]|\\.){1,4000}'"
@@ -63,6 +65,9 @@ class Rule:
     literals: tuple[str, ...] = ()
     #: every trigger match *starts* with one of ``literals``: it is tried only where one occurs
     anchored: bool = False
+    #: a name in :data:`hermes_store.redaction.encoded.CHECKS`: a match counts only when that
+    #: check of its value gives a kind (which it then has); such a rule names no token form
+    check: str = ""
 
 
 _GAP = r"(?:\s|\\{1,7}[nrt])"  # white space, or a JSON escape of it (in JSON inside JSON too)
@@ -105,6 +110,7 @@ _PREFIXED: tuple[tuple[str, str, int, str, str, tuple[str, ...]], ...] = (
     ("atlassian_token", "ATATT3", 6, r"[A-Za-z0-9_=-]{150,250}", r"ATATT3[A-Za-z0-9_=-]{150}", ("atatt3",)),
     ("heroku_key", "HRKU-", 5, r"[A-Za-z0-9_-]{60}", r"HRKU-", ("hrku-",)),
     ("figma_token", "figd_", 5, r"[A-Za-z0-9_-]{40}", r"figd_", ("figd_",)),
+    ("mailgun_key", "key-", 4, r"(?:(?<![\w./-]key-)|(?<=\\[nrtbf]key-))[0-9a-f]{32}", r"key-[0-9a-f]{32}", ("key-",)),
     ("twilio_key", "SK", 2, r"[0-9a-fA-F]{32}", r"SK[0-9a-fA-F]{32}", ("sk",)),
     # an AWS STS session token alone (``aws sts assume-role`` output, a pasted env): its base64 head is fixed
     ("aws_session_token", "IQoJb3JpZ2luX2Vj", 16, r"[A-Za-z0-9+/]{60,4000}={0,2}", r"IQoJb3JpZ2luX2Vj[A-Za-z0-9+/]{60}",
@@ -188,9 +194,25 @@ RULES: tuple[Rule, ...] = (
     Rule("url_password", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@\"'<>\[\]]{0,200}:"
                          r"(?P<v>[^\s@/?#\"'<>](?:[^\s/?#\"'<>]{0,299}(?<!\\))?)@(?=[^\s@/?#\"'<>\\]*(?:[\s/?#\"'<>\\]|$))",
          r"://[^\s/@:]{0,200}:[^\s@/]{1,300}@", literals=("://",)),
-    Rule("authorization", _START + r"(?i:(?:authorization|proxy-authorization)[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
+    # a password holding an unencoded ``/``, ``?`` or ``#`` (``postgresql://u:p/ss?w#rd@host/db``): up to the
+    # first ``@`` that a host name follows; not a port (``https://host:443/@ana`` is a link), nor a path
+    # (``webpack://app:./src/@x``), nor a user part holding a query (``?q=a:b/c@d.org``)
+    Rule("url_password", r"(?<![A-Za-z0-9+.-])[a-zA-Z][a-zA-Z0-9+.-]{1,30}://[^\s:/@\"'<>\[\]?#&=]{0,200}:"
+                         r"(?P<v>(?![0-9]*(?:[/?#]|$))(?!\.{0,2}/|~)[^\s@\"'<>\\]{1,300}?)"
+                         r"@(?=[A-Za-z0-9._%-]{0,253}(?::[0-9]{1,5})?(?:[\s/?#\"'<>\\]|$))",
+         r"://[^\s/@:?#&=]{0,200}:[^\s@]{0,300}[/?#][^\s@]{0,300}@", priority=1, literals=("://",)),
+    Rule("authorization", _START + r"(?i:(?:authorization|proxy-authorization)(?:\\{0,7}[\"'])?\s{0,4}[:=]\s{0,4}(?:\\{0,7}[\"'])?"
                           r"(?:bearer|basic|token|bot|digest)\s{1,4})(?P<v>[A-Za-z0-9._~+/=:-]{6,4000})",
          r"authorization", caseless=True, window=64, literals=("authorization",), anchored=True),
+    # ``Basic <base64 of user:password>`` outside an Authorization header (a header's own rule has it)
+    Rule("authorization", _START + r"(?i:basic\s{1,4})(?P<v>[A-Za-z0-9+/]{8,4000}={0,2})(?![A-Za-z0-9+/=])", r"basic\s",
+         caseless=True, priority=1, window=16, literals=("basic",), anchored=True, check="basic"),
+    # a base64 run holding a secret the rules know (a Kubernetes Secret's data, a .dockerconfigjson)
+    Rule("base64", r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{8,90000}={0,2}(?![A-Za-z0-9+/=_-])", FRAGMENT_TRIGGER,
+         priority=3, literals=tuple(dict.fromkeys(piece.lower() for piece in FRAGMENTS)), check="base64"),
+    # an auth token right after its label, no ``:`` (Twilio's console: ``Auth Token`` then 32 hex digits)
+    Rule("token", r"(?i:auth[ \t_-]?token)(?:[\s:=\"'|]|\\{1,7}[nrt\"]){1,12}(?P<v>[0-9a-f]{32})(?![0-9A-Za-z_])",
+         r"auth[ \t_-]?token", caseless=True, priority=3, window=16, literals=("auth",), anchored=True),
     Rule("bearer_token", _START + r"(?i:bearer\s{1,4})(?P<v>(?=[A-Za-z._~+/-]*[0-9])[A-Za-z0-9._~+/-]{16,4000}=*)",
          r"bearer\s", caseless=True, priority=1, window=16, literals=("bearer",), anchored=True),
     Rule("assignment", r"(?i:(?P<n>" + _ASSIGN_WORDS + r")\b(?:\\{0,7}[\"'])?\]?\s{0,4}(?P<sep>:=|=>|=|:)\s{0,4})"
@@ -222,7 +244,7 @@ COMPILED: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.expr) for rule in 
 TRIGGERS: tuple[re.Pattern[str], ...] = tuple(re.compile(rule.trigger, re.IGNORECASE if rule.caseless else 0)
                                              for rule in RULES)
 FULL = re.compile("|".join(f"(?:{rule.expr.replace('(?P<v>', '(?:')})" for rule in RULES
-                           if rule.kind != "assignment"))  # "is this whole value a known token?"
+                           if rule.kind != "assignment" and not rule.check))  # "is this whole value a known token?"
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 # Values a key position holds that are no secret: placeholders, code and types.

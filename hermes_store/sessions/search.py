@@ -36,7 +36,7 @@ from hermes_store.db import Database
 from hermes_store.excerpts import HIGHLIGHT_MARKS, cap_marked, highlight_excerpt
 from hermes_store.query import Match, QueryPlan, compile_query, relaxed_note, run_plan
 from hermes_store.sessions.dated import DATED_POOL, dated_first, named_window
-from hermes_store.sessions.importers.base import MAX_SNIPPET_CHARS, cap_title
+from hermes_store.sessions.importers.base import MAX_CONTENT_CHARS, MAX_SNIPPET_CHARS, cap_title
 from hermes_store.sessions.storage import (
     SORTS,
     Filters,
@@ -387,7 +387,9 @@ def attach_snippets(db: Database | SessionStorage, hits: Sequence[Hit],
         for mid, text in storage.snippets(expression, ids, open_mark=open_mark,
                                           close_mark=close_mark, tokens=SNIPPET_TOKENS).items():
             snippets[(key, mid)] = text
-    contents = storage.message_contents(hit.message_id for hit in hits)
+    # no longer than a message the importers store (a longer one, written by hand or by another
+    # program, is read as far as that: the excerpt and the threat scan's look beyond it need no more)
+    contents = storage.message_contents((hit.message_id for hit in hits), head=MAX_CONTENT_CHARS)
     for hit in hits:
         content = contents.get(hit.message_id, "")
         snippet = snippets.get((id(hit.expression), hit.message_id)) if hit.expression is not None else None

@@ -56,9 +56,9 @@ from hermes_store.sessions.session_search_schema import (
     folded_choice,
     lenient_int,
 )
+from hermes_store.sessions.shown import SHOWN_HEAD_CHARS, without_escapes
 from hermes_store.sessions.shown import shown_message as _message
 from hermes_store.sessions.shown import shown_title as _title
-from hermes_store.sessions.shown import without_escapes
 from hermes_store.sessions.storage import open_session_storage
 from hermes_store.sessions.vectors import SemanticIndex, SemanticSlot
 from hermes_store.threats import guard_past
@@ -162,7 +162,8 @@ class _Store:
     def messages(self, session_id: str, roles: tuple[str, ...] | None, **narrow: Any) -> list[dict[str, Any]]:
         """The session's messages (see :meth:`SessionStorage.get_messages` for ``narrow``);
         with no role list, the hidden roles (reasoning) are left out."""
-        rows = self.storage.get_messages(session_id, roles=roles, **narrow)
+        # capped shown messages: their first SHOWN_HEAD_CHARS only, never a huge recorded text whole
+        rows = self.storage.get_messages(session_id, roles=roles, head=SHOWN_HEAD_CHARS, **narrow)
         if roles is None and self.hidden:
             rows = [r for r in rows if r["role"] not in self.hidden]
         return [{**r, "session_id": session_id} for r in rows]  # each shown message gets its ref

@@ -330,12 +330,15 @@ class SessionStorage(ABC):
                      before_seq: int | None = None, after_seq: int | None = None,
                      at_seq: int | None = None, newest_first: bool = False,
                      limit: int | None = None, offset: int = 0,
-                     nonempty: bool = False) -> list[dict[str, Any]]:
+                     nonempty: bool = False, head: int | None = None) -> list[dict[str, Any]]:
         """The session's messages in ``seq`` order (reversed with ``newest_first``).
 
         Rows have ``MESSAGE_COLUMNS`` of :mod:`~hermes_store.sessions.rows` (``tool_calls``
         as JSON text). ``roles``, ``before_seq``/``after_seq`` (exclusive), ``at_seq`` and
-        ``nonempty`` (content not empty) narrow the rows.
+        ``nonempty`` (content not empty) narrow the rows. ``head``: ``content`` and
+        ``tool_calls`` are their first ``head`` characters, and ``content_chars`` /
+        ``tool_calls_chars`` their whole lengths (a reader that shows a capped part never
+        holds a huge recorded text whole).
         """
 
     @abstractmethod
@@ -396,8 +399,9 @@ class SessionStorage(ABC):
                                        tokens=tokens) for mid in message_ids}
 
     @abstractmethod
-    def message_contents(self, message_ids: Iterable[int]) -> dict[int, str]:
-        """``{id: content}`` of those of ``message_ids`` that exist."""
+    def message_contents(self, message_ids: Iterable[int], head: int | None = None) -> dict[int, str]:
+        """``{id: content}`` of those of ``message_ids`` that exist (``head``: the first ``head``
+        characters of each, cut in the database)."""
 
     # -- bulk loading ------------------------------------------------------------------
 

@@ -46,14 +46,16 @@ class PgSnippets:
         """This thread's current search, or None outside one."""
         return getattr(self._reads_local, "reads", None)
 
-    def message_contents(self, message_ids: Iterable[int]) -> dict[int, str]:
-        """``{id: content}`` of the existing ones of ``message_ids``; inside one search, the
-        contents read by its excerpts when they cover every id (no second reading)."""
+    def message_contents(self, message_ids: Iterable[int], head: int | None = None) -> dict[int, str]:
+        """``{id: content}`` of the existing ones of ``message_ids`` (``head``: cut to it);
+        inside one search, the contents read by its excerpts when they cover every id (no
+        second reading)."""
         ids = list(dict.fromkeys(int(i) for i in message_ids))
         search = self._search()
         if search is not None and search.contents and all(mid in search.contents for mid in ids):
-            return {mid: text for mid in ids if (text := search.contents[mid]) is not None}
-        return super().message_contents(ids)  # type: ignore[misc]
+            return {mid: text[:head] if head is not None else text for mid in ids
+                    if (text := search.contents[mid]) is not None}
+        return super().message_contents(ids, head)  # type: ignore[misc]
 
     def _keep_contents(self, ids: list[int], rows: list[Any]) -> None:
         """Keep the contents of the excerpts' messages for :meth:`message_contents` (one search)."""

@@ -28,6 +28,8 @@ from hermes_store.sessions.storage import Filters, SessionStorage
 
 #: The message columns every read of whole messages selects.
 MESSAGE_SELECT = ", ".join(MESSAGE_COLUMNS)
+#: The columns a read with ``head`` cuts (in :data:`MESSAGE_COLUMNS` order).
+_LONG_COLUMNS = ("content", "tool_calls")
 
 #: Filter field -> column, over ``m`` (messages) and ``s`` (sessions).
 FILTER_COLUMNS = {"role": "m.role", "source": "COALESCE(s.source, '')", "session_id": "m.session_id"}
@@ -191,15 +193,21 @@ class SqlSessionStorage(SessionStorage):
                      before_seq: int | None = None, after_seq: int | None = None,
                      at_seq: int | None = None, newest_first: bool = False,
                      limit: int | None = None, offset: int = 0,
-                     nonempty: bool = False) -> list[dict[str, Any]]:
-        """Messages in ``seq`` order (or newest first), narrowed as asked."""
+                     nonempty: bool = False, head: int | None = None) -> list[dict[str, Any]]:
+        """Messages in ``seq`` order (or newest first), narrowed as asked (``head``: the long
+        texts cut in the database, their lengths beside them)."""
         p = self.dialect.param
         where, params = message_clauses(self.dialect, roles, before_seq, after_seq, at_seq, nonempty)
         order = "DESC" if newest_first else "ASC"
+        select, heads = MESSAGE_SELECT, ()
+        if head is not None:
+            select = ", ".join(f"substr({c}, 1, {p}) AS {c}, length({c}) AS {c}_chars" if c in _LONG_COLUMNS
+                               else c for c in MESSAGE_COLUMNS)
+            heads = (int(head),) * len(_LONG_COLUMNS)
         return self.db.query(
-            f"SELECT {MESSAGE_SELECT} FROM messages WHERE session_id = {p}{where}"
+            f"SELECT {select} FROM messages WHERE session_id = {p}{where}"
             f" ORDER BY seq {order} LIMIT {p} OFFSET {p}",
-            (session_id, *params, self.dialect.no_limit if limit is None else int(limit), int(offset)))
+            (*heads, session_id, *params, self.dialect.no_limit if limit is None else int(limit), int(offset)))
 
     def message_uids(self, session_id: str) -> dict[str, str]:
         """``{message_uid: content}`` of a session's messages stored with a source uid."""
@@ -234,13 +242,15 @@ class SqlSessionStorage(SessionStorage):
         p = self.dialect.param
         return self.db.scalar(f"SELECT content FROM messages WHERE id = {p}", (int(message_id),)) or ""
 
-    def message_contents(self, message_ids: Iterable[int]) -> dict[int, str]:
-        """``{id: content}`` of the existing ones of ``message_ids``, 500 ids a statement."""
+    def message_contents(self, message_ids: Iterable[int], head: int | None = None) -> dict[int, str]:
+        """``{id: content}`` of the existing ones of ``message_ids``, 500 ids a statement
+        (``head``: each cut to its first ``head`` characters in the database)."""
         ids = list(dict.fromkeys(int(i) for i in message_ids))
         found: dict[int, str] = {}
+        column = "content" if head is None else f"substr(content, 1, {int(head)}) AS content"
         for start in range(0, len(ids), 500):
             clause, params = self.dialect.in_values("id", ids[start:start + 500], False)
-            for row in self.db.query(f"SELECT id, content FROM messages WHERE {clause}", params):
+            for row in self.db.query(f"SELECT id, {column} FROM messages WHERE {clause}", params):
                 found[int(row["id"])] = row["content"] or ""
         return found
 

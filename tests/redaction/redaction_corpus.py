@@ -132,6 +132,17 @@ PLANTED: dict[str, tuple[str, str]] = {
     "signing-key": ('JWT_SIGNING_KEY = "q8Zr3Lw9XbT2mN5vK7pQ1sD4fG6hJ0kL"', "q8Zr3Lw9XbT2mN5vK7pQ1sD4fG6hJ0kL"),
     "json-escaped-token": ('{"cmd": "export KEY=sk-pr\\u006fj-Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj"}',
                            "Hq3Lm8Np2Rs6Tu0Vw4Xy7Za1Bc5De9Fg3Hj"),
+    # known gaps closed (tests/test_known_gaps_closed.py): a URL password with / ? #, an auth token
+    # after its label, a Mailgun key alone, Basic credentials out of a header, secrets in base64
+    "url-password-slash": ("DATABASE_URL=postgresql://u:p/ss?w#rd@db.internal/app", "p/ss?w#rd"),
+    "twilio-auth-token": ("Account SID AC0a1b2c3d4e5f60718293a4b5c6d7e8f9\nAuth Token 4c1f9a2b3d5e6f708192a3b4c5d6e7f8",
+                          "4c1f9a2b3d5e6f708192a3b4c5d6e7f8"),
+    "mailgun": ("mailgun key-3f9a1c2b4d5e6f708192a3b4c5d6e7f8 for the domain", "3f9a1c2b4d5e6f708192a3b4c5d6e7f8"),
+    "basic-in-json-in-json": ('{"args": "{\\"Authorization\\": \\"Basic ZGVwbG95OlN1cDNyUzNjcjN0UGFzcw==\\"}"}',
+                              "ZGVwbG95OlN1cDNyUzNjcjN0UGFzcw=="),
+    "basic-alone": ("curl sent Basic ZGVwbG95OlN1cDNyUzNjcjN0UGFzcw== to the proxy", "ZGVwbG95OlN1cDNyUzNjcjN0UGFzcw=="),
+    "base64-openai": ("data:\n  OPENAI: c2stcHJvai1SNG5kMG1UMGszblY0bHUzRjByVDNzdDFuZ1B1cnAwczNzT25seVh5Wg==", "c2stcHJvai1SNG5kMG1UMGszblY0bHUzRjByVDNz"),
+    "base64-url-password": ("  DATABASE_URL: cG9zdGdyZXNxbDovL2RlcGxveTpWcTd4UDJtbUBkYi9hcHA=", "cG9zdGdyZXNxbDovL2RlcGxveTpWcT"),
 }
 
 # What must stay as it is (and searchable): no marker may appear in these.
@@ -188,6 +199,11 @@ HARMLESS: tuple[str, ...] = (
     "Set-Cookie: theme=dark; Path=/ and Cookie: lang=en; theme=dark",
     "bypass: Hunter2isBad; compass=North2; first pass: 3 items; PASS=1; primary_key: id; cache_key: user:123",
     '<add key="Timeout" value="30" /> <token>$TOKEN</token> client_key: /etc/ssl/client.key {"auth": "oauth"}',
+    # near misses of the known gaps' rules: ports and paths before an @, cache keys, labels, plain base64
+    "http://localhost:3000/users/@me, webpack://app:./src/@x, https://h?q=a:b/c@d.org, https://h.io:8080/p?x=a@b.com",
+    "cache/key-3f9a1c2b4d5e6f708192a3b4c5d6e7f8, idempotency-key-3f9a1c2b4d5e6f708192a3b4c5d6e7f8",
+    "the auth token expired; Auth Token: YOUR_TOKEN_HERE; auth_token 0123; Basic authentication; Basic YOUR_TOKEN_HERE",
+    "echo aGVsbG8gd29ybGQsIG5vIHNlY3JldCBwYXNzd29yZCBoZXJl | base64 -d; aHR0cHM6Ly9leGFtcGxlLmNvbS9hL2I=",
     # labels of a locale file: sentences in a secret's place (were replaced by markers)
     '{"password": "Enter your password", "password_hint": "Please enter a valid password."}',
 )

@@ -18,7 +18,12 @@ Versions 1.0.x to 2.1.x. Each line has a ``type``:
   lines Claude Code wrote in the model's place (``isApiErrorMessage``, model ``<synthetic>``:
   "API Error: 529 Overloaded", "Please run /login", "No response requested.").
 * top-level ``tool_use`` / ``tool_result`` lines (stream output): messages too.
-* ``system``: ``content`` text (compaction notices, hook output, errors).
+* ``system``: ``content`` text (compaction notices, hook output, errors). A
+  ``model_refusal_fallback`` line (2.1.170+: the model's safeguards flagged a reply, Claude
+  Code withdrew it and retried on a fallback model) names the withdrawn lines in
+  ``retractedMessageUuids``: those ``assistant`` lines are not stored, wherever they stand in
+  the file (a retracted ``user`` line is kept: it holds the user's words, which the retry asks
+  again). A reply retracted by a line appended after the file was read is left stored.
 * titles: ``custom-title`` (``customTitle``, the user's rename) over
   ``ai-title`` (``aiTitle``) over ``summary`` (``summary`` + ``leafUuid``; no
   ``sessionId``: the title belongs to the session holding the ``leafUuid``
@@ -58,6 +63,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import mmap
 import os
 import re
 from collections.abc import Callable, Iterator
@@ -204,6 +210,7 @@ class ClaudeCodeImporter(Importer):
             yield Checkpoint(str(self.path.stat().st_size), 0)
             return
         reader = _Reader(self, state)
+        reader.retracted = _retracted_uuids(self.path)
         yield from said_if_empty(itertools.chain(read_jsonl(self, state, reader.handle), reader.finish()), state,
                                  "the transcript", lambda: not reader.spoken)
 
@@ -229,6 +236,7 @@ class _Reader:
         # in-file sidechains (1.0.x, no agentId): message uuid -> uuid of its chain's first message
         self.chains: dict[str, str] = dict(state.meta.get("sidechain_roots", {}))
         self.progress_seen: set[str] = set()  # uuids of subagent messages read from progress lines
+        self.retracted: set[str] = set()  # uuids of replies Claude Code withdrew (retractedMessageUuids)
 
     # -- sessions ------------------------------------------------------------------
 
@@ -318,6 +326,8 @@ class _Reader:
             if kind == "user" and uuid in self.queued:
                 return  # the queued prompt this line repeats is stored already
             self.uuids[uuid] = session_id
+            if kind == "assistant" and uuid in self.retracted:
+                return  # a reply withdrawn (model_refusal_fallback): never an answer
         if kind == "system":
             content = flatten_content(obj.get("content"))
             if content:
@@ -448,6 +458,33 @@ class _Reader:
             self.state.meta["title_rank"] = self.ranks
         if self.chains:  # the latest sidechain messages, so an appended line finds its chain
             self.state.meta["sidechain_roots"] = dict(list(self.chains.items())[-MAX_CHAIN_LINKS:])
+
+
+RETRACTED_KEY = b'"retractedMessageUuids"'
+
+
+def _retracted_uuids(path: Path) -> set[str]:
+    """The uuids every ``retractedMessageUuids`` list of the file names (its lines holding the
+    key, found without reading the others into Python; a line that is no JSON object is left to
+    the reading, which reports it)."""
+    found: set[str] = set()
+    try:
+        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            at = data.find(RETRACTED_KEY)
+            while at >= 0:
+                start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
+                end = len(data) if end < 0 else end
+                try:
+                    obj = json.loads(data[start:end])
+                except ValueError:
+                    obj = None
+                uuids = obj.get("retractedMessageUuids") if isinstance(obj, dict) else None
+                if isinstance(uuids, list):
+                    found.update(u for u in uuids if isinstance(u, str))
+                at = data.find(RETRACTED_KEY, end)
+    except (OSError, ValueError):  # unreadable or empty (mmap refuses 0 bytes): nothing retracted
+        return found
+    return found
 
 
 def _agent_meta_owner(path: Path) -> Path | None:
