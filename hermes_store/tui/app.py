@@ -9,6 +9,7 @@ only ever shows the answer to what is in the box now.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -20,6 +21,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.timer import Timer
 from textual.widgets import Footer, Input, OptionList, Static
@@ -100,6 +102,16 @@ class SearchApp(App[None]):
         # was typed came: (the generation it waits for, the action)
         self.when_shown: tuple[int, Callable[[], None]] | None = None
         self.started = 0  # the last generation whose search began
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this platform; on Linux and macOS one that takes its size from the
+        terminal it draws on, never from ``$COLUMNS``/``$LINES`` (:mod:`hermes_store.tui.terminal`)."""
+        driver = super().get_driver_class()
+        if os.name != "posix":
+            return driver
+        from hermes_store.tui.terminal import TerminalSizeDriver  # imports termios: POSIX only
+
+        return TerminalSizeDriver if driver is TerminalSizeDriver.__base__ else driver
 
     # -- layout --------------------------------------------------------------------------
 
