@@ -53,6 +53,8 @@ FiltersScreen { align: center middle; }
 #filters-form Input { height: 3; }
 #filters-form Label { width: 100%; }
 #recall-title { height: auto; max-height: 3; padding: 0 1; }
+#recall-entries { height: auto; }
+.recall-entry { padding-left: 4; }
 """
 
 

@@ -219,7 +219,9 @@ class RecallScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(Text(f"Facts and memory entries for: {one_line(self.text)}", style="bold"),
                      id="recall-title")
-        yield VerticalScroll(Static(Text("Searching…"), id="recall-body"), id="recall-box")
+        with VerticalScroll(id="recall-box"):
+            yield Vertical(id="recall-entries")
+            yield Static(Text("Searching…"), id="recall-body")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -234,19 +236,21 @@ class RecallScreen(Screen[None]):
     def load(self) -> None:
         """Ask the recall layer (in a worker thread)."""
         result = self.store.memory_and_facts(self.text)
-        body = Text()
+        # (text, CSS class) per line of the view: an entry is its own widget, indented by its
+        # padding, so its wrapped lines keep the indent (a "    " prefix indented the first only)
+        lines: list[tuple[Text, str]] = []
         current = None
         for item in result.results:
             kind = KIND_BY_NAME[item.kind]
             if kind.name != current:
                 current = kind.name
-                body.append(f"{kind.title}\n", style="bold cyan")
+                lines.append((Text(kind.title, style="bold cyan"), "recall-kind"))
             head, text = kind.describe(item.to_dict())
-            body.append(one_line(head) + "\n", style="dim")
-            body.append("    ")
+            lines.append((Text(one_line(head), style="dim"), "recall-head"))
             # memory entries come marked by their index; a fact is marked here (as recall bolds it)
-            body.append_text(terms_highlighted(text, self.text) if kind.name == "facts" else highlighted(text))
-            body.append("\n")
+            lines.append((terms_highlighted(text, self.text) if kind.name == "facts" else highlighted(text),
+                          "recall-entry"))
+        body = Text()
         if not result.results and result.errors:  # not "no match": the search did not happen
             body.append("No facts or memory entries found: the searches below failed.\n")
         elif not result.results:
@@ -255,4 +259,13 @@ class RecallScreen(Screen[None]):
             body.append(f"note ({kind}): {one_line(note)}\n", style="dim")
         for kind, error in result.errors.items():
             body.append(f"error: {kind} could not be searched: {one_line(error)}\n", style="bold red")
-        self.app.call_from_thread(self.query_one("#recall-body", Static).update, body)
+        body.rstrip()
+        self.app.call_from_thread(self.show, lines, body)
+
+    def show(self, lines: list[tuple[Text, str]], body: Text) -> None:
+        """Put the entries found and the notes about the search on screen (UI thread)."""
+        self.query_one("#recall-entries", Vertical).mount_all(
+            [Static(text, classes=css_class) for text, css_class in lines])
+        notes = self.query_one("#recall-body", Static)
+        notes.update(body)
+        notes.display = bool(body)

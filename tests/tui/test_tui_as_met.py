@@ -7,6 +7,7 @@ Each test reads the screen tmux renders (``capture-pane``), never the widgets.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import time
@@ -16,6 +17,7 @@ import pytest
 
 pytest.importorskip("textual")
 
+from tests.tui.conftest import run_cli  # noqa: E402
 from tests.tui.test_tui_tmux import Tmux  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
@@ -62,3 +64,25 @@ def test_the_screen_is_the_size_of_the_terminal(tui_home: Path, env: str, redire
         assert "─" * 60 in lines and "Quit" in lines[-1], "\n".join(lines)
     finally:
         tmux.close()
+
+
+def test_facts_view_entries_keep_their_indent_at_40_columns(tui_home: Path) -> None:
+    """ctrl+g at 40 columns: an entry's first line was indented by four spaces and the lines it
+    wrapped onto started at the left edge, under the entry's heading line, so an entry and the
+    next one's heading ran together. Every line of an entry is indented now."""
+    run_cli(tui_home, "facts", "add", "Zebrafish embryos need incubators kept at a steady "
+                                      "twenty eight degrees through every night shift of the week")
+    tmux = Tmux(tui(tui_home, "-q", "zebrafish"), width=40, height=24)
+    try:
+        settled(tmux, " ms)")
+        tmux.keys("C-g")
+        lines = settled(tmux, "helpful")  # a fact's heading: the entries are on screen
+    finally:
+        tmux.close()
+    assert "Facts" in lines, "\n".join(lines)
+    body = lines[lines.index("Facts") + 1:-1]  # from the facts' kind title to the footer
+    entry = [line for line in body if line.strip() and not re.match(r"#\d+ ", line)]
+    assert any("steady" in line for line in entry) and any("night" in line for line in entry), lines
+    assert len(entry) >= 3, lines  # the long fact wraps at 40 columns
+    for line in entry:
+        assert line.startswith("    ") and line[4] != " ", "\n".join(lines)
