@@ -42,9 +42,10 @@ CSS = """
 #filters { height: 1; padding: 0 1; }
 #status { height: auto; max-height: 5; padding: 0 1; }
 #status.problem { color: $error; text-style: bold; }
-#results { height: 1fr; min-height: 4; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
+/* min-heights: the results (one is two lines) and the preview share what a 40x15 window leaves */
+#results { height: 1fr; min-height: 2; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
 #results:focus { border-left: thick $accent; }
-#preview { height: 1fr; min-height: 4; border-top: solid $primary; }
+#preview { height: 1fr; min-height: 3; border-top: solid $primary; }
 #session-header { height: auto; max-height: 10; padding: 0 1; border-bottom: solid $primary; }
 .message { padding: 0 1; margin-bottom: 1; }
 .hit { background: $boost; }

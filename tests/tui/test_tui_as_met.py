@@ -86,3 +86,20 @@ def test_facts_view_entries_keep_their_indent_at_40_columns(tui_home: Path) -> N
     assert len(entry) >= 3, lines  # the long fact wraps at 40 columns
     for line in entry:
         assert line.startswith("    ") and line[4] != " ", "\n".join(lines)
+
+
+def test_the_main_screen_fits_a_40x15_terminal(tui_home: Path) -> None:
+    """At 40x15 the opening screen (its help line wraps to four lines) was taller than the
+    window: the preview pane slid under the footer, out of sight, and the screen grew a scrollbar
+    of its own. The results and the preview now share what is left, both on screen."""
+    tmux = Tmux(tui(tui_home), width=40, height=15)
+    try:
+        lines = settled(tmux, "Type to search")
+        assert "─" * 40 in lines, "\n".join(lines)  # the preview's top border, above the footer
+        assert "Quit" in lines[-1], "\n".join(lines)
+        tmux.keys("zebrafish")
+        lines = settled(tmux, "1 result")
+        border = lines.index("─" * 40)
+        assert any("zebrafish" in line.lower() for line in lines[border + 1:-1]), "\n".join(lines)
+    finally:
+        tmux.close()
