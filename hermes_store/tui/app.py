@@ -46,6 +46,8 @@ CSS = """
 #results { height: 1fr; min-height: 2; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
 #results:focus { border-left: thick $accent; }
 #preview { height: 1fr; min-height: 3; border-top: solid $primary; }
+/* the same width with and without a scrollbar: the hit scrolled to the top stays there */
+#session-messages { scrollbar-gutter: stable; }
 #session-header { height: auto; max-height: 10; padding: 0 1; border-bottom: solid $primary; }
 .message { padding: 0 1; margin-bottom: 1; }
 .hit { background: $boost; }

@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("textual")
 
-from tests.tui.conftest import run_cli  # noqa: E402
+from tests.tui.conftest import run_cli, write_jsonl  # noqa: E402
 from tests.tui.test_tui_tmux import Tmux  # noqa: E402
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
@@ -103,3 +103,35 @@ def test_the_main_screen_fits_a_40x15_terminal(tui_home: Path) -> None:
         assert any("zebrafish" in line.lower() for line in lines[border + 1:-1]), "\n".join(lines)
     finally:
         tmux.close()
+
+
+@pytest.fixture
+def long_messages_home(tmp_path: Path) -> Path:
+    """One Hermes session: twelve long messages, the hit (``quokka``) and thirty after it."""
+    words = " ".join(f"word{i} alpha beta gamma delta epsilon" for i in range(60))
+    lines: list[dict] = [{"role": "session_meta", "platform": "cli", "model": "m", "timestamp": 1768900000.0,
+                          "title": "Long messages"}]
+    for i in range(43):
+        role = "user" if i % 2 == 0 else "assistant"
+        lines.append({"role": role, "content": "the quokka is here" if i == 12 else f"{i}: {words}",
+                      "timestamp": 1768900000.0 + i})
+    home = tmp_path / "home"
+    source = write_jsonl(tmp_path / "src" / "20260120_101500_ab12cd.jsonl", lines)
+    run_cli(home, "sessions", "index", "--format", "hermes-jsonl", str(source))
+    return home
+
+
+def test_a_session_opens_with_its_hit_at_the_top(long_messages_home: Path) -> None:
+    """Enter laid the session out at the full width, scrolled to the hit, then grew its scrollbar:
+    the long messages above the hit wrapped onto more lines and pushed it down, so the screen
+    opened on the end of an earlier message with the hit below it (or off screen)."""
+    tmux = Tmux(tui(long_messages_home, "-q", "quokka"))
+    try:
+        settled(tmux, "1 result")
+        tmux.keys("Enter")
+        lines = settled(tmux, "hit: 20260120_101500_ab12cd#12")
+    finally:
+        tmux.close()
+    border = next(i for i, line in enumerate(lines) if line.startswith("─" * 40))
+    assert "▶ [12] USER" in lines[border + 1], "\n".join(lines)
+    assert "the quokka is here" in lines[border + 2], "\n".join(lines)
