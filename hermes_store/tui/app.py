@@ -30,6 +30,7 @@ from textual.widgets.option_list import Option
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.tui.backend import SearchOutcome, SearchRequest, StoreView, message_reference
+from hermes_store.tui.inputs import OrderedInput
 from hermes_store.tui.render import message_text, one_line, result_text, safe
 from hermes_store.tui.resume import resume_command
 from hermes_store.tui.screens import FiltersScreen, RecallScreen, SessionScreen
@@ -121,7 +122,7 @@ class SearchApp(App[None]):
     # -- layout --------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Input(self.request.query, placeholder="Search all your agents' past…", id="query")
+        yield OrderedInput(self.request.query, placeholder="Search all your agents' past…", id="query")
         yield Static("", id="filters")
         yield Static("", id="status")
         yield ResultList(id="results")

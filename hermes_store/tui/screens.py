@@ -17,6 +17,7 @@ from hermes_store import timeutil
 from hermes_store.query import QueryPlan
 from hermes_store.recall import KIND_BY_NAME
 from hermes_store.tui.backend import ROLES, SESSION_PAGE, SearchRequest, StoreView, check_roles
+from hermes_store.tui.inputs import OrderedInput
 from hermes_store.tui.render import (
     highlighted,
     message_text,
@@ -152,12 +153,12 @@ class FiltersScreen(ModalScreen[SearchRequest | None]):
         with Vertical(id="filters-form"):
             yield Label("Filters (Enter applies, Esc cancels, ctrl+l clears; lists are comma-separated)")
             yield Label("Agent/source:")
-            yield Input(",".join(self.request.sources), placeholder="e.g. claude-code,codex,cli", id="f-sources")
+            yield OrderedInput(",".join(self.request.sources), placeholder="e.g. claude-code,codex,cli", id="f-sources")
             yield Label(f"Role ({', '.join(ROLES)}):")
-            yield Input(",".join(self.request.roles), placeholder="e.g. user,assistant", id="f-roles")
+            yield OrderedInput(",".join(self.request.roles), placeholder="e.g. user,assistant", id="f-roles")
             yield Label("Since / until (YYYY-MM-DD, ISO time, epoch, or an age like 7d):")
-            yield Input(self.request.since or "", placeholder="since, e.g. 30d", id="f-since")
-            yield Input(self.request.until or "", placeholder="until, e.g. 2026-01-31", id="f-until")
+            yield OrderedInput(self.request.since or "", placeholder="since, e.g. 30d", id="f-since")
+            yield OrderedInput(self.request.until or "", placeholder="until, e.g. 2026-01-31", id="f-until")
             yield Static("", id="f-known")
             yield Static("", id="f-error")
 

@@ -135,3 +135,22 @@ def test_a_session_opens_with_its_hit_at_the_top(long_messages_home: Path) -> No
     border = next(i for i, line in enumerate(lines) if line.startswith("─" * 40))
     assert "▶ [12] USER" in lines[border + 1], "\n".join(lines)
     assert "the quokka is here" in lines[border + 2], "\n".join(lines)
+
+
+def test_editing_keys_sent_with_text_act_in_order(tui_home: Path) -> None:
+    """ctrl+u or backspace followed at once by more letters (typed fast, a burst over SSH, one
+    tmux send-keys): the letters went in first and the editing key acted after them, so ctrl+u
+    then ``canary`` left an empty box and backspace then ``x`` deleted the ``x``."""
+    tmux = Tmux(tui(tui_home))
+    try:
+        settled(tmux, "Type to search")
+        tmux.keys("zebrafish")
+        settled(tmux, "1 result")
+        tmux.keys("C-u", "canary")
+        lines = settled(tmux, "1 result")
+        assert re.match(r"▊\s+canary\s+▎$", lines[1]), "\n".join(lines)
+        tmux.keys("BSpace", "x")
+        lines = settled(tmux, "No matching messages")
+        assert re.match(r"▊\s+canarx\s+▎$", lines[1]), "\n".join(lines)
+    finally:
+        tmux.close()
