@@ -75,6 +75,23 @@ class ResultList(OptionList):
     ]
 
 
+class Preview(VerticalScroll):
+    """The conversation around the highlighted result, centred on the hit (``.preview-hit``).
+
+    A resized terminal rewraps every message above the hit onto more or fewer lines while the
+    scroll offset stays, so the hit slid out of view (at 40 columns the pane showed an earlier
+    message's text); the pane centres its hit again after each resize."""
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.show_hit)
+
+    def show_hit(self, hit: Static | None = None) -> None:
+        """Scroll ``hit`` (by default the pane's hit, if it holds one) to the middle of the pane."""
+        hit = hit or next(iter(self.query(".preview-hit").results(Static)), None)
+        if hit is not None:
+            self.scroll_to_center(hit, animate=False)
+
+
 class SearchApp(App[None]):
     """``hermes-store tui``: search every indexed agent's past as you type."""
 
@@ -126,7 +143,7 @@ class SearchApp(App[None]):
         yield Static("", id="filters")
         yield Static("", id="status")
         yield ResultList(id="results")
-        yield VerticalScroll(id="preview")
+        yield Preview(id="preview")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -266,7 +283,7 @@ class SearchApp(App[None]):
     def _set_preview(self, row: dict[str, Any], texts: list[tuple[bool, Text]]) -> None:
         if row is not self.current_row():
             return
-        box = self.query_one("#preview", VerticalScroll)
+        box = self.query_one("#preview", Preview)
         box.remove_children()
         if not texts:
             box.mount(Static(Text("This message is no longer in the store.")))
@@ -274,8 +291,7 @@ class SearchApp(App[None]):
         widgets = [Static(text, classes="preview-hit" if hit else "preview-message") for hit, text in texts]
         box.mount_all(widgets)
         hit = next((w for w, (is_hit, _) in zip(widgets, texts, strict=True) if is_hit), None)
-        if hit is not None:
-            self.call_after_refresh(box.scroll_to_center, hit, animate=False)
+        self.call_after_refresh(box.show_hit, hit)
 
     # -- actions --------------------------------------------------------------------------
 

@@ -10,7 +10,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static
 
 from hermes_store import timeutil
@@ -27,6 +29,40 @@ from hermes_store.tui.render import (
     terms_highlighted,
 )
 from hermes_store.tui.resume import resume_command
+
+
+class MessageBox(VerticalScroll):
+    """The session's messages, which keep the reader's place when the terminal is resized.
+
+    A resize rewraps every message onto more or fewer lines while the scroll offset stays, so
+    the screen showed some other message (at 40 columns, the middle of one far above the hit).
+    :meth:`mark_place` notes the message at the top and how far into it the view is, on the
+    layout before the resize; :meth:`keep_place` scrolls back there on the layout after it."""
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
+        super().__init__(id=id)
+        self.place: tuple[Widget, float] | None = None  # (message at the top, fraction read of it)
+        self.marked_at: Size | None = None  # the box's size when the place was marked
+
+    def mark_place(self) -> None:
+        """Note the message at the top of the view (the layout must still be the old one)."""
+        if self.marked_at is not None and self.marked_at != self.size:
+            return  # laid out anew already: the place noted before still holds
+        top = self.scroll_y
+        for message in self.children:
+            region = message.virtual_region
+            if region.bottom > top:
+                self.place = (message, max(0.0, top - region.y) / max(1, region.height))
+                break
+        self.marked_at = self.size
+
+    def keep_place(self) -> None:
+        """Scroll the message noted by :meth:`mark_place` back to the top, as far into it."""
+        if self.place is not None and self.place[0].parent is self:
+            message, read = self.place
+            region = message.virtual_region
+            self.scroll_to(y=region.y + round(read * region.height), animate=False)
+        self.marked_at = self.size
 
 
 class SessionScreen(Screen[None]):
@@ -51,7 +87,7 @@ class SessionScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Loading the session…"), id="session-header")
-        yield VerticalScroll(id="session-messages")
+        yield MessageBox(id="session-messages")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -74,8 +110,9 @@ class SessionScreen(Screen[None]):
     def show(self, session: dict[str, Any] | None, messages: list[dict[str, Any]]) -> None:
         """Put the loaded page on screen and scroll to the hit."""
         header = self.query_one("#session-header", Static)
-        box = self.query_one("#session-messages", VerticalScroll)
+        box = self.query_one("#session-messages", MessageBox)
         box.remove_children()
+        box.place = box.marked_at = None
         if session is None:
             header.update(Text(f"Session {safe(self.row['session_id'])} is no longer in the store."))
             return
@@ -110,8 +147,12 @@ class SessionScreen(Screen[None]):
         header.update(text)
 
     def on_resize(self) -> None:
-        """A resized terminal: the title line is cut again for the new width."""
+        """A resized terminal: the title line is cut again for the new width, and the messages
+        keep the reader's place (:class:`MessageBox`)."""
         self.show_header()
+        box = self.query_one("#session-messages", MessageBox)
+        box.mark_place()
+        self.call_after_refresh(box.keep_place)
 
     def resume(self) -> str | None:
         """The resume command of this session's agent, if it has one."""

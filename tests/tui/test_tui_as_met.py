@@ -154,3 +154,28 @@ def test_editing_keys_sent_with_text_act_in_order(tui_home: Path) -> None:
         assert re.match(r"▊\s+canarx\s+▎$", lines[1]), "\n".join(lines)
     finally:
         tmux.close()
+
+
+def test_resizing_keeps_the_hit_in_view(long_messages_home: Path) -> None:
+    """A resize rewraps the long messages above the hit onto more or fewer lines while the scroll
+    offset stayed: the preview then showed an earlier message's text instead of the hit, and the
+    session screen (opened at the hit) the middle of a message far above it. Both keep their
+    place now: the preview its hit, the session the message at its top."""
+    tmux = Tmux(tui(long_messages_home, "-q", "quokka"))
+    try:
+        settled(tmux, "▶ [12] USER")
+        for width, height in ((40, 15), (100, 30)):
+            tmux.run("resize-window", "-t", "tui", "-x", str(width), "-y", str(height))
+            time.sleep(1)
+            lines = settled(tmux, "1 result")
+            assert any("▶ [12] USER" in line for line in lines), "\n".join(lines)
+        tmux.keys("Enter")
+        lines = settled(tmux, "hit: 20260120_101500_ab12cd#12")
+        for width, height in ((40, 20), (80, 24)):
+            tmux.run("resize-window", "-t", "tui", "-x", str(width), "-y", str(height))
+            time.sleep(1)
+            lines = settled(tmux, "hit: 20260120_101500_ab12cd#12")
+            border = next(i for i, line in enumerate(lines) if line.startswith("─" * 40))
+            assert "▶ [12] USER" in lines[border + 1], "\n".join(lines)
+    finally:
+        tmux.close()
