@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -135,21 +135,25 @@ class SessionScreen(Screen[None]):
         else:  # a page without the hit reads on from where the last one was left: n at its top, p at its end
             self.call_after_refresh(box.scroll_end if self.paged_back else box.scroll_home, animate=False)
 
-    def show_header(self) -> None:
-        """Lay the header out for the screen's width (its title line is cut to one line)."""
+    def show_header(self, width: int | None = None) -> None:
+        """Lay the header out for ``width`` cells (by default its own), its title line cut to one line."""
         if self.session is None:
             return
         header = self.query_one("#session-header", Static)
-        width = (header.content_size.width or self.app.size.width - 2) if header.size.width else self.app.size.width - 2
+        if width is None:
+            width = (header.content_size.width or self.app.size.width - 2) if header.size.width \
+                else self.app.size.width - 2
         text = session_header(self.session, self.row, self.resume(), width)
         if self.page_note:
             text.append(f"\n{self.page_note}", style="dim")
         header.update(text)
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         """A resized terminal: the title line is cut again for the new width, and the messages
-        keep the reader's place (:class:`MessageBox`)."""
-        self.show_header()
+        keep the reader's place (:class:`MessageBox`). The header is still laid out for the old
+        width here: cut for that one, a narrowed header kept the height of a title wrapped
+        onto two lines (a blank line under it)."""
+        self.show_header(max(1, event.size.width - 2))  # its padding: one cell each side
         box = self.query_one("#session-messages", MessageBox)
         box.mark_place()
         self.call_after_refresh(box.keep_place)

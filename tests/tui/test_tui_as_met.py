@@ -110,7 +110,7 @@ def long_messages_home(tmp_path: Path) -> Path:
     """One Hermes session: twelve long messages, the hit (``quokka``) and thirty after it."""
     words = " ".join(f"word{i} alpha beta gamma delta epsilon" for i in range(60))
     lines: list[dict] = [{"role": "session_meta", "platform": "cli", "model": "m", "timestamp": 1768900000.0,
-                          "title": "Long messages"}]
+                          "title": "Long messages about the quokka enclosure"}]
     for i in range(43):
         role = "user" if i % 2 == 0 else "assistant"
         lines.append({"role": role, "content": "the quokka is here" if i == 12 else f"{i}: {words}",
@@ -179,3 +179,23 @@ def test_resizing_keeps_the_hit_in_view(long_messages_home: Path) -> None:
             assert "▶ [12] USER" in lines[border + 1], "\n".join(lines)
     finally:
         tmux.close()
+
+
+def test_a_narrowed_session_header_keeps_no_blank_line(long_messages_home: Path) -> None:
+    """The session header cuts its title line to the window's width; on a resize it was cut for
+    the old width, wrapped onto two lines at the new one, and the header kept that height once
+    cut again: a blank line between the resume command and the messages."""
+    tmux = Tmux(tui(long_messages_home, "-q", "quokka"))
+    try:
+        settled(tmux, "1 result")
+        tmux.keys("Enter")
+        settled(tmux, "hit: 20260120_101500_ab12cd#12")
+        tmux.run("resize-window", "-t", "tui", "-x", "40", "-y", "20")
+        time.sleep(1)
+        lines = settled(tmux, "hit: 20260120_101500_ab12cd#12")
+    finally:
+        tmux.close()
+    border = next(i for i, line in enumerate(lines) if line.startswith("─" * 40))
+    header = lines[:border]
+    assert header[0].startswith(" cli  Long messages about") and header[0].endswith("…"), "\n".join(lines)
+    assert all(line.strip() for line in header), "\n".join(lines)
