@@ -238,7 +238,11 @@ class FiltersScreen(ModalScreen[SearchRequest | None]):
                 except timeutil.TimeParseError as exc:
                     problem = str(exc)
         if problem:
-            self.query_one("#f-error", Static).update(Text(f"Invalid filter: {safe(problem)}", style="bold red"))
+            error = self.query_one("#f-error", Static)
+            error.update(Text(f"Invalid filter: {safe(problem)}", style="bold red"))
+            # the form's last line: in a short window (40x15) it is below the edge, and Enter
+            # seemed to do nothing; scroll it into view once it is laid out
+            self.call_after_refresh(error.scroll_visible, animate=False)
             return
         self.dismiss(replace(self.request, **values))
 

@@ -199,3 +199,24 @@ def test_a_narrowed_session_header_keeps_no_blank_line(long_messages_home: Path)
     header = lines[:border]
     assert header[0].startswith(" cli  Long messages about") and header[0].endswith("…"), "\n".join(lines)
     assert all(line.strip() for line in header), "\n".join(lines)
+
+
+def test_a_bad_filter_is_named_on_screen_in_a_short_window(tui_home: Path) -> None:
+    """At 40x15 the filter form is taller than the window and its error line is its last: an
+    unknown role and Enter wrote the error below the edge, so Enter seemed to do nothing. The
+    form scrolls to the error now, and a good value then applies."""
+    tmux = Tmux(tui(tui_home, "-q", "zebrafish"), width=40, height=15)
+    try:
+        settled(tmux, "1 result")
+        tmux.keys("C-t")
+        settled(tmux, "Agent/source")
+        tmux.keys("Tab")
+        time.sleep(0.3)
+        tmux.keys("bogus", "Enter")
+        screen = "\n".join(settled(tmux, "Invalid filter"))
+        assert "unknown role" in screen and "bogus" in screen, screen
+        tmux.keys("C-u", "user", "Enter")
+        screen = "\n".join(settled(tmux, "role=user"))
+        assert "1 result" in screen, screen
+    finally:
+        tmux.close()
