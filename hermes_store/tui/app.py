@@ -9,6 +9,7 @@ only ever shows the answer to what is in the box now.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -20,6 +21,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.timer import Timer
 from textual.widgets import Footer, Input, OptionList, Static
@@ -28,6 +30,7 @@ from textual.widgets.option_list import Option
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.tui.backend import SearchOutcome, SearchRequest, StoreView, message_reference
+from hermes_store.tui.inputs import OrderedInput
 from hermes_store.tui.render import message_text, one_line, result_text, safe
 from hermes_store.tui.resume import resume_command
 from hermes_store.tui.screens import FiltersScreen, RecallScreen, SessionScreen
@@ -40,9 +43,12 @@ CSS = """
 #filters { height: 1; padding: 0 1; }
 #status { height: auto; max-height: 5; padding: 0 1; }
 #status.problem { color: $error; text-style: bold; }
-#results { height: 1fr; min-height: 4; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
+/* min-heights: the results (one is two lines) and the preview share what a 40x15 window leaves */
+#results { height: 1fr; min-height: 2; border: none; text-wrap: nowrap; text-overflow: ellipsis; }
 #results:focus { border-left: thick $accent; }
-#preview { height: 1fr; min-height: 4; border-top: solid $primary; }
+#preview { height: 1fr; min-height: 3; border-top: solid $primary; }
+/* the same width with and without a scrollbar: the hit scrolled to the top stays there */
+#session-messages { scrollbar-gutter: stable; }
 #session-header { height: auto; max-height: 10; padding: 0 1; border-bottom: solid $primary; }
 .message { padding: 0 1; margin-bottom: 1; }
 .hit { background: $boost; }
@@ -51,6 +57,8 @@ FiltersScreen { align: center middle; }
 #filters-form Input { height: 3; }
 #filters-form Label { width: 100%; }
 #recall-title { height: auto; max-height: 3; padding: 0 1; }
+#recall-entries { height: auto; }
+.recall-entry { padding-left: 4; }
 """
 
 
@@ -65,6 +73,23 @@ class ResultList(OptionList):
         Binding("slash,i", "app.focus_query", "Query"),
         Binding("q", "app.quit", "Quit"),
     ]
+
+
+class Preview(VerticalScroll):
+    """The conversation around the highlighted result, centred on the hit (``.preview-hit``).
+
+    A resized terminal rewraps every message above the hit onto more or fewer lines while the
+    scroll offset stays, so the hit slid out of view (at 40 columns the pane showed an earlier
+    message's text); the pane centres its hit again after each resize."""
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.show_hit)
+
+    def show_hit(self, hit: Static | None = None) -> None:
+        """Scroll ``hit`` (by default the pane's hit, if it holds one) to the middle of the pane."""
+        hit = hit or next(iter(self.query(".preview-hit").results(Static)), None)
+        if hit is not None:
+            self.scroll_to_center(hit, animate=False)
 
 
 class SearchApp(App[None]):
@@ -101,14 +126,24 @@ class SearchApp(App[None]):
         self.when_shown: tuple[int, Callable[[], None]] | None = None
         self.started = 0  # the last generation whose search began
 
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this platform; on Linux and macOS one that takes its size from the
+        terminal it draws on, never from ``$COLUMNS``/``$LINES`` (:mod:`hermes_store.tui.terminal`)."""
+        driver = super().get_driver_class()
+        if os.name != "posix":
+            return driver
+        from hermes_store.tui.terminal import TerminalSizeDriver  # imports termios: POSIX only
+
+        return TerminalSizeDriver if driver is TerminalSizeDriver.__base__ else driver
+
     # -- layout --------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Input(self.request.query, placeholder="Search all your agents' past…", id="query")
+        yield OrderedInput(self.request.query, placeholder="Search all your agents' past…", id="query")
         yield Static("", id="filters")
         yield Static("", id="status")
         yield ResultList(id="results")
-        yield VerticalScroll(id="preview")
+        yield Preview(id="preview")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -248,7 +283,7 @@ class SearchApp(App[None]):
     def _set_preview(self, row: dict[str, Any], texts: list[tuple[bool, Text]]) -> None:
         if row is not self.current_row():
             return
-        box = self.query_one("#preview", VerticalScroll)
+        box = self.query_one("#preview", Preview)
         box.remove_children()
         if not texts:
             box.mount(Static(Text("This message is no longer in the store.")))
@@ -256,8 +291,7 @@ class SearchApp(App[None]):
         widgets = [Static(text, classes="preview-hit" if hit else "preview-message") for hit, text in texts]
         box.mount_all(widgets)
         hit = next((w for w, (is_hit, _) in zip(widgets, texts, strict=True) if is_hit), None)
-        if hit is not None:
-            self.call_after_refresh(box.scroll_to_center, hit, animate=False)
+        self.call_after_refresh(box.show_hit, hit)
 
     # -- actions --------------------------------------------------------------------------
 

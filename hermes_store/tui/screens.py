@@ -6,17 +6,20 @@ from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.screen import ModalScreen, Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static
 
 from hermes_store import timeutil
 from hermes_store.query import QueryPlan
 from hermes_store.recall import KIND_BY_NAME
 from hermes_store.tui.backend import ROLES, SESSION_PAGE, SearchRequest, StoreView, check_roles
+from hermes_store.tui.inputs import OrderedInput
 from hermes_store.tui.render import (
     highlighted,
     message_text,
@@ -26,6 +29,40 @@ from hermes_store.tui.render import (
     terms_highlighted,
 )
 from hermes_store.tui.resume import resume_command
+
+
+class MessageBox(VerticalScroll):
+    """The session's messages, which keep the reader's place when the terminal is resized.
+
+    A resize rewraps every message onto more or fewer lines while the scroll offset stays, so
+    the screen showed some other message (at 40 columns, the middle of one far above the hit).
+    :meth:`mark_place` notes the message at the top and how far into it the view is, on the
+    layout before the resize; :meth:`keep_place` scrolls back there on the layout after it."""
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 (Textual's name)
+        super().__init__(id=id)
+        self.place: tuple[Widget, float] | None = None  # (message at the top, fraction read of it)
+        self.marked_at: Size | None = None  # the box's size when the place was marked
+
+    def mark_place(self) -> None:
+        """Note the message at the top of the view (the layout must still be the old one)."""
+        if self.marked_at is not None and self.marked_at != self.size:
+            return  # laid out anew already: the place noted before still holds
+        top = self.scroll_y
+        for message in self.children:
+            region = message.virtual_region
+            if region.bottom > top:
+                self.place = (message, max(0.0, top - region.y) / max(1, region.height))
+                break
+        self.marked_at = self.size
+
+    def keep_place(self) -> None:
+        """Scroll the message noted by :meth:`mark_place` back to the top, as far into it."""
+        if self.place is not None and self.place[0].parent is self:
+            message, read = self.place
+            region = message.virtual_region
+            self.scroll_to(y=region.y + round(read * region.height), animate=False)
+        self.marked_at = self.size
 
 
 class SessionScreen(Screen[None]):
@@ -50,7 +87,7 @@ class SessionScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Loading the session…"), id="session-header")
-        yield VerticalScroll(id="session-messages")
+        yield MessageBox(id="session-messages")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -73,8 +110,9 @@ class SessionScreen(Screen[None]):
     def show(self, session: dict[str, Any] | None, messages: list[dict[str, Any]]) -> None:
         """Put the loaded page on screen and scroll to the hit."""
         header = self.query_one("#session-header", Static)
-        box = self.query_one("#session-messages", VerticalScroll)
+        box = self.query_one("#session-messages", MessageBox)
         box.remove_children()
+        box.place = box.marked_at = None
         if session is None:
             header.update(Text(f"Session {safe(self.row['session_id'])} is no longer in the store."))
             return
@@ -97,20 +135,28 @@ class SessionScreen(Screen[None]):
         else:  # a page without the hit reads on from where the last one was left: n at its top, p at its end
             self.call_after_refresh(box.scroll_end if self.paged_back else box.scroll_home, animate=False)
 
-    def show_header(self) -> None:
-        """Lay the header out for the screen's width (its title line is cut to one line)."""
+    def show_header(self, width: int | None = None) -> None:
+        """Lay the header out for ``width`` cells (by default its own), its title line cut to one line."""
         if self.session is None:
             return
         header = self.query_one("#session-header", Static)
-        width = (header.content_size.width or self.app.size.width - 2) if header.size.width else self.app.size.width - 2
+        if width is None:
+            width = (header.content_size.width or self.app.size.width - 2) if header.size.width \
+                else self.app.size.width - 2
         text = session_header(self.session, self.row, self.resume(), width)
         if self.page_note:
             text.append(f"\n{self.page_note}", style="dim")
         header.update(text)
 
-    def on_resize(self) -> None:
-        """A resized terminal: the title line is cut again for the new width."""
-        self.show_header()
+    def on_resize(self, event: events.Resize) -> None:
+        """A resized terminal: the title line is cut again for the new width, and the messages
+        keep the reader's place (:class:`MessageBox`). The header is still laid out for the old
+        width here: cut for that one, a narrowed header kept the height of a title wrapped
+        onto two lines (a blank line under it)."""
+        self.show_header(max(1, event.size.width - 2))  # its padding: one cell each side
+        box = self.query_one("#session-messages", MessageBox)
+        box.mark_place()
+        self.call_after_refresh(box.keep_place)
 
     def resume(self) -> str | None:
         """The resume command of this session's agent, if it has one."""
@@ -152,12 +198,12 @@ class FiltersScreen(ModalScreen[SearchRequest | None]):
         with Vertical(id="filters-form"):
             yield Label("Filters (Enter applies, Esc cancels, ctrl+l clears; lists are comma-separated)")
             yield Label("Agent/source:")
-            yield Input(",".join(self.request.sources), placeholder="e.g. claude-code,codex,cli", id="f-sources")
+            yield OrderedInput(",".join(self.request.sources), placeholder="e.g. claude-code,codex,cli", id="f-sources")
             yield Label(f"Role ({', '.join(ROLES)}):")
-            yield Input(",".join(self.request.roles), placeholder="e.g. user,assistant", id="f-roles")
+            yield OrderedInput(",".join(self.request.roles), placeholder="e.g. user,assistant", id="f-roles")
             yield Label("Since / until (YYYY-MM-DD, ISO time, epoch, or an age like 7d):")
-            yield Input(self.request.since or "", placeholder="since, e.g. 30d", id="f-since")
-            yield Input(self.request.until or "", placeholder="until, e.g. 2026-01-31", id="f-until")
+            yield OrderedInput(self.request.since or "", placeholder="since, e.g. 30d", id="f-since")
+            yield OrderedInput(self.request.until or "", placeholder="until, e.g. 2026-01-31", id="f-until")
             yield Static("", id="f-known")
             yield Static("", id="f-error")
 
@@ -192,7 +238,11 @@ class FiltersScreen(ModalScreen[SearchRequest | None]):
                 except timeutil.TimeParseError as exc:
                     problem = str(exc)
         if problem:
-            self.query_one("#f-error", Static).update(Text(f"Invalid filter: {safe(problem)}", style="bold red"))
+            error = self.query_one("#f-error", Static)
+            error.update(Text(f"Invalid filter: {safe(problem)}", style="bold red"))
+            # the form's last line: in a short window (40x15) it is below the edge, and Enter
+            # seemed to do nothing; scroll it into view once it is laid out
+            self.call_after_refresh(error.scroll_visible, animate=False)
             return
         self.dismiss(replace(self.request, **values))
 
@@ -219,7 +269,9 @@ class RecallScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(Text(f"Facts and memory entries for: {one_line(self.text)}", style="bold"),
                      id="recall-title")
-        yield VerticalScroll(Static(Text("Searching…"), id="recall-body"), id="recall-box")
+        with VerticalScroll(id="recall-box"):
+            yield Vertical(id="recall-entries")
+            yield Static(Text("Searching…"), id="recall-body")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -234,19 +286,21 @@ class RecallScreen(Screen[None]):
     def load(self) -> None:
         """Ask the recall layer (in a worker thread)."""
         result = self.store.memory_and_facts(self.text)
-        body = Text()
+        # (text, CSS class) per line of the view: an entry is its own widget, indented by its
+        # padding, so its wrapped lines keep the indent (a "    " prefix indented the first only)
+        lines: list[tuple[Text, str]] = []
         current = None
         for item in result.results:
             kind = KIND_BY_NAME[item.kind]
             if kind.name != current:
                 current = kind.name
-                body.append(f"{kind.title}\n", style="bold cyan")
+                lines.append((Text(kind.title, style="bold cyan"), "recall-kind"))
             head, text = kind.describe(item.to_dict())
-            body.append(one_line(head) + "\n", style="dim")
-            body.append("    ")
+            lines.append((Text(one_line(head), style="dim"), "recall-head"))
             # memory entries come marked by their index; a fact is marked here (as recall bolds it)
-            body.append_text(terms_highlighted(text, self.text) if kind.name == "facts" else highlighted(text))
-            body.append("\n")
+            lines.append((terms_highlighted(text, self.text) if kind.name == "facts" else highlighted(text),
+                          "recall-entry"))
+        body = Text()
         if not result.results and result.errors:  # not "no match": the search did not happen
             body.append("No facts or memory entries found: the searches below failed.\n")
         elif not result.results:
@@ -255,4 +309,13 @@ class RecallScreen(Screen[None]):
             body.append(f"note ({kind}): {one_line(note)}\n", style="dim")
         for kind, error in result.errors.items():
             body.append(f"error: {kind} could not be searched: {one_line(error)}\n", style="bold red")
-        self.app.call_from_thread(self.query_one("#recall-body", Static).update, body)
+        body.rstrip()
+        self.app.call_from_thread(self.show, lines, body)
+
+    def show(self, lines: list[tuple[Text, str]], body: Text) -> None:
+        """Put the entries found and the notes about the search on screen (UI thread)."""
+        self.query_one("#recall-entries", Vertical).mount_all(
+            [Static(text, classes=css_class) for text, css_class in lines])
+        notes = self.query_one("#recall-body", Static)
+        notes.update(body)
+        notes.display = bool(body)

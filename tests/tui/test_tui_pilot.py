@@ -50,6 +50,12 @@ def status(app: SearchApp) -> str:
     return shown(app, "#status")
 
 
+def recall_shown(app: SearchApp) -> str:
+    """The plain text of the facts and memory view: its entries, then its notes."""
+    texts = [str(w.render()) for w in app.screen.query_one("#recall-entries").query(Static)]
+    return "\n".join([*texts, shown(app, "#recall-body")])
+
+
 def preview(app: SearchApp) -> str:
     return "\n".join(str(w.render()) for w in app.query_one("#preview").query(Static))
 
@@ -206,7 +212,7 @@ def test_facts_and_memory_view(tui_home: Path) -> None:
             await pilot.press("ctrl+g")
             assert isinstance(app.screen, RecallScreen)
             await wait_until(pilot, lambda: "Searching" not in shown(app, "#recall-body"))
-            body = shown(app, "#recall-body")
+            body = recall_shown(app)
             assert "third floor" in body and "28C incubators" in body
             assert "MEMORY" in body.upper() and "fact" in body.lower()
             await pilot.press("q")

@@ -21,11 +21,11 @@ pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed: the
 
 
 class Tmux:
-    """One private tmux server (its own socket) holding one 80x24 session."""
+    """One private tmux server (its own socket) holding one session, 80x24 unless told."""
 
-    def __init__(self, command: str) -> None:
+    def __init__(self, command: str, width: int = 80, height: int = 24) -> None:
         self.socket = f"hs-tui-{uuid.uuid4().hex[:8]}"
-        self.run("new-session", "-d", "-s", "tui", "-x", "80", "-y", "24", command)
+        self.run("new-session", "-d", "-s", "tui", "-x", str(width), "-y", str(height), command)
 
     def run(self, *args: str) -> str:
         return subprocess.run([TMUX, "-L", self.socket, *args], check=True, capture_output=True,
