@@ -13,8 +13,11 @@ metadata: {model_slug, attachments, is_visually_hidden_from_conversation}}``.
 * ``text`` / ``multimodal_text``: the parts (images, audio as ``[image]``/``[audio]``
   markers, audio transcriptions as text), plus ``[attachment <name>]`` markers;
 * an assistant message whose ``recipient`` is not ``all`` (``python``,
-  ``web.run``, ``dalle.text2im``, ...) is a tool call; ``tool``-role messages are
-  its results (``execution_output``, ``tether_browsing_display``, ...);
+  ``web.run``, ``dalle.text2im``, ``canmore.create_textdoc``, ...) is a tool call, its
+  arguments the JSON object a ``code`` message holds (else the text); ``tool``-role messages
+  are its results (``execution_output``, ``tether_browsing_display``, ``sonic_webpage``, ...;
+  GPT-5's ``web.run`` result is an empty text part with the pages in
+  ``metadata.search_result_groups``, whose titles, addresses and snippets are the result);
 * ``thoughts`` and ``reasoning_recap`` are indexed as ``reasoning``;
 * hidden messages (custom instructions, the empty system prompt) are counted
   in ``meta.hidden_messages``, not indexed.
@@ -24,6 +27,7 @@ The array is streamed one conversation at a time (exports reach gigabytes).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -101,6 +105,8 @@ def content_text(content: dict[str, Any]) -> str:
         return "\n".join(str(content[k]) for k in ("title", "url", "text") if content.get(k))
     if kind == "tether_browsing_display":
         return "\n".join(str(content[k]) for k in ("summary", "result") if content.get(k))
+    if kind == "sonic_webpage":  # a page web.search / web.run fetched: its title and address, then its text
+        return "\n".join(str(content[k]) for k in ("title", "url", "text") if content.get(k))
     if kind == "user_editable_context":
         return "\n".join(str(content[k]) for k in ("user_profile", "user_instructions") if content.get(k))
     if kind == "model_editable_context":
@@ -109,6 +115,33 @@ def content_text(content: dict[str, Any]) -> str:
         if isinstance(content.get(key), str):
             return content[key]
     return ""
+
+
+def search_results_text(meta: dict[str, Any]) -> str:
+    """The pages a ``web.run`` / ``web.search`` result lists in ``metadata.search_result_groups``
+    (its ``content`` is an empty text part then): each entry's title, address and snippet."""
+    lines: list[str] = []
+    for group in meta.get("search_result_groups") or []:
+        entries = group.get("entries") if isinstance(group, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict):
+                lines.append("\n".join(str(entry[k]).strip() for k in ("title", "url", "snippet")
+                                       if isinstance(entry.get(k), str) and entry[k].strip()))
+    return "\n\n".join(line for line in lines if line)
+
+
+def call_arguments(kind: Any, text: str) -> Any:
+    """A tool call's arguments: the JSON object a ``code`` message holds (``web.run``'s ``{open |
+    search_query | click ...}``, Canvas's ``{name, type, content}`` / ``{updates}``), else the text
+    (``{"code": ...}`` for a code message such as Python, ``{"input": ...}`` otherwise)."""
+    if text.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(text)
+        except (ValueError, RecursionError):
+            parsed = None
+        if isinstance(parsed, dict):
+            return parsed
+    return {"code": text} if kind == "code" else {"input": text}
 
 
 def active_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
@@ -146,6 +179,7 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
     source: str | None = "chatgpt"
     resumable_by_offset = False
     snapshot = True
+    reader = 2  # 2: web.run results from search_result_groups, JSON tool-call arguments (2026-12-07)
     default_locations = {
         "linux": ("~/Downloads/*/conversations.json",),
         "darwin": ("~/Downloads/*/conversations.json",),
@@ -240,12 +274,14 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
                 if text:
                     rows.append(MessageRecord(session_id, "reasoning", text, timestamp=stamp))
             elif role == "assistant" and recipient != "all":
-                arguments = {"code": text} if kind == "code" else {"input": text}
                 rows.append(MessageRecord(session_id, "assistant", "",
-                                          tool_calls=dumps([tool_call(message_id, recipient, arguments)]),
+                                          tool_calls=dumps([tool_call(message_id, recipient,
+                                                                      call_arguments(kind, text))]),
                                           timestamp=stamp))
                 last_call = (recipient, message_id or "")
             elif role == "tool":
+                if not text.strip():
+                    text = search_results_text(meta) or text
                 name = opt_str(author.get("name"))
                 call_id = last_call[1] if last_call and name and last_call[0].split(".")[0] == name.split(".")[0] \
                     else None

@@ -1,0 +1,82 @@
+"""Variants seen in real files, eleventh round: ChatGPT exports' GPT-5 browsing turns (a ``web.run``
+result kept only in ``metadata.search_result_groups``, JSON tool-call arguments in ``code``
+messages, Canvas documents, ``sonic_webpage`` pages) (fixtures reproduce the writers' structure,
+never real content)."""
+
+from __future__ import annotations
+
+import json
+
+from format_helpers import index, messages, session
+
+
+def _chatgpt_node(node_id: str, parent: str | None, children: list[str], message: dict | None) -> dict:
+    return {"id": node_id, "parent": parent, "children": children, "message": message}
+
+
+def _chatgpt_message(message_id: str, role: str, content: dict, *, recipient: str = "all",
+                     name: str | None = None, meta: dict | None = None, stamp: float = 1762379320.0) -> dict:
+    return {"id": message_id, "author": {"role": role, "name": name, "metadata": {}}, "content": content,
+            "create_time": stamp, "update_time": None, "recipient": recipient, "channel": None,
+            "metadata": meta or {}, "status": "finished_successfully", "weight": 1}
+
+
+def test_chatgpt_gpt5_browsing_results_and_canvas_calls_are_kept(store, tmp_path):
+    """GPT-5 conversations (exports of late 2025 on): the assistant calls ``web.run`` with a
+    ``code`` message holding a JSON object (``{"open": [...]}``, ``{"search_query": [...]}``), and the
+    ``web.run`` tool message holds an empty text part, the pages it found being in its
+    ``metadata.search_result_groups`` (``[{domain, entries: [{title, url, snippet}]}]``); Canvas
+    writes ``canmore.create_textdoc`` calls of ``{name, type, content}`` JSON; ``web.search`` pages come
+    as ``sonic_webpage`` content (``title``, ``url``, ``text``). Before: the result was an empty tool row
+    (what the search found lost) and every call's arguments were the JSON text under ``code``."""
+    m = _chatgpt_message
+    mapping = {
+        "root": _chatgpt_node("root", None, ["u1"], None),
+        "u1": _chatgpt_node("u1", "root", ["c1"], m("u1", "user", {"content_type": "text", "parts": [
+            "Review the pool sizing notes in my repo"]})),
+        "c1": _chatgpt_node("c1", "u1", ["t1"], m("c1", "assistant", {
+            "content_type": "code", "language": "unknown", "response_format_name": None,
+            "text": '{"open": [{"ref_id": "https://git.example/ana/pool"}], "response_length": "short"}'},
+            recipient="web.run")),
+        "t1": _chatgpt_node("t1", "c1", ["c2"], m("t1", "tool", {"content_type": "text", "parts": [""]},
+                                                  name="web.run", meta={
+            "reasoning_status": "is_reasoning",
+            "search_result_groups": [{"type": "search_result_group", "domain": "git.example", "entries": [
+                {"type": "search_result", "url": "https://git.example/ana/pool", "pub_date": None,
+                 "title": "ana/pool: pgbouncer pool sizing notes", "snippet": "Total lines: 212\n",
+                 "attribution": "git.example", "ref_id": {"turn_index": 0, "ref_type": "view", "ref_index": 0}},
+            ]}]})),
+        "c2": _chatgpt_node("c2", "t1", ["t2"], m("c2", "assistant", {
+            "content_type": "code", "language": "json",
+            "text": json.dumps({"name": "pool_review", "type": "document", "content": "# Pool review\n..."})},
+            recipient="canmore.create_textdoc")),
+        "t2": _chatgpt_node("t2", "c2", ["t3"], m("t2", "tool", {"content_type": "text", "parts": [
+            "Successfully created text document 'Pool Review'"]}, name="canmore.create_textdoc")),
+        "t3": _chatgpt_node("t3", "t2", ["a1"], m("t3", "tool", {
+            "content_type": "sonic_webpage", "url": "https://docs.example/pgbouncer", "domain": "docs.example",
+            "title": "PgBouncer configuration", "text": "default_pool_size: how many server connections",
+            "snippet": "", "pub_timestamp": None}, name="web.search")),
+        "a1": _chatgpt_node("a1", "t3", [], m("a1", "assistant", {"content_type": "text", "parts": [
+            "The review is in the canvas."]})),
+    }
+    export = tmp_path / "chatgpt" / "conversations.json"
+    export.parent.mkdir()
+    export.write_text(json.dumps([{
+        "id": "690bc613-6bac-8330-bb46-76dba866c309", "conversation_id": "690bc613-6bac-8330-bb46-76dba866c309",
+        "title": "Pool review", "create_time": 1762379316.7, "update_time": 1762379330.0,
+        "current_node": "a1", "default_model_slug": "gpt-5", "mapping": mapping}]), encoding="utf-8")
+    summary = index(store, export)
+    assert not summary["errors"], summary["errors"]
+    rows = messages(store, "690bc613-6bac-8330-bb46-76dba866c309")
+    assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant", "tool", "tool", "assistant"]
+    assert rows[1]["calls"] == [("web.run", {"open": [{"ref_id": "https://git.example/ana/pool"}],
+                                             "response_length": "short"}, "c1")]
+    assert rows[2]["tool_call_id"] == "c1"
+    assert rows[2]["content"] == ("ana/pool: pgbouncer pool sizing notes\nhttps://git.example/ana/pool\n"
+                                  "Total lines: 212")
+    assert rows[3]["calls"][0][:2] == ("canmore.create_textdoc", {"name": "pool_review", "type": "document",
+                                                                  "content": "# Pool review\n..."})
+    assert rows[4]["tool_call_id"] == "c2"
+    assert rows[5]["content"] == ("PgBouncer configuration\nhttps://docs.example/pgbouncer\n"
+                                  "default_pool_size: how many server connections")
+    assert session(store, "690bc613-6bac-8330-bb46-76dba866c309")["title"] == "Pool review"
