@@ -4,7 +4,10 @@ Either one message per line (``{"role", "content"}``, optionally
 ``session_id``/``conversation_id`` and ``timestamp``; flat ``{"type":
 "tool_call" | "tool_result" | "error" | "system"}`` event lines too), or one conversation per
 line (``{"messages": [...]}``, optionally ``id``/``session_id``, ``title``,
-``model``). The session id comes from the record or, failing that, the file stem.
+``model``). The session id comes from the record or, failing that, the file stem (``<stem>#<line>``
+for a conversation line). An assistant's ``reasoning_content`` / ``reasoning`` is a ``reasoning`` row
+before it; a legacy ``function_call`` is a tool call and the ``function`` message answering it a
+``tool`` row (``openai_common``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from hermes_store.sessions.importers.openai_common import (
     FOREIGN_KEYS,
     HERMES_ID,
     ToolNames,
+    assistant_thinking,
     is_flat_event,
     is_message_like,
     openai_message,
@@ -47,6 +51,7 @@ class OpenAIJsonlImporter(Importer):
     indexes = ("one message or one conversation per line, tool calls, flat tool_call/tool_result/"
                "error lines")
     source = "cli"  # as before the registry: generic logs count as the user's own sessions
+    reader = 2  # 2: reasoning_content, legacy function_call / function messages (2026-12-07)
 
     @classmethod
     def sniff(cls, head: Head) -> float:
@@ -86,9 +91,7 @@ class OpenAIJsonlImporter(Importer):
                     if not isinstance(message, dict):
                         problems.append(Problem(line, f"messages[{index}]: expected an object"))
                         continue
-                    record = openai_message(message, session_id, line, tools, problems)
-                    if record is not None:
-                        yield record
+                    yield from _with_thinking(message, openai_message(message, session_id, line, tools, problems))
             else:
                 session_id = _first_id(obj, _ID_KEYS) or stem
                 if is_flat_event(obj):
@@ -99,10 +102,22 @@ class OpenAIJsonlImporter(Importer):
                     if session_id not in seen:
                         seen.add(session_id)
                         yield SessionRecord(id=session_id, model=opt_str(obj.get("model")))
-                    yield record
+                    yield from _with_thinking(obj, record)
             yield from problems
 
         yield from read_jsonl(self, state, handle)
+
+
+def _with_thinking(message: dict[str, Any], record: MessageRecord | None) -> Iterator[MessageRecord]:
+    """``record``, after a ``reasoning`` row of the thinking an assistant message carries beside its
+    content (``reasoning_content`` of DeepSeek-style APIs and the datasets distilled from them,
+    ``reasoning``, OpenRouter's ``reasoning_details``)."""
+    if record is None:
+        return
+    thinking = assistant_thinking(message) if record.role == "assistant" else None
+    if thinking:
+        yield MessageRecord(record.session_id, "reasoning", thinking, timestamp=record.timestamp, line=record.line)
+    yield record
 
 
 def flat_event(obj: dict[str, Any], session_id: str, line: int, tools: ToolNames,
