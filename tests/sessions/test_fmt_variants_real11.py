@@ -1,13 +1,17 @@
 """Variants seen in real files, eleventh round: ChatGPT exports' GPT-5 browsing turns (a ``web.run``
 result kept only in ``metadata.search_result_groups``, JSON tool-call arguments in ``code``
-messages, Canvas documents, ``sonic_webpage`` pages) (fixtures reproduce the writers' structure,
-never real content)."""
+messages, Canvas documents, ``sonic_webpage`` pages), generic OpenAI JSONL in the legacy
+``function_call`` shape and with ``reasoning_content``, and sessions named ``<file>#<line>`` opened by
+their own id (fixtures reproduce the writers' structure, never real content)."""
 
 from __future__ import annotations
 
 import json
 
+from click.testing import CliRunner
 from format_helpers import index, messages, session
+
+from hermes_store.cli import cli
 
 
 def _chatgpt_node(node_id: str, parent: str | None, children: list[str], message: dict | None) -> dict:
@@ -80,3 +84,74 @@ def test_chatgpt_gpt5_browsing_results_and_canvas_calls_are_kept(store, tmp_path
     assert rows[5]["content"] == ("PgBouncer configuration\nhttps://docs.example/pgbouncer\n"
                                   "default_pool_size: how many server connections")
     assert session(store, "690bc613-6bac-8330-bb46-76dba866c309")["title"] == "Pool review"
+
+
+def _jsonl(path, lines: list) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
+def test_openai_jsonl_legacy_function_calls_and_reasoning_content(store, tmp_path):
+    """OpenAI's function-calling fine-tuning data and Chat Completions logs from before tool calls:
+    an assistant message ``{"function_call": {name, arguments}}`` (no ``tool_calls``, no id) and the
+    answer ``{"role": "function", "name", "content"}``; DeepSeek-style logs and the datasets distilled
+    from them keep the thinking in ``reasoning_content``. Before: the call was an empty assistant
+    row with no tool call, the result a row of role ``function`` (left out by ``session_search``'s
+    tool-output filter) answering nothing, and the thinking dropped."""
+    data = tmp_path / "datasets" / "weather_functions.jsonl"
+    _jsonl(data, [
+        {"messages": [
+            {"role": "user", "content": "What is the weather in Bergen?"},
+            {"role": "assistant", "function_call": {"name": "get_current_weather",
+                                                    "arguments": '{"location": "Bergen", "format": "celsius"}'}},
+            {"role": "function", "name": "get_current_weather", "content": "9.5"},
+            {"role": "assistant", "content": "It is 9.5 C in Bergen."}],
+         "functions": [{"name": "get_current_weather", "parameters": {"type": "object"}}]},
+        {"messages": [{"role": "user", "content": "Is 221 prime?"},
+                      {"role": "assistant", "reasoning_content": "221 = 13 * 17.", "content": "No: 13 x 17."}]},
+    ])
+    summary = index(store, data)
+    assert not summary["errors"], summary["errors"]
+    rows = messages(store, "weather_functions#1")
+    assert [r["role"] for r in rows] == ["user", "assistant", "tool", "assistant"]
+    assert rows[1]["calls"] == [("get_current_weather", {"location": "Bergen", "format": "celsius"},
+                                 "function_call:1")]
+    assert (rows[2]["tool_name"], rows[2]["tool_call_id"], rows[2]["content"]) == \
+        ("get_current_weather", "function_call:1", "9.5")
+    rows = messages(store, "weather_functions#2")
+    assert [(r["role"], r["content"]) for r in rows] == [
+        ("user", "Is 221 prime?"), ("reasoning", "221 = 13 * 17."), ("assistant", "No: 13 x 17.")]
+    log = tmp_path / "logs" / "clock.jsonl"  # one message per line
+    _jsonl(log, [{"role": "user", "content": "What time is it?"},
+                 {"role": "assistant", "content": None, "function_call": {"name": "now", "arguments": "{}"}},
+                 {"role": "function", "name": "now", "content": "12:00"},
+                 {"role": "assistant", "content": "Noon."}])
+    index(store, log)
+    rows = messages(store, "clock")
+    assert [(r["role"], r["tool_call_id"]) for r in rows] == [
+        ("user", None), ("assistant", None), ("tool", "function_call:2"), ("assistant", None)]
+    assert rows[1]["calls"] == [("now", {}, "function_call:2")]
+
+
+def test_a_session_named_like_a_message_reference_opens_by_its_id(home, tmp_path):
+    """A generic JSONL of one conversation per line names each ``<file>#<line>`` (it has no id of its
+    own): ``sessions show data#2`` read that as message 2 of a session ``data`` -- "session id prefix
+    'data' is ambiguous" -- and ``session_search`` as a scroll in no session, so such a session could
+    not be opened at all. An exact session id now wins; ``data#2#1`` still names its message 1."""
+    data = tmp_path / "data.jsonl"
+    _jsonl(data, [{"messages": [{"role": "user", "content": "first conversation"},
+                                {"role": "assistant", "content": "one"}]},
+                  {"messages": [{"role": "user", "content": "second conversation"},
+                                {"role": "assistant", "content": "two"}]}])
+    runner = CliRunner()
+    assert runner.invoke(cli, ["sessions", "index", str(data)]).exit_code == 0
+    shown = runner.invoke(cli, ["sessions", "show", "--json", "data#2"])
+    assert shown.exit_code == 0, shown.output
+    body = json.loads(shown.stdout)
+    assert body["session"]["id"] == "data#2"
+    assert [m["content"] for m in body["messages"]] == ["second conversation", "two"]
+    one = runner.invoke(cli, ["sessions", "show", "data#2#1", "--context", "0"])
+    assert one.exit_code == 0 and "> data#2#1" in one.stdout and "second conversation" not in one.stdout
+    reply = json.loads(runner.invoke(cli, ["tool", "session_search", json.dumps({"session_id": "data#2"})]).stdout)
+    assert reply["success"], reply
+    assert "second conversation" in json.dumps(reply) and "first conversation" not in json.dumps(reply)
