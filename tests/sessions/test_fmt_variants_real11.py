@@ -155,3 +155,44 @@ def test_a_session_named_like_a_message_reference_opens_by_its_id(home, tmp_path
     reply = json.loads(runner.invoke(cli, ["tool", "session_search", json.dumps({"session_id": "data#2"})]).stdout)
     assert reply["success"], reply
     assert "second conversation" in json.dumps(reply) and "first conversation" not in json.dumps(reply)
+
+
+def test_goose_tool_results_keep_what_the_model_was_given_once(store, tmp_path):
+    """Goose's own tools answer with the output twice: ``Content::text(out).with_audience([Assistant])``
+    and ``Content::text(out).with_audience([User]).with_priority(0.0)`` (the developer shell, screen
+    capture's window list; the time tool's user item is a summary), and Goose gives the model only the
+    items whose audience is absent or names the assistant. Before: every result of the shell was stored
+    twice over, and a summary meant for the UI mixed into what the model read."""
+    def result(call_id: str, items: list) -> dict:
+        return {"type": "toolResponse", "id": call_id, "toolResult": {"status": "success", "value": items}}
+
+    lines = [
+        {"working_dir": "/home/ana/shop", "description": "Cart total", "message_count": 4, "total_tokens": 900},
+        {"id": "m1", "role": "user", "created": 1740000000, "content": [{"type": "text", "text": "check cart.py"}]},
+        {"id": "m2", "role": "assistant", "created": 1740000005, "content": [
+            {"type": "toolRequest", "id": "toolu_1", "toolCall": {"status": "success", "value": {
+                "name": "developer__shell", "arguments": {"command": "cat cart.py"}}}},
+            {"type": "toolRequest", "id": "toolu_2", "toolCall": {"status": "success", "value": {
+                "name": "clock__get_time", "arguments": {"timezone": "Europe/Oslo"}}}}]},
+        {"id": "m3", "role": "user", "created": 1740000006, "content": [
+            result("toolu_1", [
+                {"type": "text", "text": "def total(c): return sum(c)\n", "annotations": {"audience": ["assistant"]}},
+                {"type": "text", "text": "def total(c): return sum(c)\n",
+                 "annotations": {"audience": ["user"], "priority": 0.0}}]),
+            result("toolu_2", [
+                {"type": "text", "text": '{"timezone": "Europe/Oslo", "datetime": "2025-02-19T22:20:06+01:00"}',
+                 "annotations": {"audience": ["assistant"]}},
+                {"type": "text", "text": "Current time in Europe/Oslo: 22:20", "annotations": {"audience": ["user"]}}]),
+        ]},
+        {"id": "m4", "role": "user", "created": 1740000009, "content": [
+            result("toolu_3", [{"type": "text", "text": "only for the user", "annotations": {"audience": ["user"]}}])]},
+    ]
+    path = tmp_path / ".local" / "share" / "goose" / "sessions" / "20250220_101010.jsonl"
+    _jsonl(path, lines)
+    summary = index(store, path)
+    assert not summary["errors"], summary["errors"]
+    results = [r for r in messages(store, "20250220_101010") if r["role"] == "tool"]
+    assert [(r["tool_name"], r["content"]) for r in results] == [
+        ("developer__shell", "def total(c): return sum(c)\n"),
+        ("clock__get_time", '{"timezone": "Europe/Oslo", "datetime": "2025-02-19T22:20:06+01:00"}'),
+        (None, "only for the user")]  # nothing else there: kept
