@@ -196,3 +196,42 @@ def test_goose_tool_results_keep_what_the_model_was_given_once(store, tmp_path):
         ("developer__shell", "def total(c): return sum(c)\n"),
         ("clock__get_time", '{"timezone": "Europe/Oslo", "datetime": "2025-02-19T22:20:06+01:00"}'),
         (None, "only for the user")]  # nothing else there: kept
+
+
+def _chatgpt_conversation(conversation_id: str, words: str) -> dict:
+    m = _chatgpt_message
+    return {"id": conversation_id, "title": words, "create_time": 1700000000.0, "update_time": 1700000001.0,
+            "current_node": "a", "mapping": {
+                "root": _chatgpt_node("root", None, ["u"], None),
+                "u": _chatgpt_node("u", "root", ["a"], m("u", "user", {"content_type": "text", "parts": [words]})),
+                "a": _chatgpt_node("a", "u", [], m("a", "assistant", {"content_type": "text",
+                                                                      "parts": [f"about {words}"]}))}}
+
+
+def test_a_cut_off_chatgpt_export_never_drops_the_conversations_stored_from_the_whole_one(
+        store, tmp_path, monkeypatch):
+    """A ChatGPT export re-downloaded and cut off (or damaged) replaced the whole one's import: the
+    conversations after the cut were deleted from the store. Now, as for Claude.ai's export, only a
+    whole JSON array of conversations replaces the earlier import (after a change and after a newer
+    reader alike); a cut-off file is read as a snapshot, its problem naming the file and element."""
+    from hermes_store.sessions.importers.chatgpt_export import ChatGptExportImporter
+
+    export = tmp_path / "chatgpt" / "conversations.json"
+    export.parent.mkdir()
+    whole = json.dumps([_chatgpt_conversation(f"c-{n}", word) for n, word in
+                        enumerate(("alpha", "beta", "gamma"), 1)], indent=1)
+    export.write_text(whole, encoding="utf-8")
+    index(store, export)
+    export.write_text(whole[:whole.index('"beta"') + 20], encoding="utf-8")  # cut inside the second one
+    summary = index(store, export)
+    assert [(e["path"], "[1]: malformed or cut-off JSON" in e["error"]) for e in summary["errors"]] == [
+        (str(export), True)]
+    kept = {s: [r["content"] for r in messages(store, s)] for s in ("c-1", "c-2", "c-3")}
+    assert kept == {"c-1": ["alpha", "about alpha"], "c-2": ["beta", "about beta"], "c-3": ["gamma", "about gamma"]}
+    monkeypatch.setattr(ChatGptExportImporter, "reader", ChatGptExportImporter.reader + 1)  # a newer reader
+    index(store, export)
+    assert all(messages(store, s) for s in ("c-1", "c-2", "c-3"))
+    export.write_text(json.dumps([_chatgpt_conversation("c-1", "alpha"), _chatgpt_conversation("c-4", "delta")]),
+                      encoding="utf-8")
+    assert not index(store, export)["errors"]  # a whole newer export replaces the earlier one
+    assert session(store, "c-2") is None and [r["content"] for r in messages(store, "c-4")] == ["delta", "about delta"]

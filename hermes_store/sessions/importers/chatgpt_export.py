@@ -52,6 +52,7 @@ from hermes_store.sessions.importers.doc_common import (
     safe_rows,
     shape_guarded,
     tool_call,
+    whole_json_array,
 )
 
 _TEXT_TYPES = {"text", "multimodal_text"}
@@ -207,6 +208,17 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
         if not (_KEY_MAPPING.search(text) and _KEY_CONTENT_TYPE.search(text) and _KEY_AUTHOR.search(text)):
             return 0.0  # keys of the document, not words quoted inside a message (Claude's export too)
         return 0.95 if head.path.name == "conversations.json" or '"current_node"' in text else 0.8
+
+    def whole(self) -> bool:
+        """An export replaces the earlier one only when it is a whole JSON array of conversations
+        (each with its ``mapping``): a cut-off download or a damaged file is read as a snapshot, so the
+        conversations it lost stay stored."""
+        with open(self.path, "rb") as handle:
+            if handle.read(4096).lstrip()[:1] == b"{":  # one conversation per file
+                doc = Head.read(self.path).document()
+                return isinstance(doc, dict) and isinstance(doc.get("mapping"), dict)
+        return whole_json_array(self.path, lambda value: isinstance(value, dict)
+                                and isinstance(value.get("mapping"), dict))
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:

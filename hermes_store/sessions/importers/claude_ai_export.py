@@ -64,6 +64,7 @@ from hermes_store.sessions.importers.doc_common import (
     safe_rows,
     shape_guarded,
     tool_call,
+    whole_json_array,
 )
 
 # a key of the document itself (a quote not escaped inside a string)
@@ -230,16 +231,14 @@ class ClaudeAiExportImporter(ReplacedWhenChanged, Importer):
             return None
         return sibling if _CHAT_MESSAGES.search(probe) else None
 
-    def is_rewritten(self, state: SourceState) -> bool:
-        """A changed export replaces the earlier one only when it is a whole JSON array of
-        conversations: a cut-off or malformed file (or one holding something else) is read as a
-        snapshot instead, so nothing already stored is dropped."""
-        if not super().is_rewritten(state):
-            return False
+    def whole(self) -> bool:
+        """An export replaces the earlier one only when it is a whole JSON array of conversations: a
+        cut-off or malformed file (or one holding something else) is read as a snapshot instead, so
+        nothing already stored is dropped."""
         with open(self.path, "rb") as handle:
             if handle.read(4096).lstrip()[:1] == b"{":  # one conversation (a saved file is small)
                 return is_conversation(Head.read(self.path).document())
-        return all(problem is None and is_conversation(value) for _index, value, problem in iter_json_array(self.path))
+        return whole_json_array(self.path, is_conversation)
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
