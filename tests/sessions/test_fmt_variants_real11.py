@@ -235,3 +235,36 @@ def test_a_cut_off_chatgpt_export_never_drops_the_conversations_stored_from_the_
                       encoding="utf-8")
     assert not index(store, export)["errors"]  # a whole newer export replaces the earlier one
     assert session(store, "c-2") is None and [r["content"] for r in messages(store, "c-4")] == ["delta", "about delta"]
+
+
+def test_cursor_transcripts_with_turn_markers_and_prompt_times(store, tmp_path):
+    """Cursor's agent transcripts of 2026 (``agent-transcripts/<id>/<id>.jsonl``) end a turn with a
+    ``{"type": "turn_ended"}`` line (the file is rewritten, so usually one, at its end) and put the
+    prompt's time before the query, ``<timestamp>Thursday, Jul 23, 2026, 4:00 PM (UTC+8)</timestamp>``.
+    Before: the marker line made the whole transcript ``unknown format`` (nothing imported), and the
+    time was stored as part of the user's words with no message time."""
+    session_id = "0a1b2c3d-1111-2222-3333-444455556666"
+    folder = tmp_path / ".cursor" / "projects" / "home-ana-scanner" / "agent-transcripts" / session_id
+    _jsonl(folder / f"{session_id}.jsonl", [
+        {"role": "user", "message": {"content": [{"type": "text", "text": (
+            "<timestamp>Thursday, Jul 23, 2026, 4:00 PM (UTC+8)</timestamp>\n"
+            "<user_query>fix the QR scanner leak</user_query>")}]}},
+        {"role": "assistant", "message": {"content": [{"type": "tool_use", "name": "Read",
+                                                       "input": {"path": "src/QrScanner.tsx"}}]}},
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "The effect never unsubscribes."}]}},
+        {"role": "user", "message": {"content": [{"type": "text", "text": (
+            "<timestamp>Thursday, Jul 23, 2026, 4:05 PM (UTC-3:30)</timestamp>"
+            "<user_query>and the resize listener</user_query>")}]}},
+        {"role": "assistant", "message": {"content": [{"type": "text", "text": "Removed too."}]}},
+        {"type": "turn_ended"},
+    ])
+    summary = index(store, folder / f"{session_id}.jsonl")
+    assert not summary["errors"], summary["errors"]
+    rows = messages(store, session_id)
+    assert [(r["role"], r["content"]) for r in rows] == [
+        ("user", "fix the QR scanner leak"), ("assistant", ""), ("assistant", "The effect never unsubscribes."),
+        ("user", "and the resize listener"), ("assistant", "Removed too.")]
+    assert rows[1]["calls"][0][:2] == ("Read", {"path": "src/QrScanner.tsx"})
+    assert rows[0]["timestamp"] == 1784793600.0  # 2026-07-23 08:00 UTC
+    assert rows[3]["timestamp"] == 1784793600.0 + 5 * 60 + 11.5 * 3600  # 16:05 at UTC-3:30
+    assert session(store, session_id)["started_at"] == 1784793600.0
