@@ -268,3 +268,30 @@ def test_cursor_transcripts_with_turn_markers_and_prompt_times(store, tmp_path):
     assert rows[0]["timestamp"] == 1784793600.0  # 2026-07-23 08:00 UTC
     assert rows[3]["timestamp"] == 1784793600.0 + 5 * 60 + 11.5 * 3600  # 16:05 at UTC-3:30
     assert session(store, session_id)["started_at"] == 1784793600.0
+
+
+def test_openai_jsonl_reads_responses_api_items(store, tmp_path):
+    """The OpenAI Agents SDK's JSONL sessions (``JSONLSession``: one ``TResponseInputItem`` per line,
+    what ``result.to_input_list()`` gives): an easy user message ``{"role", "content"}``, then items
+    ``{"type": "reasoning", "summary": [{"type": "summary_text"}]}``, ``{"type": "function_call",
+    "call_id", "name", "arguments"}``, ``{"type": "function_call_output", "call_id", "output"}`` and
+    ``{"type": "message", "role": "assistant", "content": [{"type": "output_text"}]}``. Before: the
+    file was refused as ``unknown format`` (the call items are no chat messages)."""
+    path = tmp_path / "agents-sessions" / "user_123.jsonl"
+    _jsonl(path, [
+        {"role": "user", "content": "What is the weather in Oslo?"},
+        {"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "Use the weather tool."}]},
+        {"arguments": '{"city": "Oslo"}', "call_id": "call_9", "name": "get_weather", "type": "function_call",
+         "id": "fc_1", "status": "completed"},
+        {"call_id": "call_9", "output": "3 C and sleet", "type": "function_call_output"},
+        {"id": "msg_1", "content": [{"annotations": [], "text": "It is 3 C with sleet.", "type": "output_text"}],
+         "role": "assistant", "status": "completed", "type": "message"},
+    ])
+    summary = index(store, path)
+    assert not summary["errors"], summary["errors"]
+    rows = messages(store, "user_123")
+    assert [(r["role"], r["content"]) for r in rows] == [
+        ("user", "What is the weather in Oslo?"), ("reasoning", "Use the weather tool."), ("assistant", ""),
+        ("tool", "3 C and sleet"), ("assistant", "It is 3 C with sleet.")]
+    assert rows[2]["calls"] == [("get_weather", {"city": "Oslo"}, "call_9")]
+    assert (rows[3]["tool_name"], rows[3]["tool_call_id"]) == ("get_weather", "call_9")
