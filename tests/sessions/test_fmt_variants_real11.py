@@ -295,3 +295,36 @@ def test_openai_jsonl_reads_responses_api_items(store, tmp_path):
         ("tool", "3 C and sleet"), ("assistant", "It is 3 C with sleet.")]
     assert rows[2]["calls"] == [("get_weather", {"city": "Oslo"}, "call_9")]
     assert (rows[3]["tool_name"], rows[3]["tool_call_id"]) == ("get_weather", "call_9")
+
+
+def test_antigravity_context_steps_are_system_rows_and_the_model_switch_names_the_model(store, tmp_path):
+    """Antigravity transcripts carry context steps the agent put before the model --
+    ``CONVERSATION_HISTORY`` (earlier conversations) and ``KNOWLEDGE_ARTIFACTS`` -- and agy notes a
+    model switch inside a ``USER_INPUT`` step ("changed setting `Model Selection` from X to Y.").
+    Before: each context step was stored as a ``tool`` row answering the oldest open call (the
+    ``run_command`` result after it then answered nothing), and the session had no model."""
+    logs = tmp_path / ".gemini" / "antigravity-cli" / "brain" / "c0ffee00-1111-2222-3333-444455556666" / \
+        ".system_generated" / "logs"
+    step = {"status": "DONE", "created_at": "2026-08-21T03:00:00Z"}
+    _jsonl(logs / "transcript_full.jsonl", [
+        {**step, "step_index": 0, "source": "USER_EXPLICIT", "type": "USER_INPUT",
+         "content": "<USER_REQUEST>run the migrations</USER_REQUEST>"},
+        {**step, "step_index": 1, "source": "MODEL", "type": "PLANNER_RESPONSE", "content": "",
+         "tool_calls": [{"name": "run_command", "args": {"CommandLine": "make migrate"}}]},
+        {**step, "step_index": 2, "source": "SYSTEM", "type": "CONVERSATION_HISTORY",
+         "content": "# Conversation History\\n- Fixing the migration order"},
+        {**step, "step_index": 3, "source": "SYSTEM", "type": "KNOWLEDGE_ARTIFACTS", "content": ""},
+        {**step, "step_index": 4, "source": "MODEL", "type": "RUN_COMMAND", "content": "3 migrations applied",
+         "exit_code": 0},
+        {**step, "step_index": 5, "source": "USER_EXPLICIT", "type": "USER_INPUT",
+         "content": "The user changed setting `Model Selection` from Gemini 3.1 Pro (High) to Claude Opus 5.5 (High).\n"
+                    "<USER_REQUEST>now seed the data</USER_REQUEST>"},
+    ])
+    summary = index(store, logs / "transcript_full.jsonl")
+    assert not summary["errors"], summary["errors"]
+    rows = messages(store, "c0ffee00-1111-2222-3333-444455556666")
+    assert [r["role"] for r in rows] == ["user", "assistant", "system", "tool", "user"]
+    assert rows[2]["content"] == "[conversation history] # Conversation History\\n- Fixing the migration order"
+    assert (rows[3]["tool_name"], rows[3]["tool_call_id"], rows[3]["content"]) == (
+        "run_command", rows[1]["calls"][0][2], "3 migrations applied")
+    assert session(store, "c0ffee00-1111-2222-3333-444455556666")["model"] == "Claude Opus 5.5 (High)"
