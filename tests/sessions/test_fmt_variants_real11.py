@@ -328,3 +328,40 @@ def test_antigravity_context_steps_are_system_rows_and_the_model_switch_names_th
     assert (rows[3]["tool_name"], rows[3]["tool_call_id"], rows[3]["content"]) == (
         "run_command", rows[1]["calls"][0][2], "3 migrations applied")
     assert session(store, "c0ffee00-1111-2222-3333-444455556666")["model"] == "Claude Opus 5.5 (High)"
+
+
+def test_gemini_cli_keeps_an_image_nested_in_a_function_response(store, tmp_path):
+    """Gemini CLI with a Gemini 3 model (``supportsMultimodalFunctionResponse``) records what
+    ``read_file`` read from an image inside the call's result, ``functionResponse.parts:
+    [{inlineData}]``, beside ``response: {output: "Binary content provided ..."}``; a
+    ``read_many_files`` result is a ``functionResponse`` followed by the files' text parts. Before:
+    the nested image left no trace in the stored result."""
+    chats = tmp_path / ".gemini" / "tmp" / "shop" / "chats"
+    _jsonl(chats / "session-2026-09-01T10-00-b41c9e27.jsonl", [
+        {"sessionId": "b41c9e27-1111-2222-3333-444455556666", "projectHash": "a1", "kind": "main",
+         "startTime": "2026-09-01T10:00:00.000Z", "lastUpdated": "2026-09-01T10:05:00.000Z"},
+        {"id": "u1", "timestamp": "2026-09-01T10:00:01.000Z", "type": "user",
+         "content": [{"text": "read @src/cart.py and the logo"}]},
+        {"id": "g1", "timestamp": "2026-09-01T10:00:05.000Z", "type": "gemini", "content": "",
+         "model": "gemini-3-pro-preview",
+         "thoughts": [{"subject": "Reading", "description": "Both files.", "timestamp": "2026-09-01T10:00:03.000Z"}],
+         "toolCalls": [
+             {"id": "read_many_files-1", "name": "read_many_files", "args": {"paths": ["src/cart.py"]},
+              "status": "success", "timestamp": "2026-09-01T10:00:04.000Z", "result": [
+                  {"functionResponse": {"id": "read_many_files-1", "name": "read_many_files",
+                                        "response": {"output": "Tool execution succeeded."}}},
+                  {"text": "--- src/cart.py ---\n\ndef total(cart):\n    return sum(cart)\n"}]},
+             {"id": "read_file-2", "name": "read_file", "args": {"absolute_path": "/w/logo.png"},
+              "status": "success", "timestamp": "2026-09-01T10:00:04.500Z", "result": [
+                  {"functionResponse": {"id": "read_file-2", "name": "read_file",
+                                        "response": {"output": "Binary content provided (1 item(s))."},
+                                        "parts": [{"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}]}}]},
+         ]},
+    ])
+    summary = index(store, chats / "session-2026-09-01T10-00-b41c9e27.jsonl")
+    assert not summary["errors"], summary["errors"]
+    results = {r["tool_call_id"]: r["content"] for r in messages(store, "b41c9e27-1111-2222-3333-444455556666")
+               if r["role"] == "tool"}
+    assert results == {
+        "read_many_files-1": "Tool execution succeeded.\n--- src/cart.py ---\n\ndef total(cart):\n    return sum(cart)\n",
+        "read_file-2": "Binary content provided (1 item(s)).\n[image/png]"}
