@@ -365,3 +365,37 @@ def test_gemini_cli_keeps_an_image_nested_in_a_function_response(store, tmp_path
     assert results == {
         "read_many_files-1": "Tool execution succeeded.\n--- src/cart.py ---\n\ndef total(cart):\n    return sum(cart)\n",
         "read_file-2": "Binary content provided (1 item(s)).\n[image/png]"}
+
+
+def test_cursor3_composer_headers_give_the_workspace(store, tmp_path):
+    """Cursor 3 keeps the composer index in the global database's ``composer.composerHeaders``, each
+    header naming its folder in ``workspaceIdentifier: {id, uri: {fsPath, scheme, external}}`` (what
+    Cursor's session movers and backup tools rewrite when a project moves). The global database has
+    no ``workspace.json`` beside it, so before, every Cursor 3 composer was stored without a
+    workspace; titles and times already came from the header."""
+    import sqlite3
+
+    path = tmp_path / "Cursor" / "User" / "globalStorage" / "state.vscdb"
+    path.parent.mkdir(parents=True)
+    composer = "5e7c1a2b-0000-4000-8000-00000000c0de"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+        db.execute("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+        db.execute("INSERT INTO ItemTable VALUES (?, ?)", ("composer.composerHeaders", json.dumps({"allComposers": [
+            {"type": "head", "composerId": composer, "name": "Fix auth redirect", "createdAt": 1775000000000,
+             "lastUpdatedAt": 1775000600000, "unifiedMode": "agent",
+             "workspaceIdentifier": {"id": "9f3e0c1d2b4a59687766554433221100",
+                                     "uri": {"fsPath": "/work/acme/webapp", "scheme": "file",
+                                             "external": "file:///work/acme/webapp"}}}]})))
+        db.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"composerData:{composer}", json.dumps(
+            {"_v": 14, "composerId": composer, "fullConversationHeadersOnly": [
+                {"bubbleId": "b1", "type": 1}, {"bubbleId": "b2", "type": 2}]})))
+        for bubble, kind, text in (("b1", 1, "why does login loop?"), ("b2", 2, "The callback drops the state.")):
+            db.execute("INSERT INTO cursorDiskKV VALUES (?, ?)", (f"bubbleId:{composer}:{bubble}", json.dumps(
+                {"_v": 3, "type": kind, "bubbleId": bubble, "text": text,
+                 "createdAt": "2026-03-31T23:33:20.000Z"})))
+    summary = index(store, path)
+    assert not summary["errors"], summary["errors"]
+    stored = session(store, composer)
+    assert (stored["title"], stored["workspace"]) == ("Fix auth redirect", "/work/acme/webapp")
+    assert [r["content"] for r in messages(store, composer)] == ["why does login loop?", "The callback drops the state."]
