@@ -399,3 +399,26 @@ def test_cursor3_composer_headers_give_the_workspace(store, tmp_path):
     stored = session(store, composer)
     assert (stored["title"], stored["workspace"]) == ("Fix auth redirect", "/work/acme/webapp")
     assert [r["content"] for r in messages(store, composer)] == ["why does login loop?", "The callback drops the state."]
+
+
+def test_a_split_chatgpt_export_is_read_whole_and_its_other_files_are_no_problem(store, tmp_path):
+    """ChatGPT exports since early 2026 split the conversations into ``conversations-000.json``,
+    ``conversations-001.json``, ... (each a JSON array), beside ``user.json``,
+    ``message_feedback.json``, ``shared_conversations.json`` and the rest. Each part is read; the
+    files that hold no conversation are read through them (nothing indexed). Before: indexing the
+    export folder reported every one of those files as ``unknown format``."""
+    export = tmp_path / "Downloads" / "chatgpt-2026-02-01"
+    export.mkdir(parents=True)
+    (export / "conversations-000.json").write_text(json.dumps([_chatgpt_conversation("c-1", "alpha")]),
+                                                   encoding="utf-8")
+    (export / "conversations-001.json").write_text(json.dumps([_chatgpt_conversation("c-2", "beta")]),
+                                                   encoding="utf-8")
+    (export / "user.json").write_text(json.dumps({"id": "user-x", "email": "ana@example.org"}), encoding="utf-8")
+    (export / "message_feedback.json").write_text(json.dumps([{"conversation_id": "c-1", "rating": "thumbsUp"}]),
+                                                  encoding="utf-8")
+    (export / "shared_conversations.json").write_text(json.dumps([{"id": "s", "conversation_id": "c-2"}]),
+                                                      encoding="utf-8")
+    summary = index(store, export)
+    assert not summary["errors"], summary["errors"]
+    assert [r["content"] for r in messages(store, "c-1")] == ["alpha", "about alpha"]
+    assert [r["content"] for r in messages(store, "c-2")] == ["beta", "about beta"]

@@ -22,7 +22,10 @@ metadata: {model_slug, attachments, is_visually_hidden_from_conversation}}``.
 * hidden messages (custom instructions, the empty system prompt) are counted
   in ``meta.hidden_messages``, not indexed.
 
-The array is streamed one conversation at a time (exports reach gigabytes).
+The array is streamed one conversation at a time (exports reach gigabytes). Since early 2026 an
+export splits it into ``conversations-000.json``, ``conversations-001.json``, ... (each an array,
+each read alone); the files beside them that hold no conversation (``user.json``,
+``message_feedback.json``, ``shared_conversations.json``, ...) are read through them.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from hermes_store.sessions.importers.base import (
@@ -60,6 +64,9 @@ _TEXT_TYPES = {"text", "multimodal_text"}
 _KEY_MAPPING = re.compile(r'(?<!\\)"mapping"\s*:\s*\{')
 _KEY_CONTENT_TYPE = re.compile(r'(?<!\\)"content_type"\s*:')
 _KEY_AUTHOR = re.compile(r'(?<!\\)"author"\s*:\s*\{')
+# the export's files beside its conversations that hold none (the account, feedback, shares, Sora, shopping)
+SIBLINGS = ("user.json", "message_feedback.json", "model_comparisons.json", "shared_conversations.json",
+            "shopping.json", "sora.json")
 _TOOL_OUTPUT = {"execution_output", "tether_browsing_display", "tether_quote", "system_error",
                 "computer_output", "sonic_webpage", "super_widget"}
 _KNOWN = _TEXT_TYPES | _TOOL_OUTPUT | {"code", "thoughts", "reasoning_recap", "user_editable_context",
@@ -182,8 +189,8 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
     snapshot = True
     reader = 2  # 2: web.run results from search_result_groups, JSON tool-call arguments (2026-12-07)
     default_locations = {
-        "linux": ("~/Downloads/*/conversations.json",),
-        "darwin": ("~/Downloads/*/conversations.json",),
+        "linux": ("~/Downloads/*/conversations.json", "~/Downloads/*/conversations-*.json"),
+        "darwin": ("~/Downloads/*/conversations.json", "~/Downloads/*/conversations-*.json"),
     }
 
     @classmethod
@@ -193,6 +200,8 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
         start = head.data.lstrip()[:1]
         if head.is_sqlite or start not in (b"[", b"{"):
             return 0.0
+        if cls.member_of(head) is not None:
+            return 0.6
         if start == b"{":
             doc = head.document()
             if not isinstance(doc, dict) or not isinstance(doc.get("mapping"), dict):
@@ -209,6 +218,24 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
             return 0.0  # keys of the document, not words quoted inside a message (Claude's export too)
         return 0.95 if head.path.name == "conversations.json" or '"current_node"' in text else 0.8
 
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """The export's conversations file (``conversations.json``, or the first of the
+        ``conversations-000.json`` ... files exports are split into since early 2026) for the files
+        beside it that hold no conversation (:data:`SIBLINGS`: nothing of them is indexed)."""
+        if head.path.name not in SIBLINGS:
+            return None
+        found = sorted(head.path.parent.glob("conversations-*.json"))
+        for sibling in [head.path.parent / "conversations.json", *found]:
+            try:
+                with open(sibling, "rb") as handle:
+                    probe = handle.read(1 << 16).decode("utf-8", errors="replace")
+            except OSError:
+                continue
+            if _KEY_MAPPING.search(probe):
+                return sibling
+        return None
+
     def whole(self) -> bool:
         """An export replaces the earlier one only when it is a whole JSON array of conversations
         (each with its ``mapping``): a cut-off download or a damaged file is read as a snapshot, so the
@@ -222,6 +249,9 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        if self.path.name in SIBLINGS and self.member_of(Head.read(self.path)) is not None:
+            yield Checkpoint("done")  # read through the export's conversations: nothing alone
+            return
         with open(self.path, "rb") as handle:
             single = handle.read(4096).lstrip()[:1] == b"{"
         if single:  # one conversation per file
