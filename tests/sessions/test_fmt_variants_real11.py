@@ -422,3 +422,31 @@ def test_a_split_chatgpt_export_is_read_whole_and_its_other_files_are_no_problem
     assert not summary["errors"], summary["errors"]
     assert [r["content"] for r in messages(store, "c-1")] == ["alpha", "about alpha"]
     assert [r["content"] for r in messages(store, "c-2")] == ["beta", "about beta"]
+
+
+def test_pi_active_tools_change_entries_are_bookkeeping(store, tmp_path):
+    """Pi's harness persists a change of the tools the agent may use as an ``active_tools_change``
+    entry (``{type, id, parentId, timestamp, activeToolNames}``, a node of the session tree like
+    ``model_change``; ports of Pi in Rust and Python write it too). Before: every such entry was
+    reported as ``unknown entry type 'active_tools_change'``, a problem on a file Pi wrote."""
+    folder = tmp_path / ".pi" / "agent" / "sessions" / "--home-ana-shop--"
+    session_id = "1a6f6bc4-0000-4000-8000-000000000001"
+    path = folder / f"2026-02-20T20-17-15-095Z_{session_id}.jsonl"
+    _jsonl(path, [
+        {"type": "session", "version": 3, "id": session_id, "timestamp": "2026-02-20T20:17:15.095Z",
+         "cwd": "/home/ana/shop"},
+        {"type": "model_change", "id": "e1", "parentId": None, "timestamp": "2026-02-20T20:17:15.100Z",
+         "provider": "anthropic", "modelId": "claude-opus-4-6"},
+        {"type": "active_tools_change", "id": "e2", "parentId": "e1", "timestamp": "2026-02-20T20:17:15.200Z",
+         "activeToolNames": ["read", "bash"]},
+        {"type": "message", "id": "e3", "parentId": "e2", "timestamp": "2026-02-20T20:17:16.000Z",
+         "message": {"role": "user", "content": "list the files", "timestamp": 1771618636000}},
+        {"type": "message", "id": "e4", "parentId": "e3", "timestamp": "2026-02-20T20:17:18.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "cart.py and README.md"}],
+                     "provider": "anthropic", "model": "claude-opus-4-6", "stopReason": "stop",
+                     "timestamp": 1771618638000}},
+    ])
+    summary = index(store, path)
+    assert not summary["errors"], summary["errors"]
+    assert [(r["role"], r["content"]) for r in messages(store, session_id)] == [
+        ("user", "list the files"), ("assistant", "cart.py and README.md")]

@@ -8,6 +8,7 @@ entries ``{type, id, parentId, timestamp}``: ``message`` (``message`` = ``{role:
 "user" | "assistant" | "toolResult" | "bashExecution" | "custom", content,
 timestamp (ms), ...}``; ``branchSummary`` / ``compactionSummary`` messages carry a
 ``summary``, kept as ``system`` rows; version 2 called ``custom`` ``hookMessage``), ``model_change``, ``thinking_level_change``,
+``active_tools_change`` (``activeToolNames``: bookkeeping),
 ``compaction`` (``summary``), ``branch_summary``, ``custom`` (extension state, kept as a ``system`` row),
 ``custom_message``, ``label``, ``session_info`` (``name``: the title).
 
@@ -50,7 +51,9 @@ from hermes_store.sessions.importers.doc_common import (
 )
 
 MAX_ENTRIES = 2_000_000
-_BOOKKEEPING = {"model_change", "thinking_level_change", "label", "session_info"}
+# entries that carry no conversation: settings (the model, the thinking level, the tools the agent
+# may use -- ``active_tools_change`` {activeToolNames}, persisted by Pi's harness), labels and the title
+_BOOKKEEPING = {"model_change", "thinking_level_change", "active_tools_change", "label", "session_info"}
 
 
 def _stamp(value: Any) -> float | None:
