@@ -450,3 +450,57 @@ def test_pi_active_tools_change_entries_are_bookkeeping(store, tmp_path):
     assert not summary["errors"], summary["errors"]
     assert [(r["role"], r["content"]) for r in messages(store, session_id)] == [
         ("user", "list the files"), ("assistant", "cart.py and README.md")]
+
+
+def test_pi_subagent_runs_are_linked_to_their_parent_and_their_transcripts_are_pi(store, tmp_path):
+    """The pi-subagents extension keeps each run twice beside the parent session
+    ``<time>_<uuid>.jsonl``: a Pi session nested under the parent's entry,
+    ``<time>_<uuid>/<entry id>/run-<N>/session.jsonl`` (its own uuid, titled
+    ``subagent-<agent>-<runId>-<n>``), and ``subagent-artifacts/<runId>_<agent>_<n>_transcript.jsonl``
+    (records ``{recordType, runId, agent, childIndex, cwd, ts, timestamp, role, message}``) with the
+    run's ``_input.md``, ``_output.md`` and ``_meta.json``. Before: the nested session had no parent
+    (and was no default location), the transcript was taken for a Cursor agent transcript, and the
+    ``_meta.json`` was reported as ``unknown format``."""
+    root = tmp_path / ".pi" / "agent" / "sessions" / "--home-ana-shop--"
+    parent, child = "aaaa1111-0000-4000-8000-000000000001", "bbbb2222-0000-4000-8000-000000000002"
+    stamp = "2026-08-10T16-18-06-228Z"
+    _jsonl(root / f"{stamp}_{parent}.jsonl", [
+        {"type": "session", "version": 3, "id": parent, "timestamp": "2026-08-10T16:18:06.228Z", "cwd": "/home/ana/shop"},
+        {"type": "message", "id": "e1", "parentId": None, "timestamp": "2026-08-10T16:18:07.000Z",
+         "message": {"role": "user", "content": "review the cart module"}},
+        {"type": "message", "id": "e2", "parentId": "e1", "timestamp": "2026-08-10T16:18:08.000Z",
+         "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "tc1", "name": "subagent",
+                                                       "arguments": {"agent": "reviewer", "task": "review cart.py"}}]}},
+        {"type": "message", "id": "e6", "parentId": "e2", "timestamp": "2026-08-10T16:18:31.000Z",
+         "message": {"role": "toolResult", "toolCallId": "tc1", "toolName": "subagent",
+                     "content": [{"type": "text", "text": "cart.py: total ignores discounts"}]}},
+    ])
+    _jsonl(root / f"{stamp}_{parent}" / "e2" / "run-0" / "session.jsonl", [
+        {"type": "session", "version": 3, "id": child, "timestamp": "2026-08-10T16:18:10.000Z", "cwd": "/home/ana/shop"},
+        {"type": "session_info", "id": "s1", "parentId": None, "timestamp": "2026-08-10T16:18:10.100Z",
+         "name": "subagent-reviewer-r42-1"},
+        {"type": "message", "id": "c1", "parentId": "s1", "timestamp": "2026-08-10T16:18:11.000Z",
+         "message": {"role": "user", "content": "review cart.py"}},
+        {"type": "message", "id": "c2", "parentId": "c1", "timestamp": "2026-08-10T16:18:25.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "total ignores discounts"}]}},
+    ])
+    record = {"recordType": "message", "runId": "r42", "agent": "reviewer", "childIndex": 1, "cwd": "/home/ana/shop"}
+    _jsonl(root / "subagent-artifacts" / "r42_reviewer_1_transcript.jsonl", [
+        {**record, "ts": 1786378691000, "timestamp": "2026-08-10T16:18:11.000Z", "role": "user",
+         "message": {"role": "user", "content": "review cart.py"}},
+        {**record, "ts": 1786378705000, "timestamp": "2026-08-10T16:18:25.000Z", "role": "assistant",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "total ignores discounts"}]}},
+    ])
+    (root / "subagent-artifacts" / "r42_reviewer_meta.json").write_text(
+        json.dumps({"runId": "r42", "agent": "reviewer", "task": "review cart.py"}), encoding="utf-8")
+    (root / "subagent-artifacts" / "r42_reviewer_output.md").write_text("total ignores discounts\n", encoding="utf-8")
+    summary = index(store, tmp_path / ".pi")
+    assert not summary["errors"], summary["errors"]
+    nested = session(store, child)
+    assert (nested["title"], nested["parent_session_id"], nested["origin_format"]) == (
+        "subagent-reviewer-r42-1", parent, "pi")
+    transcript = session(store, "r42_reviewer_1_transcript")
+    assert (transcript["origin_format"], transcript["source"], transcript["title"], transcript["workspace"]) == (
+        "pi", "pi", "subagent-reviewer-r42-1", "/home/ana/shop")
+    assert [(r["role"], r["content"]) for r in messages(store, "r42_reviewer_1_transcript")] == [
+        ("user", "review cart.py"), ("assistant", "total ignores discounts")]

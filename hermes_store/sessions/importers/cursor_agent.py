@@ -74,7 +74,7 @@ def _is_line(obj: dict[str, Any]) -> bool:
     message = obj.get("message")
     return (obj.get("role") in _ROLES and isinstance(message, dict)
             and isinstance(message.get("content"), (list, str)) and "type" not in obj
-            and "sessionId" not in obj and "uuid" not in obj)
+            and "sessionId" not in obj and "uuid" not in obj and "recordType" not in obj)
 
 
 class CursorAgentImporter(Importer):
