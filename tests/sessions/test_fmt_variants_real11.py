@@ -504,3 +504,48 @@ def test_pi_subagent_runs_are_linked_to_their_parent_and_their_transcripts_are_p
         "pi", "pi", "subagent-reviewer-r42-1", "/home/ana/shop")
     assert [(r["role"], r["content"]) for r in messages(store, "r42_reviewer_1_transcript")] == [
         ("user", "review cart.py"), ("assistant", "total ignores discounts")]
+
+
+def test_claude_ai_export_web_search_results_keep_titles_and_addresses(store, tmp_path):
+    """Claude.ai data exports of 2026: messages carry ``parent_message_uuid`` (the first one's parent
+    ``00000000-0000-4000-8000-000000000000``), ``tool_use`` blocks their ``id`` and display keys
+    (``message``, ``icon_name``, ``approval_options``, ``mcp_server_url``, ...), and a web search's
+    ``tool_result`` (``tool_use_id``) holds ``knowledge`` items ``{title, url, metadata: {site_domain},
+    text, is_citable, prompt_context_metadata}``. Before: only each page's text was kept, the titles
+    and addresses of the pages found were lost."""
+    export = tmp_path / "data-2026-04-30-10-00-00" / "conversations.json"
+    export.parent.mkdir()
+    block = {"start_timestamp": None, "stop_timestamp": None, "flags": None}
+    export.write_text(json.dumps([{
+        "uuid": "a3a5ed8d-bba2-429d-87b7-1c651dd1769e", "name": "Checkpoints in the desktop app", "summary": "",
+        "created_at": "2026-04-24T07:27:17.628791Z", "updated_at": "2026-04-24T07:28:50.947295Z",
+        "account": {"uuid": "acc"},
+        "chat_messages": [
+            {"uuid": "m1", "text": "", "sender": "human", "created_at": "2026-04-24T07:27:18.690582Z",
+             "updated_at": "2026-04-24T07:27:18.690582Z", "attachments": [], "files": [],
+             "parent_message_uuid": "00000000-0000-4000-8000-000000000000",
+             "content": [{**block, "type": "text", "text": "Does the desktop app have /rewind?", "citations": []}]},
+            {"uuid": "m2", "text": "", "sender": "assistant", "created_at": "2026-04-24T07:28:50.947295Z",
+             "updated_at": "2026-04-24T07:28:50.947295Z", "attachments": [], "files": [], "parent_message_uuid": "m1",
+             "content": [
+                 {**block, "type": "thinking", "thinking": "Check the docs.", "summaries": [], "cut_off": False},
+                 {**block, "type": "tool_use", "id": "toolu_01Lq", "name": "web_search",
+                  "input": {"query": "Claude Code /rewind desktop"}, "message": "Searching the web",
+                  "integration_name": None, "icon_name": "globe", "display_content": None,
+                  "approval_options": None, "is_mcp_app": None, "mcp_server_url": None},
+                 {**block, "type": "tool_result", "tool_use_id": "toolu_01Lq", "name": "web_search", "is_error": False,
+                  "content": [{"type": "knowledge", "title": "Per-prompt rewind in Desktop App · Issue #43755",
+                               "url": "https://github.com/anthropics/claude-code/issues/43755",
+                               "metadata": {"type": "webpage_metadata", "site_domain": "github.com"},
+                               "is_missing": False, "text": "Add a rewind/checkpoint UI to the Desktop App.",
+                               "is_citable": True, "prompt_context_metadata": {"age": "3 weeks ago"}, "links": None}]},
+                 {**block, "type": "text", "text": "Not yet: /rewind is terminal-only.", "citations": []}]},
+        ]}]), encoding="utf-8")
+    summary = index(store, export)
+    assert not summary["errors"], summary["errors"]
+    rows = messages(store, "a3a5ed8d-bba2-429d-87b7-1c651dd1769e")
+    assert [r["role"] for r in rows] == ["user", "reasoning", "assistant", "tool", "assistant"]
+    assert rows[2]["calls"] == [("web_search", {"query": "Claude Code /rewind desktop"}, "toolu_01Lq")]
+    assert (rows[3]["tool_call_id"], rows[3]["content"]) == ("toolu_01Lq", (
+        "Per-prompt rewind in Desktop App · Issue #43755\nhttps://github.com/anthropics/claude-code/issues/43755\n"
+        "Add a rewind/checkpoint UI to the Desktop App."))

@@ -13,7 +13,8 @@ its ``name`` (an empty name leaves it untitled). Variants:
   ``text``): ``text`` (citations dropped), ``thinking`` (its ``thinking``, else its last
   ``summaries[].summary``), ``tool_use`` (``id`` when the export has one, ``name``,
   ``input``; web search, artifacts, MCP tools), ``tool_result`` (``tool_use_id`` when
-  present, ``name``, ``content`` blocks, ``is_error``), ``image`` / ``document``
+  present, ``name``, ``content`` blocks -- a web search's ``knowledge`` items kept as title,
+  address and text --, ``is_error``), ``image`` / ``document``
   markers. The blocks are read in order: thinking becomes a ``reasoning`` row, text and
   the tool calls after it an assistant row, each result a ``tool`` row (linked by
   ``tool_use_id``, else to the latest unanswered call of the same name); ``text`` is the
@@ -121,6 +122,22 @@ def attachment_text(message: dict[str, Any]) -> str:
     return "\n".join(pieces)
 
 
+def result_text(content: Any) -> str:
+    """Text of a ``tool_result``'s content: a web search's ``knowledge`` items as their title,
+    address and text (``{type: "knowledge", title, url, metadata, text, is_citable}``), other
+    blocks as their text."""
+    if not isinstance(content, list):
+        return flatten_content(content)
+    pieces = []
+    for item in content:
+        if isinstance(item, dict) and item.get("type") == "knowledge":
+            pieces.append("\n".join(str(item[k]).strip() for k in ("title", "url", "text")
+                                    if isinstance(item.get(k), str) and item[k].strip()))
+        else:
+            pieces.append(flatten_content(item))
+    return "\n\n".join(p for p in pieces if p)
+
+
 class _Turn:
     """The rows of one message's content blocks, in order (see the module docstring)."""
 
@@ -167,7 +184,7 @@ class _Turn:
                           if open_calls[i][1] == call_id or (call_id is None and open_calls[i][0] == name)), None)
             if match is not None:
                 name, call_id = name or open_calls[match][0], open_calls.pop(match)[1]
-            text = flatten_content(block.get("content"))
+            text = result_text(block.get("content"))
             if block.get("is_error") is True:
                 text = f"[error] {text}" if text else "[error]"
             self.rows.append(MessageRecord(self.session_id, "tool", text, tool_name=name, tool_call_id=call_id,
@@ -188,6 +205,7 @@ class ClaudeAiExportImporter(ReplacedWhenChanged, Importer):
     indexes = ("each conversation: messages (text, or content blocks), thinking, tool calls and results, "
                "attachments' extracted text; title from its name")
     source: str | None = "claude-ai"
+    reader = 2  # 2: web search results keep their titles and addresses (2026-12-07)
     resumable_by_offset = False
     snapshot = True
     default_locations = {
