@@ -549,3 +549,40 @@ def test_claude_ai_export_web_search_results_keep_titles_and_addresses(store, tm
     assert (rows[3]["tool_call_id"], rows[3]["content"]) == ("toolu_01Lq", (
         "Per-prompt rewind in Desktop App · Issue #43755\nhttps://github.com/anthropics/claude-code/issues/43755\n"
         "Add a rewind/checkpoint UI to the Desktop App."))
+
+
+def test_claude_ai_export_with_an_edited_prompt_reads_the_newest_branch(store, tmp_path):
+    """A Claude.ai data export keeps every branch of a conversation (an edited prompt, a retried
+    reply) in ``chat_messages``, each message placed by ``parent_message_uuid``, and names no
+    current leaf. Before: both branches were read in order as one conversation -- the abandoned
+    prompt and its answer followed by the edited one. Now the branch of the newest message is read
+    (the other branch counted in ``meta.other_branch_messages``), as for a ChatGPT export; a chain
+    that breaks (a message missing) is still read whole, in order."""
+    def msg(uuid: str, parent: str, sender: str, text: str, minute: int) -> dict:
+        return {"uuid": uuid, "text": text, "content": [{"type": "text", "text": text}], "sender": sender,
+                "created_at": f"2026-05-02T10:{minute:02d}:00Z", "updated_at": f"2026-05-02T10:{minute:02d}:00Z",
+                "attachments": [], "files": [], "parent_message_uuid": parent}
+
+    export = tmp_path / "data-2026-05-03-10-00-00" / "conversations.json"
+    export.parent.mkdir()
+    root = "00000000-0000-4000-8000-000000000000"
+    conversations = [
+        {"uuid": "conv-fork", "name": "Pool size", "created_at": "2026-05-02T10:00:00Z",
+         "updated_at": "2026-05-02T10:05:00Z", "account": {"uuid": "acc"}, "chat_messages": [
+             msg("m1", root, "human", "pool size for 200 clients?", 0),
+             msg("m2", "m1", "assistant", "use 200", 1),
+             msg("m3", root, "human", "pool size for 200 clients on 4 cores?", 3),
+             msg("m4", "m3", "assistant", "about 10 server connections", 4)]},
+        {"uuid": "conv-broken", "name": "", "created_at": "2026-05-02T11:00:00Z",
+         "updated_at": "2026-05-02T11:05:00Z", "account": {"uuid": "acc"}, "chat_messages": [
+             msg("b1", root, "human", "first", 0), msg("b2", "b1", "assistant", "one", 1),
+             msg("b3", "gone", "human", "second", 2), msg("b4", "b3", "assistant", "two", 3),
+             msg("b5", "b3", "assistant", "two again", 4)]},
+    ]
+    export.write_text(json.dumps(conversations), encoding="utf-8")
+    summary = index(store, export)
+    assert not summary["errors"], summary["errors"]
+    assert [r["content"] for r in messages(store, "conv-fork")] == [
+        "pool size for 200 clients on 4 cores?", "about 10 server connections"]
+    assert session(store, "conv-fork")["meta"]["other_branch_messages"] == 2
+    assert [r["content"] for r in messages(store, "conv-broken")] == ["first", "one", "second", "two", "two again"]

@@ -26,7 +26,9 @@ its ``name`` (an empty name leaves it untitled). Variants:
   (once per file, nameless ones left out);
 * a conversation whose messages carry ``parent_message_uuid`` and that names its
   ``current_leaf_message_uuid`` is read along that branch (the other branches' messages
-  are counted in ``meta.other_branch_messages``); otherwise messages are read in order;
+  are counted in ``meta.other_branch_messages``); a data export names no leaf, so when its
+  messages fork (an edited prompt, a retried reply) the branch of the newest message is read;
+  otherwise messages are read in order;
 * a conversation with no messages is skipped; a missing ``content`` or ``sender``, a value of
   the wrong type: a problem naming the conversation index and field, the rest still read.
 
@@ -87,17 +89,30 @@ def is_conversation(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("chat_messages"), list) and "mapping" not in value
 
 
+ROOT_PARENT = "00000000-0000-4000-8000-000000000000"  # the parent claude.ai gives a conversation's first message
+
+
 def active_branch(messages: list[Any], leaf: Any) -> tuple[list[Any], int]:
     """The messages from the root to ``leaf`` along ``parent_message_uuid`` and how many were left
-    on other branches; all messages in order when there is no usable tree."""
+    on other branches; all messages in order when there is no usable tree. A data export names no
+    leaf: when its messages fork (an edited prompt, a retried reply), the leaf is the newest
+    message (the last in order), provided its chain reaches the root."""
     by_id = {m["uuid"]: m for m in messages if isinstance(m, dict) and isinstance(m.get("uuid"), str)}
-    if not isinstance(leaf, str) or leaf not in by_id or not any("parent_message_uuid" in m for m in by_id.values()):
+    if not any("parent_message_uuid" in m for m in by_id.values()):
         return messages, 0
+    given = isinstance(leaf, str) and leaf in by_id
+    if not given:
+        parents = [m.get("parent_message_uuid") for m in by_id.values()]
+        if not all(isinstance(p, str) for p in parents) or len(parents) == len(set(parents)):
+            return messages, 0  # no fork (or not every message placed): one line of messages, read in order
+        leaf = next(m["uuid"] for m in reversed(messages) if isinstance(m, dict) and m.get("uuid") in by_id)
     path: list[Any] = []
     key: Any = leaf
     while isinstance(key, str) and key in by_id and len(path) < len(by_id):  # bounded: a loop stops
         path.append(by_id[key])
         key = by_id[key].get("parent_message_uuid")
+    if not given and key not in (None, ROOT_PARENT):
+        return messages, 0  # the chain breaks (a message missing): nothing is left out
     path.reverse()
     return path, len(messages) - len(path)
 
@@ -205,7 +220,7 @@ class ClaudeAiExportImporter(ReplacedWhenChanged, Importer):
     indexes = ("each conversation: messages (text, or content blocks), thinking, tool calls and results, "
                "attachments' extracted text; title from its name")
     source: str | None = "claude-ai"
-    reader = 2  # 2: web search results keep their titles and addresses (2026-12-07)
+    reader = 2  # 2: web search results keep their titles and addresses, an export's forks (2026-12-07)
     resumable_by_offset = False
     snapshot = True
     default_locations = {
