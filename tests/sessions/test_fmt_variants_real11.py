@@ -586,3 +586,27 @@ def test_claude_ai_export_with_an_edited_prompt_reads_the_newest_branch(store, t
         "pool size for 200 clients on 4 cores?", "about 10 server connections"]
     assert session(store, "conv-fork")["meta"]["other_branch_messages"] == 2
     assert [r["content"] for r in messages(store, "conv-broken")] == ["first", "one", "second", "two", "two again"]
+
+
+def test_chatgpt_gpt5_citation_markers_become_what_chatgpt_shows(store, tmp_path):
+    """GPT-5 answers cite inline with private-use markers, ``\\ue200cite\\ue202turn0search3\\ue201``,
+    which ChatGPT replaces by the ``alt`` of the ``metadata.content_references`` entry whose
+    ``matched_text`` is the marker (a renderer of exports strips what is left). Before: the
+    markers were stored in the answer (``cite`` and ``turn0search3`` glued to the words)."""
+    m = _chatgpt_message
+    marker = "\ue200cite\ue202turn0search3\ue202turn0search5\ue201"
+    answer = m("a1", "assistant", {"content_type": "text", "parts": [
+        f"Start with 20 per pair{marker}. Raise it under load\ue200cite\ue202turn1view0\ue201."]},
+        meta={"content_references": [{"matched_text": marker, "start_idx": 22, "end_idx": 23, "type": "grouped_webpages",
+                                      "alt": " ([pgbouncer.org](https://www.pgbouncer.org/config.html))"}]})
+    export = tmp_path / "gpt5" / "conversations.json"
+    export.parent.mkdir()
+    export.write_text(json.dumps([{
+        "id": "c-cite", "title": "Pool", "create_time": 1762379316.7, "current_node": "a1", "mapping": {
+            "root": _chatgpt_node("root", None, ["u1"], None),
+            "u1": _chatgpt_node("u1", "root", ["a1"], m("u1", "user", {"content_type": "text", "parts": ["pool size?"]})),
+            "a1": _chatgpt_node("a1", "u1", [], answer)}}]), encoding="utf-8")
+    assert not index(store, export)["errors"]
+    assert [r["content"] for r in messages(store, "c-cite")] == [
+        "pool size?",
+        "Start with 20 per pair ([pgbouncer.org](https://www.pgbouncer.org/config.html)). Raise it under load."]

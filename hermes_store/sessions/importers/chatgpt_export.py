@@ -125,6 +125,22 @@ def content_text(content: dict[str, Any]) -> str:
     return ""
 
 
+_CITATION = re.compile("\ue200[^\ue201]*\ue201")  # GPT-5's inline citation markers (private-use characters)
+
+
+def cited(text: str, meta: dict[str, Any]) -> str:
+    """An answer's text with GPT-5's inline citation markers (``\\ue200cite\\ue202turn0search3\\ue201``)
+    replaced by what ChatGPT shows for them, the ``alt`` of the ``metadata.content_references``
+    entry whose ``matched_text`` is the marker (``([site](url))``), else removed."""
+    if "\ue200" not in text:
+        return text
+    for ref in meta.get("content_references") or []:
+        if isinstance(ref, dict) and isinstance(ref.get("matched_text"), str) \
+                and ref["matched_text"].startswith("\ue200") and isinstance(ref.get("alt"), str):
+            text = text.replace(ref["matched_text"], ref["alt"], 1)
+    return _CITATION.sub("", text)
+
+
 def search_results_text(meta: dict[str, Any]) -> str:
     """The pages a ``web.run`` / ``web.search`` result lists in ``metadata.search_result_groups``
     (its ``content`` is an empty text part then): each entry's title, address and snippet."""
@@ -187,7 +203,7 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
     source: str | None = "chatgpt"
     resumable_by_offset = False
     snapshot = True
-    reader = 2  # 2: web.run results from search_result_groups, JSON tool-call arguments (2026-12-07)
+    reader = 2  # 2: web.run results, JSON tool-call arguments, citation markers (2026-12-07)
     default_locations = {
         "linux": ("~/Downloads/*/conversations.json", "~/Downloads/*/conversations-*.json"),
         "darwin": ("~/Downloads/*/conversations.json", "~/Downloads/*/conversations-*.json"),
@@ -330,6 +346,8 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
                 rows.append(MessageRecord(session_id, "tool", text, tool_name=name, tool_call_id=call_id,
                                           timestamp=stamp))
             elif text:
+                if role == "assistant":
+                    text = cited(text, meta)
                 rows.append(MessageRecord(session_id, role if role in ("user", "assistant", "system") else "user",
                                           text, timestamp=stamp))
         on_path = {str(n.get("id")) for n in path}
