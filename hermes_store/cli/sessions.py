@@ -217,7 +217,7 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
     from hermes_store.sessions.calltext import render_calls
     from hermes_store.sessions.live import SessionIndex
     from hermes_store.sessions.provenance import SOURCE_DELETED, source_status
-    from hermes_store.sessions.refs import parse_ref
+    from hermes_store.sessions.refs import MessageRef, named_id, parse_ref
     from hermes_store.threats import past_findings
 
     try:
@@ -225,6 +225,8 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'SESSION_ID'") from None
     with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
+        if ref.session_id != named_id(session_id) and index.storage.has_session(named_id(session_id)):
+            ref = MessageRef(named_id(session_id))  # the whole text is a session's id (``file#3``)
         if not index.resolve_id(ref.session_id):
             for item in index.storage.forgotten_summary(ref.session_id):
                 if item["whole_session"]:  # say so, never the text

@@ -301,7 +301,7 @@ class BulkLoader:
                 summary.reread += int(outdated)
                 self._forget_source(int(row["id"]))
                 state, meta = SourceState(), {}
-            elif importer.is_rewritten(state) or outdated:
+            elif importer.is_rewritten(state) or (outdated and importer.whole()):
                 summary.reread += int(outdated)
                 if state.meta.get(UIDS_KEPT):  # renumbered: re-read, every message found by its uid
                     self._flush(wait=True)

@@ -35,14 +35,20 @@ def message_ref(session_id: str, seq: int) -> str:
     return f"{session_id}#{int(seq)}"
 
 
+def named_id(text: str) -> str:
+    """The whole id a reference text names when read as a session id (``@session:`` dropped): a
+    session whose id has the ``ID#N`` shape (a generic JSONL's ``<file>#<line>``) is named so, and
+    callers try it as an exact id before reading the text as a reference."""
+    value = text.strip()
+    return value[len("@session:"):].strip() if value.startswith("@session:") else value
+
+
 def parse_ref(text: str) -> MessageRef:
     """``ID``, ``ID#N``, ``@session:ID``, ``@session:ID #K`` -> :class:`MessageRef`.
 
     Raises ValueError for an empty reference.
     """
-    value = text.strip()
-    if value.startswith("@session:"):
-        value = value[len("@session:"):].strip()
+    value = named_id(text)
     if not value:
         raise ValueError(f"empty message reference {text!r} (expected SESSION_ID or SESSION_ID#N)")
     old = _OLD_LABEL.match(value)

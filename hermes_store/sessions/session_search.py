@@ -35,7 +35,7 @@ from hermes_store.sessions.evidence import (
 from hermes_store.sessions.fusion import fuse_parts, session_ranking
 from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, MAX_SNIPPET_CHARS, cap_chars
 from hermes_store.sessions.importers.hermes_db import COMPACTED_META_KEY
-from hermes_store.sessions.refs import parse_ref
+from hermes_store.sessions.refs import named_id, parse_ref
 from hermes_store.sessions.search import (
     HIDDEN_ROLES,
     Hit,
@@ -676,7 +676,8 @@ def handle_session_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     semantic, semantic_off = (None, None) if profile else ctx.resource(
         "session_search.semantic", lambda: SemanticSlot(ctx.home)).get()
     store = _Store(db, link_profile, current, hidden, semantic, semantic_off)
-    if mode == "read" and "#" in session_id:  # a ref SESSION_ID#N (or old @session:ID #K): scroll there
+    if mode == "read" and "#" in session_id and store.session(named_id(session_id)) is None:
+        # a ref SESSION_ID#N (or old @session:ID #K), not a session's own id: scroll there
         ref, mode = parse_ref(session_id), "scroll"
         at = store.messages(ref.session_id, None, at_seq=ref.seq) if ref.seq is not None else [{"id": -1}]
         around, session_id = (ref.message_id or (at[0]["id"] if at else -1)), ref.session_id

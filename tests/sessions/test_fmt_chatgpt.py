@@ -59,7 +59,7 @@ def test_old_entry_without_current_node(store, format_fixtures):
     index(store, format_fixtures / EXPORT)
     rows = messages(store, C)
     assert roles(rows) == ["user", "assistant", "tool", "assistant"]
-    assert rows[1]["calls"] == [("dalle.text2im", {"input": '{"prompt": "a lighthouse at dusk, oil painting"}'}, "d")]
+    assert rows[1]["calls"] == [("dalle.text2im", {"prompt": "a lighthouse at dusk, oil painting"}, "d")]
     assert rows[2]["content"] == "[image]" and rows[2]["tool_name"] == "dalle.text2im"
     assert session(store, C)["title"] == "Lighthouse painting"
 

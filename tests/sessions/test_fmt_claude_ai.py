@@ -73,7 +73,7 @@ def test_content_blocks_thinking_and_tool_use_without_ids(store, format_fixtures
     (name, arguments, call_id), = rows[2]["calls"]
     assert (name, arguments) == ("web_search", {"query": "release notes 2.0"}) and call_id
     assert (rows[3]["tool_name"], rows[3]["tool_call_id"]) == ("web_search", call_id)
-    assert rows[3]["content"] == "2.0 drops py3.8"
+    assert rows[3]["content"] == "Release 2.0\nhttps://example.invalid/notes\n2.0 drops py3.8"  # the page found, titled
     assert rows[4]["content"] == "Summarising"  # no thinking text: its last summary
     assert rows[5]["content"] == "2.0 drops Python 3.8."
 

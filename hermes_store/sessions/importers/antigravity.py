@@ -13,9 +13,11 @@ under ``.system_generated/logs/``: ``transcript_full.jsonl`` (every step whole) 
     {"step_index": 3, "source": "SYSTEM", "type": "SYSTEM_MESSAGE", "content": "..."}
 
 ``USER_INPUT`` is the user's row (the ``<USER_REQUEST>`` text first, the rest of the step --
-``<ADDITIONAL_METADATA>`` and other context -- kept after it); ``PLANNER_RESPONSE`` the
+``<ADDITIONAL_METADATA>`` and other context -- kept after it; agy's notice "changed setting
+`Model Selection` from X to Y." in it names the session's model); ``PLANNER_RESPONSE`` the
 model's: its ``thinking`` a ``reasoning`` row, its ``content`` and ``tool_calls`` (``name``,
-``args`` or ``arguments``) one ``assistant`` row; ``SYSTEM_MESSAGE`` a ``system`` row; every
+``args`` or ``arguments``) one ``assistant`` row; ``SYSTEM_MESSAGE``, the context steps
+``CONVERSATION_HISTORY`` / ``KNOWLEDGE_ARTIFACTS`` and any ``SYSTEM`` step a ``system`` row; every
 other step type is a tool run (``RUN_COMMAND``, ``VIEW_FILE``, ``CODE_ACTION``,
 ``TOOL_RESPONSE``, ...): a ``tool`` row with its ``content`` / ``output`` (empty kept; a non-zero
 ``exit_code`` noted), answering the oldest open call of the matching name (``RUN_COMMAND`` ->
@@ -58,6 +60,11 @@ SHORT = "transcript.jsonl"
 _REQUEST = re.compile(r"<USER_REQUEST>\s*(.*?)\s*</USER_REQUEST>", re.S)
 _STEP_KEYS = {"step_index", "source", "type"}
 _SOURCES = {"USER_EXPLICIT", "USER", "MODEL", "SYSTEM", "TOOL"}
+# steps that put context before the model (no tool ran): their text a ``system`` row, labelled
+_CONTEXT_STEPS = {"SYSTEM_MESSAGE": None, "CONVERSATION_HISTORY": "conversation history",
+                  "KNOWLEDGE_ARTIFACTS": "knowledge artifacts"}
+# the notice agy writes into a USER_INPUT step when the model is switched
+_MODEL_CHANGE = re.compile(r"changed setting `Model Selection` from (?P<old>[^\r\n<]+?) to (?P<new>[^\r\n<]+?)\.(?:\s|$)")
 
 
 def _is_step(obj: dict[str, Any]) -> bool:
@@ -99,6 +106,9 @@ class _Steps:
         content = step.get("content")
         text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False) if content else ""
         if kind == "USER_INPUT":
+            switched = _MODEL_CHANGE.search(text)
+            if switched is not None and switched.group("new").strip() != "None":
+                yield SessionRecord(id=self.session, model=switched.group("new").strip())
             if text.strip():
                 yield MessageRecord(self.session, "user", _request(text), timestamp=stamp, line=line)
         elif kind == "PLANNER_RESPONSE":
@@ -117,9 +127,11 @@ class _Steps:
             if text.strip() or calls:
                 yield MessageRecord(self.session, "assistant", text, tool_calls=dumps(calls) if calls else None,
                                     timestamp=stamp, line=line)
-        elif kind == "SYSTEM_MESSAGE" or (step.get("source") == "SYSTEM" and kind.endswith("MESSAGE")):
+        elif kind in _CONTEXT_STEPS or step.get("source") == "SYSTEM":
+            label = _CONTEXT_STEPS.get(kind)
             if text.strip():
-                yield MessageRecord(self.session, "system", text, timestamp=stamp, line=line)
+                yield MessageRecord(self.session, "system", f"[{label}] {text}" if label else text,
+                                    timestamp=stamp, line=line)
         else:
             output = step.get("output")
             body = text or (output if isinstance(output, str) else "")
@@ -149,6 +161,7 @@ class AntigravityImporter(Importer):
     agent = "Google Antigravity (IDE and agy CLI)"
     indexes = "conversation steps: user requests, model responses with thinking and tool calls, tool runs and their output, system messages"
     source: str | None = "antigravity"
+    reader = 2  # 2: context steps as system rows, the model from agy's Model Selection notice (2026-12-07)
     walk_names = (FULL, SHORT)
     default_locations = {
         "linux": tuple(f"~/.gemini/{host}/brain/*/.system_generated/logs/{name}"

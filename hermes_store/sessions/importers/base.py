@@ -247,6 +247,12 @@ class Importer(ABC):
     def read(self, state: SourceState) -> Iterator[Event]:
         """Yield the events of ``self.path`` starting after ``state.resume_at``."""
 
+    def whole(self) -> bool:
+        """True when the file may replace what it imported before (read again whole after a change
+        or by a newer reader). An export that can be cut off or malformed says False for such a file,
+        which is then read as a snapshot: nothing already stored is dropped."""
+        return True
+
     def is_rewritten(self, state: SourceState) -> bool:
         """True when the source no longer extends what was imported (re-import it whole).
 

@@ -13,19 +13,27 @@ metadata: {model_slug, attachments, is_visually_hidden_from_conversation}}``.
 * ``text`` / ``multimodal_text``: the parts (images, audio as ``[image]``/``[audio]``
   markers, audio transcriptions as text), plus ``[attachment <name>]`` markers;
 * an assistant message whose ``recipient`` is not ``all`` (``python``,
-  ``web.run``, ``dalle.text2im``, ...) is a tool call; ``tool``-role messages are
-  its results (``execution_output``, ``tether_browsing_display``, ...);
+  ``web.run``, ``dalle.text2im``, ``canmore.create_textdoc``, ...) is a tool call, its
+  arguments the JSON object a ``code`` message holds (else the text); ``tool``-role messages
+  are its results (``execution_output``, ``tether_browsing_display``, ``sonic_webpage``, ...;
+  GPT-5's ``web.run`` result is an empty text part with the pages in
+  ``metadata.search_result_groups``, whose titles, addresses and snippets are the result);
 * ``thoughts`` and ``reasoning_recap`` are indexed as ``reasoning``;
 * hidden messages (custom instructions, the empty system prompt) are counted
   in ``meta.hidden_messages``, not indexed.
 
-The array is streamed one conversation at a time (exports reach gigabytes).
+The array is streamed one conversation at a time (exports reach gigabytes). Since early 2026 an
+export splits it into ``conversations-000.json``, ``conversations-001.json``, ... (each an array,
+each read alone); the files beside them that hold no conversation (``user.json``,
+``message_feedback.json``, ``shared_conversations.json``, ...) are read through them.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from hermes_store.sessions.importers.base import (
@@ -48,6 +56,7 @@ from hermes_store.sessions.importers.doc_common import (
     safe_rows,
     shape_guarded,
     tool_call,
+    whole_json_array,
 )
 
 _TEXT_TYPES = {"text", "multimodal_text"}
@@ -55,6 +64,9 @@ _TEXT_TYPES = {"text", "multimodal_text"}
 _KEY_MAPPING = re.compile(r'(?<!\\)"mapping"\s*:\s*\{')
 _KEY_CONTENT_TYPE = re.compile(r'(?<!\\)"content_type"\s*:')
 _KEY_AUTHOR = re.compile(r'(?<!\\)"author"\s*:\s*\{')
+# the export's files beside its conversations that hold none (the account, feedback, shares, Sora, shopping)
+SIBLINGS = ("user.json", "message_feedback.json", "model_comparisons.json", "shared_conversations.json",
+            "shopping.json", "sora.json")
 _TOOL_OUTPUT = {"execution_output", "tether_browsing_display", "tether_quote", "system_error",
                 "computer_output", "sonic_webpage", "super_widget"}
 _KNOWN = _TEXT_TYPES | _TOOL_OUTPUT | {"code", "thoughts", "reasoning_recap", "user_editable_context",
@@ -101,6 +113,8 @@ def content_text(content: dict[str, Any]) -> str:
         return "\n".join(str(content[k]) for k in ("title", "url", "text") if content.get(k))
     if kind == "tether_browsing_display":
         return "\n".join(str(content[k]) for k in ("summary", "result") if content.get(k))
+    if kind == "sonic_webpage":  # a page web.search / web.run fetched: its title and address, then its text
+        return "\n".join(str(content[k]) for k in ("title", "url", "text") if content.get(k))
     if kind == "user_editable_context":
         return "\n".join(str(content[k]) for k in ("user_profile", "user_instructions") if content.get(k))
     if kind == "model_editable_context":
@@ -109,6 +123,49 @@ def content_text(content: dict[str, Any]) -> str:
         if isinstance(content.get(key), str):
             return content[key]
     return ""
+
+
+_CITATION = re.compile("\ue200[^\ue201]*\ue201")  # GPT-5's inline citation markers (private-use characters)
+
+
+def cited(text: str, meta: dict[str, Any]) -> str:
+    """An answer's text with GPT-5's inline citation markers (``\\ue200cite\\ue202turn0search3\\ue201``)
+    replaced by what ChatGPT shows for them, the ``alt`` of the ``metadata.content_references``
+    entry whose ``matched_text`` is the marker (``([site](url))``), else removed."""
+    if "\ue200" not in text:
+        return text
+    for ref in meta.get("content_references") or []:
+        if isinstance(ref, dict) and isinstance(ref.get("matched_text"), str) \
+                and ref["matched_text"].startswith("\ue200") and isinstance(ref.get("alt"), str):
+            text = text.replace(ref["matched_text"], ref["alt"], 1)
+    return _CITATION.sub("", text)
+
+
+def search_results_text(meta: dict[str, Any]) -> str:
+    """The pages a ``web.run`` / ``web.search`` result lists in ``metadata.search_result_groups``
+    (its ``content`` is an empty text part then): each entry's title, address and snippet."""
+    lines: list[str] = []
+    for group in meta.get("search_result_groups") or []:
+        entries = group.get("entries") if isinstance(group, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict):
+                lines.append("\n".join(str(entry[k]).strip() for k in ("title", "url", "snippet")
+                                       if isinstance(entry.get(k), str) and entry[k].strip()))
+    return "\n\n".join(line for line in lines if line)
+
+
+def call_arguments(kind: Any, text: str) -> Any:
+    """A tool call's arguments: the JSON object a ``code`` message holds (``web.run``'s ``{open |
+    search_query | click ...}``, Canvas's ``{name, type, content}`` / ``{updates}``), else the text
+    (``{"code": ...}`` for a code message such as Python, ``{"input": ...}`` otherwise)."""
+    if text.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(text)
+        except (ValueError, RecursionError):
+            parsed = None
+        if isinstance(parsed, dict):
+            return parsed
+    return {"code": text} if kind == "code" else {"input": text}
 
 
 def active_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
@@ -146,9 +203,10 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
     source: str | None = "chatgpt"
     resumable_by_offset = False
     snapshot = True
+    reader = 2  # 2: web.run results, JSON tool-call arguments, citation markers (2026-12-07)
     default_locations = {
-        "linux": ("~/Downloads/*/conversations.json",),
-        "darwin": ("~/Downloads/*/conversations.json",),
+        "linux": ("~/Downloads/*/conversations.json", "~/Downloads/*/conversations-*.json"),
+        "darwin": ("~/Downloads/*/conversations.json", "~/Downloads/*/conversations-*.json"),
     }
 
     @classmethod
@@ -158,6 +216,8 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
         start = head.data.lstrip()[:1]
         if head.is_sqlite or start not in (b"[", b"{"):
             return 0.0
+        if cls.member_of(head) is not None:
+            return 0.6
         if start == b"{":
             doc = head.document()
             if not isinstance(doc, dict) or not isinstance(doc.get("mapping"), dict):
@@ -174,8 +234,40 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
             return 0.0  # keys of the document, not words quoted inside a message (Claude's export too)
         return 0.95 if head.path.name == "conversations.json" or '"current_node"' in text else 0.8
 
+    @classmethod
+    def member_of(cls, head: Head) -> Path | None:
+        """The export's conversations file (``conversations.json``, or the first of the
+        ``conversations-000.json`` ... files exports are split into since early 2026) for the files
+        beside it that hold no conversation (:data:`SIBLINGS`: nothing of them is indexed)."""
+        if head.path.name not in SIBLINGS:
+            return None
+        found = sorted(head.path.parent.glob("conversations-*.json"))
+        for sibling in [head.path.parent / "conversations.json", *found]:
+            try:
+                with open(sibling, "rb") as handle:
+                    probe = handle.read(1 << 16).decode("utf-8", errors="replace")
+            except OSError:
+                continue
+            if _KEY_MAPPING.search(probe):
+                return sibling
+        return None
+
+    def whole(self) -> bool:
+        """An export replaces the earlier one only when it is a whole JSON array of conversations
+        (each with its ``mapping``): a cut-off download or a damaged file is read as a snapshot, so the
+        conversations it lost stay stored."""
+        with open(self.path, "rb") as handle:
+            if handle.read(4096).lstrip()[:1] == b"{":  # one conversation per file
+                doc = Head.read(self.path).document()
+                return isinstance(doc, dict) and isinstance(doc.get("mapping"), dict)
+        return whole_json_array(self.path, lambda value: isinstance(value, dict)
+                                and isinstance(value.get("mapping"), dict))
+
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        if self.path.name in SIBLINGS and self.member_of(Head.read(self.path)) is not None:
+            yield Checkpoint("done")  # read through the export's conversations: nothing alone
+            return
         with open(self.path, "rb") as handle:
             single = handle.read(4096).lstrip()[:1] == b"{"
         if single:  # one conversation per file
@@ -240,18 +332,22 @@ class ChatGptExportImporter(ReplacedWhenChanged, Importer):
                 if text:
                     rows.append(MessageRecord(session_id, "reasoning", text, timestamp=stamp))
             elif role == "assistant" and recipient != "all":
-                arguments = {"code": text} if kind == "code" else {"input": text}
                 rows.append(MessageRecord(session_id, "assistant", "",
-                                          tool_calls=dumps([tool_call(message_id, recipient, arguments)]),
+                                          tool_calls=dumps([tool_call(message_id, recipient,
+                                                                      call_arguments(kind, text))]),
                                           timestamp=stamp))
                 last_call = (recipient, message_id or "")
             elif role == "tool":
+                if not text.strip():
+                    text = search_results_text(meta) or text
                 name = opt_str(author.get("name"))
                 call_id = last_call[1] if last_call and name and last_call[0].split(".")[0] == name.split(".")[0] \
                     else None
                 rows.append(MessageRecord(session_id, "tool", text, tool_name=name, tool_call_id=call_id,
                                           timestamp=stamp))
             elif text:
+                if role == "assistant":
+                    text = cited(text, meta)
                 rows.append(MessageRecord(session_id, role if role in ("user", "assistant", "system") else "user",
                                           text, timestamp=stamp))
         on_path = {str(n.get("id")) for n in path}

@@ -13,7 +13,8 @@ its ``name`` (an empty name leaves it untitled). Variants:
   ``text``): ``text`` (citations dropped), ``thinking`` (its ``thinking``, else its last
   ``summaries[].summary``), ``tool_use`` (``id`` when the export has one, ``name``,
   ``input``; web search, artifacts, MCP tools), ``tool_result`` (``tool_use_id`` when
-  present, ``name``, ``content`` blocks, ``is_error``), ``image`` / ``document``
+  present, ``name``, ``content`` blocks -- a web search's ``knowledge`` items kept as title,
+  address and text --, ``is_error``), ``image`` / ``document``
   markers. The blocks are read in order: thinking becomes a ``reasoning`` row, text and
   the tool calls after it an assistant row, each result a ``tool`` row (linked by
   ``tool_use_id``, else to the latest unanswered call of the same name); ``text`` is the
@@ -25,7 +26,9 @@ its ``name`` (an empty name leaves it untitled). Variants:
   (once per file, nameless ones left out);
 * a conversation whose messages carry ``parent_message_uuid`` and that names its
   ``current_leaf_message_uuid`` is read along that branch (the other branches' messages
-  are counted in ``meta.other_branch_messages``); otherwise messages are read in order;
+  are counted in ``meta.other_branch_messages``); a data export names no leaf, so when its
+  messages fork (an edited prompt, a retried reply) the branch of the newest message is read;
+  otherwise messages are read in order;
 * a conversation with no messages is skipped; a missing ``content`` or ``sender``, a value of
   the wrong type: a problem naming the conversation index and field, the rest still read.
 
@@ -64,6 +67,7 @@ from hermes_store.sessions.importers.doc_common import (
     safe_rows,
     shape_guarded,
     tool_call,
+    whole_json_array,
 )
 
 # a key of the document itself (a quote not escaped inside a string)
@@ -85,17 +89,30 @@ def is_conversation(value: Any) -> bool:
     return isinstance(value, dict) and isinstance(value.get("chat_messages"), list) and "mapping" not in value
 
 
+ROOT_PARENT = "00000000-0000-4000-8000-000000000000"  # the parent claude.ai gives a conversation's first message
+
+
 def active_branch(messages: list[Any], leaf: Any) -> tuple[list[Any], int]:
     """The messages from the root to ``leaf`` along ``parent_message_uuid`` and how many were left
-    on other branches; all messages in order when there is no usable tree."""
+    on other branches; all messages in order when there is no usable tree. A data export names no
+    leaf: when its messages fork (an edited prompt, a retried reply), the leaf is the newest
+    message (the last in order), provided its chain reaches the root."""
     by_id = {m["uuid"]: m for m in messages if isinstance(m, dict) and isinstance(m.get("uuid"), str)}
-    if not isinstance(leaf, str) or leaf not in by_id or not any("parent_message_uuid" in m for m in by_id.values()):
+    if not any("parent_message_uuid" in m for m in by_id.values()):
         return messages, 0
+    given = isinstance(leaf, str) and leaf in by_id
+    if not given:
+        parents = [m.get("parent_message_uuid") for m in by_id.values()]
+        if not all(isinstance(p, str) for p in parents) or len(parents) == len(set(parents)):
+            return messages, 0  # no fork (or not every message placed): one line of messages, read in order
+        leaf = next(m["uuid"] for m in reversed(messages) if isinstance(m, dict) and m.get("uuid") in by_id)
     path: list[Any] = []
     key: Any = leaf
     while isinstance(key, str) and key in by_id and len(path) < len(by_id):  # bounded: a loop stops
         path.append(by_id[key])
         key = by_id[key].get("parent_message_uuid")
+    if not given and key not in (None, ROOT_PARENT):
+        return messages, 0  # the chain breaks (a message missing): nothing is left out
     path.reverse()
     return path, len(messages) - len(path)
 
@@ -118,6 +135,22 @@ def attachment_text(message: dict[str, Any]) -> str:
                 seen.add(key)
                 pieces.append(f"[file {name}]")
     return "\n".join(pieces)
+
+
+def result_text(content: Any) -> str:
+    """Text of a ``tool_result``'s content: a web search's ``knowledge`` items as their title,
+    address and text (``{type: "knowledge", title, url, metadata, text, is_citable}``), other
+    blocks as their text."""
+    if not isinstance(content, list):
+        return flatten_content(content)
+    pieces = []
+    for item in content:
+        if isinstance(item, dict) and item.get("type") == "knowledge":
+            pieces.append("\n".join(str(item[k]).strip() for k in ("title", "url", "text")
+                                    if isinstance(item.get(k), str) and item[k].strip()))
+        else:
+            pieces.append(flatten_content(item))
+    return "\n\n".join(p for p in pieces if p)
 
 
 class _Turn:
@@ -166,7 +199,7 @@ class _Turn:
                           if open_calls[i][1] == call_id or (call_id is None and open_calls[i][0] == name)), None)
             if match is not None:
                 name, call_id = name or open_calls[match][0], open_calls.pop(match)[1]
-            text = flatten_content(block.get("content"))
+            text = result_text(block.get("content"))
             if block.get("is_error") is True:
                 text = f"[error] {text}" if text else "[error]"
             self.rows.append(MessageRecord(self.session_id, "tool", text, tool_name=name, tool_call_id=call_id,
@@ -187,6 +220,7 @@ class ClaudeAiExportImporter(ReplacedWhenChanged, Importer):
     indexes = ("each conversation: messages (text, or content blocks), thinking, tool calls and results, "
                "attachments' extracted text; title from its name")
     source: str | None = "claude-ai"
+    reader = 2  # 2: web search results keep their titles and addresses, an export's forks (2026-12-07)
     resumable_by_offset = False
     snapshot = True
     default_locations = {
@@ -230,16 +264,14 @@ class ClaudeAiExportImporter(ReplacedWhenChanged, Importer):
             return None
         return sibling if _CHAT_MESSAGES.search(probe) else None
 
-    def is_rewritten(self, state: SourceState) -> bool:
-        """A changed export replaces the earlier one only when it is a whole JSON array of
-        conversations: a cut-off or malformed file (or one holding something else) is read as a
-        snapshot instead, so nothing already stored is dropped."""
-        if not super().is_rewritten(state):
-            return False
+    def whole(self) -> bool:
+        """An export replaces the earlier one only when it is a whole JSON array of conversations: a
+        cut-off or malformed file (or one holding something else) is read as a snapshot instead, so
+        nothing already stored is dropped."""
         with open(self.path, "rb") as handle:
             if handle.read(4096).lstrip()[:1] == b"{":  # one conversation (a saved file is small)
                 return is_conversation(Head.read(self.path).document())
-        return all(problem is None and is_conversation(value) for _index, value, problem in iter_json_array(self.path))
+        return whole_json_array(self.path, is_conversation)
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:

@@ -13,7 +13,8 @@ key/value tables, ``ItemTable`` and ``cursorDiskKV`` (``key TEXT, value BLOB``):
 * ``ItemTable`` ``composer.composerHeaders`` (Cursor 3): ``{allComposers: [{composerId,
   name, createdAt, lastUpdatedAt, unifiedMode, ...}]}``, the composer index; Cursor 3's
   ``composerData`` (``_v`` 14) no longer carries the name and times, so they are taken
-  from here (the model from the bubbles' ``modelInfo.modelName``);
+  from here (the model from the bubbles' ``modelInfo.modelName``), and so is the workspace (a
+  header's ``workspaceIdentifier.uri.fsPath``: the global database has no ``workspace.json``);
 * a composer lists the subagents it started in ``subagentComposerIds`` / ``subComposerIds``
   (each its own composer, stored as a child session);
 * a bubble: ``{type: 1 (user) | 2 (assistant), text, createdAt (ISO), thinking:
@@ -161,6 +162,21 @@ def bubble_rows(bubble: dict[str, Any], session_id: str, fallback: float | None,
     return rows
 
 
+def _folder(identifier: Any) -> str | None:
+    """The folder a Cursor 3 composer header's ``workspaceIdentifier`` names (``{id, uri: {fsPath,
+    path, external: "file:///..."}}``), so a composer of the global database has its workspace."""
+    uri = identifier.get("uri") if isinstance(identifier, dict) else None
+    if not isinstance(uri, dict):
+        return None
+    for key in ("fsPath", "path"):
+        if isinstance(uri.get(key), str) and uri[key].strip():
+            return uri[key]
+    external = uri.get("external")
+    if isinstance(external, str) and external.startswith("file:"):
+        return unquote(urlparse(external).path) or None
+    return None
+
+
 class CursorImporter(Importer):
     """Every chat of one Cursor ``state.vscdb`` (composers, old chat tabs, prompt history)."""
 
@@ -171,6 +187,7 @@ class CursorImporter(Importer):
     resumable_by_offset = False
     skip_when_unchanged = False  # WAL writes do not touch the main file's mtime
     snapshot = True
+    reader = 2  # 2: the workspace from composer headers' workspaceIdentifier (2026-12-07)
     walk_names = ("state.vscdb",)
     default_locations = {
         "linux": ("~/.config/Cursor/User/globalStorage/state.vscdb",
@@ -297,7 +314,8 @@ class CursorImporter(Importer):
         self._stored.add(composer_id)
         yield SessionRecord(
             id=composer_id, source=self.source, title=opt_str(data.get("name")),
-            model=opt_str(model) if model != "default" else None, workspace=workspace,
+            model=opt_str(model) if model != "default" else None,
+            workspace=_folder(data.get("workspaceIdentifier")) or workspace,
             started_at=_stamp(data.get("createdAt")), ended_at=_stamp(data.get("lastUpdatedAt")), meta=meta)
         fallback = _stamp(data.get("createdAt"))
         for index, bubble in enumerate(bubbles):

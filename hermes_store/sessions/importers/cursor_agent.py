@@ -10,12 +10,17 @@ no times and no ids: the session id is the file stem (a subagent's parent is its
 directory's owner). A user's words come wrapped in ``<user_query>...</user_query>``
 (often after ``<user_info>``/``<attached_files>`` context): the wrapper is
 unwrapped so the query is the message; any context around it is kept after it.
+Newer versions (2026) put the time the prompt was sent before it, ``<timestamp>Thursday,
+Jul 23, 2026, 4:00 PM (UTC+8)</timestamp>``: the user row's time (the element is left out of
+its text), and close the turn with a ``{"type": "turn_ended"}`` line (bookkeeping, as a
+``{"type": "metadata"}`` line is).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from hermes_store.sessions.importers.anthropic_common import anthropic_rows
@@ -32,23 +37,44 @@ from hermes_store.sessions.importers.base import (
 from hermes_store.sessions.importers.openai_common import ToolNames
 
 _QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
+_TIMESTAMP = re.compile(r"<timestamp>\s*(?:[A-Za-z]+,\s*)?(?P<when>[A-Za-z]{3} \d{1,2}, \d{4}, \d{1,2}:\d{2} [AP]M)"
+                        r"\s*\(UTC(?:(?P<sign>[+-])(?P<hours>\d{1,2})(?::?(?P<minutes>\d{2}))?)?\)\s*</timestamp>\s*")
 _ROLES = {"user", "assistant"}
+_MARKERS = {"turn_ended", "metadata"}  # a transcript's bookkeeping lines (``{"type": ...}``): no message
 
 
-def unwrap_user_query(text: str) -> str:
-    """The words inside ``<user_query>`` first, then whatever context surrounded them."""
-    found = _QUERY.search(text)
-    if found is None:
-        return text
-    rest = (text[:found.start()] + text[found.end():]).strip()
-    return found.group(1) + (f"\n\n{rest}" if rest else "")
+def user_query(text: str) -> tuple[str, float | None]:
+    """The words inside ``<user_query>`` first, then whatever context surrounded them; and the time
+    a ``<timestamp>Thursday, Jul 23, 2026, 4:00 PM (UTC+8)</timestamp>`` element gives (the
+    element left out), else None."""
+    stamp = None
+    found = _TIMESTAMP.search(text)
+    if found is not None:
+        try:
+            when = datetime.strptime(found.group("when"), "%b %d, %Y, %I:%M %p")
+        except ValueError:
+            when = None
+        if when is not None:
+            offset = timedelta(hours=int(found.group("hours") or 0), minutes=int(found.group("minutes") or 0))
+            zone = timezone(-offset if found.group("sign") == "-" else offset)
+            stamp = when.replace(tzinfo=zone).timestamp()
+            text = text[:found.start()] + text[found.end():]
+    query = _QUERY.search(text)
+    if query is None:
+        return text.strip() if stamp is not None else text, stamp
+    rest = (text[:query.start()] + text[query.end():]).strip()
+    return query.group(1) + (f"\n\n{rest}" if rest else ""), stamp
+
+
+def _is_marker(obj: dict[str, Any]) -> bool:
+    return obj.get("type") in _MARKERS and "message" not in obj and "role" not in obj
 
 
 def _is_line(obj: dict[str, Any]) -> bool:
     message = obj.get("message")
     return (obj.get("role") in _ROLES and isinstance(message, dict)
             and isinstance(message.get("content"), (list, str)) and "type" not in obj
-            and "sessionId" not in obj and "uuid" not in obj)
+            and "sessionId" not in obj and "uuid" not in obj and "recordType" not in obj)
 
 
 class CursorAgentImporter(Importer):
@@ -58,6 +84,7 @@ class CursorAgentImporter(Importer):
     agent = "Cursor agent (CLI and editor transcripts)"
     indexes = "every line's text (`<user_query>` unwrapped), thinking as reasoning, tool_use calls with inputs"
     source = "cursor"
+    reader = 2  # 2: <timestamp> as the prompt's time (2026-12-07)
     default_locations = {
         "linux": ("~/.cursor/projects/*/agent-transcripts/*.jsonl",
                   "~/.cursor/projects/*/agent-transcripts/*/*.jsonl",
@@ -66,9 +93,11 @@ class CursorAgentImporter(Importer):
 
     @classmethod
     def sniff(cls, head: Head) -> float:
-        """JSONL lines of ``{role, message: {content}}`` and nothing else."""
+        """JSONL lines of ``{role, message: {content}}`` and nothing else (but the ``turn_ended`` /
+        ``metadata`` markers)."""
         objects = head.objects()
-        if not objects or not all(_is_line(obj) for obj in objects):
+        if not any(_is_line(obj) for obj in objects) or not all(_is_line(obj) or _is_marker(obj)
+                                                                 for obj in objects):
             return 0.0
         return 0.95 if "agent-transcripts" in head.path.parts else 0.8
 
@@ -85,6 +114,8 @@ class CursorAgentImporter(Importer):
                 started[0] = True
                 yield SessionRecord(id=session_id, parent_session_id=parent,
                                     meta={"subagent": True} if parent else {})
+            if _is_marker(obj):
+                return  # a turn's end or the transcript's metadata: no message
             if not _is_line(obj):
                 yield Problem(line, "expected {role, message: {content}} (skipped)")
                 return
@@ -94,8 +125,8 @@ class CursorAgentImporter(Importer):
             for row in rows:
                 row.line = line
                 if row.role == "user" and not row.tool_calls:
-                    yield MessageRecord(row.session_id, row.role, unwrap_user_query(row.content),
-                                        timestamp=row.timestamp, line=line)
+                    text, stamp = user_query(row.content)
+                    yield MessageRecord(row.session_id, row.role, text, timestamp=stamp or row.timestamp, line=line)
                 else:
                     yield row
             for problem in problems:

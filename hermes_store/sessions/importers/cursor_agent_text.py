@@ -37,7 +37,7 @@ from hermes_store.sessions.importers.base import (
     SessionRecord,
     SourceState,
 )
-from hermes_store.sessions.importers.cursor_agent import unwrap_user_query
+from hermes_store.sessions.importers.cursor_agent import user_query
 from hermes_store.sessions.importers.doc_common import dumps, load_text, shape_guarded, tool_call
 
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -71,8 +71,8 @@ class _Turns:
         body = "\n".join(self.text).strip("\n")
         if self.role == "user":
             if body.strip():
-                self.rows.append(MessageRecord(self.session, "user", unwrap_user_query(body.strip()),
-                                               line=self.start))
+                words, stamp = user_query(body.strip())
+                self.rows.append(MessageRecord(self.session, "user", words, timestamp=stamp, line=self.start))
         elif self.role == "assistant" and (body.strip() or self.calls):
             self.rows.append(MessageRecord(self.session, "assistant", body.strip(),
                                            tool_calls=dumps(self.calls) if self.calls else None, line=self.start))

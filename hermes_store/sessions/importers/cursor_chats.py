@@ -42,7 +42,7 @@ from hermes_store.sessions.importers.base import (
     flatten_content,
     opt_str,
 )
-from hermes_store.sessions.importers.cursor_agent import unwrap_user_query
+from hermes_store.sessions.importers.cursor_agent import user_query
 from hermes_store.sessions.importers.doc_common import (
     dumps,
     foreign_read,
@@ -129,7 +129,8 @@ def message_rows(message: dict[str, Any], session_id: str, where: str) -> Iterat
         if workspace:
             yield SessionRecord(id=session_id, workspace=workspace.group(1))
         if text.strip():
-            yield MessageRecord(session_id, "user", unwrap_user_query(text.strip()))
+            words, stamp = user_query(text.strip())
+            yield MessageRecord(session_id, "user", words, timestamp=stamp)
         return
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
     if role not in ("assistant", "tool") or not isinstance(blocks, list):

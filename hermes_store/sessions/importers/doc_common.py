@@ -245,7 +245,8 @@ class ReplacedWhenChanged:
     replaced_whole: ClassVar[bool] = True  # the loader may read it again whole at any time
 
     def is_rewritten(self, state: Any) -> bool:
-        """True when the file's bytes differ from those imported last time."""
+        """True when the file's bytes differ from those imported last time and it is a whole document
+        (:meth:`Importer.whole`): a cut-off export never replaces what the whole one imported."""
         if not getattr(state, "content_hash", None):
             return False
         digest = hashlib.sha256()
@@ -255,7 +256,17 @@ class ReplacedWhenChanged:
                     digest.update(chunk)
         except OSError:
             return False
-        return digest.hexdigest() != state.content_hash
+        return digest.hexdigest() != state.content_hash and self.whole()
+
+    def whole(self) -> bool:
+        """See :meth:`Importer.whole`: True unless the format says otherwise."""
+        return True
+
+
+def whole_json_array(path: Path, element_ok: Any) -> bool:
+    """True when ``path`` is a whole JSON array every element of which satisfies ``element_ok`` (an
+    export that was not cut off or damaged: see :meth:`Importer.whole`)."""
+    return all(problem is None and element_ok(value) for _index, value, problem in iter_json_array(path))
 
 
 class NamedByDocument:

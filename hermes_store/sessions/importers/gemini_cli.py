@@ -111,8 +111,10 @@ class Parts:
             self.calls.append(tool_call(call.get("id"), call.get("name"), call.get("args")))
         elif isinstance(part.get("functionResponse"), dict):
             response = part["functionResponse"]
+            text = response_text(response.get("response"))
+            nested = Parts(response.get("parts")).attachments  # Gemini 3: a read image inside the response
             self.responses.append((opt_str(response.get("id")), opt_str(response.get("name")),
-                                   response_text(response.get("response"))))
+                                   "\n".join(t for t in (text, *nested) if t)))
         elif isinstance(part.get("inlineData"), dict):
             self.attachments.append(f"[{part['inlineData'].get('mimeType') or 'inline data'}]")
             self.texts.append(self.attachments[-1])
@@ -253,7 +255,7 @@ class GeminiCliImporter(ReplacedWhenChanged, Importer):
     """Gemini CLI ``chats/session-*.json`` and ``.jsonl`` recordings (and subagent files)."""
 
     name = "gemini-cli"
-    reader = 2  # compression $set kept earlier turns, tool results once (2026-12-06)
+    reader = 3  # 2: compression $set kept earlier turns, tool results once; 3: images nested in results (2026-12-07)
     agent = "Gemini CLI"
     indexes = "recordings (JSON and JSONL with $set/$rewindTo applied, compressed turns kept), thoughts, tool calls and results, notes; subagents as child sessions"
     resumable_by_offset = False  # JSONL records replace and rewind earlier ones

@@ -91,13 +91,30 @@ def _stamp(value: Any) -> float | None:
         return None
 
 
+def _for_the_model(items: Any) -> Any:
+    """The content items of a tool result the model was given: Goose's own tools (the developer
+    shell, screen capture, ...) answer with the output twice, one item annotated ``audience:
+    ["assistant"]`` and one ``["user"]`` (shown in the UI, sometimes a short summary), and Goose hands
+    the model only items whose audience is absent or names the assistant. Items for the user alone
+    are left out, unless nothing else is there."""
+    if not isinstance(items, list):
+        return items
+
+    def audience(item: Any) -> Any:
+        notes = item.get("annotations") if isinstance(item, dict) else None
+        return notes.get("audience") if isinstance(notes, dict) else None
+
+    seen = [item for item in items if not isinstance(audience(item), list) or "assistant" in audience(item)]
+    return seen or items
+
+
 def _result_text(result: Any) -> str:
     if not isinstance(result, dict):
         return flatten_content(result)
     value = result.get("value")
     if isinstance(value, dict) and "content" in value:
         value = value["content"]
-    text = flatten_content(value)
+    text = flatten_content(_for_the_model(value))
     if not text and result.get("error"):
         text = str(result["error"])
     return text
@@ -188,7 +205,7 @@ class GooseJsonlImporter(Importer):
     """An earlier Goose ``sessions/<name>.jsonl``."""
 
     name = "goose-jsonl"
-    reader = 2  # 2: legacy reasoning parts and elicitations read (2026-12-07)
+    reader = 3  # 2: legacy reasoning parts and elicitations read; 3: user-only result items left out (2026-12-07)
     agent = "Goose (JSONL sessions)"
     indexes = "messages, tool requests and responses, thinking, notices"
     source: str | None = "goose"
@@ -242,6 +259,7 @@ class GooseDbImporter(Importer):
     """Goose's ``sessions.db`` (every session; opened read-only)."""
 
     name = "goose-db"
+    reader = 2  # 2: tool-result items for the user alone left out (Goose's audience annotations, 2026-12-07)
     agent = "Goose (sessions.db)"
     indexes = "every session of sessions.db: messages, tool requests and responses, thinking (read-only)"
     source: str | None = "goose"

@@ -40,6 +40,7 @@ class GooseExportImporter(NamedByDocument, ReplacedWhenChanged, Importer):
     """``goose session export --format json`` output."""
 
     name = "goose-export"
+    reader = 2  # 2: tool-result items for the user alone left out (Goose's audience annotations, 2026-12-07)
     agent = "Goose (goose session export --format json)"
     indexes = "the exported conversation: messages, tool requests and responses, thinking; name, directory, times"
     source: str | None = "goose"

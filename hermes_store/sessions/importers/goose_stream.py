@@ -73,6 +73,7 @@ class GooseStreamImporter(ReplacedWhenChanged, Importer):
     """A saved ``goose run --output-format stream-json`` run."""
 
     name = "goose-stream"
+    reader = 2  # 2: tool-result items for the user alone left out (Goose's audience annotations, 2026-12-07)
     agent = "Goose (goose run --output-format stream-json)"
     indexes = "replies merged from their chunks, thinking, tool requests and responses, log notifications, errors"
     source: str | None = "goose"

@@ -72,6 +72,8 @@ class ToolNames:
         self._names: dict[str, str] = {}
         self._kept = kept
         self._recent: dict[str, str] = {}
+        self._legacy_lines: dict[int | None, int] = {}  # legacy function calls per line (their ids)
+        self._open_legacy: list[tuple[str, str]] = []  # (name, id) of legacy calls not answered yet
         remembered = kept.get(TOOL_NAMES_KEY) if kept is not None else None
         if isinstance(remembered, dict):
             self._recent = {str(k): str(v) for k, v in remembered.items()}
@@ -111,6 +113,31 @@ class ToolNames:
         """The function name of ``call_id``, if seen."""
         return self._names.get(call_id) if call_id else None
 
+    def legacy_call(self, function_call: dict[str, Any], line: int | None) -> list[dict[str, Any]] | None:
+        """The ``tool_calls`` of a legacy ``function_call`` (Chat Completions before tool calls, and
+        fine-tuning data in that shape: ``{name, arguments}``, no id). The call gets an id made from
+        its line (``function_call:<line>[.<n>]``), which the ``function`` message answering it takes."""
+        name = opt_str(function_call.get("name"))
+        if name is None:
+            return None
+        count = self._legacy_lines.get(line, 0)
+        self._legacy_lines[line] = count + 1
+        call_id = f"function_call:{line if line is not None else 0}" + (f".{count}" if count else "")
+        self._open_legacy.append((name, call_id))
+        arguments = function_call.get("arguments")
+        calls = [{"id": call_id, "type": "function", "function": {
+            "name": name, "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments or {})}}]
+        self.remember(calls)
+        return calls
+
+    def legacy_answer(self, name: str | None) -> str | None:
+        """The id of the oldest unanswered legacy call of ``name`` (a ``function`` message answers it)."""
+        for index, (called, call_id) in enumerate(self._open_legacy):
+            if name is None or called == name:
+                del self._open_legacy[index]
+                return call_id
+        return None
+
 
 def openai_message(
     obj: dict[str, Any],
@@ -136,6 +163,8 @@ def openai_message(
         content = _spoken_or_refused(obj)
     tool_calls = decoded = obj.get("tool_calls")
     tool_name = call_id = None
+    if not tool_calls and role == "assistant" and isinstance(obj.get("function_call"), dict):
+        tool_calls = decoded = tools.legacy_call(obj["function_call"], line)
     if tool_calls:
         tools.remember(tool_calls)
         tool_calls = json_text(tool_calls)
@@ -144,6 +173,8 @@ def openai_message(
     if role == "tool" or role == "function":
         call_id = opt_str(obj.get("tool_call_id"))
         tool_name = opt_str(obj.get("tool_name")) or opt_str(obj.get("name")) or tools.lookup(call_id)
+        if role == "function":  # a legacy function result: a tool row answering the call of that name
+            role, call_id = "tool", call_id or tools.legacy_answer(tool_name)
     else:
         call_id = opt_str(obj.get("tool_call_id"))
         tool_name = opt_str(obj.get("tool_name"))

@@ -4,7 +4,12 @@ Either one message per line (``{"role", "content"}``, optionally
 ``session_id``/``conversation_id`` and ``timestamp``; flat ``{"type":
 "tool_call" | "tool_result" | "error" | "system"}`` event lines too), or one conversation per
 line (``{"messages": [...]}``, optionally ``id``/``session_id``, ``title``,
-``model``). The session id comes from the record or, failing that, the file stem.
+``model``). The session id comes from the record or, failing that, the file stem (``<stem>#<line>``
+for a conversation line). Lines may also be Responses API items (``{"type": "message" | "reasoning" |
+"function_call" | "function_call_output" | ...}``, as the OpenAI Agents SDK's JSONL sessions keep
+them), read by the Codex rollout's item reader. An assistant's ``reasoning_content`` / ``reasoning`` is a ``reasoning`` row
+before it; a legacy ``function_call`` is a tool call and the ``function`` message answering it a
+``tool`` row (``openai_common``).
 """
 
 from __future__ import annotations
@@ -26,16 +31,31 @@ from hermes_store.sessions.importers.base import (
     read_jsonl,
     safe_timestamp,
 )
+from hermes_store.sessions.importers.codex import CALL_TYPES, OUTPUT_TYPES, item_events
 from hermes_store.sessions.importers.openai_common import (
     FOREIGN_KEYS,
     HERMES_ID,
     ToolNames,
+    assistant_thinking,
     is_flat_event,
     is_message_like,
     openai_message,
 )
 
 _ID_KEYS = ("session_id", "conversation_id", "thread_id")
+# Responses API items (what the OpenAI Agents SDK's JSONL sessions keep, one per line)
+RESPONSE_ITEM_TYPES = {"message", "reasoning", *CALL_TYPES, *OUTPUT_TYPES}
+
+
+def is_response_item(obj: Any) -> bool:
+    """A Responses API item: ``{"type": "message", "role", "content": [input_text | output_text]}``,
+    ``reasoning`` (``summary``), ``function_call`` (``call_id``, ``name``, ``arguments``),
+    ``function_call_output`` (``call_id``, ``output``) and the other call / output items."""
+    if not isinstance(obj, dict) or FOREIGN_KEYS & obj.keys() or obj.get("type") not in RESPONSE_ITEM_TYPES:
+        return False
+    if obj["type"] == "message":
+        return isinstance(obj.get("role"), str) and isinstance(obj.get("content"), (list, str))
+    return obj["type"] == "reasoning" or "call_id" in obj or "id" in obj
 JSONL_SUFFIXES = {".jsonl", ".ndjson", ".jsonlines"}
 
 
@@ -47,6 +67,7 @@ class OpenAIJsonlImporter(Importer):
     indexes = ("one message or one conversation per line, tool calls, flat tool_call/tool_result/"
                "error lines")
     source = "cli"  # as before the registry: generic logs count as the user's own sessions
+    reader = 2  # 2: reasoning_content, legacy function_call / function messages, Responses items (2026-12-07)
 
     @classmethod
     def sniff(cls, head: Head) -> float:
@@ -60,7 +81,7 @@ class OpenAIJsonlImporter(Importer):
             if isinstance(obj.get("messages"), list):
                 if FOREIGN_KEYS & obj.keys() or not all(is_message_like(m) for m in obj["messages"][:8]):
                     return 0.0
-            elif not (is_message_like(obj) or is_flat_event(obj)):
+            elif not (is_message_like(obj) or is_flat_event(obj) or is_response_item(obj)):
                 return 0.0
         return 0.3 if HERMES_ID.match(head.path.stem) else 0.6
 
@@ -86,11 +107,17 @@ class OpenAIJsonlImporter(Importer):
                     if not isinstance(message, dict):
                         problems.append(Problem(line, f"messages[{index}]: expected an object"))
                         continue
-                    record = openai_message(message, session_id, line, tools, problems)
-                    if record is not None:
-                        yield record
+                    yield from _with_thinking(message, openai_message(message, session_id, line, tools, problems))
             else:
                 session_id = _first_id(obj, _ID_KEYS) or stem
+                if is_response_item(obj):
+                    if session_id not in seen:
+                        seen.add(session_id)
+                        yield SessionRecord(id=session_id, model=opt_str(obj.get("model")))
+                    yield from item_events(obj, session_id, safe_timestamp(obj.get("timestamp"), line, problems),
+                                           line, tools)
+                    yield from problems
+                    return
                 if is_flat_event(obj):
                     record = flat_event(obj, session_id, line, tools, problems)
                 else:
@@ -99,10 +126,22 @@ class OpenAIJsonlImporter(Importer):
                     if session_id not in seen:
                         seen.add(session_id)
                         yield SessionRecord(id=session_id, model=opt_str(obj.get("model")))
-                    yield record
+                    yield from _with_thinking(obj, record)
             yield from problems
 
         yield from read_jsonl(self, state, handle)
+
+
+def _with_thinking(message: dict[str, Any], record: MessageRecord | None) -> Iterator[MessageRecord]:
+    """``record``, after a ``reasoning`` row of the thinking an assistant message carries beside its
+    content (``reasoning_content`` of DeepSeek-style APIs and the datasets distilled from them,
+    ``reasoning``, OpenRouter's ``reasoning_details``)."""
+    if record is None:
+        return
+    thinking = assistant_thinking(message) if record.role == "assistant" else None
+    if thinking:
+        yield MessageRecord(record.session_id, "reasoning", thinking, timestamp=record.timestamp, line=record.line)
+    yield record
 
 
 def flat_event(obj: dict[str, Any], session_id: str, line: int, tools: ToolNames,

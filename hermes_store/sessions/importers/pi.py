@@ -8,8 +8,15 @@ entries ``{type, id, parentId, timestamp}``: ``message`` (``message`` = ``{role:
 "user" | "assistant" | "toolResult" | "bashExecution" | "custom", content,
 timestamp (ms), ...}``; ``branchSummary`` / ``compactionSummary`` messages carry a
 ``summary``, kept as ``system`` rows; version 2 called ``custom`` ``hookMessage``), ``model_change``, ``thinking_level_change``,
+``active_tools_change`` (``activeToolNames``: bookkeeping),
 ``compaction`` (``summary``), ``branch_summary``, ``custom`` (extension state, kept as a ``system`` row),
 ``custom_message``, ``label``, ``session_info`` (``name``: the title).
+
+The pi-subagents extension keeps each subagent run twice: as a session of its own nested under
+the parent's entry, ``<time>_<uuid>/<entry id>/run-<N>/session.jsonl`` (its parent the
+``<uuid>`` of that folder), and as a transcript in ``subagent-artifacts/`` (read as a session
+of its own, titled ``subagent-<agent>-<runId>``); the run's ``_meta.json`` and the global
+``run-history.jsonl`` are left out of walks.
 
 Entries form a tree (version 2+): navigating back and continuing starts a
 branch, and the conversation is the path from the last entry to the root
@@ -50,7 +57,9 @@ from hermes_store.sessions.importers.doc_common import (
 )
 
 MAX_ENTRIES = 2_000_000
-_BOOKKEEPING = {"model_change", "thinking_level_change", "label", "session_info"}
+# entries that carry no conversation: settings (the model, the thinking level, the tools the agent
+# may use -- ``active_tools_change`` {activeToolNames}, persisted by Pi's harness), labels and the title
+_BOOKKEEPING = {"model_change", "thinking_level_change", "active_tools_change", "label", "session_info"}
 
 
 def _stamp(value: Any) -> float | None:
@@ -138,25 +147,39 @@ class PiImporter(ReplacedWhenChanged, Importer):
     """A Pi coding-agent session file."""
 
     name = "pi"
-    reader = 2  # v1 and v2 roles (2026-12-06)
+    reader = 3  # 2: v1 and v2 roles (2026-12-06); 3: a subagent run's parent (2026-12-07)
     agent = "Pi (coding agent)"
     indexes = "the active branch of the entry tree, tool calls and results, summaries, titles"
     source: str | None = "pi"
     resumable_by_offset = False  # a branch changes which entries form the conversation
     snapshot = True
-    default_locations = {"linux": ("~/.pi/agent/sessions/*/*.jsonl",),
-                         "darwin": ("~/.pi/agent/sessions/*/*.jsonl",)}
+    # main sessions; the sessions of subagent runs (the pi-subagents extension) nested under their
+    # parent's entry, ``<time>_<uuid>/<entry id>/run-<N>/session.jsonl``; its run transcripts
+    default_locations = {"linux": ("~/.pi/agent/sessions/*/*.jsonl", "~/.pi/agent/sessions/*/*/*/run-*/session.jsonl",
+                                   "~/.pi/agent/sessions/*/subagent-artifacts/*_transcript.jsonl"),
+                         "darwin": ("~/.pi/agent/sessions/*/*.jsonl", "~/.pi/agent/sessions/*/*/*/run-*/session.jsonl",
+                                    "~/.pi/agent/sessions/*/subagent-artifacts/*_transcript.jsonl")}
+    # a run's task brief, result and metadata beside its transcript, and the global run log (task hashes)
+    walk_skipped = (".pi/agent/sessions/*/subagent-artifacts/*_meta.json", ".pi/agent/run-history.jsonl")
     home_dir = ".openclaw"  # files under it belong to OpenClaw, not Pi
 
     @classmethod
     def sniff(cls, head: Head) -> float:
-        """A ``{type: "session", id, cwd}`` header followed by ``message`` entries."""
+        """A ``{type: "session", id, cwd}`` header followed by ``message`` entries, or a subagent
+        run's transcript (``{recordType: "message", runId, agent, message}`` records)."""
         if head.is_sqlite or path_has_part(head.path, cls.home_dir):
             return 0.0
+        objects = head.objects()
+        if objects and all(isinstance(o.get("recordType"), str) and "runId" in o for o in objects):
+            return 0.9 if path_has_part(head.path, "subagent-artifacts") else 0.7
         return _header_confidence(head)
 
     @shape_guarded
     def read(self, state: SourceState) -> Iterator[Event]:
+        first = next((obj for _line, obj, _problem in iter_json_lines(self.path) if isinstance(obj, dict)), {})
+        if "recordType" in first and "runId" in first:
+            yield from self._read_run_transcript()
+            return
         entries: dict[str, tuple[int, dict[str, Any]]] = {}
         header: dict[str, Any] = {}
         last: str | None = None
@@ -199,6 +222,10 @@ class PiImporter(ReplacedWhenChanged, Importer):
         parent = opt_str(header.get("parentSession")) or opt_str(header.get("branchedFrom"))
         if parent:
             parent = Path(parent).stem.rpartition("_")[2] or parent
+        run = self.path.parent
+        if not parent and self.path.name == "session.jsonl" and run.name.startswith("run-") \
+                and "_" in run.parent.parent.name:  # a subagent run's session: <time>_<uuid>/<entry>/run-<N>/
+            parent = run.parent.parent.name.rpartition("_")[2]
         meta: dict[str, Any] = {k: header[k] for k in ("version",) if header.get(k) is not None}
         if abandoned:
             meta["abandoned_branch_entries"] = abandoned
@@ -210,6 +237,31 @@ class PiImporter(ReplacedWhenChanged, Importer):
         for key in path:
             line, entry = entries[key]
             problems: list[Problem] = []
+            yield from safe_rows(entry_rows, problems, line, f"line {line}", entry, session_id, line, problems)
+            yield from problems
+        yield Checkpoint(str(self.path.stat().st_size), 0)
+
+    def _read_run_transcript(self) -> Iterator[Event]:
+        """A subagent run's transcript (the pi-subagents extension,
+        ``subagent-artifacts/<runId>_<agent>[_<child>]_transcript.jsonl``): records ``{recordType,
+        runId, agent, childIndex, cwd, ts, timestamp, role, message}`` whose ``message`` is a Pi
+        message; one session titled as Pi names the run's own session (``subagent-<agent>-<runId>[-<n>]``)."""
+        session_id = self.path.stem
+        started = False
+        for line, obj, problem in iter_json_lines(self.path, self.hasher):
+            if problem is not None:
+                yield problem
+                continue
+            if not isinstance(obj, dict) or obj.get("recordType") != "message":
+                continue  # the run's other records carry no message
+            if not started:
+                started = True
+                name = "-".join(str(obj[k]) for k in ("agent", "runId", "childIndex") if obj.get(k) not in (None, ""))
+                yield SessionRecord(id=session_id, source=self.source, title=f"subagent-{name}",
+                                    workspace=opt_str(obj.get("cwd")), started_at=_stamp(obj.get("timestamp")),
+                                    meta={"subagent": True, "run_id": obj.get("runId"), "agent": obj.get("agent")})
+            problems: list[Problem] = []
+            entry = {"type": "message", "timestamp": obj.get("timestamp"), "message": obj.get("message")}
             yield from safe_rows(entry_rows, problems, line, f"line {line}", entry, session_id, line, problems)
             yield from problems
         yield Checkpoint(str(self.path.stat().st_size), 0)
