@@ -1,0 +1,75 @@
+"""Parity as a user meets it: letters FTS5's unicode61 folds to another letter (the Greek final
+sigma, the Greek symbol forms, the micro sign, the long s, the angstrom sign) find and mark the
+same messages, facts and memory entries on both engines.
+
+Found by an audit building one store on SQLite and on PostgreSQL: `sessions search σίσυφος`
+found a message holding `ΣΊΣΥΦΟΣ σίσυφος` on both, but PostgreSQL marked only `σίσυφος` and
+ranked it lower (its lower() keeps `ς` apart from `σ`), and `ΣΊΣΥΦΟΣ` did not find a message
+holding only `σίσυφος` at all (schema/pg/0018).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_store.facts.store import FactStore
+from hermes_store.sessions.search import search_messages
+from hermes_store.sessions.storage import open_session_storage
+
+# (stored word, the query that must find it): each pair differs only by a letter FTS5 folds
+PAIRS = [
+    ("ΣΊΣΥΦΟΣ", "σίσυφος"),  # capital sigma against the final sigma
+    ("σίσυφος", "ΣΊΣΥΦΟΣ"),
+    ("Οδυσσέας", "ΟΔΥΣΣΈΑΣ"),
+    ("5µm", "5μm"),  # the micro sign against the Greek mu
+    ("ϑεός", "θεός"),  # the theta symbol
+    ("ϕιλία", "φιλία"),  # the phi symbol
+    ("ϰαλός", "καλός"),  # the kappa symbol
+    ("Maſs", "mass"),  # the long s
+    ("10Åwide", "10åwide"),  # the angstrom sign against A with ring
+]
+
+
+@pytest.fixture
+def storage(home, engine):
+    db = home.open_db()
+    store = open_session_storage(db)
+    store.add_session("s1", origin_format="live", source="cli", title=None, model=None,
+                      workspace=None, started_at=1.0, parent_session_id=None, meta={})
+    yield db, store
+    db.close()
+
+
+@pytest.mark.parametrize(("stored", "query"), PAIRS)
+def test_a_folded_letter_finds_and_marks_the_stored_word(storage, stored, query):
+    db, store = storage
+    wanted = store.append_message("s1", role="user", content=f"we talked about {stored} today",
+                                  tool_name=None, tool_calls=None, tool_call_id=None,
+                                  timestamp=2.0, cjk=None)
+    store.append_message("s1", role="user", content="an unrelated message", tool_name=None,
+                         tool_calls=None, tool_call_id=None, timestamp=3.0, cjk=None)
+    hits = {r["message_id"]: r["snippet"] for r in search_messages(db, query, limit=10).results}
+    assert list(hits) == [wanted], hits
+    assert f">>>{stored}<<<" in hits[wanted]
+
+
+def test_both_spellings_are_marked_and_counted_alike(storage):
+    db, store = storage
+    both = store.append_message("s1", role="user", content="ΣΊΣΥΦΟΣ and σίσυφος again",
+                                tool_name=None, tool_calls=None, tool_call_id=None,
+                                timestamp=2.0, cjk=None)
+    one = store.append_message("s1", role="user", content="σίσυφος alone in a longer message here",
+                               tool_name=None, tool_calls=None, tool_call_id=None,
+                               timestamp=3.0, cjk=None)
+    for query in ("σίσυφος", "ΣΊΣΥΦΟΣ"):
+        results = search_messages(db, query, limit=10).results
+        # two occurrences in a shorter message rank above one in a longer one, as FTS5 ranks it
+        assert [r["message_id"] for r in results] == [both, one]
+        assert results[0]["snippet"] == ">>>ΣΊΣΥΦΟΣ<<< and >>>σίσυφος<<< again"
+
+
+def test_facts_and_their_probe_fold_the_final_sigma(home, engine):
+    with FactStore(home) as facts:
+        fact_id = facts.add_fact("Ο ΣΊΣΥΦΟΣ σπρώχνει την πέτρα", "general", "")["fact_id"]
+        found = [r["fact_id"] for r in facts.search("σίσυφος")]
+    assert found == [fact_id]
