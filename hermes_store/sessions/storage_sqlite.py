@@ -393,12 +393,19 @@ class SqliteSessionStorage(SqlSessionStorage):
         return [row["name"] for row in rows if _FTS5.search(row["sql"] or "")]
 
     def check_text_index(self, name: str) -> str | None:
-        """FTS5's ``integrity-check`` against the content table."""
-        try:
-            self.db.execute(f'INSERT INTO "{_ident(name)}"("{_ident(name)}", rank)'
-                            " VALUES ('integrity-check', 1)")
-        except Exception as exc:
-            return str(exc)
+        """FTS5's ``integrity-check`` against the content table: None when it passes, else what
+        it found. The check is a write statement, so it waits for another writer as every write
+        does (bounded; :class:`~hermes_store.db.DatabaseError` when the store stays busy): a
+        lock held elsewhere is not the index's problem, and ``doctor --fix`` rebuilds for a
+        problem."""
+        with self.db.write():
+            try:
+                self.db.execute(f'INSERT INTO "{_ident(name)}"("{_ident(name)}", rank)'
+                                " VALUES ('integrity-check', 1)")
+            except apsw.BusyError:
+                raise
+            except apsw.Error as exc:
+                return str(exc)
         return None
 
     def rebuild_text_index(self, name: str) -> None:
