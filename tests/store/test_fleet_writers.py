@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import apsw
 import pytest
 from click.testing import CliRunner
 
+from hermes_store.builtin.storage import open_builtin_storage
 from hermes_store.cli import cli
 from hermes_store.db import DatabaseError
 from hermes_store.facts.store import FactStore
+from hermes_store.home import Home
+from hermes_store.query import compile_query
 from hermes_store.sessions import maintenance
 
 
@@ -83,3 +87,52 @@ def test_the_check_runs_once_the_other_writer_commits(home, monkeypatch):
     other.close()
     db.close()
     assert results and all(problem is None for problem in results[0])
+
+
+def _wait_for_a_lock_wait(url: str, timeout: float = 20.0) -> None:
+    """Return once some session of the server waits for a lock (the step the test orders on)."""
+    import psycopg
+
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            waiting = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                                   " AND pid <> pg_backend_pid()").fetchone()[0]
+            if waiting:
+                return
+            time.sleep(0.01)
+    raise AssertionError("the second refresh never waited for the first")
+
+
+def test_two_gateways_refreshing_one_entry_index_take_turns(tmp_path, pg_store_url):
+    """Two processes of one home (a gateway's recall, the MCP server's) rebuild the same entry
+    index at once: the second waits for the first, then replaces its rows (it failed with
+    UniqueViolation on (home, target, entry_index), and recall reported the memory kind as an
+    error)."""
+    root = tmp_path / "gateway"
+    first_db = Home(root, database_url=pg_store_url).open_db()
+    second_db = Home(root, database_url=pg_store_url).open_db()
+    first, second = open_builtin_storage(first_db), open_builtin_storage(second_db)
+    errors: list[BaseException] = []
+
+    def refresh_from_the_other_process() -> None:
+        try:
+            second.replace_index("memory", "digest-2", ["the fleet note", "a second note"], 2.0)
+        except BaseException as exc:  # noqa: BLE001  (handed to the test's assertion)
+            errors.append(exc)
+
+    try:
+        with first.transaction():
+            first.replace_index("memory", "digest-1", ["the fleet note", "a second note"], 1.0)
+            other = threading.Thread(target=refresh_from_the_other_process)
+            other.start()
+            _wait_for_a_lock_wait(pg_store_url)  # the second is inside its refresh, waiting
+        other.join(30)
+        assert not other.is_alive()
+        assert errors == []
+        assert first.indexed_hash("memory") == "digest-2"
+        hits, _ = first.search_index(compile_query("note"), ("memory",), 10)
+        assert sorted(int(h["entry_index"]) for h in hits) == [1, 2]  # each entry once
+    finally:
+        first_db.close()
+        second_db.close()
