@@ -190,8 +190,9 @@ class FactStorage(EngineStorage):
         now, an import keeps the exported one); returns its id."""
 
     @abstractmethod
-    def add_alias(self, entity_id: int, alias: str, key: str) -> None:
-        """Record an alias of an entity (its ``aliases`` list grows in insertion order)."""
+    def add_alias(self, entity_id: int, alias: str, key: str) -> bool:
+        """Record an alias of an entity (its ``aliases`` list grows in insertion order); False
+        when another writer recorded ``key`` after the caller's :meth:`key_in_use`."""
 
     @abstractmethod
     def link_entities(self, fact_id: int, entity_ids: Sequence[int]) -> None:

@@ -314,8 +314,7 @@ class FactStore(FactRows):
         key = entity_key(alias)
         if not key or self.storage.key_in_use(key):
             return False
-        self.storage.add_alias(entity_id, alias, key)
-        return True
+        return self.storage.add_alias(entity_id, alias, key)
 
     def _link_and_encode(self, fact_id: int, content: str, explicit: Iterable[str] | None, *,
                          first: Iterable[int] = ()) -> None:

@@ -136,3 +136,44 @@ def test_two_gateways_refreshing_one_entry_index_take_turns(tmp_path, pg_store_u
     finally:
         first_db.close()
         second_db.close()
+
+
+def test_two_gateways_naming_a_new_entity_at_once_both_store_their_fact(tmp_path, pg_store_url):
+    """Two hosts add different facts about the same new person at once: both facts are stored,
+    linked to one entity (the second failed with UniqueViolation on entities.name_key and its
+    fact was lost)."""
+    stores = [FactStore(Home(tmp_path / f"gateway{n}", database_url=pg_store_url)) for n in range(2)]
+    both_looked = threading.Barrier(2, timeout=20)
+    for store in stores:  # each looks the new entity up, then waits until the other has too
+        lookup = store.resolve_entity
+
+        def racing_lookup(name, _lookup=lookup):
+            found = _lookup(name)
+            if name == "Quentin Zorblax":
+                both_looked.wait()
+            return found
+
+        store.resolve_entity = racing_lookup
+    replies: list[dict] = []
+    failures: list[BaseException] = []
+
+    def add(store: FactStore, n: int) -> None:
+        try:
+            replies.append(store.add_fact(f"Quentin Zorblax fixed printer {n}", "general", ""))
+        except BaseException as exc:  # noqa: BLE001  (the raw UniqueViolation this test is about)
+            failures.append(exc)
+
+    threads = [threading.Thread(target=add, args=(store, n)) for n, store in enumerate(stores)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    try:
+        assert failures == []
+        assert sorted(r["status"] for r in replies) == ["added", "added"]
+        probed = stores[0].probe("quentin zorblax")
+        assert sorted(r["fact_id"] for r in probed) == sorted(r["fact_id"] for r in replies)
+        assert [e["name"] for e in stores[0].list_entities(10)].count("Quentin Zorblax") == 1
+    finally:
+        for store in stores:
+            store.close()
