@@ -51,6 +51,7 @@ from hermes_store.sessions.storage import (
     SessionDelta,
     SourceHandle,
     full_rows,
+    index_wait_note,
 )
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 from hermes_store.tokens import message_projection
@@ -113,7 +114,7 @@ class SqliteSessionStorage(SqlSessionStorage):
         return str(self.db.path)
 
     @contextlib.contextmanager
-    def index_run_lock(self, timeout: float) -> Iterator[None]:
+    def index_run_lock(self, timeout: float, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
         """The lock file ``<db>.index.lock`` beside the database (none for a private one)."""
         location = self.location()
         if location in (":memory:", ""):
@@ -124,7 +125,12 @@ class SqliteSessionStorage(SqlSessionStorage):
             raise OSError(f"refusing to use lock file {lock_path}: it is a symlink")
         lock = FileLock(str(lock_path), timeout=timeout, mode=0o600)
         try:
-            lock.acquire()
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:  # another run holds it: say so, then wait
+                if on_wait is not None:
+                    on_wait(index_wait_note(str(lock_path), timeout))
+                lock.acquire()
         except Timeout as exc:
             raise IndexLockTimeout(
                 f"{lock_path}: another `sessions index` run has held the indexing lock for "

@@ -12,12 +12,18 @@ the index's problem.
 from __future__ import annotations
 
 import json
+import os
+import select
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import apsw
 import pytest
 from click.testing import CliRunner
+from filelock import FileLock
 
 from hermes_store.builtin.storage import open_builtin_storage
 from hermes_store.cli import cli
@@ -26,6 +32,8 @@ from hermes_store.facts.store import FactStore
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions import maintenance
+from hermes_store.sessions.loader import BulkLoader
+from hermes_store.sessions.storage import open_session_storage
 
 
 @pytest.fixture
@@ -177,3 +185,67 @@ def test_two_gateways_naming_a_new_entity_at_once_both_store_their_fact(tmp_path
     finally:
         for store in stores:
             store.close()
+
+
+def _transcript(folder, name: str, text: str):
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.jsonl"
+    path.write_text(json.dumps({"role": "session_meta", "model": "m", "platform": "cli",
+                                "timestamp": "2026-01-01T00:00:00Z"}) + "\n"
+                    + json.dumps({"role": "user", "content": text, "timestamp": "2026-01-01T00:00:01Z"}) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def test_an_indexing_run_that_must_wait_says_so_then_indexes(home, engine, tmp_path):
+    """A second indexing run (another gateway's `sessions index`, an agent's state.db sync)
+    waited up to an hour without a word; it now says once who holds the store and how long it
+    waits, and indexes when the first run is done. Ordered: the holder lets go when told."""
+    source = _transcript(tmp_path / "src", "20260101_000000_fleet01", "the zebra gateway transcript")
+    holder_db, runner_db = home.open_db(), home.open_db()
+    holding, release = threading.Event(), threading.Event()
+
+    def first_run() -> None:
+        with open_session_storage(holder_db).index_run_lock(60):
+            holding.set()
+            release.wait(60)
+
+    holder = threading.Thread(target=first_run)
+    holder.start()
+    notes: list[str] = []
+
+    def told(line: str) -> None:
+        notes.append(line)
+        release.set()  # the first run finishes once the second has said it waits
+
+    try:
+        assert holding.wait(30)
+        summary = BulkLoader(runner_db, on_wait=told).run([source])
+    finally:
+        release.set()
+        holder.join(30)
+        holder_db.close()
+        runner_db.close()
+    assert len(notes) == 1
+    assert "another `sessions index` run" in notes[0] and "waiting for it to finish (at most 3600 s" in notes[0]
+    assert summary.sessions_added == 1 and summary.errors == []
+
+
+def test_sessions_index_prints_the_wait_on_stderr(home, tmp_path):
+    """The command line shows the note while it waits (stderr), before any summary."""
+    source = _transcript(tmp_path / "src", "20260101_000000_fleet02", "the zebra gateway transcript")
+    lock = FileLock(str(home.db_path) + ".index.lock")
+    lock.acquire()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("HERMES_STORE_DATABASE_URL", None)
+    proc = subprocess.Popen([sys.executable, "-m", "hermes_store.cli", "--home", str(home.root), "sessions",
+                             "index", str(source)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:  # the run blocks until it is let go: its first line must come while it waits
+        ready, _, _ = select.select([proc.stderr], [], [], 60)
+        first = proc.stderr.readline() if ready else ""
+    finally:
+        lock.release()
+    out, err = proc.communicate(timeout=60)
+    assert first.startswith("note: ") and "index.lock: another `sessions index` run" in first
+    assert proc.returncode == 0, err
+    assert "1 session and 1 message added" in out
