@@ -134,7 +134,9 @@ class FactStorage(EngineStorage):
     @abstractmethod
     def update_fact(self, fact_id: int, *, content: str | None = None, tags: str | None = None,
                     category: str | None = None) -> None:
-        """Overwrite the given fields (``content`` and ``tags`` together) and stamp ``updated_at``."""
+        """Overwrite the given fields (``content`` and ``tags`` together) and stamp ``updated_at``;
+        a ``content`` another writer gave a fact after the caller looked raises
+        :class:`FactExists` (with that fact's id)."""
 
     @abstractmethod
     def adjust_trust(self, fact_id: int, delta: float, *,

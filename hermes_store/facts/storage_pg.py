@@ -93,6 +93,18 @@ class PgFactStorage(SqlFactStorage):
                             " greatest((SELECT max(fact_id) FROM facts), 1))")
         return int(fact_id)
 
+    def update_fact(self, fact_id: int, *, content: str | None = None, tags: str | None = None,
+                    category: str | None = None) -> None:
+        from psycopg.errors import UniqueViolation
+
+        with self.db.transaction() as conn:  # joins the caller's transaction
+            try:
+                with conn.transaction():  # a savepoint: the content's owner can be read after a clash
+                    super().update_fact(fact_id, content=content, tags=tags, category=category)
+            except UniqueViolation as exc:  # another host gave a fact this content after the caller looked
+                existing = self.fact_id_by_content(content or "")
+                raise FactExists(int(existing) if existing is not None else 0) from exc
+
     def adjust_trust(self, fact_id: int, delta: float, *,
                      helpful: bool = False) -> tuple[float, float, int] | None:
         # one statement: the row lock of the UPDATE serialises hosts; the old value is the one

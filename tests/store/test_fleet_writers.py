@@ -28,7 +28,7 @@ from filelock import FileLock
 from hermes_store.builtin.storage import open_builtin_storage
 from hermes_store.cli import cli
 from hermes_store.db import DatabaseError
-from hermes_store.facts.store import FactStore
+from hermes_store.facts.store import FactStore, FactStoreError
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.sessions import maintenance
@@ -249,3 +249,45 @@ def test_sessions_index_prints_the_wait_on_stderr(home, tmp_path):
     assert first.startswith("note: ") and "index.lock: another `sessions index` run" in first
     assert proc.returncode == 0, err
     assert "1 session and 1 message added" in out
+
+
+def test_two_gateways_giving_two_facts_one_content_at_once(tmp_path, pg_store_url):
+    """Two hosts edit two facts to the same text at once: one wins, the other is told which fact
+    has the content, as on SQLite (it got a raw UniqueViolation on facts_content_key)."""
+    stores = [FactStore(Home(tmp_path / f"gateway{n}", database_url=pg_store_url)) for n in range(2)]
+    ids = [stores[0].add_fact(f"fact number {n}")["fact_id"] for n in range(2)]
+    both_looked = threading.Barrier(2, timeout=20)
+    for store in stores:  # each checks the new content is free, then waits for the other
+        lookup = store.find_by_content
+
+        def racing_lookup(content, _lookup=lookup):
+            found = _lookup(content)
+            if content == "the one content":
+                both_looked.wait()
+            return found
+
+        store.find_by_content = racing_lookup
+    outcomes: list[object] = []
+
+    def edit(store: FactStore, fact_id: int) -> None:
+        try:
+            outcomes.append(store.update_fact(fact_id, content="the one content"))
+        except BaseException as exc:  # noqa: BLE001  (compared below)
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=edit, args=(store, fact_id)) for store, fact_id in zip(stores, ids)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    try:
+        assert outcomes.count(True) == 1, outcomes
+        refused = next(o for o in outcomes if o is not True)
+        winner = stores[0].storage.fact_id_by_content("the one content")
+        assert isinstance(refused, FactStoreError)
+        assert str(refused) == f"another fact (#{winner}) already has this content"
+        loser = next(i for i in ids if i != winner)
+        assert stores[0].get_fact(loser)["content"].startswith("fact number")  # left as it was
+    finally:
+        for store in stores:
+            store.close()
