@@ -275,7 +275,7 @@ def test_two_gateways_giving_two_facts_one_content_at_once(tmp_path, pg_store_ur
         except BaseException as exc:  # noqa: BLE001  (compared below)
             outcomes.append(exc)
 
-    threads = [threading.Thread(target=edit, args=(store, fact_id)) for store, fact_id in zip(stores, ids)]
+    threads = [threading.Thread(target=edit, args=(store, fact_id)) for store, fact_id in zip(stores, ids, strict=True)]
     for thread in threads:
         thread.start()
     for thread in threads:
