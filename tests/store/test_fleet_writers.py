@@ -291,3 +291,48 @@ def test_two_gateways_giving_two_facts_one_content_at_once(tmp_path, pg_store_ur
     finally:
         for store in stores:
             store.close()
+
+
+def test_a_queue_another_process_replayed_first_is_not_an_error(home, monkeypatch):
+    """Two processes of one home write memory after provenance was queued (the store was busy):
+    both see the queue; the first replays and removes it; the second, waiting on the queue's
+    lock meanwhile, then read a file that was gone: 'memory provenance unavailable (record:
+    FileNotFoundError ...)' and its own record queued again instead of written."""
+    from hermes_store.builtin import provenance as prov
+
+    first, second = prov.Provenance(home), prov.Provenance(home)
+    first.record("memory", [], ["queued while busy"], [prov.Event("add", new_text="queued while busy")],
+                 origin="tool")  # the store exists now
+    queued = {"target": "memory", "before": ["queued while busy"],
+              "after": ["queued while busy", "second entry"],
+              "events": [{"action": "add", "old_text": None, "new_text": "second entry"}],
+              "origin": "tool", "session_id": "", "restored_from": None, "stamp": 2.0}
+    assert first._enqueue(queued)
+    real_locked, at_the_lock = prov.locked, threading.Event()
+
+    def locked(path):  # the second writer has seen the queue and now waits on its lock
+        if threading.current_thread().name == "second-writer":
+            at_the_lock.set()
+        return real_locked(path)
+
+    monkeypatch.setattr(prov, "locked", locked)
+    ids: list[list[int]] = []
+    with real_locked(first.pending_path):
+        writer = threading.Thread(target=lambda: ids.append(second.record(
+            "memory", ["queued while busy", "second entry"], ["queued while busy", "second entry", "third"],
+            [prov.Event("add", new_text="third")], origin="tool")), name="second-writer")
+        writer.start()
+        assert at_the_lock.wait(20)
+        with first._database().transaction():  # the first process replays the queue, as _write does
+            for item in prov._read_queue(first.pending_path):
+                first._apply_record(first._database(), item)
+        first.pending_path.unlink()
+    writer.join(30)
+    try:
+        assert ids and ids[0], second.last_error  # recorded now, not queued again
+        assert not first.pending_path.exists()
+        added = [e["new_text"] for e in first.history() if e["action"] == "add"]
+        assert sorted(added) == ["queued while busy", "second entry", "third"]  # each once
+    finally:
+        first.close()
+        second.close()
