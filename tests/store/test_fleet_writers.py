@@ -336,3 +336,64 @@ def test_a_queue_another_process_replayed_first_is_not_an_error(home, monkeypatc
     finally:
         first.close()
         second.close()
+
+
+FLEET_WORKER = Path(__file__).with_name("fleet_worker.py")
+FLEET_ROUNDS = 12
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_fleet_of_gateways_loses_nothing_and_duplicates_nothing(tmp_path, request, kind, monkeypatch):
+    """Four gateway processes at once on one store (on PostgreSQL two homes of two processes
+    each, on SQLite one home): memory entries through the memory tool, facts of their own, the
+    same facts, facts naming the same new entities, overlapping `sessions index` runs of one
+    folder, searches. Afterwards every acknowledged write is there once, MEMORY.md and its
+    history agree, no tool call failed, and `doctor` passes."""
+    monkeypatch.delenv("HERMES_STORE_DATABASE_URL", raising=False)
+    url = request.getfixturevalue("pg_store_url") if kind == "postgresql" else None
+    homes = ([tmp_path / "a", tmp_path / "a", tmp_path / "b", tmp_path / "b"] if url
+             else [tmp_path / "a"] * 4)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    for root in set(homes):
+        Home(root, database_url=url).ensure()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    procs = [subprocess.Popen([sys.executable, str(FLEET_WORKER), str(root), url or "-", str(FLEET_ROUNDS),
+                               str(tmp_path / f"g{n}.jsonl"), f"g{n}", str(shared)],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for n, root in enumerate(homes)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-2000:]
+    records = [json.loads(line) for n in range(4) for line in (tmp_path / f"g{n}.jsonl").read_text().splitlines()]
+    assert [r for r in records if r["kind"] == "error"] == []
+    assert sum(r["kind"] == "done" for r in records) == 4
+    db = Home(homes[0], database_url=url).open_db()
+    try:
+        facts = FactStore(db)
+        for root in set(homes):  # the file and its history agree with what was acknowledged
+            wanted = sorted(r["text"] for r in records if r["kind"] == "memory"
+                            and homes[int(r["who"][1:])] == root)
+            text = (root / "memories" / "MEMORY.md").read_text(encoding="utf-8")
+            assert sorted(e.strip() for e in text.split("\n§\n") if e.strip()) == wanted
+            history = json.loads(CliRunner().invoke(cli, ["--home", str(root), *(["--database-url", url] if url else []),
+                                                           "memory", "history", "--json", "--limit", "1000"]).stdout)
+            assert sorted(e["new_text"] for e in history if e["action"] == "add") == wanted
+        own = [r for r in records if r["kind"] in ("fact", "entity_fact")]
+        assert all(r["status"] == "added" for r in own) and len({r["id"] for r in own}) == len(own)
+        shared_ids = {}
+        for r in (r for r in records if r["kind"] == "shared"):
+            shared_ids.setdefault(r["id"], []).append(r["status"])
+        assert len(shared_ids) == FLEET_ROUNDS  # one fact per content, added once
+        assert all(sorted(s) == ["added", "exists", "exists", "exists"] for s in shared_ids.values())
+        assert facts.count() == len(own) + FLEET_ROUNDS
+        for n in range(FLEET_ROUNDS):  # one entity per name, linked to the four facts naming it
+            assert len(facts.probe(f"Quentin Zorblax{n}")) == 4
+        stats = json.loads(CliRunner().invoke(cli, ["--home", str(homes[0]), *(["--database-url", url] if url else []),
+                                                    "sessions", "stats", "--json"]).stdout)
+        assert stats["sessions"] == stats["messages"] == 4 * FLEET_ROUNDS  # every transcript once
+    finally:
+        db.close()
+    doctor = CliRunner().invoke(cli, ["--home", str(homes[0]), *(["--database-url", url] if url else []), "doctor"])
+    assert doctor.exit_code == 0, doctor.stdout
