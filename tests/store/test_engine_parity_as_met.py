@@ -110,3 +110,47 @@ def test_prefix_queries_rank_alike_on_both_engines(tmp_path, pg_store_url, monke
         assert [hit[:2] for hit in pg] == [hit[:2] for hit in lite], query
         if query != "the*":  # one term's IDF comes from the walk there: it scales every score alike
             assert [round(hit[2], 4) for hit in pg] == [round(hit[2], 4) for hit in lite], query
+
+
+# session ids that sort differently by code point (SQLite's BINARY) and by a language's rules
+TIED_IDS = ["20260101_000000_b", "20260101_000000_B", "20260101_000000_a-x", "20260101_000000_ax",
+            "20260101_000000_Äz"]
+
+
+@pytest.fixture
+def icu_url(pg_server):
+    """A database created with an ICU collation (en-US), as many installations' default locale
+    orders text; skipped where the server has no ICU."""
+    import psycopg
+
+    name = "t_icu_order"
+    try:
+        pg_server.admin(f"CREATE DATABASE {name} LOCALE_PROVIDER icu ICU_LOCALE 'en-US'"
+                        " LOCALE 'C.UTF-8' TEMPLATE template0")
+    except psycopg.Error as exc:
+        pytest.skip(f"no ICU collation on this server: {exc}")
+    try:
+        yield pg_server.url(name)
+    finally:
+        pg_server.drop_database(name)
+
+
+def test_tied_listings_order_text_as_sqlite_does_whatever_the_database_collation(tmp_path, icu_url, monkeypatch):
+    monkeypatch.delenv("HERMES_STORE_DATABASE_URL", raising=False)
+    source = tmp_path / "src"
+    source.mkdir()
+    for session_id in TIED_IDS:  # the same time: the listing's order is its tie-break
+        (source / f"{session_id}.jsonl").write_text(
+            '{"role": "session_meta", "model": "m", "platform": "cli", "timestamp": "2026-01-01T00:00:00Z"}\n'
+            '{"role": "user", "content": "tie word", "timestamp": "2026-01-01T00:00:01Z"}\n', encoding="utf-8")
+    listed = {}
+    for engine, url in (("sqlite", None), ("postgresql", icu_url)):
+        home = Home(tmp_path / engine, database_url=url).ensure()
+        db = home.open_db()
+        try:
+            assert BulkLoader(db).run([source]).errors == []
+            listed[engine] = [s["id"] for s in open_session_storage(db).list_sessions(limit=10)]
+        finally:
+            db.close()
+    assert listed["sqlite"] == sorted(TIED_IDS)  # by code point
+    assert listed["postgresql"] == listed["sqlite"]
