@@ -538,7 +538,8 @@ class Database:
             except apsw.BusyError as exc:
                 if time.monotonic() >= deadline:
                     raise DatabaseError(
-                        f"{self.path}: database stayed busy for {self.busy_patience:.0f}s: {exc}"
+                        f"{self.path}: database stayed busy for {self.busy_patience:g}s: {exc}"
+                        f" (another process kept its write lock; ${BUSY_PATIENCE_ENV} sets the wait)"
                     ) from exc
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 2, 0.25)

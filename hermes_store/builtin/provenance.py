@@ -141,7 +141,9 @@ class Provenance:
                 return body(db)
         with locked(queue):
             with db.transaction():
-                for item in _read_queue(queue):
+                # another process of this home may have replayed the queue while this one
+                # waited for its lock: then there is nothing left to replay
+                for item in _read_queue(queue) if queue.exists() else []:
                     self._apply_record(db, item)
                 result = body(db)
             queue.unlink(missing_ok=True)

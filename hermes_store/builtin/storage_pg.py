@@ -30,6 +30,7 @@ from hermes_store.storage_pg_marks import index_marked_excerpts, phrase_instance
 if TYPE_CHECKING:
     from hermes_store.pgdb import PgDatabase
 
+INDEX_LOCK_CLASS = 0x48534958  # 'HSIX': advisory locks of one home's entry index, per target
 SNIPPET_WORDS = 24  # as the SQLite engine's snippet(..., 24)
 SNIPPET_ELLIPSIS = "…"  # what the SQLite engine's snippet() puts where it cuts an entry
 
@@ -90,6 +91,16 @@ class PgBuiltinStorage(SqlBuiltinStorage):
         return int(row["id"])
 
     # ---- entry search index
+
+    def hold_index(self, target: str) -> None:
+        # two sessions replacing the same index at once each deleted the rows they could see,
+        # and the second's COPY then met the first's new rows (UniqueViolation on
+        # (home, target, entry_index)): the home's target is refreshed by one at a time. Bounded
+        # by the transaction's lock_timeout (a read's refresh waits 0.5 s, then is skipped).
+        self.db.execute(
+            "SELECT pg_advisory_xact_lock(%s, %s)",
+            (INDEX_LOCK_CLASS, zlib.crc32(f"{self.home}\0{target}".encode()) - 2**31),
+        )
 
     def insert_index_rows(self, rows: Sequence[tuple[Any, ...]]) -> None:
         self.db.copy_rows(

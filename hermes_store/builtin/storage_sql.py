@@ -172,6 +172,7 @@ class SqlBuiltinStorage(BuiltinStorage):
 
     def replace_index(self, target: str, digest: str, entries: Sequence[str], at: float) -> None:
         with self.transaction():
+            self.hold_index(target)
             self.sql.execute(
                 f"DELETE FROM builtin_index_entries WHERE {self._where('target')}",
                 self._key(target),
@@ -189,6 +190,12 @@ class SqlBuiltinStorage(BuiltinStorage):
                 " refreshed_at = excluded.refreshed_at",
                 self._key(target, digest, at),
             )
+
+    def hold_index(self, target: str) -> None:
+        """Inside ``replace_index``'s transaction, before its DELETE: keep any other writer of
+        this scope's ``target`` index out until the transaction ends, so two processes
+        refreshing it at once replace it one after the other. SQLite's write transaction holds
+        the whole database already; an engine whose writers run side by side overrides this."""
 
     def insert_index_rows(self, rows: Sequence[tuple[Any, ...]]) -> None:
         """Add the index rows (scope values, then :data:`INDEX_COLUMNS`) inside ``replace_index``'s

@@ -102,7 +102,7 @@ def index_cmd(ctx: click.Context, paths: tuple[Path, ...], fmt: str, discover: b
         with Progress(total, "Indexing") as bar:  # cleared when left: messages start on a clean line
             loader = BulkLoader(db, batch_messages=batch_size, fts_mode=fts_mode,
                                 progress=(lambda path, size: bar.update(size)) if bar.shown else None,
-                                options=options)
+                                options=options, on_wait=lambda line: click.echo(f"note: {line}", err=True))
             try:
                 summary = loader.run(paths, fmt)
             except (KeyboardInterrupt, DatabaseError, apsw.Error) as exc:

@@ -134,7 +134,9 @@ class FactStorage(EngineStorage):
     @abstractmethod
     def update_fact(self, fact_id: int, *, content: str | None = None, tags: str | None = None,
                     category: str | None = None) -> None:
-        """Overwrite the given fields (``content`` and ``tags`` together) and stamp ``updated_at``."""
+        """Overwrite the given fields (``content`` and ``tags`` together) and stamp ``updated_at``;
+        a ``content`` another writer gave a fact after the caller looked raises
+        :class:`FactExists` (with that fact's id)."""
 
     @abstractmethod
     def adjust_trust(self, fact_id: int, delta: float, *,
@@ -190,8 +192,9 @@ class FactStorage(EngineStorage):
         now, an import keeps the exported one); returns its id."""
 
     @abstractmethod
-    def add_alias(self, entity_id: int, alias: str, key: str) -> None:
-        """Record an alias of an entity (its ``aliases`` list grows in insertion order)."""
+    def add_alias(self, entity_id: int, alias: str, key: str) -> bool:
+        """Record an alias of an entity (its ``aliases`` list grows in insertion order); False
+        when another writer recorded ``key`` after the caller's :meth:`key_in_use`."""
 
     @abstractmethod
     def link_entities(self, fact_id: int, entity_ids: Sequence[int]) -> None:

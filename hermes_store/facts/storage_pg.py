@@ -93,6 +93,18 @@ class PgFactStorage(SqlFactStorage):
                             " greatest((SELECT max(fact_id) FROM facts), 1))")
         return int(fact_id)
 
+    def update_fact(self, fact_id: int, *, content: str | None = None, tags: str | None = None,
+                    category: str | None = None) -> None:
+        from psycopg.errors import UniqueViolation
+
+        with self.db.transaction() as conn:  # joins the caller's transaction
+            try:
+                with conn.transaction():  # a savepoint: the content's owner can be read after a clash
+                    super().update_fact(fact_id, content=content, tags=tags, category=category)
+            except UniqueViolation as exc:  # another host gave a fact this content after the caller looked
+                existing = self.fact_id_by_content(content or "")
+                raise FactExists(int(existing) if existing is not None else 0) from exc
+
     def adjust_trust(self, fact_id: int, delta: float, *,
                      helpful: bool = False) -> tuple[float, float, int] | None:
         # one statement: the row lock of the UPDATE serialises hosts; the old value is the one
@@ -171,10 +183,17 @@ class PgFactStorage(SqlFactStorage):
     def insert_entity(self, name: str, key: str, *, entity_id: int | None = None,
                       entity_type: str = "unknown", created_at: str | None = None) -> int:
         if entity_id is None:
-            return int(self.db.scalar(
+            # another host may create the same entity between our look-up and this insert (two
+            # gateways' facts naming a new person at once): its row is the entity, not an error
+            # (the insert waits for that transaction, so the SELECT sees its committed row)
+            created = self.db.scalar(
                 "INSERT INTO entities (name, name_key, entity_type, created_at)"
-                f" VALUES (%s, %s, %s, coalesce(%s, {NOW_TEXT})) RETURNING entity_id",
-                (name, key, entity_type, created_at)))
+                f" VALUES (%s, %s, %s, coalesce(%s, {NOW_TEXT}))"
+                " ON CONFLICT (name_key) DO NOTHING RETURNING entity_id",
+                (name, key, entity_type, created_at))
+            if created is None:
+                created = self.db.scalar("SELECT entity_id FROM entities WHERE name_key = %s", (key,))
+            return int(created)
         with self.db.transaction():
             self.db.execute("INSERT INTO entities (entity_id, name, name_key, entity_type, created_at)"
                             f" VALUES (%s, %s, %s, %s, coalesce(%s, {NOW_TEXT}))",
@@ -183,14 +202,17 @@ class PgFactStorage(SqlFactStorage):
                             " greatest((SELECT max(entity_id) FROM entities), 1))")
         return int(entity_id)
 
-    def add_alias(self, entity_id: int, alias: str, key: str) -> None:
+    def add_alias(self, entity_id: int, alias: str, key: str) -> bool:
         with self.db.transaction():
-            self.db.execute("INSERT INTO entity_aliases (alias_key, alias, entity_id) VALUES (%s, %s, %s)",
-                            (key, alias, entity_id))
+            added = self.db.execute("INSERT INTO entity_aliases (alias_key, alias, entity_id) VALUES (%s, %s, %s)"
+                                    " ON CONFLICT (alias_key) DO NOTHING", (key, alias, entity_id))
+            if not added:  # another host took the alias meanwhile
+                return False
             self.db.execute(  # the display copy, in the order the aliases were recorded
                 "UPDATE entities SET aliases = (SELECT string_agg(replace(alias, ',', ' '), ','"
                 " ORDER BY added) FROM entity_aliases WHERE entity_id = %s) WHERE entity_id = %s",
                 (entity_id, entity_id))
+        return True
 
     def link_entities(self, fact_id: int, entity_ids: Sequence[int]) -> None:
         if entity_ids:

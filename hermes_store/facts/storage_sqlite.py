@@ -111,13 +111,14 @@ class SqliteFactStorage(SqlFactStorage):
                         (entity_id, name, key, entity_type, created_at))
         return int(self.db.conn.last_insert_rowid())
 
-    def add_alias(self, entity_id: int, alias: str, key: str) -> None:
+    def add_alias(self, entity_id: int, alias: str, key: str) -> bool:
         self.db.execute("INSERT INTO entity_aliases (alias_key, alias, entity_id) VALUES (?, ?, ?)",
                         (key, alias, entity_id))
         aliases = [r["alias"] for r in self.db.query(
             "SELECT alias FROM entity_aliases WHERE entity_id = ? ORDER BY rowid", (entity_id,))]
         self.db.execute("UPDATE entities SET aliases = ? WHERE entity_id = ?",
                         (",".join(a.replace(",", " ") for a in aliases), entity_id))
+        return True  # the caller's write transaction holds the database since its key_in_use
 
     def link_entities(self, fact_id: int, entity_ids: Sequence[int]) -> None:
         self.db.executemany(

@@ -151,10 +151,13 @@ class FactStore(FactRows):
             changed = new_content != row["content"] or new_tags != row["tags"]
             if changed or category is not None:
                 check_fact_text(new_content, new_tags, category)
-            self.storage.update_fact(fact_id, content=new_content if changed else None,
-                                     tags=new_tags if changed else None,
-                                     category=self._redact(category.strip())
-                                     if category is not None and category.strip() else None)
+            try:
+                self.storage.update_fact(fact_id, content=new_content if changed else None,
+                                         tags=new_tags if changed else None,
+                                         category=self._redact(category.strip())
+                                         if category is not None and category.strip() else None)
+            except FactExists as exc:  # a concurrent writer (another host) took the content first
+                raise FactStoreError(f"another fact (#{exc.fact_id}) already has this content") from exc
             if trust_delta is not None:
                 self.storage.adjust_trust(fact_id, float(trust_delta))
             if new_content != row["content"]:
@@ -314,8 +317,7 @@ class FactStore(FactRows):
         key = entity_key(alias)
         if not key or self.storage.key_in_use(key):
             return False
-        self.storage.add_alias(entity_id, alias, key)
-        return True
+        return self.storage.add_alias(entity_id, alias, key)
 
     def _link_and_encode(self, fact_id: int, content: str, explicit: Iterable[str] | None, *,
                          first: Iterable[int] = ()) -> None:

@@ -179,6 +179,7 @@ class BulkLoader:
         progress: Callable[[Path, int], None] | None = None,
         pipeline: bool = True,
         options: dict[str, Any] | None = None,
+        on_wait: Callable[[str], None] | None = None,
     ) -> None:
         if fts_mode not in FTS_MODES:
             raise ValueError(f"fts_mode: expected one of {', '.join(FTS_MODES)}, got {fts_mode!r}")
@@ -193,6 +194,7 @@ class BulkLoader:
         self._limit = min(self.batch_messages, FIRST_BATCH)  # this batch's size (see FIRST_BATCH)
         self.fts_mode = fts_mode
         self.progress = progress
+        self.on_wait = on_wait  # told once when another run holds the indexing lock
         self.pipeline = pipeline
         self.options = dict(options or {})  # handed to every importer (e.g. column_map)
         self.summary = IndexSummary()
@@ -218,7 +220,7 @@ class BulkLoader:
         """One indexing run per store at a time (across processes and hosts): a second run
         waits, then finds the files already indexed instead of racing on the same sessions
         (the storage's lock: a lock file beside SQLite, an advisory lock on PostgreSQL)."""
-        return self.storage.index_run_lock(RUN_LOCK_TIMEOUT)
+        return self.storage.index_run_lock(RUN_LOCK_TIMEOUT, self.on_wait)
 
     def _run(self, paths: Iterable[str | os.PathLike[str]], fmt: str) -> IndexSummary:
         backfill_projection(self.storage)  # once after migration 0007 (emoji in the projection)

@@ -189,6 +189,12 @@ class IndexLockTimeout(TimeoutError):
     """Another indexing run held the store's indexing lock for longer than the wait allowed."""
 
 
+def index_wait_note(holder: str, timeout: float) -> str:
+    """What a run that finds the indexing lock taken says before it waits (both engines)."""
+    return (f"{holder}: another `sessions index` run (or an agent's sync) is indexing this store; "
+            f"waiting for it to finish (at most {timeout:g} s; Ctrl-C stops waiting)")
+
+
 class BulkWriter(ABC):
     """Writes bulk-loader batches, each in one transaction, possibly pipelined.
 
@@ -249,10 +255,12 @@ class SessionStorage(ABC):
         return nullcontext()
 
     @abstractmethod
-    def index_run_lock(self, timeout: float) -> AbstractContextManager[None]:
+    def index_run_lock(self, timeout: float,
+                       on_wait: Callable[[str], None] | None = None) -> AbstractContextManager[None]:
         """Held for a whole ``sessions index`` run: one run per store at a time, across
         processes and hosts, so a second run finds the files the first one indexed instead of
-        importing them again. Waits at most ``timeout`` seconds, then raises
+        importing them again. When another run holds it, ``on_wait`` is called once with
+        :func:`index_wait_note` before waiting; waits at most ``timeout`` seconds, then raises
         :class:`IndexLockTimeout` naming the store."""
 
     # -- live writes ------------------------------------------------------------

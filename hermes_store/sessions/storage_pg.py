@@ -49,6 +49,7 @@ from hermes_store.sessions.storage import (
     Hit,
     Hits,
     IndexLockTimeout,
+    index_wait_note,
 )
 from hermes_store.sessions.storage_pg_bulk import PgBulkWriter
 from hermes_store.sessions.storage_pg_health import (
@@ -201,10 +202,10 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
                 self._reads_local.reads = None
 
     @contextlib.contextmanager
-    def index_run_lock(self, timeout: float) -> Iterator[None]:
+    def index_run_lock(self, timeout: float, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
         """A session-level advisory lock of this database, held on one pooled connection for
         the run (the server drops it if the host dies), tried every ``INDEX_LOCK_POLL`` s."""
-        deadline = time.monotonic() + max(0.0, float(timeout))
+        deadline, told = time.monotonic() + max(0.0, float(timeout)), False
         with self.db.connection() as conn:
             while not conn.execute("SELECT pg_try_advisory_lock(%s) AS got",
                                    (INDEX_RUN_LOCK,)).fetchone()["got"]:
@@ -212,6 +213,9 @@ class PgSessionStorage(PgSnippets, PgIndexHealth, SqlSessionStorage):
                     raise IndexLockTimeout(
                         f"{self.db.display_url}: another `sessions index` run (on this or another "
                         f"host) has held the indexing lock for {timeout:g} s; try again when it finishes")
+                if on_wait is not None and not told:  # once, before the first wait
+                    on_wait(index_wait_note(self.db.display_url, timeout))
+                    told = True
                 time.sleep(INDEX_LOCK_POLL)
             try:
                 yield

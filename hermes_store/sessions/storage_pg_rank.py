@@ -3,7 +3,8 @@
 SQLite's ``hs_bm25`` (:mod:`hermes_store.sessions.rank`) scores a row with each term's
 *frequency* in it (how many times the phrase occurs). A ``tsvector`` keeps each lexeme once
 with the positions it had, so here a term's frequency is the number of positions of its
-lexeme (a phrase: its rarest lexeme's; a prefix term scores by presence). A row's length is
+lexeme (a phrase: its rarest lexeme's; a prefix term: the positions of every lexeme it matches,
+as FTS5 counts every token a prefix matches). A row's length is
 its count of tokens, as FTS5's: the sum of its lexemes' positions for the :data:`COUNTED_ROWS`
 rows whose frequencies are counted, and for the others (scored by presence) its count of
 lexemes times the tokens per lexeme of the store's newest rows (:func:`average_length`):
@@ -49,6 +50,15 @@ def _only(vector: str) -> str:
     return f"ts_filter(setweight({vector}, 'A', %s::text[]), '{{a}}')"
 
 
+def _counted(vector: str, prefixes: bool) -> tuple[str, int]:
+    """The ``FROM`` part that unnests the lexemes of ``vector`` a search counts, and how many
+    bound arrays it takes: the exact lexemes alone (:func:`_only`), or with prefix terms every
+    lexeme too, kept when it is an exact one or starts with a prefix (``^@``)."""
+    if not prefixes:
+        return f"unnest({_only(vector)}) u", 1
+    return f"unnest({vector}) u WHERE (u.lexeme = ANY(%s::text[]) OR u.lexeme ^@ ANY(%s::text[]))", 2
+
+
 def term_lexemes(tsquery: str) -> list[tuple[str, bool]]:
     """``(lexeme, is_prefix)`` of every lexeme a term's ``tsquery`` text names."""
     return [
@@ -63,18 +73,22 @@ def row_counts(
     """``{message id: (length, [frequency of each term])}`` for the rows ``ids`` that hold
     one of the terms' lexemes (a row missing here: presence, as before)."""
     exact = sorted({lex for term in terms for lex, prefix in term if not prefix})
-    if not ids or not exact:
+    prefixes = sorted({lex for term in terms for lex, prefix in term if prefix})
+    if not ids or not (exact or prefixes):
         return {}
     calls_vector = f"to_tsvector('{SEARCH_CONFIG}', hermes_tokens(m.calls, {CALLS_CHARS}))"
+    own, arrays = _counted("m.tsv", bool(prefixes))
+    calls_from, _ = _counted(calls_vector, bool(prefixes))
+    wanted = [exact, prefixes][:arrays]
     rows = db.query(
         f"SELECT m.id, {_tokens('m.tsv')} AS dl, o.lexemes, o.counts, c.lexemes AS calls_lexemes,"
         f" c.counts AS calls_counts FROM messages m"
         f" CROSS JOIN LATERAL (SELECT array_agg(u.lexeme) AS lexemes, array_agg({_COUNT}) AS counts"
-        f" FROM unnest({_only('m.tsv')}) u) o"
+        f" FROM {own}) o"
         f" CROSS JOIN LATERAL (SELECT array_agg(u.lexeme) AS lexemes, array_agg({_COUNT}) AS counts"
-        f" FROM unnest({_only(calls_vector)}) u WHERE m.calls IS NOT NULL) c"
+        f" FROM {calls_from} {'AND' if prefixes else 'WHERE'} m.calls IS NOT NULL) c"
         " WHERE m.id = ANY(%s)",
-        (exact, exact, list(ids)),
+        (*wanted, *wanted, list(ids)),
     )
     found: dict[int, tuple[float, list[float]]] = {}
     for row in rows:
@@ -84,12 +98,11 @@ def row_counts(
         calls = list(zip(row["calls_lexemes"] or [], row["calls_counts"] or [], strict=True))
         freqs = []
         for term in terms:
-            # occurrences outside the tool calls, per lexeme of the term; the rarest counts
-            # (a prefix lexeme is not counted: its term scores by presence)
+            # occurrences outside the tool calls, per lexeme of the term (a prefix: of every
+            # lexeme it matches); the rarest counts
             per_lexeme = [
-                _occurrences(seen, want) - _occurrences(calls, want)
+                _occurrences(seen, want, prefix) - _occurrences(calls, want, prefix)
                 for want, prefix in term
-                if not prefix
             ]
             freqs.append(float(max(0, min(per_lexeme))) if per_lexeme else 0.0)
         found[int(row["id"])] = (float(row["dl"] or 0), freqs)
@@ -138,7 +151,9 @@ def _presence_scores(rows: Sequence[Any], idf: Sequence[float], avgdl: float,
     return scores
 
 
-def _occurrences(counts: Sequence[tuple[str, int]], want: str) -> int:
+def _occurrences(counts: Sequence[tuple[str, int]], want: str, prefix: bool = False) -> int:
+    if prefix:
+        return sum(n for lex, n in counts if lex.startswith(want))
     return sum(n for lex, n in counts if lex == want)
 
 

@@ -51,6 +51,7 @@ from hermes_store.sessions.storage import (
     SessionDelta,
     SourceHandle,
     full_rows,
+    index_wait_note,
 )
 from hermes_store.sessions.storage_sql import FilterDialect, SqlSessionStorage, filter_clauses
 from hermes_store.tokens import message_projection
@@ -113,7 +114,7 @@ class SqliteSessionStorage(SqlSessionStorage):
         return str(self.db.path)
 
     @contextlib.contextmanager
-    def index_run_lock(self, timeout: float) -> Iterator[None]:
+    def index_run_lock(self, timeout: float, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
         """The lock file ``<db>.index.lock`` beside the database (none for a private one)."""
         location = self.location()
         if location in (":memory:", ""):
@@ -124,7 +125,12 @@ class SqliteSessionStorage(SqlSessionStorage):
             raise OSError(f"refusing to use lock file {lock_path}: it is a symlink")
         lock = FileLock(str(lock_path), timeout=timeout, mode=0o600)
         try:
-            lock.acquire()
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:  # another run holds it: say so, then wait
+                if on_wait is not None:
+                    on_wait(index_wait_note(str(lock_path), timeout))
+                lock.acquire()
         except Timeout as exc:
             raise IndexLockTimeout(
                 f"{lock_path}: another `sessions index` run has held the indexing lock for "
@@ -393,12 +399,19 @@ class SqliteSessionStorage(SqlSessionStorage):
         return [row["name"] for row in rows if _FTS5.search(row["sql"] or "")]
 
     def check_text_index(self, name: str) -> str | None:
-        """FTS5's ``integrity-check`` against the content table."""
-        try:
-            self.db.execute(f'INSERT INTO "{_ident(name)}"("{_ident(name)}", rank)'
-                            " VALUES ('integrity-check', 1)")
-        except Exception as exc:
-            return str(exc)
+        """FTS5's ``integrity-check`` against the content table: None when it passes, else what
+        it found. The check is a write statement, so it waits for another writer as every write
+        does (bounded; :class:`~hermes_store.db.DatabaseError` when the store stays busy): a
+        lock held elsewhere is not the index's problem, and ``doctor --fix`` rebuilds for a
+        problem."""
+        with self.db.write():
+            try:
+                self.db.execute(f'INSERT INTO "{_ident(name)}"("{_ident(name)}", rank)'
+                                " VALUES ('integrity-check', 1)")
+            except apsw.BusyError:
+                raise
+            except apsw.Error as exc:
+                return str(exc)
         return None
 
     def rebuild_text_index(self, name: str) -> None:
