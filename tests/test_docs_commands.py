@@ -9,12 +9,15 @@ The convention for writers of README.md and docs/*.md:
 * A command ending in ``# not run: REASON`` is skipped (it needs a server, another program, the
   network, or it is the test suite itself); the reason is required.
 * A command ending in ``# exit N`` must exit with status N; any other must exit 0.
-* Each file's commands run in order, with ``bash -c``, in one fresh home for that file: a copy
-  of ``examples/sample_home`` (MEMORY.md, USER.md, four transcripts in ``sessions/``, nothing
-  indexed yet) in a temporary directory, with ``HERMES_HOME`` pointing at it, the working
-  directory at the repository root (so ``examples/...`` paths work) and this Python's
-  ``bin`` directory first on ``PATH`` (so ``hermes-store`` is the package under test). Index
-  the transcripts in your file before searching them. ``$HERMES_HOME`` may be used in commands.
+* Each file's commands run in order in one ``bash`` process, as a reader types them into one
+  terminal: an ``export`` (or ``cd``) of one command holds for the ones after it, in that file
+  only. The shell starts in one fresh home for that file: a copy of ``examples/sample_home``
+  (MEMORY.md, USER.md, four transcripts in ``sessions/``, nothing indexed yet) in a temporary
+  directory, with ``HERMES_HOME`` pointing at it, the working directory at the repository root
+  (so ``examples/...`` paths work), ``TMPDIR`` in the test's own folder (so ``mktemp -d``
+  leaves nothing behind) and this Python's ``bin`` directory first on ``PATH`` (so
+  ``hermes-store`` is the package under test). Index the transcripts in your file before
+  searching them. ``$HERMES_HOME`` may be used in commands.
 """
 
 from __future__ import annotations
@@ -67,22 +70,55 @@ def commands(path: Path) -> list[tuple[int, str, int | None]]:
     return found
 
 
+def shell_script(shown: list[tuple[int, str]], outputs: Path) -> str:
+    """One bash script running ``shown`` (line number, command) in order in one shell, each
+    command's stdout, stderr and status written to ``outputs/<line>.out|err|status``. A command
+    runs in a ``{ ...; }`` group, in the shell itself, so its ``export`` or ``cd`` holds for the
+    next; the group's closing brace is on a line of its own, past a trailing ``# comment``."""
+    lines = []
+    for number, command in shown:
+        base = outputs / str(number)
+        lines.append(f"{{ {command}\n}} >'{base}.out' 2>'{base}.err' </dev/null\n"
+                     f"echo $? >'{base}.status'")
+    return "\n".join(lines) + "\n"
+
+
 @pytest.mark.parametrize("path", doc_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_shown_command_works(path: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     shutil.copytree(ROOT / "examples" / "sample_home", home)
+    scratch, outputs = tmp_path / "tmp", tmp_path / "outputs"
+    scratch.mkdir()
+    outputs.mkdir()
     env = {k: v for k, v in os.environ.items()
            if k not in ("HERMES_STORE_DATABASE_URL", "NO_COLOR", "HERMES_STORE_DEBUG")}
-    env.update(HERMES_HOME=str(home), HOME=str(tmp_path),
+    env.update(HERMES_HOME=str(home), HOME=str(tmp_path), TMPDIR=str(scratch),
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
-    for number, command, expected in commands(path):
-        if expected is None:
-            continue
-        done = subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, capture_output=True,
-                              text=True, timeout=120)
-        assert done.returncode == expected, (
-            f"{path.name}:{number}: `{command}` exited {done.returncode}, expected {expected}\n"
-            f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    run = [(number, command, expected) for number, command, expected in commands(path) if expected is not None]
+    if not run:
+        return
+    subprocess.run(["bash", "-c", shell_script([(n, c) for n, c, _ in run], outputs)], cwd=ROOT, env=env,
+                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120 * len(run))
+    for number, command, expected in run:
+        status = outputs / f"{number}.status"
+        assert status.exists(), f"{path.name}:{number}: `{command}` never ran (did one before it exit the shell?)"
+        got = int(status.read_text().strip())
+        assert got == expected, (
+            f"{path.name}:{number}: `{command}` exited {got}, expected {expected}\n"
+            f"{(outputs / f'{number}.out').read_text()[-2000:]}\n{(outputs / f'{number}.err').read_text()[-2000:]}")
+
+
+def test_an_export_holds_for_the_commands_after_it(tmp_path: Path) -> None:
+    """docs/store.md begins its examples with ``export HERMES_HOME="$(mktemp -d)"``: run each
+    in a shell of its own (as this test did), the export was lost and every command after it
+    ran in the sample home instead of the empty one the doc shows."""
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    script = shell_script([(1, "export SHOWN=empty-home"), (2, 'test "$SHOWN" = empty-home  # exit 0'),
+                           (3, "cd /"), (4, "pwd")], outputs)
+    subprocess.run(["bash", "-c", script], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert [(outputs / f"{n}.status").read_text().strip() for n in (1, 2, 3, 4)] == ["0"] * 4
+    assert (outputs / "4.out").read_text() == "/\n"
 
 
 def test_the_convention_is_applied() -> None:
