@@ -7,7 +7,7 @@ from datetime import datetime
 import click
 
 from hermes_store import timeutil
-from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.common import echo_json, fail, get_home, model_facing, nothing_indexed_note
 from hermes_store.cli.style import fill, output_columns, style_marks
 from hermes_store.sessions.live import SessionIndex
 from hermes_store.sessions.search import (
@@ -81,12 +81,14 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
         except timeutil.TimeParseError as exc:
             fail(str(exc), 2)
             return
+    known: list[str] = []
     if not home.store_exists():
         result = SearchResult(query, None, [], "empty")
     else:
         db = home.open_db()
         try:
-            _check_sources(SessionIndex(db).known_sources(), split(sources))  # excluding none is harmless
+            known = SessionIndex(db).known_sources()
+            _check_sources(known, split(sources))  # excluding none is harmless
             result = search_messages(
                 db, query, limit=limit, roles=roles, sources=split(sources),
                 exclude_sources=split(exclude_sources), since=since, until=until, sort=sort,
@@ -108,6 +110,8 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
         click.echo(fill(f"note: {result.note}", output_columns(err=True), "", "  "), err=True)
     if not result.results:
         click.echo("No matching messages.")
+        if not known:  # nothing indexed at all: say where we looked and how to fill it
+            click.echo(fill(nothing_indexed_note(home), output_columns(err=True), "", "  "), err=True)
         return
     columns = output_columns()  # on a terminal, lines wrap at words with their indent kept
     for row in result.results:

@@ -1,0 +1,56 @@
+"""A newcomer's first run, walked by hand from README.md and docs/*.md (audit-newuser).
+
+Each test is one thing that left a first-time user stuck or misled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from hermes_store.cli import cli
+
+
+def _run(home: Path, *argv: str):
+    return CliRunner().invoke(cli, ["--home", str(home), *argv])
+
+
+def test_sessions_list_on_an_empty_home_says_where_it_looked_and_what_to_do(tmp_path: Path) -> None:
+    """``hermes-store sessions list`` on a first run printed "No sessions indexed." and nothing
+    else: not which store it read (a mistyped --home, HERMES_HOME or database URL looks the
+    same), nor how to index anything. stdout keeps its one line; stderr names the store and
+    the command."""
+    home = tmp_path / "new-home"
+    done = _run(home, "sessions", "list")
+    assert done.exit_code == 0
+    assert done.stdout.strip() == "No sessions indexed."
+    note = " ".join(done.stderr.split())
+    assert str(home / "hermes_store.db") in note and "no store there yet" in note
+    assert "hermes-store sessions index PATH" in note and "--discover" in note
+    assert not home.exists()  # the note is a read: nothing created
+
+
+def test_sessions_search_with_nothing_indexed_says_so_but_not_when_sessions_exist(tmp_path: Path) -> None:
+    """``sessions search foo`` on an empty store printed only "No matching messages.", as if
+    the transcripts had been searched. It now adds the nothing-indexed note; a search that
+    simply matches nothing in an indexed store does not get it."""
+    home = tmp_path / "h"
+    done = _run(home, "sessions", "search", "foo")
+    assert done.exit_code == 0 and done.stdout.strip() == "No matching messages."
+    assert "no sessions are indexed in" in " ".join(done.stderr.split())
+    sample = Path(__file__).resolve().parents[1] / "examples" / "sample_home" / "sessions"
+    assert _run(home, "sessions", "index", str(sample)).exit_code == 0
+    miss = _run(home, "sessions", "search", "zzyzx")
+    assert miss.exit_code == 0 and "No matching messages." in miss.stdout
+    assert "no sessions are indexed" not in miss.stderr
+
+
+def test_sessions_list_of_an_unknown_source_does_not_claim_nothing_is_indexed(tmp_path: Path) -> None:
+    """``sessions list --source nope`` on a store with four sessions said "No sessions indexed."."""
+    home = tmp_path / "h"
+    sample = Path(__file__).resolve().parents[1] / "examples" / "sample_home" / "sessions"
+    assert _run(home, "sessions", "index", str(sample)).exit_code == 0
+    done = _run(home, "sessions", "list", "--source", "nope")
+    assert done.exit_code == 0
+    assert "No sessions from source 'nope' (indexed sources: cli, telegram)." in done.stdout
+    assert "No sessions indexed." not in done.stdout
