@@ -54,3 +54,17 @@ def test_sessions_list_of_an_unknown_source_does_not_claim_nothing_is_indexed(tm
     assert done.exit_code == 0
     assert "No sessions from source 'nope' (indexed sources: cli, telegram)." in done.stdout
     assert "No sessions indexed." not in done.stdout
+
+
+def test_a_bad_since_is_refused_before_anything_is_indexed(tmp_path: Path) -> None:
+    """``sessions search x --since 2026-13-01`` on a home with no store answered "No matching
+    messages." with exit 0; once sessions existed the same command was a usage error. Every
+    bound is read first, and the error names the option it came from."""
+    home = tmp_path / "h"
+    for option, value, problem in (("--since", "2026-13-01", "not a date"), ("--until", "someday", "not a date"),
+                                   ("--after", "last tuesday", "invalid time bound")):
+        done = _run(home, "sessions", "search", "x", option, value)
+        assert done.exit_code == 2, (option, done.output)
+        assert f"Invalid value for '{option}'" in done.stderr and problem in done.stderr
+        assert "No matching messages" not in done.stdout
+    assert not home.exists()

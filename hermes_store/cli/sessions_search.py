@@ -37,6 +37,23 @@ def _stamp(ts: float | None) -> str:
         return "?"
 
 
+#: how each time bound of ``sessions search`` is read: a message's time (since/until) or a
+#: session's start, as Hermes' ``session_search`` reads it (after/before)
+_BOUND_READERS = {"since": timeutil.parse_when, "until": timeutil.parse_when,
+                  "after": timeutil.parse_bound, "before": timeutil.parse_bound}
+
+
+def _check_bounds(**given: str | None) -> None:
+    """A usage error naming the option for a time bound that cannot be read, before any store
+    is opened: on a home with nothing indexed yet a bad ``--since`` was answered "No matching
+    messages." (exit 0) instead of the error the same command gives once sessions exist."""
+    for name, value in given.items():
+        try:
+            _BOUND_READERS[name](value)
+        except timeutil.TimeParseError as exc:
+            raise click.BadParameter(str(exc), param_hint=f"'--{name}'") from exc
+
+
 @click.command("search")
 @click.argument("query")
 @click.option("--limit", "-n", type=click.IntRange(1, 1000), default=20, show_default=True,
@@ -75,12 +92,7 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
     problem = unknown_roles_problem(r.strip() for r in (roles or "").split(",") if r.strip())
     if problem:
         raise click.BadParameter(problem, param_hint="'--role'")
-    for value in (after, before):  # a bad bound is an error even before anything is indexed
-        try:
-            timeutil.parse_bound(value)
-        except timeutil.TimeParseError as exc:
-            fail(str(exc), 2)
-            return
+    _check_bounds(since=since, until=until, after=after, before=before)
     known: list[str] = []
     if not home.store_exists():
         result = SearchResult(query, None, [], "empty")
