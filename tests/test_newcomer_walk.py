@@ -68,3 +68,21 @@ def test_a_bad_since_is_refused_before_anything_is_indexed(tmp_path: Path) -> No
         assert f"Invalid value for '{option}'" in done.stderr and problem in done.stderr
         assert "No matching messages" not in done.stdout
     assert not home.exists()
+
+
+def test_status_on_a_first_run_says_the_home_and_its_files_are_not_there_yet(tmp_path: Path) -> None:
+    """``status`` with no ~/.hermes at all showed "Home: ~/.hermes" and "MEMORY.md: 0 entries,
+    0% — 0/2,200 chars" as if both existed, empty; a newcomer with a mistyped home could not
+    tell. It now says the home does not exist yet and each file is not there yet."""
+    home = tmp_path / "no-such-home"
+    done = _run(home, "status")
+    assert done.exit_code == 0
+    text = " ".join(done.stdout.split())
+    assert f"Home: {home} (does not exist yet: the first write creates it)" in text
+    assert f"MEMORY.md: no file yet ({home / 'memories' / 'MEMORY.md'})" in text
+    assert "USER.md: no file yet" in text and "0 entries" not in text
+    assert not home.exists()
+    (home / "memories").mkdir(parents=True)
+    (home / "memories" / "MEMORY.md").write_text("one\n§\ntwo", encoding="utf-8")
+    text = " ".join(_run(home, "status").stdout.split())
+    assert "does not exist yet" not in text and "MEMORY.md: 2 entries" in text and "USER.md: no file yet" in text

@@ -164,6 +164,7 @@ def collect_status(home: Home) -> dict[str, Any]:
             for p in plugins
         ],
         "home": str(home.root),
+        "home_exists": home.root.is_dir(),
         "config_path": str(home.config_path),
         "render": cfg.render,
         "stores": {
@@ -313,10 +314,16 @@ def render_status(data: dict[str, Any]) -> list[str]:
         for plugin in data["installed_plugins"]:
             active = " \u2190 active" if plugin["active"] else ""
             lines.append(f"    \u2022 {plugin['name']}  ({plugin['hint']}){active}")
-    lines += ["", "  Store:", f"    Home:       {data['home']}"]
+    # a first run: say that the home and its files are not there yet (the first write makes
+    # them), not "0 entries" of a file that does not exist under a home that does not either
+    missing_home = "" if data.get("home_exists", True) else "  (does not exist yet: the first write creates it)"
+    lines += ["", "  Store:", f"    Home:       {data['home']}{missing_home}"]
     for target, label in (("memory", "MEMORY.md"), ("user", "USER.md")):
         info = data["stores"][target]
         state = info["usage"] if info["readable"] else "UNREADABLE"
+        if not info["exists"]:
+            lines.append(f"    {label + ':':<11} no file yet  ({info['file']})")
+            continue
         lines.append(f"    {label + ':':<11} {counted(info['entry_count'], 'entry', 'entries')}, {state}  ({info['file']})")
         if info["over_budget"]:
             lines.append(f"    {'':<11} {info['over_budget']}")
