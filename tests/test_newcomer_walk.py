@@ -86,3 +86,46 @@ def test_status_on_a_first_run_says_the_home_and_its_files_are_not_there_yet(tmp
     (home / "memories" / "MEMORY.md").write_text("one\n§\ntwo", encoding="utf-8")
     text = " ".join(_run(home, "status").stdout.split())
     assert "does not exist yet" not in text and "MEMORY.md: 2 entries" in text and "USER.md: no file yet" in text
+
+
+def _synopsis() -> list[list[str]]:
+    """The words of each line of docs/cli.md's synopsis block (the first ```text fence), a
+    trailing ``# comment`` left out; ``|`` separates alternatives as a space does."""
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    block = text.split("```text\n", 1)[1].split("```", 1)[0]
+    return [re.split(r"[\s|]+", line.split("  #")[0].strip()) for line in block.splitlines()
+            if line.startswith("hermes-store")]
+
+
+def _leaf_commands() -> list[tuple[str, ...]]:
+    import click
+
+    found: list[tuple[str, ...]] = []
+
+    def walk(command: click.Command, path: tuple[str, ...], ctx: click.Context) -> None:
+        if isinstance(command, click.Group):
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                walk(sub, (*path, name), click.Context(sub, parent=ctx))
+        else:
+            found.append(path)
+
+    walk(cli, (), click.Context(cli))
+    return found
+
+
+def test_the_synopsis_of_docs_cli_names_every_command() -> None:
+    """README calls docs/cli.md "every command", but its synopsis left out fifteen of them
+    (browse, mcp, tui, migrate, redact, forget, hooks, service, sessions watch / embed /
+    export, facts alias / entities / import-hermes, hermes revert): a newcomer reading it did
+    not learn they exist. Each command the CLI has is named in a synopsis line, under its group."""
+    lines = _synopsis()
+    missing = []
+    for path in _leaf_commands():
+        group, name = (None, path[0]) if len(path) == 1 else path
+        if not any(words[0] == "hermes-store" and name in words
+                   and (group is None or (len(words) > 1 and words[1] == group)) for words in lines):
+            missing.append(" ".join(path))
+    assert not missing, f"docs/cli.md's synopsis does not name: {', '.join(missing)}"
