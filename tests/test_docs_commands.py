@@ -9,6 +9,11 @@ The convention for writers of README.md and docs/*.md:
 * A command ending in ``# not run: REASON`` is skipped (it needs a server, another program, the
   network, or it is the test suite itself); the reason is required.
 * A command ending in ``# exit N`` must exit with status N; any other must exit 0.
+* A search shown must find something: a command that answers with nothing found (``No matching
+  messages.``, ``No results.``, ``No facts found.``, ``No sessions indexed.``, an empty JSON
+  list or ``"results": []``) fails, unless its comment says ``finds nothing`` (as a first run on
+  an empty home does). An example the reader runs on the sample home and sees nothing from
+  shows nothing.
 * Each file's commands run in order in one ``bash`` process, as a reader types them into one
   terminal: an ``export`` (or ``cd``) of one command holds for the ones after it, in that file
   only. The shell starts in one fresh home for that file: a copy of ``examples/sample_home``
@@ -22,6 +27,7 @@ The convention for writers of README.md and docs/*.md:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -35,6 +41,21 @@ ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^\s*```(sh|bash)\s*$")
 NOT_RUN = re.compile(r"#\s*not run:\s*(\S.*)$")
 EXIT = re.compile(r"#\s*exit\s+(\d+)\s*$")
+FINDS_NOTHING = re.compile(r"#.*\bfinds nothing\b")
+NOTHING_FOUND = ("No matching messages.", "No results.", "No facts found.", "No sessions indexed.", "[]")
+
+
+def found_nothing(stdout: str) -> bool:
+    """True when a command's output says it found nothing (its only line one of
+    :data:`NOTHING_FOUND`, or JSON whose ``results`` list, or itself, is empty)."""
+    text = stdout.strip()
+    if text in NOTHING_FOUND:
+        return True
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return data == [] or (isinstance(data, dict) and data.get("results") == [])
 
 
 def doc_files() -> list[Path]:
@@ -103,9 +124,13 @@ def test_every_shown_command_works(path: Path, tmp_path: Path) -> None:
         status = outputs / f"{number}.status"
         assert status.exists(), f"{path.name}:{number}: `{command}` never ran (did one before it exit the shell?)"
         got = int(status.read_text().strip())
+        shown = (outputs / f"{number}.out").read_text()
         assert got == expected, (
             f"{path.name}:{number}: `{command}` exited {got}, expected {expected}\n"
-            f"{(outputs / f'{number}.out').read_text()[-2000:]}\n{(outputs / f'{number}.err').read_text()[-2000:]}")
+            f"{shown[-2000:]}\n{(outputs / f'{number}.err').read_text()[-2000:]}")
+        assert FINDS_NOTHING.search(command) or not found_nothing(shown), (
+            f"{path.name}:{number}: `{command}` found nothing ({shown.strip()[:200]!r}): show an example "
+            "that finds something on the sample home, or say `# finds nothing` and why")
 
 
 def test_an_export_holds_for_the_commands_after_it(tmp_path: Path) -> None:
@@ -119,6 +144,16 @@ def test_an_export_holds_for_the_commands_after_it(tmp_path: Path) -> None:
     subprocess.run(["bash", "-c", script], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     assert [(outputs / f"{n}.status").read_text().strip() for n in (1, 2, 3, 4)] == ["0"] * 4
     assert (outputs / "4.out").read_text() == "/\n"
+
+
+def test_an_example_that_finds_nothing_is_caught() -> None:
+    """docs/watch.md showed ``sessions search pgbouncer.ini`` and docs/browse.md three
+    ``sqlite-utils search`` commands that found nothing on the sample home (``No matching
+    messages.``, ``[]``): they exited 0, so the test passed them, and a reader saw nothing."""
+    assert found_nothing("No matching messages.\n") and found_nothing("[]\n")
+    assert found_nothing('{"query": "k", "count": 0, "results": []}')
+    assert not found_nothing("2026-03-12 09:15  cli  20260312_091500_3fa2c1#0 [user]\n    backup\n")
+    assert not found_nothing('{"results": [{"id": 1}]}') and not found_nothing("")
 
 
 def test_the_convention_is_applied() -> None:
