@@ -9,6 +9,11 @@ The convention for writers of README.md and docs/*.md:
 * A command ending in ``# not run: REASON`` is skipped (it needs a server, another program, the
   network, or it is the test suite itself); the reason is required.
 * A command ending in ``# exit N`` must exit with status N; any other must exit 0.
+* A command whose comment begins ``# pg:`` runs against a private throw-away PostgreSQL server
+  the test starts (``tests/pg_server.py``; the file's test is skipped, loudly, where no server
+  can be had): in it, the docs' example server ``postgresql://hermes@db.internal/NAME`` stands
+  for a fresh database of that server (one per NAME in the file). Any other command that names
+  the example server must be ``# not run:``: it would reach for a host that is not there.
 * A search shown must find something: a command that answers with nothing found (``No matching
   messages.``, ``No results.``, ``No facts found.``, ``No sessions indexed.``, an empty JSON
   list or ``"results": []``) fails, unless its comment says ``finds nothing`` (as a first run on
@@ -30,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -41,6 +47,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^\s*```(sh|bash)\s*$")
 NOT_RUN = re.compile(r"#\s*not run:\s*(\S.*)$")
 EXIT = re.compile(r"#\s*exit\s+(\d+)\s*$")
+ON_PG = re.compile(r"#\s*pg:")
+EXAMPLE_SERVER = re.compile(r"(['\"]?)postgresql://hermes@db\.internal/(\w+)\1")
 FINDS_NOTHING = re.compile(r"#.*\bfinds nothing\b")
 NOTHING_FOUND = ("No matching messages.", "No results.", "No facts found.", "No sessions indexed.", "[]")
 
@@ -104,8 +112,28 @@ def shell_script(shown: list[tuple[int, str]], outputs: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
+def on_private_server(run: list[tuple[int, str, int]], request: pytest.FixtureRequest,
+                      ) -> tuple[list[tuple[int, str, int]], list[str]]:
+    """``run`` with the example server of each ``# pg:`` command replaced by a fresh database of
+    the test's private server (started only for a file that has one), and those databases."""
+    if not any(ON_PG.search(command) for _, command, _ in run):
+        return run, []
+    server = request.getfixturevalue("pg_server")
+    databases: dict[str, str] = {}
+
+    def database(match: re.Match[str]) -> str:
+        name = match.group(2)
+        if name not in databases:
+            databases[name] = f"docs_{name}_{os.getpid()}_{len(databases)}"
+            server.create_database(databases[name])
+        return shlex.quote(server.url(databases[name]))  # its ?host=...&port=... quoted for the shell
+
+    return ([(n, EXAMPLE_SERVER.sub(database, c) if ON_PG.search(c) else c, e) for n, c, e in run],
+            list(databases.values()))
+
+
 @pytest.mark.parametrize("path", doc_files(), ids=lambda p: p.relative_to(ROOT).as_posix())
-def test_every_shown_command_works(path: Path, tmp_path: Path) -> None:
+def test_every_shown_command_works(path: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     home = tmp_path / "home"
     shutil.copytree(ROOT / "examples" / "sample_home", home)
     scratch, outputs = tmp_path / "tmp", tmp_path / "outputs"
@@ -118,8 +146,13 @@ def test_every_shown_command_works(path: Path, tmp_path: Path) -> None:
     run = [(number, command, expected) for number, command, expected in commands(path) if expected is not None]
     if not run:
         return
-    subprocess.run(["bash", "-c", shell_script([(n, c) for n, c, _ in run], outputs)], cwd=ROOT, env=env,
-                   stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120 * len(run))
+    run, databases = on_private_server(run, request)
+    try:
+        subprocess.run(["bash", "-c", shell_script([(n, c) for n, c, _ in run], outputs)], cwd=ROOT, env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120 * len(run))
+    finally:
+        for name in databases:
+            request.getfixturevalue("pg_server").drop_database(name)
     for number, command, expected in run:
         status = outputs / f"{number}.status"
         assert status.exists(), f"{path.name}:{number}: `{command}` never ran (did one before it exit the shell?)"
@@ -162,6 +195,9 @@ def test_the_convention_is_applied() -> None:
         for number, command, expected in commands(path):
             if expected is None:
                 assert NOT_RUN.search(command).group(1).strip(), f"{path.name}:{number}: give a reason"
+            elif EXAMPLE_SERVER.search(command):
+                assert ON_PG.search(command), (
+                    f"{path.name}:{number}: names the example server: mark it `# pg:` or `# not run:`")
     shown = [c for _, c, _ in commands(ROOT / "README.md")]
     assert any(c.startswith("scripts/demo") for c in shown)
     assert any(c.startswith("scripts/test") for c in shown)
