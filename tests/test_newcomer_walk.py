@@ -129,3 +129,24 @@ def test_the_synopsis_of_docs_cli_names_every_command() -> None:
                    and (group is None or (len(words) > 1 and words[1] == group)) for words in lines):
             missing.append(" ".join(path))
     assert not missing, f"docs/cli.md's synopsis does not name: {', '.join(missing)}"
+
+
+def test_the_tui_advises_an_index_command_that_works(tmp_path: Path) -> None:
+    """The TUI on a home with no store said "Run `hermes-store sessions index` to import your
+    agents' sessions."; that command, run as told, is a usage error (exit 2: "give PATHS to
+    index, or --discover"). The TUI now gives the CLI's advice, which names PATH or --discover,
+    and the command it names works."""
+    import pytest
+
+    pytest.importorskip("textual")
+    from hermes_store.home import Home
+    from hermes_store.tui.app import SearchApp
+    from hermes_store.tui.backend import SearchOutcome, SearchRequest
+
+    app = SearchApp(Home(tmp_path / "nohome"))
+    for state in ("no-store", "empty-store"):
+        text, problem = app.status_for(SearchOutcome(SearchRequest("x"), state))
+        assert problem and "`hermes-store sessions index PATH`" in text and "--discover" in text, text
+        assert "`hermes-store sessions index`" not in text
+    sample = Path(__file__).resolve().parents[1] / "examples" / "sample_home" / "sessions"
+    assert _run(tmp_path / "nohome", "sessions", "index", str(sample)).exit_code == 0

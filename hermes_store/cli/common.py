@@ -138,10 +138,10 @@ def nothing_indexed_note(home: Home) -> str:
     """The ``note:`` a read prints when no session is indexed at all: the store it looked in
     (saying when there is none yet) and the command that fills it, so a first run on an empty
     home does not leave the reader guessing where we looked or what to do."""
+    from hermes_store.sessions.discovery import HOW_TO_INDEX
+
     where = home.store_location() + ("" if home.store_exists() else " (no store there yet)")
-    return (f"note: no sessions are indexed in {where}; import transcripts with "
-            "`hermes-store sessions index PATH`, or `hermes-store sessions index --discover` "
-            "for every agent's on this machine (`hermes-store sessions sources` lists them)")
+    return f"note: no sessions are indexed in {where}; {HOW_TO_INDEX}"
 
 
 # --------------------------------------------------------------------------- terminal safety
