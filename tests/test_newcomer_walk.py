@@ -150,3 +150,18 @@ def test_the_tui_advises_an_index_command_that_works(tmp_path: Path) -> None:
         assert "`hermes-store sessions index`" not in text
     sample = Path(__file__).resolve().parents[1] / "examples" / "sample_home" / "sessions"
     assert _run(tmp_path / "nohome", "sessions", "index", str(sample)).exit_code == 0
+
+
+def test_readme_points_its_commands_at_a_copy_not_at_the_readers_hermes_home() -> None:
+    """README's ten commands, typed as shown, ran on ~/.hermes (the docs test sets HERMES_HOME,
+    a reader does not): a newcomer's real Hermes home got the sample transcripts indexed and a
+    memory entry added. The block now points HERMES_HOME at a copy of the sample first."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_docs_commands import ROOT, commands
+
+    shown = [command for _, command, expected in commands(ROOT / "README.md") if expected is not None]
+    first = next(i for i, command in enumerate(shown) if command.startswith("hermes-store"))
+    assert any(command.startswith("export HERMES_HOME=") and "examples/sample_home" in command
+               for command in shown[:first]), shown[:first + 1]
