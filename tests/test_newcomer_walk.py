@@ -165,3 +165,30 @@ def test_readme_points_its_commands_at_a_copy_not_at_the_readers_hermes_home() -
     first = next(i for i, command in enumerate(shown) if command.startswith("hermes-store"))
     assert any(command.startswith("export HERMES_HOME=") and "examples/sample_home" in command
                for command in shown[:first]), shown[:first + 1]
+
+
+def _forget_then_reindex(home: Path, *url: str) -> list[str]:
+    sample = str(Path(__file__).resolve().parents[1] / "examples" / "sample_home" / "sessions")
+    head = ["--database-url", url[0]] if url else []
+    said = []
+    for argv in (["sessions", "index", sample], ["forget", "--matching", "keep backups for 14 days"],
+                 ["forget", "--session", "20260320_101005_c0ffee"], ["sessions", "index", sample]):
+        done = _run(home, *head, *argv)
+        assert done.exit_code == 0, (argv, done.output)
+        said.append(done.stdout.strip())
+    return said
+
+
+def test_reindex_after_forget_counts_what_the_store_holds(tmp_path: Path) -> None:
+    """Walking docs/redaction.md: after ``forget`` of one message and of a whole 5-message
+    session, re-indexing the unchanged files said "23 messages already indexed" of a store
+    holding 17: the files' rows kept the count read before the forgetting."""
+    said = _forget_then_reindex(tmp_path / "h")
+    assert said[1].startswith("forgot 1 message")
+    assert said[3] == "4 files: 0 sessions and 0 messages added, 17 messages already indexed, 0 problems", said[3]
+
+
+def test_reindex_after_forget_counts_what_the_store_holds_on_postgresql(tmp_path: Path, pg_url: str) -> None:
+    """The same on PostgreSQL (one storage code path for both engines)."""
+    said = _forget_then_reindex(tmp_path / "h", pg_url)
+    assert said[3] == "4 files: 0 sessions and 0 messages added, 17 messages already indexed, 0 problems", said[3]
