@@ -192,3 +192,22 @@ def test_reindex_after_forget_counts_what_the_store_holds_on_postgresql(tmp_path
     """The same on PostgreSQL (one storage code path for both engines)."""
     said = _forget_then_reindex(tmp_path / "h", pg_url)
     assert said[3] == "4 files: 0 sessions and 0 messages added, 17 messages already indexed, 0 problems", said[3]
+
+
+def test_tool_session_id_help_says_all_it_does(tmp_path: Path) -> None:
+    """``tool --help`` said --session-id is "excluded from session_search"; it is excluded from
+    recall too and recorded as the writer of memory writes (as ``mcp --help`` says). Both are
+    checked here, with the help that now says so."""
+    import json
+
+    help_text = " ".join(CliRunner().invoke(cli, ["tool", "--help"]).stdout.split())
+    assert "excluded from session_search and recall, recorded with every memory write" in help_text
+    home = tmp_path / "h"
+    sample = Path(__file__).resolve().parents[1] / "examples" / "sample_home" / "sessions"
+    assert _run(home, "sessions", "index", str(sample)).exit_code == 0
+    ask = json.dumps({"query": "backup", "kinds": ["sessions"]})
+    assert "3fa2c1" in _run(home, "tool", "recall", ask).stdout
+    assert "3fa2c1" not in _run(home, "tool", "--session-id", "20260312_091500_3fa2c1", "recall", ask).stdout
+    add = json.dumps({"action": "add", "target": "memory", "content": "written by s-demo"})
+    assert _run(home, "tool", "--session-id", "s-demo", "memory", add).exit_code == 0
+    assert "session=s-demo" in _run(home, "memory", "history").stdout
