@@ -211,3 +211,10 @@ def test_tool_session_id_help_says_all_it_does(tmp_path: Path) -> None:
     add = json.dumps({"action": "add", "target": "memory", "content": "written by s-demo"})
     assert _run(home, "tool", "--session-id", "s-demo", "memory", add).exit_code == 0
     assert "session=s-demo" in _run(home, "memory", "history").stdout
+
+
+def test_sessions_help_does_not_narrow_the_formats_to_four() -> None:
+    """``sessions --help`` said it indexes "(Hermes, Claude Code, Codex, OpenAI JSONL)"; it
+    reads dozens of formats. It now points at ``sessions formats``, which lists them."""
+    text = " ".join(CliRunner().invoke(cli, ["sessions", "--help"]).stdout.split())
+    assert "OpenAI JSONL)" not in text and "`sessions formats` lists" in text

@@ -43,7 +43,7 @@ from hermes_store.sessions.walk import walk_inputs
                                   "export": "hermes_store.cli.export:export",
                                   "embed": "hermes_store.cli.embed:embed"})
 def sessions() -> None:
-    """Index past transcripts (Hermes, Claude Code, Codex, OpenAI JSONL) and manage them."""
+    """Index past transcripts (Hermes, Claude Code, Codex, Gemini CLI and the other agents `sessions formats` lists) and manage them."""
 
 
 def _when(value: float | None) -> str:
