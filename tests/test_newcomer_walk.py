@@ -218,3 +218,14 @@ def test_sessions_help_does_not_narrow_the_formats_to_four() -> None:
     reads dozens of formats. It now points at ``sessions formats``, which lists them."""
     text = " ".join(CliRunner().invoke(cli, ["sessions", "--help"]).stdout.split())
     assert "OpenAI JSONL)" not in text and "`sessions formats` lists" in text
+
+
+def test_facts_lines_label_their_numbers(tmp_path: Path) -> None:
+    """``facts search postgresql`` (README) printed "#1 [0.50] score=0.442 Ana prefers ...": the
+    bare bracketed number is the fact's trust, which nothing on the screen said (recall prints
+    "trust 0.55"). Both numbers are labelled now."""
+    home = tmp_path / "h"
+    assert _run(home, "facts", "add", "Ana prefers PostgreSQL over MySQL").exit_code == 0
+    assert _run(home, "facts", "search", "postgresql").stdout.startswith(
+        "#1 (trust 0.50, score 0.")
+    assert _run(home, "facts", "list").stdout.startswith("#1 (trust 0.50) Ana prefers PostgreSQL")
