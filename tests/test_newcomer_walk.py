@@ -229,3 +229,21 @@ def test_facts_lines_label_their_numbers(tmp_path: Path) -> None:
     assert _run(home, "facts", "search", "postgresql").stdout.startswith(
         "#1 (trust 0.50, score 0.")
     assert _run(home, "facts", "list").stdout.startswith("#1 (trust 0.50) Ana prefers PostgreSQL")
+
+
+def test_status_warns_of_a_store_setting_that_refuses_every_write(tmp_path: Path) -> None:
+    """With ``store.redact_patterns: {x: "("}`` in config.yaml, ``sessions index`` and ``facts
+    add`` fail naming it, but ``status`` (where a newcomer looks) printed no warning at all."""
+    import json
+
+    home = tmp_path / "h"
+    home.mkdir()
+    (home / "config.yaml").write_text('store:\n  redact_patterns:\n    x: "("\n', encoding="utf-8")
+    assert _run(home, "facts", "add", "a fact").exit_code == 1
+    done = _run(home, "status")
+    assert done.exit_code == 0
+    warning = " ".join(done.stderr.split())
+    assert "store.redact_patterns.x: not a valid regular expression" in warning
+    assert "every write to the store is refused until it is fixed" in warning
+    data = json.loads(_run(home, "status", "--json", "--raw").stdout)
+    assert data["store_config_errors"] and "redact_patterns.x" in data["store_config_errors"][0]

@@ -357,6 +357,17 @@ def render_status(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _store_config_errors(home: Home) -> list[str]:
+    """Why the store section of config.yaml stops every write to the store (a bad
+    ``store.redact_patterns`` regular expression, ...): ``sessions index`` and ``facts add``
+    fail on it, and ``status`` said nothing, so a newcomer checking status saw all well."""
+    try:
+        home.redaction_settings()
+    except ConfigError as exc:
+        return [str(exc)]
+    return []
+
+
 @click.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
@@ -370,11 +381,14 @@ def status(ctx: click.Context, as_json: bool) -> None:
         fail(str(exc))
         return
     config_errors = home.read_memory_config().errors
+    store_errors = _store_config_errors(home)
     if as_json:
-        echo_json({**data, "config_errors": list(config_errors)})
+        echo_json({**data, "config_errors": list(config_errors), "store_config_errors": store_errors})
         return
     for problem in config_errors:
         click.echo(f"Warning: {problem} (memory writes are refused until it is fixed)", err=True)
+    for problem in store_errors:
+        click.echo(f"Warning: {problem} (every write to the store is refused until it is fixed)", err=True)
     columns = output_columns()  # on a terminal a long value wraps at words, under its value column
     click.echo("\n".join(fill(line, columns, "", " " * len(_VALUE_START.match(line).group()))
                          for line in render_status(data)))
