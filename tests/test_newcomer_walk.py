@@ -247,3 +247,21 @@ def test_status_warns_of_a_store_setting_that_refuses_every_write(tmp_path: Path
     assert "every write to the store is refused until it is fixed" in warning
     data = json.loads(_run(home, "status", "--json", "--raw").stdout)
     assert data["store_config_errors"] and "redact_patterns.x" in data["store_config_errors"][0]
+
+
+def test_memory_reads_do_not_create_the_home(tmp_path: Path) -> None:
+    """Walking store.md's first run in tmux: ``memory show`` (and ``history``, ``prompt``,
+    ``cost``) on a home that does not exist created it and an empty ``memories/`` (a mistyped
+    --home left a folder tree behind); docs/store.md: the home is created on the first write."""
+    for argv in (["memory", "show"], ["memory", "history"], ["memory", "prompt"], ["memory", "cost"]):
+        home = tmp_path / "-".join(argv) / "home"
+        done = _run(home, *argv)
+        assert done.exit_code == 0, (argv, done.output)
+        assert not home.exists(), f"{argv} created {sorted(str(p) for p in home.parent.rglob('*'))}"
+    home = tmp_path / "written" / "home"
+    assert _run(home, "memory", "add", "the first write makes the home").exit_code == 0
+    assert (home / "memories" / "MEMORY.md").read_text(encoding="utf-8") == "the first write makes the home"
+    not_a_dir = tmp_path / "file-home"
+    not_a_dir.write_text("x", encoding="utf-8")
+    done = CliRunner().invoke(cli, ["memory", "show"], env={"HERMES_HOME": str(not_a_dir)})
+    assert done.exit_code == 1 and str(not_a_dir) in done.output and "not a directory" in done.output.lower()
