@@ -265,3 +265,16 @@ def test_memory_reads_do_not_create_the_home(tmp_path: Path) -> None:
     not_a_dir.write_text("x", encoding="utf-8")
     done = CliRunner().invoke(cli, ["memory", "show"], env={"HERMES_HOME": str(not_a_dir)})
     assert done.exit_code == 1 and str(not_a_dir) in done.output and "not a directory" in done.output.lower()
+
+
+def test_recall_on_a_first_run_says_where_it_looked(tmp_path: Path) -> None:
+    """docs/store.md's first run: ``recall kubernetes`` on an empty home printed "No results."
+    alone, as ``sessions list`` did. It now adds the same note; with sessions indexed it does
+    not."""
+    home = tmp_path / "h"
+    done = _run(home, "recall", "kubernetes")
+    assert done.exit_code == 0 and done.stdout.strip() == "No results."
+    assert "no sessions are indexed in" in " ".join(done.stderr.split())
+    sample = Path(__file__).resolve().parents[1] / "examples" / "sample_home" / "sessions"
+    assert _run(home, "sessions", "index", str(sample)).exit_code == 0
+    assert "no sessions are indexed" not in _run(home, "recall", "kubernetes").stderr
