@@ -170,11 +170,11 @@ class MemoryStore:
         home (``mcp --read-only``) is only read: no folder made, no temp file or hand edit
         cleaned up or recorded."""
         writable = not self.home.read_only
-        if writable:
-            try:
-                self.home.ensure()
-            except OSError as exc:  # a read-only home can still be read
-                logger.warning("cannot create %s: %s", self.home.memories_dir, exc)
+        if self.home.root.exists() and not self.home.root.is_dir():
+            raise ConfigError(f"{self.home.root}: the Hermes home is not a directory")
+        # no folder is made by a load: a read (``memory show`` of a mistyped --home) left an
+        # empty <home>/memories/ behind; the first write makes it (fileio's locked / atomic write)
+        if writable and self.home.memories_dir.is_dir():
             remove_stale_temps(self.home.memories_dir)
         style = self.render_style
         for target in TARGETS:

@@ -164,6 +164,16 @@ def fail(message: str, code: int = 1) -> None:
     sys.exit(code)
 
 
+def nothing_indexed_note(home: Home) -> str:
+    """The ``note:`` a read prints when no session is indexed at all: the store it looked in
+    (saying when there is none yet) and the command that fills it, so a first run on an empty
+    home does not leave the reader guessing where we looked or what to do."""
+    from hermes_store.sessions.discovery import HOW_TO_INDEX
+
+    where = home.store_location() + ("" if home.store_exists() else " (no store there yet)")
+    return f"note: no sessions are indexed in {where}; {HOW_TO_INDEX}"
+
+
 # --------------------------------------------------------------------------- terminal safety
 # Stored text may hold ESC sequences: everything a command prints passes style.terminal_safe
 # (re-exported here), and our own styling is rendered after it (see style.py).

@@ -75,11 +75,12 @@ def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[
 
 
 def _fact_line(fact: dict[str, Any], query: str | None = None) -> str:
-    score = f" score={fact['score']:.3f}" if fact.get("score") is not None else ""
+    # labelled as recall labels them ("trust 0.55"): a bare "[0.50]" told a newcomer nothing
+    score = f", score {fact['score']:.3f}" if fact.get("score") is not None else ""
     ents = f"  [{', '.join(fact['entities'])}]" if fact.get("entities") else ""
     flagged = f"[flagged: {', '.join(fact['flagged'])}] " if fact.get("flagged") else ""
     content = bold_terms(fact["content"], query) if query else fact["content"]
-    return f"#{fact['fact_id']} [{float(fact['trust_score']):.2f}]{score} {flagged}{content}{ents}"
+    return f"#{fact['fact_id']} (trust {float(fact['trust_score']):.2f}{score}) {flagged}{content}{ents}"
 
 
 def _render_results(reply: dict[str, Any], query: str | None = None) -> None:

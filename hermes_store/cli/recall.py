@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from hermes_store.cli.common import bold_terms, echo_json, fail, model_facing, store_home
+from hermes_store.cli.common import (
+    bold_terms,
+    echo_json,
+    fail,
+    model_facing,
+    nothing_indexed_note,
+    store_home,
+)
 from hermes_store.cli.style import fill, output_columns, style, style_marks
 from hermes_store.home import ConfigError
 from hermes_store.recall import KINDS, RECALL_KINDS, unknown_kinds_problem
@@ -62,6 +69,8 @@ def recall(ctx: click.Context, query: str, kinds: str, limit: int, budget: int |
         return
     if not result.results and not result.errors:
         click.echo("No results.")
+        if "sessions" in wanted and not home.store_exists():  # a first run: say where we looked
+            click.echo(fill(nothing_indexed_note(home), output_columns(err=True), "", "  "), err=True)
     columns = output_columns()  # on a terminal, lines wrap at words with their indent kept
     for kind in RECALL_KINDS:
         items = [it for it in result.results if it.kind == kind.name]

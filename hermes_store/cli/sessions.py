@@ -12,7 +12,15 @@ import click
 
 from hermes_store import timeutil
 from hermes_store.cli import LazyGroup
-from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing, one_line
+from hermes_store.cli.common import (
+    counted,
+    echo_json,
+    fail,
+    get_home,
+    model_facing,
+    nothing_indexed_note,
+    one_line,
+)
 from hermes_store.cli.style import (
     Progress,
     clip,
@@ -35,7 +43,7 @@ from hermes_store.sessions.walk import walk_inputs
                                   "export": "hermes_store.cli.export:export",
                                   "embed": "hermes_store.cli.embed:embed"})
 def sessions() -> None:
-    """Index past transcripts (Hermes, Claude Code, Codex, OpenAI JSONL) and manage them."""
+    """Index past transcripts (Hermes, Claude Code, Codex, Gemini CLI and the other agents `sessions formats` lists) and manage them."""
 
 
 def _when(value: float | None) -> str:
@@ -163,13 +171,18 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
     with get_home(ctx).open_reader() as db, SessionIndex(db) as index:
         rows = index.list_sessions(source=source, limit=limit)
         status = source_status(index.storage, [row["id"] for row in rows])
+        sources_known = index.known_sources() if not rows else []
     for row in rows:
         row.update(status.get(row["id"], {"source_path": None, "source_deleted": False}))
     if as_json:
         echo_json(rows)
         return
     if not rows:
+        if source is not None and sources_known:
+            click.echo(f"No sessions from source {source!r} (indexed sources: {', '.join(sources_known)}).")
+            return
         click.echo("No sessions indexed.")
+        click.echo(fill(nothing_indexed_note(get_home(ctx)), output_columns(err=True), "", "  "), err=True)
         return
     # columns as wide as their widest value on a terminal (a CJK id or source takes two columns a
     # character; a control character is shown as \\uXXXX, six)

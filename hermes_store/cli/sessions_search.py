@@ -7,7 +7,7 @@ from datetime import datetime
 import click
 
 from hermes_store import timeutil
-from hermes_store.cli.common import echo_json, fail, get_home, model_facing
+from hermes_store.cli.common import echo_json, fail, get_home, model_facing, nothing_indexed_note
 from hermes_store.cli.style import fill, output_columns, style_marks
 from hermes_store.sessions.live import SessionIndex
 from hermes_store.sessions.search import (
@@ -35,6 +35,23 @@ def _stamp(ts: float | None) -> str:
         return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
     except (OverflowError, OSError, ValueError):
         return "?"
+
+
+#: how each time bound of ``sessions search`` is read: a message's time (since/until) or a
+#: session's start, as Hermes' ``session_search`` reads it (after/before)
+_BOUND_READERS = {"since": timeutil.parse_when, "until": timeutil.parse_when,
+                  "after": timeutil.parse_bound, "before": timeutil.parse_bound}
+
+
+def _check_bounds(**given: str | None) -> None:
+    """A usage error naming the option for a time bound that cannot be read, before any store
+    is opened: on a home with nothing indexed yet a bad ``--since`` was answered "No matching
+    messages." (exit 0) instead of the error the same command gives once sessions exist."""
+    for name, value in given.items():
+        try:
+            _BOUND_READERS[name](value)
+        except timeutil.TimeParseError as exc:
+            raise click.BadParameter(str(exc), param_hint=f"'--{name}'") from exc
 
 
 @click.command("search")
@@ -75,18 +92,15 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
     problem = unknown_roles_problem(r.strip() for r in (roles or "").split(",") if r.strip())
     if problem:
         raise click.BadParameter(problem, param_hint="'--role'")
-    for value in (after, before):  # a bad bound is an error even before anything is indexed
-        try:
-            timeutil.parse_bound(value)
-        except timeutil.TimeParseError as exc:
-            fail(str(exc), 2)
-            return
+    _check_bounds(since=since, until=until, after=after, before=before)
+    known: list[str] = []
     if not home.store_exists():
         result = SearchResult(query, None, [], "empty")
     else:
         db = home.open_db()
         try:
-            _check_sources(SessionIndex(db).known_sources(), split(sources))  # excluding none is harmless
+            known = SessionIndex(db).known_sources()
+            _check_sources(known, split(sources))  # excluding none is harmless
             result = search_messages(
                 db, query, limit=limit, roles=roles, sources=split(sources),
                 exclude_sources=split(exclude_sources), since=since, until=until, sort=sort,
@@ -108,6 +122,8 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
         click.echo(fill(f"note: {result.note}", output_columns(err=True), "", "  "), err=True)
     if not result.results:
         click.echo("No matching messages.")
+        if not known:  # nothing indexed at all: say where we looked and how to fill it
+            click.echo(fill(nothing_indexed_note(home), output_columns(err=True), "", "  "), err=True)
         return
     columns = output_columns()  # on a terminal, lines wrap at words with their indent kept
     for row in result.results:

@@ -164,6 +164,7 @@ def collect_status(home: Home) -> dict[str, Any]:
             for p in plugins
         ],
         "home": str(home.root),
+        "home_exists": home.root.is_dir(),
         "config_path": str(home.config_path),
         "render": cfg.render,
         "stores": {
@@ -313,10 +314,16 @@ def render_status(data: dict[str, Any]) -> list[str]:
         for plugin in data["installed_plugins"]:
             active = " \u2190 active" if plugin["active"] else ""
             lines.append(f"    \u2022 {plugin['name']}  ({plugin['hint']}){active}")
-    lines += ["", "  Store:", f"    Home:       {data['home']}"]
+    # a first run: say that the home and its files are not there yet (the first write makes
+    # them), not "0 entries" of a file that does not exist under a home that does not either
+    missing_home = "" if data.get("home_exists", True) else "  (does not exist yet: the first write creates it)"
+    lines += ["", "  Store:", f"    Home:       {data['home']}{missing_home}"]
     for target, label in (("memory", "MEMORY.md"), ("user", "USER.md")):
         info = data["stores"][target]
         state = info["usage"] if info["readable"] else "UNREADABLE"
+        if not info["exists"]:
+            lines.append(f"    {label + ':':<11} no file yet  ({info['file']})")
+            continue
         lines.append(f"    {label + ':':<11} {counted(info['entry_count'], 'entry', 'entries')}, {state}  ({info['file']})")
         if info["over_budget"]:
             lines.append(f"    {'':<11} {info['over_budget']}")
@@ -350,6 +357,17 @@ def render_status(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _store_config_errors(home: Home) -> list[str]:
+    """Why the store section of config.yaml stops every write to the store (a bad
+    ``store.redact_patterns`` regular expression, ...): ``sessions index`` and ``facts add``
+    fail on it, and ``status`` said nothing, so a newcomer checking status saw all well."""
+    try:
+        home.redaction_settings()
+    except ConfigError as exc:
+        return [str(exc)]
+    return []
+
+
 @click.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
@@ -363,11 +381,14 @@ def status(ctx: click.Context, as_json: bool) -> None:
         fail(str(exc))
         return
     config_errors = home.read_memory_config().errors
+    store_errors = _store_config_errors(home)
     if as_json:
-        echo_json({**data, "config_errors": list(config_errors)})
+        echo_json({**data, "config_errors": list(config_errors), "store_config_errors": store_errors})
         return
     for problem in config_errors:
         click.echo(f"Warning: {problem} (memory writes are refused until it is fixed)", err=True)
+    for problem in store_errors:
+        click.echo(f"Warning: {problem} (every write to the store is refused until it is fixed)", err=True)
     columns = output_columns()  # on a terminal a long value wraps at words, under its value column
     click.echo("\n".join(fill(line, columns, "", " " * len(_VALUE_START.match(line).group()))
                          for line in render_status(data)))

@@ -14,7 +14,8 @@ from hermes_store.cli.common import get_home
 @click.argument("name", required=False)
 @click.argument("args", required=False, default="{}")
 @click.option("--list", "list_tools", is_flag=True, help="Print every tool schema (OpenAI function format).")
-@click.option("--session-id", default="", help="The calling session (excluded from session_search).")
+@click.option("--session-id", default="",
+              help="The calling session: excluded from session_search and recall, recorded with every memory write.")
 @click.pass_context
 def tool(ctx: click.Context, name: str | None, args: str, list_tools: bool, session_id: str) -> None:
     """Call tool NAME with ARGS (a JSON object; '-' reads stdin) and print its JSON result.

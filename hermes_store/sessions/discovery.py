@@ -29,6 +29,12 @@ from typing import Any
 from hermes_store.sessions.importers import IMPORTERS
 from hermes_store.sessions.storage import SessionStorage
 
+#: What to do about a store with no session in it, as every front end says it (the CLI's note,
+#: the TUI's status line): ``sessions index`` alone is a usage error, so the advice names a PATH
+#: or ``--discover`` (the TUI's "Run `hermes-store sessions index`" sent users to that error)
+HOW_TO_INDEX = ("import transcripts with `hermes-store sessions index PATH`, or `hermes-store sessions index "
+                "--discover` for every agent's on this machine (`hermes-store sessions sources` lists them)")
+
 MAX_FILES = 100_000  # files listed per location (the rest are counted as truncated)
 MAX_DIRS = 200_000  # directories visited per location (a larger tree is counted as truncated)
 MAX_PROBLEMS = 50  # problems listed per location

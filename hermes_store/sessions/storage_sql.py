@@ -10,6 +10,7 @@ are (no placeholders), under the engine-specific parts each implementation adds.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -353,11 +354,30 @@ class SqlSessionStorage(SessionStorage):
                 sql.execute("INSERT INTO forgotten (session_id, message_hash, seq, source_path, forgotten_at)"
                             " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                             (row["session_id"], content_hash(row["content"]), row["seq"], row["path"], now))
+                self._uncount_from_source(row["session_id"], 1)
                 sql.execute("DELETE FROM messages WHERE id = ?", (int(message_id),))
                 sql.execute("UPDATE sessions SET message_count = message_count - 1 WHERE id = ?"
                             " AND message_count > 0", (row["session_id"],))
                 removed += 1
         return removed
+
+    def _uncount_from_source(self, session_id: str, removed: int) -> None:
+        """Take ``removed`` forgotten messages of the session off the count its source file's
+        row keeps (``meta.messages``), which ``sessions index`` reports as "already indexed"
+        for a file that did not change: after ``forget`` it claimed 23 messages of a file whose
+        22 were all the store still held. Call it before the messages are deleted."""
+        sql = self.db.portable
+        row = sql.query_one("SELECT src.id, src.meta FROM sources src JOIN sessions s ON s.source_id = src.id"
+                            " WHERE s.id = ?", (session_id,))
+        if row is None or removed <= 0:
+            return  # recorded live (no file), or nothing to take off
+        try:
+            meta = json.loads(row["meta"] or "{}")
+        except ValueError:
+            return  # a row this code did not write: left as it is
+        if isinstance(meta, dict) and isinstance(meta.get("messages"), int):
+            meta["messages"] = max(0, meta["messages"] - removed)
+            sql.execute("UPDATE sources SET meta = ? WHERE id = ?", (json.dumps(meta, ensure_ascii=False), row["id"]))
 
     def forget_session(self, session_id: str, now: float) -> int:
         """Tombstone the whole session, then delete it; returns the messages removed."""
@@ -368,6 +388,8 @@ class SqlSessionStorage(SessionStorage):
             sql.execute("INSERT INTO forgotten (session_id, message_hash, seq, source_path, forgotten_at)"
                         " VALUES (?, NULL, NULL, ?, ?) ON CONFLICT DO NOTHING",
                         (session_id, row["path"] if row else None, now))
+            self._uncount_from_source(session_id, int(sql.query_one(
+                "SELECT count(*) AS n FROM messages WHERE session_id = ?", (session_id,))["n"]))
             return self.delete_session(session_id, reread_source=False)
 
     def tombstones(self) -> tuple[set[str], dict[str, set[str]]]:

@@ -29,6 +29,7 @@ from textual.widgets.option_list import Option
 
 from hermes_store.home import Home
 from hermes_store.query import compile_query
+from hermes_store.sessions.discovery import HOW_TO_INDEX
 from hermes_store.tui.backend import SearchOutcome, SearchRequest, StoreView, message_reference
 from hermes_store.tui.inputs import OrderedInput
 from hermes_store.tui.render import message_text, one_line, result_text, safe
@@ -220,10 +221,9 @@ class SearchApp(App[None]):
         """The status line for ``outcome`` and whether it reports a problem."""
         where = safe(self.store.where())
         if outcome.state == "no-store":
-            return ("No store at " + where + ": nothing indexed yet. Run `hermes-store sessions index` "
-                    "to import your agents' sessions.", True)
+            return f"No store at {where}: nothing indexed yet; {HOW_TO_INDEX}.", True
         if outcome.state == "empty-store":
-            return ("The store is empty: no sessions indexed yet. Run `hermes-store sessions index`.", True)
+            return f"The store is empty ({where}): no sessions indexed yet; {HOW_TO_INDEX}.", True
         if outcome.state == "failed":  # the store, not the query: never labelled "Invalid"
             problem = safe(outcome.problem or "")
             at = "" if where in problem else f" at {where}"  # most errors name the store already

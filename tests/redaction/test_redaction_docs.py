@@ -25,7 +25,8 @@ def test_doc_commands_run(tmp_path) -> None:
     env.pop("HERMES_STORE_DATABASE_URL", None)
     exe = Path(sys.executable).with_name("hermes-store")
     for command in found:
-        argv = shlex.split(command)
+        argv = shlex.split(command, comments=True)  # a trailing `# ...` is the reader's note
         assert argv[0] == "hermes-store", command
-        result = subprocess.run([str(exe), *argv[1:]], env=env, capture_output=True, text=True, timeout=120)
+        result = subprocess.run([str(exe), *argv[1:]], env=env, capture_output=True, text=True, timeout=120,
+                                cwd=DOC.parents[1])  # examples/... paths from the repository root
         assert result.returncode == 0, (command, result.stdout, result.stderr)
