@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from hermes_store.cli import cli
 from hermes_store.home import Home
+from tests.terminal.test_terminal_screen import run_in_pty
 
 
 @pytest.fixture
@@ -247,33 +248,10 @@ def test_a_retracted_claude_code_reply_is_not_indexed(home, tmp_path):
 
 # 5. A usage error's "Try '... --help' for help." on a 40-column terminal.
 def _run_in_pty(args: list[str], columns: int, home: Home) -> tuple[int, str]:
-    import fcntl
-    import os
-    import struct
-    import subprocess
-    import sys
-    import termios
-    import time
-
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
-    env = {**os.environ, "HERMES_HOME": str(home.root), "COLUMNS": str(columns), "TERM": "xterm-256color",
-           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    proc = subprocess.Popen([sys.executable, "-c", "from hermes_store.cli import main; main()", *args],
-                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env, close_fds=True)
-    os.close(slave)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            data = os.read(master, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(master)
-    return proc.wait(timeout=60), b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    """The CLI on a pseudo-terminal ``columns`` wide (the terminal tests' runner): exit code, screen text."""
+    code, shown = run_in_pty(args, columns=columns, HERMES_HOME=str(home.root), COLUMNS=str(columns),
+                             PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    return code, shown.decode("utf-8", "replace").replace("\r\n", "\n")
 
 
 def test_usage_hint_reads_right_at_40_columns(home):

@@ -146,22 +146,28 @@ def test_two_gateways_refreshing_one_entry_index_take_turns(tmp_path, pg_store_u
         second_db.close()
 
 
+def _race_after_lookup(stores: list[FactStore], method: str, key: str) -> None:
+    """Make each store's lookup ``method`` of ``key`` wait, once it has looked, until every
+    store has looked too: both then act on what they saw before the other wrote."""
+    all_looked = threading.Barrier(len(stores), timeout=20)
+    for store in stores:
+        lookup = getattr(store, method)
+
+        def racing_lookup(value, _lookup=lookup):
+            found = _lookup(value)
+            if value == key:
+                all_looked.wait()
+            return found
+
+        setattr(store, method, racing_lookup)
+
+
 def test_two_gateways_naming_a_new_entity_at_once_both_store_their_fact(tmp_path, pg_store_url):
     """Two hosts add different facts about the same new person at once: both facts are stored,
     linked to one entity (the second failed with UniqueViolation on entities.name_key and its
     fact was lost)."""
     stores = [FactStore(Home(tmp_path / f"gateway{n}", database_url=pg_store_url)) for n in range(2)]
-    both_looked = threading.Barrier(2, timeout=20)
-    for store in stores:  # each looks the new entity up, then waits until the other has too
-        lookup = store.resolve_entity
-
-        def racing_lookup(name, _lookup=lookup):
-            found = _lookup(name)
-            if name == "Quentin Zorblax":
-                both_looked.wait()
-            return found
-
-        store.resolve_entity = racing_lookup
+    _race_after_lookup(stores, "resolve_entity", "Quentin Zorblax")  # each looks the new entity up first
     replies: list[dict] = []
     failures: list[BaseException] = []
 
@@ -256,17 +262,7 @@ def test_two_gateways_giving_two_facts_one_content_at_once(tmp_path, pg_store_ur
     has the content, as on SQLite (it got a raw UniqueViolation on facts_content_key)."""
     stores = [FactStore(Home(tmp_path / f"gateway{n}", database_url=pg_store_url)) for n in range(2)]
     ids = [stores[0].add_fact(f"fact number {n}")["fact_id"] for n in range(2)]
-    both_looked = threading.Barrier(2, timeout=20)
-    for store in stores:  # each checks the new content is free, then waits for the other
-        lookup = store.find_by_content
-
-        def racing_lookup(content, _lookup=lookup):
-            found = _lookup(content)
-            if content == "the one content":
-                both_looked.wait()
-            return found
-
-        store.find_by_content = racing_lookup
+    _race_after_lookup(stores, "find_by_content", "the one content")  # each finds the content free first
     outcomes: list[object] = []
 
     def edit(store: FactStore, fact_id: int) -> None:
