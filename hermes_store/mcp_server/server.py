@@ -15,14 +15,16 @@ with the ``--session-id`` given at start-up as their session (a fact records no 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import re
 import sys
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import mcp.types as types
@@ -33,6 +35,7 @@ from mcp.types.jsonrpc import INVALID_PARAMS
 from pydantic import ValidationError
 
 from hermes_store import tools
+from hermes_store.db import stop_when
 from hermes_store.home import Home
 from hermes_store.mcp_server import catalog
 from hermes_store.mcp_server.bounds import bounded_streams, cap_plain, cap_text
@@ -45,6 +48,7 @@ SERVER_NAME = "hermes-store"
 ORIGIN = "mcp"
 MAX_CLIENT_NAME = 64
 _UNSAFE = re.compile(r"[^\w.\-+/@ ]")
+T = TypeVar("T")
 
 
 @dataclass
@@ -153,9 +157,7 @@ def build_server(options: ServerOptions) -> Server:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         origin = origin_for(ctx)
         try:
-            # Not abandoned on cancel: a client that disconnects mid-write lets the write finish
-            # (bounded by the tool's own budgets) before the server exits.
-            return await anyio.to_thread.run_sync(run_tool, options, params.name, params.arguments, origin)
+            return await stoppable(functools.partial(run_tool, options, params.name, params.arguments, origin))
         except Exception as exc:  # never a dead server: any failure is the caller's tool error
             logger.exception("tool %s failed", params.name)
             return error_result(f"{params.name} failed: {type(exc).__name__}: {exc}")
@@ -205,6 +207,44 @@ async def params_named(ctx: Any, call_next: Any) -> Any:
         where = ".".join(loc if loc[:1] == ("params",) else ("params", *loc))
         raise MCPError(INVALID_PARAMS, f"Invalid request parameters: {ctx.method}: {where}: "
                                        f"{first.get('msg', 'invalid')}", data="") from None
+
+
+async def stoppable(work: Callable[[], T]) -> T:
+    """``work()`` in a worker thread, its searches stopped at once when the call is cancelled.
+
+    A cancelled request (the client's ``notifications/cancelled``, or the client hanging up) is
+    never answered, so its search used to run on to its end for nobody, in a thread the
+    cancellation did not reach; a client cancelling searches kept the server's CPU busy. Now the
+    cancellation sets the stop of :func:`hermes_store.db.stop_when`, and the running statement is
+    interrupted as at a spent budget. The thread itself is waited for, never abandoned: a write
+    in progress finishes (bounded by the tool's own budgets) before the cancellation goes on.
+    """
+    stop, done = threading.Event(), anyio.Event()
+    outcome: dict[str, Any] = {}
+
+    def job() -> T:
+        with stop_when(stop):
+            return work()
+
+    async def run() -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                outcome["value"] = await anyio.to_thread.run_sync(job)
+            except Exception as exc:  # handed to the caller below
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(run)
+        try:
+            await done.wait()
+        except anyio.get_cancelled_exc_class():
+            stop.set()  # the group still waits for run(): the thread ends before this call does
+            raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def _version() -> str:

@@ -16,11 +16,20 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import select
+import string
 import subprocess
+import threading
+import time
 
+import apsw
+import psutil
 import pytest
 from mcp_helpers import SERVER_CMD, build_home
+
+from hermes_store.db import Database, bounded_query, query_budget, stop_when
+from hermes_store.home import Home
 
 REPLY_WAIT = 30.0
 INITIALIZE = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -122,3 +131,96 @@ def test_a_cursor_the_server_never_gave_is_invalid_params(pipe, method):
     assert refused["error"]["code"] == -32602 and "cursor" in refused["error"]["message"], refused
     first = pipe.request(2, method, {})
     assert "nextCursor" not in first["result"] and first["result"][method.split("/")[0]]
+
+
+# ---- a cancelled search stops -----------------------------------------------------------------
+
+SLOW_QUERY = {"name": "session_search", "arguments": {"query": "comm*", "limit": 10}}
+CANCELLED = 8  # searches cancelled 20 ms after they were sent
+
+
+@pytest.fixture(scope="module")
+def slow_home(tmp_path_factory):
+    """10,000 messages of ten words sharing the prefix ``comm``: ``comm*`` takes about a second
+    inside SQLite (built with SQL for speed)."""
+    root = tmp_path_factory.mktemp("as-met-slow") / "home"
+    home = Home(root).ensure()
+    rng = random.Random(7)
+
+    def word() -> str:
+        return "comm" + "".join(rng.choice(string.ascii_lowercase) for _ in range(5))
+
+    db = home.open_db()
+    with db.write():
+        db.executemany("INSERT INTO sessions (id, origin_format, source, title, started_at) "
+                       "VALUES (?, 'live', 'cli', ?, ?)", [(f"s{i}", f"session {i}", 1.7e9 + i) for i in range(300)])
+        db.executemany("INSERT INTO messages (session_id, seq, role, content, timestamp) VALUES (?, ?, ?, ?, ?)",
+                       [(f"s{i % 300}", i // 300, "user", " ".join(word() for _ in range(10)), 1.7e9 + i)
+                        for i in range(10_000)])
+    db.close()
+    return root
+
+
+def _cpu(proc: psutil.Process) -> float:
+    times = proc.cpu_times()
+    return times.user + times.system
+
+
+def _settled_cpu(proc: psutil.Process, limit: float = 30.0) -> float:
+    """The process's CPU seconds once it stopped using any (or after ``limit`` seconds)."""
+    last, ends = _cpu(proc), time.monotonic() + limit
+    while time.monotonic() < ends:
+        time.sleep(0.5)
+        now = _cpu(proc)
+        if now - last < 0.02:
+            return now
+        last = now
+    return last
+
+
+def test_a_cancelled_search_stops_instead_of_running_on(slow_home):
+    # no time budget: only the cancellation can stop the search
+    pipe = Pipe(slow_home, "mcp", env={"HERMES_STORE_TOOL_QUERY_BUDGET": "0"})
+    proc = psutil.Process(pipe.proc.pid)
+    try:
+        assert pipe.request(1, "tools/call", SLOW_QUERY)["result"]["structuredContent"]["count"] == 10
+        before = _settled_cpu(proc)  # the store's pages are in memory now, as for the searches below
+        assert pipe.request(2, "tools/call", SLOW_QUERY)["result"]["structuredContent"]["count"] == 10
+        one = _settled_cpu(proc) - before  # the CPU one whole search takes
+        assert one > 0.15, f"the search is too quick ({one:.2f} s) to tell a stopped one from a whole one"
+        before = _cpu(proc)
+        for request_id in range(10, 10 + CANCELLED):
+            pipe.send({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": SLOW_QUERY})
+            time.sleep(0.02)
+            pipe.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                       "params": {"requestId": request_id, "reason": "the user moved on"}})
+        assert pipe.request(20, "ping") == {"jsonrpc": "2.0", "id": 20, "result": {}}
+        spent = _settled_cpu(proc) - before
+        assert pipe.reply(wait=0.5) is None  # a cancelled request is never answered
+        after = pipe.request(21, "tools/call", SLOW_QUERY)  # the server serves whole searches still
+        assert after["result"]["structuredContent"]["count"] == 10
+    finally:
+        stderr = pipe.close()
+    # the cancelled searches ran on to their ends before: about CANCELLED x one
+    assert spent < CANCELLED / 3 * one, (f"{CANCELLED} cancelled searches took {spent:.2f} s of CPU "
+                                         f"(one whole search: {one:.2f} s)")
+    assert "Traceback" not in stderr
+
+
+def test_stop_when_interrupts_a_bounded_statement_only():
+    slow = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000)"
+            " SELECT count(*) FROM n")
+    db = Database(":memory:")
+    stop = threading.Event()
+    stop.set()
+    try:
+        with query_budget(None), stop_when(stop):
+            assert db.scalar(slow) == 3000000  # outside a bounded region: never interrupted
+            started = time.monotonic()
+            with bounded_query(), pytest.raises(apsw.InterruptError):
+                db.scalar(slow)
+            assert time.monotonic() - started < 0.5
+        with query_budget(None), bounded_query():  # no stop, no budget: runs to its end
+            assert db.scalar(slow) == 3000000
+    finally:
+        db.close()
