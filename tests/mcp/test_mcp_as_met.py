@@ -224,3 +224,17 @@ def test_stop_when_interrupts_a_bounded_statement_only():
             assert db.scalar(slow) == 3000000
     finally:
         db.close()
+
+
+def test_reason_with_a_huge_entity_list_is_refused_at_once(pipe):
+    # 100,000 entities (under the 4 MiB request cap) were each looked up: no reply for minutes
+    started = time.monotonic()
+    answer = pipe.request(30, "tools/call", {"name": "fact_store", "arguments": {
+        "action": "reason", "entities": [f"entity{i}" for i in range(100_000)]}})
+    assert time.monotonic() - started < 10.0
+    reply = answer["result"]["structuredContent"]
+    assert answer["result"]["isError"] is True and "'entities'" in reply["error"], reply
+    assert "100,000" in reply["error"] and "64" in reply["error"]
+    found = pipe.request(31, "tools/call", {"name": "fact_store", "arguments": {
+        "action": "reason", "entities": ["billing"] * 64}})
+    assert found["result"]["isError"] is False, found
