@@ -238,3 +238,20 @@ def test_reason_with_a_huge_entity_list_is_refused_at_once(pipe):
     found = pipe.request(31, "tools/call", {"name": "fact_store", "arguments": {
         "action": "reason", "entities": ["billing"] * 64}})
     assert found["result"]["isError"] is False, found
+
+
+def test_a_postgresql_server_with_no_socket_is_not_said_to_have_been_waited_for(tmp_path):
+    # the socket is gone (the server stopped): libpq fails at once, but the reply said
+    # "not reachable within 5s", as if the client had waited for a slow server
+    url = f"postgresql://sam:s3cret@/x?host={tmp_path}&port=1"
+    pipe = Pipe(tmp_path / "home", "--database-url", url, "mcp")
+    try:
+        started = time.monotonic()
+        answer = pipe.request(1, "tools/call", {"name": "recall", "arguments": {"query": "zebrafish"}})
+        seconds = time.monotonic() - started
+    finally:
+        stderr = pipe.close()
+    error = answer["result"]["structuredContent"]["errors"]["database"]
+    assert "not reachable: " in error and "No such file or directory" in error, error
+    assert "within" not in error and "s3cret" not in error, error
+    assert seconds < 5.0 and "Traceback" not in stderr
