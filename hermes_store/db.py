@@ -17,13 +17,25 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import apsw
 
+from hermes_store.budget import (  # noqa: F401  (the search time budgets: db's API before they moved)
+    CLI_BUDGET_ENV,
+    DEFAULT_CLI_QUERY_BUDGET,
+    DEFAULT_TOOL_QUERY_BUDGET,
+    PROGRESS_STEPS,
+    TOOL_BUDGET_ENV,
+    bounded_query,
+    configured_budget,
+    current_budget,
+    past_deadline,
+    query_budget,
+    stop_when,
+)
 from hermes_store.sqlite_guard import (  # noqa: F401  (foreign_objects, read_only_connection, wal_mode_header: db's API)
     close_unchanged,
     foreign_objects,
@@ -49,73 +61,6 @@ class DatabaseError(Exception):
 class StoreUnavailable(DatabaseError):
     """The store cannot be reached now (a server that is down, restarting or too slow): the same
     work may succeed later, unlike a store that is damaged or misnamed."""
-
-
-# --------------------------------------------------------------------------- time budgets
-# A search reachable from a tool or the CLI runs under a time budget enforced inside SQLite:
-# every connection has a progress handler that interrupts the running statement once the
-# current deadline has passed (apsw.InterruptError). Front ends choose the budget
-# (query_budget); the search layer opens the bounded region (bounded_query) around its
-# MATCH statements only, so follow-up lookups and writes are never interrupted.
-
-DEFAULT_TOOL_QUERY_BUDGET = 2.0  # seconds per search for an agent's tool call
-DEFAULT_CLI_QUERY_BUDGET = 30.0  # seconds per search for a person at the CLI
-TOOL_BUDGET_ENV = "HERMES_STORE_TOOL_QUERY_BUDGET"
-CLI_BUDGET_ENV = "HERMES_STORE_CLI_QUERY_BUDGET"
-PROGRESS_STEPS = 2000  # SQLite VM steps between deadline checks
-_BUDGET: ContextVar[float | None] = ContextVar("hermes_store_query_budget", default=None)
-_DEADLINE: ContextVar[float | None] = ContextVar("hermes_store_query_deadline", default=None)
-
-
-def configured_budget(env: str, default: float) -> float | None:
-    """Seconds from the environment variable ``env`` (``0`` or ``off``: no budget), else ``default``."""
-    raw = os.environ.get(env, "").strip().lower()
-    if not raw:
-        return default
-    if raw in ("0", "off", "none", "no"):
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        logger.warning("%s=%r is not a number of seconds; using %.1f", env, raw, default)
-        return default
-    return value if value > 0 else None
-
-
-@contextmanager
-def query_budget(seconds: float | None) -> Iterator[None]:
-    """Within: every bounded search may run for at most ``seconds`` (None: unbounded)."""
-    token = _BUDGET.set(seconds if seconds and seconds > 0 else None)
-    try:
-        yield
-    finally:
-        _BUDGET.reset(token)
-
-
-def current_budget() -> float | None:
-    """The budget set by the innermost :func:`query_budget` (None when unbounded)."""
-    return _BUDGET.get()
-
-
-@contextmanager
-def bounded_query() -> Iterator[None]:
-    """Within: statements on any connection stop (apsw.InterruptError) when the budget is spent."""
-    budget = _BUDGET.get()
-    if budget is None:
-        yield
-        return
-    deadline = time.monotonic() + budget
-    outer = _DEADLINE.get()
-    token = _DEADLINE.set(deadline if outer is None else min(outer, deadline))
-    try:
-        yield
-    finally:
-        _DEADLINE.reset(token)
-
-
-def _past_deadline() -> bool:
-    deadline = _DEADLINE.get()
-    return deadline is not None and time.monotonic() > deadline
 
 
 BUSY_PATIENCE_ENV = "HERMES_STORE_BUSY_TIMEOUT"
@@ -256,7 +201,7 @@ class Database:
             except apsw.Error as exc:
                 raise DatabaseError(f"{self.path}: cannot open read-only: {exc}") from exc
             self.conn.set_busy_timeout(int(self.busy_patience * 1000))
-            self.conn.set_progress_handler(_past_deadline, PROGRESS_STEPS)
+            self.conn.set_progress_handler(past_deadline, PROGRESS_STEPS)
             try:  # SQLite opens lazily: a WAL store on a full disk fails here (no room for its -shm)
                 self.journal_mode = self.scalar("PRAGMA journal_mode")
             except (apsw.IOError, apsw.CantOpenError, apsw.FullError) as exc:
@@ -274,7 +219,7 @@ class Database:
             raise DatabaseError(f"{self.path}: cannot open: {exc}") from exc
         self.conn.set_busy_timeout(int(self.busy_patience * 1000))
         if bounded:
-            self.conn.set_progress_handler(_past_deadline, PROGRESS_STEPS)
+            self.conn.set_progress_handler(past_deadline, PROGRESS_STEPS)
         try:
             if migrate and not in_memory:  # the store (other files, e.g. the vector file, have
                 self._refuse_foreign()     # their own tables): before WAL would change the file

@@ -379,12 +379,13 @@ class PgDatabase:
                                     f"{_URL_PROBLEM_PREFIX.sub('', reason)}") from exc
             # the server answered and said no (no such database, role or password): not a timeout
             answered = "FATAL:" in reason
-            if not answered and time.monotonic() - started >= pgreach.SILENT_AFTER:
+            waited = time.monotonic() - started >= pgreach.SILENT_AFTER  # else failed at once (no socket)
+            if not answered and waited:
                 pgreach.remember_silent(self._url, reason)
             raise PgUnavailable(
                 f"{self.display_url}: PostgreSQL server refused the connection: {reason}" if answered else
-                f"{self.display_url}: PostgreSQL server not reachable within {self.connect_timeout:.0f}s: {reason}"
-            ) from exc
+                f"{self.display_url}: PostgreSQL server not reachable"
+                f"{f' within {self.connect_timeout:.0f}s' if waited else ''}: {reason}") from exc
         pgreach.forget(self._url)
         if migrate:
             try:

@@ -148,7 +148,8 @@ def run_fact_store(args: dict[str, Any], store: FactStore, *,
             method = store.probe if action == "probe" else store.related
             return _results(method(entity, category=category, limit=limit, min_trust=min_trust or 0.0))
         if action == "reason":
-            entities = get_str_list(args, "entities") or []
+            # as many as one fact can be given (each costs lookups: 100,000 took minutes)
+            entities = get_str_list(args, "entities", max_items=MAX_FACT_ENTITIES) or []
             entities = [e for e in entities if e.strip()]
             if not entities:
                 return _error("reason requires 'entities' list")
