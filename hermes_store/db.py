@@ -23,19 +23,7 @@ from typing import Any
 
 import apsw
 
-from hermes_store.budget import (  # noqa: F401  (the search time budgets: db's API before they moved)
-    CLI_BUDGET_ENV,
-    DEFAULT_CLI_QUERY_BUDGET,
-    DEFAULT_TOOL_QUERY_BUDGET,
-    PROGRESS_STEPS,
-    TOOL_BUDGET_ENV,
-    bounded_query,
-    configured_budget,
-    current_budget,
-    past_deadline,
-    query_budget,
-    stop_when,
-)
+from hermes_store.budget import PROGRESS_STEPS, past_deadline
 from hermes_store.sqlite_guard import (  # noqa: F401  (foreign_objects, read_only_connection, wal_mode_header: db's API)
     close_unchanged,
     foreign_objects,

@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 
 import apsw
 
-from hermes_store.db import bounded_query, current_budget
+from hermes_store.budget import bounded_query, current_budget
 from hermes_store.tokens import (
     emoji_tokens,
     has_cjk,

@@ -16,7 +16,7 @@ import importlib
 import json
 from typing import Any
 
-from hermes_store.db import (
+from hermes_store.budget import (
     DEFAULT_TOOL_QUERY_BUDGET,
     TOOL_BUDGET_ENV,
     configured_budget,

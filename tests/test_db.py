@@ -14,6 +14,7 @@ import apsw
 import pytest
 
 from hermes_store import db as dbmod
+from hermes_store.budget import bounded_query, query_budget
 from hermes_store.db import Database, DatabaseError, latest_schema_version, migrations
 
 
@@ -176,7 +177,7 @@ def test_unbounded_connection_ignores_query_budgets(tmp_path):
     bounded = Database(tmp_path / "a.db")
     writer = Database(tmp_path / "a.db", bounded=False)  # as the bulk loader's writer connection
     try:
-        with dbmod.query_budget(0.001), dbmod.bounded_query():
+        with query_budget(0.001), bounded_query():
             with pytest.raises(apsw.InterruptError):
                 bounded.scalar(slow)
             assert writer.scalar(slow) == 3000000

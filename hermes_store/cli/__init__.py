@@ -14,6 +14,12 @@ import sys
 
 import click
 
+from hermes_store.budget import (
+    CLI_BUDGET_ENV,
+    DEFAULT_CLI_QUERY_BUDGET,
+    configured_budget,
+    query_budget,
+)
 from hermes_store.cli.common import (
     ARGS_KEY,
     LaidOutUsageError,
@@ -31,12 +37,6 @@ from hermes_store.cli.style import (
     echo_after_ctrl_c,
     narrow_help,
     set_color_mode,
-)
-from hermes_store.db import (
-    CLI_BUDGET_ENV,
-    DEFAULT_CLI_QUERY_BUDGET,
-    configured_budget,
-    query_budget,
 )
 from hermes_store.home import ConfigError, Home
 

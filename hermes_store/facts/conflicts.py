@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from hermes_store.db import current_budget
+from hermes_store.budget import current_budget
 from hermes_store.facts import hrr
 from hermes_store.facts.rows import FactRows
 from hermes_store.facts.text import NEGATIONS, normalize, stem, words
@@ -310,7 +310,7 @@ def contradict_report(store: FactRows, *, category: str | None = None, limit: in
                       max_work: int = MAX_WORK) -> ContradictReport:
     """Contradicting pairs (as :func:`contradict`) within a time and work budget.
 
-    ``seconds`` defaults to the current query budget (:func:`hermes_store.db.current_budget`:
+    ``seconds`` defaults to the current query budget (:func:`hermes_store.budget.current_budget`:
     the tool or CLI budget); ``max_work`` bounds rows read plus pairs compared. When either is
     spent, the pairs found so far are returned with a ``note`` saying so. ``source`` names the
     candidate generator in :data:`CANDIDATE_SOURCES` (the same pairs either way).

@@ -35,7 +35,7 @@ from mcp.types.jsonrpc import INVALID_PARAMS
 from pydantic import ValidationError
 
 from hermes_store import tools
-from hermes_store.db import stop_when
+from hermes_store.budget import stop_when
 from hermes_store.home import Home
 from hermes_store.mcp_server import catalog
 from hermes_store.mcp_server.bounds import bounded_streams, cap_plain, cap_text
@@ -215,7 +215,7 @@ async def stoppable(work: Callable[[], T]) -> T:
     A cancelled request (the client's ``notifications/cancelled``, or the client hanging up) is
     never answered, so its search used to run on to its end for nobody, in a thread the
     cancellation did not reach; a client cancelling searches kept the server's CPU busy. Now the
-    cancellation sets the stop of :func:`hermes_store.db.stop_when`, and the running statement is
+    cancellation sets the stop of :func:`hermes_store.budget.stop_when`, and the running statement is
     interrupted as at a spent budget. The thread itself is waited for, never abandoned: a write
     in progress finishes (bounded by the tool's own budgets) before the cancellation goes on.
     """

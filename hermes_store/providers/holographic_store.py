@@ -18,14 +18,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from hermes_store.config_edit import set_config_values
-from hermes_store.db import (
+from hermes_store.budget import (
     DEFAULT_TOOL_QUERY_BUDGET,
     TOOL_BUDGET_ENV,
-    DatabaseError,
     configured_budget,
     query_budget,
 )
+from hermes_store.config_edit import set_config_values
+from hermes_store.db import DatabaseError
 from hermes_store.facts.config import SECTION, FactConfig, load_fact_config
 from hermes_store.facts.extract import extract_from_messages
 from hermes_store.facts.fact_tools import (

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_store.db import current_budget
+from hermes_store.budget import current_budget
 from hermes_store.pgdb import PgDatabase
 from hermes_store.pgquery import (
     TsQueryError,
@@ -98,7 +98,7 @@ def _filters_sql(filters: Filters) -> tuple[str, list[Any]]:
 
 def walk_budget() -> float:
     """Seconds a search walk may read windows: the query budget of the caller
-    (:func:`hermes_store.db.current_budget`), else :data:`WALK_BUDGET`."""
+    (:func:`hermes_store.budget.current_budget`), else :data:`WALK_BUDGET`."""
     budget = current_budget()
     return budget if budget is not None else WALK_BUDGET
 

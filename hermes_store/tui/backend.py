@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_store.db import query_budget
+from hermes_store.budget import query_budget
 from hermes_store.home import Home
 from hermes_store.query import compile_query
 from hermes_store.recall import RecallResult, recall

@@ -14,8 +14,8 @@ import time
 import pytest
 from click.testing import CliRunner
 
+from hermes_store.budget import bounded_query, query_budget
 from hermes_store.cli import cli
-from hermes_store.db import bounded_query, query_budget
 from hermes_store.facts.store import FactStore
 from hermes_store.query import MAX_DEPTH, compile_query, run_match
 from hermes_store.tools import handle_tool_call

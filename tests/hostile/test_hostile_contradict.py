@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from hermes_store.db import query_budget
+from hermes_store.budget import query_budget
 from hermes_store.facts import FactStore, conflicts
 from hermes_store.facts.fact_tools import run_fact_store
 

@@ -28,7 +28,8 @@ import psutil
 import pytest
 from mcp_helpers import SERVER_CMD, build_home
 
-from hermes_store.db import Database, bounded_query, query_budget, stop_when
+from hermes_store.budget import bounded_query, query_budget, stop_when
+from hermes_store.db import Database
 from hermes_store.home import Home
 
 REPLY_WAIT = 30.0
