@@ -595,7 +595,7 @@ def run_plan(
     expression = plan.strict_match or plan.literal_match
     rows: list[Any] = []
     try:
-        with bounded_query():  # the time budget, enforced inside SQLite (db.query_budget)
+        with bounded_query():  # the time budget, enforced inside SQLite (budget.query_budget)
             try:
                 rows = list(fetch(expression, limit))
             except (apsw.SQLError, QueryRejected) as exc:

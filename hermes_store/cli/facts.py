@@ -27,6 +27,7 @@ from hermes_store.db import DatabaseError
 from hermes_store.facts.config import load_fact_config
 from hermes_store.facts.fact_tools import (
     CATEGORIES,
+    MAX_LIMIT,
     answered_without_a_store,
     run_fact_feedback,
     run_fact_store,
@@ -39,7 +40,8 @@ from hermes_store.tooling import ToolArgumentError
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the tool's JSON reply.")
 CATEGORY_OPTION = click.option("--category", default=None,
                                help=f"Category ({', '.join(CATEGORIES)} or your own).")
-LIMIT_OPTION = click.option("--limit", type=int, default=10, show_default=True, help="Maximum results.")
+LIMIT_OPTION = click.option("--limit", type=click.IntRange(1, MAX_LIMIT), default=10, show_default=True,
+                            help=f"Maximum results (1-{MAX_LIMIT}, as the fact_store tool).")
 
 
 def _run(ctx: click.Context, runner: Callable[[dict[str, Any], FactStore], dict[str, Any]],

@@ -144,3 +144,12 @@ def test_a_missing_fact_is_refused_with_json_too(home, argv):
                                     json.dumps({"action": argv[1], "fact_id": 999, "content": "x"})])
     assert tool.exit_code == 0 and json.loads(tool.stdout)["success"] is True  # Hermes' own reply
     assert plain.stderr == "Error: fact_id 999 not found\n"
+
+
+@pytest.mark.parametrize("command", [["list"], ["search", "alice"], ["probe", "alice"], ["reason", "Alice"]])
+def test_a_limit_past_the_tools_cap_is_refused_not_cut(home, command):
+    """``facts list --limit 100000`` printed at most 100 facts and said nothing (the fact_store
+    tool's cap): the option now names its range, and a value past it is a usage error."""
+    result = run(home, "facts", *command, "--limit", "100000")
+    assert result.exit_code == 2 and "100000 is not in the range 1<=x<=100" in result.output
+    assert run(home, "facts", *command, "--limit", "100").exit_code == 0

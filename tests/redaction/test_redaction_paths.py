@@ -79,7 +79,7 @@ def test_planted_secrets_are_found_nowhere(engine, home, tmp_path) -> None:
     for sid in ids:
         outputs[f"show {sid}"] = run(home, "sessions", "show", "--json", sid)[1]
     outputs["recall"] = run(home, "recall", "--json", "zebrafish")[1]
-    outputs["facts"] = run(home, "facts", "list", "--json", "--limit", "200")[1]
+    outputs["facts"] = run(home, "facts", "list", "--json", "--limit", "100")[1]
     outputs["facts search"] = run(home, "facts", "search", "--json", "zebrafish")[1]
     outputs["session_search tool"] = run(home, "tool", "session_search", json.dumps({"query": "zebrafish"}))[1]
     outputs["fact tool"] = run(home, "tool", "fact_store", json.dumps({"action": "search", "query": "zebrafish"}))[1]
