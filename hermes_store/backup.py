@@ -183,6 +183,19 @@ def _last_change(db_path: Path) -> float:
     return max(stamps, default=0.0)
 
 
+def _not_the_backups(source: Path) -> str:
+    """Why a restore is refused over a store whose rows are not those of the backup ``source``:
+    one wording for both engines (they compare the same rows per table)."""
+    return (f"it holds rows that are not those of the backup {source} (it changed after the backup "
+            "was taken, or is another store)")
+
+
+def _refusal(target: object, problems: list[str]) -> BackupError:
+    """The error refusing to restore over ``target`` (a path or a database's display URL)."""
+    return BackupError(f"{target}: refusing to overwrite it: {' and '.join(problems)} "
+                       "(pass --force to restore anyway)")
+
+
 def restore(db_path: Path, source: str | os.PathLike[str], *, force: bool = False) -> dict[str, Any]:
     """Replace the database at ``db_path`` by the backup ``source`` (see the module docstring)."""
     db_path, source = Path(db_path), Path(source)
@@ -202,10 +215,9 @@ def restore(db_path: Path, source: str | os.PathLike[str], *, force: bool = Fals
                 if live.user_version > version:
                     problems.append(f"its schema (version {live.user_version}) is newer than the backup's ({version})")
                 if changed > taken_at and _fingerprint(live) != _fingerprint(backup_db):
-                    problems.append("it changed after the backup was taken")
+                    problems.append(_not_the_backups(source))
                 if problems and not force:
-                    raise BackupError(f"{db_path}: refusing to overwrite it: {' and '.join(problems)} "
-                                      "(pass --force to restore anyway)")
+                    raise _refusal(db_path, problems)
                 kept = _fresh_copy_name(db_path)
                 side = apsw.Connection(str(kept))
                 try:
@@ -341,9 +353,7 @@ def pg_restore(db: PgDatabase, source: str | os.PathLike[str], *, force: bool = 
         if holds_rows and not force:
             unchanged = recorded is not None and _same_rows(json.loads(recorded), current)
             if not unchanged:
-                raise BackupError(f"{db.display_url}: refusing to overwrite it: it holds rows that are not "
-                                  f"those of the backup {source} (it changed after the backup was taken, "
-                                  "or is another store); pass --force to restore anyway")
+                raise _refusal(db.display_url, [_not_the_backups(source)])
         report = sqlite_to_postgres(backup_db, db, replace=holds_rows)
         version = backup_db.user_version
     finally:

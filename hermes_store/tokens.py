@@ -9,6 +9,7 @@ of every CJK run, plus Latin glued to CJK, plus one word per emoji code point), 
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 import unicodedata
@@ -170,6 +171,35 @@ def _index_tokenizer() -> object:
             _TOKENIZER["db"] = connection = apsw.Connection(":memory:")
             _TOKENIZER["tok"] = connection.fts5_tokenizer(name, list(args))
         return _TOKENIZER["tok"]
+
+
+_FOLDING_TOKENIZER = ("unicode61", ("remove_diacritics", "2"))  # the index's, without porter
+
+
+def index_folded(text: str) -> str:
+    """``text`` with each of its words folded as the index's ``unicode61 remove_diacritics 2``
+    tokenizer folds it (lower case, no diacritics, unstemmed: ``İstanbul`` -> ``istanbul``,
+    ``Café`` -> ``cafe``; what it keeps, such as a Greek accent, is kept), every other
+    character as it is: a name compared in this form matches as the full-text search does."""
+    if text.isascii():
+        return text.lower()
+    with _TOKENIZER_LOCK:
+        if "fold" not in _TOKENIZER:
+            name, args = _FOLDING_TOKENIZER
+            _TOKENIZER["fold_db"] = connection = apsw.Connection(":memory:")
+            _TOKENIZER["fold"] = connection.fts5_tokenizer(name, list(args))
+    folder = _TOKENIZER["fold"]
+    out = []
+    for is_word, chars in itertools.groupby(text, is_token_char):
+        part = "".join(chars)
+        if is_word:
+            with _TOKENIZER_LOCK:
+                found = folder(part.encode("utf-8", "surrogatepass"),  # type: ignore[operator]
+                               apsw.FTS5_TOKENIZE_DOCUMENT, None)
+            # one run of token characters is one token; a run of marks alone folds to nothing
+            part = "".join(str(token[2]) for token in found)
+        out.append(part)
+    return "".join(out)
 
 
 def index_spans(text: str, *, query: bool = False) -> list[tuple[int, int, str]]:

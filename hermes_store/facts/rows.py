@@ -30,6 +30,7 @@ from hermes_store.facts.storage import AUTHOR_FIELDS, FactAuthor, FactStorage, o
 from hermes_store.home import Home
 from hermes_store.pgdb import PgDatabase
 from hermes_store.redaction import redactor_for
+from hermes_store.tokens import index_folded
 from hermes_store.tooling import storable_text
 
 logger = logging.getLogger(__name__)
@@ -168,8 +169,11 @@ class FactRows:
 
     def resolve_entity(self, name: str) -> dict[str, Any] | None:
         """The entity called ``name`` or having it as an alias (case-insensitive), or None."""
-        key = entity_key(name)
-        return self.storage.entity_by_key(key) if key else None
+        for key in entity_keys(name):
+            found = self.storage.entity_by_key(key)
+            if found is not None:
+                return found
+        return None
 
     def entity_names_for(self, fact_ids: Sequence[int]) -> dict[int, list[str]]:
         """``fact_id -> [entity names in order of mention]``."""
@@ -250,8 +254,24 @@ class FactRows:
 
 
 def entity_key(name: str) -> str:
-    """The case-folded, NFKC, single-spaced lookup key of an entity name or alias."""
+    """The lookup key of an entity name or alias: NFKC, case-folded, each word folded as the
+    full-text index folds it (:func:`~hermes_store.tokens.index_folded`: ``İstanbul`` ->
+    ``istanbul``), single-spaced, so a name typed plainly finds what ``facts search`` finds.
+    Keys written before (:func:`legacy_entity_key`) are still looked up (:func:`entity_keys`)."""
+    legacy = legacy_entity_key(name)
+    return " ".join(index_folded(legacy).split()) or legacy
+
+
+def legacy_entity_key(name: str) -> str:
+    """The key entities and aliases were stored under before :func:`entity_key` folded
+    diacritics (case-folded, NFKC, single-spaced: ``İstanbul`` -> ``i̇stanbul``)."""
     return " ".join(unicodedata.normalize("NFKC", name or "").casefold().split())
+
+
+def entity_keys(name: str) -> list[str]:
+    """The keys to look ``name`` up by: its key as written before (the exact spelling, in a
+    store that holds it), then :func:`entity_key`; empty for a blank name."""
+    return [key for key in dict.fromkeys((legacy_entity_key(name), entity_key(name))) if key]
 
 
 def normalize_tags(tags: Any) -> str:

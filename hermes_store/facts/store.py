@@ -35,6 +35,7 @@ from hermes_store.facts.rows import (
     FactRows,
     FactStoreError,
     entity_key,
+    entity_keys,
     normalize_tags,
 )
 from hermes_store.facts.storage import FactAuthor, FactExists
@@ -315,7 +316,7 @@ class FactStore(FactRows):
     def _add_alias(self, entity_id: int, alias: str) -> bool:
         alias = self._redact(" ".join((alias or "").split())) or ""
         key = entity_key(alias)
-        if not key or self.storage.key_in_use(key):
+        if not key or any(self.storage.key_in_use(k) for k in entity_keys(alias)):
             return False
         return self.storage.add_alias(entity_id, alias, key)
 
