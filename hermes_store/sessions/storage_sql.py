@@ -248,10 +248,11 @@ class SqlSessionStorage(SessionStorage):
         (``head``: each cut to its first ``head`` characters in the database)."""
         ids = list(dict.fromkeys(int(i) for i in message_ids))
         found: dict[int, str] = {}
-        column = "content" if head is None else f"substr(content, 1, {int(head)}) AS content"
+        p = self.dialect.param
+        column, heads = ("content", ()) if head is None else (f"substr(content, 1, {p}) AS content", (int(head),))
         for start in range(0, len(ids), 500):
             clause, params = self.dialect.in_values("id", ids[start:start + 500], False)
-            for row in self.db.query(f"SELECT id, {column} FROM messages WHERE {clause}", params):
+            for row in self.db.query(f"SELECT id, {column} FROM messages WHERE {clause}", (*heads, *params)):
                 found[int(row["id"])] = row["content"] or ""
         return found
 
