@@ -226,8 +226,9 @@ class BuiltinKind(Kind):
         return f"[{item.kind} #{item.id}{', ' + when[:10] if when else ''}]"
 
     def describe(self, fields: dict[str, Any]) -> tuple[str, str]:
-        when = fields.get("updated_at") or fields.get("created_at") or "time unknown"
-        return f"  #{fields['id']}  ({when})", fields.get("snippet") or fields["text"]
+        when = fields.get("updated_at") or fields.get("created_at")
+        shown = timeutil.shown_time(when) if when else "time unknown"
+        return f"  #{fields['id']}  ({shown})", fields.get("snippet") or fields["text"]
 
 
 def _builtin_candidates(request: RecallRequest, targets: tuple[str, ...]) -> dict[str, list[RecallItem]]:
@@ -389,7 +390,7 @@ class SessionsKind(Kind):
 
     def describe(self, fields: dict[str, Any]) -> tuple[str, str]:
         name = fields.get("ref") or f"{fields['link']} #{fields['id']}"
-        head = (f"  {name}  {fields.get('time') or ''} {fields.get('role') or ''} "
+        head = (f"  {name}  {timeutil.shown_time(fields.get('timestamp'))} {fields.get('role') or ''} "
                 f"{fields.get('title') or ''}").rstrip()
         if fields.get("written_by"):
             head += f"  (by {fields['written_by']})"

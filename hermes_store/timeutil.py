@@ -8,6 +8,8 @@
   grammar and with Hermes' error message: ISO date/date-time or ``7d``/``24h``/``2w``.
 * :func:`to_epoch` / :func:`parse_timestamp` — lenient readers for stored
   values (numbers, SQLite ``CURRENT_TIMESTAMP`` text); None when unreadable.
+* :func:`shown_time` — a stored time as every human (non-JSON) output prints it: local time
+  (``TZ`` respected) as ``YYYY-MM-DD HH:MM``, the one rule docs/cli.md states.
 """
 
 from __future__ import annotations
@@ -58,6 +60,26 @@ def datetime_of(stamp: Any, tz: timezone | None = None) -> datetime | None:
         return datetime.fromtimestamp(float(stamp), tz)
     except (TypeError, ValueError, OverflowError, OSError):
         return None
+
+
+#: how human output shows a moment (local time); ``--json`` and tool payloads keep their own
+SHOWN_FORMAT = "%Y-%m-%d %H:%M"
+UNKNOWN_TIME = "?"
+
+
+def shown_time(value: Any, *, seconds: bool = False) -> str:
+    """A stored time (epoch seconds, or ISO/SQLite text) as human output prints it: in the
+    user's local zone (``TZ`` respected) as ``YYYY-MM-DD HH:MM``, ``:SS`` added with ``seconds``.
+
+    No time is :data:`UNKNOWN_TIME`; a stored value no date can show (``1e300``, unreadable
+    text) is shown raw, so its reader never fails on it.
+    """
+    if value is None or value == "":
+        return UNKNOWN_TIME
+    moment = datetime_of(to_epoch(value))
+    if moment is None:
+        return str(value)
+    return moment.strftime(SHOWN_FORMAT + (":%S" if seconds else ""))
 
 
 def to_epoch(value: Any) -> float | None:

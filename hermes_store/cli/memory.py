@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from hermes_store import tools
+from hermes_store import timeutil, tools
 from hermes_store.builtin import approval
 from hermes_store.builtin.entries import char_count, file_name, usage_long
 from hermes_store.builtin.render import TextCost, over_budget_warning
@@ -125,10 +125,10 @@ def _history(row: dict[str, Any]) -> str:
     entry is recorded (as `import`) at the first write through hermes-store, not before."""
     parts = []
     if row["created_at"]:
-        parts.append(f"created {row['created_at']}")
+        parts.append(f"created {timeutil.shown_time(row['created_at'])}")
     if row["updated_at"]:
         by = f" by {row['updated_origin']}" if row["updated_origin"] else ""
-        parts.append(f"updated {row['updated_at']}{by}")
+        parts.append(f"updated {timeutil.shown_time(row['updated_at'])}{by}")
     return "  ".join(parts) or "(no history recorded yet)"
 
 
@@ -291,7 +291,9 @@ def history(ctx: click.Context, target: str | None, limit: int | None, as_json: 
                 change = f"{_short(ev['old_text'])} -> {_short(ev['new_text'])}"
             else:
                 change = _short(ev["new_text"] if ev["action"] == "add" else ev["old_text"])
-            click.echo(fill(f"#{ev['id']:<5} {ev['at']}  {ev['target']:<6} {ev['action']:<7} {who}{undo}  {change}",
+            # a trail: several events a minute are told apart by their seconds
+            at = timeutil.shown_time(ev["at_epoch"], seconds=True)
+            click.echo(fill(f"#{ev['id']:<5} {at}  {ev['target']:<6} {ev['action']:<7} {who}{undo}  {change}",
                             columns, "", " " * 7))
 
 
@@ -324,7 +326,7 @@ def pending(ctx: click.Context, as_json: bool) -> None:
         if "error" in record:
             click.echo(f"{record['id']}  {record['error']}")
             continue
-        click.echo(f"{record['id']}  {iso(record.get('created_at'))}  {record.get('origin', '')}  "
+        click.echo(f"{record['id']}  {timeutil.shown_time(record.get('created_at'))}  {record.get('origin', '')}  "
                    f"{record.get('summary', '')}")
 
 

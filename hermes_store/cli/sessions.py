@@ -46,11 +46,6 @@ def sessions() -> None:
     """Index past transcripts (Hermes, Claude Code, Codex, Gemini CLI and the other agents `sessions formats` lists) and manage them."""
 
 
-def _when(value: float | None) -> str:
-    moment = timeutil.datetime_of(value)
-    return "-" if value is None else str(value) if moment is None else moment.strftime("%Y-%m-%d %H:%M")
-
-
 @sessions.command("index")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["auto", *FORMATS]), default="auto", metavar="FORMAT",
@@ -194,7 +189,7 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
     stacked = columns is not None and id_width + source_width + 27 > columns  # + the fixed columns
     for row, shown_id, source in zip(rows, ids, sources, strict=True):
         gone = f"  [{SOURCE_DELETED}]" if row["source_deleted"] else ""
-        rest = (f"{pad(source, source_width)}  {_when(row['started_at']):<16} {row['message_count']:>6}  "
+        rest = (f"{pad(source, source_width)}  {timeutil.shown_time(row['started_at']):<16} {row['message_count']:>6}  "
                 f"{one_line(row['title'] or '')}{gone}").rstrip()
         if stacked:
             click.echo(shown_id)
@@ -243,7 +238,7 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
         if not index.resolve_id(ref.session_id):
             for item in index.storage.forgotten_summary(ref.session_id):
                 if item["whole_session"]:  # say so, never the text
-                    fail(f"session {ref.session_id} was forgotten for good at {_when(item['forgotten_at'])}")
+                    fail(f"session {ref.session_id} was forgotten for good at {timeutil.shown_time(item['forgotten_at'])}")
         sid = _resolve(index, ref.session_id)
         session = index.get_session(sid)
         messages = index.get_messages(sid)
@@ -280,7 +275,7 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
     if session["source_path"]:
         gone = f"  ({SOURCE_DELETED}; the session is kept here)" if session["source_deleted"] else ""
         lines.append(f"  source file: {session['source_path']}{gone}")
-    lines.append(f"  started: {_when(session['started_at'])}  ended: {_when(session['ended_at'])}"
+    lines.append(f"  started: {timeutil.shown_time(session['started_at'])}  ended: {timeutil.shown_time(session['ended_at'])}"
                  f"  messages: {session['message_count']}")
     if forgotten:
         lines.append(f"  forgotten for good: {counted(len(forgotten), 'message')} (#{', #'.join(map(str, forgotten))})")
@@ -298,7 +293,7 @@ def show_cmd(ctx: click.Context, session_id: str, around: int, as_json: bool) ->
         ref = style(f"{session['id']}#{message['seq']}", "bold" if mark else "dim")
         flag = f"[flagged: {', '.join(message['flagged'])}]\n" if message.get("flagged") else ""
         text = "\n".join(fill(line, columns) for line in f"{flag}{body}".split("\n"))
-        heading = fill(f"{mark}{ref} {head} ({_when(message['timestamp'])})", columns, "", "    ")
+        heading = fill(f"{mark}{ref} {head} ({timeutil.shown_time(message['timestamp'])})", columns, "", "    ")
         click.echo(f"\n{heading}\n{text}")
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import click
 
 from hermes_store import timeutil
@@ -26,15 +24,6 @@ def _check_sources(known: list[str], *given: list[str] | None) -> None:
         valid = ", ".join(known) if known else "none: no sessions are indexed"
         raise click.BadParameter(f"unknown source {', '.join(map(repr, unknown))} (valid: {valid})",
                                  param_hint="'--source'")
-
-
-def _stamp(ts: float | None) -> str:
-    if ts is None:
-        return "?"
-    try:
-        return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
-    except (OverflowError, OSError, ValueError):
-        return "?"
 
 
 #: how each time bound of ``sessions search`` is read: a message's time (since/until) or a
@@ -128,6 +117,6 @@ def search(ctx: click.Context, query: str, limit: int, roles: str | None, source
     columns = output_columns()  # on a terminal, lines wrap at words with their indent kept
     for row in result.results:
         title = f" — {row['title']}" if row.get("title") else ""
-        click.echo(fill(f"{_stamp(row['timestamp'])}  {row['source']}  {row['session_id']}#{row['seq']} "
+        click.echo(fill(f"{timeutil.shown_time(row['timestamp'])}  {row['source']}  {row['session_id']}#{row['seq']} "
                         f"[{row['role']}]{title}", columns, "", "    "))
         click.echo(fill(" ".join(str(row["snippet"]).split()), columns, "    "))

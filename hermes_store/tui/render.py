@@ -8,11 +8,11 @@ span, so nothing from the store can inject an escape sequence or Textual markup.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
 from rich.text import Text
 
+from hermes_store import timeutil
 from hermes_store.cli.common import terminal_safe
 from hermes_store.excerpts import highlight_excerpt
 from hermes_store.query import QueryPlan
@@ -34,13 +34,8 @@ def one_line(text: Any) -> str:
 
 
 def stamp(ts: float | None) -> str:
-    """Local time as ``YYYY-MM-DD HH:MM`` ("?" when unknown or out of range)."""
-    if ts is None:
-        return "?"
-    try:
-        return datetime.fromtimestamp(float(ts)).strftime("%Y-%m-%d %H:%M")
-    except (OverflowError, OSError, ValueError, TypeError):
-        return "?"
+    """The time as all human output shows it (:func:`hermes_store.timeutil.shown_time`)."""
+    return timeutil.shown_time(ts)
 
 
 def highlighted(snippet: str) -> Text:

@@ -72,8 +72,9 @@ def test_show_text_says_when_no_history_is_known(run, home):
     run("memory", "add", "third")
     out = run("memory", "show", "--target", "memory").output
     assert "(no history recorded yet)" not in out
-    assert re.search(r"\[3\] 5 chars  created \S+Z  updated \S+Z by cli", out)
-    assert re.search(r"\[1\] 12 chars  created \S+Z  updated \S+Z by import", out)
+    when = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}"  # local time, as every human listing shows it
+    assert re.search(rf"\[3\] 5 chars  created {when}  updated {when} by cli", out)
+    assert re.search(rf"\[1\] 12 chars  created {when}  updated {when} by import", out)
 
 
 def test_prompt_is_exactly_the_session_blocks(run, home):
