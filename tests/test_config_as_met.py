@@ -171,3 +171,14 @@ def test_the_tool_path_names_the_problem_without_a_class(home):
     assert reply["success"] is False
     assert f"{home.config_path}:2: memory.provider: expected a provider name" in reply["error"]
     _one_clean_line(reply["error"])
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("plugins: 5\n", ":1: plugins: expected a mapping (disabled: [...], ...), got 5; no plug-in is disabled"),
+    ("plugins:\n  disabled: honcho\n", ":2: plugins.disabled: expected a list of plug-in names, got 'honcho'; "
+                                       "what is not a name disables nothing"),
+], ids=["not-a-mapping", "disabled-not-a-list"])
+def test_a_plugins_section_hermes_would_ignore_is_listed(home, text, expected):
+    """``plugins.disabled: honcho`` (no list) disabled nothing, as Hermes reads it, without a word."""
+    _, store_errors, _ = _status(home, text)
+    assert store_errors == [f"{home.config_path}{expected}"]

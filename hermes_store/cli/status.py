@@ -37,6 +37,7 @@ from hermes_store.home import (
     MemoryConfig,
     located,
 )
+from hermes_store.providers.discovery import plugins_problems
 from hermes_store.sessions.fusion import SEMANTIC_KEYS, semantic_problems
 
 RULE = "\u2500" * 40
@@ -397,6 +398,7 @@ _CONFIG_CHECKS: tuple[tuple[Callable[[Home], list[str]], str], ...] = (
     (_raised(Home.store_engine), "the store cannot be opened until it is fixed"),
     (_raised(load_fact_config), "fact commands fail until it is fixed"),
     (lambda home: semantic_problems(home.config().get("semantic")), "semantic search does not use it until it is fixed"),
+    (lambda home: plugins_problems(home.config()), ""),
     (lambda home: duplicate_keys(home.config_path), ""),
     (lambda home: unknown_keys(home.config_path, _config_sections()), ""),
 )
