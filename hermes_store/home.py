@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from hermes_store.db import DB_FILENAME
+from hermes_store.db import DB_FILENAME, DatabaseError
 from hermes_store.fsutil import private_mkdir
 
 DATABASE_URL_ENV = "HERMES_STORE_DATABASE_URL"
@@ -28,6 +28,13 @@ _FALSE = {"0", "false", "no", "off", "n", "f", "", "none", "null", "disabled", "
 
 class ConfigError(ValueError):
     """config.yaml could not be read or holds a value of the wrong kind."""
+
+
+def described(exc: BaseException) -> str:
+    """``exc`` as a one-line reason: our own errors (:class:`ConfigError`, ``DatabaseError``),
+    written for a person and naming their file, as they are; any other with its class."""
+    text = str(exc)
+    return text if isinstance(exc, (ConfigError, DatabaseError)) and text else f"{type(exc).__name__}: {text}"
 
 
 def coerce_bool(value: Any, default: bool, *, name: str = "value") -> bool:
@@ -141,6 +148,15 @@ def _render_style(value: Any) -> str:
     return render
 
 
+def _provider_name(value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):  # ``provider: 5`` was shown as provider "5" without a word
+        raise ConfigError(f"memory.provider: expected a provider name (builtin, holographic_store "
+                          f"or a plug-in's name), got {value!r}")
+    return value.strip()
+
+
 # key of the memory: section -> reader (raises ConfigError naming ``memory.<key>``)
 _MEMORY_FIELDS: dict[str, Any] = {
     "memory_enabled": lambda v: coerce_bool(v, True, name="memory.memory_enabled"),
@@ -148,12 +164,20 @@ _MEMORY_FIELDS: dict[str, Any] = {
     "memory_char_limit": lambda v: coerce_int(v, DEFAULT_MEMORY_CHAR_LIMIT, name="memory.memory_char_limit",
                                               minimum=1),
     "user_char_limit": lambda v: coerce_int(v, DEFAULT_USER_CHAR_LIMIT, name="memory.user_char_limit", minimum=1),
-    "provider": lambda v: "" if v is None else str(v).strip(),
+    "provider": lambda v: _provider_name(v),
     "write_approval": lambda v: coerce_bool(v, False, name="memory.write_approval"),
     "render": _render_style,
     "nudge_interval": lambda v: coerce_int(v, 10, name="memory.nudge_interval", minimum=0),
     "allow_secrets": lambda v: coerce_bool(v, False, name="memory.allow_secrets"),
 }
+
+
+#: Keys of ``memory:`` read by this package (Hermes reads more there: only near misses are typos).
+MEMORY_KEYS = frozenset(_MEMORY_FIELDS) | {"holographic_store", "review_literal_auto"}
+#: Every key of ``store:`` (this package's own section: any other key is a typo).
+STORE_KEYS = frozenset({"database_url", "redact", "redact_patterns", "redact_allow"})
+#: Top-level sections this package reads (the file is Hermes's too: only near misses are typos).
+TOP_KEYS = frozenset({"memory", "store", "semantic", "plugins"})
 
 
 def _located(locate: Any, key: str | None, problem: str) -> str:
@@ -247,12 +271,12 @@ class Home:
     def database_url_origin(self) -> str:
         """Where :meth:`database_url` comes from, as an error message names it: ``--database-url``
         (or the option a command built this home from, ``url_option``: ``migrate --to``),
-        ``$HERMES_STORE_DATABASE_URL`` or ``<home>/config.yaml: store.database_url``."""
+        ``$HERMES_STORE_DATABASE_URL`` or ``<home>/config.yaml:LINE: store.database_url``."""
         if self._database_url:
             return self._url_option
         if os.environ.get(DATABASE_URL_ENV, "").strip():
             return f"${DATABASE_URL_ENV}"
-        return f"{self.config_path}: store.database_url"
+        return f"{self.config_path}:{config_line(self.config_path, ('store', 'database_url'))}: store.database_url"
 
     def database_url_to_pass(self) -> str | None:
         """The URL a process started elsewhere (a service, an agent's hook: another working
@@ -283,12 +307,13 @@ class Home:
         if store is None:
             return None
         if not isinstance(store, dict):
-            raise ConfigError(f"{self.config_path}: store: expected a mapping, got {type(store).__name__}")
+            raise ConfigError(located(self.config_path, f"store: expected a mapping, got {type(store).__name__}"))
         url = store.get("database_url")
         if url is None or (isinstance(url, str) and not url.strip()):
             return None
         if not isinstance(url, str):
-            raise ConfigError(f"{self.config_path}: store.database_url: expected a string URL")
+            raise ConfigError(located(self.config_path, "store.database_url: expected a string URL "
+                                      f"(postgresql://... or sqlite:///path), got {url!r}"))
         return url.strip()
 
     def store_engine(self):  # -> engines.Engine (import lazy for CLI start-up)
@@ -431,8 +456,8 @@ class Home:
 
         try:
             return RedactionSettings.from_store_section(self.config().get("store"), str(self.config_path))
-        except RedactionConfigError as exc:
-            raise ConfigError(str(exc)) from exc
+        except RedactionConfigError as exc:  # named the file and key: the line is added
+            raise ConfigError(located(self.config_path, str(exc))) from exc
 
     def open_existing_db(self, **kwargs: Any):  # -> Database | PgDatabase | None
         """:meth:`open_db` when the store exists, else None: a read never creates a store."""
@@ -462,8 +487,12 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    except OSError as exc:  # "[Errno 21] Is a directory: '<path>'" named the path twice
+        raise ConfigError(f"{path}: cannot read: {(exc.strerror or str(exc)).lower()}") from exc
+    except UnicodeDecodeError as exc:
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: cannot read: not UTF-8 text (byte {exc.object[exc.start]:#04x}); "
+                          "save it as UTF-8") from exc
     try:
         data = _load_yaml(text, path)
     except yaml.YAMLError as exc:
@@ -471,7 +500,8 @@ def load_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
+        raise ConfigError(f"{path}:1: expected a mapping of settings (key: value lines) at the top level, "
+                          f"got a {type(data).__name__}")
     return data
 
 
@@ -567,20 +597,46 @@ def _check_expansion(root: yaml.Node, path: str | os.PathLike[str]) -> None:
         raise ConfigError(f"{path}: YAML nested too deeply") from exc
 
 
+def config_node(path: str | os.PathLike[str]) -> yaml.Node | None:
+    """The YAML node tree of the file at ``path`` (None when absent, empty, unreadable or
+    invalid: :func:`load_config` reports those)."""
+    try:
+        return _composed(Path(path).read_text(encoding="utf-8"), path)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, ConfigError):
+        return None
+
+
 def config_line(path: str | os.PathLike[str], keys: tuple[str, ...]) -> int | str:
     """The 1-based line of the nested key ``keys`` in a YAML file (``?`` when not found)."""
-    try:
-        node = _composed(Path(path).read_text(encoding="utf-8"), path)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, ConfigError):
+    node = config_node(path)
+    if node is None:
         return "?"
     line: int | str = "?"
     for key in keys:
         if not isinstance(node, yaml.MappingNode):
             return line
-        for key_node, value_node in node.value:
+        for key_node, value_node in reversed(node.value):  # YAML keeps the last of a key given twice
             if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
                 line, node = key_node.start_mark.line + 1, value_node
                 break
         else:
             return line
     return line
+
+
+_KEY_FIRST = re.compile(r"(?P<key>[A-Za-z_][\w-]*(?:\.[\w-]+)*)(?:\[\d+\])?: ")
+
+
+def located(path: str | os.PathLike[str], problem: str) -> str:
+    """``problem`` (a reader's ``key: what`` or ``FILE: key: what``) as ``FILE:LINE: key: what``,
+    the line being where config.yaml gives the key (unchanged when it already has a line or
+    names no key of the file)."""
+    head = f"{path}: "
+    rest = problem[len(head):] if problem.startswith(head) else problem
+    if problem.startswith(f"{path}:") and not problem.startswith(head):
+        return problem  # FILE:LINE: already
+    match = _KEY_FIRST.match(rest)
+    if match is None:
+        return problem if problem.startswith(head) else f"{head}{problem}"
+    line = config_line(path, tuple(match.group("key").split(".")))
+    return f"{path}:{line}: {rest}" if line != "?" else f"{head}{rest}"

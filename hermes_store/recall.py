@@ -25,10 +25,10 @@ from hermes_store import timeutil
 from hermes_store.builtin.provenance import Provenance
 from hermes_store.builtin.render import estimate_tokens
 from hermes_store.builtin.search import search_entries
-from hermes_store.db import Database, DatabaseError
+from hermes_store.db import Database
 from hermes_store.excerpts import HIGHLIGHT_MARKS
 from hermes_store.facts.shown import guard_fact
-from hermes_store.home import ConfigError, Home
+from hermes_store.home import Home, described
 from hermes_store.sessions.importers.base import MAX_LABEL_CHARS, cap_chars
 from hermes_store.sessions.refs import message_ref
 from hermes_store.sessions.shown import without_escapes
@@ -509,16 +509,6 @@ def _open_existing_db(home: Home) -> Database | None:
     return home.open_existing_db()
 
 
-# errors whose message is already written for a person (the file and the cause): shown as they are
-_EXPLAINED = (DatabaseError, ConfigError)
-
-
-def _described(exc: BaseException) -> str:
-    """``exc`` as recall's ``errors`` report it: our own explained errors as written, any other
-    with its class (``DatabaseError: /x.db: ...`` read as an internal name)."""
-    return str(exc) if isinstance(exc, _EXPLAINED) else f"{type(exc).__name__}: {exc}"
-
-
 def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_tokens: int | None = None,
            since: Any = None, until: Any = None, min_trust: float | None = None,
            home: Home | str | None = None, db: Database | None = None,
@@ -556,7 +546,7 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
         try:
             own_db = db = _open_existing_db(home)
         except Exception as exc:  # an unreadable DB must not hide the .md files
-            result.errors["database"] = _described(exc)
+            result.errors["database"] = described(exc)
     try:
         request = RecallRequest(home=home, db=db, text=result.query, limit=limit,
                                 kinds=tuple(k for k in KINDS if k in set(kinds)), since=since_ts,
@@ -573,7 +563,7 @@ def recall(query: str, *, kinds: Iterable[str] = KINDS, limit: int = 10, budget_
                 lists[kind.name] = kind.candidates(request)
                 result.kinds_searched.append(kind.name)
             except Exception as exc:
-                result.errors[kind.name] = _described(exc)
+                result.errors[kind.name] = described(exc)
         fused = fuse(lists, limit)
         if budget_tokens is not None:
             kept, omitted, rendered, used = pack(fused, int(budget_tokens), result.query, _OWN_MARKS)

@@ -49,7 +49,7 @@ def _invoke(home, argv: list[str], **env: str):
 def test_every_command_fails_with_one_line_naming_file_and_key(home, config, problem):
     home.config_path.write_text(config, encoding="utf-8")
     (home.root / "sessions").mkdir()
-    expected = f"Error: {home.config_path}: store.database_url: "
+    expected = f"Error: {home.config_path}:2: store.database_url: "
     for argv in COMMANDS:
         result = _invoke(home, argv)
         assert result.exit_code == 1, (argv, result.output)

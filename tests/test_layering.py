@@ -7,7 +7,7 @@ Layers, highest first (a module may import its own layer or lower ones):
 3. ``recall`` and ``providers``;
 2. the kinds of past: ``builtin``, ``sessions``, ``facts`` (never importing each other);
 1. the lowest layer: ``db`` (and ``budget``, the search time budgets), ``home``, ``query``, ``tooling``, ``fsutil``, ``timeutil``,
-   ``config_edit``, ``threats`` (the threat scan) and ``threat_patterns`` (its patterns), ``redaction`` (secrets replaced before storing), ``foreign_db`` (the one reader of other programs' SQLite files), the PostgreSQL counterparts ``pgdb`` (and ``pgreach``, the servers that did not answer, and ``pgplaceholders``, its placeholder translation) / ``pgquery`` / ``pghighlight`` / ``storage_pg_marks``, ``excerpts`` (hit marks), ``dbcopy`` (engine to
+   ``config_edit``, ``config_check`` (config.yaml's unknown and twice-given keys), ``threats`` (the threat scan) and ``threat_patterns`` (its patterns), ``redaction`` (secrets replaced before storing), ``foreign_db`` (the one reader of other programs' SQLite files), the PostgreSQL counterparts ``pgdb`` (and ``pgreach``, the servers that did not answer, and ``pgplaceholders``, its placeholder translation) / ``pgquery`` / ``pghighlight`` / ``storage_pg_marks``, ``excerpts`` (hit marks), ``dbcopy`` (engine to
    engine copy), ``storage_base`` (what the areas' storage seams share) and the package ``__init__``.
 
 Every ``import`` counts, including those inside functions and under ``TYPE_CHECKING``.
@@ -27,7 +27,7 @@ FRONT, SERVICE, KINDS, LOWEST = 4, 3, 2, 1
 LOWEST_MODULES = frozenset({"db", "home", "query", "tooling", "fsutil", "timeutil", "threads", "config_edit", "redaction",
                             "pgdb", "pgquery", "dbcopy", "threats", "threat_patterns", "dbhealth", "backup", "storage_base",
                             "foreign_db", "engines", "tokens", "pghighlight", "storage_pg_marks", "excerpts",
-                            "pgreach", "pgplaceholders", "sqlite_guard", "pg_guard", "budget"})
+                            "pgreach", "pgplaceholders", "sqlite_guard", "pg_guard", "budget", "config_check"})
 SERVICE_MODULES = frozenset({"recall", "providers"})
 KIND_PACKAGES = frozenset({"builtin", "sessions", "facts"})
 # (importer area, imported area) pairs forbidden although the layers would allow them.

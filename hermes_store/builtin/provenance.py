@@ -33,6 +33,7 @@ from typing import Any
 from hermes_store.builtin.entries import join_entries
 from hermes_store.builtin.fileio import locked
 from hermes_store.builtin.storage import BuiltinStorage, open_builtin_storage
+from hermes_store.home import described
 from hermes_store.redaction import redactor_for
 from hermes_store.tooling import storable_text
 
@@ -107,7 +108,7 @@ class Provenance:
         return {**item, "before": one(item["before"]), "after": one(item["after"]), "events": events}
 
     def _fail(self, what: str, exc: BaseException) -> None:
-        message = f"{what}: {type(exc).__name__}: {exc}"
+        message = f"{what}: {described(exc)}"  # "ConfigError: ..." read as an internal name
         cause = message.split(": ", 1)[1]
         # one warning per problem: the sync, the read and the record of one command failing on
         # the same unreachable store said the same thing up to three times

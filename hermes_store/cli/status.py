@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
@@ -22,8 +23,22 @@ from hermes_store.builtin.entries import (
 from hermes_store.builtin.render import over_budget_warning
 from hermes_store.cli.common import counted, echo_json, fail, get_home, model_facing
 from hermes_store.cli.style import fill, output_columns
+from hermes_store.config_check import Section, duplicate_keys, unknown_keys
 from hermes_store.engines import engine_named
-from hermes_store.home import ConfigError, Home, MemoryConfig
+from hermes_store.facts.config import KEYS as FACT_KEYS
+from hermes_store.facts.config import SECTION as FACTS_SECTION
+from hermes_store.facts.config import load_fact_config
+from hermes_store.home import (
+    MEMORY_KEYS,
+    STORE_KEYS,
+    TOP_KEYS,
+    ConfigError,
+    Home,
+    MemoryConfig,
+    located,
+)
+from hermes_store.providers.discovery import plugins_problems
+from hermes_store.sessions.fusion import SEMANTIC_KEYS, semantic_problems
 
 RULE = "\u2500" * 40
 ENTRY_POINT_GROUPS = ("hermes_store.providers", "hermes_agent.memory_providers")
@@ -357,15 +372,51 @@ def render_status(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _store_config_errors(home: Home) -> list[str]:
-    """Why the store section of config.yaml stops every write to the store (a bad
-    ``store.redact_patterns`` regular expression, ...): ``sessions index`` and ``facts add``
-    fail on it, and ``status`` said nothing, so a newcomer checking status saw all well."""
-    try:
-        home.redaction_settings()
-    except ConfigError as exc:
-        return [str(exc)]
-    return []
+def _config_sections() -> dict[tuple[str, ...], Section]:
+    """The keys each section of config.yaml is read for, from the readers that own them."""
+    return {(): Section(TOP_KEYS, owned=False), ("memory",): Section(MEMORY_KEYS, owned=False),
+            ("store",): Section(STORE_KEYS, owned=True), ("semantic",): Section(SEMANTIC_KEYS, owned=True),
+            ("memory", FACTS_SECTION): Section(FACT_KEYS, owned=True)}
+
+
+def _raised(read: Callable[[Home], object]) -> Callable[[Home], list[str]]:
+    """A check that reads a setting and reports the :class:`ConfigError` it raises."""
+    def check(home: Home) -> list[str]:
+        try:
+            read(home)
+        except ConfigError as exc:
+            return [str(exc)]
+        return []
+    return check
+
+
+#: Every check of config.yaml beyond ``memory:`` (which ``config_errors`` reports), with what
+#: its problem does: each returns its problems, a key's reader raising as it does when a
+#: command needs the key.
+_CONFIG_CHECKS: tuple[tuple[Callable[[Home], list[str]], str], ...] = (
+    (_raised(Home.redaction_settings), "every write to the store is refused until it is fixed"),
+    (_raised(Home.store_engine), "the store cannot be opened until it is fixed"),
+    (_raised(load_fact_config), "fact commands fail until it is fixed"),
+    (lambda home: semantic_problems(home.config().get("semantic")), "semantic search does not use it until it is fixed"),
+    (lambda home: plugins_problems(home.config()), ""),
+    (lambda home: duplicate_keys(home.config_path), ""),
+    (lambda home: unknown_keys(home.config_path, _config_sections()), ""),
+)
+
+
+def _config_problems(home: Home) -> list[tuple[str, str]]:
+    """Every problem of config.yaml outside ``memory:`` with what it does, each once with its
+    file, line and key: a bad ``store.redact_patterns`` regular expression stops every write to
+    the store, a bad fact-store or ``semantic:`` value is replaced by its default, a typo
+    (``semantc:``) or a key given twice was ignored without a word, so a newcomer checking
+    status saw all well."""
+    problems: list[tuple[str, str]] = []
+    for check, consequence in _CONFIG_CHECKS:
+        for problem in check(home):
+            problem = located(home.config_path, problem)
+            if all(problem != seen for seen, _ in problems):
+                problems.append((problem, consequence))
+    return problems
 
 
 @click.command("status")
@@ -381,14 +432,15 @@ def status(ctx: click.Context, as_json: bool) -> None:
         fail(str(exc))
         return
     config_errors = home.read_memory_config().errors
-    store_errors = _store_config_errors(home)
+    store_errors = _config_problems(home)
     if as_json:
-        echo_json({**data, "config_errors": list(config_errors), "store_config_errors": store_errors})
+        echo_json({**data, "config_errors": list(config_errors),
+                   "store_config_errors": [problem for problem, _ in store_errors]})
         return
     for problem in config_errors:
         click.echo(f"Warning: {problem} (memory writes are refused until it is fixed)", err=True)
-    for problem in store_errors:
-        click.echo(f"Warning: {problem} (every write to the store is refused until it is fixed)", err=True)
+    for problem, consequence in store_errors:
+        click.echo(f"Warning: {problem}" + (f" ({consequence})" if consequence else ""), err=True)
     columns = output_columns()  # on a terminal a long value wraps at words, under its value column
     click.echo("\n".join(fill(line, columns, "", " " * len(_VALUE_START.match(line).group()))
                          for line in render_status(data)))

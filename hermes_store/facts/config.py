@@ -15,9 +15,12 @@ from typing import Any
 
 from hermes_store.facts import trust
 from hermes_store.facts.hrr import DEFAULT_DIM
-from hermes_store.home import ConfigError, Home, coerce_bool, coerce_int
+from hermes_store.home import ConfigError, Home, coerce_bool, coerce_int, located
 
 SECTION = "holographic_store"
+#: Every key of ``memory.holographic_store`` read here (any other is a typo: ``status`` says so).
+KEYS = frozenset({"default_trust", "min_trust_threshold", "hrr_dim", "hrr_weight", "auto_extract",
+                  "half_life_days", "temporal_decay_half_life", "prefetch_limit"})
 
 
 def _float(value: Any, default: float, name: str, low: float | None = None,
@@ -48,13 +51,13 @@ class FactConfig:
     prefetch_limit: int = 5
 
     @classmethod
-    def from_mapping(cls, section: Any) -> FactConfig:
-        """Build from a parsed mapping (None -> defaults); errors name the key."""
+    def from_mapping(cls, section: Any, name: str = f"memory.{SECTION}") -> FactConfig:
+        """Build from a parsed mapping (None -> defaults); errors name the key (``name.key``)."""
         if section is None:
             section = {}
         if not isinstance(section, dict):
-            raise ConfigError(f"memory.{SECTION}: expected a mapping, got {type(section).__name__}")
-        p = f"memory.{SECTION}."
+            raise ConfigError(f"{name}: expected a mapping, got {type(section).__name__}")
+        p = f"{name}."
         half_life = section.get("half_life_days", section.get("temporal_decay_half_life"))
         return cls(
             default_trust=trust.clamp(_float(section.get("default_trust"), trust.DEFAULT_TRUST,
@@ -74,8 +77,12 @@ def load_fact_config(home: Home) -> FactConfig:
     """Read ``memory.holographic_store`` (falling back to ``plugins.hermes-memory-store``)."""
     config = home.config()
     memory = config.get("memory") or {}
-    section = memory.get(SECTION) if isinstance(memory, dict) else None
+    section, name = (memory.get(SECTION) if isinstance(memory, dict) else None), f"memory.{SECTION}"
     if section is None:
         plugins = config.get("plugins") or {}
         section = plugins.get("hermes-memory-store") if isinstance(plugins, dict) else None
-    return FactConfig.from_mapping(section)
+        name = "plugins.hermes-memory-store"
+    try:
+        return FactConfig.from_mapping(section, name)
+    except ConfigError as exc:  # "hrr_dim: must be at least 16" named neither file nor line
+        raise ConfigError(located(home.config_path, str(exc))) from exc

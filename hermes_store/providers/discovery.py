@@ -207,6 +207,22 @@ def disabled_plugin_names(home: Home) -> frozenset[str]:
     return frozenset(v for v in disabled if isinstance(v, str)) if isinstance(disabled, list) else frozenset()
 
 
+def plugins_problems(config: dict[str, Any]) -> list[str]:
+    """What is wrong with ``plugins:`` of a parsed config.yaml, one ``key: problem`` each: read
+    as Hermes reads it (:func:`disabled_plugin_names`), a ``disabled`` that is no list of names
+    disables nothing without a word, so ``status`` lists it."""
+    plugins = config.get("plugins")
+    if plugins is None:
+        return []
+    if not isinstance(plugins, dict):
+        return [f"plugins: expected a mapping (disabled: [...], ...), got {plugins!r}; no plug-in is disabled"]
+    disabled = plugins.get("disabled")
+    if disabled is None or (isinstance(disabled, list) and all(isinstance(v, str) for v in disabled)):
+        return []
+    return [f"plugins.disabled: expected a list of plug-in names, got {disabled!r}; "
+            "what is not a name disables nothing"]
+
+
 def load_plugin_dir(plugin_dir: str | Path, *, package: str = USER_PLUGIN_PACKAGE,
                     hermes_home: str = "") -> Any:
     """Load a provider from a plugin directory exactly as Hermes loads a user plugin.

@@ -52,6 +52,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from hermes_store.sessions.embeddings import EMBEDDABLE_ROLES
+
 Ranked = Sequence[tuple[Hashable, float]]
 
 
@@ -205,3 +207,38 @@ def promote_reranked(order: Sequence[Hashable], scores: dict[Hashable, float], a
         return order
     rest = [key for key in order if key != candidate]
     return rest[:place] + [candidate] + rest[place:]
+
+
+#: Every key of ``semantic:`` in config.yaml (this package's own section: any other is a typo).
+SEMANTIC_KEYS = frozenset({"model", "reranker", "roles", *(f.name for f in fields(Fusion))})
+
+
+def semantic_problems(section: Any) -> list[str]:
+    """What is wrong with a ``semantic:`` section, one ``semantic.<key>: problem`` each (the
+    readers fall back to a default on these without a word, so ``status`` lists them)."""
+    if section is None:
+        return []
+    if not isinstance(section, dict):
+        return [f"semantic: expected a mapping (model:, reranker:, roles:, ...), got {section!r}"]
+    problems = [f"semantic.{key}: expected a model name or path (a string), got {section[key]!r}"
+                for key in ("model", "reranker") if section.get(key) is not None
+                and not isinstance(section[key], str)]
+    roles = section.get("roles")
+    named = roles.split(",") if isinstance(roles, str) else roles
+    if roles is not None and (not isinstance(named, list)
+                              or any(str(r).strip().lower() not in EMBEDDABLE_ROLES for r in named)):
+        problems.append(f"semantic.roles: expected {' or '.join(EMBEDDABLE_ROLES)}, or a list of them, "
+                        f"got {roles!r}")
+    for field in fields(Fusion):
+        value = section.get(field.name)
+        if value is None:
+            continue
+        kind = int if field.type in ("int", int) else float
+        try:
+            number = kind(value) if not isinstance(value, bool) else -1
+        except (TypeError, ValueError):
+            number = -1
+        if number < 0:
+            what = "a whole number" if kind is int else "a number"
+            problems.append(f"semantic.{field.name}: expected {what} of 0 or more, got {value!r}")
+    return problems

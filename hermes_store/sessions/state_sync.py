@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_store.home import Home
+from hermes_store.home import Home, described
 from hermes_store.sessions.importers.hermes_db import HermesDbImporter
 from hermes_store.sessions.loader import BulkLoader
 from hermes_store.threads import spawn_context_thread
@@ -113,7 +113,7 @@ class StateDbSync:
         try:
             self.sync()
         except Exception as exc:  # a sync must never take the agent down
-            self.last_error = f"{type(exc).__name__}: {exc}"
+            self.last_error = described(exc)
             logger.warning("state.db sync failed: %s", self.last_error)
 
     def _sync(self) -> SyncResult:
@@ -148,7 +148,7 @@ class StateDbSync:
         return self._done(SyncResult("imported", summary.messages_added, summary.sessions_added), started)
 
     def _failed(self, exc: BaseException, started: float) -> SyncResult:
-        return self._done(SyncResult("failed", error=f"{type(exc).__name__}: {exc}"), started)
+        return self._done(SyncResult("failed", error=described(exc)), started)
 
     def _done(self, result: SyncResult, started: float) -> SyncResult:
         result.seconds = time.perf_counter() - started

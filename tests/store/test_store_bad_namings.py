@@ -36,7 +36,7 @@ def _name(home, tmp_path, monkeypatch, naming: str, target: Path) -> list[str]:
 
 
 ORIGIN = {"option-absolute": "--database-url", "option-relative": "--database-url",
-          "environment": "$HERMES_STORE_DATABASE_URL", "config-relative": "{config}: store.database_url"}
+          "environment": "$HERMES_STORE_DATABASE_URL", "config-relative": "{config}:2: store.database_url"}
 
 
 @pytest.mark.parametrize("naming", NAMINGS)
