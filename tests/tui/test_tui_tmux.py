@@ -145,7 +145,7 @@ def test_bad_store_url_in_config_fails_before_the_screen_opens(tmp_path: Path) -
         screen = tmux.screen("-J")  # wrapped lines joined
         assert done.exists(), f"the TUI did not exit; the screen shows:\n{screen}"
         assert done.read_text().strip() == "1"
-        assert f"Error: {home / 'config.yaml'}: store.database_url: unsupported scheme in 'mysql:'" in screen
+        assert f"Error: {home / 'config.yaml'}:2: store.database_url: unsupported scheme in 'mysql:'" in screen
         assert "pw" not in screen
     finally:
         tmux.close()
