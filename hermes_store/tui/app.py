@@ -93,6 +93,17 @@ class Preview(VerticalScroll):
             self.scroll_to_center(hit, animate=False)
 
 
+class PreviewHit(Static):
+    """The preview's hit message. It asks its pane to centre it whenever its own size changes:
+    its first layout and every rewrap. A scroll asked for once, right after mounting, measured
+    a pane not laid out yet on a busy machine, and the pane stayed at its top."""
+
+    def on_resize(self) -> None:
+        pane = self.parent
+        if isinstance(pane, Preview):
+            pane.call_after_refresh(pane.show_hit, self)
+
+
 class SearchApp(App[None]):
     """``hermes-store tui``: search every indexed agent's past as you type."""
 
@@ -288,7 +299,8 @@ class SearchApp(App[None]):
         if not texts:
             box.mount(Static(Text("This message is no longer in the store.")))
             return
-        widgets = [Static(text, classes="preview-hit" if hit else "preview-message") for hit, text in texts]
+        widgets = [PreviewHit(text, classes="preview-hit") if hit else Static(text, classes="preview-message")
+                   for hit, text in texts]
         box.mount_all(widgets)
         hit = next((w for w, (is_hit, _) in zip(widgets, texts, strict=True) if is_hit), None)
         self.call_after_refresh(box.show_hit, hit)
