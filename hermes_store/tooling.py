@@ -350,13 +350,13 @@ _ENTITY_DEPTH = 8  # nested entities decoded (``&amp;amp;lt;``): a fixed point w
 # Percent-encoding (``%3C``) and ``\xNN`` escapes read as their character too.
 _PERCENT = re.compile(r"%([0-9a-fA-F]{2})")
 _HEX_ESCAPE = re.compile(r"\\+x([0-9a-fA-F]{2})")
-# A JSON ``\uXXXX`` escape (any number of backslashes: JSON text inside JSON text, such as
+# A JSON ``\u<4 hex>`` escape (any number of backslashes: JSON text inside JSON text, such as
 # tool-call arguments) reads as its character too.
 _JSON_ESCAPE = re.compile(r"\\+u([0-9a-fA-F]{4})(?:\\+u([dD][c-fC-F][0-9a-fA-F]{2}))?")
 
 
 def _json_escaped(match: re.Match[str]) -> str:
-    """The character of a ``\\uXXXX`` escape (a surrogate pair read as one character)."""
+    """The character of a ``\\u<4 hex>`` escape (a surrogate pair read as one character)."""
     high = int(match.group(1), 16)
     if match.group(2) is not None and 0xD800 <= high <= 0xDBFF:
         return chr(0x10000 + ((high - 0xD800) << 10) + (int(match.group(2), 16) - 0xDC00))
@@ -536,7 +536,7 @@ def sanitize_context(text: str) -> str:
     note (current or legacy wording), any other ``[System note: …`` fragment (forged, or
     truncated by a snippet) and any stray opening or closing tag. Matching runs on a
     normalised skeleton, so full-width or look-alike brackets and letters, HTML entities,
-    JSON ``\\uXXXX`` escapes (tool-call arguments are JSON inside JSON),
+    JSON ``\\u<4 hex>`` escapes (tool-call arguments are JSON inside JSON),
     ``memory_context``, extra or odd whitespace and zero-width characters inside a tag are
     all recognised; the text around a match is kept byte for byte.
     """

@@ -253,7 +253,7 @@ def cost(ctx: click.Context, as_json: bool) -> None:
 
 
 def _short(text: str | None, width: int = 60) -> str:
-    """``text`` quoted on one line, cut to ``width``: control characters shown as ``\\uXXXX`` as
+    """``text`` quoted on one line, cut to ``width``: control characters shown as ``\\u<4 hex>`` as
     every command shows them (``repr`` wrote ``\\x1b`` and doubled every backslash of a path)."""
     if text is None:
         return "-"

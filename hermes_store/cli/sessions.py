@@ -180,7 +180,7 @@ def list_cmd(ctx: click.Context, as_json: bool, source: str | None, limit: int) 
         click.echo(fill(nothing_indexed_note(get_home(ctx)), output_columns(err=True), "", "  "), err=True)
         return
     # columns as wide as their widest value on a terminal (a CJK id or source takes two columns a
-    # character; a control character is shown as \\uXXXX, six)
+    # character; a control character is shown as \\u<4 hex>, six)
     ids, sources = [one_line(row["id"]) for row in rows], [one_line(row["source"] or "") for row in rows]
     id_width, source_width = max(map(shown_width, ids)), max(map(shown_width, sources))
     # on a terminal a row never wraps: a long title is cut with "…"; when even the ids do not

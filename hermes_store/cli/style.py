@@ -1,7 +1,7 @@
 """Our own terminal styling, kept apart from stored text.
 
 Everything a command prints passes the terminal-safety filter (``common.terminal_safe``),
-which writes every control character as ``\\uXXXX``: stored text can never move the cursor,
+which writes every control character as ``\\u<4 hex>``: stored text can never move the cursor,
 clear the screen or set the clipboard. Our own styling (bold hits, headings, the progress bar)
 must still reach a terminal as real escape sequences, so it is never written as escape
 characters at all. :func:`style` wraps text in *markers* made of a private-use character and
@@ -48,7 +48,7 @@ _SGR: dict[str, tuple[str, str]] = {
 
 # Stored text (session ids and titles, messages, facts, memory entries) may hold ESC
 # sequences: screen clears, window titles, OSC 52 clipboard writes. Everything a command
-# prints passes through terminal_safe, which writes control characters as \uXXXX. That
+# prints passes through terminal_safe, which writes control characters as \u<4 hex>. That
 # form is also a JSON escape of the same character, so --json output keeps exact data.
 # Bidi embedding/override/isolate controls reorder what the terminal shows ("Trojan Source":
 # ``invoice\u202eexe.pdf`` displays as ``invoicefdp.exe``), and line/paragraph separators break
@@ -62,7 +62,7 @@ _CONTROL = re.compile(
 
 def terminal_safe(text: str) -> str:
     """``text`` with every C0/C1 control character except newline and tab, every bidi
-    override, isolate or mark, and the zero-width space and BOM, shown as ``\\uXXXX``."""
+    override, isolate or mark, and the zero-width space and BOM, shown as ``\\u<4 hex>``."""
     return _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
@@ -78,7 +78,7 @@ PROGRESS_MARGIN = 3
 def shown_column(text: str, start: int = 0) -> int:
     """The terminal column the cursor reaches printing ``text`` from column ``start``, measured
     on ``text`` as the output filter shows it: our style marks take no column, a control
-    character its six-column ``\\uXXXX`` form, a CJK character two, a combining mark none, and a
+    character its six-column ``\\u<4 hex>`` form, a CJK character two, a combining mark none, and a
     tab moves to the next multiple of :data:`TAB_STOP`. Every width the CLI lays out by (padding,
     cutting, wrapping) is this one, so stored text that the filter escapes or a tab can never
     make a line wider than the terminal (the terminal then broke it inside a word)."""
@@ -291,7 +291,7 @@ def fill(text: str, columns: int | None, indent: str = "", then: str | None = No
     is None: not on a terminal), its first line after ``indent``, the others after ``then``
     (default: ``indent``), so a narrow terminal never splits a word. Widths are terminal columns
     of the text as shown (:func:`shown_column`: our style marks take none, a CJK character two,
-    a control character its ``\\uXXXX`` form, a tab up to its tab stop). Text without spaces
+    a control character its ``\\u<4 hex>`` form, a tab up to its tab stop). Text without spaces
     (Chinese, Japanese) also breaks beside a wide character, as those languages wrap
     (:func:`_break_units`); any other word wider than the line gets a line of its own."""
     if columns is None:
@@ -363,7 +363,7 @@ def progress_shown() -> bool:
 
 def _fit(text: str, columns: int) -> str:
     """The longest start of ``text`` that takes at most ``columns`` terminal columns (as shown:
-    :func:`shown_column`; a control character is cut whole, never inside its ``\\uXXXX``)."""
+    :func:`shown_column`; a control character is cut whole, never inside its ``\\u<4 hex>``)."""
     column = 0
     for at, char in enumerate(text):
         column = shown_column(char, column)

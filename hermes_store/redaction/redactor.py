@@ -25,7 +25,7 @@ from hermes_store.redaction.rules import (
     NAME_CHARS,
     RULES,
     TRIGGERS,
-    is_placeholder,
+    is_documentation_example,
     quote_widths,
     value_is_secret,
 )
@@ -33,7 +33,7 @@ from hermes_store.redaction.settings import RedactionSettings
 
 MARKER = re.compile(r"\[REDACTED:[a-z0-9_-]{1,40}:[0-9a-f]{6}\]")
 _ESCAPE = re.compile(r"[nrtbf]|u[0-9A-Fa-f]{4}")  # what follows the backslash of a JSON escape
-# a JSON ``\uXXXX`` escape of a character a token or password is made of (``sk-pr\u006fj-…`` is
+# a JSON ``\u<4 hex>`` escape of a character a token or password is made of (``sk-pr\u006fj-…`` is
 # ``sk-proj-…`` to whoever reads the JSON): the rules read such text with these escapes undone
 # (``\\u006f`` in JSON inside JSON: tool-call arguments)
 _ESCAPED_TOKEN_CHAR = re.compile(r"\\{1,7}u00(?:2[b-fB-F]|3[0-9aAdD]|[4-7][0-9a-fA-F])")
@@ -203,7 +203,7 @@ class Redactor:
                         continue
                 elif "v" in match.re.groupindex:  # a value that is itself a known token keeps its kind
                     start, end = match.span("v")  # (one secret, one marker: ``https://x:ghp_…@host``)
-                    if is_placeholder(text[start:end]):  # ``Bearer YOUR_TOKEN_HERE``: documentation
+                    if is_documentation_example(text[start:end]):  # ``Bearer YOUR_TOKEN_HERE``: documentation
                         continue
                     kind = _token_kind(text[start:end]) or kind
                 else:

@@ -284,7 +284,7 @@ def entropy(value: str) -> float:
     return -sum(n / total * math.log2(n / total) for n in Counter(value).values())
 
 
-def is_placeholder(value: str) -> bool:
+def is_documentation_example(value: str) -> bool:
     """Whether the value of a rule's secret group is a placeholder or a name, not a secret
     (``Bearer YOUR_TOKEN_HERE``, ``postgresql://u:PASSWORD@h``, ``[REDACTED]``, ``********``)."""
     return bool(_PLACEHOLDER.match(value) or _CONSTANT.match(value))
@@ -304,7 +304,7 @@ def value_is_secret(name: str, raw: str, separator_equals: bool, following: str 
     lead, trail = quote_widths(raw)
     quoted = bool(lead)
     value = raw[lead:len(raw) - trail] if quoted else raw
-    if len(value) < 4 or is_placeholder(value) or _is_path(value):
+    if len(value) < 4 or is_documentation_example(value) or _is_path(value):
         return False
     if prose and (_PROSE_NOT_VALUE.match(value) or " " in value
                   or any(len(part) >= 4 and part.isalpha() for part in value.split("-")[1:] if "-" in value)):

@@ -1,7 +1,7 @@
 """Turning store rows into styled text for the screen (Rich ``Text``, never markup strings).
 
 Stored text is neutralised first (:func:`hermes_store.cli.common.terminal_safe`: control
-characters and bidi overrides shown as ``\\uXXXX``), then styled: a highlight is a style
+characters and bidi overrides shown as ``\\u<4 hex>``), then styled: a highlight is a style
 span, so nothing from the store can inject an escape sequence or Textual markup.
 """
 

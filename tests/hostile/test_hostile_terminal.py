@@ -88,7 +88,7 @@ def test_terminal_safe_keeps_newlines_tabs_and_text():
 def test_bidi_marks_and_invisible_characters_are_shown_not_obeyed(home):
     """A right-to-left mark (U+200F) in a title moved the text beside it on the terminal, and a
     zero-width space (U+200B) in a session id showed an id that a copy of it does not find:
-    both printed raw. They are shown as \\uXXXX now; a joiner inside an emoji stays."""
+    both printed raw. They are shown as \\u<4 hex> now; a joiner inside an emoji stays."""
     with SessionIndex(home) as index:
         sid = index.create_session("ab\u200bc", source="cli", title="invoice \u200f(final)\u200e \ufeffdraft")
         index.append_message(sid, "user", "wombat family \U0001f468\u200d\U0001f469\u200d\U0001f467 \u061cok")

@@ -2,7 +2,7 @@
 real terminal (tmux) of a given width, and with the output piped to a file.
 
 A line the CLI lays out must fit the terminal as the text is *shown* (a control character as its
-six-column ``\\uXXXX``, a tab up to its tab stop): one that does not is broken by the terminal
+six-column ``\\u<4 hex>``, a tab up to its tab stop): one that does not is broken by the terminal
 inside a word. Piped output must show the same stored text as the terminal, escapes included.
 """
 
